@@ -1,0 +1,69 @@
+/**
+ * Manage API keys: `npm run keys -- create --tenant acme --actor claude-code [--label laptop]`,
+ * `npm run keys -- list [--tenant acme]`, `npm run keys -- revoke --prefix alk_xxxxxx`.
+ * Works on local D1 by default; `--remote` targets the deployed database.
+ */
+import { parseArgs } from "node:util";
+import { provisionKey, revokeKeySql, SLUG } from "../src/auth/provision";
+import { executeSql, querySql, type Target } from "./wrangler";
+
+const USAGE = `usage:
+  npm run keys -- create --tenant <slug> --actor <slug> [--label <text>] [--remote] [--persist-to <dir>]
+  npm run keys -- list [--tenant <slug>] [--remote] [--persist-to <dir>]
+  npm run keys -- revoke --prefix <key prefix> [--remote] [--persist-to <dir>]`;
+
+export async function main(argv: string[]): Promise<void> {
+  const { positionals, values } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      tenant: { type: "string" },
+      actor: { type: "string" },
+      label: { type: "string", default: "" },
+      prefix: { type: "string" },
+      remote: { type: "boolean", default: false },
+      "persist-to": { type: "string" },
+      quiet: { type: "boolean", default: false },
+    },
+  });
+  const target: Target = { remote: values.remote, persistTo: values["persist-to"] };
+  switch (positionals[0]) {
+    case "create": {
+      if (!values.tenant || !values.actor) throw new Error(`create needs --tenant and --actor\n${USAGE}`);
+      const { key, statements } = await provisionKey(values.tenant, values.actor, new Date(), values.label);
+      await executeSql(statements, target);
+      if (values.quiet) {
+        process.stdout.write(`${key}\n`);
+      } else {
+        console.log(`Created a key for actor '${values.actor}' in tenant '${values.tenant}'${values.remote ? " (remote)" : " (local)"}.`);
+        console.log("It is shown only this once; store it now:\n");
+        console.log(`  ${key}\n`);
+      }
+      return;
+    }
+    case "list": {
+      if (values.tenant && !SLUG.test(values.tenant)) throw new Error("--tenant must be a slug");
+      const rows = await querySql<Record<string, string | null>>(
+        `SELECT t.slug AS tenant, a.name AS actor, k.prefix, k.label, k.created_at, k.revoked_at
+         FROM api_keys k JOIN tenants t ON t.id = k.tenant_id JOIN actors a ON a.id = k.actor_id
+         ${values.tenant ? `WHERE t.slug = '${values.tenant}'` : ""} ORDER BY k.created_at`,
+        target,
+      );
+      console.table(rows);
+      return;
+    }
+    case "revoke": {
+      if (!values.prefix) throw new Error(`revoke needs --prefix\n${USAGE}`);
+      await executeSql([revokeKeySql(values.prefix)], target);
+      console.log(`Revoked live keys starting with ${values.prefix}.`);
+      return;
+    }
+    default:
+      throw new Error(USAGE);
+  }
+}
+
+main(process.argv.slice(2)).catch((err: Error) => {
+  console.error(err.message);
+  process.exit(1);
+});

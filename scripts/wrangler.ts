@@ -1,0 +1,57 @@
+/** Runs wrangler for the project's scripts (start, keys) and the end-to-end tests. */
+import { spawn } from "node:child_process";
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+
+export const ROOT = path.resolve(import.meta.dirname, "..");
+const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+
+export interface Target {
+  /** Against the deployed database instead of local state. */
+  remote?: boolean;
+  /** Local state folder (wrangler's --persist-to); default .wrangler/state. */
+  persistTo?: string;
+  /** Extra environment for the wrangler process. */
+  env?: NodeJS.ProcessEnv;
+}
+
+const targetArgs = (t: Target) => [t.remote ? "--remote" : "--local", ...(t.persistTo && !t.remote ? ["--persist-to", t.persistTo] : [])];
+
+/** Runs wrangler to completion (asynchronously, so a caller's own servers keep serving). */
+export function wrangler(args: string[], t: Target = {}): Promise<string> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [WRANGLER, ...args], {
+      cwd: ROOT,
+      env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...t.env },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let out = "";
+    let err = "";
+    child.stdout.on("data", (d) => (out += d));
+    child.stderr.on("data", (d) => (err += d));
+    child.on("error", reject);
+    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`wrangler ${args.join(" ")} failed (${code}):\n${err || out}`))));
+  });
+}
+
+export const applyMigrations = (t: Target = {}) => wrangler(["d1", "migrations", "apply", "DB", ...targetArgs(t)], { ...t, env: { ...t.env, CI: "true" } });
+
+/** Executes SQL statements in one wrangler call. */
+export async function executeSql(statements: string[], t: Target = {}): Promise<void> {
+  const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-sql-"));
+  try {
+    const file = path.join(dir, "run.sql");
+    await writeFile(file, statements.map((s) => `${s};`).join("\n"));
+    await wrangler(["d1", "execute", "DB", ...targetArgs(t), "--file", file, "--yes"], t);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}
+
+/** Runs one query and returns its rows. */
+export async function querySql<T>(sql: string, t: Target = {}): Promise<T[]> {
+  const out = await wrangler(["d1", "execute", "DB", ...targetArgs(t), "--command", sql, "--json"], t);
+  const parsed = JSON.parse(out.slice(out.indexOf("["))) as Array<{ results: T[] }>;
+  return parsed[0]?.results ?? [];
+}

@@ -1,0 +1,20 @@
+import { Hono } from "hono";
+import type { Env } from "./env";
+import { mcpRoutes } from "./http/mcp";
+import { originGuard } from "./http/origin";
+import { SERVER_INFO } from "./mcp/server";
+
+export const app = new Hono<{ Bindings: Env }>();
+
+app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version: SERVER_INFO.version }));
+
+app.use("/mcp", originGuard());
+app.route("/mcp", mcpRoutes);
+
+app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
+
+// Nothing thrown reaches the client as a stack trace.
+app.onError((err, c) => {
+  console.error("unhandled error", err);
+  return c.json({ ok: false, error: { code: "internal_error", message: "Internal server error", hint: "Retry once; report it if it persists.", retryable: true } }, 500);
+});

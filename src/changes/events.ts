@@ -1,0 +1,154 @@
+/** The event shape every change-ledger read returns, and the shared ways of reading events. */
+import { z } from "zod";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { invalidInput } from "../mcp/errors";
+
+export const eventSchema = z.object({
+  id: z.string().describe("Event id (UUIDv7)."),
+  timestamp: z.string().describe("When the change was logged (UTC ISO-8601)."),
+  entity_path: z.string().describe("Canonical path of the entity that changed."),
+  entity_type: z.string().describe("Kind of entity (column, table, file, function, …, other)."),
+  change_type: z.string().describe("What happened (add, remove, modify, rename, …)."),
+  diff: z.string().describe("The diff text, or \"\"."),
+  reasoning: z.string().describe("Why the change was made, or \"\"."),
+  agent: z.string().describe("The actor that logged it (from its API key)."),
+  session_id: z.string().describe("Session correlation id, or \"\"."),
+  git_commit: z.string().describe("Commit hash, or \"\"."),
+  project: z.string().describe("Project name, or \"\"."),
+  changeset_id: z.string().describe("Changeset slug grouping related changes, or \"\"."),
+  metadata: z.record(z.string(), z.unknown()).describe("Extra data, e.g. renamed_from; {} when none."),
+  revisit_after: z.string().describe("Revisit date or offset for the decision, or \"\"."),
+  expires_when: z.string().describe("Condition under which the decision expires, or \"\"."),
+  stale_when: z.string().describe("Free-text condition that suggests a review, or \"\"."),
+  supersedes: z.string().describe("Id of the removal this supersede re-opens, or \"\"."),
+  superseded_by: z.string().describe("Id of the latest supersede event that re-opened this one, or \"\"."),
+});
+export type ChangeEvent = z.infer<typeof eventSchema>;
+
+/** An event plus its append position, used for ordering and cursors. */
+export type EventWithSeq = ChangeEvent & { seq: number };
+
+export const EVENT_COLUMNS = `e.seq, e.id, e.timestamp, e.entity_path, e.entity_type, e.change_type, e.diff, e.reasoning,
+  e.agent, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
+  e.expires_when, e.stale_when, e.supersedes,
+  COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id
+            ORDER BY s.seq DESC LIMIT 1), '') AS superseded_by`;
+
+export interface EventRowRaw {
+  seq: number;
+  id: string;
+  timestamp: string;
+  entity_path: string;
+  entity_type: string;
+  change_type: string;
+  diff: string | null;
+  reasoning: string | null;
+  agent: string | null;
+  session_id: string | null;
+  git_commit: string | null;
+  project: string | null;
+  changeset_id: string | null;
+  metadata: string | null;
+  revisit_after: string | null;
+  revisit_due: string | null;
+  expires_when: string | null;
+  stale_when: string | null;
+  supersedes: string | null;
+  superseded_by: string | null;
+}
+
+/** Malformed metadata reads as {} rather than failing the whole read. */
+function decodeMetadata(text: string | null): Record<string, unknown> {
+  if (!text) return {};
+  try {
+    const v: unknown = JSON.parse(text);
+    return v && typeof v === "object" && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+  } catch {
+    return {};
+  }
+}
+
+export function toEvent(r: EventRowRaw): EventWithSeq {
+  return {
+    seq: r.seq,
+    id: r.id,
+    timestamp: r.timestamp,
+    entity_path: r.entity_path,
+    entity_type: r.entity_type,
+    change_type: r.change_type,
+    diff: r.diff ?? "",
+    reasoning: r.reasoning ?? "",
+    agent: r.agent ?? "",
+    session_id: r.session_id ?? "",
+    git_commit: r.git_commit ?? "",
+    project: r.project ?? "",
+    changeset_id: r.changeset_id ?? "",
+    metadata: decodeMetadata(r.metadata),
+    revisit_after: r.revisit_after ?? "",
+    expires_when: r.expires_when ?? "",
+    stale_when: r.stale_when ?? "",
+    supersedes: r.supersedes ?? "",
+    superseded_by: r.superseded_by ?? "",
+  };
+}
+
+/** Drops the internal `seq` before an event leaves the server. */
+export function publicEvent({ seq: _seq, ...event }: EventWithSeq): ChangeEvent {
+  return event;
+}
+
+/** Cursors are opaque to callers: the append position of the last event returned. */
+export function encodeCursor(seq: number): string {
+  return btoa(JSON.stringify({ s: seq })).replace(/=+$/, "");
+}
+
+export function decodeCursor(cursor: string | undefined): number | null {
+  if (cursor === undefined || cursor === "") return null;
+  try {
+    const v = JSON.parse(atob(cursor)) as { s?: unknown };
+    if (typeof v.s === "number" && Number.isSafeInteger(v.s) && v.s > 0) return v.s;
+  } catch {
+    // fall through to the error below
+  }
+  throw invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this server issued.`, "Pass next_cursor from a previous page unchanged, or omit cursor to start from the first page.");
+}
+
+/** Records that a change-ledger tool was called on an entity (the stale_decisions "queried" signal). */
+export function recordToolCall(ctx: Ctx, tool: string, entityPath: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`INSERT INTO tool_calls (tenant_id, timestamp, tool_name, entity_path, success, error_msg, actor_id) VALUES (?, ?, ?, ?, 1, '', ?)`)
+    .bind(ctx.tenantId, iso(ctx.clock.now()), tool, entityPath, ctx.actorId);
+}
+
+export interface EventQuery {
+  where: string[];
+  params: unknown[];
+  order: "newest" | "oldest";
+  limit: number;
+  cursor?: string;
+}
+
+/** One page of events for tenant-scoped conditions, with the cursor for the next page. */
+export function eventPageStatement(ctx: Ctx, q: EventQuery): { stmt: D1PreparedStatement; limit: number } {
+  const after = decodeCursor(q.cursor);
+  const where = ["e.tenant_id = ?", ...q.where];
+  const params: unknown[] = [ctx.tenantId, ...q.params];
+  if (after !== null) {
+    where.push(q.order === "newest" ? "e.seq < ?" : "e.seq > ?");
+    params.push(after);
+  }
+  const sql = `SELECT ${EVENT_COLUMNS} FROM events e WHERE ${where.join(" AND ")}
+               ORDER BY e.seq ${q.order === "newest" ? "DESC" : "ASC"} LIMIT ?`;
+  // One extra row tells whether another page exists without a count query.
+  return { stmt: ctx.d1.prepare(sql).bind(...params, q.limit + 1), limit: q.limit };
+}
+
+export function pageFrom(rows: EventRowRaw[], limit: number): { items: ChangeEvent[]; next_cursor?: string } {
+  const events = rows.slice(0, limit).map(toEvent);
+  const last = events[events.length - 1];
+  return {
+    items: events.map(publicEvent),
+    ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.seq) } : {}),
+  };
+}

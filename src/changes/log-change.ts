@@ -1,0 +1,203 @@
+/** log_change: the change ledger's only writer. */
+import { uuidv7 } from "../db/ids";
+import { iso, parseIsoInstant, parseOffset } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { ToolError } from "../mcp/errors";
+import { formatExpiresWhen, parseExpiresWhen } from "./expires";
+import { canonicalPath, pathMatchSql } from "./paths";
+import { CHANGE_TYPES, ENTITY_TYPES, REMOVALS, type ChangeType, type EntityType } from "./vocab";
+import { boundText, changeWarnings, DIFF_MAX_BYTES, REASONING_MAX_BYTES } from "./warnings";
+
+export interface LogChangeInput {
+  entity_path: string;
+  change_type: ChangeType;
+  entity_type?: string;
+  diff?: string;
+  reasoning?: string;
+  agent?: string;
+  session_id?: string;
+  git_commit?: string;
+  project?: string;
+  changeset_id?: string;
+  rename_from?: string;
+  revisit_after?: string;
+  expires_when?: string;
+  stale_when?: string;
+  supersedes?: string;
+}
+
+export interface LogChangeResult {
+  id: string;
+  timestamp: string;
+  status: "ok";
+  error: "";
+  warnings: string[];
+  supersedes: string;
+}
+
+const REMOVAL_LIST = [...REMOVALS];
+
+/** Resolves `revisit_after` to its stored spelling and the instant it falls due. */
+export function resolveRevisit(raw: string, loggedAt: Date): { stored: string; due: string } {
+  const text = raw.trim();
+  if (text === "") return { stored: "", due: "" };
+  const offset = parseOffset(text);
+  if (offset !== null) return { stored: text.toLowerCase(), due: iso(new Date(loggedAt.getTime() + offset)) };
+  const at = parseIsoInstant(text);
+  if (at) return { stored: iso(at), due: iso(at) };
+  throw new ToolError(
+    "invalid_revisit_after",
+    `could not parse revisit_after '${raw}' as an ISO-8601 date or a relative offset`,
+    { hint: "Use a date such as 2026-12-01, or an offset from now such as 90d, 6mo or 1y (m = minutes, mo = months)." },
+  );
+}
+
+async function resolveSupersede(
+  ctx: Ctx,
+  path: string,
+  explicitId: string,
+): Promise<{ id: string; entityType: string }> {
+  const match = pathMatchSql(path);
+  if (explicitId !== "") {
+    const row = await ctx.d1
+      .prepare(`SELECT e.id, e.entity_type FROM events e WHERE e.tenant_id = ? AND e.id = ? AND ${match.sql}`)
+      .bind(ctx.tenantId, explicitId, ...match.params)
+      .first<{ id: string; entity_type: string }>();
+    if (!row) {
+      throw new ToolError(
+        "supersede_target_not_found",
+        `supersedes id '${explicitId}' does not match any event on entity '${path}'`,
+        { hint: "Pass the id of an event on this entity (see change_diff or prior_attempts), or omit supersedes to re-open the most recent removal." },
+      );
+    }
+    return { id: row.id, entityType: row.entity_type };
+  }
+  const row = await ctx.d1
+    .prepare(
+      `SELECT e.id, e.entity_type FROM events e WHERE e.tenant_id = ? AND ${match.sql}
+       AND e.change_type IN (${REMOVAL_LIST.map(() => "?").join(", ")}) ORDER BY e.seq DESC LIMIT 1`,
+    )
+    .bind(ctx.tenantId, ...match.params, ...REMOVAL_LIST)
+    .first<{ id: string; entity_type: string }>();
+  if (!row) {
+    throw new ToolError(
+      "no_removal_to_supersede",
+      `no reverted decision to supersede on '${path}' — no removal event (${REMOVAL_LIST.join(", ")}) found`,
+      { hint: "Pass an explicit event id in supersedes, or log the change with another change_type." },
+    );
+  }
+  return { id: row.id, entityType: row.entity_type };
+}
+
+export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogChangeResult> {
+  const path = canonicalPath(input.entity_path);
+  if (path === "") {
+    throw new ToolError("invalid_entity_path", "entity_path must be a non-empty string", {
+      hint: "Name the thing that changed, e.g. users.email, src/auth.py::login, env/STRIPE_SECRET_KEY or deps/stripe.",
+    });
+  }
+  const changeType = input.change_type;
+  if (!CHANGE_TYPES.includes(changeType)) {
+    throw new ToolError("invalid_change_type", `invalid change_type '${changeType}'`, { hint: `Use one of: ${CHANGE_TYPES.join(", ")}.` });
+  }
+  const renameFrom = input.rename_from === undefined ? "" : canonicalPath(input.rename_from);
+  if (input.rename_from !== undefined && changeType !== "rename") {
+    throw new ToolError("invalid_rename", "rename_from is only valid with change_type='rename'", {
+      hint: "Set change_type to 'rename' with the new path in entity_path and the old one in rename_from.",
+    });
+  }
+  if (changeType === "rename" && input.rename_from !== undefined && (renameFrom === "" || renameFrom === path)) {
+    throw new ToolError("invalid_rename", "rename_from must name the entity's previous path, different from entity_path", {
+      hint: "Put the old path in rename_from and the new path in entity_path.",
+    });
+  }
+  if (input.supersedes !== undefined && changeType !== "supersede") {
+    throw new ToolError("invalid_supersedes", "supersedes is only valid with change_type='supersede'", {
+      hint: "Set change_type to 'supersede' to re-open an earlier removal, or drop supersedes.",
+    });
+  }
+
+  const now = ctx.clock.now();
+  const timestamp = iso(now);
+  const revisit = resolveRevisit(input.revisit_after ?? "", now);
+  const expiresWhen = input.expires_when?.trim() ? formatExpiresWhen(parseExpiresWhen(input.expires_when)) : "";
+  const warnings: string[] = [];
+
+  let entityType: EntityType = "other";
+  const rawType = input.entity_type?.trim().toLowerCase() ?? "";
+  if ((ENTITY_TYPES as readonly string[]).includes(rawType)) entityType = rawType as EntityType;
+  else if (rawType !== "") warnings.push(`entity_type '${input.entity_type}' is not recognized; stored as 'other' (known: ${ENTITY_TYPES.join(", ")})`);
+
+  let supersedes = "";
+  if (changeType === "supersede") {
+    const target = await resolveSupersede(ctx, path, input.supersedes?.trim() ?? "");
+    supersedes = target.id;
+    if (rawType === "") entityType = target.entityType as EntityType;
+  }
+
+  const diff = boundText(input.diff ?? "", DIFF_MAX_BYTES, "diff");
+  const reasoning = boundText(input.reasoning ?? "", REASONING_MAX_BYTES, "reasoning");
+  for (const w of [diff.warning, reasoning.warning]) if (w) warnings.push(w);
+  warnings.push(
+    ...changeWarnings({
+      entityPath: path,
+      entityType,
+      changeType,
+      reasoning: reasoning.text,
+      diff: diff.text,
+      revisitAfter: revisit.stored,
+      expiresWhen,
+      staleWhen: input.stale_when?.trim() ?? "",
+    }),
+  );
+  if (revisit.due !== "" && revisit.due <= timestamp) {
+    warnings.push(`revisit_after '${input.revisit_after}' is already due; stale_decisions may surface it right away`);
+  }
+
+  const metadata: Record<string, unknown> = {};
+  const claimedAgent = input.agent?.trim() ?? "";
+  if (claimedAgent !== "" && claimedAgent !== ctx.actorName) {
+    metadata.client_agent = claimedAgent;
+    warnings.push(`agent comes from your API key ('${ctx.actorName}'); the value you passed ('${claimedAgent}') was kept as metadata.client_agent`);
+  }
+
+  const base = {
+    tenant_id: ctx.tenantId,
+    timestamp,
+    agent: ctx.actorName,
+    actor_id: ctx.actorId,
+    session_id: input.session_id?.trim() || ctx.sessionId,
+    git_commit: input.git_commit?.trim() ?? "",
+    project: input.project?.trim() ?? "",
+    changeset_id: input.changeset_id?.trim() ?? "",
+  };
+  const id = uuidv7(now.getTime());
+  const rows: Array<Record<string, string>> = [];
+  if (changeType === "rename" && renameFrom !== "") {
+    // The dual-event pattern: history on the old path ends with a rename, and the new path
+    // starts with a create that remembers where it came from. The decision fields go on the create.
+    rows.push({
+      ...base, id: uuidv7(now.getTime()), entity_path: renameFrom, entity_type: entityType, change_type: "rename",
+      diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_to: path }),
+      revisit_after: "", revisit_due: "", expires_when: "", stale_when: "", supersedes: "",
+    });
+    rows.push({
+      ...base, id, entity_path: path, entity_type: entityType, change_type: "create",
+      diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_from: renameFrom }),
+      revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
+      stale_when: input.stale_when?.trim() ?? "", supersedes: "",
+    });
+  } else {
+    rows.push({
+      ...base, id, entity_path: path, entity_type: entityType, change_type: changeType,
+      diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify(metadata),
+      revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
+      stale_when: input.stale_when?.trim() ?? "", supersedes,
+    });
+  }
+  const columns = Object.keys(rows[0]!);
+  const insert = `INSERT INTO events (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  // batch() is atomic on D1: both halves of a rename land, or neither does.
+  await ctx.d1.batch(rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))));
+  return { id, timestamp, status: "ok", error: "", warnings, supersedes };
+}

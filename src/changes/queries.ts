@@ -1,0 +1,182 @@
+/** The change ledger's plain reads: change_diff, blame, change_history, changeset, change_search. */
+import { resolveSince } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { ToolError } from "../mcp/errors";
+import {
+  EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent,
+  type ChangeEvent, type EventRowRaw, decodeCursor, encodeCursor,
+} from "./events";
+import { canonicalPath, escapeLike, pathMatchSql } from "./paths";
+import { REMOVALS } from "./vocab";
+
+export interface Page {
+  items: ChangeEvent[];
+  next_cursor?: string;
+}
+
+/** Like canonicalPath, but an empty query path is the caller's mistake. */
+export function queryPath(raw: string): string {
+  const path = canonicalPath(raw);
+  if (path === "") {
+    throw new ToolError("invalid_entity_path", "entity_path must be a non-empty string", {
+      hint: "Pass the entity to look up, e.g. users.email or src/auth.py::login.",
+    });
+  }
+  return path;
+}
+
+export async function changeDiff(ctx: Ctx, input: { entity_path: string; limit: number; cursor?: string }): Promise<Page> {
+  const path = queryPath(input.entity_path);
+  const match = pathMatchSql(path);
+  const { stmt, limit } = eventPageStatement(ctx, { where: [match.sql], params: match.params, order: "newest", limit: input.limit, cursor: input.cursor });
+  const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_diff", path), stmt]);
+  return pageFrom(rows!.results, limit);
+}
+
+export type DecisionStatus = "active" | "reverted" | "reopened" | "no_history";
+
+/** A path's decision status follows its latest event. */
+export function statusOf(changeType: string | undefined): DecisionStatus {
+  if (changeType === undefined) return "no_history";
+  if (REMOVALS.has(changeType)) return "reverted";
+  return changeType === "supersede" ? "reopened" : "active";
+}
+
+export type BlameResult = ChangeEvent & { status: DecisionStatus; error: string };
+
+const EMPTY_EVENT: ChangeEvent = {
+  id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "",
+  session_id: "", git_commit: "", project: "", changeset_id: "", metadata: {}, revisit_after: "", expires_when: "",
+  stale_when: "", supersedes: "", superseded_by: "",
+};
+
+export async function blame(ctx: Ctx, input: { entity_path: string }): Promise<BlameResult> {
+  const path = queryPath(input.entity_path);
+  const [, res] = await ctx.d1.batch<EventRowRaw>([
+    recordToolCall(ctx, "blame", path),
+    ctx.d1
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path = ? ORDER BY e.seq DESC LIMIT 1`)
+      .bind(ctx.tenantId, path),
+  ]);
+  const row = res!.results[0];
+  if (!row) return { ...EMPTY_EVENT, status: "no_history", error: `No history found for '${path}'` };
+  return { ...publicEvent(toEvent(row)), status: statusOf(row.change_type), error: "" };
+}
+
+export async function changeHistory(
+  ctx: Ctx,
+  input: { since?: string; entity_path?: string; project?: string; changeset_id?: string; limit: number; cursor?: string },
+): Promise<Page> {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const since = resolveSince(input.since ?? "", ctx.clock.now());
+  if (since === null) {
+    throw new ToolError(
+      "invalid_since",
+      `could not parse '${input.since}' as a relative time (e.g. '7d', '24h', '15m', '5mo', '1y') or ISO 8601 timestamp`,
+      { hint: "Use a relative window such as 15m, 24h, 7d, 5mo or 1y (m = minutes, mo = months), or an ISO-8601 time such as 2026-11-01T00:00:00Z." },
+    );
+  }
+  if (since !== "") {
+    where.push("e.timestamp >= ?");
+    params.push(since);
+  }
+  const path = input.entity_path?.trim() ? canonicalPath(input.entity_path) : "";
+  if (path !== "") {
+    const match = pathMatchSql(path);
+    where.push(match.sql);
+    params.push(...match.params);
+  }
+  if (input.project?.trim()) {
+    where.push("e.project = ?");
+    params.push(input.project.trim());
+  }
+  if (input.changeset_id?.trim()) {
+    where.push("e.changeset_id = ?");
+    params.push(input.changeset_id.trim());
+  }
+  const { stmt, limit } = eventPageStatement(ctx, { where, params, order: "newest", limit: input.limit, cursor: input.cursor });
+  const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_history", path), stmt]);
+  return pageFrom(rows!.results, limit);
+}
+
+export async function changeset(
+  ctx: Ctx,
+  input: { changeset_id: string; limit: number; cursor?: string },
+): Promise<Page & { error: string }> {
+  const id = input.changeset_id.trim();
+  if (id === "") {
+    throw new ToolError("invalid_changeset_id", "changeset_id must be a non-empty string", { hint: "Pass the changeset slug used in log_change." });
+  }
+  const { stmt, limit } = eventPageStatement(ctx, { where: ["e.changeset_id = ?"], params: [id], order: "oldest", limit: input.limit, cursor: input.cursor });
+  const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "changeset", ""), stmt]);
+  const page = pageFrom(rows!.results, limit);
+  const empty = page.items.length === 0 && input.cursor === undefined;
+  return { ...page, error: empty ? `No events found for changeset '${id}'` : "" };
+}
+
+export const SEARCH_QUERY_MAX = 4096;
+/** Candidates fetched per round of the FTS-narrowed search; each is re-checked with LIKE. */
+const SEARCH_BATCH = 200;
+
+/**
+ * Substring search over entity_path, diff, reasoning and agent, newest first, with `_`, `%`
+ * and `\` matched literally and ASCII case folded (LIKE's semantics). A query of three or
+ * more characters is narrowed by the trigram FTS index and walked newest-first by rowid, so a
+ * page costs the same at 10k or 100k events; shorter queries cannot use trigrams and scan.
+ */
+export async function changeSearch(ctx: Ctx, input: { query: string; limit: number; cursor?: string }): Promise<Page> {
+  const query = input.query.slice(0, SEARCH_QUERY_MAX);
+  if (query.trim() === "") {
+    throw new ToolError("invalid_query", "query must be a non-empty string", { hint: "Pass the text to look for." });
+  }
+  const like = `%${escapeLike(query)}%`;
+  const verify = `(e.entity_path LIKE ?1 ESCAPE '\\' OR e.diff LIKE ?1 ESCAPE '\\' OR e.reasoning LIKE ?1 ESCAPE '\\' OR e.agent LIKE ?1 ESCAPE '\\')`;
+  let before = decodeCursor(input.cursor) ?? Number.MAX_SAFE_INTEGER;
+  const telemetry = recordToolCall(ctx, "change_search", "");
+  const limit = input.limit;
+
+  if ([...query].length < 3) {
+    const stmt = ctx.d1
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${verify} ORDER BY e.seq DESC LIMIT ?4`)
+      .bind(like, ctx.tenantId, before, limit + 1);
+    const [, rows] = await ctx.d1.batch<EventRowRaw>([telemetry, stmt]);
+    return pageFrom(rows!.results, limit);
+  }
+
+  const phrase = `"${query.replace(/"/g, '""')}"`;
+  const found: EventRowRaw[] = [];
+  let first = true;
+  // FTS rowids are walked from the newest down in batches; LIKE re-checks each candidate
+  // (trigram matching folds non-ASCII case too, LIKE does not).
+  for (;;) {
+    const stmt = ctx.d1
+      .prepare(
+        `SELECT ${EVENT_COLUMNS}, f.rowid AS fts_rowid FROM
+           (SELECT rowid FROM events_fts WHERE events_fts MATCH ?2 AND rowid < ?3 ORDER BY rowid DESC LIMIT ?4) f
+         JOIN events e ON e.seq = f.rowid
+         WHERE e.tenant_id = ?5 AND ${verify}
+         ORDER BY e.seq DESC`,
+      )
+      .bind(like, phrase, before, SEARCH_BATCH, ctx.tenantId);
+    const candidates = await ctx.d1
+      .prepare(`SELECT MIN(rowid) AS low, COUNT(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3)`)
+      .bind(phrase, before, SEARCH_BATCH);
+    const results = first
+      ? await ctx.d1.batch<EventRowRaw & { low: number; n: number }>([telemetry, stmt, candidates])
+      : await ctx.d1.batch<EventRowRaw & { low: number; n: number }>([stmt, candidates]);
+    first = false;
+    const matched = results[results.length - 2]!.results;
+    const window = results[results.length - 1]!.results[0];
+    found.push(...matched);
+    if (found.length > limit || !window || window.n < SEARCH_BATCH) break;
+    before = window.low;
+  }
+  const page = found.slice(0, limit + 1);
+  const events = page.slice(0, limit).map(toEvent);
+  const last = events[events.length - 1];
+  return {
+    items: events.map(publicEvent),
+    ...(page.length > limit && last ? { next_cursor: encodeCursor(last.seq) } : {}),
+  };
+}

@@ -1,0 +1,255 @@
+/**
+ * stale_decisions: decisions that have come due and whose entity is still in use. Pure age
+ * never surfaces a decision: it needs a sign of life (queried since, or changeset activity),
+ * an expiry condition that fired, or a stale_when condition echoed by later work.
+ */
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
+import { parseExpiresWhen, type ExpiresCondition } from "./expires";
+import { canonicalPath, dottedAncestors, escapeLike, pathMatchSql } from "./paths";
+import { QUERY_SIGNAL_TOOLS } from "./vocab";
+
+export type StaleFlag = "expired" | "revisit_due" | "review_suggested" | "manual_review";
+
+export type StaleDecision = ChangeEvent & {
+  flag: StaleFlag;
+  revisit_due: string;
+  days_overdue: number;
+  active_use_signals: string[];
+  matched_terms: string[];
+  matched_event_id: string;
+  expires_status: "" | "expired" | "not_expired" | "manual_review";
+  expired_pattern: string;
+  expires_detail: string;
+  stale_reason: string;
+};
+
+export interface StaleInput {
+  entity_path?: string;
+  project?: string;
+  agent?: string;
+  limit: number;
+}
+
+/** Decisions examined per call, and recent events scanned for stale_when echoes. */
+const MAX_DECISIONS = 500;
+const ECHO_WINDOW = 500;
+const DAY_MS = 86_400_000;
+
+const STOPWORDS = new Set(
+  "about above after again against also because been before being below between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while will with would your when".split(" "),
+);
+
+/** Lowercased word tokens of four or more characters, minus stopwords. */
+export function keywordTokens(text: string): Set<string> {
+  const out = new Set<string>();
+  for (const t of text.toLowerCase().split(/[^\p{L}\p{N}_]+/u)) if (t.length >= 4 && !STOPWORDS.has(t)) out.add(t);
+  return out;
+}
+
+interface Candidate {
+  event: EventWithSeq;
+  revisitDue: string;
+  changesetActivity: boolean;
+}
+
+const PRECEDENCE: Record<StaleFlag, number> = { expired: 0, revisit_due: 1, review_suggested: 2, manual_review: 3 };
+
+export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecision[]> {
+  const now = ctx.clock.now();
+  const nowIso = iso(now);
+  const where = ["e.tenant_id = ?", "(e.revisit_due <> '' OR e.expires_when <> '' OR e.stale_when <> '')"];
+  const params: unknown[] = [ctx.tenantId];
+  const path = input.entity_path?.trim() ? canonicalPath(input.entity_path) : "";
+  if (path) {
+    const m = pathMatchSql(path);
+    where.push(m.sql);
+    params.push(...m.params);
+  }
+  if (input.project?.trim()) {
+    where.push("e.project = ?");
+    params.push(input.project.trim());
+  }
+  if (input.agent?.trim()) {
+    where.push("e.agent = ?");
+    params.push(input.agent.trim() === "me" ? ctx.actorName : input.agent.trim());
+  }
+  // A decision stops being "the" decision once a newer event on the same entity carries its own
+  // decision fields, or once a supersede re-opens it.
+  where.push(`NOT EXISTS (SELECT 1 FROM events n WHERE n.tenant_id = e.tenant_id AND n.entity_path = e.entity_path AND n.seq > e.seq
+               AND (n.revisit_due <> '' OR n.expires_when <> '' OR n.stale_when <> ''))`);
+  where.push(`NOT EXISTS (SELECT 1 FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id)`);
+
+  const [, decisionsRes, recentRes] = await ctx.d1.batch<EventRowRaw & { changeset_activity: number }>([
+    recordToolCall(ctx, "stale_decisions", path),
+    ctx.d1
+      .prepare(
+        `SELECT ${EVENT_COLUMNS},
+           (e.changeset_id <> '' AND EXISTS (SELECT 1 FROM events c WHERE c.tenant_id = e.tenant_id
+              AND c.changeset_id = e.changeset_id AND c.seq > e.seq)) AS changeset_activity
+         FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq ASC LIMIT ?`,
+      )
+      .bind(...params, MAX_DECISIONS),
+    ctx.d1
+      .prepare(`SELECT e.seq, e.id, e.entity_path, e.reasoning, e.diff FROM events e WHERE e.tenant_id = ? ORDER BY e.seq DESC LIMIT ?`)
+      .bind(ctx.tenantId, ECHO_WINDOW),
+  ]);
+  const candidates: Candidate[] = decisionsRes!.results.map((r) => ({
+    event: toEvent(r),
+    revisitDue: r.revisit_due ?? "",
+    changesetActivity: Boolean(r.changeset_activity),
+  }));
+  if (candidates.length === 0) return [];
+  const recent = recentRes!.results as unknown as Array<{ seq: number; id: string; entity_path: string; reasoning: string; diff: string }>;
+
+  // The "queried" signal and entity expiries need one lookup per decision: send them as one batch.
+  const lookups: Array<{ kind: "queried" | "entity"; index: number; stmt: D1PreparedStatement }> = [];
+  const conditions = candidates.map((c) => (c.event.expires_when ? parseStoredCondition(c.event.expires_when) : null));
+  candidates.forEach((c, index) => {
+    if (c.revisitDue !== "" && c.revisitDue <= nowIso) lookups.push({ kind: "queried", index, stmt: queriedStatement(ctx, c.event) });
+    const cond = conditions[index];
+    if (cond?.kind === "entity") {
+      const m = pathMatchSql(cond.path);
+      lookups.push({
+        kind: "entity", index,
+        stmt: ctx.d1.prepare(`SELECT e.id FROM events e WHERE e.tenant_id = ? AND e.seq > ? AND ${m.sql} ORDER BY e.seq ASC LIMIT 1`)
+          .bind(ctx.tenantId, c.event.seq, ...m.params),
+      });
+    }
+  });
+  const answers = lookups.length > 0 ? await ctx.d1.batch<{ id?: string }>(lookups.map((l) => l.stmt)) : [];
+  const queried = new Set<number>();
+  const entityFired = new Map<number, string>();
+  lookups.forEach((l, i) => {
+    const row = answers[i]!.results[0];
+    if (!row) return;
+    if (l.kind === "queried") queried.add(l.index);
+    else entityFired.set(l.index, row.id ?? "");
+  });
+
+  const out: StaleDecision[] = [];
+  candidates.forEach((c, index) => {
+    const e = c.event;
+    const signals = [...(queried.has(index) ? ["queried"] : []), ...(c.changesetActivity ? ["changeset_activity"] : [])];
+    const flags: StaleFlag[] = [];
+    const dueNow = c.revisitDue !== "" && c.revisitDue <= nowIso;
+    if (dueNow && signals.length > 0) flags.push("revisit_due");
+
+    let matchedTerms: string[] = [];
+    let matchedEventId = "";
+    if (e.stale_when) {
+      const wanted = keywordTokens(e.stale_when);
+      for (const later of recent) {
+        if (later.seq <= e.seq) continue;
+        const have = keywordTokens(`${later.entity_path} ${later.reasoning} ${later.diff}`);
+        const shared = [...wanted].filter((t) => have.has(t));
+        if (shared.length >= 2 && shared.length > matchedTerms.length) {
+          matchedTerms = shared.sort();
+          matchedEventId = later.id;
+        }
+      }
+      if (matchedTerms.length >= 2) flags.push("review_suggested");
+    }
+
+    const cond = conditions[index];
+    let expiresStatus: StaleDecision["expires_status"] = "";
+    let expiresDetail = "";
+    if (cond) {
+      const judged = judgeExpiry(cond, nowIso, entityFired.get(index));
+      expiresStatus = judged.status;
+      expiresDetail = judged.detail;
+      if (judged.status === "expired") flags.push("expired");
+      if (judged.status === "manual_review") flags.push("manual_review");
+    }
+    if (flags.length === 0) return;
+    const flag = flags.sort((a, b) => PRECEDENCE[a] - PRECEDENCE[b])[0]!;
+    const daysOverdue = dueNow ? Math.floor((now.getTime() - Date.parse(c.revisitDue)) / DAY_MS) : 0;
+    out.push({
+      ...publicEvent(e),
+      flag,
+      revisit_due: c.revisitDue,
+      days_overdue: Math.max(0, daysOverdue),
+      active_use_signals: signals,
+      matched_terms: matchedTerms,
+      matched_event_id: matchedEventId,
+      expires_status: expiresStatus,
+      expired_pattern: expiresStatus === "expired" ? e.expires_when : "",
+      expires_detail: expiresDetail,
+      stale_reason: staleReason(flag, signals, matchedTerms, expiresDetail),
+    });
+  });
+
+  // Due-dated rows first, most overdue first; then condition-only rows in decision order.
+  const dated = (d: StaleDecision) => d.flag === "revisit_due" || (d.revisit_due !== "" && d.revisit_due <= nowIso);
+  return out
+    .sort((a, b) => {
+      const da = dated(a);
+      const db = dated(b);
+      if (da !== db) return da ? -1 : 1;
+      if (da && a.revisit_due !== b.revisit_due) return a.revisit_due < b.revisit_due ? -1 : 1;
+      return a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : 0;
+    })
+    .slice(0, input.limit);
+}
+
+/** A blame, change_diff or prior_attempts call on this entity (or a dotted relative) since the decision. */
+function queriedStatement(ctx: Ctx, e: EventWithSeq): D1PreparedStatement {
+  const related = [e.entity_path, ...dottedAncestors(e.entity_path)];
+  const tools = QUERY_SIGNAL_TOOLS as readonly string[];
+  return ctx.d1
+    .prepare(
+      `SELECT 1 AS hit FROM tool_calls t WHERE t.tenant_id = ? AND t.timestamp >= ?
+         AND t.tool_name IN (${tools.map(() => "?").join(", ")})
+         AND (t.entity_path COLLATE NOCASE IN (${related.map(() => "?").join(", ")}) OR t.entity_path LIKE ? ESCAPE '\\')
+       LIMIT 1`,
+    )
+    .bind(ctx.tenantId, e.timestamp, ...tools, ...related, `${escapeLike(e.entity_path)}.%`);
+}
+
+function parseStoredCondition(text: string): ExpiresCondition | null {
+  try {
+    return parseExpiresWhen(text);
+  } catch {
+    return null; // a stored condition that no longer parses is skipped, never fatal
+  }
+}
+
+function judgeExpiry(
+  cond: ExpiresCondition,
+  nowIso: string,
+  laterEventId: string | undefined,
+): { status: StaleDecision["expires_status"]; detail: string } {
+  switch (cond.kind) {
+    case "date":
+      return cond.at <= nowIso
+        ? { status: "expired", detail: `the date ${cond.at} has passed` }
+        : { status: "not_expired", detail: `expires at ${cond.at}` };
+    case "entity":
+      return laterEventId !== undefined
+        ? { status: "expired", detail: `${cond.path} changed after the decision (event ${laterEventId})` }
+        : { status: "not_expired", detail: `no change to ${cond.path} since the decision` };
+    case "library":
+      return {
+        status: "manual_review",
+        detail: `the server cannot observe installed versions of ${cond.name}; check whether it has reached ${cond.version}`,
+      };
+    case "manual":
+      return { status: "not_expired", detail: `manual condition '${cond.label}' never fires by itself` };
+  }
+}
+
+function staleReason(flag: StaleFlag, signals: string[], terms: string[], expiresDetail: string): string {
+  switch (flag) {
+    case "expired":
+      return `its expiry condition fired: ${expiresDetail}.`;
+    case "revisit_due": {
+      const why = signals.map((s) => (s === "queried" ? "the entity was queried (blame/diff/prior_attempts) after the decision" : "its changeset saw later activity"));
+      return `past its revisit date and still active — ${why.join(", and ")}.`;
+    }
+    case "review_suggested":
+      return `later work mentions its stale_when condition (${terms.join(", ")}).`;
+    case "manual_review":
+      return `its expiry condition needs a person to check: ${expiresDetail}.`;
+  }
+}

@@ -1,0 +1,9 @@
+import type { SessionDO } from "./durable/session";
+
+/** Bindings and vars the Worker receives; see wrangler.toml. */
+export interface Env {
+  DB: D1Database;
+  SESSIONS: DurableObjectNamespace<SessionDO>;
+  /** Comma-separated browser origins allowed to call /mcp. */
+  ALLOWED_ORIGINS?: string;
+}

@@ -1,0 +1,128 @@
+import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import { Hono, type Context } from "hono";
+import { bearerKey, identityForKey, type Identity } from "../auth/identity";
+import { createDb } from "../db/client";
+import { systemClock } from "../db/time";
+import type { SessionRecord } from "../durable/session";
+import type { Env } from "../env";
+import type { Ctx } from "../mcp/context";
+import { ToolError } from "../mcp/errors";
+import { selectTools, type Surface } from "../mcp/registry";
+import { buildServer } from "../mcp/server";
+
+type AppEnv = { Bindings: Env };
+
+const jsonRpcError = (code: number, message: string) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
+
+function unauthorized(c: Context<AppEnv>, description: string) {
+  c.header("WWW-Authenticate", `Bearer realm="agent-ledger", error="invalid_token", error_description="${description}"`);
+  return c.json(jsonRpcError(-32001, `Unauthorized: ${description}`), 401);
+}
+
+function surfaceOf(c: Context<AppEnv>): Surface {
+  const raw = c.req.query("toolsets") ?? c.req.header("X-MCP-Toolsets") ?? "";
+  const readonly = c.req.query("readonly") ?? c.req.header("X-MCP-Readonly") ?? "";
+  return {
+    toolsets: raw.split(",").map((s) => s.trim()).filter(Boolean),
+    readonly: readonly === "1" || readonly.toLowerCase() === "true",
+  };
+}
+
+const isInitialize = (body: unknown): boolean =>
+  (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === "object" && (m as { method?: unknown }).method === "initialize");
+
+const sessionStub = (env: Env, id: string) => env.SESSIONS.get(env.SESSIONS.idFromName(id));
+
+/**
+ * Resolves the caller and, when the request names one, its session. The key lookup and the
+ * session lookup do not depend on each other, so they run side by side.
+ */
+async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
+  { ok: true; identity: Identity; session: SessionRecord | null } | { ok: false; response: Response }
+> {
+  const key = bearerKey(c.req.header("Authorization"));
+  if (!key) return { ok: false, response: unauthorized(c, "missing bearer API key") };
+  const [identity, session] = await Promise.all([
+    identityForKey(createDb(c.env.DB), key),
+    sessionId ? sessionStub(c.env, sessionId).touch() : Promise.resolve(null),
+  ]);
+  if (!identity) return { ok: false, response: unauthorized(c, "unknown or revoked API key") };
+  // A session belongs to the key's tenant and actor; anyone else's id is simply unknown.
+  if (sessionId && (!session || session.tenantId !== identity.tenantId || session.actorId !== identity.actorId)) {
+    return { ok: false, response: c.json(jsonRpcError(-32001, "Session not found: it ended or never existed. Initialize a new session."), 404) };
+  }
+  return { ok: true, identity, session };
+}
+
+export const mcpRoutes = new Hono<AppEnv>();
+
+mcpRoutes.post("/", async (c) => {
+  const sessionId = c.req.header("Mcp-Session-Id") ?? "";
+  const caller = await resolveCaller(c, sessionId);
+  if (!caller.ok) return caller.response;
+
+  let body: unknown;
+  try {
+    body = await c.req.json();
+  } catch {
+    return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
+  }
+
+  let tools;
+  try {
+    tools = selectTools(surfaceOf(c));
+  } catch (err) {
+    const e = err as ToolError;
+    return c.json(jsonRpcError(-32602, `${e.message} ${e.hint}`), 400);
+  }
+
+  const initializing = isInitialize(body);
+  const newSessionId = initializing ? crypto.randomUUID() : "";
+  const ctx: Ctx = {
+    env: c.env,
+    d1: c.env.DB,
+    db: createDb(c.env.DB),
+    tenantId: caller.identity.tenantId,
+    actorId: caller.identity.actorId,
+    actorName: caller.identity.actorName,
+    sessionId: newSessionId || sessionId,
+    clock: systemClock,
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+  };
+
+  const server = buildServer(ctx, tools);
+  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  await server.connect(transport);
+  const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
+  if (!initializing || !response.ok) return response;
+
+  const params = ((Array.isArray(body) ? body : [body]).find((m) => m?.method === "initialize") as {
+    params?: { protocolVersion?: string; clientInfo?: { name?: string; version?: string } };
+  }).params;
+  await sessionStub(c.env, newSessionId).open({
+    tenantId: caller.identity.tenantId,
+    actorId: caller.identity.actorId,
+    createdAt: new Date().toISOString(),
+    protocolVersion: params?.protocolVersion ?? "",
+    clientName: params?.clientInfo?.name ?? "",
+    clientVersion: params?.clientInfo?.version ?? "",
+  });
+  const withSession = new Response(response.body, response);
+  withSession.headers.set("Mcp-Session-Id", newSessionId);
+  return withSession;
+});
+
+mcpRoutes.delete("/", async (c) => {
+  const sessionId = c.req.header("Mcp-Session-Id") ?? "";
+  if (!sessionId) return c.json(jsonRpcError(-32000, "Bad Request: Mcp-Session-Id header is required"), 400);
+  const caller = await resolveCaller(c, sessionId);
+  if (!caller.ok) return caller.response;
+  await sessionStub(c.env, sessionId).end();
+  return c.body(null, 204);
+});
+
+// This server never pushes messages outside a request, so it offers no SSE stream.
+mcpRoutes.get("/", (c) => {
+  c.header("Allow", "POST, DELETE");
+  return c.json(jsonRpcError(-32000, "Method Not Allowed: this server does not offer a server-to-client stream"), 405);
+});

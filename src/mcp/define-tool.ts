@@ -1,0 +1,47 @@
+import type { z } from "zod";
+import type { Ctx } from "./context";
+
+export type ToolsetId = "changes";
+
+export interface ToolsetMeta {
+  id: ToolsetId;
+  description: string;
+  /** Exposed on a bare `/mcp` when no toolsets are asked for. */
+  default: boolean;
+}
+
+export interface ToolAnnotations {
+  readOnly: boolean;
+  destructive: boolean;
+  idempotent: boolean;
+  openWorld: boolean;
+}
+
+/**
+ * One tool, defined once: its contract (name, schemas, annotations) and a short handler.
+ * The registry adds everything every tool shares: alias handling, strict validation, the
+ * envelope, idempotency keys for writes, and the mapping of errors.
+ */
+export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObject = z.ZodObject> {
+  name: string;
+  title: string;
+  description: string;
+  toolset: ToolsetId;
+  /** Every property must carry `.describe()`; a test enforces it. */
+  input: I;
+  /** The success payload, without the envelope's `ok`. */
+  output: O;
+  annotations: ToolAnnotations;
+  run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;
+  /** A one-line human summary put before the JSON in the text content. */
+  summarize?(result: z.output<O>): string;
+}
+
+/** Identity function that keeps the input/output types of a definition tied together. */
+export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: ToolDef<I, O>): ToolDef<I, O> {
+  return def;
+}
+
+/** Type-erased form, for lists of tools with different schemas. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type AnyToolDef = ToolDef<any, any>;

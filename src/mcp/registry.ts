@@ -1,0 +1,151 @@
+import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import { z } from "zod";
+import { changeTools } from "../changes/tools";
+import type { Ctx } from "./context";
+import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
+import { invalidInput, toErrorBody } from "./errors";
+import { runIdempotent } from "./idempotency";
+import { normalizeArgs, parseArgs } from "./inputs";
+
+export const TOOLSETS: readonly ToolsetMeta[] = [
+  {
+    id: "changes",
+    description: "Change ledger: record what changed and why; blame, history, search, prior attempts, stale decisions.",
+    default: true,
+  },
+];
+
+/** Every tool the server has, grouped by toolset. */
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools];
+
+const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
+
+export const findTool = (name: string): AnyToolDef | undefined => TOOLS_BY_NAME.get(name);
+
+export interface Surface {
+  /** Toolset ids, or `all`; empty means the default toolsets. */
+  toolsets: readonly string[];
+  readonly: boolean;
+}
+
+/** The tools a surface exposes. Unknown toolset names are an error the route reports. */
+export function selectTools(surface: Surface): AnyToolDef[] {
+  const known = new Set<string>(TOOLSETS.map((t) => t.id));
+  const unknown = surface.toolsets.filter((t) => t !== "all" && t !== "default" && !known.has(t));
+  if (unknown.length > 0) {
+    throw invalidInput(
+      `Unknown toolset${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}.`,
+      `Known toolsets: ${[...known].join(", ")}, or "all".`,
+    );
+  }
+  const wanted = new Set<ToolsetId>();
+  const asked = surface.toolsets.length > 0 ? surface.toolsets : ["default"];
+  for (const name of asked) {
+    for (const t of TOOLSETS) {
+      if (name === "all" || name === t.id || (name === "default" && t.default)) wanted.add(t.id);
+    }
+  }
+  return ALL_TOOLS.filter((t) => wanted.has(t.toolset) && (!surface.readonly || t.annotations.readOnly));
+}
+
+const idempotencyKeyField = z
+  .string()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe(
+    "Optional key that makes this write safe to retry: a repeat call with the same key and arguments returns the first result with idempotent_replay: true and writes nothing. Keys are remembered for 24 hours.",
+  );
+
+const errorEnvelope = z.object({
+  ok: z.literal(false),
+  error: z.object({
+    code: z.string().describe("Stable machine-readable error code."),
+    message: z.string().describe("What went wrong."),
+    hint: z.string().describe("How to recover."),
+    retryable: z.boolean().describe("Whether the same call may succeed if retried unchanged."),
+  }),
+});
+
+interface Compiled {
+  input: z.ZodObject;
+  allowed: string[];
+  listing: Tool;
+}
+
+const compiled = new WeakMap<AnyToolDef, Compiled>();
+
+function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
+  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
+  return rest;
+}
+
+/** The input schema as advertised and enforced: strict, plus `idempotency_key` on writes. */
+function compile(def: AnyToolDef): Compiled {
+  let c = compiled.get(def);
+  if (c) return c;
+  const input = (def.annotations.readOnly ? def.input : def.input.extend({ idempotency_key: idempotencyKeyField })).strict();
+  const success = z
+    .object({ ok: z.literal(true) })
+    .extend(def.output.shape)
+    .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() });
+  c = {
+    input,
+    allowed: Object.keys(input.shape),
+    listing: {
+      name: def.name,
+      title: def.title,
+      description: def.description,
+      inputSchema: jsonSchema(input, "input") as Tool["inputSchema"],
+      outputSchema: {
+        type: "object",
+        anyOf: [jsonSchema(success, "output"), jsonSchema(errorEnvelope, "output")],
+      } as Tool["outputSchema"],
+      annotations: {
+        title: def.title,
+        readOnlyHint: def.annotations.readOnly,
+        destructiveHint: def.annotations.destructive,
+        idempotentHint: def.annotations.idempotent,
+        openWorldHint: def.annotations.openWorld,
+      },
+    },
+  };
+  compiled.set(def, c);
+  return c;
+}
+
+export const toolListing = (def: AnyToolDef): Tool => compile(def).listing;
+
+function render(structured: Record<string, unknown>, summary: string): CallToolResult {
+  const json = JSON.stringify(structured);
+  return {
+    content: [{ type: "text", text: summary ? `${summary}\n${json}` : json }],
+    structuredContent: structured,
+  };
+}
+
+/**
+ * Runs one tool call through the shared contract. Never throws: every failure becomes an
+ * `isError` result carrying the envelope, and unexpected errors are logged, not leaked.
+ */
+export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Promise<CallToolResult> {
+  try {
+    const { input, allowed } = compile(def);
+    const args = normalizeArgs(rawArgs, allowed);
+    const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
+    const key = parsed.idempotency_key as string | undefined;
+    const { result, replay } =
+      key && !def.annotations.readOnly
+        ? await runIdempotent(ctx, def.name, key, args, () => def.run(ctx, parsed))
+        : { result: await def.run(ctx, parsed), replay: false };
+    const payload = def.output.parse(result) as Record<string, unknown>;
+    const structured = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}) };
+    return render(structured, def.summarize ? def.summarize(payload) : "");
+  } catch (err) {
+    const error = toErrorBody(err);
+    if (error.code === "internal_error") console.error(`tool ${def.name} failed`, err);
+    const structured = { ok: false, error };
+    const result = render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`);
+    return { ...result, isError: true };
+  }
+}
