@@ -1,0 +1,8 @@
+declare namespace Cloudflare {
+  interface Env {
+    DB: D1Database;
+    SESSIONS: DurableObjectNamespace<import("../src/durable/session").SessionDO>;
+    ALLOWED_ORIGINS?: string;
+    TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
+  }
+}

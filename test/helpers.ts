@@ -1,0 +1,105 @@
+/** Shared test plumbing: identities made the way the keys command makes them, contexts, clients. */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { env, exports } from "cloudflare:workers";
+import { provisionKey } from "../src/auth/provision";
+import { createDb } from "../src/db/client";
+import type { Clock } from "../src/db/time";
+import type { Ctx } from "../src/mcp/context";
+import { callTool, findTool } from "../src/mcp/registry";
+
+export interface TestIdentity {
+  key: string;
+  tenantId: string;
+  actorId: string;
+  actorName: string;
+}
+
+/** Creates (or reuses) a tenant and actor and a fresh key, through the keys command's own SQL. */
+export async function seedIdentity(tenant: string, actor: string): Promise<TestIdentity> {
+  const { key, statements } = await provisionKey(tenant, actor);
+  for (const sql of statements) await env.DB.prepare(sql).run();
+  const row = await env.DB.prepare(
+    `SELECT a.tenant_id AS tenantId, a.id AS actorId, a.name AS actorName FROM actors a JOIN tenants t ON t.id = a.tenant_id WHERE t.slug = ? AND a.name = ?`,
+  )
+    .bind(tenant, actor)
+    .first<{ tenantId: string; actorId: string; actorName: string }>();
+  return { key, ...row! };
+}
+
+/** A clock tests move by hand. */
+export class TestClock implements Clock {
+  constructor(private at: Date = new Date("2026-06-01T12:00:00.000Z")) {}
+  now(): Date {
+    return new Date(this.at);
+  }
+  set(iso: string): void {
+    this.at = new Date(iso);
+  }
+  advance(ms: number): void {
+    this.at = new Date(this.at.getTime() + ms);
+  }
+}
+
+export const MINUTE = 60_000;
+export const DAY = 24 * 60 * MINUTE;
+
+export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessionId = ""): Ctx {
+  return {
+    env,
+    d1: env.DB,
+    db: createDb(env.DB),
+    tenantId: id.tenantId,
+    actorId: id.actorId,
+    actorName: id.actorName,
+    sessionId,
+    clock,
+    waitUntil: () => {},
+  };
+}
+
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+export type Structured = Record<string, any>;
+
+/** Calls a tool through the registry (the same path tools/call takes) and returns its envelope. */
+export async function call(ctx: Ctx, name: string, args: unknown): Promise<Structured & { isError: boolean }> {
+  const def = findTool(name);
+  if (!def) throw new Error(`no tool ${name}`);
+  const result = await callTool(def, ctx, args);
+  return { ...(result.structuredContent as Structured), isError: result.isError === true };
+}
+
+/** Like `call`, but fails the test unless the call succeeded. */
+export async function ok(ctx: Ctx, name: string, args: unknown): Promise<Structured> {
+  const r = await call(ctx, name, args);
+  if (!r.ok) throw new Error(`${name} failed: ${JSON.stringify(r.error)}`);
+  return r;
+}
+
+/** Asserts a failed call and returns its error body. */
+export async function fails(ctx: Ctx, name: string, args: unknown): Promise<{ code: string; message: string; hint: string; retryable: boolean }> {
+  const r = await call(ctx, name, args);
+  if (r.ok || !r.isError) throw new Error(`${name} unexpectedly succeeded: ${JSON.stringify(r)}`);
+  return r.error;
+}
+
+export const workerFetch = (input: RequestInfo | URL, init?: RequestInit) =>
+  exports.default.fetch(new Request(input, init));
+
+/** An MCP SDK client talking to the worker under test over Streamable HTTP. */
+export async function connectClient(key: string, path = "/mcp"): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`http://ledger.test${path}`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    fetch: (input, init) => workerFetch(input, init),
+  });
+  // The client shares the worker's isolate here, so it too must validate without code generation.
+  const client = new Client({ name: "vitest", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+export async function count(sql: string, ...params: unknown[]): Promise<number> {
+  const row = await env.DB.prepare(sql).bind(...params).first<{ n: number }>();
+  return row?.n ?? 0;
+}

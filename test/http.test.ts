@@ -1,0 +1,154 @@
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { connectClient, seedIdentity, workerFetch } from "./helpers";
+
+const MCP = "http://ledger.test/mcp";
+const rpc = (method: string, params: unknown = {}, id = 1) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
+const initBody = rpc("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } });
+const headers = (key?: string, extra: Record<string, string> = {}) => ({
+  "Content-Type": "application/json",
+  Accept: "application/json, text/event-stream",
+  ...(key ? { Authorization: `Bearer ${key}` } : {}),
+  ...extra,
+});
+
+describe("HTTP surface", () => {
+  it("answers /healthz without auth", async () => {
+    const res = await workerFetch("http://ledger.test/healthz");
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ ok: true, service: "agent-ledger" });
+  });
+
+  it("refuses /mcp without a key, with a WWW-Authenticate challenge", async () => {
+    const res = await workerFetch(MCP, { method: "POST", headers: headers(), body: initBody });
+    expect(res.status).toBe(401);
+    expect(res.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="agent-ledger"/);
+  });
+
+  it("refuses unknown and revoked keys", async () => {
+    const bad = await workerFetch(MCP, { method: "POST", headers: headers("alk_not-a-real-key"), body: initBody });
+    expect(bad.status).toBe(401);
+    const id = await seedIdentity("http-revoked", "agent");
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE actor_id = ?").bind(id.actorId).run();
+    const revoked = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
+    expect(revoked.status).toBe(401);
+  });
+
+  it("stores only the SHA-256 of a key", async () => {
+    const id = await seedIdentity("http-hash", "agent");
+    const rows = await env.DB.prepare("SELECT key_hash, prefix FROM api_keys WHERE actor_id = ?").bind(id.actorId).all<{ key_hash: string; prefix: string }>();
+    expect(rows.results).toHaveLength(1);
+    expect(rows.results[0]!.key_hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(JSON.stringify(rows.results)).not.toContain(id.key);
+  });
+
+  it("guards against DNS rebinding: foreign Origin 403, allowed or absent Origin passes", async () => {
+    const id = await seedIdentity("http-origin", "agent");
+    const evil = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { Origin: "http://evil.example" }), body: initBody });
+    expect(evil.status).toBe(403);
+    const allowed = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { Origin: "http://localhost:6274" }), body: initBody });
+    expect(allowed.status).toBe(200);
+    const same = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { Origin: "http://ledger.test" }), body: initBody });
+    expect(same.status).toBe(200);
+    const none = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
+    expect(none.status).toBe(200);
+  });
+
+  it("issues a session on initialize, honours it, and ends it on DELETE", async () => {
+    const id = await seedIdentity("http-session", "agent");
+    const init = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
+    expect(init.status).toBe(200);
+    const sessionId = init.headers.get("Mcp-Session-Id");
+    expect(sessionId).toMatch(/^[0-9a-f-]{36}$/);
+
+    const list = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { "Mcp-Session-Id": sessionId! }), body: rpc("tools/list", {}, 2) });
+    expect(list.status).toBe(200);
+    const body = (await list.json()) as { result: { tools: Array<{ name: string }> } };
+    expect(body.result.tools.map((t) => t.name)).toContain("log_change");
+
+    const del = await workerFetch(MCP, { method: "DELETE", headers: headers(id.key, { "Mcp-Session-Id": sessionId! }) });
+    expect(del.status).toBe(204);
+    const after = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { "Mcp-Session-Id": sessionId! }), body: rpc("tools/list", {}, 3) });
+    expect(after.status).toBe(404);
+  });
+
+  it("answers 404 for an unknown session id and for another tenant's session", async () => {
+    const a = await seedIdentity("http-sess-a", "agent");
+    const b = await seedIdentity("http-sess-b", "agent");
+    const unknown = await workerFetch(MCP, { method: "POST", headers: headers(a.key, { "Mcp-Session-Id": crypto.randomUUID() }), body: rpc("tools/list") });
+    expect(unknown.status).toBe(404);
+    const init = await workerFetch(MCP, { method: "POST", headers: headers(a.key), body: initBody });
+    const sessionId = init.headers.get("Mcp-Session-Id")!;
+    const stolen = await workerFetch(MCP, { method: "POST", headers: headers(b.key, { "Mcp-Session-Id": sessionId }), body: rpc("tools/list") });
+    expect(stolen.status).toBe(404);
+    const stolenDelete = await workerFetch(MCP, { method: "DELETE", headers: headers(b.key, { "Mcp-Session-Id": sessionId }) });
+    expect(stolenDelete.status).toBe(404);
+    // The owner's session survived the attempt.
+    const still = await workerFetch(MCP, { method: "POST", headers: headers(a.key, { "Mcp-Session-Id": sessionId }), body: rpc("tools/list") });
+    expect(still.status).toBe(200);
+  });
+
+  it("answers GET /mcp with 405 and DELETE without a session with 400", async () => {
+    const id = await seedIdentity("http-get", "agent");
+    const get = await workerFetch(MCP, { method: "GET", headers: { ...headers(id.key), Accept: "text/event-stream" } });
+    expect(get.status).toBe(405);
+    expect(get.headers.get("Allow")).toBe("POST, DELETE");
+    const del = await workerFetch(MCP, { method: "DELETE", headers: headers(id.key) });
+    expect(del.status).toBe(400);
+  });
+
+  it("rejects a body that is not JSON with a JSON-RPC parse error", async () => {
+    const id = await seedIdentity("http-parse", "agent");
+    const res = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: "{not json" });
+    expect(res.status).toBe(400);
+    expect(await res.json()).toMatchObject({ error: { code: -32700 } });
+  });
+
+  it("filters tools by toolset and read-only surface, and rejects unknown toolsets", async () => {
+    const id = await seedIdentity("http-surface", "agent");
+    const list = async (path: string, extra: Record<string, string> = {}) => {
+      const res = await workerFetch(`http://ledger.test${path}`, { method: "POST", headers: headers(id.key, extra), body: rpc("tools/list") });
+      return { status: res.status, body: (await res.json()) as { result?: { tools: Array<{ name: string; annotations: { readOnlyHint: boolean } }> } } };
+    };
+    const changes = await list("/mcp?toolsets=changes");
+    expect(changes.body.result!.tools).toHaveLength(8);
+    const readonly = await list("/mcp?readonly=1");
+    expect(readonly.body.result!.tools.map((t) => t.name)).not.toContain("log_change");
+    expect(readonly.body.result!.tools.every((t) => t.annotations.readOnlyHint)).toBe(true);
+    const header = await list("/mcp", { "X-MCP-Toolsets": "all" });
+    expect(header.body.result!.tools.length).toBeGreaterThanOrEqual(8);
+    const unknown = await list("/mcp?toolsets=nope");
+    expect(unknown.status).toBe(400);
+  });
+
+  it("calling a tool outside the surface is a JSON-RPC invalid-params error", async () => {
+    const id = await seedIdentity("http-outside", "agent");
+    const res = await workerFetch("http://ledger.test/mcp?readonly=1", {
+      method: "POST",
+      headers: headers(id.key),
+      body: rpc("tools/call", { name: "log_change", arguments: { entity_path: "a", change_type: "add" } }),
+    });
+    expect(await res.json()).toMatchObject({ error: { code: -32602 } });
+  });
+
+  it("serves the MCP SDK client end to end inside workerd", async () => {
+    const id = await seedIdentity("http-sdk", "claude-code");
+    const { client, transport } = await connectClient(id.key);
+    expect(transport.sessionId).toBeTruthy();
+    expect(client.getServerVersion()?.name).toBe("agent-ledger");
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      ["blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts", "stale_decisions"],
+    );
+    const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
+    expect(logged.isError).toBeFalsy();
+    expect(logged.structuredContent).toMatchObject({ ok: true, status: "ok" });
+    const blamed = await client.callTool({ name: "blame", arguments: { entity_path: "users.email" } });
+    expect(blamed.structuredContent).toMatchObject({ ok: true, agent: "claude-code", session_id: transport.sessionId });
+    const failed = await client.callTool({ name: "log_change", arguments: { entity_path: "x", change_type: "modfy" } });
+    expect(failed.isError).toBe(true);
+    expect(failed.structuredContent).toMatchObject({ ok: false, error: { code: "invalid_input" } });
+    await transport.terminateSession();
+    await client.close();
+  });
+});

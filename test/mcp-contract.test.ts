@@ -1,0 +1,233 @@
+/**
+ * Rules every tool keeps, checked across the whole registry, plus the shared pieces the
+ * registry implements once: the envelope, strict inputs, idempotency, output schemas.
+ */
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { describe, expect, it } from "vitest";
+import { z } from "zod";
+import { defineTool } from "../src/mcp/define-tool";
+import { ALL_TOOLS, callTool, selectTools, TOOLSETS, toolListing } from "../src/mcp/registry";
+import { ToolError } from "../src/mcp/errors";
+import { call, connectClient, count, fails, makeCtx, ok, seedIdentity, type Structured } from "./helpers";
+
+type JsonSchema = { type?: string; properties?: Record<string, JsonSchema & { description?: string }>; anyOf?: JsonSchema[]; oneOf?: unknown; allOf?: unknown; required?: string[] };
+
+describe("every tool in the registry", () => {
+  it("has a unique snake_case name, a title, a description and a known toolset", () => {
+    const names = ALL_TOOLS.map((t) => t.name);
+    expect(new Set(names).size).toBe(names.length);
+    const toolsets = new Set(TOOLSETS.map((t) => t.id));
+    for (const t of ALL_TOOLS) {
+      expect(t.name).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      expect(t.title.length).toBeGreaterThan(3);
+      expect(t.description.length).toBeGreaterThan(30);
+      expect(toolsets.has(t.toolset)).toBe(true);
+    }
+  });
+
+  it("describes every input parameter, with an object root and no top-level combinators", () => {
+    for (const t of ALL_TOOLS) {
+      const schema = toolListing(t).inputSchema as JsonSchema & { additionalProperties?: boolean };
+      expect(schema.type, t.name).toBe("object");
+      expect(schema.additionalProperties, t.name).toBe(false);
+      expect(schema.anyOf ?? schema.oneOf ?? schema.allOf, t.name).toBeUndefined();
+      for (const [param, prop] of Object.entries(schema.properties ?? {})) {
+        expect(prop.description, `${t.name}.${param}`).toBeTruthy();
+        expect(param, `${t.name}.${param}`).toMatch(/^[a-z]+(_[a-z]+)*$/);
+      }
+    }
+  });
+
+  it("has an output schema covering success and the error envelope", () => {
+    for (const t of ALL_TOOLS) {
+      const out = toolListing(t).outputSchema as JsonSchema;
+      expect(out.type, t.name).toBe("object");
+      expect(out.anyOf, t.name).toHaveLength(2);
+      expect(out.anyOf![1]!.properties!.error, t.name).toBeDefined();
+    }
+  });
+
+  it("declares all four annotations, truthfully for reads and writes", () => {
+    for (const t of ALL_TOOLS) {
+      const a = toolListing(t).annotations!;
+      for (const hint of ["readOnlyHint", "destructiveHint", "idempotentHint", "openWorldHint"] as const) {
+        expect(typeof a[hint], `${t.name}.${hint}`).toBe("boolean");
+      }
+      if (a.readOnlyHint) {
+        expect(a.destructiveHint, t.name).toBe(false);
+        expect("idempotency_key" in ((toolListing(t).inputSchema as JsonSchema).properties ?? {}), t.name).toBe(false);
+      } else {
+        expect((toolListing(t).inputSchema as JsonSchema).properties!.idempotency_key, t.name).toBeDefined();
+      }
+    }
+    const log = toolListing(ALL_TOOLS.find((t) => t.name === "log_change")!).annotations!;
+    expect(log).toMatchObject({ readOnlyHint: false, destructiveHint: false, idempotentHint: false, openWorldHint: false });
+  });
+
+  it("matches its snapshot (tools/list is the public contract)", async () => {
+    for (const t of ALL_TOOLS) {
+      await expect(`${JSON.stringify(toolListing(t), null, 2)}\n`).toMatchFileSnapshot(`./__toolsnaps__/${t.name}.json`);
+    }
+  });
+});
+
+describe("surfaces", () => {
+  it("selects the default toolsets, named ones, all, and read-only", () => {
+    expect(selectTools({ toolsets: [], readonly: false }).map((t) => t.name)).toContain("log_change");
+    expect(selectTools({ toolsets: ["changes"], readonly: false })).toHaveLength(8);
+    expect(selectTools({ toolsets: ["all"], readonly: false })).toHaveLength(ALL_TOOLS.length);
+    const ro = selectTools({ toolsets: ["all"], readonly: true });
+    expect(ro.length).toBeGreaterThan(0);
+    expect(ro.every((t) => t.annotations.readOnly)).toBe(true);
+    expect(() => selectTools({ toolsets: ["nope"], readonly: false })).toThrow(ToolError);
+  });
+});
+
+describe("the envelope", () => {
+  const boom = defineTool({
+    name: "boom",
+    title: "Boom",
+    toolset: "changes",
+    description: "Throws an unexpected error with a secret in its message.",
+    input: z.object({}),
+    output: z.object({}),
+    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    run: async () => {
+      throw new Error("SELECT * FROM secrets at /srv/app.ts:12");
+    },
+  });
+
+  it("turns an unexpected exception into internal_error without leaking it", async () => {
+    const id = await seedIdentity("env-boom", "agent");
+    const result = await callTool(boom, makeCtx(id), {});
+    expect(result.isError).toBe(true);
+    expect(result.structuredContent).toMatchObject({ ok: false, error: { code: "internal_error", retryable: true } });
+    expect(JSON.stringify(result)).not.toContain("secrets");
+    expect(JSON.stringify(result)).not.toContain("app.ts");
+  });
+
+  it("puts a one-line summary and the JSON in the text content", async () => {
+    const id = await seedIdentity("env-text", "agent");
+    const def = ALL_TOOLS.find((t) => t.name === "blame")!;
+    const result = await callTool(def, makeCtx(id), { entity_path: "users.email" });
+    const text = (result.content[0] as { text: string }).text;
+    expect(text.split("\n")[0]).toBe("No history found for 'users.email'");
+    expect(JSON.parse(text.split("\n").slice(1).join("\n"))).toEqual(result.structuredContent);
+  });
+
+  it("validates both success and failure payloads against the advertised output schema", async () => {
+    const id = await seedIdentity("env-schema", "agent");
+    const ctx = makeCtx(id);
+    await ok(ctx, "log_change", { entity_path: "users.email", change_type: "add", entity_type: "column", reasoning: "Store email for password reset links", revisit_after: "1m", changeset_id: "cs-1" });
+    await ok(ctx, "log_change", { entity_path: "users.email", change_type: "revert", reasoning: "Rolled back: went with a separate contacts table instead" });
+    const validator = new CfWorkerJsonSchemaValidator();
+    const samples: Record<string, unknown[]> = {
+      log_change: [{ entity_path: "a.b", change_type: "add" }, { entity_path: "a.b", change_type: "nope" }],
+      change_diff: [{ entity_path: "users" }, { entity_path: "" }],
+      blame: [{ entity_path: "users.email" }, { entity_path: "missing" }, {}],
+      change_history: [{}, { since: "garbage" }],
+      changeset: [{ changeset_id: "cs-1" }, { changeset_id: "none" }],
+      change_search: [{ query: "email" }, { query: "" }],
+      prior_attempts: [{ entity_path: "users", min_confidence: "proximity_low" }, {}],
+      stale_decisions: [{}, { limit: 0 }],
+    };
+    for (const t of ALL_TOOLS) {
+      const check = validator.getValidator(toolListing(t).outputSchema as never);
+      for (const args of samples[t.name] ?? []) {
+        const result = await callTool(t, ctx, args);
+        const verdict = check(result.structuredContent);
+        expect(verdict.valid, `${t.name}(${JSON.stringify(args)}): ${verdict.errorMessage}`).toBe(true);
+      }
+    }
+  });
+});
+
+describe("strict inputs", () => {
+  it("accepts camelCase aliases and rejects unknown keys with the allowed ones in the hint", async () => {
+    const id = await seedIdentity("inputs", "agent");
+    const ctx = makeCtx(id);
+    const logged = await ok(ctx, "log_change", { entityPath: "orders.total", changeType: "modify", changesetId: "cs", reasoning: "Totals now include tax for EU" });
+    expect(logged.status).toBe("ok");
+    const err = await fails(ctx, "change_diff", { entity_path: "orders", colour: "red" });
+    expect(err.code).toBe("invalid_input");
+    expect(err.message).toContain("colour");
+    expect(err.hint).toContain("entity_path");
+    expect(err.hint).toContain("limit");
+    const both = await fails(ctx, "change_diff", { entity_path: "orders", entityPath: "orders" });
+    expect(both.code).toBe("invalid_input");
+  });
+
+  it("rejects non-object arguments, NUL characters and wrong types, writing nothing", async () => {
+    const id = await seedIdentity("inputs-bad", "agent");
+    const ctx = makeCtx(id);
+    expect((await fails(ctx, "blame", ["users"])).code).toBe("invalid_input");
+    expect((await fails(ctx, "blame", "users")).code).toBe("invalid_input");
+    expect((await fails(ctx, "log_change", { entity_path: "a\u0000b", change_type: "add" })).message).toContain("NUL");
+    expect((await fails(ctx, "change_diff", { entity_path: "a", limit: "5" })).message).toContain("limit");
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ?", id.tenantId)).toBe(0);
+  });
+});
+
+describe("idempotency keys", () => {
+  it("replays the first result, refuses a reused key with other arguments, and scopes keys per actor", async () => {
+    const a = await seedIdentity("idem", "agent-a");
+    const b = await seedIdentity("idem", "agent-b");
+    const args = { entity_path: "cfg.timeout", change_type: "modify", reasoning: "Raise the timeout for slow uploads", idempotency_key: "k-1" };
+    const first = await ok(makeCtx(a), "log_change", args);
+    expect(first.idempotent_replay).toBeUndefined();
+    const again = await ok(makeCtx(a), "log_change", args);
+    expect(again).toMatchObject({ id: first.id, idempotent_replay: true });
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ?", a.tenantId)).toBe(1);
+    const reused = await fails(makeCtx(a), "log_change", { ...args, reasoning: "Something else entirely" });
+    expect(reused.code).toBe("idempotency_key_reused");
+    const other = await ok(makeCtx(b), "log_change", args);
+    expect(other.id).not.toBe(first.id);
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ?", a.tenantId)).toBe(2);
+  });
+
+  it("lets exactly one of several racing calls with the same key write", async () => {
+    const id = await seedIdentity("idem-race", "agent");
+    const args = { entity_path: "svc.retry", change_type: "add", reasoning: "Retry transient 503s from the gateway", idempotency_key: "race" };
+    const results: Structured[] = await Promise.all(Array.from({ length: 6 }, () => call(makeCtx(id), "log_change", args)));
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ?", id.tenantId)).toBe(1);
+    const ids = new Set(results.filter((r) => r.ok).map((r) => r.id));
+    expect(ids.size).toBe(1);
+    for (const r of results.filter((r) => !r.ok)) expect(r.error).toMatchObject({ code: "idempotency_in_progress", retryable: true });
+  });
+
+  it("does not burn a key on a failed call", async () => {
+    const id = await seedIdentity("idem-fail", "agent");
+    const bad = await fails(makeCtx(id), "log_change", { entity_path: "x.y", change_type: "add", revisit_after: "soon", idempotency_key: "k" });
+    expect(bad.code).toBe("invalid_revisit_after");
+    const good = await ok(makeCtx(id), "log_change", { entity_path: "x.y", change_type: "add", revisit_after: "30d", idempotency_key: "k" });
+    expect(good.idempotent_replay).toBeUndefined();
+  });
+});
+
+describe("no code generation at run time", () => {
+  it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {
+    const id = await seedIdentity("no-codegen", "agent");
+    const realFunction = globalThis.Function;
+    const realEval = globalThis.eval;
+    const trap = () => {
+      throw new Error("code generation attempted");
+    };
+    globalThis.Function = new Proxy(realFunction, { construct: trap, apply: trap });
+    globalThis.eval = trap as typeof eval;
+    try {
+      expect(() => new Function("return 1")).toThrow("code generation attempted");
+      const { client, transport } = await connectClient(id.key);
+      await client.listTools();
+      for (const t of ALL_TOOLS) {
+        const args = t.name === "log_change" ? { entity_path: "a.b", change_type: "add" } : t.name === "change_search" ? { query: "abc" } : t.name === "changeset" ? { changeset_id: "x" } : t.name === "prior_attempts" || t.name.endsWith("diff") || t.name === "blame" ? { entity_path: "a" } : {};
+        const result = await client.callTool({ name: t.name, arguments: args });
+        expect(result.isError, t.name).toBeFalsy();
+      }
+      await transport.terminateSession();
+      await client.close();
+    } finally {
+      globalThis.Function = realFunction;
+      globalThis.eval = realEval;
+    }
+  });
+});
