@@ -17,6 +17,7 @@ export default defineConfig(async () => {
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**"],
       setupFiles: ["./test/setup.ts"],
+      reporters: ["default", "./test/summary-reporter.ts"],
     },
   };
 });

@@ -6,3 +6,10 @@ declare namespace Cloudflare {
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }
+
+declare namespace Cloudflare {
+  interface GlobalProps {
+    mainModule: typeof import("../src/index");
+    durableNamespaces: "SessionDO";
+  }
+}

@@ -1,0 +1,108 @@
+/** The whole server as a user meets it: `wrangler dev`, a key from the keys command, the SDK client. */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+const baseUrl = inject("baseUrl");
+
+async function connect(key: string, query = ""): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp${query}`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name: "e2e", version: "1.0.0" });
+  await client.connect(transport);
+  return { client, transport };
+}
+
+type S = Record<string, unknown> & { ok: boolean; items?: Array<Record<string, unknown>> };
+const structured = (r: Awaited<ReturnType<Client["callTool"]>>) => r.structuredContent as S;
+
+describe("agent-ledger over HTTP (wrangler dev)", () => {
+  let a: Awaited<ReturnType<typeof connect>>;
+
+  beforeAll(async () => {
+    a = await connect(inject("keyA"));
+  });
+  afterAll(async () => {
+    await a.client.close();
+  });
+
+  it("initializes with a session and lists the eight change-ledger tools", async () => {
+    expect(a.transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
+    expect(a.client.getServerVersion()).toMatchObject({ name: "agent-ledger" });
+    const { tools } = await a.client.listTools();
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      ["blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts", "stale_decisions"],
+    );
+    for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
+  });
+
+  it("calls every tool for real", async () => {
+    const c = a.client;
+    const logged = structured(await c.callTool({ name: "log_change", arguments: { entity_path: "./users.email", change_type: "add", entity_type: "column", reasoning: "Email needed for password reset links", changeset_id: "e2e-auth", project: "web", revisit_after: "90d" } }));
+    expect(logged).toMatchObject({ ok: true, status: "ok", error: "" });
+    const reverted = structured(await c.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "revert", reasoning: "Reverted: went with a separate contacts table instead", changeset_id: "e2e-auth", project: "web", stale_when: "contacts table dropped" } }));
+    expect(reverted.ok).toBe(true);
+
+    const blame = structured(await c.callTool({ name: "blame", arguments: { entity_path: "users.email" } }));
+    expect(blame).toMatchObject({ ok: true, change_type: "revert", agent: "claude-code", status: "reverted", session_id: a.transport.sessionId });
+    const diff = structured(await c.callTool({ name: "change_diff", arguments: { entity_path: "users" } }));
+    expect(diff.items!.map((e) => e.change_type)).toEqual(["revert", "add"]);
+    const history = structured(await c.callTool({ name: "change_history", arguments: { since: "1h", project: "web" } }));
+    expect(history.items).toHaveLength(2);
+    const changeset = structured(await c.callTool({ name: "changeset", arguments: { changeset_id: "e2e-auth" } }));
+    expect(changeset.items!.map((e) => e.change_type)).toEqual(["add", "revert"]);
+    const search = structured(await c.callTool({ name: "change_search", arguments: { query: "contacts TABLE" } }));
+    expect(search.items).toHaveLength(1);
+    const prior = structured(await c.callTool({ name: "prior_attempts", arguments: { entity_path: "users" } }));
+    expect(prior.items![0]).toMatchObject({ outcome: "reverted", confidence: "exact" });
+    const stale = await c.callTool({ name: "stale_decisions", arguments: {} });
+    expect(stale.isError).toBeFalsy();
+    expect(structured(stale).items).toEqual([]);
+  });
+
+  it("reports bad input as a tool error the model can act on", async () => {
+    const r = await a.client.callTool({ name: "change_history", arguments: { since: "last tuesday" } });
+    expect(r.isError).toBe(true);
+    expect(structured(r)).toMatchObject({ ok: false, error: { code: "invalid_since" } });
+  });
+
+  it("keeps tenants apart", async () => {
+    const b = await connect(inject("keyB"));
+    const blame = structured(await b.client.callTool({ name: "blame", arguments: { entity_path: "users.email" } }));
+    expect(blame).toMatchObject({ ok: true, id: "", error: "No history found for 'users.email'" });
+    const search = structured(await b.client.callTool({ name: "change_search", arguments: { query: "contacts" } }));
+    expect(search.items).toEqual([]);
+    await b.transport.terminateSession();
+    await b.client.close();
+  });
+
+  it("serves a read-only surface and a named toolset", async () => {
+    const ro = await connect(inject("keyA"), "?readonly=1");
+    const { tools } = await ro.client.listTools();
+    expect(tools.map((t) => t.name)).not.toContain("log_change");
+    expect(tools).toHaveLength(7);
+    await ro.client.close();
+    const named = await connect(inject("keyA"), "?toolsets=changes");
+    expect((await named.client.listTools()).tools).toHaveLength(8);
+    await named.client.close();
+  });
+
+  it("ends the session on DELETE; the id is then unknown", async () => {
+    const s = await connect(inject("keyA"));
+    const sessionId = s.transport.sessionId!;
+    await s.transport.terminateSession();
+    const res = await fetch(`${baseUrl}/mcp`, {
+      method: "POST",
+      headers: { Authorization: `Bearer ${inject("keyA")}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "Mcp-Session-Id": sessionId },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 9, method: "tools/list", params: {} }),
+    });
+    expect(res.status).toBe(404);
+    await s.client.close();
+  });
+
+  it("refuses a request without a key", async () => {
+    const res = await fetch(`${baseUrl}/mcp`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
+    expect(res.status).toBe(401);
+  });
+});
