@@ -28,8 +28,8 @@ CREATE INDEX events_tenant_path_idx ON events (tenant_id, entity_path);
 -- Backs the case-insensitive dotted-prefix half of entity matching.
 CREATE INDEX events_tenant_path_nocase_idx ON events (tenant_id, entity_path COLLATE NOCASE);
 CREATE INDEX events_tenant_time_idx ON events (tenant_id, timestamp);
-CREATE INDEX events_tenant_changeset_idx ON events (tenant_id, changeset_id) WHERE changeset_id <> '';
-CREATE INDEX events_tenant_project_idx ON events (tenant_id, project) WHERE project <> '';
+CREATE INDEX events_tenant_changeset_idx ON events (tenant_id, changeset_id);
+CREATE INDEX events_tenant_project_idx ON events (tenant_id, project);
 CREATE INDEX events_tenant_due_idx ON events (tenant_id, revisit_due) WHERE revisit_due <> '';
 CREATE INDEX events_tenant_supersedes_idx ON events (tenant_id, supersedes) WHERE supersedes <> '';
 

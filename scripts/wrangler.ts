@@ -55,3 +55,17 @@ export async function querySql<T>(sql: string, t: Target = {}): Promise<T[]> {
   const parsed = JSON.parse(out.slice(out.indexOf("["))) as Array<{ results: T[] }>;
   return parsed[0]?.results ?? [];
 }
+
+/** Creates a key with the `keys` command, as a user would, and returns the key. */
+export async function createKeyWithCommand(tenant: string, actor: string, t: Target = {}): Promise<string> {
+  const args = [path.join(ROOT, "scripts", "keys.ts"), "create", "--tenant", tenant, "--actor", actor, "--quiet", ...(t.persistTo ? ["--persist-to", t.persistTo] : [])];
+  const out = await new Promise<string>((resolve, reject) => {
+    const child = spawn(path.join(ROOT, "node_modules", ".bin", "tsx"), args, { cwd: ROOT, env: { ...process.env, ...t.env }, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`keys create failed: ${stderr || stdout}`))));
+  });
+  return out.trim().split("\n").pop()!;
+}

@@ -1,5 +1,6 @@
 import { Hono } from "hono";
 import type { Env } from "./env";
+import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
 import { originGuard } from "./http/origin";
 import { SERVER_INFO } from "./mcp/server";
@@ -10,6 +11,7 @@ app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version
 
 app.use("/mcp", originGuard());
 app.route("/mcp", mcpRoutes);
+app.route("/bench", benchRoutes);
 
 app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
 

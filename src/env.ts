@@ -6,4 +6,6 @@ export interface Env {
   SESSIONS: DurableObjectNamespace<SessionDO>;
   /** Comma-separated browser origins allowed to call /mcp. */
   ALLOWED_ORIGINS?: string;
+  /** "1" mounts the benchmark-only routes (bench/ sets it on wrangler dev; never in production). */
+  BENCH_ROUTES?: string;
 }

@@ -1,5 +1,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { IDENTITY_CACHE_MS, identityForKey } from "../src/auth/identity";
+import { createDb } from "../src/db/client";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
 
 const MCP = "http://ledger.test/mcp";
@@ -32,6 +34,16 @@ describe("HTTP surface", () => {
     await env.DB.prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE actor_id = ?").bind(id.actorId).run();
     const revoked = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
     expect(revoked.status).toBe(401);
+  });
+
+  it("caches a key's identity per isolate for at most IDENTITY_CACHE_MS after revocation", async () => {
+    const id = await seedIdentity("http-cache", "agent");
+    const db = createDb(env.DB);
+    const t0 = Date.now();
+    expect(await identityForKey(db, id.key, t0)).toMatchObject({ tenantId: id.tenantId, actorName: "agent" });
+    await env.DB.prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE actor_id = ?").bind(id.actorId).run();
+    expect(await identityForKey(db, id.key, t0 + 1000)).not.toBeNull();
+    expect(await identityForKey(db, id.key, t0 + IDENTITY_CACHE_MS + 1)).toBeNull();
   });
 
   it("stores only the SHA-256 of a key", async () => {

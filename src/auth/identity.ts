@@ -9,9 +9,35 @@ export interface Identity {
   actorName: string;
 }
 
+/**
+ * Keys seen recently, per isolate, so the hot path of a busy agent skips one D1 round trip.
+ * The price is that a revoked key keeps working for up to this long in an isolate that has it.
+ */
+export const IDENTITY_CACHE_MS = 30_000;
+const IDENTITY_CACHE_MAX = 1000;
+const cache = new Map<string, { identity: Identity; until: number }>();
+
 /** The tenant and actor a bearer key belongs to, or null for an unknown or revoked key. */
-export async function identityForKey(db: Db, key: string): Promise<Identity | null> {
+export async function identityForKey(db: Db, key: string, now: number = Date.now()): Promise<Identity | null> {
   const hash = await hashApiKey(key);
+  const hit = cache.get(hash);
+  if (hit && hit.until > now) return hit.identity;
+  const identity = await lookup(db, hash);
+  cache.delete(hash);
+  if (identity) {
+    // Map keeps insertion order, so the first key is the oldest entry.
+    if (cache.size >= IDENTITY_CACHE_MAX) cache.delete(cache.keys().next().value!);
+    cache.set(hash, { identity, until: now + IDENTITY_CACHE_MS });
+  }
+  return identity;
+}
+
+/** Forgets cached identities (tests use it after revoking a key). */
+export function clearIdentityCache(): void {
+  cache.clear();
+}
+
+async function lookup(db: Db, hash: string): Promise<Identity | null> {
   const row = await db
     .select({ tenantId: apiKeys.tenantId, actorId: apiKeys.actorId, actorName: actors.name })
     .from(apiKeys)

@@ -32,7 +32,7 @@ export type EventWithSeq = ChangeEvent & { seq: number };
 export const EVENT_COLUMNS = `e.seq, e.id, e.timestamp, e.entity_path, e.entity_type, e.change_type, e.diff, e.reasoning,
   e.agent, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
   e.expires_when, e.stale_when, e.supersedes,
-  COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id
+  COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> ''
             ORDER BY s.seq DESC LIMIT 1), '') AS superseded_by`;
 
 export interface EventRowRaw {

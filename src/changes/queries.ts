@@ -50,14 +50,13 @@ const EMPTY_EVENT: ChangeEvent = {
   stale_when: "", supersedes: "", superseded_by: "",
 };
 
+/** The latest event on an exact path (shared with the benchmark's plain route). */
+export const blameStatement = (d1: D1Database, tenantId: string, path: string): D1PreparedStatement =>
+  d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path = ? ORDER BY e.seq DESC LIMIT 1`).bind(tenantId, path);
+
 export async function blame(ctx: Ctx, input: { entity_path: string }): Promise<BlameResult> {
   const path = queryPath(input.entity_path);
-  const [, res] = await ctx.d1.batch<EventRowRaw>([
-    recordToolCall(ctx, "blame", path),
-    ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path = ? ORDER BY e.seq DESC LIMIT 1`)
-      .bind(ctx.tenantId, path),
-  ]);
+  const [, res] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "blame", path), blameStatement(ctx.d1, ctx.tenantId, path)]);
   const row = res!.results[0];
   if (!row) return { ...EMPTY_EVENT, status: "no_history", error: `No history found for '${path}'` };
   return { ...publicEvent(toEvent(row)), status: statusOf(row.change_type), error: "" };

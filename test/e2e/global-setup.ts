@@ -1,14 +1,13 @@
 /**
- * Starts `wrangler dev` on a free loopback port against fresh local state, with keys made by
- * the `keys` command exactly as a user makes them, and stops the whole process group after.
+ * Starts `wrangler dev` against fresh local state, with keys made by the `keys` command
+ * exactly as a user makes them, and stops it (and workerd) afterwards.
  */
-import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtemp, rm } from "node:fs/promises";
-import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { applyMigrations, ROOT } from "../../scripts/wrangler";
+import { startDevServer, type DevServer } from "../../scripts/dev-server";
+import { applyMigrations, createKeyWithCommand } from "../../scripts/wrangler";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -18,76 +17,22 @@ declare module "vitest" {
   }
 }
 
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const srv = createServer();
-    srv.once("error", reject);
-    srv.listen(0, "127.0.0.1", () => {
-      const { port } = srv.address() as { port: number };
-      srv.close(() => resolve(port));
-    });
-  });
-}
-
-function run(cmd: string, args: string[], env: NodeJS.ProcessEnv): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    let err = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (err += d));
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`${cmd} ${args.join(" ")}: ${err || out}`))));
-  });
-}
-
-let child: ChildProcess | undefined;
+let server: DevServer | undefined;
 let stateDir = "";
 
 export async function setup(project: TestProject): Promise<void> {
   stateDir = await mkdtemp(path.join(tmpdir(), "agent-ledger-e2e-"));
-  const persist = path.join(stateDir, "state");
+  const persistTo = path.join(stateDir, "state");
+  // A private config home keeps wrangler from writing into the user's home folder.
   const env = { ...process.env, WRANGLER_SEND_METRICS: "false", XDG_CONFIG_HOME: path.join(stateDir, "config") };
-  await applyMigrations({ persistTo: persist, env });
-  const tsx = path.join(ROOT, "node_modules", ".bin", "tsx");
-  const createKey = async (tenant: string, actor: string) =>
-    (await run(tsx, ["scripts/keys.ts", "create", "--tenant", tenant, "--actor", actor, "--quiet", "--persist-to", persist], env)).trim().split("\n").pop()!;
-  const keyA = await createKey("e2e-a", "claude-code");
-  const keyB = await createKey("e2e-b", "cursor");
-
-  const port = await freePort();
-  child = spawn(process.execPath, [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", persist, "--show-interactive-dev-session=false"], {
-    cwd: ROOT,
-    env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let log = "";
-  child.stdout!.on("data", (d) => (log += d));
-  child.stderr!.on("data", (d) => (log += d));
-  const baseUrl = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    try {
-      const res = await fetch(`${baseUrl}/healthz`);
-      if (res.ok) break;
-    } catch {
-      // not listening yet
-    }
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`wrangler dev did not become ready:\n${log}`);
-    await new Promise((r) => setTimeout(r, 250));
-  }
-  project.provide("baseUrl", baseUrl);
-  project.provide("keyA", keyA);
-  project.provide("keyB", keyB);
+  await applyMigrations({ persistTo, env });
+  project.provide("keyA", await createKeyWithCommand("e2e-a", "claude-code", { persistTo, env }));
+  project.provide("keyB", await createKeyWithCommand("e2e-b", "cursor", { persistTo, env }));
+  server = await startDevServer({ persistTo, env });
+  project.provide("baseUrl", server.baseUrl);
 }
 
 export async function teardown(): Promise<void> {
-  if (child?.pid) {
-    try {
-      process.kill(-child.pid, "SIGTERM");
-    } catch {
-      // already gone
-    }
-  }
+  server?.stop();
   if (stateDir) await rm(stateDir, { recursive: true, force: true });
 }

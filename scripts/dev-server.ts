@@ -1,0 +1,57 @@
+/** Starts `wrangler dev` on a free loopback port (for the e2e tests and the benchmarks). */
+import { spawn } from "node:child_process";
+import { createServer } from "node:net";
+import path from "node:path";
+import { ROOT } from "./wrangler";
+
+export interface DevServer {
+  baseUrl: string;
+  stop(): void;
+}
+
+export function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = createServer();
+    srv.once("error", reject);
+    srv.listen(0, "127.0.0.1", () => {
+      const { port } = srv.address() as { port: number };
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+export async function startDevServer(opts: { persistTo: string; env?: NodeJS.ProcessEnv; vars?: Record<string, string> }): Promise<DevServer> {
+  const port = await freePort();
+  const vars = Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  const child = spawn(
+    process.execPath,
+    [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", String(port),
+      "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", ...vars],
+    // Its own process group, so stopping it takes workerd down too.
+    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...opts.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+  );
+  let log = "";
+  child.stdout!.on("data", (d) => (log += d));
+  child.stderr!.on("data", (d) => (log += d));
+  const stop = () => {
+    try {
+      if (child.pid) process.kill(-child.pid, "SIGTERM");
+    } catch {
+      // already gone
+    }
+  };
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    try {
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, stop };
+    } catch {
+      // not listening yet
+    }
+    if (Date.now() > deadline || child.exitCode !== null) {
+      stop();
+      throw new Error(`wrangler dev did not become ready:\n${log}`);
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+}
