@@ -100,18 +100,20 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   if (!CHANGE_TYPES.includes(changeType)) {
     throw new ToolError("invalid_change_type", `invalid change_type '${changeType}'`, { hint: `Use one of: ${CHANGE_TYPES.join(", ")}.` });
   }
-  const renameFrom = input.rename_from === undefined ? "" : canonicalPath(input.rename_from);
-  if (input.rename_from !== undefined && changeType !== "rename") {
+  // As in the seed, "" means "not given" for every optional text field.
+  const renameGiven = (input.rename_from ?? "").trim() !== "";
+  const renameFrom = renameGiven ? canonicalPath(input.rename_from!) : "";
+  if (renameGiven && changeType !== "rename") {
     throw new ToolError("invalid_rename", "rename_from is only valid with change_type='rename'", {
       hint: "Set change_type to 'rename' with the new path in entity_path and the old one in rename_from.",
     });
   }
-  if (changeType === "rename" && input.rename_from !== undefined && (renameFrom === "" || renameFrom === path)) {
+  if (changeType === "rename" && renameGiven && renameFrom === path) {
     throw new ToolError("invalid_rename", "rename_from must name the entity's previous path, different from entity_path", {
       hint: "Put the old path in rename_from and the new path in entity_path.",
     });
   }
-  if (input.supersedes !== undefined && changeType !== "supersede") {
+  if ((input.supersedes ?? "").trim() !== "" && changeType !== "supersede") {
     throw new ToolError("invalid_supersedes", "supersedes is only valid with change_type='supersede'", {
       hint: "Set change_type to 'supersede' to re-open an earlier removal, or drop supersedes.",
     });

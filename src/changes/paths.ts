@@ -9,19 +9,27 @@ export function canonicalPath(raw: string): string {
   return p === "" ? trimmed : p;
 }
 
-/** Escapes LIKE's metacharacters so `_`, `%` and `\` match literally (with `ESCAPE '\'`). */
-export const escapeLike = (text: string): string => text.replace(/[\\%_]/g, (c) => `\\${c}`);
+/**
+ * SQL true when `column` contains the text bound at `param` (e.g. `?1`): a literal substring
+ * with ASCII case folded, as LIKE '%…%' with escapes would match. Not LIKE itself: D1 refuses
+ * LIKE patterns longer than 50 bytes.
+ */
+export const containsSql = (column: string, param: string): string => `instr(lower(${column}), lower(${param})) > 0`;
 
 /**
  * SQL for "exact path, or a dotted prefix of it" on events aliased `e`: `users` covers
- * `users.email` but not `usersX` or `users_x`. The prefix half is case-insensitive (LIKE);
- * the range on the NOCASE index keeps it an index seek rather than a scan.
+ * `users.email` but not `usersX` or `users_x`. The prefix half is case-insensitive (ASCII,
+ * like LIKE); the range on the NOCASE index keeps it an index seek rather than a scan.
+ *
+ * The range [P, P + "/") under NOCASE holds exactly the paths that start with P (ASCII case
+ * folded) followed by nothing or a character sorting before "/"; the character right after
+ * P must then be ".". No LIKE: D1 refuses LIKE patterns over 50 bytes, and paths run to 1024.
  */
 export function pathMatchSql(path: string): { sql: string; params: string[] } {
   return {
     sql: `(e.entity_path COLLATE NOCASE >= ? AND e.entity_path COLLATE NOCASE < ?
-           AND (e.entity_path = ? OR e.entity_path LIKE ? ESCAPE '\\'))`,
-    params: [path, `${path}/`, path, `${escapeLike(path)}.%`],
+           AND (e.entity_path = ? OR substr(e.entity_path, length(?) + 1, 1) = '.'))`,
+    params: [path, `${path}/`, path, path],
   };
 }
 

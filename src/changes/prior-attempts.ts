@@ -5,7 +5,7 @@
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
-import { escapeLike, pathMatchSql } from "./paths";
+import { containsSql, pathMatchSql } from "./paths";
 import { queryPath, statusOf, type DecisionStatus } from "./queries";
 import { EXPLICIT_REMOVALS, REMOVALS } from "./vocab";
 
@@ -108,19 +108,20 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
     const match = pathMatchSql(path);
     const [, res] = await ctx.d1.batch<EventRowRaw>([
       recordToolCall(ctx, "prior_attempts", path),
-      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq ASC LIMIT ?`)
+      // The newest events, read newest first and turned back into a timeline below.
+      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq DESC LIMIT ?`)
         .bind(ctx.tenantId, ...match.params, MAX_EVENTS),
     ]);
-    rows = res!.results;
+    rows = res!.results.reverse();
     matchType = "exact";
   } else {
-    const like = `%${escapeLike(description.slice(0, 4096))}%`;
+    const like = description.slice(0, 4096);
     const [, pathsRes] = await ctx.d1.batch<{ entity_path: string }>([
       recordToolCall(ctx, "prior_attempts", ""),
       ctx.d1
         .prepare(
           `SELECT e.entity_path FROM events e WHERE e.tenant_id = ?1
-             AND (e.reasoning LIKE ?2 ESCAPE '\\' OR e.diff LIKE ?2 ESCAPE '\\' OR e.entity_path LIKE ?2 ESCAPE '\\')
+             AND (${containsSql("e.reasoning", "?2")} OR ${containsSql("e.diff", "?2")} OR ${containsSql("e.entity_path", "?2")})
            GROUP BY e.entity_path ORDER BY MAX(e.seq) DESC LIMIT ?3`,
         )
         .bind(ctx.tenantId, like, MAX_PATHS),
@@ -128,15 +129,26 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
     const paths = pathsRes!.results.map((r) => r.entity_path);
     if (paths.length === 0) return [];
     const res = await ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (${paths.map(() => "?").join(", ")}) ORDER BY e.seq ASC LIMIT ?`)
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (${paths.map(() => "?").join(", ")}) ORDER BY e.seq DESC LIMIT ?`)
       .bind(ctx.tenantId, ...paths, MAX_EVENTS)
       .all<EventRowRaw>();
-    rows = res.results;
+    rows = res.results.reverse();
     matchType = "substring";
   }
 
   const events = rows.map(toEvent);
   const byId = new Map(events.map((e) => [e.id, e]));
+  // A supersede may sit on a dotted parent of the removal it re-opens, outside the paths read
+  // above: fetch those so the reopened attempt still carries the supersede's reasoning.
+  const missing = [...new Set(events.map((e) => e.superseded_by).filter((id) => id !== "" && !byId.has(id)))];
+  for (let i = 0; i < missing.length; i += 90) {
+    const chunk = missing.slice(i, i + 90);
+    const res = await ctx.d1
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.id IN (${chunk.map(() => "?").join(", ")})`)
+      .bind(ctx.tenantId, ...chunk)
+      .all<EventRowRaw>();
+    for (const r of res.results) byId.set(r.id, toEvent(r));
+  }
   const timelines = new Map<string, EventWithSeq[]>();
   for (const e of events) {
     const list = timelines.get(e.entity_path) ?? [];

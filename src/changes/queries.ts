@@ -6,7 +6,7 @@ import {
   EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent,
   type ChangeEvent, type EventRowRaw, decodeCursor, encodeCursor,
 } from "./events";
-import { canonicalPath, escapeLike, pathMatchSql } from "./paths";
+import { canonicalPath, containsSql, pathMatchSql } from "./paths";
 import { REMOVALS } from "./vocab";
 
 export interface Page {
@@ -115,7 +115,7 @@ export async function changeset(
 }
 
 export const SEARCH_QUERY_MAX = 4096;
-/** Candidates fetched per round of the FTS-narrowed search; each is re-checked with LIKE. */
+/** Candidates fetched per round of the FTS-narrowed search; each is re-checked as a literal substring. */
 const SEARCH_BATCH = 200;
 
 /**
@@ -129,8 +129,9 @@ export async function changeSearch(ctx: Ctx, input: { query: string; limit: numb
   if (query.trim() === "") {
     throw new ToolError("invalid_query", "query must be a non-empty string", { hint: "Pass the text to look for." });
   }
-  const like = `%${escapeLike(query)}%`;
-  const verify = `(e.entity_path LIKE ?1 ESCAPE '\\' OR e.diff LIKE ?1 ESCAPE '\\' OR e.reasoning LIKE ?1 ESCAPE '\\' OR e.agent LIKE ?1 ESCAPE '\\')`;
+  // Bound as ?1 and matched literally (no LIKE: D1 caps LIKE patterns at 50 bytes).
+  const needle = query;
+  const verify = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent"].map((c) => containsSql(c, "?1")).join(" OR ")})`;
   let before = decodeCursor(input.cursor) ?? Number.MAX_SAFE_INTEGER;
   const telemetry = recordToolCall(ctx, "change_search", "");
   const limit = input.limit;
@@ -138,7 +139,7 @@ export async function changeSearch(ctx: Ctx, input: { query: string; limit: numb
   if ([...query].length < 3) {
     const stmt = ctx.d1
       .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${verify} ORDER BY e.seq DESC LIMIT ?4`)
-      .bind(like, ctx.tenantId, before, limit + 1);
+      .bind(needle, ctx.tenantId, before, limit + 1);
     const [, rows] = await ctx.d1.batch<EventRowRaw>([telemetry, stmt]);
     return pageFrom(rows!.results, limit);
   }
@@ -146,8 +147,8 @@ export async function changeSearch(ctx: Ctx, input: { query: string; limit: numb
   const phrase = `"${query.replace(/"/g, '""')}"`;
   const found: EventRowRaw[] = [];
   let first = true;
-  // FTS rowids are walked from the newest down in batches; LIKE re-checks each candidate
-  // (trigram matching folds non-ASCII case too, LIKE does not).
+  // FTS rowids are walked from the newest down in batches; the substring check re-tests each
+  // candidate (trigram matching folds non-ASCII case too, lower() does not).
   for (;;) {
     const stmt = ctx.d1
       .prepare(
@@ -157,7 +158,7 @@ export async function changeSearch(ctx: Ctx, input: { query: string; limit: numb
          WHERE e.tenant_id = ?5 AND ${verify}
          ORDER BY e.seq DESC`,
       )
-      .bind(like, phrase, before, SEARCH_BATCH, ctx.tenantId);
+      .bind(needle, phrase, before, SEARCH_BATCH, ctx.tenantId);
     const candidates = await ctx.d1
       .prepare(`SELECT MIN(rowid) AS low, COUNT(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3)`)
       .bind(phrase, before, SEARCH_BATCH);

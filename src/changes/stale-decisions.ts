@@ -7,7 +7,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { parseExpiresWhen, type ExpiresCondition } from "./expires";
-import { canonicalPath, dottedAncestors, escapeLike, pathMatchSql } from "./paths";
+import { canonicalPath, dottedAncestors, pathMatchSql } from "./paths";
 import { QUERY_SIGNAL_TOOLS } from "./vocab";
 
 export type StaleFlag = "expired" | "revisit_due" | "review_suggested" | "manual_review";
@@ -33,7 +33,7 @@ export interface StaleInput {
 }
 
 /** Decisions examined per call, and recent events scanned for stale_when echoes. */
-const MAX_DECISIONS = 500;
+const MAX_DECISIONS = 1000;
 const ECHO_WINDOW = 500;
 const DAY_MS = 86_400_000;
 
@@ -59,8 +59,9 @@ const PRECEDENCE: Record<StaleFlag, number> = { expired: 0, revisit_due: 1, revi
 export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecision[]> {
   const now = ctx.clock.now();
   const nowIso = iso(now);
-  const where = ["e.tenant_id = ?", "(e.revisit_due <> '' OR e.expires_when <> '' OR e.stale_when <> '')"];
-  const params: unknown[] = [ctx.tenantId];
+  // Only decisions that could surface now: due dates already passed, or a condition to evaluate.
+  const where = ["e.tenant_id = ?", "((e.revisit_due <> '' AND e.revisit_due <= ?) OR e.expires_when <> '' OR e.stale_when <> '')"];
+  const params: unknown[] = [ctx.tenantId, nowIso];
   const path = input.entity_path?.trim() ? canonicalPath(input.entity_path) : "";
   if (path) {
     const m = pathMatchSql(path);
@@ -193,18 +194,24 @@ export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<Stale
     .slice(0, input.limit);
 }
 
-/** A blame, change_diff or prior_attempts call on this entity (or a dotted relative) since the decision. */
+/**
+ * A blame, change_diff or prior_attempts call since the decision on this entity (exact), on a
+ * dotted ancestor, or on a dotted descendant. Ancestors travel as one JSON array so a path with
+ * many dots cannot exceed D1's 100 bound parameters; descendants avoid LIKE, which D1 refuses
+ * for patterns over 50 bytes (see pathMatchSql).
+ */
 function queriedStatement(ctx: Ctx, e: EventWithSeq): D1PreparedStatement {
-  const related = [e.entity_path, ...dottedAncestors(e.entity_path)];
   const tools = QUERY_SIGNAL_TOOLS as readonly string[];
   return ctx.d1
     .prepare(
       `SELECT 1 AS hit FROM tool_calls t WHERE t.tenant_id = ? AND t.timestamp >= ?
          AND t.tool_name IN (${tools.map(() => "?").join(", ")})
-         AND (t.entity_path COLLATE NOCASE IN (${related.map(() => "?").join(", ")}) OR t.entity_path LIKE ? ESCAPE '\\')
+         AND (t.entity_path = ?
+              OR t.entity_path COLLATE NOCASE IN (SELECT value FROM json_each(?))
+              OR (t.entity_path COLLATE NOCASE >= ? AND t.entity_path COLLATE NOCASE < ? AND substr(t.entity_path, length(?) + 1, 1) = '.'))
        LIMIT 1`,
     )
-    .bind(ctx.tenantId, e.timestamp, ...tools, ...related, `${escapeLike(e.entity_path)}.%`);
+    .bind(ctx.tenantId, e.timestamp, ...tools, e.entity_path, JSON.stringify(dottedAncestors(e.entity_path)), e.entity_path, `${e.entity_path}/`, e.entity_path);
 }
 
 function parseStoredCondition(text: string): ExpiresCondition | null {
