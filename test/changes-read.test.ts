@@ -553,3 +553,18 @@ describe("tenant isolation", () => {
     expect((await ok(b.ctx, "change_diff", { entity_path: "shared", cursor: pageA.next_cursor })).items).toEqual([]);
   });
 });
+
+describe("change_search query plan", () => {
+  it("walks the FTS index as the outer loop, so a page does not scan the tenant's events", async () => {
+    const { FTS_PAGE_SQL } = await import("../src/changes/queries");
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_PAGE_SQL}`)
+      .bind("abc", '"abc"', Number.MAX_SAFE_INTEGER, 200, "tenant")
+      .all<{ id: number; parent: number; detail: string }>();
+    const details = plan.results.map((r) => r.detail);
+    const fts = details.findIndex((d) => d.includes("events_fts"));
+    const events = details.findIndex((d) => /SEARCH e USING INTEGER PRIMARY KEY/.test(d));
+    expect(fts, details.join(" | ")).toBeGreaterThanOrEqual(0);
+    expect(events, details.join(" | ")).toBeGreaterThan(fts);
+    expect(details.some((d) => /SEARCH e USING (COVERING )?INDEX events_tenant/.test(d)), details.join(" | ")).toBe(false);
+  });
+});

@@ -3,6 +3,7 @@ import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { invalidInput } from "../mcp/errors";
+import { canonicalPath, pathMatchSql } from "./paths";
 
 export const eventSchema = z.object({
   id: z.string().describe("Event id (UUIDv7)."),
@@ -151,4 +152,35 @@ export function pageFrom(rows: EventRowRaw[], limit: number): { items: ChangeEve
     items: events.map(publicEvent),
     ...(rows.length > limit && last ? { next_cursor: encodeCursor(last.seq) } : {}),
   };
+}
+
+export interface EventFilters {
+  entity_path?: string;
+  project?: string;
+  changeset_id?: string;
+  /** An agent name, or "me" for the caller. */
+  agent?: string;
+}
+
+/**
+ * SQL conditions for the optional filters the read tools share: entity path (exact or dotted
+ * prefix, canonicalized), and exact project, changeset and agent. Blank values filter nothing.
+ */
+export function eventFilters(ctx: Ctx, f: EventFilters): { where: string[]; params: unknown[]; path: string } {
+  const where: string[] = [];
+  const params: unknown[] = [];
+  const path = f.entity_path?.trim() ? canonicalPath(f.entity_path) : "";
+  if (path !== "") {
+    const match = pathMatchSql(path);
+    where.push(match.sql);
+    params.push(...match.params);
+  }
+  const agent = f.agent?.trim() === "me" ? ctx.actorName : f.agent?.trim();
+  for (const [column, value] of [["project", f.project?.trim()], ["changeset_id", f.changeset_id?.trim()], ["agent", agent]] as const) {
+    if (value) {
+      where.push(`e.${column} = ?`);
+      params.push(value);
+    }
+  }
+  return { where, params, path };
 }

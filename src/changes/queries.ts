@@ -4,7 +4,7 @@ import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import {
   EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent,
-  type ChangeEvent, type EventRowRaw, decodeCursor, encodeCursor,
+  type ChangeEvent, type EventRowRaw, decodeCursor, encodeCursor, eventFilters,
 } from "./events";
 import { canonicalPath, containsSql, pathMatchSql } from "./paths";
 import { REMOVALS } from "./vocab";
@@ -80,22 +80,11 @@ export async function changeHistory(
     where.push("e.timestamp >= ?");
     params.push(since);
   }
-  const path = input.entity_path?.trim() ? canonicalPath(input.entity_path) : "";
-  if (path !== "") {
-    const match = pathMatchSql(path);
-    where.push(match.sql);
-    params.push(...match.params);
-  }
-  if (input.project?.trim()) {
-    where.push("e.project = ?");
-    params.push(input.project.trim());
-  }
-  if (input.changeset_id?.trim()) {
-    where.push("e.changeset_id = ?");
-    params.push(input.changeset_id.trim());
-  }
+  const filters = eventFilters(ctx, input);
+  where.push(...filters.where);
+  params.push(...filters.params);
   const { stmt, limit } = eventPageStatement(ctx, { where, params, order: "newest", limit: input.limit, cursor: input.cursor });
-  const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_history", path), stmt]);
+  const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_history", filters.path), stmt]);
   return pageFrom(rows!.results, limit);
 }
 
@@ -118,6 +107,16 @@ export const SEARCH_QUERY_MAX = 4096;
 /** Candidates fetched per round of the FTS-narrowed search; each is re-checked as a literal substring. */
 const SEARCH_BATCH = 200;
 
+/** Events whose entity_path, diff, reasoning or agent contains ?1 (a literal, ASCII case folded). */
+const CONTAINS_SQL = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent"].map((c) => containsSql(c, "?1")).join(" OR ")})`;
+
+/** One batch of FTS candidates (?2 phrase, below rowid ?3, ?4 of them) re-checked for tenant ?5. */
+export const FTS_PAGE_SQL = `SELECT ${EVENT_COLUMNS}, f.rowid AS fts_rowid FROM
+    (SELECT rowid FROM events_fts WHERE events_fts MATCH ?2 AND rowid < ?3 ORDER BY rowid DESC LIMIT ?4) f
+  CROSS JOIN events e ON e.seq = f.rowid
+  WHERE e.tenant_id = ?5 AND ${CONTAINS_SQL}
+  ORDER BY e.seq DESC`;
+
 /**
  * Substring search over entity_path, diff, reasoning and agent, newest first, with `_`, `%`
  * and `\` matched literally and ASCII case folded (LIKE's semantics). A query of three or
@@ -131,14 +130,13 @@ export async function changeSearch(ctx: Ctx, input: { query: string; limit: numb
   }
   // Bound as ?1 and matched literally (no LIKE: D1 caps LIKE patterns at 50 bytes).
   const needle = query;
-  const verify = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent"].map((c) => containsSql(c, "?1")).join(" OR ")})`;
   let before = decodeCursor(input.cursor) ?? Number.MAX_SAFE_INTEGER;
   const telemetry = recordToolCall(ctx, "change_search", "");
   const limit = input.limit;
 
   if ([...query].length < 3) {
     const stmt = ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${verify} ORDER BY e.seq DESC LIMIT ?4`)
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${CONTAINS_SQL} ORDER BY e.seq DESC LIMIT ?4`)
       .bind(needle, ctx.tenantId, before, limit + 1);
     const [, rows] = await ctx.d1.batch<EventRowRaw>([telemetry, stmt]);
     return pageFrom(rows!.results, limit);
@@ -147,18 +145,12 @@ export async function changeSearch(ctx: Ctx, input: { query: string; limit: numb
   const phrase = `"${query.replace(/"/g, '""')}"`;
   const found: EventRowRaw[] = [];
   let first = true;
-  // FTS rowids are walked from the newest down in batches; the substring check re-tests each
-  // candidate (trigram matching folds non-ASCII case too, lower() does not).
+  // FTS rowids are walked from the newest down in batches, and the substring check re-tests
+  // each candidate (trigram matching folds non-ASCII case too; the check does not). CROSS JOIN
+  // keeps that walk the outer loop: left to itself SQLite may scan all of the tenant's events
+  // instead, to save sorting a page, which makes every search linear in the ledger's size.
   for (;;) {
-    const stmt = ctx.d1
-      .prepare(
-        `SELECT ${EVENT_COLUMNS}, f.rowid AS fts_rowid FROM
-           (SELECT rowid FROM events_fts WHERE events_fts MATCH ?2 AND rowid < ?3 ORDER BY rowid DESC LIMIT ?4) f
-         JOIN events e ON e.seq = f.rowid
-         WHERE e.tenant_id = ?5 AND ${verify}
-         ORDER BY e.seq DESC`,
-      )
-      .bind(needle, phrase, before, SEARCH_BATCH, ctx.tenantId);
+    const stmt = ctx.d1.prepare(FTS_PAGE_SQL).bind(needle, phrase, before, SEARCH_BATCH, ctx.tenantId);
     const candidates = await ctx.d1
       .prepare(`SELECT MIN(rowid) AS low, COUNT(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3)`)
       .bind(phrase, before, SEARCH_BATCH);

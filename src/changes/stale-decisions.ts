@@ -5,9 +5,9 @@
  */
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
-import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
+import { EVENT_COLUMNS, eventFilters, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { parseExpiresWhen, type ExpiresCondition } from "./expires";
-import { canonicalPath, dottedAncestors, pathMatchSql } from "./paths";
+import { dottedAncestors, pathMatchSql } from "./paths";
 import { QUERY_SIGNAL_TOOLS } from "./vocab";
 
 export type StaleFlag = "expired" | "revisit_due" | "review_suggested" | "manual_review";
@@ -62,25 +62,15 @@ export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<Stale
   // Only decisions that could surface now: due dates already passed, or a condition to evaluate.
   const where = ["e.tenant_id = ?", "((e.revisit_due <> '' AND e.revisit_due <= ?) OR e.expires_when <> '' OR e.stale_when <> '')"];
   const params: unknown[] = [ctx.tenantId, nowIso];
-  const path = input.entity_path?.trim() ? canonicalPath(input.entity_path) : "";
-  if (path) {
-    const m = pathMatchSql(path);
-    where.push(m.sql);
-    params.push(...m.params);
-  }
-  if (input.project?.trim()) {
-    where.push("e.project = ?");
-    params.push(input.project.trim());
-  }
-  if (input.agent?.trim()) {
-    where.push("e.agent = ?");
-    params.push(input.agent.trim() === "me" ? ctx.actorName : input.agent.trim());
-  }
+  const filters = eventFilters(ctx, input);
+  where.push(...filters.where);
+  params.push(...filters.params);
+  const path = filters.path;
   // A decision stops being "the" decision once a newer event on the same entity carries its own
   // decision fields, or once a supersede re-opens it.
   where.push(`NOT EXISTS (SELECT 1 FROM events n WHERE n.tenant_id = e.tenant_id AND n.entity_path = e.entity_path AND n.seq > e.seq
                AND (n.revisit_due <> '' OR n.expires_when <> '' OR n.stale_when <> ''))`);
-  where.push(`NOT EXISTS (SELECT 1 FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id)`);
+  where.push(`NOT EXISTS (SELECT 1 FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> '')`);
 
   const [, decisionsRes, recentRes] = await ctx.d1.batch<EventRowRaw & { changeset_activity: number }>([
     recordToolCall(ctx, "stale_decisions", path),
