@@ -59,7 +59,6 @@ export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessio
   };
 }
 
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type Structured = Record<string, any>;
 
 /** Calls a tool through the registry (the same path tools/call takes) and returns its envelope. */
