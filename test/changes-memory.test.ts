@@ -1,3 +1,4 @@
+import { env } from "cloudflare:workers";
 /**
  * The change ledger's active memory: prior_attempts (what was tried and undone) and
  * stale_decisions (dated decisions that came due while their entity is still in use).
@@ -291,6 +292,27 @@ describe("prior_attempts", () => {
     const both = await attempts(ctx, { entity_path: "misc", description: "stripe" });
     expect(paths(both)).toEqual(["misc.banner"]);
     expect(both[0]!.match_type).toBe("exact");
+  });
+
+  it("description finds candidates past many newer matches, with short texts, and ignores agent-name matches", async () => {
+    const { id, ctx, clock } = await world("pa-description-walk", "stripe-bot");
+    await log(ctx, { entity_path: "old.flag", change_type: "add", reasoning: "gate the beta behind a flag" });
+    clock.advance(MINUTE);
+    await log(ctx, { entity_path: "old.flag", change_type: "revert", reasoning: "flag confused users, went with a banner instead" });
+    // 450 newer events that mention "flag" only in passing on one busy path: the walk must
+    // page through several FTS batches to reach old.flag.
+    const stmts = Array.from({ length: 450 }, (_, i) =>
+      env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'busy.path', 'modify', 'flag tweak')`)
+        .bind(`walk-${i}-${crypto.randomUUID()}`, id.tenantId, at(DAY + i * MINUTE)),
+    );
+    for (let i = 0; i < stmts.length; i += 100) await env.DB.batch(stmts.slice(i, i + 100));
+    expect(paths(await attempts(ctx, { description: "the beta" }))).toEqual(["old.flag"]);
+    const low = await attempts(ctx, { description: "flag", min_confidence: "proximity_low", limit: 1000 });
+    expect(new Set(paths(low))).toEqual(new Set(["busy.path", "old.flag"]));
+    // Two characters take the scanning path.
+    expect(paths(await attempts(ctx, { description: "ta" }))).toEqual(["old.flag"]);
+    // The agent name "stripe-bot" is on every event, but agent names are not descriptions.
+    expect(await attempts(ctx, { description: "stripe-bot" })).toEqual([]);
   });
 
   it("returns attempts newest first, respects limit, and every row carries every field", async () => {

@@ -556,8 +556,8 @@ describe("tenant isolation", () => {
 
 describe("change_search query plan", () => {
   it("walks the FTS index as the outer loop, so a page does not scan the tenant's events", async () => {
-    const { FTS_PAGE_SQL } = await import("../src/changes/queries");
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_PAGE_SQL}`)
+    const { FTS_BATCH_SQL } = await import("../src/changes/substring-walk");
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_BATCH_SQL}`)
       .bind("abc", '"abc"', Number.MAX_SAFE_INTEGER, 200, "tenant")
       .all<{ id: number; parent: number; detail: string }>();
     const details = plan.results.map((r) => r.detail);

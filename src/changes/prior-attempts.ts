@@ -5,8 +5,9 @@
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
-import { containsSql, pathMatchSql } from "./paths";
+import { pathMatchSql } from "./paths";
 import { queryPath, statusOf, type DecisionStatus } from "./queries";
+import { lowerAscii, walkContaining } from "./substring-walk";
 import { EXPLICIT_REMOVALS, REMOVALS } from "./vocab";
 
 export type Outcome = "reverted" | "reopened" | "rejected" | "active";
@@ -34,6 +35,8 @@ export interface PriorAttemptsInput {
 /** Paths whose history is read at most, and events per path: bounds the work per call. */
 const MAX_PATHS = 50;
 const MAX_EVENTS = 5000;
+/** Round trips spent looking for candidate paths by description. */
+const MAX_WALK_BATCHES = 25;
 
 const minutesBetween = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 60_000;
 
@@ -115,18 +118,23 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
     rows = res!.results.reverse();
     matchType = "exact";
   } else {
-    const like = description.slice(0, 4096);
-    const [, pathsRes] = await ctx.d1.batch<{ entity_path: string }>([
-      recordToolCall(ctx, "prior_attempts", ""),
-      ctx.d1
-        .prepare(
-          `SELECT e.entity_path FROM events e WHERE e.tenant_id = ?1
-             AND (${containsSql("e.reasoning", "?2")} OR ${containsSql("e.diff", "?2")} OR ${containsSql("e.entity_path", "?2")})
-           GROUP BY e.entity_path ORDER BY MAX(e.seq) DESC LIMIT ?3`,
-        )
-        .bind(ctx.tenantId, like, MAX_PATHS),
-    ]);
-    const paths = pathsRes!.results.map((r) => r.entity_path);
+    // Candidate paths, newest match first: the description must appear in the reasoning,
+    // diff or path (the walk also matches agent names, which do not count here).
+    const needle = lowerAscii(description.slice(0, 4096));
+    const found = new Set<string>();
+    await walkContaining(ctx, description.slice(0, 4096), {
+      before: Number.MAX_SAFE_INTEGER,
+      withFirst: [recordToolCall(ctx, "prior_attempts", "")],
+      maxBatches: MAX_WALK_BATCHES,
+      take: (batch) => {
+        for (const r of batch) {
+          if (found.size >= MAX_PATHS) break;
+          if ([r.reasoning, r.diff, r.entity_path].some((t) => lowerAscii(t ?? "").includes(needle))) found.add(r.entity_path);
+        }
+        return found.size < MAX_PATHS;
+      },
+    });
+    const paths = [...found];
     if (paths.length === 0) return [];
     const res = await ctx.d1
       .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (${paths.map(() => "?").join(", ")}) ORDER BY e.seq DESC LIMIT ?`)

@@ -4,9 +4,10 @@ import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import {
   EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent,
-  type ChangeEvent, type EventRowRaw, decodeCursor, encodeCursor, eventFilters,
+  type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters,
 } from "./events";
-import { canonicalPath, containsSql, pathMatchSql } from "./paths";
+import { canonicalPath, pathMatchSql } from "./paths";
+import { walkContaining } from "./substring-walk";
 import { REMOVALS } from "./vocab";
 
 export interface Page {
@@ -104,71 +105,26 @@ export async function changeset(
 }
 
 export const SEARCH_QUERY_MAX = 4096;
-/** Candidates fetched per round of the FTS-narrowed search; each is re-checked as a literal substring. */
-const SEARCH_BATCH = 200;
-
-/** Events whose entity_path, diff, reasoning or agent contains ?1 (a literal, ASCII case folded). */
-const CONTAINS_SQL = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent"].map((c) => containsSql(c, "?1")).join(" OR ")})`;
-
-/** One batch of FTS candidates (?2 phrase, below rowid ?3, ?4 of them) re-checked for tenant ?5. */
-export const FTS_PAGE_SQL = `SELECT ${EVENT_COLUMNS}, f.rowid AS fts_rowid FROM
-    (SELECT rowid FROM events_fts WHERE events_fts MATCH ?2 AND rowid < ?3 ORDER BY rowid DESC LIMIT ?4) f
-  CROSS JOIN events e ON e.seq = f.rowid
-  WHERE e.tenant_id = ?5 AND ${CONTAINS_SQL}
-  ORDER BY e.seq DESC`;
 
 /**
  * Substring search over entity_path, diff, reasoning and agent, newest first, with `_`, `%`
- * and `\` matched literally and ASCII case folded (LIKE's semantics). A query of three or
- * more characters is narrowed by the trigram FTS index and walked newest-first by rowid, so a
- * page costs the same at 10k or 100k events; shorter queries cannot use trigrams and scan.
+ * and `\` matched literally and ASCII case folded (LIKE's semantics, without LIKE: D1 caps
+ * LIKE patterns at 50 bytes). Index-backed for three or more characters (see substring-walk).
  */
 export async function changeSearch(ctx: Ctx, input: { query: string; limit: number; cursor?: string }): Promise<Page> {
   const query = input.query.slice(0, SEARCH_QUERY_MAX);
   if (query.trim() === "") {
     throw new ToolError("invalid_query", "query must be a non-empty string", { hint: "Pass the text to look for." });
   }
-  // Bound as ?1 and matched literally (no LIKE: D1 caps LIKE patterns at 50 bytes).
-  const needle = query;
-  let before = decodeCursor(input.cursor) ?? Number.MAX_SAFE_INTEGER;
-  const telemetry = recordToolCall(ctx, "change_search", "");
   const limit = input.limit;
-
-  if ([...query].length < 3) {
-    const stmt = ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${CONTAINS_SQL} ORDER BY e.seq DESC LIMIT ?4`)
-      .bind(needle, ctx.tenantId, before, limit + 1);
-    const [, rows] = await ctx.d1.batch<EventRowRaw>([telemetry, stmt]);
-    return pageFrom(rows!.results, limit);
-  }
-
-  const phrase = `"${query.replace(/"/g, '""')}"`;
   const found: EventRowRaw[] = [];
-  let first = true;
-  // FTS rowids are walked from the newest down in batches, and the substring check re-tests
-  // each candidate (trigram matching folds non-ASCII case too; the check does not). CROSS JOIN
-  // keeps that walk the outer loop: left to itself SQLite may scan all of the tenant's events
-  // instead, to save sorting a page, which makes every search linear in the ledger's size.
-  for (;;) {
-    const stmt = ctx.d1.prepare(FTS_PAGE_SQL).bind(needle, phrase, before, SEARCH_BATCH, ctx.tenantId);
-    const candidates = await ctx.d1
-      .prepare(`SELECT MIN(rowid) AS low, COUNT(*) AS n FROM (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3)`)
-      .bind(phrase, before, SEARCH_BATCH);
-    const results = first
-      ? await ctx.d1.batch<EventRowRaw & { low: number; n: number }>([telemetry, stmt, candidates])
-      : await ctx.d1.batch<EventRowRaw & { low: number; n: number }>([stmt, candidates]);
-    first = false;
-    const matched = results[results.length - 2]!.results;
-    const window = results[results.length - 1]!.results[0];
-    found.push(...matched);
-    if (found.length > limit || !window || window.n < SEARCH_BATCH) break;
-    before = window.low;
-  }
-  const page = found.slice(0, limit + 1);
-  const events = page.slice(0, limit).map(toEvent);
-  const last = events[events.length - 1];
-  return {
-    items: events.map(publicEvent),
-    ...(page.length > limit && last ? { next_cursor: encodeCursor(last.seq) } : {}),
-  };
+  await walkContaining(ctx, query, {
+    before: decodeCursor(input.cursor) ?? Number.MAX_SAFE_INTEGER,
+    withFirst: [recordToolCall(ctx, "change_search", "")],
+    take: (rows) => {
+      found.push(...rows);
+      return found.length <= limit;
+    },
+  });
+  return pageFrom(found.slice(0, limit + 1), limit);
 }
