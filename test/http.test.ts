@@ -1,6 +1,8 @@
+import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { IDENTITY_CACHE_MS, identityForKey } from "../src/auth/identity";
+import { provisionKey, revokeKeySql } from "../src/auth/provision";
 import { createDb } from "../src/db/client";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
 
@@ -163,4 +165,38 @@ describe("HTTP surface", () => {
     await transport.terminateSession();
     await client.close();
   });
+
+  it("ends a session that has been idle for a day when its alarm fires", async () => {
+    const stub = env.SESSIONS.get(env.SESSIONS.idFromName(crypto.randomUUID()));
+    const longAgo = new Date(Date.now() - 2 * 24 * 60 * 60 * 1000).toISOString();
+    await stub.open({ tenantId: "t", actorId: "a", createdAt: longAgo, protocolVersion: "2025-06-18", clientName: "x", clientVersion: "1" });
+    expect(await runDurableObjectAlarm(stub)).toBe(true);
+    expect(await stub.touch()).toBeNull();
+
+    const fresh = env.SESSIONS.get(env.SESSIONS.idFromName(crypto.randomUUID()));
+    await fresh.open({ tenantId: "t", actorId: "a", createdAt: new Date().toISOString(), protocolVersion: "", clientName: "", clientVersion: "" });
+    await runDurableObjectAlarm(fresh);
+    expect(await fresh.touch()).toMatchObject({ tenantId: "t", actorId: "a" });
+  });
 });
+
+describe("key provisioning (the keys command's SQL)", () => {
+  it("refuses names that are not slugs, so nothing untrusted reaches the SQL", async () => {
+    await expect(provisionKey("Acme Corp", "agent")).rejects.toThrow(/slug/);
+    await expect(provisionKey("acme", "x'; DROP TABLE api_keys;--")).rejects.toThrow(/slug/);
+    expect(() => revokeKeySql("alk_'--")).toThrow();
+  });
+
+  it("reuses the tenant and actor for a second key, and revokes by prefix", async () => {
+    const first = await seedIdentity("keys-reuse", "agent");
+    const second = await seedIdentity("keys-reuse", "agent");
+    expect(second.actorId).toBe(first.actorId);
+    expect(second.key).not.toBe(first.key);
+    const prefix = second.key.slice(0, 10);
+    await env.DB.prepare(revokeKeySql(prefix)).run();
+    const db = createDb(env.DB);
+    expect(await identityForKey(db, second.key, Date.now() + IDENTITY_CACHE_MS * 10)).toBeNull();
+    expect(await identityForKey(db, first.key, Date.now() + IDENTITY_CACHE_MS * 10)).not.toBeNull();
+  });
+});
+
