@@ -152,7 +152,8 @@ describe("HTTP surface", () => {
     expect(client.getServerVersion()?.name).toBe("agent-ledger");
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts", "stale_decisions"],
+      ["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts",
+        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions", "whoami"],
     );
     const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
     expect(logged.isError).toBeFalsy();

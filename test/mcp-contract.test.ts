@@ -204,6 +204,25 @@ describe("idempotency keys", () => {
   });
 });
 
+/** Arguments that make each tool succeed, in order, in a fresh tenant (project_create runs first). */
+const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
+  log_change: { entity_path: "a.b", change_type: "add" },
+  change_diff: { entity_path: "a" },
+  blame: { entity_path: "a" },
+  change_history: {},
+  changeset: { changeset_id: "x" },
+  change_search: { query: "abc" },
+  prior_attempts: { entity_path: "a" },
+  stale_decisions: {},
+  whoami: {},
+  register_actor: { external_ref: "helper-bot" },
+  actor_query: {},
+  project_create: { title: "No Codegen", key: "NOCG" },
+  project_update: { project_id: "NOCG", patch: { summary: "checked" } },
+  project_query: { detail: "full" },
+  project_brief: { project: "NOCG" },
+};
+
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {
     const id = await seedIdentity("no-codegen", "agent");
@@ -218,8 +237,10 @@ describe("no code generation at run time", () => {
       expect(() => new Function("return 1")).toThrow("code generation attempted");
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
-      for (const t of ALL_TOOLS) {
-        const args = t.name === "log_change" ? { entity_path: "a.b", change_type: "add" } : t.name === "change_search" ? { query: "abc" } : t.name === "changeset" ? { changeset_id: "x" } : t.name === "prior_attempts" || t.name.endsWith("diff") || t.name === "blame" ? { entity_path: "a" } : {};
+      const ordered = [...ALL_TOOLS].sort((a, b) => (a.name === "project_create" ? -1 : b.name === "project_create" ? 1 : 0));
+      for (const t of ordered) {
+        const args = SAMPLE_ARGS[t.name];
+        expect(args, `add sample arguments for ${t.name} to SAMPLE_ARGS`).toBeDefined();
         const result = await client.callTool({ name: t.name, arguments: args });
         expect(result.isError, t.name).toBeFalsy();
       }

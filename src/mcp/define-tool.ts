@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
 
-export type ToolsetId = "changes";
+export type ToolsetId = "changes" | "identity" | "projects" | "tasks";
 
 export interface ToolsetMeta {
   id: ToolsetId;
@@ -32,6 +32,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   /** The success payload, without the envelope's `ok`. */
   output: O;
   annotations: ToolAnnotations;
+  /**
+   * "derived": a write called without idempotency_key gets one derived from its arguments, the
+   * caller and the session, so a retried call cannot write twice (the work ledger's rule).
+   * Absent: only an explicit key makes the write idempotent (log_change mints an event per call).
+   */
+  idempotency?: "derived";
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;
   /** A one-line human summary put before the JSON in the text content. */
   summarize?(result: z.output<O>): string;

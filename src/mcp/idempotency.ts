@@ -20,6 +20,15 @@ export function stableStringify(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/**
+ * The key a work-ledger write gets when the caller passes none: its arguments plus the session
+ * (the actor is already part of every key's scope). A retry of the same call in the same
+ * session replays; the same call in a new session writes again.
+ */
+export async function derivedKey(ctx: Ctx, args: Record<string, unknown>): Promise<string> {
+  return `derived:${await sha256Hex(`${ctx.sessionId}\n${stableStringify(args)}`)}`;
+}
+
 interface StoredKey {
   request_hash: string;
   status: string;

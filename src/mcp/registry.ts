@@ -1,10 +1,12 @@
 import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
 import { z } from "zod";
 import { changeTools } from "../changes/tools";
+import { identityTools } from "../work/identity";
+import { projectTools } from "../work/projects";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { invalidInput, toErrorBody } from "./errors";
-import { runIdempotent } from "./idempotency";
+import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 
 export const TOOLSETS: readonly ToolsetMeta[] = [
@@ -13,10 +15,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
     description: "Change ledger: record what changed and why; blame, history, search, prior attempts, stale decisions.",
     default: true,
   },
+  { id: "identity", description: "Who you are and the actor directory: whoami, register_actor, actor_query.", default: true },
+  { id: "projects", description: "Projects: create, update, query, and the one-call project brief.", default: true },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -133,7 +137,8 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const { input, allowed } = compile(def);
     const args = normalizeArgs(rawArgs, allowed);
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
-    const key = parsed.idempotency_key as string | undefined;
+    const key = (parsed.idempotency_key as string | undefined) ??
+      (def.idempotency === "derived" ? await derivedKey(ctx, args) : undefined);
     const { result, replay } =
       key && !def.annotations.readOnly
         ? await runIdempotent(ctx, def.name, key, args, () => def.run(ctx, parsed))

@@ -27,12 +27,13 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     await a.client.close();
   });
 
-  it("initializes with a session and lists the eight change-ledger tools", async () => {
+  it("initializes with a session and lists the default tools", async () => {
     expect(a.transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.client.getServerVersion()).toMatchObject({ name: "agent-ledger" });
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts", "stale_decisions"],
+      ["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts",
+        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions", "whoami"],
     );
     for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
   });
@@ -81,7 +82,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const ro = await connect(inject("keyA"), "?readonly=1");
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
-    expect(tools).toHaveLength(7);
+    expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions"]);
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);

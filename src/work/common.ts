@@ -1,0 +1,96 @@
+/** Pieces every work-ledger room shares: actor references, activity rows, keyset cursors. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { invalidInput, notFound } from "../mcp/errors";
+
+/** An actor reference as tools take it: an actor id, its external_ref, or "me". */
+export const actorRefField = (description: string) =>
+  z.string().min(1).max(200).describe(`${description} An actor id, an external_ref (e.g. claude-code), or "me" for you.`);
+
+/**
+ * Resolves an actor reference to an actor id in the caller's tenant. Another tenant's actor is
+ * simply not found.
+ */
+export async function resolveActor(ctx: Ctx, ref: string): Promise<string> {
+  const value = ref.trim();
+  if (value === "me") return ctx.actorId;
+  const row = await ctx.d1
+    .prepare(`SELECT id FROM actors WHERE tenant_id = ? AND (id = ? OR name = ?) LIMIT 1`)
+    .bind(ctx.tenantId, value, value)
+    .first<{ id: string }>();
+  if (!row) throw notFound("actor", value, "Use actor_query to find actor ids, or \"me\" for yourself.");
+  return row.id;
+}
+
+export interface ActivityInput {
+  verb: string;
+  objectType: string;
+  objectId: string;
+  projectId?: string | null;
+  summary: string;
+  metadata?: Record<string, unknown>;
+  severity?: "info" | "warn" | "critical";
+  /**
+   * Record only if the statement just before this one in the batch changed a row (SQLite's
+   * changes()), so a conditional write and its activity stay all-or-nothing in one batch.
+   */
+  ifPreviousChanged?: boolean;
+}
+
+/** The activity row a write appends, to go in the same D1 batch as the write itself. */
+export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStatement {
+  const now = ctx.clock.now();
+  return ctx.d1
+    .prepare(
+      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${a.ifPreviousChanged ? " WHERE changes() > 0" : ""}`,
+    )
+    .bind(uuidv7(now.getTime()), ctx.tenantId, iso(now), ctx.actorId, a.verb, a.objectType, a.objectId, a.projectId ?? null,
+      a.summary, a.severity ?? "info", ctx.sessionId, JSON.stringify(a.metadata ?? {}));
+}
+
+/**
+ * Keyset cursors: the sort values of the last row returned, opaque to callers. Stable under
+ * concurrent inserts because the next page starts strictly after a row, not at an offset.
+ */
+export function encodeKeyset(values: ReadonlyArray<string | number | null>): string {
+  return btoa(unescape(encodeURIComponent(JSON.stringify({ k: values })))).replace(/=+$/, "");
+}
+
+export function decodeKeyset(cursor: string | undefined, arity: number): Array<string | number | null> | null {
+  if (cursor === undefined || cursor === "") return null;
+  try {
+    const v = JSON.parse(decodeURIComponent(escape(atob(cursor)))) as { k?: unknown };
+    if (Array.isArray(v.k) && v.k.length === arity && v.k.every((x) => x === null || typeof x === "string" || typeof x === "number")) {
+      return v.k as Array<string | number | null>;
+    }
+  } catch {
+    // fall through
+  }
+  throw invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this tool issued.`, "Pass next_cursor from the previous page of the same query unchanged, or omit cursor.");
+}
+
+export const limitField = (def: number, max: number) =>
+  z.number().int().min(1).max(max).default(def).describe(`Maximum number of results (1–${max}, default ${def}).`);
+
+export const cursorField = z.string().max(500).optional().describe("Opaque next_cursor from the previous page; omit for the first page.");
+
+/** Parses a JSON column that should hold an array, tolerating damage. */
+export function jsonArray<T>(text: string | null | undefined): T[] {
+  try {
+    const v: unknown = JSON.parse(text ?? "[]");
+    return Array.isArray(v) ? (v as T[]) : [];
+  } catch {
+    return [];
+  }
+}
+
+/** An ISO calendar date (YYYY-MM-DD) that exists. */
+export const dateField = (description: string) =>
+  z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date as YYYY-MM-DD")
+    .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "not a calendar date")
+    .describe(description);

@@ -1,0 +1,230 @@
+/** Identity and directory (seed 001): whoami, register_actor, actor_query. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { defineTool } from "../mcp/define-tool";
+import { activityStatement, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField } from "./common";
+import { openTasksFor, taskSummarySchema } from "./task-summary";
+
+export const ACTOR_KINDS = ["agent", "human", "service"] as const;
+
+export const actorSchema = z.object({
+  id: z.string().describe("Actor id."),
+  external_ref: z.string().describe("Stable external reference (unique per tenant), e.g. claude-code."),
+  kind: z.enum(ACTOR_KINDS).describe("agent, human or service."),
+  display_name: z.string().describe("Human-readable name."),
+  group: z.string().describe("Group or team, or \"\"."),
+  role: z.string().describe("Role, or \"\"."),
+  capabilities: z.array(z.string()).describe("What the actor can do, e.g. [\"typescript\", \"review\"]."),
+  created_at: z.string().describe("When the actor was registered."),
+  last_seen_at: z.string().describe("When it last called whoami, or \"\"."),
+});
+export type Actor = z.infer<typeof actorSchema>;
+
+interface ActorRow {
+  id: string;
+  name: string;
+  kind: string;
+  display_name: string;
+  group_name: string;
+  role: string;
+  capabilities: string;
+  created_at: string;
+  last_seen_at: string | null;
+}
+
+const ACTOR_COLUMNS = "id, name, kind, display_name, group_name, role, capabilities, created_at, last_seen_at";
+
+export function toActor(r: ActorRow): Actor {
+  return {
+    id: r.id,
+    external_ref: r.name,
+    kind: (ACTOR_KINDS as readonly string[]).includes(r.kind) ? (r.kind as Actor["kind"]) : "agent",
+    display_name: r.display_name || r.name,
+    group: r.group_name,
+    role: r.role,
+    capabilities: jsonArray<string>(r.capabilities),
+    created_at: r.created_at,
+    last_seen_at: r.last_seen_at ?? "",
+  };
+}
+
+const getActor = (ctx: Ctx, id: string) =>
+  ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
+
+const deltaItemSchema = z.object({
+  at: z.string().describe("When it happened."),
+  verb: z.string().describe("What happened, e.g. task.created."),
+  object_type: z.string().describe("Kind of object."),
+  object_id: z.string().describe("The object's id."),
+  actor_id: z.string().describe("Who did it."),
+  summary: z.string().describe("One line."),
+});
+
+export const whoamiTool = defineTool({
+  name: "whoami",
+  title: "Who am I",
+  toolset: "identity",
+  description:
+    "Call first in any run: who you are (from your API key), your open tasks, your inbox count, and what others did since you were last seen. Advances your last_seen_at, so the delta is per actor.",
+  input: z.object({
+    include: z.array(z.enum(["delta_items"])).max(5).optional().describe("Extra sections: delta_items lists the activity since you were last seen (up to 50), not just its count."),
+  }),
+  output: z.object({
+    actor: actorSchema.describe("You."),
+    tenant: z.object({ id: z.string().describe("Tenant id."), slug: z.string().describe("Tenant slug.") }).describe("Your tenant."),
+    session_id: z.string().describe("This MCP session's id, or \"\"."),
+    open_tasks: z.array(taskSummarySchema).describe("Tasks assigned to you that are not done or cancelled, highest priority first (up to 20)."),
+    inbox: z.object({ count: z.number().int().describe("Open handoffs addressed to you.") }).describe("Your inbox."),
+    delta: z.object({
+      since: z.string().describe("Your previous last_seen_at, or \"\" on your first call."),
+      activity_count: z.number().int().describe("Activity by others since then."),
+      items: z.array(deltaItemSchema).describe("That activity, newest first (with include: [\"delta_items\"])."),
+    }).describe("What changed since you were last seen."),
+    hints: z.object({ next: z.array(z.string()).describe("Suggested next calls.") }).describe("Orientation."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  run: async (ctx, input) => {
+    const now = iso(ctx.clock.now());
+    const [actorRes, tenantRes] = await ctx.d1.batch<ActorRow & { slug: string }>([
+      getActor(ctx, ctx.actorId),
+      ctx.d1.prepare(`SELECT slug FROM tenants WHERE id = ?`).bind(ctx.tenantId),
+    ]);
+    const row = actorRes!.results[0]!;
+    const since = row.last_seen_at ?? "";
+    const wantItems = input.include?.includes("delta_items") ?? false;
+    const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof deltaItemSchema>>([
+      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND at > ?`).bind(ctx.tenantId, ctx.actorId, since),
+      ctx.d1
+        .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND actor_id <> ? AND at > ? ORDER BY seq DESC LIMIT ?`)
+        .bind(ctx.tenantId, ctx.actorId, since, wantItems ? 50 : 0),
+      ctx.d1.prepare(`UPDATE actors SET last_seen_at = ? WHERE tenant_id = ? AND id = ?`).bind(now, ctx.tenantId, ctx.actorId),
+    ]);
+    const openTasks = await openTasksFor(ctx, ctx.actorId, 20);
+    const next = openTasks.length > 0
+      ? [`task_get ${openTasks[0]!.ref} to resume your highest-priority task`]
+      : ["task_claim to take the next ready task", "project_query to see the projects"];
+    return {
+      actor: { ...toActor(row), last_seen_at: now },
+      tenant: { id: ctx.tenantId, slug: tenantRes!.results[0]?.slug ?? "" },
+      session_id: ctx.sessionId,
+      open_tasks: openTasks,
+      inbox: { count: 0 },
+      delta: { since, activity_count: countRes!.results[0]?.n ?? 0, items: itemsRes!.results },
+      hints: { next },
+    };
+  },
+  summarize: (r) => `You are ${r.actor.external_ref} (${r.actor.kind}) with ${r.open_tasks.length} open task(s); ${r.delta.activity_count} change(s) since you were last seen.`,
+});
+
+const textField = (max: number, description: string) => z.string().max(max).optional().describe(description);
+
+export const registerActorTool = defineTool({
+  name: "register_actor",
+  title: "Register an actor",
+  toolset: "identity",
+  description:
+    "Register an agent, human or service so it can be assigned tasks and sent handoffs, or re-resolve it: idempotent by external_ref, so racing calls converge on one actor. Fields given on a re-registration update the actor.",
+  input: z.object({
+    external_ref: z.string().min(1).max(200).regex(/^[^\s\u0000-\u001f]+$/, "external_ref must not contain spaces or control characters").describe("Stable reference for the actor, unique in your tenant (e.g. claude-code, alice@example.com)."),
+    kind: z.enum(ACTOR_KINDS).default("agent").describe("agent (default), human or service."),
+    display_name: textField(200, "Human-readable name; defaults to external_ref."),
+    group: textField(100, "Group or team."),
+    role: textField(100, "Role, e.g. reviewer."),
+    capabilities: z.array(z.string().min(1).max(100)).max(50).optional().describe("What the actor can do."),
+  }),
+  output: z.object({
+    actor: actorSchema.describe("The registered actor."),
+    created: z.boolean().describe("True when this call created it; false when it already existed."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const now = iso(ctx.clock.now());
+    const id = uuidv7();
+    // Insert-or-nothing on the unique (tenant, external_ref) index: racing calls converge.
+    const [inserted, , registered] = await ctx.d1.batch<ActorRow>([
+      ctx.d1
+        .prepare(
+          `INSERT INTO actors (id, tenant_id, name, kind, display_name, group_name, role, capabilities, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, name) DO NOTHING RETURNING id`,
+        )
+        .bind(id, ctx.tenantId, input.external_ref, input.kind, input.display_name ?? input.external_ref, input.group ?? "",
+          input.role ?? "", JSON.stringify(input.capabilities ?? []), now, now),
+      activityStatement(ctx, { verb: "actor.registered", objectType: "actor", objectId: id, summary: `registered ${input.kind} ${input.external_ref}`, ifPreviousChanged: true }),
+      ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
+    ]);
+    if (inserted!.results.length > 0) return { actor: toActor(registered!.results[0]!), created: true };
+    const sets: string[] = [];
+    const params: unknown[] = [];
+    const patch: Array<[string, unknown]> = [
+      ["display_name", input.display_name], ["group_name", input.group], ["role", input.role],
+      ["capabilities", input.capabilities && JSON.stringify(input.capabilities)],
+    ];
+    for (const [column, value] of patch) {
+      if (value !== undefined) {
+        sets.push(`${column} = ?`);
+        params.push(value);
+      }
+    }
+    const existing = registered!.results[0]!;
+    const statements = sets.length > 0
+      ? [
+          ctx.d1.prepare(`UPDATE actors SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND name = ?`).bind(...params, now, ctx.tenantId, input.external_ref),
+          activityStatement(ctx, { verb: "actor.updated", objectType: "actor", objectId: existing.id, summary: `updated ${input.external_ref}`, ifPreviousChanged: true }),
+        ]
+      : [];
+    const results = await ctx.d1.batch<ActorRow>([
+      ...statements,
+      ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
+    ]);
+    return { actor: toActor(results[results.length - 1]!.results[0]!), created: false };
+  },
+  summarize: (r) => `${r.created ? "Registered" : "Resolved"} ${r.actor.external_ref} (${r.actor.id}).`,
+});
+
+export const actorQueryTool = defineTool({
+  name: "actor_query",
+  title: "Find actors",
+  toolset: "identity",
+  description: "Directory read: find actors by kind, group, capability or free text (external_ref, name, role). Use it to find actor ids before assigning tasks or sending handoffs. Ordered by external_ref.",
+  input: z.object({
+    kind: z.enum(ACTOR_KINDS).optional().describe("Only this kind."),
+    group: z.string().max(100).optional().describe("Exact group."),
+    capability: z.string().max(100).optional().describe("Actors that list this capability."),
+    q: z.string().max(200).optional().describe("Case-insensitive text in external_ref, display name or role."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({
+    items: z.array(actorSchema).describe("Matching actors."),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
+  }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const where = ["tenant_id = ?"];
+    const params: unknown[] = [ctx.tenantId];
+    if (input.kind) { where.push("kind = ?"); params.push(input.kind); }
+    if (input.group) { where.push("group_name = ?"); params.push(input.group); }
+    if (input.capability) { where.push("EXISTS (SELECT 1 FROM json_each(actors.capabilities) c WHERE c.value = ?)"); params.push(input.capability); }
+    if (input.q?.trim()) {
+      where.push("(instr(lower(name), lower(?)) > 0 OR instr(lower(display_name), lower(?)) > 0 OR instr(lower(role), lower(?)) > 0)");
+      params.push(input.q.trim(), input.q.trim(), input.q.trim());
+    }
+    const after = decodeKeyset(input.cursor, 1);
+    if (after) { where.push("name > ?"); params.push(after[0]); }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<ActorRow>();
+    const page = rows.results.slice(0, input.limit);
+    return {
+      items: page.map(toActor),
+      ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.name]) } : {}),
+    };
+  },
+  summarize: (r) => `${r.items.length} actor(s).`,
+});
+
+export const identityTools = [whoamiTool, registerActorTool, actorQueryTool];
