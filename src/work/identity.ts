@@ -127,7 +127,7 @@ export const registerActorTool = defineTool({
   description:
     "Register an agent, human or service so it can be assigned tasks and sent handoffs, or re-resolve it: idempotent by external_ref, so racing calls converge on one actor. Fields given on a re-registration update the actor.",
   input: z.object({
-    external_ref: z.string().min(1).max(200).regex(/^[^\s\u0000-\u001f]+$/, "external_ref must not contain spaces or control characters").describe("Stable reference for the actor, unique in your tenant (e.g. claude-code, alice@example.com)."),
+    external_ref: z.string().min(1).max(200).regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters").describe("Stable reference for the actor, unique in your tenant (e.g. claude-code, alice@example.com)."),
     kind: z.enum(ACTOR_KINDS).default("agent").describe("agent (default), human or service."),
     display_name: textField(200, "Human-readable name; defaults to external_ref."),
     group: textField(100, "Group or team."),
