@@ -153,7 +153,8 @@ describe("HTTP surface", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts",
-        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions", "whoami"],
+        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
+        "task_assign", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_update", "whoami"],
     );
     const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
     expect(logged.isError).toBeFalsy();
@@ -198,6 +199,34 @@ describe("key provisioning (the keys command's SQL)", () => {
     const db = createDb(env.DB);
     expect(await identityForKey(db, second.key, Date.now() + IDENTITY_CACHE_MS * 10)).toBeNull();
     expect(await identityForKey(db, first.key, Date.now() + IDENTITY_CACHE_MS * 10)).not.toBeNull();
+  });
+});
+
+describe("derived idempotency keys (work-ledger writes without idempotency_key)", () => {
+  const createProject = (key: string, sessionId: string | null, id: number, title = "Retry Safe") =>
+    workerFetch(MCP, {
+      method: "POST",
+      headers: headers(key, sessionId ? { "Mcp-Session-Id": sessionId } : {}),
+      body: rpc("tools/call", { name: "project_create", arguments: { title } }, id),
+    }).then(async (r) => ((await r.json()) as { result: { structuredContent: Record<string, unknown> & { project: { id: string; key: string } } } }).result.structuredContent);
+
+  it("replays a retried message (same session, same JSON-RPC id) and writes again for a new one", async () => {
+    const id = await seedIdentity("http-derived", "agent");
+    const init = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
+    const sessionId = init.headers.get("Mcp-Session-Id")!;
+    const first = await createProject(id.key, sessionId, 41);
+    const retry = await createProject(id.key, sessionId, 41);
+    expect(retry.project.id).toBe(first.project.id);
+    expect(retry.idempotent_replay).toBe(true);
+    const again = await createProject(id.key, sessionId, 42);
+    expect(again.project.id).not.toBe(first.project.id);
+    expect(again.idempotent_replay).toBeUndefined();
+    // Without a session nothing tells a retry from a new call, so nothing is deduplicated.
+    const a = await createProject(id.key, null, 41);
+    const b = await createProject(id.key, null, 41);
+    expect(a.project.id).not.toBe(b.project.id);
+    const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?").bind(id.tenantId).first<{ n: number }>();
+    expect(rows!.n).toBe(4);
   });
 });
 

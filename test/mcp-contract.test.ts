@@ -31,10 +31,16 @@ describe("every tool in the registry", () => {
       expect(schema.type, t.name).toBe("object");
       expect(schema.additionalProperties, t.name).toBe(false);
       expect(schema.anyOf ?? schema.oneOf ?? schema.allOf, t.name).toBeUndefined();
-      for (const [param, prop] of Object.entries(schema.properties ?? {})) {
-        expect(prop.description, `${t.name}.${param}`).toBeTruthy();
-        expect(param, `${t.name}.${param}`).toMatch(/^[a-z]+(_[a-z]+)*$/);
-      }
+      // Nested objects (patches, batch items) need descriptions on their fields too.
+      const walk = (props: Record<string, JsonSchema & { description?: string; items?: JsonSchema }>, path: string) => {
+        for (const [param, prop] of Object.entries(props)) {
+          expect(prop.description, `${path}.${param}`).toBeTruthy();
+          expect(param, `${path}.${param}`).toMatch(/^[a-z]+(_[a-z]+)*$/);
+          const inner = prop.properties ?? prop.items?.properties;
+          if (inner) walk(inner as never, `${path}.${param}`);
+        }
+      };
+      walk((schema.properties ?? {}) as never, t.name);
     }
   });
 
@@ -221,6 +227,13 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   project_update: { project_id: "NOCG", patch: { summary: "checked" } },
   project_query: { detail: "full" },
   project_brief: { project: "NOCG" },
+  task_create: { project_id: "NOCG", title: "First", acceptance_criteria: [{ text: "works" }] },
+  task_create_many: { project_id: "NOCG", tasks: [{ title: "A" }, { title: "B", depends_on: [{ batch_index: 0 }] }] },
+  task_update: { task_id: "NOCG-1", patch: { status: "in_progress" } },
+  task_assign: { task_id: "NOCG-1", actor_id: "me" },
+  task_query: { project_id: "NOCG", state: "ready" },
+  task_get: { task_id: "NOCG-3", include: ["brief"] },
+  task_link: { task_id: "NOCG-2", add_depends_on: ["NOCG-1"] },
 };
 
 describe("no code generation at run time", () => {
@@ -237,7 +250,10 @@ describe("no code generation at run time", () => {
       expect(() => new Function("return 1")).toThrow("code generation attempted");
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
-      const ordered = [...ALL_TOOLS].sort((a, b) => (a.name === "project_create" ? -1 : b.name === "project_create" ? 1 : 0));
+      // Creators first, so the tools that read or change their objects find them.
+      const first = ["project_create", "task_create", "task_create_many"];
+      const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
+      const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
       for (const t of ordered) {
         const args = SAMPLE_ARGS[t.name];
         expect(args, `add sample arguments for ${t.name} to SAMPLE_ARGS`).toBeDefined();

@@ -13,6 +13,8 @@ export interface Ctx {
   actorName: string;
   /** The MCP session the call arrived in, or "" outside one. */
   sessionId: string;
+  /** The JSON-RPC id of the tools/call being served (a transport retry resends the same id), or null. */
+  requestId?: string | number | null;
   clock: Clock;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;

@@ -21,12 +21,15 @@ export function stableStringify(value: unknown): string {
 }
 
 /**
- * The key a work-ledger write gets when the caller passes none: its arguments plus the session
- * (the actor is already part of every key's scope). A retry of the same call in the same
- * session replays; the same call in a new session writes again.
+ * The key a work-ledger write gets when the caller passes none: the session, the JSON-RPC
+ * request id and the arguments (the actor is already part of every key's scope). A transport
+ * retry resends the same message, so it replays; a new call has a new request id, so setting a
+ * field back to an earlier value in the same session is never mistaken for a retry. Without a
+ * session or a request id there is nothing to tell a retry from a new call: no key is derived.
  */
-export async function derivedKey(ctx: Ctx, args: Record<string, unknown>): Promise<string> {
-  return `derived:${await sha256Hex(`${ctx.sessionId}\n${stableStringify(args)}`)}`;
+export async function derivedKey(ctx: Ctx, args: Record<string, unknown>): Promise<string | undefined> {
+  if (!ctx.sessionId || ctx.requestId === undefined || ctx.requestId === null) return undefined;
+  return `derived:${await sha256Hex(`${ctx.sessionId}\n${JSON.stringify(ctx.requestId)}\n${stableStringify(args)}`)}`;
 }
 
 interface StoredKey {

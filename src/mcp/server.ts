@@ -27,7 +27,7 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
   });
   server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map(toolListing) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const def = tools.find((t) => t.name === request.params.name);
     if (!def) {
       throw new McpError(
@@ -35,7 +35,7 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
         `Unknown tool '${request.params.name}' on this surface. Call tools/list for the available tools, or add its toolset with ?toolsets=… .`,
       );
     }
-    return callTool(def, ctx, request.params.arguments);
+    return callTool(def, { ...ctx, requestId: extra.requestId }, request.params.arguments);
   });
   return server;
 }

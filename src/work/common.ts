@@ -94,3 +94,6 @@ export const dateField = (description: string) =>
     .regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date as YYYY-MM-DD")
     .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "not a calendar date")
     .describe(description);
+
+/** A field that also takes null (meaning "clear it"), keeping its description where clients read it. */
+export const clearable = <T extends z.ZodType>(field: T) => field.nullable().describe(`${field.description ?? ""} null clears it.`.trim());

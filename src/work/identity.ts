@@ -156,19 +156,20 @@ export const registerActorTool = defineTool({
       ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
     ]);
     if (inserted!.results.length > 0) return { actor: toActor(registered!.results[0]!), created: true };
+    const existing = registered!.results[0]!;
     const sets: string[] = [];
     const params: unknown[] = [];
-    const patch: Array<[string, unknown]> = [
+    const patch: Array<[keyof ActorRow, string | undefined]> = [
       ["display_name", input.display_name], ["group_name", input.group], ["role", input.role],
       ["capabilities", input.capabilities && JSON.stringify(input.capabilities)],
     ];
+    // Only fields that differ: a repeated re-registration writes nothing.
     for (const [column, value] of patch) {
-      if (value !== undefined) {
+      if (value !== undefined && value !== existing[column]) {
         sets.push(`${column} = ?`);
         params.push(value);
       }
     }
-    const existing = registered!.results[0]!;
     const statements = sets.length > 0
       ? [
           ctx.d1.prepare(`UPDATE actors SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND name = ?`).bind(...params, now, ctx.tenantId, input.external_ref),

@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, dateField, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
+import { activityStatement, actorRefField, clearable, cursorField, dateField, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -33,7 +33,8 @@ const KEY_RULE = /^[A-Za-z][A-Za-z0-9]{1,15}$/;
 
 /** A key from a title: initials of its words, or its first letters. */
 export function keyFromTitle(title: string): string {
-  const words = title.normalize("NFKD").replace(/[^A-Za-z0-9 ]+/g, " ").trim().split(/\s+/).filter(Boolean);
+  // NFKD splits accented letters into letter + combining mark; drop the marks so "Café" stays one word.
+  const words = title.normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[^A-Za-z0-9 ]+/g, " ").trim().split(/\s+/).filter(Boolean);
   const letters = words.length >= 2 ? words.map((w) => w[0]).join("") : (words[0] ?? "");
   const key = letters.replace(/^[0-9]+/, "").slice(0, 6).toUpperCase();
   return key.length >= 2 ? key : `P${key || "X"}`.padEnd(2, "X");
@@ -118,7 +119,7 @@ export const projectCreateTool = defineTool({
   summarize: (r) => `Created project ${r.project.key} (${r.project.id}).`,
 });
 
-const nullableDate = (d: string) => dateField(d).nullable().optional();
+const nullableDate = (d: string) => clearable(dateField(d)).optional();
 
 export const projectUpdateTool = defineTool({
   name: "project_update",
@@ -133,10 +134,10 @@ export const projectUpdateTool = defineTool({
         summary: z.string().max(2000).optional().describe("New summary."),
         description: z.string().max(20000).optional().describe("New description."),
         status: z.enum(PROJECT_STATUSES).optional().describe("New status."),
-        start_on: nullableDate("Start date, or null to clear."),
-        target_on: nullableDate("Target date, or null to clear."),
-        owner_actor_id: actorRefField("Owner, or null to clear.").nullable().optional(),
-        parent_project_id: z.string().max(100).nullable().optional().describe("Parent project id or key, or null to clear."),
+        start_on: nullableDate("Start date (YYYY-MM-DD)."),
+        target_on: nullableDate("Target date (YYYY-MM-DD)."),
+        owner_actor_id: clearable(actorRefField("Owner.")).optional(),
+        parent_project_id: clearable(z.string().max(100).describe("Parent project id or key.")).optional(),
       })
       .strict()
       .refine((p) => Object.keys(p).length > 0, "patch names no field")

@@ -33,7 +33,8 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts",
-        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions", "whoami"],
+        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
+        "task_assign", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_update", "whoami"],
     );
     for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
   });
@@ -82,7 +83,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const ro = await connect(inject("keyA"), "?readonly=1");
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
-    expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query"]);
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);

@@ -1,0 +1,142 @@
+/** task_create and task_create_many: one creation path, atomic for a whole batch. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { defineTool } from "../mcp/define-tool";
+import { invalidInput, notFound } from "../mcp/errors";
+import { activityStatement, actorRefField, dateField, resolveActor } from "./common";
+import { findProject } from "./projects";
+import { criterionSchema, findTask, selectTask, taskSchema, toTask, type TaskRow } from "./task-model";
+
+export const LABEL = z.string().min(1).max(50).regex(/^[\p{L}\p{N}_.:/-]+$/u, "labels are single words: letters, digits, _ . : / -");
+
+const itemFields = {
+  title: z.string().trim().min(1).max(300).describe("Title."),
+  body: z.string().max(65_536).optional().describe("Description (up to 64KB)."),
+  assignee_actor_id: actorRefField("Assignee.").optional(),
+  priority: z.number().int().min(0).max(4).default(2).describe("0 (highest) to 4; default 2."),
+  due_on: dateField("Due date (YYYY-MM-DD).").optional(),
+  parent_task_id: z.string().min(1).max(100).optional().describe("Parent task id or KEY-number, making this a subtask."),
+  labels: z.array(LABEL).max(20).optional().describe("Labels (task_claim can filter by one)."),
+  acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Checklist; done is refused until every item is met."),
+  requires_evidence: z.boolean().default(false).describe("If true, done needs a code ref or attachment on the task."),
+  reviewer_actor_id: actorRefField("Reviewer: moving to in_review opens a review handoff to them, and done waits for their answer.").optional(),
+};
+
+const batchRef = z.object({ batch_index: z.number().int().min(0).max(99).describe("Index of an earlier item in this batch.") }).strict();
+
+export const createItemSchema = z.object({
+  ...itemFields,
+  depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one waits on (ids or KEY-number refs)."),
+});
+const manyItemSchema = z.object({
+  ...itemFields,
+  depends_on: z.array(z.union([z.string().min(1).max(100), batchRef])).max(50).optional()
+    .describe("Tasks this one waits on: existing ids / KEY-number refs, or {batch_index: N} for an earlier item of this batch."),
+});
+type ManyItem = z.infer<typeof manyItemSchema>;
+
+/** Resolves every reference of a batch up front, so a bad one fails the call before any write. */
+async function createTasks(ctx: Ctx, projectRef: string, items: ManyItem[]): Promise<{ ids: string[]; refs: string[] }> {
+  const project = await findProject(ctx, projectRef);
+  const actorIds = new Map<string, string>();
+  const taskIds = new Map<string, string>();
+  for (const item of items) {
+    for (const ref of [item.assignee_actor_id, item.reviewer_actor_id]) {
+      if (ref && !actorIds.has(ref)) actorIds.set(ref, await resolveActor(ctx, ref));
+    }
+    for (const ref of [item.parent_task_id, ...(item.depends_on ?? [])]) {
+      if (typeof ref === "string" && !taskIds.has(ref)) taskIds.set(ref, (await findTask(ctx, ref)).id);
+    }
+  }
+  items.forEach((item, i) => {
+    for (const dep of item.depends_on ?? []) {
+      if (typeof dep !== "string" && dep.batch_index >= i) {
+        throw invalidInput(`tasks[${i}].depends_on refers to batch_index ${dep.batch_index}, which is not an earlier item.`,
+          "A batch item may depend only on items before it (batch_index < its own index), which keeps the batch acyclic.");
+      }
+    }
+  });
+
+  const now = iso(ctx.clock.now());
+  const ids = items.map(() => uuidv7(ctx.clock.now().getTime()));
+  const n = items.length;
+  const statements: D1PreparedStatement[] = [
+    // Numbers come from the project's counter, bumped once for the batch inside the same atomic batch.
+    ctx.d1.prepare(`UPDATE projects SET task_seq = task_seq + ? WHERE tenant_id = ? AND id = ?`).bind(n, ctx.tenantId, project.id),
+  ];
+  items.forEach((item, i) => {
+    statements.push(
+      ctx.d1
+        .prepare(
+          `INSERT INTO tasks (id, tenant_id, project_id, seq, title, body, status, priority, assignee_actor_id, reviewer_actor_id, due_on,
+             parent_task_id, labels, acceptance_criteria, requires_evidence, created_by, created_at, updated_at)
+           VALUES (?, ?, ?, (SELECT task_seq FROM projects WHERE id = ?) - ?, ?, ?, 'todo', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .bind(ids[i], ctx.tenantId, project.id, project.id, n - 1 - i, item.title, item.body ?? "", item.priority,
+          item.assignee_actor_id ? actorIds.get(item.assignee_actor_id)! : null,
+          item.reviewer_actor_id ? actorIds.get(item.reviewer_actor_id)! : null,
+          item.due_on ?? null, item.parent_task_id ? taskIds.get(item.parent_task_id)! : null,
+          JSON.stringify([...new Set(item.labels ?? [])]), JSON.stringify(item.acceptance_criteria ?? []),
+          item.requires_evidence ? 1 : 0, ctx.actorId, now, now),
+    );
+    const deps = new Set((item.depends_on ?? []).map((d) => (typeof d === "string" ? taskIds.get(d)! : ids[d.batch_index]!)));
+    for (const dep of deps) {
+      statements.push(
+        ctx.d1.prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) VALUES (?, ?, ?, ?)`).bind(ctx.tenantId, ids[i], dep, now),
+      );
+    }
+    statements.push(activityStatement(ctx, { verb: "task.created", objectType: "task", objectId: ids[i]!, projectId: project.id, summary: `created ${item.title}` }));
+  });
+  await ctx.d1.batch(statements);
+  const seqs = await ctx.d1
+    .prepare(`SELECT id, seq FROM tasks WHERE tenant_id = ? AND id IN (${ids.map(() => "?").join(", ")})`)
+    .bind(ctx.tenantId, ...ids)
+    .all<{ id: string; seq: number }>();
+  const seqOf = new Map(seqs.results.map((r) => [r.id, r.seq]));
+  return { ids, refs: ids.map((id) => `${project.key}-${seqOf.get(id)}`) };
+}
+
+export const taskCreateTool = defineTool({
+  name: "task_create",
+  title: "Create a task",
+  toolset: "tasks",
+  description:
+    "Create a task (or a subtask with parent_task_id) in a project and wire its blockers (depends_on). Verification options: acceptance_criteria (all must be met before done), requires_evidence (a code ref or attachment), reviewer_actor_id (their answer gates done). Returns the task with its id and KEY-number ref.",
+  input: z.object({ project_id: z.string().min(1).max(100).describe("Project id or key."), ...createItemSchema.shape }),
+  output: z.object({ task: taskSchema.describe("The new task.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, { project_id, ...item }) => {
+    const { ids } = await createTasks(ctx, project_id, [item]);
+    const row = await selectTask(ctx, ids[0]!).first<TaskRow>();
+    if (!row) throw notFound("task", ids[0]!, "The task vanished right after creation; retry.");
+    return { task: toTask(row) };
+  },
+  summarize: (r) => `Created ${r.task.ref}: ${r.task.title}.`,
+});
+
+export const taskCreateManyTool = defineTool({
+  name: "task_create_many",
+  title: "Create many tasks",
+  toolset: "tasks",
+  description:
+    "Create a whole plan of tasks in ONE atomic call (all or nothing, up to 100). An item's depends_on may name existing tasks or an earlier item of the same batch as {batch_index: N}, so a plan and its dependency graph go in together. Returns the count and the ids and refs in input order.",
+  input: z.object({
+    project_id: z.string().min(1).max(100).describe("Project id or key."),
+    tasks: z.array(manyItemSchema).min(1).max(100).describe("The tasks, each like task_create without project_id."),
+  }),
+  output: z.object({
+    count: z.number().int().describe("Tasks created."),
+    task_ids: z.array(z.string()).describe("Ids in input order."),
+    refs: z.array(z.string()).describe("KEY-number refs in input order."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const { ids, refs } = await createTasks(ctx, input.project_id, input.tasks);
+    return { count: ids.length, task_ids: ids, refs };
+  },
+  summarize: (r) => `Created ${r.count} task(s): ${r.refs.join(", ")}.`,
+});

@@ -1,0 +1,183 @@
+/** task_update (state machine, optimistic concurrency, done gates) and task_assign. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { defineTool } from "../mcp/define-tool";
+import { ToolError } from "../mcp/errors";
+import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
+import { LABEL } from "./task-create";
+import { criterionSchema, findTask, REOPEN, STATUS_LIST, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
+import { TASK_STATUSES, type TaskStatus } from "./task-summary";
+
+/** Reasons a task may not be done yet, checked in this order; the first one refuses. */
+async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvidence: boolean, reviewer: string | null): Promise<void> {
+  const unmet = criteria.find((c) => !c.met);
+  if (unmet) {
+    throw new ToolError("criteria_unmet", `Acceptance criterion not met: "${unmet.text}"`, {
+      hint: "Do the work, then mark the criterion met (patch acceptance_criteria with met: true) before moving to done.",
+    });
+  }
+  const [evidence, review] = await ctx.d1.batch<{ n: number }>([
+    ctx.d1
+      .prepare(
+        `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL)
+              + (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS n`,
+      )
+      .bind(ctx.tenantId, task.id),
+    ctx.d1
+      .prepare(`SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ? AND related_task_id = ? AND kind = 'review' AND responded_by = ? AND responded_at IS NOT NULL`)
+      .bind(ctx.tenantId, task.id, reviewer ?? ""),
+  ]);
+  if (requiresEvidence && (evidence!.results[0]?.n ?? 0) === 0) {
+    throw new ToolError("evidence_required", "This task requires evidence before done: no code ref or attachment is recorded on it.", {
+      hint: "Record the delivering commit or PR with task_code_ref, or attach a file or link with attach_add, then retry.",
+    });
+  }
+  if (reviewer && (review!.results[0]?.n ?? 0) === 0) {
+    throw new ToolError("review_pending", "This task's reviewer has not answered its review handoff yet.", {
+      hint: "Move it to in_review (which opens the review handoff) and wait for the reviewer's handoff_respond, or clear reviewer_actor_id.",
+    });
+  }
+}
+
+const patchSchema = z
+  .object({
+    status: z.enum(TASK_STATUSES).optional().describe(`New status (${STATUS_LIST}); moves follow the state machine.`),
+    title: z.string().trim().min(1).max(300).optional().describe("New title."),
+    body: z.string().max(65_536).optional().describe("New description."),
+    priority: z.number().int().min(0).max(4).optional().describe("0 (highest) to 4."),
+    assignee_actor_id: clearable(actorRefField("Assignee.")).optional(),
+    due_on: clearable(dateField("Due date (YYYY-MM-DD).")).optional(),
+    labels: z.array(LABEL).max(20).optional().describe("Replaces the labels."),
+    acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Replaces the checklist."),
+    requires_evidence: z.boolean().optional().describe("Whether done needs a code ref or attachment."),
+    reviewer_actor_id: clearable(actorRefField("Reviewer (clearing it removes the review gate).")).optional(),
+    allow_reopen: z.boolean().optional().describe("Allow moving a done or cancelled task back (done → todo/in_progress, cancelled → todo)."),
+    expected_status: z.enum(TASK_STATUSES).optional().describe("Precondition: fail with conflict if the task's status is no longer this."),
+  })
+  .strict();
+type Patch = z.infer<typeof patchSchema>;
+
+function checkTransition(from: TaskStatus, to: TaskStatus, allowReopen: boolean): void {
+  if (from === to) return;
+  const allowed = [...TRANSITIONS[from], ...(allowReopen ? REOPEN[from] : [])];
+  if (!allowed.includes(to)) {
+    const reopen = REOPEN[from].length > 0 && !allowReopen ? ` With allow_reopen: true it may move to ${REOPEN[from].join(" or ")}.` : "";
+    throw new ToolError("invalid_transition", `A ${from} task cannot move to ${to}.`, {
+      hint: allowed.length > 0 ? `From ${from} it may move to: ${allowed.join(", ")}.${reopen}` : `${from} is terminal.${reopen}`,
+    });
+  }
+}
+
+/** Applies a patch with every rule task_update promises; task_assign reuses it. */
+export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated"): Promise<{ task: Task; changed: string[] }> {
+  const task = await findTask(ctx, ref);
+  if (patch.expected_status && patch.expected_status !== task.status) {
+    throw new ToolError("conflict", `The task's status is ${task.status}, not ${patch.expected_status}: it moved since you read it.`, {
+      hint: "Re-read the task with task_get and decide again.",
+      retryable: false,
+    });
+  }
+  const to = patch.status ?? task.status;
+  checkTransition(task.status, to, patch.allow_reopen ?? false);
+
+  const next: Record<string, unknown> = {};
+  if (patch.title !== undefined) next.title = patch.title;
+  if (patch.body !== undefined) next.body = patch.body;
+  if (patch.priority !== undefined) next.priority = patch.priority;
+  if (patch.due_on !== undefined) next.due_on = patch.due_on;
+  if (patch.labels !== undefined) next.labels = JSON.stringify([...new Set(patch.labels)]);
+  if (patch.acceptance_criteria !== undefined) next.acceptance_criteria = JSON.stringify(patch.acceptance_criteria);
+  if (patch.requires_evidence !== undefined) next.requires_evidence = patch.requires_evidence ? 1 : 0;
+  if (patch.assignee_actor_id !== undefined) next.assignee_actor_id = patch.assignee_actor_id === null ? null : await resolveActor(ctx, patch.assignee_actor_id);
+  if (patch.reviewer_actor_id !== undefined) next.reviewer_actor_id = patch.reviewer_actor_id === null ? null : await resolveActor(ctx, patch.reviewer_actor_id);
+  const reviewer = next.reviewer_actor_id !== undefined ? (next.reviewer_actor_id as string | null) : task.reviewer_actor_id;
+
+  const now = iso(ctx.clock.now());
+  if (to !== task.status) {
+    next.status = to;
+    if (to === "done") {
+      await doneGate(ctx, task, patch.acceptance_criteria ?? task.acceptance_criteria, patch.requires_evidence ?? task.requires_evidence, reviewer);
+      next.done_at = now;
+    }
+    if (task.status === "done") next.done_at = null;
+    // Leaving in_progress ends the claim's lease.
+    if (to !== "in_progress") { next.lease_expires_at = null; next.claimed_at = null; }
+  }
+  const current: Record<string, unknown> = {
+    ...task, labels: JSON.stringify(task.labels), acceptance_criteria: JSON.stringify(task.acceptance_criteria),
+    requires_evidence: task.requires_evidence ? 1 : 0,
+  };
+  const columns = Object.keys(next).filter((k) => next[k] !== current[k]);
+  if (columns.length === 0) return { task, changed: [] };
+  // Bookkeeping columns move with status; they are not what the caller asked to change.
+  const changed = columns.filter((c) => !["done_at", "lease_expires_at", "claimed_at"].includes(c));
+  const statements: D1PreparedStatement[] = [
+    // Compare-and-swap on the status read above: a racing writer that moved it wins, we report conflict.
+    ctx.d1
+      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status),
+    activityStatement(ctx, {
+      verb: to !== task.status ? `task.${to}` : verb, objectType: "task", objectId: task.id, projectId: task.project_id,
+      summary: to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`,
+      metadata: { changed, from: task.status, to }, ifPreviousChanged: true,
+    }),
+  ];
+  if (to === "in_review" && task.status !== "in_review" && reviewer) {
+    // The review handoff opens with the move, unless one is already open for this task and reviewer.
+    const handoffId = uuidv7();
+    statements.push(
+      ctx.d1
+        .prepare(
+          `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, created_at, updated_at)
+           SELECT ?, ?, 'review', ?, ?, ?, 'open', ?, ?, ?, ?, ? WHERE changes() > 0 AND NOT EXISTS (
+             SELECT 1 FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
+             WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed') AND r.actor_id = ?)`,
+        )
+        .bind(handoffId, ctx.tenantId, `Review ${task.ref}: ${task.title}`, `Please review ${task.ref}. Answer with handoff_respond.`, ctx.actorId,
+          task.id, task.project_id, `review:${task.id}:${reviewer}`, now, now, ctx.tenantId, task.id, reviewer),
+      ctx.d1
+        .prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE changes() > 0`)
+        .bind(ctx.tenantId, handoffId, reviewer),
+    );
+  }
+  const [updated] = await ctx.d1.batch<{ id: string }>(statements);
+  if (updated!.results.length === 0) {
+    throw new ToolError("conflict", `${task.ref} changed status while this call ran.`, { hint: "Re-read it with task_get and retry.", retryable: true });
+  }
+  return { task: await findTask(ctx, task.id), changed };
+}
+
+export const taskUpdateTool = defineTool({
+  name: "task_update",
+  title: "Update a task",
+  toolset: "tasks",
+  description:
+    "Patch a task. Status moves follow the state machine (todo → in_progress/in_review/done/cancelled; in_progress and in_review move among themselves and to done/cancelled; done and cancelled reopen only with allow_reopen). Moving to in_review with a reviewer opens a review handoff. Done is refused until acceptance criteria are all met (the refusal quotes the first unmet one), evidence exists if required, and the reviewer has answered. expected_status is an optimistic-concurrency precondition. Explicit null clears assignee, reviewer and due date.",
+  input: z.object({
+    task_id: taskRefField("The task."),
+    patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change, plus allow_reopen and expected_status."),
+  }),
+  output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: (ctx, input) => updateTask(ctx, input.task_id, input.patch),
+  summarize: (r) => (r.changed.length ? `${r.task.ref}: ${r.changed.join(", ")} changed (now ${r.task.status}).` : `${r.task.ref}: nothing to change.`),
+});
+
+export const taskAssignTool = defineTool({
+  name: "task_assign",
+  title: "Assign a task",
+  toolset: "tasks",
+  description: "Delegate a task: assign it to an actor, to yourself (\"me\"), or to no one (null). Same effect as a task_update assignee patch, recorded as task.assigned on the timeline.",
+  input: z.object({
+    task_id: taskRefField("The task."),
+    actor_id: clearable(actorRefField("The new assignee.")),
+  }),
+  output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: (ctx, input) => updateTask(ctx, input.task_id, { assignee_actor_id: input.actor_id }, "task.assigned"),
+  summarize: (r) => `${r.task.ref} is assigned to ${r.task.assignee_actor_id ?? "no one"}.`,
+});
