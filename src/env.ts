@@ -1,9 +1,11 @@
+import type { ClaimsDO } from "./durable/claims";
 import type { SessionDO } from "./durable/session";
 
 /** Bindings and vars the Worker receives; see wrangler.toml. */
 export interface Env {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace<SessionDO>;
+  CLAIMS: DurableObjectNamespace<ClaimsDO>;
   /** Comma-separated browser origins allowed to call /mcp. */
   ALLOWED_ORIGINS?: string;
   /** "1" mounts the benchmark-only routes (bench/ sets it on wrangler dev; never in production). */

@@ -1,8 +1,13 @@
 import { app } from "./app";
+import { runMaintenance } from "./cron/maintenance";
 import type { Env } from "./env";
 
+export { ClaimsDO } from "./durable/claims";
 export { SessionDO } from "./durable/session";
 
 export default {
   fetch: app.fetch,
+  async scheduled(controller, env, ctx) {
+    ctx.waitUntil(runMaintenance(env, new Date(controller.scheduledTime)));
+  },
 } satisfies ExportedHandler<Env>;

@@ -2,6 +2,7 @@ declare namespace Cloudflare {
   interface Env {
     DB: D1Database;
     SESSIONS: DurableObjectNamespace<import("../src/durable/session").SessionDO>;
+    CLAIMS: DurableObjectNamespace<import("../src/durable/claims").ClaimsDO>;
     ALLOWED_ORIGINS?: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
@@ -10,6 +11,6 @@ declare namespace Cloudflare {
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "SessionDO";
+    durableNamespaces: "SessionDO" | "ClaimsDO";
   }
 }

@@ -154,7 +154,8 @@ describe("HTTP surface", () => {
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts",
         "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
-        "task_assign", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_update", "whoami"],
+        "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
+        "task_update", "whoami"],
     );
     const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
     expect(logged.isError).toBeFalsy();

@@ -234,6 +234,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   task_query: { project_id: "NOCG", state: "ready" },
   task_get: { task_id: "NOCG-3", include: ["brief"] },
   task_link: { task_id: "NOCG-2", add_depends_on: ["NOCG-1"] },
+  task_claim: { project_id: "NOCG" },
+  task_release: { task_id: "NOCG-1" },
 };
 
 describe("no code generation at run time", () => {
@@ -251,7 +253,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
       for (const t of ordered) {
