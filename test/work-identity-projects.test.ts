@@ -531,7 +531,7 @@ describe("project_create", () => {
     const w = await world("pc-taken");
     await createProject(w.ctx, { title: "Agent Ledger", key: "AL" });
     const e1 = await rejects(w.ctx, "project_create", { title: "Other", key: "al" }, "key_taken");
-    expect(e1.message).toContain("al");
+    expect(e1.message).toContain("AL");
     await rejects(w.ctx, "project_create", { title: "Other", key: "Al" }, "key_taken");
     await rejects(w.ctx, "project_create", { title: "Other", key: "AL" }, "key_taken");
     expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
@@ -539,7 +539,7 @@ describe("project_create", () => {
     await env.DB.prepare("UPDATE projects SET deleted_at = ? WHERE tenant_id = ? AND key = 'AL'").bind(T0, w.id.tenantId).run();
     const again = await ok(w.ctx, "project_create", { title: "Other", key: "al" });
     expect(again.idempotent_replay).toBeUndefined();
-    expect(again.project.key).toBe("al");
+    expect(again.project.key).toBe("AL");
   });
 
   it("refuses bad keys, bad dates, bad statuses and unknown keys", async () => {
@@ -762,7 +762,7 @@ describe("project_query", () => {
     expect((await ok(w.ctx, "project_query", { project_id: beta.id })).items).toEqual([]);
     await rejects(w.ctx, "project_brief", { project: "BT" }, "not_found");
     const reborn = await createProject(w.ctx, { title: "Beta Again", key: "bt" });
-    expect(reborn.key).toBe("bt");
+    expect(reborn.key).toBe("BT");
     expect((await ok(w.ctx, "project_brief", { project: "BT" })).project.id).toBe(reborn.id);
   });
 
@@ -1001,11 +1001,46 @@ describe("tenant isolation", () => {
 
     // The same key in another tenant is fine; A's key stays taken in A.
     const bsec = await createProject(b.ctx, { title: "Secret too", key: "sec" });
-    expect(bsec.key).toBe("sec");
+    expect(bsec.key).toBe("SEC");
     await rejects(a.ctx, "project_create", { title: "Again", key: "Sec" }, "key_taken");
     expect((await ok(b.ctx, "project_brief", { project: "SEC" })).project.id).toBe(bsec.id);
     expect((await ok(a.ctx, "project_brief", { project: "SEC" })).project.id).toBe(secret.id);
     expect((await ok(a.ctx, "project_brief", { project: "SEC" })).task_counts.total).toBe(1);
     expect((await ok(b.ctx, "project_brief", { project: "SEC" })).task_counts.total).toBe(0);
+  });
+});
+
+describe("follow-ups", () => {
+  it("register_actor updates kind on a re-registration that names it, and keeps it otherwise", async () => {
+    const w = await world("ra-kind");
+    const created = await ok(w.ctx, "register_actor", { external_ref: "alice" });
+    expect(created.actor.kind).toBe("agent");
+    const human = await ok(w.ctx, "register_actor", { external_ref: "alice", kind: "human" });
+    expect(human).toMatchObject({ created: false, actor: { id: created.actor.id, kind: "human" } });
+    const same = await ok(w.ctx, "register_actor", { external_ref: "alice", display_name: "Alice" });
+    expect(same.actor.kind).toBe("human");
+  });
+
+  it("refuses a start date after the target date, on create and on update", async () => {
+    const w = await world("pc-dates-order");
+    await rejects(w.ctx, "project_create", { title: "Backwards", key: "BW", start_on: "2026-09-01", target_on: "2026-08-01" }, "invalid_dates");
+    const p = await ok(w.ctx, "project_create", { title: "Forwards", key: "FW", start_on: "2026-08-01", target_on: "2026-09-01" });
+    await rejects(w.ctx, "project_update", { project_id: p.project.id, patch: { start_on: "2026-10-01" } }, "invalid_dates");
+    const moved = await ok(w.ctx, "project_update", { project_id: p.project.id, patch: { start_on: "2026-10-01", target_on: null } });
+    expect(moved.project).toMatchObject({ start_on: "2026-10-01", target_on: null });
+  });
+
+  it("whoami's delta counts activity written in the same millisecond as the previous whoami", async () => {
+    const w = await world("who-same-ms", "watcher");
+    const slug = (await env.DB.prepare("SELECT slug FROM tenants WHERE id = ?").bind(w.id.tenantId).first<{ slug: string }>())!.slug;
+    const other = await seedIdentity(slug, "worker");
+    const otherCtx = makeCtx(other, w.clock, "sess-2");
+    await ok(w.ctx, "whoami", {});
+    // Same clock reading: a timestamp comparison would miss this write.
+    await ok(otherCtx, "project_create", { title: "Same Millisecond", key: "SMS" });
+    const delta = await ok(w.ctx, "whoami", { include: ["delta_items"] });
+    expect(delta.delta.activity_count).toBe(1);
+    expect(delta.delta.items[0]).toMatchObject({ verb: "project.created" });
+    expect((await ok(w.ctx, "whoami", {})).delta.activity_count).toBe(0);
   });
 });

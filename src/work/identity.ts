@@ -32,9 +32,10 @@ interface ActorRow {
   capabilities: string;
   created_at: string;
   last_seen_at: string | null;
+  last_seen_activity_seq?: number;
 }
 
-const ACTOR_COLUMNS = "id, name, kind, display_name, group_name, role, capabilities, created_at, last_seen_at";
+const ACTOR_COLUMNS = "id, name, kind, display_name, group_name, role, capabilities, created_at, last_seen_at, last_seen_activity_seq";
 
 export function toActor(r: ActorRow): Actor {
   return {
@@ -93,13 +94,18 @@ export const whoamiTool = defineTool({
     ]);
     const row = actorRes!.results[0]!;
     const since = row.last_seen_at ?? "";
+    const seenSeq = row.last_seen_activity_seq ?? 0;
     const wantItems = input.include?.includes("delta_items") ?? false;
+    // One batch is one transaction: the count, the items and the new high-water mark all see the
+    // same activity, so nothing falls between two whoami calls.
     const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof deltaItemSchema>>([
-      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND at > ?`).bind(ctx.tenantId, ctx.actorId, since),
+      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ?`).bind(ctx.tenantId, ctx.actorId, seenSeq),
       ctx.d1
-        .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND actor_id <> ? AND at > ? ORDER BY seq DESC LIMIT ?`)
-        .bind(ctx.tenantId, ctx.actorId, since, wantItems ? 50 : 0),
-      ctx.d1.prepare(`UPDATE actors SET last_seen_at = ? WHERE tenant_id = ? AND id = ?`).bind(now, ctx.tenantId, ctx.actorId),
+        .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`)
+        .bind(ctx.tenantId, ctx.actorId, seenSeq, wantItems ? 50 : 0),
+      ctx.d1
+        .prepare(`UPDATE actors SET last_seen_at = ?, last_seen_activity_seq = (SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?) WHERE tenant_id = ? AND id = ?`)
+        .bind(now, ctx.tenantId, ctx.tenantId, ctx.actorId),
     ]);
     const openTasks = await openTasksFor(ctx, ctx.actorId, 20);
     const next = openTasks.length > 0
@@ -128,7 +134,7 @@ export const registerActorTool = defineTool({
     "Register an agent, human or service so it can be assigned tasks and sent handoffs, or re-resolve it: idempotent by external_ref, so racing calls converge on one actor. Fields given on a re-registration update the actor.",
   input: z.object({
     external_ref: z.string().min(1).max(200).regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters").describe("Stable reference for the actor, unique in your tenant (e.g. claude-code, alice@example.com)."),
-    kind: z.enum(ACTOR_KINDS).default("agent").describe("agent (default), human or service."),
+    kind: z.enum(ACTOR_KINDS).optional().describe("agent (the default for a new actor), human or service. Given on a re-registration, it updates the kind."),
     display_name: textField(200, "Human-readable name; defaults to external_ref."),
     group: textField(100, "Group or team."),
     role: textField(100, "Role, e.g. reviewer."),
@@ -150,9 +156,9 @@ export const registerActorTool = defineTool({
           `INSERT INTO actors (id, tenant_id, name, kind, display_name, group_name, role, capabilities, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, name) DO NOTHING RETURNING id`,
         )
-        .bind(id, ctx.tenantId, input.external_ref, input.kind, input.display_name ?? input.external_ref, input.group ?? "",
+        .bind(id, ctx.tenantId, input.external_ref, input.kind ?? "agent", input.display_name ?? input.external_ref, input.group ?? "",
           input.role ?? "", JSON.stringify(input.capabilities ?? []), now, now),
-      activityStatement(ctx, { verb: "actor.registered", objectType: "actor", objectId: id, summary: `registered ${input.kind} ${input.external_ref}`, ifPreviousChanged: true }),
+      activityStatement(ctx, { verb: "actor.registered", objectType: "actor", objectId: id, summary: `registered ${input.kind ?? "agent"} ${input.external_ref}`, ifPreviousChanged: true }),
       ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
     ]);
     if (inserted!.results.length > 0) return { actor: toActor(registered!.results[0]!), created: true };
@@ -160,7 +166,7 @@ export const registerActorTool = defineTool({
     const sets: string[] = [];
     const params: unknown[] = [];
     const patch: Array<[keyof ActorRow, string | undefined]> = [
-      ["display_name", input.display_name], ["group_name", input.group], ["role", input.role],
+      ["kind", input.kind], ["display_name", input.display_name], ["group_name", input.group], ["role", input.role],
       ["capabilities", input.capabilities && JSON.stringify(input.capabilities)],
     ];
     // Only fields that differ: a repeated re-registration writes nothing.

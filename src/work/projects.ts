@@ -50,6 +50,12 @@ export async function findProject(ctx: Ctx, ref: string): Promise<Project> {
   return row;
 }
 
+function checkDates(start: string | null | undefined, target: string | null | undefined): void {
+  if (start && target && start > target) {
+    throw new ToolError("invalid_dates", `start_on ${start} is after target_on ${target}.`, { hint: "Set a start date on or before the target date." });
+  }
+}
+
 /** Whether making `parentId` the parent of `projectId` would close a loop. */
 // Binds, in order: the would-be parent, the tenant, the project being re-parented.
 const PARENT_CYCLE_SQL = `WITH RECURSIVE up(id) AS (
@@ -91,11 +97,13 @@ export const projectCreateTool = defineTool({
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
+    checkDates(input.start_on, input.target_on);
     const parentId = input.parent_project_id ? await checkParent(ctx, input.parent_project_id, null) : null;
     const ownerId = input.owner_actor_id ? await resolveActor(ctx, input.owner_actor_id) : null;
     const now = iso(ctx.clock.now());
     const id = uuidv7();
-    const base = input.key ?? keyFromTitle(input.title);
+    // Keys are stored upper-case, so task refs read the same whoever typed them (API-12).
+    const base = (input.key ?? keyFromTitle(input.title)).toUpperCase();
     // An explicit key must be free; a derived one takes the first free suffix.
     const candidates = input.key ? [base] : [base, ...Array.from({ length: 20 }, (_, i) => `${base.slice(0, 14)}${i + 2}`)];
     for (const key of candidates) {
@@ -151,6 +159,7 @@ export const projectUpdateTool = defineTool({
     const p = input.patch;
     const next: Record<string, string | null> = {};
     for (const f of ["title", "summary", "description", "status", "start_on", "target_on"] as const) if (p[f] !== undefined) next[f] = p[f];
+    checkDates(p.start_on !== undefined ? p.start_on : before.start_on, p.target_on !== undefined ? p.target_on : before.target_on);
     if (p.owner_actor_id !== undefined) next.owner_actor_id = p.owner_actor_id === null ? null : await resolveActor(ctx, p.owner_actor_id);
     if (p.parent_project_id !== undefined) next.parent_project_id = p.parent_project_id === null ? null : await checkParent(ctx, p.parent_project_id, before.id);
     const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof Project]);
