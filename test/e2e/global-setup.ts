@@ -14,6 +14,8 @@ declare module "vitest" {
     baseUrl: string;
     keyA: string;
     keyB: string;
+    /** More actors in keyA's tenant, for claim races. */
+    raceKeys: string[];
   }
 }
 
@@ -28,6 +30,8 @@ export async function setup(project: TestProject): Promise<void> {
   await applyMigrations({ persistTo, env });
   project.provide("keyA", await createKeyWithCommand("e2e-a", "claude-code", { persistTo, env }));
   project.provide("keyB", await createKeyWithCommand("e2e-b", "cursor", { persistTo, env }));
+  const racers = await Promise.all(["racer-1", "racer-2", "racer-3", "racer-4"].map((actor) => createKeyWithCommand("e2e-a", actor, { persistTo, env })));
+  project.provide("raceKeys", racers);
   server = await startDevServer({ persistTo, env });
   project.provide("baseUrl", server.baseUrl);
 }

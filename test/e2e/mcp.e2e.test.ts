@@ -108,4 +108,45 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const res = await fetch(`${baseUrl}/mcp`, { method: "POST", headers: { "Content-Type": "application/json" }, body: "{}" });
     expect(res.status).toBe(401);
   });
+
+  it("runs a task flow: plan, claim the right task, race for the rest, finish", async () => {
+    const c = a.client;
+    const project = structured(await c.callTool({ name: "project_create", arguments: { title: "E2E Flow", key: "FLOW" } }));
+    expect(project.ok).toBe(true);
+    const plan = structured(await c.callTool({
+      name: "task_create_many",
+      arguments: {
+        project_id: "FLOW",
+        tasks: [
+          { title: "Schema", priority: 0, acceptance_criteria: [{ text: "migration applied" }] },
+          { title: "API", priority: 1, depends_on: [{ batch_index: 0 }] },
+          { title: "Docs", priority: 3 },
+          { title: "Metrics", priority: 3 },
+          { title: "Alerts", priority: 3 },
+        ],
+      },
+    }));
+    expect(plan.refs).toEqual(["FLOW-1", "FLOW-2", "FLOW-3", "FLOW-4", "FLOW-5"]);
+    const first = structured(await c.callTool({ name: "task_claim", arguments: { project_id: "FLOW" } }));
+    expect(first).toMatchObject({ claimed: true, task: { ref: "FLOW-1", status: "in_progress" } });
+    const refused = await c.callTool({ name: "task_update", arguments: { task_id: "FLOW-1", patch: { status: "done" } } });
+    expect(structured(refused)).toMatchObject({ ok: false, error: { code: "criteria_unmet" } });
+    const done = structured(await c.callTool({ name: "task_update", arguments: { task_id: "FLOW-1", patch: { status: "done", acceptance_criteria: [{ text: "migration applied", met: true }] } } }));
+    expect(done.task).toMatchObject({ status: "done" });
+
+    // Four more agents of the same tenant race for the four remaining tasks (FLOW-2 is now ready).
+    const racers = await Promise.all(inject("raceKeys").map((k) => connect(k)));
+    const claims = await Promise.all(racers.map((r) => r.client.callTool({ name: "task_claim", arguments: { project_id: "FLOW" } })));
+    const refs = claims.map((r) => (structured(r).task as { ref: string } | null)?.ref).filter(Boolean).sort();
+    expect(refs).toEqual(["FLOW-2", "FLOW-3", "FLOW-4", "FLOW-5"]);
+    const empty = structured(await c.callTool({ name: "task_claim", arguments: { project_id: "FLOW" } }));
+    expect(empty).toMatchObject({ claimed: false, reason: "pool_empty" });
+    await Promise.all(racers.map((r) => r.client.close()));
+
+    const brief = structured(await c.callTool({ name: "project_brief", arguments: { project: "flow" } }));
+    expect(brief.task_counts).toMatchObject({ total: 5, by_status: { done: 1, in_progress: 4 } });
+    const me = structured(await c.callTool({ name: "whoami", arguments: {} }));
+    expect(me.actor).toMatchObject({ external_ref: "claude-code" });
+  });
 });
+
