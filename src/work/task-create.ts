@@ -91,8 +91,9 @@ async function createTasks(ctx: Ctx, projectRef: string, items: ManyItem[]): Pro
   });
   await ctx.d1.batch(statements);
   const seqs = await ctx.d1
-    .prepare(`SELECT id, seq FROM tasks WHERE tenant_id = ? AND id IN (${ids.map(() => "?").join(", ")})`)
-    .bind(ctx.tenantId, ...ids)
+    // One JSON parameter, not one per id: D1 allows at most 100 bound parameters.
+    .prepare(`SELECT id, seq FROM tasks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
+    .bind(ctx.tenantId, JSON.stringify(ids))
     .all<{ id: string; seq: number }>();
   const seqOf = new Map(seqs.results.map((r) => [r.id, r.seq]));
   return { ids, refs: ids.map((id) => `${project.key}-${seqOf.get(id)}`) };

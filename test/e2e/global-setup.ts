@@ -30,7 +30,9 @@ export async function setup(project: TestProject): Promise<void> {
   await applyMigrations({ persistTo, env });
   project.provide("keyA", await createKeyWithCommand("e2e-a", "claude-code", { persistTo, env }));
   project.provide("keyB", await createKeyWithCommand("e2e-b", "cursor", { persistTo, env }));
-  const racers = await Promise.all(["racer-1", "racer-2", "racer-3", "racer-4"].map((actor) => createKeyWithCommand("e2e-a", actor, { persistTo, env })));
+  // One at a time: concurrent writers to the local database get SQLITE_BUSY.
+  const racers: string[] = [];
+  for (const actor of ["racer-1", "racer-2", "racer-3", "racer-4"]) racers.push(await createKeyWithCommand("e2e-a", actor, { persistTo, env }));
   project.provide("raceKeys", racers);
   server = await startDevServer({ persistTo, env });
   project.provide("baseUrl", server.baseUrl);

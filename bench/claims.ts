@@ -1,0 +1,81 @@
+/**
+ * Claim contention (not a test): `npm run bench:claims`. 32 agents, each with its own key, race
+ * claim-next over 1,000 ready tasks through /mcp until the pool is empty. Prints claims per
+ * second, p50/p99 latency, and the proof line `double_claims=0 unclaimed=0`; then task_query p50
+ * with 10,000 tasks in the project. Loopback only; every loop ends when the pool is empty.
+ */
+import { load, mcpSession, pct, startBenchServer } from "./lib";
+
+const AGENTS = Number(process.env.BENCH_AGENTS ?? 32);
+const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
+const QUERY_TASKS = Number(process.env.BENCH_QUERY_TASKS ?? 10_000);
+
+async function main(): Promise<void> {
+  const server = await startBenchServer();
+  try {
+    const keys: string[] = [];
+    // One keys command at a time: concurrent writers to the local database get SQLITE_BUSY.
+    for (let i = 0; i < AGENTS; i++) keys.push(await server.key("race", `agent-${i}`));
+    const agents = await Promise.all(keys.map((k) => mcpSession(server.base, k)));
+    const lead = agents[0]!;
+    await lead("project_create", { title: "Claim Race", key: "RACE" });
+    for (let i = 0; i < TASKS; i += 100) {
+      await lead("task_create_many", {
+        project_id: "RACE",
+        tasks: Array.from({ length: Math.min(100, TASKS - i) }, (_, j) => ({ title: `Task ${i + j}`, priority: (i + j) % 5 })),
+      });
+    }
+
+    const claimedBy = new Map<string, number>();
+    let doubleClaims = 0;
+    const latencies: number[] = [];
+    const started = performance.now();
+    await Promise.all(
+      agents.map(async (call, agent) => {
+        for (;;) {
+          const t0 = performance.now();
+          const r = (await call("task_claim", { project_id: "RACE" })) as { claimed: boolean; task: { id: string } | null };
+          latencies.push(performance.now() - t0);
+          if (!r.claimed) return;
+          if (claimedBy.has(r.task!.id)) doubleClaims++;
+          claimedBy.set(r.task!.id, agent);
+        }
+      }),
+    );
+    const seconds = (performance.now() - started) / 1000;
+    latencies.sort((a, b) => a - b);
+    const remaining = (await lead("task_query", { project_id: "RACE", status: ["todo"], limit: 1 })) as { items: unknown[] };
+    console.log(`\n## Claim contention: ${AGENTS} agents, ${TASKS} ready tasks, claim-next through /mcp\n`);
+    console.log(`claims/s ${(claimedBy.size / seconds).toFixed(1)}  calls ${latencies.length}  p50 ${pct(latencies, 50).toFixed(2)} ms  p99 ${pct(latencies, 99).toFixed(2)} ms`);
+    console.log(`double_claims=${doubleClaims} unclaimed=${TASKS - claimedBy.size + remaining.items.length}`);
+
+    await lead("project_create", { title: "Query Scale", key: "QS" });
+    for (let i = 0; i < QUERY_TASKS; i += 100) {
+      await lead("task_create_many", {
+        project_id: "QS",
+        tasks: Array.from({ length: 100 }, (_, j) => ({ title: `Item ${i + j}`, priority: (i + j) % 5, labels: [`l${(i + j) % 10}`] })),
+      });
+    }
+    console.log(`\n## task_query with ${QUERY_TASKS.toLocaleString("en")} tasks in the project (200 sequential calls each)\n`);
+    console.log("| query | p50 ms | p99 ms |");
+    console.log("|---|---|---|");
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ["first page, priority order", { project_id: "QS" }],
+      ["state ready", { project_id: "QS", state: "ready" }],
+      ["label l3", { project_id: "QS", label: "l3" }],
+      ["order_by updated", { project_id: "QS", order_by: "updated" }],
+    ];
+    for (const [label, args] of cases) {
+      await load(10, 1, async () => void (await lead("task_query", args)));
+      const f = await load(200, 1, async () => void (await lead("task_query", args)));
+      console.log(`| ${label} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} |`);
+    }
+  } finally {
+    await server.close();
+  }
+}
+
+main().catch((err: Error) => {
+  console.error(err);
+  process.exit(1);
+});

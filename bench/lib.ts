@@ -1,0 +1,85 @@
+/** What the benchmark scripts share: a server on fresh state, MCP sessions, and a load loop. */
+import { mkdtemp, rm } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { startDevServer } from "../scripts/dev-server";
+import { applyMigrations, createKeyWithCommand, querySql, type Target } from "../scripts/wrangler";
+
+export interface Figures {
+  rps: number;
+  p50: number;
+  p99: number;
+}
+
+export const pct = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+
+/** Runs `total` calls of `once` from `concurrency` workers; a bounded loop, timed per call. */
+export async function load(total: number, concurrency: number, once: (i: number) => Promise<void>): Promise<Figures> {
+  const latencies: number[] = [];
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      for (let i = next++; i < total; i = next++) {
+        const t0 = performance.now();
+        await once(i);
+        latencies.push(performance.now() - t0);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return { rps: total / seconds, p50: pct(latencies, 50), p99: pct(latencies, 99) };
+}
+
+export interface BenchServer {
+  base: string;
+  target: Target;
+  key(tenant: string, actor: string): Promise<string>;
+  tenantId(slug: string): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Migrated temporary state and `wrangler dev` with the benchmark routes mounted. */
+export async function startBenchServer(): Promise<BenchServer> {
+  const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-bench-"));
+  const target: Target = { persistTo: path.join(dir, "state"), env: { XDG_CONFIG_HOME: path.join(dir, "config") } };
+  await applyMigrations(target);
+  const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { BENCH_ROUTES: "1" } });
+  return {
+    base: server.baseUrl,
+    target,
+    key: (tenant, actor) => createKeyWithCommand(tenant, actor, target),
+    tenantId: async (slug) => (await querySql<{ id: string }>(`SELECT id FROM tenants WHERE slug = '${slug.replace(/[^a-z0-9._-]/g, "")}'`, target))[0]!.id,
+    close: async () => {
+      server.stop();
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+export type ToolCaller = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
+
+/** Opens an MCP session for a key and returns a raw JSON-RPC tools/call function (fresh ids). */
+export async function mcpSession(base: string, key: string): Promise<ToolCaller> {
+  const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+  const init = await fetch(`${base}/mcp`, {
+    method: "POST",
+    headers,
+    body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } }),
+  });
+  await init.text();
+  const sessionId = init.headers.get("Mcp-Session-Id")!;
+  let id = 1;
+  return async (name, args) => {
+    const res = await fetch(`${base}/mcp`, {
+      method: "POST",
+      headers: { ...headers, "Mcp-Session-Id": sessionId },
+      // Each call gets its own JSON-RPC id: the same id would make work-ledger writes replay.
+      body: JSON.stringify({ jsonrpc: "2.0", id: id++, method: "tools/call", params: { name, arguments: args } }),
+    });
+    const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: Record<string, unknown> } };
+    if (!res.ok || !body.result || body.result.isError) throw new Error(`${name} failed: ${JSON.stringify(body)}`);
+    return body.result.structuredContent ?? {};
+  };
+}
