@@ -163,6 +163,22 @@ describe("strict inputs", () => {
     expect(both.code).toBe("invalid_input");
   });
 
+  it("applies the same rules inside nested objects (patches and batch items)", async () => {
+    const id = await seedIdentity("inputs-nested", "agent");
+    const ctx = makeCtx(id);
+    await ok(ctx, "project_create", { title: "Nested", key: "NEST" });
+    const patched = await ok(ctx, "project_update", { projectId: "NEST", patch: { targetOn: "2026-12-01", ownerActorId: "me" } });
+    expect(patched.project).toMatchObject({ target_on: "2026-12-01", owner_actor_id: id.actorId });
+    const bad = await fails(ctx, "project_update", { project_id: "NEST", patch: { colour: "red" } });
+    expect(bad.message).toContain("in patch: colour");
+    expect(bad.hint).toContain("target_on");
+    const many = await ok(ctx, "task_create_many", { project_id: "NEST", tasks: [{ title: "A" }, { title: "B", dependsOn: [{ batchIndex: 0 }] }] });
+    const b = await ok(ctx, "task_get", { task_id: many.task_ids[1] });
+    expect(b.task.depends_on).toEqual([many.task_ids[0]]);
+    const deep = await fails(ctx, "task_create_many", { project_id: "NEST", tasks: [{ title: "C", weight: 3 }] });
+    expect(deep.message).toContain("in tasks[0]: weight");
+  });
+
   it("rejects non-object arguments, NUL characters and wrong types, writing nothing", async () => {
     const id = await seedIdentity("inputs-bad", "agent");
     const ctx = makeCtx(id);

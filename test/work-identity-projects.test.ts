@@ -1043,4 +1043,21 @@ describe("follow-ups", () => {
     expect(delta.delta.items[0]).toMatchObject({ verb: "project.created" });
     expect((await ok(w.ctx, "whoami", {})).delta.activity_count).toBe(0);
   });
+
+  it("whoami's inbox counts handoffs addressed to the caller until they are acknowledged", async () => {
+    const w = await world("who-inbox", "reviewer");
+    expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(0);
+    const insert = (hid: string, status: string) =>
+      env.DB.batch([
+        env.DB.prepare(`INSERT INTO handoffs (id, tenant_id, kind, title, from_actor_id, status, created_at, updated_at) VALUES (?, ?, 'review', 'Look', ?, ?, ?, ?)`)
+          .bind(hid, w.id.tenantId, w.id.actorId, status, T0, T0),
+        env.DB.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) VALUES (?, ?, ?)`).bind(w.id.tenantId, hid, w.id.actorId),
+      ]);
+    await insert("h-open", "open");
+    await insert("h-done", "resolved");
+    expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(1);
+    await env.DB.prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE handoff_id = 'h-open'`).bind(T0).run();
+    expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(0);
+  });
 });
+

@@ -1,17 +1,48 @@
-import type { z } from "zod";
+import { z } from "zod";
 import { invalidInput } from "./errors";
 
 const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
+/** The object schema inside optional/nullable/default wrappers (or a union's object option), if any. */
+function objectInside(schema: z.ZodType): z.ZodObject | null {
+  let s: z.ZodType = schema;
+  for (let i = 0; i < 5; i++) {
+    if (s instanceof z.ZodObject) return s;
+    if (s instanceof z.ZodUnion) return (s.options as z.ZodType[]).map(objectInside).find((o) => o !== null) ?? null;
+    const inner = (s as unknown as { _zod: { def: { innerType?: z.ZodType } } })._zod.def.innerType;
+    if (!inner) return null;
+    s = inner;
+  }
+  return null;
+}
+
+/** The element schema of an array inside optional/nullable/default wrappers, if there is one. */
+function arrayElement(schema: z.ZodType): z.ZodType | null {
+  let s: z.ZodType = schema;
+  for (let i = 0; i < 5; i++) {
+    if (s instanceof z.ZodArray) return s.element as z.ZodType;
+    const inner = (s as unknown as { _zod: { def: { innerType?: z.ZodType } } })._zod.def.innerType;
+    if (!inner) return null;
+    s = inner;
+  }
+  return null;
+}
+
 /**
- * Makes raw tool arguments fit a strict snake_case schema: camelCase keys are accepted as
- * aliases of their snake_case names, unknown keys are refused with the allowed ones listed,
- * and NUL characters are refused anywhere (SQLite and most clients cut text at them).
+ * Makes raw tool arguments fit a strict snake_case schema, at every level of nesting (patches,
+ * batch items): camelCase keys are accepted as aliases of their snake_case names, unknown keys
+ * are refused with the allowed ones listed, and NUL characters are refused anywhere (SQLite and
+ * most clients cut text at them).
  */
-export function normalizeArgs(raw: unknown, allowed: readonly string[]): Record<string, unknown> {
-  if (raw === undefined || raw === null) return {};
+export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Record<string, unknown> {
+  const allowed = Object.keys(schema.shape);
+  const inWhere = where ? ` in ${where}` : "";
+  if (raw === undefined || raw === null) {
+    if (where) return raw as never;
+    return {};
+  }
   if (typeof raw !== "object" || Array.isArray(raw)) {
-    throw invalidInput("Tool arguments must be a JSON object.", `Pass an object with some of: ${allowed.join(", ")}.`);
+    throw invalidInput(`${where ? `'${where}'` : "Tool arguments"} must be a JSON object.`, `Pass an object with some of: ${allowed.join(", ")}.`);
   }
   const allowedSet = new Set(allowed);
   const out: Record<string, unknown> = {};
@@ -26,24 +57,36 @@ export function normalizeArgs(raw: unknown, allowed: readonly string[]): Record<
       }
       if (Object.prototype.hasOwnProperty.call(raw, snake)) {
         throw invalidInput(
-          `Both '${snake}' and its alias '${key}' were given.`,
+          `Both '${snake}' and its alias '${key}' were given${inWhere}.`,
           `Pass only '${snake}' (snake_case is the canonical spelling).`,
         );
       }
       name = snake;
     }
-    assertNoNul(value, name);
-    out[name] = value;
+    const path = where ? `${where}.${name}` : name;
+    assertNoNul(value, path);
+    out[name] = normalizeChild(value, schema.shape[name] as z.ZodType, path);
   }
   if (unknown.length > 0) {
     throw invalidInput(
-      `Unknown parameter${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}.`,
+      `Unknown parameter${unknown.length > 1 ? "s" : ""}${inWhere}: ${unknown.join(", ")}.`,
       allowed.length > 0
-        ? `Allowed parameters: ${allowed.join(", ")} (camelCase aliases are accepted).`
+        ? `Allowed${where ? ` in ${where}` : " parameters"}: ${allowed.join(", ")} (camelCase aliases are accepted).`
         : "This tool takes no parameters.",
     );
   }
   return out;
+}
+
+function normalizeChild(value: unknown, schema: z.ZodType, path: string): unknown {
+  const obj = objectInside(schema);
+  if (obj && value && typeof value === "object" && !Array.isArray(value)) return normalizeArgs(value, obj, path);
+  const element = arrayElement(schema);
+  const elementObj = element ? objectInside(element) : null;
+  if (elementObj && Array.isArray(value)) {
+    return value.map((v, i) => (v && typeof v === "object" && !Array.isArray(v) ? normalizeArgs(v, elementObj, `${path}[${i}]`) : v));
+  }
+  return value;
 }
 
 function assertNoNul(value: unknown, path: string): void {

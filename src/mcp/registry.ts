@@ -75,7 +75,6 @@ const errorEnvelope = z.object({
 
 interface Compiled {
   input: z.ZodObject;
-  allowed: string[];
   listing: Tool;
 }
 
@@ -97,7 +96,6 @@ function compile(def: AnyToolDef): Compiled {
     .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() });
   c = {
     input,
-    allowed: Object.keys(input.shape),
     listing: {
       name: def.name,
       title: def.title,
@@ -136,8 +134,8 @@ function render(structured: Record<string, unknown>, summary: string): CallToolR
  */
 export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Promise<CallToolResult> {
   try {
-    const { input, allowed } = compile(def);
-    const args = normalizeArgs(rawArgs, allowed);
+    const { input } = compile(def);
+    const args = normalizeArgs(rawArgs, input);
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
     const key = (parsed.idempotency_key as string | undefined) ??
       (def.idempotency === "derived" ? await derivedKey(ctx, args) : undefined);

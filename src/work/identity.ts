@@ -77,7 +77,7 @@ export const whoamiTool = defineTool({
     tenant: z.object({ id: z.string().describe("Tenant id."), slug: z.string().describe("Tenant slug.") }).describe("Your tenant."),
     session_id: z.string().describe("This MCP session's id, or \"\"."),
     open_tasks: z.array(taskSummarySchema).describe("Tasks assigned to you that are not done or cancelled, highest priority first (up to 20)."),
-    inbox: z.object({ count: z.number().int().describe("Open handoffs addressed to you.") }).describe("Your inbox."),
+    inbox: z.object({ count: z.number().int().describe("Handoffs addressed to you that you have not acknowledged.") }).describe("Your inbox."),
     delta: z.object({
       since: z.string().describe("Your previous last_seen_at, or \"\" on your first call."),
       activity_count: z.number().int().describe("Activity by others since then."),
@@ -107,7 +107,16 @@ export const whoamiTool = defineTool({
         .prepare(`UPDATE actors SET last_seen_at = ?, last_seen_activity_seq = (SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?) WHERE tenant_id = ? AND id = ?`)
         .bind(now, ctx.tenantId, ctx.tenantId, ctx.actorId),
     ]);
-    const openTasks = await openTasksFor(ctx, ctx.actorId, 20);
+    const [openTasks, inbox] = await Promise.all([
+      openTasksFor(ctx, ctx.actorId, 20),
+      ctx.d1
+        .prepare(
+          `SELECT COUNT(*) AS n FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
+           WHERE r.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')`,
+        )
+        .bind(ctx.tenantId, ctx.actorId)
+        .first<{ n: number }>(),
+    ]);
     const next = openTasks.length > 0
       ? [`task_get ${openTasks[0]!.ref} to resume your highest-priority task`]
       : ["task_claim to take the next ready task", "project_query to see the projects"];
@@ -116,7 +125,7 @@ export const whoamiTool = defineTool({
       tenant: { id: ctx.tenantId, slug: tenantRes!.results[0]?.slug ?? "" },
       session_id: ctx.sessionId,
       open_tasks: openTasks,
-      inbox: { count: 0 },
+      inbox: { count: inbox?.n ?? 0 },
       delta: { since, activity_count: countRes!.results[0]?.n ?? 0, items: itemsRes!.results },
       hints: { next },
     };
