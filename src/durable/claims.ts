@@ -46,6 +46,11 @@ export class ClaimsDO extends DurableObject<Env> {
   }
 
   override async alarm(): Promise<void> {
+    // In the same queue as claims, so a re-claim cannot slip between reading and clearing leases.
+    await this.serialized(() => this.releaseDue());
+  }
+
+  private async releaseDue(): Promise<void> {
     const now = new Date();
     const due = this.ctx.storage.sql.exec<{ task_id: string }>(`SELECT task_id FROM leases WHERE expires_at <= ?`, now.toISOString()).toArray().map((r) => r.task_id);
     if (due.length > 0) {

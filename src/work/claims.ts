@@ -34,8 +34,8 @@ const CLAIMABLE = `((t.status = 'todo' AND t.assignee_actor_id IS NULL)
   OR (t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ?))`;
 
 /**
- * The task.claimed row, inserted only if the claim statement right before it changed a row
- * (same atomic batch). The claimed task is found by what the claim just wrote to it.
+ * The task.claimed row of a claim by id, inserted only if the claim statement right before it
+ * changed a row (same atomic batch). The claimed task is found by what the claim just wrote to it.
  */
 function claimActivity(d1: D1Database, s: ClaimScope, lease: string): D1PreparedStatement {
   return d1
@@ -59,18 +59,28 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
   // Several attempts only matter without the Durable Object in front (tests, direct calls):
   // a lost race finds the next candidate.
   for (let attempt = 0; attempt < 5; attempt++) {
-    const [claimed] = await d1.batch<{ id: string; project_id: string }>([
+    // The task.claimed row picks the candidate and the claim takes exactly the task it names,
+    // in one atomic batch. (Finding the task after the claim by assignee, lease and time could
+    // not tell apart two tasks the same actor claimed at the same instant.)
+    const activityId = uuidv7(s.now.getTime());
+    const [, claimed] = await d1.batch<{ id: string; project_id: string }>([
+      d1
+        .prepare(
+          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
+           SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || ?, 'info', ?, '{}'
+           FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
+           WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED}
+           ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1`,
+        )
+        .bind(activityId, now, s.actorId, lease, s.sessionId, ...params, now),
       d1
         .prepare(
           `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?
-           WHERE id = (SELECT t.id FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
-                       WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED}
-                       ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1)
+           WHERE id = (SELECT object_id FROM activity WHERE id = ?)
              AND ((status = 'todo' AND assignee_actor_id IS NULL) OR (status = 'in_progress' AND lease_expires_at <= ?))
            RETURNING id, project_id`,
         )
-        .bind(s.actorId, lease, now, now, ...params, now, now),
-      claimActivity(d1, s, lease),
+        .bind(s.actorId, lease, now, now, activityId, now),
     ]);
     const row = claimed!.results[0];
     if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false };

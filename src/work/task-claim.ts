@@ -42,7 +42,8 @@ export const taskClaimTool = defineTool({
     const target = input.task_id ? await findTask(ctx, input.task_id) : null;
     const project = input.project_id ? await findProject(ctx, input.project_id) : null;
     const scopeProject = target?.project_id ?? project?.id ?? null;
-    const outcome = await claimsStub(ctx, target ? null : scopeProject).claim({
+    // A claim by id queues in its task's project, beside that project's claim-next calls.
+    const outcome = await claimsStub(ctx, scopeProject).claim({
       tenantId: ctx.tenantId,
       actorId: ctx.actorId,
       sessionId: ctx.sessionId,

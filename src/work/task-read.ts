@@ -28,7 +28,7 @@ export const taskQueryTool = defineTool({
   description:
     "List or search tasks. state filters server-side on derived readiness (ready: every dependency done or cancelled; blocked: waiting on one) and leaves out done and cancelled tasks, so page one is never a lie. assignee_actor_id takes \"me\" or \"unassigned\".",
   input: z.object({
-    project_id: z.string().max(100).optional().describe("Project id or key."),
+    project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
     assignee_actor_id: z.string().min(1).max(200).optional().describe("An actor id or external_ref, \"me\", or \"unassigned\"."),
     status: z.array(z.enum(TASK_STATUSES)).max(5).optional().describe(`Only these statuses (${STATUS_LIST}).`),
     state: z.enum(["ready", "blocked"]).optional().describe("Derived readiness; excludes done and cancelled."),
