@@ -922,6 +922,31 @@ describe("task_link", () => {
 });
 
 describe("task_claim", () => {
+  it("scopes claim-next to projects linked to the given repositories, and the brief lists the links", async () => {
+    const w = await world("claim-repos");
+    const api = await project(w.ctx, "API");
+    const web = await project(w.ctx, "WEB");
+    await create(w.ctx, "WEB", { title: "web task", priority: 0 });
+    const apiTask = await create(w.ctx, "API", { title: "api task", priority: 3 });
+    const repo = { id: crypto.randomUUID(), slug: "acme/api" };
+    await env.DB.batch([
+      env.DB.prepare(`INSERT INTO repositories (id, tenant_id, owner, name, slug, remote_url, created_by, created_at) VALUES (?, ?, 'acme', 'api', ?, 'https://github.com/acme/api', ?, ?)`)
+        .bind(repo.id, w.id.tenantId, repo.slug, w.id.actorId, T0),
+      env.DB.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, 'primary', ?)`)
+        .bind(w.id.tenantId, api.id, repo.id, T0),
+    ]);
+    // The web task has the higher priority, but only the api project is linked to acme/api.
+    const bySlug = await claim(w.ctx, { repository_ids: ["ACME/api"] });
+    expect(bySlug.task).toMatchObject({ id: apiTask.id });
+    expect(await claim(w.ctx, { repository_ids: [repo.id] })).toMatchObject({ claimed: false, reason: "pool_empty" });
+    await rejects(w.ctx, "task_claim", { repository_ids: ["acme/unknown"] }, "not_found");
+    expect((await ok(w.ctx, "project_brief", { project: "API" })).repositories).toEqual([{ id: repo.id, slug: "acme/api", role: "primary" }]);
+    expect((await ok(w.ctx, "project_brief", { project: web.id })).repositories).toEqual([]);
+    // Another tenant cannot name this repository.
+    const other = await world("claim-repos-b");
+    await rejects(other.ctx, "task_claim", { repository_ids: [repo.id] }, "not_found");
+  });
+
   it("claim-next takes the highest-priority ready unassigned task, oldest first on ties, and leases it", async () => {
     const w = await world("claim-next");
     const bob = await w.other("bob");

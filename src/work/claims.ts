@@ -17,6 +17,8 @@ export interface ClaimScope {
   taskId?: string;
   projectId?: string;
   label?: string;
+  /** Only tasks of projects linked to one of these repositories. */
+  repositoryIds?: string[];
   leaseSeconds: number;
   now: Date;
 }
@@ -56,6 +58,11 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
   const params: unknown[] = [s.tenantId];
   if (s.projectId) { scope.push("t.project_id = ?"); params.push(s.projectId); }
   if (s.label) { scope.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)"); params.push(s.label); }
+  if (s.repositoryIds?.length) {
+    scope.push(`EXISTS (SELECT 1 FROM project_repositories pr WHERE pr.tenant_id = t.tenant_id AND pr.project_id = t.project_id
+                 AND pr.repository_id IN (SELECT value FROM json_each(?)))`);
+    params.push(JSON.stringify(s.repositoryIds));
+  }
   // Several attempts only matter without the Durable Object in front (tests, direct calls):
   // a lost race finds the next candidate.
   for (let attempt = 0; attempt < 5; attempt++) {

@@ -292,13 +292,13 @@ export const projectBriefTool = defineTool({
     top_open_tasks: z.array(taskSummarySchema).describe("Open tasks: ready first, then by priority."),
     recent_decisions: z.array(z.object({ id: z.string().describe("Decision id."), title: z.string().describe("Title."), status: z.string().describe("Status."), at: z.string().describe("When logged.") })).describe("Recent decisions (filled once decisions exist)."),
     knowledge: z.array(z.object({ id: z.string().describe("Note id."), title: z.string().describe("Title.") })).describe("Knowledge note titles (filled once knowledge exists)."),
-    repositories: z.array(z.object({ id: z.string().describe("Repository id."), slug: z.string().describe("owner/name."), role: z.string().describe("Role.") })).describe("Linked repositories (filled once repositories can be linked)."),
+    repositories: z.array(z.object({ id: z.string().describe("Repository id."), slug: z.string().describe("owner/name."), role: z.string().describe("Role.") })).describe("Linked repositories."),
     recent_activity: z.array(activityItemSchema).describe("Recent activity in the project, newest first."),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const project = await findProject(ctx, input.project);
-    const [tasksRes, activityRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema>>([
+    const [tasksRes, activityRes, reposRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string }>([
       ctx.d1
         .prepare(
           `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
@@ -309,6 +309,10 @@ export const projectBriefTool = defineTool({
       ctx.d1
         .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, project.id, input.max_activity),
+      ctx.d1
+        .prepare(`SELECT r.id, r.slug, pr.role FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
+                  WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug`)
+        .bind(ctx.tenantId, project.id),
     ]);
     const counts = await taskCounts(ctx, [project.id]);
     return {
@@ -317,7 +321,7 @@ export const projectBriefTool = defineTool({
       top_open_tasks: (tasksRes!.results as TaskSummaryRow[]).map(toTaskSummary),
       recent_decisions: [],
       knowledge: [],
-      repositories: [],
+      repositories: reposRes!.results.map((r) => ({ id: r.id, slug: r.slug, role: r.role })),
       recent_activity: activityRes!.results as Array<z.infer<typeof activityItemSchema>>,
     };
   },

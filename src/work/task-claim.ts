@@ -3,7 +3,7 @@ import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
+import { notFound, ToolError } from "../mcp/errors";
 import { activityStatement } from "./common";
 import { findProject, projectSchema } from "./projects";
 import { DEFAULT_LEASE_SECONDS } from "./claims";
@@ -14,6 +14,16 @@ import { findTask, taskRefField, taskSchema } from "./task-model";
 const claimsStub = (ctx: Ctx, projectId: string | null) =>
   ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:${projectId ?? "*"}`));
 
+/** A repository of the caller's tenant, by id or owner/name. */
+async function findRepositoryId(ctx: Ctx, ref: string): Promise<string> {
+  const row = await ctx.d1
+    .prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`)
+    .bind(ctx.tenantId, ref, ref)
+    .first<{ id: string }>();
+  if (!row) throw notFound("repository", ref, "Pass a registered repository's id or owner/name (repo_query lists them).");
+  return row.id;
+}
+
 const projectContext = projectSchema.pick({ id: true, key: true, title: true, status: true, summary: true });
 
 export const taskClaimTool = defineTool({
@@ -21,11 +31,12 @@ export const taskClaimTool = defineTool({
   title: "Claim a task",
   toolset: "tasks",
   description:
-    "Atomically claim work under a lease. With task_id: claim that task (compare-and-swap; re-claiming your own extends the lease). Without: take the highest-priority ready, unassigned task in scope (project, label), set it in_progress with a lease, and return it with its project context. claimed: false means nothing is claimable (reason says why). A lease that runs out sends the task back to the pool.",
+    "Atomically claim work under a lease. With task_id: claim that task (compare-and-swap; re-claiming your own extends the lease). Without: take the highest-priority ready, unassigned task in scope (project, label, repositories), set it in_progress with a lease, and return it with its project context. claimed: false means nothing is claimable (reason says why). A lease that runs out sends the task back to the pool.",
   input: z.object({
     task_id: taskRefField("The task to claim; omit to claim the next ready task.").optional(),
     project_id: z.string().min(1).max(100).optional().describe("Only claim from this project (id or key)."),
     label: LABEL.optional().describe("Only claim tasks with this label."),
+    repository_ids: z.array(z.string().min(1).max(200)).min(1).max(20).optional().describe("Only claim tasks of projects linked to one of these repositories (ids or owner/name slugs)."),
     lease_seconds: z.number().int().min(60).max(86_400).default(DEFAULT_LEASE_SECONDS).describe("Lease length in seconds (60–86400, default 3600)."),
   }),
   output: z.object({
@@ -42,6 +53,7 @@ export const taskClaimTool = defineTool({
     const target = input.task_id ? await findTask(ctx, input.task_id) : null;
     const project = input.project_id ? await findProject(ctx, input.project_id) : null;
     const scopeProject = target?.project_id ?? project?.id ?? null;
+    const repositoryIds = input.repository_ids ? await Promise.all(input.repository_ids.map((r) => findRepositoryId(ctx, r))) : undefined;
     // A claim by id queues in its task's project, beside that project's claim-next calls.
     const outcome = await claimsStub(ctx, scopeProject).claim({
       tenantId: ctx.tenantId,
@@ -50,6 +62,7 @@ export const taskClaimTool = defineTool({
       taskId: target?.id,
       projectId: project?.id,
       label: input.label,
+      repositoryIds,
       leaseSeconds: input.lease_seconds,
       nowMs: ctx.clock.now().getTime(),
     });
