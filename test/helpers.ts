@@ -3,6 +3,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { env, exports } from "cloudflare:workers";
+import { expect } from "vitest";
 import { provisionKey } from "../src/auth/provision";
 import { createDb } from "../src/db/client";
 import type { Clock } from "../src/db/time";
@@ -101,4 +102,21 @@ export async function connectClient(key: string, path = "/mcp"): Promise<{ clien
 export async function count(sql: string, ...params: unknown[]): Promise<number> {
   const row = await env.DB.prepare(sql).bind(...params).first<{ n: number }>();
   return row?.n ?? 0;
+}
+
+/**
+ * Asserts a refused call: `code`, a complete error body, and `state` (whatever the caller can
+ * read back of what the tools write) unchanged by the call.
+ */
+export async function refusedWithoutWrites(ctx: Ctx, tool: string, args: unknown, code: string, state: () => Promise<unknown>): Promise<Structured> {
+  const before = await state();
+  const r = await call(ctx, tool, args);
+  expect(r.isError, JSON.stringify(r)).toBe(true);
+  expect(r.ok).toBe(false);
+  expect(r.error.code).toBe(code);
+  expect(r.error.message.length).toBeGreaterThan(0);
+  expect(r.error.hint.length).toBeGreaterThan(0);
+  expect(typeof r.error.retryable).toBe("boolean");
+  expect(await state()).toEqual(before);
+  return r.error as Structured;
 }

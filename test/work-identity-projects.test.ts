@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { keyFromTitle } from "../src/work/projects";
-import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
@@ -41,19 +41,9 @@ async function world(name: string, actor = "agent", sessionId = "sess-1"): Promi
   };
 }
 
-/** Asserts a failed call with `code`, a full error body, and no rows written anywhere in the tenant. */
-async function rejects(ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> {
-  const before = await tenantRows(ctx.tenantId);
-  const r = await call(ctx, tool, args);
-  expect(r.isError, JSON.stringify(r)).toBe(true);
-  expect(r.ok).toBe(false);
-  expect(r.error.code).toBe(code);
-  expect(r.error.message.length).toBeGreaterThan(0);
-  expect(r.error.hint.length).toBeGreaterThan(0);
-  expect(typeof r.error.retryable).toBe("boolean");
-  expect(await tenantRows(ctx.tenantId)).toEqual(before);
-  return r.error as Structured;
-}
+/** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
+  refusedWithoutWrites(ctx, tool, args, code, () => tenantRows(ctx.tenantId));
 
 /** Row counts (and the latest change) of everything the tools in this file write, for one tenant. */
 async function tenantRows(tenantId: string) {

@@ -22,7 +22,7 @@ import { runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { Ctx } from "../src/mcp/context";
-import { call, count, DAY, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { count, DAY, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();
@@ -122,18 +122,8 @@ async function tenantState(tenantId: string) {
 }
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
-async function rejects(ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> {
-  const before = await tenantState(ctx.tenantId);
-  const r = await call(ctx, tool, args);
-  expect(r.isError, JSON.stringify(r)).toBe(true);
-  expect(r.ok).toBe(false);
-  expect(r.error.code).toBe(code);
-  expect(r.error.message.length).toBeGreaterThan(0);
-  expect(r.error.hint.length).toBeGreaterThan(0);
-  expect(typeof r.error.retryable).toBe("boolean");
-  expect(await tenantState(ctx.tenantId)).toEqual(before);
-  return r.error as Structured;
-}
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
+  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 const claimsStub = (tenantId: string, projectId: string | null) => env.CLAIMS.get(env.CLAIMS.idFromName(`${tenantId}:${projectId ?? "*"}`));
 

@@ -97,3 +97,14 @@ export const dateField = (description: string) =>
 
 /** A field that also takes null (meaning "clear it"), keeping its description where clients read it. */
 export const clearable = <T extends z.ZodType>(field: T) => field.nullable().describe(`${field.description ?? ""} null clears it.`.trim());
+
+/** An activity row as reads return it (whoami's delta, briefs, task_get). */
+export const activityItemSchema = z.object({
+  at: z.string().describe("When it happened."),
+  verb: z.string().describe("What happened, e.g. task.created."),
+  object_type: z.string().describe("Kind of object."),
+  object_id: z.string().describe("The object's id."),
+  actor_id: z.string().describe("Who did it."),
+  summary: z.string().describe("One line."),
+});
+export type ActivityItem = z.infer<typeof activityItemSchema>;

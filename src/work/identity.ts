@@ -4,7 +4,7 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { activityStatement, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField } from "./common";
+import { activityItemSchema, activityStatement, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField } from "./common";
 import { openTasksFor, taskSummarySchema } from "./task-summary";
 
 export const ACTOR_KINDS = ["agent", "human", "service"] as const;
@@ -54,15 +54,6 @@ export function toActor(r: ActorRow): Actor {
 const getActor = (ctx: Ctx, id: string) =>
   ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
 
-const deltaItemSchema = z.object({
-  at: z.string().describe("When it happened."),
-  verb: z.string().describe("What happened, e.g. task.created."),
-  object_type: z.string().describe("Kind of object."),
-  object_id: z.string().describe("The object's id."),
-  actor_id: z.string().describe("Who did it."),
-  summary: z.string().describe("One line."),
-});
-
 export const whoamiTool = defineTool({
   name: "whoami",
   title: "Who am I",
@@ -81,7 +72,7 @@ export const whoamiTool = defineTool({
     delta: z.object({
       since: z.string().describe("Your previous last_seen_at, or \"\" on your first call."),
       activity_count: z.number().int().describe("Activity by others since then."),
-      items: z.array(deltaItemSchema).describe("That activity, newest first (with include: [\"delta_items\"])."),
+      items: z.array(activityItemSchema).describe("That activity, newest first (with include: [\"delta_items\"])."),
     }).describe("What changed since you were last seen."),
     hints: z.object({ next: z.array(z.string()).describe("Suggested next calls.") }).describe("Orientation."),
   }),
@@ -98,7 +89,7 @@ export const whoamiTool = defineTool({
     const wantItems = input.include?.includes("delta_items") ?? false;
     // One batch is one transaction: the count, the items and the new high-water mark all see the
     // same activity, so nothing falls between two whoami calls.
-    const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof deltaItemSchema>>([
+    const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof activityItemSchema>>([
       ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ?`).bind(ctx.tenantId, ctx.actorId, seenSeq),
       ctx.d1
         .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`)

@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, clearable, cursorField, dateField, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
+import { activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -262,15 +262,6 @@ export const projectQueryTool = defineTool({
     };
   },
   summarize: (r) => `${r.items.length} project(s).`,
-});
-
-const activityItemSchema = z.object({
-  at: z.string().describe("When."),
-  verb: z.string().describe("What happened."),
-  object_type: z.string().describe("Kind of object."),
-  object_id: z.string().describe("Object id."),
-  actor_id: z.string().describe("Who."),
-  summary: z.string().describe("One line."),
 });
 
 export const projectBriefTool = defineTool({

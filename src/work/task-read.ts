@@ -1,7 +1,7 @@
 /** task_query and task_get. */
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
-import { cursorField, dateField, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
+import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
 import { findProject, projectBriefTool, projectSchema } from "./projects";
 import { LABEL } from "./task-create";
 import { findTask, STATUS_LIST, taskRefField, taskSchema } from "./task-model";
@@ -78,10 +78,6 @@ export const taskQueryTool = defineTool({
   summarize: (r) => `${r.items.length} task(s).`,
 });
 
-const activityItem = z.object({
-  at: z.string().describe("When."), verb: z.string().describe("What happened."), actor_id: z.string().describe("Who."), summary: z.string().describe("One line."),
-});
-
 export const taskGetTool = defineTool({
   name: "task_get",
   title: "Read a task",
@@ -100,7 +96,7 @@ export const taskGetTool = defineTool({
     subtasks: z.array(taskSummarySchema).describe("Tasks whose parent is this one."),
     project: projectSchema.pick({ id: true, key: true, title: true, status: true }).describe("The task's project."),
     evidence: z.object({ code_refs: z.number().int().describe("Live code refs."), attachments: z.number().int().describe("Live attachments.") }).describe("Evidence on record."),
-    activity: z.array(activityItem).describe("The task's recent activity, newest first (up to 20)."),
+    activity: z.array(activityItemSchema).describe("The task's recent activity, newest first (up to 20)."),
     brief: z.record(z.string(), z.unknown()).optional().describe("The project brief, with include: ['brief']."),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
@@ -117,7 +113,7 @@ export const taskGetTool = defineTool({
         `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS code_refs,
                 (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS attachments`,
       ).bind(ctx.tenantId, task.id),
-      ctx.d1.prepare(`SELECT at, verb, actor_id, summary FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT 20`).bind(ctx.tenantId, task.id),
+      ctx.d1.prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT 20`).bind(ctx.tenantId, task.id),
     ]);
     const rows = (r: D1Result<Record<string, unknown>> | undefined) => (r!.results as unknown as TaskSummaryRow[]).map(toTaskSummary);
     const projectRow = project!.results[0] as z.infer<typeof projectSchema>;
@@ -132,7 +128,7 @@ export const taskGetTool = defineTool({
       subtasks: rows(subtasks),
       project: { id: projectRow.id, key: projectRow.key, title: projectRow.title, status: projectRow.status },
       evidence: evidence!.results[0] as { code_refs: number; attachments: number },
-      activity: activity!.results as Array<z.infer<typeof activityItem>>,
+      activity: activity!.results as ActivityItem[],
       ...(brief ? { brief } : {}),
     };
   },
