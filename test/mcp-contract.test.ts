@@ -5,6 +5,9 @@
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { describe, expect, it } from "vitest";
 import { z } from "zod";
+import { env } from "cloudflare:workers";
+import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
+import * as schema from "../src/db/schema";
 import { defineTool } from "../src/mcp/define-tool";
 import { ALL_TOOLS, callTool, selectTools, TOOLSETS, toolListing } from "../src/mcp/registry";
 import { ToolError } from "../src/mcp/errors";
@@ -286,3 +289,18 @@ describe("no code generation at run time", () => {
     }
   });
 });
+
+describe("the drizzle schema", () => {
+  it("describes every table and column the migrations create, and nothing else", async () => {
+    const tables = (Object.values(schema) as unknown[]).filter((t): t is SQLiteTable => t instanceof SQLiteTable).map((t) => getTableConfig(t));
+    const migrated = await env.DB.prepare(
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '\_cf\_%' ESCAPE '\\' AND name NOT LIKE 'd1_%' AND name NOT LIKE 'events_fts%'`,
+    ).all<{ name: string }>();
+    expect(tables.map((t) => t.name).sort()).toEqual(migrated.results.map((r) => r.name).sort());
+    for (const t of tables) {
+      const columns = await env.DB.prepare(`SELECT name FROM pragma_table_info(?)`).bind(t.name).all<{ name: string }>();
+      expect(t.columns.map((c) => c.name).sort(), t.name).toEqual(columns.results.map((c) => c.name).sort());
+    }
+  });
+});
+

@@ -19,6 +19,11 @@ export const actors = sqliteTable("actors", {
   displayName: text("display_name").notNull(),
   createdAt: text("created_at").notNull(),
   lastSeenAt: text("last_seen_at"),
+  groupName: text("group_name").notNull(),
+  role: text("role").notNull(),
+  capabilities: text("capabilities").notNull(),
+  updatedAt: text("updated_at"),
+  lastSeenActivitySeq: integer("last_seen_activity_seq").notNull(),
 });
 
 export const apiKeys = sqliteTable("api_keys", {
@@ -80,3 +85,153 @@ export const toolCalls = sqliteTable("tool_calls", {
 });
 
 export type EventRow = typeof events.$inferSelect;
+
+export const projects = sqliteTable("projects", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  key: text("key").notNull(),
+  title: text("title").notNull(),
+  summary: text("summary").notNull(),
+  description: text("description").notNull(),
+  status: text("status").notNull(),
+  parentProjectId: text("parent_project_id"),
+  ownerActorId: text("owner_actor_id"),
+  startOn: text("start_on"),
+  targetOn: text("target_on"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  deletedAt: text("deleted_at"),
+  taskSeq: integer("task_seq").notNull(),
+});
+
+export const tasks = sqliteTable("tasks", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id").notNull(),
+  seq: integer("seq").notNull(),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+  status: text("status").notNull(),
+  priority: integer("priority").notNull(),
+  assigneeActorId: text("assignee_actor_id"),
+  reviewerActorId: text("reviewer_actor_id"),
+  dueOn: text("due_on"),
+  parentTaskId: text("parent_task_id"),
+  labels: text("labels").notNull(),
+  acceptanceCriteria: text("acceptance_criteria").notNull(),
+  requiresEvidence: integer("requires_evidence").notNull(),
+  leaseExpiresAt: text("lease_expires_at"),
+  claimedAt: text("claimed_at"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  doneAt: text("done_at"),
+});
+
+export const taskDeps = sqliteTable("task_deps", {
+  tenantId: text("tenant_id").notNull(),
+  taskId: text("task_id").notNull(),
+  dependsOnTaskId: text("depends_on_task_id").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const activity = sqliteTable("activity", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  at: text("at").notNull(),
+  actorId: text("actor_id").notNull(),
+  verb: text("verb").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  projectId: text("project_id"),
+  summary: text("summary").notNull(),
+  severity: text("severity").notNull(),
+  sessionId: text("session_id").notNull(),
+  metadata: text("metadata").notNull(),
+});
+
+export const handoffs = sqliteTable("handoffs", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  kind: text("kind").notNull(),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+  fromActorId: text("from_actor_id").notNull(),
+  status: text("status").notNull(),
+  claimedBy: text("claimed_by"),
+  response: text("response"),
+  respondedBy: text("responded_by"),
+  respondedAt: text("responded_at"),
+  resolution: text("resolution"),
+  relatedTaskId: text("related_task_id"),
+  relatedProjectId: text("related_project_id"),
+  fingerprint: text("fingerprint"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const handoffRecipients = sqliteTable("handoff_recipients", {
+  tenantId: text("tenant_id").notNull(),
+  handoffId: text("handoff_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  ackedAt: text("acked_at"),
+});
+
+export const codeRefs = sqliteTable("code_refs", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  refType: text("ref_type").notNull(),
+  repositoryId: text("repository_id"),
+  sha: text("sha"),
+  branch: text("branch"),
+  prNumber: integer("pr_number"),
+  prUrl: text("pr_url"),
+  prState: text("pr_state"),
+  title: text("title").notNull(),
+  url: text("url"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  deletedAt: text("deleted_at"),
+});
+
+export const attachments = sqliteTable("attachments", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  kind: text("kind").notNull(),
+  url: text("url"),
+  storagePath: text("storage_path"),
+  title: text("title").notNull(),
+  filename: text("filename"),
+  mimeType: text("mime_type"),
+  sizeBytes: integer("size_bytes"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  deletedAt: text("deleted_at"),
+});
+
+export const repositories = sqliteTable("repositories", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  host: text("host").notNull(),
+  owner: text("owner").notNull(),
+  name: text("name").notNull(),
+  slug: text("slug").notNull(),
+  remoteUrl: text("remote_url").notNull(),
+  defaultBranch: text("default_branch").notNull(),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const projectRepositories = sqliteTable("project_repositories", {
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id").notNull(),
+  repositoryId: text("repository_id").notNull(),
+  role: text("role").notNull(),
+  createdAt: text("created_at").notNull(),
+});
