@@ -1360,3 +1360,19 @@ describe("tenant isolation", () => {
     expect(ids(await query(a.ctx, {})).sort()).toEqual(sorted([id, ta2.id as string]));
   });
 });
+
+describe("task_claim retries", () => {
+  it("a retried claim-next (same session and request id) returns the task it claimed instead of taking another", async () => {
+    const w = await world("claim-retry");
+    await project(w.ctx, "RTY");
+    await create(w.ctx, "RTY", { title: "one" });
+    await create(w.ctx, "RTY", { title: "two" });
+    const ctx = { ...w.ctx, requestId: 17 };
+    const first = await ok(ctx, "task_claim", { project_id: "RTY" });
+    const retry = await ok(ctx, "task_claim", { project_id: "RTY" });
+    expect(retry).toMatchObject({ idempotent_replay: true, task: { id: first.task.id } });
+    expect(await count("SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ? AND status = 'in_progress'", w.id.tenantId)).toBe(1);
+    const next = await ok({ ...w.ctx, requestId: 18 }, "task_claim", { project_id: "RTY" });
+    expect(next.task.id).not.toBe(first.task.id);
+  });
+});

@@ -49,6 +49,8 @@ export const taskClaimTool = defineTool({
     holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held or assigned_elsewhere."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  // A retried claim (same session and request) gets the task it already claimed, not a second one.
+  idempotency: "derived",
   run: async (ctx, input) => {
     const target = input.task_id ? await findTask(ctx, input.task_id) : null;
     const project = input.project_id ? await findProject(ctx, input.project_id) : null;
