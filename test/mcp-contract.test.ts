@@ -255,6 +255,15 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   task_link: { task_id: "NOCG-2", add_depends_on: ["NOCG-1"] },
   task_claim: { project_id: "NOCG" },
   task_release: { task_id: "NOCG-1" },
+  decision_log: { title: "Storage", choice: "D1", options: [{ label: "D1", pros: ["local"] }], project_id: "NOCG" },
+  decision_set_status: { decision_id: "$decision", status: "proposed" },
+  decision_query: { q: "storage" },
+  comment_add: { object_type: "project", object_id: "$project", body: "Looks good @me", mentions: ["me"] },
+  comment_query: { object_type: "project", object_id: "$project" },
+  activity_log: { verb: "deploy.finished", summary: "Shipped" },
+  activity_query: { verb: "task.*" },
+  notification_query: { unread_only: true },
+  notification_mark_read: { ids: ["none"] },
 };
 
 describe("no code generation at run time", () => {
@@ -272,14 +281,19 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
+      const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
       for (const t of ordered) {
-        const args = SAMPLE_ARGS[t.name];
-        expect(args, `add sample arguments for ${t.name} to SAMPLE_ARGS`).toBeDefined();
+        expect(SAMPLE_ARGS[t.name], `add sample arguments for ${t.name} to SAMPLE_ARGS`).toBeDefined();
+        // "$name" stands for the id of an object an earlier call created.
+        const args = JSON.parse(JSON.stringify(SAMPLE_ARGS[t.name]).replace(/"\$(\w+)"/g, (_m, k: string) => JSON.stringify(created[k] ?? k)));
         const result = await client.callTool({ name: t.name, arguments: args });
-        expect(result.isError, t.name).toBeFalsy();
+        expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
+        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string } };
+        if (sc.project) created.project = sc.project.id;
+        if (sc.decision) created.decision = sc.decision.id;
       }
       await transport.terminateSession();
       await client.close();
@@ -294,7 +308,7 @@ describe("the drizzle schema", () => {
   it("describes every table and column the migrations create, and nothing else", async () => {
     const tables = (Object.values(schema) as unknown[]).filter((t): t is SQLiteTable => t instanceof SQLiteTable).map((t) => getTableConfig(t));
     const migrated = await env.DB.prepare(
-      `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' AND substr(name, 1, 4) <> '_cf_' AND substr(name, 1, 3) <> 'd1_' AND substr(name, 1, 10) <> 'events_fts'`,
+      `SELECT name FROM sqlite_master WHERE type = 'table' AND substr(name, 1, 7) <> 'sqlite_' AND substr(name, 1, 4) <> '_cf_' AND substr(name, 1, 3) <> 'd1_' AND instr(name, '_fts') = 0`,
     ).all<{ name: string }>();
     expect(tables.map((t) => t.name).sort()).toEqual(migrated.results.map((r) => r.name).sort());
     for (const t of tables) {

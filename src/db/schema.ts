@@ -150,6 +150,7 @@ export const activity = sqliteTable("activity", {
   severity: text("severity").notNull(),
   sessionId: text("session_id").notNull(),
   metadata: text("metadata").notNull(),
+  contentHash: text("content_hash"),
 });
 
 export const handoffs = sqliteTable("handoffs", {
@@ -234,4 +235,48 @@ export const projectRepositories = sqliteTable("project_repositories", {
   repositoryId: text("repository_id").notNull(),
   role: text("role").notNull(),
   createdAt: text("created_at").notNull(),
+});
+
+export const decisions = sqliteTable("decisions", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id"),
+  title: text("title").notNull(),
+  choice: text("choice").notNull(),
+  context: text("context").notNull(),
+  rationale: text("rationale").notNull(),
+  options: text("options").notNull(),
+  status: text("status").notNull(),
+  supersedesDecisionId: text("supersedes_decision_id"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  statusChangedAt: text("status_changed_at").notNull(),
+});
+
+export const comments = sqliteTable("comments", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  body: text("body").notNull(),
+  authorActorId: text("author_actor_id").notNull(),
+  parentCommentId: text("parent_comment_id"),
+  mentions: text("mentions").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const notifications = sqliteTable("notifications", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  kind: text("kind").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  summary: text("summary").notNull(),
+  fromActorId: text("from_actor_id").notNull(),
+  createdAt: text("created_at").notNull(),
+  readAt: text("read_at"),
 });

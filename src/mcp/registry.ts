@@ -4,6 +4,8 @@ import { changeTools } from "../changes/tools";
 import { identityTools } from "../work/identity";
 import { projectTools } from "../work/projects";
 import { taskTools } from "../work/tasks";
+import { collabTools } from "../work/collab";
+import { decisionTools } from "../work/decisions";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { invalidInput, toErrorBody } from "./errors";
@@ -19,10 +21,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "identity", description: "Who you are and the actor directory: whoami, register_actor, actor_query.", default: true },
   { id: "projects", description: "Projects: create, update, query, and the one-call project brief.", default: true },
   { id: "tasks", description: "Tasks: a dependency graph with a validated state machine, done-gates, and leased claims.", default: true },
+  { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
+  { id: "collab", description: "Comments with mentions, the activity log, and your notifications.", default: true },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...collabTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

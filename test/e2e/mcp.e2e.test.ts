@@ -32,7 +32,9 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(a.client.getServerVersion()).toMatchObject({ name: "agent-ledger" });
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "log_change", "prior_attempts",
+      ["activity_log", "activity_query", "actor_query", "blame", "change_diff", "change_history", "change_search", "changeset",
+        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status", "log_change",
+        "notification_mark_read", "notification_query", "prior_attempts",
         "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
         "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
         "task_update", "whoami"],
@@ -84,7 +86,8 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const ro = await connect(inject("keyA"), "?readonly=1");
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
-    expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query"]);
+    expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
+      "activity_query", "comment_query", "decision_query", "notification_query"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
