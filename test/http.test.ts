@@ -153,7 +153,8 @@ describe("HTTP surface", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "blame", "change_diff", "change_history", "change_search", "changeset",
-        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status", "log_change",
+        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
+        "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
         "notification_mark_read", "notification_query", "prior_attempts",
         "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
         "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",

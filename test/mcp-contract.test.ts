@@ -264,6 +264,12 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   activity_query: { verb: "task.*" },
   notification_query: { unread_only: true },
   notification_mark_read: { ids: ["none"] },
+  handoff_create: { to_actor_ids: ["me"], title: "Review the plan", kind: "review", options: ["approve", "reject"] },
+  handoff_claim: { handoff_id: "$handoff" },
+  handoff_respond: { handoff_id: "$handoff", response: { chosen_option: "approve", text: "fine" } },
+  handoff_resolve: { handoff_id: "$handoff" },
+  handoff_query: { direction: "any" },
+  inbox: { ack: ["$handoff"] },
 };
 
 describe("no code generation at run time", () => {
@@ -281,7 +287,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
@@ -291,9 +297,10 @@ describe("no code generation at run time", () => {
         const args = JSON.parse(JSON.stringify(SAMPLE_ARGS[t.name]).replace(/"\$(\w+)"/g, (_m, k: string) => JSON.stringify(created[k] ?? k)));
         const result = await client.callTool({ name: t.name, arguments: args });
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string } };
+        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string } };
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
+        if (sc.handoff) created.handoff = sc.handoff.id;
       }
       await transport.terminateSession();
       await client.close();

@@ -171,6 +171,11 @@ export const handoffs = sqliteTable("handoffs", {
   fingerprint: text("fingerprint"),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  options: text("options").notNull(),
+  allowFreeText: integer("allow_free_text").notNull(),
+  dueAt: text("due_at"),
+  resolvedAt: text("resolved_at"),
+  resolutionNote: text("resolution_note").notNull(),
 });
 
 export const handoffRecipients = sqliteTable("handoff_recipients", {

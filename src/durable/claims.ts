@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { claimNext, claimTask, reapExpiredLeases, type ClaimOutcome, type ClaimScope } from "../work/claims";
+import { claimHandoff, claimNext, claimTask, reapExpiredLeases, type ClaimOutcome, type ClaimScope, type HandoffClaimOutcome } from "../work/claims";
 
 /**
  * One per claim scope (a project, or a tenant's whole pool). It runs that scope's claims one at
@@ -31,6 +31,11 @@ export class ClaimsDO extends DurableObject<Env> {
       if (outcome.claimed) await this.track(outcome.taskId, outcome.leaseExpiresAt);
       return outcome;
     });
+  }
+
+  /** Claims a handoff for a recipient, queued with the scope's other claims. */
+  async claimHandoff(args: { tenantId: string; actorId: string; sessionId: string; handoffId: string; nowMs: number }): Promise<HandoffClaimOutcome> {
+    return this.serialized(() => claimHandoff(this.env.DB, { ...args, now: new Date(args.nowMs) }));
   }
 
   /** Remembers a lease and keeps the alarm at the earliest one. */

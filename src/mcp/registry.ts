@@ -6,6 +6,7 @@ import { projectTools } from "../work/projects";
 import { taskTools } from "../work/tasks";
 import { collabTools } from "../work/collab";
 import { decisionTools } from "../work/decisions";
+import { handoffTools } from "../work/handoffs";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { invalidInput, toErrorBody } from "./errors";
@@ -22,11 +23,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "projects", description: "Projects: create, update, query, and the one-call project brief.", default: true },
   { id: "tasks", description: "Tasks: a dependency graph with a validated state machine, done-gates, and leased claims.", default: true },
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
+  { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
   { id: "collab", description: "Comments with mentions, the activity log, and your notifications.", default: true },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...collabTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

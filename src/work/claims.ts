@@ -164,3 +164,42 @@ export async function reapExpiredLeases(d1: D1Database, now: Date, taskIds?: str
   }
   return released;
 }
+
+export type HandoffClaimOutcome = { claimed: true; already: boolean } | { claimed: false; reason: "not_recipient" | "taken" | "closed"; holder: string | null };
+
+/**
+ * Claims an open handoff for one of its recipients: a single compare-and-swap, so on a
+ * multi-recipient request exactly one recipient wins. Claiming one you already hold is a no-op.
+ */
+export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorId: string; sessionId: string; handoffId: string; now: Date }): Promise<HandoffClaimOutcome> {
+  const now = iso(s.now);
+  const [claimed] = await d1.batch<{ id: string }>([
+    d1
+      .prepare(
+        `UPDATE handoffs SET status = 'claimed', claimed_by = ?, updated_at = ?
+         WHERE tenant_id = ? AND id = ? AND status = 'open'
+           AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = handoffs.tenant_id AND r.handoff_id = handoffs.id AND r.actor_id = ?)
+         RETURNING id`,
+      )
+      .bind(s.actorId, now, s.tenantId, s.handoffId, s.actorId),
+    d1
+      .prepare(
+        `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
+         SELECT ?, tenant_id, ?, ?, 'handoff.claimed', 'work_request', id, related_project_id, 'claimed: ' || title, 'info', ?, '{}'
+         FROM handoffs WHERE changes() > 0 AND tenant_id = ? AND id = ?`,
+      )
+      .bind(uuidv7(s.now.getTime()), now, s.actorId, s.sessionId, s.tenantId, s.handoffId),
+  ]);
+  if (claimed!.results.length > 0) return { claimed: true, already: false };
+  const h = await d1
+    .prepare(
+      `SELECT h.status, h.claimed_by, EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS recipient
+       FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`,
+    )
+    .bind(s.actorId, s.tenantId, s.handoffId)
+    .first<{ status: string; claimed_by: string | null; recipient: number }>();
+  if (!h || !h.recipient) return { claimed: false, reason: "not_recipient", holder: null };
+  if (h.status === "claimed" && h.claimed_by === s.actorId) return { claimed: true, already: true };
+  if (h.status === "claimed") return { claimed: false, reason: "taken", holder: h.claimed_by };
+  return { claimed: false, reason: "closed", holder: h.claimed_by };
+}

@@ -133,7 +133,8 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
           `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, created_at, updated_at)
            SELECT ?, ?, 'review', ?, ?, ?, 'open', ?, ?, ?, ?, ? WHERE changes() > 0 AND NOT EXISTS (
              SELECT 1 FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
-             WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed') AND r.actor_id = ?)`,
+             WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed') AND r.actor_id = ?)
+           ON CONFLICT DO NOTHING`,
         )
         .bind(handoffId, ctx.tenantId, `Review ${task.ref}: ${task.title}`, `Please review ${task.ref}. Answer with handoff_respond.`, ctx.actorId,
           task.id, task.project_id, `review:${task.id}:${reviewer}`, now, now, ctx.tenantId, task.id, reviewer),

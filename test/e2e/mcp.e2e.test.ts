@@ -33,7 +33,8 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "blame", "change_diff", "change_history", "change_search", "changeset",
-        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status", "log_change",
+        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
+        "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
         "notification_mark_read", "notification_query", "prior_attempts",
         "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
         "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
@@ -87,7 +88,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
-      "activity_query", "comment_query", "decision_query", "notification_query"].sort());
+      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);

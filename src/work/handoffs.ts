@@ -1,0 +1,316 @@
+/** Handoffs and the inbox (seed 001): typed work requests between actors. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso, parseIsoInstant } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { defineTool } from "../mcp/define-tool";
+import { invalidInput, notFound, ToolError } from "../mcp/errors";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField, resolveActor } from "./common";
+import { findProject } from "./projects";
+import { findTask } from "./task-model";
+
+export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
+export const HANDOFF_STATUSES = ["open", "claimed", "responded", "resolved", "cancelled"] as const;
+const LIVE = ["open", "claimed"];
+
+const optionSchema = z.object({ label: z.string().describe("Option."), summary: z.string().describe("What it means.") });
+
+export const handoffSchema = z.object({
+  id: z.string().describe("Handoff id."),
+  kind: z.enum(HANDOFF_KINDS).describe("handoff, question, review, collab or approval."),
+  title: z.string().describe("Title."),
+  body: z.string().describe("The request."),
+  from_actor_id: z.string().describe("Who asked."),
+  to_actor_ids: z.array(z.string()).describe("Recipients."),
+  status: z.enum(HANDOFF_STATUSES).describe("open, claimed, responded, resolved or cancelled."),
+  claimed_by: z.string().nullable().describe("The recipient working on it, or null."),
+  options: z.array(optionSchema).describe("Choices offered."),
+  allow_free_text: z.boolean().describe("Whether a response may be free text rather than an option."),
+  response: z.record(z.string(), z.unknown()).nullable().describe("The response, or null."),
+  responded_by: z.string().nullable().describe("Who responded, or null."),
+  responded_at: z.string().nullable().describe("When, or null."),
+  resolution: z.string().nullable().describe("processed or cancelled once resolved, else null."),
+  resolution_note: z.string().describe("Note given when resolving."),
+  related_task_id: z.string().nullable().describe("Related task, or null."),
+  related_project_id: z.string().nullable().describe("Related project, or null."),
+  due_at: z.string().nullable().describe("Due time, or null."),
+  fingerprint: z.string().nullable().describe("De-duplication fingerprint, or null."),
+  created_at: z.string().describe("When it was created."),
+  updated_at: z.string().describe("Last change."),
+  acked: z.boolean().describe("Whether you (as a recipient) acknowledged it; false if you are not one."),
+});
+export type Handoff = z.infer<typeof handoffSchema>;
+
+const HANDOFF_COLUMNS = `h.id, h.kind, h.title, h.body, h.from_actor_id, h.status, h.claimed_by, h.options, h.allow_free_text, h.response,
+  h.responded_by, h.responded_at, h.resolution, h.resolution_note, h.related_task_id, h.related_project_id, h.due_at, h.fingerprint,
+  h.created_at, h.updated_at,
+  (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS to_actor_ids,
+  (SELECT r.acked_at IS NOT NULL FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS acked`;
+
+type HandoffRow = Omit<Handoff, "to_actor_ids" | "options" | "response" | "allow_free_text" | "acked"> & {
+  to_actor_ids: string; options: string; response: string | null; allow_free_text: number; acked: number | null;
+};
+
+function toHandoff(r: HandoffRow): Handoff {
+  let response: Record<string, unknown> | null = null;
+  try { response = r.response ? (JSON.parse(r.response) as Record<string, unknown>) : null; } catch { response = {}; }
+  return {
+    ...r,
+    to_actor_ids: jsonArray<string>(r.to_actor_ids).sort(),
+    options: jsonArray<{ label: string; summary?: string }>(r.options).map((o) => ({ label: o.label, summary: o.summary ?? "" })),
+    allow_free_text: r.allow_free_text === 1,
+    response,
+    acked: r.acked === 1,
+  };
+}
+
+const selectHandoff = (ctx: Ctx, id: string) =>
+  ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`).bind(ctx.actorId, ctx.tenantId, id);
+
+export async function findHandoff(ctx: Ctx, id: string): Promise<Handoff> {
+  const row = await selectHandoff(ctx, id).first<HandoffRow>();
+  if (!row) throw notFound("handoff", id, "handoff_query or inbox lists your handoffs.");
+  return toHandoff(row);
+}
+
+export const handoffCreateTool = defineTool({
+  name: "handoff_create",
+  title: "Create a handoff",
+  toolset: "handoffs",
+  description:
+    "Send a work request (handoff, question, review, collab or approval) to one or more actors. A fingerprint de-duplicates live requests: while one with the same fingerprint is open or claimed, creating it again returns that one (deduplicated: true) instead of stacking copies.",
+  input: z.object({
+    to_actor_ids: z.array(actorRefField("A recipient.")).min(1).max(20).describe("Recipients (ids, external_refs or \"me\")."),
+    title: z.string().trim().min(1).max(300).describe("What is asked, in a line."),
+    kind: z.enum(HANDOFF_KINDS).default("handoff").describe("handoff (default), question, review, collab or approval."),
+    body: z.string().max(20_000).optional().describe("Details (up to 20,000 characters)."),
+    options: z.array(z.union([z.string().min(1).max(200), z.object({ label: z.string().min(1).max(200).describe("Option."), summary: z.string().max(1000).optional().describe("What it means.") })])).max(20).optional()
+      .describe("Choices to pick from (labels, or {label, summary})."),
+    allow_free_text: z.boolean().default(true).describe("Whether a response may be free text; false requires one of the options."),
+    related_task_id: z.string().min(1).max(100).optional().describe("Related task (id or KEY-number)."),
+    related_project_id: z.string().min(1).max(100).optional().describe("Related project (id or key)."),
+    due_at: z.string().max(64).optional().describe("When an answer is needed (ISO-8601)."),
+    fingerprint: z.string().min(1).max(200).optional().describe("De-duplication key: one live handoff per fingerprint in your tenant."),
+  }),
+  output: z.object({ handoff: handoffSchema.describe("The handoff."), deduplicated: z.boolean().describe("True when a live handoff with this fingerprint was returned instead.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const recipients = [...new Set(await Promise.all(input.to_actor_ids.map((r) => resolveActor(ctx, r))))];
+    const task = input.related_task_id ? await findTask(ctx, input.related_task_id) : null;
+    const project = input.related_project_id ? await findProject(ctx, input.related_project_id) : null;
+    const due = input.due_at ? parseIsoInstant(input.due_at) : null;
+    if (input.due_at && !due) throw invalidInput(`due_at '${input.due_at}' is not an ISO-8601 time.`, "Use e.g. 2026-12-01 or 2026-12-01T17:00:00Z.");
+    const options = (input.options ?? []).map((o) => (typeof o === "string" ? { label: o, summary: "" } : { label: o.label, summary: o.summary ?? "" }));
+    if (!input.allow_free_text && options.length === 0) throw invalidInput("allow_free_text: false needs options to choose from.", "Pass options, or allow free-text responses.");
+    const id = uuidv7();
+    const now = iso(ctx.clock.now());
+    const projectId = project?.id ?? task?.project_id ?? null;
+    const [inserted] = await ctx.d1.batch<{ id: string }>([
+      ctx.d1
+        .prepare(
+          `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, options, allow_free_text, due_at, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+        )
+        .bind(id, ctx.tenantId, input.kind, input.title, input.body ?? "", ctx.actorId, task?.id ?? null, projectId, input.fingerprint ?? null,
+          JSON.stringify(options), input.allow_free_text ? 1 : 0, due ? iso(due) : null, now, now),
+      activityStatement(ctx, { verb: "handoff.created", objectType: "work_request", objectId: id, projectId, summary: `${input.kind}: ${input.title}`, ifPreviousChanged: true }),
+      // Recipients and notifications exist only if the handoff row was written.
+      ...recipients.flatMap((actor) => [
+        ctx.d1.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+          .bind(ctx.tenantId, id, actor, id),
+        ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                        SELECT ?, ?, ?, ?, 'work_request', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+          .bind(uuidv7(), ctx.tenantId, actor, input.kind, id, input.title, ctx.actorId, now, id),
+      ]),
+    ]);
+    if (inserted!.results.length === 0) {
+      // A live handoff holds this fingerprint: return it.
+      const live = await ctx.d1
+        .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.fingerprint = ? AND h.status IN ('open', 'claimed')`)
+        .bind(ctx.actorId, ctx.tenantId, input.fingerprint ?? "")
+        .first<HandoffRow>();
+      if (!live) throw new ToolError("conflict", "The handoff could not be written and no live duplicate was found.", { hint: "Retry.", retryable: true });
+      return { handoff: toHandoff(live), deduplicated: true };
+    }
+    return { handoff: await findHandoff(ctx, id), deduplicated: false };
+  },
+  summarize: (r) => `${r.deduplicated ? "Reused" : "Created"} ${r.handoff.kind} ${r.handoff.id} to ${r.handoff.to_actor_ids.length} recipient(s).`,
+});
+
+const handoffIdField = z.string().min(1).max(100).describe("The handoff.");
+
+export const handoffClaimTool = defineTool({
+  name: "handoff_claim",
+  title: "Claim a handoff",
+  toolset: "handoffs",
+  description: "Take an open handoff addressed to you (open → claimed) so the other recipients do not duplicate the work. A compare-and-swap: on a multi-recipient request exactly one recipient wins; the others get handoff_taken naming the holder.",
+  input: z.object({ handoff_id: handoffIdField }),
+  output: z.object({ handoff: handoffSchema.describe("The handoff, now claimed by you."), already: z.boolean().describe("True when you already held it.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const handoff = await findHandoff(ctx, input.handoff_id);
+    const outcome = await ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:handoffs`)).claimHandoff({
+      tenantId: ctx.tenantId, actorId: ctx.actorId, sessionId: ctx.sessionId, handoffId: handoff.id, nowMs: ctx.clock.now().getTime(),
+    });
+    if (!outcome.claimed) {
+      if (outcome.reason === "not_recipient") throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can claim it; inbox lists the ones addressed to you." });
+      if (outcome.reason === "taken") throw new ToolError("handoff_taken", `Another recipient (${outcome.holder}) already claimed this handoff.`, { hint: "Leave it to them, or ask them with a comment on the work_request." });
+      throw new ToolError("handoff_closed", `This handoff is ${handoff.status}; only open handoffs can be claimed.`, { hint: "handoff_query shows its response and resolution." });
+    }
+    return { handoff: await findHandoff(ctx, handoff.id), already: outcome.already };
+  },
+  summarize: (r) => `You hold handoff ${r.handoff.id}.`,
+});
+
+export const handoffRespondTool = defineTool({
+  name: "handoff_respond",
+  title: "Respond to a handoff",
+  toolset: "handoffs",
+  description: "Answer a handoff addressed to you with a response object ({chosen_option?, text?, result_ref?, …}). chosen_option must be one of the offered options; free text is refused when the handoff disallows it. Responding to a review handoff is what unlocks done on its task.",
+  input: z.object({
+    handoff_id: handoffIdField,
+    response: z
+      .object({
+        chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
+        text: z.string().max(20_000).optional().describe("Free-text answer."),
+        result_ref: z.string().max(500).optional().describe("Where the result is (a URL, commit, task ref…)."),
+      })
+      .catchall(z.unknown())
+      .refine((r) => Object.keys(r).length > 0, "response is empty")
+      .describe("The answer; extra keys are kept as given."),
+  }),
+  output: z.object({ handoff: handoffSchema.describe("The handoff with its response.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const h = await findHandoff(ctx, input.handoff_id);
+    if (!h.to_actor_ids.includes(ctx.actorId)) throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can respond." });
+    if (!LIVE.includes(h.status)) throw new ToolError("handoff_closed", `This handoff is ${h.status}; it can no longer be answered.`, { hint: "Create a new handoff if more is needed." });
+    if (h.status === "claimed" && h.claimed_by !== ctx.actorId) throw new ToolError("handoff_taken", `Another recipient (${h.claimed_by}) holds this handoff.`, { hint: "Only the recipient who claimed it can respond." });
+    const r = input.response;
+    if (r.chosen_option !== undefined && !h.options.some((o) => o.label === r.chosen_option)) {
+      throw invalidInput(`chosen_option '${r.chosen_option}' is not one of the options.`, `Choose one of: ${h.options.map((o) => o.label).join(", ") || "(none offered: answer with text)"}.`);
+    }
+    if (!h.allow_free_text && r.chosen_option === undefined) throw invalidInput("This handoff needs one of its options as the answer.", `Set chosen_option to one of: ${h.options.map((o) => o.label).join(", ")}.`);
+    const now = iso(ctx.clock.now());
+    const [updated] = await ctx.d1.batch<{ id: string }>([
+      ctx.d1
+        .prepare(`UPDATE handoffs SET status = 'responded', response = ?, responded_by = ?, responded_at = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?
+                  WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+        .bind(JSON.stringify(r), ctx.actorId, now, ctx.actorId, now, ctx.tenantId, h.id, h.status),
+      activityStatement(ctx, { verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id, summary: `answered: ${h.title}`, ifPreviousChanged: true }),
+      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE changes() > 0`)
+        .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, `answered: ${h.title}`, ctx.actorId, now),
+    ]);
+    if (updated!.results.length === 0) throw new ToolError("conflict", "The handoff changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
+    return { handoff: await findHandoff(ctx, h.id) };
+  },
+  summarize: (r) => `Responded to ${r.handoff.id}.`,
+});
+
+export const handoffResolveTool = defineTool({
+  name: "handoff_resolve",
+  title: "Resolve a handoff",
+  toolset: "handoffs",
+  description: "Close a handoff: resolution 'processed' (default) or 'cancelled', with an optional note. Its creator or any recipient may resolve it.",
+  input: z.object({
+    handoff_id: handoffIdField,
+    resolution: z.enum(["processed", "cancelled"]).default("processed").describe("processed (default) or cancelled."),
+    note: z.string().max(2000).optional().describe("Why, or what came of it."),
+  }),
+  output: z.object({ handoff: handoffSchema.describe("The resolved handoff.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const h = await findHandoff(ctx, input.handoff_id);
+    if (h.from_actor_id !== ctx.actorId && !h.to_actor_ids.includes(ctx.actorId)) {
+      throw new ToolError("not_participant", "Only the handoff's creator or its recipients can resolve it.", { hint: "Comment on the work_request instead." });
+    }
+    if (h.status === "resolved" || h.status === "cancelled") throw new ToolError("handoff_closed", `This handoff is already ${h.status}.`, { hint: "Nothing to do." });
+    const status = input.resolution === "cancelled" ? "cancelled" : "resolved";
+    const now = iso(ctx.clock.now());
+    const [updated] = await ctx.d1.batch<{ id: string }>([
+      ctx.d1.prepare(`UPDATE handoffs SET status = ?, resolution = ?, resolution_note = ?, resolved_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+        .bind(status, input.resolution, input.note ?? "", now, now, ctx.tenantId, h.id, h.status),
+      activityStatement(ctx, { verb: `handoff.${status}`, objectType: "work_request", objectId: h.id, projectId: h.related_project_id, summary: `${input.resolution}: ${h.title}`, ifPreviousChanged: true }),
+    ]);
+    if (updated!.results.length === 0) throw new ToolError("conflict", "The handoff changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
+    return { handoff: await findHandoff(ctx, h.id) };
+  },
+  summarize: (r) => `Handoff ${r.handoff.id} ${r.handoff.status}.`,
+});
+
+export const handoffQueryTool = defineTool({
+  name: "handoff_query",
+  title: "Find handoffs",
+  toolset: "handoffs",
+  description: "List handoffs by direction, newest first: from_me (the ones you sent, with their responses: how you read the answer to a question you asked), to_me, or any.",
+  input: z.object({
+    direction: z.enum(["to_me", "from_me", "any"]).default("to_me").describe("to_me (default), from_me or any."),
+    status: z.array(z.enum(HANDOFF_STATUSES)).max(5).optional().describe("Only these statuses."),
+    type: z.array(z.enum(HANDOFF_KINDS)).max(5).optional().describe("Only these kinds."),
+    related_task_id: z.string().min(1).max(100).optional().describe("Only handoffs about this task."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({ items: z.array(handoffSchema).describe("Handoffs."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const where = ["h.tenant_id = ?"];
+    const params: unknown[] = [ctx.tenantId];
+    const toMe = "EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)";
+    if (input.direction === "to_me") { where.push(toMe); params.push(ctx.actorId); }
+    else if (input.direction === "from_me") { where.push("h.from_actor_id = ?"); params.push(ctx.actorId); }
+    if (input.status?.length) { where.push(`h.status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
+    if (input.type?.length) { where.push(`h.kind IN (${input.type.map(() => "?").join(", ")})`); params.push(...input.type); }
+    if (input.related_task_id) { where.push("h.related_task_id = ?"); params.push((await findTask(ctx, input.related_task_id)).id); }
+    const after = decodeKeyset(input.cursor, 2);
+    if (after) { where.push("(h.created_at < ? OR (h.created_at = ? AND h.id < ?))"); params.push(after[0], after[0], after[1]); }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
+      .bind(ctx.actorId, ...params, input.limit + 1)
+      .all<HandoffRow>();
+    const page = rows.results.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return { items: page.map(toHandoff), ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.created_at, last.id]) } : {}) };
+  },
+  summarize: (r) => `${r.items.length} handoff(s).`,
+});
+
+export const inboxTool = defineTool({
+  name: "inbox",
+  title: "Your inbox",
+  toolset: "handoffs",
+  description: "Cheap poll of the work addressed to you: handoffs you have not acknowledged, oldest first. Ack after act: pass ack: [ids] once you have acted on items, so a crash between reading and acting loses nothing.",
+  input: z.object({
+    kinds: z.array(z.enum(HANDOFF_KINDS)).max(5).optional().describe("Only these kinds."),
+    ack: z.array(z.string().min(1).max(100)).max(200).optional().describe("Handoff ids you have acted on; they leave your inbox."),
+    limit: limitField(50, 200),
+  }),
+  output: z.object({
+    items: z.array(handoffSchema).describe("Unacknowledged handoffs addressed to you, oldest first."),
+    acked: z.number().int().describe("How many of ack were acknowledged now (ids not addressed to you do not count)."),
+    total: z.number().int().describe("Unacknowledged items in all."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const now = iso(ctx.clock.now());
+    const kinds = input.kinds?.length ? ` AND h.kind IN (${input.kinds.map(() => "?").join(", ")})` : "";
+    const pending = `FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
+      WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL${kinds}`;
+    const [acked, items, total] = await ctx.d1.batch<HandoffRow & { n: number }>([
+      ctx.d1.prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
+        .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(input.ack ?? [])),
+      ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} ${pending} ORDER BY h.created_at ASC, h.id ASC LIMIT ?`)
+        .bind(ctx.actorId, ctx.tenantId, ctx.actorId, ...(input.kinds ?? []), input.limit),
+      ctx.d1.prepare(`SELECT COUNT(*) AS n ${pending}`).bind(ctx.tenantId, ctx.actorId, ...(input.kinds ?? [])),
+    ]);
+    return { items: (items!.results as HandoffRow[]).map(toHandoff), acked: acked!.results.length, total: total!.results[0]?.n ?? 0 };
+  },
+  summarize: (r) => `${r.total} item(s) in your inbox${r.acked ? `, ${r.acked} acknowledged` : ""}.`,
+});
+
+export const handoffTools = [handoffCreateTool, handoffClaimTool, handoffRespondTool, handoffResolveTool, handoffQueryTool, inboxTool];
