@@ -52,7 +52,7 @@ type HandoffRow = Omit<Handoff, "to_actor_ids" | "options" | "response" | "allow
 };
 
 function toHandoff(r: HandoffRow): Handoff {
-  let response: Record<string, unknown> | null = null;
+  let response: Record<string, unknown> | null;
   try { response = r.response ? (JSON.parse(r.response) as Record<string, unknown>) : null; } catch { response = {}; }
   return {
     ...r,
