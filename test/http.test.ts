@@ -153,12 +153,13 @@ describe("HTTP surface", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "blame", "change_diff", "change_history", "change_search", "changeset",
+        "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
         "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
         "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
         "notification_mark_read", "notification_query", "prior_attempts",
         "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
         "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
-        "task_update", "whoami"],
+        "task_update", "whoami"].sort(),
     );
     const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
     expect(logged.isError).toBeFalsy();

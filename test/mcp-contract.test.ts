@@ -270,6 +270,13 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   handoff_resolve: { handoff_id: "$handoff" },
   handoff_query: { direction: "any" },
   inbox: { ack: ["$handoff"] },
+  repo_register: { remote_url: "git@github.com:acme/api.git" },
+  repo_link: { project_id: "NOCG", repo_slug: "acme/api" },
+  repo_query: { project_id: "NOCG" },
+  task_code_ref: { task_id: "NOCG-1", ref_type: "pr", pr_number: 7 },
+  code_ref_add: { object_type: "project", object_id: "$project", ref_type: "branch", branch: "main" },
+  code_ref_update: { code_ref_id: "$code_ref", patch: { pr_state: "merged" } },
+  code_ref_query: { object_type: "task", object_id: "NOCG-1" },
 };
 
 describe("no code generation at run time", () => {
@@ -287,7 +294,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
@@ -297,10 +304,11 @@ describe("no code generation at run time", () => {
         const args = JSON.parse(JSON.stringify(SAMPLE_ARGS[t.name]).replace(/"\$(\w+)"/g, (_m, k: string) => JSON.stringify(created[k] ?? k)));
         const result = await client.callTool({ name: t.name, arguments: args });
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string } };
+        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string } };
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
         if (sc.handoff) created.handoff = sc.handoff.id;
+        if (sc.code_ref?.ref_type === "pr") created.code_ref = sc.code_ref.id;
       }
       await transport.terminateSession();
       await client.close();

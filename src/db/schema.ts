@@ -202,6 +202,7 @@ export const codeRefs = sqliteTable("code_refs", {
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
   deletedAt: text("deleted_at"),
+  runId: text("run_id"),
 });
 
 export const attachments = sqliteTable("attachments", {

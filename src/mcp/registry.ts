@@ -7,6 +7,7 @@ import { taskTools } from "../work/tasks";
 import { collabTools } from "../work/collab";
 import { decisionTools } from "../work/decisions";
 import { handoffTools } from "../work/handoffs";
+import { repoTools } from "../work/repos";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { invalidInput, toErrorBody } from "./errors";
@@ -24,11 +25,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "tasks", description: "Tasks: a dependency graph with a validated state machine, done-gates, and leased claims.", default: true },
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
+  { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: true },
   { id: "collab", description: "Comments with mentions, the activity log, and your notifications.", default: true },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...repoTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

@@ -163,7 +163,7 @@ export const activityLogTool = defineTool({
       throw invalidInput("object_type and object_id go together.", "Pass both to attach the entry to an object, or neither.");
     }
     const metadata = { ...(input.metadata ?? {}), ...(input.status ? { status: input.status } : {}), ...(input.run_id ? { run_id: input.run_id } : {}) };
-    if (JSON.stringify(metadata).length > 8192) throw invalidInput("metadata is larger than 8KB.", "Keep metadata small; put long text in a comment or knowledge note.");
+    if (new TextEncoder().encode(JSON.stringify(metadata)).byteLength > 8192) throw invalidInput("metadata is larger than 8KB.", "Keep metadata small; put long text in a comment or knowledge note.");
     const projectId = input.object_type ? (await findObject(ctx, input.object_type, input.object_id!)).projectId : null;
     const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", input.object_id ?? "", input.severity, metadata]));
     const id = uuidv7();

@@ -33,12 +33,13 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "blame", "change_diff", "change_history", "change_search", "changeset",
+        "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
         "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
         "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
         "notification_mark_read", "notification_query", "prior_attempts",
         "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
         "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
-        "task_update", "whoami"],
+        "task_update", "whoami"].sort(),
     );
     for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
   });
@@ -88,7 +89,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
-      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query"].sort());
+      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);

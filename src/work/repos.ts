@@ -1,0 +1,384 @@
+/** Repositories and code refs (seed 001): where "done" points at real code. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { defineTool } from "../mcp/define-tool";
+import { invalidInput, notFound } from "../mcp/errors";
+import { activityStatement, cursorField, decodeKeyset, encodeKeyset, limitField } from "./common";
+import { findObject } from "./collab";
+import { findProject } from "./projects";
+import { findTask } from "./task-model";
+
+export interface RemoteParts { host: string; owner: string; name: string; url: string }
+
+/**
+ * Normalizes a git remote (https, ssh or scp-style; credentials dropped; `.git` and trailing
+ * slashes removed) to `https://host/owner/name`, lower-cased, so one repository has one key.
+ */
+export function normalizeRemote(raw: string): RemoteParts | null {
+  const text = raw.trim();
+  let host: string;
+  let path: string;
+  const scp = /^[^@\s/]+@([^:\s/]+):(.+)$/.exec(text);
+  if (scp) {
+    host = scp[1]!;
+    path = scp[2]!;
+  } else {
+    let u: URL;
+    try { u = new URL(text); } catch { return null; }
+    if (!["https:", "http:", "ssh:", "git:"].includes(u.protocol)) return null;
+    host = u.hostname;
+    path = u.pathname;
+  }
+  const parts = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/i, "").split("/");
+  if (parts.length !== 2 || parts.some((p) => !/^[A-Za-z0-9._-]+$/.test(p))) return null;
+  const [owner, name] = parts as [string, string];
+  host = host.toLowerCase();
+  return { host, owner, name, url: `https://${host}/${owner}/${name}`.toLowerCase() };
+}
+
+export const repositorySchema = z.object({
+  id: z.string().describe("Repository id."),
+  host: z.string().describe("Git host, e.g. github.com."),
+  owner: z.string().describe("Owner."),
+  name: z.string().describe("Name."),
+  slug: z.string().describe("owner/name."),
+  remote_url: z.string().describe("Normalized remote URL (no credentials)."),
+  default_branch: z.string().describe("Default branch."),
+  created_at: z.string().describe("When it was registered."),
+});
+type Repository = z.infer<typeof repositorySchema>;
+const REPO_COLUMNS = "id, host, owner, name, slug, remote_url, default_branch, created_at";
+
+/** A registered repository of the caller's tenant, by id or owner/name. */
+export async function findRepository(ctx: Ctx, ref: string): Promise<Repository> {
+  const row = await ctx.d1
+    .prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`)
+    .bind(ctx.tenantId, ref.trim(), ref.trim())
+    .first<Repository>();
+  if (!row) throw notFound("repository", ref, "Register it with repo_register, or list them with repo_query.");
+  return row;
+}
+
+export const repoRegisterTool = defineTool({
+  name: "repo_register",
+  title: "Register a repository",
+  toolset: "repos",
+  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url, or owner and name (host defaults to github.com). The server cannot see your working directory, so there is no autodetection here.",
+  input: z.object({
+    remote_url: z.string().max(500).optional().describe("The remote: https://github.com/acme/api(.git), git@github.com:acme/api.git or ssh://…"),
+    host: z.string().max(200).optional().describe("Git host (default github.com) when giving owner and name."),
+    owner: z.string().max(100).optional().describe("Owner, with name."),
+    name: z.string().max(100).optional().describe("Repository name, with owner."),
+    slug: z.string().max(200).optional().describe("owner/name, instead of owner and name."),
+    default_branch: z.string().min(1).max(200).optional().describe("Default branch (default main)."),
+  }),
+  output: z.object({ repository: repositorySchema.describe("The repository."), created: z.boolean().describe("False when it was already registered.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const slug = input.slug ?? (input.owner && input.name ? `${input.owner}/${input.name}` : undefined);
+    const remote = input.remote_url ?? (slug ? `https://${input.host ?? "github.com"}/${slug}` : undefined);
+    if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url, slug (owner/name), or owner and name.");
+    const parts = normalizeRemote(remote);
+    if (!parts) throw invalidInput(`'${remote.replace(/\/\/[^@/]+@/, "//***@")}' is not a repository remote this server understands.`, "Use https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
+    const id = uuidv7();
+    const now = iso(ctx.clock.now());
+    const [inserted, , found] = await ctx.d1.batch<Repository>([
+      ctx.d1
+        .prepare(`INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`)
+        .bind(id, ctx.tenantId, parts.host, parts.owner, parts.name, `${parts.owner}/${parts.name}`, parts.url, input.default_branch ?? "main", ctx.actorId, now),
+      activityStatement(ctx, { verb: "repo.registered", objectType: "repository", objectId: id, summary: `registered ${parts.owner}/${parts.name}`, ifPreviousChanged: true }),
+      ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url),
+    ]);
+    return { repository: found!.results[0]!, created: inserted!.results.length > 0 };
+  },
+  summarize: (r) => `${r.created ? "Registered" : "Found"} ${r.repository.slug} (${r.repository.id}).`,
+});
+
+export const REPO_ROLES = ["primary", "dependency", "docs"] as const;
+
+export const repoLinkTool = defineTool({
+  name: "repo_link",
+  title: "Link a repository to a project",
+  toolset: "repos",
+  description: "Link a project to a registered repository, with a role (primary, dependency or docs). Linking again changes the role.",
+  input: z.object({
+    project_id: z.string().min(1).max(100).describe("Project id or key."),
+    repository_id: z.string().min(1).max(200).optional().describe("Repository id (or owner/name)."),
+    repo_slug: z.string().min(1).max(200).optional().describe("owner/name, instead of repository_id."),
+    role: z.enum(REPO_ROLES).default("primary").describe("primary (default), dependency or docs."),
+  }),
+  output: z.object({ project_id: z.string().describe("Project."), repository: repositorySchema.describe("Repository."), role: z.enum(REPO_ROLES).describe("The link's role.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const ref = input.repository_id ?? input.repo_slug;
+    if (!ref) throw invalidInput("repository_id or repo_slug is required.", "Name the repository to link.");
+    const [project, repo] = await Promise.all([findProject(ctx, input.project_id), findRepository(ctx, ref)]);
+    await ctx.d1.batch([
+      ctx.d1
+        .prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?)
+                  ON CONFLICT (tenant_id, project_id, repository_id) DO UPDATE SET role = excluded.role WHERE role <> excluded.role`)
+        .bind(ctx.tenantId, project.id, repo.id, input.role, iso(ctx.clock.now())),
+      activityStatement(ctx, { verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${input.role}`, ifPreviousChanged: true }),
+    ]);
+    return { project_id: project.id, repository: repo, role: input.role };
+  },
+  summarize: (r) => `${r.repository.slug} is a ${r.role} repository of the project.`,
+});
+
+export const repoQueryTool = defineTool({
+  name: "repo_query",
+  title: "Find repositories",
+  toolset: "repos",
+  description: "List the tenant's repositories, by slug order; project_id shows a project's linked repositories with their roles.",
+  input: z.object({
+    repository_id: z.string().min(1).max(200).optional().describe("One repository (id or owner/name)."),
+    slug: z.string().min(1).max(200).optional().describe("Exact owner/name (case-insensitive)."),
+    project_id: z.string().min(1).max(100).optional().describe("Only repositories linked to this project."),
+    host: z.string().min(1).max(200).optional().describe("Only this host."),
+    q: z.string().max(200).optional().describe("Text in owner/name."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({
+    items: z.array(repositorySchema.extend({ role: z.string().optional().describe("The link's role, with project_id.") })).describe("Repositories."),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
+  }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const where = ["r.tenant_id = ?"];
+    const params: unknown[] = [ctx.tenantId];
+    let join = "";
+    let role = "";
+    if (input.project_id) {
+      join = "JOIN project_repositories pr ON pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.project_id = ?";
+      role = ", pr.role";
+      params.unshift((await findProject(ctx, input.project_id)).id);
+    }
+    if (input.repository_id) { where.push("(r.id = ? OR r.slug = ? COLLATE NOCASE)"); params.push(input.repository_id, input.repository_id); }
+    if (input.slug) { where.push("r.slug = ? COLLATE NOCASE"); params.push(input.slug); }
+    if (input.host) { where.push("r.host = ?"); params.push(input.host.toLowerCase()); }
+    if (input.q?.trim()) { where.push("instr(lower(r.slug), lower(?)) > 0"); params.push(input.q.trim()); }
+    const after = decodeKeyset(input.cursor, 2);
+    if (after) { where.push("(r.slug > ? OR (r.slug = ? AND r.id > ?))"); params.push(after[0], after[0], after[1]); }
+    const rows = await ctx.d1
+      .prepare(`SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
+                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<Repository & { role?: string }>();
+    const page = rows.results.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return { items: page, ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.slug, last.id]) } : {}) };
+  },
+  summarize: (r) => `${r.items.length} repository(ies).`,
+});
+
+export const REF_TYPES = ["commit", "branch", "pr", "tag", "compare"] as const;
+export const PR_STATES = ["open", "draft", "merged", "closed"] as const;
+const CODE_REF_OBJECTS = ["task", "decision", "note", "project"] as const;
+
+export const codeRefSchema = z.object({
+  id: z.string().describe("Code ref id."),
+  object_type: z.enum(CODE_REF_OBJECTS).describe("What it is evidence for."),
+  object_id: z.string().describe("That object's id."),
+  ref_type: z.enum(REF_TYPES).describe("commit, branch, pr, tag or compare."),
+  repository_id: z.string().nullable().describe("Repository, or null."),
+  sha: z.string().nullable().describe("Commit SHA, or null."),
+  branch: z.string().nullable().describe("Branch, or null."),
+  pr_number: z.number().int().nullable().describe("PR number, or null."),
+  pr_url: z.string().nullable().describe("PR URL, or null."),
+  pr_state: z.enum(PR_STATES).nullable().describe("PR state, or null."),
+  title: z.string().describe("Title."),
+  url: z.string().nullable().describe("Link, or null."),
+  run_id: z.string().nullable().describe("Run it was recorded in, or null."),
+  created_by: z.string().describe("Who recorded it."),
+  created_at: z.string().describe("When."),
+});
+type CodeRef = z.infer<typeof codeRefSchema>;
+const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
+
+const SHA = z.string().regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
+const refFields = {
+  ref_type: z.enum(REF_TYPES).describe("commit (needs sha), branch (needs branch), pr (needs pr_number or pr_url), tag (needs title or sha), compare (needs url)."),
+  repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; for a task, defaults to its project's only primary repository."),
+  sha: SHA.optional().describe("Commit SHA."),
+  branch: z.string().min(1).max(250).optional().describe("Branch name."),
+  pr_number: z.number().int().min(1).optional().describe("Pull request number."),
+  pr_url: z.string().url().max(500).optional().describe("Pull request URL."),
+  pr_state: z.enum(PR_STATES).optional().describe("open, draft, merged or closed."),
+  title: z.string().max(300).optional().describe("Title (the tag name for tags)."),
+  url: z.string().url().max(500).optional().describe("Link (required for compare)."),
+  run_id: z.string().max(100).optional().describe("The run it was recorded in."),
+};
+const refInputSchema = z.object(refFields);
+type RefInput = z.infer<typeof refInputSchema>;
+
+function checkRefShape(r: RefInput): void {
+  const need: Record<(typeof REF_TYPES)[number], [boolean, string]> = {
+    commit: [!!r.sha, "a commit needs sha"],
+    branch: [!!r.branch, "a branch needs branch"],
+    pr: [!!(r.pr_number || r.pr_url), "a pr needs pr_number or pr_url"],
+    tag: [!!(r.title || r.sha), "a tag needs title (its name) or sha"],
+    compare: [!!r.url, "a compare needs url"],
+  };
+  const [ok, why] = need[r.ref_type];
+  if (!ok) throw invalidInput(`${why}.`, "Add the field the ref_type needs.");
+  if (r.pr_state && r.ref_type !== "pr") throw invalidInput("pr_state is only for ref_type pr.", "Drop pr_state, or use ref_type pr.");
+}
+
+async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, r: RefInput): Promise<CodeRef> {
+  checkRefShape(r);
+  let repositoryId: string | null = r.repository_id ? (await findRepository(ctx, r.repository_id)).id : null;
+  if (!repositoryId && projectId) {
+    const primaries = await ctx.d1
+      .prepare(`SELECT repository_id FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND role = 'primary' LIMIT 2`)
+      .bind(ctx.tenantId, projectId)
+      .all<{ repository_id: string }>();
+    if (primaries.results.length === 1) repositoryId = primaries.results[0]!.repository_id;
+  }
+  const id = uuidv7();
+  const now = iso(ctx.clock.now());
+  const label = r.ref_type === "commit" ? r.sha!.slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
+  await ctx.d1.batch([
+    ctx.d1
+      .prepare(`INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .bind(id, ctx.tenantId, objectType, objectId, r.ref_type, repositoryId, r.sha?.toLowerCase() ?? null, r.branch ?? null, r.pr_number ?? null,
+        r.pr_url ?? null, r.pr_state ?? (r.ref_type === "pr" ? "open" : null), r.title ?? "", r.url ?? null, r.run_id ?? null, ctx.actorId, now),
+    activityStatement(ctx, { verb: "code_ref.added", objectType, objectId, projectId, summary: `${r.ref_type} ${label}`, metadata: { code_ref_id: id } }),
+  ]);
+  return (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(id).first<CodeRef>())!;
+}
+
+export const taskCodeRefTool = defineTool({
+  name: "task_code_ref",
+  title: "Record a task's code",
+  toolset: "repos",
+  description: "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. The repository defaults to the task's project's only primary repository.",
+  input: z.object({ task_id: z.string().min(1).max(100).describe("The task (id or KEY-number)."), ...refFields }),
+  output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, { task_id, ...r }) => {
+    const task = await findTask(ctx, task_id);
+    return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
+  },
+  summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
+});
+
+export const codeRefAddTool = defineTool({
+  name: "code_ref_add",
+  title: "Add a code ref",
+  toolset: "repos",
+  description: "Attach a code reference (commit, branch, PR, tag, compare) to a task, decision, note or project.",
+  input: z.object({
+    object_type: z.enum(CODE_REF_OBJECTS).describe("task, decision, note or project."),
+    object_id: z.string().min(1).max(100).describe("The object's id."),
+    ...refFields,
+  }),
+  output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, { object_type, object_id, ...r }) => {
+    if (object_type === "task") {
+      const task = await findTask(ctx, object_id);
+      return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
+    }
+    const { projectId } = await findObject(ctx, object_type, object_id);
+    return { code_ref: await addCodeRef(ctx, object_type, object_id, projectId, r) };
+  },
+  summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
+});
+
+export const codeRefUpdateTool = defineTool({
+  name: "code_ref_update",
+  title: "Update a code ref",
+  toolset: "repos",
+  description: "Move a PR forward (pr_state open, draft, merged, closed) or fix a ref's sha, title or url. A PR that becomes merged or closed records pr.merged / pr.closed on the timeline.",
+  input: z.object({
+    code_ref_id: z.string().min(1).max(100).describe("The code ref."),
+    patch: z.object({
+      pr_state: z.enum(PR_STATES).optional().describe("New PR state."),
+      sha: SHA.optional().describe("Commit SHA."),
+      title: z.string().max(300).optional().describe("Title."),
+      url: z.string().url().max(500).optional().describe("Link."),
+    }).strict().refine((p) => Object.keys(p).length > 0, "patch names no field").describe("Fields to change."),
+  }),
+  output: z.object({ code_ref: codeRefSchema.describe("The ref after the change."), changed: z.array(z.string()).describe("Fields that changed.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const before = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(ctx.tenantId, input.code_ref_id).first<CodeRef>();
+    if (!before) throw notFound("code ref", input.code_ref_id, "code_ref_query lists them.");
+    if (input.patch.pr_state && before.ref_type !== "pr") throw invalidInput("pr_state applies to PR refs only.", "Drop pr_state for this ref.");
+    const next: Record<string, string | null> = {};
+    if (input.patch.pr_state !== undefined) next.pr_state = input.patch.pr_state;
+    if (input.patch.sha !== undefined) next.sha = input.patch.sha.toLowerCase();
+    if (input.patch.title !== undefined) next.title = input.patch.title;
+    if (input.patch.url !== undefined) next.url = input.patch.url;
+    const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof CodeRef]);
+    if (changed.length === 0) return { code_ref: before, changed };
+    const prMove = changed.includes("pr_state") && (next.pr_state === "merged" || next.pr_state === "closed");
+    const projectId = before.object_type === "task"
+      ? (await ctx.d1.prepare(`SELECT project_id FROM tasks WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, before.object_id).first<{ project_id: string }>())?.project_id ?? null
+      : null;
+    await ctx.d1.batch([
+      ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`).bind(...changed.map((c) => next[c]), ctx.tenantId, before.id),
+      activityStatement(ctx, {
+        verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
+        summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
+      }),
+    ]);
+    return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
+  },
+  summarize: (r) => `Code ref ${r.code_ref.id}: ${r.changed.join(", ") || "no change"}.`,
+});
+
+export const codeRefQueryTool = defineTool({
+  name: "code_ref_query",
+  title: "Find code refs",
+  toolset: "repos",
+  description: "What code delivered this work: code refs by object, repository, ref type, PR state or run, newest first.",
+  input: z.object({
+    object_type: z.enum(CODE_REF_OBJECTS).optional().describe("Kind of object."),
+    object_id: z.string().min(1).max(100).optional().describe("The object (a task may be given by KEY-number)."),
+    repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name."),
+    ref_type: z.enum(REF_TYPES).optional().describe("Only this ref type."),
+    pr_state: z.enum(PR_STATES).optional().describe("Only PRs in this state."),
+    run_id: z.string().max(100).optional().describe("Only refs recorded in this run."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({ items: z.array(codeRefSchema).describe("Code refs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const where = ["tenant_id = ?", "deleted_at IS NULL"];
+    const params: unknown[] = [ctx.tenantId];
+    if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
+    if (input.object_id) {
+      const id = input.object_type === "task" || /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id) ? (await findTask(ctx, input.object_id)).id : input.object_id;
+      where.push("object_id = ?");
+      params.push(id);
+    }
+    if (input.repository_id) { where.push("repository_id = ?"); params.push((await findRepository(ctx, input.repository_id)).id); }
+    if (input.ref_type) { where.push("ref_type = ?"); params.push(input.ref_type); }
+    if (input.pr_state) { where.push("pr_state = ?"); params.push(input.pr_state); }
+    if (input.run_id) { where.push("run_id = ?"); params.push(input.run_id); }
+    const after = decodeKeyset(input.cursor, 2);
+    if (after) { where.push("(created_at < ? OR (created_at = ? AND id < ?))"); params.push(after[0], after[0], after[1]); }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<CodeRef>();
+    const page = rows.results.slice(0, input.limit);
+    const last = page[page.length - 1];
+    return { items: page, ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.created_at, last.id]) } : {}) };
+  },
+  summarize: (r) => `${r.items.length} code ref(s).`,
+});
+
+export const repoTools = [repoRegisterTool, repoLinkTool, repoQueryTool, taskCodeRefTool, codeRefAddTool, codeRefUpdateTool, codeRefQueryTool];
