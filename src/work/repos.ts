@@ -214,8 +214,7 @@ const refFields = {
   url: z.string().url().max(500).optional().describe("Link (required for compare)."),
   run_id: z.string().max(100).optional().describe("The run it was recorded in."),
 };
-const refInputSchema = z.object(refFields);
-type RefInput = z.infer<typeof refInputSchema>;
+type RefInput = z.infer<z.ZodObject<typeof refFields>>;
 
 function checkRefShape(r: RefInput): void {
   const need: Record<(typeof REF_TYPES)[number], [boolean, string]> = {
