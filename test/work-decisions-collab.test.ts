@@ -384,7 +384,9 @@ describe("decision_query", () => {
     ];
     for (const text of inputs) {
       const r = await call(w.ctx, "decision_query", { q: text });
-      expect(r.ok, `${JSON.stringify(text)}: ${JSON.stringify(r.error)}`).toBe(true);
+      // Text with no word to search for is refused clearly; everything else is searched as words.
+      if (text.trim() === "" || /[\p{L}\p{N}_]/u.test(text)) expect(r.ok, `${JSON.stringify(text)}: ${JSON.stringify(r.error)}`).toBe(true);
+      else expect(r.error?.code, JSON.stringify(text)).toBe("invalid_input");
     }
     const found = async (text: string) => ids((await ok(w.ctx, "decision_query", { q: text })).items as Structured[]);
     expect(await found("\"postgres")).toEqual([pg.id]);
@@ -953,5 +955,33 @@ describe("tenant isolation", () => {
     expect((await ok(aBob.ctx, "notification_query", { unread_only: true })).unread_count).toBe(1);
     const aDecNow = ((await ok(a.ctx, "decision_query", { q: "zebra" })).items as Structured[])[0]!;
     expect(aDecNow).toMatchObject({ id: aDec.id, status: "proposed", superseded_by: null });
+  });
+});
+
+describe("follow-ups", () => {
+  it("comments and activity accept task refs and project keys, stored under the canonical id", async () => {
+    const w = await world("refs");
+    const project = (await ok(w.ctx, "project_create", { title: "Refs", key: "REF" })).project as Structured;
+    const task = (await ok(w.ctx, "task_create", { project_id: "REF", title: "t" })).task as Structured;
+    const onTask = await ok(w.ctx, "comment_add", { object_type: "task", object_id: "ref-1", body: "by ref" });
+    expect(onTask.comment.object_id).toBe(task.id);
+    const onProject = await ok(w.ctx, "comment_add", { object_type: "project", object_id: "REF", body: "by key" });
+    expect(onProject.comment.object_id).toBe(project.id);
+    expect((await ok(w.ctx, "comment_query", { object_type: "task", object_id: task.id })).items).toHaveLength(1);
+    const logged = await ok(w.ctx, "activity_log", { verb: "note.taken", summary: "by ref", object_type: "task", object_id: "REF-1" });
+    expect(logged.activity).toMatchObject({ object_id: task.id, project_id: project.id });
+  });
+
+  it("a decision's identity and tenant cannot be changed even directly in the database", async () => {
+    const w = await world("identity-lock");
+    const d = await decide(w.ctx, { title: "Locked", choice: "Yes" });
+    await expect(env.DB.prepare(`UPDATE decisions SET tenant_id = 'other' WHERE id = ?`).bind(d.id).run()).rejects.toThrow(/append-only/);
+    await expect(env.DB.prepare(`UPDATE decisions SET id = 'other' WHERE id = ?`).bind(d.id).run()).rejects.toThrow(/append-only/);
+  });
+
+  it("a q with more than 32 words is refused rather than silently cut", async () => {
+    const w = await world("q-long");
+    const r = await call(w.ctx, "decision_query", { q: Array.from({ length: 33 }, (_, i) => `w${i}`).join(" ") });
+    expect(r.error?.code).toBe("invalid_input");
   });
 });

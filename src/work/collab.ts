@@ -8,6 +8,7 @@ import { invalidInput, notFound } from "../mcp/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField, resolveActor } from "./common";
 import { stableStringify } from "../mcp/idempotency";
 import { findProject } from "./projects";
+import { findTask } from "./task-model";
 
 export const OBJECT_TYPES = ["project", "task", "decision", "work_request", "note"] as const;
 type ObjectType = (typeof OBJECT_TYPES)[number];
@@ -17,19 +18,30 @@ const OBJECT_TABLES: Record<ObjectType, string | null> = {
   project: "projects", task: "tasks", decision: "decisions", work_request: "handoffs", note: null,
 };
 
-/** The object's project (for the activity timeline), after checking it exists in the tenant. */
-export async function findObject(ctx: Ctx, type: ObjectType, id: string): Promise<{ projectId: string | null }> {
+/**
+ * Resolves an object reference in the caller's tenant: its canonical id (tasks may be named by
+ * KEY-number, projects by key) and its project, for the activity timeline.
+ */
+export async function findObject(ctx: Ctx, type: ObjectType, ref: string): Promise<{ id: string; projectId: string | null }> {
+  if (type === "task") {
+    const task = await findTask(ctx, ref);
+    return { id: task.id, projectId: task.project_id };
+  }
+  if (type === "project") {
+    const project = await findProject(ctx, ref);
+    return { id: project.id, projectId: project.id };
+  }
   const table = OBJECT_TABLES[type];
   if (!table) {
-    throw notFound(type, id, "Knowledge notes are not available on this server yet; comment on a project, task, decision or work_request.");
+    throw notFound(type, ref, "Knowledge notes are not available on this server yet; comment on a project, task, decision or work_request.");
   }
-  const projectColumn = { projects: "id", tasks: "project_id", decisions: "project_id", handoffs: "related_project_id" }[table]!;
+  const projectColumn = table === "decisions" ? "project_id" : "related_project_id";
   const row = await ctx.d1
-    .prepare(`SELECT ${projectColumn} AS project_id FROM ${table} WHERE tenant_id = ? AND id = ?${table === "projects" ? " AND deleted_at IS NULL" : ""}`)
-    .bind(ctx.tenantId, id)
+    .prepare(`SELECT ${projectColumn} AS project_id FROM ${table} WHERE tenant_id = ? AND id = ?`)
+    .bind(ctx.tenantId, ref)
     .first<{ project_id: string | null }>();
-  if (!row) throw notFound(type, id, `Pass the id of a ${type} in your tenant.`);
-  return { projectId: row.project_id };
+  if (!row) throw notFound(type, ref, `Pass the id of a ${type} in your tenant.`);
+  return { id: ref, projectId: row.project_id };
 }
 
 const commentSchema = z.object({
@@ -65,14 +77,14 @@ export const commentAddTool = defineTool({
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
-    const { projectId } = await findObject(ctx, input.object_type, input.object_id);
+    const { id: objectId, projectId } = await findObject(ctx, input.object_type, input.object_id);
     if (input.parent_comment_id) {
       const parent = await ctx.d1
         .prepare(`SELECT object_type, object_id FROM comments WHERE tenant_id = ? AND id = ?`)
         .bind(ctx.tenantId, input.parent_comment_id)
         .first<{ object_type: string; object_id: string }>();
       if (!parent) throw notFound("comment", input.parent_comment_id, "Reply to a comment from comment_query.");
-      if (parent.object_type !== input.object_type || parent.object_id !== input.object_id) {
+      if (parent.object_type !== input.object_type || parent.object_id !== objectId) {
         throw invalidInput("parent_comment_id is a comment on another object.", "A reply must be on the same object as the comment it answers.");
       }
     }
@@ -82,13 +94,13 @@ export const commentAddTool = defineTool({
     await ctx.d1.batch([
       ctx.d1
         .prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, parent_comment_id, mentions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-        .bind(id, ctx.tenantId, input.object_type, input.object_id, input.body, ctx.actorId, input.parent_comment_id ?? null, JSON.stringify(mentioned), now),
+        .bind(id, ctx.tenantId, input.object_type, objectId, input.body, ctx.actorId, input.parent_comment_id ?? null, JSON.stringify(mentioned), now),
       ...mentioned.map((actor) =>
         ctx.d1
           .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at) VALUES (?, ?, ?, 'mention', 'comment', ?, ?, ?, ?)`)
           .bind(uuidv7(), ctx.tenantId, actor, id, input.body.slice(0, 200), ctx.actorId, now),
       ),
-      activityStatement(ctx, { verb: "comment.added", objectType: input.object_type, objectId: input.object_id, projectId, summary: input.body.slice(0, 200), metadata: { comment_id: id } }),
+      activityStatement(ctx, { verb: "comment.added", objectType: input.object_type, objectId, projectId, summary: input.body.slice(0, 200), metadata: { comment_id: id } }),
     ]);
     const row = await ctx.d1.prepare(`SELECT * FROM comments WHERE id = ?`).bind(id).first<CommentRow>();
     return { comment: toComment(row!), notified: mentioned };
@@ -108,11 +120,11 @@ export const commentQueryTool = defineTool({
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
-    await findObject(ctx, input.object_type, input.object_id);
+    const { id: objectId } = await findObject(ctx, input.object_type, input.object_id);
     const after = decodeKeyset(input.cursor, 1);
     const rows = await ctx.d1
       .prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
-      .bind(ctx.tenantId, input.object_type, input.object_id, after?.[0] ?? 0, input.limit + 1)
+      .bind(ctx.tenantId, input.object_type, objectId, after?.[0] ?? 0, input.limit + 1)
       .all<CommentRow>();
     const page = rows.results.slice(0, input.limit);
     return { items: page.map(toComment), ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}) };
@@ -164,8 +176,9 @@ export const activityLogTool = defineTool({
     }
     const metadata = { ...(input.metadata ?? {}), ...(input.status ? { status: input.status } : {}), ...(input.run_id ? { run_id: input.run_id } : {}) };
     if (new TextEncoder().encode(JSON.stringify(metadata)).byteLength > 8192) throw invalidInput("metadata is larger than 8KB.", "Keep metadata small; put long text in a comment or knowledge note.");
-    const projectId = input.object_type ? (await findObject(ctx, input.object_type, input.object_id!)).projectId : null;
-    const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", input.object_id ?? "", input.severity, metadata]));
+    const target = input.object_type ? await findObject(ctx, input.object_type, input.object_id!) : null;
+    const projectId = target?.projectId ?? null;
+    const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", target?.id ?? "", input.severity, metadata]));
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     const [, existing] = await ctx.d1.batch<ActivityRow>([
@@ -174,7 +187,7 @@ export const activityLogTool = defineTool({
           `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata, content_hash)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
         )
-        .bind(id, ctx.tenantId, now, ctx.actorId, input.verb, input.object_type ?? "", input.object_id ?? "", projectId, input.summary, input.severity, ctx.sessionId, JSON.stringify(metadata), hash),
+        .bind(id, ctx.tenantId, now, ctx.actorId, input.verb, input.object_type ?? "", target?.id ?? "", projectId, input.summary, input.severity, ctx.sessionId, JSON.stringify(metadata), hash),
       ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash),
     ]);
     const row = existing!.results[0]!;

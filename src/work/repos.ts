@@ -287,8 +287,8 @@ export const codeRefAddTool = defineTool({
       const task = await findTask(ctx, object_id);
       return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
     }
-    const { projectId } = await findObject(ctx, object_type, object_id);
-    return { code_ref: await addCodeRef(ctx, object_type, object_id, projectId, r) };
+    const target = await findObject(ctx, object_type, object_id);
+    return { code_ref: await addCodeRef(ctx, object_type, target.id, target.projectId, r) };
   },
   summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
 });
