@@ -984,4 +984,18 @@ describe("follow-ups", () => {
     const r = await call(w.ctx, "decision_query", { q: Array.from({ length: 33 }, (_, i) => `w${i}`).join(" ") });
     expect(r.error?.code).toBe("invalid_input");
   });
+
+  it("project_brief lists the project's recent decisions, newest first", async () => {
+    const w = await world("brief-decisions");
+    await ok(w.ctx, "project_create", { title: "Brief", key: "BRF" });
+    const first = await decide(w.ctx, { title: "First", choice: "a", project_id: "BRF" });
+    w.clock.advance(MINUTE);
+    const second = await decide(w.ctx, { title: "Second", choice: "b", project_id: "BRF", status: "proposed" });
+    await decide(w.ctx, { title: "Elsewhere", choice: "c" });
+    const brief = await ok(w.ctx, "project_brief", { project: "BRF", max_decisions: 5 });
+    expect(brief.recent_decisions.map((d: Structured) => d.id)).toEqual([second.id, first.id]);
+    expect(brief.recent_decisions[0]).toMatchObject({ title: "Second", status: "proposed" });
+    expect((await ok(w.ctx, "project_brief", { project: "BRF", max_decisions: 1 })).recent_decisions).toHaveLength(1);
+  });
 });
+

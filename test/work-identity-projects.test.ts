@@ -139,7 +139,7 @@ describe("whoami", () => {
     expect(r.tenant).toEqual({ id: w.id.tenantId, slug: w.slug });
     expect(r.session_id).toBe("sess-who");
     expect(r.open_tasks).toEqual([]);
-    expect(r.inbox).toEqual({ count: 0 });
+    expect(r.inbox).toEqual({ count: 0, items: [] });
     expect(r.delta).toEqual({ since: "", activity_count: 0, items: [] });
     expect(r.hints.next.length).toBeGreaterThan(0);
     // last_seen_at is stored, not just reported.
@@ -1045,7 +1045,9 @@ describe("follow-ups", () => {
       ]);
     await insert("h-open", "open");
     await insert("h-done", "resolved");
-    expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(1);
+    const seen = (await ok(w.ctx, "whoami", {})).inbox;
+    expect(seen.count).toBe(1);
+    expect(seen.items).toEqual([{ id: "h-open", kind: "review", title: "Look", status: "open", from_actor_id: w.id.actorId, created_at: T0 }]);
     await env.DB.prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE handoff_id = 'h-open'`).bind(T0).run();
     expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(0);
   });

@@ -164,6 +164,16 @@ export const handoffClaimTool = defineTool({
   summarize: (r) => `You hold handoff ${r.handoff.id}.`,
 });
 
+const responseObject = z
+  .object({
+    chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
+    text: z.string().max(20_000).optional().describe("Free-text answer."),
+    result_ref: z.string().max(500).optional().describe("Where the result is (a URL, commit, task ref…)."),
+  })
+  .catchall(z.unknown())
+  .refine((r) => Object.keys(r).length > 0, "response is empty")
+  .describe("The answer; extra keys are kept as given.");
+
 export const handoffRespondTool = defineTool({
   name: "handoff_respond",
   title: "Respond to a handoff",
@@ -171,15 +181,9 @@ export const handoffRespondTool = defineTool({
   description: "Answer a handoff addressed to you with a response object ({chosen_option?, text?, result_ref?, …}). chosen_option must be one of the offered options; free text is refused when the handoff disallows it. Responding to a review handoff is what unlocks done on its task.",
   input: z.object({
     handoff_id: handoffIdField,
-    response: z
-      .object({
-        chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
-        text: z.string().max(20_000).optional().describe("Free-text answer."),
-        result_ref: z.string().max(500).optional().describe("Where the result is (a URL, commit, task ref…)."),
-      })
-      .catchall(z.unknown())
-      .refine((r) => Object.keys(r).length > 0, "response is empty")
-      .describe("The answer; extra keys are kept as given."),
+    // z.lazy: the shared argument normalizer descends into plain objects and refuses keys their
+    // shape does not name; this object is open (catchall), as its schema advertises.
+    response: z.lazy(() => responseObject),
   }),
   output: z.object({ handoff: handoffSchema.describe("The handoff with its response.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
@@ -189,7 +193,15 @@ export const handoffRespondTool = defineTool({
     if (!h.to_actor_ids.includes(ctx.actorId)) throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can respond." });
     if (!LIVE.includes(h.status)) throw new ToolError("handoff_closed", `This handoff is ${h.status}; it can no longer be answered.`, { hint: "Create a new handoff if more is needed." });
     if (h.status === "claimed" && h.claimed_by !== ctx.actorId) throw new ToolError("handoff_taken", `Another recipient (${h.claimed_by}) holds this handoff.`, { hint: "Only the recipient who claimed it can respond." });
-    const r = input.response;
+    // camelCase aliases of the named keys, which the normalizer no longer maps inside the open object.
+    const r: typeof input.response = { ...input.response };
+    for (const [alias, name] of [["chosenOption", "chosen_option"], ["resultRef", "result_ref"]] as const) {
+      if (!(alias in r) || name in r) continue;
+      const value = r[alias];
+      if (typeof value !== "string") throw invalidInput(`response.${alias} must be a string.`, `Pass response.${name} as text.`);
+      r[name] = value;
+      delete r[alias];
+    }
     if (r.chosen_option !== undefined && !h.options.some((o) => o.label === r.chosen_option)) {
       throw invalidInput(`chosen_option '${r.chosen_option}' is not one of the options.`, `Choose one of: ${h.options.map((o) => o.label).join(", ") || "(none offered: answer with text)"}.`);
     }
@@ -299,8 +311,9 @@ export const inboxTool = defineTool({
   run: async (ctx, input) => {
     const now = iso(ctx.clock.now());
     const kinds = input.kinds?.length ? ` AND h.kind IN (${input.kinds.map(() => "?").join(", ")})` : "";
+    // Resolved and cancelled handoffs need no action, so they leave the inbox (as whoami counts it).
     const pending = `FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
-      WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL${kinds}`;
+      WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')${kinds}`;
     const [acked, items, total] = await ctx.d1.batch<HandoffRow & { n: number }>([
       ctx.d1.prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
         .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(input.ack ?? [])),

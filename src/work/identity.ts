@@ -54,6 +54,16 @@ export function toActor(r: ActorRow): Actor {
 const getActor = (ctx: Ctx, id: string) =>
   ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
 
+const inboxItemSchema = z.object({
+  id: z.string().describe("Handoff id."),
+  kind: z.string().describe("handoff, question, review, collab or approval."),
+  title: z.string().describe("Title."),
+  status: z.string().describe("Status."),
+  from_actor_id: z.string().describe("Who asked."),
+  created_at: z.string().describe("When."),
+});
+type InboxItem = z.infer<typeof inboxItemSchema>;
+
 export const whoamiTool = defineTool({
   name: "whoami",
   title: "Who am I",
@@ -68,7 +78,10 @@ export const whoamiTool = defineTool({
     tenant: z.object({ id: z.string().describe("Tenant id."), slug: z.string().describe("Tenant slug.") }).describe("Your tenant."),
     session_id: z.string().describe("This MCP session's id, or \"\"."),
     open_tasks: z.array(taskSummarySchema).describe("Tasks assigned to you that are not done or cancelled, highest priority first (up to 20)."),
-    inbox: z.object({ count: z.number().int().describe("Handoffs addressed to you that you have not acknowledged.") }).describe("Your inbox."),
+    inbox: z.object({
+      count: z.number().int().describe("Handoffs addressed to you, not yet acknowledged, that are open, claimed or answered (resolved and cancelled ones leave the inbox)."),
+      items: z.array(inboxItemSchema).describe("The oldest ten of them (inbox has them all)."),
+    }).describe("Your inbox."),
     delta: z.object({
       since: z.string().describe("Your previous last_seen_at, or \"\" on your first call."),
       activity_count: z.number().int().describe("Activity by others since then."),
@@ -98,15 +111,15 @@ export const whoamiTool = defineTool({
         .prepare(`UPDATE actors SET last_seen_at = ?, last_seen_activity_seq = (SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?) WHERE tenant_id = ? AND id = ?`)
         .bind(now, ctx.tenantId, ctx.tenantId, ctx.actorId),
     ]);
-    const [openTasks, inbox] = await Promise.all([
+    // The inbox tool's rule: handoffs addressed to you, still live or answered, until you ack them.
+    const unacked = `FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
+      WHERE r.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')`;
+    const [openTasks, [inboxCount, inboxItems]] = await Promise.all([
       openTasksFor(ctx, ctx.actorId, 20),
-      ctx.d1
-        .prepare(
-          `SELECT COUNT(*) AS n FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
-           WHERE r.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')`,
-        )
-        .bind(ctx.tenantId, ctx.actorId)
-        .first<{ n: number }>(),
+      ctx.d1.batch<{ n: number } & InboxItem>([
+        ctx.d1.prepare(`SELECT COUNT(*) AS n ${unacked}`).bind(ctx.tenantId, ctx.actorId),
+        ctx.d1.prepare(`SELECT h.id, h.kind, h.title, h.status, h.from_actor_id, h.created_at ${unacked} ORDER BY h.created_at ASC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
+      ]),
     ]);
     const next = openTasks.length > 0
       ? [`task_get ${openTasks[0]!.ref} to resume your highest-priority task`]
@@ -116,7 +129,7 @@ export const whoamiTool = defineTool({
       tenant: { id: ctx.tenantId, slug: tenantRes!.results[0]?.slug ?? "" },
       session_id: ctx.sessionId,
       open_tasks: openTasks,
-      inbox: { count: inbox?.n ?? 0 },
+      inbox: { count: inboxCount!.results[0]?.n ?? 0, items: inboxItems!.results.map(({ id, kind, title, status, from_actor_id, created_at }) => ({ id, kind, title, status, from_actor_id, created_at })) },
       delta: { since, activity_count: countRes!.results[0]?.n ?? 0, items: itemsRes!.results },
       hints: { next },
     };

@@ -281,7 +281,7 @@ export const projectBriefTool = defineTool({
     project: projectSchema.describe("The project."),
     task_counts: taskCountsSchema.describe("Task counts."),
     top_open_tasks: z.array(taskSummarySchema).describe("Open tasks: ready first, then by priority."),
-    recent_decisions: z.array(z.object({ id: z.string().describe("Decision id."), title: z.string().describe("Title."), status: z.string().describe("Status."), at: z.string().describe("When logged.") })).describe("Recent decisions (filled once decisions exist)."),
+    recent_decisions: z.array(z.object({ id: z.string().describe("Decision id."), title: z.string().describe("Title."), status: z.string().describe("Status."), at: z.string().describe("When logged.") })).describe("Recent decisions, newest first."),
     knowledge: z.array(z.object({ id: z.string().describe("Note id."), title: z.string().describe("Title.") })).describe("Knowledge note titles (filled once knowledge exists)."),
     repositories: z.array(z.object({ id: z.string().describe("Repository id."), slug: z.string().describe("owner/name."), role: z.string().describe("Role.") })).describe("Linked repositories."),
     recent_activity: z.array(activityItemSchema).describe("Recent activity in the project, newest first."),
@@ -289,7 +289,7 @@ export const projectBriefTool = defineTool({
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const project = await findProject(ctx, input.project);
-    const [tasksRes, activityRes, reposRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string }>([
+    const [tasksRes, activityRes, reposRes, decisionsRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }>([
       ctx.d1
         .prepare(
           `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
@@ -304,13 +304,16 @@ export const projectBriefTool = defineTool({
         .prepare(`SELECT r.id, r.slug, pr.role FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
                   WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug`)
         .bind(ctx.tenantId, project.id),
+      ctx.d1
+        .prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
+        .bind(ctx.tenantId, project.id, input.max_decisions),
     ]);
     const counts = await taskCounts(ctx, [project.id]);
     return {
       project,
       task_counts: counts.get(project.id)!,
       top_open_tasks: (tasksRes!.results as TaskSummaryRow[]).map(toTaskSummary),
-      recent_decisions: [],
+      recent_decisions: decisionsRes!.results.map((d) => ({ id: d.id, title: d.title, status: d.status, at: d.at })),
       knowledge: [],
       repositories: reposRes!.results.map((r) => ({ id: r.id, slug: r.slug, role: r.role })),
       recent_activity: activityRes!.results as Array<z.infer<typeof activityItemSchema>>,
