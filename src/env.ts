@@ -6,6 +6,8 @@ export interface Env {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace<SessionDO>;
   CLAIMS: DurableObjectNamespace<ClaimsDO>;
+  /** Attachment blobs, keyed by tenant id and storage path. */
+  BLOBS: R2Bucket;
   /** Comma-separated browser origins allowed to call /mcp. */
   ALLOWED_ORIGINS?: string;
   /** "1" mounts the benchmark-only routes (bench/ sets it on wrangler dev; never in production). */

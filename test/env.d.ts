@@ -3,6 +3,7 @@ declare namespace Cloudflare {
     DB: D1Database;
     SESSIONS: DurableObjectNamespace<import("../src/durable/session").SessionDO>;
     CLAIMS: DurableObjectNamespace<import("../src/durable/claims").ClaimsDO>;
+    BLOBS: R2Bucket;
     ALLOWED_ORIGINS?: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }

@@ -38,7 +38,7 @@ describe("every tool in the registry", () => {
       const walk = (props: Record<string, JsonSchema & { description?: string; items?: JsonSchema }>, path: string) => {
         for (const [param, prop] of Object.entries(props)) {
           expect(prop.description, `${path}.${param}`).toBeTruthy();
-          expect(param, `${path}.${param}`).toMatch(/^[a-z]+(_[a-z]+)*$/);
+          expect(param, `${path}.${param}`).toMatch(/^[a-z][a-z0-9]*(_[a-z0-9]+)*$/);
           const inner = prop.properties ?? prop.items?.properties;
           if (inner) walk(inner as never, `${path}.${param}`);
         }
@@ -277,6 +277,9 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   code_ref_add: { object_type: "project", object_id: "$project", ref_type: "branch", branch: "main" },
   code_ref_update: { code_ref_id: "$code_ref", patch: { pr_state: "merged" } },
   code_ref_query: { object_type: "task", object_id: "NOCG-1" },
+  attach_add: { object_type: "task", object_id: "NOCG-1", kind: "file", storage_path: "logs/run.txt", content_base64: "aGVsbG8=", mime_type: "text/plain" },
+  attach_remove: { attachment_id: "$attachment" },
+  attachment_query: { object_type: "task", object_id: "NOCG-1" },
 };
 
 describe("no code generation at run time", () => {
@@ -294,7 +297,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key);
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
@@ -304,11 +307,12 @@ describe("no code generation at run time", () => {
         const args = JSON.parse(JSON.stringify(SAMPLE_ARGS[t.name]).replace(/"\$(\w+)"/g, (_m, k: string) => JSON.stringify(created[k] ?? k)));
         const result = await client.callTool({ name: t.name, arguments: args });
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string } };
+        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string } };
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
         if (sc.handoff) created.handoff = sc.handoff.id;
         if (sc.code_ref?.ref_type === "pr") created.code_ref = sc.code_ref.id;
+        if (sc.attachment) created.attachment = sc.attachment.id;
       }
       await transport.terminateSession();
       await client.close();

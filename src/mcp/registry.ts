@@ -4,6 +4,7 @@ import { changeTools } from "../changes/tools";
 import { identityTools } from "../work/identity";
 import { projectTools } from "../work/projects";
 import { taskTools } from "../work/tasks";
+import { attachmentTools } from "../work/attachments";
 import { collabTools } from "../work/collab";
 import { decisionTools } from "../work/decisions";
 import { handoffTools } from "../work/handoffs";
@@ -26,11 +27,11 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
   { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: true },
-  { id: "collab", description: "Comments with mentions, the activity log, and your notifications.", default: true },
+  { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: true },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...repoTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...attachmentTools, ...repoTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
