@@ -31,11 +31,18 @@ export function normalizeRemote(raw: string): RemoteParts | null {
     host = u.hostname;
     path = u.pathname;
   }
+  // Dot segments ("..", "%2e%2e") are refused before URL parsing would quietly resolve them away.
+  if (/(^|[/\\:])(?:\.|%2e){1,2}(?=[/\\?#]|$)/i.test(text)) return null;
   const parts = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/i, "").split("/");
-  if (parts.length !== 2 || parts.some((p) => !/^[A-Za-z0-9._-]+$/.test(p))) return null;
+  if (parts.length !== 2 || parts.some((p) => !/^[A-Za-z0-9._-]+$/.test(p) || /^\.+$/.test(p))) return null;
   const [owner, name] = parts as [string, string];
   host = host.toLowerCase();
   return { host, owner, name, url: `https://${host}/${owner}/${name}`.toLowerCase() };
+}
+
+/** A remote as it may be echoed back: user-info (any credentials) and query or fragment removed. */
+function redactRemote(raw: string): string {
+  return raw.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/]*@/i, "$1***@").replace(/[?#].*$/s, "");
 }
 
 export const repositorySchema = z.object({
@@ -82,7 +89,7 @@ export const repoRegisterTool = defineTool({
     const remote = input.remote_url ?? (slug ? `https://${input.host ?? "github.com"}/${slug}` : undefined);
     if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url, slug (owner/name), or owner and name.");
     const parts = normalizeRemote(remote);
-    if (!parts) throw invalidInput(`'${remote.replace(/\/\/[^@/]+@/, "//***@")}' is not a repository remote this server understands.`, "Use https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
+    if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     const [inserted, , found] = await ctx.d1.batch<Repository>([
@@ -241,7 +248,7 @@ async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number
   }
   const id = uuidv7();
   const now = iso(ctx.clock.now());
-  const label = r.ref_type === "commit" ? r.sha!.slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
+  const label = r.ref_type === "commit" ? r.sha!.toLowerCase().slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
   await ctx.d1.batch([
     ctx.d1
       .prepare(`INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
@@ -322,9 +329,12 @@ export const codeRefUpdateTool = defineTool({
     const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof CodeRef]);
     if (changed.length === 0) return { code_ref: before, changed };
     const prMove = changed.includes("pr_state") && (next.pr_state === "merged" || next.pr_state === "closed");
-    const projectId = before.object_type === "task"
-      ? (await ctx.d1.prepare(`SELECT project_id FROM tasks WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, before.object_id).first<{ project_id: string }>())?.project_id ?? null
-      : null;
+    // The same project the ref's code_ref.added went to, so the move shows on that project's timeline.
+    const projectId = before.object_type === "project" ? before.object_id
+      : before.object_type === "task" || before.object_type === "decision"
+        ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
+          .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
+        : null;
     await ctx.d1.batch([
       ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`).bind(...changed.map((c) => next[c]), ctx.tenantId, before.id),
       activityStatement(ctx, {
@@ -359,7 +369,10 @@ export const codeRefQueryTool = defineTool({
     const params: unknown[] = [ctx.tenantId];
     if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
     if (input.object_id) {
-      const id = input.object_type === "task" || /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id) ? (await findTask(ctx, input.object_id)).id : input.object_id;
+      // Resolved the way code_ref_add resolves it: a task by KEY-number, a project by key.
+      const id = input.object_type === "task" || input.object_type === "project"
+        ? (await findObject(ctx, input.object_type, input.object_id)).id
+        : !input.object_type && /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id) ? (await findTask(ctx, input.object_id)).id : input.object_id;
       where.push("object_id = ?");
       params.push(id);
     }

@@ -141,6 +141,15 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
       ctx.d1
         .prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE changes() > 0`)
         .bind(ctx.tenantId, handoffId, reviewer),
+      // The reviewer hears about it like any handoff recipient, and the timeline shows it.
+      ctx.d1
+        .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                  SELECT ?, ?, ?, 'review', 'work_request', ?, ?, ?, ? WHERE changes() > 0`)
+        .bind(uuidv7(), ctx.tenantId, reviewer, handoffId, `Review ${task.ref}: ${task.title}`, ctx.actorId, now),
+      ctx.d1
+        .prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
+                  SELECT ?, ?, ?, ?, 'handoff.created', 'work_request', ?, ?, ?, 'info', ?, '{}' WHERE changes() > 0`)
+        .bind(uuidv7(), ctx.tenantId, now, ctx.actorId, handoffId, task.project_id, `review: ${task.ref}`, ctx.sessionId),
     );
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);
