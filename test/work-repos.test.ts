@@ -727,3 +727,26 @@ describe("tenant isolation", () => {
     expect(wrongTenant.code).toBe("not_found");
   });
 });
+
+describe("follow-ups", () => {
+  it("re-linking without a role keeps the existing role; naming one changes it", async () => {
+    const w = await world("link-keep-role");
+    await project(w.ctx, "KR");
+    await repo(w.ctx, "acme/kr");
+    expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr", role: "docs" })).role).toBe("docs");
+    expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr" })).role).toBe("docs");
+    expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr", role: "dependency" })).role).toBe("dependency");
+  });
+
+  it("a merged PR stays merged; a closed one can be reopened", async () => {
+    const w = await world("pr-states");
+    await project(w.ctx, "PRS");
+    const t = await task(w.ctx, "PRS");
+    const merged = await codeRef(w.ctx, t.id as string, { ref_type: "pr", pr_number: 1 });
+    await ok(w.ctx, "code_ref_update", { code_ref_id: merged.id, patch: { pr_state: "merged" } });
+    expect((await call(w.ctx, "code_ref_update", { code_ref_id: merged.id, patch: { pr_state: "open" } })).error?.code).toBe("invalid_transition");
+    const closed = await codeRef(w.ctx, t.id as string, { ref_type: "pr", pr_number: 2 });
+    await ok(w.ctx, "code_ref_update", { code_ref_id: closed.id, patch: { pr_state: "closed" } });
+    expect((await ok(w.ctx, "code_ref_update", { code_ref_id: closed.id, patch: { pr_state: "open" } })).code_ref.pr_state).toBe("open");
+  });
+});

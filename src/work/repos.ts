@@ -4,7 +4,7 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { invalidInput, notFound } from "../mcp/errors";
+import { invalidInput, notFound, ToolError } from "../mcp/errors";
 import { activityStatement, cursorField, decodeKeyset, encodeKeyset, limitField } from "./common";
 import { findObject } from "./collab";
 import { findProject } from "./projects";
@@ -116,7 +116,7 @@ export const repoLinkTool = defineTool({
     project_id: z.string().min(1).max(100).describe("Project id or key."),
     repository_id: z.string().min(1).max(200).optional().describe("Repository id (or owner/name)."),
     repo_slug: z.string().min(1).max(200).optional().describe("owner/name, instead of repository_id."),
-    role: z.enum(REPO_ROLES).default("primary").describe("primary (default), dependency or docs."),
+    role: z.enum(REPO_ROLES).optional().describe("primary, dependency or docs; a new link defaults to primary, an existing one keeps its role unless given."),
   }),
   output: z.object({ project_id: z.string().describe("Project."), repository: repositorySchema.describe("Repository."), role: z.enum(REPO_ROLES).describe("The link's role.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
@@ -125,14 +125,15 @@ export const repoLinkTool = defineTool({
     const ref = input.repository_id ?? input.repo_slug;
     if (!ref) throw invalidInput("repository_id or repo_slug is required.", "Name the repository to link.");
     const [project, repo] = await Promise.all([findProject(ctx, input.project_id), findRepository(ctx, ref)]);
-    await ctx.d1.batch([
+    const [, , link] = await ctx.d1.batch<{ role: (typeof REPO_ROLES)[number] }>([
       ctx.d1
         .prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?)
-                  ON CONFLICT (tenant_id, project_id, repository_id) DO UPDATE SET role = excluded.role WHERE role <> excluded.role`)
-        .bind(ctx.tenantId, project.id, repo.id, input.role, iso(ctx.clock.now())),
-      activityStatement(ctx, { verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${input.role}`, ifPreviousChanged: true }),
+                  ON CONFLICT (tenant_id, project_id, repository_id) DO UPDATE SET role = excluded.role WHERE ? AND role <> excluded.role`)
+        .bind(ctx.tenantId, project.id, repo.id, input.role ?? "primary", iso(ctx.clock.now()), input.role ? 1 : 0),
+      activityStatement(ctx, { verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${input.role ?? "primary"}`, ifPreviousChanged: true }),
+      ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(ctx.tenantId, project.id, repo.id),
     ]);
-    return { project_id: project.id, repository: repo, role: input.role };
+    return { project_id: project.id, repository: repo, role: link!.results[0]!.role };
   },
   summarize: (r) => `${r.repository.slug} is a ${r.role} repository of the project.`,
 });
@@ -321,6 +322,10 @@ export const codeRefUpdateTool = defineTool({
     const before = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(ctx.tenantId, input.code_ref_id).first<CodeRef>();
     if (!before) throw notFound("code ref", input.code_ref_id, "code_ref_query lists them.");
     if (input.patch.pr_state && before.ref_type !== "pr") throw invalidInput("pr_state applies to PR refs only.", "Drop pr_state for this ref.");
+    // A merged PR stays merged; a closed one may be reopened.
+    if (input.patch.pr_state && before.pr_state === "merged" && input.patch.pr_state !== "merged") {
+      throw new ToolError("invalid_transition", "A merged PR cannot move to another state.", { hint: "Record a new PR ref for follow-up work." });
+    }
     const next: Record<string, string | null> = {};
     if (input.patch.pr_state !== undefined) next.pr_state = input.patch.pr_state;
     if (input.patch.sha !== undefined) next.sha = input.patch.sha.toLowerCase();
