@@ -997,5 +997,18 @@ describe("follow-ups", () => {
     expect(brief.recent_decisions[0]).toMatchObject({ title: "Second", status: "proposed" });
     expect((await ok(w.ctx, "project_brief", { project: "BRF", max_decisions: 1 })).recent_decisions).toHaveLength(1);
   });
+
+  it("whoami shows the tenant's newest decisions", async () => {
+    const w = await world("whoami-decisions");
+    const ids: string[] = [];
+    for (let i = 0; i < 6; i++) {
+      ids.push((await decide(w.ctx, { title: `D${i}`, choice: "x" })).id as string);
+      w.clock.advance(MINUTE);
+    }
+    const me = await ok(w.ctx, "whoami", {});
+    expect(me.recent_decisions.map((d: Structured) => d.id)).toEqual(ids.slice(1).reverse());
+    const other = await world("whoami-decisions-b");
+    expect((await ok(other.ctx, "whoami", {})).recent_decisions).toEqual([]);
+  });
 });
 

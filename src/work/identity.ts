@@ -54,6 +54,15 @@ export function toActor(r: ActorRow): Actor {
 const getActor = (ctx: Ctx, id: string) =>
   ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
 
+const recentDecisionSchema = z.object({
+  id: z.string().describe("Decision id."),
+  title: z.string().describe("Title."),
+  status: z.string().describe("Status."),
+  project_id: z.string().nullable().describe("Project, or null."),
+  at: z.string().describe("When it was logged."),
+});
+type RecentDecision = z.infer<typeof recentDecisionSchema>;
+
 const inboxItemSchema = z.object({
   id: z.string().describe("Handoff id."),
   kind: z.string().describe("handoff, question, review, collab or approval."),
@@ -82,6 +91,7 @@ export const whoamiTool = defineTool({
       count: z.number().int().describe("Handoffs addressed to you, not yet acknowledged, that are open, claimed or answered (resolved and cancelled ones leave the inbox)."),
       items: z.array(inboxItemSchema).describe("The oldest ten of them (inbox has them all)."),
     }).describe("Your inbox."),
+    recent_decisions: z.array(recentDecisionSchema).describe("The tenant's five newest decisions."),
     delta: z.object({
       since: z.string().describe("Your previous last_seen_at, or \"\" on your first call."),
       activity_count: z.number().int().describe("Activity by others since then."),
@@ -114,11 +124,12 @@ export const whoamiTool = defineTool({
     // The inbox tool's rule: handoffs addressed to you, still live or answered, until you ack them.
     const unacked = `FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
       WHERE r.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')`;
-    const [openTasks, [inboxCount, inboxItems]] = await Promise.all([
+    const [openTasks, [inboxCount, inboxItems, decisions]] = await Promise.all([
       openTasksFor(ctx, ctx.actorId, 20),
-      ctx.d1.batch<{ n: number } & InboxItem>([
+      ctx.d1.batch<{ n: number } & InboxItem & RecentDecision>([
         ctx.d1.prepare(`SELECT COUNT(*) AS n ${unacked}`).bind(ctx.tenantId, ctx.actorId),
         ctx.d1.prepare(`SELECT h.id, h.kind, h.title, h.status, h.from_actor_id, h.created_at ${unacked} ORDER BY h.created_at ASC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
+        ctx.d1.prepare(`SELECT id, title, status, project_id, created_at AS at FROM decisions WHERE tenant_id = ? ORDER BY seq DESC LIMIT 5`).bind(ctx.tenantId),
       ]),
     ]);
     const next = openTasks.length > 0
@@ -130,6 +141,7 @@ export const whoamiTool = defineTool({
       session_id: ctx.sessionId,
       open_tasks: openTasks,
       inbox: { count: inboxCount!.results[0]?.n ?? 0, items: inboxItems!.results.map(({ id, kind, title, status, from_actor_id, created_at }) => ({ id, kind, title, status, from_actor_id, created_at })) },
+      recent_decisions: decisions!.results.map(({ id, title, status, project_id, at }) => ({ id, title, status, project_id, at })),
       delta: { since, activity_count: countRes!.results[0]?.n ?? 0, items: itemsRes!.results },
       hints: { next },
     };
