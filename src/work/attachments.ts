@@ -95,6 +95,12 @@ export const attachAddTool = defineTool({
         }
         if (bytes.length > INLINE_MAX_BYTES) throw invalidInput(`The file is ${bytes.length} bytes; at most ${INLINE_MAX_BYTES} can be sent inline.`, "Store large files in the blob store first and attach them by storage_path.");
         if (input.size_bytes !== undefined && input.size_bytes !== bytes.length) throw invalidInput(`size_bytes says ${input.size_bytes} but the content has ${bytes.length} bytes.`, "Fix size_bytes or omit it.");
+        // A stored file is never replaced: attachments already pointing at it must keep their bytes.
+        if (await ctx.env.BLOBS.head(key)) {
+          throw new ToolError("blob_exists", `A file is already stored at '${input.storage_path}'.`, {
+            hint: "Attach the stored file by storage_path alone (without content_base64), or upload to a new path.",
+          });
+        }
         await ctx.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: mime ?? "application/octet-stream" } });
         size = bytes.length;
       } else {
@@ -133,9 +139,11 @@ export const attachRemoveTool = defineTool({
     const row = await ctx.d1.prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, input.attachment_id).first<Attachment & { deleted_at: string | null }>();
     if (!row) throw notFound("attachment", input.attachment_id, "attachment_query lists an object's attachments.");
     if (row.deleted_at) return { removed: false };
+    // The removal belongs on the same project timeline as the addition.
+    const projectId = (await resolveTarget(ctx, row.object_type, row.object_id).catch(() => null))?.projectId ?? null;
     const [updated] = await ctx.d1.batch<{ id: string }>([
       ctx.d1.prepare(`UPDATE attachments SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL RETURNING id`).bind(iso(ctx.clock.now()), ctx.tenantId, row.id),
-      activityStatement(ctx, { verb: "attachment.removed", objectType: row.object_type, objectId: row.object_id, summary: `removed ${row.title}`, metadata: { attachment_id: row.id }, ifPreviousChanged: true }),
+      activityStatement(ctx, { verb: "attachment.removed", objectType: row.object_type, objectId: row.object_id, projectId, summary: `removed ${row.title}`, metadata: { attachment_id: row.id }, ifPreviousChanged: true }),
     ]);
     return { removed: updated!.results.length > 0 };
   },
