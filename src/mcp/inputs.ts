@@ -45,6 +45,9 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
     throw invalidInput(`${where ? `'${where}'` : "Tool arguments"} must be a JSON object.`, `Pass an object with some of: ${allowed.join(", ")}.`);
   }
   const allowedSet = new Set(allowed);
+  // An object declared open (a catchall other than never) keeps keys its shape does not name.
+  const catchall = (schema._zod.def as { catchall?: z.ZodType }).catchall;
+  const open = catchall !== undefined && !(catchall instanceof z.ZodNever);
   const out: Record<string, unknown> = {};
   const unknown: string[] = [];
   for (const [key, value] of Object.entries(raw as Record<string, unknown>)) {
@@ -52,6 +55,11 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
     if (!allowedSet.has(key)) {
       const snake = camelToSnake(key);
       if (snake === key || !allowedSet.has(snake)) {
+        if (open) {
+          assertNoNul(value, where ? `${where}.${key}` : key);
+          out[key] = value;
+          continue;
+        }
         unknown.push(key);
         continue;
       }

@@ -181,9 +181,7 @@ export const handoffRespondTool = defineTool({
   description: "Answer a handoff addressed to you with a response object ({chosen_option?, text?, result_ref?, …}). chosen_option must be one of the offered options; free text is refused when the handoff disallows it. Responding to a review handoff is what unlocks done on its task.",
   input: z.object({
     handoff_id: handoffIdField,
-    // z.lazy: the shared argument normalizer descends into plain objects and refuses keys their
-    // shape does not name; this object is open (catchall), as its schema advertises.
-    response: z.lazy(() => responseObject),
+    response: responseObject,
   }),
   output: z.object({ handoff: handoffSchema.describe("The handoff with its response.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
@@ -193,15 +191,7 @@ export const handoffRespondTool = defineTool({
     if (!h.to_actor_ids.includes(ctx.actorId)) throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can respond." });
     if (!LIVE.includes(h.status)) throw new ToolError("handoff_closed", `This handoff is ${h.status}; it can no longer be answered.`, { hint: "Create a new handoff if more is needed." });
     if (h.status === "claimed" && h.claimed_by !== ctx.actorId) throw new ToolError("handoff_taken", `Another recipient (${h.claimed_by}) holds this handoff.`, { hint: "Only the recipient who claimed it can respond." });
-    // camelCase aliases of the named keys, which the normalizer no longer maps inside the open object.
-    const r: typeof input.response = { ...input.response };
-    for (const [alias, name] of [["chosenOption", "chosen_option"], ["resultRef", "result_ref"]] as const) {
-      if (!(alias in r) || name in r) continue;
-      const value = r[alias];
-      if (typeof value !== "string") throw invalidInput(`response.${alias} must be a string.`, `Pass response.${name} as text.`);
-      r[name] = value;
-      delete r[alias];
-    }
+    const r = input.response;
     if (r.chosen_option !== undefined && !h.options.some((o) => o.label === r.chosen_option)) {
       throw invalidInput(`chosen_option '${r.chosen_option}' is not one of the options.`, `Choose one of: ${h.options.map((o) => o.label).join(", ") || "(none offered: answer with text)"}.`);
     }
