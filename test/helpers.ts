@@ -120,3 +120,33 @@ export async function refusedWithoutWrites(ctx: Ctx, tool: string, args: unknown
   expect(await state()).toEqual(before);
   return r.error as Structured;
 }
+
+export interface Who {
+  id: TestIdentity;
+  ctx: Ctx;
+}
+
+export interface World extends Who {
+  slug: string;
+  clock: TestClock;
+  /** Another actor of the same tenant, sharing the clock, in its own session. */
+  other(name: string): Promise<Who>;
+}
+
+/** A fresh tenant (tests share one database per file) with one caller and a clock at `start`. */
+export async function newWorld(prefix: string, opts: { start: string; actor?: string; sessionId?: string }): Promise<World> {
+  const slug = `${prefix}-${crypto.randomUUID().slice(0, 8)}`;
+  const actor = opts.actor ?? "agent";
+  const id = await seedIdentity(slug, actor);
+  const clock = new TestClock(new Date(opts.start));
+  return {
+    slug,
+    id,
+    clock,
+    ctx: makeCtx(id, clock, opts.sessionId ?? "sess-1"),
+    other: async (n) => {
+      const oid = await seedIdentity(slug, n);
+      return { id: oid, ctx: makeCtx(oid, clock, `sess-${n}`) };
+    },
+  };
+}

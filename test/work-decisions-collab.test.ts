@@ -11,41 +11,15 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { ALL_TOOLS, toolListing } from "../src/mcp/registry";
-import { call, count, DAY, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 const HOUR = 60 * MINUTE;
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-interface Who {
-  id: TestIdentity;
-  ctx: Ctx;
-}
-
-interface World extends Who {
-  slug: string;
-  clock: TestClock;
-  /** Another actor of the same tenant, sharing the clock. */
-  other(name: string): Promise<Who>;
-}
-
 /** A fresh tenant with one caller ("agent") and a clock at T0. */
-async function world(name: string): Promise<World> {
-  const slug = `wdc-${name}-${crypto.randomUUID().slice(0, 8)}`;
-  const id = await seedIdentity(slug, "agent");
-  const clock = new TestClock(new Date(T0));
-  return {
-    slug,
-    id,
-    clock,
-    ctx: makeCtx(id, clock, "sess-1"),
-    other: async (n) => {
-      const oid = await seedIdentity(slug, n);
-      return { id: oid, ctx: makeCtx(oid, clock, `sess-${n}`) };
-    },
-  };
-}
+const world = (name: string): Promise<World> => newWorld(`wdc-${name}`, { start: T0 });
 
 /** The same context serving JSON-RPC request `requestId` (a transport retry resends the same id). */
 const rpc = (ctx: Ctx, requestId: number): Ctx => ({ ...ctx, requestId });

@@ -14,40 +14,14 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { claimHandoff } from "../src/work/claims";
 import { HANDOFF_KINDS } from "../src/work/handoffs";
-import { call, count, fails, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-interface Who {
-  id: TestIdentity;
-  ctx: Ctx;
-}
-
-interface World extends Who {
-  slug: string;
-  clock: TestClock;
-  /** Another actor of the same tenant, sharing the clock. */
-  other(name: string): Promise<Who>;
-}
-
 /** A fresh tenant with one caller ("alice" unless named) and a clock at T0. */
-async function world(name: string, actor = "alice"): Promise<World> {
-  const slug = `wh-${name}-${crypto.randomUUID().slice(0, 8)}`;
-  const id = await seedIdentity(slug, actor);
-  const clock = new TestClock(new Date(T0));
-  return {
-    slug,
-    id,
-    clock,
-    ctx: makeCtx(id, clock, `sess-${actor}`),
-    other: async (n) => {
-      const oid = await seedIdentity(slug, n);
-      return { id: oid, ctx: makeCtx(oid, clock, `sess-${n}`) };
-    },
-  };
-}
+const world = (name: string, actor = "alice"): Promise<World> => newWorld(`wh-${name}`, { start: T0, actor, sessionId: `sess-${actor}` });
 
 async function create(ctx: Ctx, args: Record<string, unknown>): Promise<Structured> {
   const r = await ok(ctx, "handoff_create", { title: "Please look", ...args });

@@ -22,7 +22,7 @@ import { runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { Ctx } from "../src/mcp/context";
-import { count, DAY, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./helpers";
+import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();
@@ -30,34 +30,8 @@ const SECOND = 1000;
 const HOUR = 60 * MINUTE;
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 
-interface Who {
-  id: TestIdentity;
-  ctx: Ctx;
-}
-
-interface World extends Who {
-  slug: string;
-  clock: TestClock;
-  /** Another actor of the same tenant, sharing the clock. */
-  other(name: string): Promise<Who>;
-}
-
 /** A fresh tenant with one caller and a clock at `start`. */
-async function world(name: string, start = T0, actor = "agent"): Promise<World> {
-  const slug = `wt-${name}-${crypto.randomUUID().slice(0, 8)}`;
-  const id = await seedIdentity(slug, actor);
-  const clock = new TestClock(new Date(start));
-  return {
-    slug,
-    id,
-    clock,
-    ctx: makeCtx(id, clock, "sess-1"),
-    other: async (n) => {
-      const oid = await seedIdentity(slug, n);
-      return { id: oid, ctx: makeCtx(oid, clock, `sess-${n}`) };
-    },
-  };
-}
+const world = (name: string, start = T0, actor = "agent"): Promise<World> => newWorld(`wt-${name}`, { start, actor });
 
 async function project(ctx: Ctx, key: string, extra: Record<string, unknown> = {}): Promise<Structured> {
   return (await ok(ctx, "project_create", { title: `Project ${key}`, key, ...extra })).project as Structured;
