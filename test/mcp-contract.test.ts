@@ -280,6 +280,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   attach_add: { object_type: "task", object_id: "NOCG-1", kind: "file", storage_path: "logs/run.txt", content_base64: "aGVsbG8=", mime_type: "text/plain" },
   attach_remove: { attachment_id: "$attachment" },
   attachment_query: { object_type: "task", object_id: "NOCG-1" },
+  feature_request_create: { title: "Search misses short words", kind: "friction", fingerprint: "search:short" },
+  feature_request_query: { kind: "friction" },
 };
 
 describe("no code generation at run time", () => {

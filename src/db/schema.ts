@@ -286,3 +286,23 @@ export const notifications = sqliteTable("notifications", {
   createdAt: text("created_at").notNull(),
   readAt: text("read_at"),
 });
+
+export const featureRequests = sqliteTable("feature_requests", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+  kind: text("kind").notNull(),
+  severity: text("severity").notNull(),
+  toolName: text("tool_name").notNull(),
+  errorCode: text("error_code").notNull(),
+  context: text("context").notNull(),
+  fingerprint: text("fingerprint"),
+  status: text("status").notNull(),
+  resolutionNote: text("resolution_note").notNull(),
+  occurrences: integer("occurrences").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});

@@ -7,6 +7,7 @@ import { taskTools } from "../work/tasks";
 import { attachmentTools } from "../work/attachments";
 import { collabTools } from "../work/collab";
 import { decisionTools } from "../work/decisions";
+import { feedbackTools } from "../work/feedback";
 import { handoffTools } from "../work/handoffs";
 import { repoTools } from "../work/repos";
 import type { Ctx } from "./context";
@@ -27,11 +28,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
   { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: true },
+  { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: true },
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: true },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...attachmentTools, ...repoTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

@@ -1,0 +1,121 @@
+/** Product feedback (seed 001): what gets in an agent's way, filed for this server's operators. */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import { secretKinds } from "../changes/warnings";
+import { defineTool } from "../mcp/define-tool";
+import { notFound, ToolError } from "../mcp/errors";
+import { cursorField, decodeKeyset, encodeKeyset, limitField } from "./common";
+
+export const FEEDBACK_KINDS = ["bug", "friction", "capability", "docs"] as const;
+export const FEEDBACK_STATUSES = ["open", "accepted", "in_progress", "shipped", "declined"] as const;
+const LIVE_SQL = "('open', 'accepted', 'in_progress')";
+
+const requestSchema = z.object({
+  id: z.string().describe("Request id."),
+  title: z.string().describe("Title."),
+  body: z.string().describe("Details."),
+  kind: z.enum(FEEDBACK_KINDS).describe("bug, friction, capability or docs."),
+  severity: z.enum(["low", "medium", "high"]).describe("low, medium or high."),
+  tool_name: z.string().describe("The tool involved, or \"\"."),
+  error_code: z.string().describe("The error code seen, or \"\"."),
+  context: z.string().describe("What the agent was doing, or \"\"."),
+  fingerprint: z.string().nullable().describe("De-duplication key, or null."),
+  status: z.enum(FEEDBACK_STATUSES).describe("open → accepted → in_progress → shipped | declined."),
+  resolution_note: z.string().describe("The operators' note, or \"\"."),
+  occurrences: z.number().int().describe("How many times it was filed while live."),
+  actor_id: z.string().describe("Who filed it first."),
+  created_at: z.string().describe("When."),
+  updated_at: z.string().describe("Last change."),
+});
+type Request = z.infer<typeof requestSchema>;
+const COLUMNS = "seq, id, title, body, kind, severity, tool_name, error_code, context, fingerprint, status, resolution_note, occurrences, actor_id, created_at, updated_at";
+
+export const featureRequestCreateTool = defineTool({
+  name: "feature_request_create",
+  title: "File product feedback",
+  toolset: "feedback",
+  description:
+    "File a bug, friction or missing capability in this server the moment you hit it. The title and body are shared with the server's operators: never put secrets or client-confidential content in them (secret-looking text is refused). A fingerprint de-duplicates: filing the same live request again counts an occurrence instead of a new request.",
+  input: z.object({
+    title: z.string().trim().min(1).max(200).describe("What is wrong or missing, in a line."),
+    body: z.string().max(8000).optional().describe("Details: what you did, what happened, what you expected."),
+    kind: z.enum(FEEDBACK_KINDS).describe("bug, friction, capability or docs."),
+    severity: z.enum(["low", "medium", "high"]).default("medium").describe("low, medium (default) or high."),
+    tool_name: z.string().max(100).optional().describe("The tool involved."),
+    error_code: z.string().max(100).optional().describe("The error code you got."),
+    context: z.string().max(2000).optional().describe("What you were trying to do."),
+    fingerprint: z.string().min(1).max(200).optional().describe("De-duplication key (e.g. tool:error_code)."),
+  }),
+  output: z.object({ request: requestSchema.describe("The request."), deduplicated: z.boolean().describe("True when a live request with this fingerprint was counted instead.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const kinds = secretKinds([input.title, input.body ?? "", input.context ?? ""].join("\n"));
+    if (kinds.length > 0) {
+      throw new ToolError("secret_in_feedback", `The request looks like it contains a secret (${kinds.join(", ")}); it was not filed.`, {
+        hint: "Remove credentials and confidential data, describe the problem in general terms, and file again.",
+      });
+    }
+    const id = uuidv7();
+    const now = iso(ctx.clock.now());
+    const [inserted] = await ctx.d1.batch<{ id: string }>([
+      ctx.d1
+        .prepare(
+          `INSERT INTO feature_requests (id, tenant_id, actor_id, title, body, kind, severity, tool_name, error_code, context, fingerprint, created_at, updated_at)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+        )
+        .bind(id, ctx.tenantId, ctx.actorId, input.title, input.body ?? "", input.kind, input.severity, input.tool_name ?? "", input.error_code ?? "",
+          input.context ?? "", input.fingerprint ?? null, now, now),
+      // Filing a live duplicate again counts an occurrence (only when the insert above did nothing).
+      ctx.d1
+        .prepare(`UPDATE feature_requests SET occurrences = occurrences + 1, updated_at = ?
+                  WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL} AND id <> ?`)
+        .bind(now, ctx.tenantId, input.fingerprint ?? "", id),
+    ]);
+    const created = inserted!.results.length > 0;
+    const row = created
+      ? await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE id = ?`).bind(id).first<Request & { seq: number }>()
+      : await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL}`).bind(ctx.tenantId, input.fingerprint ?? "").first<Request & { seq: number }>();
+    if (!row) throw notFound("feature request", id, "Retry the call.");
+    const { seq: _seq, ...request } = row;
+    return { request, deduplicated: !created };
+  },
+  summarize: (r) => (r.deduplicated ? `Counted another occurrence of ${r.request.id}.` : `Filed ${r.request.kind} ${r.request.id}.`),
+});
+
+export const featureRequestQueryTool = defineTool({
+  name: "feature_request_query",
+  title: "Read filed feedback",
+  toolset: "feedback",
+  description: "Your tenant's filed requests with their current status (open → accepted → in_progress → shipped | declined) and the operators' resolution notes, newest first: how a filer learns the outcome.",
+  input: z.object({
+    id: z.string().min(1).max(100).optional().describe("One request."),
+    status: z.array(z.enum(FEEDBACK_STATUSES)).max(5).optional().describe("Only these statuses."),
+    kind: z.enum(FEEDBACK_KINDS).optional().describe("Only this kind."),
+    q: z.string().max(200).optional().describe("Case-insensitive text in title or body."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({ items: z.array(requestSchema).describe("Requests, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const where = ["tenant_id = ?"];
+    const params: unknown[] = [ctx.tenantId];
+    if (input.id) { where.push("id = ?"); params.push(input.id); }
+    if (input.status?.length) { where.push(`status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
+    if (input.kind) { where.push("kind = ?"); params.push(input.kind); }
+    if (input.q?.trim()) { where.push("(instr(lower(title), lower(?)) > 0 OR instr(lower(body), lower(?)) > 0)"); params.push(input.q.trim(), input.q.trim()); }
+    const after = decodeKeyset(input.cursor, 1);
+    if (after) { where.push("seq < ?"); params.push(after[0]); }
+    const rows = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).bind(...params, input.limit + 1).all<Request & { seq: number }>();
+    const page = rows.results.slice(0, input.limit);
+    return {
+      items: page.map(({ seq: _seq, ...r }) => r),
+      ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}),
+    };
+  },
+  summarize: (r) => `${r.items.length} request(s).`,
+});
+
+export const feedbackTools = [featureRequestCreateTool, featureRequestQueryTool];
