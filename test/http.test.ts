@@ -153,7 +153,7 @@ describe("HTTP surface", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-        "feature_request_create", "feature_request_query", "blame", "change_diff", "change_history", "change_search", "changeset",
+        "feature_request_create", "feature_request_query", "guide", "blame", "change_diff", "change_history", "change_search", "changeset",
         "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
         "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
         "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
@@ -233,6 +233,35 @@ describe("derived idempotency keys (work-ledger writes without idempotency_key)"
     expect(a.project.id).not.toBe(b.project.id);
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?").bind(id.tenantId).first<{ n: number }>();
     expect(rows!.n).toBe(4);
+  });
+});
+
+describe("resources", () => {
+  it("serves the guide as resources with the guide tool's text, and project briefs for the caller only", async () => {
+    const a = await seedIdentity("res-a", "agent");
+    const b = await seedIdentity("res-b", "agent");
+    const { client } = await connectClient(a.key);
+    const listed = await client.listResources();
+    expect(listed.resources.map((r) => r.uri)).toContain("ledger://guide");
+    expect(listed.resources.map((r) => r.uri)).toContain("ledger://guide/the-loop");
+    const templates = await client.listResourceTemplates();
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["ledger://guide/{topic}", "ledger://project/{key}/brief"]);
+
+    const index = await client.readResource({ uri: "ledger://guide" });
+    const bare = await client.callTool({ name: "guide", arguments: {} });
+    expect((index.contents[0] as { text: string }).text).toBe((bare.structuredContent as { text: string }).text);
+    const loop = await client.readResource({ uri: "ledger://guide/the-loop" });
+    const loopTool = await client.callTool({ name: "guide", arguments: { topic: "the-loop" } });
+    expect((loop.contents[0] as { text: string }).text).toBe((loopTool.structuredContent as { text: string }).text);
+    await expect(client.readResource({ uri: "ledger://guide/nope" })).rejects.toThrow(/not found/);
+
+    await client.callTool({ name: "project_create", arguments: { title: "Resource Brief", key: "RB" } });
+    const brief = await client.readResource({ uri: "ledger://project/RB/brief" });
+    expect(JSON.parse((brief.contents[0] as { text: string }).text)).toMatchObject({ ok: true, project: { key: "RB" } });
+    const other = await connectClient(b.key);
+    await expect(other.client.readResource({ uri: "ledger://project/RB/brief" })).rejects.toThrow(/not found/);
+    await other.client.close();
+    await client.close();
   });
 });
 

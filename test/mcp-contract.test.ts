@@ -282,6 +282,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   attachment_query: { object_type: "task", object_id: "NOCG-1" },
   feature_request_create: { title: "Search misses short words", kind: "friction", fingerprint: "search:short" },
   feature_request_query: { kind: "friction" },
+  guide: { topic: "the-loop" },
 };
 
 describe("no code generation at run time", () => {

@@ -1,5 +1,10 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
-import { CallToolRequestSchema, ErrorCode, ListToolsRequestSchema, McpError } from "@modelcontextprotocol/sdk/types.js";
+import {
+  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError,
+  ReadResourceRequestSchema,
+} from "@modelcontextprotocol/sdk/types.js";
+import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
+import { projectBriefTool } from "../work/projects";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Ctx } from "./context";
 import type { AnyToolDef } from "./define-tool";
@@ -8,6 +13,9 @@ import { callTool, toolListing } from "./registry";
 export const SERVER_INFO = { name: "agent-ledger", version: "0.1.0" } as const;
 
 const INSTRUCTIONS = `agent-ledger is the team's shared memory and coordination point.
+Call whoami first in every run: it returns you, your open tasks, your inbox and what changed since you were last seen.
+Work ledger: project_brief orients you on a project; task_claim takes work under a lease; task_update moves it (done is gated);
+handoffs and the inbox carry questions and reviews between actors (ack after act); decision_log records decisions. guide explains more.
 Change ledger: before editing an entity, call prior_attempts (and blame) on it; after every meaningful change,
 call log_change with the entity_path, change_type, diff and your reasoning (why, not what), using one changeset_id
 per feature or task. Never re-apply a change that prior_attempts shows was reverted without logging a supersede.
@@ -21,7 +29,7 @@ Results use the envelope { ok: true, … } or { ok: false, error: { code, messag
  */
 export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
     instructions: INSTRUCTIONS,
     // The SDK's default validator (Ajv) generates code, which production Workers forbid.
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
@@ -37,5 +45,40 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
     }
     return callTool(def, { ...ctx, requestId: extra.requestId }, request.params.arguments);
   });
+  registerResources(server, ctx);
   return server;
+}
+
+const MARKDOWN = "text/markdown";
+
+/** ledger://guide, ledger://guide/{topic} (the guide tool's text) and ledger://project/{key}/brief (the caller's view). */
+function registerResources(server: Server, ctx: Ctx): void {
+  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+    resources: [
+      { uri: "ledger://guide", name: "guide", title: "agent-ledger guide", mimeType: MARKDOWN },
+      ...GUIDE_TOPICS.map((t) => ({ uri: `ledger://guide/${t.id}`, name: `guide/${t.id}`, title: t.title, mimeType: MARKDOWN })),
+    ],
+  }));
+  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+    resourceTemplates: [
+      { uriTemplate: "ledger://guide/{topic}", name: "guide topic", mimeType: MARKDOWN },
+      { uriTemplate: "ledger://project/{key}/brief", name: "project brief", description: "A project's brief, as project_brief returns it to you.", mimeType: "application/json" },
+    ],
+  }));
+  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+    const uri = request.params.uri;
+    if (uri === "ledger://guide") return { contents: [{ uri, mimeType: MARKDOWN, text: GUIDE_INDEX }] };
+    const topic = /^ledger:\/\/guide\/([a-z-]+)$/.exec(uri);
+    if (topic) {
+      const t = findTopic(topic[1]!);
+      if (t) return { contents: [{ uri, mimeType: MARKDOWN, text: renderTopic(t) }] };
+    }
+    const brief = /^ledger:\/\/project\/([^/]+)\/brief$/.exec(uri);
+    if (brief) {
+      // Through the registry, so the brief is exactly what this caller may see.
+      const result = await callTool(projectBriefTool, ctx, { project: decodeURIComponent(brief[1]!) });
+      if (!result.isError) return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
+    }
+    throw new McpError(-32002, `Resource not found: ${uri}`);
+  });
 }

@@ -5,6 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { activityItemSchema, activityStatement, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField } from "./common";
+import { guideTool } from "./guide";
 import { openTasksFor, taskSummarySchema } from "./task-summary";
 
 export const ACTOR_KINDS = ["agent", "human", "service"] as const;
@@ -259,4 +260,4 @@ export const actorQueryTool = defineTool({
   summarize: (r) => `${r.items.length} actor(s).`,
 });
 
-export const identityTools = [whoamiTool, registerActorTool, actorQueryTool];
+export const identityTools = [whoamiTool, registerActorTool, actorQueryTool, guideTool];

@@ -1,0 +1,45 @@
+/**
+ * The agent manual: the same text serves the `guide` tool and the `ledger://guide` resources.
+ * Pure data, so reading it costs no database round trip.
+ */
+export interface GuideTopic {
+  id: string;
+  title: string;
+  body: string;
+}
+
+export const GUIDE_TOPICS: readonly GuideTopic[] = [
+  { id: "getting-started", title: "Getting started", body: `Call whoami first in every run: it says who you are (from your API key), your open tasks, your inbox and what changed since you were last seen.
+Then orient with project_brief on the project you work in, claim work with task_claim, and record what you change with log_change.` },
+  { id: "entities", title: "Entities", body: `Projects hold tasks; tasks form a dependency graph. Decisions are an append-only log. Handoffs are typed requests between actors.
+Comments, attachments and code refs hang off projects, tasks and decisions. The change ledger records every change to an entity path (users.email, src/auth.py::login).` },
+  { id: "the-loop", title: "The loop", body: `whoami → task_claim (or task_get on your open task) → prior_attempts before editing → do the work → log_change for each change →
+task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.` },
+  { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. task_query with state: ready lists open tasks whose dependencies are all done.
+task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and a reviewer's answer.` },
+  { id: "decisions", title: "Decisions", body: `decision_log appends a decision (title, choice, rationale, options with pros and cons). To change one, log a new decision with supersedes_decision_id;
+decision_set_status only moves proposed/accepted/rejected. decision_query searches the text.` },
+  { id: "knowledge", title: "Knowledge", body: `Knowledge notes (runbooks, findings, snippets) arrive with the knowledge tools. Until then, record durable findings as decisions or comments.` },
+  { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug; they arrive with the skills tools.` },
+  { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
+Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].` },
+  { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project,
+and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).` },
+  { id: "runs-and-subagents", title: "Runs and subagents", body: `Runs (one per session, with child runs for subagents) arrive with the run tools; writes are attributed to your actor and session meanwhile.` },
+  { id: "sessions-and-loops", title: "Sessions and loops", body: `The initialize response gives an Mcp-Session-Id; send it on every request and DELETE /mcp to end the session.
+A loop that wakes on a schedule should start each tick with whoami, whose delta covers what happened since its last call.` },
+  { id: "errors-and-recovery", title: "Errors and recovery", body: `Every failure is { ok: false, error: { code, message, hint, retryable } }: follow the hint. retryable: true means the same call may succeed later.
+A blame miss or an unknown changeset is not a failure: the payload's error string says so.` },
+  { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
+Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },
+  { id: "feedback", title: "Feedback", body: `When this server gets in your way, file it with feature_request_create (bug, friction, capability or docs) and read the outcome with feature_request_query.
+Never include secrets: the text goes to the server's operators.` },
+  { id: "glossary", title: "Glossary", body: `actor: an agent, human or service with an API key. tenant: an isolated team space. entity path: what a change touched.
+lease: how long a claim holds. changeset: a slug grouping related changes. fingerprint: a de-duplication key for live requests.` },
+];
+
+export const GUIDE_INDEX = `agent-ledger guide. Topics (call guide with topic, or read ledger://guide/{topic}):\n${GUIDE_TOPICS.map((t) => `- ${t.id}: ${t.title}`).join("\n")}`;
+
+export const findTopic = (id: string): GuideTopic | undefined => GUIDE_TOPICS.find((t) => t.id === id);
+
+export const renderTopic = (t: GuideTopic): string => `# ${t.title}\n\n${t.body}\n`;
