@@ -135,6 +135,15 @@ describe("HTTP surface", () => {
     expect(unknown.status).toBe(400);
   });
 
+  it("keeps the default surface under 40 tools: the core rooms, with collab, repos and feedback opt-in", async () => {
+    const id = await seedIdentity("http-default", "agent");
+    const res = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: rpc("tools/list") });
+    const names = ((await res.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name);
+    expect(names.length).toBeLessThanOrEqual(40);
+    for (const core of ["whoami", "guide", "log_change", "task_claim", "decision_log", "inbox"]) expect(names).toContain(core);
+    for (const optIn of ["comment_add", "repo_register", "feature_request_create"]) expect(names).not.toContain(optIn);
+  });
+
   it("calling a tool outside the surface is a JSON-RPC invalid-params error", async () => {
     const id = await seedIdentity("http-outside", "agent");
     const res = await workerFetch("http://ledger.test/mcp?readonly=1", {
@@ -147,7 +156,7 @@ describe("HTTP surface", () => {
 
   it("serves the MCP SDK client end to end inside workerd", async () => {
     const id = await seedIdentity("http-sdk", "claude-code");
-    const { client, transport } = await connectClient(id.key);
+    const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
     expect(transport.sessionId).toBeTruthy();
     expect(client.getServerVersion()?.name).toBe("agent-ledger");
     const { tools } = await client.listTools();

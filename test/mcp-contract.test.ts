@@ -297,7 +297,7 @@ describe("no code generation at run time", () => {
     globalThis.eval = trap as typeof eval;
     try {
       expect(() => new Function("return 1")).toThrow("code generation attempted");
-      const { client, transport } = await connectClient(id.key);
+      const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
       const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add"];

@@ -16,6 +16,8 @@ import { invalidInput, toErrorBody } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 
+// The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
+// collab, repos and feedback are opt-in with ?toolsets=… or "all".
 export const TOOLSETS: readonly ToolsetMeta[] = [
   {
     id: "changes",
@@ -27,9 +29,9 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "tasks", description: "Tasks: a dependency graph with a validated state machine, done-gates, and leased claims.", default: true },
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
-  { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: true },
-  { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: true },
-  { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: true },
+  { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: false },
+  { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: false },
+  { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */

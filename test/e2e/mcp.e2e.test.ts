@@ -21,13 +21,13 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
   let a: Awaited<ReturnType<typeof connect>>;
 
   beforeAll(async () => {
-    a = await connect(inject("keyA"));
+    a = await connect(inject("keyA"), "?toolsets=all");
   });
   afterAll(async () => {
     await a.client.close();
   });
 
-  it("initializes with a session and lists the default tools", async () => {
+  it("initializes with a session and lists every tool", async () => {
     expect(a.transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.client.getServerVersion()).toMatchObject({ name: "agent-ledger" });
     const { tools } = await a.client.listTools();
@@ -86,7 +86,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
   });
 
   it("serves a read-only surface and a named toolset", async () => {
-    const ro = await connect(inject("keyA"), "?readonly=1");
+    const ro = await connect(inject("keyA"), "?readonly=1&toolsets=all");
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
