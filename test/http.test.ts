@@ -162,7 +162,7 @@ describe("HTTP surface", () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-        "feature_request_create", "feature_request_query", "guide", "blame", "change_diff", "change_history", "change_search", "changeset",
+        "feature_request_create", "feature_request_query", "guide", "skill_get", "skill_list", "skill_upsert", "blame", "change_diff", "change_history", "change_search", "changeset",
         "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
         "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
         "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",

@@ -283,6 +283,9 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   feature_request_create: { title: "Search misses short words", kind: "friction", fingerprint: "search:short" },
   feature_request_query: { kind: "friction" },
   guide: { topic: "the-loop" },
+  skill_upsert: { slug: "release-checklist", body: "# Release\n1. Tag", description: "Before a release" },
+  skill_list: { include_body: true },
+  skill_get: { slug: "release-checklist" },
 };
 
 describe("no code generation at run time", () => {
@@ -300,7 +303,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));

@@ -306,3 +306,22 @@ export const featureRequests = sqliteTable("feature_requests", {
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
+
+export const skills = sqliteTable("skills", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id").notNull(),
+  slug: text("slug").notNull(),
+  name: text("name").notNull(),
+  description: text("description").notNull(),
+  body: text("body").notNull(),
+  tags: text("tags").notNull(),
+  status: text("status").notNull(),
+  version: integer("version").notNull(),
+  contentHash: text("content_hash").notNull(),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});

@@ -10,6 +10,7 @@ import { decisionTools } from "../work/decisions";
 import { feedbackTools } from "../work/feedback";
 import { handoffTools } from "../work/handoffs";
 import { repoTools } from "../work/repos";
+import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { invalidInput, toErrorBody } from "./errors";
@@ -31,11 +32,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
   { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: false },
   { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: false },
+  { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

@@ -33,7 +33,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
       ["activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-        "feature_request_create", "feature_request_query", "guide", "blame", "change_diff", "change_history", "change_search", "changeset",
+        "feature_request_create", "feature_request_query", "guide", "skill_get", "skill_list", "skill_upsert", "blame", "change_diff", "change_history", "change_search", "changeset",
         "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
         "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
         "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
@@ -90,7 +90,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
-      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide"].sort());
+      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
