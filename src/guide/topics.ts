@@ -20,7 +20,8 @@ task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gate
   { id: "decisions", title: "Decisions", body: `decision_log appends a decision (title, choice, rationale, options with pros and cons). To change one, log a new decision with supersedes_decision_id;
 decision_set_status only moves proposed/accepted/rejected. decision_query searches the text.` },
   { id: "knowledge", title: "Knowledge", body: `Knowledge notes (runbooks, findings, snippets) arrive with the knowledge tools. Until then, record durable findings as decisions or comments.` },
-  { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug; they arrive with the skills tools.` },
+  { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug (skills toolset). skill_list shows the tenant-wide library plus a project's own skills,
+which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change.` },
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
 Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].` },
   { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project,
