@@ -5,6 +5,7 @@ import { IDENTITY_CACHE_MS, identityForKey } from "../src/auth/identity";
 import { provisionKey, revokeKeySql } from "../src/auth/provision";
 import { createDb } from "../src/db/client";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
+import { ALL_TOOL_NAMES } from "./tool-names";
 
 const MCP = "http://ledger.test/mcp";
 const rpc = (method: string, params: unknown = {}, id = 1) => JSON.stringify({ jsonrpc: "2.0", id, method, params });
@@ -161,15 +162,7 @@ describe("HTTP surface", () => {
     expect(client.getServerVersion()?.name).toBe("agent-ledger");
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-        "feature_request_create", "feature_request_query", "guide", "skill_get", "skill_list", "skill_upsert", "blame", "change_diff", "change_history", "change_search", "changeset",
-        "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
-        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
-        "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
-        "notification_mark_read", "notification_query", "prior_attempts",
-        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
-        "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
-        "task_update", "whoami"].sort(),
+      ALL_TOOL_NAMES,
     );
     const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
     expect(logged.isError).toBeFalsy();

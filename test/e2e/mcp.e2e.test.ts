@@ -2,6 +2,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { ALL_TOOL_NAMES } from "../tool-names";
 
 const baseUrl = inject("baseUrl");
 
@@ -32,15 +33,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(a.client.getServerVersion()).toMatchObject({ name: "agent-ledger" });
     const { tools } = await a.client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(
-      ["activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-        "feature_request_create", "feature_request_query", "guide", "skill_get", "skill_list", "skill_upsert", "blame", "change_diff", "change_history", "change_search", "changeset",
-        "code_ref_add", "code_ref_query", "code_ref_update", "repo_link", "repo_query", "repo_register", "task_code_ref",
-        "comment_add", "comment_query", "decision_log", "decision_query", "decision_set_status",
-        "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
-        "notification_mark_read", "notification_query", "prior_attempts",
-        "project_brief", "project_create", "project_query", "project_update", "register_actor", "stale_decisions",
-        "task_assign", "task_claim", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
-        "task_update", "whoami"].sort(),
+      ALL_TOOL_NAMES,
     );
     for (const t of tools) expect(t.outputSchema, t.name).toBeDefined();
   });

@@ -1,0 +1,16 @@
+/**
+ * Every tool the server offers with ?toolsets=all, spelled out by hand: a tool added or removed
+ * without updating this list fails the HTTP and end-to-end tests (plain data, shared by both).
+ */
+export const ALL_TOOL_NAMES = [
+  "activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
+  "blame", "change_diff", "change_history", "change_search", "changeset",
+  "code_ref_add", "code_ref_query", "code_ref_update", "comment_add", "comment_query",
+  "decision_log", "decision_query", "decision_set_status", "feature_request_create", "feature_request_query", "guide",
+  "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
+  "notification_mark_read", "notification_query", "prior_attempts",
+  "project_brief", "project_create", "project_query", "project_update", "register_actor",
+  "repo_link", "repo_query", "repo_register", "skill_get", "skill_list", "skill_upsert", "stale_decisions",
+  "task_assign", "task_claim", "task_code_ref", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
+  "task_update", "whoami",
+].sort();
