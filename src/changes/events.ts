@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
+import { decodeKeyset, encodeKeyset } from "../db/cursor";
 import { invalidInput } from "../mcp/errors";
 import { canonicalPath, pathMatchSql } from "./paths";
 
@@ -100,19 +101,13 @@ export function publicEvent({ seq: _seq, ...event }: EventWithSeq): ChangeEvent 
 }
 
 /** Cursors are opaque to callers: the append position of the last event returned. */
-export function encodeCursor(seq: number): string {
-  return btoa(JSON.stringify({ s: seq })).replace(/=+$/, "");
-}
+export const encodeCursor = (seq: number): string => encodeKeyset([seq]);
 
 export function decodeCursor(cursor: string | undefined): number | null {
-  if (cursor === undefined || cursor === "") return null;
-  try {
-    const v = JSON.parse(atob(cursor)) as { s?: unknown };
-    if (typeof v.s === "number" && Number.isSafeInteger(v.s) && v.s > 0) return v.s;
-  } catch {
-    // fall through to the error below
-  }
-  throw invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this server issued.`, "Pass next_cursor from a previous page unchanged, or omit cursor to start from the first page.");
+  const key = decodeKeyset(cursor, 1);
+  if (key === null) return null;
+  if (typeof key[0] === "number" && Number.isSafeInteger(key[0]) && key[0] > 0) return key[0];
+  throw invalidInput(`cursor '${cursor!.slice(0, 40)}' is not a cursor this server issued.`, "Pass next_cursor from a previous page unchanged, or omit cursor to start from the first page.");
 }
 
 /** Records that a change-ledger tool was called on an entity (the stale_decisions "queried" signal). */

@@ -5,7 +5,7 @@ import { iso, resolveSince } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField, resolveActor } from "./common";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { stableStringify } from "../mcp/idempotency";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";
@@ -126,8 +126,8 @@ export const commentQueryTool = defineTool({
       .prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
       .bind(ctx.tenantId, input.object_type, objectId, after?.[0] ?? 0, input.limit + 1)
       .all<CommentRow>();
-    const page = rows.results.slice(0, input.limit);
-    return { items: page.map(toComment), ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}) };
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    return { items: page.map(toComment), ...cursor };
   },
   summarize: (r) => `${r.items.length} comment(s).`,
 });
@@ -241,8 +241,8 @@ export const activityQueryTool = defineTool({
       .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<ActivityRow>();
-    const page = rows.results.slice(0, input.limit);
-    return { items: page.map(toActivity), ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}) };
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    return { items: page.map(toActivity), ...cursor };
   },
   summarize: (r) => `${r.items.length} activity item(s).`,
 });
@@ -283,11 +283,11 @@ export const notificationQueryTool = defineTool({
         .bind(ctx.tenantId, ctx.actorId, after?.[0] ?? Number.MAX_SAFE_INTEGER, input.limit + 1),
       ctx.d1.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`).bind(ctx.tenantId, ctx.actorId),
     ]);
-    const page = rows!.results.slice(0, input.limit);
+    const { page, cursor } = keysetPage(rows!.results, input.limit, (last) => [last.seq]);
     return {
       items: page.map(({ seq: _seq, n: _n, ...r }) => r),
       unread_count: unread!.results[0]?.n ?? 0,
-      ...(rows!.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}),
+      ...cursor,
     };
   },
   summarize: (r) => `${r.items.length} notification(s), ${r.unread_count} unread.`,

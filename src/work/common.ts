@@ -3,7 +3,7 @@ import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
-import { invalidInput, notFound } from "../mcp/errors";
+import { notFound } from "../mcp/errors";
 
 /** An actor reference as tools take it: an actor id, its external_ref, or "me". */
 export const actorRefField = (description: string) =>
@@ -51,26 +51,7 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
       a.summary, a.severity ?? "info", ctx.sessionId, JSON.stringify(a.metadata ?? {}));
 }
 
-/**
- * Keyset cursors: the sort values of the last row returned, opaque to callers. Stable under
- * concurrent inserts because the next page starts strictly after a row, not at an offset.
- */
-export function encodeKeyset(values: ReadonlyArray<string | number | null>): string {
-  return btoa(unescape(encodeURIComponent(JSON.stringify({ k: values })))).replace(/=+$/, "");
-}
-
-export function decodeKeyset(cursor: string | undefined, arity: number): Array<string | number | null> | null {
-  if (cursor === undefined || cursor === "") return null;
-  try {
-    const v = JSON.parse(decodeURIComponent(escape(atob(cursor)))) as { k?: unknown };
-    if (Array.isArray(v.k) && v.k.length === arity && v.k.every((x) => x === null || typeof x === "string" || typeof x === "number")) {
-      return v.k as Array<string | number | null>;
-    }
-  } catch {
-    // fall through
-  }
-  throw invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this tool issued.`, "Pass next_cursor from the previous page of the same query unchanged, or omit cursor.");
-}
+export { decodeKeyset, encodeKeyset, keysetPage } from "../db/cursor";
 
 export const limitField = (def: number, max: number) =>
   z.number().int().min(1).max(max).default(def).describe(`Maximum number of results (1–${max}, default ${def}).`);

@@ -5,7 +5,7 @@ import { iso, resolveSince } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField } from "./common";
+import { activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { findProject } from "./projects";
 
 export const DECISION_STATUSES = ["proposed", "accepted", "rejected"] as const;
@@ -188,10 +188,10 @@ export const decisionQueryTool = defineTool({
       .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} ORDER BY d.seq DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<DecisionRow>();
-    const page = rows.results.slice(0, input.limit);
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
     return {
       items: page.map(toDecision), mode: "list" as const, note,
-      ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}),
+      ...cursor,
     };
   },
   summarize: (r) => `${r.items.length} decision(s) (${r.mode}).`,

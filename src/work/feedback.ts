@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import { secretKinds } from "../changes/warnings";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { cursorField, decodeKeyset, encodeKeyset, limitField } from "./common";
+import { cursorField, decodeKeyset, limitField, keysetPage } from "./common";
 
 export const FEEDBACK_KINDS = ["bug", "friction", "capability", "docs"] as const;
 export const FEEDBACK_STATUSES = ["open", "accepted", "in_progress", "shipped", "declined"] as const;
@@ -109,10 +109,10 @@ export const featureRequestQueryTool = defineTool({
     const after = decodeKeyset(input.cursor, 1);
     if (after) { where.push("seq < ?"); params.push(after[0]); }
     const rows = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).bind(...params, input.limit + 1).all<Request & { seq: number }>();
-    const page = rows.results.slice(0, input.limit);
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
     return {
       items: page.map(({ seq: _seq, ...r }) => r),
-      ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.seq]) } : {}),
+      ...cursor,
     };
   },
   summarize: (r) => `${r.items.length} request(s).`,

@@ -5,7 +5,7 @@ import { iso, parseIsoInstant } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField, resolveActor } from "./common";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";
 
@@ -275,9 +275,8 @@ export const handoffQueryTool = defineTool({
       .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
       .bind(ctx.actorId, ...params, input.limit + 1)
       .all<HandoffRow>();
-    const page = rows.results.slice(0, input.limit);
-    const last = page[page.length - 1];
-    return { items: page.map(toHandoff), ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.created_at, last.id]) } : {}) };
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
+    return { items: page.map(toHandoff), ...cursor };
   },
   summarize: (r) => `${r.items.length} handoff(s).`,
 });

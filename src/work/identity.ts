@@ -4,7 +4,7 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { activityItemSchema, activityStatement, cursorField, decodeKeyset, encodeKeyset, jsonArray, limitField } from "./common";
+import { activityItemSchema, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { guideTool } from "./guide";
 import { openTasksFor, taskSummarySchema } from "./task-summary";
 
@@ -251,10 +251,10 @@ export const actorQueryTool = defineTool({
       .prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<ActorRow>();
-    const page = rows.results.slice(0, input.limit);
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.name]);
     return {
       items: page.map(toActor),
-      ...(rows.results.length > input.limit ? { next_cursor: encodeKeyset([page[page.length - 1]!.name]) } : {}),
+      ...cursor,
     };
   },
   summarize: (r) => `${r.items.length} actor(s).`,

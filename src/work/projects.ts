@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
+import { activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, decodeKeyset, limitField, resolveActor, keysetPage } from "./common";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -253,12 +253,11 @@ export const projectQueryTool = defineTool({
       .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<Project>();
-    const page = rows.results.slice(0, input.limit);
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
     const counts = input.detail === "full" ? await taskCounts(ctx, page.map((p) => p.id)) : null;
-    const last = page[page.length - 1];
     return {
       items: page.map((p) => (counts ? { ...p, task_counts: counts.get(p.id)! } : p)),
-      ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.created_at, last.id]) } : {}),
+      ...cursor,
     };
   },
   summarize: (r) => `${r.items.length} project(s).`,

@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, cursorField, decodeKeyset, encodeKeyset, limitField } from "./common";
+import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
 import { findObject } from "./collab";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";
@@ -178,9 +178,8 @@ export const repoQueryTool = defineTool({
                 WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<Repository & { role?: string }>();
-    const page = rows.results.slice(0, input.limit);
-    const last = page[page.length - 1];
-    return { items: page, ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.slug, last.id]) } : {}) };
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.slug, last.id]);
+    return { items: page, ...cursor };
   },
   summarize: (r) => `${r.items.length} repository(ies).`,
 });
@@ -391,9 +390,8 @@ export const codeRefQueryTool = defineTool({
       .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<CodeRef>();
-    const page = rows.results.slice(0, input.limit);
-    const last = page[page.length - 1];
-    return { items: page, ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset([last.created_at, last.id]) } : {}) };
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
+    return { items: page, ...cursor };
   },
   summarize: (r) => `${r.items.length} code ref(s).`,
 });

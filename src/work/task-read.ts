@@ -1,7 +1,7 @@
 /** task_query and task_get. */
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
-import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, encodeKeyset, limitField, resolveActor } from "./common";
+import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, limitField, resolveActor, keysetPage } from "./common";
 import { findProject, projectBriefTool, projectSchema } from "./projects";
 import { LABEL } from "./task-create";
 import { findTask, STATUS_LIST, taskRefField, taskSchema } from "./task-model";
@@ -68,11 +68,10 @@ export const taskQueryTool = defineTool({
       )
       .bind(...params, ...outerParams, input.limit + 1)
       .all<TaskSummaryRow & Record<string, string | number>>();
-    const page = rows.results.slice(0, input.limit);
-    const last = page[page.length - 1];
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => order.keys.map((k) => last[k] as string | number));
     return {
       items: page.map(toTaskSummary),
-      ...(rows.results.length > input.limit && last ? { next_cursor: encodeKeyset(order.keys.map((k) => last[k] as string | number)) } : {}),
+      ...cursor,
     };
   },
   summarize: (r) => `${r.items.length} task(s).`,
