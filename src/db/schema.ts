@@ -2,7 +2,7 @@
  * drizzle table definitions mirroring migrations/ (the SQL there is the source of truth;
  * FTS5 tables and triggers exist only in SQL because drizzle cannot describe them).
  */
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { blob, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -324,4 +324,39 @@ export const skills = sqliteTable("skills", {
   createdAt: text("created_at").notNull(),
   updatedBy: text("updated_by").notNull(),
   updatedAt: text("updated_at").notNull(),
+});
+
+export const knowledgeNotes = sqliteTable("knowledge_notes", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  projectId: text("project_id"),
+  kind: text("kind").notNull(),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+  tags: text("tags").notNull(),
+  version: integer("version").notNull(),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const embeddings = sqliteTable("embeddings", {
+  tenantId: text("tenant_id").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  contentHash: text("content_hash").notNull(),
+  status: text("status").notNull(),
+  model: text("model").notNull(),
+  attempts: integer("attempts").notNull(),
+  lastError: text("last_error").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const localVectors = sqliteTable("local_vectors", {
+  namespace: text("namespace").notNull(),
+  id: text("id").notNull(),
+  vector: blob("vector").notNull(),
+  metadata: text("metadata").notNull(),
 });
