@@ -1,5 +1,7 @@
 import type { ClaimsDO } from "./durable/claims";
 import type { SessionDO } from "./durable/session";
+import type { AiBinding } from "./search/embedder";
+import type { VectorizeBinding } from "./search/vector-index";
 
 /** Bindings and vars the Worker receives; see wrangler.toml. */
 export interface Env {
@@ -12,4 +14,14 @@ export interface Env {
   ALLOWED_ORIGINS?: string;
   /** "1" mounts the benchmark-only routes (bench/ sets it on wrangler dev; never in production). */
   BENCH_ROUTES?: string;
+  /**
+   * Production semantic search: Workers AI for embeddings and a Vectorize index for vectors, both
+   * or neither (README: semantic search). Without them the local embedder and D1 index are used.
+   */
+  AI?: AiBinding;
+  VECTORS?: VectorizeBinding;
+  /** Workers AI embedding model; must match the Vectorize index's dimensions. */
+  EMBEDDING_MODEL?: string;
+  /** "off" disables semantic ranking: searches are lexical and nothing is embedded. */
+  SEMANTIC_SEARCH?: string;
 }

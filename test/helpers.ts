@@ -46,8 +46,19 @@ export class TestClock implements Clock {
 export const MINUTE = 60_000;
 export const DAY = 24 * 60 * MINUTE;
 
+/** Work each test ctx handed to waitUntil, so a test can wait for what runs after the response. */
+const afterResponse = new WeakMap<object, Promise<unknown>[]>();
+
+/** Waits for everything the ctx's tool calls scheduled after their response (e.g. embeddings). */
+export async function settle(ctx: Ctx): Promise<void> {
+  const key = afterResponse.has(ctx) ? ctx : (ctx as Ctx & { waitUntilKey?: object }).waitUntilKey;
+  const list = key ? afterResponse.get(key) : undefined;
+  while (list && list.length > 0) await Promise.allSettled(list.splice(0));
+}
+
 export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessionId = ""): Ctx {
-  return {
+  const pending: Promise<unknown>[] = [];
+  const ctx: Ctx & { waitUntilKey?: object } = {
     env,
     d1: env.DB,
     db: createDb(env.DB),
@@ -56,8 +67,12 @@ export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessio
     actorName: id.actorName,
     sessionId,
     clock,
-    waitUntil: () => {},
+    waitUntil: (p) => void pending.push(p),
   };
+  // Copies made with {...ctx} (e.g. to override env) keep pointing at the same list.
+  ctx.waitUntilKey = ctx;
+  afterResponse.set(ctx, pending);
+  return ctx;
 }
 
 export type Structured = Record<string, any>;

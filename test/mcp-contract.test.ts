@@ -257,7 +257,10 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   task_release: { task_id: "NOCG-1" },
   decision_log: { title: "Storage", choice: "D1", options: [{ label: "D1", pros: ["local"] }], project_id: "NOCG" },
   decision_set_status: { decision_id: "$decision", status: "proposed" },
-  decision_query: { q: "storage" },
+  decision_query: { q: "storage", semantic: true },
+  knowledge_write: { body: "# Restoring D1\nUse time travel.", kind: "runbook", project_id: "NOCG", tags: ["d1"] },
+  knowledge_update: { note_id: "$note", patch: { tags: ["d1", "ops"] } },
+  knowledge_search: { q: "restore the database", project_id: "NOCG" },
   comment_add: { object_type: "project", object_id: "$project", body: "Looks good @me", mentions: ["me"] },
   comment_query: { object_type: "project", object_id: "$project" },
   activity_log: { verb: "deploy.finished", summary: "Shipped" },
@@ -303,7 +306,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
@@ -313,12 +316,13 @@ describe("no code generation at run time", () => {
         const args = JSON.parse(JSON.stringify(SAMPLE_ARGS[t.name]).replace(/"\$(\w+)"/g, (_m, k: string) => JSON.stringify(created[k] ?? k)));
         const result = await client.callTool({ name: t.name, arguments: args });
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string } };
+        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string }; note?: { id: string } };
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
         if (sc.handoff) created.handoff = sc.handoff.id;
         if (sc.code_ref?.ref_type === "pr") created.code_ref = sc.code_ref.id;
         if (sc.attachment) created.attachment = sc.attachment.id;
+        if (sc.note) created.note = sc.note.id;
       }
       await transport.terminateSession();
       await client.close();

@@ -7,7 +7,7 @@ export const ALL_TOOL_NAMES = [
   "blame", "change_diff", "change_history", "change_search", "changeset",
   "code_ref_add", "code_ref_query", "code_ref_update", "comment_add", "comment_query",
   "decision_log", "decision_query", "decision_set_status", "feature_request_create", "feature_request_query", "guide",
-  "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "log_change",
+  "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "knowledge_search", "knowledge_update", "knowledge_write", "log_change",
   "notification_mark_read", "notification_query", "prior_attempts",
   "project_brief", "project_create", "project_query", "project_update", "register_actor",
   "repo_link", "repo_query", "repo_register", "skill_get", "skill_list", "skill_upsert", "stale_decisions",

@@ -11,7 +11,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { ALL_TOOLS, toolListing } from "../src/mcp/registry";
-import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World } from "./helpers";
+import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, settle, type Structured, newWorld, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
@@ -432,19 +432,39 @@ describe("decision_query", () => {
     await rejects(w.ctx, "decision_query", { status: ["final"] }, "invalid_input");
   });
 
-  it("semantic: true falls back to lexical search and says so in mode and note", async () => {
+  it("semantic: true ranks by embedding similarity fused with words, finding differently worded decisions", async () => {
+    const w = await world("query-hybrid");
+    const d = await decide(w.ctx, { title: "Deployment pipeline", choice: "Deploy with wrangler from CI on every merge" });
+    await decide(w.ctx, { title: "Unrelated", choice: "Tabs over spaces in markdown tables" });
+    await settle(w.ctx);
+
+    // "deploying" is not a word of either decision (the FTS index stems it to "deploi"), but its
+    // pieces are close to "deployment" and "deploy".
+    const lexical = await ok(w.ctx, "decision_query", { q: "deploying releases" });
+    expect(lexical.mode).toBe("lexical");
+    expect(lexical.items).toEqual([]);
+    const sem = await ok(w.ctx, "decision_query", { q: "deploying releases", semantic: true });
+    expect(sem.mode).toBe("hybrid");
+    expect(ids(sem.items as Structured[])).toEqual([d.id]);
+    expect(sem.items[0].similarity).toBeGreaterThan(0.2);
+    const strict = await ok(w.ctx, "decision_query", { q: "deploying releases", semantic: true, min_similarity: 0.99 });
+    expect(strict.items).toEqual([]);
+  });
+
+  it("semantic: true falls back to lexical search and says so in mode and note when semantic search is off", async () => {
     const w = await world("query-semantic");
     const d = await decide(w.ctx, { title: "Observability stack", choice: "OpenTelemetry" });
     await decide(w.ctx, { title: "Unrelated", choice: "Something else" });
+    const off = { ...w.ctx, env: { ...w.ctx.env, SEMANTIC_SEARCH: "off" } };
 
-    const sem = await ok(w.ctx, "decision_query", { q: "observability", semantic: true, min_similarity: 0.5 });
+    const sem = await ok(off, "decision_query", { q: "observability", semantic: true, min_similarity: 0.5 });
     expect(sem.mode).toBe("lexical");
     expect(typeof sem.note).toBe("string");
     expect(sem.note.length).toBeGreaterThan(0);
     expect(sem.note).toMatch(/lexical/);
     expect(ids(sem.items as Structured[])).toEqual([d.id]);
 
-    const listed = await ok(w.ctx, "decision_query", { semantic: true });
+    const listed = await ok(off, "decision_query", { semantic: true });
     expect(listed.mode).toBe("list");
     expect(listed.note.length).toBeGreaterThan(0);
     expect(listed.items).toHaveLength(2);
@@ -566,18 +586,17 @@ describe("comment_add / comment_query", () => {
     await rejects(w.ctx, "comment_add", { object_type: "task", object_id: t.id, body: "x", parent_comment_id: crypto.randomUUID() }, "not_found");
   });
 
-  it("object type note is not_found with a hint; unknown objects and bad object types are refused", async () => {
+  it("unknown objects of every type (notes included) are not_found with a hint; bad object types are refused", async () => {
     const w = await world("comment-objects-bad");
     const api = await project(w.ctx, "API");
     await comment(w.ctx, "project", api.id as string, "first");
 
     const note = await rejects(w.ctx, "comment_add", { object_type: "note", object_id: crypto.randomUUID(), body: "hi" }, "not_found");
     expect(note.hint).toMatch(/note/i);
-    expect(note.hint).toMatch(/project, task, decision or work_request/);
     const q = await rejects(w.ctx, "comment_query", { object_type: "note", object_id: "n1" }, "not_found");
     expect(q.hint).toMatch(/note/i);
 
-    for (const type of ["project", "task", "decision", "work_request"]) {
+    for (const type of ["project", "task", "decision", "work_request", "note"]) {
       const e = await rejects(w.ctx, "comment_add", { object_type: type, object_id: "does-not-exist", body: "hi" }, "not_found");
       expect(e.message).toContain("does-not-exist");
       await rejects(w.ctx, "comment_query", { object_type: type, object_id: "does-not-exist" }, "not_found");

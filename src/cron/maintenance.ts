@@ -1,6 +1,7 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
 import { iso } from "../db/time";
 import type { Env } from "../env";
+import { backfillEmbeddings } from "../search/semantic";
 import { reapExpiredLeases } from "../work/claims";
 
 export interface JobReport {
@@ -17,6 +18,8 @@ const JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {
     const res = await env.DB.prepare(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 5000)`).bind(iso(now)).run();
     return `${res.meta.changes ?? 0} expired idempotency key(s) removed`;
   },
+  /** Objects whose embedding failed or never ran after the write (durable-row-before-embed). */
+  embedding_backfill: (env, now) => backfillEmbeddings(env, now),
 };
 
 export async function runMaintenance(env: Env, now: Date = new Date()): Promise<JobReport[]> {

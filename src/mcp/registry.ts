@@ -9,6 +9,7 @@ import { collabTools } from "../work/collab";
 import { decisionTools } from "../work/decisions";
 import { feedbackTools } from "../work/feedback";
 import { handoffTools } from "../work/handoffs";
+import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
 import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
@@ -30,6 +31,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "tasks", description: "Tasks: a dependency graph with a validated state machine, done-gates, and leased claims.", default: true },
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
+  { id: "knowledge", description: "Knowledge notes (notes, runbooks, findings, snippets) with semantic search.", default: true },
   { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: false },
   { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: false },
   { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
@@ -37,7 +39,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

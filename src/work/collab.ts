@@ -13,9 +13,11 @@ import { findTask } from "./task-model";
 export const OBJECT_TYPES = ["project", "task", "decision", "work_request", "note"] as const;
 type ObjectType = (typeof OBJECT_TYPES)[number];
 
-/** Where each commentable object lives; "note" arrives with the knowledge room. */
-const OBJECT_TABLES: Record<ObjectType, string | null> = {
-  project: "projects", task: "tasks", decision: "decisions", work_request: "handoffs", note: null,
+/** Where each commentable object lives (projects and tasks resolve by key as well), and its project column. */
+const OBJECT_TABLES: Record<Exclude<ObjectType, "project" | "task">, { table: string; projectColumn: string }> = {
+  decision: { table: "decisions", projectColumn: "project_id" },
+  work_request: { table: "handoffs", projectColumn: "related_project_id" },
+  note: { table: "knowledge_notes", projectColumn: "project_id" },
 };
 
 /**
@@ -31,11 +33,7 @@ export async function findObject(ctx: Ctx, type: ObjectType, ref: string): Promi
     const project = await findProject(ctx, ref);
     return { id: project.id, projectId: project.id };
   }
-  const table = OBJECT_TABLES[type];
-  if (!table) {
-    throw notFound(type, ref, "Knowledge notes are not available on this server yet; comment on a project, task, decision or work_request.");
-  }
-  const projectColumn = table === "decisions" ? "project_id" : "related_project_id";
+  const { table, projectColumn } = OBJECT_TABLES[type];
   const row = await ctx.d1
     .prepare(`SELECT ${projectColumn} AS project_id FROM ${table} WHERE tenant_id = ? AND id = ?`)
     .bind(ctx.tenantId, ref)

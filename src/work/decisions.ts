@@ -5,6 +5,9 @@ import { iso, resolveSince } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
+import { rankHybrid } from "../search/rank";
+import { embedNow, queueEmbedding } from "../search/semantic";
+import { decisionEmbedText } from "../search/sources";
 import { activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { findProject } from "./projects";
 
@@ -78,6 +81,9 @@ export const decisionLogTool = defineTool({
     const superseded = input.supersedes_decision_id ? await findDecision(ctx, input.supersedes_decision_id) : null;
     const id = uuidv7();
     const now = iso(ctx.clock.now());
+    // Embedded on write for recall by meaning: queued in the same batch, made after the response.
+    const embedRef = { tenantId: ctx.tenantId, type: "decision" as const, id };
+    const text = decisionEmbedText({ title: input.title, choice: input.choice, context: input.context ?? "", rationale: input.rationale ?? "" });
     await ctx.d1.batch([
       ctx.d1
         .prepare(
@@ -91,7 +97,9 @@ export const decisionLogTool = defineTool({
         projectId: project?.id ?? superseded?.project_id ?? null, summary: `${input.title}: ${input.choice}`.slice(0, 300),
         metadata: superseded ? { supersedes: superseded.id } : {},
       }),
+      await queueEmbedding(ctx.d1, embedRef, text, ctx.clock.now()),
     ]);
+    ctx.waitUntil(embedNow(ctx.env, [embedRef], ctx.clock.now()).catch((err) => console.error(`[embed] decision ${id}: ${String(err)}`)));
     return { decision: await findDecision(ctx, id) };
   },
   summarize: (r) => `Logged decision ${r.decision.id}: ${r.decision.title}.`,
@@ -142,21 +150,23 @@ export const decisionQueryTool = defineTool({
   title: "Find decisions",
   toolset: "decisions",
   description:
-    "Search or list decisions. With q: full-text over title, choice, context and rationale, best match first. Without: newest first, with a cursor. semantic: true asks for meaning-based ranking; until embeddings are configured it falls back to lexical search and says so in `mode` and `note`.",
+    "Search or list decisions. With q: full-text over title, choice, context and rationale (every word must appear), best match first. semantic: true with q ranks by embedding similarity fused with the full-text rank (mode: hybrid), so decisions worded differently are found too; without embeddings on the server it falls back to lexical and says so in `mode` and `note`. Without q: newest first, with a cursor.",
   input: z.object({
     project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
     q: z.string().max(500).optional().describe("Words to look for (every word must appear)."),
-    semantic: z.boolean().default(false).describe("Rank by meaning (falls back to lexical while embeddings are not configured)."),
+    semantic: z.boolean().default(false).describe("With q: rank by meaning as well as words (falls back to lexical when embeddings are not configured)."),
     status: z.array(z.enum(DECISION_STATUSES)).max(3).optional().describe("Only these statuses."),
     since: z.string().max(64).optional().describe("Only decisions logged since (15m, 24h, 7d, 5mo, 1y or ISO-8601)."),
     top_k: z.number().int().min(1).max(100).optional().describe("With q: at most this many results (default 20)."),
-    min_similarity: z.number().min(0).max(1).optional().describe("Semantic mode only: the lowest similarity kept."),
+    min_similarity: z.number().min(-1).max(1).optional().describe("Semantic mode only: drop meaning matches below this cosine similarity (default: the embedder's own threshold)."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
   output: z.object({
-    items: z.array(decisionSchema).describe("Decisions."),
-    mode: z.enum(["lexical", "list"]).describe("How results were found."),
+    items: z.array(decisionSchema.extend({
+      similarity: z.number().nullable().optional().describe("Semantic mode: cosine similarity to q, or null when only the words matched."),
+    })).describe("Decisions."),
+    mode: z.enum(["hybrid", "lexical", "list"]).describe("How results were found: hybrid (words and meaning), lexical (words), list (no q)."),
     note: z.string().describe("Anything the caller should know about the ranking, or \"\"."),
     next_cursor: z.string().optional().describe("Listing only: pass as cursor for the next page."),
   }),
@@ -164,24 +174,43 @@ export const decisionQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["d.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) { where.push("d.project_id = ?"); params.push((await findProject(ctx, input.project_id)).id); }
+    const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
+    if (projectId) { where.push("d.project_id = ?"); params.push(projectId); }
     if (input.status?.length) { where.push(`d.status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
     if (input.since) {
       const since = resolveSince(input.since, ctx.clock.now());
       if (since === null) throw invalidInput(`could not parse since '${input.since}'`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
       if (since) { where.push("d.created_at >= ?"); params.push(since); }
     }
-    const note = input.semantic ? "semantic ranking is not configured on this server yet; these are lexical results" : "";
-    const match = input.q?.trim() ? ftsQuery(input.q) : "";
-    if (match) {
+    const q = input.q?.trim() ?? "";
+    if (q) {
       if (input.cursor) throw invalidInput("cursor pages listings only, not searches.", "Drop cursor, or raise top_k for more search results.");
-      const rows = await ctx.d1
-        .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
-                  WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`)
-        .bind(match, ...params, input.top_k ?? 20)
-        .all<DecisionRow>();
-      return { items: rows.results.map(toDecision), mode: "lexical" as const, note };
+      const topK = input.top_k ?? 20;
+      const ranked = await rankHybrid({
+        env: ctx.env, tenantId: ctx.tenantId, type: "decision", q, semantic: input.semantic, minSimilarity: input.min_similarity,
+        // Status and time are filtered after ranking (status moves, so it is not vector metadata).
+        candidates: Math.min(100, topK * 3),
+        filter: projectId ? { project_id: projectId } : undefined,
+        lexical: async () => {
+          const rows = await ctx.d1
+            .prepare(`SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
+                      WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`)
+            .bind(ftsQuery(q), ...params, input.semantic ? 100 : topK)
+            .raw<[string]>();
+          return rows.map((r) => r[0]);
+        },
+      });
+      const ids = ranked.items.map((r) => r.id);
+      const rows = ids.length === 0 ? [] : (await ctx.d1
+        .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (${ids.map(() => "?").join(", ")})`)
+        .bind(...params, ...ids)
+        .all<DecisionRow>()).results;
+      const byId = new Map(rows.map((r) => [r.id, r]));
+      const items = ranked.items.filter((r) => byId.has(r.id)).slice(0, topK)
+        .map((r) => ({ ...toDecision(byId.get(r.id)!), ...(ranked.mode === "hybrid" ? { similarity: r.similarity } : {}) }));
+      return { items, mode: ranked.mode, note: ranked.note };
     }
+    const note = input.semantic ? "semantic ranking needs q; this is the newest-first listing" : "";
     const after = decodeKeyset(input.cursor, 1);
     if (after) { where.push("d.seq < ?"); params.push(after[0]); }
     const rows = await ctx.d1

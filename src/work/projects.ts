@@ -281,14 +281,16 @@ export const projectBriefTool = defineTool({
     task_counts: taskCountsSchema.describe("Task counts."),
     top_open_tasks: z.array(taskSummarySchema).describe("Open tasks: ready first, then by priority."),
     recent_decisions: z.array(z.object({ id: z.string().describe("Decision id."), title: z.string().describe("Title."), status: z.string().describe("Status."), at: z.string().describe("When logged.") })).describe("Recent decisions, newest first."),
-    knowledge: z.array(z.object({ id: z.string().describe("Note id."), title: z.string().describe("Title.") })).describe("Knowledge note titles (filled once knowledge exists)."),
+    knowledge: z
+      .array(z.object({ id: z.string().describe("Note id."), title: z.string().describe("Title."), kind: z.string().describe("note, runbook, finding or snippet."), updated_at: z.string().describe("Last changed.") }))
+      .describe("The project's knowledge notes, most recently changed first (knowledge_search for their text)."),
     repositories: z.array(z.object({ id: z.string().describe("Repository id."), slug: z.string().describe("owner/name."), role: z.string().describe("Role.") })).describe("Linked repositories."),
     recent_activity: z.array(activityItemSchema).describe("Recent activity in the project, newest first."),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const project = await findProject(ctx, input.project);
-    const [tasksRes, activityRes, reposRes, decisionsRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }>([
+    const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }>([
       ctx.d1
         .prepare(
           `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
@@ -306,6 +308,9 @@ export const projectBriefTool = defineTool({
       ctx.d1
         .prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, project.id, input.max_decisions),
+      ctx.d1
+        .prepare(`SELECT id, title, kind AS status, updated_at AS at FROM knowledge_notes WHERE tenant_id = ? AND project_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`)
+        .bind(ctx.tenantId, project.id, input.max_knowledge),
     ]);
     const counts = await taskCounts(ctx, [project.id]);
     return {
@@ -313,7 +318,7 @@ export const projectBriefTool = defineTool({
       task_counts: counts.get(project.id)!,
       top_open_tasks: (tasksRes!.results as TaskSummaryRow[]).map(toTaskSummary),
       recent_decisions: decisionsRes!.results.map((d) => ({ id: d.id, title: d.title, status: d.status, at: d.at })),
-      knowledge: [],
+      knowledge: notesRes!.results.map((n) => ({ id: n.id, title: n.title, kind: n.status, updated_at: n.at })),
       repositories: reposRes!.results.map((r) => ({ id: r.id, slug: r.slug, role: r.role })),
       recent_activity: activityRes!.results as Array<z.infer<typeof activityItemSchema>>,
     };

@@ -1,0 +1,195 @@
+/**
+ * The semantic layer as the rest of the server sees it: which embedder and index are active,
+ * queuing an object for embedding in the same batch as its write, embedding what is pending
+ * (after the response, and from the scheduled backfill), and nearest-neighbour queries.
+ */
+import { sha256Hex } from "../db/ids";
+import { iso } from "../db/time";
+import type { Env } from "../env";
+import { DEFAULT_AI_MODEL, LocalHashEmbedder, WorkersAiEmbedder, type Embedder } from "./embedder";
+import { EMBED_SOURCES, parseVectorId, vectorId, type EmbedObjectType } from "./sources";
+import { D1VectorIndex, VectorizeVectorIndex, type VectorIndex } from "./vector-index";
+
+export interface SemanticLayer {
+  embedder: Embedder;
+  index: VectorIndex;
+}
+
+export type SemanticSelection = { layer: SemanticLayer; reason: "" } | { layer: null; reason: string };
+
+/**
+ * Production when both Workers AI and Vectorize are bound; the local embedder and D1 index when
+ * neither is; off when switched off or half-configured (a model without its index, or the reverse,
+ * would write vectors nobody can read).
+ */
+export function selectSemantic(env: Env): SemanticSelection {
+  if (env.SEMANTIC_SEARCH === "off") return { layer: null, reason: "semantic search is switched off on this server (SEMANTIC_SEARCH=off)" };
+  if (env.AI && env.VECTORS) {
+    return { layer: { embedder: new WorkersAiEmbedder(env.AI, env.EMBEDDING_MODEL || DEFAULT_AI_MODEL), index: new VectorizeVectorIndex(env.VECTORS) }, reason: "" };
+  }
+  if (env.AI || env.VECTORS) return { layer: null, reason: "semantic search is misconfigured: bind both AI and VECTORS, or neither for the local embedder" };
+  return { layer: { embedder: new LocalHashEmbedder(), index: new D1VectorIndex(env.DB) }, reason: "" };
+}
+
+export interface EmbedRef {
+  tenantId: string;
+  type: EmbedObjectType;
+  id: string;
+}
+
+/**
+ * Marks an object as needing a vector for `text`, to go in the write's own batch. Unchanged text
+ * keeps its state, so a tags-only edit does not re-embed.
+ */
+export async function queueEmbedding(d1: D1Database, ref: EmbedRef, text: string, now: Date): Promise<D1PreparedStatement> {
+  return d1
+    .prepare(
+      `INSERT INTO embeddings (tenant_id, object_type, object_id, content_hash, status, attempts, last_error, updated_at)
+       VALUES (?, ?, ?, ?, 'pending', 0, '', ?)
+       ON CONFLICT (tenant_id, object_type, object_id) DO UPDATE SET
+         content_hash = excluded.content_hash, status = 'pending', attempts = 0, last_error = '', updated_at = excluded.updated_at
+       WHERE embeddings.content_hash <> excluded.content_hash`,
+    )
+    .bind(ref.tenantId, ref.type, ref.id, await sha256Hex(text), iso(now));
+}
+
+interface PendingRow {
+  tenant_id: string;
+  object_type: EmbedObjectType;
+  object_id: string;
+  content_hash: string;
+}
+
+export interface EmbedReport {
+  embedded: number;
+  failed: number;
+  gone: number;
+  error?: string;
+}
+
+/**
+ * Embeds the given pending rows; on failure the rows stay pending with the error
+ * recorded, for the backfill. Never throws: it runs after the response.
+ */
+export async function embedRows(d1: D1Database, layer: SemanticLayer, rows: PendingRow[], now: Date): Promise<EmbedReport> {
+  const report: EmbedReport = { embedded: 0, failed: 0, gone: 0 };
+  const groups = new Map<string, PendingRow[]>();
+  for (const r of rows) {
+    const key = `${r.tenant_id}\u0000${r.object_type}`;
+    groups.set(key, [...(groups.get(key) ?? []), r]);
+  }
+  for (const group of groups.values()) {
+    const { tenant_id: tenantId, object_type: type } = group[0]!;
+    try {
+      const source = EMBED_SOURCES[type];
+      const found = await d1
+        .prepare(source.select(group.map(() => "?").join(", ")))
+        .bind(tenantId, ...group.map((r) => r.object_id))
+        .all<Record<string, unknown>>();
+      const byId = new Map(found.results.map((r) => [String(r.id), r]));
+      const gone = group.filter((r) => !byId.has(r.object_id));
+      if (gone.length > 0) {
+        await d1.batch(gone.map((r) => d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ?`).bind(tenantId, type, r.object_id)));
+        report.gone += gone.length;
+      }
+      const live = group.filter((r) => byId.has(r.object_id));
+      if (live.length === 0) continue;
+      const texts = live.map((r) => source.text(byId.get(r.object_id)!));
+      const vectors = await layer.embedder.embed(texts);
+      await layer.index.upsert(tenantId, live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })));
+      const hashes = await Promise.all(texts.map((t) => sha256Hex(t)));
+      // The vector is of the object's current text, so that text's hash is recorded. The compare
+      // on the hash read above leaves a row re-queued meanwhile pending for the next pass.
+      await d1.batch(
+        live.map((r, i) =>
+          d1
+            .prepare(`UPDATE embeddings SET status = 'ready', content_hash = ?, model = ?, last_error = '', updated_at = ?
+                      WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND content_hash = ?`)
+            .bind(hashes[i], layer.embedder.model, iso(now), tenantId, type, r.object_id, r.content_hash),
+        ),
+      );
+      report.embedded += live.length;
+    } catch (err) {
+      const message = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+      report.failed += group.length;
+      report.error = message;
+      try {
+        await d1.batch(
+          group.map((r) =>
+            d1
+              .prepare(`UPDATE embeddings SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`)
+              .bind(message, iso(now), tenantId, type, r.object_id),
+          ),
+        );
+      } catch (inner) {
+        console.error(`[embed] could not record failure: ${inner instanceof Error ? inner.message : String(inner)}`);
+      }
+    }
+  }
+  return report;
+}
+
+/** Embeds the named objects if they are pending: the after-response half of a write. */
+export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<EmbedReport | null> {
+  const { layer } = selectSemantic(env);
+  if (!layer || refs.length === 0) return null;
+  const rows: PendingRow[] = [];
+  for (const ref of refs) {
+    const row = await env.DB.prepare(
+      `SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`,
+    )
+      .bind(ref.tenantId, ref.type, ref.id)
+      .first<PendingRow>();
+    if (row) rows.push(row);
+  }
+  const report = await embedRows(env.DB, layer, rows, now);
+  if (report.error) console.warn(`[embed] ${report.failed} object(s) left pending: ${report.error}`);
+  return report;
+}
+
+/** Rows per backfill run; the cron runs every five minutes, so a large backlog drains over several runs. */
+export const BACKFILL_BATCH = 200;
+
+/**
+ * The scheduled half: re-queues vectors made by another model (after a model change), then
+ * embeds the oldest pending rows, least-tried first so one poisoned row cannot starve the rest.
+ */
+export async function backfillEmbeddings(env: Env, now: Date, limit = BACKFILL_BATCH): Promise<string> {
+  const { layer, reason } = selectSemantic(env);
+  if (!layer) return `skipped: ${reason}`;
+  const requeued = await env.DB.prepare(
+    `UPDATE embeddings SET status = 'pending', attempts = 0, updated_at = ?
+     WHERE rowid IN (SELECT rowid FROM embeddings WHERE status = 'ready' AND model <> ? LIMIT ?)`,
+  )
+    .bind(iso(now), layer.embedder.model, limit)
+    .run();
+  const pending = await env.DB.prepare(
+    `SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE status = 'pending' ORDER BY attempts, updated_at LIMIT ?`,
+  )
+    .bind(limit)
+    .all<PendingRow>();
+  const report = await embedRows(env.DB, layer, pending.results, now);
+  const parts = [`${report.embedded} embedded`, `${report.failed} still pending`, `${report.gone} dropped (object gone)`];
+  if (requeued.meta.changes) parts.push(`${requeued.meta.changes} re-queued for ${layer.embedder.model}`);
+  if (report.error) parts.push(`last error: ${report.error}`);
+  return parts.join(", ");
+}
+
+export interface NearestOptions {
+  type: EmbedObjectType;
+  topK: number;
+  filter?: Record<string, string>;
+  minSimilarity: number;
+}
+
+/** The tenant's objects of one type nearest to `q`, best first, at or above minSimilarity. */
+export async function nearest(layer: SemanticLayer, tenantId: string, q: string, opts: NearestOptions): Promise<{ id: string; similarity: number }[]> {
+  const [values] = await layer.embedder.embed([q]);
+  const matches = await layer.index.query(tenantId, values!, { topK: opts.topK, filter: { object_type: opts.type, ...opts.filter } });
+  const out: { id: string; similarity: number }[] = [];
+  for (const m of matches) {
+    const parsed = parseVectorId(m.id);
+    if (parsed?.type === opts.type && m.score >= opts.minSimilarity) out.push({ id: parsed.objectId, similarity: m.score });
+  }
+  return out;
+}

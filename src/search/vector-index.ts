@@ -1,0 +1,161 @@
+/**
+ * Where vectors live and how the nearest are found. Production uses a Vectorize index with one
+ * namespace per tenant; locally vectors sit in D1 (`local_vectors`) and a query scores the
+ * tenant's vectors by cosine similarity. Both take the tenant as the namespace on every call, so
+ * a query can only ever see the calling tenant's vectors.
+ */
+
+/** Metadata kept with a vector and usable as an equality filter. */
+export type VectorMetadata = Record<string, string>;
+
+export interface VectorRecord {
+  id: string;
+  values: number[];
+  metadata: VectorMetadata;
+}
+
+export interface VectorMatch {
+  id: string;
+  /** Cosine similarity, -1…1 (vectors are unit length, so this is their dot product). */
+  score: number;
+}
+
+export interface VectorQuery {
+  topK: number;
+  /** Every key must equal its value. */
+  filter?: VectorMetadata;
+}
+
+export interface VectorIndex {
+  readonly kind: "local" | "vectorize";
+  upsert(namespace: string, vectors: VectorRecord[]): Promise<void>;
+  query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]>;
+  deleteByIds(namespace: string, ids: string[]): Promise<void>;
+}
+
+/** Vectorize limits (Cloudflare's published limits), enforced before a call so errors are ours. */
+export const VECTORIZE_LIMITS = {
+  maxTopK: 100,
+  upsertBatch: 1000,
+  deleteBatch: 1000,
+  idBytes: 64,
+  namespaceBytes: 64,
+  metadataBytes: 10 * 1024,
+} as const;
+
+const byteLength = (s: string) => new TextEncoder().encode(s).length;
+
+/** Metadata keys are code-chosen; keeping them to identifiers lets the local index filter in SQL. */
+const METADATA_KEY = /^[a-z_][a-z0-9_]*$/;
+
+function checkRecord(namespace: string, v: VectorRecord): void {
+  if (byteLength(namespace) > VECTORIZE_LIMITS.namespaceBytes) throw new Error(`vector namespace over ${VECTORIZE_LIMITS.namespaceBytes} bytes`);
+  if (byteLength(v.id) > VECTORIZE_LIMITS.idBytes) throw new Error(`vector id over ${VECTORIZE_LIMITS.idBytes} bytes: ${v.id.slice(0, 80)}`);
+  if (byteLength(JSON.stringify(v.metadata)) > VECTORIZE_LIMITS.metadataBytes) throw new Error(`vector metadata over ${VECTORIZE_LIMITS.metadataBytes} bytes`);
+  for (const key of Object.keys(v.metadata)) if (!METADATA_KEY.test(key)) throw new Error(`bad metadata key ${key}`);
+}
+
+function checkFilter(filter: VectorMetadata | undefined): void {
+  for (const key of Object.keys(filter ?? {})) if (!METADATA_KEY.test(key)) throw new Error(`bad filter key ${key}`);
+}
+
+function chunks<T>(items: T[], size: number): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+const toBlob = (values: number[]) => new Uint8Array(Float32Array.from(values).buffer);
+
+/** D1 hands a BLOB back as an ArrayBuffer or, in some runtimes, an array of byte values. */
+function fromBlob(blob: ArrayBuffer | Uint8Array | number[]): Float32Array {
+  if (blob instanceof ArrayBuffer) return new Float32Array(blob);
+  const bytes = blob instanceof Uint8Array ? blob : Uint8Array.from(blob);
+  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+}
+
+/** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors. */
+export class D1VectorIndex implements VectorIndex {
+  readonly kind = "local" as const;
+  constructor(private readonly d1: D1Database) {}
+
+  async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {
+    vectors.forEach((v) => checkRecord(namespace, v));
+    const stmt = this.d1.prepare(`INSERT OR REPLACE INTO local_vectors (namespace, id, vector, metadata) VALUES (?, ?, ?, ?)`);
+    for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
+      await this.d1.batch(batch.map((v) => stmt.bind(namespace, v.id, toBlob(v.values), JSON.stringify(v.metadata))));
+    }
+  }
+
+  async query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]> {
+    checkFilter(q.filter);
+    const filter = Object.entries(q.filter ?? {});
+    const where = filter.map(([key]) => ` AND json_extract(metadata, '$.${key}') = ?`).join("");
+    const rows = await this.d1
+      .prepare(`SELECT id, vector FROM local_vectors WHERE namespace = ?${where}`)
+      .bind(namespace, ...filter.map(([, v]) => v))
+      .raw<[string, ArrayBuffer | number[]]>();
+    const query = Float32Array.from(values);
+    const scored: VectorMatch[] = [];
+    for (const [id, blob] of rows) {
+      const v = fromBlob(blob);
+      if (v.length !== query.length) continue; // written by another embedder; the backfill replaces it
+      let dot = 0;
+      for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
+      scored.push({ id, score: dot });
+    }
+    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
+    return scored.slice(0, Math.min(q.topK, VECTORIZE_LIMITS.maxTopK));
+  }
+
+  async deleteByIds(namespace: string, ids: string[]): Promise<void> {
+    const stmt = this.d1.prepare(`DELETE FROM local_vectors WHERE namespace = ? AND id = ?`);
+    for (const batch of chunks(ids, VECTORIZE_LIMITS.deleteBatch)) await this.d1.batch(batch.map((id) => stmt.bind(namespace, id)));
+  }
+}
+
+/** The slice of the Vectorize (V2) binding this adapter uses. */
+export interface VectorizeBinding {
+  upsert(vectors: { id: string; values: number[]; namespace?: string; metadata?: Record<string, string> }[]): Promise<unknown>;
+  query(
+    vector: number[],
+    options: { topK: number; namespace: string; filter?: Record<string, string>; returnValues: boolean; returnMetadata: "none" },
+  ): Promise<{ matches: { id: string; score: number }[]; count: number }>;
+  deleteByIds(ids: string[]): Promise<unknown>;
+}
+
+/**
+ * Vectorize, one namespace per tenant. Namespaces filter before topK is taken, so a tenant's
+ * query ranks only its own vectors. Other filters need metadata indexes created before vectors
+ * are inserted (README: production setup). Writes become queryable a few seconds after upsert.
+ */
+export class VectorizeVectorIndex implements VectorIndex {
+  readonly kind = "vectorize" as const;
+  constructor(private readonly index: VectorizeBinding) {}
+
+  async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {
+    vectors.forEach((v) => checkRecord(namespace, v));
+    for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
+      await this.index.upsert(batch.map((v) => ({ id: v.id, values: v.values, namespace, metadata: v.metadata })));
+    }
+  }
+
+  async query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]> {
+    checkFilter(q.filter);
+    const filter = q.filter && Object.keys(q.filter).length > 0 ? q.filter : undefined;
+    const res = await this.index.query(values, {
+      topK: Math.min(q.topK, VECTORIZE_LIMITS.maxTopK),
+      namespace,
+      ...(filter ? { filter } : {}),
+      // Values or metadata would cap topK at 20; ids and scores are all the ranking needs.
+      returnValues: false,
+      returnMetadata: "none",
+    });
+    return res.matches.map((m) => ({ id: m.id, score: m.score }));
+  }
+
+  /** Vector ids embed the object's UUID, unique across tenants, so deleting by id cannot reach another tenant's vector. */
+  async deleteByIds(_namespace: string, ids: string[]): Promise<void> {
+    for (const batch of chunks(ids, VECTORIZE_LIMITS.deleteBatch)) await this.index.deleteByIds(batch);
+  }
+}
