@@ -147,6 +147,11 @@ export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<E
   return report;
 }
 
+/** Embeds the refs after the response; call once the write's batch has committed. */
+export function embedAfterResponse(ctx: { env: Env; waitUntil(p: Promise<unknown>): void; clock: { now(): Date } }, refs: EmbedRef[]): void {
+  ctx.waitUntil(embedNow(ctx.env, refs, ctx.clock.now()).catch((err) => console.error(`[embed] ${refs.map((r) => `${r.type} ${r.id}`).join(", ")}: ${String(err)}`)));
+}
+
 /** Rows per backfill run; the cron runs every five minutes, so a large backlog drains over several runs. */
 export const BACKFILL_BATCH = 200;
 

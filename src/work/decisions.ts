@@ -6,7 +6,7 @@ import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
 import { rankHybrid } from "../search/rank";
-import { embedNow, queueEmbedding } from "../search/semantic";
+import { embedAfterResponse, queueEmbedding } from "../search/semantic";
 import { decisionEmbedText } from "../search/sources";
 import { activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { findProject } from "./projects";
@@ -99,7 +99,7 @@ export const decisionLogTool = defineTool({
       }),
       await queueEmbedding(ctx.d1, embedRef, text, ctx.clock.now()),
     ]);
-    ctx.waitUntil(embedNow(ctx.env, [embedRef], ctx.clock.now()).catch((err) => console.error(`[embed] decision ${id}: ${String(err)}`)));
+    embedAfterResponse(ctx, [embedRef]);
     return { decision: await findDecision(ctx, id) };
   },
   summarize: (r) => `Logged decision ${r.decision.id}: ${r.decision.title}.`,

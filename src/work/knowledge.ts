@@ -11,7 +11,7 @@ import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
 import { rankHybrid } from "../search/rank";
-import { embedNow, queueEmbedding } from "../search/semantic";
+import { embedAfterResponse, queueEmbedding } from "../search/semantic";
 import { noteEmbedText } from "../search/sources";
 import { anyWordQuery, phraseQuery, snippetAround, wordTerms } from "../search/text";
 import { activityStatement, jsonArray } from "./common";
@@ -62,7 +62,8 @@ async function findNote(ctx: Ctx, id: string): Promise<NoteRow> {
   return row;
 }
 
-const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.toLowerCase()))];
+/** Tags are a set: lower-cased, de-duplicated and sorted, so the same set always compares equal. */
+const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.toLowerCase()))].sort();
 
 /** A title from the body's first line when none is given, so every note lists readably. */
 function titleFrom(body: string): string {
@@ -75,12 +76,16 @@ function secretWarnings(text: string): string[] {
   return kinds.length > 0 ? [`The note looks like it contains a secret (${kinds.join(", ")}); every actor in your tenant can read it. Consider knowledge_update to remove it.`] : [];
 }
 
-/** The write's batch tail: queue the (re-)embedding, and embed after the response. */
-async function embedAfterWrite(ctx: Ctx, id: string, title: string, body: string): Promise<D1PreparedStatement> {
+/**
+ * The statement that queues a note's (re-)embedding, for the write's batch, and `afterCommit`,
+ * which embeds it once the batch has committed, after the response.
+ */
+async function queueNoteEmbedding(ctx: Ctx, id: string, title: string, body: string): Promise<{ stmt: D1PreparedStatement; afterCommit: () => void }> {
   const ref = { tenantId: ctx.tenantId, type: "note" as const, id };
-  const stmt = await queueEmbedding(ctx.d1, ref, noteEmbedText(title, body), ctx.clock.now());
-  ctx.waitUntil(embedNow(ctx.env, [ref], ctx.clock.now()).catch((err) => console.error(`[embed] note ${id}: ${String(err)}`)));
-  return stmt;
+  return {
+    stmt: await queueEmbedding(ctx.d1, ref, noteEmbedText(title, body), ctx.clock.now()),
+    afterCommit: () => embedAfterResponse(ctx, [ref]),
+  };
 }
 
 export const knowledgeWriteTool = defineTool({
@@ -108,14 +113,16 @@ export const knowledgeWriteTool = defineTool({
     const id = uuidv7(ctx.clock.now().getTime());
     const now = iso(ctx.clock.now());
     const title = input.title ?? titleFrom(input.body);
+    const embedding = await queueNoteEmbedding(ctx, id, title, input.body);
     await ctx.d1.batch([
       ctx.d1
         .prepare(`INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
                   VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`)
         .bind(id, ctx.tenantId, project?.id ?? null, input.kind, title, input.body, JSON.stringify(normalizeTags(input.tags ?? [])), ctx.actorId, now, ctx.actorId, now),
-      await embedAfterWrite(ctx, id, title, input.body),
+      embedding.stmt,
       activityStatement(ctx, { verb: "knowledge.written", objectType: "note", objectId: id, projectId: project?.id ?? null, summary: `${input.kind}: ${title}`.slice(0, 300) }),
     ]);
+    embedding.afterCommit();
     const note = toNote(await findNote(ctx, id), true);
     // The background embedding may already have finished; the write's own answer stays "pending".
     return { note: { ...note, embedding_status: "pending" as const }, embedding_status: "pending" as const, warnings: secretWarnings(`${title}\n${input.body}`) };
@@ -169,6 +176,7 @@ export const knowledgeUpdateTool = defineTool({
     if (changed.length === 0) return { note: toNote(before, true), changed: [], reembedding: false, warnings: [] };
     const reembedding = changed.includes("title") || changed.includes("body");
     const now = iso(ctx.clock.now());
+    const embedding = reembedding ? await queueNoteEmbedding(ctx, before.id, next.title, next.body) : null;
     const [updated] = await ctx.d1.batch<{ id: string }>([
       ctx.d1
         .prepare(`UPDATE knowledge_notes SET title = ?, body = ?, tags = ?, version = version + 1, updated_by = ?, updated_at = ?
@@ -176,8 +184,9 @@ export const knowledgeUpdateTool = defineTool({
         .bind(next.title, next.body, next.tags, ctx.actorId, now, ctx.tenantId, before.id, before.version),
       activityStatement(ctx, { verb: "knowledge.updated", objectType: "note", objectId: before.id, projectId: before.project_id, summary: `${next.title}: ${changed.join(", ")}`.slice(0, 300), ifPreviousChanged: true }),
       // Queued even if the update lost a race: the embedder embeds the note's current text whatever hash was queued.
-      ...(reembedding ? [await embedAfterWrite(ctx, before.id, next.title, next.body)] : []),
+      ...(embedding ? [embedding.stmt] : []),
     ]);
+    embedding?.afterCommit();
     if (updated!.results.length === 0) {
       throw new ToolError("version_conflict", `Note ${before.id} changed while this call ran.`, { hint: "Re-read it and retry.", retryable: true });
     }
