@@ -6,7 +6,7 @@
 import { sha256Hex } from "../db/ids";
 import { iso } from "../db/time";
 import type { Env } from "../env";
-import { DEFAULT_AI_MODEL, LocalHashEmbedder, WorkersAiEmbedder, type Embedder } from "./embedder";
+import { DEFAULT_AI_MODEL, EmbeddingError, LocalHashEmbedder, WorkersAiEmbedder, type Embedder } from "./embedder";
 import { EMBED_SOURCES, parseVectorId, vectorId, type EmbedObjectType } from "./sources";
 import { D1VectorIndex, VectorizeVectorIndex, type VectorIndex } from "./vector-index";
 
@@ -25,7 +25,12 @@ export type SemanticSelection = { layer: SemanticLayer; reason: "" } | { layer: 
 export function selectSemantic(env: Env): SemanticSelection {
   if (env.SEMANTIC_SEARCH === "off") return { layer: null, reason: "semantic search is switched off on this server (SEMANTIC_SEARCH=off)" };
   if (env.AI && env.VECTORS) {
-    return { layer: { embedder: new WorkersAiEmbedder(env.AI, env.EMBEDDING_MODEL || DEFAULT_AI_MODEL), index: new VectorizeVectorIndex(env.VECTORS) }, reason: "" };
+    try {
+      return { layer: { embedder: new WorkersAiEmbedder(env.AI, env.EMBEDDING_MODEL || DEFAULT_AI_MODEL), index: new VectorizeVectorIndex(env.VECTORS) }, reason: "" };
+    } catch (err) {
+      // An unknown EMBEDDING_MODEL: search stays up (lexically) and the reason reaches the caller.
+      return { layer: null, reason: `semantic search is misconfigured: ${err instanceof Error ? err.message : String(err)}` };
+    }
   }
   if (env.AI || env.VECTORS) return { layer: null, reason: "semantic search is misconfigured: bind both AI and VECTORS, or neither for the local embedder" };
   return { layer: { embedder: new LocalHashEmbedder(), index: new D1VectorIndex(env.DB) }, reason: "" };
@@ -68,8 +73,8 @@ export interface EmbedReport {
 }
 
 /**
- * Embeds the given pending rows; on failure the rows stay pending with the error
- * recorded, for the backfill. Never throws: it runs after the response.
+ * Embeds the given pending rows; on failure the rows stay pending with the error recorded, for
+ * the backfill. Never throws: it runs after the response.
  */
 export async function embedRows(d1: D1Database, layer: SemanticLayer, rows: PendingRow[], now: Date): Promise<EmbedReport> {
   const report: EmbedReport = { embedded: 0, failed: 0, gone: 0 };
@@ -78,55 +83,65 @@ export async function embedRows(d1: D1Database, layer: SemanticLayer, rows: Pend
     const key = `${r.tenant_id}\u0000${r.object_type}`;
     groups.set(key, [...(groups.get(key) ?? []), r]);
   }
-  for (const group of groups.values()) {
-    const { tenant_id: tenantId, object_type: type } = group[0]!;
+  for (const group of groups.values()) await embedGroup(d1, layer, group, now, report);
+  return report;
+}
+
+/** One tenant's rows of one type, embedded in one call. */
+async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRow[], now: Date, report: EmbedReport): Promise<void> {
+  const { tenant_id: tenantId, object_type: type } = group[0]!;
+  const source = EMBED_SOURCES[type];
+  let live: PendingRow[] = group;
+  try {
+    const found = await d1
+      .prepare(source.select(group.map(() => "?").join(", ")))
+      .bind(tenantId, ...group.map((r) => r.object_id))
+      .all<Record<string, unknown>>();
+    const byId = new Map(found.results.map((r) => [String(r.id), r]));
+    const gone = group.filter((r) => !byId.has(r.object_id));
+    if (gone.length > 0) {
+      await d1.batch(gone.map((r) => d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ?`).bind(tenantId, type, r.object_id)));
+      report.gone += gone.length;
+    }
+    live = group.filter((r) => byId.has(r.object_id));
+    if (live.length === 0) return;
+    const texts = live.map((r) => source.text(byId.get(r.object_id)!));
+    const vectors = await layer.embedder.embed(texts);
+    await layer.index.upsert(tenantId, live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })));
+    const hashes = await Promise.all(texts.map((t) => sha256Hex(t)));
+    // The vector is of the object's current text, so that text's hash is recorded. The compare
+    // on the hash read above leaves a row re-queued meanwhile pending for the next pass.
+    await d1.batch(
+      live.map((r, i) =>
+        d1
+          .prepare(`UPDATE embeddings SET status = 'ready', content_hash = ?, model = ?, last_error = '', updated_at = ?
+                    WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND content_hash = ?`)
+          .bind(hashes[i], layer.embedder.model, iso(now), tenantId, type, r.object_id, r.content_hash),
+      ),
+    );
+    report.embedded += live.length;
+  } catch (err) {
+    // A refused input (not an outage) may be one bad text: embed the rows one by one, so a single
+    // poisoned row fails alone instead of holding back its tenant's whole batch forever.
+    if (err instanceof EmbeddingError && !err.transient && live.length > 1) {
+      for (const row of live) await embedGroup(d1, layer, [row], now, report);
+      return;
+    }
+    const message = (err instanceof Error ? err.message : String(err)).slice(0, 500);
+    report.failed += live.length;
+    report.error = message;
     try {
-      const source = EMBED_SOURCES[type];
-      const found = await d1
-        .prepare(source.select(group.map(() => "?").join(", ")))
-        .bind(tenantId, ...group.map((r) => r.object_id))
-        .all<Record<string, unknown>>();
-      const byId = new Map(found.results.map((r) => [String(r.id), r]));
-      const gone = group.filter((r) => !byId.has(r.object_id));
-      if (gone.length > 0) {
-        await d1.batch(gone.map((r) => d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ?`).bind(tenantId, type, r.object_id)));
-        report.gone += gone.length;
-      }
-      const live = group.filter((r) => byId.has(r.object_id));
-      if (live.length === 0) continue;
-      const texts = live.map((r) => source.text(byId.get(r.object_id)!));
-      const vectors = await layer.embedder.embed(texts);
-      await layer.index.upsert(tenantId, live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })));
-      const hashes = await Promise.all(texts.map((t) => sha256Hex(t)));
-      // The vector is of the object's current text, so that text's hash is recorded. The compare
-      // on the hash read above leaves a row re-queued meanwhile pending for the next pass.
       await d1.batch(
-        live.map((r, i) =>
+        live.map((r) =>
           d1
-            .prepare(`UPDATE embeddings SET status = 'ready', content_hash = ?, model = ?, last_error = '', updated_at = ?
-                      WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND content_hash = ?`)
-            .bind(hashes[i], layer.embedder.model, iso(now), tenantId, type, r.object_id, r.content_hash),
+            .prepare(`UPDATE embeddings SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`)
+            .bind(message, iso(now), tenantId, type, r.object_id),
         ),
       );
-      report.embedded += live.length;
-    } catch (err) {
-      const message = (err instanceof Error ? err.message : String(err)).slice(0, 500);
-      report.failed += group.length;
-      report.error = message;
-      try {
-        await d1.batch(
-          group.map((r) =>
-            d1
-              .prepare(`UPDATE embeddings SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`)
-              .bind(message, iso(now), tenantId, type, r.object_id),
-          ),
-        );
-      } catch (inner) {
-        console.error(`[embed] could not record failure: ${inner instanceof Error ? inner.message : String(inner)}`);
-      }
+    } catch (inner) {
+      console.error(`[embed] could not record failure: ${inner instanceof Error ? inner.message : String(inner)}`);
     }
   }
-  return report;
 }
 
 /** Embeds the named objects if they are pending: the after-response half of a write. */
