@@ -18,8 +18,11 @@ task_code_ref for the commit or PR → task_update to in_review or done → inbo
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. task_query with state: ready lists open tasks whose dependencies are all done.
 task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and a reviewer's answer.` },
   { id: "decisions", title: "Decisions", body: `decision_log appends a decision (title, choice, rationale, options with pros and cons). To change one, log a new decision with supersedes_decision_id;
-decision_set_status only moves proposed/accepted/rejected. decision_query searches the text.` },
-  { id: "knowledge", title: "Knowledge", body: `Knowledge notes (runbooks, findings, snippets) arrive with the knowledge tools. Until then, record durable findings as decisions or comments.` },
+decision_set_status only moves proposed/accepted/rejected. decision_query searches the text; with semantic: true it also ranks by meaning.` },
+  { id: "knowledge", title: "Knowledge", body: `Search before you redo research: knowledge_search ranks notes by words and meaning together (mode: hybrid); lexical_only: true ranks by words alone.
+Write down what you learn with knowledge_write (kind note, runbook, finding or snippet; tags; a project or tenant-wide). It answers at once with embedding_status: pending,
+and the note is found by its words until its embedding is made, shortly after. knowledge_update patches title, body or tags; expected_version guards against overwriting.
+The result's embedder says what ranked by meaning: local-hash-* is the local, lexical stand-in, not a semantic model.` },
   { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug (skills toolset). skill_list shows the tenant-wide library plus a project's own skills,
 which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change.` },
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
