@@ -57,11 +57,12 @@ CREATE TABLE embeddings (
 CREATE INDEX embeddings_pending_idx ON embeddings (status, attempts, updated_at) WHERE status = 'pending';
 
 -- The local vector index (used when no Vectorize binding is configured): one namespace per
--- tenant, vectors as little-endian float32 blobs, metadata as JSON for filtering.
+-- tenant, vectors as base64 text of an int8-quantized vector (see vector-index.ts), metadata as
+-- JSON for filtering.
 CREATE TABLE local_vectors (
   namespace TEXT NOT NULL,
   id TEXT NOT NULL,
-  vector BLOB NOT NULL,
+  vector TEXT NOT NULL,
   metadata TEXT NOT NULL DEFAULT '{}',
   PRIMARY KEY (namespace, id)
 ) WITHOUT ROWID;

@@ -12,7 +12,7 @@ import type { Ctx } from "../src/mcp/context";
 import { EmbeddingError, LocalHashEmbedder, MAX_EMBED_CHARS, WorkersAiEmbedder, type AiBinding } from "../src/search/embedder";
 import { reciprocalRankFusion, RRF_K } from "../src/search/hybrid";
 import { backfillEmbeddings, selectSemantic } from "../src/search/semantic";
-import { D1VectorIndex, VectorizeVectorIndex, type VectorizeBinding, type VectorRecord } from "../src/search/vector-index";
+import { D1VectorIndex, decodeVector, encodeVector, VectorizeVectorIndex, type VectorizeBinding, type VectorRecord } from "../src/search/vector-index";
 import { newWorld, ok, settle, type Structured, type World } from "./helpers";
 
 const T0 = "2030-03-01T00:00:00.000Z";
@@ -335,6 +335,19 @@ describe("WorkersAiEmbedder", () => {
     const make = () => new WorkersAiEmbedder(new WorkersAiStandIn(), "@cf/openai/text-embedding-3", noSleep);
     expect(make).toThrow(EmbeddingError);
     expect(make).toThrow(/Unknown embedding model.*bge-base-en-v1\.5/);
+  });
+});
+
+describe("the local index's stored form", () => {
+  it("round-trips a vector through int8 quantization within 1% of its largest component", async () => {
+    const [v] = await new LocalHashEmbedder().embed(["Deploy the worker with wrangler from CI after every merge."]);
+    const back = decodeVector(encodeVector(v!));
+    const max = Math.max(...v!.map(Math.abs));
+    expect(back).toHaveLength(512);
+    v!.forEach((x, i) => expect(Math.abs(back[i]! - x)).toBeLessThanOrEqual(max / 127 / 2 + 1e-7));
+    expect(Math.abs(dot(Array.from(back), v!) - 1)).toBeLessThan(0.01);
+    expect(encodeVector(v!).length).toBeLessThan(700); // 4 + 512 bytes as base64
+    expect(Array.from(decodeVector(encodeVector([0, 0, 0])))).toEqual([0, 0, 0]);
   });
 });
 

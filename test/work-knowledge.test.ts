@@ -1,6 +1,7 @@
 /** Knowledge: knowledge_write, knowledge_update, knowledge_search, and notes as targets elsewhere. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { backfillEmbeddings } from "../src/search/semantic";
 import { call, count, newWorld, ok, refusedWithoutWrites, settle, type Structured, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -209,6 +210,23 @@ describe("knowledge_search", () => {
     for (const args of [{ q: "deploy" }, { q: "wrangler ci" }, { q: "deploy", lexical_only: true }, { q: "ditional req", lexical_only: true }, { q: "ET" }]) {
       expect((await ok(b.ctx, "knowledge_search", args)).items, JSON.stringify(args)).toEqual([]);
     }
+  });
+
+  it("handles more candidates than D1 binds parameters (100): bulk backfill, then a search over them all", async () => {
+    const w = await world("many");
+    const insert = env.DB.prepare(`INSERT INTO knowledge_notes (id, tenant_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
+                                   VALUES (?, ?, 'note', ?, 'the shared word is zephyr', '[]', 1, ?, ?, ?, ?)`);
+    const queue = env.DB.prepare(`INSERT INTO embeddings (tenant_id, object_type, object_id, content_hash, status, updated_at) VALUES (?, 'note', ?, 'x', 'pending', ?)`);
+    const noteIds = Array.from({ length: 150 }, () => crypto.randomUUID());
+    await env.DB.batch(noteIds.flatMap((id, i) => [insert.bind(id, w.id.tenantId, `Zephyr ${i}`, w.id.actorId, T0, w.id.actorId, T0), queue.bind(w.id.tenantId, id, T0)]));
+    const report = await backfillEmbeddings(env, new Date(T0));
+    expect(report).toMatch(/^1[5-9]\d embedded|^[2-9]\d\d embedded/);
+    expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND status = 'ready'", w.id.tenantId)).toBe(150);
+    const r = await ok(w.ctx, "knowledge_search", { q: "zephyr", top_k: 50 });
+    expect(r.mode).toBe("hybrid");
+    expect(r.items).toHaveLength(50);
+    const lexical = await ok(w.ctx, "knowledge_search", { q: "zephyr", top_k: 50, lexical_only: true });
+    expect(lexical.items).toHaveLength(50);
   });
 
   it("refuses bad input", async () => {

@@ -2,7 +2,7 @@
  * drizzle table definitions mirroring migrations/ (the SQL there is the source of truth;
  * FTS5 tables and triggers exist only in SQL because drizzle cannot describe them).
  */
-import { blob, integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -357,6 +357,6 @@ export const embeddings = sqliteTable("embeddings", {
 export const localVectors = sqliteTable("local_vectors", {
   namespace: text("namespace").notNull(),
   id: text("id").notNull(),
-  vector: blob("vector").notNull(),
+  vector: text("vector").notNull(),
   metadata: text("metadata").notNull(),
 });

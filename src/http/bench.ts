@@ -1,11 +1,13 @@
 /**
  * Routes for the benchmarks only, mounted when BENCH_ROUTES=1 (never set in wrangler.toml):
  * a plain route running blame's query with no MCP, auth or session, to price the MCP layer,
- * and a bulk seeder for the scale runs.
+ * bulk seeders for the scale runs, and a timer for the local vector scan.
  */
 import { Hono } from "hono";
 import { blameStatement } from "../changes/queries";
 import type { Env } from "../env";
+import { selectSemantic } from "../search/semantic";
+import { noteEmbedText, vectorId } from "../search/sources";
 
 export const benchRoutes = new Hono<{ Bindings: Env }>();
 
@@ -36,4 +38,56 @@ benchRoutes.post("/seed", async (c) => {
      FROM k`,
   ).bind(tenant, start, n).run();
   return c.json({ ok: true, inserted: n });
+});
+
+/** A small vocabulary so synthetic notes share words the way a team's notes do. */
+const WORDS = ("deploy worker wrangler queue lease claim token cache etag github review merge branch commit schema migration index " +
+  "search vector embedding tenant session alarm cron backfill retry timeout latency p99 budget incident runbook rollback restore bookmark " +
+  "database replica shard partition region edge route origin header cookie oauth key secret rotate audit log metric trace span sample " +
+  "flaky test suite race fixture mock stub snapshot contract envelope error hint retryable idempotent cursor page limit filter sort rank " +
+  "decision option tradeoff cost risk owner deadline release tag changelog version pin toolchain node typescript lint format build bundle").split(" ");
+
+function syntheticNote(i: number): { title: string; body: string } {
+  const pick = (k: number) => WORDS[(i * 7919 + k * 104_729) % WORDS.length]!;
+  const title = `${pick(1)} ${pick(2)} ${pick(3)} note ${i}`;
+  const body = Array.from({ length: 60 }, (_, k) => pick(k + 4)).join(" ");
+  return { title, body };
+}
+
+/**
+ * Inserts `n` synthetic knowledge notes for a tenant with their vectors (local embedder, D1
+ * index) already made, as the backfill would leave them.
+ */
+benchRoutes.post("/seed-notes", async (c) => {
+  const tenant = c.req.query("tenant") ?? "";
+  const actor = c.req.query("actor") ?? "";
+  const start = Number(c.req.query("from") ?? "0");
+  const n = Math.min(Number(c.req.query("n") ?? "0"), 500);
+  const { layer } = selectSemantic(c.env);
+  if (!layer) return c.json({ ok: false, error: "semantic layer is off" }, 400);
+  const notes = Array.from({ length: n }, (_, k) => ({ id: `bench-note-${String(start + k).padStart(8, "0")}`, ...syntheticNote(start + k) }));
+  const vectors = await layer.embedder.embed(notes.map((x) => noteEmbedText(x.title, x.body)));
+  const at = "2026-01-01T00:00:00.000Z";
+  const insertNote = c.env.DB.prepare(
+    `INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
+     VALUES (?, ?, NULL, 'note', ?, ?, '[]', 1, ?, ?, ?, ?)`,
+  );
+  const insertState = c.env.DB.prepare(
+    `INSERT INTO embeddings (tenant_id, object_type, object_id, content_hash, status, model, attempts, last_error, updated_at) VALUES (?, 'note', ?, '', 'ready', ?, 0, '', ?)`,
+  );
+  await c.env.DB.batch(notes.flatMap((x) => [insertNote.bind(x.id, tenant, x.title, x.body, actor, at, actor, at), insertState.bind(tenant, x.id, layer.embedder.model, at)]));
+  await layer.index.upsert(tenant, notes.map((x, k) => ({ id: vectorId("note", x.id), values: vectors[k]!, metadata: { object_type: "note", project_id: "", kind: "note" } })));
+  return c.json({ ok: true, inserted: n });
+});
+
+/**
+ * The local vector index's query alone (the D1 read and the cosine scan), no MCP and no full-text
+ * ranking; the client times it (clocks inside a Worker stand still while it computes).
+ */
+benchRoutes.get("/vector-scan", async (c) => {
+  const { layer } = selectSemantic(c.env);
+  if (!layer) return c.json({ ok: false, error: "semantic layer is off" }, 400);
+  const [q] = await layer.embedder.embed([c.req.query("q") ?? "deploy worker"]);
+  const matches = await layer.index.query(c.req.query("tenant") ?? "", q!, { topK: 20, filter: { object_type: "note" } });
+  return c.json({ ok: true, matches: matches.length });
 });

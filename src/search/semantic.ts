@@ -94,8 +94,8 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
   let live: PendingRow[] = group;
   try {
     const found = await d1
-      .prepare(source.select(group.map(() => "?").join(", ")))
-      .bind(tenantId, ...group.map((r) => r.object_id))
+      .prepare(source.select())
+      .bind(tenantId, JSON.stringify(group.map((r) => r.object_id)))
       .all<Record<string, unknown>>();
     const byId = new Map(found.results.map((r) => [String(r.id), r]));
     const gone = group.filter((r) => !byId.has(r.object_id));

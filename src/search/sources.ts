@@ -6,8 +6,8 @@
 export type EmbedObjectType = "note" | "decision";
 
 export interface EmbedSource {
-  /** Loads the tenant's objects by id (bound: tenant id, then the ids). */
-  select(placeholders: string): string;
+  /** Loads the tenant's objects by id (bound: tenant id, then the ids as one JSON array: D1 binds at most 100 values). */
+  select(): string;
   text(row: Record<string, unknown>): string;
   /** Equality-filterable metadata stored with the vector (needs a Vectorize metadata index per key). */
   metadata(row: Record<string, unknown>): Record<string, string>;
@@ -17,12 +17,12 @@ const str = (v: unknown) => (typeof v === "string" ? v : "");
 
 export const EMBED_SOURCES: Record<EmbedObjectType, EmbedSource> = {
   note: {
-    select: (p) => `SELECT id, project_id, kind, title, body FROM knowledge_notes WHERE tenant_id = ? AND id IN (${p})`,
+    select: () => `SELECT id, project_id, kind, title, body FROM knowledge_notes WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
     text: (r) => noteEmbedText(str(r.title), str(r.body)),
     metadata: (r) => ({ object_type: "note", project_id: str(r.project_id), kind: str(r.kind) }),
   },
   decision: {
-    select: (p) => `SELECT id, project_id, title, choice, context, rationale FROM decisions WHERE tenant_id = ? AND id IN (${p})`,
+    select: () => `SELECT id, project_id, title, choice, context, rationale FROM decisions WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
     text: (r) => decisionEmbedText({ title: str(r.title), choice: str(r.choice), context: str(r.context), rationale: str(r.rationale) }),
     metadata: (r) => ({ object_type: "decision", project_id: str(r.project_id), kind: "" }),
   },

@@ -65,13 +65,44 @@ function chunks<T>(items: T[], size: number): T[][] {
   return out;
 }
 
-const toBlob = (values: number[]) => new Uint8Array(Float32Array.from(values).buffer);
+/**
+ * Vectors are stored as text: base64 of a float32 scale followed by one signed byte per
+ * dimension (value ≈ byte × scale). The scan is bound by how many bytes D1 hands back, so a
+ * quarter of float32's size makes it about four times faster, at a cosine error near 0.005.
+ * Text, not a BLOB, because D1 returns BLOBs as arrays of byte numbers, slower still to read.
+ */
+export function encodeVector(values: number[]): string {
+  let max = 0;
+  for (const x of values) max = Math.max(max, Math.abs(x));
+  const scale = max / 127 || 1;
+  const bytes = new Uint8Array(4 + values.length);
+  new DataView(bytes.buffer).setFloat32(0, scale, true);
+  for (let i = 0; i < values.length; i++) bytes[4 + i] = Math.round(values[i]! / scale) & 0xff;
+  let binary = "";
+  for (let i = 0; i < bytes.length; i += 0x8000) binary += String.fromCharCode(...bytes.subarray(i, i + 0x8000));
+  return btoa(binary);
+}
 
-/** D1 hands a BLOB back as an ArrayBuffer or, in some runtimes, an array of byte values. */
-function fromBlob(blob: ArrayBuffer | Uint8Array | number[]): Float32Array {
-  if (blob instanceof ArrayBuffer) return new Float32Array(blob);
-  const bytes = blob instanceof Uint8Array ? blob : Uint8Array.from(blob);
-  return new Float32Array(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength));
+function decodeBytes(text: string): { scale: number; q: Int8Array } {
+  const binary = atob(text);
+  const bytes = new Uint8Array(binary.length);
+  for (let i = 0; i < binary.length; i++) bytes[i] = binary.charCodeAt(i);
+  return { scale: new DataView(bytes.buffer).getFloat32(0, true), q: new Int8Array(bytes.buffer, 4) };
+}
+
+/** The stored vector, dequantized. */
+export function decodeVector(text: string): Float32Array {
+  const { scale, q } = decodeBytes(text);
+  return Float32Array.from(q, (x) => x * scale);
+}
+
+/** Dot product of a stored vector with `query`, without dequantizing it first; null on a dimension mismatch. */
+function dotStored(text: string, query: Float32Array): number | null {
+  const { scale, q } = decodeBytes(text);
+  if (q.length !== query.length) return null;
+  let dot = 0;
+  for (let i = 0; i < q.length; i++) dot += q[i]! * query[i]!;
+  return dot * scale;
 }
 
 /** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors. */
@@ -83,7 +114,7 @@ export class D1VectorIndex implements VectorIndex {
     vectors.forEach((v) => checkRecord(namespace, v));
     const stmt = this.d1.prepare(`INSERT OR REPLACE INTO local_vectors (namespace, id, vector, metadata) VALUES (?, ?, ?, ?)`);
     for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
-      await this.d1.batch(batch.map((v) => stmt.bind(namespace, v.id, toBlob(v.values), JSON.stringify(v.metadata))));
+      await this.d1.batch(batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))));
     }
   }
 
@@ -94,15 +125,12 @@ export class D1VectorIndex implements VectorIndex {
     const rows = await this.d1
       .prepare(`SELECT id, vector FROM local_vectors WHERE namespace = ?${where}`)
       .bind(namespace, ...filter.map(([, v]) => v))
-      .raw<[string, ArrayBuffer | number[]]>();
+      .raw<[string, string]>();
     const query = Float32Array.from(values);
     const scored: VectorMatch[] = [];
-    for (const [id, blob] of rows) {
-      const v = fromBlob(blob);
-      if (v.length !== query.length) continue; // written by another embedder; the backfill replaces it
-      let dot = 0;
-      for (let i = 0; i < v.length; i++) dot += v[i]! * query[i]!;
-      scored.push({ id, score: dot });
+    for (const [id, text] of rows) {
+      const score = dotStored(text, query);
+      if (score !== null) scored.push({ id, score }); // null: made by another embedder; the backfill replaces it
     }
     scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
     return scored.slice(0, Math.min(q.topK, VECTORIZE_LIMITS.maxTopK));

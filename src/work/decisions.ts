@@ -202,8 +202,8 @@ export const decisionQueryTool = defineTool({
       });
       const ids = ranked.items.map((r) => r.id);
       const rows = ids.length === 0 ? [] : (await ctx.d1
-        .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (${ids.map(() => "?").join(", ")})`)
-        .bind(...params, ...ids)
+        .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (SELECT value FROM json_each(?))`)
+        .bind(...params, JSON.stringify(ids))
         .all<DecisionRow>()).results;
       const byId = new Map(rows.map((r) => [r.id, r]));
       const items = ranked.items.filter((r) => byId.has(r.id)).slice(0, topK)

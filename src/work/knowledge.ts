@@ -291,8 +291,8 @@ export const knowledgeSearchTool = defineTool({
     });
     const ids = ranked.items.map((r) => r.id);
     const rows: NoteRow[] = ids.length === 0 ? [] : await ctx.d1
-      .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (${ids.map(() => "?").join(", ")})${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
-      .bind(ctx.tenantId, ...ids, ...f.params)
+      .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
+      .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
       .all<NoteRow>()
       .then((r) => r.results);
     const byId = new Map(rows.map((r) => [r.id, r]));
