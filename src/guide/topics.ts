@@ -19,7 +19,9 @@ task_code_ref for the commit or PR → task_update to in_review or done → inbo
 task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and a reviewer's answer.` },
   { id: "decisions", title: "Decisions", body: `decision_log appends a decision (title, choice, rationale, options with pros and cons). To change one, log a new decision with supersedes_decision_id;
 decision_set_status only moves proposed/accepted/rejected. decision_query searches the text.` },
-  { id: "knowledge", title: "Knowledge", body: `Knowledge notes (runbooks, findings, snippets) arrive with the knowledge tools. Until then, record durable findings as decisions or comments.` },
+  { id: "knowledge", title: "Knowledge", body: `Knowledge notes (runbooks, findings, snippets) arrive with the knowledge tools. Until then, record durable findings as decisions or comments.
+Before redoing research, search: one keyword query over projects, tasks, decisions, notes, comments, work requests and change events, best match first
+(every word must appear; fragments of three or more characters also match inside words). It is not semantic: search for the words the text would use.` },
   { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug (skills toolset). skill_list shows the tenant-wide library plus a project's own skills,
 which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change.` },
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
