@@ -140,6 +140,8 @@ describe("limits and bad input", () => {
     await refusedWithoutWrites(w.ctx, "search", {}, "invalid_input", state);
     await refusedWithoutWrites(w.ctx, "search", { q: "x".repeat(501) }, "invalid_input", state);
     await refusedWithoutWrites(w.ctx, "search", { q: "!?" }, "invalid_input", state);
+    const many = await refusedWithoutWrites(w.ctx, "search", { q: Array.from({ length: 33 }, (_, i) => `word${i}`).join(" ") }, "invalid_input", state);
+    expect(many.message).toContain("33 words");
     await refusedWithoutWrites(w.ctx, "search", { q: "\u0000\u0000" }, "invalid_input", state);
     const unknown = await refusedWithoutWrites(w.ctx, "search", { q: "x", sort: "new" }, "invalid_input", state);
     expect(unknown.hint).toContain("q");
