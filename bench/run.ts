@@ -6,7 +6,7 @@
  *   1. tools/call throughput and p50/p99 for blame, change_history and log_change at 1, 8 and 32
  *      concurrent clients, beside GET /healthz (the floor) and a plain route running blame's query
  *      with no MCP, auth or session.
- *   2. change_search and change_diff p50/p99 with 1k, 10k and 100k events.
+ *   2. change_search, change_diff and the global search p50/p99 with 1k, 10k and 100k events.
  */
 import { load, mcpSession, startBenchServer } from "./lib";
 
@@ -53,7 +53,7 @@ async function main(): Promise<void> {
 
     const scaleCall = await mcpSession(base, scaleKey);
     const scaleTenant = await server.tenantId("scale");
-    console.log(`\n## Scale: change_search and change_diff (${SCALE_REQUESTS} sequential requests per cell)\n`);
+    console.log(`\n## Scale: change_search, change_diff and search (${SCALE_REQUESTS} sequential requests per cell)\n`);
     console.log("| events | query | p50 ms | p99 ms |");
     console.log("|---|---|---|---|");
     let seeded = 0;
@@ -69,6 +69,9 @@ async function main(): Promise<void> {
         ["change_search 'value_777 ' (one event)", "change_search", { query: "value_777 " }],
         ["change_search 'zzqx' (no match)", "change_search", { query: "zzqx" }],
         ["change_diff 'table42' (prefix, 1 in 500)", "change_diff", { entity_path: "table42" }],
+        ["search 'nightly import' (every event matches, bm25 over all)", "search", { q: "nightly import" }],
+        ["search 'table42' (title words, 1 in 500)", "search", { q: "table42" }],
+        ["search 'zzqx' (no word, no substring)", "search", { q: "zzqx" }],
       ];
       for (const [label, name, args] of cases) {
         await load(20, 1, async () => void (await scaleCall(name, args)));

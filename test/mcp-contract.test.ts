@@ -289,6 +289,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   skill_upsert: { slug: "release-checklist", body: "# Release\n1. Tag", description: "Before a release" },
   skill_list: { include_body: true },
   skill_get: { slug: "release-checklist" },
+  search: { q: "storage", object_types: ["decision", "task"], limit: 5 },
 };
 
 describe("no code generation at run time", () => {

@@ -261,6 +261,16 @@ describe("notes as targets of comments, attachments, code refs and the project b
     expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND object_type = 'note' AND object_id = ? AND verb = 'comment.added'", w.id.tenantId, note.id)).toBe(1);
   });
 
+  it("the global search finds notes by their words as written and as updated", async () => {
+    const w = await world("global");
+    const { note } = await ok(w.ctx, "knowledge_write", { title: "Quokka migration plan", body: "Move the marsupial tables first." });
+    const found = await ok(w.ctx, "search", { q: "quokka" });
+    expect(found.items.map((i: Structured) => [i.object_type, i.object_id])).toEqual([["note", note.id]]);
+    await ok(w.ctx, "knowledge_update", { note_id: note.id, patch: { title: "Wombat migration plan" } });
+    expect((await ok(w.ctx, "search", { q: "quokka" })).items).toEqual([]);
+    expect((await ok(w.ctx, "search", { q: "wombat" })).items.map((i: Structured) => i.object_id)).toEqual([note.id]);
+  });
+
   it("another tenant's note is not_found as a target", async () => {
     const a = await world("targets-a");
     const { note } = await ok(a.ctx, "knowledge_write", { body: "private" });

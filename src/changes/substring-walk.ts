@@ -5,6 +5,7 @@
  * trigram matching folds non-ASCII case and the ledger's substring semantics (LIKE's) do not.
  * Shorter texts cannot use trigrams and scan the tenant's events newest first.
  */
+import { ftsPhrase } from "../db/fts";
 import type { Ctx } from "../mcp/context";
 import { EVENT_COLUMNS, type EventRowRaw } from "./events";
 import { containsSql } from "./paths";
@@ -49,7 +50,7 @@ export const lowerAscii = (s: string): string => s.replace(/[A-Z]+/g, (c) => c.t
 
 export async function walkContaining(ctx: Ctx, needle: string, opts: WalkOptions): Promise<void> {
   const short = [...needle].length < 3;
-  const phrase = `"${needle.replace(/"/g, '""')}"`;
+  const phrase = ftsPhrase(needle);
   let before = opts.before;
   let extra = opts.withFirst ?? [];
   for (let round = 0; round < (opts.maxBatches ?? Number.POSITIVE_INFINITY); round++) {

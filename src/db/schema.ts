@@ -360,3 +360,14 @@ export const localVectors = sqliteTable("local_vectors", {
   vector: text("vector").notNull(),
   metadata: text("metadata").notNull(),
 });
+
+/** What the global search indexes (search_fts, search_fts_trgm): kept by triggers, never written by code. */
+export const searchDocs = sqliteTable("search_docs", {
+  seq: integer("seq").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  objectType: text("object_type").notNull(),
+  objectId: text("object_id").notNull(),
+  projectId: text("project_id"),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+});

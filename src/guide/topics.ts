@@ -22,7 +22,9 @@ decision_set_status only moves proposed/accepted/rejected. decision_query search
   { id: "knowledge", title: "Knowledge", body: `Search before you redo research: knowledge_search ranks notes by words and meaning together (mode: hybrid); lexical_only: true ranks by words alone.
 Write down what you learn with knowledge_write (kind note, runbook, finding or snippet; tags; a project or tenant-wide). It answers at once with embedding_status: pending,
 and the note is found by its words until its embedding is made, shortly after. knowledge_update patches title, body or tags; expected_version guards against overwriting.
-The result's embedder says what ranked by meaning: local-hash-* is the local, lexical stand-in, not a semantic model.` },
+The result's embedder says what ranked by meaning: local-hash-* is the local, lexical stand-in, not a semantic model.
+To look across everything at once, search: one keyword query over projects, tasks, decisions, notes, comments, work requests and change events, best match first
+(every word must appear; fragments of three or more characters also match inside words). It is not semantic: search for the words the text would use.` },
   { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug (skills toolset). skill_list shows the tenant-wide library plus a project's own skills,
 which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change.` },
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.

@@ -11,6 +11,7 @@ import { feedbackTools } from "../work/feedback";
 import { handoffTools } from "../work/handoffs";
 import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
+import { searchTools } from "../work/search";
 import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
@@ -32,6 +33,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "decisions", description: "Decisions: an append-only log with supersede, status moves and search.", default: true },
   { id: "handoffs", description: "Handoffs between actors (questions, reviews, approvals) and your inbox.", default: true },
   { id: "knowledge", description: "Knowledge notes (notes, runbooks, findings, snippets) with semantic search.", default: true },
+  { id: "search", description: "One keyword search across projects, tasks, decisions, notes, comments, handoffs and change events.", default: true },
   { id: "repos", description: "Repositories linked to projects, and the code refs (commits, PRs) that deliver work.", default: false },
   { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: false },
   { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
@@ -39,7 +41,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

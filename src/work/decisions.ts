@@ -1,5 +1,6 @@
 /** Decisions (seed 001): decision_log, decision_set_status, decision_query. Append-only by design. */
 import { z } from "zod";
+import { ftsQuery } from "../db/fts";
 import { uuidv7 } from "../db/ids";
 import { iso, resolveSince } from "../db/time";
 import type { Ctx } from "../mcp/context";
@@ -135,16 +136,6 @@ export const decisionSetStatusTool = defineTool({
   summarize: (r) => `${r.decision.title} is ${r.decision.status}.`,
 });
 
-const MAX_TERMS = 32;
-
-/** Quotes each word so user text can never be read as FTS5 syntax. */
-export function ftsQuery(text: string): string {
-  const terms = text.match(/[\p{L}\p{N}_]+/gu) ?? [];
-  if (terms.length === 0) throw invalidInput(`q '${text.slice(0, 50)}' has no words to search for.`, "Use letters or digits in q, or omit it to list decisions.");
-  if (terms.length > MAX_TERMS) throw invalidInput(`q has ${terms.length} words; at most ${MAX_TERMS} are searched.`, "Search with the few words that matter most.");
-  return terms.map((t) => `"${t}"`).join(" ");
-}
-
 export const decisionQueryTool = defineTool({
   name: "decision_query",
   title: "Find decisions",
@@ -184,6 +175,7 @@ export const decisionQueryTool = defineTool({
     }
     const q = input.q?.trim() ?? "";
     if (q) {
+      const match = ftsQuery(q, "Use letters or digits in q, or omit it to list decisions.");
       if (input.cursor) throw invalidInput("cursor pages listings only, not searches.", "Drop cursor, or raise top_k for more search results.");
       const topK = input.top_k ?? 20;
       const ranked = await rankHybrid({
@@ -195,7 +187,7 @@ export const decisionQueryTool = defineTool({
           const rows = await ctx.d1
             .prepare(`SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
                       WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`)
-            .bind(ftsQuery(q), ...params, input.semantic ? 100 : topK)
+            .bind(match, ...params, input.semantic ? 100 : topK)
             .raw<[string]>();
           return rows.map((r) => r[0]);
         },

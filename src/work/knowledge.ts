@@ -4,6 +4,7 @@
  * and by the scheduled backfill, so an embedder outage never blocks or loses a write.
  */
 import { z } from "zod";
+import { ftsAnyWord, ftsPhrase, ftsWords } from "../db/fts";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { secretKinds } from "../changes/warnings";
@@ -13,7 +14,7 @@ import { invalidInput, notFound, ToolError } from "../mcp/errors";
 import { rankHybrid } from "../search/rank";
 import { embedAfterResponse, queueEmbedding } from "../search/semantic";
 import { noteEmbedText } from "../search/sources";
-import { anyWordQuery, phraseQuery, snippetAround, wordTerms } from "../search/text";
+import { snippetAround } from "../search/snippet";
 import { activityStatement, jsonArray } from "./common";
 import { findProject } from "./projects";
 
@@ -210,7 +211,7 @@ interface SearchFilters {
  */
 async function lexicalNotes(ctx: Ctx, q: string, f: SearchFilters): Promise<{ ids: string[]; match: "words" | "substring" | "title" | "none" }> {
   const filters = f.where.length ? ` AND ${f.where.join(" AND ")}` : "";
-  const words = anyWordQuery(q);
+  const words = ftsAnyWord(q);
   if (words) {
     // bm25 column weights: a word in the title counts five times one in the body, tags twice.
     const rows = await ctx.d1
@@ -225,7 +226,7 @@ async function lexicalNotes(ctx: Ctx, q: string, f: SearchFilters): Promise<{ id
     const rows = await ctx.d1
       .prepare(`SELECT n.id FROM knowledge_fts_trgm f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
                 WHERE knowledge_fts_trgm MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts_trgm, 5.0, 1.0), n.seq DESC LIMIT ?`)
-      .bind(phraseQuery(text), ctx.tenantId, ...f.params, LEXICAL_CANDIDATES)
+      .bind(ftsPhrase(text), ctx.tenantId, ...f.params, LEXICAL_CANDIDATES)
       .raw<[string]>();
     return { ids: rows.map((r) => r[0]), match: rows.length > 0 ? "substring" : "none" };
   }
@@ -296,7 +297,7 @@ export const knowledgeSearchTool = defineTool({
       .all<NoteRow>()
       .then((r) => r.results);
     const byId = new Map(rows.map((r) => [r.id, r]));
-    const needles = [input.q.trim(), ...wordTerms(input.q)];
+    const needles = [input.q.trim(), ...ftsWords(input.q)];
     const items = ranked.items
       .filter((r) => byId.has(r.id))
       .slice(0, input.top_k)

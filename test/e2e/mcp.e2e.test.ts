@@ -55,6 +55,9 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(changeset.items!.map((e) => e.change_type)).toEqual(["add", "revert"]);
     const search = structured(await c.callTool({ name: "change_search", arguments: { query: "contacts TABLE" } }));
     expect(search.items).toHaveLength(1);
+    // The global search sees the same event through the index migration 0015's triggers keep.
+    const global = structured(await c.callTool({ name: "search", arguments: { q: "contacts table" } }));
+    expect(global.items).toMatchObject([{ object_type: "event", title: "users.email", rank: 1 }]);
     const prior = structured(await c.callTool({ name: "prior_attempts", arguments: { entity_path: "users" } }));
     expect(prior.items![0]).toMatchObject({ outcome: "reverted", confidence: "exact" });
     const stale = await c.callTool({ name: "stale_decisions", arguments: {} });
@@ -74,6 +77,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(blame).toMatchObject({ ok: true, id: "", error: "No history found for 'users.email'" });
     const search = structured(await b.client.callTool({ name: "change_search", arguments: { query: "contacts" } }));
     expect(search.items).toEqual([]);
+    expect(structured(await b.client.callTool({ name: "search", arguments: { q: "contacts" } })).items).toEqual([]);
     await b.transport.terminateSession();
     await b.client.close();
   });
@@ -83,7 +87,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
-      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list"].sort());
+      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);

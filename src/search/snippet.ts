@@ -1,15 +1,4 @@
-/** Small text pieces the lexical searches share: safe FTS5 queries and snippets. */
-
-/** Word terms of user text, as FTS5 will tokenize them; never FTS5 syntax. */
-export const wordTerms = (text: string): string[] => text.match(/[\p{L}\p{N}_]+/gu) ?? [];
-
-/** Any-word FTS5 query (bm25 still ranks rows with more of the words first), or "" for no words. */
-export function anyWordQuery(text: string, maxTerms = 32): string {
-  return wordTerms(text).slice(0, maxTerms).map((t) => `"${t}"`).join(" OR ");
-}
-
-/** The whole text as one FTS5 phrase: for the trigram tokenizer, a substring match (3+ characters). */
-export const phraseQuery = (text: string): string => `"${text.replaceAll('"', '""')}"`;
+/** Snippets: the part of a text around a match. */
 
 /**
  * About `width` characters of `text` around the first place any of `needles` occurs
