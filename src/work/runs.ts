@@ -152,7 +152,7 @@ export const runQueryTool = defineTool({
     actor_id: actorRefField("Only this actor's runs.").optional(),
     status: z.array(z.enum(RUN_STATUSES)).min(1).max(RUN_STATUSES.length).optional().describe("Only runs in these statuses (running, succeeded, failed, cancelled, abandoned)."),
     kind: z.enum(RUN_KINDS).optional().describe("session or subagent."),
-    root_run_id: runRefField("Only runs of the tree rooted at this run (the root included).").optional(),
+    root_run_id: runRefField("Only runs of this run's tree: its root and every run below the root.").optional(),
     run_series_key: z.string().regex(RUN_SERIES_KEY, "a series key is letters, digits and . _ : / -").optional().describe("Only runs of this recurring series."),
     limit: limitField(50, 200),
     cursor: cursorField,
