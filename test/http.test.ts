@@ -142,7 +142,7 @@ describe("HTTP surface", () => {
     const names = ((await res.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name);
     expect(names.length).toBeLessThanOrEqual(40);
     for (const core of ["whoami", "guide", "log_change", "task_claim", "decision_log", "inbox"]) expect(names).toContain(core);
-    for (const optIn of ["comment_add", "repo_register", "feature_request_create"]) expect(names).not.toContain(optIn);
+    for (const optIn of ["comment_add", "repo_register", "feature_request_create", "run_fork"]) expect(names).not.toContain(optIn);
   });
 
   it("calling a tool outside the surface is a JSON-RPC invalid-params error", async () => {

@@ -290,6 +290,12 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   skill_list: { include_body: true },
   skill_get: { slug: "release-checklist" },
   search: { q: "storage", object_types: ["decision", "task"], limit: 5 },
+  run_fork: { label: "write the tests", goal: "cover the runs room", agent_role: "test-writer" },
+  run_heartbeat: { head_sha: "0123abc", branch: "main", dirty: false, counts: { tests_passed: 3 } },
+  run_query: { actor_id: "me", status: ["running"] },
+  run_get: { run_key: "$run", include_children: true },
+  run_summary: {},
+  run_end: { run_key: "$run", status: "succeeded", counts: { tests_passed: 4 } },
 };
 
 describe("no code generation at run time", () => {
@@ -307,7 +313,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write"];
+      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write", "run_fork"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
@@ -317,13 +323,14 @@ describe("no code generation at run time", () => {
         const args = JSON.parse(JSON.stringify(SAMPLE_ARGS[t.name]).replace(/"\$(\w+)"/g, (_m, k: string) => JSON.stringify(created[k] ?? k)));
         const result = await client.callTool({ name: t.name, arguments: args });
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string }; note?: { id: string } };
+        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string }; note?: { id: string }; run?: { run_key: string } };
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
         if (sc.handoff) created.handoff = sc.handoff.id;
         if (sc.code_ref?.ref_type === "pr") created.code_ref = sc.code_ref.id;
         if (sc.attachment) created.attachment = sc.attachment.id;
         if (sc.note) created.note = sc.note.id;
+        if (sc.run && t.name === "run_fork") created.run = sc.run.run_key;
       }
       await transport.terminateSession();
       await client.close();

@@ -10,7 +10,7 @@ export const ALL_TOOL_NAMES = [
   "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "knowledge_search", "knowledge_update", "knowledge_write", "log_change",
   "notification_mark_read", "notification_query", "prior_attempts",
   "project_brief", "project_create", "project_query", "project_update", "register_actor",
-  "repo_link", "repo_query", "repo_register", "search", "skill_get", "skill_list", "skill_upsert", "stale_decisions",
+  "repo_link", "repo_query", "repo_register", "run_end", "run_fork", "run_get", "run_heartbeat", "run_query", "run_summary", "search", "skill_get", "skill_list", "skill_upsert", "stale_decisions",
   "task_assign", "task_claim", "task_code_ref", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
   "task_update", "whoami",
 ].sort();

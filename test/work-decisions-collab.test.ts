@@ -12,6 +12,7 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { ALL_TOOLS, toolListing } from "../src/mcp/registry";
 import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, settle, type Structured, newWorld, type World } from "./helpers";
+import { mintRun } from "./run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
@@ -646,21 +647,22 @@ describe("comment_add / comment_query", () => {
 // ---------------------------------------------------------------------------------------------
 
 describe("activity_log", () => {
-  it("appends verb, summary, severity and metadata (status and run_id kept in metadata)", async () => {
+  it("appends verb, summary, severity and metadata (status kept in metadata, the run in run_id)", async () => {
     const w = await world("alog-basic");
     const api = await project(w.ctx, "API");
     const t = await task(w.ctx, api.id as string);
+    const run = await mintRun(w.ctx);
 
     w.clock.advance(MINUTE);
     const r = await ok(w.ctx, "activity_log", {
-      verb: "deploy.finished", summary: "Deployed v1.2 to production", severity: "warn", status: "green", run_id: "run-1",
+      verb: "deploy.finished", summary: "Deployed v1.2 to production", severity: "warn", status: "green", run_id: run.run_key,
       metadata: { version: "1.2", regions: ["eu", "us"] },
     });
     expect(r.deduplicated).toBe(false);
     expect(r.activity).toEqual({
       id: expect.stringMatching(UUID_V7), at: at(MINUTE), actor_id: w.id.actorId, verb: "deploy.finished", object_type: "", object_id: "",
-      project_id: null, summary: "Deployed v1.2 to production", severity: "warn", session_id: "sess-1",
-      metadata: { version: "1.2", regions: ["eu", "us"], status: "green", run_id: "run-1" },
+      project_id: null, summary: "Deployed v1.2 to production", severity: "warn", session_id: "sess-1", run_id: run.id,
+      metadata: { version: "1.2", regions: ["eu", "us"], status: "green" },
     });
     const row = (await activityRows(w.id.tenantId, "id = ?", r.activity.id))[0]!;
     expect(row.content_hash).toMatch(/^[0-9a-f]{64}$/);
@@ -738,10 +740,11 @@ describe("activity_query", () => {
     w.clock.advance(HOUR);
     const t2 = await task(w.ctx, web.id as string, "second");
     w.clock.advance(HOUR);
-    const tf = await ok(w.ctx, "activity_log", { verb: "taskforce.assembled", summary: "Gathered the team", run_id: "run-9" });
+    const run9 = await mintRun(w.ctx);
+    const tf = await ok(w.ctx, "activity_log", { verb: "taskforce.assembled", summary: "Gathered the team", run_id: run9.run_key });
     const bare = await ok(bob.ctx, "activity_log", { verb: "task", summary: "bare verb" });
     w.clock.advance(HOUR);
-    const note = await ok(bob.ctx, "activity_log", { verb: "deploy.finished", summary: "shipped", object_type: "task", object_id: t1.id, run_id: "run-9" });
+    const note = await ok(bob.ctx, "activity_log", { verb: "deploy.finished", summary: "shipped", object_type: "task", object_id: t1.id, run_id: run9.id });
 
     const all = (await ok(w.ctx, "activity_query", { limit: 200 })).items as Structured[];
     const seqs = await activityRows(w.id.tenantId);
@@ -770,7 +773,8 @@ describe("activity_query", () => {
     expect(await verbs({ verb: "taskforce.*" })).toEqual(["taskforce.assembled"]);
     expect(await verbs({ verb: "task.cr" })).toEqual([]);
 
-    expect(ids(await q({ run_id: "run-9" }))).toEqual([note.activity.id, tf.activity.id]);
+    expect(ids(await q({ run_id: run9.run_key }))).toEqual([note.activity.id, tf.activity.id]);
+    expect(ids(await q({ run_id: run9.id }))).toEqual([note.activity.id, tf.activity.id]);
     expect(await q({ run_id: "run-0" })).toEqual([]);
 
     // Windows: the clock is at T0+4h now.
@@ -901,12 +905,14 @@ describe("tenant isolation", () => {
     const aDec = await decide(a.ctx, { title: "Secret zebra plan", choice: "Zebra", project_id: aApi.id, status: "proposed" });
     const aHandoff = await insertHandoff(a.id.tenantId, a.id.actorId, aApi.id as string);
     const aComment = (await comment(a.ctx, "decision", aDec.id as string, "zebra comment", { mentions: ["bob"] })).comment as Structured;
-    await ok(a.ctx, "activity_log", { verb: "zebra.seen", summary: "zebra", run_id: "run-shared" });
+    const aRun = await mintRun(a.ctx);
+    await ok(a.ctx, "activity_log", { verb: "zebra.seen", summary: "zebra", run_id: aRun.run_key });
     const aNotification = (await ok(aBob.ctx, "notification_query", {})).items[0].id as string;
     const bDec = await decide(b.ctx, { title: "Own zebra plan", choice: "Horse", project_id: bApi.id });
     const bTask = await task(b.ctx, bApi.id as string);
     // The same entry as A's is B's own row, not a duplicate of A's.
-    expect((await ok(b.ctx, "activity_log", { verb: "zebra.seen", summary: "zebra", run_id: "run-shared" })).deduplicated).toBe(false);
+    const bRun = await mintRun(b.ctx);
+    expect((await ok(b.ctx, "activity_log", { verb: "zebra.seen", summary: "zebra", run_id: bRun.run_key })).deduplicated).toBe(false);
 
     const aBefore = await tenantState(a.id.tenantId);
 
@@ -930,6 +936,8 @@ describe("tenant isolation", () => {
 
     // Activity.
     await rejects(b.ctx, "activity_log", { verb: "x.y", summary: "s", object_type: "task", object_id: aTask.id }, "not_found");
+    await rejects(b.ctx, "activity_log", { verb: "x.y", summary: "s", run_id: aRun.run_key }, "not_found");
+    await rejects(b.ctx, "activity_log", { verb: "x.y", summary: "s", run_id: aRun.id }, "not_found");
     await rejects(b.ctx, "activity_query", { project_id: aApi.id }, "not_found");
     await rejects(b.ctx, "activity_query", { actor_id: a.id.actorId }, "not_found");
     const bActivity = (await allPages(b.ctx, "activity_query", { limit: 200 })).items;
@@ -937,7 +945,9 @@ describe("tenant isolation", () => {
     expect(bActivity.every((x) => x.actor_id === b.id.actorId)).toBe(true);
     expect((await ok(b.ctx, "activity_query", { object_id: aTask.id })).items).toEqual([]);
     expect((await ok(b.ctx, "activity_query", { object_id: aDec.id })).items).toEqual([]);
-    expect((await ok(b.ctx, "activity_query", { run_id: "run-shared" })).items).toHaveLength(1);
+    expect((await ok(b.ctx, "activity_query", { run_id: bRun.run_key })).items).toHaveLength(1);
+    expect((await ok(b.ctx, "activity_query", { run_id: aRun.run_key })).items).toEqual([]);
+    expect((await ok(b.ctx, "activity_query", { run_id: aRun.id })).items).toEqual([]);
     expect((await ok(b.ctx, "activity_query", { verb: "task.*" })).items.map((x: Structured) => x.object_id)).toEqual([bTask.id]);
 
     // Notifications.

@@ -13,6 +13,7 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { normalizeRemote } from "../src/work/repos";
 import { call, count, fails, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { mintRun } from "./run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -387,8 +388,9 @@ describe("task_code_ref", () => {
     expect(await codeRef(w.ctx, ref, { ref_type: "tag", sha: SHA_B })).toMatchObject({ ref_type: "tag", sha: SHA_B });
     expect(await codeRef(w.ctx, ref, { ref_type: "compare", url: "https://github.com/acme/api/compare/a...b" }))
       .toMatchObject({ ref_type: "compare", url: "https://github.com/acme/api/compare/a...b" });
-    expect(await codeRef(w.ctx, t.id as string, { ref_type: "commit", sha: "abcdef1", run_id: "run-1", title: "short sha" }))
-      .toMatchObject({ sha: "abcdef1", run_id: "run-1", title: "short sha" });
+    const run = await mintRun(w.ctx);
+    expect(await codeRef(w.ctx, t.id as string, { ref_type: "commit", sha: "abcdef1", run_id: run.run_key, title: "short sha" }))
+      .toMatchObject({ sha: "abcdef1", run_id: run.id, title: "short sha" });
 
     for (const args of [
       { ref_type: "commit" },
@@ -611,10 +613,11 @@ describe("code_ref_query", () => {
       made.push(r);
       return r;
     };
-    const c1 = await add("RQ-1", { ref_type: "commit", sha: SHA_A, repository_id: api.id, run_id: "run-a" });
-    const pr1 = await add("RQ-1", { ref_type: "pr", pr_number: 1, repository_id: api.id, run_id: "run-a" });
+    const [runA, runB] = [await mintRun(w.ctx), await mintRun(w.ctx)];
+    const c1 = await add("RQ-1", { ref_type: "commit", sha: SHA_A, repository_id: api.id, run_id: runA.run_key });
+    const pr1 = await add("RQ-1", { ref_type: "pr", pr_number: 1, repository_id: api.id, run_id: runA.id });
     const pr2 = await add("RQ-2", { ref_type: "pr", pr_number: 2, repository_id: web.id });
-    const b1 = await add("RQ-2", { ref_type: "branch", branch: "feat", repository_id: web.id, run_id: "run-b" });
+    const b1 = await add("RQ-2", { ref_type: "branch", branch: "feat", repository_id: web.id, run_id: runB.run_key });
     const pr3 = await add("RQ-1", { ref_type: "pr", pr_number: 3 });
     w.clock.advance(MINUTE);
     const onProject = (await ok(w.ctx, "code_ref_add", { object_type: "project", object_id: "RQ", ref_type: "tag", title: "v1", repository_id: "acme/api" })).code_ref as Structured;
@@ -635,8 +638,9 @@ describe("code_ref_query", () => {
     expect(ids(await refQuery(w.ctx, { ref_type: "pr" }))).toEqual([pr3.id, pr2.id, pr1.id]);
     expect(ids(await refQuery(w.ctx, { pr_state: "open" }))).toEqual([pr3.id, pr2.id]);
     expect(ids(await refQuery(w.ctx, { pr_state: "merged" }))).toEqual([pr1.id]);
-    expect(ids(await refQuery(w.ctx, { run_id: "run-a" }))).toEqual([pr1.id, c1.id]);
-    expect(ids(await refQuery(w.ctx, { run_id: "run-b", repository_id: "acme/web" }))).toEqual([b1.id]);
+    expect(ids(await refQuery(w.ctx, { run_id: runA.run_key }))).toEqual([pr1.id, c1.id]);
+    expect(ids(await refQuery(w.ctx, { run_id: runA.id }))).toEqual([pr1.id, c1.id]);
+    expect(ids(await refQuery(w.ctx, { run_id: runB.run_key, repository_id: "acme/web" }))).toEqual([b1.id]);
     expect(ids(await refQuery(w.ctx, { ref_type: "pr", repository_id: "acme/api", object_id: "RQ-1" }))).toEqual([pr1.id]);
     expect(await refQuery(w.ctx, { run_id: "run-none" })).toEqual([]);
 

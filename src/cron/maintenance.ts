@@ -3,6 +3,7 @@ import { iso } from "../db/time";
 import type { Env } from "../env";
 import { backfillEmbeddings } from "../search/semantic";
 import { reapExpiredLeases } from "../work/claims";
+import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
 
 export interface JobReport {
   job: string;
@@ -13,6 +14,8 @@ export interface JobReport {
 const JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {
   /** Safety net behind ClaimsDO alarms: any lease that ran out goes back to the pool. */
   lease_reaper: async (env, now) => `${await reapExpiredLeases(env.DB, now)} expired lease(s) released`,
+  /** Runs that stopped heartbeating (a crashed agent, a closed laptop) stop showing as running. */
+  run_reaper: async (env, now) => `${await reapSilentRuns(env.DB, now, runAbandonAfterMs(env))} silent run(s) marked abandoned`,
   /** Idempotency keys are remembered for 24 hours; older ones are dropped. */
   idempotency_retention: async (env, now) => {
     const res = await env.DB.prepare(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 5000)`).bind(iso(now)).run();

@@ -151,6 +151,7 @@ export const activity = sqliteTable("activity", {
   sessionId: text("session_id").notNull(),
   metadata: text("metadata").notNull(),
   contentHash: text("content_hash"),
+  runId: text("run_id"),
 });
 
 export const handoffs = sqliteTable("handoffs", {
@@ -370,4 +371,29 @@ export const searchDocs = sqliteTable("search_docs", {
   projectId: text("project_id"),
   title: text("title").notNull(),
   body: text("body").notNull(),
+});
+
+export const runs = sqliteTable("runs", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  runKey: text("run_key").notNull(),
+  actorId: text("actor_id").notNull(),
+  parentRunId: text("parent_run_id"),
+  rootRunId: text("root_run_id").notNull(),
+  kind: text("kind").notNull(),
+  status: text("status").notNull(),
+  label: text("label").notNull(),
+  goal: text("goal").notNull(),
+  agentRole: text("agent_role").notNull(),
+  runSeriesKey: text("run_series_key"),
+  sessionId: text("session_id").notNull(),
+  headSha: text("head_sha"),
+  branch: text("branch"),
+  dirty: integer("dirty"),
+  repositoryId: text("repository_id"),
+  counts: text("counts").notNull(),
+  startedAt: text("started_at").notNull(),
+  lastHeartbeatAt: text("last_heartbeat_at").notNull(),
+  endedAt: text("ended_at"),
 });

@@ -34,7 +34,7 @@ export class ClaimsDO extends DurableObject<Env> {
   }
 
   /** Claims a handoff for a recipient, queued with the scope's other claims. */
-  async claimHandoff(args: { tenantId: string; actorId: string; sessionId: string; handoffId: string; nowMs: number }): Promise<HandoffClaimOutcome> {
+  async claimHandoff(args: { tenantId: string; actorId: string; sessionId: string; runId?: string | null; handoffId: string; nowMs: number }): Promise<HandoffClaimOutcome> {
     return this.serialized(() => claimHandoff(this.env.DB, { ...args, now: new Date(args.nowMs) }));
   }
 

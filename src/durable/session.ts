@@ -1,6 +1,9 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
+/** The object that holds one MCP session (by its Mcp-Session-Id). */
+export const sessionStub = (env: Env, id: string) => env.SESSIONS.get(env.SESSIONS.idFromName(id));
+
 /** Sessions idle this long end by themselves (an alarm clears their storage). */
 export const SESSION_IDLE_MS = 24 * 60 * 60 * 1000;
 /** A touch rewrites the record only this often, so busy sessions do not write on every call. */
@@ -14,6 +17,16 @@ export interface SessionRecord {
   protocolVersion: string;
   clientName: string;
   clientVersion: string;
+  /**
+   * The run the session's writes are attributed to, once its first write minted one, and when
+   * its heartbeat was last refreshed (so busy sessions refresh it about once a minute, not per call).
+   */
+  run?: SessionRun;
+}
+
+export interface SessionRun {
+  id: string;
+  heartbeatAt: string;
 }
 
 /**
@@ -37,6 +50,37 @@ export class SessionDO extends DurableObject<Env> {
       await this.ctx.storage.setAlarm(now + SESSION_IDLE_MS);
     }
     return record;
+  }
+
+  /**
+   * Makes `candidate` the session's run unless it already has one, and returns the run that
+   * holds the slot (null when the session has ended). One object per session serializes this,
+   * so racing first writes agree on one run.
+   */
+  async claimRun(candidate: SessionRun): Promise<SessionRun | null> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    if (!record) return null;
+    if (record.run) return record.run;
+    record.run = candidate;
+    await this.ctx.storage.put("session", record);
+    return candidate;
+  }
+
+  /** Records a heartbeat refresh of the session's run, if it is still the session's run. */
+  async markRunHeartbeat(run: SessionRun): Promise<void> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    if (record?.run?.id !== run.id) return;
+    record.run = run;
+    await this.ctx.storage.put("session", record);
+  }
+
+  /** Forgets the session's run if it is still `runId`, so the next write mints a fresh one. */
+  async releaseRun(runId: string): Promise<boolean> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    if (record?.run?.id !== runId) return false;
+    delete record.run;
+    await this.ctx.storage.put("session", record);
+    return true;
   }
 
   async end(): Promise<boolean> {

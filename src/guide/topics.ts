@@ -31,7 +31,14 @@ which shadow tenant-wide ones of the same slug; skill_get returns the body to fo
 Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].` },
   { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project,
 and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).` },
-  { id: "runs-and-subagents", title: "Runs and subagents", body: `Runs (one per session, with child runs for subagents) arrive with the run tools; writes are attributed to your actor and session meanwhile.` },
+  { id: "runs-and-subagents", title: "Runs and subagents", body: `Every burst of work is a run in a tree of runs. Your MCP session's run is minted by its first write (reads never mint one)
+and every later write in the session is attributed to it: activity rows carry its run_id. Calls without an Mcp-Session-Id have no run.
+The runs toolset (?toolsets=runs): run_fork registers a child run (kind subagent) under your current run; hand its run_key (run-…) to the subagent.
+run_heartbeat keeps a long quiet run alive and records head_sha, branch, dirty, repository_id and counts; task_code_ref then defaults repository, branch and sha from it.
+A running run with no heartbeat for the server's window (2h by default) is marked abandoned by the run reaper; your writes refresh your session's run on their own.
+run_end closes a run as succeeded, failed or cancelled; ending your session's run makes your next write start a fresh one. Ended runs refuse changes (run_ended).
+run_query lists runs (actor_id "me", status, kind, root_run_id, run_series_key); run_get with include_children returns a whole tree; run_summary counts what a run produced.
+A recurring job sends X-Run-Series-Key on its requests so its runs form a series. Over MCP your own calls stay attributed to your session's run, not a forked child.` },
   { id: "sessions-and-loops", title: "Sessions and loops", body: `The initialize response gives an Mcp-Session-Id; send it on every request and DELETE /mcp to end the session.
 A loop that wakes on a schedule should start each tick with whoami, whose delta covers what happened since its last call.` },
   { id: "errors-and-recovery", title: "Errors and recovery", body: `Every failure is { ok: false, error: { code, message, hint, retryable } }: follow the hint. retryable: true means the same call may succeed later.

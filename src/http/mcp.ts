@@ -3,12 +3,13 @@ import { Hono, type Context } from "hono";
 import { bearerKey, identityForKey, type Identity } from "../auth/identity";
 import { createDb } from "../db/client";
 import { systemClock } from "../db/time";
-import type { SessionRecord } from "../durable/session";
+import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
+import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 
 type AppEnv = { Bindings: Env };
 
@@ -31,7 +32,15 @@ function surfaceOf(c: Context<AppEnv>): Surface {
 const isInitialize = (body: unknown): boolean =>
   (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === "object" && (m as { method?: unknown }).method === "initialize");
 
-const sessionStub = (env: Env, id: string) => env.SESSIONS.get(env.SESSIONS.idFromName(id));
+/**
+ * The recurring series a session's run belongs to (a cron job names it on every request, as a
+ * local agent would through its environment), or null; undefined when the value is malformed.
+ */
+function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
+  const raw = (c.req.query("run_series_key") ?? c.req.header("X-Run-Series-Key") ?? "").trim();
+  if (!raw) return null;
+  return RUN_SERIES_KEY.test(raw) ? raw : undefined;
+}
 
 /**
  * Resolves the caller and, when the request names one, its session. The key lookup and the
@@ -76,6 +85,11 @@ mcpRoutes.post("/", async (c) => {
     return c.json(jsonRpcError(-32602, `${e.message} ${e.hint}`), 400);
   }
 
+  const runSeriesKey = runSeriesOf(c);
+  if (runSeriesKey === undefined) {
+    return c.json(jsonRpcError(-32602, "X-Run-Series-Key must be letters, digits and . _ : / - (up to 100, starting with a letter or digit)."), 400);
+  }
+
   const initializing = isInitialize(body);
   const newSessionId = initializing ? crypto.randomUUID() : "";
   const ctx: Ctx = {
@@ -89,6 +103,8 @@ mcpRoutes.post("/", async (c) => {
     clock: systemClock,
     waitUntil: (p) => c.executionCtx.waitUntil(p),
   };
+  // Only an established session has a run; an initialize request or a session-less call has none.
+  if (caller.session) Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
 
   const server = buildServer(ctx, tools);
   const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });

@@ -16,6 +16,16 @@ export interface Ctx {
   /** The JSON-RPC id of the tools/call being served (a transport retry resends the same id), or null. */
   requestId?: string | number | null;
   clock: Clock;
+  /**
+   * Present only inside an MCP session. Returns the session's run, minting it (and its runs row)
+   * on first use and refreshing its heartbeat about once a minute; memoized per request. The
+   * registry calls it before a write's handler runs; reads never do.
+   */
+  ensureRun?: () => Promise<string>;
+  /** The session's run if a write already minted one, else null; never mints. Absent outside a session. */
+  currentRun?: () => Promise<string | null>;
+  /** The run this write is attributed to (set by the registry from ensureRun); absent for reads and outside sessions. */
+  runId?: string;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
 }

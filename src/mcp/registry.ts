@@ -12,6 +12,7 @@ import { handoffTools } from "../work/handoffs";
 import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
 import { searchTools } from "../work/search";
+import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
@@ -20,7 +21,7 @@ import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
-// collab, repos and feedback are opt-in with ?toolsets=… or "all".
+// collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
 export const TOOLSETS: readonly ToolsetMeta[] = [
   {
     id: "changes",
@@ -38,10 +39,11 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: false },
   { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
+  { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -148,6 +150,15 @@ function render(structured: Record<string, unknown>, summary: string): CallToolR
 }
 
 /**
+ * A write inside a session is attributed to the session's run, minted on its first write;
+ * reads never mint one. Inside the idempotent section, so a replayed write touches no run.
+ */
+async function attributed(def: AnyToolDef, ctx: Ctx): Promise<Ctx> {
+  if (def.annotations.readOnly || !ctx.ensureRun) return ctx;
+  return { ...ctx, runId: await ctx.ensureRun() };
+}
+
+/**
  * Runs one tool call through the shared contract. Never throws: every failure becomes an
  * `isError` result carrying the envelope, and unexpected errors are logged, not leaked.
  */
@@ -158,10 +169,11 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
     const key = (parsed.idempotency_key as string | undefined) ??
       (def.idempotency === "derived" ? await derivedKey(ctx, args) : undefined);
+    const run = async () => def.run(await attributed(def, ctx), parsed);
     const { result, replay } =
       key && !def.annotations.readOnly
-        ? await runIdempotent(ctx, def.name, key, args, () => def.run(ctx, parsed))
-        : { result: await def.run(ctx, parsed), replay: false };
+        ? await runIdempotent(ctx, def.name, key, args, run)
+        : { result: await run(), replay: false };
     const payload = def.output.parse(result) as Record<string, unknown>;
     const structured = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}) };
     return render(structured, def.summarize ? def.summarize(payload) : "");

@@ -13,6 +13,8 @@ export interface ClaimScope {
   tenantId: string;
   actorId: string;
   sessionId: string;
+  /** The run the claim is attributed to, or null outside a session. */
+  runId?: string | null;
   /** Claim this task (compare-and-swap); otherwise the best ready task in scope. */
   taskId?: string;
   projectId?: string;
@@ -42,12 +44,12 @@ const CLAIMABLE = `((t.status = 'todo' AND t.assignee_actor_id IS NULL)
 function claimActivity(d1: D1Database, s: ClaimScope, lease: string): D1PreparedStatement {
   return d1
     .prepare(
-      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
-       SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || t.lease_expires_at, 'info', ?, '{}'
+      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+       SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || t.lease_expires_at, 'info', ?, ?, '{}'
        FROM tasks t WHERE changes() > 0 AND t.tenant_id = ? AND t.assignee_actor_id = ? AND t.lease_expires_at = ? AND t.updated_at = ?
          ${s.taskId ? "AND t.id = ?" : ""} ORDER BY t.id LIMIT 1`,
     )
-    .bind(uuidv7(s.now.getTime()), iso(s.now), s.actorId, s.sessionId, s.tenantId, s.actorId, lease, iso(s.now), ...(s.taskId ? [s.taskId] : []));
+    .bind(uuidv7(s.now.getTime()), iso(s.now), s.actorId, s.sessionId, s.runId ?? null, s.tenantId, s.actorId, lease, iso(s.now), ...(s.taskId ? [s.taskId] : []));
 }
 
 /** Claims the best ready task in scope, or reports the pool empty. */
@@ -73,13 +75,13 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
     const [, claimed] = await d1.batch<{ id: string; project_id: string }>([
       d1
         .prepare(
-          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
-           SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || ?, 'info', ?, '{}'
+          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+           SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || ?, 'info', ?, ?, '{}'
            FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
            WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED}
            ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1`,
         )
-        .bind(activityId, now, s.actorId, lease, s.sessionId, ...params, now),
+        .bind(activityId, now, s.actorId, lease, s.sessionId, s.runId ?? null, ...params, now),
       d1
         .prepare(
           `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?
@@ -171,7 +173,7 @@ export type HandoffClaimOutcome = { claimed: true; already: boolean } | { claime
  * Claims an open handoff for one of its recipients: a single compare-and-swap, so on a
  * multi-recipient request exactly one recipient wins. Claiming one you already hold is a no-op.
  */
-export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorId: string; sessionId: string; handoffId: string; now: Date }): Promise<HandoffClaimOutcome> {
+export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorId: string; sessionId: string; runId?: string | null; handoffId: string; now: Date }): Promise<HandoffClaimOutcome> {
   const now = iso(s.now);
   const [claimed] = await d1.batch<{ id: string }>([
     d1
@@ -184,11 +186,11 @@ export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorI
       .bind(s.actorId, now, s.tenantId, s.handoffId, s.actorId),
     d1
       .prepare(
-        `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
-         SELECT ?, tenant_id, ?, ?, 'handoff.claimed', 'work_request', id, related_project_id, 'claimed: ' || title, 'info', ?, '{}'
+        `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+         SELECT ?, tenant_id, ?, ?, 'handoff.claimed', 'work_request', id, related_project_id, 'claimed: ' || title, 'info', ?, ?, '{}'
          FROM handoffs WHERE changes() > 0 AND tenant_id = ? AND id = ?`,
       )
-      .bind(uuidv7(s.now.getTime()), now, s.actorId, s.sessionId, s.tenantId, s.handoffId),
+      .bind(uuidv7(s.now.getTime()), now, s.actorId, s.sessionId, s.runId ?? null, s.tenantId, s.handoffId),
   ]);
   if (claimed!.results.length > 0) return { claimed: true, already: false };
   const h = await d1

@@ -8,6 +8,7 @@ import { invalidInput, notFound } from "../mcp/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { stableStringify } from "../mcp/idempotency";
 import { findProject } from "./projects";
+import { findRun, runFilterValue } from "./run-model";
 import { findTask } from "./task-model";
 
 export const OBJECT_TYPES = ["project", "task", "decision", "work_request", "note"] as const;
@@ -141,6 +142,7 @@ const activityRowSchema = z.object({
   summary: z.string().describe("One line."),
   severity: z.enum(["info", "warn", "critical"]).describe("info, warn or critical."),
   session_id: z.string().describe("Session it came from, or \"\"."),
+  run_id: z.string().nullable().describe("Run it is attributed to, or null."),
   metadata: z.record(z.string(), z.unknown()).describe("Extra data."),
 });
 type ActivityRow = Omit<z.infer<typeof activityRowSchema>, "metadata"> & { metadata: string; seq: number };
@@ -149,7 +151,7 @@ function toActivity({ seq: _seq, ...r }: ActivityRow): z.infer<typeof activityRo
   try { metadata = JSON.parse(r.metadata) as Record<string, unknown>; } catch { /* damaged metadata reads as {} */ }
   return { ...r, metadata };
 }
-const ACTIVITY_COLUMNS = "seq, id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata";
+const ACTIVITY_COLUMNS = "seq, id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata";
 
 export const activityLogTool = defineTool({
   name: "activity_log",
@@ -163,7 +165,7 @@ export const activityLogTool = defineTool({
     object_id: z.string().min(1).max(100).optional().describe("The object's id (with object_type)."),
     severity: z.enum(["info", "warn", "critical"]).default("info").describe("info (default), warn or critical."),
     status: z.string().max(50).optional().describe("A status word, kept in metadata."),
-    run_id: z.string().max(100).optional().describe("The run it belongs to, kept in metadata."),
+    run_id: z.string().min(1).max(100).optional().describe("The run it belongs to (a run_key or run id of your tenant); defaults to your current run."),
     metadata: z.record(z.string(), z.unknown()).optional().describe("Extra structured data (up to 8KB as JSON)."),
   }),
   output: z.object({ activity: activityRowSchema.describe("The entry."), deduplicated: z.boolean().describe("True when the same entry was already logged and is returned instead.") }),
@@ -172,20 +174,23 @@ export const activityLogTool = defineTool({
     if ((input.object_type === undefined) !== (input.object_id === undefined)) {
       throw invalidInput("object_type and object_id go together.", "Pass both to attach the entry to an object, or neither.");
     }
-    const metadata = { ...(input.metadata ?? {}), ...(input.status ? { status: input.status } : {}), ...(input.run_id ? { run_id: input.run_id } : {}) };
+    const metadata = { ...(input.metadata ?? {}), ...(input.status ? { status: input.status } : {}) };
     if (new TextEncoder().encode(JSON.stringify(metadata)).byteLength > 8192) throw invalidInput("metadata is larger than 8KB.", "Keep metadata small; put long text in a comment or knowledge note.");
     const target = input.object_type ? await findObject(ctx, input.object_type, input.object_id!) : null;
     const projectId = target?.projectId ?? null;
-    const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", target?.id ?? "", input.severity, metadata]));
+    const explicitRun = input.run_id ? (await findRun(ctx, input.run_id)).id : null;
+    // Only a run named explicitly tells entries apart: the same milestone logged again from a later session is still a duplicate.
+    const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", target?.id ?? "", input.severity, explicitRun ? { ...metadata, run_id: explicitRun } : metadata]));
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     const [, existing] = await ctx.d1.batch<ActivityRow>([
       ctx.d1
         .prepare(
-          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata, content_hash)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata, content_hash)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
         )
-        .bind(id, ctx.tenantId, now, ctx.actorId, input.verb, input.object_type ?? "", target?.id ?? "", projectId, input.summary, input.severity, ctx.sessionId, JSON.stringify(metadata), hash),
+        .bind(id, ctx.tenantId, now, ctx.actorId, input.verb, input.object_type ?? "", target?.id ?? "", projectId, input.summary, input.severity, ctx.sessionId,
+          explicitRun ?? ctx.runId ?? null, JSON.stringify(metadata), hash),
       ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash),
     ]);
     const row = existing!.results[0]!;
@@ -205,7 +210,7 @@ export const activityQueryTool = defineTool({
     object_type: z.string().max(50).optional().describe("Only activity on this kind of object."),
     object_id: z.string().max(100).optional().describe("Only activity on this object."),
     verb: z.string().max(100).optional().describe("Only this verb (e.g. task.claimed); a trailing .* matches a family (task.*)."),
-    run_id: z.string().max(100).optional().describe("Only activity logged with this run_id."),
+    run_id: z.string().min(1).max(100).optional().describe("Only activity attributed to this run (run_key or run id)."),
     since: z.string().max(64).optional().describe("From (15m, 24h, 7d, 5mo, 1y or ISO-8601)."),
     until: z.string().max(64).optional().describe("Up to (ISO-8601, or a relative window back from now)."),
     limit: limitField(50, 200),
@@ -225,7 +230,7 @@ export const activityQueryTool = defineTool({
     if (input.object_id) { where.push("object_id = ?"); params.push(input.object_id); }
     if (input.verb?.endsWith(".*")) { where.push("substr(verb, 1, ?) = ?"); params.push(input.verb.length - 1, input.verb.slice(0, -1)); }
     else if (input.verb) { where.push("verb = ?"); params.push(input.verb); }
-    if (input.run_id) { where.push("json_extract(metadata, '$.run_id') = ?"); params.push(input.run_id); }
+    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
     for (const [bound, op] of [[input.since, ">="], [input.until, "<="]] as const) {
       if (!bound) continue;
       const at = resolveSince(bound, ctx.clock.now());

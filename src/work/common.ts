@@ -44,11 +44,11 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
   const now = ctx.clock.now();
   return ctx.d1
     .prepare(
-      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
-       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${a.ifPreviousChanged ? " WHERE changes() > 0" : ""}`,
+      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+       SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${a.ifPreviousChanged ? " WHERE changes() > 0" : ""}`,
     )
     .bind(uuidv7(now.getTime()), ctx.tenantId, iso(now), ctx.actorId, a.verb, a.objectType, a.objectId, a.projectId ?? null,
-      a.summary, a.severity ?? "info", ctx.sessionId, JSON.stringify(a.metadata ?? {}));
+      a.summary, a.severity ?? "info", ctx.sessionId, ctx.runId ?? null, JSON.stringify(a.metadata ?? {}));
 }
 
 export { decodeKeyset, encodeKeyset, keysetPage } from "../db/cursor";

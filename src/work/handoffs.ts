@@ -152,7 +152,7 @@ export const handoffClaimTool = defineTool({
   run: async (ctx, input) => {
     const handoff = await findHandoff(ctx, input.handoff_id);
     const outcome = await ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:handoffs`)).claimHandoff({
-      tenantId: ctx.tenantId, actorId: ctx.actorId, sessionId: ctx.sessionId, handoffId: handoff.id, nowMs: ctx.clock.now().getTime(),
+      tenantId: ctx.tenantId, actorId: ctx.actorId, sessionId: ctx.sessionId, runId: ctx.runId ?? null, handoffId: handoff.id, nowMs: ctx.clock.now().getTime(),
     });
     if (!outcome.claimed) {
       if (outcome.reason === "not_recipient") throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can claim it; inbox lists the ones addressed to you." });

@@ -8,6 +8,7 @@ import { invalidInput, notFound, ToolError } from "../mcp/errors";
 import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
 import { findObject } from "./collab";
 import { findProject } from "./projects";
+import { runFilterValue, runRepoContext, type RunRepoContext } from "./run-model";
 import { findTask } from "./task-model";
 
 export interface RemoteParts { host: string; owner: string; name: string; url: string }
@@ -211,15 +212,15 @@ const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, s
 const SHA = z.string().regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
 const refFields = {
   ref_type: z.enum(REF_TYPES).describe("commit (needs sha), branch (needs branch), pr (needs pr_number or pr_url), tag (needs title or sha), compare (needs url)."),
-  repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; for a task, defaults to its project's only primary repository."),
-  sha: SHA.optional().describe("Commit SHA."),
-  branch: z.string().min(1).max(250).optional().describe("Branch name."),
+  repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; defaults to the run's repository (run_heartbeat), else the project's only primary repository."),
+  sha: SHA.optional().describe("Commit SHA; defaults to the run's HEAD when the ref is on the run's repository and branch."),
+  branch: z.string().min(1).max(250).optional().describe("Branch name; defaults to the run's branch when the ref is on the run's repository."),
   pr_number: z.number().int().min(1).optional().describe("Pull request number."),
   pr_url: z.string().url().max(500).optional().describe("Pull request URL."),
   pr_state: z.enum(PR_STATES).optional().describe("open, draft, merged or closed."),
   title: z.string().max(300).optional().describe("Title (the tag name for tags)."),
   url: z.string().url().max(500).optional().describe("Link (required for compare)."),
-  run_id: z.string().max(100).optional().describe("The run it was recorded in."),
+  run_id: z.string().min(1).max(100).optional().describe("The run it was recorded in (run_key or run id); defaults to your current run."),
 };
 type RefInput = z.infer<z.ZodObject<typeof refFields>>;
 
@@ -236,9 +237,26 @@ function checkRefShape(r: RefInput): void {
   if (r.pr_state && r.ref_type !== "pr") throw invalidInput("pr_state is only for ref_type pr.", "Drop pr_state, or use ref_type pr.");
 }
 
-async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, r: RefInput): Promise<CodeRef> {
+/**
+ * Fills a ref from the run it is recorded in: the run's repository when none is named, and its
+ * branch and HEAD only where they describe the same place (same repository; the HEAD only on the
+ * run's branch), so a ref to another repository or branch never borrows the run's commit.
+ */
+function withRunContext(r: RefInput, repositoryId: string | null, run: RunRepoContext | null): { ref: RefInput; repositoryId: string | null } {
+  if (!run) return { ref: r, repositoryId };
+  const sameRepo = !repositoryId || !run.repositoryId || repositoryId === run.repositoryId;
+  if (!sameRepo) return { ref: r, repositoryId };
+  const branch = r.branch ?? run.branch ?? undefined;
+  const sameBranch = !r.branch || r.branch === run.branch;
+  return { ref: { ...r, branch, sha: r.sha ?? (sameBranch ? run.headSha ?? undefined : undefined) }, repositoryId: repositoryId ?? run.repositoryId };
+}
+
+async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, input: RefInput): Promise<CodeRef> {
+  const run = await runRepoContext(ctx, input.run_id);
+  const filled = withRunContext(input, input.repository_id ? (await findRepository(ctx, input.repository_id)).id : null, run);
+  const r = filled.ref;
   checkRefShape(r);
-  let repositoryId: string | null = r.repository_id ? (await findRepository(ctx, r.repository_id)).id : null;
+  let repositoryId = filled.repositoryId;
   if (!repositoryId && projectId) {
     const primaries = await ctx.d1
       .prepare(`SELECT repository_id FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND role = 'primary' LIMIT 2`)
@@ -254,7 +272,7 @@ async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number
       .prepare(`INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
                 VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
       .bind(id, ctx.tenantId, objectType, objectId, r.ref_type, repositoryId, r.sha?.toLowerCase() ?? null, r.branch ?? null, r.pr_number ?? null,
-        r.pr_url ?? null, r.pr_state ?? (r.ref_type === "pr" ? "open" : null), r.title ?? "", r.url ?? null, r.run_id ?? null, ctx.actorId, now),
+        r.pr_url ?? null, r.pr_state ?? (r.ref_type === "pr" ? "open" : null), r.title ?? "", r.url ?? null, run?.runId ?? null, ctx.actorId, now),
     activityStatement(ctx, { verb: "code_ref.added", objectType, objectId, projectId, summary: `${r.ref_type} ${label}`, metadata: { code_ref_id: id } }),
   ]);
   return (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(id).first<CodeRef>())!;
@@ -264,7 +282,7 @@ export const taskCodeRefTool = defineTool({
   name: "task_code_ref",
   title: "Record a task's code",
   toolset: "repos",
-  description: "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. The repository defaults to the task's project's only primary repository.",
+  description: "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. Repository, branch and sha default from your current run (its last run_heartbeat), so a commit is often just task_id and ref_type; the repository otherwise defaults to the project's only primary repository.",
   input: z.object({ task_id: z.string().min(1).max(100).describe("The task (id or KEY-number)."), ...refFields }),
   output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
@@ -280,7 +298,7 @@ export const codeRefAddTool = defineTool({
   name: "code_ref_add",
   title: "Add a code ref",
   toolset: "repos",
-  description: "Attach a code reference (commit, branch, PR, tag, compare) to a task, decision, note or project.",
+  description: "Attach a code reference (commit, branch, PR, tag, compare) to a task, decision, note or project. Same run-context defaults as task_code_ref.",
   input: z.object({
     object_type: z.enum(CODE_REF_OBJECTS).describe("task, decision, note or project."),
     object_id: z.string().min(1).max(100).describe("The object's id."),
@@ -362,7 +380,7 @@ export const codeRefQueryTool = defineTool({
     repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name."),
     ref_type: z.enum(REF_TYPES).optional().describe("Only this ref type."),
     pr_state: z.enum(PR_STATES).optional().describe("Only PRs in this state."),
-    run_id: z.string().max(100).optional().describe("Only refs recorded in this run."),
+    run_id: z.string().min(1).max(100).optional().describe("Only refs recorded in this run (run_key or run id)."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
@@ -383,7 +401,7 @@ export const codeRefQueryTool = defineTool({
     if (input.repository_id) { where.push("repository_id = ?"); params.push((await findRepository(ctx, input.repository_id)).id); }
     if (input.ref_type) { where.push("ref_type = ?"); params.push(input.ref_type); }
     if (input.pr_state) { where.push("pr_state = ?"); params.push(input.pr_state); }
-    if (input.run_id) { where.push("run_id = ?"); params.push(input.run_id); }
+    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
     const after = decodeKeyset(input.cursor, 2);
     if (after) { where.push("(created_at < ? OR (created_at = ? AND id < ?))"); params.push(after[0], after[0], after[1]); }
     const rows = await ctx.d1

@@ -61,6 +61,7 @@ export const taskClaimTool = defineTool({
       tenantId: ctx.tenantId,
       actorId: ctx.actorId,
       sessionId: ctx.sessionId,
+      runId: ctx.runId ?? null,
       taskId: target?.id,
       projectId: project?.id,
       label: input.label,

@@ -147,9 +147,9 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
                   SELECT ?, ?, ?, 'review', 'work_request', ?, ?, ?, ? WHERE changes() > 0`)
         .bind(uuidv7(), ctx.tenantId, reviewer, handoffId, `Review ${task.ref}: ${task.title}`, ctx.actorId, now),
       ctx.d1
-        .prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
-                  SELECT ?, ?, ?, ?, 'handoff.created', 'work_request', ?, ?, ?, 'info', ?, '{}' WHERE changes() > 0`)
-        .bind(uuidv7(), ctx.tenantId, now, ctx.actorId, handoffId, task.project_id, `review: ${task.ref}`, ctx.sessionId),
+        .prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+                  SELECT ?, ?, ?, ?, 'handoff.created', 'work_request', ?, ?, ?, 'info', ?, ?, '{}' WHERE changes() > 0`)
+        .bind(uuidv7(), ctx.tenantId, now, ctx.actorId, handoffId, task.project_id, `review: ${task.ref}`, ctx.sessionId, ctx.runId ?? null),
     );
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);

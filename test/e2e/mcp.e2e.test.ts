@@ -87,11 +87,33 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
-      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search"].sort());
+      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search", "run_query", "run_get", "run_summary"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
     await named.client.close();
+  });
+
+  it("mints the session's run on its first write, attributes writes to it, and starts afresh after run_end", async () => {
+    const s = await connect(inject("keyA"), "?toolsets=runs,projects,collab");
+    const c = s.client;
+    expect(structured(await c.callTool({ name: "run_summary", arguments: {} }))).toMatchObject({ ok: false, error: { code: "no_current_run" } });
+    const created = structured(await c.callTool({ name: "project_create", arguments: { title: "E2E runs" } }));
+    const summary = structured(await c.callTool({ name: "run_summary", arguments: {} }));
+    expect(summary).toMatchObject({ ok: true, run: { kind: "session", status: "running", session_id: s.transport.sessionId }, activity_total: 1 });
+    const run = summary.run as { id: string; run_key: string };
+    const feed = structured(await c.callTool({ name: "activity_query", arguments: { run_id: run.run_key } }));
+    expect(feed.items!.map((x) => x.object_id)).toEqual([(created.project as { id: string }).id]);
+    const child = structured(await c.callTool({ name: "run_fork", arguments: { label: "e2e child" } }));
+    expect(child).toMatchObject({ ok: true, parent_run_key: run.run_key, run: { kind: "subagent", root_run_id: run.id } });
+    const tree = structured(await c.callTool({ name: "run_get", arguments: { run_key: run.run_key, include_children: true } }));
+    expect((tree.children as Array<{ id: string }>).map((x) => x.id)).toEqual([(child.run as { id: string }).id]);
+    expect(structured(await c.callTool({ name: "run_end", arguments: { status: "succeeded" } }))).toMatchObject({ ok: true, session_run_released: true });
+    await c.callTool({ name: "project_create", arguments: { title: "E2E runs again" } });
+    const next = structured(await c.callTool({ name: "run_summary", arguments: {} }));
+    expect((next.run as { id: string }).id).not.toBe(run.id);
+    await s.transport.terminateSession();
+    await c.close();
   });
 
   it("ends the session on DELETE; the id is then unknown", async () => {

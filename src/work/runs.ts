@@ -1,0 +1,273 @@
+/**
+ * Runs (seed 001): every burst of work is a node in a tree of runs. A session's run is minted
+ * by its first write (run-model.ts); these tools fork children, keep long runs alive, close them
+ * with a verdict, and read what a run or a whole tree did.
+ */
+import { z } from "zod";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { defineTool } from "../mcp/define-tool";
+import { invalidInput, ToolError } from "../mcp/errors";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, keysetPage, limitField, resolveActor } from "./common";
+import { findRepository } from "./repos";
+import {
+  currentRunId, END_STATUSES, findRun, insertRun, noCurrentRun, releaseSessionRun, RUN_COLUMNS, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES,
+  runSchema, toRun, type RunRow,
+} from "./run-model";
+
+const runRefField = (description: string) =>
+  z.string().min(1).max(100).describe(`${description} A run_key (run-…) or a run id.`);
+
+const countsField = z
+  .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "count names are snake_case, e.g. tests_passed"), z.number().int().min(0).max(1e12))
+  .refine((c) => Object.keys(c).length <= 50, "at most 50 counts")
+  .describe("Counters to record, e.g. {\"tasks_completed\": 3}; merged into the run's counts (a name given again is overwritten).");
+
+/** The run a call names, or the current run when it names none. */
+async function targetRun(ctx: Ctx, ref: string | undefined): Promise<RunRow> {
+  if (ref) return findRun(ctx, ref);
+  const current = await currentRunId(ctx);
+  if (!current) throw noCurrentRun();
+  return findRun(ctx, current);
+}
+
+const runEnded = (run: RunRow) =>
+  new ToolError("run_ended", `Run ${run.run_key} has ended (${run.status}); ended runs cannot be changed.`, {
+    hint: "Heartbeat or end a running run instead. When it was your session's run, your next write starts a fresh one.",
+  });
+
+/**
+ * Changes a running run in one compare-and-swap (it must still be running), with `after`
+ * statements in the same batch, and returns it as it is now.
+ */
+async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<string, unknown>, after: D1PreparedStatement[] = []): Promise<RunRow> {
+  if (run.status !== "running") throw runEnded(run);
+  const columns = Object.keys(sets);
+  const [updated] = await ctx.d1.batch<RunRow>([
+    ctx.d1
+      .prepare(`UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
+                WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING ${RUN_COLUMNS}`)
+      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id),
+    ...after,
+  ]);
+  const row = updated!.results[0];
+  if (!row) throw runEnded(await findRun(ctx, run.id));
+  return row;
+}
+
+export const runForkTool = defineTool({
+  name: "run_fork",
+  title: "Fork a child run",
+  toolset: "runs",
+  description: "Register a child run (kind subagent) under your current run, recorded in the run tree; it starts from the parent's repository, branch and HEAD. Hand its run_key to the subagent so it can heartbeat and end it. Over MCP your own later calls still attribute to your current run, not the child.",
+  input: z.object({
+    label: z.string().trim().min(1).max(200).describe("Short label, e.g. \"migrate billing tests\"."),
+    goal: z.string().max(2000).optional().describe("What the child run is for."),
+    agent_role: z.string().max(100).optional().describe("The role the subagent plays, e.g. reviewer or test-writer."),
+  }),
+  output: z.object({ run: runSchema.describe("The child run."), parent_run_key: z.string().describe("The run it was forked from (your current run).") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    if (!ctx.runId) throw noCurrentRun();
+    const parent = await findRun(ctx, ctx.runId);
+    const startedAt = iso(ctx.clock.now());
+    // A key collision (1 in 2^40) just means another id.
+    for (let attempt = 0; attempt < 3; attempt++) {
+      const child = await insertRun(ctx, {
+        id: uuidv7(ctx.clock.now().getTime()), kind: "subagent", parentRunId: parent.id, rootRunId: parent.root_run_id, label: input.label,
+        goal: input.goal ?? "", agentRole: input.agent_role ?? "", runSeriesKey: null, startedAt,
+        repo: { repositoryId: parent.repository_id, branch: parent.branch, headSha: parent.head_sha, dirty: parent.dirty },
+      }, (r) => [activityStatement(ctx, { verb: "run.forked", objectType: "run", objectId: r.id, summary: `forked: ${input.label}`, metadata: { parent_run_id: parent.id }, ifPreviousChanged: true })]);
+      if (child) return { run: toRun(child), parent_run_key: parent.run_key };
+    }
+    throw new ToolError("conflict", "Could not mint a run key for the child run.", { hint: "Retry the call.", retryable: true });
+  },
+  summarize: (r) => `Forked ${r.run.run_key} under ${r.parent_run_key}.`,
+});
+
+export const runHeartbeatTool = defineTool({
+  name: "run_heartbeat",
+  title: "Heartbeat a run",
+  toolset: "runs",
+  description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended.",
+  input: z.object({
+    run_key: runRefField("The run; defaults to your current run.").optional(),
+    head_sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters").optional().describe("The commit HEAD points at now."),
+    branch: z.string().min(1).max(250).optional().describe("The branch checked out now."),
+    dirty: z.boolean().optional().describe("Whether the working tree has uncommitted changes."),
+    repository_id: z.string().min(1).max(200).optional().describe("The repository the run works in (id or owner/name, registered with repo_register)."),
+    counts: countsField.optional(),
+  }),
+  output: z.object({ run: runSchema.describe("The run after the heartbeat.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const run = await targetRun(ctx, input.run_key);
+    const sets: Record<string, unknown> = { last_heartbeat_at: iso(ctx.clock.now()) };
+    if (input.head_sha !== undefined) sets.head_sha = input.head_sha.toLowerCase();
+    if (input.branch !== undefined) sets.branch = input.branch;
+    if (input.dirty !== undefined) sets.dirty = input.dirty ? 1 : 0;
+    if (input.repository_id !== undefined) sets.repository_id = (await findRepository(ctx, input.repository_id)).id;
+    if (input.counts !== undefined) sets.counts = JSON.stringify(input.counts);
+    return { run: toRun(await updateRunningRun(ctx, run, sets)) };
+  },
+  summarize: (r) => `${r.run.run_key} alive at ${r.run.last_heartbeat_at}.`,
+});
+
+export const runEndTool = defineTool({
+  name: "run_end",
+  title: "End a run",
+  toolset: "runs",
+  description: "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended.",
+  input: z.object({
+    run_key: runRefField("The run; defaults to your current run.").optional(),
+    status: z.enum(END_STATUSES).describe("succeeded, failed or cancelled."),
+    counts: countsField.optional(),
+  }),
+  output: z.object({
+    run: runSchema.describe("The ended run."),
+    session_run_released: z.boolean().describe("True when it was its session's current run: that session's next write mints a fresh run."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const run = await targetRun(ctx, input.run_key);
+    const now = iso(ctx.clock.now());
+    const ended = await updateRunningRun(ctx, run, { status: input.status, ended_at: now, last_heartbeat_at: now, ...(input.counts ? { counts: JSON.stringify(input.counts) } : {}) }, [
+      activityStatement(ctx, { verb: `run.${input.status}`, objectType: "run", objectId: run.id, summary: `${run.run_key} ${input.status}`, ifPreviousChanged: true }),
+    ]);
+    return { run: toRun(ended), session_run_released: await releaseSessionRun(ctx.env, ended) };
+  },
+  summarize: (r) => `${r.run.run_key} ${r.run.status}.`,
+});
+
+export const runQueryTool = defineTool({
+  name: "run_query",
+  title: "Find runs",
+  toolset: "runs",
+  description: "List runs, newest first: yours (actor_id \"me\"), by status, kind, run tree (root_run_id) or recurring series (run_series_key) — how you see what a workflow or a cron series did.",
+  input: z.object({
+    actor_id: actorRefField("Only this actor's runs.").optional(),
+    status: z.array(z.enum(RUN_STATUSES)).min(1).max(RUN_STATUSES.length).optional().describe("Only runs in these statuses (running, succeeded, failed, cancelled, abandoned)."),
+    kind: z.enum(RUN_KINDS).optional().describe("session or subagent."),
+    root_run_id: runRefField("Only runs of this run's tree: its root and every run below the root.").optional(),
+    run_series_key: z.string().regex(RUN_SERIES_KEY, "a series key is letters, digits and . _ : / -").optional().describe("Only runs of this recurring series."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({ items: z.array(runSchema).describe("Runs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const where = ["tenant_id = ?"];
+    const params: unknown[] = [ctx.tenantId];
+    if (input.actor_id) { where.push("actor_id = ?"); params.push(await resolveActor(ctx, input.actor_id)); }
+    if (input.status) { where.push("status IN (SELECT value FROM json_each(?))"); params.push(JSON.stringify(input.status)); }
+    if (input.kind) { where.push("kind = ?"); params.push(input.kind); }
+    if (input.root_run_id) { where.push("root_run_id = ?"); params.push((await findRun(ctx, input.root_run_id)).root_run_id); }
+    if (input.run_series_key) { where.push("run_series_key = ?"); params.push(input.run_series_key); }
+    const after = decodeKeyset(input.cursor, 1);
+    if (after) { where.push("seq < ?"); params.push(after[0]); }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<RunRow>();
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    return { items: page.map(toRun), ...cursor };
+  },
+  summarize: (r) => `${r.items.length} run(s).`,
+});
+
+const SUBTREE_MAX = 500;
+const SUBTREE_DEPTH_MAX = 50;
+
+export const runGetTool = defineTool({
+  name: "run_get",
+  title: "Read a run",
+  toolset: "runs",
+  description: "Read one run by run_key or run_id (exactly one). include_children: true adds the whole subtree under it (children, their children, …) — what a workflow's subagents did.",
+  input: z.object({
+    run_key: z.string().min(1).max(100).optional().describe("The run's key (run-…)."),
+    run_id: z.string().min(1).max(100).optional().describe("The run's id."),
+    include_children: z.boolean().default(false).describe("Also return every run below it in the tree."),
+  }),
+  output: z.object({
+    run: runSchema.describe("The run."),
+    children: z.array(runSchema.extend({ depth: z.number().int().describe("1 for a direct child, 2 for a grandchild, …") }))
+      .optional().describe("With include_children: the subtree below the run, parents before their children (up to 500)."),
+    children_truncated: z.boolean().optional().describe("With include_children: true when the subtree had more runs than returned."),
+  }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    if ((input.run_key === undefined) === (input.run_id === undefined)) throw invalidInput("Pass exactly one of run_key and run_id.", "Name the run by its key (run-…) or by its id.");
+    const run = await findRun(ctx, (input.run_key ?? input.run_id)!);
+    if (!input.include_children) return { run: toRun(run) };
+    const rows = await ctx.d1
+      .prepare(
+        `WITH RECURSIVE tree (id, depth) AS (
+           SELECT id, 0 FROM runs WHERE tenant_id = ? AND id = ?
+           UNION ALL
+           SELECT r.id, tree.depth + 1 FROM runs r JOIN tree ON r.tenant_id = ? AND r.parent_run_id = tree.id WHERE tree.depth < ?
+         )
+         SELECT ${RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
+         WHERE tree.depth > 0 ORDER BY tree.depth, r.seq LIMIT ?`,
+      )
+      .bind(ctx.tenantId, run.id, ctx.tenantId, SUBTREE_DEPTH_MAX, SUBTREE_MAX + 1)
+      .all<RunRow & { depth: number }>();
+    const children = rows.results.slice(0, SUBTREE_MAX).map(({ depth, ...r }) => ({ ...toRun(r), depth }));
+    return { run: toRun(run), children, children_truncated: rows.results.length > SUBTREE_MAX };
+  },
+  summarize: (r) => `${r.run.run_key} (${r.run.status})${r.children ? `, ${r.children.length} run(s) below` : ""}.`,
+});
+
+/** The verbs each rollup counts, as the rooms that write them emit them. */
+const ROLLUP: Record<string, readonly string[]> = {
+  tasks_created: ["task.created"],
+  tasks_completed: ["task.done"],
+  decisions_logged: ["decision.logged", "decision.superseded"],
+  knowledge_written: ["knowledge.written"],
+  handoffs_created: ["handoff.created"],
+  code_refs_added: ["code_ref.added"],
+};
+const rollupField = (what: string) => z.number().int().describe(`${what} attributed to the run.`);
+
+export const runSummaryTool = defineTool({
+  name: "run_summary",
+  title: "Summarize a run",
+  toolset: "runs",
+  description: "One-call rollup of what a run produced, from the activity attributed to it: tasks created and completed, decisions logged, knowledge written, handoffs created, code refs added, and all activity. The standup view of a run; defaults to your current run.",
+  input: z.object({ run_id: runRefField("The run; defaults to your current run.").optional() }),
+  output: z.object({
+    run: runSchema.describe("The run."),
+    tasks_created: rollupField("Tasks created"),
+    tasks_completed: rollupField("Tasks moved to done"),
+    decisions_logged: rollupField("Decisions logged (superseding ones included)"),
+    knowledge_written: rollupField("Knowledge notes written"),
+    handoffs_created: rollupField("Handoffs created (review handoffs included)"),
+    code_refs_added: rollupField("Code refs recorded"),
+    activity_total: rollupField("Activity rows of every kind"),
+    child_runs: z.number().int().describe("Runs forked directly from it."),
+  }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const run = await targetRun(ctx, input.run_id);
+    const names = Object.keys(ROLLUP);
+    const [counts, children] = await ctx.d1.batch<Record<string, number>>([
+      ctx.d1
+        .prepare(`SELECT COUNT(*) AS activity_total, ${names.map((n) => `COALESCE(SUM(verb IN (SELECT value FROM json_each(?))), 0) AS ${n}`).join(", ")}
+                  FROM activity WHERE tenant_id = ? AND run_id = ?`)
+        .bind(...names.map((n) => JSON.stringify(ROLLUP[n])), ctx.tenantId, run.id),
+      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM runs WHERE tenant_id = ? AND parent_run_id = ?`).bind(ctx.tenantId, run.id),
+    ]);
+    const c = counts!.results[0]!;
+    return {
+      run: toRun(run),
+      tasks_created: c.tasks_created!, tasks_completed: c.tasks_completed!, decisions_logged: c.decisions_logged!, knowledge_written: c.knowledge_written!,
+      handoffs_created: c.handoffs_created!, code_refs_added: c.code_refs_added!, activity_total: c.activity_total!, child_runs: children!.results[0]!.n!,
+    };
+  },
+  summarize: (r) => `${r.run.run_key}: ${r.activity_total} activity, ${r.tasks_created} task(s) created, ${r.tasks_completed} done, ${r.decisions_logged} decision(s).`,
+});
+
+export const runTools = [runForkTool, runHeartbeatTool, runEndTool, runQueryTool, runGetTool, runSummaryTool];
