@@ -15,7 +15,9 @@ export const SERVER_INFO = { name: "agent-ledger", version: "0.1.0" } as const;
 const INSTRUCTIONS = `agent-ledger is the team's shared memory and coordination point.
 Call whoami first in every run: it returns you, your open tasks, your inbox and what changed since you were last seen.
 Work ledger: project_brief orients you on a project; task_claim takes work under a lease; task_update moves it (done is gated);
-handoffs and the inbox carry questions and reviews between actors (ack after act); decision_log records decisions. guide explains more.
+handoffs and the inbox carry questions and reviews between actors (ack after act); decision_log records decisions.
+Memory: knowledge_search before you redo research, knowledge_write what you learn; search finds any object by keyword. guide explains more.
+When this server gets in your way, file it with feature_request_create (toolset feedback; never include secrets).
 Change ledger: before editing an entity, call prior_attempts (and blame) on it; after every meaningful change,
 call log_change with the entity_path, change_type, diff and your reasoning (why, not what), using one changeset_id
 per feature or task. Never re-apply a change that prior_attempts shows was reverted without logging a supersede.

@@ -87,7 +87,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
-      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search", "run_query", "run_get", "run_summary"].sort());
+      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search", "knowledge_search", "run_query", "run_get", "run_summary"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
@@ -112,6 +112,26 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     await c.callTool({ name: "project_create", arguments: { title: "E2E runs again" } });
     const next = structured(await c.callTool({ name: "run_summary", arguments: {} }));
     expect((next.run as { id: string }).id).not.toBe(run.id);
+    await s.transport.terminateSession();
+    await c.close();
+  });
+
+  it("writes a note, embeds it after the response, and finds it by words and meaning", async () => {
+    const s = await connect(inject("keyA"));
+    const c = s.client;
+    const written = structured(await c.callTool({ name: "knowledge_write", arguments: { title: "Restoring D1", body: "Use a time travel bookmark to restore the database.", kind: "runbook", tags: ["d1"] } }));
+    expect(written).toMatchObject({ ok: true, embedding_status: "pending" });
+    const id = (written.note as { id: string }).id;
+    // The embedding is made after the response (waitUntil); poll until the note reports it.
+    let item: S | undefined;
+    for (let i = 0; i < 50 && item?.embedding_status !== "ready"; i++) {
+      const found = structured(await c.callTool({ name: "knowledge_search", arguments: { q: "restore the database" } }));
+      expect(found).toMatchObject({ ok: true, mode: "hybrid", embedder: "local-hash-512" });
+      item = (found.items as S[]).find((x) => x.id === id);
+      if (item?.embedding_status !== "ready") await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(item).toMatchObject({ id, embedding_status: "ready", lexical_rank: 1 });
+    expect(item!.similarity).toBeGreaterThan(0.2);
     await s.transport.terminateSession();
     await c.close();
   });
