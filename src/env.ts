@@ -26,4 +26,11 @@ export interface Env {
   EMBEDDING_MODEL?: string;
   /** "off" disables semantic ranking: searches are lexical and nothing is embedded. */
   SEMANTIC_SEARCH?: string;
+  /** GitHub REST base URL (default https://api.github.com; GitHub Enterprise: https://HOST/api/v3). */
+  GITHUB_API_URL?: string;
+  /** Secret: encrypts the per-tenant GitHub tokens stored in D1 (README: GitHub). */
+  GITHUB_CREDENTIALS_KEY?: string;
+  /** Secrets of a GitHub App, for tenants connected through an installation. */
+  GITHUB_APP_ID?: string;
+  GITHUB_APP_PRIVATE_KEY?: string;
 }

@@ -397,3 +397,21 @@ export const runs = sqliteTable("runs", {
   lastHeartbeatAt: text("last_heartbeat_at").notNull(),
   endedAt: text("ended_at"),
 });
+
+export const githubCredentials = sqliteTable("github_credentials", {
+  tenantId: text("tenant_id").primaryKey(),
+  kind: text("kind").notNull(),
+  secret: text("secret").notNull(),
+  installationId: text("installation_id").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const gitPresets = sqliteTable("git_presets", {
+  tenantId: text("tenant_id").notNull(),
+  name: text("name").notNull(),
+  nestedRoots: text("nested_roots").notNull(),
+  parityPairs: text("parity_pairs").notNull(),
+  workspaceRootHint: text("workspace_root_hint").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
