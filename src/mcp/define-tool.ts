@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
 
-export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs";
+export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git";
 
 export interface ToolsetMeta {
   id: ToolsetId;
@@ -41,6 +41,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;
   /** A one-line human summary put before the JSON in the text content. */
   summarize?(result: z.output<O>): string;
+  /**
+   * The whole text content instead of summary + JSON, for tools whose seed fixes it (the git
+   * tools' `format: markdown | json`). structuredContent is unchanged.
+   */
+  text?(result: z.output<O>, input: z.output<I>): string;
 }
 
 /** Identity function that keeps the input/output types of a definition tied together. */

@@ -11,6 +11,7 @@ import { feedbackTools } from "../work/feedback";
 import { handoffTools } from "../work/handoffs";
 import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
+import { gitTools } from "../git/tools";
 import { searchTools } from "../work/search";
 import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";
@@ -39,11 +40,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "feedback", description: "File bugs, friction and missing capabilities in this server, and read their outcome.", default: false },
   { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
+  { id: "git", description: "Git on GitHub: status, inventory, parity, log, diff summaries, multi-file commits, merges and cherry-picks through the GitHub API.", default: false },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -176,6 +178,7 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
         : { result: await run(), replay: false };
     const payload = def.output.parse(result) as Record<string, unknown>;
     const structured = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}) };
+    if (def.text) return { content: [{ type: "text", text: def.text(payload, parsed) }], structuredContent: structured };
     return render(structured, def.summarize ? def.summarize(payload) : "");
   } catch (err) {
     const error = toErrorBody(err);
