@@ -1,5 +1,7 @@
 /** The mutating git tools (batch_commit, git_merge, git_cherry_pick) against an in-memory repository behind the fake GitHub. */
 import { describe, expect, it } from "vitest";
+import { GitHubClient } from "../src/git/client";
+import { GitWriter } from "../src/git/writer";
 import type { Ctx } from "../src/mcp/context";
 import { callTool, findTool } from "../src/mcp/registry";
 import { errorBody, FakeGitHub } from "./github/fake";
@@ -75,6 +77,8 @@ describe("batch_commit", () => {
     expect((await fails(ctx, "batch_commit", { repo: REPO, commits: [{ message: "a", files: [{ path: "a", content: "not base64!", encoding: "base64" }] }] })).code).toBe("invalid_input");
     expect((await fails(ctx, "batch_commit", { repo: REPO, commits: [{ message: "a", files: [{ path: "a", content: "x".repeat(1024 * 1024 + 1) }] }] })).code).toBe("invalid_input");
     expect((await fails(ctx, "batch_commit", { repo: REPO, commits: [] })).code).toBe("invalid_input");
+    const many = Array.from({ length: 6 }, (_, i) => ({ message: `m${i}`, files: Array.from({ length: 100 }, (_, j) => ({ path: `f${i}-${j}`, content: "x" })) }));
+    expect((await fails(ctx, "batch_commit", { repo: REPO, commits: many })).code).toBe("invalid_input");
     expect((await fails(ctx, "batch_commit", { repo: "not a repo", commits: [{ message: "a", files: [{ path: "a", content: "1" }] }] })).code).toBe("invalid_repo");
     expect(gh.requests).toHaveLength(0);
   });
@@ -119,13 +123,27 @@ describe("batch_commit", () => {
     expect(forced(gh)).toHaveLength(0);
   });
 
-  it("a tenant without GitHub credentials gets github_not_configured", async () => {
+  it("a tenant without GitHub credentials gets github_not_configured from every write tool, while another tenant is connected", async () => {
     const id = await seedIdentity("git-write-nocreds", "agent");
     const gh = new FakeGitHub();
     await connectGitHub(makeCtx(await seedIdentity("git-write-other", "agent")), gh);
-    const err = await fails(makeCtx(id), "batch_commit", { repo: REPO, commits: [{ message: "a", files: [{ path: "a", content: "1" }] }] });
-    expect(err.code).toBe("github_not_configured");
+    const plain = makeCtx(id);
+    const lonely = { ...plain, env: { ...plain.env, GITHUB_API_URL: gh.apiBase, GITHUB_CREDENTIALS_KEY: "test-credentials-key-0123456789abcdef" } };
+    expect((await fails(lonely, "batch_commit", { repo: REPO, commits: [{ message: "a", files: [{ path: "a", content: "1" }] }] })).code).toBe("github_not_configured");
+    expect((await fails(lonely, "git_merge", { repo: REPO, sources: ["feature"] })).code).toBe("github_not_configured");
+    expect((await fails(lonely, "git_cherry_pick", { repo: REPO, sources: ["feature"] })).code).toBe("github_not_configured");
     expect(gh.requests).toHaveLength(0);
+  });
+
+  it("stops at the request budget before moving anything", async () => {
+    const gh = new FakeGitHub();
+    const repo = new FakeRepo(gh);
+    repo.write("main", { a: "1" });
+    const w = new GitWriter(new GitHubClient({ apiBase: gh.apiBase, token: async () => "t", fetch: gh.fetch }), { owner: "o", name: "r" }, 2);
+    await w.defaultBranch();
+    await w.branchHead("main");
+    await expect(w.branchHead("main")).rejects.toMatchObject({ code: "request_budget_exceeded" });
+    expect(gh.requests).toHaveLength(2);
   });
 });
 
@@ -322,6 +340,25 @@ describe("git_cherry_pick", () => {
     expect(repo.refs.get("main")).toBe(m2);
     expect(refUpdates(gh)).toHaveLength(0);
     expect(repo.tempRefs()).toEqual([]);
+  });
+
+  it("a destination moved during the pick is a retryable conflict; merge commits cannot be picked", async () => {
+    const { ctx, gh, repo, main } = await setup();
+    const c = repo.write("feature/v", { "v": "v" }, "v", main);
+    repo.write("main", { "w": "w" }, "w");
+    let theirs = "";
+    repo.before = (req) => {
+      if (req.op === "PATCH /repos/{owner}/{repo}/git/refs/{ref}" && !theirs) theirs = repo.write("main", { "late": "1" }, "late push");
+    };
+    expect(await fails(ctx, "git_cherry_pick", { repo: REPO, sources: [c] })).toMatchObject({ code: "conflict", retryable: true });
+    expect(repo.refs.get("main")).toBe(theirs);
+    expect(forced(gh)).toHaveLength(0);
+    expect(repo.tempRefs()).toEqual([]);
+    repo.before = null;
+    const merge = repo.commit(repo.commits.get(c)!.tree, [main, c], "a merge");
+    repo.refs.set("feature/m", merge);
+    const r = await call(ctx, "git_cherry_pick", { repo: REPO, sources: [merge] });
+    expect(r).toMatchObject({ ok: false, applied: 0, conflict: { commit: merge, detail: expect.stringMatching(/merge commit/) } });
   });
 
   it("answers each error code, refusing unsafe input before any request", async () => {

@@ -16,6 +16,8 @@ import { GitWriter, mappingGitHubErrors, repoField, type TreeEntry, unsafeRef } 
 /** Per file, after decoding; GitHub's blob API takes far more, but a tool call should stay small. */
 const MAX_FILE_BYTES = 1024 * 1024;
 const MAX_TOTAL_BYTES = 8 * 1024 * 1024;
+/** Each base64 file is one blob request; this keeps a call inside the writer's request budget. */
+const MAX_TOTAL_FILES = 500;
 
 const fileField = z.object({
   path: z.string().min(1).max(4096).describe("Path relative to the repository root (no leading '/', no '..' segments)."),
@@ -65,6 +67,8 @@ const decodedSize = (content: string, encoding: string) =>
 function validate(data: z.output<typeof input>): Result | null {
   if (data.branch !== undefined && !isSafeRef(data.branch)) throw unsafeRef("branch", data.branch);
   if (data.base !== undefined && !isSafeRef(data.base)) throw unsafeRef("base", data.base);
+  const files = data.commits.reduce((sum, c) => sum + c.files.length, 0);
+  if (files > MAX_TOTAL_FILES) throw invalidInput(`The call lists ${files} files; the cap is ${MAX_TOTAL_FILES}.`, "Split the commits over several calls.");
   let total = 0;
   for (const [index, entry] of data.commits.entries()) {
     const seen = new Set<string>();

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
-import { type GitHubClient, GitHubError } from "./client";
+import { type GitHubClient, GitHubError, type GitHubResponse, type Operation, type Params } from "./client";
 import { githubToolError } from "./credentials";
 import type { RepoName } from "./tokens";
 
@@ -43,22 +43,39 @@ export const movedRef = (branch: string) =>
     retryable: true,
   });
 
+/**
+ * Requests one call may make. A Worker invocation has a subrequest limit (1000 on the paid plan);
+ * running out halfway would strand work, so the writer stops first, before moving any branch.
+ */
+export const REQUEST_BUDGET = 900;
+
 export class GitWriter {
-  constructor(readonly gh: GitHubClient, readonly repo: RepoName) {}
+  private spent = 0;
+
+  constructor(readonly gh: GitHubClient, readonly repo: RepoName, private readonly budget = REQUEST_BUDGET) {}
+
+  private request<T>(op: Operation, params: Params, body?: unknown): Promise<GitHubResponse<T>> {
+    if (++this.spent > this.budget) {
+      throw new ToolError("request_budget_exceeded", `This call needs more than ${this.budget} GitHub requests; nothing was moved.`, {
+        hint: "Split the work: fewer sources, commits or files per call.",
+      });
+    }
+    return this.gh.request<T>(op, params, body);
+  }
 
   private get p() {
     return { owner: this.repo.owner, repo: this.repo.name };
   }
 
   async defaultBranch(): Promise<string> {
-    const res = await this.gh.request<{ default_branch: string }>("GET /repos/{owner}/{repo}", this.p);
+    const res = await this.request<{ default_branch: string }>("GET /repos/{owner}/{repo}", this.p);
     return res.data.default_branch;
   }
 
   /** The branch's head SHA, or null when the branch does not exist. */
   async branchHead(branch: string): Promise<string | null> {
     try {
-      const res = await this.gh.request<{ object: { sha: string } }>("GET /repos/{owner}/{repo}/git/ref/{ref}", { ...this.p, ref: `heads/${branch}` });
+      const res = await this.request<{ object: { sha: string } }>("GET /repos/{owner}/{repo}/git/ref/{ref}", { ...this.p, ref: `heads/${branch}` });
       return res.data.object.sha;
     } catch (err) {
       if (err instanceof GitHubError && err.code === "github_not_found") return null;
@@ -69,7 +86,7 @@ export class GitWriter {
   /** Any commit-ish GitHub resolves (SHA, short SHA, tag, branch) to its full SHA, or null. */
   async resolveCommit(ref: string): Promise<string | null> {
     try {
-      const res = await this.gh.request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...this.p, ref, per_page: 1 });
+      const res = await this.request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...this.p, ref, per_page: 1 });
       return res.data.sha;
     } catch (err) {
       if (err instanceof GitHubError && (err.code === "github_not_found" || err.code === "github_unprocessable")) return null;
@@ -78,7 +95,7 @@ export class GitWriter {
   }
 
   async commit(sha: string): Promise<CommitInfo> {
-    const res = await this.gh.request<{ sha: string; tree: { sha: string }; parents: { sha: string }[]; message: string; author: CommitInfo["author"] }>(
+    const res = await this.request<{ sha: string; tree: { sha: string }; parents: { sha: string }[]; message: string; author: CommitInfo["author"] }>(
       "GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { ...this.p, commit_sha: sha });
     const d = res.data;
     return { sha: d.sha, tree: d.tree.sha, parents: d.parents.map((p) => p.sha), message: d.message, author: d.author };
@@ -87,23 +104,23 @@ export class GitWriter {
   async createCommit(message: string, tree: string, parents: string[], author?: CommitInfo["author"]): Promise<string> {
     const body: Record<string, unknown> = { message, tree, parents };
     if (author) body.author = author;
-    const res = await this.gh.request<{ sha: string }>("POST /repos/{owner}/{repo}/git/commits", this.p, body);
+    const res = await this.request<{ sha: string }>("POST /repos/{owner}/{repo}/git/commits", this.p, body);
     return res.data.sha;
   }
 
   async createBlob(content: string, encoding: "utf-8" | "base64"): Promise<string> {
-    const res = await this.gh.request<{ sha: string }>("POST /repos/{owner}/{repo}/git/blobs", this.p, { content, encoding });
+    const res = await this.request<{ sha: string }>("POST /repos/{owner}/{repo}/git/blobs", this.p, { content, encoding });
     return res.data.sha;
   }
 
   async createTree(baseTree: string, entries: TreeEntry[]): Promise<string> {
-    const res = await this.gh.request<{ sha: string }>("POST /repos/{owner}/{repo}/git/trees", this.p, { base_tree: baseTree, tree: entries });
+    const res = await this.request<{ sha: string }>("POST /repos/{owner}/{repo}/git/trees", this.p, { base_tree: baseTree, tree: entries });
     return res.data.sha;
   }
 
   /** Blob paths → blob SHAs; null when GitHub truncated the listing. */
   async flatTree(tree: string): Promise<Map<string, string> | null> {
-    const res = await this.gh.request<{ truncated: boolean; tree: { path: string; type: string; sha: string }[] }>(
+    const res = await this.request<{ truncated: boolean; tree: { path: string; type: string; sha: string }[] }>(
       "GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { ...this.p, tree_sha: tree, recursive: "1" });
     if (res.data.truncated) return null;
     return new Map(res.data.tree.filter((e) => e.type === "blob").map((e) => [e.path, e.sha]));
@@ -112,7 +129,7 @@ export class GitWriter {
   /** `base...head`; null when GitHub finds no common ancestor (or either side is unknown). */
   async compare(base: string, head: string): Promise<Comparison | null> {
     try {
-      const res = await this.gh.request<{
+      const res = await this.request<{
         status: Comparison["status"]; ahead_by: number; total_commits: number;
         merge_base_commit: { sha: string; commit: { tree: { sha: string } } };
         commits: { sha: string; parents: { sha: string }[] }[];
@@ -135,7 +152,7 @@ export class GitWriter {
    */
   async moveBranch(branch: string, from: string, to: string): Promise<void> {
     try {
-      await this.gh.request("PATCH /repos/{owner}/{repo}/git/refs/{ref}", { ...this.p, ref: `heads/${branch}` }, { sha: to, force: false });
+      await this.request("PATCH /repos/{owner}/{repo}/git/refs/{ref}", { ...this.p, ref: `heads/${branch}` }, { sha: to, force: false });
     } catch (err) {
       if (err instanceof GitHubError && (err.code === "github_unprocessable" || err.code === "github_conflict")) {
         const now = await this.branchHead(branch);
@@ -148,7 +165,7 @@ export class GitWriter {
   /** Creates `branch` at `sha`; someone creating it first is the same race as a moved ref. */
   async createBranch(branch: string, sha: string): Promise<void> {
     try {
-      await this.gh.request("POST /repos/{owner}/{repo}/git/refs", this.p, { ref: `refs/heads/${branch}`, sha });
+      await this.request("POST /repos/{owner}/{repo}/git/refs", this.p, { ref: `refs/heads/${branch}`, sha });
     } catch (err) {
       if (err instanceof GitHubError && err.code === "github_unprocessable" && (await this.branchHead(branch)) !== null) throw movedRef(branch);
       throw err;
@@ -171,7 +188,7 @@ export class GitWriter {
    */
   async withTempBranch<T>(sha: string, fn: (branch: string) => Promise<T>): Promise<T> {
     const branch = `${TEMP_PREFIX}${crypto.randomUUID()}`;
-    await this.gh.request("POST /repos/{owner}/{repo}/git/refs", this.p, { ref: `refs/heads/${branch}`, sha });
+    await this.request("POST /repos/{owner}/{repo}/git/refs", this.p, { ref: `refs/heads/${branch}`, sha });
     try {
       return await fn(branch);
     } finally {
@@ -182,7 +199,7 @@ export class GitWriter {
   /** GitHub's own merge of `head` into `base` (a branch): 201 merged, 204 nothing to do, 409 conflict. */
   async merge(base: string, head: string, message: string): Promise<MergeResult> {
     try {
-      const res = await this.gh.request<{ sha: string; commit: { tree: { sha: string } } } | null>(
+      const res = await this.request<{ sha: string; commit: { tree: { sha: string } } } | null>(
         "POST /repos/{owner}/{repo}/merges", this.p, { base, head, commit_message: message });
       if (res.status === 204 || !res.data) return { kind: "up_to_date" };
       return { kind: "merged", sha: res.data.sha, tree: res.data.commit.tree.sha };
