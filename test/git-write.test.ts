@@ -103,6 +103,19 @@ describe("batch_commit", () => {
     expect(repo.refs.get("main")).toBe(r.results[0].sha);
   });
 
+  it("keeps a rewritten file's mode (an executable stays executable) and refuses a directory path", async () => {
+    const { ctx, repo, main } = await setup();
+    const base = repo.commits.get(main)!;
+    const flat = new Map(repo.trees.get(base.tree)!);
+    flat.set("run.sh", repo.blob("#!/bin/sh\n"));
+    repo.refs.set("main", repo.commit(repo.tree(flat, new Map([["run.sh", "100755"]])), [main], "script"));
+    const r = await ok(ctx, "batch_commit", { repo: REPO, commits: [{ message: "edit", files: [{ path: "run.sh", content: "#!/bin/sh\necho hi\n" }, { path: "new.sh", content: "x" }] }] });
+    const tree = repo.commits.get(r.headSha)!.tree;
+    expect([repo.modeOf(tree, "run.sh"), repo.modeOf(tree, "new.sh")]).toEqual(["100755", "100644"]);
+    const dir = await call(ctx, "batch_commit", { repo: REPO, commits: [{ message: "oops", files: [{ path: "src", content: "x" }] }] });
+    expect(dir).toMatchObject({ ok: false, committed: 0, results: [{ error: "stage_failed", detail: expect.stringMatching(/directory/) }] });
+  });
+
   it("a blob GitHub refuses is stage_failed", async () => {
     const { ctx, repo, main } = await setup();
     repo.before = (req) => (req.op === "POST /repos/{owner}/{repo}/git/blobs" ? { status: 422, body: errorBody("content too large") } : undefined);
@@ -231,7 +244,7 @@ describe("git_merge", () => {
     const { ctx, repo, main } = await setup();
     repo.write("feature/y", { "y": "y" }, "y", main);
     repo.write("release/2.0", { "r": "r" }, "r", main);
-    const r = await ok(ctx, "git_merge", { repo: REPO, sources: ["feature/y", "release/2.0"], delete_merged_branches: true, delete_merged_worktrees: true });
+    const r = await ok(ctx, "git_merge", { repo: REPO, sources: ["feature/y", "release/2.0"], deleteMergedBranches: true, deleteMergedWorktrees: true });
     expect(r.results[0]).toMatchObject({ source: "feature/y", branchDeleted: true });
     expect(r.results[1].branchDeleted).toBeUndefined();
     expect(repo.refs.has("feature/y")).toBe(false);

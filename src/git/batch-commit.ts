@@ -11,7 +11,7 @@ import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
 import { resolveRepo } from "./repo";
 import { isSafeRef, isSafeRepoPath } from "./tokens";
-import { GitWriter, mappingGitHubErrors, repoField, type TreeEntry, unsafeRef } from "./writer";
+import { type BlobMode, GitWriter, mappingGitHubErrors, repoField, type TreeEntry, unsafeRef } from "./writer";
 
 /** Per file, after decoding; GitHub's blob API takes far more, but a tool call should stay small. */
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -99,14 +99,35 @@ function validate(data: z.output<typeof input>): Result | null {
   return null;
 }
 
-async function treeEntries(w: GitWriter, files: z.output<typeof fileField>[]): Promise<TreeEntry[]> {
+/**
+ * What the branch holds, path → mode, kept current through the batch: a rewritten file keeps its
+ * mode (an executable stays executable), and a path that is a directory is refused. Null when
+ * GitHub truncated the listing (a very large tree): files are then written as plain files.
+ */
+type Modes = Map<string, string> | null;
+
+async function treeEntries(w: GitWriter, files: z.output<typeof fileField>[], modes: Modes): Promise<TreeEntry[]> {
   const out: TreeEntry[] = [];
   for (const f of files) {
-    if (f.delete) out.push({ path: f.path, mode: "100644", type: "blob", sha: null });
-    else if (f.encoding === "base64") out.push({ path: f.path, mode: "100644", type: "blob", sha: await w.createBlob(f.content!.replace(/\s+/g, ""), "base64") });
-    else out.push({ path: f.path, mode: "100644", type: "blob", content: f.content! });
+    const existing = modes?.get(f.path);
+    const mode: BlobMode = existing === "100755" || existing === "120000" ? existing : "100644";
+    if (f.delete) out.push({ path: f.path, mode, type: "blob", sha: null });
+    else if (f.encoding === "base64") out.push({ path: f.path, mode, type: "blob", sha: await w.createBlob(f.content!.replace(/\s+/g, ""), "base64") });
+    else out.push({ path: f.path, mode, type: "blob", content: f.content! });
   }
   return out;
+}
+
+function applyModes(modes: Modes, entries: TreeEntry[]): void {
+  for (const e of entries) {
+    if (e.sha === null) modes?.delete(e.path);
+    else modes?.set(e.path, e.mode);
+  }
+}
+
+async function currentModes(w: GitWriter, tree: string): Promise<Modes> {
+  const listing = await w.treeListing(tree);
+  return listing && new Map(listing.map((e) => [e.path, e.mode]));
 }
 
 const failed = (err: unknown) => {
@@ -141,13 +162,19 @@ export const batchCommit = defineTool({
       }
       const start = await w.commit(head);
       let cur = { sha: start.sha, tree: start.tree };
+      const modes = await currentModes(w, start.tree);
       const results: Item[] = [];
       for (const [index, entry] of data.commits.entries()) {
         const item: Item = { index, ok: false, message: entry.message, files: entry.files.map((f) => f.path) };
         results.push(item);
+        const directory = entry.files.find((f) => modes?.get(f.path) === "040000");
+        if (directory) {
+          Object.assign(item, { error: "stage_failed", detail: `'${directory.path}' is a directory; list the files inside it.` });
+          break;
+        }
         let entries: TreeEntry[];
         try {
-          entries = await treeEntries(w, entry.files);
+          entries = await treeEntries(w, entry.files, modes);
         } catch (err) {
           Object.assign(item, { error: "stage_failed", detail: failed(err) });
           break;
@@ -159,6 +186,7 @@ export const batchCommit = defineTool({
             break;
           }
           cur = { sha: await w.createCommit(entry.message, tree, [cur.sha]), tree };
+          applyModes(modes, entries);
         } catch (err) {
           Object.assign(item, { error: "commit_failed", detail: failed(err) });
           break;

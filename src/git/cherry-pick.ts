@@ -10,7 +10,7 @@ import { ToolError } from "../mcp/errors";
 import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
 import { resolveRepo } from "./repo";
-import { isProtectedBranch, isSafeRef, parseRange } from "./tokens";
+import { isSafeRef, parseRange } from "./tokens";
 import {
   cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors,
   pickOnto, repoField, unsafeRef, WORKTREES_UNSUPPORTED,
@@ -137,7 +137,7 @@ export const gitCherryPick = defineTool({
         for (const [item, sha] of branchShas) {
           // Reachability, not patch-equivalence: replayed copies do not make a branch merged.
           const cmp = await w.compare(head.sha, sha);
-          if (cmp && (cmp.status === "behind" || cmp.status === "identical") && (await cleanupBranch(w, item.source, dest.branch, isProtectedBranch))) item.branchDeleted = true;
+          if (cmp && (cmp.status === "behind" || cmp.status === "identical") && (await cleanupBranch(w, item.source, dest.branch))) item.branchDeleted = true;
         }
       }
       return {

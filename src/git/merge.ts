@@ -9,7 +9,7 @@ import { defineTool } from "../mcp/define-tool";
 import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
 import { resolveRepo } from "./repo";
-import { isProtectedBranch, isSafeRef } from "./tokens";
+import { isSafeRef } from "./tokens";
 import {
   cleanupBranch, type CommitInfo, type Comparison, deleteBranchesField, deleteWorktreesField, destination, GitWriter,
   mappingGitHubErrors, pickOnto, repoField, unsafeRef, WORKTREES_UNSUPPORTED,
@@ -58,13 +58,13 @@ const output = z.object({
 type Item = z.input<typeof resultItem>;
 
 /** Replays the source's commits onto head; null when the history is too long to replay. */
-async function rebase(w: GitWriter, head: CommitInfo, cmp: Comparison): Promise<{ head: CommitInfo } | { conflict: Item } | null> {
+async function rebase(w: GitWriter, head: CommitInfo, source: string, cmp: Comparison): Promise<{ head: CommitInfo } | { conflict: Item } | null> {
   if (cmp.totalCommits > cmp.commits.length || cmp.commits.length > MAX_REBASE_COMMITS) return null;
   let cur = head;
   // Merge commits are dropped, as git rebase does without --rebase-merges: their parents' commits are replayed.
   for (const c of cmp.commits.filter((x) => x.parents.length === 1)) {
     const r = await pickOnto(w, cur, await w.commit(c.sha));
-    if (r.kind === "conflict") return { conflict: { ok: false, outcome: "conflicts", error: "rebase_conflicts", conflictStage: "rebase", conflictPaths: r.paths, detail: `${c.sha.slice(0, 7)}: ${r.detail}`, source: "" } };
+    if (r.kind === "conflict") return { conflict: { ok: false, outcome: "conflicts", error: "rebase_conflicts", conflictStage: "rebase", conflictPaths: r.paths, detail: `${c.sha.slice(0, 7)}: ${r.detail}`, source } };
     if (r.kind === "applied") cur = { sha: r.sha, tree: r.tree, parents: [cur.sha], message: "" };
   }
   return { head: cur };
@@ -92,10 +92,10 @@ async function landSource(w: GitWriter, head: CommitInfo, source: string, strate
   if (strategy === "ff-only") return { head, item: { source, ok: false, error: "cannot_fast_forward", detail: `${into} and ${source} have diverged.` } };
   const msg = message ?? `Merge branch '${source}' into ${into}`;
   if (strategy === "rebase" || strategy === "auto") {
-    const r = await rebase(w, head, cmp);
+    const r = await rebase(w, head, source, cmp);
     if (r && "head" in r) return { head: r.head, item: { source, ok: true, outcome: "rebase_then_ff", mergedSha: r.head.sha } };
     if (strategy === "rebase") {
-      return { head, item: r ? { ...r.conflict, source } : { source, ok: false, error: "merge_failed", detail: `${cmp.totalCommits} commits to replay; the cap is ${MAX_REBASE_COMMITS}. Use strategy merge.` } };
+      return { head, item: r ? r.conflict : { source, ok: false, error: "merge_failed", detail: `${cmp.totalCommits} commits to replay; the cap is ${MAX_REBASE_COMMITS}. Use strategy merge.` } };
     }
   }
   const m = await mergeCommit(w, head, source, sourceSha, cmp, msg);
@@ -131,7 +131,7 @@ export const gitMerge = defineTool({
       if (ok && data.delete_merged_branches) {
         for (const r of results) {
           if (r.outcome === "up_to_date" || !(await w.branchHead(r.source))) continue;
-          if (await cleanupBranch(w, r.source, dest.branch, isProtectedBranch)) r.branchDeleted = true;
+          if (await cleanupBranch(w, r.source, dest.branch)) r.branchDeleted = true;
         }
       }
       return {

@@ -10,7 +10,7 @@ import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import { type GitHubClient, GitHubError, type GitHubResponse, type Operation, type Params } from "./client";
 import { githubToolError } from "./credentials";
-import type { RepoName } from "./tokens";
+import { isProtectedBranch, type RepoName } from "./tokens";
 
 export interface CommitInfo {
   sha: string;
@@ -118,12 +118,17 @@ export class GitWriter {
     return res.data.sha;
   }
 
-  /** Blob paths → blob SHAs; null when GitHub truncated the listing. */
-  async flatTree(tree: string): Promise<Map<string, string> | null> {
-    const res = await this.request<{ truncated: boolean; tree: { path: string; type: string; sha: string }[] }>(
+  /** Every entry of a tree, recursively; null when GitHub truncated the listing (very large trees). */
+  async treeListing(tree: string): Promise<{ path: string; type: string; mode: string; sha: string }[] | null> {
+    const res = await this.request<{ truncated: boolean; tree: { path: string; type: string; mode: string; sha: string }[] }>(
       "GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { ...this.p, tree_sha: tree, recursive: "1" });
-    if (res.data.truncated) return null;
-    return new Map(res.data.tree.filter((e) => e.type === "blob").map((e) => [e.path, e.sha]));
+    return res.data.truncated ? null : res.data.tree;
+  }
+
+  /** Blob paths → blob SHAs; null when truncated. */
+  async flatTree(tree: string): Promise<Map<string, string> | null> {
+    const listing = await this.treeListing(tree);
+    return listing && new Map(listing.filter((e) => e.type === "blob").map((e) => [e.path, e.sha]));
   }
 
   /** `base...head`; null when GitHub finds no common ancestor (or either side is unknown). */
@@ -227,9 +232,11 @@ export class GitWriter {
   }
 }
 
+export type BlobMode = "100644" | "100755" | "120000";
+
 export interface TreeEntry {
   path: string;
-  mode: "100644";
+  mode: BlobMode;
   type: "blob";
   sha?: string | null;
   content?: string;
@@ -270,9 +277,9 @@ export async function pickOnto(w: GitWriter, head: CommitInfo, c: CommitInfo): P
   return { kind: "applied", sha, tree };
 }
 
-/** Deletes a merged source branch unless it is protected, the destination itself, or not a branch. */
-export async function cleanupBranch(w: GitWriter, branch: string, destination: string, isProtected: (b: string) => boolean): Promise<boolean> {
-  if (isProtected(branch) || branch === destination) return false;
+/** Deletes a merged source branch unless it is protected or the destination itself. */
+export async function cleanupBranch(w: GitWriter, branch: string, destination: string): Promise<boolean> {
+  if (isProtectedBranch(branch) || branch === destination) return false;
   return w.deleteBranch(branch);
 }
 

@@ -32,6 +32,8 @@ const AUTHOR = { name: "Monalisa Octocat", email: "octocat@github.com", date: "2
 export class FakeRepo {
   readonly blobs = new Map<string, string>();
   readonly trees = new Map<string, Flat>();
+  /** Per tree, the paths whose mode is not 100644 (executables, symlinks). */
+  readonly modes = new Map<string, Map<string, string>>();
   readonly commits = new Map<string, Commit>();
   readonly refs = new Map<string, string>();
   /** Runs before each request is answered (e.g. to move a branch mid-call); a reply it returns is the answer. */
@@ -48,10 +50,16 @@ export class FakeRepo {
     return sha;
   }
 
-  tree(flat: Flat): string {
-    const sha = digest(`tree ${JSON.stringify([...flat].sort(([a], [b]) => (a < b ? -1 : 1)))}`);
+  tree(flat: Flat, modes: Map<string, string> = new Map()): string {
+    const sorted = (m: Map<string, string>) => [...m].sort(([a], [b]) => (a < b ? -1 : 1));
+    const sha = digest(`tree ${JSON.stringify([sorted(flat), sorted(modes)])}`);
     this.trees.set(sha, new Map(flat));
+    this.modes.set(sha, new Map(modes));
     return sha;
+  }
+
+  modeOf(treeSha: string, path: string): string {
+    return this.modes.get(treeSha)?.get(path) ?? "100644";
   }
 
   commit(tree: string, parents: string[], message: string): string {
@@ -210,20 +218,28 @@ export class FakeRepo {
     this.on("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", (req) => {
       const flat = this.trees.get(req.path.tree_sha!);
       if (!flat) return notFound;
-      const tree = [...flat].map(([path, sha]) => ({ path, mode: "100644", type: "blob", sha, size: this.blobs.get(sha)!.length, url: `https://api.github.test/b/${sha}` }));
+      const dirs = new Set([...flat.keys()].flatMap((p) => p.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))));
+      const tree = [
+        ...[...dirs].map((path) => ({ path, mode: "040000", type: "tree", sha: digest(`dir ${path}`), url: `https://api.github.test/t/${path}` })),
+        ...[...flat].map(([path, sha]) => ({ path, mode: this.modeOf(req.path.tree_sha!, path), type: "blob", sha, size: this.blobs.get(sha)!.length, url: `https://api.github.test/b/${sha}` })),
+      ];
       return { body: example("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { sha: req.path.tree_sha, tree, truncated: false }) };
     });
     this.on("POST /repos/{owner}/{repo}/git/trees", (req) => {
-      const b = req.body as { base_tree?: string; tree: { path: string; sha?: string | null; content?: string }[] };
+      const b = req.body as { base_tree?: string; tree: { path: string; mode?: string; sha?: string | null; content?: string }[] };
       const flat = new Map(b.base_tree ? this.trees.get(b.base_tree) : []);
+      const modes = new Map(b.base_tree ? this.modes.get(b.base_tree) : []);
       for (const e of b.tree) {
+        modes.delete(e.path);
         if (e.content !== undefined) flat.set(e.path, this.blob(e.content));
         else if (e.sha === null) {
           if (!flat.delete(e.path)) return { status: 422, body: errorBody(`GitRPC::BadObjectState: ${e.path} does not exist`) };
+          continue;
         } else flat.set(e.path, e.sha!);
+        if (e.mode && e.mode !== "100644") modes.set(e.path, e.mode);
       }
-      const sha = this.tree(flat);
-      const tree = [...flat].map(([path, s]) => ({ path, mode: "100644", type: "blob", sha: s, size: 1, url: `https://api.github.test/b/${s}` }));
+      const sha = this.tree(flat, modes);
+      const tree = [...flat].map(([path, s]) => ({ path, mode: modes.get(path) ?? "100644", type: "blob", sha: s, size: 1, url: `https://api.github.test/b/${s}` }));
       return { status: 201, body: example("POST /repos/{owner}/{repo}/git/trees", { sha, tree, truncated: false }, "201") };
     });
     this.on("GET /repos/{owner}/{repo}/commits/{ref}", (req) => {
