@@ -240,6 +240,18 @@ describe("git_merge", () => {
     expect(repo.tempRefs()).toEqual([]);
   });
 
+  it("renders markdown per source, and format json as the compact payload", async () => {
+    const { ctx, repo, main } = await setup();
+    repo.write("feature/md", { "md": "1" }, "md", main);
+    repo.write("feature/cp", { "cp": "1" }, "cp", main);
+    const md = await callTool(findTool("git_merge")!, ctx, { repo: REPO, sources: ["feature/md"] });
+    expect((md.content[0] as { text: string }).text).toMatch(/^# git_merge ok: 1\/1 into main \(auto\), head [0-9a-f]{7}\n- feature\/md: fast_forward/);
+    const json = await callTool(findTool("git_cherry_pick")!, ctx, { repo: REPO, sources: ["feature/cp"], format: "json" });
+    const payload = JSON.parse((json.content[0] as { text: string }).text);
+    expect(payload).toMatchObject({ ok: true, onto: "main", picked: 1, applied: 1 });
+    expect(Object.keys(payload)).not.toContain("warnings");
+  });
+
   it("cleanup deletes merged source branches after full success, never protected names", async () => {
     const { ctx, repo, main } = await setup();
     repo.write("feature/y", { "y": "y" }, "y", main);
