@@ -296,6 +296,9 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   run_get: { run_key: "$run", include_children: true },
   run_summary: {},
   run_end: { run_key: "$run", status: "succeeded", counts: { tests_passed: 4 } },
+  batch_commit: { repo: "acme/api", commits: [{ message: "docs: note", files: [{ path: "NOTES.md", content: "note" }] }] },
+  git_merge: { repo: "acme/api", sources: ["feature/a"], strategy: "auto" },
+  git_cherry_pick: { repo: "acme/api", sources: ["main..feature/a"] },
 };
 
 describe("no code generation at run time", () => {

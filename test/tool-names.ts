@@ -4,9 +4,9 @@
  */
 export const ALL_TOOL_NAMES = [
   "activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-  "blame", "change_diff", "change_history", "change_search", "changeset",
+  "batch_commit", "blame", "change_diff", "change_history", "change_search", "changeset",
   "code_ref_add", "code_ref_query", "code_ref_update", "comment_add", "comment_query",
-  "decision_log", "decision_query", "decision_set_status", "feature_request_create", "feature_request_query", "guide",
+  "decision_log", "decision_query", "decision_set_status", "feature_request_create", "feature_request_query", "git_cherry_pick", "git_merge", "guide",
   "handoff_claim", "handoff_create", "handoff_query", "handoff_resolve", "handoff_respond", "inbox", "knowledge_search", "knowledge_update", "knowledge_write", "log_change",
   "notification_mark_read", "notification_query", "prior_attempts",
   "project_brief", "project_create", "project_query", "project_update", "register_actor",
