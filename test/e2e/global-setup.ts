@@ -6,8 +6,9 @@ import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
-import { startDevServer, type DevServer } from "../../scripts/dev-server";
-import { applyMigrations, createKeyWithCommand } from "../../scripts/wrangler";
+import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
+import { applyMigrations, createKeyWithCommand, querySql } from "../../scripts/wrangler";
+import { encryptToken } from "../../src/git/credentials";
 
 declare module "vitest" {
   export interface ProvidedContext {
@@ -16,6 +17,8 @@ declare module "vitest" {
     keyB: string;
     /** More actors in keyA's tenant, for claim races. */
     raceKeys: string[];
+    /** The loopback port wrangler dev's GITHUB_API_URL points at; git.e2e.test.ts serves the fake GitHub there. */
+    githubPort: number;
   }
 }
 
@@ -34,7 +37,14 @@ export async function setup(project: TestProject): Promise<void> {
   const racers: string[] = [];
   for (const actor of ["racer-1", "racer-2", "racer-3", "racer-4"]) racers.push(await createKeyWithCommand("e2e-a", actor, { persistTo, env }));
   project.provide("raceKeys", racers);
-  server = await startDevServer({ persistTo, env });
+  // Tenant e2e-a is connected to GitHub (a fake one on loopback); e2e-b is not.
+  const githubPort = await freePort();
+  const credentialsKey = "e2e-credentials-key-0123456789abcdef";
+  const [tenantA] = await querySql<{ id: string }>("SELECT id FROM tenants WHERE slug = 'e2e-a'", { persistTo, env });
+  const secret = await encryptToken("ghp_e2e_token", tenantA!.id, credentialsKey);
+  await querySql(`INSERT INTO github_credentials (tenant_id, kind, secret, created_at, updated_at) VALUES ('${tenantA!.id}', 'token', '${secret}', 'now', 'now')`, { persistTo, env });
+  project.provide("githubPort", githubPort);
+  server = await startDevServer({ persistTo, env, vars: { GITHUB_API_URL: `http://127.0.0.1:${githubPort}`, GITHUB_CREDENTIALS_KEY: credentialsKey } });
   project.provide("baseUrl", server.baseUrl);
 }
 
