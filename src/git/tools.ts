@@ -1,4 +1,9 @@
 /** The git toolset (seed 002 over the GitHub API): every tool, in the seed's order. */
 import type { AnyToolDef } from "../mcp/define-tool";
+import { gitDiffSummaryTool } from "./diff";
+import { gitInventoryTool, gitParityTool } from "./inventory";
+import { gitLogTool } from "./log";
+import { listPresetsTool } from "./presets";
+import { gitStatusTool } from "./status";
 
-export const gitTools: AnyToolDef[] = [];
+export const gitTools: AnyToolDef[] = [gitStatusTool, gitInventoryTool, gitParityTool, listPresetsTool, gitDiffSummaryTool, gitLogTool];
