@@ -355,6 +355,18 @@ describe("git_diff_summary", () => {
     expect(pr).toMatchObject({ range: "pull request #12", totalAdditions: 2, files: [{ path: "b.txt" }] });
   });
 
+  it("pages a commit's files past 100 and notes the compare API's 300-file cap", async () => {
+    const { gh, ctx } = await setup();
+    const many = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => diffFile({ filename: `${prefix}/f${i}.ts`, status: "modified", additions: 1, deletions: 0, patch: "+x" }));
+    gh.on("GET /repos/{owner}/{repo}/commits/{ref}", (req) => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}", { files: req.query.page === "1" ? many(100, "a") : many(3, "b") }) }))
+      .on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ body: compareBody(1, 0, many(300, "c")) }));
+    const commit = await ok(ctx, "git_diff_summary", { repo: "octocat/Hello-World", range: SHA_A, max_files: 1 });
+    expect(commit).toMatchObject({ totalFiles: 103, totalAdditions: 103, truncatedFiles: 102 });
+    expect(gh.requests.filter((q) => q.op === "GET /repos/{owner}/{repo}/commits/{ref}").map((q) => q.query.page)).toEqual(["1", "2"]);
+    const cmp = await ok(ctx, "git_diff_summary", { repo: "octocat/Hello-World", range: "a..b", max_files: 1 });
+    expect(cmp.note).toMatch(/merge base.*at most 300 files/);
+  });
+
   it("refuses staged/unstaged and unsafe ranges before any request; a missing ref is git_diff_failed", async () => {
     const { gh, ctx } = await setup();
     for (const range of ["staged", "cached", "unstaged"]) await refusedLocally(ctx, gh, "git_diff_summary", { repo: "octocat/Hello-World", range }, "unsupported_range");
@@ -375,6 +387,23 @@ describe("git_diff_summary", () => {
     expect(md).toContain("# git_diff_summary: main...feature");
     expect(md).toContain("### src/old.ts → src/new.ts (renamed, +0 -0)");
     expect(md).toContain("Excluded: package-lock.json");
+  });
+});
+
+describe("markdown renderings", () => {
+  it("git_status, git_inventory, git_parity and list_presets render readable markdown", async () => {
+    const { gh, ctx } = await setup();
+    gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A, true) }))
+      .on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }))
+      .on("GET /repos/{owner}/{repo}/commits/{ref}/status", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { state: "success", total_count: 1 }) }))
+      .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({ body: { total_count: 0, check_runs: [] } }))
+      .on("GET /repos/{owner}/{repo}/commits", () => ({ body: [commitItem(SHA_A, "x", "2026-05-30T00:00:00Z")] }))
+      .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
+    expect(await text(ctx, "git_status", { repo: "octocat/Hello-World" })).toBe("# git_status\n\n### octocat/Hello-World\n```\n## main\n```\nhead aaaaaaa · protected · status success (1)");
+    expect(await text(ctx, "git_inventory", { repo: "octocat/Hello-World" })).toContain("| octocat/Hello-World | ## main...origin/main | aaaaaaa | 0 | 0 | tracking origin/main |");
+    expect(await text(ctx, "git_parity", { pairs: [{ left: "octocat/a", right: "octocat/b@main" }] })).toContain("### tenant: OK\n| pair | result |\n|---|---|\n| octocat/a / octocat/b@main | match aaaaaaa |");
+    expect(await text(ctx, "list_presets", { repo: "octocat/Hello-World" })).toBe("# list_presets\n\n### ledger:git_presets\n(no presets)\n\n### octocat/Hello-World:.rethunk/git-mcp-presets.json\n(no preset file)");
   });
 });
 

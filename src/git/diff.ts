@@ -12,8 +12,10 @@ import { parseRange, type RepoName } from "./tokens";
 
 export const DEFAULT_EXCLUDES = ["*.lock", "*.lockb", "bun.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "*.min.js", "*.min.css", "vendor/**", "node_modules/**", "dist/**"];
 const MAX_EXCLUDED_LISTED = 100;
-/** GitHub's pull request files API stops at 3000 files; 30 pages of 100. */
-const MAX_PR_PAGES = 30;
+/** GitHub's pull request and commit file lists stop at 3000 files: 30 pages of 100. */
+const MAX_FILE_PAGES = 30;
+/** The compare API returns at most 300 files and cannot page them. */
+const COMPARE_FILE_CAP = 300;
 
 /** A glob as a RegExp: `**` spans directories, `*` and `?` stay within one segment. */
 export function globToRegExp(glob: string): RegExp {
@@ -58,27 +60,36 @@ type Source = { label: string; files: ApiFile[]; note?: string };
 async function filesFor(git: Git, r: RepoName, range: string | undefined, pull: number | undefined): Promise<Source> {
   const p = repoParams(r);
   const refMissing = (what: string) => () => new ToolError("git_diff_failed", `${fullName(r)}: ${what} not found.`, { hint: "Check the refs (branches, tags or SHAs) or the pull request number." });
-  if (pull !== undefined) {
+  /** Pull request and commit files come 100 a page (up to GitHub's 3000); one page short of full ends it. */
+  const paged = async (page: (n: number) => Promise<ApiFile[]>) => {
     const files: ApiFile[] = [];
-    for (let page = 1; page <= MAX_PR_PAGES; page++) {
-      const res = await git.gh.request<ApiFile[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...p, pull_number: pull, per_page: 100, page })
-        .catch((err: unknown) => explainMissing(git, r, err, refMissing(`pull request #${pull}`)));
-      files.push(...res.data);
-      if (res.data.length < 100) break;
+    for (let n = 1; n <= MAX_FILE_PAGES; n++) {
+      const batch = await page(n);
+      files.push(...batch);
+      if (batch.length < 100) break;
     }
+    return files;
+  };
+  if (pull !== undefined) {
+    const files = await paged(async (page) => (await git.gh.request<ApiFile[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...p, pull_number: pull, per_page: 100, page })
+      .catch((err: unknown) => explainMissing(git, r, err, refMissing(`pull request #${pull}`)))).data);
     return { label: `pull request #${pull}`, files };
   }
   const parsed = parseRange(range ?? "HEAD")!;
   if (parsed.kind === "single") {
     const ref = parsed.ref === "HEAD" ? await defaultBranch(git, r) : parsed.ref;
-    const res = await git.gh.request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...p, ref, per_page: 100 })
-      .catch((err: unknown) => explainMissing(git, r, err, refMissing(`ref '${ref}'`)));
-    return { label: range ?? "HEAD", files: res.data.files ?? [] };
+    const files = await paged(async (page) => (await git.gh.request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...p, ref, per_page: 100, page })
+      .catch((err: unknown) => explainMissing(git, r, err, refMissing(`ref '${ref}'`)))).data.files ?? []);
+    return { label: range ?? "HEAD", files };
   }
   const res = await git.gh.request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...p, basehead: `${parsed.base}...${parsed.head}`, per_page: 1 })
     .catch((err: unknown) => explainMissing(git, r, err, refMissing(`range '${range}'`)));
-  const note = parsed.kind === "two-dot" ? "GitHub compares from the merge base of the two refs (as A...B); it equals A..B when A is an ancestor of B." : undefined;
-  return { label: range!, files: res.data.files ?? [], note };
+  const files = res.data.files ?? [];
+  const notes = [
+    parsed.kind === "two-dot" ? "GitHub compares from the merge base of the two refs (as A...B); it equals A..B when A is an ancestor of B." : "",
+    files.length >= COMPARE_FILE_CAP ? `GitHub lists at most ${COMPARE_FILE_CAP} files of a comparison; totals cover those.` : "",
+  ].filter(Boolean);
+  return { label: range!, files, note: notes.join(" ") || undefined };
 }
 
 export const gitDiffSummaryTool = gitReadTool({
