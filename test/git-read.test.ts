@@ -111,7 +111,8 @@ describe("git_inventory", () => {
     gh.on("GET /repos/{owner}/{repo}", (req) => (req.path.repo === "gone" ? { status: 404, body: errorBody("Not Found") } : { body: repoBody() }))
       .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => (req.path.repo === "nobranch" ? { status: 404, body: errorBody("Branch not found") } : { body: branchBody(req.path.branch!, SHA_B) }))
       .on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ body: compareBody(3, 0) }));
-    const r = await ok(ctx, "git_inventory", { repos: ["octocat/Hello-World", "octocat/gone", "octocat/nobranch", "bad//name"], ref: "dev" });
+    await env.DB.prepare(setPresetSql(ctx.tenantId, "mixed", JSON.stringify({ nestedRoots: ["octocat/Hello-World", "octocat/gone", "octocat/nobranch", "bad//name"] }))).run();
+    const r = await ok(ctx, "git_inventory", { preset: "mixed", ref: "dev" });
     const [hello, gone, nobranch, bad] = r.inventories[0].entries;
     expect(r.inventories[0].workspace_root).toBe("tenant");
     expect(r.inventories[0].upstream).toBeUndefined();
@@ -143,6 +144,7 @@ describe("git_inventory", () => {
     await refusedLocally(ctx, gh, "git_inventory", { repos: ["a/b"], remote: "-x", branch: "main" }, "invalid_remote_or_branch");
     await refusedLocally(ctx, gh, "git_inventory", { repos: ["a/b"], ref: "x@{1}" }, "unsafe_ref_token");
     await refusedLocally(ctx, gh, "git_inventory", {}, "invalid_input");
+    await refusedLocally(ctx, gh, "git_inventory", { repos: ["octocat/ok", "bad//name"] }, "invalid_repo");
   });
 });
 
@@ -190,6 +192,7 @@ describe("presets", () => {
     expect(schema).toMatchObject({ error: "preset_file_invalid", kind: "schema" });
     expect(schema.issues[0]).toMatch(/p\.nestedRoots/);
     await refusedLocally(ctx, gh, "list_presets", { repo: "octocat/Hello-World", ref: "a b" }, "unsafe_ref_token");
+    await refusedLocally(ctx, gh, "list_presets", { ref: "main" }, "invalid_input");
   });
 
   it("git_inventory and git_parity resolve presets (tenant first, then the file), preset_not_found otherwise", async () => {
@@ -408,6 +411,17 @@ describe("markdown renderings", () => {
 });
 
 describe("credentials and the registered repositories", () => {
+  it("takes a repository registered in the work ledger by id, and refuses one registered on another host before any request", async () => {
+    const { gh, ctx } = await setup();
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }));
+    const here = (await ok(ctx, "repo_register", { remote_url: "https://api.github.test/acme/api" })).repository;
+    const r = await ok(ctx, "git_log", { repo: here.id });
+    expect(r.groups[0].workspace_root).toBe("acme/api");
+    expect(gh.requests[0]!.path).toMatchObject({ owner: "acme", repo: "api" });
+    const elsewhere = (await ok(ctx, "repo_register", { remote_url: "https://github.com/acme/web" })).repository;
+    await refusedLocally(ctx, gh, "git_log", { repo: elsewhere.id }, "repo_not_on_github");
+  });
+
   it("a tenant without credentials gets github_not_configured, after validation", async () => {
     const { ctx } = await setup();
     const b = await newWorld("gitread-nocreds", { start: "2026-06-01T12:00:00.000Z" });

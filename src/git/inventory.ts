@@ -137,6 +137,8 @@ export const gitInventoryTool = gitReadTool({
     if (!input.repo && !input.repos?.length && !input.preset) {
       throw new ToolError("invalid_input", "Name what to inventory: repo, repos or preset.", { hint: "Pass repos (owner/name list), a preset name, or repo for one repository." });
     }
+    // Inline repositories are the caller's input: refused before any request. A preset's are data, skipped per entry.
+    for (const ref of input.repos ?? []) await resolveRepo(git.ctx, ref);
     const preset = await presetFor(git, input);
     const inline = input.repos ?? [];
     let labels = merged(inline, preset?.nestedRoots ?? [], input.preset_merge);

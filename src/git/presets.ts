@@ -178,6 +178,7 @@ export const listPresetsTool = gitReadTool({
     if (input.ref !== undefined && !isSafeRef(input.ref)) {
       throw new ToolError("unsafe_ref_token", `ref '${input.ref.slice(0, 100)}' contains characters outside the safe ref token set.`, { hint: "Use a branch, tag or SHA of [A-Za-z0-9_./+-], without .., @{ or a leading -." });
     }
+    if (input.ref !== undefined && !input.repo) throw new ToolError("invalid_input", "ref names where to read a repository's preset file, but no repo was given.", { hint: "Pass repo with ref, or drop ref." });
     const r = input.repo ? await resolveRepo(git.ctx, input.repo) : null;
     const roots = [toRow(await tenantPresets(git))];
     if (r) {
