@@ -300,6 +300,15 @@ describe("git_log", () => {
     expect(gh.requests.length).toBeLessThanOrEqual(300);
   }, 60_000); // 300 full pages, each checked against GitHub's schema
 
+  it("a rate limit fails the whole call (not one row), retryable, with the reset time in the hint", async () => {
+    const { gh, ctx } = await setup();
+    const reset = Math.floor(Date.now() / 1000) + 3600;
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ status: 403, body: errorBody("API rate limit exceeded"), headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(reset) } }));
+    const err = await fails(ctx, "git_log", { repos: ["octocat/a", "octocat/b"] });
+    expect(err).toMatchObject({ code: "github_rate_limited", retryable: true });
+    expect(err.hint).toContain(new Date(reset * 1000).toISOString());
+  });
+
   it("reuses the ETag on a repeated read (a 304 answers from the cache)", async () => {
     const { gh, ctx } = await setup();
     gh.on("GET /repos/{owner}/{repo}/commits", (req) =>

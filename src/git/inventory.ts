@@ -7,10 +7,10 @@ import { ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
 import {
-  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, repoField, rethrowFatal, repoNotFound, repoParams, reposField,
+  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, repoField, rethrowFatal, unsafeRef, repoNotFound, repoParams, reposField,
 } from "./read-tool";
 import { resolveRepo } from "./repo";
-import { statusHeader, unsafeRef } from "./status";
+import { statusHeader } from "./status";
 import { isSafeRef, type RepoName } from "./tokens";
 
 /** Resolved with the tenant's registered repositories too; null when the text names no repository. */

@@ -8,9 +8,8 @@ import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import { cleanText } from "./untrusted";
 import {
-  ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, repoField, rethrowFatal, reposField, reposInScope, repoParams,
+  ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, repoField, rethrowFatal, unsafeRef, reposField, reposInScope, repoParams,
 } from "./read-tool";
-import { unsafeRef } from "./status";
 import { isSafeRef, isSafeRepoPath, type RepoName } from "./tokens";
 
 const SHELL_META = /[\n\r;|&`$<>]/;

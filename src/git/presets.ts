@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import { cleanText } from "./untrusted";
-import { cell, defaultBranch, fullName, type Git, gitReadTool, isNotFound, repoField, repoNotFound, repoParams } from "./read-tool";
+import { cell, defaultBranch, fullName, type Git, gitReadTool, isNotFound, repoField, repoNotFound, repoParams, unsafeRef } from "./read-tool";
 import { resolveRepo } from "./repo";
 import { isSafeRef, type RepoName } from "./tokens";
 
@@ -176,7 +176,7 @@ export const listPresetsTool = gitReadTool({
   output: z.object({ roots: z.array(rootRow).describe("One row per preset source: the tenant's store, then the repository's file.") }),
   run: async (git, input) => {
     if (input.ref !== undefined && !isSafeRef(input.ref)) {
-      throw new ToolError("unsafe_ref_token", `ref '${input.ref.slice(0, 100)}' contains characters outside the safe ref token set.`, { hint: "Use a branch, tag or SHA of [A-Za-z0-9_./+-], without .., @{ or a leading -." });
+      throw unsafeRef("ref", input.ref);
     }
     if (input.ref !== undefined && !input.repo) throw new ToolError("invalid_input", "ref names where to read a repository's preset file, but no repo was given.", { hint: "Pass repo with ref, or drop ref." });
     const r = input.repo ? await resolveRepo(git.ctx, input.repo) : null;

@@ -102,6 +102,12 @@ export async function reposInScope(ctx: Ctx, input: { repo?: string; repos?: str
   return [...out.values()];
 }
 
+/** The seed's code for a ref outside the safe token set (checked before any request). */
+export const unsafeRef = (field: string, value: string) =>
+  new ToolError("unsafe_ref_token", `${field} '${value.slice(0, 100)}' contains characters outside the safe ref token set.`, {
+    hint: "Use a branch, tag or SHA of [A-Za-z0-9_./+-] (1–256), without .., @{, //, a leading - or a trailing /, . or .lock.",
+  });
+
 export const isNotFound = (err: unknown) => err instanceof GitHubError && (err.code === "github_not_found" || err.code === "github_unprocessable");
 
 export const repoNotFound = (r: RepoName) =>

@@ -9,13 +9,8 @@ import type { RepoName } from "./tokens";
 import { isSafeRef } from "./tokens";
 import { cleanText } from "./untrusted";
 import {
-  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, repoField, rethrowFatal, reposField, reposInScope, repoParams,
+  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, repoField, rethrowFatal, reposField, reposInScope, repoParams, unsafeRef,
 } from "./read-tool";
-
-export const unsafeRef = (field: string, value: string) =>
-  new ToolError("unsafe_ref_token", `${field} '${value.slice(0, 100)}' contains characters outside the safe ref token set.`, {
-    hint: "Use a branch, tag or SHA of [A-Za-z0-9_./+-] (1–256), without .., @{, //, a leading - or a trailing /, . or .lock.",
-  });
 
 const branchNotFound = (r: RepoName, branch: string) =>
   new ToolError("branch_not_found", `Branch '${branch}' does not exist in ${fullName(r)}.`, { hint: "Check the branch name; git_inventory lists each repository's default branch." });
