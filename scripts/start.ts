@@ -7,6 +7,7 @@ import { existsSync } from "node:fs";
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
 import { hashApiKey, provisionKey } from "../src/auth/provision";
+import { devEnvFileArgs } from "./credentials-key";
 import { applyMigrations, executeSql, querySql, ROOT } from "./wrangler";
 
 const PORT = process.env.PORT ?? "8787";
@@ -38,10 +39,13 @@ Development API key (tenant 'local', actor 'dev'):
 
 Connect Claude Code:
   claude mcp add --transport http agent-ledger ${url} --header "Authorization: Bearer ${key}"
+GitHub tools (toolset git): printf %s "$GITHUB_TOKEN" | npm run github -- set-token --tenant local
 Connect the MCP Inspector:
   npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL ${url}, header Authorization: Bearer <key>)
 `);
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", PORT], {
+  // The local credentials key, so tokens stored with `npm run github -- set-token` decrypt.
+  const envFiles = await devEnvFileArgs();
+  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", PORT, ...envFiles], {
     cwd: ROOT,
     stdio: "inherit",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },

@@ -247,7 +247,7 @@ describe("resources", () => {
     expect(listed.resources.map((r) => r.uri)).toContain("ledger://guide");
     expect(listed.resources.map((r) => r.uri)).toContain("ledger://guide/the-loop");
     const templates = await client.listResourceTemplates();
-    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["ledger://guide/{topic}", "ledger://project/{key}/brief"]);
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["ledger://guide/{topic}", "ledger://project/{key}/brief", "ledger://repos/{owner}/{name}/presets"]);
 
     const index = await client.readResource({ uri: "ledger://guide" });
     const bare = await client.callTool({ name: "guide", arguments: {} });
@@ -263,6 +263,10 @@ describe("resources", () => {
     const other = await connectClient(b.key);
     await expect(other.client.readResource({ uri: "ledger://project/RB/brief" })).rejects.toThrow(/not found/);
     await other.client.close();
+
+    // The presets resource is list_presets' envelope; a tenant without GitHub credentials gets that error as data.
+    const presets = await client.readResource({ uri: "ledger://repos/octocat/Hello-World/presets" });
+    expect(JSON.parse((presets.contents[0] as { text: string }).text)).toMatchObject({ ok: false, error: { code: "github_not_configured" } });
     await client.close();
   });
 });

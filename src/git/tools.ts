@@ -2,10 +2,13 @@
 import type { AnyToolDef } from "../mcp/define-tool";
 import { batchCommit } from "./batch-commit";
 import { gitCherryPick } from "./cherry-pick";
+import { gitDiffSummaryTool } from "./diff";
+import { gitInventoryTool, gitParityTool } from "./inventory";
+import { gitLogTool } from "./log";
 import { gitMerge } from "./merge";
+import { listPresetsTool } from "./presets";
+import { gitStatusTool } from "./status";
 
 export const gitTools: AnyToolDef[] = [
-  batchCommit,
-  gitMerge,
-  gitCherryPick,
+  gitStatusTool, gitInventoryTool, gitParityTool, listPresetsTool, batchCommit, gitDiffSummaryTool, gitLogTool, gitMerge, gitCherryPick,
 ];

@@ -5,6 +5,7 @@ import {
 } from "@modelcontextprotocol/sdk/types.js";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
 import { projectBriefTool } from "../work/projects";
+import { listPresetsTool } from "../git/presets";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Ctx } from "./context";
 import type { AnyToolDef } from "./define-tool";
@@ -65,6 +66,7 @@ function registerResources(server: Server, ctx: Ctx): void {
     resourceTemplates: [
       { uriTemplate: "ledger://guide/{topic}", name: "guide topic", mimeType: MARKDOWN },
       { uriTemplate: "ledger://project/{key}/brief", name: "project brief", description: "A project's brief, as project_brief returns it to you.", mimeType: "application/json" },
+      { uriTemplate: "ledger://repos/{owner}/{name}/presets", name: "git presets", description: "The git presets for a repository on GitHub: the tenant's stored presets and its .rethunk/git-mcp-presets.json, as list_presets returns them.", mimeType: "application/json" },
     ],
   }));
   server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
@@ -80,6 +82,13 @@ function registerResources(server: Server, ctx: Ctx): void {
       // Through the registry, so the brief is exactly what this caller may see.
       const result = await callTool(projectBriefTool, ctx, { project: decodeURIComponent(brief[1]!) });
       if (!result.isError) return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
+    }
+    const presets = /^ledger:\/\/repos\/([^/]+)\/([^/]+)\/presets$/.exec(uri);
+    if (presets) {
+      const repo = `${decodeURIComponent(presets[1]!)}/${decodeURIComponent(presets[2]!)}`;
+      const result = await callTool(listPresetsTool, ctx, { repo, format: "json" });
+      // Errors (github_not_configured, repo_not_found) are data here too: the reader gets the envelope.
+      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
     }
     throw new McpError(-32002, `Resource not found: ${uri}`);
   });

@@ -67,6 +67,16 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     expect(gh.requests.some((r) => r.body?.force === true)).toBe(false);
   });
 
+  it("reads the repository back: git_status and git_log as the seed's JSON", async () => {
+    const status = structured(await client.callTool({ name: "git_status", arguments: { repo: REPO, format: "json" } }));
+    expect(status, JSON.stringify(status).slice(0, 600)).toMatchObject({ ok: true });
+    const log = await client.callTool({ name: "git_log", arguments: { repo: REPO, format: "json", max_commits: 3 } });
+    const text = (log.content as Array<{ type: string; text: string }>)[0]!.text;
+    // The text is the seed's minified payload; structuredContent is the same payload in the envelope.
+    expect(text).not.toMatch(/\n/);
+    expect(JSON.parse(text)).toEqual(Object.fromEntries(Object.entries(structured(log)).filter(([k]) => k !== "ok")));
+  });
+
   it("answers github_not_configured for a tenant without GitHub credentials, asking GitHub nothing", async () => {
     const before = gh.requests.length;
     const other = await connect(inject("keyB"));

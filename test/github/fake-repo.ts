@@ -273,6 +273,38 @@ export class FakeRepo {
         }),
       };
     });
+    // The reads git_status and git_log make, so one repository serves both kinds of tool.
+    this.on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => {
+      const sha = this.refs.get(req.path.branch!);
+      if (!sha) return { status: 404, body: errorBody("Branch not found") };
+      const op = "GET /repos/{owner}/{repo}/branches/{branch}";
+      const c = this.commits.get(sha)!;
+      return { body: example(op, {
+        name: req.path.branch, protected: req.path.branch === this.defaultBranch,
+        commit: { sha: c.sha, commit: { message: c.message, tree: { sha: c.tree } }, parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })) },
+      }) };
+    });
+    this.on("GET /repos/{owner}/{repo}/commits", (req) => {
+      const start = this.resolve(req.query.sha ?? this.defaultBranch);
+      if (!start) return { status: 404, body: errorBody("No commit found") };
+      const history: Commit[] = [];
+      for (let c = this.commits.get(start); c; c = c.parents[0] ? this.commits.get(c.parents[0]) : undefined) history.push(c);
+      const perPage = Number(req.query.per_page ?? 30), page = Number(req.query.page ?? 1);
+      const op = "GET /repos/{owner}/{repo}/commits";
+      const proto = example<Proto[]>(op)[0]!;
+      return { body: history.slice((page - 1) * perPage, page * perPage).map((c) => ({
+        ...proto, sha: c.sha,
+        commit: { ...proto.commit, message: c.message, tree: { ...proto.commit.tree, sha: c.tree } },
+        parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
+      })) };
+    });
+    this.on("GET /repos/{owner}/{repo}/commits/{ref}/status", (req) => ({
+      body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { state: "success", sha: this.resolve(req.path.ref!) ?? req.path.ref, total_count: 0, statuses: [] }),
+    }));
+    this.on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({
+      body: example("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { total_count: 0, check_runs: [] }),
+    }));
+    this.on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }));
     this.on("POST /repos/{owner}/{repo}/merges", (req) => {
       const b = req.body as { base: string; head: string; commit_message?: string };
       const base = this.refs.get(b.base);

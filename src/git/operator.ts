@@ -1,0 +1,48 @@
+/**
+ * SQL for the `github` operator command (scripts/github.ts): connecting a tenant with a token or
+ * a GitHub App installation, disconnecting it, and storing presets. Plain SQL because `wrangler
+ * d1 execute` takes no bound parameters; every value is validated, generated or escaped here. The
+ * tenant id must already be known (the token is encrypted bound to it).
+ */
+import { SLUG } from "../auth/provision";
+import { encryptToken } from "./credentials";
+import { presetEntrySchema, type PresetEntry } from "./presets";
+
+const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+export function tenantIdSql(slug: string): string {
+  if (!SLUG.test(slug)) throw new Error(`tenant '${slug}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  return `SELECT id FROM tenants WHERE slug = ${quote(slug)}`;
+}
+
+const upsert = (tenantId: string, kind: "token" | "app", secret: string, installationId: string, at: string) =>
+  `INSERT INTO github_credentials (tenant_id, kind, secret, installation_id, created_at, updated_at) VALUES (${quote(tenantId)}, '${kind}', ${quote(secret)}, ${quote(installationId)}, '${at}', '${at}')
+   ON CONFLICT (tenant_id) DO UPDATE SET kind = excluded.kind, secret = excluded.secret, installation_id = excluded.installation_id, updated_at = excluded.updated_at`;
+
+export async function setTokenSql(tenantId: string, token: string, credentialsKey: string, now = new Date()): Promise<string> {
+  const t = token.trim();
+  if (!/^[\x21-\x7e]{20,400}$/.test(t)) throw new Error("the token must be 20–400 printable characters without spaces (a GitHub token such as github_pat_… or ghp_…)");
+  return upsert(tenantId, "token", await encryptToken(t, tenantId, credentialsKey), "", now.toISOString());
+}
+
+export function setInstallationSql(tenantId: string, installationId: string, now = new Date()): string {
+  if (!/^\d{1,20}$/.test(installationId)) throw new Error("--installation-id must be the numeric id of the App installation");
+  return upsert(tenantId, "app", "", installationId, now.toISOString());
+}
+
+export const clearSql = (tenantId: string) => `DELETE FROM github_credentials WHERE tenant_id = ${quote(tenantId)}`;
+
+const PRESET_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+
+/** A preset from JSON text ({nestedRoots?, parityPairs?, workspaceRootHint?}), validated as the tools read it. */
+export function setPresetSql(tenantId: string, name: string, json: string, now = new Date()): string {
+  if (!PRESET_NAME.test(name)) throw new Error("--name must be letters, digits, . _ - (max 100)");
+  const entry: PresetEntry = presetEntrySchema.strict().parse(JSON.parse(json));
+  return `INSERT INTO git_presets (tenant_id, name, nested_roots, parity_pairs, workspace_root_hint, updated_at) VALUES (${quote(tenantId)}, ${quote(name)}, ${quote(JSON.stringify(entry.nestedRoots ?? []))}, ${quote(JSON.stringify(entry.parityPairs ?? []))}, ${quote(entry.workspaceRootHint ?? "")}, '${now.toISOString()}')
+   ON CONFLICT (tenant_id, name) DO UPDATE SET nested_roots = excluded.nested_roots, parity_pairs = excluded.parity_pairs, workspace_root_hint = excluded.workspace_root_hint, updated_at = excluded.updated_at`;
+}
+
+export function deletePresetSql(tenantId: string, name: string): string {
+  if (!PRESET_NAME.test(name)) throw new Error("--name must be letters, digits, . _ - (max 100)");
+  return `DELETE FROM git_presets WHERE tenant_id = ${quote(tenantId)} AND name = ${quote(name)}`;
+}
