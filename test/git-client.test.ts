@@ -132,6 +132,13 @@ describe("GitHubClient", () => {
     expect(down.requests).toHaveLength(3);
   });
 
+  it("cleans GitHub's error words of control and invisible characters", async () => {
+    const gh = new FakeGitHub().on("POST /repos/{owner}/{repo}/merges", () => ({ status: 409, body: errorBody("Merge conflict in src/\u202eevil\u200b.ts\u0007") }));
+    const err = (await client(gh).request("POST /repos/{owner}/{repo}/merges", REPO, { base: "main", head: "x" }).catch((e: unknown) => e)) as Error;
+    expect(err.message).toContain("Merge conflict in src/evil.ts");
+    expect(err.message).not.toMatch(/[\u202e\u200b\u0007]/);
+  });
+
   it("maps 401, 403, 409 and 422 to stable codes with GitHub's message", async () => {
     for (const [status, code] of [[401, "github_auth_failed"], [403, "github_forbidden"], [409, "github_conflict"], [422, "github_unprocessable"]] as const) {
       const gh = new FakeGitHub().on("POST /repos/{owner}/{repo}/merges", () => ({ status, body: errorBody(`nope ${status}`) }));

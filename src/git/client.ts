@@ -4,6 +4,7 @@
  * limit), honours `retry-after` and `x-ratelimit-*` with bounded waits, retries server errors, and
  * turns failures into GitHubError with a stable code for the tools to map onto the seed's codes.
  */
+import { cleanText } from "./untrusted";
 
 /** An operation as GitHub's OpenAPI description names it: method, space, path template. */
 export type Operation = `${"GET" | "POST" | "PATCH" | "DELETE" | "PUT"} /${string}`;
@@ -172,7 +173,12 @@ async function tokenTag(token: string): Promise<string> {
   return Array.from(new Uint8Array(digest).slice(0, 8), (b) => b.toString(16).padStart(2, "0")).join("");
 }
 
+/** GitHub's error words, cleaned: they can quote names and messages that whoever pushed chose. */
 function githubMessage(text: string): string {
+  return cleanText(rawGithubMessage(text));
+}
+
+function rawGithubMessage(text: string): string {
   try {
     const body = JSON.parse(text) as { message?: string; errors?: Array<{ message?: string; code?: string; field?: string }> };
     const details = (body.errors ?? []).map((e) => e.message ?? [e.field, e.code].filter(Boolean).join(" ")).filter(Boolean);

@@ -11,6 +11,7 @@ import { ToolError } from "../mcp/errors";
 import { type GitHubClient, GitHubError, type GitHubResponse, type Operation, type Params } from "./client";
 import { githubToolError } from "./credentials";
 import { isProtectedBranch, type RepoName } from "./tokens";
+import { cleanText } from "./untrusted";
 
 export interface CommitInfo {
   sha: string;
@@ -225,7 +226,8 @@ export class GitWriter {
     const out: string[] = [];
     for (const p of [...paths].sort()) {
       const b = base.get(p), o = ours.get(p), t = theirs.get(p);
-      if (o !== b && t !== b && o !== t) out.push(p);
+      // File names are whoever pushed them: returned as cleaned data.
+      if (o !== b && t !== b && o !== t) out.push(cleanText(p));
       if (out.length >= MAX_CONFLICT_PATHS) break;
     }
     return out;

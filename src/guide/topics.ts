@@ -30,7 +30,11 @@ which shadow tenant-wide ones of the same slug; skill_get returns the body to fo
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
 Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].` },
   { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project,
-and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).` },
+and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).
+The git toolset (opt in: ?toolsets=git) works on GitHub itself, not a checkout: every tool takes repo (owner/name or a registered repository).
+Read: git_status (a branch vs its base, PR, checks), git_log, git_diff_summary, git_inventory and git_parity across repositories, list_presets.
+Write: batch_commit (files inline, commits in order), git_merge (auto: fast-forward, rebase, merge commit) and git_cherry_pick. Branches move once, never forced:
+a concurrent push makes the call fail with a retryable conflict, nothing half-applied. github_not_configured means an operator must connect your tenant.` },
   { id: "runs-and-subagents", title: "Runs and subagents", body: `Every burst of work is a run in a tree of runs. Your MCP session's run is minted by its first write (reads never mint one)
 and every later write in the session is attributed to it: activity rows carry its run_id. Calls without an Mcp-Session-Id have no run.
 The runs toolset (?toolsets=runs): run_fork registers a child run (kind subagent) under your current run; hand its run_key (run-…) to the subagent.
