@@ -8,6 +8,6 @@ export { SessionDO } from "./durable/session";
 export default {
   fetch: app.fetch,
   async scheduled(controller, env, ctx) {
-    ctx.waitUntil(runMaintenance(env, new Date(controller.scheduledTime)));
+    ctx.waitUntil(runMaintenance(env, new Date(controller.scheduledTime), controller.cron));
   },
 } satisfies ExportedHandler<Env>;

@@ -161,7 +161,7 @@ export interface EventFilters {
  * SQL conditions for the optional filters the read tools share: entity path (exact or dotted
  * prefix, canonicalized), and exact project, changeset and agent. Blank values filter nothing.
  */
-export function eventFilters(ctx: Ctx, f: EventFilters): { where: string[]; params: unknown[]; path: string } {
+export function eventFilters(ctx: Pick<Ctx, "actorName">, f: EventFilters): { where: string[]; params: unknown[]; path: string } {
   const where: string[] = [];
   const params: unknown[] = [];
   const path = f.entity_path?.trim() ? canonicalPath(f.entity_path) : "";

@@ -56,13 +56,33 @@ interface Candidate {
 
 const PRECEDENCE: Record<StaleFlag, number> = { expired: 0, revisit_due: 1, review_suggested: 2, manual_review: 3 };
 
-export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecision[]> {
-  const now = ctx.clock.now();
+/**
+ * Whose stale decisions, as of when. The tool passes its caller; the daily sweep passes a tenant
+ * with no caller, so `record` is optional: the sweep is not someone querying the ledger.
+ */
+export interface StaleScope {
+  d1: D1Database;
+  tenantId: string;
+  /** Resolves agent "me"; "" when nobody is calling. */
+  actorName: string;
+  now: Date;
+  record?: (entityPath: string) => D1PreparedStatement;
+}
+
+export function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecision[]> {
+  return evaluateStaleDecisions(
+    { d1: ctx.d1, tenantId: ctx.tenantId, actorName: ctx.actorName, now: ctx.clock.now(), record: (path) => recordToolCall(ctx, "stale_decisions", path) },
+    input,
+  );
+}
+
+export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInput): Promise<StaleDecision[]> {
+  const now = scope.now;
   const nowIso = iso(now);
   // Only decisions that could surface now: due dates already passed, or a condition to evaluate.
   const where = ["e.tenant_id = ?", "((e.revisit_due <> '' AND e.revisit_due <= ?) OR e.expires_when <> '' OR e.stale_when <> '')"];
-  const params: unknown[] = [ctx.tenantId, nowIso];
-  const filters = eventFilters(ctx, input);
+  const params: unknown[] = [scope.tenantId, nowIso];
+  const filters = eventFilters(scope, input);
   where.push(...filters.where);
   params.push(...filters.params);
   const path = filters.path;
@@ -72,9 +92,10 @@ export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<Stale
                AND (n.revisit_due <> '' OR n.expires_when <> '' OR n.stale_when <> ''))`);
   where.push(`NOT EXISTS (SELECT 1 FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> '')`);
 
-  const [, decisionsRes, recentRes] = await ctx.d1.batch<EventRowRaw & { changeset_activity: number }>([
-    recordToolCall(ctx, "stale_decisions", path),
-    ctx.d1
+  const recorded = scope.record ? [scope.record(path)] : [];
+  const results = await scope.d1.batch<EventRowRaw & { changeset_activity: number }>([
+    ...recorded,
+    scope.d1
       .prepare(
         `SELECT ${EVENT_COLUMNS},
            (e.changeset_id <> '' AND EXISTS (SELECT 1 FROM events c WHERE c.tenant_id = e.tenant_id
@@ -82,10 +103,11 @@ export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<Stale
          FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq ASC LIMIT ?`,
       )
       .bind(...params, MAX_DECISIONS),
-    ctx.d1
+    scope.d1
       .prepare(`SELECT e.seq, e.id, e.entity_path, e.reasoning, e.diff FROM events e WHERE e.tenant_id = ? ORDER BY e.seq DESC LIMIT ?`)
-      .bind(ctx.tenantId, ECHO_WINDOW),
+      .bind(scope.tenantId, ECHO_WINDOW),
   ]);
+  const [decisionsRes, recentRes] = results.slice(recorded.length);
   const candidates: Candidate[] = decisionsRes!.results.map((r) => ({
     event: toEvent(r),
     revisitDue: r.revisit_due ?? "",
@@ -98,18 +120,18 @@ export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<Stale
   const lookups: Array<{ kind: "queried" | "entity"; index: number; stmt: D1PreparedStatement }> = [];
   const conditions = candidates.map((c) => (c.event.expires_when ? parseStoredCondition(c.event.expires_when) : null));
   candidates.forEach((c, index) => {
-    if (c.revisitDue !== "" && c.revisitDue <= nowIso) lookups.push({ kind: "queried", index, stmt: queriedStatement(ctx, c.event) });
+    if (c.revisitDue !== "" && c.revisitDue <= nowIso) lookups.push({ kind: "queried", index, stmt: queriedStatement(scope, c.event) });
     const cond = conditions[index];
     if (cond?.kind === "entity") {
       const m = pathMatchSql(cond.path);
       lookups.push({
         kind: "entity", index,
-        stmt: ctx.d1.prepare(`SELECT e.id FROM events e WHERE e.tenant_id = ? AND e.seq > ? AND ${m.sql} ORDER BY e.seq ASC LIMIT 1`)
-          .bind(ctx.tenantId, c.event.seq, ...m.params),
+        stmt: scope.d1.prepare(`SELECT e.id FROM events e WHERE e.tenant_id = ? AND e.seq > ? AND ${m.sql} ORDER BY e.seq ASC LIMIT 1`)
+          .bind(scope.tenantId, c.event.seq, ...m.params),
       });
     }
   });
-  const answers = lookups.length > 0 ? await ctx.d1.batch<{ id?: string }>(lookups.map((l) => l.stmt)) : [];
+  const answers = lookups.length > 0 ? await scope.d1.batch<{ id?: string }>(lookups.map((l) => l.stmt)) : [];
   const queried = new Set<number>();
   const entityFired = new Map<number, string>();
   lookups.forEach((l, i) => {
@@ -190,9 +212,9 @@ export async function staleDecisions(ctx: Ctx, input: StaleInput): Promise<Stale
  * many dots cannot exceed D1's 100 bound parameters; descendants avoid LIKE, which D1 refuses
  * for patterns over 50 bytes (see pathMatchSql).
  */
-function queriedStatement(ctx: Ctx, e: EventWithSeq): D1PreparedStatement {
+function queriedStatement(scope: StaleScope, e: EventWithSeq): D1PreparedStatement {
   const tools = QUERY_SIGNAL_TOOLS as readonly string[];
-  return ctx.d1
+  return scope.d1
     .prepare(
       `SELECT 1 AS hit FROM tool_calls t WHERE t.tenant_id = ? AND t.timestamp >= ?
          AND t.tool_name IN (${tools.map(() => "?").join(", ")})
@@ -201,7 +223,7 @@ function queriedStatement(ctx: Ctx, e: EventWithSeq): D1PreparedStatement {
               OR (t.entity_path COLLATE NOCASE >= ? AND t.entity_path COLLATE NOCASE < ? AND substr(t.entity_path, length(?) + 1, 1) = '.'))
        LIMIT 1`,
     )
-    .bind(ctx.tenantId, e.timestamp, ...tools, e.entity_path, JSON.stringify(dottedAncestors(e.entity_path)), e.entity_path, `${e.entity_path}/`, e.entity_path);
+    .bind(scope.tenantId, e.timestamp, ...tools, e.entity_path, JSON.stringify(dottedAncestors(e.entity_path)), e.entity_path, `${e.entity_path}/`, e.entity_path);
 }
 
 function parseStoredCondition(text: string): ExpiresCondition | null {

@@ -4,6 +4,7 @@ import type { Env } from "../env";
 import { backfillEmbeddings } from "../search/semantic";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
+import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
 
 export interface JobReport {
   job: string;
@@ -11,7 +12,13 @@ export interface JobReport {
   detail: string;
 }
 
-const JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {
+type Job = (env: Env, now: Date) => Promise<string>;
+
+/** Must match wrangler.toml's [triggers] crons: the scheduled handler dispatches on the expression. */
+export const FREQUENT_CRON = "*/5 * * * *";
+export const DAILY_CRON = "17 6 * * *";
+
+const FREQUENT_JOBS: Record<string, Job> = {
   /** Safety net behind ClaimsDO alarms: any lease that ran out goes back to the pool. */
   lease_reaper: async (env, now) => `${await reapExpiredLeases(env.DB, now)} expired lease(s) released`,
   /** Runs that stopped heartbeating (a crashed agent, a closed laptop) stop showing as running. */
@@ -25,15 +32,30 @@ const JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {
   embedding_backfill: (env, now) => backfillEmbeddings(env, now),
 };
 
-export async function runMaintenance(env: Env, now: Date = new Date()): Promise<JobReport[]> {
+const DAILY_JOBS: Record<string, Job> = {
+  /** Notices are once a day per decision, so sweeping more often would only find nothing new. */
+  [STALE_SWEEP_JOB]: (env, now) => sweepStaleDecisions(env.DB, now),
+};
+
+/**
+ * An expression that is neither (a trigger added in the dashboard, a typo in `__scheduled?cron=`)
+ * gets the frequent set: it is the one whose absence hurts (leases never released).
+ */
+function jobSet(cron: string): Record<string, Job> {
+  return cron === DAILY_CRON ? DAILY_JOBS : FREQUENT_JOBS;
+}
+
+export const jobsFor = (cron: string): string[] => Object.keys(jobSet(cron));
+
+export async function runMaintenance(env: Env, now: Date = new Date(), cron: string = FREQUENT_CRON): Promise<JobReport[]> {
   const reports: JobReport[] = [];
-  for (const [job, run] of Object.entries(JOBS)) {
+  for (const [job, run] of Object.entries(jobSet(cron))) {
     try {
       reports.push({ job, ok: true, detail: await run(env, now) });
     } catch (err) {
       reports.push({ job, ok: false, detail: err instanceof Error ? err.message : String(err) });
     }
   }
-  for (const r of reports) (r.ok ? console.info : console.error)(`[cron] ${r.job}: ${r.detail}`);
+  for (const r of reports) (r.ok ? console.info : console.error)(`[cron ${cron}] ${r.job}: ${r.detail}`);
   return reports;
 }

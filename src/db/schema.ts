@@ -286,6 +286,8 @@ export const notifications = sqliteTable("notifications", {
   fromActorId: text("from_actor_id").notNull(),
   createdAt: text("created_at").notNull(),
   readAt: text("read_at"),
+  /** Set by jobs that may run twice: one notice per recipient and key. */
+  dedupeKey: text("dedupe_key"),
 });
 
 export const featureRequests = sqliteTable("feature_requests", {
@@ -413,5 +415,12 @@ export const gitPresets = sqliteTable("git_presets", {
   nestedRoots: text("nested_roots").notNull(),
   parityPairs: text("parity_pairs").notNull(),
   workspaceRootHint: text("workspace_root_hint").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** Where a bounded scheduled job stopped, so its next run continues there. */
+export const cronCursors = sqliteTable("cron_cursors", {
+  job: text("job").primaryKey(),
+  cursor: text("cursor").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

@@ -1,0 +1,103 @@
+/**
+ * The daily stale-decision sweep: the change ledger's stale_decisions rules, run for every tenant,
+ * with a notification to whoever logged each decision. Nobody has to remember to ask.
+ */
+import { evaluateStaleDecisions, type StaleDecision } from "../changes/stale-decisions";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+
+export const STALE_SWEEP_JOB = "stale_decision_sweep";
+
+export interface SweepLimits {
+  tenants: number;
+  notices: number;
+}
+
+/** Sized so one run stays well inside a scheduled invocation's time and D1 query budget. */
+export const SWEEP_LIMITS: SweepLimits = { tenants: 50, notices: 500 };
+
+/** The rules already cap what they examine per tenant; asking for more than that changes nothing. */
+const DECISIONS_PER_TENANT = 1000;
+const STATEMENTS_PER_BATCH = 100;
+
+interface Notice {
+  actorId: string;
+  decision: StaleDecision;
+}
+
+export async function sweepStaleDecisions(d1: D1Database, now: Date, limits: SweepLimits = SWEEP_LIMITS): Promise<string> {
+  const after = (await d1.prepare(`SELECT cursor FROM cron_cursors WHERE job = ?`).bind(STALE_SWEEP_JOB).first<{ cursor: string }>())?.cursor ?? "";
+  const { results: tenants } = await d1.prepare(`SELECT id FROM tenants WHERE id > ? ORDER BY id LIMIT ?`).bind(after, limits.tenants).all<{ id: string }>();
+  // The day is part of the key: a decision still stale tomorrow is worth one more notice tomorrow.
+  const day = iso(now).slice(0, 10);
+  let budget = limits.notices;
+  let cursor = after;
+  let swept = 0;
+  let stale = 0;
+  let sent = 0;
+  let deferred = false;
+  for (const [index, { id: tenantId }] of tenants.entries()) {
+    const decisions = await evaluateStaleDecisions({ d1, tenantId, actorName: "", now }, { limit: DECISIONS_PER_TENANT });
+    const notices = await addressNotices(d1, tenantId, decisions);
+    const fits = notices.slice(0, budget);
+    sent += await insertNotices(d1, tenantId, fits, now, day);
+    budget -= fits.length;
+    stale += decisions.length;
+    if (fits.length < notices.length) {
+      deferred = true;
+      // Resume this tenant next run (dedupe skips what was sent), unless it alone overflows a whole
+      // run's budget: then moving on is the only way the tenants after it are ever swept.
+      if (index === 0) {
+        cursor = tenantId;
+        swept++;
+      }
+      break;
+    }
+    cursor = tenantId;
+    swept++;
+  }
+  // A short page means the last tenant was reached: the next run starts again from the first.
+  const wrapped = !deferred && tenants.length < limits.tenants;
+  await d1
+    .prepare(`INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`)
+    .bind(STALE_SWEEP_JOB, wrapped ? "" : cursor, iso(now))
+    .run();
+  const rest = wrapped ? "all tenants swept" : "more tenants next run";
+  return `${swept} tenant(s) swept, ${stale} stale decision(s), ${sent} notification(s) sent; ${rest}`;
+}
+
+/**
+ * A decision's `agent` is the name of the actor whose key logged it; agents named by a client
+ * that is no actor of the tenant (older rows, imports) have nobody to notify.
+ */
+async function addressNotices(d1: D1Database, tenantId: string, decisions: StaleDecision[]): Promise<Notice[]> {
+  if (decisions.length === 0) return [];
+  const names = [...new Set(decisions.map((d) => d.agent).filter((a) => a !== ""))];
+  const { results } = await d1
+    .prepare(`SELECT id, name FROM actors WHERE tenant_id = ? AND name IN (SELECT value FROM json_each(?))`)
+    .bind(tenantId, JSON.stringify(names))
+    .all<{ id: string; name: string }>();
+  const byName = new Map(results.map((r) => [r.name, r.id]));
+  return decisions.flatMap((decision) => {
+    const actorId = byName.get(decision.agent);
+    return actorId ? [{ actorId, decision }] : [];
+  });
+}
+
+async function insertNotices(d1: D1Database, tenantId: string, notices: Notice[], now: Date, day: string): Promise<number> {
+  const at = iso(now);
+  const statements = notices.map(({ actorId, decision }) =>
+    d1
+      .prepare(
+        `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at, dedupe_key)
+         VALUES (?, ?, ?, 'stale_decision', 'change_event', ?, ?, '', ?, ?)
+         ON CONFLICT (tenant_id, actor_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING`,
+      )
+      .bind(uuidv7(now.getTime()), tenantId, actorId, decision.id, `${decision.entity_path}: ${decision.stale_reason}`.slice(0, 200), at, `stale_decision:${decision.id}:${day}`),
+  );
+  let inserted = 0;
+  for (let i = 0; i < statements.length; i += STATEMENTS_PER_BATCH) {
+    for (const res of await d1.batch(statements.slice(i, i + STATEMENTS_PER_BATCH))) inserted += res.meta.changes ?? 0;
+  }
+  return inserted;
+}
