@@ -45,7 +45,8 @@ Connect the MCP Inspector:
 `);
   // The local credentials key, so tokens stored with `npm run github -- set-token` decrypt.
   const envFiles = await devEnvFileArgs();
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", PORT, ...envFiles], {
+  // --test-scheduled: local dev has no cron clock, so /__scheduled?cron=… is the way to run the jobs (README: Cron).
+  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", ...envFiles], {
     cwd: ROOT,
     stdio: "inherit",
     env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
