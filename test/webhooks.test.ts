@@ -157,6 +157,24 @@ describe("per-tenant repository webhooks", () => {
     expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed" });
   });
 
+  it("processes a tenant-URL delivery for that tenant only, whatever installation the payload names", async () => {
+    const other = await appTenant("hooks-own-other", 3001, "own/repo");
+    await ok(makeCtx(a), "repo_register", { slug: "own/repo" });
+    const p = withRepo(example("push", (e) => e.commits.length > 0), "own/repo", 3001);
+    const r = await deliver("push", p, { path: "/webhooks/github/hooks-own", secret: TENANT_SECRET });
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed" });
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, a.tenantId)).toBe(1);
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, other.id.tenantId)).toBe(0);
+    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, other.id.tenantId)).toBe(0);
+  });
+
+  it("stores the secret only encrypted, and refuses a weak one", async () => {
+    const stored = await env.DB.prepare(`SELECT secret FROM github_webhook_secrets WHERE tenant_id = ?`).bind(a.tenantId).first<{ secret: string }>();
+    expect(stored!.secret).toMatch(/^v1:/);
+    expect(stored!.secret).not.toContain(TENANT_SECRET);
+    await expect(setWebhookSecretSql(a.tenantId, "short", KEY)).rejects.toThrow(/16–256/);
+  });
+
   it("refuses the App secret, another tenant's URL, and unknown tenants alike", async () => {
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-own", secret: APP_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-nosecret", secret: TENANT_SECRET })).status).toBe(401);
