@@ -6,13 +6,16 @@
  *   npm run github -- status [--tenant acme]
  *   npm run github -- set-preset --tenant acme --name services < preset.json
  *   npm run github -- delete-preset --tenant acme --name services
+ *   printf %s "$SECRET" | npm run github -- set-webhook-secret --tenant acme
+ *   npm run github -- deliveries [--tenant acme] [--status failed]
+ *   npm run github -- replay --delivery <X-GitHub-Delivery id> [--tenant acme]
  * Local D1 by default; --remote targets the deployed database. Tokens are read from stdin only
  * (never argv, which other users and shell history can see) and stored encrypted with
  * GITHUB_CREDENTIALS_KEY: from the environment (required with --remote, the same value as the
  * Worker secret) or, locally, the development key that `npm start` also uses.
  */
 import { parseArgs } from "node:util";
-import { clearSql, deletePresetSql, setInstallationSql, setPresetSql, setTokenSql, tenantIdSql } from "../src/git/operator";
+import { clearSql, deletePresetSql, replaySql, setInstallationSql, setPresetSql, setTokenSql, setWebhookSecretSql, tenantIdSql } from "../src/git/operator";
 import { SLUG } from "../src/auth/provision";
 import { localCredentialsKey } from "./credentials-key";
 import { executeSql, querySql, type Target } from "./wrangler";
@@ -23,7 +26,10 @@ const USAGE = `usage (add --remote for the deployed database, --persist-to <dir>
   npm run github -- clear --tenant <slug>
   npm run github -- status [--tenant <slug>]
   npm run github -- set-preset --tenant <slug> --name <name>   (JSON {nestedRoots?, parityPairs?, workspaceRootHint?} on stdin)
-  npm run github -- delete-preset --tenant <slug> --name <name>`;
+  npm run github -- delete-preset --tenant <slug> --name <name>
+  npm run github -- set-webhook-secret --tenant <slug>   (the secret on stdin)
+  npm run github -- deliveries [--tenant <slug>] [--status pending|processing|processed|ignored|failed]
+  npm run github -- replay --delivery <id> [--tenant <slug>]`;
 
 async function readStdin(): Promise<string> {
   if (process.stdin.isTTY) process.stderr.write("Paste the value, then press Ctrl-D:\n");
@@ -54,6 +60,8 @@ export async function main(argv: string[]): Promise<void> {
       tenant: { type: "string" },
       "installation-id": { type: "string" },
       name: { type: "string" },
+      delivery: { type: "string" },
+      status: { type: "string" },
       remote: { type: "boolean", default: false },
       "persist-to": { type: "string" },
     },
@@ -104,6 +112,33 @@ export async function main(argv: string[]): Promise<void> {
       const id = await tenantId(values.tenant, target);
       await executeSql([deletePresetSql(id, values.name ?? "")], target);
       console.log(`Deleted preset '${values.name}' of tenant '${values.tenant}' (${where}).`);
+      return;
+    }
+    case "set-webhook-secret": {
+      const id = await tenantId(values.tenant, target);
+      const secret = await readStdin();
+      if (!secret) throw new Error("no secret on stdin");
+      await executeSql([await setWebhookSecretSql(id, secret, await credentialsKey(target))], target);
+      console.log(`Stored the webhook secret of tenant '${values.tenant}' (${where}); its repositories' webhooks go to /webhooks/github/${values.tenant}.`);
+      return;
+    }
+    case "deliveries": {
+      if (values.tenant && !SLUG.test(values.tenant)) throw new Error("--tenant must be a slug");
+      if (values.status && !/^[a-z]{1,20}$/.test(values.status)) throw new Error("--status must be a delivery status");
+      const filters = [values.tenant ? `t.slug = '${values.tenant}'` : "", values.status ? `d.status = '${values.status}'` : ""].filter(Boolean);
+      console.table(await querySql<Record<string, string>>(
+        `SELECT d.delivery_id, coalesce(t.slug, '') AS tenant, d.event, d.action, d.repository, d.status, d.attempts, d.error, d.received_at
+         FROM webhook_deliveries d LEFT JOIN tenants t ON t.id = d.tenant_id ${filters.length ? `WHERE ${filters.join(" AND ")}` : ""}
+         ORDER BY d.received_at DESC LIMIT 50`,
+        target,
+      ));
+      return;
+    }
+    case "replay": {
+      const id = values.tenant ? await tenantId(values.tenant, target) : undefined;
+      const rows = await querySql<{ tenant_id: string; event: string }>(replaySql(values.delivery ?? "", id), target);
+      if (rows.length === 0) throw new Error(`no stored delivery '${values.delivery}' with a kept payload${values.tenant ? ` for tenant '${values.tenant}'` : ""}`);
+      console.log(`Queued ${rows.length} delivery(ies) (${rows.map((r) => r.event).join(", ")}); the next webhook_retry cron run processes them (${where}).`);
       return;
     }
     default:

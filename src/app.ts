@@ -3,6 +3,7 @@ import type { Env } from "./env";
 import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
 import { originGuard } from "./http/origin";
+import { webhookRoutes } from "./http/webhooks";
 import { SERVER_INFO } from "./mcp/server";
 
 export const app = new Hono<{ Bindings: Env }>();
@@ -12,6 +13,7 @@ app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version
 app.use("/mcp", originGuard());
 app.route("/mcp", mcpRoutes);
 app.route("/bench", benchRoutes);
+app.route("/webhooks", webhookRoutes);
 
 app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
 

@@ -33,4 +33,6 @@ export interface Env {
   /** Secrets of a GitHub App, for tenants connected through an installation. */
   GITHUB_APP_ID?: string;
   GITHUB_APP_PRIVATE_KEY?: string;
+  /** Secret: signs the GitHub App's webhook deliveries to POST /webhooks/github (README: Webhooks). */
+  GITHUB_WEBHOOK_SECRET?: string;
 }

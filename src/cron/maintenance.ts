@@ -1,6 +1,7 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
 import { iso } from "../db/time";
 import type { Env } from "../env";
+import { dropOldDeliveries, retryDeliveries } from "../git/webhooks";
 import { backfillEmbeddings } from "../search/semantic";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
@@ -30,6 +31,10 @@ const FREQUENT_JOBS: Record<string, Job> = {
   },
   /** Objects whose embedding failed or never ran after the write (durable-row-before-embed). */
   embedding_backfill: (env, now) => backfillEmbeddings(env, now),
+  /** Webhook deliveries whose processing failed or was cut off after the response. */
+  webhook_retry: (env, now) => retryDeliveries(env, now),
+  /** Deliveries are kept a while for inspection and replay, then dropped. */
+  delivery_retention: (env, now) => dropOldDeliveries(env, now),
 };
 
 const DAILY_JOBS: Record<string, Job> = {

@@ -424,3 +424,39 @@ export const cronCursors = sqliteTable("cron_cursors", {
   cursor: text("cursor").notNull(),
   updatedAt: text("updated_at").notNull(),
 });
+
+export const webhookDeliveries = sqliteTable("webhook_deliveries", {
+  tenantId: text("tenant_id").notNull(),
+  deliveryId: text("delivery_id").notNull(),
+  event: text("event").notNull(),
+  action: text("action").notNull(),
+  repository: text("repository").notNull(),
+  status: text("status").notNull(),
+  error: text("error").notNull(),
+  attempts: integer("attempts").notNull(),
+  payload: text("payload").notNull(),
+  receivedAt: text("received_at").notNull(),
+  attemptedAt: text("attempted_at"),
+  processedAt: text("processed_at"),
+});
+
+export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {
+  tenantId: text("tenant_id").primaryKey(),
+  secret: text("secret").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const gitCommits = sqliteTable("git_commits", {
+  tenantId: text("tenant_id").notNull(),
+  repositoryId: text("repository_id").notNull(),
+  sha: text("sha").notNull(),
+  ref: text("ref").notNull(),
+  message: text("message").notNull(),
+  authorName: text("author_name").notNull(),
+  authorEmail: text("author_email").notNull(),
+  committedAt: text("committed_at").notNull(),
+  files: text("files").notNull(),
+  deliveryId: text("delivery_id").notNull(),
+  recordedAt: text("recorded_at").notNull(),
+});

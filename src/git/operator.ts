@@ -46,3 +46,24 @@ export function deletePresetSql(tenantId: string, name: string): string {
   if (!PRESET_NAME.test(name)) throw new Error("--name must be letters, digits, . _ - (max 100)");
   return `DELETE FROM git_presets WHERE tenant_id = ${quote(tenantId)} AND name = ${quote(name)}`;
 }
+
+/** A tenant's own webhook secret (the one typed into the repository's webhook settings), encrypted like a token. */
+export async function setWebhookSecretSql(tenantId: string, secret: string, credentialsKey: string, now = new Date()): Promise<string> {
+  const s = secret.trim();
+  if (!/^[\x21-\x7e]{16,256}$/.test(s)) throw new Error("the webhook secret must be 16–256 printable characters without spaces (e.g. openssl rand -hex 32)");
+  const at = now.toISOString();
+  return `INSERT INTO github_webhook_secrets (tenant_id, secret, created_at, updated_at) VALUES (${quote(tenantId)}, ${quote(await encryptToken(s, tenantId, credentialsKey))}, '${at}', '${at}')
+   ON CONFLICT (tenant_id) DO UPDATE SET secret = excluded.secret, updated_at = excluded.updated_at`;
+}
+
+const DELIVERY_ID = /^[A-Za-z0-9-]{1,100}$/;
+
+/**
+ * Queues a stored delivery for the next webhook_retry run with a fresh attempt count. Processing
+ * needs the Worker's code, so the command only marks it; the payload must have been kept.
+ */
+export function replaySql(deliveryId: string, tenantId?: string): string {
+  if (!DELIVERY_ID.test(deliveryId)) throw new Error("--delivery must be the X-GitHub-Delivery id");
+  return `UPDATE webhook_deliveries SET status = 'failed', attempts = 0, error = 'replay requested', attempted_at = NULL
+   WHERE delivery_id = ${quote(deliveryId)} AND tenant_id <> '' AND payload <> ''${tenantId ? ` AND tenant_id = ${quote(tenantId)}` : ""} RETURNING tenant_id, event`;
+}

@@ -56,7 +56,7 @@ export const repositorySchema = z.object({
   default_branch: z.string().describe("Default branch."),
   created_at: z.string().describe("When it was registered."),
 });
-type Repository = z.infer<typeof repositorySchema>;
+export type Repository = z.infer<typeof repositorySchema>;
 const REPO_COLUMNS = "id, host, owner, name, slug, remote_url, default_branch, created_at";
 
 /** A registered repository of the caller's tenant, by id or owner/name. */
@@ -67,6 +67,26 @@ export async function findRepository(ctx: Ctx, ref: string): Promise<Repository>
     .first<Repository>();
   if (!row) throw notFound("repository", ref, "Register it with repo_register, or list them with repo_query.");
   return row;
+}
+
+/** Registers a repository for the caller's tenant, or finds it; repo_register and the GitHub App webhooks share it. */
+export async function registerRepository(ctx: Ctx, parts: RemoteParts, defaultBranch: string): Promise<{ repository: Repository; created: boolean }> {
+  const id = uuidv7();
+  const now = iso(ctx.clock.now());
+  const [inserted, , found] = await ctx.d1.batch<Repository>([
+    ctx.d1
+      .prepare(`INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`)
+      .bind(id, ctx.tenantId, parts.host, parts.owner, parts.name, `${parts.owner}/${parts.name}`, parts.url, defaultBranch, ctx.actorId, now),
+    activityStatement(ctx, { verb: "repo.registered", objectType: "repository", objectId: id, summary: `registered ${parts.owner}/${parts.name}`, ifPreviousChanged: true }),
+    ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url),
+  ]);
+  return { repository: found!.results[0]!, created: inserted!.results.length > 0 };
+}
+
+/** A registered repository of the caller's tenant by its normalized remote URL, or null. */
+export async function repositoryByRemote(ctx: Ctx, parts: RemoteParts): Promise<Repository | null> {
+  return ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url).first<Repository>();
 }
 
 export const repoRegisterTool = defineTool({
@@ -91,17 +111,7 @@ export const repoRegisterTool = defineTool({
     if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url, slug (owner/name), or owner and name.");
     const parts = normalizeRemote(remote);
     if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
-    const id = uuidv7();
-    const now = iso(ctx.clock.now());
-    const [inserted, , found] = await ctx.d1.batch<Repository>([
-      ctx.d1
-        .prepare(`INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`)
-        .bind(id, ctx.tenantId, parts.host, parts.owner, parts.name, `${parts.owner}/${parts.name}`, parts.url, input.default_branch ?? "main", ctx.actorId, now),
-      activityStatement(ctx, { verb: "repo.registered", objectType: "repository", objectId: id, summary: `registered ${parts.owner}/${parts.name}`, ifPreviousChanged: true }),
-      ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url),
-    ]);
-    return { repository: found!.results[0]!, created: inserted!.results.length > 0 };
+    return registerRepository(ctx, parts, input.default_branch ?? "main");
   },
   summarize: (r) => `${r.created ? "Registered" : "Found"} ${r.repository.slug} (${r.repository.id}).`,
 });
@@ -187,7 +197,7 @@ export const repoQueryTool = defineTool({
 
 export const REF_TYPES = ["commit", "branch", "pr", "tag", "compare"] as const;
 export const PR_STATES = ["open", "draft", "merged", "closed"] as const;
-const CODE_REF_OBJECTS = ["task", "decision", "note", "project"] as const;
+export const CODE_REF_OBJECTS = ["task", "decision", "note", "project"] as const;
 
 export const codeRefSchema = z.object({
   id: z.string().describe("Code ref id."),
@@ -206,8 +216,8 @@ export const codeRefSchema = z.object({
   created_by: z.string().describe("Who recorded it."),
   created_at: z.string().describe("When."),
 });
-type CodeRef = z.infer<typeof codeRefSchema>;
-const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
+export type CodeRef = z.infer<typeof codeRefSchema>;
+export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
 
 const SHA = z.string().regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
 const refFields = {
@@ -222,7 +232,7 @@ const refFields = {
   url: z.string().url().max(500).optional().describe("Link (required for compare)."),
   run_id: z.string().min(1).max(100).optional().describe("The run it was recorded in (run_key or run id); defaults to your current run."),
 };
-type RefInput = z.infer<z.ZodObject<typeof refFields>>;
+export type RefInput = z.infer<z.ZodObject<typeof refFields>>;
 
 function checkRefShape(r: RefInput): void {
   const need: Record<(typeof REF_TYPES)[number], [boolean, string]> = {
@@ -251,7 +261,7 @@ function withRunContext(r: RefInput, repositoryId: string | null, run: RunRepoCo
   return { ref: { ...r, branch, sha: r.sha ?? (sameBranch ? run.headSha ?? undefined : undefined) }, repositoryId: repositoryId ?? run.repositoryId };
 }
 
-async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, input: RefInput): Promise<CodeRef> {
+export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, input: RefInput): Promise<CodeRef> {
   const run = await runRepoContext(ctx, input.run_id);
   const filled = withRunContext(input, input.repository_id ? (await findRepository(ctx, input.repository_id)).id : null, run);
   const r = filled.ref;
@@ -318,6 +328,30 @@ export const codeRefAddTool = defineTool({
   summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
 });
 
+/**
+ * Writes a code ref's changed fields and their activity (pr.merged / pr.closed when a PR ends,
+ * code_ref.updated otherwise); code_ref_update and the pull_request webhook share it.
+ */
+export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record<string, string | null>): Promise<{ code_ref: CodeRef; changed: string[] }> {
+  const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof CodeRef]);
+  if (changed.length === 0) return { code_ref: before, changed };
+  const prMove = changed.includes("pr_state") && (next.pr_state === "merged" || next.pr_state === "closed");
+  // The same project the ref's code_ref.added went to, so the move shows on that project's timeline.
+  const projectId = before.object_type === "project" ? before.object_id
+    : before.object_type === "task" || before.object_type === "decision"
+      ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
+        .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
+      : null;
+  await ctx.d1.batch([
+    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`).bind(...changed.map((c) => next[c]), ctx.tenantId, before.id),
+    activityStatement(ctx, {
+      verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
+      summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
+    }),
+  ]);
+  return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
+}
+
 export const codeRefUpdateTool = defineTool({
   name: "code_ref_update",
   title: "Update a code ref",
@@ -348,23 +382,7 @@ export const codeRefUpdateTool = defineTool({
     if (input.patch.sha !== undefined) next.sha = input.patch.sha.toLowerCase();
     if (input.patch.title !== undefined) next.title = input.patch.title;
     if (input.patch.url !== undefined) next.url = input.patch.url;
-    const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof CodeRef]);
-    if (changed.length === 0) return { code_ref: before, changed };
-    const prMove = changed.includes("pr_state") && (next.pr_state === "merged" || next.pr_state === "closed");
-    // The same project the ref's code_ref.added went to, so the move shows on that project's timeline.
-    const projectId = before.object_type === "project" ? before.object_id
-      : before.object_type === "task" || before.object_type === "decision"
-        ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
-          .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
-        : null;
-    await ctx.d1.batch([
-      ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`).bind(...changed.map((c) => next[c]), ctx.tenantId, before.id),
-      activityStatement(ctx, {
-        verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
-        summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
-      }),
-    ]);
-    return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
+    return applyCodeRefChange(ctx, before, next);
   },
   summarize: (r) => `Code ref ${r.code_ref.id}: ${r.changed.join(", ") || "no change"}.`,
 });
@@ -415,3 +433,12 @@ export const codeRefQueryTool = defineTool({
 });
 
 export const repoTools = [repoRegisterTool, repoLinkTool, repoQueryTool, taskCodeRefTool, codeRefAddTool, codeRefUpdateTool, codeRefQueryTool];
+
+/** Forgets a repository (its GitHub App access was removed); its code refs and recorded commits stay as history. */
+export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<void> {
+  await ctx.d1.batch([
+    ctx.d1.prepare(`DELETE FROM project_repositories WHERE tenant_id = ? AND repository_id = ?`).bind(ctx.tenantId, repo.id),
+    ctx.d1.prepare(`DELETE FROM repositories WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, repo.id),
+    activityStatement(ctx, { verb: "repo.unregistered", objectType: "repository", objectId: repo.id, summary: `unregistered ${repo.slug}`, ifPreviousChanged: true }),
+  ]);
+}

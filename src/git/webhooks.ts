@@ -1,0 +1,307 @@
+/**
+ * What a GitHub webhook delivery does to a tenant's ledgers (README: Webhooks). The HTTP route
+ * (src/http/webhooks.ts) verifies, stores and acknowledges; this module processes a stored
+ * delivery, either right after the response or from the webhook_retry job.
+ *
+ * A payload is untrusted data: fields are read defensively, nothing in it is executed or fetched,
+ * and it can only touch the tenant the signature (or the App installation) belongs to.
+ */
+import { createDb } from "../db/client";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Env } from "../env";
+import type { Ctx } from "../mcp/context";
+import { ToolError } from "../mcp/errors";
+import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
+import { findTask } from "../work/task-model";
+
+/** GitHub caps payloads at 25 MB; ours need far less, and a larger body is refused before parsing. */
+export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
+/** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
+export const KEEP_PAYLOAD_BYTES = 1_000_000;
+export const MAX_ATTEMPTS = 5;
+/** An attempt older than this that never finished was cut off (the isolate went away). */
+const STALE_ATTEMPT_MS = 10 * 60_000;
+const RETRY_BATCH = 20;
+export const DELIVERY_RETENTION_MS = 30 * 24 * 60 * 60_000;
+/** The back-fill only explains change-ledger events logged this shortly before the commit. */
+export const BACKFILL_WINDOW_MS = 14 * 24 * 60 * 60_000;
+const MAX_TASK_LINKS = 10;
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+const str = (v: unknown): string => (typeof v === "string" ? v : "");
+const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
+
+export interface Outcome {
+  status: "processed" | "ignored";
+  note: string;
+}
+const ignored = (note: string): Outcome => ({ status: "ignored", note });
+
+/** The columns that describe a delivery in webhook_deliveries, for inspection. */
+export function describeDelivery(payload: Json): { action: string; repository: string } {
+  return { action: str(payload.action).slice(0, 100), repository: str(obj(payload.repository).full_name).slice(0, 200) };
+}
+
+/**
+ * Writes attributed to webhooks are made by the tenant's `github` service actor, so the timeline
+ * says where a change came from.
+ */
+async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
+  const row = await env.DB.prepare(
+    `INSERT INTO actors (id, tenant_id, name, kind, display_name, created_at) VALUES (?, ?, 'github', 'service', 'GitHub webhooks', ?)
+     ON CONFLICT (tenant_id, name) DO UPDATE SET name = name RETURNING id`,
+  ).bind(uuidv7(now.getTime()), tenantId, iso(now)).first<{ id: string }>();
+  return {
+    env, d1: env.DB, db: createDb(env.DB), tenantId, actorId: row!.id, actorName: "github", sessionId: "",
+    clock: { now: () => new Date() },
+    waitUntil: () => undefined,
+  };
+}
+
+/** The registered repository a payload is about; unknown ones are ignored (and recorded as such). */
+async function payloadRepository(ctx: Ctx, payload: Json): Promise<Repository | Outcome> {
+  const repo = obj(payload.repository);
+  // html_url is only a lookup key here (normalized, compared with registered remotes), never fetched.
+  const parts = normalizeRemote(str(repo.html_url));
+  const found = parts && (await repositoryByRemote(ctx, parts));
+  return found || ignored(`repository ${str(repo.full_name) || "(none)"} is not registered`);
+}
+const isOutcome = (v: Repository | Outcome): v is Outcome => "status" in v;
+
+// ---------------------------------------------------------------------------------------------
+// push
+
+interface PushedCommit { sha: string; message: string; authorName: string; authorEmail: string; at: string; files: string[] }
+
+function pushedCommits(payload: Json): PushedCommit[] {
+  return arr(payload.commits).map(obj).flatMap((c) => {
+    const sha = str(c.id).toLowerCase();
+    const at = Date.parse(str(c.timestamp));
+    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) || Number.isNaN(at)) return [];
+    const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))].slice(0, 3000);
+    const author = obj(c.author);
+    return [{ sha, message: str(c.message).slice(0, 8000), authorName: str(author.name).slice(0, 200), authorEmail: str(author.email).slice(0, 200), at: iso(new Date(at)), files }];
+  });
+}
+
+/**
+ * Back-fill rule (README: Webhooks): a commit pushed to the repository's default branch explains
+ * a change-ledger event when the event has no commit yet, names as its project a project linked
+ * to the repository (by key) or the repository itself (owner/name or name), its entity path is a
+ * file the commit touched (or `file::symbol` in it), and it was logged before the commit, at most
+ * BACKFILL_WINDOW_MS earlier. Commits are applied oldest first, so the earliest explaining commit
+ * wins. Other branches are left alone: their commits may be rebased or squashed away.
+ */
+function backfillStatements(ctx: Ctx, repo: Repository, projectNames: string[], commits: PushedCommit[]): D1PreparedStatement[] {
+  const names = JSON.stringify(projectNames.map((n) => n.toLowerCase()));
+  return [...commits].sort((a, b) => a.at.localeCompare(b.at)).filter((c) => c.files.length > 0).map((c) => {
+    const files = JSON.stringify(c.files);
+    return ctx.d1.prepare(
+      `UPDATE events SET git_commit = ?1
+       WHERE tenant_id = ?2 AND git_commit = '' AND timestamp <= ?3 AND timestamp >= ?4
+         AND lower(project) IN (SELECT value FROM json_each(?5))
+         AND (entity_path IN (SELECT value FROM json_each(?6))
+              OR (instr(entity_path, '::') > 1 AND substr(entity_path, 1, instr(entity_path, '::') - 1) IN (SELECT value FROM json_each(?6))))`,
+    ).bind(c.sha, ctx.tenantId, c.at, iso(new Date(Date.parse(c.at) - BACKFILL_WINDOW_MS)), names, files);
+  });
+}
+
+async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return repo;
+  const ref = str(payload.ref).slice(0, 300);
+  const commits = pushedCommits(payload);
+  const now = iso(ctx.clock.now());
+  const inserts = commits.map((c) => ctx.d1.prepare(
+    `INSERT INTO git_commits (tenant_id, repository_id, sha, ref, message, author_name, author_email, committed_at, files, delivery_id, recorded_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  ).bind(ctx.tenantId, repo.id, c.sha, ref, c.message, c.authorName, c.authorEmail, c.at, JSON.stringify(c.files), deliveryId, now));
+  let explained = 0;
+  if (ref === `refs/heads/${repo.default_branch}`) {
+    const linked = await ctx.d1.prepare(
+      `SELECT p.key FROM project_repositories pr JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
+       WHERE pr.tenant_id = ? AND pr.repository_id = ? AND p.deleted_at IS NULL`,
+    ).bind(ctx.tenantId, repo.id).all<{ key: string }>();
+    const results = await batchAll(ctx, [...inserts, ...backfillStatements(ctx, repo, [...linked.results.map((r) => r.key), repo.slug, repo.name], commits)]);
+    explained = results.slice(inserts.length).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
+  } else {
+    await batchAll(ctx, inserts);
+  }
+  return { status: "processed", note: `${commits.length} commit(s) recorded on ${repo.slug}, ${explained} change event(s) linked to their commit` };
+}
+
+/** D1 batches are atomic; a large push is split so no batch grows without bound. */
+async function batchAll(ctx: Ctx, statements: D1PreparedStatement[]): Promise<D1Result[]> {
+  const results: D1Result[] = [];
+  for (let i = 0; i < statements.length; i += 50) results.push(...(await ctx.d1.batch(statements.slice(i, i + 50))));
+  return results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// pull_request
+
+const TASK_KEY = /\b([A-Z][A-Z0-9]{1,15}-\d{1,9})\b/g;
+
+function prState(action: string, pr: Json): "open" | "draft" | "merged" | "closed" | null {
+  if (action === "opened") return pr.draft === true ? "draft" : "open";
+  if (action === "reopened") return "open";
+  if (action === "closed") return pr.merged === true ? "merged" : "closed";
+  return null;
+}
+
+async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
+  const pr = obj(payload.pull_request);
+  const state = prState(str(payload.action), pr);
+  if (!state) return ignored(`pull_request action '${str(payload.action)}' is not tracked`);
+  const number = Number(payload.number ?? pr.number);
+  if (!Number.isSafeInteger(number) || number < 1) return ignored("pull_request without a number");
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return repo;
+
+  const refs = (await ctx.d1.prepare(
+    `SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND repository_id = ? AND ref_type = 'pr' AND pr_number = ? AND deleted_at IS NULL`,
+  ).bind(ctx.tenantId, repo.id, number).all<CodeRef>()).results;
+  let moved = 0;
+  // A merged PR stays merged, as code_ref_update enforces.
+  for (const ref of refs.filter((r) => r.pr_state !== "merged")) moved += (await applyCodeRefChange(ctx, ref, { pr_state: state })).changed.length > 0 ? 1 : 0;
+
+  const title = str(pr.title).slice(0, 300);
+  const keys = [...new Set(`${title}\n${str(pr.body).slice(0, 65_536)}`.match(TASK_KEY) ?? [])].slice(0, MAX_TASK_LINKS);
+  let linked = 0;
+  for (const key of keys) {
+    let task;
+    try {
+      task = await findTask(ctx, key);
+    } catch (err) {
+      if (err instanceof ToolError && err.code === "not_found") continue;
+      throw err;
+    }
+    if (refs.some((r) => r.object_type === "task" && r.object_id === task.id)) continue;
+    // The link is built from the registered remote, not from URLs in the payload.
+    await addCodeRef(ctx, "task", task.id, task.project_id, { ref_type: "pr", repository_id: repo.id, pr_number: number, pr_url: `${repo.remote_url}/pull/${number}`, pr_state: state, title });
+    linked++;
+  }
+  return { status: "processed", note: `PR #${number} ${state}: ${moved} code ref(s) moved, ${linked} task(s) linked` };
+}
+
+// ---------------------------------------------------------------------------------------------
+// installation, installation_repositories (GitHub App)
+
+/** The git host of App repositories: github.com, or a GitHub Enterprise host from GITHUB_API_URL. */
+function appHost(env: Env): string {
+  try {
+    const host = new URL(env.GITHUB_API_URL ?? "").hostname;
+    return host && host !== "api.github.com" ? host : "github.com";
+  } catch {
+    return "github.com";
+  }
+}
+
+async function syncRepositories(ctx: Ctx, add: unknown[], remove: unknown[]): Promise<Outcome> {
+  const parse = (list: unknown[]) => list.map((r) => normalizeRemote(`https://${appHost(ctx.env)}/${str(obj(r).full_name)}`)).filter((p) => p !== null);
+  let added = 0;
+  let removed = 0;
+  for (const parts of parse(add)) added += (await registerRepository(ctx, parts, "main")).created ? 1 : 0;
+  for (const parts of parse(remove)) {
+    const repo = await repositoryByRemote(ctx, parts);
+    if (repo) { await unregisterRepository(ctx, repo); removed++; }
+  }
+  return { status: "processed", note: `${added} repository(ies) registered, ${removed} unregistered` };
+}
+
+async function onInstallation(ctx: Ctx, payload: Json): Promise<Outcome> {
+  const action = str(payload.action);
+  if (action === "created") return syncRepositories(ctx, arr(payload.repositories), []);
+  if (action === "deleted") return syncRepositories(ctx, [], arr(payload.repositories));
+  return ignored(`installation action '${action}' changes no repositories`);
+}
+
+async function onInstallationRepositories(ctx: Ctx, payload: Json): Promise<Outcome> {
+  return syncRepositories(ctx, arr(payload.repositories_added), arr(payload.repositories_removed));
+}
+
+const HANDLERS: Record<string, (ctx: Ctx, payload: Json, deliveryId: string) => Promise<Outcome>> = {
+  ping: async () => ({ status: "processed", note: "pong" }),
+  push: onPush,
+  pull_request: onPullRequest,
+  installation: onInstallation,
+  installation_repositories: onInstallationRepositories,
+};
+
+// ---------------------------------------------------------------------------------------------
+// Delivery lifecycle
+
+export interface NewDelivery {
+  tenantId: string;
+  deliveryId: string;
+  event: string;
+  payload: Json;
+  rawPayload: string;
+  /** Set when the delivery is recorded without being processed (e.g. no tenant claims the installation). */
+  ignoredBecause?: string;
+}
+
+/** Stores a delivery; false when GitHub already delivered it (a redelivery is not processed twice). */
+export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promise<boolean> {
+  const { action, repository } = describeDelivery(d.payload);
+  const keep = new TextEncoder().encode(d.rawPayload).byteLength <= KEEP_PAYLOAD_BYTES;
+  const row = await env.DB.prepare(
+    `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING delivery_id`,
+  ).bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, d.ignoredBecause ? "ignored" : "pending", d.ignoredBecause ?? "",
+    keep ? d.rawPayload : "", iso(now), d.ignoredBecause ? iso(now) : null).first();
+  return row !== null;
+}
+
+/**
+ * One attempt at a stored delivery. The claim is a compare-and-swap, so the response's
+ * waitUntil and the retry job never work on the same delivery at once; `payload` spares a re-read
+ * (and is the only copy when the payload was too large to keep).
+ */
+export async function processDelivery(env: Env, tenantId: string, deliveryId: string, now: Date = new Date(), payload?: Json): Promise<Outcome | { status: "failed"; note: string } | null> {
+  const claimed = await env.DB.prepare(
+    `UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, attempted_at = ?
+     WHERE tenant_id = ? AND delivery_id = ? AND attempts < ?
+       AND (status IN ('pending', 'failed') OR (status = 'processing' AND attempted_at < ?))
+     RETURNING event, payload`,
+  ).bind(iso(now), tenantId, deliveryId, MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS))).first<{ event: string; payload: string }>();
+  if (!claimed) return null;
+  let result: Outcome | { status: "failed"; note: string };
+  try {
+    const body = payload ?? (claimed.payload ? obj(JSON.parse(claimed.payload)) : null);
+    if (!body) throw new Error(`the payload was larger than ${KEEP_PAYLOAD_BYTES} bytes and was not kept; redeliver it from GitHub`);
+    const handler = HANDLERS[claimed.event];
+    result = handler ? await handler(await webhookCtx(env, tenantId, now), body, deliveryId) : ignored(`event '${claimed.event}' is not handled`);
+  } catch (err) {
+    result = { status: "failed", note: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
+  }
+  await env.DB.prepare(`UPDATE webhook_deliveries SET status = ?, error = ?, processed_at = ? WHERE tenant_id = ? AND delivery_id = ?`)
+    .bind(result.status, result.status === "processed" ? "" : result.note, iso(new Date()), tenantId, deliveryId).run();
+  return result;
+}
+
+/** Cron: deliveries that failed, or whose attempt was cut off, get another attempt (bounded by MAX_ATTEMPTS). */
+export async function retryDeliveries(env: Env, now: Date): Promise<string> {
+  const due = await env.DB.prepare(
+    `SELECT tenant_id, delivery_id FROM webhook_deliveries
+     WHERE attempts < ? AND payload <> '' AND tenant_id <> ''
+       AND (status = 'failed' OR (status IN ('pending', 'processing') AND coalesce(attempted_at, received_at) < ?))
+     ORDER BY received_at LIMIT ?`,
+  ).bind(MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS)), RETRY_BATCH).all<{ tenant_id: string; delivery_id: string }>();
+  let succeeded = 0;
+  for (const d of due.results) {
+    const r = await processDelivery(env, d.tenant_id, d.delivery_id, now);
+    if (r && r.status !== "failed") succeeded++;
+  }
+  return `${due.results.length} delivery(ies) retried, ${succeeded} succeeded`;
+}
+
+/** Cron: deliveries are kept for inspection and replay for DELIVERY_RETENTION_MS. */
+export async function dropOldDeliveries(env: Env, now: Date): Promise<string> {
+  const res = await env.DB.prepare(
+    `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? LIMIT 5000)`,
+  ).bind(iso(new Date(now.getTime() - DELIVERY_RETENTION_MS))).run();
+  return `${res.meta.changes ?? 0} old delivery(ies) removed`;
+}

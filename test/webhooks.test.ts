@@ -1,0 +1,353 @@
+/** GitHub webhooks through the Worker's fetch handler, with GitHub's own example payloads signed here. */
+import { sign } from "@octokit/webhooks-methods";
+import definitions from "@octokit/webhooks-examples";
+import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { env } from "cloudflare:workers";
+import { beforeAll, describe, expect, it } from "vitest";
+import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
+import { MAX_ATTEMPTS, MAX_WEBHOOK_BYTES } from "../src/git/webhooks";
+import worker from "../src/index";
+import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+
+const APP_SECRET = "app-webhook-secret-0123456789";
+const TENANT_SECRET = "tenant-webhook-secret-abcdef0123";
+const KEY = "test-credentials-key-0123456789abcdef";
+const testEnv = { ...env, GITHUB_WEBHOOK_SECRET: APP_SECRET, GITHUB_CREDENTIALS_KEY: KEY };
+
+type Payload = Record<string, any>;
+
+/** A copy of one of GitHub's example payloads for the event (and action). */
+function example(event: string, pick: (p: Payload) => boolean = () => true): Payload {
+  const def = (definitions as unknown as { name: string; examples: Payload[] }[]).find((d) => d.name === event);
+  const found = def?.examples.find(pick);
+  if (!found) throw new Error(`no example for ${event}`);
+  return structuredClone(found);
+}
+
+let deliveries = 0;
+interface DeliverOptions { path?: string; secret?: string | null; delivery?: string; headers?: Record<string, string> }
+
+/** Posts a delivery to the worker and waits for what it does after the response. */
+async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string }> {
+  const body = typeof payload === "string" ? payload : JSON.stringify(payload);
+  const delivery = o.delivery ?? `0000-${++deliveries}-${Date.now()}`;
+  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": event, "x-github-delivery": delivery, ...o.headers };
+  if (o.secret !== null) headers["x-hub-signature-256"] = await sign(o.secret ?? APP_SECRET, body);
+  const ctx = createExecutionContext();
+  const res = await worker.fetch(new Request(`http://ledger.test${o.path ?? "/webhooks/github"}`, { method: "POST", headers, body }), testEnv, ctx);
+  await waitOnExecutionContext(ctx);
+  return { status: res.status, body: (await res.json()) as Structured, delivery };
+}
+
+const deliveryRow = (tenantId: string, delivery: string) =>
+  env.DB.prepare(`SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id = ?`).bind(tenantId, delivery).first<Structured>();
+
+async function runCron(at: Date): Promise<void> {
+  const ctx = createExecutionContext();
+  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: at.getTime() }), testEnv, ctx);
+  await waitOnExecutionContext(ctx);
+}
+
+/** A tenant connected through the GitHub App installation `installationId`, with a registered repository. */
+async function appTenant(slug: string, installationId: number, repoSlug: string) {
+  const id = await seedIdentity(slug, "dev");
+  await env.DB.prepare(setInstallationSql(id.tenantId, String(installationId))).run();
+  const ctx = makeCtx(id, new TestClock());
+  await ok(ctx, "repo_register", { slug: repoSlug, default_branch: "main" });
+  return { id, ctx };
+}
+
+const withRepo = (p: Payload, fullName: string, installationId: number): Payload => ({
+  ...p,
+  repository: { ...p.repository, full_name: fullName, html_url: `https://github.com/${fullName}`, default_branch: "main" },
+  installation: { id: installationId },
+});
+
+describe("signatures and bad input", () => {
+  let a: TestIdentity;
+  beforeAll(async () => {
+    a = (await appTenant("hooks-sig", 9001, "sig/repo")).id;
+  });
+  const ping = () => ({ ...example("ping"), installation: { id: 9001 } });
+
+  it("accepts a delivery signed with the App secret and answers ping", async () => {
+    const r = await deliver("ping", ping());
+    expect(r.status).toBe(202);
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ event: "ping", status: "processed", attempts: 1 });
+  });
+
+  it.each([
+    ["missing", null],
+    ["wrong secret", "not-the-app-secret-at-all"],
+  ])("refuses a %s signature with 401 and stores nothing", async (_label, secret) => {
+    const before = await count(`SELECT COUNT(*) AS n FROM webhook_deliveries`);
+    const r = await deliver("ping", ping(), { secret });
+    expect(r.status).toBe(401);
+    expect(r.body.error.code).toBe("bad_signature");
+    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries`)).toBe(before);
+  });
+
+  it("refuses a valid signature of another body", async () => {
+    const body = JSON.stringify(ping());
+    const r = await deliver("ping", body.replace("}", ', "x": 1}'), { headers: { "x-hub-signature-256": await sign(APP_SECRET, body) }, secret: null });
+    expect(r.status).toBe(401);
+  });
+
+  it("refuses everything on the App URL when no App secret is configured", async () => {
+    const body = JSON.stringify(ping());
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
+      method: "POST", body, headers: { "x-github-event": "ping", "x-github-delivery": "no-secret-1", "x-hub-signature-256": await sign("anything-at-all", body) },
+    }), { ...testEnv, GITHUB_WEBHOOK_SECRET: undefined }, ctx);
+    expect(res.status).toBe(401);
+  });
+
+  it("acknowledges a redelivery without processing it again", async () => {
+    const first = await deliver("ping", ping());
+    const again = await deliver("ping", ping(), { delivery: first.delivery });
+    expect(again.status).toBe(200);
+    expect(again.body).toMatchObject({ ok: true, duplicate: true });
+    expect(await deliveryRow(a.tenantId, first.delivery)).toMatchObject({ attempts: 1 });
+  });
+
+  it("rejects an oversized body (by Content-Length and by its real size) before checking anything", async () => {
+    const big = `{"pad":"${"x".repeat(MAX_WEBHOOK_BYTES)}"}`;
+    expect((await deliver("ping", big, { secret: null })).status).toBe(413);
+    // Without a Content-Length (a chunked body) the cap applies while reading.
+    const ctx = createExecutionContext();
+    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
+      method: "POST", body: new Blob([big]).stream(), headers: { "x-github-event": "ping", "x-github-delivery": "big-1" },
+    }), testEnv, ctx);
+    expect(res.status).toBe(413);
+  });
+
+  it("rejects malformed JSON with 400 after the signature check, and stores nothing", async () => {
+    const before = await count(`SELECT COUNT(*) AS n FROM webhook_deliveries`);
+    const r = await deliver("ping", "{not json");
+    expect(r.status).toBe(400);
+    expect(r.body.error.code).toBe("malformed_json");
+    expect((await deliver("ping", "{not json", { secret: null })).status).toBe(401);
+    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries`)).toBe(before);
+  });
+
+  it("records a delivery for an installation no tenant claims as ignored, touching no tenant", async () => {
+    const r = await deliver("ping", { ...ping(), installation: { id: 424242 } });
+    expect(r.status).toBe(202);
+    expect(await deliveryRow("", r.delivery)).toMatchObject({ status: "ignored" });
+  });
+
+  it("acknowledges and records an event it does not handle as ignored", async () => {
+    const r = await deliver("star", { action: "created", installation: { id: 9001 }, repository: { full_name: "sig/repo" } });
+    expect(r.status).toBe(202);
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "ignored", event: "star", action: "created", repository: "sig/repo" });
+  });
+});
+
+describe("per-tenant repository webhooks", () => {
+  let a: TestIdentity;
+  beforeAll(async () => {
+    a = await seedIdentity("hooks-own", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(a.tenantId, TENANT_SECRET, KEY)).run();
+    await seedIdentity("hooks-nosecret", "dev");
+  });
+
+  it("verifies against the tenant's own secret", async () => {
+    const r = await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-own", secret: TENANT_SECRET });
+    expect(r.status).toBe(202);
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed" });
+  });
+
+  it("processes a tenant-URL delivery for that tenant only, whatever installation the payload names", async () => {
+    const other = await appTenant("hooks-own-other", 3001, "own/repo");
+    await ok(makeCtx(a), "repo_register", { slug: "own/repo" });
+    const p = withRepo(example("push", (e) => e.commits.length > 0), "own/repo", 3001);
+    const r = await deliver("push", p, { path: "/webhooks/github/hooks-own", secret: TENANT_SECRET });
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed" });
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, a.tenantId)).toBe(1);
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, other.id.tenantId)).toBe(0);
+    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, other.id.tenantId)).toBe(0);
+  });
+
+  it("stores the secret only encrypted, and refuses a weak one", async () => {
+    const stored = await env.DB.prepare(`SELECT secret FROM github_webhook_secrets WHERE tenant_id = ?`).bind(a.tenantId).first<{ secret: string }>();
+    expect(stored!.secret).toMatch(/^v1:/);
+    expect(stored!.secret).not.toContain(TENANT_SECRET);
+    await expect(setWebhookSecretSql(a.tenantId, "short", KEY)).rejects.toThrow(/16–256/);
+  });
+
+  it("refuses the App secret, another tenant's URL, and unknown tenants alike", async () => {
+    expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-own", secret: APP_SECRET })).status).toBe(401);
+    expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-nosecret", secret: TENANT_SECRET })).status).toBe(401);
+    expect((await deliver("ping", example("ping"), { path: "/webhooks/github/no-such-tenant", secret: TENANT_SECRET })).status).toBe(401);
+  });
+});
+
+describe("push", () => {
+  let a: Awaited<ReturnType<typeof appTenant>>;
+  let b: Awaited<ReturnType<typeof appTenant>>;
+  beforeAll(async () => {
+    a = await appTenant("hooks-push-a", 7001, "acme/api");
+    b = await appTenant("hooks-push-b", 7002, "acme/api");
+  });
+
+  const push = (installationId: number, ref: string, files: string[], sha: string, timestamp: string) => {
+    const p = withRepo(example("push", (e) => e.commits.length > 0), "acme/api", installationId);
+    p.ref = ref;
+    p.commits = [{ ...p.commits[0], id: sha, timestamp, message: "touch files", added: [], modified: files, removed: [] }];
+    return p;
+  };
+
+  it("records commits and back-fills git_commit on the events it explains, conservatively", async () => {
+    const log = (entity_path: string, project = "api", extra: Structured = {}) => ok(a.ctx, "log_change", { entity_path, change_type: "modify", reasoning: "r", project, ...extra });
+    const explained = await log("src/app.ts");
+    const symbol = await log("src/app.ts::handler");
+    const otherProject = await log("src/app.ts", "web");
+    const otherFile = await log("src/other.ts");
+    const committed = await log("src/app.ts", "api", { git_commit: "abc1234" });
+    const sameInB = await ok(b.ctx, "log_change", { entity_path: "src/app.ts", change_type: "modify", reasoning: "r", project: "api" });
+    const sha = "a".repeat(40);
+    const r = await deliver("push", push(7001, "refs/heads/main", ["src/app.ts"], sha, "2026-06-02T10:00:00Z"));
+    expect(r.status).toBe(202);
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "processed", error: "" });
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ? AND sha = ?`, a.id.tenantId, sha)).toBe(1);
+    const commitOf = async (e: Structured) => (await env.DB.prepare(`SELECT git_commit FROM events WHERE id = ?`).bind(e.id).first<{ git_commit: string }>())!.git_commit;
+    expect(await commitOf(explained)).toBe(sha);
+    expect(await commitOf(symbol)).toBe(sha);
+    expect(await commitOf(otherProject)).toBe("");
+    expect(await commitOf(otherFile)).toBe("");
+    expect(await commitOf(committed)).toBe("abc1234");
+    // Tenant isolation: the same repository and path in tenant B are untouched.
+    expect(await commitOf(sameInB)).toBe("");
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, b.id.tenantId)).toBe(0);
+  });
+
+  it("does not back-fill from other branches or from commits older than the event", async () => {
+    const e = await ok(a.ctx, "log_change", { entity_path: "src/late.ts", change_type: "modify", reasoning: "r", project: "acme/api" });
+    await deliver("push", push(7001, "refs/heads/feature", ["src/late.ts"], "b".repeat(40), "2026-06-02T10:00:00Z"));
+    await deliver("push", push(7001, "refs/heads/main", ["src/late.ts"], "c".repeat(40), "2026-05-01T10:00:00Z"));
+    const row = await env.DB.prepare(`SELECT git_commit FROM events WHERE id = ?`).bind(e.id).first<{ git_commit: string }>();
+    expect(row!.git_commit).toBe("");
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ? AND sha IN (?, ?)`, a.id.tenantId, "b".repeat(40), "c".repeat(40))).toBe(2);
+  });
+
+  it("ignores, with a record, a push for a repository the tenant has not registered", async () => {
+    const r = await deliver("push", withRepo(example("push"), "acme/unknown", 7001));
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "ignored", error: expect.stringContaining("not registered") });
+  });
+});
+
+describe("pull_request", () => {
+  let a: Awaited<ReturnType<typeof appTenant>>;
+  let b: Awaited<ReturnType<typeof appTenant>>;
+  let taskA: Structured;
+  let taskB: Structured;
+  beforeAll(async () => {
+    a = await appTenant("hooks-pr-a", 8001, "acme/api");
+    b = await appTenant("hooks-pr-b", 8002, "acme/api");
+    for (const w of [a, b]) await ok(w.ctx, "project_create", { title: "Project PR", key: "PR" });
+    taskA = (await ok(a.ctx, "task_create", { project_id: "PR", title: "a task" })).task as Structured;
+    taskB = (await ok(b.ctx, "task_create", { project_id: "PR", title: "b task" })).task as Structured;
+  });
+
+  const pr = (action: string, number: number, extra: Payload = {}) => {
+    const p = withRepo(example("pull_request", (e) => e.action === action), "acme/api", 8001);
+    p.number = number;
+    p.pull_request = { ...p.pull_request, number, title: "Fix the thing", body: "", ...extra };
+    return p;
+  };
+
+  it("links the tasks a PR names and moves their refs to merged, with pr.merged activity", async () => {
+    const opened = await deliver("pull_request", pr("opened", 41, { title: "PR-1: fix the thing", body: "Also see NOPE-9." }));
+    expect(await deliveryRow(a.id.tenantId, opened.delivery)).toMatchObject({ status: "processed" });
+    const refs = (await ok(a.ctx, "code_ref_query", { object_id: taskA.id })).items as Structured[];
+    expect(refs).toEqual([expect.objectContaining({ ref_type: "pr", pr_number: 41, pr_state: "open", pr_url: "https://github.com/acme/api/pull/41" })]);
+    // Tenant B has a task with the same key and the same repository: untouched.
+    expect((await ok(b.ctx, "code_ref_query", { object_id: taskB.id })).items).toEqual([]);
+
+    await deliver("pull_request", pr("closed", 41, { title: "PR-1: fix the thing", merged: true }));
+    const after = (await ok(a.ctx, "code_ref_query", { object_id: taskA.id })).items as Structured[];
+    expect(after).toHaveLength(1);
+    expect(after[0]!.pr_state).toBe("merged");
+    expect(await count(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'pr.merged' AND object_id = ?`, a.id.tenantId, taskA.id)).toBe(1);
+    // A merged PR is not reopened by a later delivery.
+    await deliver("pull_request", pr("reopened", 41));
+    expect(((await ok(a.ctx, "code_ref_query", { object_id: taskA.id })).items as Structured[])[0]!.pr_state).toBe("merged");
+  });
+
+  it("closes an existing PR ref without merging it, and ignores untracked actions", async () => {
+    await ok(a.ctx, "task_code_ref", { task_id: taskA.id, ref_type: "pr", pr_number: 52, repository_id: "acme/api" });
+    await deliver("pull_request", pr("closed", 52, { merged: false }));
+    const refs = (await ok(a.ctx, "code_ref_query", { object_id: taskA.id, pr_state: "closed" })).items as Structured[];
+    expect(refs.map((r) => r.pr_number)).toEqual([52]);
+    expect(await count(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'pr.closed'`, a.id.tenantId)).toBe(1);
+    const labeled = await deliver("pull_request", pr("labeled", 52));
+    expect(await deliveryRow(a.id.tenantId, labeled.delivery)).toMatchObject({ status: "ignored" });
+  });
+});
+
+describe("installation events", () => {
+  let a: TestIdentity;
+  let b: Awaited<ReturnType<typeof appTenant>>;
+  beforeAll(async () => {
+    a = await seedIdentity("hooks-inst-a", "dev");
+    await env.DB.prepare(setInstallationSql(a.tenantId, "6001")).run();
+    b = await appTenant("hooks-inst-b", 6002, "octo/one");
+  });
+  const slugs = async (tenantId: string) => (await env.DB.prepare(`SELECT slug FROM repositories WHERE tenant_id = ? ORDER BY slug`).bind(tenantId).all<{ slug: string }>()).results.map((r) => r.slug);
+
+  it("registers and unregisters the installation's repositories for its tenant only", async () => {
+    const created = example("installation", (e) => e.action === "created");
+    created.installation = { ...created.installation, id: 6001 };
+    created.repositories = [{ full_name: "octo/one" }, { full_name: "octo/two" }, { full_name: "../evil" }];
+    expect((await deliver("installation", created)).status).toBe(202);
+    expect(await slugs(a.tenantId)).toEqual(["octo/one", "octo/two"]);
+
+    const changed = example("installation_repositories", (e) => e.action === "removed");
+    changed.installation = { ...changed.installation, id: 6001 };
+    changed.repositories_added = [{ full_name: "octo/three" }];
+    changed.repositories_removed = [{ full_name: "octo/one" }];
+    await deliver("installation_repositories", changed);
+    expect(await slugs(a.tenantId)).toEqual(["octo/three", "octo/two"]);
+    expect(await slugs(b.id.tenantId)).toEqual(["octo/one"]);
+    expect(await count(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'repo.unregistered'`, a.tenantId)).toBe(1);
+  });
+});
+
+describe("failures and retries", () => {
+  let a: Awaited<ReturnType<typeof appTenant>>;
+  beforeAll(async () => {
+    a = await appTenant("hooks-retry", 5001, "acme/flaky");
+  });
+
+  it("records a failed delivery, retries it from the scheduled handler with attempts counted, and replays it on request", async () => {
+    const payload = withRepo(example("push", (e) => e.commits.length > 0), "acme/flaky", 5001);
+    payload.ref = "refs/heads/main";
+    // Break processing the way a schema drift would: the commits table is briefly unusable.
+    await env.DB.prepare(`ALTER TABLE git_commits RENAME TO git_commits_away`).run();
+    const r = await deliver("push", payload);
+    expect(r.status).toBe(202);
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "failed", attempts: 1, error: expect.stringContaining("git_commits") });
+
+    await runCron(new Date());
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "failed", attempts: 2 });
+    await env.DB.prepare(`ALTER TABLE git_commits_away RENAME TO git_commits`).run();
+    await runCron(new Date());
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "processed", attempts: 3, error: "" });
+    expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, a.id.tenantId)).toBe(1);
+
+    // Attempts are bounded: an exhausted delivery waits for an operator's replay.
+    await env.DB.prepare(`UPDATE webhook_deliveries SET status = 'failed', attempts = ? WHERE delivery_id = ?`).bind(MAX_ATTEMPTS, r.delivery).run();
+    await runCron(new Date());
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "failed", attempts: MAX_ATTEMPTS });
+    const replayed = await env.DB.prepare(replaySql(r.delivery, a.id.tenantId)).all();
+    expect(replayed.results).toHaveLength(1);
+    await runCron(new Date());
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toMatchObject({ status: "processed", attempts: 1 });
+  });
+
+  it("drops deliveries past retention", async () => {
+    const r = await deliver("ping", { ...example("ping"), installation: { id: 5001 } });
+    await runCron(new Date(Date.now() + 31 * 24 * 60 * 60_000));
+    expect(await deliveryRow(a.id.tenantId, r.delivery)).toBeNull();
+  });
+});
