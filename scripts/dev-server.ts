@@ -26,7 +26,7 @@ export async function startDevServer(opts: { persistTo: string; env?: NodeJS.Pro
   const child = spawn(
     process.execPath,
     [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", String(port),
-      "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", ...vars],
+      "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", "--test-scheduled", ...vars],
     // Its own process group, so stopping it takes workerd down too.
     { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...opts.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
   );

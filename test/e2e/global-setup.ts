@@ -43,6 +43,9 @@ export async function setup(project: TestProject): Promise<void> {
   const [tenantA] = await querySql<{ id: string }>("SELECT id FROM tenants WHERE slug = 'e2e-a'", { persistTo, env });
   const secret = await encryptToken("ghp_e2e_token", tenantA!.id, credentialsKey);
   await querySql(`INSERT INTO github_credentials (tenant_id, kind, secret, created_at, updated_at) VALUES ('${tenantA!.id}', 'token', '${secret}', 'now', 'now')`, { persistTo, env });
+  // e2e-a's own repository webhooks are signed with this secret (stored encrypted, as `npm run github -- set-webhook-secret` does).
+  const hookSecret = await encryptToken("e2e-webhook-secret", tenantA!.id, credentialsKey);
+  await querySql(`INSERT INTO github_webhook_secrets (tenant_id, secret, created_at, updated_at) VALUES ('${tenantA!.id}', '${hookSecret}', 'now', 'now')`, { persistTo, env });
   project.provide("githubPort", githubPort);
   server = await startDevServer({ persistTo, env, vars: { GITHUB_API_URL: `http://127.0.0.1:${githubPort}`, GITHUB_CREDENTIALS_KEY: credentialsKey } });
   project.provide("baseUrl", server.baseUrl);
