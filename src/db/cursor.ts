@@ -32,3 +32,13 @@ export function decodeKeyset(cursor: string | undefined, arity: number): Array<s
   throw invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this tool issued.`, "Pass next_cursor from the previous page of the same query unchanged, or omit cursor.");
 }
 
+
+/**
+ * The condition that resumes a newest-first listing ordered by (time DESC, id DESC) after the
+ * cursor's row, or null for the first page.
+ */
+export function afterTimeAndId(cursor: string | undefined, timeColumn: string, idColumn: string): { sql: string; params: Array<string | number | null> } | null {
+  const after = decodeKeyset(cursor, 2);
+  if (!after) return null;
+  return { sql: `(${timeColumn} < ? OR (${timeColumn} = ? AND ${idColumn} < ?))`, params: [after[0]!, after[0]!, after[1]!] };
+}

@@ -51,7 +51,7 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
       a.summary, a.severity ?? "info", ctx.sessionId, ctx.runId ?? null, JSON.stringify(a.metadata ?? {}));
 }
 
-export { decodeKeyset, encodeKeyset, keysetPage } from "../db/cursor";
+export { afterTimeAndId, decodeKeyset, encodeKeyset, keysetPage } from "../db/cursor";
 
 export const limitField = (def: number, max: number) =>
   z.number().int().min(1).max(max).default(def).describe(`Maximum number of results (1–${max}, default ${def}).`);

@@ -5,7 +5,7 @@ import { iso, parseIsoInstant } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
+import { activityStatement, actorRefField, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";
 
@@ -269,8 +269,8 @@ export const handoffQueryTool = defineTool({
     if (input.status?.length) { where.push(`h.status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
     if (input.type?.length) { where.push(`h.kind IN (${input.type.map(() => "?").join(", ")})`); params.push(...input.type); }
     if (input.related_task_id) { where.push("h.related_task_id = ?"); params.push((await findTask(ctx, input.related_task_id)).id); }
-    const after = decodeKeyset(input.cursor, 2);
-    if (after) { where.push("(h.created_at < ? OR (h.created_at = ? AND h.id < ?))"); params.push(after[0], after[0], after[1]); }
+    const after = afterTimeAndId(input.cursor, "h.created_at", "h.id");
+    if (after) { where.push(after.sql); params.push(...after.params); }
     const rows = await ctx.d1
       .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
       .bind(ctx.actorId, ...params, input.limit + 1)

@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, decodeKeyset, limitField, resolveActor, keysetPage } from "./common";
+import { activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, limitField, resolveActor, keysetPage } from "./common";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -247,8 +247,8 @@ export const projectQueryTool = defineTool({
       params.push(input.q.trim(), input.q.trim(), input.q.trim());
     }
     if (input.owner_actor_id) { where.push("owner_actor_id = ?"); params.push(await resolveActor(ctx, input.owner_actor_id)); }
-    const after = decodeKeyset(input.cursor, 2);
-    if (after) { where.push("(created_at < ? OR (created_at = ? AND id < ?))"); params.push(after[0], after[0], after[1]); }
+    const after = afterTimeAndId(input.cursor, "created_at", "id");
+    if (after) { where.push(after.sql); params.push(...after.params); }
     const rows = await ctx.d1
       .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .bind(...params, input.limit + 1)

@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
+import { activityStatement, afterTimeAndId, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
 import { findObject } from "./collab";
 import { findProject } from "./projects";
 import { runFilterValue, runRepoContext, type RunRepoContext } from "./run-model";
@@ -420,8 +420,8 @@ export const codeRefQueryTool = defineTool({
     if (input.ref_type) { where.push("ref_type = ?"); params.push(input.ref_type); }
     if (input.pr_state) { where.push("pr_state = ?"); params.push(input.pr_state); }
     if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
-    const after = decodeKeyset(input.cursor, 2);
-    if (after) { where.push("(created_at < ? OR (created_at = ? AND id < ?))"); params.push(after[0], after[0], after[1]); }
+    const after = afterTimeAndId(input.cursor, "created_at", "id");
+    if (after) { where.push(after.sql); params.push(...after.params); }
     const rows = await ctx.d1
       .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
