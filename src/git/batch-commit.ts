@@ -9,9 +9,9 @@ import { invalidInput, ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
-import { resolveRepo } from "./repo";
-import { isSafeRef, isSafeRepoPath } from "./tokens";
-import { type BlobMode, GitWriter, mappingGitHubErrors, repoField, type TreeEntry, unsafeRef } from "./writer";
+import { resolveRepo, repoField } from "./repo";
+import { assertSafeRef, isSafeRepoPath } from "./tokens";
+import { type BlobMode, GitWriter, mappingGitHubErrors, type TreeEntry } from "./writer";
 
 /** Per file, after decoding; GitHub's blob API takes far more, but a tool call should stay small. */
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -65,8 +65,8 @@ const decodedSize = (content: string, encoding: string) =>
 
 /** Refusals that need no request: the whole call is refused and nothing is sent to GitHub. */
 function validate(data: z.output<typeof input>): Result | null {
-  if (data.branch !== undefined && !isSafeRef(data.branch)) throw unsafeRef("branch", data.branch);
-  if (data.base !== undefined && !isSafeRef(data.base)) throw unsafeRef("base", data.base);
+  assertSafeRef("branch", data.branch);
+  assertSafeRef("base", data.base);
   const files = data.commits.reduce((sum, c) => sum + c.files.length, 0);
   if (files > MAX_TOTAL_FILES) throw invalidInput(`The call lists ${files} files; the cap is ${MAX_TOTAL_FILES}.`, "Split the commits over several calls.");
   let total = 0;

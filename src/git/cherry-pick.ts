@@ -9,11 +9,10 @@ import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
-import { resolveRepo } from "./repo";
-import { isSafeRef, parseRange } from "./tokens";
+import { resolveRepo, repoField } from "./repo";
+import { assertSafeRef, parseRange, unsafeRef } from "./tokens";
 import {
-  cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors,
-  pickOnto, repoField, unsafeRef, WORKTREES_UNSUPPORTED,
+  cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED,
 } from "./writer";
 
 /** Checked before de-duplication, as the seed's later versions do; each pick costs up to six requests. */
@@ -100,7 +99,7 @@ export const gitCherryPick = defineTool({
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
   async run(ctx, data) {
     for (const s of data.sources) if (!parseRange(s)) throw unsafeRef("source", s);
-    if (data.onto !== undefined && !isSafeRef(data.onto)) throw unsafeRef("onto", data.onto);
+    assertSafeRef("onto", data.onto);
     return mappingGitHubErrors(async () => {
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
       const dest = await destination(w, data.onto);

@@ -6,8 +6,8 @@
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import { cleanText } from "./untrusted";
-import { cell, defaultBranch, explainMissing, fullName, type Git, gitReadTool, repoField, repoParams } from "./read-tool";
-import { resolveRepo } from "./repo";
+import { cell, defaultBranch, explainMissing, fullName, type Git, gitReadTool, repoParams } from "./read-tool";
+import { resolveRepo, repoField } from "./repo";
 import { parseRange, type RepoName } from "./tokens";
 
 export const DEFAULT_EXCLUDES = ["*.lock", "*.lockb", "bun.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "*.min.js", "*.min.css", "vendor/**", "node_modules/**", "dist/**"];

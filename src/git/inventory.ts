@@ -7,11 +7,11 @@ import { ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
 import {
-  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, repoField, rethrowFatal, unsafeRef, repoNotFound, repoParams, reposField,
+  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams, reposField,
 } from "./read-tool";
-import { resolveRepo } from "./repo";
+import { resolveRepo, repoField } from "./repo";
 import { statusHeader } from "./status";
-import { isSafeRef, type RepoName } from "./tokens";
+import { assertSafeRef, isSafeRef, type RepoName } from "./tokens";
 
 /** Resolved with the tenant's registered repositories too; null when the text names no repository. */
 async function tryResolve(git: Git, text: string): Promise<RepoName | null> {
@@ -133,7 +133,7 @@ export const gitInventoryTool = gitReadTool({
     if (input.remote !== undefined && (!isSafeUpstreamToken(input.remote) || !isSafeUpstreamToken(input.branch!) || !isSafeRef(input.branch!) || (input.remote !== "origin" && !FORK_OWNER.test(input.remote)))) {
       throw new ToolError("invalid_remote_or_branch", "remote or branch is not a safe token.", { hint: 'remote is "origin" or a GitHub owner; branch is a branch name of [A-Za-z0-9_./+-] without .. or a leading -.' });
     }
-    if (input.ref !== undefined && !isSafeRef(input.ref)) throw unsafeRef("ref", input.ref);
+    assertSafeRef("ref", input.ref);
     if (!input.repo && !input.repos?.length && !input.preset) {
       throw new ToolError("invalid_input", "Name what to inventory: repo, repos or preset.", { hint: "Pass repos (owner/name list), a preset name, or repo for one repository." });
     }
@@ -225,7 +225,7 @@ export const gitParityTool = gitReadTool({
     for (const pair of input.pairs ?? []) {
       for (const side of [pair.left, pair.right]) {
         const { repo, ref } = splitSide(side);
-        if (ref !== undefined && !isSafeRef(ref)) throw unsafeRef("ref", ref);
+        assertSafeRef("ref", ref);
         await resolveRepo(git.ctx, repo);
       }
     }

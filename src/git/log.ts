@@ -4,13 +4,14 @@
  * --author) and grep (case-insensitive, on the message) are applied here, scanning a bounded
  * number of pages. Stats cost a request per commit, so they come only when asked.
  */
+import { repoField } from "./repo";
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import { cleanText } from "./untrusted";
 import {
-  ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, repoField, rethrowFatal, unsafeRef, reposField, reposInScope, repoParams,
+  ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams,
 } from "./read-tool";
-import { isSafeRef, isSafeRepoPath, type RepoName } from "./tokens";
+import { assertSafeRef, isSafeRepoPath, type RepoName } from "./tokens";
 
 const SHELL_META = /[\n\r;|&`$<>]/;
 const MAX_COMMITS = 500;
@@ -151,7 +152,7 @@ export const gitLogTool = gitReadTool({
       if (SHELL_META.test(p) || !isSafeRepoPath(p)) throw new ToolError("invalid_paths", `path '${p.slice(0, 200)}' was rejected.`, { hint: "Paths are relative to the repository root, without .., empty segments, backslashes or shell metacharacters." });
     }
     const branch = input.branch === "HEAD" ? undefined : input.branch;
-    if (branch !== undefined && !isSafeRef(branch)) throw unsafeRef("branch", branch);
+    assertSafeRef("branch", branch);
     const repos = await reposInScope(git.ctx, input, "git_log reads a repository's history");
     const groups = await mapLimit(repos, 4, async (r) => {
       try {

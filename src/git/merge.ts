@@ -8,11 +8,10 @@ import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
-import { resolveRepo } from "./repo";
-import { isSafeRef } from "./tokens";
+import { resolveRepo, repoField } from "./repo";
+import { assertSafeRef, isSafeRef, unsafeRef } from "./tokens";
 import {
-  cleanupBranch, type CommitInfo, type Comparison, deleteBranchesField, deleteWorktreesField, destination, GitWriter,
-  mappingGitHubErrors, pickOnto, repoField, unsafeRef, WORKTREES_UNSUPPORTED,
+  cleanupBranch, type CommitInfo, type Comparison, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED,
 } from "./writer";
 
 /** A rebase replays each commit with several requests; longer histories fall back to a merge commit. */
@@ -114,7 +113,7 @@ export const gitMerge = defineTool({
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
   async run(ctx, data) {
     for (const s of data.sources) if (!isSafeRef(s)) throw unsafeRef("source", s);
-    if (data.into !== undefined && !isSafeRef(data.into)) throw unsafeRef("into", data.into);
+    assertSafeRef("into", data.into);
     return mappingGitHubErrors(async () => {
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
       const dest = await destination(w, data.into);

@@ -7,9 +7,9 @@
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import { cleanText } from "./untrusted";
-import { cell, defaultBranch, fullName, type Git, gitReadTool, isNotFound, repoField, repoNotFound, repoParams, unsafeRef } from "./read-tool";
-import { resolveRepo } from "./repo";
-import { isSafeRef, type RepoName } from "./tokens";
+import { cell, defaultBranch, fullName, type Git, gitReadTool, isNotFound, repoNotFound, repoParams } from "./read-tool";
+import { resolveRepo, repoField } from "./repo";
+import { assertSafeRef, type RepoName } from "./tokens";
 
 export const PRESET_FILE = ".rethunk/git-mcp-presets.json";
 export const TENANT_PRESETS = "ledger:git_presets";
@@ -175,9 +175,7 @@ export const listPresetsTool = gitReadTool({
   }),
   output: z.object({ roots: z.array(rootRow).describe("One row per preset source: the tenant's store, then the repository's file.") }),
   run: async (git, input) => {
-    if (input.ref !== undefined && !isSafeRef(input.ref)) {
-      throw unsafeRef("ref", input.ref);
-    }
+    assertSafeRef("ref", input.ref);
     if (input.ref !== undefined && !input.repo) throw new ToolError("invalid_input", "ref names where to read a repository's preset file, but no repo was given.", { hint: "Pass repo with ref, or drop ref." });
     const r = input.repo ? await resolveRepo(git.ctx, input.repo) : null;
     const roots = [toRow(await tenantPresets(git))];

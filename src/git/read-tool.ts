@@ -10,7 +10,7 @@ import { ToolError } from "../mcp/errors";
 import { GitHubError, type GitHubClient } from "./client";
 import { githubFor, githubToolError } from "./credentials";
 import { compact, formatField } from "./output";
-import { resolveRepo } from "./repo";
+import { resolveRepo, repoField } from "./repo";
 import type { RepoName } from "./tokens";
 
 export interface Git {
@@ -39,7 +39,6 @@ function budgeted(client: GitHubClient): Git["gh"] {
   };
 }
 
-export const repoField = z.string().min(1).max(200).describe("The repository: owner/name on the configured GitHub, or a repository registered in the work ledger (its id or slug).");
 
 /** The seed fans out across workspace roots; here across repositories. */
 export const MAX_REPOS = 20;
@@ -101,12 +100,6 @@ export async function reposInScope(ctx: Ctx, input: { repo?: string; repos?: str
   }
   return [...out.values()];
 }
-
-/** The seed's code for a ref outside the safe token set (checked before any request). */
-export const unsafeRef = (field: string, value: string) =>
-  new ToolError("unsafe_ref_token", `${field} '${value.slice(0, 100)}' contains characters outside the safe ref token set.`, {
-    hint: "Use a branch, tag or SHA of [A-Za-z0-9_./+-] (1–256), without .., @{, //, a leading - or a trailing /, . or .lock.",
-  });
 
 export const isNotFound = (err: unknown) => err instanceof GitHubError && (err.code === "github_not_found" || err.code === "github_unprocessable");
 

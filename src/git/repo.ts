@@ -2,10 +2,13 @@
  * The `repo` every git tool takes: `owner/name`, or a repository registered in the work ledger
  * (its id or slug). A registered repository must live on the GitHub this server talks to.
  */
+import { z } from "zod";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { apiBase } from "./credentials";
 import { parseOwnerName, type RepoName } from "./tokens";
+
+export const repoField = z.string().min(1).max(200).describe("The repository: owner/name (e.g. octocat/Hello-World) on the configured GitHub, or a repository id or slug registered with repo_register.");
 
 /** The web host of the configured API: api.github.com serves github.com; GHE serves its own host. */
 export function githubHost(base: string): string {

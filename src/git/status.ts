@@ -3,13 +3,14 @@
  * GitHub — its head, how far it is ahead of / behind its base, protection, the open pull request,
  * and the combined commit status and check runs of its head.
  */
+import { repoField } from "./repo";
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
 import type { RepoName } from "./tokens";
-import { isSafeRef } from "./tokens";
+import { assertSafeRef } from "./tokens";
 import { cleanText } from "./untrusted";
 import {
-  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, repoField, rethrowFatal, reposField, reposInScope, repoParams, unsafeRef,
+  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams,
 } from "./read-tool";
 
 const branchNotFound = (r: RepoName, branch: string) =>
@@ -125,8 +126,8 @@ export const gitStatusTool = gitReadTool({
   }),
   output: z.object({ groups: z.array(groupSchema).describe("One group per repository.") }),
   run: async (git, input) => {
-    if (input.branch !== undefined && !isSafeRef(input.branch)) throw unsafeRef("branch", input.branch);
-    if (input.base !== undefined && !isSafeRef(input.base)) throw unsafeRef("base", input.base);
+    assertSafeRef("branch", input.branch);
+    assertSafeRef("base", input.base);
     const repos = await reposInScope(git.ctx, input, "git_status reads a branch of a repository");
     const groups = await mapLimit(repos, 4, async (r) => {
       try {

@@ -3,6 +3,7 @@
  * any request is built, with the seed's safe-token rules (seed 002, rethunk-git), so user text can
  * never steer a request to another path or host.
  */
+import { ToolError } from "../mcp/errors";
 
 /** GitHub user and organisation names: alphanumerics and single inner hyphens, at most 39. */
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -53,4 +54,15 @@ export function isProtectedBranch(branch: string): boolean {
 export function isSafeRepoPath(p: string): boolean {
   if (p.length === 0 || p.length > 4096 || p.startsWith("/") || p.includes("\0") || p.includes("\\")) return false;
   return p.split("/").every((seg) => seg.length > 0 && seg !== "." && seg !== "..");
+}
+
+/** The seed's code for a ref outside the safe token set (checked before any request). */
+export const unsafeRef = (field: string, value: string) =>
+  new ToolError("unsafe_ref_token", `${field} '${value.slice(0, 100)}' contains characters outside the safe ref token set.`, {
+    hint: "Use a branch, tag or SHA of [A-Za-z0-9_./+-] (1–256), without .., @{, //, a leading - or a trailing /, . or .lock.",
+  });
+
+/** Refuses an unsafe ref before any request; an absent one passes. */
+export function assertSafeRef(field: string, value: string | undefined): void {
+  if (value !== undefined && !isSafeRef(value)) throw unsafeRef(field, value);
 }

@@ -288,7 +288,6 @@ export async function cleanupBranch(w: GitWriter, branch: string, destination: s
 // ---------------------------------------------------------------------------------------------
 // Inputs and refusals the three tools share.
 
-export const repoField = z.string().min(1).max(200).describe("The repository: owner/name (e.g. octocat/Hello-World), or a repository id or slug registered with repo_register.");
 
 export const deleteBranchesField = z.boolean().default(false).describe(
   "After every source landed, delete each source branch on GitHub (DELETE git/refs). Protected names (main, master, dev, develop, stable, trunk, prod, production, release*, hotfix*) and the destination are never deleted.");
@@ -297,12 +296,6 @@ export const deleteWorktreesField = z.boolean().default(false).describe(
   "Accepted for compatibility with the seed; there are no worktrees over the GitHub API, so nothing is removed and a warning says so.");
 
 export const WORKTREES_UNSUPPORTED = "deleteMergedWorktrees has no meaning over the GitHub API (there is no local worktree); nothing was removed.";
-
-export function unsafeRef(what: string, value: string): ToolError {
-  return new ToolError("unsafe_ref_token", `${what} '${value.slice(0, 80)}' is not a safe ref token.`, {
-    hint: "Use [A-Za-z0-9_./+-] only, 1–256 characters, with no leading '-', no '..', '@{' or '//', and no trailing '/', '.lock' or '.'.",
-  });
-}
 
 /** The destination branch (the repository's default when not given) and its head. */
 export async function destination(w: GitWriter, branch: string | undefined): Promise<{ branch: string; sha: string }> {
