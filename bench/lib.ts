@@ -1,5 +1,5 @@
 /** What the benchmark scripts share: a server on fresh state, MCP sessions, and a load loop. */
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { startDevServer } from "../scripts/dev-server";
@@ -34,6 +34,8 @@ export async function load(total: number, concurrency: number, once: (i: number)
 
 export interface BenchServer {
   base: string;
+  /** CPU time (ms) workerd has used so far, summed over its threads. */
+  workerdCpuMs(): Promise<number>;
   target: Target;
   key(tenant: string, actor: string): Promise<string>;
   tenantId(slug: string): Promise<string>;
@@ -48,6 +50,7 @@ export async function startBenchServer(): Promise<BenchServer> {
   const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { BENCH_ROUTES: "1" } });
   return {
     base: server.baseUrl,
+    workerdCpuMs: () => groupCpuMs(server.pgid, "workerd"),
     target,
     key: (tenant, actor) => createKeyWithCommand(tenant, actor, target),
     tenantId: async (slug) => (await querySql<{ id: string }>(`SELECT id FROM tenants WHERE slug = '${slug.replace(/[^a-z0-9._-]/g, "")}'`, target))[0]!.id,
@@ -56,6 +59,26 @@ export async function startBenchServer(): Promise<BenchServer> {
       await rm(dir, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * CPU time of the processes named `comm` in a process group, from the scheduler's per-thread
+ * nanosecond counters (/proc/<pid>/task/<tid>/schedstat): finer than the 10 ms ticks of /proc/<pid>/stat.
+ */
+async function groupCpuMs(pgid: number, comm: string): Promise<number> {
+  let ns = 0;
+  for (const pid of await readdir("/proc").catch(() => [] as string[])) {
+    if (!/^\d+$/.test(pid)) continue;
+    const stat = await readFile(`/proc/${pid}/stat`, "utf8").catch(() => "");
+    const close = stat.lastIndexOf(")");
+    if (!stat || stat.slice(stat.indexOf("(") + 1, close) !== comm) continue;
+    if (Number(stat.slice(close + 2).split(" ")[2]) !== pgid) continue;
+    for (const tid of await readdir(`/proc/${pid}/task`).catch(() => [] as string[])) {
+      const sched = await readFile(`/proc/${pid}/task/${tid}/schedstat`, "utf8").catch(() => "0");
+      ns += Number(sched.split(" ")[0]);
+    }
+  }
+  return ns / 1e6;
 }
 
 export type ToolCaller = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;

@@ -6,6 +6,8 @@ import { ROOT } from "./wrangler";
 
 export interface DevServer {
   baseUrl: string;
+  /** The process group wrangler and workerd run in (the benchmarks read workerd's CPU time through it). */
+  pgid: number;
   stop(): void;
 }
 
@@ -44,7 +46,7 @@ export async function startDevServer(opts: { persistTo: string; env?: NodeJS.Pro
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, stop };
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, pgid: child.pid!, stop };
     } catch {
       // not listening yet
     }

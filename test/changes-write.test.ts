@@ -318,30 +318,45 @@ describe("log_change: secret-shape warnings", () => {
     ["URL with credentials", "DATABASE_URL=postgres://admin:hunter2sekret@db.internal:5432/app"],
   ];
   for (const [kind, text] of secrets) {
-    it(`names the kind (${kind}) and never echoes the secret`, async () => {
+    it(`masks it before storing (${kind}), names the kind and field, and never echoes the secret`, async () => {
       const s = await setup(`w-secret-${kind.toLowerCase().replace(/[^a-z]+/g, "-")}`);
       const r = await log(s.ctx, { entity_path: "config/app.env", change_type: "modify", entity_type: "config", revisit_after: "90d", diff: text });
-      const secretWarnings = (r.warnings as string[]).filter((w) => w.includes("secret"));
+      const secretWarnings = (r.warnings as string[]).filter((w) => w.includes("ecret"));
       expect(secretWarnings).toHaveLength(1);
-      expect(secretWarnings[0]).toContain(kind);
-      expect(secretWarnings[0]).toMatch(/^diff /);
+      expect(secretWarnings[0]).toContain(`${kind} in 'diff'`);
       const all = JSON.stringify(r);
       for (const fragment of ["ghp_A1b2", "AKIAIOSFODNN7EXAMPLE", "MIIEowIBAAKCAQEA", "hunter2sekret", "admin:"]) {
         expect(all).not.toContain(fragment);
       }
-      // The write still happened (warnings are advisory).
+      // The write still happened, with the secret masked in what was stored.
       expect(await s.events()).toBe(1);
+      const [row] = await rowsOf(s.id.tenantId);
+      expect(row!.diff).toContain(`[masked: ${kind}]`);
+    });
+
+    it(`with allow_secrets stores it as given (${kind}) and warns, naming the kind but not the text`, async () => {
+      const s = await setup(`w-keep-${kind.toLowerCase().replace(/[^a-z]+/g, "-")}`);
+      const r = await log(s.ctx, { entity_path: "config/app.env", change_type: "modify", entity_type: "config", revisit_after: "90d", diff: text, allow_secrets: true });
+      const secretWarnings = (r.warnings as string[]).filter((w) => w.includes("secret"));
+      expect(secretWarnings).toHaveLength(1);
+      expect(secretWarnings[0]).toContain(kind);
+      expect(secretWarnings[0]).toMatch(/^diff /);
+      expect(JSON.stringify(r)).not.toContain(text.slice(-12));
+      const [row] = await rowsOf(s.id.tenantId);
+      expect(row!.diff).toBe(text);
     });
   }
 
-  it("flags secrets in reasoning too, naming the field", async () => {
+  it("masks secrets in reasoning too, naming the field", async () => {
     const s = await setup("w-secret-reason");
     const r = await ok(s.ctx, "log_change", {
       entity_path: "env/AWS_KEY", change_type: "modify", entity_type: "env_var",
       reasoning: "Rotated the key; the old one was AKIAABCDEFGHIJKLMNOP and is now revoked",
     });
-    expect(r.warnings.some((w: string) => w.startsWith("reasoning") && w.includes("AWS access key"))).toBe(true);
+    expect(r.warnings.some((w: string) => w.includes("AWS access key in 'reasoning'"))).toBe(true);
     expect(JSON.stringify(r)).not.toContain("AKIAABCDEFGHIJKLMNOP");
+    const [row] = await rowsOf(s.id.tenantId);
+    expect(row!.reasoning).toBe("Rotated the key; the old one was [masked: AWS access key] and is now revoked");
   });
 
   it("does not warn on text that merely mentions secrets", async () => {

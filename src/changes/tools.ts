@@ -1,5 +1,6 @@
 /** The change ledger's eight tools (seed 000). Handlers are one call into the services. */
 import { z } from "zod";
+import { quote } from "../mcp/bounds";
 import { defineTool, type ToolAnnotations } from "../mcp/define-tool";
 import { eventSchema } from "./events";
 import { logChange } from "./log-change";
@@ -40,8 +41,9 @@ function closest(word: string, options: readonly string[]): string | undefined {
 const changeTypeField = z
   .enum(CHANGE_TYPES, {
     error: (issue) => {
-      const given = typeof issue.input === "string" ? issue.input : JSON.stringify(issue.input);
-      const guess = typeof issue.input === "string" ? closest(issue.input, CHANGE_TYPES) : undefined;
+      const given = typeof issue.input === "string" ? quote(issue.input, 40) : typeof issue.input;
+      // Edit distance is quadratic: a suggestion is only worth computing for a plausible typo.
+      const guess = typeof issue.input === "string" && issue.input.length <= 32 ? closest(issue.input, CHANGE_TYPES) : undefined;
       return `invalid change_type '${given}'; must be one of: [${[...CHANGE_TYPES].sort().join(", ")}]${guess ? ` (did you mean '${guess}'?)` : ""}`;
     },
   })
@@ -57,11 +59,11 @@ export const logChangeTool = defineTool({
     entity_path: entityPathField("The thing that changed: users.email, src/auth.py::login, env/STRIPE_SECRET_KEY, deps/stripe. Canonicalized (trimmed, leading ./ stripped, // collapsed, \\ → /; case kept)."),
     change_type: changeTypeField,
     entity_type: z.string().max(64).optional().describe("column / table / file / function / class / endpoint / dependency / env_var / index / schema / config / other. Unrecognized values are stored as 'other' with a warning. Default 'other' (a supersede inherits its target's type)."),
-    diff: z.string().optional().describe("The diff text. Optional but recommended. Over 64KB it is truncated with a marker and a warning."),
-    reasoning: z.string().optional().describe("Why the change was made, from your own context. Empty, very short or generic text draws a warning. Over 32KB it is truncated with a warning."),
+    diff: z.string().max(1_000_000).optional().describe("The diff text. Optional but recommended. Over 64KB it is truncated with a marker and a warning."),
+    reasoning: z.string().max(200_000).optional().describe("Why the change was made, from your own context. Empty, very short or generic text draws a warning. Over 32KB it is truncated with a warning."),
     agent: label("Ignored for attribution: the agent is the actor of your API key. A different value is kept as metadata.client_agent with a warning."),
     session_id: label("Session correlation id. Defaults to the MCP session id."),
-    git_commit: z.string().regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known (usually backfilled later)."),
+    git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known (usually backfilled later)."),
     project: label("Project name; used as an exact-match filter by change_history and stale_decisions."),
     changeset_id: label("A slug grouping related changes under one feature or task (see the changeset tool)."),
     rename_from: z.string().max(PATH_MAX).optional().describe("The entity's previous path, for renames: set change_type='rename' and put the new path in entity_path. Writes a rename on the old path and a create on the new one (metadata.renamed_from) atomically. Rejected with any other change_type."),

@@ -2,7 +2,9 @@
  * Advisory checks on a change before it is written. Warnings never block the write; they
  * tell the agent what to improve next time. Secret warnings name the kind, never the text.
  */
+import { secretKinds } from "../mcp/secrets";
 import type { ChangeType, EntityType } from "./vocab";
+
 
 export const DIFF_MAX_BYTES = 65_536;
 export const REASONING_MAX_BYTES = 32_768;
@@ -20,25 +22,6 @@ export function boundText(text: string, maxBytes: number, field: string): { text
     text: `${kept}…[truncated ${droppedKb}KB]`,
     warning: `${field} truncated to ${Math.floor(maxBytes / 1024)}KB (was ${Math.ceil(bytes.length / 1024)}KB); the stored text ends with a truncation marker`,
   };
-}
-
-const SECRET_SHAPES: ReadonlyArray<readonly [string, RegExp]> = [
-  ["AWS access key", /\b(?:AKIA|ASIA)[0-9A-Z]{16}\b/],
-  ["GitHub token", /\b(?:gh[pousr]_[A-Za-z0-9]{30,}|github_pat_[A-Za-z0-9_]{22,})/],
-  ["Slack token", /\bxox[abposr]-[A-Za-z0-9-]{10,}/],
-  ["Stripe key", /\b[sr]k_(?:live|test)_[A-Za-z0-9]{16,}/],
-  ["OpenAI key", /\bsk-(?:proj-)?[A-Za-z0-9_-]{20,}/],
-  ["Google API key", /\bAIza[0-9A-Za-z_-]{35}/],
-  ["PEM private key", /-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----/],
-  ["JWT", /\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}/],
-  ["Bearer token", /\bBearer\s+[A-Za-z0-9._~+/-]{20,}=*/i],
-  ["secret assignment", /\b(?:password|passwd|pwd|secret|api[_-]?key|auth[_-]?token|access[_-]?token|access[_-]?key|private[_-]?key|client[_-]?secret)["']?\s*[:=]\s*["']?[^\s"',;]{8,}/i],
-  ["URL with credentials", /\b[a-z][a-z0-9+.-]*:\/\/[^\s:@/]+:[^\s@/]+@/i],
-];
-
-/** Labels of the secret shapes found in `text` (never the matched text itself). */
-export function secretKinds(text: string): string[] {
-  return SECRET_SHAPES.filter(([, re]) => re.test(text)).map(([label]) => label);
 }
 
 const GENERIC_REASONING =

@@ -28,8 +28,8 @@ const fileField = z.object({
 
 const input = z.object({
   repo: repoField,
-  branch: z.string().optional().describe("The branch to commit on. Defaults to the repository's default branch."),
-  base: z.string().optional().describe("When `branch` does not exist yet: create it from this branch or commit. Ignored when the branch exists."),
+  branch: z.string().max(256).optional().describe("The branch to commit on. Defaults to the repository's default branch."),
+  base: z.string().max(256).optional().describe("When `branch` does not exist yet: create it from this branch or commit. Ignored when the branch exists."),
   commits: z.array(z.object({
     message: z.string().min(1).max(20_000).describe("The commit message."),
     files: z.array(fileField).min(1).max(100).describe("The files this commit writes or deletes (1–100)."),

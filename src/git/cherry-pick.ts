@@ -20,8 +20,8 @@ const MAX_COMMITS = 100;
 
 const input = z.object({
   repo: repoField,
-  sources: z.array(z.string()).min(1).max(50).describe("Source specs, in order (1–50): a full or short SHA, an A..B or A...B range (commits in B not in A, oldest first), or a branch name (expands to onto..branch)."),
-  onto: z.string().optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
+  sources: z.array(z.string().max(600)).min(1).max(50).describe("Source specs, in order (1–50): a full or short SHA, an A..B or A...B range (commits in B not in A, oldest first), or a branch name (expands to onto..branch)."),
+  onto: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
   delete_merged_branches: deleteBranchesField,
   delete_merged_worktrees: deleteWorktreesField,
   format: formatField,

@@ -22,8 +22,8 @@ type Strategy = (typeof STRATEGIES)[number];
 
 const input = z.object({
   repo: repoField,
-  sources: z.array(z.string()).min(1).max(20).describe("Source branches (or commits) to merge, in order (1–20)."),
-  into: z.string().optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
+  sources: z.array(z.string().max(256)).min(1).max(20).describe("Source branches (or commits) to merge, in order (1–20)."),
+  into: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
   strategy: z.enum(STRATEGIES).default("auto").describe('"auto" (default): fast-forward, else rebase, else a merge commit, per source. "ff-only" fails on divergence. "rebase" replays the source onto the destination, no merge-commit fallback. "merge" always creates a merge commit.'),
   message: z.string().min(1).max(20_000).optional().describe("Merge commit message, used only when a merge commit is created. Default: Merge branch '<source>' into <into>."),
   delete_merged_branches: deleteBranchesField,

@@ -38,6 +38,14 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * Absent: only an explicit key makes the write idempotent (log_change mints an event per call).
    */
   idempotency?: "derived";
+  /**
+   * Secret-shaped text in what a write stores is masked by the registry (a write that stays in
+   * this server: not read-only, not open-world) unless the caller passes allow_secrets: true.
+   * "handler": the tool deals with secrets itself (feedback refuses them outright).
+   */
+  secrets?: "handler";
+  /** Top-level parameters that are content, not text, and are never masked (a file's bytes). */
+  verbatim?: readonly string[];
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;
   /** A one-line human summary put before the JSON in the text content. */
   summarize?(result: z.output<O>): string;

@@ -43,10 +43,15 @@ export interface ErrorBody {
   retryable: boolean;
 }
 
+/** Past these, a message or hint is cut: whatever a tool quoted, an error never echoes large input. */
+const MAX_MESSAGE = 1_000;
+const MAX_HINT = 600;
+const clamp = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+
 /** Maps anything thrown to the envelope's error body; unexpected errors leak no detail. */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof ToolError) {
-    return { code: err.code, message: err.message, hint: err.hint, retryable: err.retryable };
+    return { code: err.code, message: clamp(err.message, MAX_MESSAGE), hint: clamp(err.hint, MAX_HINT), retryable: err.retryable };
   }
   return {
     code: "internal_error",

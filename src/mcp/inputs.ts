@@ -1,4 +1,5 @@
 import { z } from "zod";
+import { assertPlainText, declaredMaxLength, quote, SINGLE_LINE_MAX } from "./bounds";
 import { invalidInput } from "./errors";
 
 const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
@@ -31,8 +32,9 @@ function arrayElement(schema: z.ZodType): z.ZodType | null {
 /**
  * Makes raw tool arguments fit a strict snake_case schema, at every level of nesting (patches,
  * batch items): camelCase keys are accepted as aliases of their snake_case names, unknown keys
- * are refused with the allowed ones listed, and NUL characters are refused anywhere (SQLite and
- * most clients cut text at them).
+ * are refused with the allowed ones listed, and control characters are refused in text (see
+ * assertPlainText; NUL anywhere, since SQLite and most clients cut text at it). Arguments have
+ * passed checkArgShape, so the recursion here is bounded.
  */
 export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Record<string, unknown> {
   const allowed = Object.keys(schema.shape);
@@ -56,7 +58,8 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
       const snake = camelToSnake(key);
       if (snake === key || !allowedSet.has(snake)) {
         if (open) {
-          assertNoNul(value, where ? `${where}.${key}` : key);
+          assertText(key, where ? `${where} key` : "key", true);
+          assertText(value, where ? `${where}.${key}` : key, false);
           out[key] = value;
           continue;
         }
@@ -72,12 +75,16 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
       name = snake;
     }
     const path = where ? `${where}.${name}` : name;
-    assertNoNul(value, path);
-    out[name] = normalizeChild(value, schema.shape[name] as z.ZodType, path);
+    const field = schema.shape[name] as z.ZodType;
+    if (typeof value === "string") assertPlainText(value, path, isSingleLine(field));
+    else assertText(value, path, false, field);
+    out[name] = normalizeChild(value, field, path);
   }
   if (unknown.length > 0) {
+    // A hostile call can send thousands of keys: name a few, never echo them all.
+    const named = unknown.slice(0, 10).map((k) => quote(k, 40)).join(", ");
     throw invalidInput(
-      `Unknown parameter${unknown.length > 1 ? "s" : ""}${inWhere}: ${unknown.join(", ")}.`,
+      `Unknown parameter${unknown.length > 1 ? "s" : ""}${inWhere}: ${named}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ""}.`,
       allowed.length > 0
         ? `Allowed${where ? ` in ${where}` : " parameters"}: ${allowed.join(", ")} (camelCase aliases are accepted).`
         : "This tool takes no parameters.",
@@ -97,18 +104,28 @@ function normalizeChild(value: unknown, schema: z.ZodType, path: string): unknow
   return value;
 }
 
-function assertNoNul(value: unknown, path: string): void {
+/** Short string fields are single-line text; longer ones are bodies (see assertPlainText). */
+function isSingleLine(field: z.ZodType | undefined): boolean {
+  const max = declaredMaxLength(field);
+  return max !== undefined && max <= SINGLE_LINE_MAX;
+}
+
+/**
+ * Checks the text inside a value: strings of an array field follow the element's bound; object
+ * keys are single-line; strings inside free-form JSON are bodies.
+ */
+function assertText(value: unknown, path: string, singleLine: boolean, field?: z.ZodType): void {
   if (typeof value === "string") {
-    if (value.includes("\u0000")) {
-      throw invalidInput(
-        `Parameter '${path}' contains a NUL character (U+0000).`,
-        "Remove or escape NUL characters; text fields must be plain text.",
-      );
-    }
+    assertPlainText(value, path, singleLine);
   } else if (Array.isArray(value)) {
-    value.forEach((v, i) => assertNoNul(v, `${path}[${i}]`));
+    const element = field ? arrayElement(field) : null;
+    const line = element ? isSingleLine(element) : singleLine;
+    value.forEach((v, i) => assertText(v, `${path}[${i}]`, line, element ?? undefined));
   } else if (value && typeof value === "object") {
-    for (const [k, v] of Object.entries(value)) assertNoNul(v, `${path}.${k}`);
+    for (const [k, v] of Object.entries(value)) {
+      assertPlainText(k, `${path} key`, true);
+      assertText(v, `${path}.${quote(k, 40)}`, false);
+    }
   }
 }
 
@@ -116,12 +133,15 @@ function assertNoNul(value: unknown, path: string): void {
 export function parseArgs<S extends z.ZodType>(schema: S, args: Record<string, unknown>, toolName: string): z.output<S> {
   const parsed = schema.safeParse(args);
   if (parsed.success) return parsed.data;
-  const problems = parsed.error.issues.map((issue) => {
-    const where = issue.path.length > 0 ? issue.path.join(".") : "arguments";
-    return `${where}: ${issue.message}`;
+  // An array of 20,000 bad items makes 20,000 issues: report the first few, each kept short.
+  const issues = parsed.error.issues;
+  const problems = issues.slice(0, 8).map((issue) => {
+    const where = issue.path.length > 0 ? issue.path.map((p) => quote(String(p), 40)).join(".") : "arguments";
+    return `${where}: ${quote(issue.message, 200)}`;
   });
+  const more = issues.length > 8 ? `; and ${issues.length - 8} more problems` : "";
   throw invalidInput(
-    `Invalid arguments for ${toolName}: ${problems.join("; ")}.`,
+    `Invalid arguments for ${toolName}: ${problems.join("; ")}${more}.`,
     "Fix the named parameters and call again; tools/list shows each parameter's type and limits.",
   );
 }

@@ -17,9 +17,11 @@ import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
+import { checkArgShape } from "./bounds";
 import { invalidInput, toErrorBody } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
+import { maskSecrets } from "./secrets";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
 // collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
@@ -86,6 +88,40 @@ const idempotencyKeyField = z
     "Optional key that makes this write safe to retry: a repeat call with the same key and arguments returns the first result with idempotent_replay: true and writes nothing. Keys are remembered for 24 hours.",
   );
 
+const allowSecretsField = z
+  .boolean()
+  .optional()
+  .describe("Store secret-shaped text (tokens, keys, passwords) verbatim. By default it is masked before storing, with a warning naming what was masked.");
+
+const warningsField = z.array(z.string()).optional().describe("Things worth a second look, e.g. secret-shaped text that was masked.");
+
+/** Whether a JSON Schema has free text somewhere: a string longer than an identifier, or free-form JSON. */
+function hasFreeText(s: Record<string, unknown>): boolean {
+  if (s.type === "string" && !s.enum && !s.pattern && typeof s.maxLength === "number" && s.maxLength > 100) return true;
+  if (s["x-max-bytes"] !== undefined) return true;
+  const children = [
+    ...Object.values((s.properties ?? {}) as Record<string, Record<string, unknown>>),
+    ...(s.items ? [s.items as Record<string, unknown>] : []),
+    ...((s.anyOf ?? []) as Record<string, unknown>[]),
+  ];
+  return children.some(hasFreeText);
+}
+
+const masking = new WeakMap<AnyToolDef, boolean>();
+
+/**
+ * A write whose text the registry masks: it stores what it is given here (not read-only, not
+ * open-world), it takes free text, and the tool has not opted out.
+ */
+function masksSecrets(def: AnyToolDef): boolean {
+  let m = masking.get(def);
+  if (m === undefined) {
+    m = !def.annotations.readOnly && !def.annotations.openWorld && def.secrets !== "handler" && hasFreeText(jsonSchema(def.input, "input"));
+    masking.set(def, m);
+  }
+  return m;
+}
+
 const errorEnvelope = z.object({
   ok: z.literal(false),
   error: z.object({
@@ -112,11 +148,13 @@ function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, u
 function compile(def: AnyToolDef): Compiled {
   let c = compiled.get(def);
   if (c) return c;
-  const input = (def.annotations.readOnly ? def.input : def.input.extend({ idempotency_key: idempotencyKeyField })).strict();
+  const writeFields = def.annotations.readOnly ? {} : { idempotency_key: idempotencyKeyField };
+  const input = def.input.extend({ ...writeFields, ...(masksSecrets(def) ? { allow_secrets: allowSecretsField } : {}) }).strict();
   const success = z
     .object({ ok: z.literal(true) })
     .extend(def.output.shape)
-    .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() });
+    .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() })
+    .extend(masksSecrets(def) && !("warnings" in def.output.shape) ? { warnings: warningsField } : {});
   c = {
     input,
     listing: {
@@ -167,17 +205,26 @@ async function attributed(def: AnyToolDef, ctx: Ctx): Promise<Ctx> {
 export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Promise<CallToolResult> {
   try {
     const { input } = compile(def);
+    checkArgShape(rawArgs);
     const args = normalizeArgs(rawArgs, input);
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
     const key = (parsed.idempotency_key as string | undefined) ??
       (def.idempotency === "derived" ? await derivedKey(ctx, args) : undefined);
-    const run = async () => def.run(await attributed(def, ctx), parsed);
+    const { allow_secrets: allowSecrets, ...toolArgs } = parsed;
+    const masked = masksSecrets(def) && allowSecrets !== true
+      ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])]))
+      : { value: toolArgs, found: [] };
+    const run = async () => def.run(await attributed(def, ctx), masked.value);
     const { result, replay } =
       key && !def.annotations.readOnly
         ? await runIdempotent(ctx, def.name, key, args, run)
         : { result: await run(), replay: false };
     const payload = def.output.parse(result) as Record<string, unknown>;
-    const structured = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}) };
+    const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}) };
+    if (masked.found.length > 0) {
+      const note = `Secret-shaped text was masked before storing: ${masked.found.slice(0, 10).join(", ")}. Rotate it if it is real; pass allow_secrets: true to store such text verbatim.`;
+      structured.warnings = [note, ...((payload.warnings as string[] | undefined) ?? [])];
+    }
     if (def.text) return { content: [{ type: "text", text: def.text(payload, parsed) }], structuredContent: structured };
     return render(structured, def.summarize ? def.summarize(payload) : "");
   } catch (err) {

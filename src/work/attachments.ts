@@ -53,6 +53,7 @@ export const attachAddTool = defineTool({
   name: "attach_add",
   title: "Attach a file or link",
   toolset: "collab",
+  verbatim: ["content_base64"],
   description:
     "Attach a link (kind: link, url required) or a file (kind: file, storage_path required) to a project, task, decision, note, comment or handoff. A file's bytes are either sent inline as content_base64 (up to 1 MiB) and stored at storage_path, or already in this tenant's blob store at storage_path; size and MIME type are taken from the stored object. Attachments count as evidence for requires_evidence.",
   input: z.object({

@@ -1,5 +1,6 @@
 /** Comments, the activity log, and notifications (seed 001): the shared room of the work ledger. */
 import { z } from "zod";
+import { boundedJson } from "../mcp/bounds";
 import { sha256Hex, uuidv7 } from "../db/ids";
 import { iso, resolveSince } from "../db/time";
 import type { Ctx } from "../mcp/context";
@@ -166,7 +167,7 @@ export const activityLogTool = defineTool({
     severity: z.enum(["info", "warn", "critical"]).default("info").describe("info (default), warn or critical."),
     status: z.string().max(50).optional().describe("A status word, kept in metadata."),
     run_id: z.string().min(1).max(100).optional().describe("The run it belongs to (a run_key or run id of your tenant); defaults to your current run."),
-    metadata: z.record(z.string(), z.unknown()).optional().describe("Extra structured data (up to 8KB as JSON)."),
+    metadata: boundedJson(z.record(z.string(), z.unknown()), { maxBytes: 8192, maxDepth: 8 }).optional().describe("Extra structured data (up to 8KB as JSON, 8 levels deep)."),
   }),
   output: z.object({ activity: activityRowSchema.describe("The entry."), deduplicated: z.boolean().describe("True when the same entry was already logged and is returned instead.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
@@ -175,7 +176,6 @@ export const activityLogTool = defineTool({
       throw invalidInput("object_type and object_id go together.", "Pass both to attach the entry to an object, or neither.");
     }
     const metadata = { ...(input.metadata ?? {}), ...(input.status ? { status: input.status } : {}) };
-    if (new TextEncoder().encode(JSON.stringify(metadata)).byteLength > 8192) throw invalidInput("metadata is larger than 8KB.", "Keep metadata small; put long text in a comment or knowledge note.");
     const target = input.object_type ? await findObject(ctx, input.object_type, input.object_id!) : null;
     const projectId = target?.projectId ?? null;
     const explicitRun = input.run_id ? (await findRun(ctx, input.run_id)).id : null;

@@ -72,6 +72,7 @@ export function jsonArray<T>(text: string | null | undefined): T[] {
 export const dateField = (description: string) =>
   z
     .string()
+    .max(10)
     .regex(/^\d{4}-\d{2}-\d{2}$/, "expected a date as YYYY-MM-DD")
     .refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)) && new Date(`${d}T00:00:00Z`).toISOString().startsWith(d), "not a calendar date")
     .describe(description);

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import { secretKinds } from "../changes/warnings";
+import { secretKinds } from "../mcp/secrets";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "./common";
@@ -35,6 +35,8 @@ export const featureRequestCreateTool = defineTool({
   name: "feature_request_create",
   title: "File product feedback",
   toolset: "feedback",
+  // Feedback leaves the tenant for the operators, so secret-shaped text is refused outright, not masked.
+  secrets: "handler",
   description:
     "File a bug, friction or missing capability in this server the moment you hit it. The title and body are shared with the server's operators: never put secrets or client-confidential content in them (secret-looking text is refused). A fingerprint de-duplicates: filing the same live request again counts an occurrence instead of a new request.",
   input: z.object({

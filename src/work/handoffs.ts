@@ -1,5 +1,6 @@
 /** Handoffs and the inbox (seed 001): typed work requests between actors. */
 import { z } from "zod";
+import { boundedJson } from "../mcp/bounds";
 import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant } from "../db/time";
 import type { Ctx } from "../mcp/context";
@@ -164,15 +165,15 @@ export const handoffClaimTool = defineTool({
   summarize: (r) => `You hold handoff ${r.handoff.id}.`,
 });
 
-const responseObject = z
+const responseObject = boundedJson(z
   .object({
     chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
     text: z.string().max(20_000).optional().describe("Free-text answer."),
     result_ref: z.string().max(500).optional().describe("Where the result is (a URL, commit, task ref…)."),
   })
   .catchall(z.unknown())
-  .refine((r) => Object.keys(r).length > 0, "response is empty")
-  .describe("The answer; extra keys are kept as given.");
+  .refine((r) => Object.keys(r).length > 0, "response is empty"), { maxBytes: 65_536, maxDepth: 8 })
+  .describe("The answer; extra keys are kept as given (up to 64KB as JSON, 8 levels deep).");
 
 export const handoffRespondTool = defineTool({
   name: "handoff_respond",

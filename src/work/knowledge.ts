@@ -7,7 +7,7 @@ import { z } from "zod";
 import { ftsAnyWord, ftsPhrase, ftsWords } from "../db/fts";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import { secretKinds } from "../changes/warnings";
+import { secretKinds } from "../mcp/secrets";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../mcp/errors";

@@ -84,7 +84,7 @@ export const projectCreateTool = defineTool({
   description: "Create a project. Returns the project with its resolved key (derived from the title when omitted). Keys are unique per tenant, case-insensitively, among live projects; task references read KEY-number.",
   input: z.object({
     title: z.string().trim().min(1).max(200).describe("Title."),
-    key: z.string().regex(KEY_RULE, "key must be 2–16 letters or digits, starting with a letter").optional().describe("Short key (2–16 letters/digits, starting with a letter). Derived from the title when omitted."),
+    key: z.string().max(16).regex(KEY_RULE, "key must be 2–16 letters or digits, starting with a letter").optional().describe("Short key (2–16 letters/digits, starting with a letter). Derived from the title when omitted."),
     summary: z.string().max(2000).optional().describe("One-paragraph summary."),
     description: z.string().max(20000).optional().describe("Longer description."),
     status: z.enum(PROJECT_STATUSES).default("active").describe("Initial status (default active)."),

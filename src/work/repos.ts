@@ -93,6 +93,8 @@ export const repoRegisterTool = defineTool({
   name: "repo_register",
   title: "Register a repository",
   toolset: "repos",
+  // The remote's credentials are stripped by the tool itself before anything is stored or echoed.
+  verbatim: ["remote_url"],
   description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url, or owner and name (host defaults to github.com). The server cannot see your working directory, so there is no autodetection here.",
   input: z.object({
     remote_url: z.string().max(500).optional().describe("The remote: https://github.com/acme/api(.git), git@github.com:acme/api.git or ssh://…"),
@@ -219,7 +221,7 @@ export const codeRefSchema = z.object({
 export type CodeRef = z.infer<typeof codeRefSchema>;
 export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
 
-const SHA = z.string().regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
+const SHA = z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
 const refFields = {
   ref_type: z.enum(REF_TYPES).describe("commit (needs sha), branch (needs branch), pr (needs pr_number or pr_url), tag (needs title or sha), compare (needs url)."),
   repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; defaults to the run's repository (run_heartbeat), else the project's only primary repository."),

@@ -4,6 +4,7 @@
  * with a verdict, and read what a run or a whole tree did.
  */
 import { z } from "zod";
+import { boundedJson } from "../mcp/bounds";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
@@ -19,10 +20,12 @@ import {
 const runRefField = (description: string) =>
   z.string().min(1).max(100).describe(`${description} A run_key (run-…) or a run id.`);
 
-const countsField = z
-  .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "count names are snake_case, e.g. tests_passed"), z.number().int().min(0).max(1e12))
-  .refine((c) => Object.keys(c).length <= 50, "at most 50 counts")
-  .describe("Counters to record, e.g. {\"tasks_completed\": 3}; merged into the run's counts (a name given again is overwritten).");
+const countsField = boundedJson(
+  z
+    .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "count names are snake_case, e.g. tests_passed"), z.number().int().min(0).max(1e12))
+    .refine((c) => Object.keys(c).length <= 50, "at most 50 counts"),
+  { maxBytes: 4096, maxDepth: 1 },
+).describe("Counters to record, e.g. {\"tasks_completed\": 3}; merged into the run's counts (a name given again is overwritten).");
 
 /** The run a call names, or the current run when it names none. */
 async function targetRun(ctx: Ctx, ref: string | undefined): Promise<RunRow> {
@@ -94,7 +97,7 @@ export const runHeartbeatTool = defineTool({
   description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended.",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
-    head_sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters").optional().describe("The commit HEAD points at now."),
+    head_sha: z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters").optional().describe("The commit HEAD points at now."),
     branch: z.string().min(1).max(250).optional().describe("The branch checked out now."),
     dirty: z.boolean().optional().describe("Whether the working tree has uncommitted changes."),
     repository_id: z.string().min(1).max(200).optional().describe("The repository the run works in (id or owner/name, registered with repo_register)."),
@@ -153,7 +156,7 @@ export const runQueryTool = defineTool({
     status: z.array(z.enum(RUN_STATUSES)).min(1).max(RUN_STATUSES.length).optional().describe("Only runs in these statuses (running, succeeded, failed, cancelled, abandoned)."),
     kind: z.enum(RUN_KINDS).optional().describe("session or subagent."),
     root_run_id: runRefField("Only runs of this run's tree: its root and every run below the root.").optional(),
-    run_series_key: z.string().regex(RUN_SERIES_KEY, "a series key is letters, digits and . _ : / -").optional().describe("Only runs of this recurring series."),
+    run_series_key: z.string().max(100).regex(RUN_SERIES_KEY, "a series key is letters, digits and . _ : / -").optional().describe("Only runs of this recurring series."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),

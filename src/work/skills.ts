@@ -8,7 +8,7 @@ import { invalidInput, notFound, ToolError } from "../mcp/errors";
 import { activityStatement, jsonArray, limitField } from "./common";
 import { findProject } from "./projects";
 
-const SLUG = z.string().regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "slug is lower-case letters, digits and hyphens (max 64), e.g. release-checklist");
+const SLUG = z.string().max(64).regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "slug is lower-case letters, digits and hyphens (max 64), e.g. release-checklist");
 const BODY_MAX = 64 * 1024;
 
 const skillSchema = z.object({
