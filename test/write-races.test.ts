@@ -1,0 +1,174 @@
+/**
+ * An acknowledged write is never lost. Two (or more) callers write the same name at once, through
+ * the registry (the path tools/call takes) against real local D1 and R2; afterwards either every
+ * caller that was told "ok" finds its write stored (as a version of its own), or exactly one was
+ * told "ok" and the others got `conflict` and stored nothing. Writes that are identical may all
+ * succeed. What is stored always matches what the winner was told. Beside each race, the
+ * sequential test of the deliberate way to replace what is there.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it } from "vitest";
+import { sha256Hex } from "../src/db/ids";
+import type { Ctx } from "../src/mcp/context";
+import { call, newWorld, ok, type Structured, type Who, type World } from "./helpers";
+
+const T0 = "2030-01-01T00:00:00.000Z";
+const world = (name: string) => newWorld(`wr-${name}`, { start: T0 });
+
+type Result = Structured & { isError: boolean };
+
+/** Splits racing results into the successes and the refusals, checking every refusal's shape. */
+function outcome(results: Result[], refusal: string | string[] = "conflict"): { won: Result[]; lost: Result[] } {
+  const won = results.filter((r) => r.ok === true);
+  const lost = results.filter((r) => r.ok !== true);
+  for (const r of lost) {
+    expect(r.isError, JSON.stringify(r)).toBe(true);
+    expect([refusal].flat(), JSON.stringify(r.error)).toContain(r.error.code);
+    expect(r.error.retryable).toBe(false);
+    expect(r.error.hint.length).toBeGreaterThan(0);
+  }
+  return { won, lost };
+}
+
+/** Actors of one tenant: the world's caller and `n - 1` others, each in its own session. */
+async function callers(w: World, n: number): Promise<Who[]> {
+  const others = await Promise.all(Array.from({ length: n - 1 }, (_, i) => w.other(`racer-${i + 1}`)));
+  return [{ id: w.id, ctx: w.ctx }, ...others];
+}
+
+async function activity(tenantId: string, verb: string): Promise<Structured[]> {
+  return (await env.DB.prepare("SELECT * FROM activity WHERE tenant_id = ? AND verb = ? ORDER BY seq").bind(tenantId, verb).all<Structured>()).results;
+}
+
+// ---------------------------------------------------------------------------------------------
+// attach_add
+
+const b64 = (text: string) => btoa(text);
+
+async function r2Keys(tenantId: string): Promise<string[]> {
+  const keys: string[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await env.BLOBS.list({ prefix: `${tenantId}/`, ...(cursor ? { cursor } : {}) });
+    keys.push(...page.objects.map((o) => o.key));
+    cursor = page.truncated ? page.cursor : undefined;
+  } while (cursor);
+  return keys.sort();
+}
+
+async function r2Text(key: string): Promise<string | null> {
+  const obj = await env.BLOBS.get(key);
+  return obj ? obj.text() : null;
+}
+
+async function versions(tenantId: string, path: string): Promise<Structured[]> {
+  return (await env.DB.prepare("SELECT * FROM blob_versions WHERE tenant_id = ? AND storage_path = ? ORDER BY version").bind(tenantId, path).all<Structured>()).results;
+}
+
+async function attachmentsAt(tenantId: string, path: string): Promise<Structured[]> {
+  return (await env.DB.prepare("SELECT * FROM attachments WHERE tenant_id = ? AND storage_path = ? ORDER BY id").bind(tenantId, path).all<Structured>()).results;
+}
+
+async function taskIn(ctx: Ctx, key: string): Promise<Structured> {
+  await ok(ctx, "project_create", { title: `Project ${key}`, key });
+  return (await ok(ctx, "task_create", { project_id: key, title: "needs a report" })).task as Structured;
+}
+
+describe("attach_add: uploads racing for one storage_path", () => {
+  it("four uploads of different bytes: one is stored and attached, three get conflict, and no loser's object is left in R2", async () => {
+    const w = await world("att-race");
+    const t = await taskIn(w.ctx, "ATT");
+    const who = await callers(w, 4);
+    const contents = who.map((_, i) => `report from racer ${i}`);
+    const results = await Promise.all(who.map((c, i) =>
+      call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt", content_base64: b64(contents[i]!) })));
+    const { won, lost } = outcome(results);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(3);
+    for (const r of lost) expect(r.error.hint).toContain("expected_version: 1");
+    const winner = won[0]!.attachment as Structured;
+    const content = contents[results.indexOf(won[0]!)]!;
+    expect(winner).toMatchObject({ storage_path: "out/report.txt", blob_version: 1, size_bytes: content.length });
+
+    // One version, holding the winner's bytes, in the one object left under the tenant's prefix.
+    const stored = await versions(w.id.tenantId, "out/report.txt");
+    expect(stored).toHaveLength(1);
+    expect(stored[0]).toMatchObject({ version: 1, sha256: await sha256Hex(content), size_bytes: content.length, created_by: winner.created_by });
+    expect(await r2Keys(w.id.tenantId)).toEqual([stored[0]!.object_key]);
+    expect(await r2Text(stored[0]!.object_key as string)).toBe(content);
+    // One attachment, the one the winner was told about; one activity row.
+    expect((await attachmentsAt(w.id.tenantId, "out/report.txt")).map((a) => a.id)).toEqual([winner.id]);
+    expect((await ok(w.ctx, "attachment_query", { object_type: "task", object_id: t.id })).items).toEqual([winner]);
+    expect(await activity(w.id.tenantId, "attachment.added")).toHaveLength(1);
+  });
+
+  it("the same bytes uploaded three times at once are one file: every caller gets it attached", async () => {
+    const w = await world("att-same");
+    const t = await taskIn(w.ctx, "ATS");
+    const who = await callers(w, 3);
+    const results = await Promise.all(who.map((c) =>
+      call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "same.txt", content_base64: b64("identical"), mime_type: "text/plain" })));
+    const { won } = outcome(results);
+    expect(won).toHaveLength(3);
+    for (const r of won) expect(r.attachment).toMatchObject({ blob_version: 1, size_bytes: 9, mime_type: "text/plain" });
+    const stored = await versions(w.id.tenantId, "same.txt");
+    expect(stored).toHaveLength(1);
+    expect(await r2Keys(w.id.tenantId)).toEqual([stored[0]!.object_key]);
+    expect(await r2Text(stored[0]!.object_key as string)).toBe("identical");
+    expect(await attachmentsAt(w.id.tenantId, "same.txt")).toHaveLength(3);
+  });
+
+  it("two replacements of version 1 at once: one becomes version 2, the other gets version_conflict, and version 1 keeps its bytes", async () => {
+    const w = await world("att-replace-race");
+    const t = await taskIn(w.ctx, "ATR");
+    const first = (await ok(w.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "r.txt", content_base64: b64("v1") })).attachment as Structured;
+    const who = await callers(w, 2);
+    const results = await Promise.all(who.map((c, i) =>
+      call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "r.txt", content_base64: b64(`v2 by ${i}`), expected_version: 1 })));
+    const { won } = outcome(results, "version_conflict");
+    expect(won).toHaveLength(1);
+    const content = `v2 by ${results.indexOf(won[0]!)}`;
+    expect(won[0]!.attachment).toMatchObject({ blob_version: 2, size_bytes: content.length });
+    const stored = await versions(w.id.tenantId, "r.txt");
+    expect(stored.map((v) => v.version)).toEqual([1, 2]);
+    expect(await r2Text(stored[0]!.object_key as string)).toBe("v1");
+    expect(await r2Text(stored[1]!.object_key as string)).toBe(content);
+    expect(await r2Keys(w.id.tenantId)).toEqual(stored.map((v) => v.object_key).sort());
+    expect((await attachmentsAt(w.id.tenantId, "r.txt")).map((a) => [a.id, a.blob_version])).toEqual([[first.id, 1], [(won[0]!.attachment as Structured).id, 2]]);
+  });
+
+  it("replacing a stored file is deliberate: expected_version stores the next version, and earlier attachments keep their bytes", async () => {
+    const w = await world("att-replace");
+    const t = await taskIn(w.ctx, "ATD");
+    const file = { object_type: "task", object_id: t.id, kind: "file", storage_path: "plan.md" };
+    const v1 = (await ok(w.ctx, "attach_add", { ...file, content_base64: b64("plan A") })).attachment as Structured;
+    // Different bytes without expected_version: refused, nothing stored.
+    const refused = await call(w.ctx, "attach_add", { ...file, content_base64: b64("plan B") });
+    expect(refused.error).toMatchObject({ code: "conflict", retryable: false });
+    expect(await r2Keys(w.id.tenantId)).toHaveLength(1);
+    // Naming the version replaced: stored as version 2.
+    const v2 = (await ok(w.ctx, "attach_add", { ...file, content_base64: b64("plan B"), expected_version: 1 })).attachment as Structured;
+    expect(v2).toMatchObject({ blob_version: 2, size_bytes: 6 });
+    // A stale version is refused; expected_version without bytes is a mistake.
+    expect((await call(w.ctx, "attach_add", { ...file, content_base64: b64("plan C"), expected_version: 1 })).error).toMatchObject({ code: "version_conflict" });
+    expect((await call(w.ctx, "attach_add", { ...file, expected_version: 2 })).error.code).toBe("invalid_input");
+    expect((await call(w.ctx, "attach_add", { ...file, storage_path: "new.md", content_base64: b64("x"), expected_version: 1 })).error.code).toBe("version_conflict");
+    // Attaching by path alone takes the newest version; the first attachment still reads plan A.
+    const byPath = (await ok(w.ctx, "attach_add", file)).attachment as Structured;
+    expect(byPath).toMatchObject({ blob_version: 2, size_bytes: 6 });
+    const stored = await versions(w.id.tenantId, "plan.md");
+    expect(stored.map((v) => [v.version, v.size_bytes])).toEqual([[1, 6], [2, 6]]);
+    expect(await r2Text(stored[0]!.object_key as string)).toBe("plan A");
+    expect(await r2Text(stored[1]!.object_key as string)).toBe("plan B");
+    expect((await env.DB.prepare("SELECT blob_version FROM attachments WHERE id = ?").bind(v1.id).first<Structured>())!.blob_version).toBe(1);
+    expect(await r2Keys(w.id.tenantId)).toHaveLength(2);
+
+    // A file put in the bucket out of band is version 1 in place; replacing it leaves it there.
+    await env.BLOBS.put(`${w.id.tenantId}/legacy.bin`, new TextEncoder().encode("old bytes"));
+    expect((await call(w.ctx, "attach_add", { ...file, storage_path: "legacy.bin", content_base64: b64("new bytes") })).error.code).toBe("conflict");
+    const replaced = (await ok(w.ctx, "attach_add", { ...file, storage_path: "legacy.bin", content_base64: b64("new bytes"), expected_version: 1 })).attachment as Structured;
+    expect(replaced.blob_version).toBe(2);
+    expect((await versions(w.id.tenantId, "legacy.bin")).map((v) => v.object_key === `${w.id.tenantId}/legacy.bin`)).toEqual([true, false]);
+    expect(await r2Text(`${w.id.tenantId}/legacy.bin`)).toBe("old bytes");
+  });
+});
