@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/db/ids";
 import type { Ctx } from "../src/mcp/context";
-import { call, newWorld, ok, type Structured, type Who, type World } from "./helpers";
+import { call, count, newWorld, ok, type Structured, type Who, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wr-${name}`, { start: T0 });
@@ -170,5 +170,81 @@ describe("attach_add: uploads racing for one storage_path", () => {
     expect(replaced.blob_version).toBe(2);
     expect((await versions(w.id.tenantId, "legacy.bin")).map((v) => v.object_key === `${w.id.tenantId}/legacy.bin`)).toEqual([true, false]);
     expect(await r2Text(`${w.id.tenantId}/legacy.bin`)).toBe("old bytes");
+  });
+});
+
+// ---------------------------------------------------------------------------------------------
+// skill_upsert
+
+/** Every successful upsert's version still reads back as exactly what that caller wrote. */
+async function expectEachWinnerKept(ctx: Ctx, slug: string, won: Result[], bodies: Map<Result, string>): Promise<void> {
+  for (const r of won) {
+    const read = (await ok(ctx, "skill_get", { slug, version: r.skill.version })).skill as Structured;
+    expect(read.body).toBe(bodies.get(r));
+    expect(read.content_hash).toBe(r.skill.content_hash);
+  }
+}
+
+describe("skill_upsert: writes racing for one slug", () => {
+  it("two creates of one slug with different bodies: each success is kept as a version, any other caller gets conflict", async () => {
+    const w = await world("sk-create");
+    const who = await callers(w, 2);
+    const bodies = who.map((_, i) => `# Deploy\nthe way racer ${i} does it\n`);
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "skill_upsert", { slug: "deploy", body: bodies[i], description: `deploys (${i})` })));
+    const { won, lost } = outcome(results);
+    expect(won.length).toBeGreaterThanOrEqual(1);
+    expect(won.length + lost.length).toBe(2);
+    await expectEachWinnerKept(w.ctx, "deploy", won, new Map(results.map((r, i) => [r, bodies[i]!])));
+    // The current skill is the last success, and there are as many versions as successes.
+    const last = won.reduce((a, b) => (a.skill.version > b.skill.version ? a : b));
+    expect((await ok(w.ctx, "skill_get", { slug: "deploy" })).skill).toMatchObject({ version: last.skill.version, body: bodies[results.indexOf(last)] });
+    expect(await count("SELECT COUNT(*) AS n FROM skill_versions WHERE tenant_id = ?", w.id.tenantId)).toBe(won.length);
+  });
+
+  it("two updates of version 1 at once: each success is kept as a version, any other caller gets conflict", async () => {
+    const w = await world("sk-update");
+    await ok(w.ctx, "skill_upsert", { slug: "triage", body: "v1", description: "sorts bugs" });
+    const who = await callers(w, 2);
+    const bodies = ["v2 from the first racer", "v2 from the second racer"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "skill_upsert", { slug: "triage", body: bodies[i] })));
+    const { won } = outcome(results);
+    expect(won.length).toBeGreaterThanOrEqual(1);
+    await expectEachWinnerKept(w.ctx, "triage", won, new Map(results.map((r, i) => [r, bodies[i]!])));
+    expect((await ok(w.ctx, "skill_get", { slug: "triage", version: 1 })).skill.body).toBe("v1");
+    expect(await count("SELECT COUNT(*) AS n FROM skill_versions WHERE tenant_id = ?", w.id.tenantId)).toBe(1 + won.length);
+  });
+
+  it("two identical creates at once are one write: both succeed, one created", async () => {
+    const w = await world("sk-same");
+    const who = await callers(w, 2);
+    const results = await Promise.all(who.map((c) => call(c.ctx, "skill_upsert", { slug: "same", body: "one body", description: "one description" })));
+    const { won } = outcome(results);
+    expect(won).toHaveLength(2);
+    expect(won.filter((r) => r.created)).toHaveLength(1);
+    expect(won.map((r) => r.skill.version)).toEqual([1, 1]);
+    expect(await count("SELECT COUNT(*) AS n FROM skill_versions WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
+  });
+
+  it("two updates pinned to version 1 at once: one becomes version 2, the other gets version_conflict", async () => {
+    const w = await world("sk-pinned");
+    await ok(w.ctx, "skill_upsert", { slug: "pinned", body: "v1", description: "d" });
+    const who = await callers(w, 2);
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "skill_upsert", { slug: "pinned", body: `v2 by ${i}`, expected_version: 1 })));
+    const { won } = outcome(results, "version_conflict");
+    expect(won).toHaveLength(1);
+    expect((await ok(w.ctx, "skill_get", { slug: "pinned" })).skill).toMatchObject({ version: 2, body: `v2 by ${results.indexOf(won[0]!)}` });
+  });
+
+  it("an update without expected_version keeps the version it replaced readable; expected_version makes replacing deliberate", async () => {
+    const w = await world("sk-seq");
+    const bob = await w.other("bob");
+    await ok(w.ctx, "skill_upsert", { slug: "release", body: "alice's checklist", description: "releases", tags: ["ops"] });
+    const replaced = await ok(bob.ctx, "skill_upsert", { slug: "release", body: "bob's checklist" });
+    expect(replaced.skill).toMatchObject({ version: 2, updated_by: bob.id.actorId });
+    expect((await ok(w.ctx, "skill_get", { slug: "release", version: 1 })).skill).toMatchObject({ version: 1, body: "alice's checklist", updated_by: w.id.actorId, tags: ["ops"] });
+    expect((await ok(w.ctx, "skill_get", { slug: "release" })).skill).toMatchObject({ version: 2, body: "bob's checklist" });
+    expect((await call(w.ctx, "skill_upsert", { slug: "release", body: "alice again", expected_version: 1 })).error.code).toBe("version_conflict");
+    expect((await ok(w.ctx, "skill_upsert", { slug: "release", body: "alice, merged with bob", expected_version: 2 })).skill.version).toBe(3);
+    expect((await call(w.ctx, "skill_get", { slug: "release", version: 4 })).error.code).toBe("not_found");
   });
 });

@@ -342,6 +342,20 @@ export const skills = sqliteTable("skills", {
   updatedAt: text("updated_at").notNull(),
 });
 
+export const skillVersions = sqliteTable("skill_versions", {
+  tenantId: text("tenant_id").notNull(),
+  skillId: text("skill_id").notNull(),
+  version: integer("version").notNull(),
+  name: text("name").notNull(),
+  description: text("description").notNull(),
+  body: text("body").notNull(),
+  tags: text("tags").notNull(),
+  status: text("status").notNull(),
+  contentHash: text("content_hash").notNull(),
+  updatedBy: text("updated_by").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
 export const knowledgeNotes = sqliteTable("knowledge_notes", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
   id: text("id").notNull(),
