@@ -248,3 +248,79 @@ describe("skill_upsert: writes racing for one slug", () => {
     expect((await call(w.ctx, "skill_get", { slug: "release", version: 4 })).error.code).toBe("not_found");
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// repo_register, repo_link
+
+describe("repo_register: registrations racing for one remote", () => {
+  it("two registrations naming different default branches: one registers, the other gets conflict", async () => {
+    const w = await world("rr-race");
+    const who = await callers(w, 2);
+    const branches = ["main", "develop"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "repo_register", { remote_url: "https://github.com/acme/race", default_branch: branches[i] })));
+    const { won, lost } = outcome(results);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(won[0]).toMatchObject({ created: true, repository: { default_branch: branches[results.indexOf(won[0]!)] } });
+    const row = await env.DB.prepare("SELECT default_branch FROM repositories WHERE tenant_id = ?").bind(w.id.tenantId).all<Structured>();
+    expect(row.results).toEqual([{ default_branch: won[0]!.repository.default_branch }]);
+    // Without a default branch the registered repository resolves.
+    expect(await ok(w.ctx, "repo_register", { slug: "acme/race" })).toMatchObject({ created: false, repository: { id: won[0]!.repository.id } });
+  });
+});
+
+describe("repo_link: links racing for one project and repository", () => {
+  async function setup(name: string) {
+    const w = await world(name);
+    await ok(w.ctx, "project_create", { title: "Linked", key: "LNK" });
+    const repo = (await ok(w.ctx, "repo_register", { slug: "acme/api" })).repository as Structured;
+    return { w, repo, who: await callers(w, 2) };
+  }
+  const storedRole = async (tenantId: string) =>
+    (await env.DB.prepare("SELECT role FROM project_repositories WHERE tenant_id = ?").bind(tenantId).all<{ role: string }>()).results.map((r) => r.role);
+
+  it("two first links with different roles: one links, the other gets conflict", async () => {
+    const { w, repo, who } = await setup("rl-race");
+    const roles = ["docs", "dependency"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: roles[i] })));
+    const { won, lost } = outcome(results);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(won[0]!.role).toBe(roles[results.indexOf(won[0]!)]);
+    expect(await storedRole(w.id.tenantId)).toEqual([won[0]!.role]);
+    expect(await activity(w.id.tenantId, "repo.linked")).toHaveLength(1);
+  });
+
+  it("two role changes from primary at once: one changes it, the other gets conflict", async () => {
+    const { w, repo, who } = await setup("rl-change");
+    await ok(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id });
+    const roles = ["docs", "dependency"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: roles[i], expected_role: "primary" })));
+    const { won } = outcome(results);
+    expect(won).toHaveLength(1);
+    expect(await storedRole(w.id.tenantId)).toEqual([roles[results.indexOf(won[0]!)]]);
+  });
+
+  it("changing a link's role is deliberate: without expected_role a different role is refused", async () => {
+    const { w, repo } = await setup("rl-seq");
+    await ok(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: "primary" });
+    const refused = await call(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: "docs" });
+    expect(refused.error).toMatchObject({ code: "conflict", retryable: false });
+    expect(refused.error.hint).toContain("expected_role: primary");
+    expect(await storedRole(w.id.tenantId)).toEqual(["primary"]);
+    // The same role, or none, resolves the link as it is.
+    expect((await ok(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: "primary" })).role).toBe("primary");
+    expect((await ok(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id })).role).toBe("primary");
+    // Naming the role replaced changes it, and the timeline keeps the old one.
+    expect((await ok(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: "docs", expected_role: "primary" })).role).toBe("docs");
+    const linked = await activity(w.id.tenantId, "repo.linked");
+    expect(JSON.parse(linked.at(-1)!.metadata as string)).toEqual({ repository_id: repo.id, previous_role: "primary" });
+    // A stale expected_role, a missing link, or expected_role without role: refused.
+    expect((await call(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, role: "dependency", expected_role: "primary" })).error.code).toBe("conflict");
+    expect(await storedRole(w.id.tenantId)).toEqual(["docs"]);
+    const other = (await ok(w.ctx, "repo_register", { slug: "acme/other" })).repository as Structured;
+    expect((await call(w.ctx, "repo_link", { project_id: "LNK", repository_id: other.id, role: "docs", expected_role: "primary" })).error.code).toBe("conflict");
+    expect((await call(w.ctx, "repo_link", { project_id: "LNK", repository_id: repo.id, expected_role: "docs" })).error.code).toBe("invalid_input");
+    expect(await storedRole(w.id.tenantId)).toEqual(["docs"]);
+  });
+});
