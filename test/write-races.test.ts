@@ -324,3 +324,54 @@ describe("repo_link: links racing for one project and repository", () => {
     expect(await storedRole(w.id.tenantId)).toEqual(["docs"]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// code_ref_update (code_ref_add and task_code_ref append: every call is its own ref)
+
+describe("code refs", () => {
+  it("code_ref_update: two moves of one open PR at once (merged, closed): every success is on the timeline in order, and a merged PR stays merged", async () => {
+    const w = await world("cr-race");
+    const t = await taskIn(w.ctx, "CR");
+    const ref = (await ok(w.ctx, "task_code_ref", { task_id: t.id, ref_type: "pr", pr_number: 7 })).code_ref as Structured;
+    const who = await callers(w, 2);
+    const states = ["merged", "closed"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "code_ref_update", { code_ref_id: ref.id, patch: { pr_state: states[i] } })));
+    // A move decided on a stale read is refused (conflict); one decided after the merge is an invalid transition.
+    const { won } = outcome(results, ["conflict", "invalid_transition"]);
+    expect(won.length).toBeGreaterThanOrEqual(1);
+    const moves = (await env.DB.prepare("SELECT verb FROM activity WHERE tenant_id = ? AND verb IN ('pr.merged', 'pr.closed') ORDER BY seq").bind(w.id.tenantId).all<{ verb: string }>())
+      .results.map((m) => m.verb.slice(3));
+    expect(moves.slice().sort()).toEqual(won.map((r) => r.code_ref.pr_state as string).sort());
+    // What is stored is the last acknowledged move, and nothing moved a merged PR on.
+    const stored = (await env.DB.prepare("SELECT pr_state FROM code_refs WHERE id = ?").bind(ref.id).first<Structured>())!.pr_state;
+    expect(stored).toBe(moves.at(-1));
+    if (moves.includes("merged")) expect(moves.at(-1)).toBe("merged");
+  });
+
+  it("code_ref_update: the same move twice at once is one write; different fields at once are both kept", async () => {
+    const w = await world("cr-same");
+    const t = await taskIn(w.ctx, "CS");
+    const ref = (await ok(w.ctx, "task_code_ref", { task_id: t.id, ref_type: "pr", pr_number: 8 })).code_ref as Structured;
+    const who = await callers(w, 2);
+    const same = await Promise.all(who.map((c) => call(c.ctx, "code_ref_update", { code_ref_id: ref.id, patch: { pr_state: "merged" } })));
+    expect(outcome(same).won).toHaveLength(2);
+    expect(await activity(w.id.tenantId, "pr.merged")).toHaveLength(1);
+    const fields = await Promise.all([
+      call(who[0]!.ctx, "code_ref_update", { code_ref_id: ref.id, patch: { title: "Ship it" } }),
+      call(who[1]!.ctx, "code_ref_update", { code_ref_id: ref.id, patch: { url: "https://example.com/pr/8" } }),
+    ]);
+    expect(outcome(fields).won).toHaveLength(2);
+    expect(await env.DB.prepare("SELECT title, url, pr_state FROM code_refs WHERE id = ?").bind(ref.id).first()).toEqual({ title: "Ship it", url: "https://example.com/pr/8", pr_state: "merged" });
+  });
+
+  it("task_code_ref: two records of one commit at once are two refs, both kept", async () => {
+    const w = await world("cr-add");
+    const t = await taskIn(w.ctx, "CA");
+    const who = await callers(w, 2);
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "task_code_ref", { task_id: t.id, ref_type: "commit", sha: "abcdef1234567", title: `by ${i}` })));
+    const { won } = outcome(results);
+    expect(won).toHaveLength(2);
+    const listed = (await ok(w.ctx, "code_ref_query", { object_type: "task", object_id: t.id })).items as Structured[];
+    expect(listed.map((r) => r.title).sort()).toEqual(["by 0", "by 1"]);
+  });
+});

@@ -368,13 +368,25 @@ export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record
       ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
         .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
       : null;
-  await ctx.d1.batch([
-    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`).bind(...changed.map((c) => next[c]), ctx.tenantId, before.id),
+  // Compare-and-swap on the fields being changed: a change decided on a stale read (say, moving a PR
+  // that was merged meanwhile) is refused instead of overwriting the other write.
+  const [updated] = await ctx.d1.batch<{ id: string }>([
+    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND ${changed.map((c) => `${c} IS ?`).join(" AND ")} RETURNING id`)
+      .bind(...changed.map((c) => next[c]), ctx.tenantId, before.id, ...changed.map((c) => before[c as keyof CodeRef] ?? null)),
     activityStatement(ctx, {
       verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
       summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
+      ifPreviousChanged: true,
     }),
   ]);
+  if (updated!.results.length === 0) {
+    const current = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, before.id).first<CodeRef>();
+    // Someone else made the same change: one write, already done.
+    if (current && changed.every((c) => current[c as keyof CodeRef] === next[c])) return { code_ref: current, changed: [] };
+    throw new ToolError("conflict", `Code ref ${before.id} changed (${changed.join(", ")}) while this call ran; your change was not stored.`, {
+      hint: "Re-read it with code_ref_query and decide again from what it holds now.",
+    });
+  }
   return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
 }
 
