@@ -375,3 +375,54 @@ describe("code refs", () => {
     expect(listed.map((r) => r.title).sort()).toEqual(["by 0", "by 1"]);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// register_actor
+
+describe("register_actor: registrations racing for one external_ref", () => {
+  it("two first registrations with different display names: one registers, the other gets conflict", async () => {
+    const w = await world("ra-race");
+    const who = await callers(w, 2);
+    const names = ["Alice (from one)", "Alice (from two)"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "register_actor", { external_ref: "alice", kind: "human", display_name: names[i] })));
+    const { won, lost } = outcome(results);
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect(won[0]).toMatchObject({ created: true, actor: { display_name: names[results.indexOf(won[0]!)] } });
+    const row = await env.DB.prepare("SELECT display_name FROM actors WHERE tenant_id = ? AND name = 'alice'").bind(w.id.tenantId).first<Structured>();
+    expect(row!.display_name).toBe(won[0]!.actor.display_name);
+  });
+
+  it("two updates of one actor at once: one is stored, or both in turn with the replaced value in the timeline", async () => {
+    const w = await world("ra-update");
+    await ok(w.ctx, "register_actor", { external_ref: "bot", display_name: "Bot" });
+    const who = await callers(w, 2);
+    const names = ["Bot One", "Bot Two"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "register_actor", { external_ref: "bot", display_name: names[i], update: true })));
+    const { won } = outcome(results);
+    expect(won.length).toBeGreaterThanOrEqual(1);
+    const updates = await activity(w.id.tenantId, "actor.updated");
+    expect(updates).toHaveLength(won.length);
+    // Each update records what it replaced: the first replaced "Bot", a second one the first's name.
+    const previous = updates.map((u) => (JSON.parse(u.metadata as string) as Structured).previous.display_name);
+    expect(previous[0]).toBe("Bot");
+    const stored = (await env.DB.prepare("SELECT display_name FROM actors WHERE tenant_id = ? AND name = 'bot'").bind(w.id.tenantId).first<Structured>())!.display_name;
+    if (won.length === 2) expect(previous[1]).toBe(names.find((n) => n !== stored));
+    else expect(stored).toBe(won[0]!.actor.display_name);
+  });
+
+  it("replacing an actor's fields is deliberate: update: true replaces them and the timeline keeps the old values", async () => {
+    const w = await world("ra-seq");
+    await ok(w.ctx, "register_actor", { external_ref: "carol", kind: "human", role: "reviewer" });
+    const refused = await call(w.ctx, "register_actor", { external_ref: "carol", role: "releaser" });
+    expect(refused.error).toMatchObject({ code: "conflict", retryable: false });
+    expect(refused.error.message).toContain("role");
+    expect(refused.error.hint).toContain("update: true");
+    // The same values (or none) resolve the actor.
+    expect((await ok(w.ctx, "register_actor", { external_ref: "carol", kind: "human" })).actor.role).toBe("reviewer");
+    const updated = await ok(w.ctx, "register_actor", { external_ref: "carol", role: "releaser", update: true });
+    expect(updated).toMatchObject({ created: false, actor: { role: "releaser", kind: "human" } });
+    const [row] = await activity(w.id.tenantId, "actor.updated");
+    expect(JSON.parse(row!.metadata as string)).toEqual({ changed: ["role"], previous: { role: "reviewer" } });
+  });
+});
