@@ -426,3 +426,30 @@ describe("register_actor: registrations racing for one external_ref", () => {
     expect(JSON.parse(row!.metadata as string)).toEqual({ changed: ["role"], previous: { role: "reviewer" } });
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+// knowledge: notes have ids, not names, so knowledge_write never collides; updates compare versions
+
+describe("knowledge", () => {
+  it("knowledge_update: two patches pinned to version 1 at once: one is stored as version 2, the other gets version_conflict", async () => {
+    const w = await world("kn-race");
+    const note = (await ok(w.ctx, "knowledge_write", { body: "retry with backoff", title: "Retries" })).note as Structured;
+    const who = await callers(w, 2);
+    const bodies = ["retry with jittered backoff", "retry at most three times"];
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "knowledge_update", { note_id: note.id, patch: { body: bodies[i] }, expected_version: 1 })));
+    const won = results.filter((r) => r.ok);
+    expect(won).toHaveLength(1);
+    expect(results.find((r) => !r.ok)!.error.code).toBe("version_conflict");
+    const row = await env.DB.prepare("SELECT body, version FROM knowledge_notes WHERE id = ?").bind(note.id).first<Structured>();
+    expect(row).toEqual({ body: bodies[results.indexOf(won[0]!)], version: 2 });
+    expect(won[0]!.note).toMatchObject({ version: 2, body: row!.body });
+  });
+
+  it("knowledge_write: two notes with one title at once are two notes", async () => {
+    const w = await world("kn-write");
+    const who = await callers(w, 2);
+    const results = await Promise.all(who.map((c, i) => call(c.ctx, "knowledge_write", { title: "Same title", body: `body ${i}` })));
+    expect(results.every((r) => r.ok)).toBe(true);
+    expect(await count("SELECT COUNT(*) AS n FROM knowledge_notes WHERE tenant_id = ? AND title = 'Same title'", w.id.tenantId)).toBe(2);
+  });
+});
