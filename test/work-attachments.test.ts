@@ -77,11 +77,27 @@ async function blobBytes(key: string): Promise<Uint8Array | null> {
   return obj ? new Uint8Array(await obj.arrayBuffer()) : null;
 }
 
+/** The R2 key holding a version (default: the newest) of the file at a tenant's storage path. */
+async function objectKey(tenantId: string, path: string, version?: number): Promise<string> {
+  const row = await env.DB.prepare(
+    `SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND (? IS NULL OR version = ?) ORDER BY version DESC LIMIT 1`,
+  ).bind(tenantId, path, version ?? null, version ?? null).first<{ object_key: string }>();
+  if (!row) throw new Error(`no version stored at ${path}`);
+  return row.object_key;
+}
+
+/** The bytes of a version (default: the newest) of the file at a tenant's storage path. */
+async function storedText(tenantId: string, path: string, version?: number): Promise<string> {
+  return new TextDecoder().decode((await blobBytes(await objectKey(tenantId, path, version)))!);
+}
+
 /** Everything attach_add and attach_remove write for a tenant: rows, activity, and R2 objects. */
 async function tenantState(tenantId: string) {
   const rows = await env.DB.prepare("SELECT * FROM attachments WHERE tenant_id = ? ORDER BY id").bind(tenantId).all<Structured>();
+  const versions = await env.DB.prepare("SELECT * FROM blob_versions WHERE tenant_id = ? ORDER BY storage_path, version").bind(tenantId).all<Structured>();
   return {
     attachments: rows.results,
+    blobVersions: versions.results,
     activity: await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ?", tenantId),
     blobs: await blobs(tenantId),
     pendingKeys: await count("SELECT COUNT(*) AS n FROM idempotency_keys WHERE tenant_id = ? AND status = 'pending'", tenantId),
@@ -138,6 +154,7 @@ describe("attach_add: links", () => {
         filename: null,
         mime_type: null,
         size_bytes: null,
+        blob_version: null,
         created_by: w.id.actorId,
         created_at: w.clock.now().toISOString(),
       });
@@ -202,12 +219,12 @@ describe("attach_add: links", () => {
     }
     // A file for an unknown object is refused before anything reaches R2.
     await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-9", kind: "file", storage_path: "f.bin", content_base64: btoa("abc") }, "not_found");
-    expect(await env.BLOBS.head(`${w.id.tenantId}/f.bin`)).toBeNull();
+    expect(await blobs(w.id.tenantId)).toEqual([]);
   });
 });
 
 describe("attach_add: files", () => {
-  it("stores inline content in R2 at <tenant>/<storage_path> and records size, MIME and file name", async () => {
+  it("stores inline content in R2 under the tenant's prefix as version 1 of storage_path, and records size, MIME and file name", async () => {
     const w = await world("file-inline");
     const p = await project(w.ctx, "APP");
     const t = await task(w.ctx, p.id as string);
@@ -224,10 +241,13 @@ describe("attach_add: files", () => {
       filename: "coverage.bin",
       mime_type: "application/octet-stream",
       size_bytes: bytes.length,
+      blob_version: 1,
       created_by: w.id.actorId,
       created_at: T0,
     });
-    const key = `${w.id.tenantId}/reports/2030-01/coverage.bin`;
+    // Each upload has a key of its own, so no other upload to the path can write over it.
+    const key = await objectKey(w.id.tenantId, "reports/2030-01/coverage.bin", 1);
+    expect(key).toMatch(new RegExp(`^${w.id.tenantId}/~v/[0-9a-f-]{36}/reports/2030-01/coverage\\.bin$`));
     expect(await blobBytes(key)).toEqual(bytes);
     expect((await env.BLOBS.head(key))!.httpMetadata?.contentType).toBe("application/octet-stream");
     // Nothing lands outside the tenant's prefix under that path.
@@ -240,19 +260,16 @@ describe("attach_add: files", () => {
       filename: "coverage.html", title: "Coverage report", mime_type: "text/html", size_bytes: html.length,
     });
     expect(b).toMatchObject({ object_id: p.id, filename: "coverage.html", title: "Coverage report", mime_type: "text/html", size_bytes: html.length });
-    expect(await blobBytes(`${w.id.tenantId}/site/index.html`)).toEqual(html);
-    expect((await env.BLOBS.head(`${w.id.tenantId}/site/index.html`))!.httpMetadata?.contentType).toBe("text/html");
+    expect(await blobBytes(await objectKey(w.id.tenantId, "site/index.html"))).toEqual(html);
+    expect((await env.BLOBS.head(await objectKey(w.id.tenantId, "site/index.html")))!.httpMetadata?.contentType).toBe("text/html");
 
     // A single-segment path, and an empty file.
     const empty = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "file", storage_path: "empty.log", content_base64: "" });
     expect(empty).toMatchObject({ filename: "empty.log", size_bytes: 0 });
-    expect(await blobBytes(`${w.id.tenantId}/empty.log`)).toEqual(new Uint8Array(0));
+    expect(await blobBytes(await objectKey(w.id.tenantId, "empty.log"))).toEqual(new Uint8Array(0));
 
-    expect((await blobs(w.id.tenantId)).map((o) => [o.key, o.size])).toEqual([
-      [`${w.id.tenantId}/empty.log`, 0],
-      [`${w.id.tenantId}/reports/2030-01/coverage.bin`, bytes.length],
-      [`${w.id.tenantId}/site/index.html`, html.length],
-    ]);
+    const stored = await Promise.all(["empty.log", "reports/2030-01/coverage.bin", "site/index.html"].map((p) => objectKey(w.id.tenantId, p)));
+    expect((await blobs(w.id.tenantId)).map((o) => [o.key, o.size]).sort()).toEqual([[stored[0], 0], [stored[1], bytes.length], [stored[2], html.length]].sort());
     const added = await activityRows(w.id.tenantId, "attachment.added");
     expect(added.map((r) => [r.object_type, r.object_id, r.summary])).toEqual([
       ["task", t.id, "file: coverage.bin"],
@@ -268,12 +285,12 @@ describe("attach_add: files", () => {
     const max = new Uint8Array(MIB).fill(0x5a);
     const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "max.bin", content_base64: b64(max) });
     expect(a.size_bytes).toBe(MIB);
-    expect((await env.BLOBS.head(`${w.id.tenantId}/max.bin`))!.size).toBe(MIB);
+    expect((await env.BLOBS.head(await objectKey(w.id.tenantId, "max.bin")))!.size).toBe(MIB);
 
     const over = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "over.bin", content_base64: b64(new Uint8Array(MIB + 1)) }, "invalid_input");
     expect(over.hint).toMatch(/storage_path/);
     await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "over.bin", content_base64: b64(new Uint8Array(2 * MIB)) }, "invalid_input");
-    expect(await env.BLOBS.head(`${w.id.tenantId}/over.bin`)).toBeNull();
+    expect(await blobs(w.id.tenantId)).toHaveLength(1);
   });
 
   it("refuses invalid base64, a wrong size_bytes and bad storage paths, writing nothing", async () => {
@@ -290,7 +307,7 @@ describe("attach_add: files", () => {
     // size_bytes must match the content; a mismatch does not overwrite what is stored at the path.
     const mismatch = await rejects(w.ctx, "attach_add", { ...file, storage_path: "a/b.txt", content_base64: btoa("changed!"), size_bytes: 7 }, "invalid_input");
     expect(mismatch.message).toMatch(/size_bytes/);
-    expect(new TextDecoder().decode((await blobBytes(`${w.id.tenantId}/a/b.txt`))!)).toBe("original");
+    expect(await storedText(w.id.tenantId, "a/b.txt")).toBe("original");
 
     for (const storage_path of ["/abs", "/abs/x.txt", "../x", "a/../b", "a/..", "a//b", "./a", "a/./b", ".", "..", "a/", "", "a\\b", "a/b\nc"]) {
       await rejects(w.ctx, "attach_add", { ...file, storage_path, content_base64: btoa("x") }, "invalid_input");
@@ -299,7 +316,7 @@ describe("attach_add: files", () => {
     // Dots inside a segment are plain names, not traversal.
     const dotted = await attach(w.ctx, { ...file, storage_path: "v1.2/..hidden/report..final.txt", content_base64: btoa("ok") });
     expect(dotted).toMatchObject({ filename: "report..final.txt", size_bytes: 2 });
-    expect(await env.BLOBS.head(`${w.id.tenantId}/v1.2/..hidden/report..final.txt`)).not.toBeNull();
+    expect(await storedText(w.id.tenantId, "v1.2/..hidden/report..final.txt")).toBe("ok");
   });
 
   it("attaches a pre-uploaded blob by storage_path, taking size and MIME type from R2", async () => {
@@ -312,7 +329,9 @@ describe("attach_add: files", () => {
     const before = await blobs(w.id.tenantId);
 
     const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/spec.pdf" });
-    expect(a).toMatchObject({ object_id: t.id, kind: "file", url: null, storage_path: "big/spec.pdf", filename: "spec.pdf", title: "spec.pdf", mime_type: "application/pdf", size_bytes: 5000 });
+    expect(a).toMatchObject({ object_id: t.id, kind: "file", url: null, storage_path: "big/spec.pdf", filename: "spec.pdf", title: "spec.pdf", mime_type: "application/pdf", size_bytes: 5000, blob_version: 1 });
+    // An object put in the bucket out of band becomes version 1 of its path, in place.
+    expect(await objectKey(w.id.tenantId, "big/spec.pdf", 1)).toBe(`${w.id.tenantId}/big/spec.pdf`);
     // No content type stored: the default.
     w.clock.advance(MINUTE);
     const b = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "raw.dat", size_bytes: 3 });
@@ -374,8 +393,9 @@ describe("tenant isolation", () => {
     const theirs = new TextEncoder().encode("B's own file");
     const fileB = await attach(b.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "shared/report.txt", content_base64: b64(theirs) });
     expect(fileB).toMatchObject({ object_id: taskB.id, storage_path: "shared/report.txt", size_bytes: theirs.length });
-    expect(await blobBytes(`${b.id.tenantId}/shared/report.txt`)).toEqual(theirs);
-    expect(await blobBytes(`${a.id.tenantId}/shared/report.txt`)).toEqual(secret);
+    expect(await objectKey(b.id.tenantId, "shared/report.txt")).toMatch(new RegExp(`^${b.id.tenantId}/`));
+    expect(await blobBytes(await objectKey(b.id.tenantId, "shared/report.txt"))).toEqual(theirs);
+    expect(await blobBytes(await objectKey(a.id.tenantId, "shared/report.txt"))).toEqual(secret);
     expect(await tenantState(a.id.tenantId)).toEqual(aState);
     // Now B can attach its own blob by path, and still sees A's size nowhere.
     b.clock.advance(MINUTE);
@@ -403,7 +423,7 @@ describe("attach_remove", () => {
     const r = await ok(w.ctx, "attach_remove", { attachment_id: file.id });
     expect(r.removed).toBe(true);
     expect(await attachmentRow(file.id as string)).toMatchObject({ deleted_at: at(2 * MINUTE), kind: "file", storage_path: "out/log.txt", size_bytes: 64 });
-    expect(await blobBytes(`${w.id.tenantId}/out/log.txt`)).toEqual(bytes);
+    expect(await blobBytes(await objectKey(w.id.tenantId, "out/log.txt"))).toEqual(bytes);
     expect(await list(w.ctx, "task", "APP-1")).toEqual([link]);
 
     const removed = await activityRows(w.id.tenantId, "attachment.removed");
@@ -517,8 +537,10 @@ describe("stored files are never replaced", () => {
     await project(w.ctx, "OW");
     const t = await task(w.ctx, "OW");
     const first = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt", content_base64: btoa("first") });
-    await rejects(w.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt", content_base64: btoa("second!") }, "blob_exists");
-    expect(new TextDecoder().decode((await blobBytes(`${w.id.tenantId}/out/report.txt`))!)).toBe("first");
+    const refused = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt", content_base64: btoa("second!") }, "conflict");
+    expect(refused.retryable).toBe(false);
+    expect(refused.hint).toContain("expected_version: 1");
+    expect(await storedText(w.id.tenantId, "out/report.txt")).toBe("first");
     // Attaching the stored file again by path alone is the way to reuse it.
     const again = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt" });
     expect(again.size_bytes).toBe(first.size_bytes);

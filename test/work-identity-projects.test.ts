@@ -282,19 +282,21 @@ describe("register_actor", () => {
     expect(JSON.parse(stored!.capabilities as string)).toEqual(["typescript", "review"]);
   });
 
-  it("re-registering the same external_ref resolves the same actor and updates only the fields given", async () => {
+  it("re-registering the same external_ref resolves the same actor; update: true replaces only the fields given", async () => {
     const w = await world("reg-again");
     const first = await ok(w.ctx, "register_actor", { external_ref: "ci-bot", kind: "service" });
     w.clock.advance(MINUTE);
+    // Differing fields without update: true are refused, leaving the actor as it was.
+    await rejects(w.ctx, "register_actor", { external_ref: "ci-bot", kind: "service", display_name: "CI" }, "conflict");
     const second = await ok(w.ctx, "register_actor", {
-      external_ref: "ci-bot", kind: "service", display_name: "CI", group: "infra", role: "builder", capabilities: ["deploy"],
+      external_ref: "ci-bot", kind: "service", display_name: "CI", group: "infra", role: "builder", capabilities: ["deploy"], update: true,
     });
     expect(second.created).toBe(false);
     expect(second.idempotent_replay).toBeUndefined();
     expect(second.actor).toMatchObject({ id: first.actor.id, kind: "service", display_name: "CI", group: "infra", role: "builder", capabilities: ["deploy"], created_at: T0 });
 
     // Only role given: the rest is kept.
-    const third = await ok(w.ctx, "register_actor", { external_ref: "ci-bot", role: "releaser" });
+    const third = await ok(w.ctx, "register_actor", { external_ref: "ci-bot", role: "releaser", update: true });
     expect(third.created).toBe(false);
     expect(third.actor).toMatchObject({ id: first.actor.id, display_name: "CI", group: "infra", role: "releaser", capabilities: ["deploy"] });
 
@@ -335,7 +337,7 @@ describe("register_actor", () => {
 
     for (const [i, name] of ["Twin B", "Twin"].entries()) {
       w.clock.advance(MINUTE);
-      const r = await ok(rpc(w.ctx, 3 + i), "register_actor", { external_ref: "twin", display_name: name });
+      const r = await ok(rpc(w.ctx, 3 + i), "register_actor", { external_ref: "twin", display_name: name, update: true });
       expect(r.idempotent_replay).toBeUndefined();
       expect(r.actor.display_name).toBe(name);
     }
@@ -1001,13 +1003,13 @@ describe("tenant isolation", () => {
 });
 
 describe("follow-ups", () => {
-  it("register_actor updates kind on a re-registration that names it, and keeps it otherwise", async () => {
+  it("register_actor updates kind on a re-registration with update: true that names it, and keeps it otherwise", async () => {
     const w = await world("ra-kind");
     const created = await ok(w.ctx, "register_actor", { external_ref: "alice" });
     expect(created.actor.kind).toBe("agent");
-    const human = await ok(w.ctx, "register_actor", { external_ref: "alice", kind: "human" });
+    const human = await ok(w.ctx, "register_actor", { external_ref: "alice", kind: "human", update: true });
     expect(human).toMatchObject({ created: false, actor: { id: created.actor.id, kind: "human" } });
-    const same = await ok(w.ctx, "register_actor", { external_ref: "alice", display_name: "Alice" });
+    const same = await ok(w.ctx, "register_actor", { external_ref: "alice", display_name: "Alice", update: true });
     expect(same.actor.kind).toBe("human");
   });
 

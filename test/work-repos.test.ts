@@ -199,7 +199,7 @@ describe("repo_register", () => {
       { remote_url: "ssh://git@GitHub.com/ACME/widgets" },
       { remote_url: "http://github.com/acme/widgets/" },
       { slug: "acme/WIDGETS" },
-      { owner: "ACME", name: "widgets", default_branch: "trunk" },
+      { owner: "ACME", name: "widgets", default_branch: "main" },
     ];
     for (const args of spellings) {
       const again = await register(w.ctx, args);
@@ -207,6 +207,9 @@ describe("repo_register", () => {
       // The first registration's spelling and default branch stand.
       expect(again.repository).toEqual(first.repository);
     }
+    // Naming another default branch would be a write acknowledged and dropped: refused.
+    const other = await rejects(w.ctx, "repo_register", { owner: "ACME", name: "widgets", default_branch: "trunk" }, "conflict");
+    expect(other.message).toContain("'main'");
     expect(await count("SELECT COUNT(*) AS n FROM repositories WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
     const registered = await activityRows(w.id.tenantId, "verb = 'repo.registered'");
     expect(registered).toHaveLength(1);
@@ -284,7 +287,7 @@ describe("repo_register", () => {
 });
 
 describe("repo_link", () => {
-  it("links with roles, re-linking changes the role in place, and the brief and repo_query show them", async () => {
+  it("links with roles, re-linking with expected_role changes the role in place, and the brief and repo_query show them", async () => {
     const w = await world("link-roles");
     const p = await project(w.ctx, "LNK");
     const api = await repo(w.ctx, "acme/api");
@@ -311,8 +314,9 @@ describe("repo_link", () => {
 
     const linkActivity = () => activityRows(w.id.tenantId, "verb = 'repo.linked'");
     expect(await linkActivity()).toHaveLength(3);
-    // Re-linking with a new role changes the one link row.
-    expect((await ok(w.ctx, "repo_link", { project_id: "LNK", repo_slug: "acme/api", role: "dependency" })).role).toBe("dependency");
+    // Re-linking with a new role, naming the role it replaces, changes the one link row.
+    await rejects(w.ctx, "repo_link", { project_id: "LNK", repo_slug: "acme/api", role: "dependency" }, "conflict");
+    expect((await ok(w.ctx, "repo_link", { project_id: "LNK", repo_slug: "acme/api", role: "dependency", expected_role: "primary" })).role).toBe("dependency");
     expect(await count("SELECT COUNT(*) AS n FROM project_repositories WHERE tenant_id = ? AND project_id = ?", w.id.tenantId, p.id)).toBe(3);
     expect((await repoQuery(w.ctx, { project_id: "LNK", slug: "acme/api" }))[0]!.role).toBe("dependency");
     const after = await linkActivity();
@@ -733,13 +737,13 @@ describe("tenant isolation", () => {
 });
 
 describe("follow-ups", () => {
-  it("re-linking without a role keeps the existing role; naming one changes it", async () => {
+  it("re-linking without a role keeps the existing role; naming one with expected_role changes it", async () => {
     const w = await world("link-keep-role");
     await project(w.ctx, "KR");
     await repo(w.ctx, "acme/kr");
     expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr", role: "docs" })).role).toBe("docs");
     expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr" })).role).toBe("docs");
-    expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr", role: "dependency" })).role).toBe("dependency");
+    expect((await ok(w.ctx, "repo_link", { project_id: "KR", repo_slug: "acme/kr", role: "dependency", expected_role: "docs" })).role).toBe("dependency");
   });
 
   it("a merged PR stays merged; a closed one can be reopened", async () => {

@@ -221,6 +221,19 @@ export const attachments = sqliteTable("attachments", {
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
   deletedAt: text("deleted_at"),
+  blobVersion: integer("blob_version"),
+});
+
+export const blobVersions = sqliteTable("blob_versions", {
+  tenantId: text("tenant_id").notNull(),
+  storagePath: text("storage_path").notNull(),
+  version: integer("version").notNull(),
+  objectKey: text("object_key").notNull(),
+  sha256: text("sha256"),
+  sizeBytes: integer("size_bytes").notNull(),
+  mimeType: text("mime_type").notNull(),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
 });
 
 export const repositories = sqliteTable("repositories", {
@@ -325,6 +338,20 @@ export const skills = sqliteTable("skills", {
   contentHash: text("content_hash").notNull(),
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const skillVersions = sqliteTable("skill_versions", {
+  tenantId: text("tenant_id").notNull(),
+  skillId: text("skill_id").notNull(),
+  version: integer("version").notNull(),
+  name: text("name").notNull(),
+  description: text("description").notNull(),
+  body: text("body").notNull(),
+  tags: text("tags").notNull(),
+  status: text("status").notNull(),
+  contentHash: text("content_hash").notNull(),
   updatedBy: text("updated_by").notNull(),
   updatedAt: text("updated_at").notNull(),
 });

@@ -26,10 +26,10 @@ The result's embedder says what ranked by meaning: local-hash-* is the local, le
 To look across everything at once, search: one keyword query over projects, tasks, decisions, notes, comments, work requests and change events, best match first
 (every word must appear; fragments of three or more characters also match inside words). It is not semantic: search for the words the text would use.` },
   { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug (skills toolset). skill_list shows the tenant-wide library plus a project's own skills,
-which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change.` },
+which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change; every version is kept, and skill_get with version reads an earlier one.` },
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
 Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].` },
-  { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project,
+  { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project (changing a link's role takes expected_role),
 and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).
 The git toolset (opt in: ?toolsets=git) works on GitHub itself, not a checkout: every tool takes repo (owner/name or a registered repository).
 Read: git_status (a branch vs its base, PR, checks), git_log, git_diff_summary, git_inventory and git_parity across repositories, list_presets.

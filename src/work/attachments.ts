@@ -25,14 +25,103 @@ const attachmentSchema = z.object({
   filename: z.string().nullable().describe("File name, or null."),
   mime_type: z.string().nullable().describe("MIME type, or null."),
   size_bytes: z.number().int().nullable().describe("Size in bytes, or null."),
+  blob_version: z.number().int().nullable().describe("Which version of the file at storage_path this attachment holds (a later upload with expected_version adds a version and leaves this one's bytes alone), or null for a link."),
   created_by: z.string().describe("Who attached it."),
   created_at: z.string().describe("When."),
 });
 type Attachment = z.infer<typeof attachmentSchema>;
-const COLUMNS = "id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at";
+const COLUMNS = "id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, blob_version, created_by, created_at";
 
-/** Blobs are namespaced by tenant: no path a caller writes can reach another tenant's files. */
-const blobKey = (ctx: Ctx, path: string) => `${ctx.tenantId}/${path}`;
+/**
+ * Where a file put in the bucket out of band (not through attach_add) lives. Blobs are namespaced
+ * by tenant: no path a caller writes can reach another tenant's files. Uploads through attach_add
+ * go to keys of their own under `<tenant>/~v/` (`~` is not allowed in a storage_path).
+ */
+const outOfBandKey = (ctx: Ctx, path: string) => `${ctx.tenantId}/${path}`;
+
+interface BlobVersion {
+  version: number;
+  object_key: string;
+  sha256: string | null;
+  size_bytes: number;
+  mime_type: string;
+}
+
+/**
+ * The newest version stored at a path. An object put in the bucket out of band, with no version
+ * claimed yet, is version 1, `registered: false` until a write claims it.
+ */
+async function latestBlob(ctx: Ctx, path: string): Promise<{ row: BlobVersion; registered: boolean } | null> {
+  const row = await ctx.d1
+    .prepare(`SELECT version, object_key, sha256, size_bytes, mime_type FROM blob_versions WHERE tenant_id = ? AND storage_path = ? ORDER BY version DESC LIMIT 1`)
+    .bind(ctx.tenantId, path)
+    .first<BlobVersion>();
+  if (row) return { row, registered: true };
+  const head = await ctx.env.BLOBS.head(outOfBandKey(ctx, path));
+  if (!head) return null;
+  return {
+    row: { version: 1, object_key: head.key, sha256: null, size_bytes: head.size, mime_type: head.httpMetadata?.contentType ?? "application/octet-stream" },
+    registered: false,
+  };
+}
+
+/** Claims a version of a path: of two writers claiming the same version, the first one's row stands. */
+function claimStatement(ctx: Ctx, path: string, v: BlobVersion, now: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`INSERT INTO blob_versions (tenant_id, storage_path, version, object_key, sha256, size_bytes, mime_type, created_by, created_at)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+    .bind(ctx.tenantId, path, v.version, v.object_key, v.sha256, v.size_bytes, v.mime_type, ctx.actorId, now);
+}
+
+interface FileAttachment {
+  id: string;
+  objectType: Attachable;
+  targetId: string;
+  projectId: string | null;
+  path: string;
+  title: string;
+  filename: string;
+  mimeType: string | null;
+  now: string;
+}
+
+/**
+ * Runs `claims`, then attaches version `version` of the path, in one batch. With `sha256`, the
+ * attachment is made only if that version holds those bytes, so a writer whose claim lost to
+ * different bytes attaches nothing, while one that lost to the same bytes attaches the winner's.
+ */
+async function attachVersion(ctx: Ctx, f: FileAttachment, version: number, sha256: string | null, claims: D1PreparedStatement[]): Promise<{ attachment: Attachment | null; stored: BlobVersion | null }> {
+  const results = await ctx.d1.batch<Attachment & BlobVersion>([
+    ...claims,
+    ctx.d1
+      .prepare(`INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, blob_version, created_by, created_at)
+                SELECT ?, tenant_id, ?, ?, 'file', NULL, storage_path, ?, ?, COALESCE(?, mime_type), size_bytes, version, ?, ?
+                FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ? AND (? IS NULL OR sha256 = ?)`)
+      .bind(f.id, f.objectType, f.targetId, f.title, f.filename, f.mimeType, ctx.actorId, f.now, ctx.tenantId, f.path, version, sha256, sha256),
+    activityStatement(ctx, { verb: "attachment.added", objectType: f.objectType, objectId: f.targetId, projectId: f.projectId, summary: `file: ${f.title}`.slice(0, 300), metadata: { attachment_id: f.id }, ifPreviousChanged: true }),
+    ctx.d1.prepare(`SELECT version, object_key, sha256, size_bytes, mime_type FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`).bind(ctx.tenantId, f.path, version),
+    ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(f.id),
+  ]);
+  const [stored, attachment] = results.slice(-2);
+  return { stored: (stored!.results[0] as BlobVersion | undefined) ?? null, attachment: (attachment!.results[0] as Attachment | undefined) ?? null };
+}
+
+async function sha256Bytes(bytes: Uint8Array): Promise<string> {
+  const digest = await crypto.subtle.digest("SHA-256", bytes);
+  return Array.from(new Uint8Array(digest), (b) => b.toString(16).padStart(2, "0")).join("");
+}
+
+const differentFileStored = (path: string, version: number) =>
+  new ToolError("conflict", `Different bytes are already stored at '${path}' (version ${version}); nothing was stored or attached.`, {
+    hint: `To store yours as its next version, send them again with expected_version: ${version} (attachments to earlier versions keep their bytes). To attach the stored file, omit content_base64. Or upload to another storage_path.`,
+  });
+
+const staleVersion = (path: string, expected: number, current: number | null) =>
+  new ToolError("version_conflict", current === null
+    ? `Nothing is stored at '${path}' yet (expected version ${expected}); nothing was stored or attached.`
+    : `'${path}' is at version ${current}, not ${expected}; nothing was stored or attached.`, {
+    hint: current === null ? "Drop expected_version to store the first version." : `Check what version ${current} holds before replacing it, then retry with expected_version: ${current}.`,
+  });
 
 const STORAGE_PATH = z
   .string()
@@ -55,7 +144,7 @@ export const attachAddTool = defineTool({
   toolset: "collab",
   verbatim: ["content_base64"],
   description:
-    "Attach a link (kind: link, url required) or a file (kind: file, storage_path required) to a project, task, decision, note, comment or handoff. A file's bytes are either sent inline as content_base64 (up to 1 MiB) and stored at storage_path, or already in this tenant's blob store at storage_path; size and MIME type are taken from the stored object. Attachments count as evidence for requires_evidence.",
+    "Attach a link (kind: link, url required) or a file (kind: file, storage_path required) to a project, task, decision, note, comment or handoff. A file's bytes are either sent inline as content_base64 (up to 1 MiB) and stored at storage_path, or already in this tenant's blob store at storage_path; size and MIME type are taken from the stored object. A stored file is never overwritten: sending different bytes to a used storage_path is refused with conflict unless expected_version names the version they replace, and then they become the next version (attachments to earlier versions keep their bytes). Sending the bytes already stored there attaches that version. Attachments count as evidence for requires_evidence.",
   input: z.object({
     object_type: z.enum(ATTACHABLE).describe("project, task, decision, note, comment or handoff."),
     object_id: z.string().min(1).max(100).describe("The object's id (a task may be given by KEY-number, a project by key)."),
@@ -63,6 +152,7 @@ export const attachAddTool = defineTool({
     url: z.string().url().max(2000).optional().describe("The link (kind: link)."),
     storage_path: STORAGE_PATH.optional().describe("Where the file is, or will be, in your tenant's blob store (kind: file), e.g. reports/2026-11/coverage.html."),
     content_base64: z.string().max(Math.ceil((INLINE_MAX_BYTES * 4) / 3) + 4).optional().describe("The file's bytes, base64-encoded (kind: file, up to 1 MiB); omit when the blob is already stored."),
+    expected_version: z.number().int().min(1).max(1_000_000).optional().describe("With content_base64: replace the file at storage_path, which must be at this version (else version_conflict); the bytes become the next version."),
     title: z.string().max(300).optional().describe("Title; defaults to the file name or URL."),
     filename: z.string().max(255).optional().describe("File name (default: the last segment of storage_path)."),
     mime_type: z.string().max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, "mime_type looks like type/subtype").optional().describe("MIME type (default application/octet-stream, or the stored object's)."),
@@ -74,56 +164,93 @@ export const attachAddTool = defineTool({
   run: async (ctx, input) => {
     if (input.kind === "link") {
       if (!input.url) throw invalidInput("A link attachment needs url.", "Pass url, or use kind: file with storage_path.");
-      if (input.storage_path || input.content_base64) throw invalidInput("A link attachment takes no storage_path or content.", "Drop them, or use kind: file.");
+      if (input.storage_path || input.content_base64 !== undefined || input.expected_version !== undefined) throw invalidInput("A link attachment takes no storage_path, content or expected_version.", "Drop them, or use kind: file.");
       if (!/^https?:\/\//i.test(input.url)) throw invalidInput("Only http and https links can be attached.", "Pass an http(s) URL.");
     } else if (!input.storage_path) {
       throw invalidInput("A file attachment needs storage_path.", "Pass storage_path (and content_base64 to upload the bytes now).");
     } else if (input.url) {
       throw invalidInput("A file attachment takes no url.", "Drop url, or use kind: link.");
+    } else if (input.expected_version !== undefined && input.content_base64 === undefined) {
+      throw invalidInput("expected_version replaces a stored file, so it needs content_base64.", "Send the new bytes as content_base64, or drop expected_version to attach the stored file.");
     }
     const target = await resolveTarget(ctx, input.object_type, input.object_id);
-
-    let size: number | null = null;
-    let mime: string | null = input.mime_type ?? null;
-    if (input.kind === "file") {
-      const key = blobKey(ctx, input.storage_path!);
-      if (input.content_base64 !== undefined) {
-        let bytes: Uint8Array;
-        try {
-          bytes = Uint8Array.from(atob(input.content_base64), (c) => c.charCodeAt(0));
-        } catch {
-          throw invalidInput("content_base64 is not valid base64.", "Encode the file's bytes with standard base64.");
-        }
-        if (bytes.length > INLINE_MAX_BYTES) throw invalidInput(`The file is ${bytes.length} bytes; at most ${INLINE_MAX_BYTES} can be sent inline.`, "Store large files in the blob store first and attach them by storage_path.");
-        if (input.size_bytes !== undefined && input.size_bytes !== bytes.length) throw invalidInput(`size_bytes says ${input.size_bytes} but the content has ${bytes.length} bytes.`, "Fix size_bytes or omit it.");
-        // A stored file is never replaced: attachments already pointing at it must keep their bytes.
-        if (await ctx.env.BLOBS.head(key)) {
-          throw new ToolError("blob_exists", `A file is already stored at '${input.storage_path}'.`, {
-            hint: "Attach the stored file by storage_path alone (without content_base64), or upload to a new path.",
-          });
-        }
-        await ctx.env.BLOBS.put(key, bytes, { httpMetadata: { contentType: mime ?? "application/octet-stream" } });
-        size = bytes.length;
-      } else {
-        const head = await ctx.env.BLOBS.head(key);
-        if (!head) throw new ToolError("blob_not_found", `Nothing is stored at '${input.storage_path}' in your blob store.`, { hint: "Send the bytes with content_base64, or upload the file first." });
-        if (input.size_bytes !== undefined && input.size_bytes !== head.size) throw invalidInput(`size_bytes says ${input.size_bytes} but the stored file has ${head.size} bytes.`, "Fix size_bytes or omit it.");
-        size = head.size;
-        mime = mime ?? head.httpMetadata?.contentType ?? null;
-      }
-      mime = mime ?? "application/octet-stream";
-    }
     const id = uuidv7();
-    const filename = input.kind === "file" ? (input.filename ?? input.storage_path!.split("/").pop()!) : (input.filename ?? null);
-    const title = input.title ?? filename ?? input.url ?? "";
-    await ctx.d1.batch([
-      ctx.d1
-        .prepare(`INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-        .bind(id, ctx.tenantId, input.object_type, target.id, input.kind, input.url ?? null, input.storage_path ?? null, title, filename, mime, size, ctx.actorId, iso(ctx.clock.now())),
-      activityStatement(ctx, { verb: "attachment.added", objectType: input.object_type, objectId: target.id, projectId: target.projectId, summary: `${input.kind}: ${title}`.slice(0, 300), metadata: { attachment_id: id } }),
-    ]);
-    return { attachment: (await ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(id).first<Attachment>())! };
+    const now = iso(ctx.clock.now());
+
+    if (input.kind === "link") {
+      const title = input.title ?? input.filename ?? input.url!;
+      await ctx.d1.batch([
+        ctx.d1
+          .prepare(`INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
+                    VALUES (?, ?, ?, ?, 'link', ?, NULL, ?, ?, ?, NULL, ?, ?)`)
+          .bind(id, ctx.tenantId, input.object_type, target.id, input.url!, title, input.filename ?? null, input.mime_type ?? null, ctx.actorId, now),
+        activityStatement(ctx, { verb: "attachment.added", objectType: input.object_type, objectId: target.id, projectId: target.projectId, summary: `link: ${title}`.slice(0, 300), metadata: { attachment_id: id } }),
+      ]);
+      return { attachment: (await ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(id).first<Attachment>())! };
+    }
+
+    const path = input.storage_path!;
+    const filename = input.filename ?? path.split("/").pop()!;
+    const title = input.title ?? filename;
+    const file: FileAttachment = { id, objectType: input.object_type, targetId: target.id, projectId: target.projectId, path, title, filename, mimeType: input.mime_type ?? null, now };
+    const latest = await latestBlob(ctx, path);
+
+    if (input.content_base64 === undefined) {
+      if (!latest) throw new ToolError("blob_not_found", `Nothing is stored at '${path}' in your blob store.`, { hint: "Send the bytes with content_base64, or upload the file first." });
+      if (input.size_bytes !== undefined && input.size_bytes !== latest.row.size_bytes) throw invalidInput(`size_bytes says ${input.size_bytes} but the stored file has ${latest.row.size_bytes} bytes.`, "Fix size_bytes or omit it.");
+      const attached = await attachVersion(ctx, file, latest.row.version, null, latest.registered ? [] : [claimStatement(ctx, path, latest.row, now)]);
+      return { attachment: attached.attachment! };
+    }
+
+    let bytes: Uint8Array;
+    try {
+      bytes = Uint8Array.from(atob(input.content_base64), (c) => c.charCodeAt(0));
+    } catch {
+      throw invalidInput("content_base64 is not valid base64.", "Encode the file's bytes with standard base64.");
+    }
+    if (bytes.length > INLINE_MAX_BYTES) throw invalidInput(`The file is ${bytes.length} bytes; at most ${INLINE_MAX_BYTES} can be sent inline.`, "Store large files in the blob store first and attach them by storage_path.");
+    if (input.size_bytes !== undefined && input.size_bytes !== bytes.length) throw invalidInput(`size_bytes says ${input.size_bytes} but the content has ${bytes.length} bytes.`, "Fix size_bytes or omit it.");
+    const sha256 = await sha256Bytes(bytes);
+
+    let version: number;
+    if (input.expected_version === undefined) {
+      if (latest) {
+        // The same bytes sent twice are one write, not a replacement: attach what is stored.
+        if (latest.row.sha256 !== sha256) throw differentFileStored(path, latest.row.version);
+        return { attachment: (await attachVersion(ctx, file, latest.row.version, sha256, [])).attachment! };
+      }
+      version = 1;
+    } else {
+      if (!latest || latest.row.version !== input.expected_version) throw staleVersion(path, input.expected_version, latest?.row.version ?? null);
+      version = input.expected_version + 1;
+    }
+
+    // A key no other upload uses: a racing upload to the same path can never write over these bytes.
+    const objectKey = `${ctx.tenantId}/~v/${uuidv7()}/${path}`;
+    const mime = input.mime_type ?? "application/octet-stream";
+    await ctx.env.BLOBS.put(objectKey, bytes, { httpMetadata: { contentType: mime }, customMetadata: { storage_path: path, sha256 }, sha256 });
+    let attached: Awaited<ReturnType<typeof attachVersion>>;
+    try {
+      const claims = [
+        ...(latest && !latest.registered ? [claimStatement(ctx, path, latest.row, now)] : []),
+        claimStatement(ctx, path, { version, object_key: objectKey, sha256, size_bytes: bytes.length, mime_type: mime }, now),
+      ];
+      attached = await attachVersion(ctx, file, version, sha256, claims);
+    } catch (err) {
+      // The batch may have committed before the error reached us: delete the object only if no
+      // version holds it, and keep it when that cannot be told (an orphan is better than a loss).
+      const holder = await ctx.d1.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`)
+        .bind(ctx.tenantId, path, version).first<{ object_key: string }>().catch(() => ({ object_key: objectKey }));
+      if (holder?.object_key !== objectKey) await ctx.env.BLOBS.delete(objectKey);
+      throw err;
+    }
+    // Lost the claim (or stored nothing): the object is nobody's, so it goes.
+    if (attached.stored?.object_key !== objectKey) await ctx.env.BLOBS.delete(objectKey);
+    if (!attached.attachment) {
+      if (input.expected_version !== undefined) throw staleVersion(path, input.expected_version, version);
+      throw differentFileStored(path, version);
+    }
+    return { attachment: attached.attachment };
   },
   summarize: (r) => `Attached ${r.attachment.kind} ${r.attachment.id}.`,
 });

@@ -4,6 +4,7 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
+import { ToolError } from "../mcp/errors";
 import { activityItemSchema, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { guideTool } from "./guide";
 import { openTasksFor, taskSummarySchema } from "./task-summary";
@@ -157,14 +158,15 @@ export const registerActorTool = defineTool({
   title: "Register an actor",
   toolset: "identity",
   description:
-    "Register an agent, human or service so it can be assigned tasks and sent handoffs, or re-resolve it: idempotent by external_ref, so racing calls converge on one actor. Fields given on a re-registration update the actor.",
+    "Register an agent, human or service so it can be assigned tasks and sent handoffs, or re-resolve it: idempotent by external_ref, so racing calls converge on one actor. A re-registration whose fields match the actor (or that gives none) resolves it; one whose fields differ is refused with conflict unless update: true, which replaces them.",
   input: z.object({
     external_ref: z.string().min(1).max(200).regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters").describe("Stable reference for the actor, unique in your tenant (e.g. claude-code, alice@example.com)."),
-    kind: z.enum(ACTOR_KINDS).optional().describe("agent (the default for a new actor), human or service. Given on a re-registration, it updates the kind."),
+    kind: z.enum(ACTOR_KINDS).optional().describe("agent (the default for a new actor), human or service. On a re-registration it must match, or be replaced with update: true."),
     display_name: textField(200, "Human-readable name; defaults to external_ref."),
     group: textField(100, "Group or team."),
     role: textField(100, "Role, e.g. reviewer."),
     capabilities: z.array(z.string().min(1).max(100)).max(50).optional().describe("What the actor can do."),
+    update: z.boolean().optional().describe("On an existing actor, replace the fields given that differ (without it, differing fields are refused with conflict)."),
   }),
   output: z.object({
     actor: actorSchema.describe("The registered actor."),
@@ -189,30 +191,40 @@ export const registerActorTool = defineTool({
     ]);
     if (inserted!.results.length > 0) return { actor: toActor(registered!.results[0]!), created: true };
     const existing = registered!.results[0]!;
-    const sets: string[] = [];
-    const params: unknown[] = [];
     const patch: Array<[keyof ActorRow, string | undefined]> = [
       ["kind", input.kind], ["display_name", input.display_name], ["group_name", input.group], ["role", input.role],
       ["capabilities", input.capabilities && JSON.stringify(input.capabilities)],
     ];
     // Only fields that differ: a repeated re-registration writes nothing.
-    for (const [column, value] of patch) {
-      if (value !== undefined && value !== existing[column]) {
-        sets.push(`${column} = ?`);
-        params.push(value);
-      }
+    const differing = patch.filter(([column, value]) => value !== undefined && value !== existing[column]) as Array<[keyof ActorRow, string]>;
+    if (differing.length === 0) return { actor: toActor(existing), created: false };
+    const names = differing.map(([c]) => (c === "group_name" ? "group" : c)).join(", ");
+    // Another caller may have registered this actor a moment ago: replacing its fields unasked would
+    // acknowledge its registration and then lose it.
+    if (!input.update) {
+      throw new ToolError("conflict", `Actor '${input.external_ref}' is already registered with a different ${names}; nothing was changed.`, {
+        hint: "Omit those fields to resolve the actor as it is (actor_query shows it), or pass update: true to replace them.",
+      });
     }
-    const statements = sets.length > 0
-      ? [
-          ctx.d1.prepare(`UPDATE actors SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND name = ?`).bind(...params, now, ctx.tenantId, input.external_ref),
-          activityStatement(ctx, { verb: "actor.updated", objectType: "actor", objectId: existing.id, summary: `updated ${input.external_ref}`, ifPreviousChanged: true }),
-        ]
-      : [];
-    const results = await ctx.d1.batch<ActorRow>([
-      ...statements,
+    // Compare-and-swap on the values read, so two racing updates cannot both be acknowledged.
+    const [updated, , after] = await ctx.d1.batch<ActorRow>([
+      ctx.d1
+        .prepare(`UPDATE actors SET ${differing.map(([c]) => `${c} = ?`).join(", ")}, updated_at = ?
+                  WHERE tenant_id = ? AND name = ? AND ${differing.map(([c]) => `${c} IS ?`).join(" AND ")} RETURNING id`)
+        .bind(...differing.map(([, v]) => v), now, ctx.tenantId, input.external_ref, ...differing.map(([c]) => existing[c])),
+      activityStatement(ctx, {
+        verb: "actor.updated", objectType: "actor", objectId: existing.id, summary: `updated ${input.external_ref}`,
+        metadata: { changed: differing.map(([c]) => c), previous: Object.fromEntries(differing.map(([c]) => [c, existing[c]])) }, ifPreviousChanged: true,
+      }),
       ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
     ]);
-    return { actor: toActor(results[results.length - 1]!.results[0]!), created: false };
+    const current = after!.results[0]!;
+    if (updated!.results.length === 0 && !differing.every(([c, v]) => current[c] === v)) {
+      throw new ToolError("conflict", `Actor '${input.external_ref}' was changed by another call while this one ran; nothing was changed.`, {
+        hint: "Re-read it with actor_query; to replace what it holds now, retry with update: true.",
+      });
+    }
+    return { actor: toActor(current), created: false };
   },
   summarize: (r) => `${r.created ? "Registered" : "Resolved"} ${r.actor.external_ref} (${r.actor.id}).`,
 });

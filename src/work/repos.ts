@@ -95,14 +95,14 @@ export const repoRegisterTool = defineTool({
   toolset: "repos",
   // The remote's credentials are stripped by the tool itself before anything is stored or echoed.
   verbatim: ["remote_url"],
-  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url, or owner and name (host defaults to github.com). The server cannot see your working directory, so there is no autodetection here.",
+  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url, or owner and name (host defaults to github.com). A default_branch given for a repository already registered with another one is refused with conflict (the registered one stands). The server cannot see your working directory, so there is no autodetection here.",
   input: z.object({
     remote_url: z.string().max(500).optional().describe("The remote: https://github.com/acme/api(.git), git@github.com:acme/api.git or ssh://…"),
     host: z.string().max(200).optional().describe("Git host (default github.com) when giving owner and name."),
     owner: z.string().max(100).optional().describe("Owner, with name."),
     name: z.string().max(100).optional().describe("Repository name, with owner."),
     slug: z.string().max(200).optional().describe("owner/name, instead of owner and name."),
-    default_branch: z.string().min(1).max(200).optional().describe("Default branch (default main)."),
+    default_branch: z.string().min(1).max(200).optional().describe("Default branch (default main); fixed at registration."),
   }),
   output: z.object({ repository: repositorySchema.describe("The repository."), created: z.boolean().describe("False when it was already registered.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
@@ -113,7 +113,14 @@ export const repoRegisterTool = defineTool({
     if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url, slug (owner/name), or owner and name.");
     const parts = normalizeRemote(remote);
     if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
-    return registerRepository(ctx, parts, input.default_branch ?? "main");
+    const result = await registerRepository(ctx, parts, input.default_branch ?? "main");
+    // Found, not created: a default branch the caller named but did not get would be a write acknowledged and dropped.
+    if (!result.created && input.default_branch !== undefined && input.default_branch !== result.repository.default_branch) {
+      throw new ToolError("conflict", `${result.repository.slug} is already registered with default branch '${result.repository.default_branch}', not '${input.default_branch}'.`, {
+        hint: "Omit default_branch to resolve the registered repository; its default branch is fixed at registration.",
+      });
+    }
+    return result;
   },
   summarize: (r) => `${r.created ? "Registered" : "Found"} ${r.repository.slug} (${r.repository.id}).`,
 });
@@ -124,12 +131,13 @@ export const repoLinkTool = defineTool({
   name: "repo_link",
   title: "Link a repository to a project",
   toolset: "repos",
-  description: "Link a project to a registered repository, with a role (primary, dependency or docs). Linking again changes the role.",
+  description: "Link a project to a registered repository, with a role (primary, dependency or docs). Linking again with the same role, or with none, changes nothing. Changing the role is deliberate: pass the role you replace as expected_role; a different role without it is refused with conflict.",
   input: z.object({
     project_id: z.string().min(1).max(100).describe("Project id or key."),
     repository_id: z.string().min(1).max(200).optional().describe("Repository id (or owner/name)."),
     repo_slug: z.string().min(1).max(200).optional().describe("owner/name, instead of repository_id."),
     role: z.enum(REPO_ROLES).optional().describe("primary, dependency or docs; a new link defaults to primary, an existing one keeps its role unless given."),
+    expected_role: z.enum(REPO_ROLES).optional().describe("To change an existing link's role: the role it has now (else conflict). Needs role."),
   }),
   output: z.object({ project_id: z.string().describe("Project."), repository: repositorySchema.describe("Repository."), role: z.enum(REPO_ROLES).describe("The link's role.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
@@ -137,16 +145,34 @@ export const repoLinkTool = defineTool({
   run: async (ctx, input) => {
     const ref = input.repository_id ?? input.repo_slug;
     if (!ref) throw invalidInput("repository_id or repo_slug is required.", "Name the repository to link.");
+    if (input.expected_role && !input.role) throw invalidInput("expected_role needs role, the role to change it to.", "Pass role, or drop expected_role.");
     const [project, repo] = await Promise.all([findProject(ctx, input.project_id), findRepository(ctx, ref)]);
+    const role = input.role ?? "primary";
+    const key = [ctx.tenantId, project.id, repo.id] as const;
+    // Compare-and-swap: a new link, or a role change from exactly the role the caller named.
+    const write = input.expected_role
+      ? ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`)
+        .bind(role, ...key, input.expected_role, role)
+      : ctx.d1.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+        .bind(...key, role, iso(ctx.clock.now()));
     const [, , link] = await ctx.d1.batch<{ role: (typeof REPO_ROLES)[number] }>([
-      ctx.d1
-        .prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?)
-                  ON CONFLICT (tenant_id, project_id, repository_id) DO UPDATE SET role = excluded.role WHERE ? AND role <> excluded.role`)
-        .bind(ctx.tenantId, project.id, repo.id, input.role ?? "primary", iso(ctx.clock.now()), input.role ? 1 : 0),
-      activityStatement(ctx, { verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${input.role ?? "primary"}`, ifPreviousChanged: true }),
-      ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(ctx.tenantId, project.id, repo.id),
+      write,
+      activityStatement(ctx, {
+        verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${role}`,
+        metadata: input.expected_role ? { repository_id: repo.id, previous_role: input.expected_role } : { repository_id: repo.id }, ifPreviousChanged: true,
+      }),
+      ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(...key),
     ]);
-    return { project_id: project.id, repository: repo, role: link!.results[0]!.role };
+    const stored = link!.results[0]?.role;
+    if (!stored) {
+      throw new ToolError("conflict", `${repo.slug} is not linked to ${project.key}, so it has no role ${input.expected_role} to replace.`, { hint: "Drop expected_role to link it." });
+    }
+    if (input.role && stored !== input.role) {
+      throw new ToolError("conflict", `${repo.slug} is linked to ${project.key} as ${stored}${input.expected_role ? `, not ${input.expected_role}` : ""}; the link was left as it is.`, {
+        hint: `To make it ${input.role}, retry with expected_role: ${stored}.`,
+      });
+    }
+    return { project_id: project.id, repository: repo, role: stored };
   },
   summarize: (r) => `${r.repository.slug} is a ${r.role} repository of the project.`,
 });
@@ -344,13 +370,25 @@ export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record
       ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
         .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
       : null;
-  await ctx.d1.batch([
-    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ?`).bind(...changed.map((c) => next[c]), ctx.tenantId, before.id),
+  // Compare-and-swap on the fields being changed: a change decided on a stale read (say, moving a PR
+  // that was merged meanwhile) is refused instead of overwriting the other write.
+  const [updated] = await ctx.d1.batch<{ id: string }>([
+    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND ${changed.map((c) => `${c} IS ?`).join(" AND ")} RETURNING id`)
+      .bind(...changed.map((c) => next[c]), ctx.tenantId, before.id, ...changed.map((c) => before[c as keyof CodeRef] ?? null)),
     activityStatement(ctx, {
       verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
       summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
+      ifPreviousChanged: true,
     }),
   ]);
+  if (updated!.results.length === 0) {
+    const current = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, before.id).first<CodeRef>();
+    // Someone else made the same change: one write, already done.
+    if (current && changed.every((c) => current[c as keyof CodeRef] === next[c])) return { code_ref: current, changed: [] };
+    throw new ToolError("conflict", `Code ref ${before.id} changed (${changed.join(", ")}) while this call ran; your change was not stored.`, {
+      hint: "Re-read it with code_ref_query and decide again from what it holds now.",
+    });
+  }
   return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
 }
 

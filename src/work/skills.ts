@@ -47,11 +47,12 @@ export const skillGetTool = defineTool({
   name: "skill_get",
   title: "Read a skill",
   toolset: "skills",
-  description: "Fetch one skill's full body by slug or id (exactly one). The body is a markdown playbook: follow it as instructions. With project_id, that project's skill shadows a tenant-wide one of the same slug.",
+  description: "Fetch one skill's full body by slug or id (exactly one). The body is a markdown playbook: follow it as instructions. With project_id, that project's skill shadows a tenant-wide one of the same slug. Every version is kept: version reads an earlier one.",
   input: z.object({
     slug: SLUG.optional().describe("The skill's slug."),
     skill_id: z.string().min(1).max(100).optional().describe("The skill's id."),
     project_id: z.string().min(1).max(100).optional().describe("Project (id or key) whose skills take precedence."),
+    version: z.number().int().min(1).max(1_000_000).optional().describe("Read this version instead of the current one."),
   }),
   output: z.object({ skill: skillSchema.describe("The skill, with its body.") }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
@@ -60,7 +61,13 @@ export const skillGetTool = defineTool({
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
     const row = await resolveSkill(ctx, { slug: input.slug, id: input.skill_id }, projectId);
     if (!row) throw notFound("skill", input.slug ?? input.skill_id!, "skill_list shows the skills you can use.");
-    return { skill: toSkill(row, true) };
+    if (input.version === undefined || input.version === row.version) return { skill: toSkill(row, true) };
+    const old = await ctx.d1
+      .prepare(`SELECT version, name, description, body, tags, status, content_hash, updated_by, updated_at FROM skill_versions WHERE tenant_id = ? AND skill_id = ? AND version = ?`)
+      .bind(ctx.tenantId, row.id, input.version)
+      .first<Pick<SkillRow, "version" | "name" | "description" | "body" | "tags" | "status" | "content_hash" | "updated_by" | "updated_at">>();
+    if (!old) throw notFound("skill version", `${row.slug}@${input.version}`, `The skill is at version ${row.version}; versions 1 to ${row.version} can be read.`);
+    return { skill: toSkill({ ...row, ...old }, true) };
   },
   summarize: (r) => `${r.skill.slug} v${r.skill.version}.`,
 });
@@ -95,11 +102,27 @@ export const skillListTool = defineTool({
   summarize: (r) => `${r.items.length} skill(s).`,
 });
 
+const currentSkill = (ctx: Ctx, projectId: string, slug: string) =>
+  ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE tenant_id = ? AND project_id = ? AND slug = ?`).bind(ctx.tenantId, projectId, slug).first<SkillRow>();
+
+/** True when the skill already holds every field value a write asked for: the write is already done. */
+const holds = (row: SkillRow, wanted: Record<string, string | undefined>) =>
+  Object.entries(wanted).every(([k, v]) => v === undefined || (row as unknown as Record<string, unknown>)[k] === v);
+
+/**
+ * A write that lost a race to another write of the same slug. Not retryable as is: a blind retry
+ * would replace the other write unseen; reading it first makes the replacement deliberate.
+ */
+const racedSkill = (slug: string, what: string) =>
+  new ToolError("conflict", `Skill '${slug}' ${what}; your change was not stored.`, {
+    hint: "Read it with skill_get; to replace it, retry with expected_version set to the version you read (the replaced version stays readable).",
+  });
+
 export const skillUpsertTool = defineTool({
   name: "skill_upsert",
   title: "Create or update a skill",
   toolset: "skills",
-  description: "Create or update a skill. The slug (with its project scope) is its identity; description and body are required on create. expected_version makes an update fail with version_conflict if someone changed the skill since you read it. status: archived retires it.",
+  description: "Create or update a skill. The slug (with its project scope) is its identity; description and body are required on create. Every version is kept (skill_get with version reads an earlier one). expected_version makes an update fail with version_conflict if someone changed the skill since you read it; without it, a write that races another write to the same slug is refused with conflict. status: archived retires it.",
   input: z.object({
     slug: SLUG.describe("The skill's slug (its identity, and its directory name on disk)."),
     body: z.string().min(1).max(BODY_MAX).optional().describe("The markdown playbook (up to 64 KB); required on create."),
@@ -115,7 +138,7 @@ export const skillUpsertTool = defineTool({
   idempotency: "derived",
   run: async (ctx, input) => {
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
-    const existing = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE tenant_id = ? AND project_id = ? AND slug = ?`).bind(ctx.tenantId, projectId, input.slug).first<SkillRow>();
+    const existing = await currentSkill(ctx, projectId, input.slug);
     const now = iso(ctx.clock.now());
     if (!existing) {
       if (input.expected_version !== undefined) throw new ToolError("version_conflict", `Skill '${input.slug}' does not exist yet (expected version ${input.expected_version}).`, { hint: "Drop expected_version to create it." });
@@ -129,7 +152,12 @@ export const skillUpsertTool = defineTool({
             input.status ?? "active", await sha256Hex(input.body), ctx.actorId, now, ctx.actorId, now),
         activityStatement(ctx, { verb: "skill.created", objectType: "skill", objectId: id, projectId: projectId || null, summary: `created skill ${input.slug}`, ifPreviousChanged: true }),
       ]);
-      if (inserted!.results.length === 0) throw new ToolError("version_conflict", `Skill '${input.slug}' was created by someone else meanwhile.`, { hint: "Read it with skill_get and update it with expected_version.", retryable: true });
+      if (inserted!.results.length === 0) {
+        const winner = await currentSkill(ctx, projectId, input.slug);
+        const wanted = { name: input.name ?? input.slug, description: input.description, body: input.body, tags: JSON.stringify(input.tags ?? []), status: input.status ?? "active" };
+        if (winner && holds(winner, wanted)) return { skill: toSkill(winner, false), created: false, changed: false };
+        throw racedSkill(input.slug, "was created by someone else while this call ran");
+      }
       const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE id = ?`).bind(id).first<SkillRow>();
       return { skill: toSkill(row!, false), created: true, changed: true };
     }
@@ -150,7 +178,13 @@ export const skillUpsertTool = defineTool({
         .bind(...columns.map((c) => next[c]), ctx.actorId, now, existing.id, existing.version),
       activityStatement(ctx, { verb: next.status === "archived" ? "skill.archived" : "skill.updated", objectType: "skill", objectId: existing.id, projectId: projectId || null, summary: `${input.slug}: ${columns.filter((c) => c !== "content_hash").join(", ")}`, ifPreviousChanged: true }),
     ]);
-    if (updated!.results.length === 0) throw new ToolError("version_conflict", `Skill '${input.slug}' changed while this call ran.`, { hint: "Re-read it and retry.", retryable: true });
+    if (updated!.results.length === 0) {
+      const winner = await currentSkill(ctx, projectId, input.slug);
+      if (winner && holds(winner, next)) return { skill: toSkill(winner, false), created: false, changed: false };
+      // A caller that pinned the version it read is told so in the terms it used.
+      if (input.expected_version !== undefined) throw new ToolError("version_conflict", `Skill '${input.slug}' moved past version ${input.expected_version} while this call ran; your change was not stored.`, { hint: "Re-read it with skill_get, merge your change, and retry with the current version." });
+      throw racedSkill(input.slug, "changed while this call ran");
+    }
     const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE id = ?`).bind(existing.id).first<SkillRow>();
     return { skill: toSkill(row!, false), created: false, changed: true };
   },
