@@ -38,29 +38,54 @@ const runEnded = (run: RunRow) =>
   });
 
 /**
- * Changes a running run in one compare-and-swap (it must still be running), with `after`
- * statements in the same batch, and returns it as it is now.
+ * Another actor's run is visible to the whole tenant (run_query lists it), so refusing a write to
+ * it names the owner instead of pretending it does not exist; other tenants' runs stay not_found.
+ */
+async function notRunOwner(ctx: Ctx, run: RunRow): Promise<ToolError> {
+  const owner = await ctx.d1.prepare(`SELECT name FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, run.actor_id).first<{ name: string }>();
+  return new ToolError("not_run_owner", `Run ${run.run_key} belongs to ${owner?.name ?? "another actor"} (${run.actor_id}); only that actor or an operator key may heartbeat or end it.`, {
+    hint: `Ask ${owner?.name ?? "its owner"} to heartbeat or end it (a comment or handoff reaches them), or use an operator key. For work of your own, run_fork starts a child run under your current run.`,
+  });
+}
+
+/** Refuses early, before any other work, what the compare-and-swap below would refuse anyway. */
+async function assertRunWritable(ctx: Ctx, run: RunRow): Promise<void> {
+  if (run.status !== "running") throw runEnded(run);
+  if (run.actor_id !== ctx.actorId && !ctx.operator) throw await notRunOwner(ctx, run);
+}
+
+/**
+ * Changes a running run in one compare-and-swap (it must still be running, and be the caller's
+ * own unless the key is an operator's), with `after` statements in the same batch, and returns
+ * it as it is now.
  */
 async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<string, unknown>, after: D1PreparedStatement[] = []): Promise<RunRow> {
-  if (run.status !== "running") throw runEnded(run);
+  await assertRunWritable(ctx, run);
   const columns = Object.keys(sets);
   const [updated] = await ctx.d1.batch<RunRow>([
     ctx.d1
       .prepare(`UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
-                WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING ${RUN_COLUMNS}`)
-      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id),
+                WHERE tenant_id = ? AND id = ? AND status = 'running' AND (actor_id = ? OR ?) RETURNING ${RUN_COLUMNS}`)
+      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id, ctx.actorId, ctx.operator ? 1 : 0),
     ...after,
   ]);
   const row = updated!.results[0];
-  if (!row) throw runEnded(await findRun(ctx, run.id));
+  if (!row) {
+    const now = await findRun(ctx, run.id);
+    throw now.status !== "running" ? runEnded(now) : await notRunOwner(ctx, now);
+  }
   return row;
 }
+
+/** What an operator's change to another actor's run adds to its activity row. */
+const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> =>
+  run.actor_id === ctx.actorId ? {} : { run_owner_actor_id: run.actor_id, operator_override: true };
 
 export const runForkTool = defineTool({
   name: "run_fork",
   title: "Fork a child run",
   toolset: "runs",
-  description: "Register a child run (kind subagent) under your current run, recorded in the run tree; it starts from the parent's repository, branch and HEAD. Hand its run_key to the subagent so it can heartbeat and end it. Over MCP your own later calls still attribute to your current run, not the child.",
+  description: "Register a child run (kind subagent) under your current run, recorded in the run tree; it starts from the parent's repository, branch and HEAD. The child is yours: hand its run_key to a subagent working under your key so it can heartbeat and end it (another actor's key is refused with not_run_owner unless it is an operator key). Over MCP your own later calls still attribute to your current run, not the child.",
   input: z.object({
     label: z.string().trim().min(1).max(200).describe("Short label, e.g. \"migrate billing tests\"."),
     goal: z.string().max(2000).optional().describe("What the child run is for."),
@@ -91,7 +116,7 @@ export const runHeartbeatTool = defineTool({
   name: "run_heartbeat",
   title: "Heartbeat a run",
   toolset: "runs",
-  description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended.",
+  description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may heartbeat it).",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
     head_sha: z.string().regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters").optional().describe("The commit HEAD points at now."),
@@ -105,6 +130,7 @@ export const runHeartbeatTool = defineTool({
   idempotency: "derived",
   run: async (ctx, input) => {
     const run = await targetRun(ctx, input.run_key);
+    await assertRunWritable(ctx, run);
     const sets: Record<string, unknown> = { last_heartbeat_at: iso(ctx.clock.now()) };
     if (input.head_sha !== undefined) sets.head_sha = input.head_sha.toLowerCase();
     if (input.branch !== undefined) sets.branch = input.branch;
@@ -120,7 +146,7 @@ export const runEndTool = defineTool({
   name: "run_end",
   title: "End a run",
   toolset: "runs",
-  description: "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended.",
+  description: "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may end it).",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
     status: z.enum(END_STATUSES).describe("succeeded, failed or cancelled."),
@@ -136,7 +162,7 @@ export const runEndTool = defineTool({
     const run = await targetRun(ctx, input.run_key);
     const now = iso(ctx.clock.now());
     const ended = await updateRunningRun(ctx, run, { status: input.status, ended_at: now, last_heartbeat_at: now, ...(input.counts ? { counts: JSON.stringify(input.counts) } : {}) }, [
-      activityStatement(ctx, { verb: `run.${input.status}`, objectType: "run", objectId: run.id, summary: `${run.run_key} ${input.status}`, ifPreviousChanged: true }),
+      activityStatement(ctx, { verb: `run.${input.status}`, objectType: "run", objectId: run.id, summary: `${run.run_key} ${input.status}`, metadata: onBehalfOf(ctx, run), ifPreviousChanged: true }),
     ]);
     return { run: toRun(ended), session_run_released: await releaseSessionRun(ctx.env, ended) };
   },
