@@ -129,3 +129,329 @@ describe("runs: only their actor or an operator key may heartbeat or end them", 
     }
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+
+/** A project and a task in it, claimed by `holder` for `leaseSeconds`; returns the task and the claim. */
+async function leasedTask(w: World, holder: Ctx, key: string, leaseSeconds = 3600): Promise<{ task: Structured; claim: Structured }> {
+  await ok(w.ctx, "project_create", { title: `Project ${key}`, key });
+  const task = (await ok(w.ctx, "task_create", { project_id: key, title: "the task" })).task as Structured;
+  const claim = await ok(holder, "task_claim", { task_id: task.id, lease_seconds: leaseSeconds });
+  expect(claim.claimed).toBe(true);
+  return { task, claim };
+}
+
+/** `ctx` on its own clock, for an actor that acts at another moment than the rest of the world. */
+const at2 = (ctx: Ctx, iso: string): Ctx => ({ ...ctx, clock: { now: () => new Date(iso) } });
+
+/**
+ * `ctx` whose next D1 batch (the write of a task tool: its reads before it are single
+ * statements) first lets `meanwhile` run, as if another request landed between the tool's
+ * checks and its write.
+ */
+function interleaved(ctx: Ctx, meanwhile: () => Promise<unknown>): Ctx {
+  let armed = true;
+  const d1 = new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          if (armed) {
+            armed = false;
+            await meanwhile();
+          }
+          return target.batch(statements);
+        };
+      }
+      const value = Reflect.get(target, prop) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { ...ctx, d1 };
+}
+
+describe("leases guard writes: lease_held", () => {
+  it("refuses another actor's task_update, task_assign and task_release while the lease is live, naming the holder and the expiry", async () => {
+    const w = await world("held");
+    const bob = await w.other("bob");
+    const { task } = await leasedTask(w, w.ctx, "HLD");
+    const expiry = at(HOUR);
+
+    for (const [tool, args] of [
+      ["task_update", { task_id: task.id, patch: { title: "bob's title" } }],
+      ["task_update", { task_id: "HLD-1", patch: { status: "todo" } }],
+      ["task_assign", { task_id: task.id, actor_id: "me" }],
+      ["task_assign", { task_id: task.id, actor_id: null }],
+      ["task_release", { task_id: task.id }],
+    ] as const) {
+      const e = await rejects(bob.ctx, tool, args, "lease_held");
+      expect(e.message).toContain(`HLD-1 is leased to alice (${w.id.actorId}) until ${expiry}`);
+      expect(e.hint).toContain(expiry);
+      expect(e.hint).toContain("alice");
+      expect(e.hint).toMatch(/force/);
+    }
+
+    // The holder's own plain writes (no token) keep working.
+    w.clock.advance(MINUTE);
+    expect((await ok(w.ctx, "task_update", { task_id: task.id, patch: { title: "alice's title" } })).task).toMatchObject({ title: "alice's title", status: "in_progress" });
+
+    // Once the lease has run out (no reaper needed), anyone may write again, as before leases guarded writes.
+    w.clock.set(at(HOUR));
+    expect((await ok(bob.ctx, "task_update", { task_id: task.id, patch: { title: "bob's turn" } })).task.title).toBe("bob's turn");
+    expect((await ok(bob.ctx, "task_assign", { task_id: task.id, actor_id: "me" })).task).toMatchObject({ assignee_actor_id: bob.id.actorId, lease_expires_at: null });
+  });
+
+  it("a write checked before a claim lands but written after it is refused: the lease rule is inside the UPDATE", async () => {
+    const w = await world("held-race");
+    const bob = await w.other("bob");
+    const { task } = await leasedTask(w, w.ctx, "HR", 60);
+    // At 61s alice's lease has run out (the task is still in_progress, nobody reaped it), so bob's
+    // checks let his write through; alice re-claims before bob's write reaches D1. The status is
+    // in_progress throughout: only the lease rule inside the UPDATE can stop bob.
+    w.clock.set(at(61 * SECOND));
+    const racing = interleaved(bob.ctx, () => ok(w.ctx, "task_claim", { task_id: task.id }));
+    const e = await call(racing, "task_update", { task_id: task.id, patch: { title: "bob was here" } });
+    expect(e.error).toMatchObject({ code: "lease_held" });
+    expect(e.error.message).toContain(`until ${at(61 * SECOND + HOUR)}`);
+    expect(await taskRow(task.id as string)).toMatchObject({ title: "the task", assignee_actor_id: w.id.actorId, status: "in_progress", lease_token: 2 });
+    expect(await activityRows(w.id.tenantId, "verb = 'task.updated'")).toEqual([]);
+  });
+});
+
+describe("leases: operator force", () => {
+  it("an operator forces task_update, task_assign and task_release with a reason; the timeline keeps who was overridden and the holder is notified", async () => {
+    const w = await world("force");
+    const op = await w.other("ops", { operator: true });
+    const { task } = await leasedTask(w, w.ctx, "FRC");
+    const expiry = at(HOUR);
+
+    // Even an operator needs force: a plain write is refused like anyone's.
+    await rejects(op.ctx, "task_update", { task_id: task.id, patch: { title: "ops" } }, "lease_held");
+
+    w.clock.advance(MINUTE);
+    const updated = await ok(op.ctx, "task_update", { task_id: task.id, patch: { priority: 0 }, force: true, reason: "incident INC-7: bump priority" });
+    // A forced field change leaves the lease with its holder.
+    expect(updated.task).toMatchObject({ priority: 0, assignee_actor_id: w.id.actorId, lease_expires_at: expiry });
+    const row = (await activityRows(w.id.tenantId, "verb = 'task.updated' AND actor_id = ?", op.id.actorId))[0]!;
+    expect(row).toMatchObject({ severity: "warn", object_id: task.id });
+    expect(row.summary).toContain("forced over alice's lease: incident INC-7: bump priority");
+    expect(row.metadata).toMatchObject({ forced: true, reason: "incident INC-7: bump priority", overridden_actor_id: w.id.actorId, overridden_lease_expires_at: expiry, changed: ["priority"] });
+    const notes = await notificationsOf(w.id.tenantId, w.id.actorId);
+    expect(notes.at(-1)).toMatchObject({ kind: "lease_overridden", object_type: "task", object_id: task.id, from_actor_id: op.id.actorId });
+    expect(notes.at(-1)!.summary).toContain("incident INC-7");
+
+    // Reassigning by force hands the task over and ends alice's lease.
+    const bob = await w.other("bob");
+    const assigned = await ok(op.ctx, "task_assign", { task_id: task.id, actor_id: "bob", force: true, reason: "alice is offline" });
+    expect(assigned.task).toMatchObject({ assignee_actor_id: bob.id.actorId, lease_expires_at: null, claimed_at: null, status: "in_progress" });
+    expect((await activityRows(w.id.tenantId, "verb = 'task.assigned'")).at(-1)!.metadata).toMatchObject({ forced: true, reason: "alice is offline", overridden_actor_id: w.id.actorId });
+
+    // A forced release of someone else's claim.
+    const claimed = await ok(bob.ctx, "task_claim", { task_id: task.id });
+    expect(claimed.claimed).toBe(true);
+    await rejects(w.ctx, "task_release", { task_id: task.id }, "lease_held");
+    const released = await ok(op.ctx, "task_release", { task_id: task.id, note: "back to the pool", force: true, reason: "bob's agent is stuck" });
+    expect(released.task).toMatchObject({ status: "todo", assignee_actor_id: null, lease_expires_at: null });
+    expect((await activityRows(w.id.tenantId, "verb = 'task.released'")).at(-1)!.metadata).toMatchObject({
+      note: "back to the pool", forced: true, reason: "bob's agent is stuck", overridden_actor_id: bob.id.actorId,
+    });
+    expect((await notificationsOf(w.id.tenantId, bob.id.actorId)).at(-1)).toMatchObject({ kind: "lease_overridden", object_id: task.id });
+  });
+
+  it("refuses force from a non-operator key (operator_required), force without a reason and a reason without force", async () => {
+    const w = await world("force-bad");
+    const bob = await w.other("bob");
+    const op = await w.other("ops", { operator: true });
+    const { task } = await leasedTask(w, w.ctx, "FB");
+    for (const [tool, args] of [
+      ["task_update", { task_id: task.id, patch: { title: "x" }, force: true, reason: "I want it" }],
+      ["task_assign", { task_id: task.id, actor_id: "me", force: true, reason: "I want it" }],
+      ["task_release", { task_id: task.id, force: true, reason: "I want it" }],
+    ] as const) {
+      const e = await rejects(bob.ctx, tool, args, "operator_required");
+      expect(e.hint).toMatch(/--operator/);
+    }
+    // Even the holder may not use force without an operator key.
+    await rejects(w.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, force: true, reason: "mine anyway" }, "operator_required");
+    await rejects(op.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, force: true }, "invalid_input");
+    await rejects(op.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, reason: "no force" }, "invalid_input");
+    await rejects(op.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, force: true, reason: "r".repeat(501) }, "invalid_input");
+    await rejects(op.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, force: true, reason: "   " }, "invalid_input");
+  });
+
+  it("a forced write is a compare-and-swap on the lease it read: if the holder changed meanwhile it is refused, not recorded against the wrong holder", async () => {
+    const w = await world("force-race");
+    const bob = await w.other("bob");
+    const op = await w.other("ops", { operator: true });
+    const { task } = await leasedTask(w, w.ctx, "FR", 60);
+    const later = at(61 * SECOND);
+    // The operator reads alice's lease; before its write lands, alice's lease runs out and bob claims.
+    const racing = interleaved(at2(op.ctx, at(59 * SECOND)), () => ok(at2(bob.ctx, later), "task_claim", { task_id: task.id }));
+    const e = await call(racing, "task_update", { task_id: task.id, patch: { title: "forced" }, force: true, reason: "cleanup" });
+    expect(e.error).toMatchObject({ code: "conflict", retryable: true });
+    expect(await taskRow(task.id as string)).toMatchObject({ title: "the task", assignee_actor_id: bob.id.actorId });
+    expect(await notificationsOf(w.id.tenantId, w.id.actorId)).toEqual([]);
+  });
+});
+
+describe("leases: fencing tokens", () => {
+  it("task_claim returns the lease's token; an extension keeps it, every new claim raises it", async () => {
+    const w = await world("fence-claim");
+    const bob = await w.other("bob");
+    const { task, claim } = await leasedTask(w, w.ctx, "FC", 60);
+    expect(claim).toMatchObject({ fencing_token: 1, extended: false });
+    w.clock.advance(30 * SECOND);
+    expect(await ok(w.ctx, "task_claim", { task_id: task.id, lease_seconds: 60 })).toMatchObject({ fencing_token: 1, extended: true });
+    // Alice's lease runs out; her own re-claim is a new lease with a new token.
+    w.clock.advance(61 * SECOND);
+    expect(await ok(w.ctx, "task_claim", { task_id: task.id, lease_seconds: 60 })).toMatchObject({ fencing_token: 2, extended: false });
+    w.clock.advance(61 * SECOND);
+    expect(await ok(bob.ctx, "task_claim", { project_id: "FC" })).toMatchObject({ claimed: true, fencing_token: 3 });
+    expect(await ok(w.ctx, "task_claim", { task_id: task.id })).toMatchObject({ claimed: false, reason: "held", fencing_token: null });
+    expect((await taskRow(task.id as string)).lease_token).toBe(3);
+    // A task's token is its own: another task starts at 1.
+    const other = (await ok(w.ctx, "task_create", { project_id: "FC", title: "other" })).task as Structured;
+    expect((await ok(w.ctx, "task_claim", { task_id: other.id })).fencing_token).toBe(1);
+  });
+
+  it("accepts the current token and a holder's write without one; refuses a token from an expired or superseded lease with stale_fencing_token", async () => {
+    const w = await world("fence");
+    const bob = await w.other("bob");
+    const { task, claim } = await leasedTask(w, w.ctx, "FT", 60);
+    const token = claim.fencing_token as number;
+
+    expect((await ok(w.ctx, "task_update", { task_id: task.id, patch: { title: "with token" }, fencing_token: token })).task.title).toBe("with token");
+    expect((await ok(w.ctx, "task_update", { task_id: task.id, patch: { body: "without token" } })).task.body).toBe("without token");
+    // A token that is not this lease's (a guess, or bob's) is refused even while alice's lease is live.
+    await rejects(w.ctx, "task_update", { task_id: task.id, patch: { title: "guess" }, fencing_token: token + 1 }, "stale_fencing_token");
+    await rejects(bob.ctx, "task_update", { task_id: task.id, patch: { title: "bob" }, fencing_token: token }, "stale_fencing_token");
+
+    // Alice's lease runs out, nobody has claimed yet: her token is already stale.
+    w.clock.advance(61 * SECOND);
+    const expired = await rejects(w.ctx, "task_update", { task_id: task.id, patch: { title: "late" }, fencing_token: token }, "stale_fencing_token");
+    expect(expired.message).toContain(`your lease on FT-1 ran out at ${at(60 * SECOND)}`);
+    expect(expired.hint).toMatch(/task_claim/);
+
+    // Bob claims: alice's token now belongs to a superseded lease, on every guarded tool.
+    const bobClaim = await ok(bob.ctx, "task_claim", { task_id: task.id });
+    expect(bobClaim.fencing_token).toBe(token + 1);
+    const superseded = await rejects(w.ctx, "task_update", { task_id: task.id, patch: { title: "stale agent wakes up" }, fencing_token: token }, "stale_fencing_token");
+    expect(superseded.message).toContain(`bob (${bob.id.actorId}) holds it until`);
+    await rejects(w.ctx, "task_assign", { task_id: task.id, actor_id: "me", fencing_token: token }, "stale_fencing_token");
+    await rejects(w.ctx, "task_release", { task_id: task.id, fencing_token: token }, "stale_fencing_token");
+
+    // Bob's current token works on each of them.
+    w.clock.advance(SECOND);
+    expect((await ok(bob.ctx, "task_update", { task_id: task.id, patch: { title: "bob's" }, fencing_token: bobClaim.fencing_token })).task.title).toBe("bob's");
+    expect((await ok(bob.ctx, "task_assign", { task_id: task.id, actor_id: "me", fencing_token: bobClaim.fencing_token })).task.assignee_actor_id).toBe(bob.id.actorId);
+    expect((await ok(bob.ctx, "task_release", { task_id: task.id, fencing_token: bobClaim.fencing_token })).task).toMatchObject({ status: "todo", assignee_actor_id: null });
+    // Released: the token of that lease is stale too.
+    await rejects(bob.ctx, "task_update", { task_id: task.id, patch: { title: "after release" }, fencing_token: bobClaim.fencing_token }, "stale_fencing_token");
+    await rejects(bob.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, fencing_token: 0 }, "invalid_input");
+    await rejects(bob.ctx, "task_update", { task_id: task.id, patch: { title: "x" }, fencing_token: "1" }, "invalid_input");
+  });
+
+  it("a stale token checked just before a new claim lands is still refused: the token is compared inside the UPDATE", async () => {
+    const w = await world("fence-cas");
+    const bob = await w.other("bob");
+    const { task, claim } = await leasedTask(w, w.ctx, "FCAS", 60);
+    // Alice checks at 59s (her lease is live); bob's claim at 61s lands before her write.
+    const racing = interleaved(at2(w.ctx, at(59 * SECOND)), () => ok(at2(bob.ctx, at(61 * SECOND)), "task_claim", { task_id: task.id }));
+    const e = await call(racing, "task_update", { task_id: task.id, patch: { title: "clobber" }, fencing_token: claim.fencing_token });
+    expect(e.error).toMatchObject({ code: "stale_fencing_token" });
+    expect(e.error.message).toContain("bob");
+    expect(await taskRow(task.id as string)).toMatchObject({ title: "the task", assignee_actor_id: bob.id.actorId, lease_token: 2 });
+  });
+
+  it("racing writers (Promise.all): a stale token never lands beside the current one", async () => {
+    const w = await world("fence-race");
+    const bob = await w.other("bob");
+    const { task, claim } = await leasedTask(w, w.ctx, "FRC", 60);
+    const stale = claim.fencing_token as number;
+    w.clock.advance(61 * SECOND);
+
+    // Bob's claim races alice's writes under her expired lease: bob always wins, alice never writes.
+    const [bobClaim, ...alice] = await Promise.all([
+      call(bob.ctx, "task_claim", { task_id: task.id }),
+      call(w.ctx, "task_update", { task_id: task.id, patch: { title: "alice 1" }, fencing_token: stale }),
+      call(w.ctx, "task_assign", { task_id: task.id, actor_id: "me", fencing_token: stale }),
+      call(w.ctx, "task_update", { task_id: task.id, patch: { status: "in_review" }, fencing_token: stale }),
+    ]);
+    expect(bobClaim).toMatchObject({ ok: true, claimed: true, fencing_token: stale + 1 });
+    for (const r of alice) expect(r.error).toMatchObject({ code: "stale_fencing_token" });
+    const current = bobClaim.fencing_token as number;
+
+    // Both tokens at once, many times over: only the current one's writes land.
+    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0
+      ? call(w.ctx, "task_update", { task_id: task.id, patch: { title: `stale ${i}` }, fencing_token: stale })
+      : call(bob.ctx, "task_update", { task_id: task.id, patch: { title: `current ${i}` }, fencing_token: current }))));
+    results.forEach((r, i) => {
+      if (i % 2 === 0) expect(r.error).toMatchObject({ code: "stale_fencing_token" });
+      else expect(r.ok).toBe(true);
+    });
+    expect((await taskRow(task.id as string)).title).toMatch(/^current /);
+    expect(await activityRows(w.id.tenantId, "actor_id = ? AND verb LIKE 'task.%' AND verb <> 'task.created' AND verb <> 'task.claimed'", w.id.actorId)).toEqual([]);
+
+    // A live lease taken away under a writer: either alice's write landed before the forced release, or it was refused.
+    const op = await w.other("ops", { operator: true });
+    for (let round = 0; round < 4; round++) {
+      const mine = await ok(w.ctx, "task_claim", { task_id: task.id });
+      if (!mine.claimed) await ok(op.ctx, "task_release", { task_id: task.id, force: true, reason: "reset" });
+      const lease = mine.claimed ? mine : await ok(w.ctx, "task_claim", { task_id: task.id });
+      const [write] = await Promise.all([
+        call(w.ctx, "task_update", { task_id: task.id, patch: { title: `round ${round}` }, fencing_token: lease.fencing_token }),
+        ok(op.ctx, "task_release", { task_id: task.id, force: true, reason: `round ${round}` }),
+      ]);
+      const rows = await activityRows(w.id.tenantId, "object_id = ? AND (verb = 'task.updated' OR verb = 'task.released')", task.id);
+      const released = rows.filter((r) => r.verb === "task.released").at(-1)!;
+      if (write.ok) {
+        const updated = rows.filter((r) => r.verb === "task.updated" && r.actor_id === w.id.actorId).at(-1)!;
+        expect(updated.seq as number).toBeLessThan(released.seq as number);
+      } else {
+        expect(write.error.code).toBe("stale_fencing_token");
+      }
+    }
+  });
+});
+
+describe("leases over HTTP: the key's role reaches the tool", () => {
+  it("an operator key may force over MCP; an agent key gets operator_required", async () => {
+    const w = await world("http");
+    const op = await w.other("ops", { operator: true });
+    const bob = await w.other("bob");
+    await ok(w.ctx, "project_create", { title: "Web", key: "WEB" });
+    const task = (await ok(w.ctx, "task_create", { project_id: "WEB", title: "held" })).task as Structured;
+    // A lease on the real clock, as HTTP calls run on it.
+    await ok({ ...w.ctx, clock: { now: () => new Date() } }, "task_claim", { task_id: task.id });
+    const args = { task_id: task.id, patch: { title: "over http" }, force: true, reason: "http override" };
+
+    const agent = await connectClient(bob.id.key);
+    const refused = await agent.client.callTool({ name: "task_update", arguments: args });
+    expect(refused.structuredContent).toMatchObject({ ok: false, error: { code: "operator_required" } });
+    await agent.client.close();
+
+    const operator = await connectClient(op.id.key);
+    const forced = await operator.client.callTool({ name: "task_update", arguments: args });
+    expect(forced.structuredContent).toMatchObject({ ok: true, task: { title: "over http", assignee_actor_id: w.id.actorId } });
+    await operator.client.close();
+  });
+});
+
+describe("leases: tenant isolation", () => {
+  it("another tenant's operator, force and tokens find nothing: not_found, and A's task is untouched", async () => {
+    const a = await world("iso-a");
+    const { task, claim } = await leasedTask(a, a.ctx, "ISO");
+    const b = await newWorld("wauth-iso-b", { start: T0, actor: "mallory" });
+    const bOp = await b.other("root", { operator: true });
+    const aState = () => tenantState(a.id.tenantId);
+    for (const [tool, args] of [
+      ["task_update", { task_id: task.id, patch: { title: "pwned" }, force: true, reason: "mine now" }],
+      ["task_update", { task_id: task.id, patch: { title: "pwned" }, fencing_token: claim.fencing_token }],
+      ["task_assign", { task_id: task.id, actor_id: "me", force: true, reason: "mine now" }],
+      ["task_release", { task_id: task.id, force: true, reason: "mine now" }],
+      ["task_release", { task_id: "ISO-1", fencing_token: claim.fencing_token }],
+    ] as const) {
+      const e = await refusedWithoutWrites(bOp.ctx, tool, args, "not_found", aState);
+      expect(e.message).not.toContain("alice");
+    }
+  });
+});

@@ -5,6 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
+import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, STATUS_LIST, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
@@ -70,9 +71,16 @@ function checkTransition(from: TaskStatus, to: TaskStatus, allowReopen: boolean)
   }
 }
 
-/** Applies a patch with every rule task_update promises; task_assign reuses it. */
-export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated"): Promise<{ task: Task; changed: string[] }> {
+/**
+ * Applies a patch with every rule task_update promises; task_assign reuses it. Another actor's
+ * live lease refuses the write unless an operator forces it (intent), and a fencing token must be
+ * the caller's live lease's; both are re-checked inside the UPDATE itself.
+ */
+export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated", intent: LeaseIntent = {}): Promise<{ task: Task; changed: string[] }> {
   const task = await findTask(ctx, ref);
+  const now = iso(ctx.clock.now());
+  const lease = await readLease(ctx.d1, ctx.tenantId, task.id);
+  const overridden = checkLease(lease, ctx.actorId, now, intent, task.ref);
   if (patch.expected_status && patch.expected_status !== task.status) {
     throw new ToolError("conflict", `The task's status is ${task.status}, not ${patch.expected_status}: it moved since you read it.`, {
       hint: "Re-read the task with task_get and decide again.",
@@ -93,8 +101,13 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   if (patch.assignee_actor_id !== undefined) next.assignee_actor_id = patch.assignee_actor_id === null ? null : await resolveActor(ctx, patch.assignee_actor_id);
   if (patch.reviewer_actor_id !== undefined) next.reviewer_actor_id = patch.reviewer_actor_id === null ? null : await resolveActor(ctx, patch.reviewer_actor_id);
   const reviewer = next.reviewer_actor_id !== undefined ? (next.reviewer_actor_id as string | null) : task.reviewer_actor_id;
+  // A lease belongs to whoever claimed the task: handing the task to someone else ends it, and
+  // the new assignee claims it afresh (with a new fencing token) when they start.
+  if (next.assignee_actor_id !== undefined && next.assignee_actor_id !== task.assignee_actor_id && lease.lease_expires_at !== null) {
+    next.lease_expires_at = null;
+    next.claimed_at = null;
+  }
 
-  const now = iso(ctx.clock.now());
   if (to !== task.status) {
     next.status = to;
     if (to === "done") {
@@ -113,16 +126,20 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   if (columns.length === 0) return { task, changed: [] };
   // Bookkeeping columns move with status; they are not what the caller asked to change.
   const changed = columns.filter((c) => !["done_at", "lease_expires_at", "claimed_at"].includes(c));
+  const guard = leaseGuardSql(ctx.actorId, now, intent, lease);
+  const summary = to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`;
   const statements: D1PreparedStatement[] = [
-    // Compare-and-swap on the status read above: a racing writer that moved it wins, we report conflict.
+    // Compare-and-swap on the status read above (a racing writer that moved it wins, we report
+    // conflict) and on the lease rule, so no lease can change between the check and the write.
     ctx.d1
-      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status),
+      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql} RETURNING id`)
+      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status, ...guard.params),
     activityStatement(ctx, {
       verb: to !== task.status ? `task.${to}` : verb, objectType: "task", objectId: task.id, projectId: task.project_id,
-      summary: to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`,
-      metadata: { changed, from: task.status, to }, ifPreviousChanged: true,
+      summary: intent.force ? `${summary} (forced${overridden ? ` over ${overridden.name}'s lease` : ""}: ${intent.force.reason})` : summary,
+      metadata: { changed, from: task.status, to, ...forcedMetadata(intent, overridden) }, severity: intent.force ? "warn" : "info", ifPreviousChanged: true,
     }),
+    ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
   ];
   if (to === "in_review" && task.status !== "in_review" && reviewer) {
     // The review handoff opens with the move, unless one is already open for this task and reviewer.
@@ -154,7 +171,12 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);
   if (updated!.results.length === 0) {
-    throw new ToolError("conflict", `${task.ref} changed status while this call ran.`, { hint: "Re-read it with task_get and retry.", retryable: true });
+    // Say why from the task as it is now: the lease moved (refused as such), or its status did.
+    const nowLease = await readLease(ctx.d1, ctx.tenantId, task.id);
+    checkLease(nowLease, ctx.actorId, now, intent, task.ref);
+    throw new ToolError("conflict", `${task.ref} changed while this call ran${nowLease.status !== task.status ? ` (it is ${nowLease.status} now)` : ""}.`, {
+      hint: "Re-read it with task_get and retry.", retryable: true,
+    });
   }
   return { task: await findTask(ctx, task.id), changed };
 }
@@ -164,15 +186,16 @@ export const taskUpdateTool = defineTool({
   title: "Update a task",
   toolset: "tasks",
   description:
-    "Patch a task. Status moves follow the state machine (todo → in_progress/in_review/done/cancelled; in_progress and in_review move among themselves and to done/cancelled; done and cancelled reopen only with allow_reopen). Moving to in_review with a reviewer opens a review handoff. Done is refused until acceptance criteria are all met (the refusal quotes the first unmet one), evidence exists if required, and the reviewer has answered. expected_status is an optimistic-concurrency precondition. Explicit null clears assignee, reviewer and due date.",
+    "Patch a task. Status moves follow the state machine (todo → in_progress/in_review/done/cancelled; in_progress and in_review move among themselves and to done/cancelled; done and cancelled reopen only with allow_reopen). Moving to in_review with a reviewer opens a review handoff. Done is refused until acceptance criteria are all met (the refusal quotes the first unmet one), evidence exists if required, and the reviewer has approved. expected_status is an optimistic-concurrency precondition. Explicit null clears assignee, reviewer and due date. While another actor holds a live lease (task_claim) the write is refused with lease_held; the holder may pass its fencing_token so a write from an expired or superseded lease is refused (stale_fencing_token); operator keys may force with a reason.",
   input: z.object({
     task_id: taskRefField("The task."),
     patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change, plus allow_reopen and expected_status."),
+    ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
-  run: (ctx, input) => updateTask(ctx, input.task_id, input.patch),
+  run: (ctx, input) => updateTask(ctx, input.task_id, input.patch, "task.updated", leaseIntent(ctx, input)),
   summarize: (r) => (r.changed.length ? `${r.task.ref}: ${r.changed.join(", ")} changed (now ${r.task.status}).` : `${r.task.ref}: nothing to change.`),
 });
 
@@ -180,14 +203,15 @@ export const taskAssignTool = defineTool({
   name: "task_assign",
   title: "Assign a task",
   toolset: "tasks",
-  description: "Delegate a task: assign it to an actor, to yourself (\"me\"), or to no one (null). Same effect as a task_update assignee patch, recorded as task.assigned on the timeline.",
+  description: "Delegate a task: assign it to an actor, to yourself (\"me\"), or to no one (null). Same effect as a task_update assignee patch, recorded as task.assigned on the timeline; the same lease rules apply (lease_held, fencing_token, operator force). Handing a leased task to someone else ends the lease.",
   input: z.object({
     task_id: taskRefField("The task."),
     actor_id: clearable(actorRefField("The new assignee.")),
+    ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
-  run: (ctx, input) => updateTask(ctx, input.task_id, { assignee_actor_id: input.actor_id }, "task.assigned"),
+  run: (ctx, input) => updateTask(ctx, input.task_id, { assignee_actor_id: input.actor_id }, "task.assigned", leaseIntent(ctx, input)),
   summarize: (r) => `${r.task.ref} is assigned to ${r.task.assignee_actor_id ?? "no one"}.`,
 });
