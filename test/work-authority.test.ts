@@ -455,3 +455,139 @@ describe("leases: tenant isolation", () => {
     }
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+
+/** Alice's task API-1 with `reviewer`, assigned to alice, moved to in_review by `asker`; returns the review handoff. */
+async function inReview(w: World, reviewer: string, asker: Ctx = w.ctx): Promise<{ task: Structured; review: Structured }> {
+  await ok(w.ctx, "project_create", { title: "API", key: "API" });
+  const task = (await ok(w.ctx, "task_create", { project_id: "API", title: "Cache layer", reviewer_actor_id: reviewer, assignee_actor_id: "me" })).task as Structured;
+  await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "in_progress" } });
+  await ok(asker, "task_update", { task_id: task.id, patch: { status: "in_review" } });
+  const review = (await ok(asker, "handoff_query", { direction: "any", related_task_id: task.id, type: ["review"], status: ["open"] })).items[0] as Structured;
+  return { task, review };
+}
+
+describe("review verdicts", () => {
+  it("a review needs a verdict; an approval by the reviewer resolves the handoff and unlocks done, and reads show it", async () => {
+    const w = await world("verdict-ok");
+    const bob = await w.other("bob");
+    const { task, review } = await inReview(w, "bob");
+
+    const missing = await rejects(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM" } }, "verdict_required");
+    expect(missing.hint).toMatch(/approved, changes_requested or rejected/);
+    await rejects(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM", verdict: "lgtm" } }, "invalid_input");
+    // Before the verdict: done is pending and task_get says why.
+    await rejects(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_pending");
+    expect((await ok(w.ctx, "task_get", { task_id: task.id })).review).toMatchObject({ handoff_id: review.id, status: "open", verdict: null, approved: false });
+
+    w.clock.advance(MINUTE);
+    const answered = await ok(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM", verdict: "approved" } });
+    expect(answered.handoff).toMatchObject({ status: "resolved", resolution: "processed", verdict: "approved", responded_by: bob.id.actorId, responded_at: at(MINUTE) });
+    expect(answered.handoff.response).toEqual({ text: "LGTM", verdict: "approved" });
+    expect((await ok(w.ctx, "handoff_query", { direction: "from_me", related_task_id: task.id })).items[0]).toMatchObject({ id: review.id, verdict: "approved", status: "resolved" });
+    expect((await ok(w.ctx, "task_get", { task_id: task.id })).review).toEqual({
+      handoff_id: review.id, status: "resolved", verdict: "approved", requested_by: w.id.actorId, responded_by: bob.id.actorId, responded_at: at(MINUTE), approved: true, reason: "",
+    });
+    // Alice (asker and assignee) hears of it once.
+    expect((await notificationsOf(w.id.tenantId, w.id.actorId)).map((n) => [n.kind, n.object_id])).toEqual([["review_verdict", task.id]]);
+    expect((await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } })).task.status).toBe("done");
+  });
+
+  it("self-approval does not unlock done: not by a reviewer who is the assignee, nor by the one who asked", async () => {
+    const w = await world("verdict-self");
+    const { task, review } = await inReview(w, "me");
+    await ok(w.ctx, "handoff_respond", { handoff_id: review.id, response: { verdict: "approved" } });
+    const self = await rejects(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_pending");
+    expect(self.message).toMatch(/nobody approves their own work/);
+    expect(self.hint).toMatch(/reviewer_actor_id to someone else/);
+    expect((await ok(w.ctx, "task_get", { task_id: task.id })).review).toMatchObject({ verdict: "approved", approved: false });
+
+    // Bob reviews, but bob himself asked for the review (he moved the task to in_review): his approval does not count.
+    const w2 = await world("verdict-asker");
+    const bob2 = await w2.other("bob");
+    const second = await inReview(w2, "bob", bob2.ctx);
+    expect(second.review.from_actor_id).toBe(bob2.id.actorId);
+    await ok(bob2.ctx, "handoff_respond", { handoff_id: second.review.id, response: { verdict: "approved" } });
+    await rejects(w2.ctx, "task_update", { task_id: second.task.id, patch: { status: "done" } }, "review_pending");
+
+    // Asked by alice, approved by bob: counts.
+    await ok(w2.ctx, "task_update", { task_id: second.task.id, patch: { status: "in_progress" } });
+    await ok(w2.ctx, "task_update", { task_id: second.task.id, patch: { status: "in_review" } });
+    const fresh = (await ok(w2.ctx, "handoff_query", { direction: "from_me", related_task_id: second.task.id, status: ["open"] })).items[0] as Structured;
+    await ok(bob2.ctx, "handoff_respond", { handoff_id: fresh.id, response: { verdict: "approved" } });
+    expect((await ok(w2.ctx, "task_update", { task_id: second.task.id, patch: { status: "done" } })).task.status).toBe("done");
+  });
+
+  it("changes_requested resolves the review, sends the task back to in_progress, notifies the assignee and keeps done locked until a fresh approval", async () => {
+    const w = await world("verdict-changes");
+    const bob = await w.other("bob");
+    const carol = await w.other("carol");
+    // Carol asks for the review of alice's task: alice (assignee) and carol (asker) are both told.
+    const { task, review } = await inReview(w, "bob", carol.ctx);
+    w.clock.advance(MINUTE);
+    const r = await ok(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "needs a TTL", verdict: "changes_requested" } });
+    expect(r.handoff).toMatchObject({ status: "resolved", verdict: "changes_requested" });
+    const t = (await ok(w.ctx, "task_get", { task_id: task.id })) as Structured;
+    expect(t.task).toMatchObject({ status: "in_progress", updated_at: at(MINUTE) });
+    expect(t.review).toMatchObject({ verdict: "changes_requested", approved: false, reason: "the verdict is changes_requested" });
+    const back = (await activityRows(w.id.tenantId, "object_id = ? AND verb = 'task.in_progress'", task.id)).at(-1)!;
+    expect(back).toMatchObject({ actor_id: bob.id.actorId });
+    expect(back.metadata).toMatchObject({ from: "in_review", to: "in_progress", verdict: "changes_requested", handoff_id: review.id });
+    const toAlice = (await notificationsOf(w.id.tenantId, w.id.actorId)).at(-1)!;
+    expect(toAlice).toMatchObject({ kind: "review_verdict", object_type: "task", object_id: task.id, from_actor_id: bob.id.actorId });
+    expect(toAlice.summary).toBe("changes_requested on API-1: needs a TTL");
+    expect((await notificationsOf(w.id.tenantId, carol.id.actorId)).at(-1)).toMatchObject({ kind: "response", object_id: review.id, summary: `changes_requested: ${review.title}` });
+    // The review left bob's inbox (resolved), and done stays locked.
+    expect((await ok(bob.ctx, "inbox", {})).items).toEqual([]);
+    const locked = await rejects(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_not_approved");
+    expect(locked.hint).toMatch(/in_review again/);
+
+    // A fresh round, approved, unlocks it.
+    await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "in_review" } });
+    const fresh = (await ok(bob.ctx, "inbox", { kinds: ["review"] })).items[0] as Structured;
+    expect(fresh.id).not.toBe(review.id);
+    await ok(bob.ctx, "handoff_respond", { handoff_id: fresh.id, response: { verdict: "approved" } });
+    expect((await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } })).task.status).toBe("done");
+  });
+
+  it("rejected does not unlock done and also sends the task back to in_progress; a later approval of an older round does not count", async () => {
+    const w = await world("verdict-rejected");
+    const bob = await w.other("bob");
+    const { task, review } = await inReview(w, "bob");
+    await ok(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "wrong approach", verdict: "rejected" } });
+    expect((await ok(w.ctx, "task_get", { task_id: task.id })).task.status).toBe("in_progress");
+    await rejects(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_not_approved");
+    // A new round that is still open keeps done locked even if bob had approved an earlier one.
+    await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "in_review" } });
+    await rejects(w.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_pending");
+    // A verdict on a task someone already moved on leaves the task's status alone.
+    const fresh = (await ok(bob.ctx, "inbox", { kinds: ["review"] })).items[0] as Structured;
+    await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "todo" } });
+    await ok(bob.ctx, "handoff_respond", { handoff_id: fresh.id, response: { verdict: "rejected" } });
+    expect((await taskRow(task.id as string)).status).toBe("todo");
+  });
+
+  it("a verdict on a handoff that is not a review is kept in the response and changes nothing else", async () => {
+    const w = await world("verdict-other");
+    const bob = await w.other("bob");
+    await ok(w.ctx, "project_create", { title: "API", key: "API" });
+    const task = (await ok(w.ctx, "task_create", { project_id: "API", title: "t" })).task as Structured;
+    await ok(w.ctx, "task_update", { task_id: task.id, patch: { status: "in_review" } });
+    const q = (await ok(w.ctx, "handoff_create", { to_actor_ids: ["bob"], kind: "question", title: "ok?", related_task_id: task.id })).handoff as Structured;
+    const r = await ok(bob.ctx, "handoff_respond", { handoff_id: q.id, response: { text: "no", verdict: "rejected" } });
+    expect(r.handoff).toMatchObject({ status: "responded", verdict: null, response: { text: "no", verdict: "rejected" } });
+    expect((await taskRow(task.id as string)).status).toBe("in_review");
+  });
+
+  it("another tenant cannot give a verdict on A's review, nor read where it stands", async () => {
+    const a = await world("verdict-iso");
+    await a.other("bob");
+    const { task, review } = await inReview(a, "bob");
+    const b = await newWorld("wauth-verdict-iso-b", { start: T0, actor: "bob" });
+    const aState = () => tenantState(a.id.tenantId);
+    await refusedWithoutWrites(b.ctx, "handoff_respond", { handoff_id: review.id, response: { verdict: "approved" } }, "not_found", aState);
+    await refusedWithoutWrites(b.ctx, "task_get", { task_id: task.id }, "not_found", aState);
+    await refusedWithoutWrites(a.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_pending", aState);
+  });
+});

@@ -471,7 +471,10 @@ describe("task_update", () => {
     await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done" } }, "review_pending");
     await env.DB.prepare("UPDATE handoffs SET responded_by = ?, responded_at = NULL WHERE id = ?").bind(bob.id.actorId, handoff!.id).run();
     await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done" } }, "review_pending");
+    // An answer without a verdict (as before verdicts existed) does not count either; bob's approval does.
     await env.DB.prepare("UPDATE handoffs SET responded_by = ?, responded_at = ?, status = 'responded' WHERE id = ?").bind(bob.id.actorId, at(MINUTE), handoff!.id).run();
+    await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done" } }, "review_pending");
+    await env.DB.prepare("UPDATE handoffs SET verdict = 'approved', status = 'resolved' WHERE id = ?").bind(handoff!.id).run();
 
     w.clock.advance(2 * MINUTE);
     const done = await update(w.ctx, id, { status: "done" });

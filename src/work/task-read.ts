@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, limitField, resolveActor, keysetPage } from "./common";
+import { reviewStanding, reviewStandingSchema } from "./handoffs";
 import { findProject, projectBriefTool, projectSchema } from "./projects";
 import { LABEL } from "./task-create";
 import { findTask, STATUS_LIST, taskRefField, taskSchema } from "./task-model";
@@ -82,7 +83,7 @@ export const taskGetTool = defineTool({
   title: "Read a task",
   toolset: "tasks",
   description:
-    "Deep-read one task: the task with its derived readiness, blockers (dependencies not yet done), dependents, subtasks, project context, evidence counts and recent activity. include: ['brief'] attaches the whole project brief, for a one-call cold start.",
+    "Deep-read one task: the task with its derived readiness, blockers (dependencies not yet done), dependents, subtasks, project context, evidence counts, where its review stands (verdict) and recent activity. include: ['brief'] attaches the whole project brief, for a one-call cold start.",
   input: z.object({
     task_id: taskRefField("The task."),
     include: z.array(z.enum(["brief"])).max(1).optional().describe("brief: attach the project brief."),
@@ -95,12 +96,14 @@ export const taskGetTool = defineTool({
     subtasks: z.array(taskSummarySchema).describe("Tasks whose parent is this one."),
     project: projectSchema.pick({ id: true, key: true, title: true, status: true }).describe("The task's project."),
     evidence: z.object({ code_refs: z.number().int().describe("Live code refs."), attachments: z.number().int().describe("Live attachments.") }).describe("Evidence on record."),
+    review: reviewStandingSchema.nullable().describe("With a reviewer: the latest review handoff addressed to them, its verdict and whether it unlocks done; null without a reviewer or before one was asked."),
     activity: z.array(activityItemSchema).describe("The task's recent activity, newest first (up to 20)."),
     brief: z.record(z.string(), z.unknown()).optional().describe("The project brief, with include: ['brief']."),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const task = await findTask(ctx, input.task_id);
+    const review = task.reviewer_actor_id ? reviewStanding(ctx, task, task.reviewer_actor_id) : Promise.resolve(null);
     const summaries = (where: string) =>
       ctx.d1.prepare(`SELECT ${TASK_SUMMARY_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND ${where} ORDER BY t.priority, t.created_at`).bind(ctx.tenantId, task.id);
     const [blockers, dependents, subtasks, project, evidence, activity] = await ctx.d1.batch<Record<string, unknown>>([
@@ -127,6 +130,7 @@ export const taskGetTool = defineTool({
       subtasks: rows(subtasks),
       project: { id: projectRow.id, key: projectRow.key, title: projectRow.title, status: projectRow.status },
       evidence: evidence!.results[0] as { code_refs: number; attachments: number },
+      review: await review,
       activity: activity!.results as ActivityItem[],
       ...(brief ? { brief } : {}),
     };

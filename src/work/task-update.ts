@@ -7,6 +7,7 @@ import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
+import { reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, STATUS_LIST, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
 import { TASK_STATUSES, type TaskStatus } from "./task-summary";
@@ -19,25 +20,40 @@ async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvi
       hint: "Do the work, then mark the criterion met (patch acceptance_criteria with met: true) before moving to done.",
     });
   }
-  const [evidence, review] = await ctx.d1.batch<{ n: number }>([
+  const [evidence, review] = await Promise.all([
     ctx.d1
       .prepare(
         `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL)
               + (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS n`,
       )
-      .bind(ctx.tenantId, task.id),
-    ctx.d1
-      .prepare(`SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ? AND related_task_id = ? AND kind = 'review' AND responded_by = ? AND responded_at IS NOT NULL`)
-      .bind(ctx.tenantId, task.id, reviewer ?? ""),
+      .bind(ctx.tenantId, task.id)
+      .first<{ n: number }>(),
+    reviewer ? reviewStanding(ctx, task, reviewer) : Promise.resolve(null),
   ]);
-  if (requiresEvidence && (evidence!.results[0]?.n ?? 0) === 0) {
+  if (requiresEvidence && (evidence?.n ?? 0) === 0) {
     throw new ToolError("evidence_required", "This task requires evidence before done: no code ref or attachment is recorded on it.", {
       hint: "Record the delivering commit or PR with task_code_ref, or attach a file or link with attach_add, then retry.",
     });
   }
-  if (reviewer && (review!.results[0]?.n ?? 0) === 0) {
-    throw new ToolError("review_pending", "This task's reviewer has not answered its review handoff yet.", {
-      hint: "Move it to in_review (which opens the review handoff) and wait for the reviewer's handoff_respond, or clear reviewer_actor_id.",
+  if (!reviewer) return;
+  if (!review) {
+    throw new ToolError("review_pending", "This task's reviewer has not been asked for a review yet.", {
+      hint: "Move it to in_review (which opens the review handoff) and wait for the reviewer's handoff_respond with verdict approved, or clear reviewer_actor_id.",
+    });
+  }
+  if (review.verdict === "changes_requested" || review.verdict === "rejected") {
+    throw new ToolError("review_not_approved", `The latest review of ${task.ref} (handoff ${review.handoff_id}) is ${review.verdict}.`, {
+      hint: "Address the review, then move the task to in_review again: that opens a fresh review handoff, and its approval unlocks done.",
+    });
+  }
+  if (!review.approved) {
+    const self = review.verdict === "approved" && review.responded_by === reviewer;
+    throw new ToolError("review_pending", `Done needs the reviewer's approval on ${task.ref}'s latest review (handoff ${review.handoff_id}): ${review.reason}.`, {
+      hint: self
+        ? "Nobody approves their own work: set reviewer_actor_id to someone else, move the task to in_review again and wait for their approval."
+        : review.verdict === null
+          ? "Wait for the reviewer's handoff_respond with verdict approved (inbox shows it to them)."
+          : "Move the task to in_review again so the reviewer is asked afresh, and wait for their approval.",
     });
   }
 }
