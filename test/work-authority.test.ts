@@ -591,3 +591,163 @@ describe("review verdicts", () => {
     await refusedWithoutWrites(a.ctx, "task_update", { task_id: task.id, patch: { status: "done" } }, "review_pending", aState);
   });
 });
+
+// ---------------------------------------------------------------------------------------------
+
+describe("bounded lists inside single-object reads", () => {
+  it("task_get with 200 comments and 200 activity rows carries 50 of each, the totals, and cursors the list tools continue exactly", async () => {
+    const w = await world("bounded-task");
+    await ok(w.ctx, "project_create", { title: "Big", key: "BIG" });
+    const task = (await ok(w.ctx, "task_create", { project_id: "BIG", title: "busy" })).task as Structured;
+    const statements: D1PreparedStatement[] = [];
+    for (let i = 0; i < 200; i++) {
+      statements.push(
+        env.DB.prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, created_at) VALUES (?, ?, 'task', ?, ?, ?, ?)`)
+          .bind(crypto.randomUUID(), w.id.tenantId, task.id, `comment ${i}`, w.id.actorId, at(i * SECOND)),
+        env.DB.prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary) VALUES (?, ?, ?, ?, 'note.added', 'task', ?, ?, ?)`)
+          .bind(crypto.randomUUID(), w.id.tenantId, at(i * SECOND), w.id.actorId, task.id, task.project_id, `activity ${i}`),
+      );
+    }
+    await env.DB.batch(statements);
+
+    const g = await ok(w.ctx, "task_get", { task_id: task.id });
+    expect(g.comments).toHaveLength(50);
+    expect(g.comments.map((c: Structured) => c.body)).toEqual(Array.from({ length: 50 }, (_, i) => `comment ${i}`));
+    expect(g.activity).toHaveLength(50);
+    expect(g.activity[0].summary).toBe("activity 199");
+    expect(g.lists.comments).toMatchObject({ total: 200, returned: 50, more: { tool: "comment_query", arguments: { object_type: "task", object_id: task.id } } });
+    expect(g.lists.activity).toMatchObject({ total: 201, returned: 50, more: { tool: "activity_query", arguments: { object_type: "task", object_id: task.id } } });
+    expect(g.lists.comments.more.arguments.cursor).toBe(g.lists.comments.next_cursor);
+    expect(g.lists.subtasks).toEqual({ total: 0, returned: 0 });
+
+    // Following the pointer reads the rest, each row exactly once, in the same order.
+    const rest = async (info: Structured, key: string): Promise<string[]> => {
+      const out: string[] = [];
+      let args: Structured | undefined = { ...info.more.arguments, limit: 60 };
+      while (args) {
+        const page = await ok(w.ctx, info.more.tool as string, args);
+        out.push(...page.items.map((r: Structured) => r[key] as string));
+        args = page.next_cursor ? { ...args, cursor: page.next_cursor } : undefined;
+      }
+      return out;
+    };
+    const comments = [...g.comments.map((c: Structured) => c.body), ...(await rest(g.lists.comments, "body"))];
+    expect(comments).toEqual(Array.from({ length: 200 }, (_, i) => `comment ${i}`));
+    const activity = [...g.activity.map((a: Structured) => a.summary), ...(await rest(g.lists.activity, "summary"))];
+    expect(activity).toHaveLength(201);
+    expect(new Set(activity).size).toBe(201);
+    expect(activity.slice(0, 200)).toEqual(Array.from({ length: 200 }, (_, i) => `activity ${199 - i}`));
+  });
+
+  it("blockers, dependents and subtasks are capped the same way; task_query pages the rest from the cursor", async () => {
+    const w = await world("bounded-links");
+    await ok(w.ctx, "project_create", { title: "Links", key: "LNK" });
+    const hub = (await ok(w.ctx, "task_create", { project_id: "LNK", title: "hub" })).task as Structured;
+    const made = await ok(w.ctx, "task_create_many", {
+      project_id: "LNK",
+      tasks: Array.from({ length: 60 }, (_, i) => ({ title: `child ${i}`, priority: i % 3, parent_task_id: hub.id, depends_on: [hub.id] })),
+    });
+    const children = made.task_ids as string[];
+    await ok(w.ctx, "task_create", { project_id: "LNK", title: "waits on hub", depends_on: [hub.id] });
+    const waiter = (await ok(w.ctx, "task_create", { project_id: "LNK", title: "waits on all" })).task as Structured;
+    await ok(w.ctx, "task_link", { task_id: waiter.id, add_depends_on: children.slice(0, 50) });
+    await ok(w.ctx, "task_link", { task_id: waiter.id, add_depends_on: children.slice(50) });
+
+    const follow = async (first: Structured[], info: Structured): Promise<string[]> => {
+      const ids = first.map((t) => t.id as string);
+      let args: Structured | undefined = info.more ? { ...info.more.arguments, limit: 7 } : undefined;
+      while (args) {
+        const page = await ok(w.ctx, "task_query", args);
+        ids.push(...page.items.map((t: Structured) => t.id as string));
+        args = page.next_cursor ? { ...args, cursor: page.next_cursor } : undefined;
+      }
+      return ids;
+    };
+    const byPriority = async (filter: Structured) => (await ok(w.ctx, "task_query", { ...filter, limit: 200 })).items.map((t: Structured) => t.id as string);
+
+    const h = await ok(w.ctx, "task_get", { task_id: hub.id });
+    expect(h.subtasks).toHaveLength(50);
+    expect(h.lists.subtasks).toMatchObject({ total: 60, returned: 50, more: { tool: "task_query", arguments: { parent_task_id: hub.id, order_by: "priority" } } });
+    expect(h.lists.dependents).toMatchObject({ total: 61, returned: 50 });
+    const subtasks = await follow(h.subtasks, h.lists.subtasks);
+    expect(subtasks).toEqual(await byPriority({ parent_task_id: hub.id }));
+    expect(new Set(subtasks)).toEqual(new Set(children));
+    expect(await follow(h.dependents, h.lists.dependents)).toEqual(await byPriority({ dependents_of: hub.id }));
+
+    const all = await ok(w.ctx, "task_get", { task_id: waiter.id });
+    expect(all.task.depends_on).toHaveLength(60);
+    expect(all.lists.blockers).toMatchObject({ total: 60, returned: 50, more: { arguments: { dependencies_of: waiter.id, status: ["todo", "in_progress", "in_review"] } } });
+    expect(new Set(await follow(all.blockers, all.lists.blockers))).toEqual(new Set(children));
+  });
+
+  it("a task waits on at most 100 tasks: task_link rejects edges past that with the reason", async () => {
+    const w = await world("bounded-deps");
+    await ok(w.ctx, "project_create", { title: "Deps", key: "DEP" });
+    const target = (await ok(w.ctx, "task_create", { project_id: "DEP", title: "umbrella" })).task as Structured;
+    const ids = [
+      ...((await ok(w.ctx, "task_create_many", { project_id: "DEP", tasks: Array.from({ length: 100 }, (_, i) => ({ title: `a${i}` })) })).task_ids as string[]),
+      ...((await ok(w.ctx, "task_create_many", { project_id: "DEP", tasks: [{ title: "b0" }, { title: "b1" }] })).task_ids as string[]),
+    ];
+    await ok(w.ctx, "task_link", { task_id: target.id, add_depends_on: ids.slice(0, 50) });
+    // The edge past the limit is refused inside its insert, beside edges that still fit.
+    const second = await ok(w.ctx, "task_link", { task_id: target.id, add_depends_on: ids.slice(51, 100) });
+    expect(second.added).toHaveLength(49);
+    expect(second.cycle_rejected).toEqual([]);
+    const third = await ok(w.ctx, "task_link", { task_id: target.id, add_depends_on: [ids[50], ids[100]] });
+    expect(third.added).toEqual([ids[50]]);
+    expect(third.cycle_rejected).toEqual([{ depends_on: ids[100], reason: expect.stringContaining("already waits on 100 tasks") }]);
+    expect(await count("SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?", w.id.tenantId, target.id)).toBe(100);
+    // Dropping one makes room again.
+    const swapped = await ok(w.ctx, "task_link", { task_id: target.id, remove_depends_on: [ids[0]] });
+    expect(swapped.removed).toEqual([ids[0]]);
+    expect((await ok(w.ctx, "task_link", { task_id: target.id, add_depends_on: [ids[101]] })).added).toEqual([ids[101]]);
+  });
+
+  it("project_brief caps its repositories and points at repo_query; run_get pages a subtree of 60 children with its own cursor", async () => {
+    const w = await world("bounded-brief");
+    const p = (await ok(w.ctx, "project_create", { title: "Repos", key: "REP" })).project as Structured;
+    const repoRows: D1PreparedStatement[] = [];
+    for (let i = 0; i < 55; i++) {
+      const id = crypto.randomUUID();
+      const name = `r${String(i).padStart(2, "0")}`;
+      repoRows.push(
+        env.DB.prepare(`INSERT INTO repositories (id, tenant_id, owner, name, slug, remote_url, created_by, created_at) VALUES (?, ?, 'acme', ?, ?, ?, ?, ?)`)
+          .bind(id, w.id.tenantId, name, `acme/${name}`, `https://github.com/acme/${name}`, w.id.actorId, T0),
+        env.DB.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, created_at) VALUES (?, ?, ?, ?)`).bind(w.id.tenantId, p.id, id, T0),
+      );
+    }
+    await env.DB.batch(repoRows);
+    const brief = await ok(w.ctx, "project_brief", { project: "REP" });
+    expect(brief.repositories).toHaveLength(50);
+    expect(brief.lists.repositories).toEqual({ total: 55, returned: 50, more: { tool: "repo_query", arguments: { project_id: p.id } } });
+    expect((await ok(w.ctx, "repo_query", { ...brief.lists.repositories.more.arguments, limit: 100 })).items).toHaveLength(55);
+
+    const s = await inSession(w.ctx);
+    await ok(s, "project_create", { title: "Runs", key: "RUN" });
+    const root = (await env.DB.prepare("SELECT id FROM runs WHERE tenant_id = ?").bind(w.id.tenantId).first<{ id: string }>())!.id;
+    const forked: string[] = [];
+    for (let i = 0; i < 60; i++) forked.push((await ok(s, "run_fork", { label: `child ${i}` })).run.id as string);
+    const first = await ok(w.ctx, "run_get", { run_id: root, include_children: true });
+    expect(first.children).toHaveLength(50);
+    expect(first.children_truncated).toBe(true);
+    expect(first.lists.children).toMatchObject({ total: 60, returned: 50, more: { tool: "run_get", arguments: { run_id: root, include_children: true } } });
+    const next = await ok(w.ctx, "run_get", first.lists.children.more.arguments);
+    expect(next.children.map((r: Structured) => r.id)).toEqual(forked.slice(50));
+    expect(next.lists.children).toEqual({ total: 60, returned: 10 });
+    expect(next.children_truncated).toBe(false);
+    await rejects(w.ctx, "run_get", { run_id: root, cursor: first.lists.children.next_cursor }, "invalid_input");
+  });
+
+  it("another tenant's task is not_found to task_get, and task_query's link filters do not reach into it", async () => {
+    const a = await world("bounded-iso");
+    await ok(a.ctx, "project_create", { title: "A", key: "AAA" });
+    const t = (await ok(a.ctx, "task_create", { project_id: "AAA", title: "a" })).task as Structured;
+    await ok(a.ctx, "task_create", { project_id: "AAA", title: "child", parent_task_id: t.id, depends_on: [t.id] });
+    const b = await newWorld("wauth-bounded-iso-b", { start: T0, actor: "mallory" });
+    const aState = () => tenantState(a.id.tenantId);
+    await refusedWithoutWrites(b.ctx, "task_get", { task_id: t.id }, "not_found", aState);
+    for (const filter of ["parent_task_id", "dependencies_of", "dependents_of"]) {
+      await refusedWithoutWrites(b.ctx, "task_query", { [filter]: t.id }, "not_found", aState);
+    }
+  });
+});

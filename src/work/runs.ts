@@ -9,7 +9,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, keysetPage, limitField, resolveActor } from "./common";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "./common";
 import { findRepository } from "./repos";
 import {
   currentRunId, END_STATUSES, findRun, insertRun, noCurrentRun, releaseSessionRun, RUN_COLUMNS, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES,
@@ -205,44 +205,53 @@ export const runQueryTool = defineTool({
   summarize: (r) => `${r.items.length} run(s).`,
 });
 
-const SUBTREE_MAX = 500;
 const SUBTREE_DEPTH_MAX = 50;
 
 export const runGetTool = defineTool({
   name: "run_get",
   title: "Read a run",
   toolset: "runs",
-  description: "Read one run by run_key or run_id (exactly one). include_children: true adds the whole subtree under it (children, their children, …) — what a workflow's subagents did.",
+  description: `Read one run by run_key or run_id (exactly one). include_children: true adds the subtree under it (children, their children, …), parents before their children, ${EMBEDDED_LIST_MAX} runs at a time: lists.children says how many there are and gives the cursor for the next ${EMBEDDED_LIST_MAX}.`,
   input: z.object({
     run_key: z.string().min(1).max(100).optional().describe("The run's key (run-…)."),
     run_id: z.string().min(1).max(100).optional().describe("The run's id."),
-    include_children: z.boolean().default(false).describe("Also return every run below it in the tree."),
+    include_children: z.boolean().default(false).describe("Also return the runs below it in the tree."),
+    cursor: cursorField.describe("With include_children: lists.children.next_cursor from the previous call, for the next runs of the subtree."),
   }),
   output: z.object({
     run: runSchema.describe("The run."),
     children: z.array(runSchema.extend({ depth: z.number().int().describe("1 for a direct child, 2 for a grandchild, …") }))
-      .optional().describe("With include_children: the subtree below the run, parents before their children (up to 500)."),
-    children_truncated: z.boolean().optional().describe("With include_children: true when the subtree had more runs than returned."),
+      .optional().describe(`With include_children: runs below the run, parents before their children (up to ${EMBEDDED_LIST_MAX}).`),
+    children_truncated: z.boolean().optional().describe("With include_children: true when the subtree has more runs after these (lists.children pages them)."),
+    lists: listsSchema({ children: "The subtree below the run (run_get with the cursor continues it)." }).optional().describe("With include_children: how many runs the subtree holds and how to page the rest."),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     if ((input.run_key === undefined) === (input.run_id === undefined)) throw invalidInput("Pass exactly one of run_key and run_id.", "Name the run by its key (run-…) or by its id.");
+    if (input.cursor !== undefined && !input.include_children) throw invalidInput("cursor pages the subtree: it goes with include_children: true.", "Pass include_children: true with the cursor, or drop the cursor.");
     const run = await findRun(ctx, (input.run_key ?? input.run_id)!);
     if (!input.include_children) return { run: toRun(run) };
-    const rows = await ctx.d1
-      .prepare(
-        `WITH RECURSIVE tree (id, depth) AS (
+    const after = decodeKeyset(input.cursor, 2);
+    const tree = `WITH RECURSIVE tree (id, depth) AS (
            SELECT id, 0 FROM runs WHERE tenant_id = ? AND id = ?
            UNION ALL
            SELECT r.id, tree.depth + 1 FROM runs r JOIN tree ON r.tenant_id = ? AND r.parent_run_id = tree.id WHERE tree.depth < ?
-         )
-         SELECT ${RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
-         WHERE tree.depth > 0 ORDER BY tree.depth, r.seq LIMIT ?`,
-      )
-      .bind(ctx.tenantId, run.id, ctx.tenantId, SUBTREE_DEPTH_MAX, SUBTREE_MAX + 1)
-      .all<RunRow & { depth: number }>();
-    const children = rows.results.slice(0, SUBTREE_MAX).map(({ depth, ...r }) => ({ ...toRun(r), depth }));
-    return { run: toRun(run), children, children_truncated: rows.results.length > SUBTREE_MAX };
+         )`;
+    const treeParams = [ctx.tenantId, run.id, ctx.tenantId, SUBTREE_DEPTH_MAX];
+    const [rows, total] = await ctx.d1.batch<RunRow & { depth: number; n: number }>([
+      ctx.d1
+        .prepare(
+          `${tree} SELECT ${RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
+           WHERE tree.depth > 0 ${after ? "AND (tree.depth > ? OR (tree.depth = ? AND r.seq > ?))" : ""} ORDER BY tree.depth, r.seq LIMIT ?`,
+        )
+        .bind(...treeParams, ...(after ? [after[0], after[0], after[1]] : []), EMBEDDED_LIST_MAX + 1),
+      ctx.d1.prepare(`${tree} SELECT COUNT(*) AS n FROM tree WHERE depth > 0`).bind(...treeParams),
+    ]);
+    const page = embeddedList(rows!.results, total!.results[0]?.n ?? 0, {
+      tool: "run_get", arguments: { run_id: run.id, include_children: true }, cursorOf: (last) => [last.depth, last.seq],
+    });
+    const children = page.items.map(({ depth, n: _n, ...r }) => ({ ...toRun(r), depth }));
+    return { run: toRun(run), children, children_truncated: page.info.more !== undefined, lists: { children: page.info } };
   },
   summarize: (r) => `${r.run.run_key} (${r.run.status})${r.children ? `, ${r.children.length} run(s) below` : ""}.`,
 });
