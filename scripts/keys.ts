@@ -1,5 +1,5 @@
 /**
- * Manage API keys: `npm run keys -- create --tenant acme --actor claude-code [--label laptop]`,
+ * Manage API keys: `npm run keys -- create --tenant acme --actor claude-code [--label laptop] [--operator]`,
  * `npm run keys -- list [--tenant acme]`, `npm run keys -- revoke --prefix alk_xxxxxx`.
  * Works on local D1 by default; `--remote` targets the deployed database.
  */
@@ -8,7 +8,7 @@ import { provisionKey, revokeKeySql, SLUG } from "../src/auth/provision";
 import { executeSql, querySql, type Target } from "./wrangler";
 
 const USAGE = `usage:
-  npm run keys -- create --tenant <slug> --actor <slug> [--label <text>] [--remote] [--persist-to <dir>]
+  npm run keys -- create --tenant <slug> --actor <slug> [--label <text>] [--operator] [--remote] [--persist-to <dir>]
   npm run keys -- list [--tenant <slug>] [--remote] [--persist-to <dir>]
   npm run keys -- revoke --prefix <key prefix> [--remote] [--persist-to <dir>]`;
 
@@ -20,6 +20,7 @@ export async function main(argv: string[]): Promise<void> {
       tenant: { type: "string" },
       actor: { type: "string" },
       label: { type: "string", default: "" },
+      operator: { type: "boolean", default: false },
       prefix: { type: "string" },
       remote: { type: "boolean", default: false },
       "persist-to": { type: "string" },
@@ -30,12 +31,13 @@ export async function main(argv: string[]): Promise<void> {
   switch (positionals[0]) {
     case "create": {
       if (!values.tenant || !values.actor) throw new Error(`create needs --tenant and --actor\n${USAGE}`);
-      const { key, statements } = await provisionKey(values.tenant, values.actor, new Date(), values.label);
+      const role = values.operator ? "operator" : "agent";
+      const { key, statements } = await provisionKey(values.tenant, values.actor, new Date(), values.label, role);
       await executeSql(statements, target);
       if (values.quiet) {
         process.stdout.write(`${key}\n`);
       } else {
-        console.log(`Created a key for actor '${values.actor}' in tenant '${values.tenant}'${values.remote ? " (remote)" : " (local)"}.`);
+        console.log(`Created ${role === "operator" ? "an operator" : "an agent"} key for actor '${values.actor}' in tenant '${values.tenant}'${values.remote ? " (remote)" : " (local)"}.`);
         console.log("It is shown only this once; store it now:\n");
         console.log(`  ${key}\n`);
       }
@@ -44,7 +46,7 @@ export async function main(argv: string[]): Promise<void> {
     case "list": {
       if (values.tenant && !SLUG.test(values.tenant)) throw new Error("--tenant must be a slug");
       const rows = await querySql<Record<string, string | null>>(
-        `SELECT t.slug AS tenant, a.name AS actor, k.prefix, k.label, k.created_at, k.revoked_at
+        `SELECT t.slug AS tenant, a.name AS actor, k.role, k.prefix, k.label, k.created_at, k.revoked_at
          FROM api_keys k JOIN tenants t ON t.id = k.tenant_id JOIN actors a ON a.id = k.actor_id
          ${values.tenant ? `WHERE t.slug = '${values.tenant}'` : ""} ORDER BY k.created_at`,
         target,

@@ -15,18 +15,23 @@ export interface TestIdentity {
   tenantId: string;
   actorId: string;
   actorName: string;
+  operator: boolean;
 }
 
-/** Creates (or reuses) a tenant and actor and a fresh key, through the keys command's own SQL. */
-export async function seedIdentity(tenant: string, actor: string): Promise<TestIdentity> {
-  const { key, statements } = await provisionKey(tenant, actor);
+/**
+ * Creates (or reuses) a tenant and actor and a fresh key, through the keys command's own SQL;
+ * `operator: true` makes it an operator key (`npm run keys -- create … --operator`).
+ */
+export async function seedIdentity(tenant: string, actor: string, opts: { operator?: boolean } = {}): Promise<TestIdentity> {
+  const operator = opts.operator ?? false;
+  const { key, statements } = await provisionKey(tenant, actor, new Date(), "", operator ? "operator" : "agent");
   for (const sql of statements) await env.DB.prepare(sql).run();
   const row = await env.DB.prepare(
     `SELECT a.tenant_id AS tenantId, a.id AS actorId, a.name AS actorName FROM actors a JOIN tenants t ON t.id = a.tenant_id WHERE t.slug = ? AND a.name = ?`,
   )
     .bind(tenant, actor)
     .first<{ tenantId: string; actorId: string; actorName: string }>();
-  return { key, ...row! };
+  return { key, ...row!, operator };
 }
 
 /** A clock tests move by hand. */
@@ -65,6 +70,7 @@ export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessio
     tenantId: id.tenantId,
     actorId: id.actorId,
     actorName: id.actorName,
+    operator: id.operator,
     sessionId,
     clock,
     waitUntil: (p) => void pending.push(p),
@@ -144,8 +150,8 @@ export interface Who {
 export interface World extends Who {
   slug: string;
   clock: TestClock;
-  /** Another actor of the same tenant, sharing the clock, in its own session. */
-  other(name: string): Promise<Who>;
+  /** Another actor of the same tenant, sharing the clock, in its own session; `operator` gives it an operator key. */
+  other(name: string, opts?: { operator?: boolean }): Promise<Who>;
 }
 
 /** A fresh tenant (tests share one database per file) with one caller and a clock at `start`. */
@@ -159,8 +165,8 @@ export async function newWorld(prefix: string, opts: { start: string; actor?: st
     id,
     clock,
     ctx: makeCtx(id, clock, opts.sessionId ?? "sess-1"),
-    other: async (n) => {
-      const oid = await seedIdentity(slug, n);
+    other: async (n, o) => {
+      const oid = await seedIdentity(slug, n, o);
       return { id: oid, ctx: makeCtx(oid, clock, `sess-${n}`) };
     },
   };

@@ -267,7 +267,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   activity_query: { verb: "task.*" },
   notification_query: { unread_only: true },
   notification_mark_read: { ids: ["none"] },
-  handoff_create: { to_actor_ids: ["me"], title: "Review the plan", kind: "review", options: ["approve", "reject"] },
+  handoff_create: { to_actor_ids: ["me"], title: "Approve the plan", kind: "approval", options: ["approve", "reject"] },
   handoff_claim: { handoff_id: "$handoff" },
   handoff_respond: { handoff_id: "$handoff", response: { chosen_option: "approve", text: "fine" } },
   handoff_resolve: { handoff_id: "$handoff" },

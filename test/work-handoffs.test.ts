@@ -106,7 +106,7 @@ describe("handoff_create", () => {
       id: h.id, kind: "question", title: "Which cache?", body: "Redis or KV for the session cache?", from_actor_id: w.id.actorId,
       to_actor_ids: [bob.id.actorId], status: "open", claimed_by: null,
       options: [{ label: "redis", summary: "" }, { label: "kv", summary: "Workers KV" }, { label: "d1", summary: "" }],
-      allow_free_text: false, response: null, responded_by: null, responded_at: null, resolution: null, resolution_note: "",
+      allow_free_text: false, response: null, responded_by: null, responded_at: null, verdict: null, resolution: null, resolution_note: "",
       related_task_id: null, related_project_id: null, due_at: "2030-02-01T00:00:00.000Z", fingerprint: null,
       created_at: T0, updated_at: T0, acked: false,
     });
@@ -717,11 +717,12 @@ describe("review gate end to end", () => {
     await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } }, "review_pending");
 
     w.clock.advance(MINUTE);
-    await ok(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM" } });
+    const answered = await ok(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM", verdict: "approved" } });
+    expect(answered.handoff).toMatchObject({ status: "resolved", resolution: "processed", verdict: "approved", responded_by: bob.id.actorId });
     const done = await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } });
     expect(done.task).toMatchObject({ status: "done", done_at: at(MINUTE) });
-    // The review stays in bob's inbox until he acks it.
-    expect(ids((await inboxAgrees(bob.ctx)).items as Structured[])).toEqual([review.id]);
+    // The verdict resolved the review, so it needs no more action from bob and leaves his inbox.
+    expect((await inboxAgrees(bob.ctx)).items).toEqual([]);
   });
 
   it("an answer by anyone but the reviewer does not unlock done; the reviewer's answer on a fresh review does", async () => {
@@ -741,16 +742,16 @@ describe("review gate end to end", () => {
 
     // Another recipient (added behind the tools' back) answers: accepted as an answer, but not the review.
     await env.DB.prepare("INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) VALUES (?, ?, ?)").bind(w.id.tenantId, review.id, carol.id.actorId).run();
-    await ok(carol.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM from carol" } });
+    await ok(carol.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM from carol", verdict: "approved" } });
     await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } }, "review_pending");
     // The answered handoff is closed to bob now; a new round of review opens a fresh one for him.
-    await rejects(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM" } }, "handoff_closed");
+    await rejects(bob.ctx, "handoff_respond", { handoff_id: review.id, response: { text: "LGTM", verdict: "approved" } }, "handoff_closed");
     await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_progress" } });
     await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" } });
     const fresh = (await query(bob.ctx, { type: ["review"], status: ["open"] }))[0]!;
     expect(fresh.id).not.toBe(review.id);
     await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } }, "review_pending");
-    await ok(bob.ctx, "handoff_respond", { handoff_id: fresh.id, response: { text: "LGTM" } });
+    await ok(bob.ctx, "handoff_respond", { handoff_id: fresh.id, response: { text: "LGTM", verdict: "approved" } });
     expect((await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } })).task.status).toBe("done");
   });
 
@@ -767,7 +768,7 @@ describe("review gate end to end", () => {
     // A review of another task neither.
     const other = (await ok(w.ctx, "task_create", { project_id: "API", title: "Other" })).task as Structured;
     const r = await create(w.ctx, { to_actor_ids: ["bob"], kind: "review", related_task_id: other.id });
-    await ok(bob.ctx, "handoff_respond", { handoff_id: r.id, response: { text: "fine" } });
+    await ok(bob.ctx, "handoff_respond", { handoff_id: r.id, response: { text: "fine", verdict: "approved" } });
     await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } }, "review_pending");
   });
 });

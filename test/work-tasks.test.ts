@@ -471,7 +471,10 @@ describe("task_update", () => {
     await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done" } }, "review_pending");
     await env.DB.prepare("UPDATE handoffs SET responded_by = ?, responded_at = NULL WHERE id = ?").bind(bob.id.actorId, handoff!.id).run();
     await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done" } }, "review_pending");
+    // An answer without a verdict (as before verdicts existed) does not count either; bob's approval does.
     await env.DB.prepare("UPDATE handoffs SET responded_by = ?, responded_at = ?, status = 'responded' WHERE id = ?").bind(bob.id.actorId, at(MINUTE), handoff!.id).run();
+    await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done" } }, "review_pending");
+    await env.DB.prepare("UPDATE handoffs SET verdict = 'approved', status = 'resolved' WHERE id = ?").bind(handoff!.id).run();
 
     w.clock.advance(2 * MINUTE);
     const done = await update(w.ctx, id, { status: "done" });
@@ -1165,8 +1168,8 @@ describe("leases", () => {
     expect(stolen).toMatchObject({ claimed: true, extended: false, lease_expires_at: at(61 * SECOND + HOUR) });
     expect(stolen.task).toMatchObject({ id: t.id, status: "in_progress", assignee_actor_id: bob.id.actorId, claimed_at: at(61 * SECOND) });
     expect((await activityRows(w.id.tenantId, "verb = 'task.claimed'")).map((a) => a.actor_id)).toEqual([w.id.actorId, bob.id.actorId]);
-    // The first holder lost it: release is refused, a claim by id sees bob holding it.
-    await rejects(w.ctx, "task_release", { task_id: t.id }, "not_claimed");
+    // The first holder lost it: release is refused (bob's live lease), a claim by id sees bob holding it.
+    expect((await rejects(w.ctx, "task_release", { task_id: t.id }, "lease_held")).message).toContain("bob");
     expect(await claim(w.ctx, { task_id: t.id })).toMatchObject({ claimed: false, reason: "held", holder_actor_id: bob.id.actorId });
 
     // By id, too: after bob's lease runs out, the first agent takes it back directly.
@@ -1215,16 +1218,16 @@ describe("leases", () => {
 });
 
 describe("task_release", () => {
-  it("the holder releases to the pool with a note; others and repeats get not_claimed; it is claimable again", async () => {
+  it("the holder releases to the pool with a note; others get lease_held, repeats not_claimed; it is claimable again", async () => {
     const w = await world("release");
     const bob = await w.other("bob");
     await project(w.ctx, "REL");
     const t = await create(w.ctx, "REL");
     await claim(w.ctx, { project_id: "REL" });
 
-    const notHolder = await rejects(bob.ctx, "task_release", { task_id: t.id }, "not_claimed");
-    expect(notHolder.message).toContain("held by another actor");
-    expect(notHolder.hint).toContain("task_get");
+    const notHolder = await rejects(bob.ctx, "task_release", { task_id: t.id }, "lease_held");
+    expect(notHolder.message).toContain(`leased to agent (${w.id.actorId}) until ${at(HOUR)}`);
+    expect(notHolder.hint).toContain("force");
 
     w.clock.advance(MINUTE);
     const released = await ok(w.ctx, "task_release", { task_id: "rel-1", note: "blocked on review" });

@@ -7,6 +7,8 @@ export interface Identity {
   tenantId: string;
   actorId: string;
   actorName: string;
+  /** The key's role is operator: it may override leases and act on other actors' runs. */
+  operator: boolean;
 }
 
 /**
@@ -39,12 +41,14 @@ export function clearIdentityCache(): void {
 
 async function lookup(db: Db, hash: string): Promise<Identity | null> {
   const row = await db
-    .select({ tenantId: apiKeys.tenantId, actorId: apiKeys.actorId, actorName: actors.name })
+    .select({ tenantId: apiKeys.tenantId, actorId: apiKeys.actorId, actorName: actors.name, role: apiKeys.role })
     .from(apiKeys)
     .innerJoin(actors, eq(actors.id, apiKeys.actorId))
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .get();
-  return row ?? null;
+  if (!row) return null;
+  const { role, ...rest } = row;
+  return { ...rest, operator: role === "operator" };
 }
 
 /** Extracts the key from `Authorization: Bearer <key>`, or null. */

@@ -8,6 +8,10 @@ import { sha256Hex, uuidv7 } from "../db/ids";
 export const SLUG = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export const KEY_PREFIX = "alk_";
 
+/** What a key may do: `agent` (the default), or `operator` (may override leases and act on others' runs). */
+export const KEY_ROLES = ["agent", "operator"] as const;
+export type KeyRole = (typeof KEY_ROLES)[number];
+
 export function generateApiKey(): string {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
@@ -24,10 +28,12 @@ export interface ProvisionedKey {
 
 /**
  * SQL that creates the tenant and actor if they do not exist yet, and a new key for the actor.
- * The key is returned once; only its hash is in the SQL.
+ * The key is returned once; only its hash is in the SQL. The role belongs to the key, not the
+ * actor, so one actor may hold an everyday agent key and a separate operator key.
  */
-export async function provisionKey(tenant: string, actor: string, now: Date = new Date(), label = ""): Promise<ProvisionedKey> {
+export async function provisionKey(tenant: string, actor: string, now: Date = new Date(), label = "", role: KeyRole = "agent"): Promise<ProvisionedKey> {
   if (!SLUG.test(tenant)) throw new Error(`tenant '${tenant}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  if (!KEY_ROLES.includes(role)) throw new Error(`role must be one of ${KEY_ROLES.join(", ")}`);
   if (!SLUG.test(actor)) throw new Error(`actor '${actor}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
   if (!/^[\w .:-]{0,100}$/.test(label)) throw new Error("label may hold letters, digits, spaces and . _ : - (max 100)");
   const key = generateApiKey();
@@ -40,7 +46,7 @@ export async function provisionKey(tenant: string, actor: string, now: Date = ne
     statements: [
       `INSERT OR IGNORE INTO tenants (id, slug, name, created_at) VALUES ('${uuidv7()}', '${tenant}', '${tenant}', '${at}')`,
       `INSERT OR IGNORE INTO actors (id, tenant_id, name, kind, display_name, created_at) VALUES ('${uuidv7()}', ${tenantId}, '${actor}', 'agent', '${actor}', '${at}')`,
-      `INSERT INTO api_keys (id, tenant_id, actor_id, key_hash, prefix, label, created_at) VALUES ('${uuidv7()}', ${tenantId}, ${actorId}, '${hash}', '${key.slice(0, 10)}', '${label}', '${at}')`,
+      `INSERT INTO api_keys (id, tenant_id, actor_id, key_hash, prefix, label, role, created_at) VALUES ('${uuidv7()}', ${tenantId}, ${actorId}, '${hash}', '${key.slice(0, 10)}', '${label}', '${role}', '${at}')`,
     ],
   };
 }

@@ -35,6 +35,7 @@ export const apiKeys = sqliteTable("api_keys", {
   label: text("label").notNull(),
   createdAt: text("created_at").notNull(),
   revokedAt: text("revoked_at"),
+  role: text("role").notNull(),
 });
 
 export const idempotencyKeys = sqliteTable("idempotency_keys", {
@@ -127,6 +128,7 @@ export const tasks = sqliteTable("tasks", {
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
   doneAt: text("done_at"),
+  leaseToken: integer("lease_token").notNull(),
 });
 
 export const taskDeps = sqliteTable("task_deps", {
@@ -177,6 +179,7 @@ export const handoffs = sqliteTable("handoffs", {
   dueAt: text("due_at"),
   resolvedAt: text("resolved_at"),
   resolutionNote: text("resolution_note").notNull(),
+  verdict: text("verdict"),
 });
 
 export const handoffRecipients = sqliteTable("handoff_recipients", {

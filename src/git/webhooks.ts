@@ -54,7 +54,7 @@ async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
      ON CONFLICT (tenant_id, name) DO UPDATE SET name = name RETURNING id`,
   ).bind(uuidv7(now.getTime()), tenantId, iso(now)).first<{ id: string }>();
   return {
-    env, d1: env.DB, db: createDb(env.DB), tenantId, actorId: row!.id, actorName: "github", sessionId: "",
+    env, d1: env.DB, db: createDb(env.DB), tenantId, actorId: row!.id, actorName: "github", operator: false, sessionId: "",
     clock: { now: () => new Date() },
     waitUntil: () => undefined,
   };

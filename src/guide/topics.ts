@@ -16,7 +16,10 @@ Comments, attachments and code refs hang off projects, tasks and decisions. The 
   { id: "the-loop", title: "The loop", body: `whoami → task_claim (or task_get on your open task) → prior_attempts before editing → do the work → log_change for each change →
 task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. task_query with state: ready lists open tasks whose dependencies are all done.
-task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and a reviewer's answer.` },
+task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and the reviewer's approval
+(verdict approved on the latest review, from someone other than whoever asked and the assignee).
+task_claim leases a task and returns a fencing_token. While your lease is live only you change the task (others get lease_held); pass the token on
+task_update, task_assign and task_release so a write from a lease that ran out or was taken over is refused (stale_fencing_token: re-claim, re-read, retry).` },
   { id: "decisions", title: "Decisions", body: `decision_log appends a decision (title, choice, rationale, options with pros and cons). To change one, log a new decision with supersedes_decision_id;
 decision_set_status only moves proposed/accepted/rejected. decision_query searches the text; with semantic: true it also ranks by meaning.` },
   { id: "knowledge", title: "Knowledge", body: `Search before you redo research: knowledge_search ranks notes by words and meaning together (mode: hybrid); lexical_only: true ranks by words alone.
@@ -28,7 +31,8 @@ To look across everything at once, search: one keyword query over projects, task
   { id: "skills", title: "Skills", body: `Skills are versioned markdown playbooks identified by slug (skills toolset). skill_list shows the tenant-wide library plus a project's own skills,
 which shadow tenant-wide ones of the same slug; skill_get returns the body to follow; skill_upsert creates or updates one, with expected_version to avoid overwriting someone else's change; every version is kept, and skill_get with version reads an earlier one.` },
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
-Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].` },
+Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].
+A review is answered with response.verdict: approved, changes_requested or rejected; the verdict resolves it, and the last two send the task back to in_progress.` },
   { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project (changing a link's role takes expected_role),
 and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).
 The git toolset (opt in: ?toolsets=git) works on GitHub itself, not a checkout: every tool takes repo (owner/name or a registered repository).
@@ -37,7 +41,8 @@ Write: batch_commit (files inline, commits in order), git_merge (auto: fast-forw
 a concurrent push makes the call fail with a retryable conflict, nothing half-applied. github_not_configured means an operator must connect your tenant.` },
   { id: "runs-and-subagents", title: "Runs and subagents", body: `Every burst of work is a run in a tree of runs. Your MCP session's run is minted by its first write (reads never mint one)
 and every later write in the session is attributed to it: activity rows carry its run_id. Calls without an Mcp-Session-Id have no run.
-The runs toolset (?toolsets=runs): run_fork registers a child run (kind subagent) under your current run; hand its run_key (run-…) to the subagent.
+The runs toolset (?toolsets=runs): run_fork registers a child run (kind subagent) under your current run; hand its run_key (run-…) to a subagent working under your key
+(only a run's own actor, or an operator key, may heartbeat or end it: not_run_owner).
 run_heartbeat keeps a long quiet run alive and records head_sha, branch, dirty, repository_id and counts; task_code_ref then defaults repository, branch and sha from it.
 A running run with no heartbeat for the server's window (2h by default) is marked abandoned by the run reaper; your writes refresh your session's run on their own.
 run_end closes a run as succeeded, failed or cancelled; ending your session's run makes your next write start a fresh one. Ended runs refuse changes (run_ended).
@@ -52,7 +57,7 @@ Work-ledger writes without a key are protected against transport retries (same s
   { id: "feedback", title: "Feedback", body: `When this server gets in your way, file it with feature_request_create (bug, friction, capability or docs) and read the outcome with feature_request_query.
 Never include secrets: the text goes to the server's operators.` },
   { id: "glossary", title: "Glossary", body: `actor: an agent, human or service with an API key. tenant: an isolated team space. entity path: what a change touched.
-lease: how long a claim holds. changeset: a slug grouping related changes. fingerprint: a de-duplication key for live requests.` },
+lease: how long a claim holds. fencing token: the number of a lease, raised by every new claim. operator key: a key that may force past leases. changeset: a slug grouping related changes. fingerprint: a de-duplication key for live requests.` },
 ];
 
 export const GUIDE_INDEX = `agent-ledger guide. Topics (call guide with topic, or read ledger://guide/{topic}):\n${GUIDE_TOPICS.map((t) => `- ${t.id}: ${t.title}`).join("\n")}`;

@@ -99,6 +99,7 @@ mcpRoutes.post("/", async (c) => {
     tenantId: caller.identity.tenantId,
     actorId: caller.identity.actorId,
     actorName: caller.identity.actorName,
+    operator: caller.identity.operator,
     sessionId: newSessionId || sessionId,
     clock: systemClock,
     waitUntil: (p) => c.executionCtx.waitUntil(p),

@@ -11,6 +11,11 @@ export interface Ctx {
   actorId: string;
   /** The calling actor's name (e.g. `claude-code`), as registered with its key. */
   actorName: string;
+  /**
+   * The key is an operator key: it may force a write over another actor's task lease and
+   * heartbeat or end another actor's run. Never set from a tool parameter.
+   */
+  operator: boolean;
   /** The MCP session the call arrived in, or "" outside one. */
   sessionId: string;
   /** The JSON-RPC id of the tools/call being served (a transport retry resends the same id), or null. */

@@ -3,9 +3,17 @@
  * compare-and-swap statement, so no task is ever handed to two actors whatever the
  * interleaving. ClaimsDO (one per project scope) serializes claim-next calls so racing
  * agents queue instead of losing CAS races, and keeps an alarm at the earliest lease expiry.
+ *
+ * A lease also guards writes: while it is live only its holder changes the task (an operator may
+ * force, with a reason), and every new claim raises the task's fencing token, so a write carrying
+ * the token of an expired or superseded lease is refused. The guard is a condition inside the
+ * write's own UPDATE (leaseGuardSql), never a read followed by a write.
  */
+import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { invalidInput, ToolError } from "../mcp/errors";
 
 export const DEFAULT_LEASE_SECONDS = 3600;
 
@@ -26,16 +34,17 @@ export interface ClaimScope {
 }
 
 export type ClaimOutcome =
-  | { claimed: true; taskId: string; projectId: string; leaseExpiresAt: string; extended: boolean }
+  | { claimed: true; taskId: string; projectId: string; leaseExpiresAt: string; extended: boolean; fencingToken: number }
   | { claimed: false; reason: "pool_empty" | "held" | "blocked" | "closed" | "assigned_elsewhere"; holder?: string | null; leaseExpiresAt?: string | null };
 
 /** A task in `t` that nothing blocks (every dependency done or cancelled). */
 const UNBLOCKED = `NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks b ON b.id = d.depends_on_task_id
   WHERE d.tenant_id = t.tenant_id AND d.task_id = t.id AND b.status NOT IN ('done', 'cancelled'))`;
 
-/** Open to a new claimant: unassigned todo, or in progress under a lease that has run out. */
-const CLAIMABLE = `((t.status = 'todo' AND t.assignee_actor_id IS NULL)
-  OR (t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ?))`;
+/** Open to a new claimant: unassigned todo, or in progress under a lease that has run out (`now` names the parameter). */
+const claimable = (now = "?") => `((t.status = 'todo' AND t.assignee_actor_id IS NULL)
+  OR (t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}))`;
+const CLAIMABLE = claimable();
 
 /**
  * The task.claimed row of a claim by id, inserted only if the claim statement right before it
@@ -84,15 +93,15 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
         .bind(activityId, now, s.actorId, lease, s.sessionId, s.runId ?? null, ...params, now),
       d1
         .prepare(
-          `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?
+          `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?, lease_token = lease_token + 1
            WHERE id = (SELECT object_id FROM activity WHERE id = ?)
              AND ((status = 'todo' AND assignee_actor_id IS NULL) OR (status = 'in_progress' AND lease_expires_at <= ?))
-           RETURNING id, project_id`,
+           RETURNING id, project_id, lease_token`,
         )
         .bind(s.actorId, lease, now, now, activityId, now),
     ]);
-    const row = claimed!.results[0];
-    if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false };
+    const row = claimed!.results[0] as { id: string; project_id: string; lease_token: number } | undefined;
+    if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false, fencingToken: row.lease_token };
     const any = await d1
       .prepare(`SELECT 1 FROM tasks t WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED} LIMIT 1`)
       .bind(...params, now)
@@ -102,26 +111,33 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
   return { claimed: false, reason: "pool_empty" };
 }
 
-/** Claims one task by compare-and-swap; re-claiming your own extends its lease. */
+/**
+ * Claims one task by compare-and-swap; re-claiming your own live lease extends it and keeps its
+ * fencing token. Any other claim (a new one, or yours after your lease ran out) is a new lease
+ * with the next token, so writes made under the old one can be told apart.
+ */
 export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string }): Promise<ClaimOutcome> {
   const now = iso(s.now);
   const lease = iso(new Date(s.now.getTime() + s.leaseSeconds * 1000));
-  const [claimed] = await d1.batch<{ id: string; project_id: string; claimed_at: string }>([
+  // ?1 lease, ?2 now, ?3 actor, ?4 tenant, ?5 task.
+  const liveOwn = `(t.status = 'in_progress' AND t.assignee_actor_id = ?3 AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at > ?2)`;
+  const [claimed] = await d1.batch<{ id: string; project_id: string; claimed_at: string; lease_token: number }>([
     d1
       .prepare(
-        `UPDATE tasks AS t SET status = 'in_progress', lease_expires_at = ?, updated_at = ?,
-           claimed_at = CASE WHEN t.status = 'in_progress' AND t.assignee_actor_id = ? THEN COALESCE(t.claimed_at, ?) ELSE ? END,
-           assignee_actor_id = ?
-         WHERE t.tenant_id = ? AND t.id = ? AND ${UNBLOCKED}
-           AND (${CLAIMABLE} OR (t.status = 'todo' AND t.assignee_actor_id = ?) OR (t.status = 'in_progress' AND t.assignee_actor_id = ?))
-         RETURNING id, project_id, claimed_at`,
+        `UPDATE tasks AS t SET status = 'in_progress', lease_expires_at = ?1, updated_at = ?2,
+           claimed_at = CASE WHEN ${liveOwn} THEN COALESCE(t.claimed_at, ?2) ELSE ?2 END,
+           lease_token = CASE WHEN ${liveOwn} THEN t.lease_token ELSE t.lease_token + 1 END,
+           assignee_actor_id = ?3
+         WHERE t.tenant_id = ?4 AND t.id = ?5 AND ${UNBLOCKED}
+           AND (${claimable("?2")} OR (t.status = 'todo' AND t.assignee_actor_id = ?3) OR (t.status = 'in_progress' AND t.assignee_actor_id = ?3))
+         RETURNING id, project_id, claimed_at, lease_token`,
       )
-      .bind(lease, now, s.actorId, now, now, s.actorId, s.tenantId, s.taskId, now, s.actorId, s.actorId),
+      .bind(lease, now, s.actorId, s.tenantId, s.taskId),
     claimActivity(d1, s, lease),
   ]);
   const row = claimed!.results[0];
-  // A re-claim keeps the original claimed_at, which is how an extension shows.
-  if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: row.claimed_at !== now };
+  // An extension keeps the original claimed_at, which is how it shows.
+  if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: row.claimed_at !== now, fencingToken: row.lease_token };
   // Say why, from the task as it is now.
   const t = await d1
     .prepare(`SELECT t.status, t.assignee_actor_id, t.lease_expires_at, NOT (${UNBLOCKED}) AS blocked FROM tasks t WHERE t.tenant_id = ? AND t.id = ?`)
@@ -204,4 +220,143 @@ export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorI
   if (h.status === "claimed" && h.claimed_by === s.actorId) return { claimed: true, already: true };
   if (h.status === "claimed") return { claimed: false, reason: "taken", holder: h.claimed_by };
   return { claimed: false, reason: "closed", holder: h.claimed_by };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The lease as a guard on writes (task_update, task_assign, task_release).
+
+/** The inputs every lease-guarded task write takes. */
+export const leaseWriteFields = {
+  fencing_token: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional()
+    .describe("The fencing_token task_claim gave you for your lease. With it the write lands only while that lease is still yours and live; a token from an expired or superseded lease is refused (stale_fencing_token). Optional: the holder's plain write also works."),
+  force: z.boolean().optional()
+    .describe("Operator keys only: write even though another actor holds a live lease on the task. Needs reason; the override is recorded on the timeline and the holder is notified."),
+  reason: z.string().trim().min(1).max(500).optional().describe("Why you force the write (with force: true); kept in the activity row."),
+};
+
+/** What a write says about the lease it acts under. */
+export interface LeaseIntent {
+  /** The caller's fencing token, when it passed one. */
+  fencingToken?: number;
+  /** An operator's override of another actor's live lease. */
+  force?: { reason: string };
+}
+
+/** Validates the lease inputs of a write: force needs a reason and an operator key. */
+export function leaseIntent(ctx: Ctx, input: { fencing_token?: number; force?: boolean; reason?: string }): LeaseIntent {
+  if (input.force && !input.reason) throw invalidInput("force needs a reason.", "Say in reason (up to 500 characters) why the lease is overridden; it is kept on the timeline.");
+  if (input.reason !== undefined && !input.force) throw invalidInput("reason goes with force: true.", "Drop reason, or pass force: true with it (operator keys only).");
+  if (input.force && !ctx.operator) {
+    throw new ToolError("operator_required", "force overrides another actor's lease, which only an operator key may do.", {
+      hint: "Without force: wait for the lease to run out, or ask its holder (comment_add with mentions, or handoff_create). An operator key (npm run keys -- create … --operator) may force with a reason.",
+    });
+  }
+  return { ...(input.fencing_token !== undefined ? { fencingToken: input.fencing_token } : {}), ...(input.force ? { force: { reason: input.reason! } } : {}) };
+}
+
+/** A task's lease as the guard reads it. */
+export interface LeaseState {
+  status: string;
+  assignee_actor_id: string | null;
+  lease_expires_at: string | null;
+  lease_token: number;
+  /** The assignee's name, for messages. */
+  holder_name: string | null;
+}
+
+export async function readLease(d1: D1Database, tenantId: string, taskId: string): Promise<LeaseState> {
+  const row = await d1
+    .prepare(`SELECT t.status, t.assignee_actor_id, t.lease_expires_at, t.lease_token, a.name AS holder_name
+              FROM tasks t LEFT JOIN actors a ON a.tenant_id = t.tenant_id AND a.id = t.assignee_actor_id WHERE t.tenant_id = ? AND t.id = ?`)
+    .bind(tenantId, taskId)
+    .first<LeaseState>();
+  // The task was read in this tenant a moment ago; tasks are never deleted.
+  if (!row) throw new ToolError("conflict", "The task disappeared while this call ran.", { hint: "Re-read it with task_get.", retryable: false });
+  return row;
+}
+
+/** A lease counts while the task is in progress under it and it has not run out. */
+export const leaseIsLive = (l: Pick<LeaseState, "status" | "assignee_actor_id" | "lease_expires_at">, now: string): boolean =>
+  l.status === "in_progress" && l.assignee_actor_id !== null && l.lease_expires_at !== null && l.lease_expires_at > now;
+
+/** The holder a forced write overrode, for its activity row and the holder's notification. */
+export interface Overridden {
+  actorId: string;
+  name: string;
+  leaseExpiresAt: string;
+}
+
+/**
+ * Refuses, from the lease as read, a write the lease does not allow: a stale fencing token, or
+ * another actor's live lease without force. Returns whose lease a forced write overrides. The
+ * write itself repeats the rule in its WHERE (leaseGuardSql), so a lease that changes after this
+ * read still cannot be written through.
+ */
+export function checkLease(lease: LeaseState, actorId: string, now: string, intent: LeaseIntent, ref: string): Overridden | null {
+  const live = leaseIsLive(lease, now);
+  const holder = `${lease.holder_name ?? "another actor"} (${lease.assignee_actor_id})`;
+  if (intent.fencingToken !== undefined) {
+    const yours = lease.assignee_actor_id === actorId && lease.lease_token === intent.fencingToken;
+    if (!yours || !live) {
+      const why = yours
+        ? `your lease on ${ref} ran out at ${lease.lease_expires_at ?? "its release"}`
+        : live && lease.assignee_actor_id === actorId
+          ? `it is not the token of your current lease on ${ref} (live until ${lease.lease_expires_at})`
+          : live
+            ? `${ref} was claimed again since: ${holder} holds it until ${lease.lease_expires_at}`
+            : `the lease it belonged to is over (${ref} is ${lease.status}${lease.assignee_actor_id ? `, assigned to ${holder}` : ", unassigned"})`;
+      throw new ToolError("stale_fencing_token", `fencing_token ${intent.fencingToken} is stale: ${why}.`, {
+        hint: "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile.",
+      });
+    }
+  }
+  if (!live || lease.assignee_actor_id === actorId) return null;
+  if (!intent.force) {
+    throw new ToolError("lease_held", `${ref} is leased to ${holder} until ${lease.lease_expires_at}; only the holder may change it until then.`, {
+      hint: `Wait for the lease to run out at ${lease.lease_expires_at}, or ask ${lease.holder_name ?? "the holder"} (comment_add with mentions, or handoff_create). An operator key may override it with force: true and a reason.`,
+    });
+  }
+  return { actorId: lease.assignee_actor_id!, name: lease.holder_name ?? "", leaseExpiresAt: lease.lease_expires_at! };
+}
+
+/**
+ * checkLease's rule as a condition on the tasks row being written (no table alias), with its
+ * parameters. A forced write is a compare-and-swap on the lease it read, so the holder it records
+ * as overridden is the one it actually overrode.
+ */
+export function leaseGuardSql(actorId: string, now: string, intent: LeaseIntent, seen: LeaseState): { sql: string; params: unknown[] } {
+  const parts: string[] = [];
+  const params: unknown[] = [];
+  if (intent.fencingToken !== undefined) {
+    parts.push("(assignee_actor_id = ? AND lease_token = ? AND status = 'in_progress' AND lease_expires_at IS NOT NULL AND lease_expires_at > ?)");
+    params.push(actorId, intent.fencingToken, now);
+  }
+  if (intent.force) {
+    parts.push("(assignee_actor_id IS ? AND lease_token = ?)");
+    params.push(seen.assignee_actor_id, seen.lease_token);
+  } else {
+    parts.push("NOT (status = 'in_progress' AND assignee_actor_id IS NOT NULL AND assignee_actor_id <> ? AND lease_expires_at IS NOT NULL AND lease_expires_at > ?)");
+    params.push(actorId, now);
+  }
+  return { sql: parts.join(" AND "), params };
+}
+
+/** What a forced write adds to its activity row: who was overridden, until when, and why. */
+export function forcedMetadata(intent: LeaseIntent, overridden: Overridden | null): Record<string, unknown> {
+  if (!intent.force) return {};
+  return { forced: true, reason: intent.force.reason, overridden_actor_id: overridden?.actorId ?? null, overridden_lease_expires_at: overridden?.leaseExpiresAt ?? null };
+}
+
+/**
+ * The overridden holder's notification, inserted only if the statement before it (the write's
+ * activity row) was, so it lands with the write or not at all.
+ */
+export function overrideNotification(ctx: Ctx, taskId: string, ref: string, intent: LeaseIntent, overridden: Overridden | null): D1PreparedStatement[] {
+  if (!intent.force || !overridden) return [];
+  return [
+    ctx.d1
+      .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                SELECT ?, ?, ?, 'lease_overridden', 'task', ?, ?, ?, ? WHERE changes() > 0`)
+      .bind(uuidv7(), ctx.tenantId, overridden.actorId, taskId, `${ctx.actorName} overrode your lease on ${ref}: ${intent.force.reason}`.slice(0, 300), ctx.actorId, iso(ctx.clock.now())),
+  ];
 }

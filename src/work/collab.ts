@@ -44,7 +44,7 @@ export async function findObject(ctx: Ctx, type: ObjectType, ref: string): Promi
   return { id: ref, projectId: row.project_id };
 }
 
-const commentSchema = z.object({
+export const commentSchema = z.object({
   id: z.string().describe("Comment id."),
   object_type: z.enum(OBJECT_TYPES).describe("What it is on."),
   object_id: z.string().describe("The object's id."),
@@ -54,8 +54,8 @@ const commentSchema = z.object({
   mentions: z.array(z.string()).describe("Actor ids mentioned (each was notified)."),
   created_at: z.string().describe("When."),
 });
-type CommentRow = Omit<z.infer<typeof commentSchema>, "mentions"> & { mentions: string; seq: number };
-const toComment = ({ seq: _seq, ...r }: CommentRow) => ({ ...r, mentions: jsonArray<string>(r.mentions) });
+export type CommentRow = Omit<z.infer<typeof commentSchema>, "mentions"> & { mentions: string; seq: number };
+export const toComment = ({ seq: _seq, ...r }: CommentRow) => ({ ...r, mentions: jsonArray<string>(r.mentions) });
 
 const objectFields = {
   object_type: z.enum(OBJECT_TYPES).describe("project, task, decision, work_request (a handoff) or note."),

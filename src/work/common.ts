@@ -2,6 +2,7 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
+import { encodeKeyset } from "../db/cursor";
 import type { Ctx } from "../mcp/context";
 import { notFound } from "../mcp/errors";
 
@@ -90,3 +91,53 @@ export const activityItemSchema = z.object({
   summary: z.string().describe("One line."),
 });
 export type ActivityItem = z.infer<typeof activityItemSchema>;
+
+/**
+ * How many items a list inside a single-object answer (task_get, project_brief, run_get) carries
+ * at most. Such answers stay small however much piles up on one object; the list tools page the
+ * rest.
+ */
+export const EMBEDDED_LIST_MAX = 50;
+
+export const listInfoSchema = z.object({
+  total: z.number().int().describe("How many there are in all."),
+  returned: z.number().int().describe("How many this answer carries."),
+  next_cursor: z.string().optional().describe("When more exist and the list tool continues this order: its cursor, resuming right after the last item returned."),
+  more: z
+    .object({
+      tool: z.string().describe("The list tool that returns the rest."),
+      arguments: z.record(z.string(), z.unknown()).describe("Its arguments (with cursor when next_cursor is given)."),
+    })
+    .optional()
+    .describe("When more exist than returned: the call that pages the rest."),
+});
+export type ListInfo = z.infer<typeof listInfoSchema>;
+
+/** The `lists` field of a single-object answer: one entry per bounded list in it. */
+export const listsSchema = <K extends string>(lists: Record<K, string>) =>
+  z
+    .object(Object.fromEntries(Object.entries<string>(lists).map(([k, what]) => [k, listInfoSchema.describe(what)])) as Record<K, typeof listInfoSchema>)
+    .describe(`For each list above (at most ${EMBEDDED_LIST_MAX} items each): how many exist in all, and when more exist, the call that pages the rest.`);
+
+/**
+ * Bounds one list of a single-object answer: at most `max` of `rows` (fetched with LIMIT max + 1
+ * in the list tool's own order, so its cursor continues the list; the extra row only says more
+ * exist), and the entry that says how many exist in all and how to page the rest. `cursorOf`
+ * gives the list tool's keyset for a row; without it the pointer starts that tool from its first page.
+ */
+export function embeddedList<R>(
+  rows: R[],
+  total: number,
+  pager: { tool: string; arguments: Record<string, unknown>; cursorOf?: (last: R) => ReadonlyArray<string | number | null> },
+  max = EMBEDDED_LIST_MAX,
+): { items: R[]; info: ListInfo } {
+  const items = rows.slice(0, max);
+  const info: ListInfo = { total: Math.max(total, items.length), returned: items.length };
+  if (rows.length > max) {
+    const last = items[items.length - 1];
+    const cursor = pager.cursorOf && last !== undefined ? encodeKeyset(pager.cursorOf(last)) : undefined;
+    if (cursor) info.next_cursor = cursor;
+    info.more = { tool: pager.tool, arguments: { ...pager.arguments, ...(cursor ? { cursor } : {}) } };
+  }
+  return { items, info };
+}

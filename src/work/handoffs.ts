@@ -13,6 +13,9 @@ import { findTask } from "./task-model";
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
 export const HANDOFF_STATUSES = ["open", "claimed", "responded", "resolved", "cancelled"] as const;
 const LIVE = ["open", "claimed"];
+/** How a review is answered. Only `approved` unlocks done; the other two send the task back to in_progress. */
+export const VERDICTS = ["approved", "changes_requested", "rejected"] as const;
+export type Verdict = (typeof VERDICTS)[number];
 
 const optionSchema = z.object({ label: z.string().describe("Option."), summary: z.string().describe("What it means.") });
 
@@ -30,6 +33,7 @@ export const handoffSchema = z.object({
   response: z.record(z.string(), z.unknown()).nullable().describe("The response, or null."),
   responded_by: z.string().nullable().describe("Who responded, or null."),
   responded_at: z.string().nullable().describe("When, or null."),
+  verdict: z.enum(VERDICTS).nullable().describe("A review's verdict (approved, changes_requested or rejected), or null: not answered yet, or not a review."),
   resolution: z.string().nullable().describe("processed or cancelled once resolved, else null."),
   resolution_note: z.string().describe("Note given when resolving."),
   related_task_id: z.string().nullable().describe("Related task, or null."),
@@ -43,7 +47,7 @@ export const handoffSchema = z.object({
 export type Handoff = z.infer<typeof handoffSchema>;
 
 const HANDOFF_COLUMNS = `h.id, h.kind, h.title, h.body, h.from_actor_id, h.status, h.claimed_by, h.options, h.allow_free_text, h.response,
-  h.responded_by, h.responded_at, h.resolution, h.resolution_note, h.related_task_id, h.related_project_id, h.due_at, h.fingerprint,
+  h.responded_by, h.responded_at, h.verdict, h.resolution, h.resolution_note, h.related_task_id, h.related_project_id, h.due_at, h.fingerprint,
   h.created_at, h.updated_at,
   (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS to_actor_ids,
   (SELECT r.acked_at IS NOT NULL FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS acked`;
@@ -170,6 +174,7 @@ const responseObject = boundedJson(z
     chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
     text: z.string().max(20_000).optional().describe("Free-text answer."),
     result_ref: z.string().max(500).optional().describe("Where the result is (a URL, commit, task ref…)."),
+    verdict: z.enum(VERDICTS).optional().describe("Required for a review handoff: approved (unlocks done on its task, unless you are the one who asked or the task's assignee), changes_requested or rejected (both send the task back to in_progress and notify its assignee). A review is resolved by its verdict. Ignored for other kinds."),
   })
   .catchall(z.unknown())
   .refine((r) => Object.keys(r).length > 0, "response is empty"), { maxBytes: 65_536, maxDepth: 8 })
@@ -179,7 +184,7 @@ export const handoffRespondTool = defineTool({
   name: "handoff_respond",
   title: "Respond to a handoff",
   toolset: "handoffs",
-  description: "Answer a handoff addressed to you with a response object ({chosen_option?, text?, result_ref?, …}). chosen_option must be one of the offered options; free text is refused when the handoff disallows it. Responding to a review handoff is what unlocks done on its task.",
+  description: "Answer a handoff addressed to you with a response object ({chosen_option?, text?, result_ref?, verdict?, …}). chosen_option must be one of the offered options; free text is refused when the handoff disallows it. A review handoff needs a verdict and is resolved by it: approved unlocks done on its task (an approval by whoever asked for the review, or by the task's assignee, does not count); changes_requested and rejected send the task from in_review back to in_progress and notify its assignee.",
   input: z.object({
     handoff_id: handoffIdField,
     response: responseObject,
@@ -197,22 +202,111 @@ export const handoffRespondTool = defineTool({
       throw invalidInput(`chosen_option '${r.chosen_option}' is not one of the options.`, `Choose one of: ${h.options.map((o) => o.label).join(", ") || "(none offered: answer with text)"}.`);
     }
     if (!h.allow_free_text && r.chosen_option === undefined) throw invalidInput("This handoff needs one of its options as the answer.", `Set chosen_option to one of: ${h.options.map((o) => o.label).join(", ")}.`);
+    const review = h.kind === "review";
+    if (review && r.verdict === undefined) {
+      throw new ToolError("verdict_required", "A review handoff is answered with a verdict.", {
+        hint: "Set response.verdict to approved, changes_requested or rejected; text can say why. Only approved unlocks done on the task.",
+      });
+    }
+    const verdict = review ? r.verdict! : null;
+    const task = verdict && h.related_task_id ? await findTask(ctx, h.related_task_id) : null;
     const now = iso(ctx.clock.now());
-    const [updated] = await ctx.d1.batch<{ id: string }>([
+    // The statements after the handoff's own write act only if that write landed: this call's
+    // answer is the handoff's response now (same responder, same instant, same verdict).
+    const landed = `EXISTS (SELECT 1 FROM handoffs WHERE tenant_id = ? AND id = ? AND responded_by = ? AND responded_at = ? AND verdict IS ?)`;
+    const landedParams = [ctx.tenantId, h.id, ctx.actorId, now, verdict];
+    // Whoever does the task hears the verdict; the asker hears of the answer as before (once, if both are one actor).
+    const verdictTo = task ? (task.assignee_actor_id ?? h.from_actor_id) : null;
+    const notifyVerdict = verdictTo !== null && verdictTo !== ctx.actorId;
+    const notifyAsker = !(notifyVerdict && verdictTo === h.from_actor_id);
+    const sendBack = task !== null && (verdict === "changes_requested" || verdict === "rejected");
+    const statements: D1PreparedStatement[] = [
       ctx.d1
-        .prepare(`UPDATE handoffs SET status = 'responded', response = ?, responded_by = ?, responded_at = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?
+        .prepare(`UPDATE handoffs SET status = ?, response = ?, responded_by = ?, responded_at = ?, verdict = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?,
+                    resolution = CASE WHEN ? THEN 'processed' ELSE resolution END, resolved_at = CASE WHEN ? THEN ? ELSE resolved_at END
                   WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-        .bind(JSON.stringify(r), ctx.actorId, now, ctx.actorId, now, ctx.tenantId, h.id, h.status),
-      activityStatement(ctx, { verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id, summary: `answered: ${h.title}`, ifPreviousChanged: true }),
-      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                      SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE changes() > 0`)
-        .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, `answered: ${h.title}`, ctx.actorId, now),
-    ]);
+        .bind(review ? "resolved" : "responded", JSON.stringify(r), ctx.actorId, now, verdict, ctx.actorId, now, review ? 1 : 0, review ? 1 : 0, now, ctx.tenantId, h.id, h.status),
+      activityStatement(ctx, {
+        verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id,
+        summary: verdict ? `${verdict}: ${h.title}` : `answered: ${h.title}`, metadata: verdict ? { verdict, resolved: true } : {}, ifPreviousChanged: true,
+      }),
+    ];
+    if (notifyAsker) {
+      statements.push(
+        ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                        SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE ${landed}`)
+          .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, verdict ? `${verdict}: ${h.title}` : `answered: ${h.title}`, ctx.actorId, now, ...landedParams),
+      );
+    }
+    if (task && notifyVerdict) {
+      const why = r.text ? `: ${r.text}` : "";
+      statements.push(
+        ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed}`)
+          .bind(uuidv7(), ctx.tenantId, verdictTo, task.id, `${verdict} on ${task.ref}${why}`.slice(0, 300), ctx.actorId, now, ...landedParams),
+      );
+    }
+    if (task && sendBack) {
+      // Back to work, only from in_review: a task someone already moved on is left where it is.
+      statements.push(
+        ctx.d1.prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed} RETURNING id`)
+          .bind(now, ctx.tenantId, task.id, ...landedParams),
+        activityStatement(ctx, {
+          verb: "task.in_progress", objectType: "task", objectId: task.id, projectId: task.project_id, summary: `${task.ref} in_review → in_progress (review: ${verdict})`,
+          metadata: { changed: ["status"], from: "in_review", to: "in_progress", verdict, handoff_id: h.id }, ifPreviousChanged: true,
+        }),
+      );
+    }
+    const [updated] = await ctx.d1.batch<{ id: string }>(statements);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The handoff changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
     return { handoff: await findHandoff(ctx, h.id) };
   },
-  summarize: (r) => `Responded to ${r.handoff.id}.`,
+  summarize: (r) => (r.handoff.verdict ? `Review ${r.handoff.id}: ${r.handoff.verdict} (resolved).` : `Responded to ${r.handoff.id}.`),
 });
+
+/** Where a task's review stands, as the done gate and task_get see it. */
+export const reviewStandingSchema = z.object({
+  handoff_id: z.string().describe("The latest review handoff addressed to the task's reviewer."),
+  status: z.enum(HANDOFF_STATUSES).describe("Its status."),
+  verdict: z.enum(VERDICTS).nullable().describe("Its verdict, or null while unanswered."),
+  requested_by: z.string().describe("Who asked for the review (its from_actor_id)."),
+  responded_by: z.string().nullable().describe("Who gave the verdict, or null."),
+  responded_at: z.string().nullable().describe("When, or null."),
+  approved: z.boolean().describe("True when this review unlocks done: approved by the task's reviewer, who is neither the one who asked nor the task's assignee."),
+  reason: z.string().describe("Why it does not unlock done (\"\" when approved)."),
+});
+export type ReviewStanding = z.infer<typeof reviewStandingSchema>;
+
+/**
+ * The latest review handoff on a task addressed to its reviewer, and whether it unlocks done. Only
+ * the latest counts, so a fresh round of review must itself be approved, and an approval counts
+ * only from the reviewer, never from whoever asked for it or the assignee doing the work.
+ */
+export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_actor_id: string | null }, reviewer: string): Promise<ReviewStanding | null> {
+  const h = await ctx.d1
+    .prepare(
+      `SELECT h.id, h.status, h.verdict, h.from_actor_id, h.responded_by, h.responded_at FROM handoffs h
+       WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review'
+         AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)
+       ORDER BY h.created_at DESC, h.id DESC LIMIT 1`,
+    )
+    .bind(ctx.tenantId, task.id, reviewer)
+    .first<{ id: string; status: Handoff["status"]; verdict: Verdict | null; from_actor_id: string; responded_by: string | null; responded_at: string | null }>();
+  if (!h) return null;
+  const reason = h.verdict === null
+    ? "the reviewer has not given a verdict yet"
+    : h.verdict !== "approved"
+      ? `the verdict is ${h.verdict}`
+      : h.responded_by !== reviewer
+        ? "it was approved by someone other than the task's reviewer"
+        : h.responded_by === h.from_actor_id || h.responded_by === task.assignee_actor_id
+          ? "it was approved by the one who asked for it or the task's assignee, and nobody approves their own work"
+          : "";
+  return {
+    handoff_id: h.id, status: h.status, verdict: h.verdict, requested_by: h.from_actor_id, responded_by: h.responded_by, responded_at: h.responded_at,
+    approved: reason === "", reason,
+  };
+}
 
 export const handoffResolveTool = defineTool({
   name: "handoff_resolve",

@@ -5,7 +5,10 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, limitField, resolveActor, keysetPage } from "./common";
+import {
+  activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema,
+  resolveActor, keysetPage,
+} from "./common";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -284,8 +287,10 @@ export const projectBriefTool = defineTool({
     knowledge: z
       .array(z.object({ id: z.string().describe("Note id."), title: z.string().describe("Title."), kind: z.string().describe("note, runbook, finding or snippet."), updated_at: z.string().describe("Last changed.") }))
       .describe("The project's knowledge notes, most recently changed first (knowledge_search for their text)."),
-    repositories: z.array(z.object({ id: z.string().describe("Repository id."), slug: z.string().describe("owner/name."), role: z.string().describe("Role.") })).describe("Linked repositories."),
+    repositories: z.array(z.object({ id: z.string().describe("Repository id."), slug: z.string().describe("owner/name."), role: z.string().describe("Role.") }))
+      .describe(`Linked repositories, by role then slug (up to ${EMBEDDED_LIST_MAX}).`),
     recent_activity: z.array(activityItemSchema).describe("Recent activity in the project, newest first."),
+    lists: listsSchema({ repositories: "Linked repositories (repo_query with project_id lists them all, by slug)." }),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
@@ -302,9 +307,9 @@ export const projectBriefTool = defineTool({
         .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, project.id, input.max_activity),
       ctx.d1
-        .prepare(`SELECT r.id, r.slug, pr.role FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
-                  WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug`)
-        .bind(ctx.tenantId, project.id),
+        .prepare(`SELECT r.id, r.slug, pr.role, COUNT(*) OVER () AS n FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
+                  WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug LIMIT ?`)
+        .bind(ctx.tenantId, project.id, EMBEDDED_LIST_MAX + 1),
       ctx.d1
         .prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, project.id, input.max_decisions),
@@ -313,14 +318,18 @@ export const projectBriefTool = defineTool({
         .bind(ctx.tenantId, project.id, input.max_knowledge),
     ]);
     const counts = await taskCounts(ctx, [project.id]);
+    const repoRows = reposRes!.results as unknown as Array<{ id: string; slug: string; role: string; n: number }>;
+    // The brief orders by role, repo_query by slug, so the pointer starts repo_query from its first page.
+    const repos = embeddedList(repoRows, repoRows[0]?.n ?? 0, { tool: "repo_query", arguments: { project_id: project.id } });
     return {
       project,
       task_counts: counts.get(project.id)!,
       top_open_tasks: (tasksRes!.results as TaskSummaryRow[]).map(toTaskSummary),
       recent_decisions: decisionsRes!.results.map((d) => ({ id: d.id, title: d.title, status: d.status, at: d.at })),
       knowledge: notesRes!.results.map((n) => ({ id: n.id, title: n.title, kind: n.status, updated_at: n.at })),
-      repositories: reposRes!.results.map((r) => ({ id: r.id, slug: r.slug, role: r.role })),
+      repositories: repos.items.map((r) => ({ id: r.id, slug: r.slug, role: r.role })),
       recent_activity: activityRes!.results as Array<z.infer<typeof activityItemSchema>>,
+      lists: { repositories: repos.info },
     };
   },
   summarize: (r) => `${r.project.key} (${r.project.status}): ${r.task_counts.total} task(s), ${r.task_counts.ready} ready, ${r.task_counts.blocked} blocked.`,

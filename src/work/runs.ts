@@ -10,7 +10,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, keysetPage, limitField, resolveActor } from "./common";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "./common";
 import { findRepository } from "./repos";
 import {
   currentRunId, END_STATUSES, findRun, insertRun, noCurrentRun, releaseSessionRun, RUN_COLUMNS, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES,
@@ -41,29 +41,54 @@ const runEnded = (run: RunRow) =>
   });
 
 /**
- * Changes a running run in one compare-and-swap (it must still be running), with `after`
- * statements in the same batch, and returns it as it is now.
+ * Another actor's run is visible to the whole tenant (run_query lists it), so refusing a write to
+ * it names the owner instead of pretending it does not exist; other tenants' runs stay not_found.
+ */
+async function notRunOwner(ctx: Ctx, run: RunRow): Promise<ToolError> {
+  const owner = await ctx.d1.prepare(`SELECT name FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, run.actor_id).first<{ name: string }>();
+  return new ToolError("not_run_owner", `Run ${run.run_key} belongs to ${owner?.name ?? "another actor"} (${run.actor_id}); only that actor or an operator key may heartbeat or end it.`, {
+    hint: `Ask ${owner?.name ?? "its owner"} to heartbeat or end it (a comment or handoff reaches them), or use an operator key. For work of your own, run_fork starts a child run under your current run.`,
+  });
+}
+
+/** Refuses early, before any other work, what the compare-and-swap below would refuse anyway. */
+async function assertRunWritable(ctx: Ctx, run: RunRow): Promise<void> {
+  if (run.status !== "running") throw runEnded(run);
+  if (run.actor_id !== ctx.actorId && !ctx.operator) throw await notRunOwner(ctx, run);
+}
+
+/**
+ * Changes a running run in one compare-and-swap (it must still be running, and be the caller's
+ * own unless the key is an operator's), with `after` statements in the same batch, and returns
+ * it as it is now.
  */
 async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<string, unknown>, after: D1PreparedStatement[] = []): Promise<RunRow> {
-  if (run.status !== "running") throw runEnded(run);
+  await assertRunWritable(ctx, run);
   const columns = Object.keys(sets);
   const [updated] = await ctx.d1.batch<RunRow>([
     ctx.d1
       .prepare(`UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
-                WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING ${RUN_COLUMNS}`)
-      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id),
+                WHERE tenant_id = ? AND id = ? AND status = 'running' AND (actor_id = ? OR ?) RETURNING ${RUN_COLUMNS}`)
+      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id, ctx.actorId, ctx.operator ? 1 : 0),
     ...after,
   ]);
   const row = updated!.results[0];
-  if (!row) throw runEnded(await findRun(ctx, run.id));
+  if (!row) {
+    const now = await findRun(ctx, run.id);
+    throw now.status !== "running" ? runEnded(now) : await notRunOwner(ctx, now);
+  }
   return row;
 }
+
+/** What an operator's change to another actor's run adds to its activity row. */
+const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> =>
+  run.actor_id === ctx.actorId ? {} : { run_owner_actor_id: run.actor_id, operator_override: true };
 
 export const runForkTool = defineTool({
   name: "run_fork",
   title: "Fork a child run",
   toolset: "runs",
-  description: "Register a child run (kind subagent) under your current run, recorded in the run tree; it starts from the parent's repository, branch and HEAD. Hand its run_key to the subagent so it can heartbeat and end it. Over MCP your own later calls still attribute to your current run, not the child.",
+  description: "Register a child run (kind subagent) under your current run, recorded in the run tree; it starts from the parent's repository, branch and HEAD. The child is yours: hand its run_key to a subagent working under your key so it can heartbeat and end it (another actor's key is refused with not_run_owner unless it is an operator key). Over MCP your own later calls still attribute to your current run, not the child.",
   input: z.object({
     label: z.string().trim().min(1).max(200).describe("Short label, e.g. \"migrate billing tests\"."),
     goal: z.string().max(2000).optional().describe("What the child run is for."),
@@ -94,7 +119,7 @@ export const runHeartbeatTool = defineTool({
   name: "run_heartbeat",
   title: "Heartbeat a run",
   toolset: "runs",
-  description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended.",
+  description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may heartbeat it).",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
     head_sha: z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters").optional().describe("The commit HEAD points at now."),
@@ -108,6 +133,7 @@ export const runHeartbeatTool = defineTool({
   idempotency: "derived",
   run: async (ctx, input) => {
     const run = await targetRun(ctx, input.run_key);
+    await assertRunWritable(ctx, run);
     const sets: Record<string, unknown> = { last_heartbeat_at: iso(ctx.clock.now()) };
     if (input.head_sha !== undefined) sets.head_sha = input.head_sha.toLowerCase();
     if (input.branch !== undefined) sets.branch = input.branch;
@@ -123,7 +149,7 @@ export const runEndTool = defineTool({
   name: "run_end",
   title: "End a run",
   toolset: "runs",
-  description: "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended.",
+  description: "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may end it).",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
     status: z.enum(END_STATUSES).describe("succeeded, failed or cancelled."),
@@ -139,7 +165,7 @@ export const runEndTool = defineTool({
     const run = await targetRun(ctx, input.run_key);
     const now = iso(ctx.clock.now());
     const ended = await updateRunningRun(ctx, run, { status: input.status, ended_at: now, last_heartbeat_at: now, ...(input.counts ? { counts: JSON.stringify(input.counts) } : {}) }, [
-      activityStatement(ctx, { verb: `run.${input.status}`, objectType: "run", objectId: run.id, summary: `${run.run_key} ${input.status}`, ifPreviousChanged: true }),
+      activityStatement(ctx, { verb: `run.${input.status}`, objectType: "run", objectId: run.id, summary: `${run.run_key} ${input.status}`, metadata: onBehalfOf(ctx, run), ifPreviousChanged: true }),
     ]);
     return { run: toRun(ended), session_run_released: await releaseSessionRun(ctx.env, ended) };
   },
@@ -182,44 +208,53 @@ export const runQueryTool = defineTool({
   summarize: (r) => `${r.items.length} run(s).`,
 });
 
-const SUBTREE_MAX = 500;
 const SUBTREE_DEPTH_MAX = 50;
 
 export const runGetTool = defineTool({
   name: "run_get",
   title: "Read a run",
   toolset: "runs",
-  description: "Read one run by run_key or run_id (exactly one). include_children: true adds the whole subtree under it (children, their children, …) — what a workflow's subagents did.",
+  description: `Read one run by run_key or run_id (exactly one). include_children: true adds the subtree under it (children, their children, …), parents before their children, ${EMBEDDED_LIST_MAX} runs at a time: lists.children says how many there are and gives the cursor for the next ${EMBEDDED_LIST_MAX}.`,
   input: z.object({
     run_key: z.string().min(1).max(100).optional().describe("The run's key (run-…)."),
     run_id: z.string().min(1).max(100).optional().describe("The run's id."),
-    include_children: z.boolean().default(false).describe("Also return every run below it in the tree."),
+    include_children: z.boolean().default(false).describe("Also return the runs below it in the tree."),
+    cursor: cursorField.describe("With include_children: lists.children.next_cursor from the previous call, for the next runs of the subtree."),
   }),
   output: z.object({
     run: runSchema.describe("The run."),
     children: z.array(runSchema.extend({ depth: z.number().int().describe("1 for a direct child, 2 for a grandchild, …") }))
-      .optional().describe("With include_children: the subtree below the run, parents before their children (up to 500)."),
-    children_truncated: z.boolean().optional().describe("With include_children: true when the subtree had more runs than returned."),
+      .optional().describe(`With include_children: runs below the run, parents before their children (up to ${EMBEDDED_LIST_MAX}).`),
+    children_truncated: z.boolean().optional().describe("With include_children: true when the subtree has more runs after these (lists.children pages them)."),
+    lists: listsSchema({ children: "The subtree below the run (run_get with the cursor continues it)." }).optional().describe("With include_children: how many runs the subtree holds and how to page the rest."),
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     if ((input.run_key === undefined) === (input.run_id === undefined)) throw invalidInput("Pass exactly one of run_key and run_id.", "Name the run by its key (run-…) or by its id.");
+    if (input.cursor !== undefined && !input.include_children) throw invalidInput("cursor pages the subtree: it goes with include_children: true.", "Pass include_children: true with the cursor, or drop the cursor.");
     const run = await findRun(ctx, (input.run_key ?? input.run_id)!);
     if (!input.include_children) return { run: toRun(run) };
-    const rows = await ctx.d1
-      .prepare(
-        `WITH RECURSIVE tree (id, depth) AS (
+    const after = decodeKeyset(input.cursor, 2);
+    const tree = `WITH RECURSIVE tree (id, depth) AS (
            SELECT id, 0 FROM runs WHERE tenant_id = ? AND id = ?
            UNION ALL
            SELECT r.id, tree.depth + 1 FROM runs r JOIN tree ON r.tenant_id = ? AND r.parent_run_id = tree.id WHERE tree.depth < ?
-         )
-         SELECT ${RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
-         WHERE tree.depth > 0 ORDER BY tree.depth, r.seq LIMIT ?`,
-      )
-      .bind(ctx.tenantId, run.id, ctx.tenantId, SUBTREE_DEPTH_MAX, SUBTREE_MAX + 1)
-      .all<RunRow & { depth: number }>();
-    const children = rows.results.slice(0, SUBTREE_MAX).map(({ depth, ...r }) => ({ ...toRun(r), depth }));
-    return { run: toRun(run), children, children_truncated: rows.results.length > SUBTREE_MAX };
+         )`;
+    const treeParams = [ctx.tenantId, run.id, ctx.tenantId, SUBTREE_DEPTH_MAX];
+    const [rows, total] = await ctx.d1.batch<RunRow & { depth: number; n: number }>([
+      ctx.d1
+        .prepare(
+          `${tree} SELECT ${RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
+           WHERE tree.depth > 0 ${after ? "AND (tree.depth > ? OR (tree.depth = ? AND r.seq > ?))" : ""} ORDER BY tree.depth, r.seq LIMIT ?`,
+        )
+        .bind(...treeParams, ...(after ? [after[0], after[0], after[1]] : []), EMBEDDED_LIST_MAX + 1),
+      ctx.d1.prepare(`${tree} SELECT COUNT(*) AS n FROM tree WHERE depth > 0`).bind(...treeParams),
+    ]);
+    const page = embeddedList(rows!.results, total!.results[0]?.n ?? 0, {
+      tool: "run_get", arguments: { run_id: run.id, include_children: true }, cursorOf: (last) => [last.depth, last.seq],
+    });
+    const children = page.items.map(({ depth, n: _n, ...r }) => ({ ...toRun(r), depth }));
+    return { run: toRun(run), children, children_truncated: page.info.more !== undefined, lists: { children: page.info } };
   },
   summarize: (r) => `${r.run.run_key} (${r.run.status})${r.children ? `, ${r.children.length} run(s) below` : ""}.`,
 });

@@ -6,7 +6,7 @@ import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
 import { activityStatement } from "./common";
 import { findProject, projectSchema } from "./projects";
-import { DEFAULT_LEASE_SECONDS } from "./claims";
+import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { LABEL } from "./task-create";
 import { findTask, taskRefField, taskSchema } from "./task-model";
 
@@ -45,6 +45,7 @@ export const taskClaimTool = defineTool({
     task: taskSchema.nullable().describe("The claimed task, or null."),
     project_context: projectContext.nullable().describe("Its project, or null."),
     lease_expires_at: z.string().nullable().describe("When the lease runs out, or null."),
+    fencing_token: z.number().int().nullable().describe("Your lease's fencing token, or null. Every new claim of the task raises it (an extension keeps it). Pass it as fencing_token on task_update, task_assign and task_release: a write carrying a token from an expired or superseded lease is refused, so a stale agent cannot clobber the next holder."),
     extended: z.boolean().describe("True when this re-claim extended your existing lease."),
     holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held or assigned_elsewhere."),
   }),
@@ -72,14 +73,14 @@ export const taskClaimTool = defineTool({
     if (!outcome.claimed) {
       return {
         claimed: false, reason: outcome.reason, task: null, project_context: null, lease_expires_at: outcome.leaseExpiresAt ?? null,
-        extended: false, holder_actor_id: outcome.holder ?? null,
+        fencing_token: null, extended: false, holder_actor_id: outcome.holder ?? null,
       };
     }
     const task = await findTask(ctx, outcome.taskId);
     const p = await findProject(ctx, task.project_id);
     return {
       claimed: true, reason: "" as const, task, project_context: { id: p.id, key: p.key, title: p.title, status: p.status, summary: p.summary },
-      lease_expires_at: outcome.leaseExpiresAt, extended: outcome.extended, holder_actor_id: ctx.actorId,
+      lease_expires_at: outcome.leaseExpiresAt, fencing_token: outcome.fencingToken, extended: outcome.extended, holder_actor_id: ctx.actorId,
     };
   },
   summarize: (r) => (r.claimed ? `Claimed ${r.task!.ref} until ${r.lease_expires_at}.` : `Nothing claimed (${r.reason}).`),
@@ -89,30 +90,45 @@ export const taskReleaseTool = defineTool({
   name: "task_release",
   title: "Release a task",
   toolset: "tasks",
-  description: "Give a task you hold back to the pool: in_progress drops to todo, the lease and the assignee are cleared. The note is kept on the timeline (e.g. why you stopped).",
+  description: "Give a task you hold back to the pool: in_progress drops to todo, the lease and the assignee are cleared. The note is kept on the timeline (e.g. why you stopped). Another actor's live lease is refused with lease_held (an operator key may force with a reason); with fencing_token the release lands only while that lease is yours and live.",
   input: z.object({
     task_id: taskRefField("The task you hold."),
     note: z.string().max(2000).optional().describe("Why you are releasing it; recorded in the activity."),
+    ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task, back in the pool.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
+    const intent = leaseIntent(ctx, input);
     const task = await findTask(ctx, input.task_id);
     const now = iso(ctx.clock.now());
+    const lease = await readLease(ctx.d1, ctx.tenantId, task.id);
+    const overridden = checkLease(lease, ctx.actorId, now, intent, task.ref);
+    // The holder releases its own claim (live or run out); a forced release takes whoever's it is.
+    const guard = leaseGuardSql(ctx.actorId, now, intent, lease);
+    const holderOnly = intent.force ? "" : " AND assignee_actor_id = ?";
+    const summary = input.note ? `released ${task.ref}: ${input.note}` : `released ${task.ref}`;
     const [released] = await ctx.d1.batch<{ id: string }>([
       ctx.d1
         .prepare(`UPDATE tasks SET status = 'todo', assignee_actor_id = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = ?
-                  WHERE tenant_id = ? AND id = ? AND status = 'in_progress' AND assignee_actor_id = ? RETURNING id`)
-        .bind(now, ctx.tenantId, task.id, ctx.actorId),
+                  WHERE tenant_id = ? AND id = ? AND status = 'in_progress'${holderOnly} AND ${guard.sql} RETURNING id`)
+        .bind(now, ctx.tenantId, task.id, ...(intent.force ? [] : [ctx.actorId]), ...guard.params),
       activityStatement(ctx, {
         verb: "task.released", objectType: "task", objectId: task.id, projectId: task.project_id,
-        summary: input.note ? `released ${task.ref}: ${input.note}` : `released ${task.ref}`, metadata: { note: input.note ?? "" }, ifPreviousChanged: true,
+        summary: intent.force ? `${summary} (forced${overridden ? ` over ${overridden.name}'s lease` : ""}: ${intent.force.reason})` : summary,
+        metadata: { note: input.note ?? "", ...forcedMetadata(intent, overridden) }, severity: intent.force ? "warn" : "info", ifPreviousChanged: true,
       }),
+      ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
     ]);
     if (released!.results.length === 0) {
-      throw new ToolError("not_claimed", `${task.ref} is not in progress under your claim (it is ${task.status}${task.assignee_actor_id && task.assignee_actor_id !== ctx.actorId ? ", held by another actor" : ""}).`, {
-        hint: "Only the actor holding a task can release it; task_get shows its status and assignee.",
+      const nowLease = await readLease(ctx.d1, ctx.tenantId, task.id);
+      checkLease(nowLease, ctx.actorId, now, intent, task.ref);
+      const other = nowLease.assignee_actor_id && nowLease.assignee_actor_id !== ctx.actorId;
+      throw new ToolError("not_claimed", `${task.ref} is not in progress under your claim (it is ${nowLease.status}${other ? `, assigned to ${nowLease.holder_name ?? "another actor"} without a live lease` : ""}).`, {
+        hint: other
+          ? "Its lease ran out: claim it with task_claim if you mean to work on it, or reassign it with task_assign."
+          : "Only the actor holding a task can release it; task_get shows its status and assignee.",
       });
     }
     return { task: await findTask(ctx, task.id) };

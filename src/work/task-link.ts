@@ -4,7 +4,7 @@ import { iso } from "../db/time";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput } from "../mcp/errors";
 import { activityStatement } from "./common";
-import { findTask, taskRefField, taskSchema } from "./task-model";
+import { findTask, MAX_DEPENDENCIES, taskRefField, taskSchema } from "./task-model";
 
 // Whether ?3 is reachable from ?1 by following depends_on edges (binds: start, tenant, target).
 const REACHES_SQL = `WITH RECURSIVE reach(id) AS (
@@ -23,7 +23,7 @@ export const taskLinkTool = defineTool({
   title: "Link tasks",
   toolset: "tasks",
   description:
-    "Add or remove dependency edges (this task waits on others) and set or clear its parent. Every new edge is cycle-checked inside its own insert, so racing links cannot close a loop; edges that would, come back in cycle_rejected and the rest still apply.",
+    `Add or remove dependency edges (this task waits on others) and set or clear its parent. Every new edge is cycle-checked inside its own insert, so racing links cannot close a loop; edges that would, come back in cycle_rejected and the rest still apply. A task waits on at most ${MAX_DEPENDENCIES} tasks; edges past that are rejected the same way.`,
   input: z.object({
     task_id: taskRefField("The task whose links change."),
     add_depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one should wait on (ids or KEY-number refs)."),
@@ -35,7 +35,7 @@ export const taskLinkTool = defineTool({
     task: taskSchema.describe("The task after the change."),
     added: z.array(z.string()).describe("Dependency ids added."),
     removed: z.array(z.string()).describe("Dependency ids removed."),
-    cycle_rejected: z.array(z.object({ depends_on: z.string().describe("The refused dependency (or parent)."), reason: z.string().describe("Why.") })).describe("Edges refused because they would close a cycle."),
+    cycle_rejected: z.array(z.object({ depends_on: z.string().describe("The refused dependency (or parent)."), reason: z.string().describe("Why.") })).describe(`Edges refused, with the reason: they would close a cycle, or the task already waits on ${MAX_DEPENDENCIES} tasks.`),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
@@ -68,8 +68,9 @@ export const taskLinkTool = defineTool({
       push({ kind: "add", dep },
         ctx.d1
           .prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (${REACHES_SQL})
+                      AND (SELECT COUNT(*) FROM task_deps WHERE tenant_id = ? AND task_id = ?) < ?
                     ON CONFLICT DO NOTHING RETURNING depends_on_task_id`)
-          .bind(ctx.tenantId, task.id, dep, now, dep, ctx.tenantId, task.id),
+          .bind(ctx.tenantId, task.id, dep, now, dep, ctx.tenantId, task.id, ctx.tenantId, task.id, MAX_DEPENDENCIES),
         "task.dependency_added", `${task.ref} now waits on ${dep}`);
     }
     for (const dep of remove) {
@@ -92,11 +93,21 @@ export const taskLinkTool = defineTool({
     const results = statements.length > 0 ? await ctx.d1.batch<{ depends_on_task_id?: string; id?: string }>(statements) : [];
     const added: string[] = [];
     const removed: string[] = [];
+    const refusedAdd = steps.some((step, i) => step.kind === "add" && results[2 * i]!.results.length === 0 && !task.depends_on.includes(step.dep));
+    const full = refusedAdd
+      && ((await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, task.id).first<{ n: number }>())?.n ?? 0) >= MAX_DEPENDENCIES;
     steps.forEach((step, i) => {
       const wrote = results[2 * i]!.results.length > 0;
       if (step.kind === "add") {
         if (wrote) added.push(step.dep);
-        else if (!task.depends_on.includes(step.dep)) rejected.push({ depends_on: step.dep, reason: "it already depends, directly or not, on this task: the edge would close a cycle" });
+        else if (!task.depends_on.includes(step.dep)) {
+          rejected.push({
+            depends_on: step.dep,
+            reason: full
+              ? `this task already waits on ${MAX_DEPENDENCIES} tasks, the most one task may wait on: group them under a parent task instead`
+              : "it already depends, directly or not, on this task: the edge would close a cycle",
+          });
+        }
       } else if (step.kind === "remove") {
         if (wrote) removed.push(step.dep);
       } else if (!wrote && step.dep) {

@@ -11,13 +11,19 @@ export const criterionSchema = z.object({
 });
 export type Criterion = z.infer<typeof criterionSchema>;
 
+/**
+ * The most tasks one task may wait on. task_link refuses edges past it, so depends_on (carried
+ * whole in every task answer) stays bounded, like labels (20) and acceptance_criteria (50).
+ */
+export const MAX_DEPENDENCIES = 100;
+
 export const taskSchema = taskSummarySchema.extend({
   body: z.string().describe("Description."),
   reviewer_actor_id: z.string().nullable().describe("Reviewer whose answer gates done, or null."),
   parent_task_id: z.string().nullable().describe("Parent task, or null."),
   acceptance_criteria: z.array(z.object({ text: z.string().describe("Criterion."), met: z.boolean().describe("Met?") })).describe("Checklist that must be all met before done."),
   requires_evidence: z.boolean().describe("Whether done needs a code ref or attachment."),
-  depends_on: z.array(z.string()).describe("Ids of the tasks this one waits on."),
+  depends_on: z.array(z.string()).describe(`Ids of the tasks this one waits on (at most ${MAX_DEPENDENCIES}).`),
   claimed_at: z.string().nullable().describe("When the current claim started, or null."),
   created_by: z.string().describe("Actor that created it."),
   created_at: z.string().describe("Creation time."),

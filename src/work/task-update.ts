@@ -5,7 +5,9 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
+import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
+import { reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, STATUS_LIST, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
 import { TASK_STATUSES, type TaskStatus } from "./task-summary";
@@ -18,25 +20,40 @@ async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvi
       hint: "Do the work, then mark the criterion met (patch acceptance_criteria with met: true) before moving to done.",
     });
   }
-  const [evidence, review] = await ctx.d1.batch<{ n: number }>([
+  const [evidence, review] = await Promise.all([
     ctx.d1
       .prepare(
         `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL)
               + (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS n`,
       )
-      .bind(ctx.tenantId, task.id),
-    ctx.d1
-      .prepare(`SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ? AND related_task_id = ? AND kind = 'review' AND responded_by = ? AND responded_at IS NOT NULL`)
-      .bind(ctx.tenantId, task.id, reviewer ?? ""),
+      .bind(ctx.tenantId, task.id)
+      .first<{ n: number }>(),
+    reviewer ? reviewStanding(ctx, task, reviewer) : Promise.resolve(null),
   ]);
-  if (requiresEvidence && (evidence!.results[0]?.n ?? 0) === 0) {
+  if (requiresEvidence && (evidence?.n ?? 0) === 0) {
     throw new ToolError("evidence_required", "This task requires evidence before done: no code ref or attachment is recorded on it.", {
       hint: "Record the delivering commit or PR with task_code_ref, or attach a file or link with attach_add, then retry.",
     });
   }
-  if (reviewer && (review!.results[0]?.n ?? 0) === 0) {
-    throw new ToolError("review_pending", "This task's reviewer has not answered its review handoff yet.", {
-      hint: "Move it to in_review (which opens the review handoff) and wait for the reviewer's handoff_respond, or clear reviewer_actor_id.",
+  if (!reviewer) return;
+  if (!review) {
+    throw new ToolError("review_pending", "This task's reviewer has not been asked for a review yet.", {
+      hint: "Move it to in_review (which opens the review handoff) and wait for the reviewer's handoff_respond with verdict approved, or clear reviewer_actor_id.",
+    });
+  }
+  if (review.verdict === "changes_requested" || review.verdict === "rejected") {
+    throw new ToolError("review_not_approved", `The latest review of ${task.ref} (handoff ${review.handoff_id}) is ${review.verdict}.`, {
+      hint: "Address the review, then move the task to in_review again: that opens a fresh review handoff, and its approval unlocks done.",
+    });
+  }
+  if (!review.approved) {
+    const self = review.verdict === "approved" && review.responded_by === reviewer;
+    throw new ToolError("review_pending", `Done needs the reviewer's approval on ${task.ref}'s latest review (handoff ${review.handoff_id}): ${review.reason}.`, {
+      hint: self
+        ? "Nobody approves their own work: set reviewer_actor_id to someone else, move the task to in_review again and wait for their approval."
+        : review.verdict === null
+          ? "Wait for the reviewer's handoff_respond with verdict approved (inbox shows it to them)."
+          : "Move the task to in_review again so the reviewer is asked afresh, and wait for their approval.",
     });
   }
 }
@@ -70,9 +87,16 @@ function checkTransition(from: TaskStatus, to: TaskStatus, allowReopen: boolean)
   }
 }
 
-/** Applies a patch with every rule task_update promises; task_assign reuses it. */
-export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated"): Promise<{ task: Task; changed: string[] }> {
+/**
+ * Applies a patch with every rule task_update promises; task_assign reuses it. Another actor's
+ * live lease refuses the write unless an operator forces it (intent), and a fencing token must be
+ * the caller's live lease's; both are re-checked inside the UPDATE itself.
+ */
+export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated", intent: LeaseIntent = {}): Promise<{ task: Task; changed: string[] }> {
   const task = await findTask(ctx, ref);
+  const now = iso(ctx.clock.now());
+  const lease = await readLease(ctx.d1, ctx.tenantId, task.id);
+  const overridden = checkLease(lease, ctx.actorId, now, intent, task.ref);
   if (patch.expected_status && patch.expected_status !== task.status) {
     throw new ToolError("conflict", `The task's status is ${task.status}, not ${patch.expected_status}: it moved since you read it.`, {
       hint: "Re-read the task with task_get and decide again.",
@@ -93,8 +117,13 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   if (patch.assignee_actor_id !== undefined) next.assignee_actor_id = patch.assignee_actor_id === null ? null : await resolveActor(ctx, patch.assignee_actor_id);
   if (patch.reviewer_actor_id !== undefined) next.reviewer_actor_id = patch.reviewer_actor_id === null ? null : await resolveActor(ctx, patch.reviewer_actor_id);
   const reviewer = next.reviewer_actor_id !== undefined ? (next.reviewer_actor_id as string | null) : task.reviewer_actor_id;
+  // A lease belongs to whoever claimed the task: handing the task to someone else ends it, and
+  // the new assignee claims it afresh (with a new fencing token) when they start.
+  if (next.assignee_actor_id !== undefined && next.assignee_actor_id !== task.assignee_actor_id && lease.lease_expires_at !== null) {
+    next.lease_expires_at = null;
+    next.claimed_at = null;
+  }
 
-  const now = iso(ctx.clock.now());
   if (to !== task.status) {
     next.status = to;
     if (to === "done") {
@@ -113,16 +142,20 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   if (columns.length === 0) return { task, changed: [] };
   // Bookkeeping columns move with status; they are not what the caller asked to change.
   const changed = columns.filter((c) => !["done_at", "lease_expires_at", "claimed_at"].includes(c));
+  const guard = leaseGuardSql(ctx.actorId, now, intent, lease);
+  const summary = to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`;
   const statements: D1PreparedStatement[] = [
-    // Compare-and-swap on the status read above: a racing writer that moved it wins, we report conflict.
+    // Compare-and-swap on the status read above (a racing writer that moved it wins, we report
+    // conflict) and on the lease rule, so no lease can change between the check and the write.
     ctx.d1
-      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status),
+      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql} RETURNING id`)
+      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status, ...guard.params),
     activityStatement(ctx, {
       verb: to !== task.status ? `task.${to}` : verb, objectType: "task", objectId: task.id, projectId: task.project_id,
-      summary: to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`,
-      metadata: { changed, from: task.status, to }, ifPreviousChanged: true,
+      summary: intent.force ? `${summary} (forced${overridden ? ` over ${overridden.name}'s lease` : ""}: ${intent.force.reason})` : summary,
+      metadata: { changed, from: task.status, to, ...forcedMetadata(intent, overridden) }, severity: intent.force ? "warn" : "info", ifPreviousChanged: true,
     }),
+    ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
   ];
   if (to === "in_review" && task.status !== "in_review" && reviewer) {
     // The review handoff opens with the move, unless one is already open for this task and reviewer.
@@ -154,7 +187,12 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);
   if (updated!.results.length === 0) {
-    throw new ToolError("conflict", `${task.ref} changed status while this call ran.`, { hint: "Re-read it with task_get and retry.", retryable: true });
+    // Say why from the task as it is now: the lease moved (refused as such), or its status did.
+    const nowLease = await readLease(ctx.d1, ctx.tenantId, task.id);
+    checkLease(nowLease, ctx.actorId, now, intent, task.ref);
+    throw new ToolError("conflict", `${task.ref} changed while this call ran${nowLease.status !== task.status ? ` (it is ${nowLease.status} now)` : ""}.`, {
+      hint: "Re-read it with task_get and retry.", retryable: true,
+    });
   }
   return { task: await findTask(ctx, task.id), changed };
 }
@@ -164,15 +202,16 @@ export const taskUpdateTool = defineTool({
   title: "Update a task",
   toolset: "tasks",
   description:
-    "Patch a task. Status moves follow the state machine (todo → in_progress/in_review/done/cancelled; in_progress and in_review move among themselves and to done/cancelled; done and cancelled reopen only with allow_reopen). Moving to in_review with a reviewer opens a review handoff. Done is refused until acceptance criteria are all met (the refusal quotes the first unmet one), evidence exists if required, and the reviewer has answered. expected_status is an optimistic-concurrency precondition. Explicit null clears assignee, reviewer and due date.",
+    "Patch a task. Status moves follow the state machine (todo → in_progress/in_review/done/cancelled; in_progress and in_review move among themselves and to done/cancelled; done and cancelled reopen only with allow_reopen). Moving to in_review with a reviewer opens a review handoff. Done is refused until acceptance criteria are all met (the refusal quotes the first unmet one), evidence exists if required, and the reviewer has approved. expected_status is an optimistic-concurrency precondition. Explicit null clears assignee, reviewer and due date. While another actor holds a live lease (task_claim) the write is refused with lease_held; the holder may pass its fencing_token so a write from an expired or superseded lease is refused (stale_fencing_token); operator keys may force with a reason.",
   input: z.object({
     task_id: taskRefField("The task."),
     patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change, plus allow_reopen and expected_status."),
+    ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
-  run: (ctx, input) => updateTask(ctx, input.task_id, input.patch),
+  run: (ctx, input) => updateTask(ctx, input.task_id, input.patch, "task.updated", leaseIntent(ctx, input)),
   summarize: (r) => (r.changed.length ? `${r.task.ref}: ${r.changed.join(", ")} changed (now ${r.task.status}).` : `${r.task.ref}: nothing to change.`),
 });
 
@@ -180,14 +219,15 @@ export const taskAssignTool = defineTool({
   name: "task_assign",
   title: "Assign a task",
   toolset: "tasks",
-  description: "Delegate a task: assign it to an actor, to yourself (\"me\"), or to no one (null). Same effect as a task_update assignee patch, recorded as task.assigned on the timeline.",
+  description: "Delegate a task: assign it to an actor, to yourself (\"me\"), or to no one (null). Same effect as a task_update assignee patch, recorded as task.assigned on the timeline; the same lease rules apply (lease_held, fencing_token, operator force). Handing a leased task to someone else ends the lease.",
   input: z.object({
     task_id: taskRefField("The task."),
     actor_id: clearable(actorRefField("The new assignee.")),
+    ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
-  run: (ctx, input) => updateTask(ctx, input.task_id, { assignee_actor_id: input.actor_id }, "task.assigned"),
+  run: (ctx, input) => updateTask(ctx, input.task_id, { assignee_actor_id: input.actor_id }, "task.assigned", leaseIntent(ctx, input)),
   summarize: (r) => `${r.task.ref} is assigned to ${r.task.assignee_actor_id ?? "no one"}.`,
 });
