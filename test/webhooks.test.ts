@@ -5,7 +5,8 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
-import { MAX_ATTEMPTS, MAX_WEBHOOK_BYTES } from "../src/git/webhooks";
+import { MAX_ATTEMPTS } from "../src/git/webhooks";
+import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
 import worker from "../src/index";
 import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 
@@ -110,15 +111,47 @@ describe("signatures and bad input", () => {
     expect(await deliveryRow(a.tenantId, first.delivery)).toMatchObject({ attempts: 1 });
   });
 
-  it("rejects an oversized body (by Content-Length and by its real size) before checking anything", async () => {
-    const big = `{"pad":"${"x".repeat(MAX_WEBHOOK_BYTES)}"}`;
-    expect((await deliver("ping", big, { secret: null })).status).toBe(413);
-    // Without a Content-Length (a chunked body) the cap applies while reading.
-    const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
-      method: "POST", body: new Blob([big]).stream(), headers: { "x-github-event": "ping", "x-github-delivery": "big-1" },
-    }), testEnv, ctx);
-    expect(res.status).toBe(413);
+  it("rejects a body over GitHub's 25 MB cap (by Content-Length, and by its real size while streaming) before checking anything", async () => {
+    expect(MAX_WEBHOOK_BODY_BYTES).toBe(25 * 1024 * 1024);
+    // The declared size alone refuses it: nothing of the body is read.
+    let pulled = 0;
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    const counted = (total: number) => new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const post = async (body: ReadableStream<Uint8Array>, extra: Record<string, string> = {}) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
+        method: "POST", body, headers: { "x-github-event": "ping", "x-github-delivery": `big-${++deliveries}`, ...extra },
+      }), testEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const declared = await post(counted(2 * MAX_WEBHOOK_BODY_BYTES), { "content-length": String(MAX_WEBHOOK_BODY_BYTES + 1) });
+    expect(declared.status).toBe(413);
+    expect(pulled).toBeLessThanOrEqual(chunk.byteLength);
+    const body = (await declared.json()) as Structured;
+    expect(body).toMatchObject({ ok: false, error: { code: "payload_too_large", retryable: false, hint: expect.stringMatching(/\w/) } });
+    expect(JSON.stringify(body).length).toBeLessThan(500);
+
+    // Without a Content-Length (a chunked body) the cap applies while reading, and the rest is never pulled.
+    pulled = 0;
+    const chunked = await post(counted(2 * MAX_WEBHOOK_BODY_BYTES));
+    expect(chunked.status).toBe(413);
+    expect(pulled).toBeGreaterThan(MAX_WEBHOOK_BODY_BYTES);
+    expect(pulled).toBeLessThan(MAX_WEBHOOK_BODY_BYTES + 4 * chunk.byteLength);
+  });
+
+  it("accepts a signed delivery of several megabytes (GitHub sends up to 25 MB)", async () => {
+    const big = { ...ping(), hook: { config: { padding: "p".repeat(6 * 1024 * 1024) } } };
+    const r = await deliver("ping", big);
+    expect(r.status).toBe(202);
+    // Too large to keep for a retry, but processed once from memory.
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed", payload: "" });
   });
 
   it("rejects malformed JSON with 400 after the signature check, and stores nothing", async () => {

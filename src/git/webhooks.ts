@@ -15,8 +15,6 @@ import { ToolError } from "../mcp/errors";
 import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
 import { findTask } from "../work/task-model";
 
-/** GitHub caps payloads at 25 MB; ours need far less, and a larger body is refused before parsing. */
-export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
 export const KEEP_PAYLOAD_BYTES = 1_000_000;
 export const MAX_ATTEMPTS = 5;

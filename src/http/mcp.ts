@@ -1,4 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Hono, type Context } from "hono";
 import { bearerKey, identityForKey, type Identity } from "../auth/identity";
 import { createDb } from "../db/client";
@@ -6,14 +8,31 @@ import { systemClock } from "../db/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
+import { MAX_MCP_BODY_BYTES, mebibytes, readCapped, declaredTooLarge } from "./body";
 
 type AppEnv = { Bindings: Env };
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
+
+/**
+ * A refusal made here rather than by a tool: a JSON-RPC error whose `data` is the envelope, so a
+ * client that shows only `message` and one that reads `data` both learn the code and the hint.
+ */
+function refusal(c: Context<AppEnv>, status: 400 | 413 | 429, rpcCode: number, error: ErrorBody) {
+  return c.json({ jsonrpc: "2.0", error: { code: rpcCode, message: error.message, data: { ok: false, error } }, id: null }, status);
+}
+
+// -32000, as the SDK's own transport answers an oversized body.
+const tooLarge = (c: Context<AppEnv>) => refusal(c, 413, -32000, {
+  code: "payload_too_large",
+  message: `Payload Too Large: /mcp request bodies are limited to ${MAX_MCP_BODY_BYTES} bytes (${mebibytes(MAX_MCP_BODY_BYTES)}).`,
+  hint: "Send less in one call: split the work over several calls, or store large content as an attachment or document and pass its id.",
+  retryable: false,
+});
 
 function unauthorized(c: Context<AppEnv>, description: string) {
   c.header("WWW-Authenticate", `Bearer realm="agent-ledger", error="invalid_token", error_description="${description}"`);
@@ -63,16 +82,40 @@ async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
   return { ok: true, identity, session };
 }
 
+const MAX_RPC_ERROR_MESSAGE = 1000;
+const MAX_RPC_ERROR_DATA = 4000;
+
+/**
+ * Every JSON-RPC error the server answers leaves through send(), so bounding it here covers
+ * messages built anywhere (the SDK's validation, a handler) that might quote a large request.
+ */
+class BoundedTransport extends WebStandardStreamableHTTPServerTransport {
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (!("error" in message)) return super.send(message, options);
+    const { message: text, data, ...rest } = message.error;
+    const bounded = {
+      ...rest,
+      message: excerpt(text, MAX_RPC_ERROR_MESSAGE),
+      ...(data !== undefined && JSON.stringify(data).length <= MAX_RPC_ERROR_DATA ? { data } : {}),
+    };
+    return super.send({ ...message, error: bounded }, options);
+  }
+}
+
 export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.post("/", async (c) => {
+  // A declared size needs no reading and no lookup to refuse.
+  if (declaredTooLarge(c.req.raw, MAX_MCP_BODY_BYTES)) return tooLarge(c);
   const sessionId = c.req.header("Mcp-Session-Id") ?? "";
   const caller = await resolveCaller(c, sessionId);
   if (!caller.ok) return caller.response;
 
+  const raw = await readCapped(c.req.raw, MAX_MCP_BODY_BYTES);
+  if (raw === null) return tooLarge(c);
   let body: unknown;
   try {
-    body = await c.req.json();
+    body = JSON.parse(new TextDecoder().decode(raw));
   } catch {
     return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
   }
@@ -82,7 +125,7 @@ mcpRoutes.post("/", async (c) => {
     tools = selectTools(surfaceOf(c));
   } catch (err) {
     const e = err as ToolError;
-    return c.json(jsonRpcError(-32602, `${e.message} ${e.hint}`), 400);
+    return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`), 400);
   }
 
   const runSeriesKey = runSeriesOf(c);
@@ -107,7 +150,7 @@ mcpRoutes.post("/", async (c) => {
   if (caller.session) Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
 
   const server = buildServer(ctx, tools);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
   if (!initializing || !response.ok) return response;

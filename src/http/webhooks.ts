@@ -9,34 +9,19 @@ import { verify } from "@octokit/webhooks-methods";
 import { Hono, type Context } from "hono";
 import { SLUG } from "../auth/provision";
 import { decryptToken } from "../git/credentials";
-import { MAX_WEBHOOK_BYTES, processDelivery, recordDelivery } from "../git/webhooks";
+import { processDelivery, recordDelivery } from "../git/webhooks";
 import type { Env } from "../env";
+import { declaredTooLarge, MAX_WEBHOOK_BODY_BYTES, mebibytes, readCapped } from "./body";
 
 type C = Context<{ Bindings: Env }>;
 
-const fail = (c: C, status: 400 | 401 | 413, code: string, message: string) => c.json({ ok: false, error: { code, message } }, status);
-
-/** The body as text, or null once it grows past `max` bytes (Content-Length can be absent or wrong). */
-async function readCapped(req: Request, max: number): Promise<string | null> {
-  if (!req.body) return "";
-  const reader = req.body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > max) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  const all = new Uint8Array(size);
-  let at = 0;
-  for (const chunk of chunks) { all.set(chunk, at); at += chunk.byteLength; }
-  return new TextDecoder().decode(all);
+/** The envelope every refusal here answers with; `hint` says what the sender (GitHub, or an operator) can do. */
+function fail(c: C, status: 400 | 401 | 413, code: string, message: string, hint: string) {
+  return c.json({ ok: false, error: { code, message, hint, retryable: false } }, status);
 }
+
+const tooLarge = (c: C) => fail(c, 413, "payload_too_large", `Webhook bodies are limited to ${MAX_WEBHOOK_BODY_BYTES} bytes (${mebibytes(MAX_WEBHOOK_BODY_BYTES)}), GitHub's own cap.`,
+  "GitHub never sends more than this; check what is posting to this URL.");
 
 async function validSignature(secret: string | null, body: string, signature: string | undefined): Promise<boolean> {
   if (!secret || !body || !signature) return false;
@@ -69,22 +54,25 @@ async function installationTenant(env: Env, payload: Record<string, unknown>): P
 }
 
 async function receive(c: C, secretFor: () => Promise<{ tenantId: string | null; secret: string | null }>): Promise<Response> {
-  if (Number(c.req.header("content-length") ?? 0) > MAX_WEBHOOK_BYTES) return fail(c, 413, "payload_too_large", `Webhook bodies are limited to ${MAX_WEBHOOK_BYTES} bytes.`);
-  const body = await readCapped(c.req.raw, MAX_WEBHOOK_BYTES);
-  if (body === null) return fail(c, 413, "payload_too_large", `Webhook bodies are limited to ${MAX_WEBHOOK_BYTES} bytes.`);
+  if (declaredTooLarge(c.req.raw, MAX_WEBHOOK_BODY_BYTES)) return tooLarge(c);
+  const bytes = await readCapped(c.req.raw, MAX_WEBHOOK_BODY_BYTES);
+  if (bytes === null) return tooLarge(c);
+  const body = new TextDecoder().decode(bytes);
   const { tenantId, secret } = await secretFor();
-  if (!(await validSignature(secret, body, c.req.header("x-hub-signature-256")))) return fail(c, 401, "bad_signature", "Missing or invalid X-Hub-Signature-256.");
+  if (!(await validSignature(secret, body, c.req.header("x-hub-signature-256")))) {
+    return fail(c, 401, "bad_signature", "Missing or invalid X-Hub-Signature-256.", "Sign the raw body with the webhook's secret (HMAC-SHA256); the App URL uses GITHUB_WEBHOOK_SECRET, a tenant URL that tenant's own secret.");
+  }
 
   const event = c.req.header("x-github-event") ?? "";
   const deliveryId = c.req.header("x-github-delivery") ?? "";
-  if (!/^[a-z_]{1,100}$/.test(event) || !/^[A-Za-z0-9-]{1,100}$/.test(deliveryId)) return fail(c, 400, "bad_headers", "X-GitHub-Event and X-GitHub-Delivery are required.");
+  if (!/^[a-z_]{1,100}$/.test(event) || !/^[A-Za-z0-9-]{1,100}$/.test(deliveryId)) return fail(c, 400, "bad_headers", "X-GitHub-Event and X-GitHub-Delivery are required.", "Send GitHub's headers: X-GitHub-Event (e.g. push) and X-GitHub-Delivery (a unique id).");
   let payload: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(body);
     if (!parsed || typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("not an object");
     payload = parsed as Record<string, unknown>;
   } catch {
-    return fail(c, 400, "malformed_json", "The body is not a JSON object.");
+    return fail(c, 400, "malformed_json", "The body is not a JSON object.", "Set the webhook's content type to application/json.");
   }
 
   const tenant = tenantId ?? (await installationTenant(c.env, payload));

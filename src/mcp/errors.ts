@@ -43,10 +43,25 @@ export interface ErrorBody {
   retryable: boolean;
 }
 
+/**
+ * A caller's text quoted in an error: at most a short prefix, so an error never grows with its
+ * input (a multi-megabyte value must not come back in the response).
+ */
+export function excerpt(text: string, max = 100): string {
+  return text.length <= max ? text : `${text.slice(0, max)}… (${text.length} characters)`;
+}
+
+/**
+ * Messages and hints that quote input (unknown parameter names, a bad value) are bounded here,
+ * the one place every tool error passes, whatever the message was built from.
+ */
+export const MAX_ERROR_TEXT = 1000;
+const bounded = (text: string) => (text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}… (truncated from ${text.length} characters)`);
+
 /** Maps anything thrown to the envelope's error body; unexpected errors leak no detail. */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof ToolError) {
-    return { code: err.code, message: err.message, hint: err.hint, retryable: err.retryable };
+    return { code: err.code, message: bounded(err.message), hint: bounded(err.hint), retryable: err.retryable };
   }
   return {
     code: "internal_error",
