@@ -122,3 +122,88 @@ describe("errors never echo large input", () => {
     }
   });
 });
+
+describe("JSON-RPC shape", () => {
+  const batch = JSON.stringify([
+    { jsonrpc: "2.0", id: 1, method: "ping" },
+    { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "guide", arguments: {} } },
+  ]);
+
+  it("refuses a batch on 2025-06-18 and later with -32600 and HTTP 400, running none of it", async () => {
+    const id = await seedIdentity("lim-batch", "agent");
+    for (const revision of ["2025-06-18", "2025-11-25"]) {
+      const res = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { "MCP-Protocol-Version": revision }), body: batch });
+      expect(res.status, revision).toBe(400);
+      const body = (await res.json()) as Rpc;
+      expect(body.error!.code).toBe(-32600);
+      expect(body.error!.message).toContain(revision);
+      expect(body.error!.data).toMatchObject({ ok: false, error: { code: "batch_not_supported", retryable: false, hint: expect.stringContaining("one JSON-RPC message per POST") } });
+    }
+    // The revision an initialize asks for counts when it has no header yet.
+    const init = JSON.stringify([{ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } } }]);
+    expect((await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: init })).status).toBe(400);
+  });
+
+  it("refuses a batch without a header when the session negotiated 2025-06-18", async () => {
+    const id = await seedIdentity("lim-batch-session", "agent");
+    const init = await workerFetch(MCP, {
+      method: "POST", headers: headers(id.key),
+      body: rpc("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }),
+    });
+    const sessionId = init.headers.get("Mcp-Session-Id")!;
+    const res = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { "Mcp-Session-Id": sessionId }), body: batch });
+    expect(res.status).toBe(400);
+    expect(((await res.json()) as Rpc).error!.code).toBe(-32600);
+  });
+
+  it("still serves a batch on 2025-03-26 (named, or assumed without a header)", async () => {
+    const id = await seedIdentity("lim-batch-old", "agent");
+    for (const extra of [{ "MCP-Protocol-Version": "2025-03-26" }, {}] as Record<string, string>[]) {
+      const res = await workerFetch(MCP, { method: "POST", headers: headers(id.key, extra), body: batch });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as Rpc[];
+      expect(body.map((m) => m.id).sort()).toEqual([1, 2]);
+      expect(body.find((m) => m.id === 2)!.result.structuredContent).toMatchObject({ ok: true });
+    }
+  });
+
+  it("refuses an empty batch and a malformed MCP-Protocol-Version without quoting it whole", async () => {
+    const id = await seedIdentity("lim-batch-empty", "agent");
+    const empty = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { "MCP-Protocol-Version": "2025-03-26" }), body: "[]" });
+    expect(empty.status).toBe(400);
+    expect(((await empty.json()) as Rpc).error!.code).toBe(-32600);
+    const bad = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { "MCP-Protocol-Version": "v".repeat(5000) }), body: rpc("ping") });
+    expect(bad.status).toBe(400);
+    expect((await bad.text()).length).toBeLessThan(300);
+  });
+
+  it.each([
+    ["a string", "entity_path=users.email"],
+    ["a number", 42],
+    ["an array", [{ entity_path: "users.email" }]],
+    ["null", null],
+  ])("answers tools/call with %s as arguments with -32602 naming `arguments`", async (kind, args) => {
+    const id = await seedIdentity(`lim-args-${kind.replace(/\W/g, "")}`, "agent");
+    const res = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: rpc("tools/call", { name: "blame", arguments: args }, "call-7") });
+    const body = (await res.json()) as Rpc;
+    expect(body.id).toBe("call-7");
+    expect(body.error!.code).toBe(-32602);
+    expect(body.error!.message).toContain("`arguments`");
+    expect(body.error!.message).toContain(kind);
+    expect(body.error!.data).toMatchObject({ ok: false, error: { code: "invalid_input", retryable: false } });
+  });
+
+  it("answers a bad tools/call inside a 2025-03-26 batch on its own, serving the rest", async () => {
+    const id = await seedIdentity("lim-args-batch", "agent");
+    const res = await workerFetch(MCP, {
+      method: "POST", headers: headers(id.key, { "MCP-Protocol-Version": "2025-03-26" }),
+      body: JSON.stringify([
+        { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "guide", arguments: "nope" } },
+        { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "guide", arguments: {} } },
+      ]),
+    });
+    const body = (await res.json()) as Rpc[];
+    expect(body.find((m) => m.id === 1)!.error!.code).toBe(-32602);
+    expect(body.find((m) => m.id === 2)!.result.structuredContent).toMatchObject({ ok: true });
+  });
+});

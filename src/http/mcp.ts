@@ -1,6 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
 import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import type { JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Hono, type Context } from "hono";
 import { bearerKey, identityForKey, type Identity } from "../auth/identity";
 import { createDb } from "../db/client";
@@ -48,8 +48,99 @@ function surfaceOf(c: Context<AppEnv>): Surface {
   };
 }
 
+const MAX_RPC_ERROR_MESSAGE = 1000;
+const MAX_RPC_ERROR_DATA = 4000;
+
+/**
+ * Every JSON-RPC error the server answers leaves through send(), so bounding it here covers
+ * messages built anywhere (the SDK's validation, a handler) that might quote a large request.
+ */
+class BoundedTransport extends WebStandardStreamableHTTPServerTransport {
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (!("error" in message)) return super.send(message, options);
+    const { message: text, data, ...rest } = message.error;
+    const bounded = {
+      ...rest,
+      message: excerpt(text, MAX_RPC_ERROR_MESSAGE),
+      ...(data !== undefined && JSON.stringify(data).length <= MAX_RPC_ERROR_DATA ? { data } : {}),
+    };
+    return super.send({ ...message, error: bounded }, options);
+  }
+}
+
 const isInitialize = (body: unknown): boolean =>
   (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === "object" && (m as { method?: unknown }).method === "initialize");
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
+
+/** MCP dropped JSON-RPC batching in this revision; earlier clients may still send arrays. */
+const NO_BATCHES_FROM = "2025-06-18";
+/** What the transport spec says to assume when a request names no revision. */
+const UNNAMED_REVISION = "2025-03-26";
+
+/**
+ * The protocol revision a request speaks: its MCP-Protocol-Version header; for an initialize,
+ * the revision it asks for; otherwise the one its session negotiated.
+ */
+function revisionOf(c: Context<AppEnv>, body: unknown, session: SessionRecord | null): string {
+  const header = c.req.header("MCP-Protocol-Version");
+  if (header) return header;
+  const init = (Array.isArray(body) ? body : [body]).find((m) => isObject(m) && m.method === "initialize") as { params?: { protocolVersion?: unknown } } | undefined;
+  if (typeof init?.params?.protocolVersion === "string") return init.params.protocolVersion;
+  return session?.protocolVersion || UNNAMED_REVISION;
+}
+
+/** Refuses a batch where the revision has none (and an empty batch anywhere), before any message runs. */
+function refuseBatch(c: Context<AppEnv>, body: unknown, session: SessionRecord | null): Response | null {
+  if (!Array.isArray(body)) return null;
+  const hint = "Send one JSON-RPC message per POST; independent requests can go in parallel POSTs.";
+  if (body.length === 0) return refusal(c, 400, -32600, { code: "invalid_request", message: "Invalid Request: the JSON-RPC batch is empty.", hint, retryable: false });
+  const revision = revisionOf(c, body, session);
+  if (revision < NO_BATCHES_FROM) return null;
+  return refusal(c, 400, -32600, {
+    code: "batch_not_supported",
+    message: `Invalid Request: JSON-RPC batches are not part of MCP protocol revision ${excerpt(revision, 20)} (batching was removed in ${NO_BATCHES_FROM}).`,
+    hint,
+    retryable: false,
+  });
+}
+
+/**
+ * tools/call params the SDK would only reject with a generic internal error (-32603): they are the
+ * caller's mistake, so they get -32602 naming the field. Null when the call is well-formed.
+ */
+function invalidToolCall(message: JSONRPCMessage): string | null {
+  if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return null;
+  const params: unknown = message.params;
+  if (!isObject(params)) return "Invalid params: tools/call needs params { name, arguments }.";
+  if (typeof params.name !== "string") return `Invalid params: tools/call \`name\` must be a string naming the tool, not ${kindOf(params.name)}.`;
+  if (params.arguments !== undefined && !isObject(params.arguments)) {
+    return `Invalid params: tools/call \`arguments\` must be a JSON object mapping parameter names to values, not ${kindOf(params.arguments)}.`;
+  }
+  return null;
+}
+
+/**
+ * Answers malformed tool calls before the server sees them. Per message, so one bad call in an
+ * (older revision's) batch does not sink the others.
+ */
+function guardToolCalls(transport: BoundedTransport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    const problem = invalidToolCall(message);
+    if (!problem || !("id" in message)) return deliver(message, extra);
+    const error: ErrorBody = {
+      code: "invalid_input",
+      message: problem,
+      hint: "Pass the tool's parameters as an object, e.g. {\"name\": \"blame\", \"arguments\": {\"entity_path\": \"users.email\"}}; tools/list shows each tool's inputSchema.",
+      retryable: false,
+    };
+    void transport.send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: problem, data: { ok: false, error } } })
+      .catch((err) => console.error("could not answer an invalid tools/call", err));
+  };
+}
 
 /**
  * The recurring series a session's run belongs to (a cron job names it on every request, as a
@@ -82,26 +173,6 @@ async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
   return { ok: true, identity, session };
 }
 
-const MAX_RPC_ERROR_MESSAGE = 1000;
-const MAX_RPC_ERROR_DATA = 4000;
-
-/**
- * Every JSON-RPC error the server answers leaves through send(), so bounding it here covers
- * messages built anywhere (the SDK's validation, a handler) that might quote a large request.
- */
-class BoundedTransport extends WebStandardStreamableHTTPServerTransport {
-  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
-    if (!("error" in message)) return super.send(message, options);
-    const { message: text, data, ...rest } = message.error;
-    const bounded = {
-      ...rest,
-      message: excerpt(text, MAX_RPC_ERROR_MESSAGE),
-      ...(data !== undefined && JSON.stringify(data).length <= MAX_RPC_ERROR_DATA ? { data } : {}),
-    };
-    return super.send({ ...message, error: bounded }, options);
-  }
-}
-
 export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.post("/", async (c) => {
@@ -119,6 +190,14 @@ mcpRoutes.post("/", async (c) => {
   } catch {
     return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
   }
+
+  // The SDK refuses an unknown revision by quoting the header whole; a malformed one is refused here, briefly.
+  const revisionHeader = c.req.header("MCP-Protocol-Version");
+  if (revisionHeader !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(revisionHeader)) {
+    return c.json(jsonRpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version '${excerpt(revisionHeader, 20)}' (a revision date such as 2025-06-18).`), 400);
+  }
+  const batchRefused = refuseBatch(c, body, caller.session);
+  if (batchRefused) return batchRefused;
 
   let tools;
   try {
@@ -152,6 +231,7 @@ mcpRoutes.post("/", async (c) => {
   const server = buildServer(ctx, tools);
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
+  guardToolCalls(transport);
   const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
   if (!initializing || !response.ok) return response;
 
