@@ -37,6 +37,14 @@ export const apiKeys = sqliteTable("api_keys", {
   revokedAt: text("revoked_at"),
 });
 
+/** Per-tenant overrides of the request rate limits; NULL keeps the Worker's default, 0 is off. */
+export const tenantRateLimits = sqliteTable("tenant_rate_limits", {
+  tenantId: text("tenant_id").primaryKey(),
+  keyPerMin: integer("key_per_min"),
+  tenantPerMin: integer("tenant_per_min"),
+  updatedAt: text("updated_at").notNull(),
+});
+
 export const idempotencyKeys = sqliteTable("idempotency_keys", {
   tenantId: text("tenant_id").notNull(),
   actorId: text("actor_id").notNull(),

@@ -12,7 +12,8 @@ import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
-import { MAX_MCP_BODY_BYTES, mebibytes, readCapped, declaredTooLarge } from "./body";
+import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
+import { callerBuckets, throttled, throttleError } from "./rate-limit";
 
 type AppEnv = { Bindings: Env };
 
@@ -153,19 +154,28 @@ function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
 }
 
 /**
- * Resolves the caller and, when the request names one, its session. The key lookup and the
- * session lookup do not depend on each other, so they run side by side.
+ * Resolves the caller, counts the request against its rate limits, and, when the request names
+ * one, finds its session. The session lookup does not depend on the key, and the limit check only
+ * on the key's identity (usually cached), so the two Durable Object round trips run side by side.
+ * This comes before the body is read: a throttled caller costs no parsing.
  */
 async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
   { ok: true; identity: Identity; session: SessionRecord | null } | { ok: false; response: Response }
 > {
   const key = bearerKey(c.req.header("Authorization"));
   if (!key) return { ok: false, response: unauthorized(c, "missing bearer API key") };
-  const [identity, session] = await Promise.all([
-    identityForKey(createDb(c.env.DB), key),
+  const lookup = identityForKey(createDb(c.env.DB), key);
+  const [identity, session, throttle] = await Promise.all([
+    lookup,
     sessionId ? sessionStub(c.env, sessionId).touch() : Promise.resolve(null),
+    lookup.then((id) => (id ? throttled(c.env, callerBuckets(c.env, id)) : null)),
   ]);
   if (!identity) return { ok: false, response: unauthorized(c, "unknown or revoked API key") };
+  if (throttle) {
+    c.header("Retry-After", String(throttle.retryAfterSeconds));
+    // -32000 like the transport's other HTTP-level refusals; the envelope in `data` carries rate_limited.
+    return { ok: false, response: refusal(c, 429, -32000, throttleError(throttle)) };
+  }
   // A session belongs to the key's tenant and actor; anyone else's id is simply unknown.
   if (sessionId && (!session || session.tenantId !== identity.tenantId || session.actorId !== identity.actorId)) {
     return { ok: false, response: c.json(jsonRpcError(-32001, "Session not found: it ended or never existed. Initialize a new session."), 404) };
