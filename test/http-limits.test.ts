@@ -308,7 +308,7 @@ describe("rate limits over HTTP", () => {
     for (const k of [k1, k1, k2, k2]) expect((await ping(k.key, testEnv)).status).toBe(200);
     const res = await ping(k2.key, testEnv);
     expect(res.status).toBe(429);
-    expect(((await res.json()) as Rpc).error!.data.error.message).toContain("this tenant (all of its keys together)");
+    expect(((await res.json()) as Rpc).error!.data.error.message).toContain("this tenant's keys together made more than 4 requests");
     expect((await ping(k1.key, testEnv)).status).toBe(429);
     expect((await ping(other.key, testEnv)).status).toBe(200);
   });

@@ -4,6 +4,7 @@ import definitions from "@octokit/webhooks-examples";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { setRateLimitSql } from "../src/auth/rate-limits";
 import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
 import { MAX_ATTEMPTS } from "../src/git/webhooks";
 import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
@@ -26,18 +27,18 @@ function example(event: string, pick: (p: Payload) => boolean = () => true): Pay
 }
 
 let deliveries = 0;
-interface DeliverOptions { path?: string; secret?: string | null; delivery?: string; headers?: Record<string, string> }
+interface DeliverOptions { path?: string; secret?: string | null; delivery?: string; headers?: Record<string, string>; env?: Record<string, string> }
 
 /** Posts a delivery to the worker and waits for what it does after the response. */
-async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string }> {
+async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string; retryAfter: string | null }> {
   const body = typeof payload === "string" ? payload : JSON.stringify(payload);
   const delivery = o.delivery ?? `0000-${++deliveries}-${Date.now()}`;
   const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": event, "x-github-delivery": delivery, ...o.headers };
   if (o.secret !== null) headers["x-hub-signature-256"] = await sign(o.secret ?? APP_SECRET, body);
   const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://ledger.test${o.path ?? "/webhooks/github"}`, { method: "POST", headers, body }), testEnv, ctx);
+  const res = await worker.fetch(new Request(`http://ledger.test${o.path ?? "/webhooks/github"}`, { method: "POST", headers, body }), { ...testEnv, ...o.env }, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, body: (await res.json()) as Structured, delivery };
+  return { status: res.status, body: (await res.json()) as Structured, delivery, retryAfter: res.headers.get("Retry-After") };
 }
 
 const deliveryRow = (tenantId: string, delivery: string) =>
@@ -212,6 +213,42 @@ describe("per-tenant repository webhooks", () => {
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-own", secret: APP_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-nosecret", secret: TENANT_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/no-such-tenant", secret: TENANT_SECRET })).status).toBe(401);
+  });
+});
+
+describe("rate limits", () => {
+  const tight = { RATE_LIMIT_TENANT_PER_MIN: "2" };
+  let hook = 0;
+  const ping = (installationId: number) => ({ ...example("ping"), hook_id: ++hook, installation: { id: installationId } });
+
+  it("limits signed deliveries per App installation (429, Retry-After, rate_limited), storing nothing over the limit; other installations go on", async () => {
+    const a = await appTenant("hooks-rl-a", 9101, "rl/a");
+    await appTenant("hooks-rl-b", 9102, "rl/b");
+    // Unsigned or mis-signed junk is refused before it is counted.
+    for (let i = 0; i < 3; i++) expect((await deliver("ping", ping(9101), { secret: "not-the-app-secret-at-all", env: tight })).status).toBe(401);
+    expect((await deliver("ping", ping(9101), { env: tight })).status).toBe(202);
+    expect((await deliver("ping", ping(9101), { env: tight })).status).toBe(202);
+    const before = await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, a.id.tenantId);
+    const over = await deliver("ping", ping(9101), { env: tight });
+    expect(over.status).toBe(429);
+    expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(over.body).toMatchObject({
+      ok: false,
+      error: { code: "rate_limited", retryable: true, message: expect.stringContaining("installation sent more than 2 webhook deliveries"), hint: expect.stringContaining("redeliver") },
+    });
+    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, a.id.tenantId)).toBe(before);
+    expect((await deliver("ping", ping(9102), { env: tight })).status).toBe(202);
+  });
+
+  it("limits a tenant URL per tenant, by the tenant's own override", async () => {
+    const own = await seedIdentity("hooks-rl-own", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(own.tenantId, TENANT_SECRET, KEY)).run();
+    await env.DB.prepare(setRateLimitSql(own.tenantId, { tenantPerMin: 1 })).run();
+    const path = "/webhooks/github/hooks-rl-own";
+    expect((await deliver("ping", ping(1), { path, secret: TENANT_SECRET })).status).toBe(202);
+    const over = await deliver("ping", ping(1), { path, secret: TENANT_SECRET });
+    expect(over.status).toBe(429);
+    expect(over.body.error.message).toContain("this tenant's webhook URL received more than 1 deliveries");
   });
 });
 

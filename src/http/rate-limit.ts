@@ -71,19 +71,23 @@ export async function throttled(env: Env, buckets: Bucket[]): Promise<Throttle |
   return worst;
 }
 
-const WHO: Record<Scope, string> = {
-  key: "this API key",
-  tenant: "this tenant (all of its keys together)",
-  installation: "this GitHub App installation's webhook deliveries",
-  webhooks: "this tenant's webhook deliveries",
+const OVER: Record<Scope, (n: number) => string> = {
+  key: (n) => `this API key made more than ${n} requests in the last minute`,
+  tenant: (n) => `this tenant's keys together made more than ${n} requests in the last minute`,
+  installation: (n) => `this GitHub App installation sent more than ${n} webhook deliveries in the last minute`,
+  webhooks: (n) => `this tenant's webhook URL received more than ${n} deliveries in the last minute`,
 };
 
 /** The envelope's error for a throttled request; the wait is also in the Retry-After header. */
 export function throttleError(t: Throttle): ErrorBody & { retry_after_seconds: number } {
+  const webhook = t.scope === "installation" || t.scope === "webhooks";
+  const wait = `${t.retryAfterSeconds} second${t.retryAfterSeconds === 1 ? "" : "s"}`;
   return {
     code: "rate_limited",
-    message: `Rate limited: ${WHO[t.scope]} made more than ${t.perMinute} requests in the last minute. Retry after ${t.retryAfterSeconds} s.`,
-    hint: `Wait ${t.retryAfterSeconds} seconds (the Retry-After header) and retry; spread calls out or do more per call. An operator can change the tenant's limits with \`npm run keys -- rate-limit\`.`,
+    message: `Rate limited: ${OVER[t.scope](t.perMinute)}. Retry after ${wait}.`,
+    hint: webhook
+      ? `GitHub does not retry a failed delivery by itself: redeliver it (the webhook's Recent Deliveries, or its API) after ${wait}. An operator can raise the tenant's limit with \`npm run keys -- rate-limit --tenant-per-min\`.`
+      : `Wait ${wait} (the Retry-After header) and retry; spread calls out or do more per call. An operator can change the tenant's limits with \`npm run keys -- rate-limit\`.`,
     retryable: true,
     retry_after_seconds: t.retryAfterSeconds,
   };
