@@ -5,6 +5,7 @@ import { createExecutionContext, createScheduledController, waitOnExecutionConte
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { setRateLimitSql } from "../src/auth/rate-limits";
+import { sha256Hex } from "../src/db/ids";
 import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
 import { MAX_ATTEMPTS } from "../src/git/webhooks";
 import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
@@ -70,7 +71,9 @@ describe("signatures and bad input", () => {
   beforeAll(async () => {
     a = (await appTenant("hooks-sig", 9001, "sig/repo")).id;
   });
-  const ping = () => ({ ...example("ping"), installation: { id: 9001 } });
+  // Each ping a different body: an identical body under a new delivery id is a duplicate (tested below).
+  let hook = 0;
+  const ping = () => ({ ...example("ping"), hook_id: ++hook, installation: { id: 9001 } });
 
   it("accepts a delivery signed with the App secret and answers ping", async () => {
     const r = await deliver("ping", ping());
@@ -213,6 +216,62 @@ describe("per-tenant repository webhooks", () => {
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-own", secret: APP_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-nosecret", secret: TENANT_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/no-such-tenant", secret: TENANT_SECRET })).status).toBe(401);
+  });
+});
+
+describe("the same body under a new delivery id", () => {
+  let a: Awaited<ReturnType<typeof appTenant>>;
+  beforeAll(async () => {
+    a = await appTenant("hooks-hash", 9201, "hash/repo");
+  });
+  const push = (sha: string) => {
+    const p = withRepo(example("push", (e) => e.commits.length > 0), "hash/repo", 9201);
+    p.ref = "refs/heads/main";
+    p.commits = [{ ...p.commits[0], id: sha, timestamp: "2026-06-02T10:00:00Z", message: "once", added: [], modified: ["src/once.ts"], removed: [] }];
+    return p;
+  };
+
+  it("is acknowledged with 200, recorded as a duplicate of the first, and not processed again", async () => {
+    const body = JSON.stringify(push("d".repeat(40)));
+    const first = await deliver("push", body);
+    expect(first.status).toBe(202);
+    const again = await deliver("push", body);
+    expect(again.delivery).not.toBe(first.delivery);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ok: true, delivery: again.delivery, duplicate: true, duplicate_of: first.delivery });
+    expect(await deliveryRow(a.id.tenantId, first.delivery)).toMatchObject({ status: "processed", attempts: 1, duplicate_of: "" });
+    const dup = await deliveryRow(a.id.tenantId, again.delivery);
+    // Recognised by the SHA-256 of the raw body.
+    expect(dup).toMatchObject({ status: "duplicate", attempts: 0, payload: "", duplicate_of: first.delivery, content_hash: await sha256Hex(body) });
+    expect((await deliveryRow(a.id.tenantId, first.delivery))!.content_hash).toBe(await sha256Hex(body));
+    // The retry job never picks a duplicate up, and the operator's replay has no payload to replay.
+    await runCron(new Date());
+    expect(await deliveryRow(a.id.tenantId, again.delivery)).toMatchObject({ status: "duplicate", attempts: 0 });
+    expect((await env.DB.prepare(replaySql(again.delivery, a.id.tenantId)).all()).results).toHaveLength(0);
+    // Its own redelivery (the same id again) is still just a duplicate.
+    expect((await deliver("push", body, { delivery: again.delivery })).body).toEqual({ ok: true, delivery: again.delivery, duplicate: true });
+    // One byte different is another delivery.
+    expect((await deliver("push", body.replace('"once"', '"twice"'))).status).toBe(202);
+  });
+
+  it("lets only one of two identical bodies racing in be processed", async () => {
+    const body = JSON.stringify(push("e".repeat(40)));
+    const results = await Promise.all([deliver("push", body), deliver("push", body), deliver("push", body)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 202]);
+    const rows = (await env.DB.prepare(`SELECT status FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id IN (?, ?, ?)`)
+      .bind(a.id.tenantId, ...results.map((r) => r.delivery)).all<{ status: string }>()).results.map((r) => r.status).sort();
+    expect(rows).toEqual(["duplicate", "duplicate", "processed"]);
+  });
+
+  it("is judged per tenant: the same body to two tenants' URLs is each tenant's own delivery", async () => {
+    const slugs = ["hooks-hash-x", "hooks-hash-y"];
+    for (const slug of slugs) {
+      const id = await seedIdentity(slug, "dev");
+      await env.DB.prepare(await setWebhookSecretSql(id.tenantId, TENANT_SECRET, KEY)).run();
+    }
+    const body = JSON.stringify({ ...example("ping"), hook_id: 424_242 });
+    for (const slug of slugs) expect((await deliver("ping", body, { path: `/webhooks/github/${slug}`, secret: TENANT_SECRET })).status).toBe(202);
+    expect((await deliver("ping", body, { path: `/webhooks/github/${slugs[0]}`, secret: TENANT_SECRET })).status).toBe(200);
   });
 });
 

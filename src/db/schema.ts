@@ -446,6 +446,8 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   receivedAt: text("received_at").notNull(),
   attemptedAt: text("attempted_at"),
   processedAt: text("processed_at"),
+  contentHash: text("content_hash").notNull(),
+  duplicateOf: text("duplicate_of").notNull(),
 });
 
 export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {

@@ -8,6 +8,7 @@
 import { verify } from "@octokit/webhooks-methods";
 import { Hono, type Context } from "hono";
 import { SLUG } from "../auth/provision";
+import { sha256Hex } from "../db/ids";
 import { decryptToken } from "../git/credentials";
 import { processDelivery, recordDelivery } from "../git/webhooks";
 import type { Env } from "../env";
@@ -116,8 +117,13 @@ async function receive(c: C, signer: () => Promise<Signer>): Promise<Response> {
 
   const tenant = source.tenantId;
   const now = new Date();
-  const fresh = await recordDelivery(c.env, { tenantId: tenant, deliveryId, event, payload, rawPayload: body, ignoredBecause: tenant ? undefined : "no tenant is connected to this GitHub App installation" }, now);
-  if (!fresh) return c.json({ ok: true, delivery: deliveryId, duplicate: true }, 200);
+  const recorded = await recordDelivery(c.env, {
+    tenantId: tenant, deliveryId, event, payload, rawPayload: body, contentHash: await sha256Hex(bytes),
+    ignoredBecause: tenant ? undefined : "no tenant is connected to this GitHub App installation",
+  }, now);
+  if (!recorded.fresh) {
+    return c.json({ ok: true, delivery: deliveryId, duplicate: true, ...(recorded.duplicateOf ? { duplicate_of: recorded.duplicateOf } : {}) }, 200);
+  }
   if (!tenant) return c.json({ ok: true, delivery: deliveryId, ignored: true }, 202);
   c.executionCtx.waitUntil(processDelivery(c.env, tenant, deliveryId, now, payload).catch((err) => console.error("webhook processing failed", err)));
   return c.json({ ok: true, delivery: deliveryId }, 202);
