@@ -42,12 +42,15 @@ export interface BenchServer {
   close(): Promise<void>;
 }
 
-/** Migrated temporary state and `wrangler dev` with the benchmark routes mounted. */
+/**
+ * Migrated temporary state and `wrangler dev` with the benchmark routes mounted. Rate limits are
+ * off (0): the benchmarks measure the server, and 32 clients at full speed are a load test, not abuse.
+ */
 export async function startBenchServer(): Promise<BenchServer> {
   const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-bench-"));
   const target: Target = { persistTo: path.join(dir, "state"), env: { XDG_CONFIG_HOME: path.join(dir, "config") } };
   await applyMigrations(target);
-  const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { BENCH_ROUTES: "1" } });
+  const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { BENCH_ROUTES: "1", RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0" } });
   return {
     base: server.baseUrl,
     workerdCpuMs: () => groupCpuMs(server.pgid, "workerd"),

@@ -28,7 +28,7 @@ const USAGE = `usage (add --remote for the deployed database, --persist-to <dir>
   npm run github -- set-preset --tenant <slug> --name <name>   (JSON {nestedRoots?, parityPairs?, workspaceRootHint?} on stdin)
   npm run github -- delete-preset --tenant <slug> --name <name>
   npm run github -- set-webhook-secret --tenant <slug>   (the secret on stdin)
-  npm run github -- deliveries [--tenant <slug>] [--status pending|processing|processed|ignored|failed]
+  npm run github -- deliveries [--tenant <slug>] [--status pending|processing|processed|ignored|failed|duplicate]
   npm run github -- replay --delivery <id> [--tenant <slug>]`;
 
 async function readStdin(): Promise<string> {

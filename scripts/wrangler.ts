@@ -56,16 +56,21 @@ export async function querySql<T>(sql: string, t: Target = {}): Promise<T[]> {
   return parsed[0]?.results ?? [];
 }
 
-/** Creates a key with the `keys` command, as a user would, and returns the key. */
-export async function createKeyWithCommand(tenant: string, actor: string, t: Target = {}): Promise<string> {
-  const args = [path.join(ROOT, "scripts", "keys.ts"), "create", "--tenant", tenant, "--actor", actor, "--quiet", ...(t.persistTo ? ["--persist-to", t.persistTo] : [])];
-  const out = await new Promise<string>((resolve, reject) => {
-    const child = spawn(path.join(ROOT, "node_modules", ".bin", "tsx"), args, { cwd: ROOT, env: { ...process.env, ...t.env }, stdio: ["ignore", "pipe", "pipe"] });
+/** Runs the `keys` command, as a user would, and returns what it printed. */
+export function keysCommand(args: string[], t: Target = {}): Promise<string> {
+  const argv = [path.join(ROOT, "scripts", "keys.ts"), ...args, ...(t.persistTo ? ["--persist-to", t.persistTo] : [])];
+  return new Promise<string>((resolve, reject) => {
+    const child = spawn(path.join(ROOT, "node_modules", ".bin", "tsx"), argv, { cwd: ROOT, env: { ...process.env, ...t.env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`keys create failed: ${stderr || stdout}`))));
+    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`keys ${args[0]} failed: ${stderr || stdout}`))));
   });
+}
+
+/** Creates a key with the `keys` command, as a user would, and returns the key. */
+export async function createKeyWithCommand(tenant: string, actor: string, t: Target = {}): Promise<string> {
+  const out = await keysCommand(["create", "--tenant", tenant, "--actor", actor, "--quiet"], t);
   return out.trim().split("\n").pop()!;
 }

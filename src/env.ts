@@ -1,4 +1,5 @@
 import type { ClaimsDO } from "./durable/claims";
+import type { RateLimitDO } from "./durable/rate-limit";
 import type { SessionDO } from "./durable/session";
 import type { AiBinding } from "./search/embedder";
 import type { VectorizeBinding } from "./search/vector-index";
@@ -8,6 +9,12 @@ export interface Env {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace<SessionDO>;
   CLAIMS: DurableObjectNamespace<ClaimsDO>;
+  /** Request counters, one object per API key, tenant and webhook source (README: Rate limits). */
+  RATE_LIMITS: DurableObjectNamespace<RateLimitDO>;
+  /** Requests per minute per API key; "0" turns the limit off. A tenant's override wins. */
+  RATE_LIMIT_KEY_PER_MIN?: string;
+  /** Requests per minute per tenant, all keys together (webhook deliveries are counted apart); "0" is off. */
+  RATE_LIMIT_TENANT_PER_MIN?: string;
   /** Attachment blobs, keyed by tenant id and storage path. */
   BLOBS: R2Bucket;
   /** Comma-separated browser origins allowed to call /mcp. */

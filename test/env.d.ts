@@ -3,6 +3,9 @@ declare namespace Cloudflare {
     DB: D1Database;
     SESSIONS: DurableObjectNamespace<import("../src/durable/session").SessionDO>;
     CLAIMS: DurableObjectNamespace<import("../src/durable/claims").ClaimsDO>;
+    RATE_LIMITS: DurableObjectNamespace<import("../src/durable/rate-limit").RateLimitDO>;
+    RATE_LIMIT_KEY_PER_MIN?: string;
+    RATE_LIMIT_TENANT_PER_MIN?: string;
     BLOBS: R2Bucket;
     ALLOWED_ORIGINS?: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
@@ -12,6 +15,6 @@ declare namespace Cloudflare {
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "SessionDO" | "ClaimsDO";
+    durableNamespaces: "SessionDO" | "ClaimsDO" | "RateLimitDO";
   }
 }

@@ -188,8 +188,11 @@ describe("secret-shaped text in writes", () => {
     const p = await ok(ctx, "project_create", { title: "Files" });
     const bytes = btoa(`config with ${token}\n`);
     const a = await ok(ctx, "attach_add", { object_type: "project", object_id: p.project.id, kind: "file", storage_path: "cfg/bot.env", content_base64: bytes });
-    const blob = await env.BLOBS.get(`${id.tenantId}/cfg/bot.env`);
-    expect(await blob!.text()).toBe(`config with ${token}\n`);
+    // Each upload has its own key under the tenant's prefix (see attach_add's versions).
+    const listed = await env.BLOBS.list({ prefix: `${id.tenantId}/` });
+    const stored = listed.objects.filter((o) => o.key.endsWith("/cfg/bot.env"));
+    expect(stored).toHaveLength(1);
+    expect(await (await env.BLOBS.get(stored[0]!.key))!.text()).toBe(`config with ${token}\n`);
     expect(a.warnings).toBeUndefined();
 
     const fb = await call(ctx, "feature_request_create", { title: "Leak", kind: "bug", body: `my token is ${token}` });

@@ -4,8 +4,11 @@ import definitions from "@octokit/webhooks-examples";
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
+import { setRateLimitSql } from "../src/auth/rate-limits";
+import { sha256Hex } from "../src/db/ids";
 import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
-import { MAX_ATTEMPTS, MAX_WEBHOOK_BYTES } from "../src/git/webhooks";
+import { MAX_ATTEMPTS } from "../src/git/webhooks";
+import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
 import worker from "../src/index";
 import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 
@@ -25,18 +28,18 @@ function example(event: string, pick: (p: Payload) => boolean = () => true): Pay
 }
 
 let deliveries = 0;
-interface DeliverOptions { path?: string; secret?: string | null; delivery?: string; headers?: Record<string, string> }
+interface DeliverOptions { path?: string; secret?: string | null; delivery?: string; headers?: Record<string, string>; env?: Record<string, string> }
 
 /** Posts a delivery to the worker and waits for what it does after the response. */
-async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string }> {
+async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string; retryAfter: string | null }> {
   const body = typeof payload === "string" ? payload : JSON.stringify(payload);
   const delivery = o.delivery ?? `0000-${++deliveries}-${Date.now()}`;
   const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": event, "x-github-delivery": delivery, ...o.headers };
   if (o.secret !== null) headers["x-hub-signature-256"] = await sign(o.secret ?? APP_SECRET, body);
   const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://ledger.test${o.path ?? "/webhooks/github"}`, { method: "POST", headers, body }), testEnv, ctx);
+  const res = await worker.fetch(new Request(`http://ledger.test${o.path ?? "/webhooks/github"}`, { method: "POST", headers, body }), { ...testEnv, ...o.env }, ctx);
   await waitOnExecutionContext(ctx);
-  return { status: res.status, body: (await res.json()) as Structured, delivery };
+  return { status: res.status, body: (await res.json()) as Structured, delivery, retryAfter: res.headers.get("Retry-After") };
 }
 
 const deliveryRow = (tenantId: string, delivery: string) =>
@@ -68,7 +71,9 @@ describe("signatures and bad input", () => {
   beforeAll(async () => {
     a = (await appTenant("hooks-sig", 9001, "sig/repo")).id;
   });
-  const ping = () => ({ ...example("ping"), installation: { id: 9001 } });
+  // Each ping a different body: an identical body under a new delivery id is a duplicate (tested below).
+  let hook = 0;
+  const ping = () => ({ ...example("ping"), hook_id: ++hook, installation: { id: 9001 } });
 
   it("accepts a delivery signed with the App secret and answers ping", async () => {
     const r = await deliver("ping", ping());
@@ -110,15 +115,47 @@ describe("signatures and bad input", () => {
     expect(await deliveryRow(a.tenantId, first.delivery)).toMatchObject({ attempts: 1 });
   });
 
-  it("rejects an oversized body (by Content-Length and by its real size) before checking anything", async () => {
-    const big = `{"pad":"${"x".repeat(MAX_WEBHOOK_BYTES)}"}`;
-    expect((await deliver("ping", big, { secret: null })).status).toBe(413);
-    // Without a Content-Length (a chunked body) the cap applies while reading.
-    const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
-      method: "POST", body: new Blob([big]).stream(), headers: { "x-github-event": "ping", "x-github-delivery": "big-1" },
-    }), testEnv, ctx);
-    expect(res.status).toBe(413);
+  it("rejects a body over GitHub's 25 MB cap (by Content-Length, and by its real size while streaming) before checking anything", async () => {
+    expect(MAX_WEBHOOK_BODY_BYTES).toBe(25 * 1024 * 1024);
+    // The declared size alone refuses it: nothing of the body is read.
+    let pulled = 0;
+    const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
+    const counted = (total: number) => new ReadableStream<Uint8Array>({
+      pull(controller) {
+        if (pulled >= total) return controller.close();
+        pulled += chunk.byteLength;
+        controller.enqueue(chunk);
+      },
+    });
+    const post = async (body: ReadableStream<Uint8Array>, extra: Record<string, string> = {}) => {
+      const ctx = createExecutionContext();
+      const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
+        method: "POST", body, headers: { "x-github-event": "ping", "x-github-delivery": `big-${++deliveries}`, ...extra },
+      }), testEnv, ctx);
+      await waitOnExecutionContext(ctx);
+      return res;
+    };
+    const declared = await post(counted(2 * MAX_WEBHOOK_BODY_BYTES), { "content-length": String(MAX_WEBHOOK_BODY_BYTES + 1) });
+    expect(declared.status).toBe(413);
+    expect(pulled).toBeLessThanOrEqual(chunk.byteLength);
+    const body = (await declared.json()) as Structured;
+    expect(body).toMatchObject({ ok: false, error: { code: "payload_too_large", retryable: false, hint: expect.stringMatching(/\w/) } });
+    expect(JSON.stringify(body).length).toBeLessThan(500);
+
+    // Without a Content-Length (a chunked body) the cap applies while reading, and the rest is never pulled.
+    pulled = 0;
+    const chunked = await post(counted(2 * MAX_WEBHOOK_BODY_BYTES));
+    expect(chunked.status).toBe(413);
+    expect(pulled).toBeGreaterThan(MAX_WEBHOOK_BODY_BYTES);
+    expect(pulled).toBeLessThan(MAX_WEBHOOK_BODY_BYTES + 4 * chunk.byteLength);
+  });
+
+  it("accepts a signed delivery of several megabytes (GitHub sends up to 25 MB)", async () => {
+    const big = { ...ping(), hook: { config: { padding: "p".repeat(6 * 1024 * 1024) } } };
+    const r = await deliver("ping", big);
+    expect(r.status).toBe(202);
+    // Too large to keep for a retry, but processed once from memory.
+    expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed", payload: "" });
   });
 
   it("rejects malformed JSON with 400 after the signature check, and stores nothing", async () => {
@@ -179,6 +216,98 @@ describe("per-tenant repository webhooks", () => {
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-own", secret: APP_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/hooks-nosecret", secret: TENANT_SECRET })).status).toBe(401);
     expect((await deliver("ping", example("ping"), { path: "/webhooks/github/no-such-tenant", secret: TENANT_SECRET })).status).toBe(401);
+  });
+});
+
+describe("the same body under a new delivery id", () => {
+  let a: Awaited<ReturnType<typeof appTenant>>;
+  beforeAll(async () => {
+    a = await appTenant("hooks-hash", 9201, "hash/repo");
+  });
+  const push = (sha: string) => {
+    const p = withRepo(example("push", (e) => e.commits.length > 0), "hash/repo", 9201);
+    p.ref = "refs/heads/main";
+    p.commits = [{ ...p.commits[0], id: sha, timestamp: "2026-06-02T10:00:00Z", message: "once", added: [], modified: ["src/once.ts"], removed: [] }];
+    return p;
+  };
+
+  it("is acknowledged with 200, recorded as a duplicate of the first, and not processed again", async () => {
+    const body = JSON.stringify(push("d".repeat(40)));
+    const first = await deliver("push", body);
+    expect(first.status).toBe(202);
+    const again = await deliver("push", body);
+    expect(again.delivery).not.toBe(first.delivery);
+    expect(again.status).toBe(200);
+    expect(again.body).toEqual({ ok: true, delivery: again.delivery, duplicate: true, duplicate_of: first.delivery });
+    expect(await deliveryRow(a.id.tenantId, first.delivery)).toMatchObject({ status: "processed", attempts: 1, duplicate_of: "" });
+    const dup = await deliveryRow(a.id.tenantId, again.delivery);
+    // Recognised by the SHA-256 of the raw body.
+    expect(dup).toMatchObject({ status: "duplicate", attempts: 0, payload: "", duplicate_of: first.delivery, content_hash: await sha256Hex(body) });
+    expect((await deliveryRow(a.id.tenantId, first.delivery))!.content_hash).toBe(await sha256Hex(body));
+    // The retry job never picks a duplicate up, and the operator's replay has no payload to replay.
+    await runCron(new Date());
+    expect(await deliveryRow(a.id.tenantId, again.delivery)).toMatchObject({ status: "duplicate", attempts: 0 });
+    expect((await env.DB.prepare(replaySql(again.delivery, a.id.tenantId)).all()).results).toHaveLength(0);
+    // Its own redelivery (the same id again) is still just a duplicate.
+    expect((await deliver("push", body, { delivery: again.delivery })).body).toEqual({ ok: true, delivery: again.delivery, duplicate: true });
+    // One byte different is another delivery.
+    expect((await deliver("push", body.replace('"once"', '"twice"'))).status).toBe(202);
+  });
+
+  it("lets only one of two identical bodies racing in be processed", async () => {
+    const body = JSON.stringify(push("e".repeat(40)));
+    const results = await Promise.all([deliver("push", body), deliver("push", body), deliver("push", body)]);
+    expect(results.map((r) => r.status).sort()).toEqual([200, 200, 202]);
+    const rows = (await env.DB.prepare(`SELECT status FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id IN (?, ?, ?)`)
+      .bind(a.id.tenantId, ...results.map((r) => r.delivery)).all<{ status: string }>()).results.map((r) => r.status).sort();
+    expect(rows).toEqual(["duplicate", "duplicate", "processed"]);
+  });
+
+  it("is judged per tenant: the same body to two tenants' URLs is each tenant's own delivery", async () => {
+    const slugs = ["hooks-hash-x", "hooks-hash-y"];
+    for (const slug of slugs) {
+      const id = await seedIdentity(slug, "dev");
+      await env.DB.prepare(await setWebhookSecretSql(id.tenantId, TENANT_SECRET, KEY)).run();
+    }
+    const body = JSON.stringify({ ...example("ping"), hook_id: 424_242 });
+    for (const slug of slugs) expect((await deliver("ping", body, { path: `/webhooks/github/${slug}`, secret: TENANT_SECRET })).status).toBe(202);
+    expect((await deliver("ping", body, { path: `/webhooks/github/${slugs[0]}`, secret: TENANT_SECRET })).status).toBe(200);
+  });
+});
+
+describe("rate limits", () => {
+  const tight = { RATE_LIMIT_TENANT_PER_MIN: "2" };
+  let hook = 0;
+  const ping = (installationId: number) => ({ ...example("ping"), hook_id: ++hook, installation: { id: installationId } });
+
+  it("limits signed deliveries per App installation (429, Retry-After, rate_limited), storing nothing over the limit; other installations go on", async () => {
+    const a = await appTenant("hooks-rl-a", 9101, "rl/a");
+    await appTenant("hooks-rl-b", 9102, "rl/b");
+    // Unsigned or mis-signed junk is refused before it is counted.
+    for (let i = 0; i < 3; i++) expect((await deliver("ping", ping(9101), { secret: "not-the-app-secret-at-all", env: tight })).status).toBe(401);
+    expect((await deliver("ping", ping(9101), { env: tight })).status).toBe(202);
+    expect((await deliver("ping", ping(9101), { env: tight })).status).toBe(202);
+    const before = await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, a.id.tenantId);
+    const over = await deliver("ping", ping(9101), { env: tight });
+    expect(over.status).toBe(429);
+    expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(over.body).toMatchObject({
+      ok: false,
+      error: { code: "rate_limited", retryable: true, message: expect.stringContaining("installation sent more than 2 webhook deliveries"), hint: expect.stringContaining("redeliver") },
+    });
+    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, a.id.tenantId)).toBe(before);
+    expect((await deliver("ping", ping(9102), { env: tight })).status).toBe(202);
+  });
+
+  it("limits a tenant URL per tenant, by the tenant's own override", async () => {
+    const own = await seedIdentity("hooks-rl-own", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(own.tenantId, TENANT_SECRET, KEY)).run();
+    await env.DB.prepare(setRateLimitSql(own.tenantId, { tenantPerMin: 1 })).run();
+    const path = "/webhooks/github/hooks-rl-own";
+    expect((await deliver("ping", ping(1), { path, secret: TENANT_SECRET })).status).toBe(202);
+    const over = await deliver("ping", ping(1), { path, secret: TENANT_SECRET });
+    expect(over.status).toBe(429);
+    expect(over.body.error.message).toContain("this tenant's webhook URL received more than 1 deliveries");
   });
 });
 

@@ -1,7 +1,13 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
-import { actors, apiKeys } from "../db/schema";
+import { actors, apiKeys, tenantRateLimits } from "../db/schema";
 import { hashApiKey } from "./provision";
+
+/** A tenant's rate-limit overrides (README: Rate limits); null keeps the Worker's default, 0 is off. */
+export interface LimitOverrides {
+  keyPerMin: number | null;
+  tenantPerMin: number | null;
+}
 
 export interface Identity {
   tenantId: string;
@@ -9,6 +15,13 @@ export interface Identity {
   actorName: string;
   /** The key's role is operator: it may override leases and act on other actors' runs. */
   operator: boolean;
+  /** The API key's own id: its rate-limit counter is named after it. */
+  keyId: string;
+  /**
+   * The tenant's rate-limit overrides, read with the key (and cached with it) so checking a limit
+   * costs no query of its own; an operator's change reaches every isolate within IDENTITY_CACHE_MS.
+   */
+  limits: LimitOverrides | null;
 }
 
 /**
@@ -41,14 +54,18 @@ export function clearIdentityCache(): void {
 
 async function lookup(db: Db, hash: string): Promise<Identity | null> {
   const row = await db
-    .select({ tenantId: apiKeys.tenantId, actorId: apiKeys.actorId, actorName: actors.name, role: apiKeys.role })
+    .select({
+      tenantId: apiKeys.tenantId, actorId: apiKeys.actorId, actorName: actors.name, keyId: apiKeys.id, role: apiKeys.role,
+      keyPerMin: tenantRateLimits.keyPerMin, tenantPerMin: tenantRateLimits.tenantPerMin, overridden: tenantRateLimits.tenantId,
+    })
     .from(apiKeys)
     .innerJoin(actors, eq(actors.id, apiKeys.actorId))
+    .leftJoin(tenantRateLimits, eq(tenantRateLimits.tenantId, apiKeys.tenantId))
     .where(and(eq(apiKeys.keyHash, hash), isNull(apiKeys.revokedAt)))
     .get();
   if (!row) return null;
-  const { role, ...rest } = row;
-  return { ...rest, operator: role === "operator" };
+  const { keyPerMin, tenantPerMin, overridden, role, ...identity } = row;
+  return { ...identity, operator: role === "operator", limits: overridden ? { keyPerMin, tenantPerMin } : null };
 }
 
 /** Extracts the key from `Authorization: Bearer <key>`, or null. */

@@ -1,7 +1,7 @@
 /** The change ledger's eight tools (seed 000). Handlers are one call into the services. */
 import { z } from "zod";
-import { quote } from "../mcp/bounds";
 import { defineTool, type ToolAnnotations } from "../mcp/define-tool";
+import { excerpt } from "../mcp/errors";
 import { eventSchema } from "./events";
 import { logChange } from "./log-change";
 import { priorAttempts } from "./prior-attempts";
@@ -41,7 +41,7 @@ function closest(word: string, options: readonly string[]): string | undefined {
 const changeTypeField = z
   .enum(CHANGE_TYPES, {
     error: (issue) => {
-      const given = typeof issue.input === "string" ? quote(issue.input, 40) : typeof issue.input;
+      const given = typeof issue.input === "string" ? excerpt(issue.input, 40) : typeof issue.input;
       // Edit distance is quadratic: a suggestion is only worth computing for a plausible typo.
       const guess = typeof issue.input === "string" && issue.input.length <= 32 ? closest(issue.input, CHANGE_TYPES) : undefined;
       return `invalid change_type '${given}'; must be one of: [${[...CHANGE_TYPES].sort().join(", ")}]${guess ? ` (did you mean '${guess}'?)` : ""}`;

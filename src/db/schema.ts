@@ -38,6 +38,14 @@ export const apiKeys = sqliteTable("api_keys", {
   role: text("role").notNull(),
 });
 
+/** Per-tenant overrides of the request rate limits; NULL keeps the Worker's default, 0 is off. */
+export const tenantRateLimits = sqliteTable("tenant_rate_limits", {
+  tenantId: text("tenant_id").primaryKey(),
+  keyPerMin: integer("key_per_min"),
+  tenantPerMin: integer("tenant_per_min"),
+  updatedAt: text("updated_at").notNull(),
+});
+
 export const idempotencyKeys = sqliteTable("idempotency_keys", {
   tenantId: text("tenant_id").notNull(),
   actorId: text("actor_id").notNull(),
@@ -468,6 +476,8 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   receivedAt: text("received_at").notNull(),
   attemptedAt: text("attempted_at"),
   processedAt: text("processed_at"),
+  contentHash: text("content_hash").notNull(),
+  duplicateOf: text("duplicate_of").notNull(),
 });
 
 export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {

@@ -7,6 +7,7 @@ import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
+import { MAX_ARG_BYTES } from "../mcp/bounds";
 import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
 import { resolveRepo, repoField } from "./repo";
@@ -15,7 +16,8 @@ import { type BlobMode, GitWriter, mappingGitHubErrors, type TreeEntry } from ".
 
 /** Per file, after decoding; GitHub's blob API takes far more, but a tool call should stay small. */
 const MAX_FILE_BYTES = 1024 * 1024;
-const MAX_TOTAL_BYTES = 8 * 1024 * 1024;
+/** A call cannot carry more than the registry lets any call carry. */
+const MAX_TOTAL_BYTES = MAX_ARG_BYTES;
 /** Each base64 file is one blob request; this keeps a call inside the writer's request budget. */
 const MAX_TOTAL_FILES = 500;
 

@@ -15,8 +15,6 @@ import { ToolError } from "../mcp/errors";
 import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
 import { findTask } from "../work/task-model";
 
-/** GitHub caps payloads at 25 MB; ours need far less, and a larger body is refused before parsing. */
-export const MAX_WEBHOOK_BYTES = 5 * 1024 * 1024;
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
 export const KEEP_PAYLOAD_BYTES = 1_000_000;
 export const MAX_ATTEMPTS = 5;
@@ -239,20 +237,40 @@ export interface NewDelivery {
   event: string;
   payload: Json;
   rawPayload: string;
+  /** SHA-256 (hex) of the raw body: the same body under another delivery id is a duplicate. */
+  contentHash: string;
   /** Set when the delivery is recorded without being processed (e.g. no tenant claims the installation). */
   ignoredBecause?: string;
 }
 
-/** Stores a delivery; false when GitHub already delivered it (a redelivery is not processed twice). */
-export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promise<boolean> {
+/** A new delivery, or a duplicate: of the same X-GitHub-Delivery id (duplicateOf null), or of the same body under another id. */
+export type Recorded = { fresh: true } | { fresh: false; duplicateOf: string | null };
+
+/**
+ * Stores a delivery unless the tenant already has it, by delivery id or by body. A body seen
+ * before under another id is recorded too, as status `duplicate` naming the first delivery, so an
+ * operator can see it arrived; it is never processed (and keeps no payload to replay).
+ */
+export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promise<Recorded> {
   const { action, repository } = describeDelivery(d.payload);
   const keep = new TextEncoder().encode(d.rawPayload).byteLength <= KEEP_PAYLOAD_BYTES;
   const row = await env.DB.prepare(
-    `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING delivery_id`,
+    `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at, content_hash)
+     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING delivery_id`,
   ).bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, d.ignoredBecause ? "ignored" : "pending", d.ignoredBecause ?? "",
-    keep ? d.rawPayload : "", iso(now), d.ignoredBecause ? iso(now) : null).first();
-  return row !== null;
+    keep ? d.rawPayload : "", iso(now), d.ignoredBecause ? iso(now) : null, d.contentHash).first();
+  if (row) return { fresh: true };
+  // Which rule refused it: the delivery id first (GitHub's own redelivery), else the body.
+  const seen = await env.DB.prepare(
+    `SELECT delivery_id FROM webhook_deliveries WHERE tenant_id = ?1 AND (delivery_id = ?2 OR (content_hash = ?3 AND duplicate_of = ''))
+     ORDER BY delivery_id = ?2 DESC LIMIT 1`,
+  ).bind(d.tenantId, d.deliveryId, d.contentHash).first<{ delivery_id: string }>();
+  if (!seen || seen.delivery_id === d.deliveryId) return { fresh: false, duplicateOf: null };
+  await env.DB.prepare(
+    `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at, content_hash, duplicate_of)
+     VALUES (?, ?, ?, ?, ?, 'duplicate', ?, '', ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+  ).bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, `the same body as delivery ${seen.delivery_id}`, iso(now), iso(now), d.contentHash, seen.delivery_id).run();
+  return { fresh: false, duplicateOf: seen.delivery_id };
 }
 
 /**

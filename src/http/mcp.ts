@@ -1,4 +1,6 @@
 import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
+import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
+import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
 import { Hono, type Context } from "hono";
 import { bearerKey, identityForKey, type Identity } from "../auth/identity";
 import { createDb } from "../db/client";
@@ -6,14 +8,32 @@ import { systemClock } from "../db/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
+import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
+import { callerBuckets, throttled, throttleError } from "./rate-limit";
 
 type AppEnv = { Bindings: Env };
 
 const jsonRpcError = (code: number, message: string) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
+
+/**
+ * A refusal made here rather than by a tool: a JSON-RPC error whose `data` is the envelope, so a
+ * client that shows only `message` and one that reads `data` both learn the code and the hint.
+ */
+function refusal(c: Context<AppEnv>, status: 400 | 413 | 429, rpcCode: number, error: ErrorBody) {
+  return c.json({ jsonrpc: "2.0", error: { code: rpcCode, message: error.message, data: { ok: false, error } }, id: null }, status);
+}
+
+// -32000, as the SDK's own transport answers an oversized body.
+const tooLarge = (c: Context<AppEnv>) => refusal(c, 413, -32000, {
+  code: "payload_too_large",
+  message: `Payload Too Large: /mcp request bodies are limited to ${MAX_MCP_BODY_BYTES} bytes (${mebibytes(MAX_MCP_BODY_BYTES)}).`,
+  hint: "Send less in one call: split the work over several calls, or store large content as an attachment or document and pass its id.",
+  retryable: false,
+});
 
 function unauthorized(c: Context<AppEnv>, description: string) {
   c.header("WWW-Authenticate", `Bearer realm="agent-ledger", error="invalid_token", error_description="${description}"`);
@@ -29,8 +49,99 @@ function surfaceOf(c: Context<AppEnv>): Surface {
   };
 }
 
+const MAX_RPC_ERROR_MESSAGE = 1000;
+const MAX_RPC_ERROR_DATA = 4000;
+
+/**
+ * Every JSON-RPC error the server answers leaves through send(), so bounding it here covers
+ * messages built anywhere (the SDK's validation, a handler) that might quote a large request.
+ */
+class BoundedTransport extends WebStandardStreamableHTTPServerTransport {
+  override async send(message: JSONRPCMessage, options?: TransportSendOptions): Promise<void> {
+    if (!("error" in message)) return super.send(message, options);
+    const { message: text, data, ...rest } = message.error;
+    const bounded = {
+      ...rest,
+      message: excerpt(text, MAX_RPC_ERROR_MESSAGE),
+      ...(data !== undefined && JSON.stringify(data).length <= MAX_RPC_ERROR_DATA ? { data } : {}),
+    };
+    return super.send({ ...message, error: bounded }, options);
+  }
+}
+
 const isInitialize = (body: unknown): boolean =>
   (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === "object" && (m as { method?: unknown }).method === "initialize");
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
+
+/** MCP dropped JSON-RPC batching in this revision; earlier clients may still send arrays. */
+const NO_BATCHES_FROM = "2025-06-18";
+/** What the transport spec says to assume when a request names no revision. */
+const UNNAMED_REVISION = "2025-03-26";
+
+/**
+ * The protocol revision a request speaks: its MCP-Protocol-Version header; for an initialize,
+ * the revision it asks for; otherwise the one its session negotiated.
+ */
+function revisionOf(c: Context<AppEnv>, body: unknown, session: SessionRecord | null): string {
+  const header = c.req.header("MCP-Protocol-Version");
+  if (header) return header;
+  const init = (Array.isArray(body) ? body : [body]).find((m) => isObject(m) && m.method === "initialize") as { params?: { protocolVersion?: unknown } } | undefined;
+  if (typeof init?.params?.protocolVersion === "string") return init.params.protocolVersion;
+  return session?.protocolVersion || UNNAMED_REVISION;
+}
+
+/** Refuses a batch where the revision has none (and an empty batch anywhere), before any message runs. */
+function refuseBatch(c: Context<AppEnv>, body: unknown, session: SessionRecord | null): Response | null {
+  if (!Array.isArray(body)) return null;
+  const hint = "Send one JSON-RPC message per POST; independent requests can go in parallel POSTs.";
+  if (body.length === 0) return refusal(c, 400, -32600, { code: "invalid_request", message: "Invalid Request: the JSON-RPC batch is empty.", hint, retryable: false });
+  const revision = revisionOf(c, body, session);
+  if (revision < NO_BATCHES_FROM) return null;
+  return refusal(c, 400, -32600, {
+    code: "batch_not_supported",
+    message: `Invalid Request: JSON-RPC batches are not part of MCP protocol revision ${excerpt(revision, 20)} (batching was removed in ${NO_BATCHES_FROM}).`,
+    hint,
+    retryable: false,
+  });
+}
+
+/**
+ * tools/call params the SDK would only reject with a generic internal error (-32603): they are the
+ * caller's mistake, so they get -32602 naming the field. Null when the call is well-formed.
+ */
+function invalidToolCall(message: JSONRPCMessage): string | null {
+  if (!("method" in message) || message.method !== "tools/call" || !("id" in message)) return null;
+  const params: unknown = message.params;
+  if (!isObject(params)) return "Invalid params: tools/call needs params { name, arguments }.";
+  if (typeof params.name !== "string") return `Invalid params: tools/call \`name\` must be a string naming the tool, not ${kindOf(params.name)}.`;
+  if (params.arguments !== undefined && !isObject(params.arguments)) {
+    return `Invalid params: tools/call \`arguments\` must be a JSON object mapping parameter names to values, not ${kindOf(params.arguments)}.`;
+  }
+  return null;
+}
+
+/**
+ * Answers malformed tool calls before the server sees them. Per message, so one bad call in an
+ * (older revision's) batch does not sink the others.
+ */
+function guardToolCalls(transport: BoundedTransport): void {
+  const deliver = transport.onmessage;
+  if (!deliver) return;
+  transport.onmessage = (message, extra) => {
+    const problem = invalidToolCall(message);
+    if (!problem || !("id" in message)) return deliver(message, extra);
+    const error: ErrorBody = {
+      code: "invalid_input",
+      message: problem,
+      hint: "Pass the tool's parameters as an object, e.g. {\"name\": \"blame\", \"arguments\": {\"entity_path\": \"users.email\"}}; tools/list shows each tool's inputSchema.",
+      retryable: false,
+    };
+    void transport.send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: problem, data: { ok: false, error } } })
+      .catch((err) => console.error("could not answer an invalid tools/call", err));
+  };
+}
 
 /**
  * The recurring series a session's run belongs to (a cron job names it on every request, as a
@@ -43,19 +154,28 @@ function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
 }
 
 /**
- * Resolves the caller and, when the request names one, its session. The key lookup and the
- * session lookup do not depend on each other, so they run side by side.
+ * Resolves the caller, counts the request against its rate limits, and, when the request names
+ * one, finds its session. The session lookup does not depend on the key, and the limit check only
+ * on the key's identity (usually cached), so the two Durable Object round trips run side by side.
+ * This comes before the body is read: a throttled caller costs no parsing.
  */
 async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
   { ok: true; identity: Identity; session: SessionRecord | null } | { ok: false; response: Response }
 > {
   const key = bearerKey(c.req.header("Authorization"));
   if (!key) return { ok: false, response: unauthorized(c, "missing bearer API key") };
-  const [identity, session] = await Promise.all([
-    identityForKey(createDb(c.env.DB), key),
+  const lookup = identityForKey(createDb(c.env.DB), key);
+  const [identity, session, throttle] = await Promise.all([
+    lookup,
     sessionId ? sessionStub(c.env, sessionId).touch() : Promise.resolve(null),
+    lookup.then((id) => (id ? throttled(c.env, callerBuckets(c.env, id)) : null)),
   ]);
   if (!identity) return { ok: false, response: unauthorized(c, "unknown or revoked API key") };
+  if (throttle) {
+    c.header("Retry-After", String(throttle.retryAfterSeconds));
+    // -32000 like the transport's other HTTP-level refusals; the envelope in `data` carries rate_limited.
+    return { ok: false, response: refusal(c, 429, -32000, throttleError(throttle)) };
+  }
   // A session belongs to the key's tenant and actor; anyone else's id is simply unknown.
   if (sessionId && (!session || session.tenantId !== identity.tenantId || session.actorId !== identity.actorId)) {
     return { ok: false, response: c.json(jsonRpcError(-32001, "Session not found: it ended or never existed. Initialize a new session."), 404) };
@@ -66,23 +186,35 @@ async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
 export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.post("/", async (c) => {
+  // A declared size needs no reading and no lookup to refuse.
+  if (declaredTooLarge(c.req.raw, MAX_MCP_BODY_BYTES)) return tooLarge(c);
   const sessionId = c.req.header("Mcp-Session-Id") ?? "";
   const caller = await resolveCaller(c, sessionId);
   if (!caller.ok) return caller.response;
 
+  const raw = await readCapped(c.req.raw, MAX_MCP_BODY_BYTES);
+  if (raw === null) return tooLarge(c);
   let body: unknown;
   try {
-    body = await c.req.json();
+    body = JSON.parse(new TextDecoder().decode(raw));
   } catch {
     return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
   }
+
+  // The SDK refuses an unknown revision by quoting the header whole; a malformed one is refused here, briefly.
+  const revisionHeader = c.req.header("MCP-Protocol-Version");
+  if (revisionHeader !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(revisionHeader)) {
+    return c.json(jsonRpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version '${excerpt(revisionHeader, 20)}' (a revision date such as 2025-06-18).`), 400);
+  }
+  const batchRefused = refuseBatch(c, body, caller.session);
+  if (batchRefused) return batchRefused;
 
   let tools;
   try {
     tools = selectTools(surfaceOf(c));
   } catch (err) {
     const e = err as ToolError;
-    return c.json(jsonRpcError(-32602, `${e.message} ${e.hint}`), 400);
+    return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`), 400);
   }
 
   const runSeriesKey = runSeriesOf(c);
@@ -108,8 +240,9 @@ mcpRoutes.post("/", async (c) => {
   if (caller.session) Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
 
   const server = buildServer(ctx, tools);
-  const transport = new WebStandardStreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
+  guardToolCalls(transport);
   const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
   if (!initializing || !response.ok) return response;
 

@@ -4,7 +4,7 @@
  * in the registry so every tool, and every tool still to come, inherits them.
  */
 import { z } from "zod";
-import { invalidInput } from "./errors";
+import { excerpt, invalidInput } from "./errors";
 
 /** Deeper than any argument a tool takes (patches, batch items, responses, metadata). */
 export const MAX_ARG_DEPTH = 24;
@@ -13,17 +13,9 @@ export const MAX_ARG_BYTES = 2 * 1024 * 1024;
 /** Strings up to this bound are identifiers, names, titles, refs or queries: one line, no control characters. */
 export const SINGLE_LINE_MAX = 300;
 
-/** At most `max` characters of untrusted text, for an error message or a hint. */
-export function quote(text: string, max = 60): string {
-  const head = text.length <= max ? text : text.slice(0, max);
-  let flat = "";
-  for (const ch of head) flat += firstControl(ch, true) === 0 ? " " : ch;
-  return text.length <= max ? flat : `${flat}… (${text.length} characters)`;
-}
-
 /** A path inside the arguments for messages: top-level names as given, then indexes and keys. */
 const describePath = (path: readonly (string | number)[]) =>
-  path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? quote(p, 40) : `.${quote(p, 40)}`)).join("") || "arguments";
+  path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? excerpt(p, 40) : `.${excerpt(p, 40)}`)).join("") || "arguments";
 
 /**
  * Refuses arguments nested deeper than MAX_ARG_DEPTH or larger than MAX_ARG_BYTES, walking them

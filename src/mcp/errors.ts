@@ -43,15 +43,32 @@ export interface ErrorBody {
   retryable: boolean;
 }
 
-/** Past these, a message or hint is cut: whatever a tool quoted, an error never echoes large input. */
-const MAX_MESSAGE = 1_000;
-const MAX_HINT = 600;
-const clamp = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
+/**
+ * A caller's text quoted in an error: at most a short prefix, so an error never grows with its
+ * input (a multi-megabyte value must not come back in the response).
+ */
+export function excerpt(text: string, max = 100): string {
+  const head = text.length <= max ? text : text.slice(0, max);
+  // Control characters in a quote would garble the message where it is shown (a terminal, a log).
+  let flat = "";
+  for (let i = 0; i < head.length; i++) {
+    const c = head.charCodeAt(i);
+    flat += c < 0x20 || (c >= 0x7f && c <= 0x9f) ? " " : head[i];
+  }
+  return text.length <= max ? flat : `${flat}… (${text.length} characters)`;
+}
+
+/**
+ * Messages and hints that quote input (unknown parameter names, a bad value) are bounded here,
+ * the one place every tool error passes, whatever the message was built from.
+ */
+export const MAX_ERROR_TEXT = 1000;
+const bounded = (text: string) => (text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}… (truncated from ${text.length} characters)`);
 
 /** Maps anything thrown to the envelope's error body; unexpected errors leak no detail. */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof ToolError) {
-    return { code: err.code, message: clamp(err.message, MAX_MESSAGE), hint: clamp(err.hint, MAX_HINT), retryable: err.retryable };
+    return { code: err.code, message: bounded(err.message), hint: bounded(err.hint), retryable: err.retryable };
   }
   return {
     code: "internal_error",

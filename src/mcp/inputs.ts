@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { assertPlainText, declaredMaxLength, quote, SINGLE_LINE_MAX } from "./bounds";
-import { invalidInput } from "./errors";
+import { assertPlainText, declaredMaxLength, SINGLE_LINE_MAX } from "./bounds";
+import { excerpt, invalidInput } from "./errors";
 
 const camelToSnake = (key: string) => key.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`);
 
@@ -82,7 +82,7 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
   }
   if (unknown.length > 0) {
     // A hostile call can send thousands of keys: name a few, never echo them all.
-    const named = unknown.slice(0, 10).map((k) => quote(k, 40)).join(", ");
+    const named = unknown.slice(0, 10).map((k) => excerpt(k, 40)).join(", ");
     throw invalidInput(
       `Unknown parameter${unknown.length > 1 ? "s" : ""}${inWhere}: ${named}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ""}.`,
       allowed.length > 0
@@ -124,7 +124,7 @@ function assertText(value: unknown, path: string, singleLine: boolean, field?: z
   } else if (value && typeof value === "object") {
     for (const [k, v] of Object.entries(value)) {
       assertPlainText(k, `${path} key`, true);
-      assertText(v, `${path}.${quote(k, 40)}`, false);
+      assertText(v, `${path}.${excerpt(k, 40)}`, false);
     }
   }
 }
@@ -136,8 +136,8 @@ export function parseArgs<S extends z.ZodType>(schema: S, args: Record<string, u
   // An array of 20,000 bad items makes 20,000 issues: report the first few, each kept short.
   const issues = parsed.error.issues;
   const problems = issues.slice(0, 8).map((issue) => {
-    const where = issue.path.length > 0 ? issue.path.map((p) => quote(String(p), 40)).join(".") : "arguments";
-    return `${where}: ${quote(issue.message, 200)}`;
+    const where = issue.path.length > 0 ? issue.path.map((p) => excerpt(String(p), 40)).join(".") : "arguments";
+    return `${where}: ${excerpt(issue.message, 200)}`;
   });
   const more = issues.length > 8 ? `; and ${issues.length - 8} more problems` : "";
   throw invalidInput(

@@ -9,6 +9,7 @@ import { listPresetsTool } from "../git/presets";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Ctx } from "./context";
 import type { AnyToolDef } from "./define-tool";
+import { excerpt } from "./errors";
 import { callTool, toolListing } from "./registry";
 
 export const SERVER_INFO = { name: "agent-ledger", version: "0.1.0" } as const;
@@ -43,7 +44,7 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
     if (!def) {
       throw new McpError(
         ErrorCode.InvalidParams,
-        `Unknown tool '${request.params.name}' on this surface. Call tools/list for the available tools, or add its toolset with ?toolsets=… .`,
+        `Unknown tool '${excerpt(request.params.name)}' on this surface. Call tools/list for the available tools, or add its toolset with ?toolsets=… .`,
       );
     }
     return callTool(def, { ...ctx, requestId: extra.requestId }, request.params.arguments);
@@ -90,6 +91,6 @@ function registerResources(server: Server, ctx: Ctx): void {
       // Errors (github_not_configured, repo_not_found) are data here too: the reader gets the envelope.
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
     }
-    throw new McpError(-32002, `Resource not found: ${uri}`);
+    throw new McpError(-32002, `Resource not found: ${excerpt(uri)}`);
   });
 }

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
-import { applyMigrations, createKeyWithCommand, querySql } from "../../scripts/wrangler";
+import { applyMigrations, createKeyWithCommand, keysCommand, querySql } from "../../scripts/wrangler";
 import { encryptToken } from "../../src/git/credentials";
 
 declare module "vitest" {
@@ -17,6 +17,9 @@ declare module "vitest" {
     keyB: string;
     /** More actors in keyA's tenant, for claim races. */
     raceKeys: string[];
+    /** A key of tenant e2e-limited, whose keys the rate-limit command holds to LIMITED_KEY_PER_MIN a minute. */
+    limitedKey: string;
+    limitedKeyPerMin: number;
     /** The loopback port wrangler dev's GITHUB_API_URL points at; git.e2e.test.ts serves the fake GitHub there. */
     githubPort: number;
   }
@@ -37,6 +40,11 @@ export async function setup(project: TestProject): Promise<void> {
   const racers: string[] = [];
   for (const actor of ["racer-1", "racer-2", "racer-3", "racer-4"]) racers.push(await createKeyWithCommand("e2e-a", actor, { persistTo, env }));
   project.provide("raceKeys", racers);
+  // Throttling is tested on a tenant of its own, set the way an operator would; every other key keeps the defaults.
+  const limitedKeyPerMin = 4;
+  project.provide("limitedKey", await createKeyWithCommand("e2e-limited", "agent", { persistTo, env }));
+  await keysCommand(["rate-limit", "--tenant", "e2e-limited", "--key-per-min", String(limitedKeyPerMin), "--quiet"], { persistTo, env });
+  project.provide("limitedKeyPerMin", limitedKeyPerMin);
   // Tenant e2e-a is connected to GitHub (a fake one on loopback); e2e-b is not.
   const githubPort = await freePort();
   const credentialsKey = "e2e-credentials-key-0123456789abcdef";

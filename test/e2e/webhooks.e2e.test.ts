@@ -26,6 +26,10 @@ describe("webhooks and cron over HTTP (wrangler dev)", () => {
     const again = await deliver(body, { id });
     expect(again.status).toBe(200);
     expect(await again.json()).toMatchObject({ duplicate: true });
+    // The same body under a new delivery id is recognised by its SHA-256 and not applied again.
+    const copy = await deliver(body);
+    expect(copy.status).toBe(200);
+    expect(await copy.json()).toMatchObject({ duplicate: true, duplicate_of: id });
     expect((await deliver(body, { secret: "not-the-secret" })).status).toBe(401);
     const unsigned = await fetch(`${inject("baseUrl")}/webhooks/github/e2e-a`, {
       method: "POST", headers: { "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": crypto.randomUUID() }, body,
