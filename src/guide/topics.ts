@@ -51,7 +51,9 @@ A recurring job sends X-Run-Series-Key on its requests so its runs form a series
   { id: "sessions-and-loops", title: "Sessions and loops", body: `The initialize response gives an Mcp-Session-Id; send it on every request and DELETE /mcp to end the session.
 A loop that wakes on a schedule should start each tick with whoami, whose delta covers what happened since its last call.` },
   { id: "errors-and-recovery", title: "Errors and recovery", body: `Every failure is { ok: false, error: { code, message, hint, retryable } }: follow the hint. retryable: true means the same call may succeed later.
-A blame miss or an unknown changeset is not a failure: the payload's error string says so.` },
+A blame miss or an unknown changeset is not a failure: the payload's error string says so.
+invalid_input names the parameter: every string and list has a limit (tools/list shows maxLength, maxItems, x-max-bytes), identifiers and titles are one line without control characters, and one call's arguments stay under 2 MiB and 24 levels of nesting.
+rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shaped text in a write is stored masked, with a warning; pass allow_secrets: true only when you mean to keep it.` },
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
 Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },
   { id: "feedback", title: "Feedback", body: `When this server gets in your way, file it with feature_request_create (bug, friction, capability or docs) and read the outcome with feature_request_query.
