@@ -500,3 +500,61 @@ export const gitCommits = sqliteTable("git_commits", {
   deliveryId: text("delivery_id").notNull(),
   recordedAt: text("recorded_at").notNull(),
 });
+
+// Document store (migrations/0022_docs.sql).
+export const docChunks = sqliteTable("doc_chunks", {
+  tenantId: text("tenant_id").notNull(),
+  hash: text("hash").notNull(),
+  size: integer("size").notNull(),
+  createdAt: text("created_at").notNull(),
+  touchedAt: text("touched_at").notNull(),
+  gcClaimedAt: text("gc_claimed_at"),
+});
+
+export const documentChunks = sqliteTable("document_chunks", {
+  tenantId: text("tenant_id").notNull(),
+  docHash: text("doc_hash").notNull(),
+  seq: integer("seq").notNull(),
+  chunkHash: text("chunk_hash").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const documents = sqliteTable("documents", {
+  tenantId: text("tenant_id").notNull(),
+  id: text("id").notNull(),
+  path: text("path").notNull(),
+  name: text("name").notNull(),
+  hash: text("hash").notNull(),
+  size: integer("size").notNull(),
+  mimeType: text("mime_type").notNull(),
+  collection: text("collection"),
+  tags: text("tags").notNull(),
+  metadata: text("metadata").notNull(),
+  createdAt: text("created_at").notNull(),
+  modifiedAt: text("modified_at").notNull(),
+  indexedAt: text("indexed_at"),
+  deletedAt: text("deleted_at"),
+});
+
+export const docCollections = sqliteTable("doc_collections", {
+  tenantId: text("tenant_id").notNull(),
+  name: text("name").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+export const docSnapshots = sqliteTable("doc_snapshots", {
+  tenantId: text("tenant_id").notNull(),
+  id: text("id").notNull(),
+  label: text("label"),
+  collection: text("collection"),
+  createdAt: text("created_at").notNull(),
+});
+
+export const docSnapshotEntries = sqliteTable("doc_snapshot_entries", {
+  tenantId: text("tenant_id").notNull(),
+  snapshotId: text("snapshot_id").notNull(),
+  path: text("path").notNull(),
+  docHash: text("doc_hash").notNull(),
+  size: integer("size").notNull(),
+  mimeType: text("mime_type").notNull(),
+});
