@@ -287,7 +287,9 @@ describe("rate limits over HTTP", () => {
     const res = await ping(a.key, testEnv, "{not json");
     expect(res.status).toBe(429);
     const retryAfter = Number(res.headers.get("Retry-After"));
-    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 60).toBe(true);
+    // A sliding window can ask for up to 80 s here: three requests early in a minute are still
+    // weighted at 2/3 until 20 s into the next one.
+    expect(Number.isInteger(retryAfter) && retryAfter >= 1 && retryAfter <= 2 * 60, `Retry-After ${retryAfter}`).toBe(true);
     const body = (await res.json()) as Rpc;
     expect(body).toMatchObject({ jsonrpc: "2.0", id: null, error: { code: -32000 } });
     expect(body.error!.message).toMatch(/Rate limited: this API key made more than 3 requests/);
