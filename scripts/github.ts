@@ -15,7 +15,8 @@
  * Worker secret) or, locally, the development key that `npm start` also uses.
  */
 import { parseArgs } from "node:util";
-import { clearSql, deletePresetSql, replaySql, setInstallationSql, setPresetSql, setTokenSql, setWebhookSecretSql, tenantIdSql } from "../src/git/operator";
+import { clearSql, deletePresetSql, replaySql, setInstallationSql, setPresetSql, setTokenSql, setWebhookSecretSql } from "../src/git/operator";
+import { tenantIdSql } from "../src/auth/provision";
 import { SLUG } from "../src/auth/provision";
 import { localCredentialsKey } from "./credentials-key";
 import { executeSql, querySql, type Target } from "./wrangler";

@@ -7,8 +7,8 @@
  */
 import { parseArgs } from "node:util";
 import { IDENTITY_CACHE_MS } from "../src/auth/identity";
-import { provisionKey, revokeKeySql, SLUG } from "../src/auth/provision";
-import { clearRateLimitSql, listRateLimitsSql, parseLimit, setRateLimitSql, tenantBySlugSql } from "../src/auth/rate-limits";
+import { provisionKey, revokeKeySql, SLUG, tenantIdSql } from "../src/auth/provision";
+import { clearRateLimitSql, listRateLimitsSql, parseLimit, setRateLimitSql } from "../src/auth/rate-limits";
 import { executeSql, querySql, type Target } from "./wrangler";
 
 const USAGE = `usage:
@@ -78,7 +78,7 @@ export async function main(argv: string[]): Promise<void> {
       if (changing) {
         if (!values.tenant) throw new Error(`rate-limit needs --tenant\n${USAGE}`);
         if (values.clear && (keyPerMin !== undefined || tenantPerMin !== undefined)) throw new Error("--clear takes no limits");
-        const [tenant] = await querySql<{ id: string }>(tenantBySlugSql(values.tenant), target);
+        const [tenant] = await querySql<{ id: string }>(tenantIdSql(values.tenant), target);
         if (!tenant) throw new Error(`no tenant '${values.tenant}'${values.remote ? " in the deployed database" : " locally"}`);
         await executeSql([values.clear ? clearRateLimitSql(tenant.id) : setRateLimitSql(tenant.id, { keyPerMin, tenantPerMin })], target);
         if (!values.quiet) {

@@ -8,6 +8,18 @@ import { sha256Hex, uuidv7 } from "../db/ids";
 export const SLUG = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export const KEY_PREFIX = "alk_";
 
+/**
+ * A string as an SQL literal, for the operator commands: `wrangler d1 execute` takes no bound
+ * parameters, so their SQL carries values escaped here.
+ */
+export const sqlLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
+
+/** The operator commands' lookup of a tenant by its slug (validated, so nothing else reaches the SQL). */
+export function tenantIdSql(slug: string): string {
+  if (!SLUG.test(slug)) throw new Error(`tenant '${slug}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  return `SELECT id FROM tenants WHERE slug = ${sqlLiteral(slug)}`;
+}
+
 /** What a key may do: `agent` (the default), or `operator` (may override leases and act on others' runs). */
 export const KEY_ROLES = ["agent", "operator"] as const;
 export type KeyRole = (typeof KEY_ROLES)[number];

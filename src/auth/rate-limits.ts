@@ -3,9 +3,7 @@
  * limits (README: Rate limits). Plain SQL because `wrangler d1 execute` takes no bound parameters;
  * every value is validated or escaped here.
  */
-import { SLUG } from "./provision";
-
-const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
+import { SLUG, sqlLiteral as quote } from "./provision";
 
 /** Far above anything one tenant should need; a typo with extra zeros is refused rather than stored. */
 export const MAX_PER_MIN = 1_000_000;
@@ -20,11 +18,6 @@ export function parseLimit(flag: string, text: string | undefined): LimitSetting
     throw new Error(`${flag} must be a whole number of requests per minute from 0 (off) to ${MAX_PER_MIN}, or "default"`);
   }
   return Number(text);
-}
-
-export function tenantBySlugSql(slug: string): string {
-  if (!SLUG.test(slug)) throw new Error(`tenant '${slug}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
-  return `SELECT id FROM tenants WHERE slug = ${quote(slug)}`;
 }
 
 const column = (v: LimitSetting) => (v === "default" ? "NULL" : String(v));

@@ -4,16 +4,9 @@
  * d1 execute` takes no bound parameters; every value is validated, generated or escaped here. The
  * tenant id must already be known (the token is encrypted bound to it).
  */
-import { SLUG } from "../auth/provision";
+import { sqlLiteral as quote } from "../auth/provision";
 import { encryptToken } from "./credentials";
 import { presetEntrySchema, type PresetEntry } from "./presets";
-
-const quote = (text: string) => `'${text.replace(/'/g, "''")}'`;
-
-export function tenantIdSql(slug: string): string {
-  if (!SLUG.test(slug)) throw new Error(`tenant '${slug}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
-  return `SELECT id FROM tenants WHERE slug = ${quote(slug)}`;
-}
 
 const upsert = (tenantId: string, kind: "token" | "app", secret: string, installationId: string, at: string) =>
   `INSERT INTO github_credentials (tenant_id, kind, secret, installation_id, created_at, updated_at) VALUES (${quote(tenantId)}, '${kind}', ${quote(secret)}, ${quote(installationId)}, '${at}', '${at}')
