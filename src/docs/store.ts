@@ -8,6 +8,7 @@ import { iso } from "../db/time";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
+import { firstControl } from "../mcp/bounds";
 import { chunkSpans } from "./chunker";
 
 export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
@@ -35,15 +36,6 @@ export const chunkKey = (tenantId: string, hash: string) => `${tenantId}/docs/ch
 
 const HASH_RE = /^[0-9a-f]{64}$/;
 
-/** The first C0/C1 control character's code, or null. */
-function controlChar(text: string): number | null {
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c < 0x20 || (c >= 0x7f && c <= 0x9f)) return c;
-  }
-  return null;
-}
-
 /**
  * The canonical form of a document path: forward slashes, no leading slash, no empty or `.`
  * segments. `..` is refused rather than resolved: a name that climbs out of its folder is a
@@ -55,9 +47,9 @@ export function normalizePath(raw: unknown): string {
   if (raw.length > MAX_PATH_CHARS * 4) {
     throw invalidInput(`path is longer than ${MAX_PATH_CHARS} characters`, "Use a shorter path.");
   }
-  const c = controlChar(raw);
-  if (c !== null) {
-    throw invalidInput(`path '${excerpt(raw)}' contains a control character (code ${c})`, "Remove control characters (newlines, tabs, NUL) from the path.");
+  const at = firstControl(raw, true);
+  if (at >= 0) {
+    throw invalidInput(`path '${excerpt(raw)}' contains a control character (code ${raw.charCodeAt(at)})`, "Remove control characters (newlines, tabs, NUL) from the path.");
   }
   const segments = raw.replace(/\\/g, "/").split("/").filter((s) => s !== "" && s !== ".");
   if (segments.includes("..")) {
@@ -75,7 +67,7 @@ function checkLabel(what: string, value: unknown): string | null {
   if (value === undefined || value === null) return null;
   if (typeof value !== "string" || value.trim() === "") throw invalidInput(`${what} must be a non-empty string`, `Pass a ${what} name or leave it out.`);
   if (value.length > MAX_LABEL_CHARS) throw invalidInput(`${what} is longer than ${MAX_LABEL_CHARS} characters`, `Use a shorter ${what}.`);
-  if (controlChar(value) !== null) throw invalidInput(`${what} '${excerpt(value)}' contains a control character`, `Remove control characters from the ${what}.`);
+  if (firstControl(value, true) >= 0) throw invalidInput(`${what} '${excerpt(value)}' contains a control character`, `Remove control characters from the ${what}.`);
   return value;
 }
 

@@ -52,7 +52,7 @@ export function checkArgShape(raw: unknown): void {
 }
 
 /** The first control character in `text` a field refuses: C0 and C1 controls and DEL; bodies allow tab, LF and CR. */
-function firstControl(text: string, singleLine: boolean): number {
+export function firstControl(text: string, singleLine: boolean): number {
   for (let i = 0; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c >= 0x20 && c < 0x7f) continue;
