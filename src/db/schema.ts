@@ -558,3 +558,15 @@ export const docSnapshotEntries = sqliteTable("doc_snapshot_entries", {
   size: integer("size").notNull(),
   mimeType: text("mime_type").notNull(),
 });
+
+export const docTexts = sqliteTable("doc_texts", {
+  tenantId: text("tenant_id").notNull(),
+  hash: text("hash").notNull(),
+  status: text("status").notNull(),
+  extractor: text("extractor").notNull(),
+  text: text("text"),
+  textBytes: integer("text_bytes").notNull(),
+  truncated: integer("truncated").notNull(),
+  note: text("note"),
+  createdAt: text("created_at").notNull(),
+});
