@@ -32,3 +32,13 @@ export function defineOp<P extends z.ZodObject>(op: OpDef<P>): OpDef<P> {
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyOpDef = OpDef<any>;
+
+/**
+ * What a docs session's pins cover (docs_session pin/unpin): a live document is in scope when its
+ * path matches one of the globs (picomatch, `dot: true`) or its content hash is listed. `list` and
+ * `search` restrict themselves to it when the caller has a current session with pins.
+ */
+export interface DocScope {
+  patterns: string[];
+  hashes: string[];
+}
