@@ -6,6 +6,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
+import { DOC_OPS } from "../src/docs/ops";
+import { jsonSchema } from "../src/mcp/json-schema";
 import { CONTROL_TEXT, DEEP, fuzzCases } from "./fuzz/cases";
 import { call, makeCtx, ok, seedIdentity } from "./helpers";
 
@@ -44,6 +46,18 @@ describe("declared bounds", () => {
   it("every string parameter of every tool has a maxLength, every array a maxItems, every free-form object a byte and depth bound", () => {
     const out: string[] = [];
     for (const def of ALL_TOOLS) unbounded(def.name, toolListing(def).inputSchema as Schema, "", out);
+    expect(out).toEqual([]);
+  });
+
+  it("so does every document-store op (its params arrive inside a composite tool's free-form step), and every param is described", () => {
+    const out: string[] = [];
+    for (const op of DOC_OPS) {
+      const schema = jsonSchema(op.params, "input");
+      unbounded(`${op.category} op ${op.name}`, schema, "", out);
+      for (const [k, v] of Object.entries((schema.properties ?? {}) as Record<string, Schema>)) {
+        if (typeof v.description !== "string" || v.description.length < 3) out.push(`${op.name}: ${k} (no description)`);
+      }
+    }
     expect(out).toEqual([]);
   });
 });

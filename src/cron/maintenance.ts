@@ -3,6 +3,8 @@ import { iso } from "../db/time";
 import type { Env } from "../env";
 import { dropOldDeliveries, retryDeliveries } from "../git/webhooks";
 import { backfillEmbeddings } from "../search/semantic";
+import { sweepRowlessChunks } from "../docs/chunk-sweep";
+import { collectOrphanChunks } from "../docs/store";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
@@ -35,6 +37,13 @@ const FREQUENT_JOBS: Record<string, Job> = {
   webhook_retry: (env, now) => retryDeliveries(env, now),
   /** Deliveries are kept a while for inspection and replay, then dropped. */
   delivery_retention: (env, now) => dropOldDeliveries(env, now),
+  /** Document-store chunks no live document or snapshot uses any more (after a grace period). */
+  docs_orphan_chunks: async (env, now) => {
+    const r = await collectOrphanChunks(env, undefined, 500, now);
+    return `${r.chunks_deleted} orphan chunk(s) deleted, ${r.bytes_freed} bytes freed`;
+  },
+  /** Chunk objects a put uploaded but never committed (it died in between). */
+  docs_rowless_chunks: (env, now) => sweepRowlessChunks(env, now),
 };
 
 const DAILY_JOBS: Record<string, Job> = {

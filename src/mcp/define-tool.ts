@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
 
-export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git";
+export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs";
 
 export interface ToolsetMeta {
   id: ToolsetId;
@@ -32,6 +32,8 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   /** The success payload, without the envelope's `ok`. */
   output: O;
   annotations: ToolAnnotations;
+  /** Fields a failed call may carry beside `error` (ToolError `data`), e.g. a batch's per-op results. */
+  errorData?: z.ZodObject;
   /**
    * "derived": a write called without idempotency_key gets one derived from its arguments, the
    * caller and the session, so a retried call cannot write twice (the work ledger's rule).

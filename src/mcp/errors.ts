@@ -13,12 +13,18 @@ export type CommonErrorCode =
 export interface ToolErrorInit {
   hint?: string;
   retryable?: boolean;
+  /**
+   * Fields a failure carries beside `error` in the envelope (a write batch's per-op results).
+   * Only for tools that declare them in `errorData`, so the advertised schema stays true.
+   */
+  data?: Record<string, unknown>;
 }
 
 export class ToolError extends Error {
   readonly code: string;
   readonly hint: string;
   readonly retryable: boolean;
+  readonly data: Record<string, unknown> | undefined;
 
   /** `code` is a common code or a domain code named as its seed names it (e.g. `invalid_change_type`). */
   constructor(code: CommonErrorCode | (string & {}), message: string, init: ToolErrorInit = {}) {
@@ -27,6 +33,7 @@ export class ToolError extends Error {
     this.code = code;
     this.hint = init.hint ?? "";
     this.retryable = init.retryable ?? false;
+    this.data = init.data;
   }
 }
 

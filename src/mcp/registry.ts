@@ -12,13 +12,15 @@ import { handoffTools } from "../work/handoffs";
 import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
 import { gitTools } from "../git/tools";
+import { docsTools } from "../docs/tools";
 import { searchTools } from "../work/search";
 import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { checkArgShape } from "./bounds";
-import { invalidInput, toErrorBody } from "./errors";
+import { jsonSchema } from "./json-schema";
+import { invalidInput, toErrorBody, ToolError } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 import { maskSecrets } from "./secrets";
@@ -43,11 +45,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
   { id: "git", description: "Git on GitHub: status, inventory, parity, log, diff summaries, multi-file commits, merges and cherry-picks through the GitHub API.", default: false },
+  { id: "docs", description: "Document store: content-addressed documents with search, grep, a knowledge graph, collections and snapshots, behind three composite tools (docs_query, docs_execute, docs_session).", default: false },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -139,10 +142,6 @@ interface Compiled {
 
 const compiled = new WeakMap<AnyToolDef, Compiled>();
 
-function jsonSchema(schema: z.ZodType, io: "input" | "output"): Record<string, unknown> {
-  const { $schema: _drop, ...rest } = z.toJSONSchema(schema, { io, unrepresentable: "any" }) as Record<string, unknown>;
-  return rest;
-}
 
 /** The input schema as advertised and enforced: strict, plus `idempotency_key` on writes. */
 function compile(def: AnyToolDef): Compiled {
@@ -150,9 +149,10 @@ function compile(def: AnyToolDef): Compiled {
   if (c) return c;
   const writeFields = def.annotations.readOnly ? {} : { idempotency_key: idempotencyKeyField };
   const input = def.input.extend({ ...writeFields, ...(masksSecrets(def) ? { allow_secrets: allowSecretsField } : {}) }).strict();
-  const success = z
-    .object({ ok: z.literal(true) })
-    .extend(def.output.shape)
+  // An open output (a composite tool answers whatever its op answers) stays open in the listing.
+  const catchall = (def.output._zod.def as { catchall?: z.ZodType }).catchall;
+  const base = z.object({ ok: z.literal(true) }).extend(def.output.shape);
+  const success = (catchall ? base.catchall(catchall) : base)
     .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() })
     .extend(masksSecrets(def) && !("warnings" in def.output.shape) ? { warnings: warningsField } : {});
   c = {
@@ -164,7 +164,7 @@ function compile(def: AnyToolDef): Compiled {
       inputSchema: jsonSchema(input, "input") as Tool["inputSchema"],
       outputSchema: {
         type: "object",
-        anyOf: [jsonSchema(success, "output"), jsonSchema(errorEnvelope, "output")],
+        anyOf: [jsonSchema(success, "output"), jsonSchema(def.errorData ? errorEnvelope.extend(def.errorData.partial().shape) : errorEnvelope, "output")],
       } as Tool["outputSchema"],
       annotations: {
         title: def.title,
@@ -230,7 +230,9 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
   } catch (err) {
     const error = toErrorBody(err);
     if (error.code === "internal_error") console.error(`tool ${def.name} failed`, err);
-    const structured = { ok: false, error };
+    // Extra failure fields only where the tool declares them, so the envelope matches its schema.
+    const data = err instanceof ToolError && err.data && def.errorData ? err.data : {};
+    const structured = { ...data, ok: false, error };
     const result = render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`);
     return { ...result, isError: true };
   }

@@ -1,0 +1,33 @@
+import { z } from "zod";
+import { iso } from "../../db/time";
+import { defineOp } from "../op";
+import { globField, pathField } from "./common";
+import { idGroups, noMatch, selectDocuments } from "./update";
+
+export const deleteOp = defineOp({
+  name: "delete",
+  category: "execute",
+  description: "Delete documents by name or glob pattern. Content another document or a snapshot still uses is kept; unused chunks are collected later.",
+  params: z.object({
+    name: pathField.optional().describe("Document path, file name or glob pattern (e.g. '*.tmp')."),
+    names: z.array(pathField).min(1).max(100).optional().describe("Several names or patterns."),
+    pattern: globField.optional().describe("Glob over stored paths."),
+    dry_run: z.boolean().default(false).describe("List what would be deleted and delete nothing."),
+  }),
+  async run(ctx, p) {
+    const docs = await selectDocuments(ctx, p);
+    if (docs.length === 0) throw noMatch([p.name, ...(p.names ?? []), p.pattern].filter(Boolean).join(", "));
+    if (p.dry_run) return { deleted: docs.map((d) => ({ path: d.path, hash: d.hash })), count: docs.length, dry_run: true };
+    const now = iso(ctx.clock.now());
+    // Guarded by id and liveness: a version replaced meanwhile is not deleted in its successor's place.
+    const results = await ctx.d1.batch<{ path: string; hash: string }>(
+      idGroups(docs).map((ids) =>
+        ctx.d1
+          .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING path, hash`)
+          .bind(now, ctx.tenantId, ids),
+      ),
+    );
+    const deleted = results.flatMap((r) => r.results);
+    return { deleted, count: deleted.length, dry_run: false };
+  },
+});

@@ -1,0 +1,218 @@
+/**
+ * The composite-tool engine (seed 003's "Code Mode"): a read pipeline whose steps may refer to
+ * the previous step's result with `$prev`, a write batch that stops at the first failure unless
+ * told otherwise, and one-op dispatch for sessions. It knows nothing of what an op does: the
+ * document store's ops and (later) every registry tool plug in through `PipelineOp`, so there is
+ * one engine, not one per surface.
+ */
+import type { Ctx } from "./context";
+import { excerpt, type ErrorBody, toErrorBody, ToolError } from "./errors";
+
+export type OpKind = "query" | "execute" | "session";
+
+export type StepOutcome = { ok: true; data: Record<string, unknown> } | { ok: false; error: ErrorBody };
+
+export interface PipelineOp {
+  name: string;
+  kind: OpKind;
+  /** Runs the op on already-resolved params. Never throws: failures are outcomes. */
+  invoke(ctx: Ctx, params: Record<string, unknown>): Promise<StepOutcome>;
+}
+
+/** How the engine names things back to the caller: the tools of this surface and their ops. */
+export interface PipelineSurface {
+  queryTool: string;
+  executeTool: string;
+  find(name: string): PipelineOp | undefined;
+  /** Op names per kind, in the order `describe` lists them. */
+  names(kind: OpKind): readonly string[];
+}
+
+export interface RawStep {
+  op?: unknown;
+  params?: unknown;
+  [extra: string]: unknown;
+}
+
+/** Runs `fn`, turning anything it throws into a failed outcome. */
+export async function outcome(fn: () => Promise<Record<string, unknown>>): Promise<StepOutcome> {
+  try {
+    return { ok: true, data: await fn() };
+  } catch (err) {
+    const error = toErrorBody(err);
+    if (error.code === "internal_error") console.error("pipeline op failed", err);
+    return { ok: false, error };
+  }
+}
+
+const PREV = /^\$prev((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d{1,6}\])*)$/;
+const SEGMENT = /\.([A-Za-z_][A-Za-z0-9_]*)|\[(\d{1,6})\]/g;
+
+/**
+ * The value a `$prev…` reference names in the previous step's result, or null when a field is
+ * missing or an index is out of range (the seed's rule). Anything that is not a well-formed
+ * reference is not one, and stays the string it is.
+ */
+export function resolveReference(ref: string, prev: unknown): { matched: boolean; value: unknown } {
+  const m = PREV.exec(ref);
+  if (!m) return { matched: false, value: ref };
+  let at: unknown = prev;
+  for (const seg of m[1]!.matchAll(SEGMENT)) {
+    if (at === null || typeof at !== "object") return { matched: true, value: null };
+    if (seg[1] !== undefined) {
+      at = Array.isArray(at) || !Object.prototype.hasOwnProperty.call(at, seg[1]) ? undefined : (at as Record<string, unknown>)[seg[1]];
+    } else {
+      at = Array.isArray(at) ? at[Number(seg[2])] : undefined;
+    }
+    if (at === undefined) return { matched: true, value: null };
+  }
+  return { matched: true, value: at === undefined ? null : at };
+}
+
+/**
+ * Replaces top-level string params that are `$prev` references (only those, as the seed says:
+ * nested values and other strings are left alone). Returns the references that came out null,
+ * so an op that then fails can say why.
+ */
+export function resolvePrev(params: Record<string, unknown>, prev: unknown): { params: Record<string, unknown>; nulls: string[] } {
+  const out: Record<string, unknown> = {};
+  const nulls: string[] = [];
+  for (const [k, v] of Object.entries(params)) {
+    if (typeof v === "string" && v.startsWith("$prev")) {
+      const r = resolveReference(v, prev);
+      if (r.matched && r.value === null) nulls.push(`${k}: ${v}`);
+      // A key whose reference resolved to nothing is dropped rather than sent as null, so an
+      // optional param falls back to its default and a required one is reported as missing.
+      if (r.matched && r.value === null) continue;
+      out[k] = r.value;
+    } else {
+      out[k] = v;
+    }
+  }
+  return { params: out, nulls };
+}
+
+/** A step's params: `params` plus fields given at the step's top level that params lacks. */
+function stepParams(step: RawStep): Record<string, unknown> {
+  const given = step.params;
+  const params: Record<string, unknown> = given && typeof given === "object" && !Array.isArray(given) ? { ...(given as Record<string, unknown>) } : {};
+  for (const [k, v] of Object.entries(step)) {
+    if (k === "op" || k === "params") continue;
+    if (!Object.prototype.hasOwnProperty.call(params, k)) params[k] = v;
+  }
+  return params;
+}
+
+const list = (names: readonly string[]) => names.join(", ");
+
+/** Refuses the whole call before anything runs when a step names an op this tool does not run. */
+function precheck(surface: PipelineSurface, steps: readonly RawStep[], kind: "query" | "execute"): PipelineOp[] {
+  return steps.map((step, i) => {
+    if (typeof step.op !== "string" || step.op === "") {
+      throw new ToolError("invalid_input", `Step ${i} has no 'op'.`, {
+        hint: `Every step is {"op": "<name>", "params": {…}}; ops here: ${list(surface.names(kind))}.`,
+      });
+    }
+    const op = surface.find(step.op);
+    if (!op || op.kind !== kind) {
+      const name = excerpt(step.op, 60);
+      throw kind === "query"
+        ? new ToolError("invalid_input", `'${name}' is not a read operation. Use the '${surface.executeTool}' tool for write operations (${list(surface.names("execute"))}).`, {
+            hint: `Read operations: ${list(surface.names("query"))}. Describe any op with {"op": "describe", "params": {"target": "<op>"}}.`,
+          })
+        : new ToolError("invalid_input", `'${name}' is not a write operation. Use the '${surface.queryTool}' tool for read operations (${list(surface.names("query"))}).`, {
+            hint: `Write operations: ${list(surface.names("execute"))}.`,
+          });
+    }
+    return op;
+  });
+}
+
+async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>, prev: unknown): Promise<StepOutcome> {
+  const { params: resolved, nulls } = resolvePrev(params, prev);
+  const result = await op.invoke(ctx, resolved);
+  if (result.ok || nulls.length === 0) return result;
+  const note = `These $prev references resolved to null and were left out: ${nulls.map((n) => excerpt(n, 80)).join("; ")}.`;
+  return { ok: false, error: { ...result.error, hint: `${note} ${result.error.hint}`.trim() } };
+}
+
+export interface QueryStepResult {
+  stepIndex: number;
+  op: string;
+  result: Record<string, unknown>;
+  isError: boolean;
+}
+
+export type PipelineAnswer =
+  | { kind: "single"; op: string; outcome: StepOutcome }
+  | { kind: "steps"; steps: QueryStepResult[]; totalSteps: number; completedSteps: number; failedSteps: number; firstError: ErrorBody | null };
+
+/**
+ * The read pipeline. Each step sees the previous step's result as `$prev` (`{}` for the first);
+ * a failing step is recorded and the pipeline goes on.
+ */
+export async function runQuery(ctx: Ctx, surface: PipelineSurface, steps: readonly RawStep[]): Promise<PipelineAnswer> {
+  const ops = precheck(surface, steps, "query");
+  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, ops[0]!, stepParams(steps[0]!), {}) };
+  const out: QueryStepResult[] = [];
+  let prev: unknown = {};
+  let firstError: ErrorBody | null = null;
+  for (let i = 0; i < steps.length; i++) {
+    const o = await runStep(ctx, ops[i]!, stepParams(steps[i]!), prev);
+    const result = o.ok ? o.data : { error: o.error };
+    if (!o.ok) firstError ??= o.error;
+    out.push({ stepIndex: i, op: ops[i]!.name, result, isError: !o.ok });
+    prev = result;
+  }
+  const failed = out.filter((s) => s.isError).length;
+  return { kind: "steps", steps: out, totalSteps: steps.length, completedSteps: steps.length - failed, failedSteps: failed, firstError };
+}
+
+export interface ExecuteOpResult {
+  stepIndex: number;
+  op: string;
+  success: boolean;
+  data?: Record<string, unknown>;
+  error?: ErrorBody;
+}
+
+export interface ExecuteAnswer {
+  results: ExecuteOpResult[];
+  totalOps: number;
+  succeeded: number;
+  failed: number;
+  /** Ops not run because an earlier one failed (without continueOnError). */
+  skipped: number;
+  firstError: ErrorBody | null;
+}
+
+/** The write batch: ops in order, `$prev` as in the pipeline, stopping at the first failure unless continueOnError. */
+export async function runExecute(ctx: Ctx, surface: PipelineSurface, operations: readonly RawStep[], continueOnError: boolean): Promise<ExecuteAnswer> {
+  const ops = precheck(surface, operations, "execute");
+  const results: ExecuteOpResult[] = [];
+  let prev: unknown = {};
+  let firstError: ErrorBody | null = null;
+  for (let i = 0; i < operations.length; i++) {
+    const o = await runStep(ctx, ops[i]!, stepParams(operations[i]!), prev);
+    results.push(o.ok ? { stepIndex: i, op: ops[i]!.name, success: true, data: o.data } : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error });
+    prev = o.ok ? o.data : { error: o.error };
+    if (!o.ok) {
+      firstError ??= o.error;
+      if (!continueOnError) break;
+    }
+  }
+  const failed = results.filter((r) => !r.success).length;
+  return { results, totalOps: operations.length, succeeded: results.length - failed, failed, skipped: operations.length - results.length, firstError };
+}
+
+/** The seed's one-line summaries, put before the JSON in the text content. */
+export function pipelineSummary(a: PipelineAnswer): string {
+  if (a.kind === "single") return `Pipeline: ${a.outcome.ok ? 1 : 0}/1 steps`;
+  const head = `Pipeline: ${a.completedSteps} succeeded, ${a.failedSteps} failed out of ${a.totalSteps} operations`;
+  return a.firstError ? `${head} | ${a.firstError.message}` : head;
+}
+
+export function executeSummary(a: ExecuteAnswer): string {
+  const head = `Execute: ${a.succeeded} succeeded, ${a.failed} failed out of ${a.totalOps} operations`;
+  return a.firstError ? `${head} | ${a.firstError.message}` : head;
+}

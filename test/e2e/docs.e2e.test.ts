@@ -1,0 +1,71 @@
+/**
+ * The document store end to end: the MCP SDK client drives `wrangler dev` over HTTP on
+ * ?toolsets=docs (local D1, R2 and Durable Objects, the local embedder).
+ */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+
+type S = Record<string, any>;
+const structured = (r: Awaited<ReturnType<Client["callTool"]>>) => r.structuredContent as S;
+
+async function connect(key: string): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=docs`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const client = new Client({ name: "e2e-docs", version: "1.0.0" });
+  await client.connect(transport);
+  return client;
+}
+
+describe("document store over HTTP (wrangler dev)", () => {
+  let a: Client;
+  let b: Client;
+  const run = Date.now().toString(36);
+
+  beforeAll(async () => {
+    a = await connect(inject("keyA"));
+    b = await connect(inject("keyB"));
+  });
+  afterAll(async () => {
+    await a?.close();
+    await b?.close();
+  });
+
+  it("lists the composite tools with the seed's annotations", async () => {
+    const { tools } = await a.listTools();
+    const byName = new Map(tools.map((t) => [t.name, t]));
+    expect(byName.get("docs_query")?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(byName.get("docs_execute")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(byName.has("mcp.echo")).toBe(true);
+    expect(structured(await a.callTool({ name: "mcp.echo", arguments: { message: "ping" } })).message).toBe("ping");
+  });
+
+  it("stores, deduplicates and reads back through a $prev pipeline", async () => {
+    const body = `# Runbook ${run}\n\nRestart the queue consumer, then drain the dead-letter queue.\n`.repeat(40);
+    const first = structured(await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "add", params: { name: `e2e/${run}/runbook.md`, content: body, tags: ["ops"] } }] } }));
+    expect(first).toMatchObject({ ok: true, succeeded: 1, failed: 0 });
+    const stored = first.results[0].data;
+    expect(stored.bytes_deduped).toBe(0);
+    const copy = structured(await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "add", params: { name: `e2e/${run}/copy.md`, content: body } }] } }));
+    expect(copy.results[0].data).toMatchObject({ hash: stored.hash, bytes_stored: 0, bytes_deduped: stored.size });
+
+    const piped = structured(await a.callTool({
+      name: "docs_query",
+      arguments: { steps: [
+        { op: "list", params: { path_pattern: `e2e/${run}/**`, sort_by: "name", sort_order: "asc" } },
+        { op: "get", params: { hash: "$prev.documents[1].hash" } },
+      ] },
+    }));
+    expect(piped).toMatchObject({ ok: true, totalSteps: 2, completedSteps: 2 });
+    expect(piped.steps[1].result).toMatchObject({ path: `e2e/${run}/copy.md`, content: body });
+
+    // Another tenant's store is another store: nothing shows, nothing dedupes.
+    const theirs = structured(await b.callTool({ name: "docs_query", arguments: { steps: [{ op: "get", params: { hash: stored.hash } }] } }));
+    expect(theirs).toMatchObject({ ok: false, error: { code: "not_found" } });
+  });
+
+  it("refuses a write op in the read pipeline with the seed's text", async () => {
+    const r = await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "delete", params: { name: "x" } }] } });
+    expect(r.isError).toBe(true);
+    expect(structured(r).error.message).toMatch(/^'delete' is not a read operation\. Use the 'docs_execute' tool for write operations/);
+  });
+});
