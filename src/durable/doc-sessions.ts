@@ -100,7 +100,7 @@ export class DocSessionDO extends DurableObject<Env> {
   }
 
   private pinsOf(name: string): PinEntry[] {
-    return this.sql.exec<{ kind: PinKind; value: string }>(`SELECT kind, value FROM pins WHERE session = ? ORDER BY pinned_at, kind, value`, name).toArray();
+    return this.sql.exec<{ kind: PinKind; value: string }>(`SELECT kind, value FROM pins WHERE session = ? ORDER BY pinned_at, rowid`, name).toArray();
   }
 
   private pinCount(name: string): number {
@@ -124,7 +124,7 @@ export class DocSessionDO extends DurableObject<Env> {
           input.name,
         );
       } else {
-        const names = this.sql.exec<{ name: string }>(`SELECT name FROM sessions ORDER BY started_at, name`).toArray().map((r) => r.name);
+        const names = this.sql.exec<{ name: string }>(`SELECT name FROM sessions ORDER BY started_at, rowid`).toArray().map((r) => r.name);
         if (names.length >= input.maxSessions) return { ok: false, reason: "too_many_sessions", names };
         this.sql.exec(
           `INSERT INTO sessions (name, description, warm, started_at, resumed_at) VALUES (?, ?, ?, ?, NULL)`,
@@ -215,7 +215,7 @@ export class DocSessionDO extends DurableObject<Env> {
 
   /** Every session of this actor, oldest first, and which one is current. */
   async list(): Promise<{ current: string | null; sessions: SessionView[] }> {
-    const sessions = this.sql.exec<SessionRow>(`${SESSION_SELECT} ORDER BY s.started_at, s.name`).toArray().map(view);
+    const sessions = this.sql.exec<SessionRow>(`${SESSION_SELECT} ORDER BY s.started_at, s.rowid`).toArray().map(view);
     return { current: this.currentName(), sessions };
   }
 }
