@@ -1,4 +1,5 @@
 import type { ClaimsDO } from "./durable/claims";
+import type { DocSessionDO } from "./durable/doc-sessions";
 import type { RateLimitDO } from "./durable/rate-limit";
 import type { SessionDO } from "./durable/session";
 import type { AiBinding } from "./search/embedder";
@@ -9,6 +10,8 @@ export interface Env {
   DB: D1Database;
   SESSIONS: DurableObjectNamespace<SessionDO>;
   CLAIMS: DurableObjectNamespace<ClaimsDO>;
+  /** Document-store sessions and their pins (docs_session), one object per tenant and actor. */
+  DOC_SESSIONS: DurableObjectNamespace<DocSessionDO>;
   /** Request counters, one object per API key, tenant and webhook source (README: Rate limits). */
   RATE_LIMITS: DurableObjectNamespace<RateLimitDO>;
   /** Requests per minute per API key; "0" turns the limit off. A tenant's override wins. */

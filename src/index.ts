@@ -3,6 +3,7 @@ import { runMaintenance } from "./cron/maintenance";
 import type { Env } from "./env";
 
 export { ClaimsDO } from "./durable/claims";
+export { DocSessionDO } from "./durable/doc-sessions";
 export { RateLimitDO } from "./durable/rate-limit";
 export { SessionDO } from "./durable/session";
 

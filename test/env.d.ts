@@ -4,6 +4,7 @@ declare namespace Cloudflare {
     SESSIONS: DurableObjectNamespace<import("../src/durable/session").SessionDO>;
     CLAIMS: DurableObjectNamespace<import("../src/durable/claims").ClaimsDO>;
     RATE_LIMITS: DurableObjectNamespace<import("../src/durable/rate-limit").RateLimitDO>;
+    DOC_SESSIONS: DurableObjectNamespace<import("../src/durable/doc-sessions").DocSessionDO>;
     RATE_LIMIT_KEY_PER_MIN?: string;
     RATE_LIMIT_TENANT_PER_MIN?: string;
     BLOBS: R2Bucket;
@@ -15,6 +16,6 @@ declare namespace Cloudflare {
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "SessionDO" | "ClaimsDO" | "RateLimitDO";
+    durableNamespaces: "SessionDO" | "ClaimsDO" | "RateLimitDO" | "DocSessionDO";
   }
 }

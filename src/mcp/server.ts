@@ -1,8 +1,9 @@
 import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema, ErrorCode, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema, ListToolsRequestSchema, McpError,
-  ReadResourceRequestSchema,
+  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
+  ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
 } from "@modelcontextprotocol/sdk/types.js";
+import { getPrompt, listPrompts } from "../docs/prompts";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
@@ -33,7 +34,7 @@ Results use the envelope { ok: true, … } or { ok: false, error: { code, messag
  */
 export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { listChanged: false } },
+    capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
     instructions: INSTRUCTIONS,
     // The SDK's default validator (Ajv) generates code, which production Workers forbid.
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
@@ -50,7 +51,14 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[]): Server {
     return callTool(def, { ...ctx, requestId: extra.requestId }, request.params.arguments);
   });
   registerResources(server, ctx);
+  registerPrompts(server, ctx);
   return server;
+}
+
+/** Built-in prompts and the tenant's PROMPT-*.md documents (src/docs/prompts.ts), on every surface: they are not tools. */
+function registerPrompts(server: Server, ctx: Ctx): void {
+  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await listPrompts(ctx) }));
+  server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(ctx, request.params.name, request.params.arguments ?? {}));
 }
 
 const MARKDOWN = "text/markdown";
