@@ -1,4 +1,5 @@
 import { describe, expect, it, vi } from "vitest";
+import { z } from "zod";
 import { sha256Hex } from "../src/db/ids";
 import { download, MAX_DOWNLOAD_REDIRECTS } from "../src/docs/ops/download";
 import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch } from "../src/docs/public-fetch";
@@ -60,11 +61,16 @@ const hang: Handler = (init) =>
     signal.addEventListener("abort", () => reject(signal.reason ?? new DOMException("aborted", "AbortError")));
   });
 
-/** A body that never ends, counting what it produced, to prove the reader stops at the cap. */
+/**
+ * A body far larger than any limit, counting what it produced, to prove the reader stops at the
+ * cap. It does end (at twice the document limit) so a reader that fails to stop makes the test
+ * fail instead of hanging.
+ */
 function endless(chunk = 1024 * 1024) {
   let produced = 0;
   const stream = new ReadableStream<Uint8Array>({
     pull(c) {
+      if (produced >= 2 * MAX_DOCUMENT_BYTES) return c.close();
       produced += chunk;
       c.enqueue(new Uint8Array(chunk).fill(0x61));
     },
@@ -177,12 +183,16 @@ describe("download: storing what a public URL serves", () => {
       "https://example.com/": body("<html></html>", { "content-type": "text/html" }),
       "https://example.com:8443/docs/read%20me.md?x=1": body("hello"),
       "https://example.com/a%2Fb/notes.md": body("slash"),
+      "https://example.com/bell%07/x.txt": body("bell"),
     });
     expect((await runDownload(ctx, { url: "https://example.com" })).path).toBe("example.com/index.html");
     const named = await runDownload(ctx, { url: "https://example.com:8443/docs/read%20me.md?x=1" });
     expect(named.path).toBe("example.com:8443/docs/read me.md");
     expect(named.mime_type).toBe("text/markdown");
     expect((await runDownload(ctx, { url: "https://example.com/a%2Fb/notes.md" })).path).toBe("example.com/a%2Fb/notes.md");
+    expect((await runDownload(ctx, { url: "https://example.com/bell%07/x.txt" })).path).toBe("example.com/bell%07/x.txt");
+    // The URL parser resolves encoded dot segments, so they cannot climb out of the host's folder.
+    expect(checkPublicUrl("https://example.com/a/%2e%2e/%2E%2E/etc/passwd").pathname).toBe("/etc/passwd");
   });
 
   it("stores under a given path or name, with a given MIME type", async () => {
@@ -543,6 +553,20 @@ describe("download: bad input", () => {
     ];
     for (const raw of bad) expect(download.params.safeParse(raw).success, JSON.stringify(raw).slice(0, 80)).toBe(false);
     expect(download.params.parse({ url: "https://example.com/a" })).toMatchObject({ post_index: true, timeout_ms: 30_000 });
+  });
+
+  it("publishes a schema where every parameter is described and bounded", () => {
+    const schema = z.toJSONSchema(download.params, { io: "input" }) as { properties: Record<string, Record<string, any>>; required?: string[] };
+    expect(schema.required).toEqual(["url"]);
+    for (const [name, p] of Object.entries(schema.properties)) {
+      expect(p.description, name).toEqual(expect.any(String));
+      if (p.type === "string") expect(p.maxLength, name).toEqual(expect.any(Number));
+      if (p.type === "array") {
+        expect(p.maxItems, name).toEqual(expect.any(Number));
+        expect(p.items.maxLength, name).toEqual(expect.any(Number));
+      }
+      if (p.type === "object") expect([p["x-max-bytes"], p["x-max-depth"]], name).toEqual([expect.any(Number), expect.any(Number)]);
+    }
   });
 
   it("refuses an unparseable URL, a bad path or MIME type, and post_index false, before any fetch", async () => {

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { sha256Hex } from "../../db/ids";
-import { boundedJson } from "../../mcp/bounds";
+import { boundedJson, firstControl } from "../../mcp/bounds";
 import { excerpt, invalidInput, ToolError } from "../../mcp/errors";
 import { ingestDocument } from "../ingest";
 import { defineOp } from "../op";
@@ -120,7 +120,8 @@ export function pathFromUrl(url: URL): string {
     } catch {
       return s;
     }
-    return d === "" || d === "." || d === ".." || /[/\\\u0000-\u001f\u007f-\u009f]/.test(d) ? s : d;
+    // A decoded segment that would split, climb or carry control characters keeps its encoded form.
+    return d === "" || d === "." || d === ".." || /[/\\]/.test(d) || firstControl(d, true) >= 0 ? s : d;
   });
   if (url.pathname.endsWith("/")) decoded.push("index.html");
   return normalizePath([url.host, ...decoded].join("/"));
