@@ -10,6 +10,7 @@
 CREATE TABLE doc_search (
   seq INTEGER PRIMARY KEY,
   tenant_id TEXT NOT NULL,
+  tenant_key TEXT NOT NULL,               -- the tenant id as one FTS token ('t' + its letters and digits)
   doc_id TEXT NOT NULL,                   -- documents.id of the live version
   hash TEXT NOT NULL,                     -- documents.hash
   path TEXT NOT NULL,
@@ -20,20 +21,22 @@ CREATE UNIQUE INDEX doc_search_doc ON doc_search (tenant_id, doc_id);
 CREATE INDEX doc_search_hash ON doc_search (tenant_id, hash);
 
 -- Words, porter-stemmed, for bm25 ranking; external content, so the text is stored once more
--- (not twice) and the triggers keep the index in step with doc_search.
+-- (not twice) and the triggers keep the index in step with doc_search. The tenant is a token
+-- of its own column, so a query's MATCH selects one tenant's rows inside the index instead of
+-- ranking every tenant's matches and joining each to doc_search to drop the others.
 CREATE VIRTUAL TABLE doc_search_fts USING fts5 (
-  path, title, body,
+  tenant_key, path, title, body,
   content = 'doc_search', content_rowid = 'seq', tokenize = 'porter unicode61'
 );
 CREATE TRIGGER doc_search_ai AFTER INSERT ON doc_search BEGIN
-  INSERT INTO doc_search_fts (rowid, path, title, body) VALUES (new.seq, new.path, new.title, new.body);
+  INSERT INTO doc_search_fts (rowid, tenant_key, path, title, body) VALUES (new.seq, new.tenant_key, new.path, new.title, new.body);
 END;
 CREATE TRIGGER doc_search_ad AFTER DELETE ON doc_search BEGIN
-  INSERT INTO doc_search_fts (doc_search_fts, rowid, path, title, body) VALUES ('delete', old.seq, old.path, old.title, old.body);
+  INSERT INTO doc_search_fts (doc_search_fts, rowid, tenant_key, path, title, body) VALUES ('delete', old.seq, old.tenant_key, old.path, old.title, old.body);
 END;
 CREATE TRIGGER doc_search_au AFTER UPDATE OF path, title, body ON doc_search BEGIN
-  INSERT INTO doc_search_fts (doc_search_fts, rowid, path, title, body) VALUES ('delete', old.seq, old.path, old.title, old.body);
-  INSERT INTO doc_search_fts (rowid, path, title, body) VALUES (new.seq, new.path, new.title, new.body);
+  INSERT INTO doc_search_fts (doc_search_fts, rowid, tenant_key, path, title, body) VALUES ('delete', old.seq, old.tenant_key, old.path, old.title, old.body);
+  INSERT INTO doc_search_fts (rowid, tenant_key, path, title, body) VALUES (new.seq, new.tenant_key, new.path, new.title, new.body);
 END;
 
 -- A version leaves the index the moment it is closed or removed, whichever code closes it.

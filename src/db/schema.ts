@@ -575,6 +575,7 @@ export const docTexts = sqliteTable("doc_texts", {
 export const docSearch = sqliteTable("doc_search", {
   seq: integer("seq").primaryKey(),
   tenantId: text("tenant_id").notNull(),
+  tenantKey: text("tenant_key").notNull(),
   docId: text("doc_id").notNull(),
   hash: text("hash").notNull(),
   path: text("path").notNull(),

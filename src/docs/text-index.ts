@@ -44,6 +44,9 @@ export function vocabulary(text: string, max = MAX_TERMS_PER_DOCUMENT): string[]
   return all.slice(0, max).map(([w]) => w);
 }
 
+/** The tenant as a single FTS token: unicode61 splits on '-', and one token is one doclist to intersect. */
+export const tenantKey = (tenantId: string) => `t${tenantId.toLowerCase().replace(/[^a-z0-9]/g, "")}`;
+
 const isMarkdown = (path: string, mime: string) => /\.(md|markdown|mdx)$/i.test(path) || /^text\/(x-)?markdown\b/i.test(mime);
 
 /** The first ATX heading of a markdown text (after any front matter), else the file name. */
@@ -107,14 +110,14 @@ export async function indexText(ctx: Ctx, doc: IndexableDocument): Promise<Index
   statements.push(
     ctx.d1
       .prepare(
-        `INSERT INTO doc_search (tenant_id, doc_id, hash, path, title, body)
-         SELECT d.tenant_id, d.id, d.hash, d.path, ?3,
+        `INSERT INTO doc_search (tenant_id, tenant_key, doc_id, hash, path, title, body)
+         SELECT d.tenant_id, ?4, d.id, d.hash, d.path, ?3,
            COALESCE((SELECT t.text FROM doc_texts t WHERE t.tenant_id = d.tenant_id AND t.hash = d.hash AND t.status = 'text'), '')
          FROM documents d WHERE d.tenant_id = ?1 AND d.id = ?2 AND d.deleted_at IS NULL
          ON CONFLICT (tenant_id, doc_id) DO UPDATE SET title = excluded.title, body = excluded.body
          WHERE title IS NOT excluded.title OR body IS NOT excluded.body`,
       )
-      .bind(ctx.tenantId, doc.id, title),
+      .bind(ctx.tenantId, doc.id, title, tenantKey(ctx.tenantId)),
   );
   const terms = vocabulary(`${doc.path}\n${title}\n${text ?? ""}`);
   for (let i = 0; i < terms.length; i += TERMS_PER_STATEMENT) {

@@ -20,6 +20,7 @@ import { snippetAround } from "../../search/snippet";
 import { expandWords, type Expansion } from "../fuzzy";
 import { defineOp, type DocScope } from "../op";
 import { MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store";
+import { tenantKey } from "../text-index";
 
 export const SEARCH_MAX_LIMIT = 100;
 export const SEARCH_MAX_CONTEXT = 20;
@@ -74,6 +75,8 @@ interface Candidate {
   match: Match;
   keyword_score?: number | null;
   vector_score?: number | null;
+  /** Snippet columns when the ranking statement already computed them. */
+  window?: WindowCols;
 }
 
 interface SearchResult {
@@ -162,37 +165,93 @@ function buildFilters(params: SearchParams, scope: DocScope | undefined): Filter
   };
 }
 
-interface KeywordRow {
+interface WindowCols {
+  title: string;
+  pos: number;
+  win_from: number;
+  win: string;
+  lines_before: number;
+}
+
+interface KeywordRow extends Partial<WindowCols> {
   seq: number;
   doc_id: string;
   path: string;
   hash: string;
   bm: number;
+  /** 1 when the document holds every query word (multi-word queries), else 0. */
+  every: number;
   total: number;
 }
 
 /**
- * One ranked keyword query. All matches are ranked in SQL (bm25 needs them all) but only the
- * page, or FILTER_CANDIDATES when a glob is checked here, comes back; total counts them all.
+ * Where a snippet goes: the first match of any needle in a document's text (instr over the
+ * lower-cased text, in SQL, so a 1 MiB document sends WINDOW_CHARS back, not its whole text).
+ * Computed once per row in a MATERIALIZED `page` CTE over doc_search `s`; needles are a JSON array.
  */
-async function keywordQuery(ctx: Ctx, match: string, want: number, filters: Filters): Promise<{ rows: KeywordRow[]; total: number; capped: boolean }> {
-  const f = filters.sql(4);
-  const limit = filters.inJs ? FILTER_CANDIDATES : want;
+const positionOf = (needlesParam: string) =>
+  `COALESCE((SELECT MIN(NULLIF(instr(lower(s.body), lower(n.value)), 0)) FROM json_each(${needlesParam}) n), 0)`;
+/** The window around `page.pos` and the number of lines before it, from doc_search `s`. */
+const WINDOW_COLUMNS = `s.title, page.pos, max(1, page.pos - ${WINDOW_BEFORE}) AS win_from,
+  substr(s.body, max(1, page.pos - ${WINDOW_BEFORE}), ${WINDOW_CHARS}) AS win,
+  length(substr(s.body, 1, max(0, page.pos - ${WINDOW_BEFORE} - 1)))
+    - length(replace(substr(s.body, 1, max(0, page.pos - ${WINDOW_BEFORE} - 1)), char(10), '')) AS lines_before`;
+
+/** A MATCH over the tenant's rows: its key token AND the caller's phrases in path, title or body. */
+const tenantMatch = (tenantId: string, expr: string) => `tenant_key : ${ftsPhrase(tenantKey(tenantId))} AND {path title body} : (${expr})`;
+
+interface KeywordQuery {
+  /** FTS expression over the content columns. */
+  match: string;
+  /** For multi-word queries, the every-word expression: those rows rank first. */
+  every: string | null;
+  want: number;
+  /** Needles to compute snippet windows in the same statement (the page is final), or null. */
+  windows: string[] | null;
+}
+
+/**
+ * One ranked keyword statement. The ranking runs inside the FTS index (the tenant is a token
+ * there), all matches are counted for total, and only the page, or FILTER_CANDIDATES when a
+ * glob is checked here, is joined to doc_search and returned.
+ */
+async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promise<{ rows: KeywordRow[]; total: number; capped: boolean }> {
+  const ps: unknown[] = [];
+  const bind = (v: unknown) => `?${ps.push(v)}`;
+  const match = bind(tenantMatch(ctx.tenantId, q.match));
+  const tenant = bind(ctx.tenantId);
+  const limit = bind(filters.inJs ? FILTER_CANDIDATES : q.want);
+  const windows = q.windows !== null && !filters.inJs;
+  const everyCol = q.every
+    ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))`
+    : "0";
+  const page = windows
+    ? `, page AS MATERIALIZED (SELECT top.seq, top.bm, top.every, ${positionOf(bind(JSON.stringify(q.windows!.slice(0, SNIPPET_NEEDLES))))} AS pos
+         FROM top JOIN doc_search s ON s.seq = top.seq WHERE s.tenant_id = ${tenant})`
+    : `, page AS (SELECT seq, bm, every FROM top)`;
+  const f = filters.sql(ps.length + 1);
+  ps.push(...f.params);
+  // Filters on documents' own columns (path prefix, tags) must apply before the LIMIT.
+  const from = f.text ? `doc_search_fts JOIN doc_search s ON s.seq = doc_search_fts.rowid` : `doc_search_fts`;
+  const where = f.text ? ` AND s.tenant_id = ${tenant}${f.text}` : "";
   const res = await ctx.d1
     .prepare(
       `WITH hits AS MATERIALIZED (
-         SELECT s.seq, s.doc_id, s.path, s.hash, bm25(doc_search_fts, ${BM25_WEIGHTS}) AS bm
-         FROM doc_search_fts JOIN doc_search s ON s.seq = doc_search_fts.rowid
-         WHERE doc_search_fts MATCH ?1 AND s.tenant_id = ?2${f.text})
-       SELECT seq, doc_id, path, hash, bm, (SELECT COUNT(*) FROM hits) AS total FROM hits ORDER BY bm, seq LIMIT ?3`,
+         SELECT doc_search_fts.rowid AS seq, bm25(doc_search_fts, 0.0, ${BM25_WEIGHTS}) AS bm, ${everyCol} AS every
+         FROM ${from} WHERE doc_search_fts MATCH ${match}${where}),
+       top AS (SELECT seq, bm, every FROM hits ORDER BY every DESC, bm, seq LIMIT ${limit})${page}
+       SELECT page.seq, page.bm, page.every, s.doc_id, s.path, s.hash, (SELECT COUNT(*) FROM hits) AS total${windows ? `, ${WINDOW_COLUMNS}` : ""}
+       FROM page JOIN doc_search s ON s.seq = page.seq
+       WHERE s.tenant_id = ${tenant}
+       ORDER BY page.every DESC, page.bm, page.seq`,
     )
-    .bind(match, ctx.tenantId, limit, ...f.params)
+    .bind(...ps)
     .all<KeywordRow>();
   const all = res.results;
   const total = all[0]?.total ?? 0;
   if (!filters.inJs) return { rows: all, total, capped: false };
   const kept = all.filter((r) => filters.keep(r.path, r.hash));
-  return { rows: kept.slice(0, want), total: kept.length, capped: total > all.length };
+  return { rows: kept.slice(0, q.want), total: kept.length, capped: total > all.length };
 }
 
 interface KeywordOutcome {
@@ -203,38 +262,50 @@ interface KeywordOutcome {
 }
 
 /**
- * Every word first; then, if that fills fewer than `want`, documents with any of the words;
- * then, with fuzzy, the words' close variants. Scores keep that order: words 0.5–1, any word
- * 0.25–0.5, fuzzy up to 0.25, each scaled by bm25 relative to the best of its tier.
+ * Documents with every word first, then those with any of them (one statement); then, with
+ * fuzzy and fewer than `want` found, the words' close variants. Scores keep that order: every
+ * word 0.5–1, any word 0.25–0.5, fuzzy up to 0.25, each scaled by bm25 against the best of its tier.
  */
-async function keywordSearch(ctx: Ctx, words: string[], want: number, params: SearchParams, filters: Filters): Promise<KeywordOutcome> {
+async function keywordSearch(ctx: Ctx, words: string[], want: number, params: SearchParams, filters: Filters, windows: boolean): Promise<KeywordOutcome> {
   const out: Candidate[] = [];
   const seen = new Set<number>();
-  let total = 0;
-  let capped = false;
-  const tier = async (match: string, kind: Match, base: number, span: number) => {
-    const r = await keywordQuery(ctx, match, want + out.length, filters);
-    total = Math.max(total, r.total);
-    capped ||= r.capped;
-    const best = r.rows.length > 0 ? -r.rows[0]!.bm : 0;
-    for (const row of r.rows) {
+  const add = (rows: KeywordRow[], tiers: (row: KeywordRow) => { kind: Match; base: number; span: number }) => {
+    const best = new Map<Match, number>();
+    for (const row of rows) {
       if (out.length >= want) break;
       if (seen.has(row.seq)) continue;
       seen.add(row.seq);
-      const rel = best > 0 ? Math.max(0, -row.bm) / best : 1;
-      out.push({ seq: row.seq, doc_id: row.doc_id, path: row.path, hash: row.hash, score: round(base + span * rel), match: kind });
+      const t = tiers(row);
+      if (!best.has(t.kind)) best.set(t.kind, -row.bm);
+      const top = best.get(t.kind)!;
+      const rel = top > 0 ? Math.max(0, -row.bm) / top : 1;
+      out.push({
+        seq: row.seq, doc_id: row.doc_id, path: row.path, hash: row.hash, score: round(t.base + t.span * rel), match: t.kind,
+        ...(row.win !== undefined ? { window: { title: row.title!, pos: row.pos!, win_from: row.win_from!, win: row.win, lines_before: row.lines_before! } } : {}),
+      });
     }
   };
-  await tier(words.map(ftsPhrase).join(" "), "words", 0.5, 0.5);
-  if (out.length < want && words.length > 1) await tier(words.map(ftsPhrase).join(" OR "), "any_word", 0.25, 0.25);
+  const phrases = words.map(ftsPhrase);
+  const multi = words.length > 1;
+  const first = await keywordQuery(
+    ctx,
+    { match: phrases.join(" OR "), every: multi ? phrases.join(" AND ") : null, want, windows: windows ? words : null },
+    filters,
+  );
+  let total = first.total;
+  let capped = first.capped;
+  add(first.rows, (row) => (!multi || row.every ? { kind: "words", base: 0.5, span: 0.5 } : { kind: "any_word", base: 0.25, span: 0.25 }));
+
   let expansions: Expansion[] = [];
   if (params.fuzzy && out.length < want) {
     expansions = (await expandWords(ctx, words, params.similarity)).filter((e) => e.variants.length > 0);
     if (expansions.length > 0) {
       const byWord = new Map(expansions.map((e) => [e.word, e.variants.map((v) => v.term)]));
-      // Each word may be itself or one of its variants; with several words any of them may match.
-      const groups = words.map((w) => [w, ...(byWord.get(w.toLowerCase()) ?? [])].map(ftsPhrase).join(" OR "));
-      await tier(groups.map((g) => `(${g})`).join(" OR "), "fuzzy", 0, 0.25);
+      const variants = words.flatMap((w) => [w, ...(byWord.get(w.toLowerCase()) ?? [])]).map(ftsPhrase);
+      const fuzzy = await keywordQuery(ctx, { match: variants.join(" OR "), every: null, want: want + out.length, windows: null }, filters);
+      total = Math.max(total, fuzzy.total);
+      capped ||= fuzzy.capped;
+      add(fuzzy.rows, () => ({ kind: "fuzzy", base: 0, span: 0.25 }));
     }
   }
   return { candidates: out, total, capped, expansions };
@@ -276,36 +347,20 @@ async function semanticCandidates(ctx: Ctx, q: string, filters: Filters): Promis
   return { candidates, pending: Number((pending!.results[0] as { n: number } | undefined)?.n ?? 0) };
 }
 
-interface PageRow {
+interface PageRow extends WindowCols {
   seq: number;
-  doc_id: string;
-  path: string;
-  hash: string;
-  title: string;
-  pos: number;
-  win_from: number;
-  win: string;
-  lines_before: number;
 }
 
-/**
- * The page's titles and a window of text around each document's first match: the position is
- * found in SQL (instr over the lower-cased text), so a 1 MiB document sends WINDOW_CHARS back,
- * not its whole text, and the line number of the window's start comes with it.
- */
+/** Snippet columns for the page's documents that the ranking statement did not compute. */
 async function pageRows(ctx: Ctx, seqs: number[], needles: string[]): Promise<Map<number, PageRow>> {
   if (seqs.length === 0) return new Map();
   const res = await ctx.d1
     .prepare(
-      `WITH p AS MATERIALIZED (
-         SELECT s.seq, COALESCE((SELECT MIN(NULLIF(instr(lower(s.body), lower(n.value)), 0)) FROM json_each(?2) n), 0) AS pos
-         FROM doc_search s WHERE s.tenant_id = ?3 AND s.seq IN (SELECT value FROM json_each(?1))),
-       w AS (SELECT p.seq, p.pos, max(1, p.pos - ?4) AS win_from FROM p)
-       SELECT s.seq, s.doc_id, s.path, s.hash, s.title, w.pos, w.win_from, substr(s.body, w.win_from, ?5) AS win,
-         length(substr(s.body, 1, w.win_from - 1)) - length(replace(substr(s.body, 1, w.win_from - 1), char(10), '')) AS lines_before
-       FROM w JOIN doc_search s ON s.seq = w.seq`,
+      `WITH page AS MATERIALIZED (
+         SELECT s.seq, ${positionOf("?2")} AS pos FROM doc_search s WHERE s.tenant_id = ?3 AND s.seq IN (SELECT value FROM json_each(?1)))
+       SELECT page.seq, ${WINDOW_COLUMNS} FROM page JOIN doc_search s ON s.seq = page.seq`,
     )
-    .bind(JSON.stringify(seqs), JSON.stringify(needles.slice(0, SNIPPET_NEEDLES)), ctx.tenantId, WINDOW_BEFORE, WINDOW_CHARS)
+    .bind(JSON.stringify(seqs), JSON.stringify(needles.slice(0, SNIPPET_NEEDLES)), ctx.tenantId)
     .all<PageRow>();
   return new Map(res.results.map((r) => [r.seq, r]));
 }
@@ -313,7 +368,7 @@ async function pageRows(ctx: Ctx, seqs: number[], needles: string[]): Promise<Ma
 const clipLine = (line: string) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS - 1)}…` : line);
 
 /** Numbered (or plain) lines around the window's first match. */
-function contextLines(row: PageRow, needles: string[], context: number, numbered: boolean): { snippet: string; line_start: number; line_end: number } {
+function contextLines(row: WindowCols, needles: string[], context: number, numbered: boolean): { snippet: string; line_start: number; line_end: number } {
   const win = row.win;
   const lower = win.toLowerCase();
   let at = -1;
@@ -376,11 +431,11 @@ async function hashLookup(ctx: Ctx, hash: string, params: SearchParams, filters:
 
 /** The document ids a page of candidates names, with titles and snippets; a document gone meanwhile drops out. */
 async function present(ctx: Ctx, page: Candidate[], needles: string[], params: SearchParams, kind: Kind): Promise<SearchResult[]> {
-  const rows = await pageRows(ctx, page.flatMap((c) => (c.seq === null ? [] : [c.seq])), needles);
+  const rows = await pageRows(ctx, page.flatMap((c) => (c.seq === null || c.window ? [] : [c.seq])), needles);
   const withLines = params.line_numbers || params.context > 0;
   const out: SearchResult[] = [];
   for (const c of page) {
-    const row = c.seq === null ? undefined : rows.get(c.seq);
+    const row = c.window ?? (c.seq === null ? undefined : rows.get(c.seq));
     const name = c.path.slice(c.path.lastIndexOf("/") + 1);
     const result: SearchResult = { id: c.doc_id, hash: c.hash, title: row?.title ?? name, path: c.path, score: c.score, snippet: "" };
     if (row) {
@@ -427,7 +482,8 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
     const want = params.type === "hybrid" ? Math.max(params.limit, LEXICAL_CANDIDATES) : params.limit;
     let keyword: KeywordOutcome | null = null;
     if (params.type !== "semantic") {
-      keyword = await keywordSearch(ctx, words, want, params, filters);
+      // A keyword-only page is final as ranked, so its snippets come in the ranking statement.
+      keyword = await keywordSearch(ctx, words, want, params, filters, params.type === "keyword" && !params.paths_only);
       needles = [...words, ...keyword.expansions.flatMap((e) => e.variants.map((v) => v.term))];
       if (keyword.expansions.length > 0) stats.fuzzy_expansions = Object.fromEntries(keyword.expansions.map((e) => [e.word, e.variants.map((v) => v.term)]));
       if (keyword.capped) {
