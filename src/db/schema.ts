@@ -570,3 +570,21 @@ export const docTexts = sqliteTable("doc_texts", {
   note: text("note"),
   createdAt: text("created_at").notNull(),
 });
+
+// Document store search (migrations/0024_docs_search.sql): kept by indexText and triggers.
+export const docSearch = sqliteTable("doc_search", {
+  seq: integer("seq").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  tenantKey: text("tenant_key").notNull(),
+  docId: text("doc_id").notNull(),
+  hash: text("hash").notNull(),
+  path: text("path").notNull(),
+  title: text("title").notNull(),
+  body: text("body").notNull(),
+});
+
+export const docTerms = sqliteTable("doc_terms", {
+  seq: integer("seq").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  term: text("term").notNull(),
+});

@@ -3,7 +3,7 @@
  * write records and the text the backfill embeds can never disagree.
  */
 
-export type EmbedObjectType = "note" | "decision";
+export type EmbedObjectType = "note" | "decision" | "document";
 
 export interface EmbedSource {
   /** Loads the tenant's objects by id (bound: tenant id, then the ids as one JSON array: D1 binds at most 100 values). */
@@ -26,7 +26,25 @@ export const EMBED_SOURCES: Record<EmbedObjectType, EmbedSource> = {
     text: (r) => decisionEmbedText({ title: str(r.title), choice: str(r.choice), context: str(r.context), rationale: str(r.rationale) }),
     metadata: (r) => ({ object_type: "decision", project_id: str(r.project_id), kind: "" }),
   },
+  // A document version (seed 003) is embedded while it is live: once replaced or deleted it is
+  // not selected here, so the embedding pass drops its pending row. Only the start of its text
+  // is read, since the embedder reads no more than MAX_EMBED_CHARS anyway.
+  document: {
+    select: () =>
+      `SELECT d.id, d.path, s.title, substr(t.text, 1, ${DOCUMENT_EMBED_CHARS}) AS text
+       FROM documents d JOIN doc_search s ON s.tenant_id = d.tenant_id AND s.doc_id = d.id
+         JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash AND t.status = 'text'
+       WHERE d.tenant_id = ? AND d.deleted_at IS NULL AND d.id IN (SELECT value FROM json_each(?))`,
+    text: (r) => documentEmbedText(str(r.title), str(r.path), str(r.text)),
+    metadata: () => ({ object_type: "document", project_id: "", kind: "" }),
+  },
 };
+
+/** Characters of a document's text that go into its embedding (the embedder cuts at 4000 anyway). */
+export const DOCUMENT_EMBED_CHARS = 4000;
+
+export const documentEmbedText = (title: string, path: string, text: string) =>
+  `${title}\n${path}\n\n${text.slice(0, DOCUMENT_EMBED_CHARS)}`;
 
 export const noteEmbedText = (title: string, body: string) => `${title}\n\n${body}`;
 
