@@ -136,6 +136,15 @@ describe("grep: lines, options and result shape", () => {
     expect(r.note).toMatch(/cut/);
   });
 
+  it("anchors \\A and \\z at each line, like ^ and $, and counts no empty line after a final newline", async () => {
+    const ctx = await freshCtx();
+    await addText(ctx, "anchors.txt", "first\nsecond line\nthird\n");
+    expect((await grep(ctx, { pattern: "\\Asecond", line_numbers: true })).matches!.map((m) => m.line_number)).toEqual([2]);
+    expect((await grep(ctx, { pattern: "line\\z" })).total_matches).toBe(1);
+    expect((await grep(ctx, { pattern: "(?-m)^third$" })).total_matches).toBe(1);
+    expect((await grep(ctx, { pattern: "^$", count: true })).total_matches).toBe(0);
+  });
+
   it("treats CRLF text as lines, so $ anchors at the end of each line", async () => {
     const ctx = await freshCtx();
     await addText(ctx, "win.txt", "alpha end\r\nbeta\r\ngamma end\r\n");

@@ -546,7 +546,9 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
   const perLine = compile(source, flags);
   // A line matches on its own iff the multiline pattern matches the document text at that line,
   // so one pass of the fast engine over the whole text rules most documents out.
-  const whole = compile(source, flags | RE2JS.MULTILINE);
+  // \A, \z and (?-m) anchor at the text's ends even in multiline mode, where a line's ends are
+  // meant; such a pattern skips the whole-text pass rather than miss a line.
+  const whole = /\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m/.test(source) ? null : compile(source, flags | RE2JS.MULTILINE);
   const program = Math.max(1, perLine.matcher("").programSize());
   const charBudget = Math.min(limits.maxChars, Math.floor(limits.maxWork / program));
 
@@ -665,8 +667,10 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
       }
       charsScanned += text.length;
       filesSearched++;
-      if (whole.test(text)) {
+      if (!whole || whole.test(text)) {
         const lines = text.split("\n");
+        // A final newline ends the last line; it does not start an empty one.
+        if (lines.length > 1 && lines[lines.length - 1] === "") lines.pop();
         let fileCount = 0;
         for (let i = 0; i < lines.length; i++) {
           const line = lines[i]!;
