@@ -588,3 +588,20 @@ export const docTerms = sqliteTable("doc_terms", {
   tenantId: text("tenant_id").notNull(),
   term: text("term").notNull(),
 });
+
+// Document store: the knowledge graph's edges (migrations/0025_docs_grep_graph.sql; the trigram
+// index doc_texts_fts there is an FTS5 table, queried with SQL).
+export const docGraphEdges = sqliteTable("doc_graph_edges", {
+  tenantId: text("tenant_id").notNull(),
+  srcPath: text("src_path").notNull(),
+  srcHash: text("src_hash").notNull(),
+  seq: integer("seq").notNull(),
+  alt: integer("alt").notNull(),
+  relation: text("relation").notNull(),
+  target: text("target"),
+  scheme: text("scheme"),
+  nodeKey: text("node_key").notNull(),
+  nodeType: text("node_type").notNull(),
+  label: text("label").notNull(),
+  kind: text("kind"),
+});
