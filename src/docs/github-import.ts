@@ -111,8 +111,9 @@ export const joinPath = (...parts: string[]) => parts.filter((p) => p !== "").jo
 export const within = (path: string, dir: string) => dir === "" || path === dir || path.startsWith(`${dir}/`);
 
 /**
- * include/exclude as one predicate. Patterns without '/' match the file name (picomatch's
- * basename mode), as people write '*.md'; dot files are ordinary files here.
+ * include/exclude as one predicate. Patterns without '/' match the file name, as people write
+ * '*.md'; patterns with one match the whole path. (picomatch's own basename option applies to
+ * every pattern, so the two kinds are compiled apart.) Dot files are ordinary files here.
  */
 export function pathFilter(include: string[] | undefined, exclude: string[] | undefined, fields = ["include", "exclude"]): (path: string) => boolean {
   const compile = (globs: string[] | undefined, field: string) => {
@@ -121,7 +122,11 @@ export function pathFilter(include: string[] | undefined, exclude: string[] | un
       if (firstControl(g, true) >= 0) throw invalidInput(`${field} pattern '${excerpt(g)}' contains a control character`, `Remove control characters from ${field}.`);
     }
     try {
-      return picomatch(globs, { dot: true, basename: true });
+      const byName = globs.filter((g) => !g.includes("/"));
+      const byPath = globs.filter((g) => g.includes("/"));
+      const name = byName.length ? picomatch(byName, { dot: true }) : null;
+      const path = byPath.length ? picomatch(byPath, { dot: true }) : null;
+      return (p: string) => (path !== null && path(p)) || (name !== null && name(p.slice(p.lastIndexOf("/") + 1)));
     } catch {
       throw invalidInput(`${field} has a pattern picomatch cannot read`, `Check the ${field} globs, e.g. ['*.md', 'docs/**'].`);
     }
