@@ -66,8 +66,8 @@ async function deleteRemoved(ctx: Ctx, w: { repo_key: string; repo_path: string;
   const rows = await ctx.d1.prepare(
     `SELECT s.path, s.repo_path, s.doc_hash, d.hash AS live_hash FROM doc_github_sources s
      LEFT JOIN documents d ON d.tenant_id = s.tenant_id AND d.path = s.path AND d.deleted_at IS NULL
-     WHERE s.tenant_id = ? AND s.repo_key = ?`,
-  ).bind(ctx.tenantId, w.repo_key).all<{ path: string; repo_path: string; doc_hash: string; live_hash: string | null }>();
+     WHERE s.tenant_id = ?1 AND s.repo_key = ?2 AND (?3 = '' OR s.repo_path = ?3 OR substr(s.repo_path, 1, length(?3) + 1) = ?3 || '/')`,
+  ).bind(ctx.tenantId, w.repo_key, w.repo_path).all<{ path: string; repo_path: string; doc_hash: string; live_hash: string | null }>();
   const gone = rows.results.filter((r) =>
     (singleFile ? r.repo_path === w.repo_path : within(r.repo_path, w.repo_path)) && within(r.path, w.prefix) && !listed.has(r.repo_path));
   const deleted: string[] = [];
