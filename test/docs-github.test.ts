@@ -442,6 +442,9 @@ describe("watch", () => {
 
     await watch(ctx, { root: `${REPO}:docs`, session: "s1" });
     await watch(ctx, { root: `${REPO}:other`, session: "s1" });
+    // Session names are per actor: a colleague's session "s1" is another session.
+    const slug = (await env.DB.prepare(`SELECT slug FROM tenants WHERE id = ?`).bind(ctx.tenantId).first<{ slug: string }>())!.slug;
+    expect(await dropWatchesForSession(makeCtx(await seedIdentity(slug, "colleague")), "s1")).toBe(0);
     expect(await dropWatchesForSession(ctx, "s1")).toBe(2);
     expect(await listWatches(ctx)).toEqual([]);
   });

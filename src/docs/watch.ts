@@ -173,9 +173,12 @@ export async function disableWatch(ctx: Ctx, t: WatchTarget): Promise<WatchRow[]
   return removed.results;
 }
 
-/** A session's watches end with it (docs_session stop calls this). */
+/**
+ * A session's watches end with it (docs_session stop calls this). Session names are per actor, so
+ * only the calling actor's watches of that name go.
+ */
 export async function dropWatchesForSession(ctx: Ctx, session: string): Promise<number> {
-  const res = await ctx.d1.prepare(`DELETE FROM doc_watches WHERE tenant_id = ? AND session = ?`).bind(ctx.tenantId, session).run();
+  const res = await ctx.d1.prepare(`DELETE FROM doc_watches WHERE tenant_id = ? AND session = ? AND created_by = ?`).bind(ctx.tenantId, session, ctx.actorId).run();
   return res.meta.changes ?? 0;
 }
 
