@@ -33,6 +33,7 @@ export const OPERATIONS = [
   "GET /repos/{owner}/{repo}/git/trees/{tree_sha}",
   "POST /repos/{owner}/{repo}/git/trees",
   "POST /repos/{owner}/{repo}/git/blobs",
+  "GET /repos/{owner}/{repo}/git/blobs/{file_sha}",
   "POST /repos/{owner}/{repo}/merges",
   "POST /app/installations/{installation_id}/access_tokens",
   "GET /rate_limit",

@@ -605,3 +605,32 @@ export const docGraphEdges = sqliteTable("doc_graph_edges", {
   label: text("label").notNull(),
   kind: text("kind"),
 });
+
+// Document store and GitHub: import sources and watches (migrations/0026_doc_github.sql).
+export const docGithubSources = sqliteTable("doc_github_sources", {
+  tenantId: text("tenant_id").notNull(),
+  path: text("path").notNull(),
+  repoKey: text("repo_key").notNull(),
+  repoPath: text("repo_path").notNull(),
+  ref: text("ref").notNull(),
+  commitSha: text("commit_sha").notNull(),
+  blobSha: text("blob_sha").notNull(),
+  docHash: text("doc_hash").notNull(),
+  importedAt: text("imported_at").notNull(),
+});
+
+export const docWatches = sqliteTable("doc_watches", {
+  tenantId: text("tenant_id").notNull(),
+  id: text("id").notNull(),
+  session: text("session").notNull(),
+  repo: text("repo").notNull(),
+  repoKey: text("repo_key").notNull(),
+  repoPath: text("repo_path").notNull(),
+  ref: text("ref").notNull(),
+  prefix: text("prefix").notNull(),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  lastCommit: text("last_commit"),
+  lastSyncedAt: text("last_synced_at"),
+  lastNote: text("last_note"),
+});

@@ -9,6 +9,7 @@
 import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
+import { applyDocWatches } from "../docs/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
@@ -130,6 +131,16 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
   return { status: "processed", note: `${commits.length} commit(s) recorded on ${repo.slug}, ${explained} change event(s) linked to their commit` };
 }
 
+/**
+ * A push also syncs the document store's watches on that repository and branch (src/docs/watch.ts);
+ * they need no registered repository, and their note joins the delivery's outcome.
+ */
+async function onPushWithDocWatches(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
+  const recorded = await onPush(ctx, payload, deliveryId);
+  const watched = await applyDocWatches(ctx, payload);
+  return watched === null ? recorded : { status: "processed", note: `${recorded.note}; ${watched}` };
+}
+
 /** D1 batches are atomic; a large push is split so no batch grows without bound. */
 async function batchAll(ctx: Ctx, statements: D1PreparedStatement[]): Promise<D1Result[]> {
   const results: D1Result[] = [];
@@ -222,7 +233,7 @@ async function onInstallationRepositories(ctx: Ctx, payload: Json): Promise<Outc
 
 const HANDLERS: Record<string, (ctx: Ctx, payload: Json, deliveryId: string) => Promise<Outcome>> = {
   ping: async () => ({ status: "processed", note: "pong" }),
-  push: onPush,
+  push: onPushWithDocWatches,
   pull_request: onPullRequest,
   installation: onInstallation,
   installation_repositories: onInstallationRepositories,
