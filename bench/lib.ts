@@ -87,9 +87,9 @@ async function groupCpuMs(pgid: number, comm: string): Promise<number> {
 export type ToolCaller = (name: string, args: Record<string, unknown>) => Promise<Record<string, unknown>>;
 
 /** Opens an MCP session for a key and returns a raw JSON-RPC tools/call function (fresh ids). */
-export async function mcpSession(base: string, key: string): Promise<ToolCaller> {
+export async function mcpSession(base: string, key: string, path = "/mcp"): Promise<ToolCaller> {
   const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
-  const init = await fetch(`${base}/mcp`, {
+  const init = await fetch(`${base}${path}`, {
     method: "POST",
     headers,
     body: JSON.stringify({ jsonrpc: "2.0", id: 0, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "bench", version: "1" } } }),
@@ -98,7 +98,7 @@ export async function mcpSession(base: string, key: string): Promise<ToolCaller>
   const sessionId = init.headers.get("Mcp-Session-Id")!;
   let id = 1;
   return async (name, args) => {
-    const res = await fetch(`${base}/mcp`, {
+    const res = await fetch(`${base}${path}`, {
       method: "POST",
       headers: { ...headers, "Mcp-Session-Id": sessionId },
       // Each call gets its own JSON-RPC id: the same id would make work-ledger writes replay.

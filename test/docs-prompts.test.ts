@@ -70,8 +70,8 @@ describe("prompts/list", () => {
     const { prompts } = await client.listPrompts();
     const files = prompts.filter((p) => !BUILTINS.includes(p.name));
     expect(files).toEqual([
-      // No indexed text yet: the description falls back to the file name.
-      { name: "research_mcp", description: "research mcp (from PROMPT-research-mcp.md)" },
+      // Stored through ingestDocument, so its text is indexed and the first heading describes it.
+      { name: "research_mcp", description: "Research workflow for MCP (from PROMPT-research-mcp.md)" },
       { name: "review_checklist", description: "Review checklist for pull requests (from team/playbooks/PROMPT-review-checklist.md)" },
     ]);
   });
@@ -131,7 +131,7 @@ describe("prompts/get", () => {
     await put(ctx, "deep/er/PROMPT-research-mcp.md", markdown);
     const got = await client.getPrompt({ name: "research_mcp" });
     expect(got).toEqual({
-      description: "research mcp (from deep/er/PROMPT-research-mcp.md)",
+      description: "Research workflow for MCP (from deep/er/PROMPT-research-mcp.md)",
       messages: [{ role: "assistant", content: { type: "text", text: markdown } }],
     });
   });

@@ -473,7 +473,7 @@ describe("search: parameters", () => {
 
   it("applies the seed's defaults and bounds", () => {
     expect(searchOp.params.parse({ query: "x" })).toEqual({
-      query: "x", limit: 10, type: "hybrid", fuzzy: false, similarity: 0.7, paths_only: false, line_numbers: false, context: 0,
+      query: "x", limit: 10, type: "hybrid", fuzzy: false, similarity: 0.7, paths_only: false, line_numbers: false, context: 0, use_session: true,
     });
     for (const bad of [{ limit: 0 }, { limit: 101 }, { limit: 2.5 }, { similarity: 1.5 }, { context: 21 }, { type: "regex" }, { query: "x".repeat(1001) }, { hash: "a".repeat(65) }, { tags: Array(65).fill("t") }]) {
       expect(() => searchOp.params.parse({ query: "x", ...bad }), JSON.stringify(bad).slice(0, 60)).toThrow(ZodError);

@@ -145,7 +145,7 @@ describe("stop", () => {
     await run(startOp, ctx, { name: "review" });
     await run(pinOp, ctx, { path: "notes/*.md" });
     const r = await run(stopOp, ctx, {});
-    expect(r).toEqual({ session: "review", stopped: true, cleared: true, pins_dropped: 1, pins_kept: 0, was_current: true, current: null });
+    expect(r).toEqual({ session: "review", stopped: true, cleared: true, pins_dropped: 1, pins_kept: 0, was_current: true, current: null, watches_ended: 0 });
     expect(await currentSession(ctx)).toBeNull();
     expect(await currentScope(ctx)).toBeNull();
     expect((await listSessions(ctx)).sessions.map((s) => s.name)).toEqual(["older"]);

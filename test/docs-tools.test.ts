@@ -77,7 +77,7 @@ describe("docs_query and docs_execute", () => {
   it("refuses a write op in docs_query and a read op in docs_execute before anything runs, naming the other tool", async () => {
     const ctx = await freshCtx();
     const e = await fails(ctx, "docs_query", q({ op: "status" }, { op: "add", params: { name: "x.md", content: "x" } }));
-    expect(e.message).toBe("'add' is not a read operation. Use the 'docs_execute' tool for write operations (add, update, delete).");
+    expect(e.message).toBe("'add' is not a read operation. Use the 'docs_execute' tool for write operations (add, update, delete, restore, download).");
     const unknown = await fails(ctx, "docs_query", q({ op: "foobar" }));
     expect(unknown.message).toMatch(/^'foobar' is not a read operation\. Use the 'docs_execute' tool/);
     const r = await fails(ctx, "docs_execute", x(add("x.md", "x"), { op: "search", params: { query: "x" } }));
@@ -301,5 +301,64 @@ describe("tenant isolation", () => {
     // The same content added by the other tenant is stored anew: no dedupe across tenants.
     const theirs = (await ok(b, "docs_execute", x(add("mine.md", "the plan")))).results[0].data;
     expect(theirs).toMatchObject({ hash: added.hash, bytes_deduped: 0 });
+  });
+});
+
+describe("docs_session", () => {
+  it("dispatches actions, keeps the seed's error texts, and scopes list to the session's pins", async () => {
+    const ctx = await freshCtx();
+    await ok(ctx, "docs_execute", x(add("specs/a.md", "a"), add("specs/b.md", "b"), add("notes/c.md", "c")));
+    expect((await fails(ctx, "docs_session", {})).message).toBe("'action' string is required");
+    expect((await fails(ctx, "docs_session", { action: "x" })).message).toBe("Unknown session action 'x'. Valid actions: start, stop, pin, unpin, watch");
+    await ok(ctx, "docs_session", { action: "start", params: { label: "review" } });
+    const pinned = await ok(ctx, "docs_session", { action: "pin", params: { path: "specs/*" } });
+    expect(pinned.pinned.map((p: { path: string }) => p.path).sort()).toEqual(["specs/a.md", "specs/b.md"]);
+    const scoped = await ok(ctx, "docs_query", q({ op: "list", params: { paths_only: true, sort_by: "name", sort_order: "asc" } }));
+    expect(scoped).toMatchObject({ paths: ["specs/a.md", "specs/b.md"], session_scoped: true });
+    expect((await ok(ctx, "docs_query", q({ op: "list", params: { paths_only: true, use_session: false } }))).total).toBe(3);
+    const described = await ok(ctx, "docs_query", q({ op: "describe", params: { target: "session_pin" } }));
+    expect(described).toMatchObject({ op: "session_pin", category: "session", readOnly: false });
+    await ok(ctx, "docs_session", { action: "stop" });
+    expect((await ok(ctx, "docs_query", q({ op: "list", params: { paths_only: true } }))).total).toBe(3);
+  });
+});
+
+describe("download through docs_execute", () => {
+  it("is a write op that refuses non-public URLs before any request", async () => {
+    const ctx = await freshCtx();
+    const e = await fails(ctx, "docs_execute", x({ op: "download", params: { url: "http://169.254.169.254/latest/meta-data" } }));
+    expect(e.code).toBe("url_not_allowed");
+    expect((await fails(ctx, "docs_execute", x({ op: "download", params: {} }))).message).toContain("download requires 'url'.");
+    expect((await fails(ctx, "docs_query", q({ op: "download", params: { url: "https://example.com" } }))).message).toMatch(/^'download' is not a read operation/);
+  });
+});
+
+describe("search through the pipeline", () => {
+  it("indexes what add stores, so search → get works as the seed's example, and honours the session's pins", async () => {
+    const ctx = await freshCtx();
+    const added = await ok(ctx, "docs_execute", x(
+      add("auth/middleware.md", "# Authentication middleware\nThe middleware checks the bearer token before any handler runs."),
+      add("ops/deploy.md", "# Deploys\nRoll back a deploy with the previous artifact."),
+      { op: "add", params: { name: "bin/blob.dat", content_base64: "AAECAwQF" } },
+    ));
+    expect(added.results[0].data.index_status).toBe("text");
+    expect(added.results[2].data).toMatchObject({ index_status: "binary" });
+    const r = await ok(ctx, "docs_query", q(
+      { op: "search", params: { query: "authentication middleware", limit: 1, type: "keyword" } },
+      { op: "get", params: { hash: "$prev.results[0].hash", include_content: true } },
+    ));
+    expect(r.steps[0].result.results[0].path).toBe("auth/middleware.md");
+    expect(r.steps[1].result.content).toContain("bearer token");
+    const listed = await ok(ctx, "docs_query", q({ op: "list", params: { type: "binary", paths_only: true } }));
+    expect(listed.paths).toEqual(["bin/blob.dat"]);
+    await ok(ctx, "docs_session", { action: "start", params: { name: "ops-only" } });
+    await ok(ctx, "docs_session", { action: "pin", params: { path: "ops/**" } });
+    const scoped = await ok(ctx, "docs_query", q({ op: "search", params: { query: "middleware deploy", type: "keyword" } }));
+    expect(scoped.results.map((x: { path: string }) => x.path)).toEqual(["ops/deploy.md"]);
+    const unscoped = await ok(ctx, "docs_query", q({ op: "search", params: { query: "middleware deploy", type: "keyword", use_session: false } }));
+    expect(unscoped.results).toHaveLength(2);
+    // A deleted document leaves the index in the same statement.
+    await ok(ctx, "docs_execute", x({ op: "delete", params: { name: "auth/middleware.md" } }));
+    expect((await ok(ctx, "docs_query", q({ op: "search", params: { query: "middleware", type: "keyword", use_session: false } }))).results).toEqual([]);
   });
 });

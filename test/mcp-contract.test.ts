@@ -309,6 +309,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   docs_execute: { operations: [{ op: "add", params: { name: "notes/a.md", content: "# A" } }] },
   docs_query: { steps: [{ op: "list" }, { op: "get", params: { hash: "$prev.documents[0].hash" } }] },
   "mcp.echo": { message: "hello" },
+  docs_session: { action: "start", params: { name: "contract" } },
 };
 
 describe("no code generation at run time", () => {

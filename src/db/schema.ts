@@ -634,3 +634,8 @@ export const docWatches = sqliteTable("doc_watches", {
   lastSyncedAt: text("last_synced_at"),
   lastNote: text("last_note"),
 });
+
+export const localVectorGenerations = sqliteTable("local_vector_generations", {
+  namespace: text("namespace").primaryKey(),
+  generation: integer("generation").notNull(),
+});

@@ -15,6 +15,7 @@ import { assertSafeRef, type RepoName } from "../git/tokens";
 import { boundedJson, firstControl } from "../mcp/bounds";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, ToolError } from "../mcp/errors";
+import { knownMime } from "./mime";
 import { ingestDocument } from "./ingest";
 import { MAX_DOCUMENT_BYTES, MAX_LABEL_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS, normalizePath } from "./store";
 
@@ -134,25 +135,6 @@ export function pathFilter(include: string[] | undefined, exclude: string[] | un
   const inc = compile(include, fields[0]!);
   const exc = compile(exclude, fields[1]!);
   return (p) => (!inc || inc(p)) && !(exc && exc(p));
-}
-
-const MIME_BY_EXTENSION: Record<string, string> = {
-  md: "text/markdown", markdown: "text/markdown", txt: "text/plain", rst: "text/x-rst", adoc: "text/asciidoc",
-  html: "text/html", htm: "text/html", css: "text/css", csv: "text/csv", tsv: "text/tab-separated-values",
-  json: "application/json", yaml: "application/yaml", yml: "application/yaml", toml: "application/toml", xml: "application/xml",
-  js: "text/javascript", mjs: "text/javascript", cjs: "text/javascript", ts: "text/x-typescript", tsx: "text/x-typescript", jsx: "text/javascript",
-  py: "text/x-python", rb: "text/x-ruby", go: "text/x-go", rs: "text/x-rust", java: "text/x-java", kt: "text/x-kotlin",
-  c: "text/x-c", h: "text/x-c", cc: "text/x-c++", cpp: "text/x-c++", hpp: "text/x-c++", cs: "text/x-csharp",
-  sh: "text/x-shellscript", sql: "application/sql", svg: "image/svg+xml",
-  pdf: "application/pdf", png: "image/png", jpg: "image/jpeg", jpeg: "image/jpeg", gif: "image/gif", webp: "image/webp",
-  zip: "application/zip", gz: "application/gzip", tar: "application/x-tar",
-};
-
-/** A repository file carries no MIME type; its extension is the best evidence (the store defaults to octet-stream). */
-export function mimeFor(path: string): string | undefined {
-  const name = path.slice(path.lastIndexOf("/") + 1);
-  const dot = name.lastIndexOf(".");
-  return dot > 0 ? MIME_BY_EXTENSION[name.slice(dot + 1).toLowerCase()] : undefined;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -445,7 +427,7 @@ export async function runImport(ctx: Ctx, gh: Requester, prep: ResolvedImport, o
         }
         throw err;
       }
-      const mime = mimeFor(f.storePath);
+      const mime = knownMime(f.storePath);
       let put;
       try {
         put = await ingestDocument(ctx, {

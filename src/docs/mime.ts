@@ -6,7 +6,7 @@
 const BY_EXTENSION: Record<string, string> = {
   md: "text/markdown", markdown: "text/markdown", mdx: "text/markdown", txt: "text/plain", log: "text/plain", rst: "text/x-rst",
   html: "text/html", htm: "text/html", css: "text/css", csv: "text/csv", tsv: "text/tab-separated-values", xml: "application/xml",
-  json: "application/json", jsonl: "application/x-ndjson", yaml: "application/yaml", yml: "application/yaml", toml: "application/toml",
+  json: "application/json", jsonl: "application/jsonl", adoc: "text/asciidoc", yaml: "application/yaml", yml: "application/yaml", toml: "application/toml",
   pdf: "application/pdf",
   js: "text/javascript", mjs: "text/javascript", cjs: "text/javascript", jsx: "text/javascript", ts: "text/x-typescript", tsx: "text/x-typescript",
   py: "text/x-python", go: "text/x-go", rs: "text/x-rust", java: "text/x-java", kt: "text/x-kotlin", rb: "text/x-ruby", php: "text/x-php",
@@ -16,8 +16,12 @@ const BY_EXTENSION: Record<string, string> = {
   zip: "application/zip", gz: "application/gzip", tar: "application/x-tar", wasm: "application/wasm",
 };
 
-export function mimeFromName(name: string): string {
+/** The type a file name's extension names, or undefined when the name says nothing known. */
+export function knownMime(path: string): string | undefined {
+  const name = path.slice(path.lastIndexOf("/") + 1).toLowerCase();
   const dot = name.lastIndexOf(".");
-  if (dot < 0) return name.toLowerCase() === "dockerfile" || name.toLowerCase() === "makefile" ? "text/plain" : "application/octet-stream";
-  return BY_EXTENSION[name.slice(dot + 1).toLowerCase()] ?? "application/octet-stream";
+  if (dot <= 0) return name === "dockerfile" || name === "makefile" ? "text/plain" : undefined;
+  return BY_EXTENSION[name.slice(dot + 1)];
 }
+
+export const mimeFromName = (path: string): string => knownMime(path) ?? "application/octet-stream";

@@ -21,6 +21,8 @@ export interface IndexableDocument {
 export interface IndexResult {
   status: ExtractStatus;
   note: string | null;
+  /** The extracted text when status is text (the knowledge graph is built from it). */
+  text: string | null;
 }
 
 /** Distinct words per document kept for fuzzy matching; the most frequent first, so a huge text keeps its real vocabulary. */
@@ -134,7 +136,7 @@ export async function indexText(ctx: Ctx, doc: IndexableDocument): Promise<Index
 
   if (text !== null) embedAfterResponse(ctx, [ref]);
   ctx.waitUntil(forgetClosedVersions(ctx, doc.path).catch((err) => console.error(`[docs] forgetting closed versions of a path: ${String(err)}`)));
-  return { status: extraction.status, note: extraction.note };
+  return { status: extraction.status, note: extraction.note, text };
 }
 
 /**

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { boundedJson, MAX_ARG_BYTES } from "../mcp/bounds";
-import { type ErrorBody, ToolError } from "../mcp/errors";
+import { type ErrorBody, excerpt, ToolError } from "../mcp/errors";
 import { executeSummary, pipelineSummary, runExecute, runQuery, type PipelineAnswer, type QueryStepResult } from "../mcp/pipeline";
 import { DOCS_SURFACE } from "./ops";
 
@@ -112,6 +112,38 @@ export const docsExecute = defineTool({
   summarize: (r) => `Execute: ${r.succeeded} succeeded, ${r.failed} failed out of ${r.totalOps} operations`,
 });
 
+export const docsSession = defineTool({
+  name: "docs_session",
+  title: "Document store: session",
+  description:
+    "Scope your document-store work: start a named session, pin documents to it by path glob or hash (list and search then stay within the pins), unpin, stop, and watch a GitHub path so pushes re-import it. {action, params}; actions: start, stop, pin, unpin, watch.",
+  toolset: "docs",
+  input: z.object({
+    action: z.string().max(64).optional().describe("start, stop, pin, unpin or watch."),
+    params: boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: 64 * 1024, maxDepth: 8 })
+      .optional()
+      .describe("The action's parameters (describe with target 'session_<action>' gives them)."),
+  }),
+  output: anything,
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  async run(ctx, input) {
+    const actions = DOCS_SURFACE.names("session").join(", ");
+    if (typeof input.action !== "string" || input.action === "") {
+      throw new ToolError("invalid_input", "'action' string is required", { hint: `Pass {"action": "start", "params": {"name": "review"}}; actions: ${actions}.` });
+    }
+    const op = DOCS_SURFACE.find(input.action);
+    if (!op || op.kind !== "session") {
+      throw new ToolError("invalid_input", `Unknown session action '${excerpt(input.action, 64)}'. Valid actions: ${actions}`, {
+        hint: "Reads and writes go through docs_query and docs_execute; docs_session only manages sessions.",
+      });
+    }
+    const o = await op.invoke(ctx, input.params ?? {});
+    if (!o.ok) throw fail(o.error);
+    return o.data;
+  },
+  summarize: () => "Session",
+});
+
 export const mcpEcho = defineTool({
   name: "mcp.echo",
   title: "Echo",
@@ -126,4 +158,4 @@ export const mcpEcho = defineTool({
   summarize: (r) => r.message,
 });
 
-export const docsTools = [docsQuery, docsExecute, mcpEcho];
+export const docsTools = [docsQuery, docsExecute, docsSession, mcpEcho];

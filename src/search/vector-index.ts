@@ -96,41 +96,124 @@ export function decodeVector(text: string): Float32Array {
   return Float32Array.from(q, (x) => x * scale);
 }
 
-/** Dot product of a stored vector with `query`, without dequantizing it first; null on a dimension mismatch. */
-function dotStored(text: string, query: Float32Array): number | null {
-  const { scale, q } = decodeBytes(text);
-  if (q.length !== query.length) return null;
-  let dot = 0;
-  for (let i = 0; i < q.length; i++) dot += q[i]! * query[i]!;
-  return dot * scale;
+/** A namespace's vectors decoded once: int8 values back to back, with each vector's scale and span. */
+interface LoadedNamespace {
+  generation: number;
+  ids: string[];
+  metadata: VectorMetadata[];
+  scales: Float32Array;
+  offsets: Int32Array;
+  lengths: Int32Array;
+  values: Int8Array;
+  bytes: number;
 }
 
-/** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors. */
+/**
+ * Decoded namespaces kept in this isolate, least recently used first. Reading and decoding every
+ * vector of a tenant is what made a local query linear in D1 traffic (about 25 us a vector); with
+ * the vectors in memory a query costs one small read (the generation) and the dot products.
+ */
+const loaded = new Map<string, LoadedNamespace>();
+let loadedBytes = 0;
+/** Workers give an isolate 128 MB; the cache keeps well under half of it. */
+export const LOCAL_VECTOR_CACHE_BYTES = 48 * 1024 * 1024;
+
+function remember(namespace: string, entry: LoadedNamespace): void {
+  const old = loaded.get(namespace);
+  if (old) {
+    loadedBytes -= old.bytes;
+    loaded.delete(namespace);
+  }
+  if (entry.bytes > LOCAL_VECTOR_CACHE_BYTES) return;
+  loaded.set(namespace, entry);
+  loadedBytes += entry.bytes;
+  for (const [key, value] of loaded) {
+    if (loadedBytes <= LOCAL_VECTOR_CACHE_BYTES) break;
+    loaded.delete(key);
+    loadedBytes -= value.bytes;
+  }
+}
+
+/** Forgets every cached namespace (tests that rewrite local_vectors behind the index's back). */
+export function clearLocalVectorCache(): void {
+  loaded.clear();
+  loadedBytes = 0;
+}
+
+/** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors, cached per isolate. */
 export class D1VectorIndex implements VectorIndex {
   readonly kind = "local" as const;
   constructor(private readonly d1: D1Database) {}
+
+  /** Moves the namespace's generation, in the same batch as the rows it changes. */
+  private bump(namespace: string): D1PreparedStatement {
+    return this.d1
+      .prepare(`INSERT INTO local_vector_generations (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1`)
+      .bind(namespace);
+  }
 
   async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {
     vectors.forEach((v) => checkRecord(namespace, v));
     const stmt = this.d1.prepare(`INSERT OR REPLACE INTO local_vectors (namespace, id, vector, metadata) VALUES (?, ?, ?, ?)`);
     for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
-      await this.d1.batch(batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))));
+      await this.d1.batch([...batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))), this.bump(namespace)]);
     }
+  }
+
+  private async load(namespace: string): Promise<LoadedNamespace> {
+    // One batch, so the generation read describes exactly the rows read with it.
+    const [gen, rows] = await this.d1.batch<Record<string, unknown>>([
+      this.d1.prepare(`SELECT generation FROM local_vector_generations WHERE namespace = ?`).bind(namespace),
+      this.d1.prepare(`SELECT id, vector, metadata FROM local_vectors WHERE namespace = ?`).bind(namespace),
+    ]);
+    const list = rows!.results as { id: string; vector: string; metadata: string }[];
+    const decoded = list.map((r) => decodeBytes(r.vector));
+    const total = decoded.reduce((n, d) => n + d.q.length, 0);
+    const entry: LoadedNamespace = {
+      generation: Number((gen!.results[0] as { generation?: number } | undefined)?.generation ?? 0),
+      ids: list.map((r) => r.id),
+      metadata: list.map((r) => JSON.parse(r.metadata) as VectorMetadata),
+      scales: new Float32Array(list.length),
+      offsets: new Int32Array(list.length),
+      lengths: new Int32Array(list.length),
+      values: new Int8Array(total),
+      bytes: 0,
+    };
+    let at = 0;
+    decoded.forEach((d, i) => {
+      entry.scales[i] = d.scale;
+      entry.offsets[i] = at;
+      entry.lengths[i] = d.q.length;
+      entry.values.set(d.q, at);
+      at += d.q.length;
+    });
+    entry.bytes = total + list.length * 12 + list.reduce((n, r) => n + r.id.length * 2 + r.metadata.length * 2 + 64, 0);
+    remember(namespace, entry);
+    return entry;
   }
 
   async query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]> {
     checkFilter(q.filter);
     const filter = Object.entries(q.filter ?? {});
-    const where = filter.map(([key]) => ` AND json_extract(metadata, '$.${key}') = ?`).join("");
-    const rows = await this.d1
-      .prepare(`SELECT id, vector FROM local_vectors WHERE namespace = ?${where}`)
-      .bind(namespace, ...filter.map(([, v]) => v))
-      .raw<[string, string]>();
+    const gen = await this.d1.prepare(`SELECT generation FROM local_vector_generations WHERE namespace = ?`).bind(namespace).first<{ generation: number }>();
+    let ns = loaded.get(namespace);
+    if (ns && ns.generation === (gen?.generation ?? 0)) {
+      // Most recently used goes to the back of the eviction order.
+      loaded.delete(namespace);
+      loaded.set(namespace, ns);
+    } else {
+      ns = await this.load(namespace);
+    }
     const query = Float32Array.from(values);
     const scored: VectorMatch[] = [];
-    for (const [id, text] of rows) {
-      const score = dotStored(text, query);
-      if (score !== null) scored.push({ id, score }); // null: made by another embedder; the backfill replaces it
+    for (let i = 0; i < ns.ids.length; i++) {
+      // A vector of another length was made by another embedder; the backfill replaces it.
+      if (ns.lengths[i] !== query.length) continue;
+      if (filter.length > 0 && !filter.every(([k, v]) => ns.metadata[i]![k] === v)) continue;
+      const off = ns.offsets[i]!;
+      let dot = 0;
+      for (let j = 0; j < query.length; j++) dot += ns.values[off + j]! * query[j]!;
+      scored.push({ id: ns.ids[i]!, score: dot * ns.scales[i]! });
     }
     scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
     return scored.slice(0, Math.min(q.topK, VECTORIZE_LIMITS.maxTopK));
@@ -138,7 +221,7 @@ export class D1VectorIndex implements VectorIndex {
 
   async deleteByIds(namespace: string, ids: string[]): Promise<void> {
     const stmt = this.d1.prepare(`DELETE FROM local_vectors WHERE namespace = ? AND id = ?`);
-    for (const batch of chunks(ids, VECTORIZE_LIMITS.deleteBatch)) await this.d1.batch(batch.map((id) => stmt.bind(namespace, id)));
+    for (const batch of chunks(ids, VECTORIZE_LIMITS.deleteBatch)) await this.d1.batch([...batch.map((id) => stmt.bind(namespace, id)), this.bump(namespace)]);
   }
 }
 

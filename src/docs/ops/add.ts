@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { invalidInput } from "../../mcp/errors";
 import { secretKinds } from "../../mcp/secrets";
+import { githubImportParams, importFromGitHub } from "../github-import";
 import { ingestDocument } from "../ingest";
 import { mimeFromName } from "../mime";
 import { defineOp } from "../op";
@@ -10,6 +11,8 @@ import { metadataOf } from "./metadata";
 /** Inline content is capped by what one MCP call may carry (2 MiB of arguments). */
 export const MAX_INLINE_CHARS = 1024 * 1024;
 const MAX_INLINE_BASE64 = Math.ceil(MAX_INLINE_CHARS / 3) * 4;
+
+const github = githubImportParams.shape;
 
 const params = z.object({
   name: pathField.optional().describe("Where the document is stored: a path such as 'notes/meeting.md' (required with inline content)."),
@@ -21,12 +24,21 @@ const params = z.object({
   metadata: z.union([metadataObjectField, z.array(z.string().min(1).max(1024)).max(64)]).optional().describe("Key-value metadata: an object, or 'key=value' strings."),
   collection: collectionField.optional().describe("Add the document to this collection (created on first use)."),
   snapshot_label: labelField.optional().describe("Also record this version in a new snapshot with this label."),
+  // From GitHub: the import's own fields, one definition for add and watch.
+  repo: github.repo.optional().describe("Import from this GitHub repository (owner/name) instead of inline content."),
+  path: pathField.optional().describe("With repo: a file or folder in the repository ('' or '/' is the root)."),
+  ref: github.ref,
+  include: github.include,
+  exclude: github.exclude,
+  recursive: github.recursive.optional().describe("With repo and a folder: include subfolders (default true)."),
+  prefix: github.prefix,
 });
 
 export const addOp = defineOp({
   name: "add",
   category: "execute",
-  description: "Store a document from inline content (name + content or content_base64), with tags, metadata, a collection or a snapshot label; content-addressed and deduplicated.",
+  description:
+    "Store a document from inline content (name + content or content_base64), or import a file or folder from a GitHub repository (repo, path, ref, include/exclude globs), with tags, metadata, a collection or a snapshot label; content-addressed and deduplicated.",
   params,
   normalize(raw) {
     const p = { ...raw };
@@ -43,6 +55,12 @@ export const addOp = defineOp({
       delete p.paths;
     }
     if (Array.isArray(p.path)) throw invalidInput("add expects 'path' to be a string, not an array.", "Send one add op per path, in one execute batch.");
+    if (p.repo !== undefined) {
+      if (p.content !== undefined || p.content_base64 !== undefined || p.contentBase64 !== undefined) {
+        throw invalidInput("add takes inline 'content' or a GitHub 'repo', not both.", "Send one add op for the inline document and another for the repository files.");
+      }
+      return p;
+    }
     if ((p.content !== undefined || p.content_base64 !== undefined || p.contentBase64 !== undefined) && p.name === undefined) {
       throw invalidInput("add requires 'name' when providing inline 'content'.", "Pass the path to store it under, e.g. {\"name\": \"notes/meeting.md\", \"content\": \"…\"}.");
     }
@@ -59,6 +77,10 @@ export const addOp = defineOp({
     return p;
   },
   async run(ctx, p) {
+    if (p.repo !== undefined) {
+      const { repo, path, ref, include, exclude, recursive, prefix, tags, metadata, collection, snapshot_label } = p;
+      return { ...(await importFromGitHub(ctx, { repo, path: path ?? "", ref, include, exclude, recursive, prefix, tags, metadata: metadataOf(metadata), collection, snapshot_label })) };
+    }
     if (p.content !== undefined && p.content_base64 !== undefined) throw invalidInput("Pass either 'content' or 'content_base64', not both.", "Use content for text and content_base64 for binary.");
     if (p.content === undefined && p.content_base64 === undefined) {
       throw invalidInput("add needs inline 'content' (or 'content_base64') with 'name'.", "Pass e.g. {\"name\": \"notes/meeting.md\", \"content\": \"# Meeting\"}.");

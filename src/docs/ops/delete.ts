@@ -1,6 +1,8 @@
 import { z } from "zod";
 import { iso } from "../../db/time";
+import { pruneGraph } from "../graph";
 import { defineOp } from "../op";
+import { forgetDocumentEmbeddings } from "../text-index";
 import { globField, pathField } from "./common";
 import { idGroups, noMatch, selectDocuments } from "./update";
 
@@ -20,14 +22,20 @@ export const deleteOp = defineOp({
     if (p.dry_run) return { deleted: docs.map((d) => ({ path: d.path, hash: d.hash })), count: docs.length, dry_run: true };
     const now = iso(ctx.clock.now());
     // Guarded by id and liveness: a version replaced meanwhile is not deleted in its successor's place.
-    const results = await ctx.d1.batch<{ path: string; hash: string }>(
+    const results = await ctx.d1.batch<{ id: string; path: string; hash: string }>(
       idGroups(docs).map((ids) =>
         ctx.d1
-          .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING path, hash`)
+          .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING id, path, hash`)
           .bind(now, ctx.tenantId, ids),
       ),
     );
-    const deleted = results.flatMap((r) => r.results);
+    const rows = results.flatMap((r) => r.results);
+    // Search already hides deleted versions; this frees their vectors.
+    await forgetDocumentEmbeddings(ctx, rows.map((r) => r.id));
+    // Graph rows of a deleted path are already invisible (edges count only while their source is
+    // live); pruning only frees them, so a huge glob delete frees the first hundred and moves on.
+    for (const path of [...new Set(rows.map((r) => r.path))].slice(0, 100)) await pruneGraph(ctx, path);
+    const deleted = rows.map(({ path, hash }) => ({ path, hash }));
     return { deleted, count: deleted.length, dry_run: false };
   },
 });

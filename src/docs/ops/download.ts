@@ -7,6 +7,7 @@ import { sha256Hex } from "../../db/ids";
 import { boundedJson, firstControl } from "../../mcp/bounds";
 import { excerpt, invalidInput, ToolError } from "../../mcp/errors";
 import { ingestDocument } from "../ingest";
+import { knownMime } from "../mime";
 import { defineOp } from "../op";
 import { checkPublicUrl, publicFetch } from "../public-fetch";
 import { MAX_DOCUMENT_BYTES, MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS, normalizePath } from "../store";
@@ -19,46 +20,6 @@ const MIN_DOWNLOAD_TIMEOUT_MS = 50;
 
 const MIME_RE = /^[\w.+-]+\/[\w.+-]+$/;
 
-/** Common extensions only: a server's Content-Type comes first, and anything else is stored as octet-stream. */
-const MIME_BY_EXTENSION: Record<string, string> = {
-  txt: "text/plain",
-  md: "text/markdown",
-  markdown: "text/markdown",
-  html: "text/html",
-  htm: "text/html",
-  css: "text/css",
-  csv: "text/csv",
-  tsv: "text/tab-separated-values",
-  xml: "application/xml",
-  json: "application/json",
-  jsonl: "application/jsonl",
-  yaml: "application/yaml",
-  yml: "application/yaml",
-  toml: "application/toml",
-  js: "text/javascript",
-  mjs: "text/javascript",
-  ts: "text/x-typescript",
-  py: "text/x-python",
-  rs: "text/x-rust",
-  go: "text/x-go",
-  c: "text/x-c",
-  h: "text/x-c",
-  cpp: "text/x-c++",
-  java: "text/x-java",
-  sh: "application/x-sh",
-  pdf: "application/pdf",
-  png: "image/png",
-  jpg: "image/jpeg",
-  jpeg: "image/jpeg",
-  gif: "image/gif",
-  webp: "image/webp",
-  svg: "image/svg+xml",
-  zip: "application/zip",
-  gz: "application/gzip",
-  tgz: "application/gzip",
-  tar: "application/x-tar",
-  wasm: "application/wasm",
-};
 
 const params = z.object({
   url: z.string().min(1).max(MAX_URL_CHARS).describe("The public https URL to fetch. Local, private, link-local and metadata hosts are refused; redirects are followed (at most 5) and re-checked."),
@@ -127,18 +88,13 @@ export function pathFromUrl(url: URL): string {
   return normalizePath([url.host, ...decoded].join("/"));
 }
 
-function byExtension(path: string): string | undefined {
-  const file = path.slice(path.lastIndexOf("/") + 1);
-  const dot = file.lastIndexOf(".");
-  return dot > 0 ? MIME_BY_EXTENSION[file.slice(dot + 1).toLowerCase()] : undefined;
-}
 
 /** The caller's type, else the server's, else the stored name's extension, else the final URL's (a redirect often lands on the real file name). */
 function mimeFor(given: string | undefined, contentType: string | null, path: string, finalUrl: string): string {
   if (given !== undefined) return given;
   const fromHeader = contentType?.split(";")[0]!.trim().toLowerCase();
   if (fromHeader && MIME_RE.test(fromHeader) && fromHeader.length <= MAX_MIME_CHARS) return fromHeader;
-  return byExtension(path) ?? byExtension(new URL(finalUrl).pathname) ?? "application/octet-stream";
+  return knownMime(path) ?? knownMime(new URL(finalUrl).pathname) ?? "application/octet-stream";
 }
 
 export const download = defineOp({

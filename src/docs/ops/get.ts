@@ -2,6 +2,7 @@ import { z } from "zod";
 import { ToolError, invalidInput, notFound, excerpt } from "../../mcp/errors";
 import type { Ctx } from "../../mcp/context";
 import { defineOp } from "../op";
+import { relatedDocuments } from "../graph";
 import { getDocument } from "../store";
 import { DOC_COLUMNS, DOC_FROM, type DocRow, documentsByHash, documentView, hashField, pathField } from "./common";
 
@@ -11,6 +12,8 @@ export const MAX_CONTENT_BYTES = 1024 * 1024;
 const params = z.object({
   hash: hashField.optional().describe("Document content hash (full, or an unambiguous prefix of at least 8 characters)."),
   name: pathField.optional().describe("Document path or file name ('path' is accepted as an alias)."),
+  graph: z.boolean().default(false).describe("Include related documents from the knowledge graph (links and imports, both directions)."),
+  depth: z.number().int().min(1).max(5).default(2).describe("Graph traversal depth when graph is true (1–5, default 2)."),
   include_content: z.boolean().default(true).describe("Include the content (default true): text as `content`, other bytes as `content_base64`."),
   max_bytes: z.number().int().min(1).max(MAX_CONTENT_BYTES).default(MAX_CONTENT_BYTES).describe("Most content bytes to return (default and cap 1 MiB)."),
 });
@@ -95,11 +98,12 @@ export const getOp = defineOp({
   async run(ctx, p) {
     const row = p.hash ? await byHash(ctx, p.hash) : await byName(ctx, p.name!);
     const view = documentView(row);
-    const out: Record<string, unknown> = { ...view, compressed: false, graph_enabled: false };
+    const out: Record<string, unknown> = { ...view, compressed: false, graph_enabled: p.graph };
     if (p.include_content) {
       const doc = await getDocument(ctx, { hash: row.hash });
       Object.assign(out, contentOf(doc.bytes, p.max_bytes));
     }
+    if (p.graph) out.related = await relatedDocuments(ctx, row.hash, p.depth);
     return out;
   },
 });

@@ -1,5 +1,6 @@
 import { z } from "zod";
 import { GREP_CONTEXT_MAX, GREP_LIMIT_DEFAULT, GREP_LIMIT_MAX, GREP_LINE_MAX, GREP_PATHS_MAX, GREP_PATTERN_MAX, grepDocuments } from "../grep";
+import { currentScope } from "../sessions";
 import { defineOp } from "../op";
 import { MAX_PATH_CHARS } from "../store";
 
@@ -29,6 +30,7 @@ export const grepOp = defineOp({
       .max(GREP_LIMIT_MAX)
       .default(GREP_LIMIT_DEFAULT)
       .describe(`Maximum entries returned: matching lines, or files in count / files_with_matches mode (1–${GREP_LIMIT_MAX}, default ${GREP_LIMIT_DEFAULT}).`),
+    use_session: z.boolean().default(true).describe("Restrict to the current docs session's pins when a session with pins is active (default true)."),
   }),
-  run: (ctx, params) => grepDocuments(ctx, params),
+  run: async (ctx, params) => grepDocuments(ctx, params, (params.use_session ? await currentScope(ctx) : null) ?? undefined),
 });

@@ -7,10 +7,17 @@ import { type AnyOpDef, defineOp } from "../op";
 import { addOp } from "./add";
 import { listCollectionsOp, listSnapshotsOp } from "./collections";
 import { deleteOp } from "./delete";
+import { download } from "./download";
 import { getOp } from "./get";
+import { graphOp } from "./graph";
+import { grepOp } from "./grep";
 import { listOp } from "./list";
+import { restoreOp } from "./restore";
+import { searchOp } from "./search";
 import { statusOp } from "./status";
+import { sessionOps } from "./session";
 import { updateOp } from "./update";
+import { watchOp } from "./watch";
 
 const KINDS: readonly OpKind[] = ["query", "execute", "session"];
 const opKey = (op: AnyOpDef) => (op.category === "session" ? `session_${op.name}` : op.name);
@@ -42,8 +49,9 @@ const describeOp = defineOp({
 
 /** Every op, in the seed's order per tool. */
 export const DOC_OPS: readonly AnyOpDef[] = [
-  listOp, listCollectionsOp, listSnapshotsOp, getOp, statusOp, describeOp,
-  addOp, updateOp, deleteOp,
+  searchOp, grepOp, listOp, listCollectionsOp, listSnapshotsOp, graphOp, getOp, statusOp, describeOp,
+  addOp, updateOp, deleteOp, restoreOp, download,
+  ...sessionOps, watchOp,
 ];
 
 function names(kind: OpKind): string[] {

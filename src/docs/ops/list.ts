@@ -1,5 +1,6 @@
 import { z } from "zod";
-import { defineOp, type DocScope } from "../op";
+import { defineOp } from "../op";
+import { currentScope } from "../sessions";
 import { collectionField, DOC_COLUMNS, DOC_FROM, type DocRow, documentView, globField, globMatcher, inScope } from "./common";
 
 const SORT_COLUMNS = { name: "d.name", size: "d.size", created: "d.created_at", modified: "d.modified_at", indexed: "d.indexed_at" } as const;
@@ -18,6 +19,7 @@ const params = z.object({
   collection: collectionField.optional().describe("Only documents in this collection."),
   path_pattern: globField.optional().describe("Glob over stored paths (e.g. 'docs/**/*.md'); without '/' it matches file names in any folder."),
   paths_only: z.boolean().default(false).describe("Return only the paths."),
+  use_session: z.boolean().default(true).describe("Restrict to the current docs session's pins when a session with pins is active (default true)."),
 });
 
 export const listOp = defineOp({
@@ -42,7 +44,7 @@ export const listOp = defineOp({
       where.push("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE json_each.value = ?)");
       binds.push(tag);
     }
-    const scope: DocScope | null = null;
+    const scope = p.use_session ? await currentScope(ctx) : null;
     const glob = p.path_pattern ? globMatcher([p.path_pattern]) : null;
     const order = `${SORT_COLUMNS[p.sort_by]} ${p.sort_order === "asc" ? "ASC" : "DESC"}, d.path ASC`;
     // Filters SQL cannot express (globs, session pins) are applied to the rows SQL returns; the

@@ -18,6 +18,7 @@ import { reciprocalRankFusion } from "../../search/hybrid";
 import { nearest, selectSemantic } from "../../search/semantic";
 import { snippetAround } from "../../search/snippet";
 import { expandWords, type Expansion } from "../fuzzy";
+import { currentScope } from "../sessions";
 import { defineOp, type DocScope } from "../op";
 import { MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store";
 import { tenantKey } from "../text-index";
@@ -60,6 +61,7 @@ const searchParams = z.object({
   context: z.number().int().min(0).max(SEARCH_MAX_CONTEXT).default(0).describe(`Lines of context around the first match (0–${SEARCH_MAX_CONTEXT}, default 0).`),
   path_pattern: z.string().max(MAX_PATH_CHARS).optional().describe("Only documents whose path matches this glob (e.g. 'docs/**/*.md')."),
   tags: z.array(z.string().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS).optional().describe("Only documents carrying at least one of these tags."),
+  use_session: z.boolean().default(true).describe("Restrict to the current docs session's pins when a session with pins is active (default true)."),
 });
 export type SearchParams = z.output<typeof searchParams>;
 
@@ -558,5 +560,6 @@ export const searchOp = defineOp({
     "Search live documents by content, path and name: keyword (bm25), semantic or hybrid (default), with optional fuzzy matching of misspelt words, a glob or tag filter, or a direct lookup by content hash (8+ hex characters). Returns {total, type, execution_time_ms, results: [{id, hash, title, path, score, snippet, line_start?, line_end?}]} or, with paths_only, {…, paths}.",
   params: searchParams,
   normalize: normalizeSearchParams,
-  run: (ctx, params) => searchDocuments(ctx, params) as unknown as Promise<Record<string, unknown>>,
+  run: async (ctx, params) =>
+    (await searchDocuments(ctx, params, (params.use_session ? await currentScope(ctx) : null) ?? undefined)) as unknown as Record<string, unknown>,
 });

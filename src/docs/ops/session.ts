@@ -1,6 +1,7 @@
 /** The docs_session actions (seed 003 "Tool 3: session"): start, stop, pin, unpin. `watch` lives apart. */
 import { z } from "zod";
 import { invalidInput } from "../../mcp/errors";
+import { dropWatchesForSession } from "../watch";
 import { defineOp } from "../op";
 import { MAX_PATH_CHARS } from "../store";
 import {
@@ -62,7 +63,12 @@ export const stopOp = defineOp({
     name: sessionName.optional().describe("The session to stop. Default: the current session."),
     clear: z.boolean().default(true).describe("Drop the session and its pins (true), or keep them for a later start of the same name (false)."),
   }),
-  run: (ctx, p) => stopSession(ctx, { name: p.name, clear: p.clear }),
+  async run(ctx, p) {
+    const stopped = await stopSession(ctx, { name: p.name, clear: p.clear });
+    // A cleared session is gone, and the watches it held end with it.
+    const watchesEnded = p.clear ? await dropWatchesForSession(ctx, String(stopped.session)) : 0;
+    return { ...stopped, watches_ended: watchesEnded };
+  },
 });
 
 export const pinOp = defineOp({

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { repoField } from "../../git/repo";
 import { excerpt, invalidInput } from "../../mcp/errors";
 import { relativePath } from "../github-import";
+import { currentSession } from "../sessions";
 import { defineOp } from "../op";
 import { MAX_LABEL_CHARS, MAX_PATH_CHARS } from "../store";
 import { disableWatch, enableWatch, MAX_WATCHES, PUSH_MAX_FILES, type WatchTarget } from "../watch";
@@ -57,7 +58,8 @@ export const watchOp = defineOp({
     `Watch a GitHub repository folder or file: its files are imported now, and every push to the branch re-imports the files that changed and deletes the documents of removed ones (up to ${PUSH_MAX_FILES} files a push; the rest on the next). enable false removes the watch. At most ${MAX_WATCHES} watches per tenant.`,
   params,
   async run(ctx, p) {
-    const t = target(p);
+    // A watch belongs to the caller's current session unless it names one.
+    const t = target({ ...p, session: p.session ?? (await currentSession(ctx))?.name });
     if (!p.enable) {
       const removed = await disableWatch(ctx, t);
       return { enabled: false, removed: removed.length, watches: removed };
