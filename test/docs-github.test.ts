@@ -17,7 +17,7 @@ import { ToolError } from "../src/mcp/errors";
 import { errorBody, example, FakeGitHub } from "./github/fake";
 import { FakeRepo } from "./github/fake-repo";
 import { connectGitHub } from "./github/tenant";
-import { count, makeCtx, seedIdentity, TestClock } from "./helpers";
+import { count, makeCtx, ok, seedIdentity, TestClock } from "./helpers";
 
 const REPO = "octocat/docs";
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -459,5 +459,30 @@ describe("watch", () => {
     expect((await refusal(watch(ctx, { root: `${REPO}:nowhere` }))).code).toBe("path_not_found");
     expect(await listWatches(ctx)).toEqual([]);
     expect(await live(ctx)).toBe(0);
+  });
+});
+
+describe("through the composite tools", () => {
+  it("docs_execute add with repo imports, a dry-run restore to the repo writes nothing, and docs_session watch takes the current session", async () => {
+    const { ctx, gh } = await setup(FILES, "docs-gh-tools");
+    const added = await ok(ctx, "docs_execute", {
+      operations: [{ op: "add", params: { repo: REPO, path: "docs", exclude: ["skip.md"], collection: "handbook", metadata: ["team=docs"] } }],
+    });
+    expect(added.results[0].data.imported.map((f: { path: string }) => f.path).sort()).toEqual(["docs/a.md", "docs/b.txt", "docs/sub/c.md"]);
+    const found = await ok(ctx, "docs_query", { steps: [{ op: "grep", params: { pattern: "charlie", files_with_matches: true } }] });
+    expect(found.paths).toEqual(["docs/sub/c.md"]);
+    const before = writes(gh).length;
+    const dry = await ok(ctx, "docs_execute", {
+      operations: [{ op: "restore", params: { collection: "handbook", repo: REPO, branch: "main", output_directory: "restored", dry_run: true } }],
+    });
+    expect(dry.results[0].data).toMatchObject({ dry_run: true });
+    expect(writes(gh).length).toBe(before);
+    const bundle = await ok(ctx, "docs_execute", { operations: [{ op: "restore", params: { collection: "handbook", include_patterns: ["**/*.md"] } }] });
+    expect(bundle.results[0].data.files.map((f: { path: string }) => f.path).sort()).toEqual(["docs/a.md", "docs/sub/c.md"]);
+    await ok(ctx, "docs_session", { action: "start", params: { name: "watching" } });
+    const watched = await ok(ctx, "docs_session", { action: "watch", params: { root: `${REPO}:other` } });
+    expect(watched.watch).toMatchObject({ session: "watching" });
+    const stopped = await ok(ctx, "docs_session", { action: "stop" });
+    expect(stopped.watches_ended).toBe(1);
   });
 });

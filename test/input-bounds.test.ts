@@ -5,7 +5,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
+import { ALL_TOOLS, callTool, findTool, toolListing } from "../src/mcp/registry";
 import { DOC_OPS } from "../src/docs/ops";
 import { jsonSchema } from "../src/mcp/json-schema";
 import { CONTROL_TEXT, DEEP, fuzzCases } from "./fuzz/cases";
@@ -95,6 +95,42 @@ describe("fuzz walk over every tool in the registry", () => {
     expect(failures).toEqual([]);
     expect(kinds).toEqual(new Set(["oversized", "deep", "wrong_type", "control"]));
     expect(cases).toBeGreaterThan(ALL_TOOLS.length * 8);
+    expect(await rowCounts()).toEqual(before);
+  }, 300_000);
+
+  it("does the same for every document-store op inside its composite tool", async () => {
+    const id = await seedIdentity(`fuzz-ops-${crypto.randomUUID().slice(0, 8)}`, "fuzzer");
+    const ctx = makeCtx(id, undefined, "fuzz-ops-session");
+    const before = await rowCounts();
+    const huge = "a".repeat(1_000_000);
+    const failures: string[] = [];
+    let cases = 0;
+    const wrap = (category: string, op: string, params: Record<string, unknown>) =>
+      category === "query"
+        ? { tool: "docs_query", wrapper: "steps", args: { steps: [{ op, params }] } }
+        : category === "execute"
+          ? { tool: "docs_execute", wrapper: "operations", args: { operations: [{ op, params }] } }
+          : { tool: "docs_session", wrapper: "params", args: { action: op, params } };
+    // Ops that need one of several optional params (the seed's "Provide 'query' … or 'hash'") get
+    // one, so the case's attack on another field is what the op refuses.
+    const anchor: Record<string, Record<string, unknown>> = { search: { query: "x" }, get: { name: "x" }, graph: { name: "x" } };
+    for (const op of DOC_OPS) {
+      for (const c of fuzzCases({ name: op.name, inputSchema: jsonSchema(op.params, "input") }, huge)) {
+        cases++;
+        const w = wrap(op.category, op.name, { ...anchor[op.name], ...c.args });
+        const result = await callTool(findTool(w.tool)!, ctx, w.args);
+        const error = (result.structuredContent as { error?: { code: string; message: string } }).error;
+        const where = `${op.name} ${c.kind} ${c.field}`;
+        // Caught inside the op, the message names the op's field; caught by the tool's own bounds
+        // (the whole step is too deep or too big), it names the tool's parameter that holds it.
+        if (!result.isError || !error) failures.push(`${where}: accepted`);
+        else if (error.code !== "invalid_input") failures.push(`${where}: ${error.code} ${error.message.slice(0, 200)}`);
+        else if (!error.message.includes(c.field) && !error.message.includes(w.wrapper)) failures.push(`${where}: message names neither the field nor ${w.wrapper}: ${error.message.slice(0, 200)}`);
+        if (JSON.stringify(result).length > MAX_ERROR_RESPONSE * 2) failures.push(`${where}: answer of ${JSON.stringify(result).length} bytes`);
+      }
+    }
+    expect(failures).toEqual([]);
+    expect(cases).toBeGreaterThan(DOC_OPS.length * 4);
     expect(await rowCounts()).toEqual(before);
   }, 300_000);
 });

@@ -824,3 +824,25 @@ describe("semantic search in local mode", () => {
     expect(ids((await ok(a.ctx, "knowledge_search", { q })).items)).toEqual([noteA]);
   });
 });
+
+describe("D1VectorIndex's per-isolate cache", () => {
+  it("sees every upsert and delete at once (the generation moves in the same batch), and keeps namespaces apart", async () => {
+    const index = new D1VectorIndex(env.DB);
+    const ns = `cache-${crypto.randomUUID().slice(0, 8)}`;
+    const other = `${ns}-other`;
+    const unit = (i: number, dims = 8) => Array.from({ length: dims }, (_, k) => (k === i ? 1 : 0));
+    await index.upsert(ns, [{ id: "a", values: unit(0), metadata: { kind: "x" } }]);
+    await index.upsert(other, [{ id: "z", values: unit(1), metadata: { kind: "x" } }]);
+    expect((await index.query(ns, unit(1), { topK: 5 })).map((m) => m.id)).toEqual(["a"]);
+    // Served from the cache now; the next upsert must still show up.
+    await index.upsert(ns, [{ id: "b", values: unit(1), metadata: { kind: "y" } }]);
+    expect((await index.query(ns, unit(1), { topK: 5 }))[0]!.id).toBe("b");
+    expect((await index.query(ns, unit(1), { topK: 5, filter: { kind: "x" } })).map((m) => m.id)).toEqual(["a"]);
+    await index.deleteByIds(ns, ["b"]);
+    expect((await index.query(ns, unit(1), { topK: 5 })).map((m) => m.id)).toEqual(["a"]);
+    expect((await index.query(other, unit(1), { topK: 5 })).map((m) => m.id)).toEqual(["z"]);
+    // A row written behind the index's back (no generation bump) is not seen until the next change: the counter is the contract.
+    const gen = await env.DB.prepare(`SELECT generation FROM local_vector_generations WHERE namespace = ?`).bind(ns).first<{ generation: number }>();
+    expect(gen!.generation).toBe(3);
+  });
+});

@@ -63,6 +63,34 @@ describe("document store over HTTP (wrangler dev)", () => {
     expect(theirs).toMatchObject({ ok: false, error: { code: "not_found" } });
   });
 
+  it("restores a collection as a dry run: lists the paths it would write and writes nothing", async () => {
+    const collection = `e2e-${run}`;
+    await a.callTool({ name: "docs_execute", arguments: { operations: [
+      { op: "add", params: { name: `restore/${run}/a.md`, content: "# A", collection } },
+      { op: "add", params: { name: `restore/${run}/b.txt`, content: "B", collection } },
+    ] } });
+    const before = structured(await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "status" }] } }));
+    const dry = structured(await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "restore", params: { collection, output_directory: "out", dry_run: true, include_patterns: ["**/*.md"] } }] } }));
+    expect(dry).toMatchObject({ ok: true, succeeded: 1 });
+    expect(dry.results[0].data).toMatchObject({ dry_run: true, total_files: 1 });
+    expect(dry.results[0].data.files[0].path).toBe(`out/restore/${run}/a.md`);
+    expect(dry.results[0].data.files[0]).not.toHaveProperty("content");
+    const after = structured(await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "status" }] } }));
+    expect(after.total_objects).toBe(before.total_objects);
+  });
+
+  it("serves a PROMPT-*.md document as an MCP prompt", async () => {
+    const markdown = `# Release checklist ${run}\n\n1. Tag.\n2. Publish.\n`;
+    await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "add", params: { name: `playbooks/${run}/PROMPT-release-${run}.md`, content: markdown } }] } });
+    const { prompts } = await a.listPrompts();
+    const mine = prompts.find((p) => p.name === `release_${run}`);
+    expect(mine?.description).toContain(`PROMPT-release-${run}.md`);
+    const got = await a.getPrompt({ name: `release_${run}` });
+    expect(got.messages).toEqual([{ role: "assistant", content: { type: "text", text: markdown } }]);
+    // Another tenant has its own prompts.
+    expect((await b.listPrompts()).prompts.some((p) => p.name === `release_${run}`)).toBe(false);
+  });
+
   it("refuses a write op in the read pipeline with the seed's text", async () => {
     const r = await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "delete", params: { name: "x" } }] } });
     expect(r.isError).toBe(true);
