@@ -88,7 +88,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(tools.map((t) => t.name)).not.toContain("log_change");
     expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query",
       "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search", "knowledge_search", "run_query", "run_get", "run_summary",
-      "git_status", "git_inventory", "git_parity", "list_presets", "git_log", "git_diff_summary"].sort());
+      "git_status", "git_inventory", "git_parity", "list_presets", "git_log", "git_diff_summary", "docs_query", "mcp.echo"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
