@@ -37,8 +37,9 @@ async function corpus(limit: number): Promise<{ name: string; content: string }[
           if (end < text.length && nl > at) end = nl + 1;
           const content = text.slice(at, end);
           at = end;
-          // Identical pieces (copies of a licence) are kept once: dedupe is measured elsewhere.
-          if (content.trim().length < 100 || seen.has(content)) continue;
+          // Identical pieces (copies of a licence) are kept once: dedupe is measured elsewhere. Text
+          // with control characters other than tab and line breaks is refused by the store.
+          if (content.trim().length < 100 || seen.has(content) || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/.test(content)) continue;
           seen.add(content);
           out.push({ name: `${path.relative("node_modules", full)}${part > 0 ? `.part${part}` : ""}`, content });
         }
@@ -84,7 +85,8 @@ async function main(): Promise<void> {
       const docs = all.slice(0, size);
       while (seeded < docs.length) {
         const part = docs.slice(seeded, seeded + BATCH);
-        await call("docs_execute", { operations: part.map((d) => ({ op: "add", params: { name: d.name, content: d.content } })) });
+        const r = await call("docs_execute", { operations: part.map((d) => ({ op: "add", params: { name: d.name, content: d.content } })) });
+        if (r.failed) throw new Error(`seeding failed: ${JSON.stringify(r).slice(0, 500)}`);
         seeded += part.length;
       }
       // Embeddings are made after each write's response; give them a moment to land.
@@ -101,7 +103,7 @@ async function main(): Promise<void> {
       console.log(`| ${docs.length.toLocaleString("en")} | ${cells.join(" | ")} |`);
     }
   } finally {
-    await server.close();
+    await server.close().catch((err: Error) => console.error(`cleanup: ${err.message}`));
   }
 }
 

@@ -6,7 +6,7 @@ import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch }
 import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
 import type { Ctx } from "../src/mcp/context";
 import { ToolError } from "../src/mcp/errors";
-import { count, makeCtx, seedIdentity, TestClock } from "./helpers";
+import { count, makeCtx, refusal, seedIdentity, TestClock } from "./helpers";
 
 const PUBLIC_V4 = "93.184.215.14";
 const PUBLIC_V6 = "2606:2800:21f:cb07:6820:80da:af6b:8b2c";
@@ -90,17 +90,6 @@ async function runDownload(ctx: Ctx, raw: Record<string, unknown>): Promise<Reco
   return download.run(ctx, download.params.parse(normalized));
 }
 
-async function refusal(p: Promise<unknown>): Promise<ToolError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  const e = err as ToolError;
-  expect(e.message.length).toBeGreaterThan(0);
-  expect(e.hint.length).toBeGreaterThan(0);
-  return e;
-}
 
 /** What a tenant can see of its store: rows in every docs table it owns. */
 async function storeState(ctx: Ctx) {

@@ -13,11 +13,10 @@ import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
 import { dropWatchesForSession, listWatches } from "../src/docs/watch";
 import { processDelivery, recordDelivery } from "../src/git/webhooks";
 import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
 import { errorBody, example, FakeGitHub } from "./github/fake";
 import { FakeRepo } from "./github/fake-repo";
 import { connectGitHub } from "./github/tenant";
-import { count, makeCtx, ok, seedIdentity, TestClock } from "./helpers";
+import { count, makeCtx, ok, refusal, seedIdentity, TestClock } from "./helpers";
 
 const REPO = "octocat/docs";
 const enc = (s: string) => new TextEncoder().encode(s);
@@ -100,14 +99,6 @@ async function setup(files: Record<string, string>, prefix = "docs-gh"): Promise
   return { ctx, gh, repo, clock };
 }
 
-async function refusal(p: Promise<unknown>): Promise<ToolError> {
-  const err = await p.then(() => null, (e: unknown) => e);
-  expect(err).toBeInstanceOf(ToolError);
-  const t = err as ToolError;
-  expect(t.message.length).toBeGreaterThan(0);
-  expect(t.hint.length).toBeGreaterThan(0);
-  return t;
-}
 
 const live = (ctx: Ctx) => count(`SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND deleted_at IS NULL`, ctx.tenantId);
 const text = async (ctx: Ctx, path: string) => dec((await getDocument(ctx, { path })).bytes);

@@ -3,8 +3,7 @@ import { extractEdges, GRAPH_TARGET_REQUIRED, indexGraph, pruneGraph, relatedDoc
 import { graphOp } from "../src/docs/ops/graph";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
-import { makeCtx, seedIdentity } from "./helpers";
+import { makeCtx, refusal, seedIdentity } from "./helpers";
 
 let tenantSeq = 0;
 async function freshCtx(): Promise<Ctx> {
@@ -25,14 +24,6 @@ async function graph(ctx: Ctx, params: Record<string, unknown>): Promise<Out> {
   return graphOp.run(ctx, graphOp.params.parse(normalized));
 }
 
-async function refusal(p: Promise<unknown> | (() => unknown)): Promise<ToolError> {
-  const err = await (typeof p === "function" ? Promise.resolve().then(p) : p).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  return err as ToolError;
-}
 
 const keys = (r: Out) => r.nodes.map((n: Out) => n.node_key);
 const symbols = (path: string, text: string) =>

@@ -6,8 +6,7 @@ import type { DocScope } from "../src/docs/op";
 import { grepOp } from "../src/docs/ops/grep";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
-import { makeCtx, seedIdentity } from "./helpers";
+import { makeCtx, refusal, seedIdentity } from "./helpers";
 
 let tenantSeq = 0;
 async function freshCtx(): Promise<Ctx> {
@@ -31,14 +30,6 @@ async function addText(ctx: Ctx, path: string, text: string): Promise<string> {
 
 const grep = (ctx: Ctx, params: Record<string, unknown>) => grepOp.run(ctx, grepOp.params.parse(params)) as ReturnType<typeof grepDocuments>;
 
-async function refusal(p: Promise<unknown>): Promise<ToolError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  return err as ToolError;
-}
 
 const SAMPLE = ["import x from 'y';", "", "class RequestHandler {", "  handle() {}", "}", "class Other {}", "// TODO: fix", "export class ErrorHandler extends Base {}"].join("\n");
 

@@ -8,7 +8,7 @@ import { deleteDocument, putDocument } from "../src/docs/store";
 import { documentTitle, indexText, vocabulary } from "../src/docs/text-index";
 import type { Ctx } from "../src/mcp/context";
 import { ToolError } from "../src/mcp/errors";
-import { count, makeCtx, seedIdentity, settle, TestClock } from "./helpers";
+import { count, makeCtx, refusal, seedIdentity, settle, TestClock } from "./helpers";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 
@@ -59,16 +59,6 @@ async function search(ctx: Ctx, raw: Record<string, unknown>): Promise<SearchRes
   return (await searchOp.run(ctx, params)) as unknown as SearchResponse;
 }
 
-async function refusal(p: Promise<unknown> | (() => unknown)): Promise<ToolError> {
-  const err = await (typeof p === "function" ? Promise.resolve().then(p) : p).then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  const t = err as ToolError;
-  expect(t.hint.length).toBeGreaterThan(0);
-  return t;
-}
 
 const offCtx = (ctx: Ctx): Ctx => ({ ...ctx, env: { ...ctx.env, SEMANTIC_SEARCH: "off" } });
 

@@ -3,8 +3,7 @@ import { describe, expect, it } from "vitest";
 import { chunkSpans, MAX_CHUNK_BYTES, MIN_CHUNK_BYTES } from "../src/docs/chunker";
 import { chunkKey, collectOrphanChunks, deleteDocument, getDocument, MAX_DOCUMENT_BYTES, ORPHAN_GRACE_MS, putDocument, storeStatus } from "../src/docs/store";
 import { sha256Hex } from "../src/db/ids";
-import { ToolError } from "../src/mcp/errors";
-import { count, makeCtx, seedIdentity, TestClock } from "./helpers";
+import { count, makeCtx, refusal, seedIdentity, TestClock } from "./helpers";
 
 /** Deterministic pseudo-random bytes (xorshift32), so failures reproduce. */
 function randomBytes(n: number, seed: number): Uint8Array {
@@ -39,14 +38,6 @@ async function chunkHashes(data: Uint8Array): Promise<string[]> {
   return out;
 }
 
-async function refusal(p: Promise<unknown>): Promise<ToolError> {
-  const err = await p.then(
-    () => null,
-    (e: unknown) => e,
-  );
-  expect(err).toBeInstanceOf(ToolError);
-  return err as ToolError;
-}
 
 let tenantSeq = 0;
 async function freshCtx(clock = new TestClock()) {

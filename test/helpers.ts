@@ -8,6 +8,7 @@ import { provisionKey } from "../src/auth/provision";
 import { createDb } from "../src/db/client";
 import type { Clock } from "../src/db/time";
 import type { Ctx } from "../src/mcp/context";
+import { ToolError } from "../src/mcp/errors";
 import { callTool, findTool } from "../src/mcp/registry";
 
 export interface TestIdentity {
@@ -170,4 +171,20 @@ export async function newWorld(prefix: string, opts: { start: string; actor?: st
       return { id: oid, ctx: makeCtx(oid, clock, `sess-${n}`) };
     },
   };
+}
+
+/**
+ * Asserts that `p` (a promise, or a function that may throw) fails with a ToolError that carries a
+ * message and a hint (every error tells the caller how to recover), and returns it.
+ */
+export async function refusal(p: Promise<unknown> | (() => unknown)): Promise<ToolError> {
+  const err = await (typeof p === "function" ? Promise.resolve().then(p) : p).then(
+    () => null,
+    (e: unknown) => e,
+  );
+  expect(err).toBeInstanceOf(ToolError);
+  const t = err as ToolError;
+  expect(t.message.length).toBeGreaterThan(0);
+  expect(t.hint.length).toBeGreaterThan(0);
+  return t;
 }

@@ -10,6 +10,7 @@
  * the same code runs elsewhere (wrangler dev on a laptop, a self-hosted workerd) and keep the
  * server from being used to probe for such addresses.
  */
+import { concatBytes } from "../http/body";
 import { excerpt, ToolError } from "../mcp/errors";
 
 export interface PublicFetchOptions {
@@ -215,13 +216,7 @@ async function readCapped(body: ReadableStream<Uint8Array> | null, max: number, 
     signal.removeEventListener("abort", onAbort);
     if (!finished) reader.cancel().catch(() => {});
   }
-  const out = new Uint8Array(total);
-  let at = 0;
-  for (const p of parts) {
-    out.set(p, at);
-    at += p.byteLength;
-  }
-  return out;
+  return concatBytes(parts);
 }
 
 async function dohLookup(name: string, type: "A" | "AAAA", signal: AbortSignal): Promise<{ status: number; addresses: string[] }> {

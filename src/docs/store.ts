@@ -8,6 +8,7 @@ import { iso } from "../db/time";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
+import { concatBytes } from "../http/body";
 import { firstControl } from "../mcp/bounds";
 import { chunkSpans } from "./chunker";
 
@@ -313,12 +314,7 @@ export async function getDocument(ctx: Ctx, ref: { path: string } | { hash: stri
       parts.push(new Uint8Array(await obj.arrayBuffer()));
     }
   }
-  const bytes = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.byteLength;
-  }
+  const bytes = concatBytes(parts);
   if (chunkRows.results.length === 0 || bytes.byteLength !== size || (await sha256Hex(bytes)) !== hash) throw corrupt(hash);
   return { hash, path, name, size, mime_type: mime, bytes };
 }

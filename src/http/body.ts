@@ -40,11 +40,16 @@ export async function readCapped(req: Request, max: number): Promise<Uint8Array 
     }
     chunks.push(value);
   }
-  const all = new Uint8Array(size);
+  return concatBytes(chunks);
+}
+
+/** Pieces of a body (stream reads, stored chunks) as one array. */
+export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
+  const all = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
   let at = 0;
-  for (const chunk of chunks) {
-    all.set(chunk, at);
-    at += chunk.byteLength;
+  for (const p of parts) {
+    all.set(p, at);
+    at += p.byteLength;
   }
   return all;
 }
