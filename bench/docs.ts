@@ -7,6 +7,7 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
+import { firstControl } from "../src/mcp/bounds";
 import { load, mcpSession, startBenchServer } from "./lib";
 
 const SIZES = (process.env.BENCH_DOCS_SIZES ?? "1000,10000").split(",").map(Number);
@@ -39,7 +40,7 @@ async function corpus(limit: number): Promise<{ name: string; content: string }[
           at = end;
           // Identical pieces (copies of a licence) are kept once: dedupe is measured elsewhere. Text
           // with control characters other than tab and line breaks is refused by the store.
-          if (content.trim().length < 100 || seen.has(content) || /[\u0000-\u0008\u000b\u000c\u000e-\u001f\u007f-\u009f]/.test(content)) continue;
+          if (content.trim().length < 100 || seen.has(content) || firstControl(content, false) >= 0) continue;
           seen.add(content);
           out.push({ name: `${path.relative("node_modules", full)}${part > 0 ? `.part${part}` : ""}`, content });
         }
