@@ -481,3 +481,15 @@ describe("search: parameters", () => {
     expect([...scores].sort((a, b) => b - a)).toEqual(scores);
   });
 });
+
+describe("search: stopwords", () => {
+  it("ranks by the words that carry meaning, and still answers a query of nothing but stopwords", async () => {
+    const ctx = await freshCtx();
+    await add(ctx, "a.md", "the cache is warmed at the start of the run");
+    await add(ctx, "b.md", "the of and to in is it that the of and to");
+    const r = await searchOp.run(ctx, searchOp.params.parse({ query: "the cache and the run", type: "keyword" }));
+    expect((r.results as { path: string }[]).map((x) => x.path)).toEqual(["a.md"]);
+    const only = await searchOp.run(ctx, searchOp.params.parse({ query: "the and of", type: "keyword" }));
+    expect((only.results as { path: string }[]).map((x) => x.path).sort()).toEqual(["a.md", "b.md"]);
+  });
+});

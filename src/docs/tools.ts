@@ -7,7 +7,7 @@ import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { boundedJson, MAX_ARG_BYTES } from "../mcp/bounds";
 import { type ErrorBody, excerpt, ToolError } from "../mcp/errors";
-import { executeSummary, pipelineSummary, runExecute, runQuery, type PipelineAnswer, type QueryStepResult } from "../mcp/pipeline";
+import { executeSummary, queryText, runExecute, runQuery } from "../mcp/pipeline";
 import { DOCS_SURFACE } from "./ops";
 
 export const MAX_STEPS = 20;
@@ -28,23 +28,6 @@ const step = boundedJson(
 const anything = z.object({}).loose();
 
 const fail = (e: ErrorBody, message = e.message, data?: Record<string, unknown>) => new ToolError(e.code, message, { hint: e.hint, retryable: e.retryable, data });
-
-/** The seed's summary line, rebuilt from what the call answered (one step: its result; several: the steps). */
-function answerText(payload: Record<string, unknown>, stepCount: number): string {
-  const steps = payload.steps as QueryStepResult[] | undefined;
-  const answer: PipelineAnswer =
-    stepCount === 1 || !steps
-      ? { kind: "single", op: "", outcome: { ok: true, data: payload } }
-      : {
-          kind: "steps",
-          steps,
-          totalSteps: steps.length,
-          completedSteps: steps.filter((s) => !s.isError).length,
-          failedSteps: steps.filter((s) => s.isError).length,
-          firstError: (steps.find((s) => s.isError)?.result.error as ErrorBody | undefined) ?? null,
-        };
-  return `${pipelineSummary(answer)}\n${JSON.stringify({ ok: true, ...payload })}`;
-}
 
 export const docsQuery = defineTool({
   name: "docs_query",
@@ -69,7 +52,7 @@ export const docsQuery = defineTool({
     }
     return payload;
   },
-  text: (payload, input) => answerText(payload, input.steps.length),
+  text: (payload, input) => queryText(payload, input.steps.length),
 });
 
 const opResult = z.object({
@@ -137,7 +120,7 @@ export const docsSession = defineTool({
         hint: "Reads and writes go through docs_query and docs_execute; docs_session only manages sessions.",
       });
     }
-    const o = await op.invoke(ctx, input.params ?? {});
+    const o = await op.invoke(ctx, input.params ?? {}, 0);
     if (!o.ok) throw fail(o.error);
     return o.data;
   },

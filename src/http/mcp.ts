@@ -9,6 +9,7 @@ import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
+import { compactSurface, isCompactMode } from "../mcp/compact";
 import { selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
@@ -211,7 +212,8 @@ mcpRoutes.post("/", async (c) => {
 
   let tools;
   try {
-    tools = selectTools(surfaceOf(c));
+    const surface = surfaceOf(c);
+    tools = isCompactMode(c.req.query("mode"), c.req.header("X-MCP-Mode")) ? compactSurface(surface).tools : selectTools(surface);
   } catch (err) {
     const e = err as ToolError;
     return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`), 400);

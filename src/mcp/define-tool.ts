@@ -1,7 +1,9 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
 
-export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs";
+export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs"
+  /** The tools of compact mode (src/mcp/compact.ts), which is a surface, not a toolset one can select. */
+  | "compact";
 
 export interface ToolsetMeta {
   id: ToolsetId;
@@ -32,6 +34,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   /** The success payload, without the envelope's `ok`. */
   output: O;
   annotations: ToolAnnotations;
+  /**
+   * false: tools/list carries no outputSchema (results are still validated here). For composite
+   * tools whose result is whatever their ops answer: `describe` gives each op's output schema.
+   */
+  listOutput?: false;
   /** Fields a failed call may carry beside `error` (ToolError `data`), e.g. a batch's per-op results. */
   errorData?: z.ZodObject;
   /**

@@ -15,8 +15,11 @@ export type StepOutcome = { ok: true; data: Record<string, unknown> } | { ok: fa
 export interface PipelineOp {
   name: string;
   kind: OpKind;
-  /** Runs the op on already-resolved params. Never throws: failures are outcomes. */
-  invoke(ctx: Ctx, params: Record<string, unknown>): Promise<StepOutcome>;
+  /**
+   * Runs the op on already-resolved params. Never throws: failures are outcomes. `stepIndex` is
+   * the op's place in its call, so a write can tell itself apart from an identical one beside it.
+   */
+  invoke(ctx: Ctx, params: Record<string, unknown>, stepIndex: number): Promise<StepOutcome>;
 }
 
 /** How the engine names things back to the caller: the tools of this surface and their ops. */
@@ -128,9 +131,9 @@ function precheck(surface: PipelineSurface, steps: readonly RawStep[], kind: "qu
   });
 }
 
-async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>, prev: unknown): Promise<StepOutcome> {
+async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>, prev: unknown, stepIndex: number): Promise<StepOutcome> {
   const { params: resolved, nulls } = resolvePrev(params, prev);
-  const result = await op.invoke(ctx, resolved);
+  const result = await op.invoke(ctx, resolved, stepIndex);
   if (result.ok || nulls.length === 0) return result;
   const note = `These $prev references resolved to null and were left out: ${nulls.map((n) => excerpt(n, 80)).join("; ")}.`;
   return { ok: false, error: { ...result.error, hint: `${note} ${result.error.hint}`.trim() } };
@@ -153,12 +156,12 @@ export type PipelineAnswer =
  */
 export async function runQuery(ctx: Ctx, surface: PipelineSurface, steps: readonly RawStep[]): Promise<PipelineAnswer> {
   const ops = precheck(surface, steps, "query");
-  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, ops[0]!, stepParams(steps[0]!), {}) };
+  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, ops[0]!, stepParams(steps[0]!), {}, 0) };
   const out: QueryStepResult[] = [];
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
   for (let i = 0; i < steps.length; i++) {
-    const o = await runStep(ctx, ops[i]!, stepParams(steps[i]!), prev);
+    const o = await runStep(ctx, ops[i]!, stepParams(steps[i]!), prev, i);
     const result = o.ok ? o.data : { error: o.error };
     if (!o.ok) firstError ??= o.error;
     out.push({ stepIndex: i, op: ops[i]!.name, result, isError: !o.ok });
@@ -193,7 +196,7 @@ export async function runExecute(ctx: Ctx, surface: PipelineSurface, operations:
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
   for (let i = 0; i < operations.length; i++) {
-    const o = await runStep(ctx, ops[i]!, stepParams(operations[i]!), prev);
+    const o = await runStep(ctx, ops[i]!, stepParams(operations[i]!), prev, i);
     results.push(o.ok ? { stepIndex: i, op: ops[i]!.name, success: true, data: o.data } : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error });
     prev = o.ok ? o.data : { error: o.error };
     if (!o.ok) {
@@ -215,4 +218,21 @@ export function pipelineSummary(a: PipelineAnswer): string {
 export function executeSummary(a: ExecuteAnswer): string {
   const head = `Execute: ${a.succeeded} succeeded, ${a.failed} failed out of ${a.totalOps} operations`;
   return a.firstError ? `${head} | ${a.firstError.message}` : head;
+}
+
+/** The seed's summary line, rebuilt from what the call answered (one step: its result; several: the steps). */
+export function queryText(payload: Record<string, unknown>, stepCount: number): string {
+  const steps = payload.steps as QueryStepResult[] | undefined;
+  const answer: PipelineAnswer =
+    stepCount === 1 || !steps
+      ? { kind: "single", op: "", outcome: { ok: true, data: payload } }
+      : {
+          kind: "steps",
+          steps,
+          totalSteps: steps.length,
+          completedSteps: steps.filter((s) => !s.isError).length,
+          failedSteps: steps.filter((s) => s.isError).length,
+          firstError: (steps.find((s) => s.isError)?.result.error as ErrorBody | undefined) ?? null,
+        };
+  return `${pipelineSummary(answer)}\n${JSON.stringify({ ok: true, ...payload })}`;
 }

@@ -162,10 +162,14 @@ function compile(def: AnyToolDef): Compiled {
       title: def.title,
       description: def.description,
       inputSchema: jsonSchema(input, "input") as Tool["inputSchema"],
-      outputSchema: {
-        type: "object",
-        anyOf: [jsonSchema(success, "output"), jsonSchema(def.errorData ? errorEnvelope.extend(def.errorData.partial().shape) : errorEnvelope, "output")],
-      } as Tool["outputSchema"],
+      ...(def.listOutput === false
+        ? {}
+        : {
+            outputSchema: {
+              type: "object",
+              anyOf: [jsonSchema(success, "output"), jsonSchema(def.errorData ? errorEnvelope.extend(def.errorData.partial().shape) : errorEnvelope, "output")],
+            } as Tool["outputSchema"],
+          }),
       annotations: {
         title: def.title,
         readOnlyHint: def.annotations.readOnly,

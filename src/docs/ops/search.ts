@@ -256,6 +256,10 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   return { rows: kept.slice(0, q.want), total: kept.length, capped: total > all.length };
 }
 
+const STOPWORDS = new Set(
+  "a an and are as at be but by for from has have in into is it its of on or that the then there these this to was were will with".split(" "),
+);
+
 interface KeywordOutcome {
   candidates: Candidate[];
   total: number;
@@ -268,7 +272,11 @@ interface KeywordOutcome {
  * fuzzy and fewer than `want` found, the words' close variants. Scores keep that order: every
  * word 0.5–1, any word 0.25–0.5, fuzzy up to 0.25, each scaled by bm25 against the best of its tier.
  */
-async function keywordSearch(ctx: Ctx, words: string[], want: number, params: SearchParams, filters: Filters, windows: boolean): Promise<KeywordOutcome> {
+async function keywordSearch(ctx: Ctx, queryWords: string[], want: number, params: SearchParams, filters: Filters, windows: boolean): Promise<KeywordOutcome> {
+  // Words nearly every English text has rank nothing and make the any-word tier match most of the
+  // store (bm25 then scores thousands of rows); a query of nothing but them keeps them.
+  const content = queryWords.filter((w) => !STOPWORDS.has(w.toLowerCase()));
+  const words = content.length > 0 ? content : queryWords;
   const out: Candidate[] = [];
   const seen = new Set<number>();
   const add = (rows: KeywordRow[], tiers: (row: KeywordRow) => { kind: Match; base: number; span: number }) => {

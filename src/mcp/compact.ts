@@ -1,0 +1,261 @@
+/**
+ * Compact mode (`/mcp?mode=compact`): the document store's composite design applied to the whole
+ * registry. Three tools — query (every read-only tool is an op), execute (every write tool is an
+ * op) and session (the docs session actions) — run on the same pipeline engine as docs_query and
+ * docs_execute, and every op runs through callTool, so validation, aliases, idempotency, tenancy
+ * and the envelope are the registry's own, never a copy. `describe` gives any op's schemas on demand.
+ */
+import { z } from "zod";
+import { DOCS_SURFACE, DOC_OPS } from "../docs/ops";
+import { boundedJson, MAX_ARG_BYTES } from "./bounds";
+import { defineTool, type AnyToolDef } from "./define-tool";
+import { type ErrorBody, excerpt, notFound, ToolError } from "./errors";
+import { jsonSchema } from "./json-schema";
+import { executeSummary, type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, runExecute, runQuery } from "./pipeline";
+import { callTool, type Surface, selectTools, toolListing } from "./registry";
+
+/** The document store's composite tools become their ops (docs_search, docs_add, …) here. */
+const DOCS_COMPOSITES = new Set(["docs_query", "docs_execute", "docs_session"]);
+const DOCS_PREFIX = "docs_";
+
+interface CompactOp {
+  pipeline: PipelineOp;
+  toolset: string;
+  /** One line for the op list. */
+  line: string;
+  describe(): Record<string, unknown>;
+}
+
+const firstSentence = (text: string) => {
+  const end = text.search(/\.(\s|$)/);
+  return excerpt(end > 0 ? text.slice(0, end + 1) : text, 160);
+};
+
+/** A minimal call of a tool: its required parameters with placeholders of the right type. */
+function example(name: string, schema: Record<string, unknown>): Record<string, unknown> {
+  const props = (schema.properties ?? {}) as Record<string, Record<string, unknown>>;
+  const params: Record<string, unknown> = {};
+  for (const key of (schema.required ?? []) as string[]) {
+    const p = props[key] ?? {};
+    const alt = ((p.anyOf ?? []) as Record<string, unknown>[])[0] ?? p;
+    params[key] = Array.isArray(alt.enum) ? alt.enum[0] : alt.type === "array" ? [] : alt.type === "object" ? {} : alt.type === "integer" || alt.type === "number" ? 1 : alt.type === "boolean" ? true : `<${key}>`;
+  }
+  return { op: name, params };
+}
+
+/** A registry tool as an op: the whole registry contract, per step. */
+function toolOp(def: AnyToolDef): CompactOp {
+  const listing = toolListing(def);
+  return {
+    toolset: def.toolset,
+    line: firstSentence(def.description),
+    pipeline: {
+      name: def.name,
+      kind: def.annotations.readOnly ? "query" : "execute",
+      // Each step is its own request as far as derived idempotency keys go: two identical writes
+      // in one batch are two writes, and a retried batch replays each of them.
+      invoke: async (ctx, params, stepIndex) => {
+        const result = await callTool(def, { ...ctx, requestId: ctx.requestId == null ? ctx.requestId : `${String(ctx.requestId)}#${stepIndex}` }, params);
+        const sc = (result.structuredContent ?? {}) as Record<string, unknown>;
+        if (result.isError) return { ok: false, error: sc.error as ErrorBody };
+        const { ok: _ok, ...data } = sc;
+        return { ok: true, data };
+      },
+    },
+    describe: () => ({
+      op: def.name,
+      toolset: def.toolset,
+      kind: def.annotations.readOnly ? "query" : "execute",
+      description: def.description,
+      inputSchema: listing.inputSchema,
+      outputSchema: listing.outputSchema,
+      annotations: listing.annotations,
+      examples: [example(def.name, listing.inputSchema as Record<string, unknown>)],
+    }),
+  };
+}
+
+/** The document store's ops, under docs_-prefixed names (registry names such as `search` are taken). */
+function docsOps(): CompactOp[] {
+  return DOC_OPS.filter((o) => o.name !== "describe").map((o) => {
+    const inner = DOCS_SURFACE.find(o.name)!;
+    const name = o.category === "session" ? o.name : `${DOCS_PREFIX}${o.name}`;
+    const input = jsonSchema(o.params, "input");
+    return {
+      toolset: "docs",
+      line: firstSentence(o.description),
+      pipeline: { name, kind: o.category, invoke: inner.invoke },
+      describe: () => ({
+        op: name,
+        toolset: "docs",
+        kind: o.category,
+        description: o.description,
+        inputSchema: input,
+        annotations: { readOnlyHint: o.category === "query", destructiveHint: o.category === "execute", openWorldHint: o.name === "download" || o.name === "restore" || o.name === "add" || o.name === "watch" },
+        examples: [example(name, input)],
+      }),
+    };
+  });
+}
+
+interface CompactSurface {
+  pipeline: PipelineSurface;
+  ops: Map<string, CompactOp>;
+  tools: AnyToolDef[];
+}
+
+const describeParams = z.object({
+  target: z.string().min(1).max(64).optional().describe("The op to describe; omit to list every op by toolset."),
+});
+
+function build(surface: Surface): CompactSurface {
+  const selected = selectTools(surface);
+  const ops = new Map<string, CompactOp>();
+  for (const def of selected) if (!DOCS_COMPOSITES.has(def.name)) ops.set(def.name, toolOp(def));
+  if (selected.some((d) => d.name === "docs_query")) {
+    for (const op of docsOps()) if (!surface.readonly || op.pipeline.kind === "query") ops.set(op.pipeline.name, op);
+  }
+  const names = (kind: OpKind) => [...ops.values()].filter((o) => o.pipeline.kind === kind).map((o) => o.pipeline.name);
+  const describe: PipelineOp = {
+    name: "describe",
+    kind: "query",
+    invoke: (_ctx, raw) =>
+      outcome(async () => {
+        const unknownKeys = Object.keys(raw).filter((k) => k !== "target");
+        if (unknownKeys.length > 0) throw new ToolError("invalid_input", `Unknown parameter in params: ${excerpt(unknownKeys[0]!, 40)}.`, { hint: "describe takes only 'target'." });
+        const p = describeParams.parse(raw);
+        if (p.target === undefined) {
+          const byToolset: Record<string, { op: string; kind: OpKind; line: string }[]> = {};
+          for (const o of ops.values()) (byToolset[o.toolset] ??= []).push({ op: o.pipeline.name, kind: o.pipeline.kind, line: o.line });
+          return { toolsets: byToolset, total_ops: ops.size, hint: "Describe one op with {\"op\": \"describe\", \"params\": {\"target\": \"<op>\"}}." };
+        }
+        const op = ops.get(p.target);
+        if (!op) throw notFound("operation", excerpt(p.target, 64), "Describe without a target lists the ops of this surface; ?toolsets=… adds more.");
+        return op.describe();
+      }),
+  };
+  const pipeline: PipelineSurface = {
+    queryTool: "query",
+    executeTool: "execute",
+    find: (name) => (name === "describe" ? describe : ops.get(name)?.pipeline),
+    names: (kind) => (kind === "query" ? [...names("query"), "describe"] : names(kind)),
+  };
+  return { pipeline, ops, tools: compactTools(pipeline, surface.readonly) };
+}
+
+const step = boundedJson(
+  z
+    .object({
+      op: z.string().min(1).max(64).describe("An op name (describe lists them)."),
+      params: boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_ARG_BYTES, maxDepth: 12 }).optional().describe("The op's parameters; \"$prev.field[N].sub\" takes a value from the previous step's result."),
+    })
+    .catchall(z.unknown()),
+  { maxBytes: MAX_ARG_BYTES, maxDepth: 13 },
+);
+const anything = z.object({}).loose();
+const fail = (e: ErrorBody, message = e.message, data?: Record<string, unknown>) => new ToolError(e.code, message, { hint: e.hint, retryable: e.retryable, data });
+const opResult = z.object({
+  stepIndex: z.number(),
+  op: z.string(),
+  success: z.boolean(),
+  data: anything.optional(),
+  error: z.object({ code: z.string(), message: z.string(), hint: z.string(), retryable: z.boolean() }).optional(),
+});
+const batch = z.object({ results: z.array(opResult), totalOps: z.number(), succeeded: z.number(), failed: z.number(), skipped: z.number() });
+
+function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[] {
+  const query = defineTool({
+    name: "query",
+    title: "Read",
+    description:
+      "Run read ops in order; each step sees the previous result as $prev (\"$prev.items[0].id\"). {\"steps\":[{\"op\":\"describe\"}]} lists every op; {\"op\":\"describe\",\"params\":{\"target\":\"task_query\"}} gives its schema.",
+    toolset: "compact",
+    input: z.object({ steps: z.array(step).min(1).max(20).describe("1–20 steps, {op, params}.") }),
+    output: anything,
+    listOutput: false,
+    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    async run(ctx, input) {
+      const answer = await runQuery(ctx, pipeline, input.steps);
+      if (answer.kind === "single") {
+        if (!answer.outcome.ok) throw fail(answer.outcome.error);
+        return answer.outcome.data;
+      }
+      const { steps, totalSteps, completedSteps, failedSteps } = answer;
+      return { steps, totalSteps, completedSteps, failedSteps };
+    },
+    text: (payload, input) => queryText(payload, input.steps.length),
+  });
+  const execute = defineTool({
+    name: "execute",
+    title: "Write",
+    description: "Run write ops in order, stopping at the first failure unless continue_on_error; $prev as in query. Describe ops with query.",
+    toolset: "compact",
+    input: z.object({
+      operations: z.array(step).min(1).max(50).describe("1–50 operations, {op, params}."),
+      continue_on_error: z.boolean().default(false).describe("Go on after a failure."),
+    }),
+    output: batch,
+    errorData: batch,
+    listOutput: false,
+    annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+    // Each op masks (or not) as its own tool does.
+    secrets: "handler",
+    async run(ctx, input) {
+      const answer = await runExecute(ctx, pipeline, input.operations, input.continue_on_error);
+      const { results, totalOps, succeeded, failed, skipped } = answer;
+      if (answer.firstError) throw fail(answer.firstError, executeSummary(answer), { results, totalOps, succeeded, failed, skipped });
+      return { results, totalOps, succeeded, failed, skipped };
+    },
+    summarize: (r) => `Execute: ${r.succeeded} succeeded, ${r.failed} failed out of ${r.totalOps} operations`,
+  });
+  const session = defineTool({
+    name: "session",
+    title: "Session",
+    description: "Document-store sessions: {action: start|stop|pin|unpin|watch, params}.",
+    toolset: "compact",
+    input: z.object({
+      action: z.string().max(64).optional().describe("start, stop, pin, unpin or watch."),
+      params: boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: 64 * 1024, maxDepth: 8 }).optional().describe("The action's parameters."),
+    }),
+    output: anything,
+    listOutput: false,
+    annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+    async run(ctx, input) {
+      const actions = pipeline.names("session");
+      if (typeof input.action !== "string" || input.action === "") {
+        throw new ToolError("invalid_input", "'action' string is required", { hint: `Actions: ${actions.join(", ") || "none on this surface (add ?toolsets=docs)"}.` });
+      }
+      const op = pipeline.find(input.action);
+      if (!op || op.kind !== "session") {
+        throw new ToolError("invalid_input", `Unknown session action '${excerpt(input.action, 64)}'. Valid actions: ${actions.join(", ")}`, {
+          hint: actions.length > 0 ? "Reads and writes go through query and execute." : "Session actions come with the docs toolset: add ?toolsets=docs.",
+        });
+      }
+      const o = await op.invoke(ctx, input.params ?? {}, 0);
+      if (!o.ok) throw fail(o.error);
+      return o.data;
+    },
+  });
+  return readonly ? [query] : [query, execute, session];
+}
+
+const built = new Map<string, CompactSurface>();
+
+/** The compact tools for a surface (toolsets and readonly filter the ops as they filter tools); built once per isolate. */
+export function compactSurface(surface: Surface): CompactSurface {
+  const key = `${[...surface.toolsets].sort().join(",")}|${surface.readonly ? 1 : 0}`;
+  let c = built.get(key);
+  if (!c) {
+    c = build(surface);
+    built.set(key, c);
+  }
+  return c;
+}
+
+/** The mode a request asks for: `?mode=compact` or the header `X-MCP-Mode: compact`; `full` (or nothing) is the normal surface. */
+export function isCompactMode(query: string | undefined, header: string | undefined): boolean {
+  const mode = (query ?? header ?? "").trim().toLowerCase();
+  if (mode === "compact") return true;
+  if (mode === "" || mode === "full") return false;
+  throw new ToolError("invalid_input", `Unknown mode '${excerpt(mode, 40)}'.`, { hint: "Use mode=compact (three composite tools) or mode=full (every tool; the default)." });
+}

@@ -1,0 +1,139 @@
+/**
+ * Compact mode: three tools over the whole registry on the pipeline engine, every op through the
+ * registry's own code, and a tools/list small enough to cost an agent under 1,000 tokens.
+ */
+import { describe, expect, it } from "vitest";
+import { encode } from "gpt-tokenizer/encoding/cl100k_base";
+import { DOC_OPS } from "../src/docs/ops";
+import { compactSurface } from "../src/mcp/compact";
+import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
+import { connectClient, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
+
+const ALL = { toolsets: ["all"], readonly: false };
+const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
+
+async function compactCtx(prefix: string) {
+  const id = await seedIdentity(`${prefix}-${crypto.randomUUID().slice(0, 8)}`, "agent");
+  return { id, ctx: { ...makeCtx(id, new TestClock(), `compact-${crypto.randomUUID()}`), requestId: 1 } };
+}
+
+async function run(ctx: Parameters<typeof callTool>[1], tool: "query" | "execute" | "session", args: unknown): Promise<Structured & { isError: boolean }> {
+  const def = compactSurface(ALL).tools.find((t) => t.name === tool)!;
+  const r = await callTool(def, ctx, args);
+  return { ...(r.structuredContent as Structured), isError: r.isError === true };
+}
+
+describe("compact mode's listing", () => {
+  it("lists three tools in at most 1,000 tokens (cl100k), for the default surface and for every toolset", () => {
+    for (const surface of [{ toolsets: [], readonly: false }, ALL, { toolsets: ["all"], readonly: true }]) {
+      const listing = compactSurface(surface).tools.map(toolListing);
+      expect(listing.map((t) => t.name)).toEqual(surface.readonly ? ["query"] : ["query", "execute", "session"]);
+      console.info(`compact tools/list ${JSON.stringify(surface)}: ${tokens(listing)} tokens`);
+      expect(tokens(listing), JSON.stringify(surface)).toBeLessThanOrEqual(1000);
+    }
+    // What it replaces: the normal listing of every tool.
+    expect(tokens(ALL_TOOLS.map(toolListing))).toBeGreaterThan(20 * tokens(compactSurface(ALL).tools.map(toolListing)));
+  });
+});
+
+describe("every tool is an op", () => {
+  it("each registry tool (and each document-store op) is reachable with its kind, and describe gives its schemas", async () => {
+    const { ctx } = await compactCtx("compact-walk");
+    const { pipeline, ops } = compactSurface(ALL);
+    for (const def of ALL_TOOLS.filter((t) => !["docs_query", "docs_execute", "docs_session"].includes(t.name))) {
+      const op = pipeline.find(def.name);
+      expect(op?.kind, def.name).toBe(def.annotations.readOnly ? "query" : "execute");
+      const d = await run(ctx, "query", { steps: [{ op: "describe", params: { target: def.name } }] });
+      expect(d.ok, def.name).toBe(true);
+      expect(d.inputSchema).toEqual(toolListing(def).inputSchema);
+      expect(d.outputSchema).toEqual(toolListing(def).outputSchema);
+      expect(d.annotations).toEqual(toolListing(def).annotations);
+      expect(d.examples[0].op).toBe(def.name);
+    }
+    for (const o of DOC_OPS.filter((x) => x.name !== "describe")) {
+      const name = o.category === "session" ? o.name : `docs_${o.name}`;
+      expect(pipeline.find(name)?.kind, name).toBe(o.category);
+    }
+    const listed = await run(ctx, "query", { steps: [{ op: "describe" }] });
+    expect(listed.total_ops).toBe(ops.size);
+    expect(listed.toolsets.tasks.map((o: { op: string }) => o.op)).toContain("task_claim");
+    expect(listed.toolsets.docs.map((o: { op: string }) => o.op)).toContain("docs_search");
+  });
+
+  it("toolsets and readonly filter the ops as they filter tools", () => {
+    const narrow = compactSurface({ toolsets: ["changes"], readonly: false }).pipeline;
+    expect(narrow.find("log_change")?.kind).toBe("execute");
+    expect(narrow.find("task_create")).toBeUndefined();
+    const ro = compactSurface({ toolsets: ["all"], readonly: true }).pipeline;
+    expect(ro.names("execute")).toEqual([]);
+    expect(ro.find("task_query")?.kind).toBe("query");
+  });
+});
+
+describe("pipelines across toolsets", () => {
+  it("creates a project and a task, reads it back and comments on it, with $prev between steps; splits reads from writes", async () => {
+    const { ctx } = await compactCtx("compact-flow");
+    const made = await run(ctx, "execute", {
+      operations: [
+        { op: "project_create", params: { title: "Compact", key: "CMP" } },
+        { op: "task_create", params: { project_id: "CMP", title: "Try compact mode" } },
+        { op: "comment_add", params: { object_type: "task", object_id: "$prev.task.id", body: "Started" } },
+        { op: "docs_add", params: { name: "notes/compact.md", content: "# Compact\nOne surface." } },
+      ],
+    });
+    expect(made).toMatchObject({ ok: true, totalOps: 4, succeeded: 4 });
+    const taskId = made.results[1].data.task.id;
+    const read = await run(ctx, "query", {
+      steps: [
+        { op: "task_query", params: { project_id: "CMP" } },
+        { op: "task_get", params: { task_id: "$prev.items[0].id" } },
+        { op: "docs_search", params: { query: "compact", type: "keyword" } },
+      ],
+    });
+    expect(read).toMatchObject({ ok: true, totalSteps: 3, completedSteps: 3 });
+    expect(read.steps[1].result.task.id).toBe(taskId);
+    expect(read.steps[2].result.results[0].path).toBe("notes/compact.md");
+    const wrong = await run(ctx, "query", { steps: [{ op: "task_create", params: { project_id: "CMP", title: "x" } }] });
+    expect(wrong.error.message).toMatch(/^'task_create' is not a read operation\. Use the 'execute' tool for write operations \(/);
+    const wrong2 = await run(ctx, "execute", { operations: [{ op: "task_query", params: {} }] });
+    expect(wrong2.error.message).toMatch(/^'task_query' is not a write operation\. Use the 'query' tool for read operations/);
+  });
+
+  it("keeps each op's registry contract: validation per step, and two identical writes in one batch are two writes", async () => {
+    const { ctx } = await compactCtx("compact-contract");
+    await run(ctx, "execute", { operations: [{ op: "project_create", params: { title: "Contract", key: "CTR" } }] });
+    const bad = await run(ctx, "execute", { operations: [{ op: "task_create", params: { project_id: "CTR", titel: "typo" } }] });
+    expect(bad.error.code).toBe("invalid_input");
+    expect(bad.error.message).toContain("titel");
+    const twice = await run(ctx, "execute", {
+      operations: [
+        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
+        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
+      ],
+    });
+    expect(twice.results.map((r: { data: { comment: { id: string } } }) => r.data.comment.id).filter((v: string, i: number, a: string[]) => a.indexOf(v) === i)).toHaveLength(2);
+    // A retried call (same JSON-RPC id) replays, op by op.
+    const again = await run(ctx, "execute", {
+      operations: [
+        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
+        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
+      ],
+    });
+    expect(again.results.map((r: { data: { idempotent_replay?: boolean } }) => r.data.idempotent_replay)).toEqual([true, true]);
+  });
+});
+
+describe("over HTTP", () => {
+  it("serves ?mode=compact with the SDK client, and refuses an unknown mode", async () => {
+    const id = await seedIdentity(`compact-http-${crypto.randomUUID().slice(0, 8)}`, "agent");
+    const { client, transport } = await connectClient(id.key, "/mcp?mode=compact&toolsets=all");
+    const { tools } = await client.listTools();
+    expect(tools.map((t) => t.name)).toEqual(["query", "execute", "session"]);
+    const who = await client.callTool({ name: "execute", arguments: { operations: [{ op: "whoami" }] } });
+    expect(who.structuredContent as Structured).toMatchObject({ ok: true, succeeded: 1 });
+    expect((await client.callTool({ name: "query", arguments: { steps: [{ op: "project_query" }] } })).isError).toBeFalsy();
+    await transport.terminateSession();
+    await client.close();
+    await expect(connectClient(id.key, "/mcp?mode=tiny")).rejects.toThrow(/Unknown mode/);
+  });
+});
