@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { compactSurface, isCompactMode } from "../mcp/compact";
-import { selectTools, type Surface } from "../mcp/registry";
+import { type OutputSchemaListing, selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
@@ -48,6 +48,14 @@ function surfaceOf(c: Context<AppEnv>): Surface {
     toolsets: raw.split(",").map((s) => s.trim()).filter(Boolean),
     readonly: readonly === "1" || readonly.toLowerCase() === "true",
   };
+}
+
+/** `?output_schemas=full` lists every tool's output schema; by default only the small ones are listed. */
+function outputSchemaListing(raw: string | undefined): OutputSchemaListing {
+  const v = (raw ?? "").trim().toLowerCase();
+  if (v === "" || v === "small") return "small";
+  if (v === "full") return "full";
+  throw new ToolError("invalid_input", `Unknown output_schemas '${excerpt(v, 40)}'.`, { hint: "Use output_schemas=full (every output schema) or small (the default: small ones only)." });
 }
 
 const MAX_RPC_ERROR_MESSAGE = 1000;
@@ -211,7 +219,9 @@ mcpRoutes.post("/", async (c) => {
   if (batchRefused) return batchRefused;
 
   let tools;
+  let outputSchemas: OutputSchemaListing = "small";
   try {
+    outputSchemas = outputSchemaListing(c.req.query("output_schemas") ?? c.req.header("X-MCP-Output-Schemas"));
     const surface = surfaceOf(c);
     tools = isCompactMode(c.req.query("mode"), c.req.header("X-MCP-Mode")) ? compactSurface(surface).tools : selectTools(surface);
   } catch (err) {
@@ -241,7 +251,7 @@ mcpRoutes.post("/", async (c) => {
   // Only an established session has a run; an initialize request or a session-less call has none.
   if (caller.session) Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
 
-  const server = buildServer(ctx, tools);
+  const server = buildServer(ctx, tools, outputSchemas);
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   guardToolCalls(transport);

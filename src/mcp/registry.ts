@@ -87,14 +87,12 @@ const idempotencyKeyField = z
   .min(1)
   .max(200)
   .optional()
-  .describe(
-    "Optional key that makes this write safe to retry: a repeat call with the same key and arguments returns the first result with idempotent_replay: true and writes nothing. Keys are remembered for 24 hours.",
-  );
+  .describe("Makes a retry safe: the same key and arguments within 24 h return the first result (idempotent_replay: true) and write nothing.");
 
 const allowSecretsField = z
   .boolean()
   .optional()
-  .describe("Store secret-shaped text (tokens, keys, passwords) verbatim. By default it is masked before storing, with a warning naming what was masked.");
+  .describe("Store secret-shaped text (tokens, keys) verbatim; by default it is masked, with a warning.");
 
 const warningsField = z.array(z.string()).optional().describe("Things worth a second look, e.g. secret-shaped text that was masked.");
 
@@ -170,8 +168,8 @@ function compile(def: AnyToolDef): Compiled {
               anyOf: [jsonSchema(success, "output"), jsonSchema(def.errorData ? errorEnvelope.extend(def.errorData.partial().shape) : errorEnvelope, "output")],
             } as Tool["outputSchema"],
           }),
+      // The title is the listing's own `title` (MCP 2025-06-18 on); annotations.title would repeat it.
       annotations: {
-        title: def.title,
         readOnlyHint: def.annotations.readOnly,
         destructiveHint: def.annotations.destructive,
         idempotentHint: def.annotations.idempotent,
@@ -184,6 +182,28 @@ function compile(def: AnyToolDef): Compiled {
 }
 
 export const toolListing = (def: AnyToolDef): Tool => compile(def).listing;
+
+/**
+ * Output schemas are two thirds of a full tools/list. By default a listing carries a tool's output
+ * schema only when it is small; `full` carries every one. Results are validated against the whole
+ * schema on the server either way.
+ */
+export type OutputSchemaListing = "full" | "small";
+export const SMALL_OUTPUT_SCHEMA_CHARS = 1500;
+
+const slim = new WeakMap<AnyToolDef, Tool>();
+
+export function listedTool(def: AnyToolDef, outputSchemas: OutputSchemaListing): Tool {
+  const full = toolListing(def);
+  if (outputSchemas === "full" || full.outputSchema === undefined) return full;
+  let t = slim.get(def);
+  if (!t) {
+    const { outputSchema, ...rest } = full;
+    t = JSON.stringify(outputSchema).length <= SMALL_OUTPUT_SCHEMA_CHARS ? full : rest;
+    slim.set(def, t);
+  }
+  return t;
+}
 
 function render(structured: Record<string, unknown>, summary: string): CallToolResult {
   const json = JSON.stringify(structured);

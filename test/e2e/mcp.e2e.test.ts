@@ -22,7 +22,8 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
   let a: Awaited<ReturnType<typeof connect>>;
 
   beforeAll(async () => {
-    a = await connect(inject("keyA"), "?toolsets=all");
+    // Every output schema listed, so the SDK client validates every result against its tool's schema.
+    a = await connect(inject("keyA"), "?toolsets=all&output_schemas=full");
   });
   afterAll(async () => {
     await a.client.close();
