@@ -219,7 +219,7 @@ mcpRoutes.post("/", async (c) => {
   if (batchRefused) return batchRefused;
 
   let tools;
-  let outputSchemas: OutputSchemaListing = "small";
+  let outputSchemas: OutputSchemaListing;
   try {
     outputSchemas = outputSchemaListing(c.req.query("output_schemas") ?? c.req.header("X-MCP-Output-Schemas"));
     const surface = surfaceOf(c);
