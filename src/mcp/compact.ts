@@ -7,11 +7,11 @@
  */
 import { z } from "zod";
 import { DOCS_SURFACE, DOC_OPS } from "../docs/ops";
-import { boundedJson, MAX_ARG_BYTES } from "./bounds";
+import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchema } from "./composite";
 import { defineTool, type AnyToolDef } from "./define-tool";
 import { type ErrorBody, excerpt, notFound, ToolError } from "./errors";
 import { jsonSchema } from "./json-schema";
-import { executeSummary, type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, runExecute, runQuery } from "./pipeline";
+import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText } from "./pipeline";
 import { callTool, type Surface, selectTools, toolListing } from "./registry";
 
 /** The document store's composite tools become their ops (docs_search, docs_add, …) here. */
@@ -143,26 +143,6 @@ function build(surface: Surface): CompactSurface {
   return { pipeline, ops, tools: compactTools(pipeline, surface.readonly) };
 }
 
-const step = boundedJson(
-  z
-    .object({
-      op: z.string().min(1).max(64).describe("An op name (describe lists them)."),
-      params: boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_ARG_BYTES, maxDepth: 12 }).optional().describe("The op's parameters; \"$prev.field[N].sub\" takes a value from the previous step's result."),
-    })
-    .catchall(z.unknown()),
-  { maxBytes: MAX_ARG_BYTES, maxDepth: 13 },
-);
-const anything = z.object({}).loose();
-const fail = (e: ErrorBody, message = e.message, data?: Record<string, unknown>) => new ToolError(e.code, message, { hint: e.hint, retryable: e.retryable, data });
-const opResult = z.object({
-  stepIndex: z.number(),
-  op: z.string(),
-  success: z.boolean(),
-  data: anything.optional(),
-  error: z.object({ code: z.string(), message: z.string(), hint: z.string(), retryable: z.boolean() }).optional(),
-});
-const batch = z.object({ results: z.array(opResult), totalOps: z.number(), succeeded: z.number(), failed: z.number(), skipped: z.number() });
-
 function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[] {
   const query = defineTool({
     name: "query",
@@ -170,19 +150,11 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     description:
       "Run read ops in order; each step sees the previous result as $prev (\"$prev.items[0].id\"). {\"steps\":[{\"op\":\"describe\"}]} lists every op; {\"op\":\"describe\",\"params\":{\"target\":\"task_query\"}} gives its schema.",
     toolset: "compact",
-    input: z.object({ steps: z.array(step).min(1).max(20).describe("1–20 steps, {op, params}.") }),
-    output: anything,
+    input: z.object({ steps: z.array(stepSchema).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, {op, params}.`) }),
+    output: openResult,
     listOutput: false,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
-    async run(ctx, input) {
-      const answer = await runQuery(ctx, pipeline, input.steps);
-      if (answer.kind === "single") {
-        if (!answer.outcome.ok) throw fail(answer.outcome.error);
-        return answer.outcome.data;
-      }
-      const { steps, totalSteps, completedSteps, failedSteps } = answer;
-      return { steps, totalSteps, completedSteps, failedSteps };
-    },
+    run: (ctx, input) => queryTool(ctx, pipeline, input.steps),
     text: (payload, input) => queryText(payload, input.steps.length),
   });
   const execute = defineTool({
@@ -191,22 +163,17 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     description: "Run write ops in order, stopping at the first failure unless continue_on_error; $prev as in query. Describe ops with query.",
     toolset: "compact",
     input: z.object({
-      operations: z.array(step).min(1).max(50).describe("1–50 operations, {op, params}."),
+      operations: z.array(stepSchema).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, {op, params}.`),
       continue_on_error: z.boolean().default(false).describe("Go on after a failure."),
     }),
-    output: batch,
-    errorData: batch,
+    output: batchResult,
+    errorData: batchResult,
     listOutput: false,
     annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
     // Each op masks (or not) as its own tool does.
     secrets: "handler",
-    async run(ctx, input) {
-      const answer = await runExecute(ctx, pipeline, input.operations, input.continue_on_error);
-      const { results, totalOps, succeeded, failed, skipped } = answer;
-      if (answer.firstError) throw fail(answer.firstError, executeSummary(answer), { results, totalOps, succeeded, failed, skipped });
-      return { results, totalOps, succeeded, failed, skipped };
-    },
-    summarize: (r) => `Execute: ${r.succeeded} succeeded, ${r.failed} failed out of ${r.totalOps} operations`,
+    run: (ctx, input) => executeTool(ctx, pipeline, input.operations, input.continue_on_error),
+    summarize: batchSummary,
   });
   const session = defineTool({
     name: "session",
@@ -215,26 +182,12 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     toolset: "compact",
     input: z.object({
       action: z.string().max(64).optional().describe("start, stop, pin, unpin or watch."),
-      params: boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: 64 * 1024, maxDepth: 8 }).optional().describe("The action's parameters."),
+      params: sessionParamsSchema.optional().describe("The action's parameters."),
     }),
-    output: anything,
+    output: openResult,
     listOutput: false,
     annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-    async run(ctx, input) {
-      const actions = pipeline.names("session");
-      if (typeof input.action !== "string" || input.action === "") {
-        throw new ToolError("invalid_input", "'action' string is required", { hint: `Actions: ${actions.join(", ") || "none on this surface (add ?toolsets=docs)"}.` });
-      }
-      const op = pipeline.find(input.action);
-      if (!op || op.kind !== "session") {
-        throw new ToolError("invalid_input", `Unknown session action '${excerpt(input.action, 64)}'. Valid actions: ${actions.join(", ")}`, {
-          hint: actions.length > 0 ? "Reads and writes go through query and execute." : "Session actions come with the docs toolset: add ?toolsets=docs.",
-        });
-      }
-      const o = await op.invoke(ctx, input.params ?? {}, 0);
-      if (!o.ok) throw fail(o.error);
-      return o.data;
-    },
+    run: (ctx, input) => sessionTool(ctx, pipeline, input.action, input.params),
   });
   return readonly ? [query] : [query, execute, session];
 }
