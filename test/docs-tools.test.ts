@@ -362,3 +362,32 @@ describe("search through the pipeline", () => {
     expect((await ok(ctx, "docs_query", q({ op: "search", params: { query: "middleware", type: "keyword", use_session: false } }))).results).toEqual([]);
   });
 });
+
+describe("one meaning of a glob", () => {
+  it("a pin or filter without '/' matches file names in any folder, alike in pin, list, search, grep and delete", async () => {
+    const ctx = await freshCtx();
+    await ok(ctx, "docs_execute", x(add("top.md", "glob probe"), add("deep/er/low.md", "glob probe"), add("deep/other.txt", "glob probe")));
+    const pinned = await ok(ctx, "docs_session", { action: "start", params: { name: "globs" } }).then(() => ok(ctx, "docs_session", { action: "pin", params: { path: "*.md" } }));
+    const want = ["deep/er/low.md", "top.md"];
+    expect(pinned.pinned.map((p: { path: string }) => p.path).sort()).toEqual(want);
+    expect((await ok(ctx, "docs_query", q({ op: "list", params: { paths_only: true } }))).paths.sort()).toEqual(want);
+    expect((await ok(ctx, "docs_query", q({ op: "search", params: { query: "probe", type: "keyword", paths_only: true } }))).paths.sort()).toEqual(want);
+    expect((await ok(ctx, "docs_query", q({ op: "grep", params: { pattern: "probe", files_with_matches: true } }))).paths.sort()).toEqual(want);
+    await ok(ctx, "docs_session", { action: "stop" });
+    expect((await ok(ctx, "docs_query", q({ op: "search", params: { query: "probe", type: "keyword", path_pattern: "*.md", paths_only: true } }))).paths.sort()).toEqual(want);
+    expect((await ok(ctx, "docs_query", q({ op: "grep", params: { pattern: "probe", paths: ["*.md"], files_with_matches: true } }))).paths.sort()).toEqual(want);
+    expect((await ok(ctx, "docs_execute", x({ op: "delete", params: { name: "*.md", dry_run: true } }))).results[0].data.deleted.map((d: { path: string }) => d.path).sort()).toEqual(want);
+  });
+});
+
+describe("get with graph", () => {
+  it("adds the documents linked from and to it, and the graph op walks the same edges", async () => {
+    const ctx = await freshCtx();
+    await ok(ctx, "docs_execute", x(add("guide/index.md", "# Guide\nSee [setup](setup.md)."), add("guide/setup.md", "# Setup\nInstall it."), add("other.md", "unrelated")));
+    const got = await ok(ctx, "docs_query", q({ op: "get", params: { name: "guide/index.md", graph: true, include_content: false } }));
+    expect(got.graph_enabled).toBe(true);
+    expect(got.related.map((r: { path: string }) => r.path)).toEqual(["guide/setup.md"]);
+    const back = await ok(ctx, "docs_query", q({ op: "graph", params: { name: "guide/setup.md", reverse: true } }, { op: "get", params: { hash: "$prev.nodes[0].hash", include_content: false } }));
+    expect(back.steps[1].result.path).toBe("guide/index.md");
+  });
+});

@@ -4,7 +4,6 @@
  * walk down to `path`, one tree listing, one blob per file), enter the store through
  * ingestDocument with metadata naming where they came from.
  */
-import picomatch from "picomatch";
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
@@ -16,6 +15,7 @@ import { boundedJson, firstControl } from "../mcp/bounds";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { knownMime } from "./mime";
+import { globMatcher } from "./scope";
 import { ingestDocument } from "./ingest";
 import { MAX_DOCUMENT_BYTES, MAX_LABEL_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS, normalizePath } from "./store";
 
@@ -111,26 +111,14 @@ export const joinPath = (...parts: string[]) => parts.filter((p) => p !== "").jo
 /** Whether `path` lies at or below the folder `dir` ('' contains everything). */
 export const within = (path: string, dir: string) => dir === "" || path === dir || path.startsWith(`${dir}/`);
 
-/**
- * include/exclude as one predicate. Patterns without '/' match the file name, as people write
- * '*.md'; patterns with one match the whole path. (picomatch's own basename option applies to
- * every pattern, so the two kinds are compiled apart.) Dot files are ordinary files here.
- */
+/** include/exclude as one predicate, each glob matched as everywhere in the store (./scope). */
 export function pathFilter(include: string[] | undefined, exclude: string[] | undefined, fields = ["include", "exclude"]): (path: string) => boolean {
   const compile = (globs: string[] | undefined, field: string) => {
     if (!globs?.length) return null;
     for (const g of globs) {
       if (firstControl(g, true) >= 0) throw invalidInput(`${field} pattern '${excerpt(g)}' contains a control character`, `Remove control characters from ${field}.`);
     }
-    try {
-      const byName = globs.filter((g) => !g.includes("/"));
-      const byPath = globs.filter((g) => g.includes("/"));
-      const name = byName.length ? picomatch(byName, { dot: true }) : null;
-      const path = byPath.length ? picomatch(byPath, { dot: true }) : null;
-      return (p: string) => (path !== null && path(p)) || (name !== null && name(p.slice(p.lastIndexOf("/") + 1)));
-    } catch {
-      throw invalidInput(`${field} has a pattern picomatch cannot read`, `Check the ${field} globs, e.g. ['*.md', 'docs/**'].`);
-    }
+    return globMatcher(globs);
   };
   const inc = compile(include, fields[0]!);
   const exc = compile(exclude, fields[1]!);

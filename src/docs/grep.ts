@@ -7,7 +7,7 @@
  * bounded per call (bytes scanned, weighted by the pattern's program size, and wall time between
  * fetches): when a bound is reached the call answers what it found with `truncated: true`.
  */
-import picomatch from "picomatch";
+import { globMatcher, scopeMatcher } from "./scope";
 import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput } from "../mcp/errors";
@@ -496,21 +496,13 @@ function pathFilter(paths: string[] | undefined): ((path: string) => boolean) | 
   const tests: ((path: string) => boolean)[] = [];
   for (const raw of paths) {
     if (/[*?[\]{}!]/.test(raw)) {
-      const glob = raw.replace(/^\.?\//, "");
-      tests.push(picomatch(glob, { dot: true }));
+      tests.push(globMatcher([raw]));
     } else {
       const p = normalizePath(raw);
       tests.push((path) => path === p || path.startsWith(`${p}/`));
     }
   }
   return (path) => tests.some((t) => t(path));
-}
-
-function scopeFilter(scope: DocScope | undefined): ((path: string, hash: string) => boolean) | null {
-  if (!scope || (scope.patterns.length === 0 && scope.hashes.length === 0)) return null;
-  const globs = scope.patterns.map((p) => picomatch(p, { dot: true }));
-  const hashes = new Set(scope.hashes);
-  return (path, hash) => hashes.has(hash) || globs.some((g) => g(path));
 }
 
 interface Candidate {
@@ -557,7 +549,7 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
   const maxCount = params.max_count ?? 0;
   const context = Math.min(params.context ?? 0, GREP_CONTEXT_MAX);
   const byPath = pathFilter(params.paths);
-  const byScope = scopeFilter(scope);
+  const byScope = scopeMatcher(scope);
 
   const match = trigramMatch(requiredLiterals(pattern));
   const listed = match

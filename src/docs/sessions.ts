@@ -17,7 +17,7 @@
  *   daemon's cache; this server has no per-process cache (any isolate may serve any call), so
  *   it changes nothing else here.
  */
-import picomatch from "picomatch";
+import { globMatcher } from "./scope";
 import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
 import { firstControl } from "../mcp/bounds";
 import type { Ctx } from "../mcp/context";
@@ -104,9 +104,9 @@ interface Matches {
   scan_truncated: boolean;
 }
 
-/** Live documents of the caller's tenant whose path matches the glob (picomatch, dot: true, as DocScope says). */
+/** Live documents of the caller's tenant whose path matches the glob, as list, search and grep match it (./scope). */
 async function matchGlob(ctx: Ctx, glob: string): Promise<Matches> {
-  const isMatch = picomatch(glob, { dot: true });
+  const isMatch = globMatcher([glob]);
   const prefix = literalPrefix(glob);
   // Every path the glob can match sorts between the prefix and the prefix followed by the
   // highest code point, so the scan reads only that range of the live-path index.

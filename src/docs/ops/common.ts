@@ -4,7 +4,7 @@ import { z } from "zod";
 import { boundedJson } from "../../mcp/bounds";
 import type { Ctx } from "../../mcp/context";
 import { excerpt, invalidInput } from "../../mcp/errors";
-import type { DocScope } from "../op";
+import { globMatcher } from "../scope";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store";
 
 export const tagsField = z.array(z.string().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
@@ -60,19 +60,6 @@ export function documentView(r: DocRow) {
     indexed: r.indexed_at,
   };
 }
-
-/** picomatch for a stored-path glob: dotfiles included; a pattern without '/' matches the file name anywhere. */
-export function globMatcher(patterns: readonly string[]): (path: string) => boolean {
-  if (patterns.length === 0) return () => false;
-  const matchers = patterns.map((p) => {
-    const glob = p.replace(/^\/+/, "");
-    return picomatch(glob, { dot: true, basename: !glob.includes("/") });
-  });
-  return (path) => matchers.some((m) => m(path));
-}
-
-export const inScope = (scope: DocScope, doc: { path: string; hash: string }) =>
-  scope.hashes.some((h) => doc.hash.startsWith(h)) || globMatcher(scope.patterns)(doc.path);
 
 /** Whether a string is a glob rather than a plain path. */
 export const isGlob = (s: string) => picomatch.scan(s).isGlob;

@@ -1,7 +1,8 @@
 import { z } from "zod";
 import { defineOp } from "../op";
 import { currentScope } from "../sessions";
-import { collectionField, DOC_COLUMNS, DOC_FROM, type DocRow, documentView, globField, globMatcher, inScope } from "./common";
+import { globMatcher, scopeMatcher } from "../scope";
+import { collectionField, DOC_COLUMNS, DOC_FROM, type DocRow, documentView, globField } from "./common";
 
 const SORT_COLUMNS = { name: "d.name", size: "d.size", created: "d.created_at", modified: "d.modified_at", indexed: "d.indexed_at" } as const;
 
@@ -44,7 +45,7 @@ export const listOp = defineOp({
       where.push("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE json_each.value = ?)");
       binds.push(tag);
     }
-    const scope = p.use_session ? await currentScope(ctx) : null;
+    const scope = scopeMatcher(p.use_session ? await currentScope(ctx) : null);
     const glob = p.path_pattern ? globMatcher([p.path_pattern]) : null;
     const order = `${SORT_COLUMNS[p.sort_by]} ${p.sort_order === "asc" ? "ASC" : "DESC"}, d.path ASC`;
     // Filters SQL cannot express (globs, session pins) are applied to the rows SQL returns; the
@@ -57,7 +58,7 @@ export const listOp = defineOp({
     let total: number;
     if (needsScan) {
       const all = await ctx.d1.prepare(`${sql} LIMIT 20001`).bind(...binds).all<DocRow>();
-      const kept = all.results.filter((r) => (!glob || glob(r.path)) && (!scope || inScope(scope, r)));
+      const kept = all.results.filter((r) => (!glob || glob(r.path)) && (!scope || scope(r.path, r.hash)));
       total = kept.length;
       rows = kept.slice(p.offset, p.offset + p.limit);
     } else {

@@ -18,6 +18,7 @@ import { reciprocalRankFusion } from "../../search/hybrid";
 import { nearest, selectSemantic } from "../../search/semantic";
 import { snippetAround } from "../../search/snippet";
 import { expandWords, type Expansion } from "../fuzzy";
+import { globMatcher, scopeMatcher } from "../scope";
 import { currentScope } from "../sessions";
 import { defineOp, type DocScope } from "../op";
 import { MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store";
@@ -129,22 +130,14 @@ function buildFilters(params: SearchParams, scope: DocScope | undefined): Filter
   let prefix = "";
   if (params.path_pattern !== undefined) {
     const pattern = params.path_pattern.replace(/^\/+/, "");
-    let isMatch: (s: string) => boolean;
-    try {
-      isMatch = picomatch(pattern, { dot: true });
-    } catch {
-      throw invalidInput(`path_pattern '${pattern.slice(0, 100)}' is not a valid glob`, "Use a glob such as 'docs/**/*.md' or '*.txt'.");
-    }
+    const isMatch = globMatcher([pattern]);
     checks.push((path) => isMatch(path));
     // The glob's literal leading folders narrow the candidates in SQL before the glob is checked.
     const base = picomatch.scan(pattern).base;
     if (base && base !== "." && !/[*?[\]{}()!]/.test(base)) prefix = `${base.replace(/\/+$/, "")}/`;
   }
-  if (scope && (scope.patterns.length > 0 || scope.hashes.length > 0)) {
-    const globs = scope.patterns.length > 0 ? picomatch(scope.patterns, { dot: true }) : () => false;
-    const hashes = scope.hashes.map((h) => h.toLowerCase());
-    checks.push((path, hash) => globs(path) || hashes.some((h) => hash.startsWith(h)));
-  }
+  const inScope = scopeMatcher(scope);
+  if (inScope) checks.push(inScope);
   const tags = params.tags && params.tags.length > 0 ? JSON.stringify(params.tags) : null;
   return {
     sql: (first) => {
