@@ -1,32 +1,62 @@
 /**
- * What tools/list costs an agent's context, in tokens (cl100k, a real tokenizer): output schemas
- * are listed only when small unless the client asks for all of them, and compact mode lists three
- * tools. The figures are printed for the README's table.
+ * What tools/list costs an agent's context, in tokens (cl100k, a real tokenizer). The lean listing
+ * (the default) carries small output schemas only and no size bounds; `schemas=full` carries every
+ * schema whole; compact mode lists three tools. The figures are printed for the README's table.
  */
 import { describe, expect, it } from "vitest";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { compactSurface } from "../src/mcp/compact";
-import { listedTool, selectTools, SMALL_OUTPUT_SCHEMA_CHARS, toolListing } from "../src/mcp/registry";
+import { leanSchema, listedTool, selectTools, SMALL_OUTPUT_SCHEMA_CHARS, toolListing } from "../src/mcp/registry";
 import { connectClient, seedIdentity } from "./helpers";
 
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
 const SURFACES = { default: { toolsets: [], readonly: false }, all: { toolsets: ["all"], readonly: false }, readonly: { toolsets: [], readonly: true } };
 
 describe("tools/list size", () => {
-  it("lists only small output schemas by default, every one with output_schemas=full, and prints the figures", () => {
+  it("lists small output schemas and no size bounds by default, everything with schemas=full, and prints the figures", () => {
     for (const [name, surface] of Object.entries(SURFACES)) {
       const tools = selectTools(surface);
-      const small = tools.map((t) => listedTool(t, "small"));
+      const lean = tools.map((t) => listedTool(t, "lean"));
       const full = tools.map((t) => listedTool(t, "full"));
-      for (const t of small) if (t.outputSchema) expect(JSON.stringify(t.outputSchema).length, t.name).toBeLessThanOrEqual(SMALL_OUTPUT_SCHEMA_CHARS);
+      for (const t of lean) {
+        if (t.outputSchema) expect(JSON.stringify(toolListing(tools.find((d) => d.name === t.name)!).outputSchema).length, t.name).toBeLessThanOrEqual(SMALL_OUTPUT_SCHEMA_CHARS);
+        expect(JSON.stringify(t.inputSchema), t.name).not.toMatch(/"(maxLength|minLength|maxItems|x-max-bytes|x-brief)"/);
+      }
       expect(full.every((t) => t.outputSchema !== undefined)).toBe(true);
       expect(full).toEqual(tools.map(toolListing));
-      const compact = compactSurface(surface).tools.map((t) => listedTool(t, "small"));
-      console.info(`tools/list ${name}: ${tools.length} tools, ${tokens(small)} tokens (small output schemas), ${tokens(full)} (full); compact ${tokens(compact)}`);
-      expect(tokens(small)).toBeLessThan(tokens(full) / 2);
+      const compact = compactSurface(surface).tools.map((t) => listedTool(t, "lean"));
+      console.info(`tools/list ${name}: ${tools.length} tools, ${tokens(lean)} tokens (lean), ${tokens(full)} (schemas=full); compact ${tokens(compact)}`);
+      if (name === "all") {
+        const byDefault = new Set(selectTools(SURFACES.default));
+        const rows = tools.map((t, i) => ({ t, dflt: byDefault.has(t), lean: tokens(lean[i]), full: tokens(full[i]) }));
+        rows.sort((a, b) => Number(b.dflt) - Number(a.dflt) || a.t.toolset.localeCompare(b.t.toolset) || b.lean - a.lean);
+        console.info(rows.map((r) => `| ${r.t.toolset}${r.dflt ? " (default)" : ""} | ${r.t.name} | ${r.lean} | ${r.full} |`).join("\n"));
+      }
+      expect(tokens(lean)).toBeLessThan(tokens(full) / 2);
     }
-    // A guard against growth while the default surface works down to its 10,000-token budget.
-    expect(tokens(selectTools(SURFACES.default).map((t) => listedTool(t, "small")))).toBeLessThanOrEqual(17_000);
+    expect(tokens(selectTools(SURFACES.default).map((t) => listedTool(t, "lean")))).toBeLessThanOrEqual(10_000);
+  });
+
+  it("leaves out only what the server enforces or the listing repeats: every parameter keeps its name, type and description", () => {
+    for (const def of selectTools(SURFACES.all)) {
+      const full = toolListing(def).inputSchema as { properties: Record<string, Record<string, unknown>>; required?: string[] };
+      const lean = listedTool(def, "lean").inputSchema as typeof full;
+      expect(Object.keys(lean.properties), def.name).toEqual(Object.keys(full.properties));
+      expect(lean.required, def.name).toEqual(full.required);
+      for (const [key, p] of Object.entries(full.properties)) {
+        expect(lean.properties[key]!.description, `${def.name}.${key}`).toBe(p.description);
+        expect(lean.properties[key]!.type, `${def.name}.${key}`).toEqual(p.type);
+        expect(lean.properties[key]!.enum, `${def.name}.${key}`).toEqual(p.enum);
+      }
+    }
+  });
+
+  it("drops a nullable branch's repeated description and briefs a schema marked as repeating another tool's", () => {
+    const nullable = { anyOf: [{ type: "string", maxLength: 9, description: "Owner." }, { type: "null" }], description: "Owner. null clears." };
+    expect(leanSchema(nullable)).toEqual({ anyOf: [{ type: "string" }, { type: "null" }], description: "Owner. null clears." });
+    expect(leanSchema({ type: "object", "x-brief": true, description: "Like task_create.", properties: { a: { type: "string" } } })).toEqual({ type: "object", description: "Like task_create." });
+    const many = listedTool(selectTools(SURFACES.default).find((t) => t.name === "task_create_many")!, "lean").inputSchema as unknown as { properties: { tasks: { items: unknown } } };
+    expect(many.properties.tasks.items).toEqual({ type: "object", description: expect.stringContaining("task_create") });
   });
 
   it("is chosen per request over HTTP, and a bad value is refused", async () => {
@@ -35,9 +65,14 @@ describe("tools/list size", () => {
     const slimTools = (await slim.client.listTools()).tools;
     expect(slimTools.some((t) => t.outputSchema === undefined)).toBe(true);
     await slim.client.close();
-    const full = await connectClient(id.key, "/mcp?output_schemas=full");
-    expect((await full.client.listTools()).tools.every((t) => t.outputSchema !== undefined)).toBe(true);
-    await full.client.close();
-    await expect(connectClient(id.key, "/mcp?output_schemas=huge")).rejects.toThrow(/Unknown output_schemas/);
+    expect(JSON.stringify(slimTools)).not.toContain("maxLength");
+    for (const path of ["/mcp?schemas=full", "/mcp?output_schemas=full"]) {
+      const full = await connectClient(id.key, path);
+      const fullTools = (await full.client.listTools()).tools;
+      expect(fullTools.every((t) => t.outputSchema !== undefined), path).toBe(true);
+      expect(JSON.stringify(fullTools), path).toContain("maxLength");
+      await full.client.close();
+    }
+    await expect(connectClient(id.key, "/mcp?schemas=huge")).rejects.toThrow(/Unknown schemas/);
   });
 });

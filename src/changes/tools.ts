@@ -15,8 +15,8 @@ const PATH_MAX = 1024;
 const LABEL_MAX = 256;
 
 const entityPathField = (description: string) => z.string().min(1).max(PATH_MAX).describe(description);
-const limitField = (def: number) => z.number().int().min(1).max(1000).default(def).describe(`Maximum number of results (1–1000, default ${def}).`);
-const cursorField = z.string().max(200).optional().describe("Opaque next_cursor from the previous page; omit for the first page.");
+const limitField = (def: number) => z.number().int().min(1).max(1000).default(def).describe("Results to return.");
+const cursorField = z.string().max(200).optional().describe("next_cursor of the previous page.");
 const label = (description: string) => z.string().max(LABEL_MAX).optional().describe(description);
 
 const page = <T extends z.ZodType>(item: T) =>
@@ -47,30 +47,30 @@ const changeTypeField = z
       return `invalid change_type '${given}'; must be one of: [${[...CHANGE_TYPES].sort().join(", ")}]${guess ? ` (did you mean '${guess}'?)` : ""}`;
     },
   })
-  .describe(`What happened: ${CHANGE_TYPES.join(" / ")}. Validated against this list; typos are rejected and nothing is written.`);
+  .describe("What happened; a typo is rejected and nothing is written.");
 
 export const logChangeTool = defineTool({
   name: "log_change",
   title: "Log a code change",
   toolset: "changes",
   description:
-    "Record a change event: what changed (entity_path, change_type), the diff, and why (reasoning). The change ledger's only writer; append-only. Call it after every meaningful change, with reasoning taken from your own context. Returns the new event id plus advisory warnings (short or generic reasoning, secret-looking text, path shape, truncation); warnings never block the write.",
+    "Record what changed and why, after every meaningful change. Append-only; warnings never block the write.",
   input: z.object({
-    entity_path: entityPathField("The thing that changed: users.email, src/auth.py::login, env/STRIPE_SECRET_KEY, deps/stripe. Canonicalized (trimmed, leading ./ stripped, // collapsed, \\ → /; case kept)."),
+    entity_path: entityPathField("The thing that changed: users.email, src/auth.py::login, env/STRIPE_SECRET_KEY, deps/stripe."),
     change_type: changeTypeField,
-    entity_type: z.string().max(64).optional().describe("column / table / file / function / class / endpoint / dependency / env_var / index / schema / config / other. Unrecognized values are stored as 'other' with a warning. Default 'other' (a supersede inherits its target's type)."),
-    diff: z.string().max(1_000_000).optional().describe("The diff text. Optional but recommended. Over 64KB it is truncated with a marker and a warning."),
-    reasoning: z.string().max(200_000).optional().describe("Why the change was made, from your own context. Empty, very short or generic text draws a warning. Over 32KB it is truncated with a warning."),
-    agent: label("Ignored for attribution: the agent is the actor of your API key. A different value is kept as metadata.client_agent with a warning."),
-    session_id: label("Session correlation id. Defaults to the MCP session id."),
-    git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known (usually backfilled later)."),
-    project: label("Project name; used as an exact-match filter by change_history and stale_decisions."),
-    changeset_id: label("A slug grouping related changes under one feature or task (see the changeset tool)."),
-    rename_from: z.string().max(PATH_MAX).optional().describe("The entity's previous path, for renames: set change_type='rename' and put the new path in entity_path. Writes a rename on the old path and a create on the new one (metadata.renamed_from) atomically. Rejected with any other change_type."),
-    revisit_after: z.string().max(64).optional().describe("When to revisit this decision: an ISO-8601 date (2026-12-01) or an offset from now (90d, 6mo, 1y; m = minutes, mo = months). Consumed by stale_decisions."),
-    expires_when: z.string().max(PATH_MAX + 32).optional().describe("When the decision stops holding, in a closed grammar: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD, manual:LABEL. Anything else is rejected."),
-    stale_when: z.string().max(2000).optional().describe("Free text naming conditions that should prompt a review; later changes sharing two or more keywords with it surface the decision in stale_decisions."),
-    supersedes: z.string().max(64).optional().describe("With change_type='supersede': the id of the removal (remove/delete/revert/reject…) this re-opens. Omit to re-open the most recent removal on the entity."),
+    entity_type: z.string().max(64).optional().describe("column, table, file, function, class, endpoint, dependency, env_var, index, schema, config or other (default)."),
+    diff: z.string().max(1_000_000).optional().describe("The diff (recommended; over 64KB truncated with a warning)."),
+    reasoning: z.string().max(200_000).optional().describe("Why, from your own context (weak or missing reasoning draws a warning)."),
+    agent: label("Ignored: your key's actor is the agent."),
+    session_id: label("Session correlation id (default: the MCP session)."),
+    git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
+    project: label("Project name."),
+    changeset_id: label("Slug grouping the changes of one feature or task."),
+    rename_from: z.string().max(PATH_MAX).optional().describe("With change_type 'rename': the previous path (entity_path is the new one)."),
+    revisit_after: z.string().max(64).optional().describe("When to revisit this decision: a date (2026-12-01) or an offset (90d, 6mo, 1y)."),
+    expires_when: z.string().max(PATH_MAX + 32).optional().describe("When the decision stops holding: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD or manual:LABEL."),
+    stale_when: z.string().max(2000).optional().describe("Conditions that should prompt a review."),
+    supersedes: z.string().max(64).optional().describe("With change_type 'supersede': the removal it re-opens (default: the latest)."),
   }),
   output: z.object({
     id: z.string().describe("The new event's id (for a rename, the create event on the new path)."),
@@ -90,9 +90,9 @@ export const changeDiffTool = defineTool({
   title: "Diff an entity's history",
   toolset: "changes",
   description:
-    "History of one entity or a dotted prefix of entities, newest first: 'users' returns users and users.* (not usersX). LIKE metacharacters match literally. (Seed name: diff.)",
+    "History of an entity or dotted prefix (users → users, users.*), newest first. (Seed name: diff.)",
   input: z.object({
-    entity_path: entityPathField("Exact entity (users.email) or dotted prefix (users → users.*)."),
+    entity_path: entityPathField("Exact entity or dotted prefix."),
     limit: limitField(20),
     cursor: cursorField,
   }),
@@ -107,8 +107,8 @@ export const blameTool = defineTool({
   title: "Blame an entity",
   toolset: "changes",
   description:
-    "The most recent change to an exact entity, with its reasoning and context, plus the entity's decision status (active / reverted / reopened). The query to run before touching something. Exact match only (use change_diff for prefixes). On a miss every field is empty and `error` says no history was found; that is not a failure.",
-  input: z.object({ entity_path: entityPathField("The exact entity, e.g. users.email or src/auth.py::login.") }),
+    "The latest change to an exact entity, with its reasoning and decision status; run it before touching something.",
+  input: z.object({ entity_path: entityPathField("The exact entity.") }),
   output: eventSchema.extend({
     status: z.enum(["active", "reverted", "reopened", "no_history"]).describe("Decision status from the latest event."),
     error: z.string().describe("\"\" when found; 'No history found for …' on a miss."),
@@ -124,7 +124,7 @@ export const changeHistoryTool = defineTool({
   toolset: "changes",
   description: "Filtered history across all entities, newest first. (Seed name: history.)",
   input: z.object({
-    since: z.string().max(64).optional().describe("Only events at or after this: a relative window (15m, 24h, 7d, 5mo, 1y; m = minutes, mo = months) or an ISO-8601 time. Unparseable values are an error."),
+    since: z.string().max(64).optional().describe("Only events since: a window (15m, 24h, 7d, 5mo, 1y) or an ISO-8601 time."),
     entity_path: z.string().max(PATH_MAX).optional().describe("Exact entity or dotted prefix."),
     project: label("Exact project name."),
     changeset_id: label("Exact changeset slug."),
@@ -141,7 +141,7 @@ export const changesetTool = defineTool({
   name: "changeset",
   title: "Get a changeset",
   toolset: "changes",
-  description: "All events grouped under a feature/task slug, oldest first, to reconstruct the chronology. An unknown slug gives an empty list with `error` set; that is not a failure.",
+  description: "All events under a changeset slug, oldest first.",
   input: z.object({
     changeset_id: z.string().min(1).max(LABEL_MAX).describe("The changeset slug."),
     limit: limitField(1000),
@@ -158,9 +158,9 @@ export const changeSearchTool = defineTool({
   title: "Search events",
   toolset: "changes",
   description:
-    "Case-insensitive substring search across entity_path, diff, reasoning and agent, newest first. _ and % match literally, not as wildcards. (Seed name: search.)",
+    "Literal substring search over path, diff, reasoning and agent, newest first. (Seed name: search.)",
   input: z.object({
-    query: z.string().min(1).max(SEARCH_QUERY_MAX).describe(`Free text, matched as a literal substring (up to ${SEARCH_QUERY_MAX} characters).`),
+    query: z.string().min(1).max(SEARCH_QUERY_MAX).describe("Text to find."),
     limit: limitField(20),
     cursor: cursorField,
   }),
@@ -186,12 +186,12 @@ export const priorAttemptsTool = defineTool({
   title: "Prior attempts on an entity",
   toolset: "changes",
   description:
-    "Call before editing an entity: earlier attempts on it, each with an inferred outcome (reverted, reopened, rejected, active), so you can change plan instead of repeating a change that was undone. Conservative: by default only clear tried-then-undone cases come back, and an empty list is the normal answer. Deterministic; never writes.",
+    "Call before editing an entity: earlier attempts and how they ended, so you do not repeat an undone change. Usually empty.",
   input: z.object({
-    entity_path: z.string().max(PATH_MAX).optional().describe("The entity you are about to change; exact or dotted prefix (users covers users.email). Provide this or description; it wins if both are given."),
-    description: z.string().max(4096).optional().describe("Free text when you have no exact path; matched as a substring against prior reasoning, diffs and paths."),
-    min_confidence: z.enum(["proximity_high", "proximity_low"]).default("proximity_high").describe("proximity_high (default): only clear cases (explicit revert/reject, or a removal within the window). proximity_low: also still-active attempts and far-apart removals."),
-    window_minutes: z.number().int().min(1).max(525_600).default(10_080).describe("Proximity window for add→remove pairs: within it ⇒ proximity_high, beyond ⇒ proximity_low. Default 10080 (7 days)."),
+    entity_path: z.string().max(PATH_MAX).optional().describe("The entity you will change (exact or dotted prefix). This or description."),
+    description: z.string().max(4096).optional().describe("Free text when you have no path; a substring of reasoning, diffs and paths."),
+    min_confidence: z.enum(["proximity_high", "proximity_low"]).default("proximity_high").describe("proximity_high: clear undo cases only; proximity_low: also active attempts and distant removals."),
+    window_minutes: z.number().int().min(1).max(525_600).default(10_080).describe("An add→remove pair within this is proximity_high."),
     limit: limitField(20),
   }),
   output: page(attemptSchema),
@@ -218,9 +218,9 @@ export const staleDecisionsTool = defineTool({
   title: "Stale decisions due for revisit",
   toolset: "changes",
   description:
-    "Dated decisions that have come due and whose entity is still in active use (queried by blame/change_diff/prior_attempts since, or later activity in its changeset), plus decisions whose expires_when fired or whose stale_when is echoed by later work. Pure age never surfaces a decision. Most overdue first. Deterministic; never writes.",
+    "Decisions due for a revisit (date, expires_when or stale_when) whose entity is still in use, most overdue first.",
   input: z.object({
-    entity_path: z.string().max(PATH_MAX).optional().describe("Only decisions on this entity (exact or dotted prefix)."),
+    entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),
     agent: label("Exact agent name; 'me' means you."),
     limit: limitField(20),

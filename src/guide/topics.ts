@@ -15,11 +15,13 @@ Then orient with project_brief on the project you work in, claim work with task_
 Comments, attachments and code refs hang off projects, tasks and decisions. The change ledger records every change to an entity path (users.email, src/auth.py::login).` },
   { id: "the-loop", title: "The loop", body: `whoami → task_claim (or task_get on your open task) → prior_attempts before editing → do the work → log_change for each change →
 task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.` },
-  { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. task_query with state: ready lists open tasks whose dependencies are all done.
+  { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
+expected_status on task_update is an optimistic precondition (conflict when the status moved). task_query with state: ready lists open tasks whose dependencies are all done.
 task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and the reviewer's approval
 (verdict approved on the latest review, from someone other than whoever asked and the assignee).
 task_claim leases a task and returns a fencing_token. While your lease is live only you change the task (others get lease_held); pass the token on
-task_update, task_assign and task_release so a write from a lease that ran out or was taken over is refused (stale_fencing_token: re-claim, re-read, retry).` },
+task_update, task_assign and task_release so a write from a lease that ran out or was taken over is refused (stale_fencing_token: re-claim, re-read, retry).
+An operator key may write over another's lease with force: true and a reason; the holder is notified. A lease that runs out sends the task back to the pool.` },
   { id: "decisions", title: "Decisions", body: `decision_log appends a decision (title, choice, rationale, options with pros and cons). To change one, log a new decision with supersedes_decision_id;
 decision_set_status only moves proposed/accepted/rejected. decision_query searches the text; with semantic: true it also ranks by meaning.` },
   { id: "knowledge", title: "Knowledge", body: `Search before you redo research: knowledge_search ranks notes by words and meaning together (mode: hybrid); lexical_only: true ranks by words alone.
@@ -52,7 +54,7 @@ A recurring job sends X-Run-Series-Key on its requests so its runs form a series
 A loop that wakes on a schedule should start each tick with whoami, whose delta covers what happened since its last call.` },
   { id: "errors-and-recovery", title: "Errors and recovery", body: `Every failure is { ok: false, error: { code, message, hint, retryable } }: follow the hint. retryable: true means the same call may succeed later.
 A blame miss or an unknown changeset is not a failure: the payload's error string says so.
-invalid_input names the parameter: every string and list has a limit (tools/list shows maxLength, maxItems, x-max-bytes), identifiers and titles are one line without control characters, and one call's arguments stay under 2 MiB and 24 levels of nesting.
+invalid_input names the parameter: every string and list has a limit (tools/list shows maxLength, maxItems and x-max-bytes with ?schemas=full, and the error names the bound), identifiers and titles are one line without control characters, and one call's arguments stay under 2 MiB and 24 levels of nesting.
 rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shaped text in a write is stored masked, with a warning; pass allow_secrets: true only when you mean to keep it.` },
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
 Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },

@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { compactSurface, isCompactMode } from "../mcp/compact";
-import { type OutputSchemaListing, selectTools, type Surface } from "../mcp/registry";
+import { type SchemaListing, selectTools, type Surface } from "../mcp/registry";
 import { buildServer } from "../mcp/server";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
@@ -50,12 +50,16 @@ function surfaceOf(c: Context<AppEnv>): Surface {
   };
 }
 
-/** `?output_schemas=full` lists every tool's output schema; by default only the small ones are listed. */
-function outputSchemaListing(raw: string | undefined): OutputSchemaListing {
+/**
+ * `?schemas=full` lists every schema whole; the default `lean` listing is what an agent's context
+ * can afford. `output_schemas` is the parameter's earlier name, still accepted.
+ */
+function schemaListing(c: Context<AppEnv>): SchemaListing {
+  const raw = c.req.query("schemas") ?? c.req.query("output_schemas") ?? c.req.header("X-MCP-Schemas") ?? c.req.header("X-MCP-Output-Schemas");
   const v = (raw ?? "").trim().toLowerCase();
-  if (v === "" || v === "small") return "small";
+  if (v === "" || v === "lean" || v === "small") return "lean";
   if (v === "full") return "full";
-  throw new ToolError("invalid_input", `Unknown output_schemas '${excerpt(v, 40)}'.`, { hint: "Use output_schemas=full (every output schema) or small (the default: small ones only)." });
+  throw new ToolError("invalid_input", `Unknown schemas '${excerpt(v, 40)}'.`, { hint: "Use schemas=full (every schema whole) or lean (the default: small output schemas, no size bounds)." });
 }
 
 const MAX_RPC_ERROR_MESSAGE = 1000;
@@ -219,9 +223,9 @@ mcpRoutes.post("/", async (c) => {
   if (batchRefused) return batchRefused;
 
   let tools;
-  let outputSchemas: OutputSchemaListing;
+  let listing: SchemaListing;
   try {
-    outputSchemas = outputSchemaListing(c.req.query("output_schemas") ?? c.req.header("X-MCP-Output-Schemas"));
+    listing = schemaListing(c);
     const surface = surfaceOf(c);
     tools = isCompactMode(c.req.query("mode"), c.req.header("X-MCP-Mode")) ? compactSurface(surface).tools : selectTools(surface);
   } catch (err) {
@@ -251,7 +255,7 @@ mcpRoutes.post("/", async (c) => {
   // Only an established session has a run; an initialize request or a session-less call has none.
   if (caller.session) Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
 
-  const server = buildServer(ctx, tools, outputSchemas);
+  const server = buildServer(ctx, tools, listing);
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
   await server.connect(transport);
   guardToolCalls(transport);

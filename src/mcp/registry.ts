@@ -87,12 +87,12 @@ const idempotencyKeyField = z
   .min(1)
   .max(200)
   .optional()
-  .describe("Makes a retry safe: the same key and arguments within 24 h return the first result (idempotent_replay: true) and write nothing.");
+  .describe("Retry key: a repeat within 24 h replays the first result.");
 
 const allowSecretsField = z
   .boolean()
   .optional()
-  .describe("Store secret-shaped text (tokens, keys) verbatim; by default it is masked, with a warning.");
+  .describe("Keep secret-shaped text unmasked.");
 
 const warningsField = z.array(z.string()).optional().describe("Things worth a second look, e.g. secret-shaped text that was masked.");
 
@@ -184,23 +184,56 @@ function compile(def: AnyToolDef): Compiled {
 export const toolListing = (def: AnyToolDef): Tool => compile(def).listing;
 
 /**
- * Output schemas are two thirds of a full tools/list. By default a listing carries a tool's output
- * schema only when it is small; `full` carries every one. Results are validated against the whole
- * schema on the server either way.
+ * What a tools/list costs an agent's context. `lean` (the default) lists a tool's output schema
+ * only when it is small, and leaves size bounds (string lengths, list lengths, JSON byte caps) and
+ * descriptions a branch repeats from its parent out of the input schema. `full` lists everything.
+ * The server validates inputs and results against the full schemas either way, and a bound it
+ * enforces is named in its invalid_input error.
  */
-export type OutputSchemaListing = "full" | "small";
+export type SchemaListing = "full" | "lean";
 export const SMALL_OUTPUT_SCHEMA_CHARS = 1500;
 
-const slim = new WeakMap<AnyToolDef, Tool>();
+const LEAN_DROPPED = new Set(["minLength", "maxLength", "maxItems", "x-max-bytes", "x-max-depth", "x-brief"]);
 
-export function listedTool(def: AnyToolDef, outputSchemas: OutputSchemaListing): Tool {
+/** A JSON Schema without what the lean listing leaves out. */
+export function leanSchema(schema: unknown, parentDescription?: string): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => leanSchema(s, parentDescription));
+  if (!schema || typeof schema !== "object") return schema;
+  const src = schema as Record<string, unknown>;
+  if (src["x-brief"] === true) return { type: src.type, description: src.description };
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(src)) {
+    if (LEAN_DROPPED.has(k)) continue;
+    // A nullable parameter's branches repeat the parameter's own description.
+    if (k === "description" && parentDescription !== undefined && typeof v === "string" && parentDescription.includes(v)) continue;
+    if (k === "properties") {
+      out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, p]) => [name, leanSchema(p)]));
+    } else if (k === "anyOf" || k === "oneOf") {
+      out[k] = leanSchema(v, typeof src.description === "string" ? src.description : undefined);
+    } else {
+      out[k] = typeof v === "object" ? leanSchema(v) : v;
+    }
+  }
+  return out;
+}
+
+const LEAN_FAILURE = { type: "object", properties: { ok: { const: false }, error: { type: "object" } }, required: ["ok", "error"] };
+
+const lean = new WeakMap<AnyToolDef, Tool>();
+
+export function listedTool(def: AnyToolDef, listing: SchemaListing): Tool {
   const full = toolListing(def);
-  if (outputSchemas === "full" || full.outputSchema === undefined) return full;
-  let t = slim.get(def);
+  if (listing === "full") return full;
+  let t = lean.get(def);
   if (!t) {
-    const { outputSchema, ...rest } = full;
-    t = JSON.stringify(outputSchema).length <= SMALL_OUTPUT_SCHEMA_CHARS ? full : rest;
-    slim.set(def, t);
+    const { outputSchema, inputSchema, ...rest } = full;
+    t = { ...rest, inputSchema: leanSchema(inputSchema) as Tool["inputSchema"] };
+    if (outputSchema !== undefined && JSON.stringify(outputSchema).length <= SMALL_OUTPUT_SCHEMA_CHARS) {
+      // The failure branch is the same envelope on every tool (the guide describes it): listed in brief.
+      const [success] = outputSchema.anyOf as unknown[];
+      t.outputSchema = { type: "object", anyOf: [success, LEAN_FAILURE] } as Tool["outputSchema"];
+    }
+    lean.set(def, t);
   }
   return t;
 }

@@ -11,7 +11,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import type { Ctx } from "./context";
 import type { AnyToolDef } from "./define-tool";
 import { excerpt } from "./errors";
-import { callTool, listedTool, type OutputSchemaListing } from "./registry";
+import { callTool, listedTool, type SchemaListing } from "./registry";
 
 export const SERVER_INFO = { name: "agent-ledger", version: "0.1.0" } as const;
 
@@ -32,14 +32,14 @@ Results use the envelope { ok: true, … } or { ok: false, error: { code, messag
  * The low-level Server is used (not McpServer) so argument validation, aliases and the error
  * envelope stay ours rather than the SDK's generic "Input validation error".
  */
-export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], outputSchemas: OutputSchemaListing = "small"): Server {
+export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], listing: SchemaListing = "lean"): Server {
   const server = new Server(SERVER_INFO, {
     capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
     instructions: INSTRUCTIONS,
     // The SDK's default validator (Ajv) generates code, which production Workers forbid.
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => listedTool(t, outputSchemas)) }));
+  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => listedTool(t, listing)) }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
     const def = tools.find((t) => t.name === request.params.name);
     if (!def) {

@@ -228,10 +228,10 @@ export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorI
 /** The inputs every lease-guarded task write takes. */
 export const leaseWriteFields = {
   fencing_token: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional()
-    .describe("The fencing_token task_claim gave you for your lease. With it the write lands only while that lease is still yours and live; a token from an expired or superseded lease is refused (stale_fencing_token). Optional: the holder's plain write also works."),
+    .describe("task_claim's fencing_token; a stale lease's is refused."),
   force: z.boolean().optional()
-    .describe("Operator keys only: write even though another actor holds a live lease on the task. Needs reason; the override is recorded on the timeline and the holder is notified."),
-  reason: z.string().trim().min(1).max(500).optional().describe("Why you force the write (with force: true); kept in the activity row."),
+    .describe("Operator keys: override another's live lease (needs reason)."),
+  reason: z.string().trim().min(1).max(500).optional().describe("Why you force (with force: true)."),
 };
 
 /** What a write says about the lease it acts under. */

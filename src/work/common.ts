@@ -8,7 +8,7 @@ import { notFound } from "../mcp/errors";
 
 /** An actor reference as tools take it: an actor id, its external_ref, or "me". */
 export const actorRefField = (description: string) =>
-  z.string().min(1).max(200).describe(`${description} An actor id, an external_ref (e.g. claude-code), or "me" for you.`);
+  z.string().min(1).max(200).describe(`${description} Actor id, external_ref or "me".`);
 
 /**
  * Resolves an actor reference to an actor id in the caller's tenant. Another tenant's actor is
@@ -55,9 +55,9 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
 export { afterTimeAndId, decodeKeyset, encodeKeyset, keysetPage } from "../db/cursor";
 
 export const limitField = (def: number, max: number) =>
-  z.number().int().min(1).max(max).default(def).describe(`Maximum number of results (1–${max}, default ${def}).`);
+  z.number().int().min(1).max(max).default(def).describe("Results to return.");
 
-export const cursorField = z.string().max(500).optional().describe("Opaque next_cursor from the previous page; omit for the first page.");
+export const cursorField = z.string().max(500).optional().describe("next_cursor of the previous page.");
 
 /** Parses a JSON column that should hold an array, tolerating damage. */
 export function jsonArray<T>(text: string | null | undefined): T[] {
@@ -79,7 +79,7 @@ export const dateField = (description: string) =>
     .describe(description);
 
 /** A field that also takes null (meaning "clear it"), keeping its description where clients read it. */
-export const clearable = <T extends z.ZodType>(field: T) => field.nullable().describe(`${field.description ?? ""} null clears it.`.trim());
+export const clearable = <T extends z.ZodType>(field: T) => field.nullable().describe(`${field.description ?? ""} null clears.`.trim());
 
 /** An activity row as reads return it (whoami's delta, briefs, task_get). */
 export const activityItemSchema = z.object({

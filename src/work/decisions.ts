@@ -63,7 +63,7 @@ export const decisionLogTool = defineTool({
   title: "Log a decision",
   toolset: "decisions",
   description:
-    "Append a decision: a title and the choice, with optional context, rationale and the options weighed. Append-only: to change what was decided, log a new decision with supersedes_decision_id; decision_set_status only moves the status.",
+    "Append a decision; to change one, log a new one that supersedes it.",
   input: z.object({
     title: z.string().trim().min(1).max(300).describe("What was decided about."),
     choice: z.string().trim().min(1).max(4000).describe("What was chosen."),
@@ -71,7 +71,7 @@ export const decisionLogTool = defineTool({
     rationale: z.string().max(20_000).optional().describe("Why this choice."),
     options: z.array(optionSchema).max(20).optional().describe("The options weighed, with pros and cons."),
     project_id: z.string().min(1).max(100).optional().describe("Project id or key; omit for a tenant-wide decision."),
-    status: z.enum(DECISION_STATUSES).default("accepted").describe("proposed, accepted (default) or rejected."),
+    status: z.enum(DECISION_STATUSES).default("accepted").describe("Status."),
     supersedes_decision_id: z.string().min(1).max(100).optional().describe("The decision this one replaces."),
   }),
   output: z.object({ decision: decisionSchema.describe("The logged decision.") }),
@@ -110,7 +110,7 @@ export const decisionSetStatusTool = defineTool({
   name: "decision_set_status",
   title: "Set a decision's status",
   toolset: "decisions",
-  description: "Move a decision's status (proposed, accepted, rejected). The content stays as logged: supersede with decision_log to change it.",
+  description: "Move a decision's status; its content stays as logged.",
   input: z.object({
     decision_id: z.string().min(1).max(100).describe("The decision."),
     status: z.enum(DECISION_STATUSES).describe("The new status."),
@@ -141,15 +141,15 @@ export const decisionQueryTool = defineTool({
   title: "Find decisions",
   toolset: "decisions",
   description:
-    "Search or list decisions. With q: full-text over title, choice, context and rationale (every word must appear), best match first. semantic: true with q ranks by embedding similarity fused with the full-text rank (mode: hybrid), so decisions worded differently are found too; without embeddings on the server it falls back to lexical and says so in `mode` and `note`. Without q: newest first, with a cursor.",
+    "Search decisions by words (and meaning), or list them newest first.",
   input: z.object({
     project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
     q: z.string().max(500).optional().describe("Words to look for (every word must appear)."),
-    semantic: z.boolean().default(false).describe("With q: rank by meaning as well as words (falls back to lexical when embeddings are not configured)."),
+    semantic: z.boolean().default(false).describe("With q: rank by meaning too."),
     status: z.array(z.enum(DECISION_STATUSES)).max(3).optional().describe("Only these statuses."),
-    since: z.string().max(64).optional().describe("Only decisions logged since (15m, 24h, 7d, 5mo, 1y or ISO-8601)."),
+    since: z.string().max(64).optional().describe("Only since (24h, 7d, … or ISO-8601)."),
     top_k: z.number().int().min(1).max(100).optional().describe("With q: at most this many results (default 20)."),
-    min_similarity: z.number().min(-1).max(1).optional().describe("Semantic mode only: drop meaning matches below this cosine similarity (default: the embedder's own threshold)."),
+    min_similarity: z.number().min(-1).max(1).optional().describe("Semantic: drop matches below this cosine similarity."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),

@@ -9,8 +9,8 @@ export const guideTool = defineTool({
   name: "guide",
   title: "How to use agent-ledger",
   toolset: "identity",
-  description: "The agent manual. A bare call returns the topic index; guide(topic) returns that topic. Pure and static: safe to call any time, no database round trip.",
-  input: z.object({ topic: z.enum(TOPIC_IDS).optional().describe(`One of: ${TOPIC_IDS.join(", ")}.`) }),
+  description: "The agent manual: the topic index, or one topic.",
+  input: z.object({ topic: z.enum(TOPIC_IDS).optional().describe("A topic id.") }),
   output: z.object({
     topic: z.string().describe("The topic returned, or \"index\"."),
     text: z.string().describe("The guide text (markdown)."),

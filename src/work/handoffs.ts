@@ -83,19 +83,19 @@ export const handoffCreateTool = defineTool({
   title: "Create a handoff",
   toolset: "handoffs",
   description:
-    "Send a work request (handoff, question, review, collab or approval) to one or more actors. A fingerprint de-duplicates live requests: while one with the same fingerprint is open or claimed, creating it again returns that one (deduplicated: true) instead of stacking copies.",
+    "Send a work request to one or more actors; a live one with the same fingerprint is returned instead.",
   input: z.object({
-    to_actor_ids: z.array(actorRefField("A recipient.")).min(1).max(20).describe("Recipients (ids, external_refs or \"me\")."),
+    to_actor_ids: z.array(actorRefField("A recipient.")).min(1).max(20).describe("Recipients."),
     title: z.string().trim().min(1).max(300).describe("What is asked, in a line."),
-    kind: z.enum(HANDOFF_KINDS).default("handoff").describe("handoff (default), question, review, collab or approval."),
-    body: z.string().max(20_000).optional().describe("Details (up to 20,000 characters)."),
+    kind: z.enum(HANDOFF_KINDS).default("handoff").describe("What kind of request."),
+    body: z.string().max(20_000).optional().describe("Details."),
     options: z.array(z.union([z.string().min(1).max(200), z.object({ label: z.string().min(1).max(200).describe("Option."), summary: z.string().max(1000).optional().describe("What it means.") })])).max(20).optional()
-      .describe("Choices to pick from (labels, or {label, summary})."),
-    allow_free_text: z.boolean().default(true).describe("Whether a response may be free text; false requires one of the options."),
+      .describe("Choices: labels or {label, summary}."),
+    allow_free_text: z.boolean().default(true).describe("Allow a free-text answer (false: one of the options)."),
     related_task_id: z.string().min(1).max(100).optional().describe("Related task (id or KEY-number)."),
     related_project_id: z.string().min(1).max(100).optional().describe("Related project (id or key)."),
     due_at: z.string().max(64).optional().describe("When an answer is needed (ISO-8601)."),
-    fingerprint: z.string().min(1).max(200).optional().describe("De-duplication key: one live handoff per fingerprint in your tenant."),
+    fingerprint: z.string().min(1).max(200).optional().describe("De-duplication key (one live handoff per fingerprint)."),
   }),
   output: z.object({ handoff: handoffSchema.describe("The handoff."), deduplicated: z.boolean().describe("True when a live handoff with this fingerprint was returned instead.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
@@ -149,7 +149,7 @@ export const handoffClaimTool = defineTool({
   name: "handoff_claim",
   title: "Claim a handoff",
   toolset: "handoffs",
-  description: "Take an open handoff addressed to you (open → claimed) so the other recipients do not duplicate the work. A compare-and-swap: on a multi-recipient request exactly one recipient wins; the others get handoff_taken naming the holder.",
+  description: "Claim an open handoff addressed to you; exactly one recipient wins.",
   input: z.object({ handoff_id: handoffIdField }),
   output: z.object({ handoff: handoffSchema.describe("The handoff, now claimed by you."), already: z.boolean().describe("True when you already held it.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
@@ -173,18 +173,18 @@ const responseObject = boundedJson(z
   .object({
     chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
     text: z.string().max(20_000).optional().describe("Free-text answer."),
-    result_ref: z.string().max(500).optional().describe("Where the result is (a URL, commit, task ref…)."),
-    verdict: z.enum(VERDICTS).optional().describe("Required for a review handoff: approved (unlocks done on its task, unless you are the one who asked or the task's assignee), changes_requested or rejected (both send the task back to in_progress and notify its assignee). A review is resolved by its verdict. Ignored for other kinds."),
+    result_ref: z.string().max(500).optional().describe("Where the result is (URL, commit, task ref)."),
+    verdict: z.enum(VERDICTS).optional().describe("A review's verdict; it resolves the review."),
   })
   .catchall(z.unknown())
   .refine((r) => Object.keys(r).length > 0, "response is empty"), { maxBytes: 65_536, maxDepth: 8 })
-  .describe("The answer; extra keys are kept as given (up to 64KB as JSON, 8 levels deep).");
+  .describe("The answer; extra keys are kept.");
 
 export const handoffRespondTool = defineTool({
   name: "handoff_respond",
   title: "Respond to a handoff",
   toolset: "handoffs",
-  description: "Answer a handoff addressed to you with a response object ({chosen_option?, text?, result_ref?, verdict?, …}). chosen_option must be one of the offered options; free text is refused when the handoff disallows it. A review handoff needs a verdict and is resolved by it: approved unlocks done on its task (an approval by whoever asked for the review, or by the task's assignee, does not count); changes_requested and rejected send the task from in_review back to in_progress and notify its assignee.",
+  description: "Answer a handoff addressed to you: an offered option, free text where allowed, and a verdict for a review (guide: handoffs).",
   input: z.object({
     handoff_id: handoffIdField,
     response: responseObject,
@@ -312,10 +312,10 @@ export const handoffResolveTool = defineTool({
   name: "handoff_resolve",
   title: "Resolve a handoff",
   toolset: "handoffs",
-  description: "Close a handoff: resolution 'processed' (default) or 'cancelled', with an optional note. Its creator or any recipient may resolve it.",
+  description: "Close a handoff as processed or cancelled; its creator or any recipient may.",
   input: z.object({
     handoff_id: handoffIdField,
-    resolution: z.enum(["processed", "cancelled"]).default("processed").describe("processed (default) or cancelled."),
+    resolution: z.enum(["processed", "cancelled"]).default("processed").describe("How it ended."),
     note: z.string().max(2000).optional().describe("Why, or what came of it."),
   }),
   output: z.object({ handoff: handoffSchema.describe("The resolved handoff.") }),
@@ -344,9 +344,9 @@ export const handoffQueryTool = defineTool({
   name: "handoff_query",
   title: "Find handoffs",
   toolset: "handoffs",
-  description: "List handoffs by direction, newest first: from_me (the ones you sent, with their responses: how you read the answer to a question you asked), to_me, or any.",
+  description: "List handoffs, newest first: to_me, from_me (yours, with their answers) or any.",
   input: z.object({
-    direction: z.enum(["to_me", "from_me", "any"]).default("to_me").describe("to_me (default), from_me or any."),
+    direction: z.enum(["to_me", "from_me", "any"]).default("to_me").describe("Whose handoffs."),
     status: z.array(z.enum(HANDOFF_STATUSES)).max(5).optional().describe("Only these statuses."),
     type: z.array(z.enum(HANDOFF_KINDS)).max(5).optional().describe("Only these kinds."),
     related_task_id: z.string().min(1).max(100).optional().describe("Only handoffs about this task."),
@@ -380,10 +380,10 @@ export const inboxTool = defineTool({
   name: "inbox",
   title: "Your inbox",
   toolset: "handoffs",
-  description: "Cheap poll of the work addressed to you: handoffs you have not acknowledged, oldest first. Ack after act: pass ack: [ids] once you have acted on items, so a crash between reading and acting loses nothing.",
+  description: "Cheap poll of unacknowledged handoffs to you, oldest first; ack them after you act.",
   input: z.object({
     kinds: z.array(z.enum(HANDOFF_KINDS)).max(5).optional().describe("Only these kinds."),
-    ack: z.array(z.string().min(1).max(100)).max(200).optional().describe("Handoff ids you have acted on; they leave your inbox."),
+    ack: z.array(z.string().min(1).max(100)).max(200).optional().describe("Ids you have acted on."),
     limit: limitField(50, 200),
   }),
   output: z.object({

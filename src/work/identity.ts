@@ -80,9 +80,9 @@ export const whoamiTool = defineTool({
   title: "Who am I",
   toolset: "identity",
   description:
-    "Call first in any run: who you are (from your API key), your open tasks, your inbox count, and what others did since you were last seen. Advances your last_seen_at, so the delta is per actor.",
+    "Call first in any run: who you are, your open tasks, your inbox, and what others did since you were last seen.",
   input: z.object({
-    include: z.array(z.enum(["delta_items"])).max(5).optional().describe("Extra sections: delta_items lists the activity since you were last seen (up to 50), not just its count."),
+    include: z.array(z.enum(["delta_items"])).max(5).optional().describe("delta_items: list the activity since you were last seen."),
   }),
   output: z.object({
     actor: actorSchema.describe("You."),
@@ -158,15 +158,15 @@ export const registerActorTool = defineTool({
   title: "Register an actor",
   toolset: "identity",
   description:
-    "Register an agent, human or service so it can be assigned tasks and sent handoffs, or re-resolve it: idempotent by external_ref, so racing calls converge on one actor. A re-registration whose fields match the actor (or that gives none) resolves it; one whose fields differ is refused with conflict unless update: true, which replaces them.",
+    "Register an agent, human or service, idempotent by external_ref.",
   input: z.object({
-    external_ref: z.string().min(1).max(200).regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters").describe("Stable reference for the actor, unique in your tenant (e.g. claude-code, alice@example.com)."),
-    kind: z.enum(ACTOR_KINDS).optional().describe("agent (the default for a new actor), human or service. On a re-registration it must match, or be replaced with update: true."),
+    external_ref: z.string().min(1).max(200).regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters").describe("Stable unique reference (claude-code, alice@example.com)."),
+    kind: z.enum(ACTOR_KINDS).optional().describe("agent (default), human or service."),
     display_name: textField(200, "Human-readable name; defaults to external_ref."),
     group: textField(100, "Group or team."),
     role: textField(100, "Role, e.g. reviewer."),
     capabilities: z.array(z.string().min(1).max(100)).max(50).optional().describe("What the actor can do."),
-    update: z.boolean().optional().describe("On an existing actor, replace the fields given that differ (without it, differing fields are refused with conflict)."),
+    update: z.boolean().optional().describe("Replace an existing actor's differing fields."),
   }),
   output: z.object({
     actor: actorSchema.describe("The registered actor."),
@@ -233,7 +233,7 @@ export const actorQueryTool = defineTool({
   name: "actor_query",
   title: "Find actors",
   toolset: "identity",
-  description: "Directory read: find actors by kind, group, capability or free text (external_ref, name, role). Use it to find actor ids before assigning tasks or sending handoffs. Ordered by external_ref.",
+  description: "Find actors by kind, group, capability or text, e.g. before assigning or sending a handoff.",
   input: z.object({
     kind: z.enum(ACTOR_KINDS).optional().describe("Only this kind."),
     group: z.string().max(100).optional().describe("Exact group."),

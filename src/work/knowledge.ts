@@ -29,7 +29,7 @@ const TITLE_SCAN = 2000;
 const tagsField = z
   .array(z.string().trim().min(1).max(50).regex(/^[^\s,]+$/, "a tag is one word (no spaces or commas)"))
   .max(20)
-  .describe("Tags (up to 20, one word each; stored lower-case).");
+  .describe("Tags (one word each).");
 
 const noteSchema = z.object({
   id: z.string().describe("Note id."),
@@ -94,11 +94,11 @@ export const knowledgeWriteTool = defineTool({
   title: "Write a knowledge note",
   toolset: "knowledge",
   description:
-    "Write a durable knowledge note (note, runbook, finding or snippet), tenant-wide or in a project. Returns at once with embedding_status: pending; the embedding is made in the background, and until then the note is found by its words. Search before you redo research; write down what you learned so the next agent need not.",
+    "Write down what you learned so the next agent need not.",
   input: z.object({
-    body: z.string().trim().min(1).max(BODY_MAX).describe("The note, markdown (up to 64 KB)."),
+    body: z.string().trim().min(1).max(BODY_MAX).describe("The note (markdown)."),
     title: z.string().trim().min(1).max(TITLE_MAX).optional().describe("Title; defaults to the body's first line."),
-    kind: z.enum(NOTE_KINDS).default("note").describe("note (default), runbook, finding or snippet."),
+    kind: z.enum(NOTE_KINDS).default("note").describe("Kind of note."),
     project_id: z.string().min(1).max(100).optional().describe("Project id or key; omit for a tenant-wide note."),
     tags: tagsField.optional(),
   }),
@@ -136,13 +136,13 @@ export const knowledgeUpdateTool = defineTool({
   title: "Update a knowledge note",
   toolset: "knowledge",
   description:
-    "Patch a note's title, body or tags (tags are replaced as a whole). Re-embeds only when the embedded text (title and body) changes; a tags-only patch keeps the vector. expected_version refuses the patch with version_conflict if someone changed the note since you read it.",
+    "Patch a note's title, body or tags (tags replaced whole).",
   input: z.object({
     note_id: z.string().min(1).max(100).describe("The note."),
     patch: z
       .object({
         title: z.string().trim().min(1).max(TITLE_MAX).optional().describe("New title."),
-        body: z.string().trim().min(1).max(BODY_MAX).optional().describe("New body (up to 64 KB)."),
+        body: z.string().trim().min(1).max(BODY_MAX).optional().describe("New body."),
         tags: tagsField.optional(),
       })
       .strict()
@@ -251,14 +251,14 @@ export const knowledgeSearchTool = defineTool({
   title: "Search knowledge",
   toolset: "knowledge",
   description:
-    "Search notes, semantic by default: full-text rank and embedding similarity fused (mode: hybrid). lexical_only: true, or a server without embeddings, ranks by words alone (mode: lexical), falling back to substring and title matches. Notes whose embedding is still pending are found by their words. Search before you redo research.",
+    "Search notes by words and meaning (hybrid), or words alone. Search before you redo research.",
   input: z.object({
     q: z.string().trim().min(1).max(500).describe("What you are looking for, in words."),
     project_id: z.string().min(1).max(100).optional().describe("Only this project's notes (id or key)."),
     kind: z.enum(NOTE_KINDS).optional().describe("Only this kind."),
     tags: tagsField.optional().describe("Only notes carrying every one of these tags."),
-    top_k: z.number().int().min(1).max(50).default(10).describe("At most this many results (1–50, default 10)."),
-    min_similarity: z.number().min(-1).max(1).optional().describe("Drop vector matches below this cosine similarity (default: the embedder's own threshold, 0.2 for the local embedder, 0.5 for BGE models)."),
+    top_k: z.number().int().min(1).max(50).default(10).describe("Results to return."),
+    min_similarity: z.number().min(-1).max(1).optional().describe("Drop vector matches below this cosine similarity."),
     lexical_only: z.boolean().default(false).describe("Rank by words only, skipping embeddings."),
   }),
   output: z.object({

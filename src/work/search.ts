@@ -99,15 +99,12 @@ export const searchTool = defineTool({
   title: "Search everything",
   toolset: "search",
   description:
-    "Global keyword search across your tenant's projects, tasks, decisions, knowledge notes, comments, work requests (handoffs) and change events. " +
-    "Words first: every word of q must appear (stemmed), ranked by bm25 with title hits above body-only hits. When that finds fewer than limit results " +
-    "and q has 3 or more characters, substring (trigram) matches fill the rest after the word hits, so part of a word or identifier still finds something. " +
-    "rank is the 1-based position in items. Keyword only, not semantic. Closed tasks and handoffs are included; deleted projects and their objects are not.",
+    "Keyword search over projects, tasks, decisions, notes, comments, handoffs and change events.",
   input: z.object({
-    q: z.string().trim().min(1).max(500).describe("Words or a fragment to look for (1–500 characters). Quotes and operators are taken literally."),
+    q: z.string().trim().min(1).max(500).describe("Words or a fragment (taken literally)."),
     object_types: z.array(z.enum(SEARCH_TYPES)).min(1).max(SEARCH_TYPES.length).optional()
-      .describe("Only these kinds: project, task, decision, note, comment, work_request, event."),
-    project_id: z.string().min(1).max(100).optional().describe("Only objects of this project (id or key); change events carry no project and drop out."),
+      .describe("Only these kinds."),
+    project_id: z.string().min(1).max(100).optional().describe("Only this project's objects (id or key)."),
     limit: limitField(20, 100),
   }),
   output: z.object({

@@ -31,13 +31,13 @@ export const taskClaimTool = defineTool({
   title: "Claim a task",
   toolset: "tasks",
   description:
-    "Atomically claim work under a lease. With task_id: claim that task (compare-and-swap; re-claiming your own extends the lease). Without: take the highest-priority ready, unassigned task in scope (project, label, repositories), set it in_progress with a lease, and return it with its project context. claimed: false means nothing is claimable (reason says why). A lease that runs out sends the task back to the pool.",
+    "Claim a task under a lease (re-claiming extends it), or without task_id the next ready task in scope. claimed: false says why not.",
   input: z.object({
-    task_id: taskRefField("The task to claim; omit to claim the next ready task.").optional(),
+    task_id: taskRefField("The task; omit for the next ready one.").optional(),
     project_id: z.string().min(1).max(100).optional().describe("Only claim from this project (id or key)."),
     label: LABEL.optional().describe("Only claim tasks with this label."),
-    repository_ids: z.array(z.string().min(1).max(200)).min(1).max(20).optional().describe("Only claim tasks of projects linked to one of these repositories (ids or owner/name slugs)."),
-    lease_seconds: z.number().int().min(60).max(86_400).default(DEFAULT_LEASE_SECONDS).describe("Lease length in seconds (60–86400, default 3600)."),
+    repository_ids: z.array(z.string().min(1).max(200)).min(1).max(20).optional().describe("Only tasks of projects linked to one of these repositories (ids or owner/name)."),
+    lease_seconds: z.number().int().min(60).max(86_400).default(DEFAULT_LEASE_SECONDS).describe("Lease length in seconds."),
   }),
   output: z.object({
     claimed: z.boolean().describe("Whether you hold the task now."),
@@ -90,10 +90,10 @@ export const taskReleaseTool = defineTool({
   name: "task_release",
   title: "Release a task",
   toolset: "tasks",
-  description: "Give a task you hold back to the pool: in_progress drops to todo, the lease and the assignee are cleared. The note is kept on the timeline (e.g. why you stopped). Another actor's live lease is refused with lease_held (an operator key may force with a reason); with fencing_token the release lands only while that lease is yours and live.",
+  description: "Give a task you hold back to the pool (todo, no assignee).",
   input: z.object({
     task_id: taskRefField("The task you hold."),
-    note: z.string().max(2000).optional().describe("Why you are releasing it; recorded in the activity."),
+    note: z.string().max(2000).optional().describe("Why you are releasing it."),
     ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task, back in the pool.") }),

@@ -4,6 +4,7 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
+import { BRIEF_IN_LISTING } from "../mcp/json-schema";
 import { invalidInput, notFound } from "../mcp/errors";
 import { activityStatement, actorRefField, dateField, resolveActor } from "./common";
 import { findProject } from "./projects";
@@ -13,28 +14,28 @@ export const LABEL = z.string().min(1).max(50).regex(/^[\p{L}\p{N}_.:/-]+$/u, "l
 
 const itemFields = {
   title: z.string().trim().min(1).max(300).describe("Title."),
-  body: z.string().max(65_536).optional().describe("Description (up to 64KB)."),
+  body: z.string().max(65_536).optional().describe("Description."),
   assignee_actor_id: actorRefField("Assignee.").optional(),
-  priority: z.number().int().min(0).max(4).default(2).describe("0 (highest) to 4; default 2."),
+  priority: z.number().int().min(0).max(4).default(2).describe("0 (highest) to 4."),
   due_on: dateField("Due date (YYYY-MM-DD).").optional(),
-  parent_task_id: z.string().min(1).max(100).optional().describe("Parent task id or KEY-number, making this a subtask."),
-  labels: z.array(LABEL).max(20).optional().describe("Labels (task_claim can filter by one)."),
-  acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Checklist; done is refused until every item is met."),
-  requires_evidence: z.boolean().default(false).describe("If true, done needs a code ref or attachment on the task."),
-  reviewer_actor_id: actorRefField("Reviewer: moving to in_review opens a review handoff to them, and done waits for their answer.").optional(),
+  parent_task_id: z.string().min(1).max(100).optional().describe("Parent task (makes this a subtask)."),
+  labels: z.array(LABEL).max(20).optional().describe("Labels."),
+  acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Checklist that must be met before done."),
+  requires_evidence: z.boolean().default(false).describe("Done needs a code ref or attachment."),
+  reviewer_actor_id: actorRefField("Reviewer, whose approval done waits for.").optional(),
 };
 
 const batchRef = z.object({ batch_index: z.number().int().min(0).max(99).describe("Index of an earlier item in this batch.") }).strict();
 
 export const createItemSchema = z.object({
   ...itemFields,
-  depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one waits on (ids or KEY-number refs)."),
+  depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one waits on."),
 });
 const manyItemSchema = z.object({
   ...itemFields,
   depends_on: z.array(z.union([z.string().min(1).max(100), batchRef])).max(50).optional()
-    .describe("Tasks this one waits on: existing ids / KEY-number refs, or {batch_index: N} for an earlier item of this batch."),
-});
+    .describe("Tasks this one waits on: refs, or {batch_index: N}."),
+}).meta(BRIEF_IN_LISTING).describe("task_create's arguments without project_id; depends_on may also name {batch_index: N}.");
 type ManyItem = z.infer<typeof manyItemSchema>;
 
 /** Resolves every reference of a batch up front, so a bad one fails the call before any write. */
@@ -104,7 +105,7 @@ export const taskCreateTool = defineTool({
   title: "Create a task",
   toolset: "tasks",
   description:
-    "Create a task (or a subtask with parent_task_id) in a project and wire its blockers (depends_on). Verification options: acceptance_criteria (all must be met before done), requires_evidence (a code ref or attachment), reviewer_actor_id (their answer gates done). Returns the task with its id and KEY-number ref.",
+    "Create a task (or subtask) in a project, with its dependencies and what gates done.",
   input: z.object({ project_id: z.string().min(1).max(100).describe("Project id or key."), ...createItemSchema.shape }),
   output: z.object({ task: taskSchema.describe("The new task.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
@@ -123,10 +124,10 @@ export const taskCreateManyTool = defineTool({
   title: "Create many tasks",
   toolset: "tasks",
   description:
-    "Create a whole plan of tasks in ONE atomic call (all or nothing, up to 100). An item's depends_on may name existing tasks or an earlier item of the same batch as {batch_index: N}, so a plan and its dependency graph go in together. Returns the count and the ids and refs in input order.",
+    "Create up to 100 tasks and their dependencies atomically (all or nothing).",
   input: z.object({
     project_id: z.string().min(1).max(100).describe("Project id or key."),
-    tasks: z.array(manyItemSchema).min(1).max(100).describe("The tasks, each like task_create without project_id."),
+    tasks: z.array(manyItemSchema).min(1).max(100).describe("The tasks."),
   }),
   output: z.object({
     count: z.number().int().describe("Tasks created."),

@@ -23,10 +23,10 @@ export const taskLinkTool = defineTool({
   title: "Link tasks",
   toolset: "tasks",
   description:
-    `Add or remove dependency edges (this task waits on others) and set or clear its parent. Every new edge is cycle-checked inside its own insert, so racing links cannot close a loop; edges that would, come back in cycle_rejected and the rest still apply. A task waits on at most ${MAX_DEPENDENCIES} tasks; edges past that are rejected the same way.`,
+    `Add or remove dependencies, set or clear the parent. Edges that would close a cycle (or pass ${MAX_DEPENDENCIES}) come back in cycle_rejected.`,
   input: z.object({
     task_id: taskRefField("The task whose links change."),
-    add_depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one should wait on (ids or KEY-number refs)."),
+    add_depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks to wait on."),
     remove_depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Dependencies to drop."),
     set_parent_task_id: z.string().min(1).max(100).optional().describe("New parent task."),
     clear_parent: z.boolean().optional().describe("Remove the parent."),

@@ -3,11 +3,11 @@ import { z } from "zod";
 import type { Ctx } from "../mcp/context";
 import { notFound } from "../mcp/errors";
 import { jsonArray } from "./common";
-import { TASK_STATE_SQL, TASK_STATUSES, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./task-summary";
+import { TASK_STATE_SQL, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./task-summary";
 
 export const criterionSchema = z.object({
   text: z.string().trim().min(1).max(1000).describe("What must be true."),
-  met: z.boolean().default(false).describe("Whether it is met (default false)."),
+  met: z.boolean().default(false).describe("Whether it is met."),
 });
 export type Criterion = z.infer<typeof criterionSchema>;
 
@@ -100,6 +100,5 @@ export async function findTask(ctx: Ctx, ref: string): Promise<Task> {
   return toTask(row);
 }
 
-export const taskRefField = (description: string) => z.string().min(1).max(100).describe(`${description} A task id or its KEY-number reference (e.g. API-12).`);
+export const taskRefField = (description: string) => z.string().min(1).max(100).describe(`${description} Id or ref (API-12).`);
 
-export const STATUS_LIST = TASK_STATUSES.join(", ");

@@ -6,7 +6,7 @@ import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKe
 import { reviewStanding, reviewStandingSchema } from "./handoffs";
 import { findProject, projectBriefTool, projectSchema } from "./projects";
 import { LABEL } from "./task-create";
-import { findTask, STATUS_LIST, taskRefField, taskSchema } from "./task-model";
+import { findTask, taskRefField, taskSchema } from "./task-model";
 import { TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 /** Sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
@@ -28,19 +28,19 @@ export const taskQueryTool = defineTool({
   title: "Find tasks",
   toolset: "tasks",
   description:
-    "List or search tasks. state filters server-side on derived readiness (ready: every dependency done or cancelled; blocked: waiting on one) and leaves out done and cancelled tasks, so page one is never a lie. assignee_actor_id takes \"me\" or \"unassigned\". parent_task_id, dependencies_of and dependents_of page a task's subtasks and links (task_get carries the first 50 of each).",
+    "List or search tasks; state: ready gives open tasks whose dependencies are done.",
   input: z.object({
     project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
-    assignee_actor_id: z.string().min(1).max(200).optional().describe("An actor id or external_ref, \"me\", or \"unassigned\"."),
-    status: z.array(z.enum(TASK_STATUSES)).max(5).optional().describe(`Only these statuses (${STATUS_LIST}).`),
-    state: z.enum(["ready", "blocked"]).optional().describe("Derived readiness; excludes done and cancelled."),
+    assignee_actor_id: z.string().min(1).max(200).optional().describe("Actor id, external_ref, \"me\" or \"unassigned\"."),
+    status: z.array(z.enum(TASK_STATUSES)).max(5).optional().describe("Only these statuses."),
+    state: z.enum(["ready", "blocked"]).optional().describe("Readiness of open tasks."),
     label: LABEL.optional().describe("Only tasks with this label."),
     due_before: dateField("Only tasks due before this date.").optional(),
     q: z.string().max(200).optional().describe("Case-insensitive text in title or body."),
     parent_task_id: taskRefField("Only this task's subtasks.").optional(),
-    dependencies_of: taskRefField("Only the tasks this task waits on (its dependencies; the open ones are its blockers).").optional(),
+    dependencies_of: taskRefField("Only the tasks this one waits on.").optional(),
     dependents_of: taskRefField("Only the tasks that wait on this task.").optional(),
-    order_by: z.enum(["priority", "created", "updated", "due"]).default("priority").describe("priority (default: highest first, then oldest), created or updated (newest first), due (soonest first, undated last)."),
+    order_by: z.enum(["priority", "created", "updated", "due"]).default("priority").describe("priority (default), created or updated (newest first), due (soonest first)."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
@@ -99,7 +99,7 @@ export const taskGetTool = defineTool({
   title: "Read a task",
   toolset: "tasks",
   description:
-    `Deep-read one task: the task with its derived readiness, blockers (dependencies not yet done), dependents, subtasks, comments, project context, evidence counts, where its review stands (verdict) and recent activity. Each list carries at most ${EMBEDDED_LIST_MAX} items; lists says how many exist and which call pages the rest. include: ['brief'] attaches the whole project brief, for a one-call cold start.`,
+    `Deep-read one task with its blockers, dependents, subtasks, comments, review and activity (up to ${EMBEDDED_LIST_MAX} each).`,
   input: z.object({
     task_id: taskRefField("The task."),
     include: z.array(z.enum(["brief"])).max(1).optional().describe("brief: attach the project brief."),

@@ -9,7 +9,7 @@ import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseInten
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
 import { reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
-import { criterionSchema, findTask, REOPEN, STATUS_LIST, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
+import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
 import { TASK_STATUSES, type TaskStatus } from "./task-summary";
 
 /** Reasons a task may not be done yet, checked in this order; the first one refuses. */
@@ -60,7 +60,7 @@ async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvi
 
 const patchSchema = z
   .object({
-    status: z.enum(TASK_STATUSES).optional().describe(`New status (${STATUS_LIST}); moves follow the state machine.`),
+    status: z.enum(TASK_STATUSES).optional().describe("New status, along the state machine."),
     title: z.string().trim().min(1).max(300).optional().describe("New title."),
     body: z.string().max(65_536).optional().describe("New description."),
     priority: z.number().int().min(0).max(4).optional().describe("0 (highest) to 4."),
@@ -69,9 +69,9 @@ const patchSchema = z
     labels: z.array(LABEL).max(20).optional().describe("Replaces the labels."),
     acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Replaces the checklist."),
     requires_evidence: z.boolean().optional().describe("Whether done needs a code ref or attachment."),
-    reviewer_actor_id: clearable(actorRefField("Reviewer (clearing it removes the review gate).")).optional(),
-    allow_reopen: z.boolean().optional().describe("Allow moving a done or cancelled task back (done → todo/in_progress, cancelled → todo)."),
-    expected_status: z.enum(TASK_STATUSES).optional().describe("Precondition: fail with conflict if the task's status is no longer this."),
+    reviewer_actor_id: clearable(actorRefField("Reviewer.")).optional(),
+    allow_reopen: z.boolean().optional().describe("Allow reopening a done or cancelled task."),
+    expected_status: z.enum(TASK_STATUSES).optional().describe("Fail with conflict unless the status is still this."),
   })
   .strict();
 type Patch = z.infer<typeof patchSchema>;
@@ -202,10 +202,10 @@ export const taskUpdateTool = defineTool({
   title: "Update a task",
   toolset: "tasks",
   description:
-    "Patch a task. Status moves follow the state machine (todo → in_progress/in_review/done/cancelled; in_progress and in_review move among themselves and to done/cancelled; done and cancelled reopen only with allow_reopen). Moving to in_review with a reviewer opens a review handoff. Done is refused until acceptance criteria are all met (the refusal quotes the first unmet one), evidence exists if required, and the reviewer has approved. expected_status is an optimistic-concurrency precondition. Explicit null clears assignee, reviewer and due date. While another actor holds a live lease (task_claim) the write is refused with lease_held; the holder may pass its fencing_token so a write from an expired or superseded lease is refused (stale_fencing_token); operator keys may force with a reason.",
+    "Patch a task. Status moves follow the state machine; done waits for its criteria, evidence and reviewer (guide: tasks-and-deps). Another actor's live lease refuses the write.",
   input: z.object({
     task_id: taskRefField("The task."),
-    patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change, plus allow_reopen and expected_status."),
+    patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change."),
     ...leaseWriteFields,
   }),
   output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
@@ -219,7 +219,7 @@ export const taskAssignTool = defineTool({
   name: "task_assign",
   title: "Assign a task",
   toolset: "tasks",
-  description: "Delegate a task: assign it to an actor, to yourself (\"me\"), or to no one (null). Same effect as a task_update assignee patch, recorded as task.assigned on the timeline; the same lease rules apply (lease_held, fencing_token, operator force). Handing a leased task to someone else ends the lease.",
+  description: "Assign a task to an actor, \"me\" or no one (null), under task_update's lease rules.",
   input: z.object({
     task_id: taskRefField("The task."),
     actor_id: clearable(actorRefField("The new assignee.")),
