@@ -307,7 +307,7 @@ describe("prior_attempts", () => {
     );
     for (let i = 0; i < stmts.length; i += 100) await env.DB.batch(stmts.slice(i, i + 100));
     expect(paths(await attempts(ctx, { description: "the beta" }))).toEqual(["old.flag"]);
-    const low = await attempts(ctx, { description: "flag", min_confidence: "proximity_low", limit: 1000 });
+    const low = await attempts(ctx, { description: "flag", min_confidence: "proximity_low", limit: 1000, fields: ["entity_path"] });
     expect(new Set(paths(low))).toEqual(new Set(["busy.path", "old.flag"]));
     // Two characters take the scanning path.
     expect(paths(await attempts(ctx, { description: "ta" }))).toEqual(["old.flag"]);

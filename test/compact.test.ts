@@ -93,6 +93,17 @@ describe("pipelines across toolsets", () => {
     expect(read).toMatchObject({ ok: true, totalSteps: 3, completedSteps: 3 });
     expect(read.steps[1].result.task.id).toBe(taskId);
     expect(read.steps[2].result.results[0].path).toBe("notes/compact.md");
+    // Across toolsets: global search finds the task, task_get reads it, and a list op answers only the keys asked for.
+    const found = await run(ctx, "query", {
+      steps: [
+        { op: "search", params: { q: "compact", object_types: ["task"] } },
+        { op: "task_get", params: { task_id: "$prev.items[0].object_id" } },
+        { op: "comment_query", params: { object_type: "task", object_id: "$prev.task.id", fields: ["body"] } },
+      ],
+    });
+    expect(found).toMatchObject({ ok: true, completedSteps: 3 });
+    expect(found.steps[1].result.task.id).toBe(taskId);
+    expect(found.steps[2].result.items.map((c: Record<string, unknown>) => Object.keys(c).sort())).toEqual([["body", "id"]]);
     const wrong = await run(ctx, "query", { steps: [{ op: "task_create", params: { project_id: "CMP", title: "x" } }] });
     expect(wrong.error.message).toMatch(/^'task_create' is not a read operation\. Use the 'execute' tool for write operations \(/);
     const wrong2 = await run(ctx, "execute", { operations: [{ op: "task_query", params: {} }] });

@@ -55,6 +55,7 @@ A loop that wakes on a schedule should start each tick with whoami, whose delta 
   { id: "errors-and-recovery", title: "Errors and recovery", body: `Every failure is { ok: false, error: { code, message, hint, retryable } }: follow the hint. retryable: true means the same call may succeed later.
 A blame miss or an unknown changeset is not a failure: the payload's error string says so.
 invalid_input names the parameter: every string and list has a limit (tools/list shows maxLength, maxItems and x-max-bytes with ?schemas=full, and the error names the bound), identifiers and titles are one line without control characters, and one call's arguments stay under 2 MiB and 24 levels of nesting.
+An answer is at most 100,000 characters of JSON: over that it carries truncation (what was cut, and a hint: for a list, the limit that pages through without a gap). The list tools with big rows take fields: [keys] to answer less of each item.
 rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shaped text in a write is stored masked, with a warning; pass allow_secrets: true only when you mean to keep it.` },
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
 Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },

@@ -53,6 +53,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * "handler": the tool deals with secrets itself (feedback refuses them outright).
    */
   secrets?: "handler";
+  /**
+   * A list tool whose rows are big: the registry adds `fields`, so a caller can ask for only some
+   * keys of each item (src/mcp/fields.ts). Its output must have `items` of objects.
+   */
+  fields?: true;
   /** Top-level parameters that are content, not text, and are never masked (a file's bytes). */
   verbatim?: readonly string[];
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;

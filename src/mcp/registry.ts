@@ -24,6 +24,8 @@ import { invalidInput, toErrorBody, ToolError } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 import { maskSecrets } from "./secrets";
+import { checkFields, fieldsField, itemSchema, project } from "./fields";
+import { capResponse, MAX_RESPONSE_CHARS, truncationField } from "./response-cap";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
 // collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
@@ -146,13 +148,18 @@ function compile(def: AnyToolDef): Compiled {
   let c = compiled.get(def);
   if (c) return c;
   const writeFields = def.annotations.readOnly ? {} : { idempotency_key: idempotencyKeyField };
-  const input = def.input.extend({ ...writeFields, ...(masksSecrets(def) ? { allow_secrets: allowSecretsField } : {}) }).strict();
+  const input = def.input
+    .extend({ ...(def.fields ? { fields: fieldsField } : {}), ...writeFields, ...(masksSecrets(def) ? { allow_secrets: allowSecretsField } : {}) })
+    .strict();
   // An open output (a composite tool answers whatever its op answers) stays open in the listing.
   const catchall = (def.output._zod.def as { catchall?: z.ZodType }).catchall;
-  const base = z.object({ ok: z.literal(true) }).extend(def.output.shape);
+  // With fields, an item carries only the keys asked for.
+  const shape = def.fields ? { ...def.output.shape, items: z.array(itemSchema(def).partial()) } : def.output.shape;
+  const base = z.object({ ok: z.literal(true) }).extend(shape);
   const success = (catchall ? base.catchall(catchall) : base)
     .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() })
-    .extend(masksSecrets(def) && !("warnings" in def.output.shape) ? { warnings: warningsField } : {});
+    .extend(masksSecrets(def) && !("warnings" in def.output.shape) ? { warnings: warningsField } : {})
+    .extend({ truncation: truncationField });
   c = {
     input,
     listing: {
@@ -191,7 +198,7 @@ export const toolListing = (def: AnyToolDef): Tool => compile(def).listing;
  * enforces is named in its invalid_input error.
  */
 export type SchemaListing = "full" | "lean";
-export const SMALL_OUTPUT_SCHEMA_CHARS = 1500;
+export const SMALL_OUTPUT_SCHEMA_CHARS = 600;
 
 const LEAN_DROPPED = new Set(["minLength", "maxLength", "maxItems", "x-max-bytes", "x-max-depth", "x-brief"]);
 
@@ -228,10 +235,11 @@ export function listedTool(def: AnyToolDef, listing: SchemaListing): Tool {
   if (!t) {
     const { outputSchema, inputSchema, ...rest } = full;
     t = { ...rest, inputSchema: leanSchema(inputSchema) as Tool["inputSchema"] };
-    if (outputSchema !== undefined && JSON.stringify(outputSchema).length <= SMALL_OUTPUT_SCHEMA_CHARS) {
-      // The failure branch is the same envelope on every tool (the guide describes it): listed in brief.
+    if (outputSchema !== undefined) {
+      // The failure branch is the same envelope on every tool (the guide describes it): in brief.
       const [success] = outputSchema.anyOf as unknown[];
-      t.outputSchema = { type: "object", anyOf: [success, LEAN_FAILURE] } as Tool["outputSchema"];
+      const brief = { type: "object", anyOf: [leanSchema(success), LEAN_FAILURE] };
+      if (JSON.stringify(brief).length <= SMALL_OUTPUT_SCHEMA_CHARS) t.outputSchema = brief as Tool["outputSchema"];
     }
     lean.set(def, t);
   }
@@ -267,7 +275,8 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
     const key = (parsed.idempotency_key as string | undefined) ??
       (def.idempotency === "derived" ? await derivedKey(ctx, args) : undefined);
-    const { allow_secrets: allowSecrets, ...toolArgs } = parsed;
+    const { allow_secrets: allowSecrets, fields, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
+    if (fields) checkFields(def, fields);
     const masked = masksSecrets(def) && allowSecrets !== true
       ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])]))
       : { value: toolArgs, found: [] };
@@ -276,13 +285,19 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
       key && !def.annotations.readOnly
         ? await runIdempotent(ctx, def.name, key, args, run)
         : { result: await run(), replay: false };
-    const payload = def.output.parse(result) as Record<string, unknown>;
-    const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}) };
+    const parsedResult = def.output.parse(result) as Record<string, unknown>;
+    const { value: payload, truncation } = capResponse(fields ? project(parsedResult, fields) : parsedResult);
+    const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}), ...(truncation ? { truncation } : {}) };
     if (masked.found.length > 0) {
       const note = `Secret-shaped text was masked before storing: ${masked.found.slice(0, 10).join(", ")}. Rotate it if it is real; pass allow_secrets: true to store such text verbatim.`;
       structured.warnings = [note, ...((payload.warnings as string[] | undefined) ?? [])];
     }
-    if (def.text) return { content: [{ type: "text", text: def.text(payload, parsed) }], structuredContent: structured };
+    if (def.text) {
+      const text = def.text(payload, parsed);
+      // The text of a capped payload is about its size; this holds it to the cap whatever the rendering.
+      const bounded = text.length > MAX_RESPONSE_CHARS ? `${text.slice(0, MAX_RESPONSE_CHARS)}\n…[cut at ${MAX_RESPONSE_CHARS} characters]` : text;
+      return { content: [{ type: "text", text: bounded }], structuredContent: structured };
+    }
     return render(structured, def.summarize ? def.summarize(payload) : "");
   } catch (err) {
     const error = toErrorBody(err);

@@ -118,6 +118,7 @@ export const commentQueryTool = defineTool({
     items: z.array(commentSchema).describe("Comments, oldest first."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const { id: objectId } = await findObject(ctx, input.object_type, input.object_id);
@@ -220,6 +221,7 @@ export const activityQueryTool = defineTool({
     items: z.array(activityRowSchema).describe("Activity, newest first."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];

@@ -161,6 +161,7 @@ export const decisionQueryTool = defineTool({
     note: z.string().describe("Anything the caller should know about the ranking, or \"\"."),
     next_cursor: z.string().optional().describe("Listing only: pass as cursor for the next page."),
   }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const where = ["d.tenant_id = ?"];

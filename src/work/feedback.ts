@@ -100,6 +100,7 @@ export const featureRequestQueryTool = defineTool({
     cursor: cursorField,
   }),
   output: z.object({ items: z.array(requestSchema).describe("Requests, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];

@@ -354,6 +354,7 @@ export const handoffQueryTool = defineTool({
     cursor: cursorField,
   }),
   output: z.object({ items: z.array(handoffSchema).describe("Handoffs."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const where = ["h.tenant_id = ?"];
@@ -391,6 +392,7 @@ export const inboxTool = defineTool({
     acked: z.number().int().describe("How many of ack were acknowledged now (ids not addressed to you do not count)."),
     total: z.number().int().describe("Unacknowledged items in all."),
   }),
+  fields: true,
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const now = iso(ctx.clock.now());

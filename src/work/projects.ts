@@ -239,6 +239,7 @@ export const projectQueryTool = defineTool({
     items: z.array(projectSchema.extend({ task_counts: taskCountsSchema.optional().describe("With detail: 'full'.") })).describe("Projects."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const where = ["tenant_id = ?", "deleted_at IS NULL"];

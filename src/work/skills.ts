@@ -86,6 +86,7 @@ export const skillListTool = defineTool({
     limit: limitField(100, 500),
   }),
   output: z.object({ items: z.array(skillSchema).describe("Skills by slug.") }),
+  fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
