@@ -34,6 +34,7 @@ export const OPERATIONS = [
   "POST /repos/{owner}/{repo}/git/trees",
   "POST /repos/{owner}/{repo}/git/blobs",
   "GET /repos/{owner}/{repo}/git/blobs/{file_sha}",
+  "GET /repos/{owner}/{repo}/tarball/{ref}",
   "POST /repos/{owner}/{repo}/merges",
   "POST /app/installations/{installation_id}/access_tokens",
   "GET /rate_limit",
