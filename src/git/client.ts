@@ -1,8 +1,10 @@
 /**
- * The GitHub REST client: one `request` for every call the git tools make. It only ever calls
- * the configured API base, builds paths from validated values, reuses ETags (a 304 costs no rate
- * limit), honours `retry-after` and `x-ratelimit-*` with bounded waits, retries server errors, and
- * turns failures into GitHubError with a stable code for the tools to map onto the seed's codes.
+ * The GitHub REST client: one `request` for every JSON call the git tools make, and `stream` for
+ * downloads (an archive) read as they arrive. It only ever calls the configured API base, or a
+ * download's redirect target once the caller has vetted it; builds paths from validated values,
+ * reuses ETags (a 304 costs no rate limit), honours `retry-after` and `x-ratelimit-*` with bounded
+ * waits, retries server errors, and turns failures into GitHubError with a stable code for the
+ * tools to map onto the seed's codes.
  */
 import { cleanText } from "./untrusted";
 
@@ -117,25 +119,75 @@ export class GitHubClient {
     return url;
   }
 
+  /** The configured API's origin (scheme and host), for callers that vet where a redirect may go. */
+  get origin(): string {
+    return this.base.origin;
+  }
+
   async request<T>(op: Operation, params: Params = {}, body?: unknown): Promise<GitHubResponse<T>> {
     const method = op.split(" ")[0]!;
     const url = this.url(op, params);
     const token = await this.opts.token();
     const cacheKey = method === "GET" ? `${await tokenTag(token)} ${url.href}` : "";
+    let cached: CachedResponse | undefined;
+    const res = await this.exchange({
+      method, url, token,
+      body: body === undefined ? undefined : JSON.stringify(body),
+      // Looked up per attempt, as a concurrent call may have filled the cache meanwhile.
+      headers: (): Record<string, string> => {
+        cached = cacheKey ? this.etags.get(cacheKey) : undefined;
+        return cached ? { "If-None-Match": cached.etag } : {};
+      },
+      done: (r) => r.ok || (r.status === 304 && cached !== undefined),
+    });
+    if (res.status === 304 && cached) {
+      await res.body?.cancel();
+      return { status: 200, data: cached.data as T, headers: res.headers };
+    }
+    const data = (res.status === 204 ? null : await res.json()) as T;
+    const etag = res.headers.get("etag");
+    if (cacheKey && etag) this.etags.set(cacheKey, { etag, data });
+    return { status: res.status, data, headers: res.headers };
+  }
+
+  /**
+   * A GET whose body is handed back unread, for answers too big to parse whole (a repository
+   * archive). GitHub answers such downloads with a redirect; `follow` vets the target before
+   * anything is sent there (it throws to refuse) and says whether the token goes along. One hop:
+   * the target's own answer must be the content. Retries and error mapping are request's.
+   */
+  async stream(op: Operation, params: Params, follow: (target: URL) => { auth: boolean }): Promise<Response> {
+    const url = this.url(op, params);
+    const token = await this.opts.token();
+    const first = await this.exchange({ method: "GET", url, token, done: (r) => r.ok || isRedirect(r) });
+    if (!isRedirect(first)) return first;
+    await first.body?.cancel();
+    const location = first.headers.get("location");
+    if (!location) throw new GitHubError("github_error", first.status, `GitHub answered ${first.status} without a Location`, false);
+    const target = new URL(location, url);
+    const { auth } = follow(target);
+    return this.exchange({ method: "GET", url: target, token: auth ? token : null, done: (r) => r.ok });
+  }
+
+  /**
+   * One call with the retry policy every request shares: network failures, rate limits and
+   * server errors are retried within maxWaitMs; an answer `done` accepts is returned unread, and
+   * anything else becomes a GitHubError. A null token sends no Authorization header.
+   */
+  private async exchange(x: Exchange): Promise<Response> {
     let waited = 0;
     for (let attempt = 1; ; attempt++) {
       const headers: Record<string, string> = {
         Accept: "application/vnd.github+json",
-        Authorization: `Bearer ${token}`,
         "X-GitHub-Api-Version": "2022-11-28",
         "User-Agent": "agent-ledger",
+        ...(x.token === null ? {} : { Authorization: `Bearer ${x.token}` }),
+        ...x.headers?.(),
       };
-      const cached = cacheKey ? this.etags.get(cacheKey) : undefined;
-      if (cached) headers["If-None-Match"] = cached.etag;
-      if (body !== undefined) headers["Content-Type"] = "application/json";
+      if (x.body !== undefined) headers["Content-Type"] = "application/json";
       let res: Response;
       try {
-        res = await this.fetchFn(url.href, { method, headers, body: body === undefined ? undefined : JSON.stringify(body), redirect: "manual" });
+        res = await this.fetchFn(x.url.href, { method: x.method, headers, body: x.body, redirect: "manual" });
       } catch (err) {
         if (attempt < ATTEMPTS && waited + 1000 * attempt <= this.maxWaitMs) {
           waited += 1000 * attempt;
@@ -144,16 +196,7 @@ export class GitHubClient {
         }
         throw new GitHubError("github_unavailable", 0, `GitHub could not be reached: ${err instanceof Error ? err.message : String(err)}`, true);
       }
-      if (res.status === 304 && cached) {
-        await res.body?.cancel();
-        return { status: 200, data: cached.data as T, headers: res.headers };
-      }
-      if (res.ok) {
-        const data = (res.status === 204 ? null : await res.json()) as T;
-        const etag = res.headers.get("etag");
-        if (cacheKey && etag) this.etags.set(cacheKey, { etag, data });
-        return { status: res.status, data, headers: res.headers };
-      }
+      if (x.done(res)) return res;
       const text = await res.text();
       const message = githubMessage(text) || res.statusText;
       const wait = retryWaitMs(res, message, attempt);
@@ -166,6 +209,19 @@ export class GitHubClient {
     }
   }
 }
+
+interface Exchange {
+  method: string;
+  url: URL;
+  token: string | null;
+  body?: string;
+  /** Extra headers, computed per attempt. */
+  headers?: () => Record<string, string>;
+  /** The answers handed back to the caller; the rest are retried or mapped to a GitHubError. */
+  done: (res: Response) => boolean;
+}
+
+const isRedirect = (res: Response) => res.status >= 300 && res.status < 400 && res.status !== 304;
 
 /** The cache key keeps one token's responses from being served to another token (another tenant). */
 async function tokenTag(token: string): Promise<string> {
