@@ -17,7 +17,7 @@ interface Commit {
 }
 
 /** A deterministic 40-hex digest (content addressing only; not SHA-1). */
-function digest(text: string): string {
+export function digest(text: string): string {
   let out = "";
   for (let seed = 0; seed < 5; seed++) {
     let h = (0x811c9dc5 ^ (seed * 0x9e3779b1)) >>> 0;

@@ -77,9 +77,19 @@ function checkResponse(op: string, status: number, body: unknown): void {
   }
 }
 
+/** A request to a download URL beside the API (an archive's codeload URL), as it arrived. */
+export interface DownloadRequest {
+  url: string;
+  headers: Headers;
+}
+
+export type DownloadHandler = (req: Request) => Response | Promise<Response>;
+
 export class FakeGitHub {
   readonly requests: FakeRequest[] = [];
+  readonly downloads: DownloadRequest[] = [];
   private readonly handlers = new Map<string, Handler>();
+  private readonly downloadHandlers: Array<[prefix: string, handler: DownloadHandler]> = [];
 
   constructor(readonly apiBase = FAKE_API) {}
 
@@ -90,12 +100,26 @@ export class FakeGitHub {
     return this;
   }
 
+  /**
+   * Serves URLs under `prefix` (an absolute URL) with `handler`: the targets GitHub redirects a
+   * download to, which are not API operations and so have no OpenAPI description to check.
+   */
+  serveDownloads(prefix: string, handler: DownloadHandler): this {
+    this.downloadHandlers.push([prefix, handler]);
+    return this;
+  }
+
   count(op: string): number {
     return this.requests.filter((r) => r.op === op).length;
   }
 
   readonly fetch: typeof fetch = async (input, init) => {
     const req = input instanceof Request ? input : new Request(String(input), init);
+    const download = this.downloadHandlers.find(([prefix]) => req.url.startsWith(prefix));
+    if (download) {
+      this.downloads.push({ url: req.url, headers: req.headers });
+      return download[1](req);
+    }
     const url = new URL(req.url);
     const base = new URL(this.apiBase);
     if (url.origin !== base.origin) throw new Error(`request outside the GitHub API under test: ${req.url}`);
@@ -131,7 +155,9 @@ export class FakeGitHub {
     const status = reply.status ?? 200;
     if (reply.body !== undefined) checkResponse(route.op, status, reply.body);
     const headers = { "content-type": "application/json; charset=utf-8", ...reply.headers };
-    return new Response(status === 204 || status === 304 ? null : JSON.stringify(reply.body ?? {}), { status, headers });
+    // A redirect (a download's 302 to its Location) has no body, as GitHub sends it.
+    const bodyless = status === 204 || status === 304 || (status >= 300 && status < 400 && reply.body === undefined);
+    return new Response(bodyless ? null : JSON.stringify(reply.body ?? {}), { status, headers });
   };
 }
 
