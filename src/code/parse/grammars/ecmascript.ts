@@ -22,6 +22,11 @@ function definitions(node: Node, container: Container): Definition[] {
       const inner = node.namedChild(0);
       return inner ? declarationDefinitions(inner, node, false, container) : [];
     }
+    case "expression_statement": {
+      // The grammar reads `namespace A {}` after some statements as an expression statement.
+      const inner = node.namedChild(0);
+      return inner?.type === "internal_module" ? declarationDefinitions(inner, node, false, container) : [];
+    }
     default:
       return declarationDefinitions(node, node, false, container);
   }
