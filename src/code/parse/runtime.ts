@@ -5,7 +5,8 @@
  * `new WebAssembly.Module(bytes)` and `instantiate(bytes)` throw "Wasm code generation disallowed by
  * embedder"; local workerd, and so the tests, refuse it too). The only wasm a Worker can run is wasm
  * that came in as a module: `import m from "x.wasm"` gives a `WebAssembly.Module` that wrangler
- * uploads as a wasm module part and Cloudflare compiles at deploy time. So:
+ * uploads as a wasm part of the Worker and workerd compiles while loading the Worker, before any of
+ * its code runs (the test pool does the same with @cloudflare/vitest-plugin). So:
  * - the runtime (web-tree-sitter.wasm, emscripten's main module) is instantiated by our
  *   `instantiateWasm` hook from the imported Module; emscripten then never fetches or compiles
  *   anything (its locateFile/fetch path is skipped entirely);
@@ -13,9 +14,9 @@
  *   linker accepts an already-compiled `WebAssembly.Module` and only instantiates it against the
  *   runtime's memory and table. (`Language.load(bytes)` would compile, and fail in production.)
  * The one other compile in web-tree-sitter is emscripten's `convertJsFunctionToWasm`, reached only
- * when a JavaScript function is put into the wasm table (log and custom-input callbacks, or a side
- * module importing a symbol that only JavaScript provides); nothing here uses those, and the tests,
- * which run in workerd with compilation refused, parse with every grammar.
+ * when the dynamic linker puts a JavaScript function into the wasm table (a grammar importing a
+ * symbol only JavaScript provides); the tests load and parse with every grammar in workerd, where
+ * compiling is refused, so none of these does.
  */
 import { Language, Parser } from "web-tree-sitter";
 import runtimeWasm from "web-tree-sitter/web-tree-sitter.wasm";
@@ -32,10 +33,6 @@ const GRAMMARS: Readonly<Record<string, WebAssembly.Module>> = {
   python: pythonWasm,
   go: goWasm,
 };
-
-export function hasGrammar(language: string): boolean {
-  return Object.hasOwn(GRAMMARS, language);
-}
 
 let runtime: Promise<void> | undefined;
 
