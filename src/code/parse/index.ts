@@ -1,0 +1,74 @@
+/**
+ * Syntax-aware parsing of one source file for the code index: chunks, definitions, references and
+ * imports. TypeScript, TSX, JavaScript, Python and Go go through tree-sitter (see runtime.ts for how
+ * its wasm runs in a Worker); every other file, a file too big to parse, or a parse that fails gets
+ * overlapping line windows and nothing else.
+ */
+import { chunkItems } from "./chunks";
+import { ecmascript } from "./grammars/ecmascript";
+import { go } from "./grammars/go";
+import { python } from "./grammars/python";
+import { collectImports } from "./imports";
+import { languageOf } from "./languages";
+import { MAX_SYNTAX_CHARS } from "./limits";
+import { SourceLines } from "./lines";
+import { outline } from "./outline";
+import { queryFor } from "./queries";
+import { collectReferences } from "./references";
+import { languageFor, parserFor } from "./runtime";
+import type { LanguageSpec } from "./spec";
+import type { ParsedFile } from "./types";
+import { windowChunks } from "./windows";
+
+export type { CodeChunk, ImportRef, ParsedFile, SymbolDef, SymbolRef } from "./types";
+export { languageOf } from "./languages";
+export { resolveImport } from "./resolve";
+
+const SPECS: Readonly<Record<string, LanguageSpec>> = {
+  typescript: ecmascript("typescript"),
+  tsx: ecmascript("typescript"),
+  javascript: ecmascript("javascript"),
+  python,
+  go,
+};
+
+export async function parseSource(path: string, text: string): Promise<ParsedFile> {
+  const language = languageOf(path);
+  const lines = new SourceLines(text);
+  const spec = SPECS[language];
+  if (spec && text.length <= MAX_SYNTAX_CHARS) {
+    try {
+      const parsed = await parseWithGrammar(language, spec, text, lines);
+      if (parsed) return parsed;
+    } catch (error) {
+      // A grammar that cannot load or a parse that throws costs the file its symbols, not its chunks.
+      console.warn(`code parse: ${language} parse of ${path.slice(-200)} failed, using line windows`, error instanceof Error ? error.message : error);
+    }
+  }
+  return { language, syntax: false, chunks: windowChunks(lines, 1, lines.count, "", "window"), symbols: [], references: [], imports: [] };
+}
+
+async function parseWithGrammar(language: string, spec: LanguageSpec, text: string, lines: SourceLines): Promise<ParsedFile | undefined> {
+  const grammar = await languageFor(language);
+  const parser = await parserFor(language);
+  if (!grammar || !parser) return undefined;
+  const tree = parser.parse(text);
+  if (!tree) return undefined;
+  try {
+    const root = tree.rootNode;
+    const found = outline(root, text, spec);
+    const { imports, ranges } = collectImports(root, queryFor(language, grammar, "imports", spec.importQuery), spec);
+    const references = collectReferences(root, queryFor(language, grammar, "references", spec.referenceQuery), {
+      source: text,
+      scopes: found.scopes,
+      definitionNames: found.definitionNames,
+      skip: ranges,
+      ...(spec.ignoredNames ? { ignoredNames: spec.ignoredNames } : {}),
+    });
+    const chunks = chunkItems(lines, found.items, 1, lines.count, { symbol: "", kind: "module" });
+    return { language, syntax: true, chunks, symbols: found.symbols, references, imports };
+  } finally {
+    // The tree lives in wasm memory, outside the garbage collector's reach.
+    tree.delete();
+  }
+}

@@ -1,0 +1,31 @@
+/**
+ * The bounds that keep one file's parse inside a Worker's CPU and memory, and its chunks the size
+ * an embedding model and a reader take in at once.
+ */
+
+/** A definition or a run of top-level code longer than this is split into windows. */
+export const CHUNK_MAX_LINES = 80;
+export const CHUNK_MAX_CHARS = 3_000;
+
+/** Windows (files without a grammar, and bodies over the limits above) and their shared lines. */
+export const WINDOW_LINES = 60;
+export const WINDOW_OVERLAP = 10;
+
+/**
+ * References are capped per file, earliest first: a generated or minified file can hold hundreds of
+ * thousands of identifiers, and recording them all would cost more CPU than the parse itself and
+ * swamp the index with one file. Past the cap the file's later references are not recorded.
+ */
+export const MAX_REFERENCES = 5_000;
+/** Definitions and imports are capped for the same reason (a table of constants, a barrel file). */
+export const MAX_SYMBOLS = 5_000;
+export const MAX_IMPORTS = 2_000;
+
+/**
+ * Past this many characters a file is cut into windows without a grammar: tree-sitter's tree for a
+ * file this size already takes tens of MB of the isolate's 128 MB, and the wasm memory it grows
+ * into is never given back.
+ */
+export const MAX_SYNTAX_CHARS = 1_500_000;
+
+export const SIGNATURE_MAX_CHARS = 200;
