@@ -2,6 +2,7 @@ import type { ClaimsDO } from "./durable/claims";
 import type { DocSessionDO } from "./durable/doc-sessions";
 import type { RateLimitDO } from "./durable/rate-limit";
 import type { SessionDO } from "./durable/session";
+import type { IndexJob } from "./code/indexer";
 import type { AiBinding } from "./search/embedder";
 import type { VectorizeBinding } from "./search/vector-index";
 
@@ -18,6 +19,8 @@ export interface Env {
   RATE_LIMIT_KEY_PER_MIN?: string;
   /** Requests per minute per tenant, all keys together (webhook deliveries are counted apart); "0" is off. */
   RATE_LIMIT_TENANT_PER_MIN?: string;
+  /** Code index jobs (src/code/workflow.ts): one instance per job, named by the job id. */
+  CODE_INDEX: Workflow<IndexJob>;
   /** Attachment blobs, keyed by tenant id and storage path. */
   BLOBS: R2Bucket;
   /** Comma-separated browser origins allowed to call /mcp. */

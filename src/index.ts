@@ -6,6 +6,7 @@ export { ClaimsDO } from "./durable/claims";
 export { DocSessionDO } from "./durable/doc-sessions";
 export { RateLimitDO } from "./durable/rate-limit";
 export { SessionDO } from "./durable/session";
+export { CodeIndexWorkflow } from "./code/workflow";
 
 export default {
   fetch: app.fetch,

@@ -8,7 +8,10 @@ declare namespace Cloudflare {
     RATE_LIMIT_KEY_PER_MIN?: string;
     RATE_LIMIT_TENANT_PER_MIN?: string;
     BLOBS: R2Bucket;
+    CODE_INDEX: Workflow<import("../src/code/indexer").IndexJob>;
     ALLOWED_ORIGINS?: string;
+    GITHUB_API_URL?: string;
+    GITHUB_CREDENTIALS_KEY?: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }

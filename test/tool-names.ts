@@ -14,4 +14,7 @@ export const ALL_TOOL_NAMES = [
   "repo_link", "repo_query", "repo_register", "run_end", "run_fork", "run_get", "run_heartbeat", "run_query", "run_summary", "search", "skill_get", "skill_list", "skill_upsert", "stale_decisions",
   "task_assign", "task_claim", "task_code_ref", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
   "task_update", "whoami",
+  "semantic_search", "get_file", "get_context_for_prompt", "codebase_retrieval", "git_commit_retrieval", "get_workspace_info",
+  "index_workspace", "reindex_workspace", "index_status", "clear_index",
+  "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
 ].sort();

@@ -639,3 +639,113 @@ export const localVectorGenerations = sqliteTable("local_vector_generations", {
   namespace: text("namespace").primaryKey(),
   generation: integer("generation").notNull(),
 });
+
+// ---------------------------------------------------------------------------------------------
+// Code context (seed 004): repository indexes and their generations (migrations/0028).
+
+export const codeIndexes = sqliteTable("code_indexes", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  repo: text("repo").notNull(),
+  owner: text("owner").notNull(),
+  name: text("name").notNull(),
+  ref: text("ref").notNull(),
+  generation: text("generation").notNull(),
+  commitSha: text("commit_sha").notNull(),
+  phase: text("phase").notNull(),
+  jobId: text("job_id").notNull(),
+  jobKind: text("job_kind").notNull(),
+  pendingGeneration: text("pending_generation").notNull(),
+  targetCommit: text("target_commit").notNull(),
+  fetched: integer("fetched").notNull(),
+  filesTotal: integer("files_total").notNull(),
+  filesDone: integer("files_done").notNull(),
+  chunksTotal: integer("chunks_total").notNull(),
+  symbolsTotal: integer("symbols_total").notNull(),
+  bytesTotal: integer("bytes_total").notNull(),
+  skipped: text("skipped").notNull(),
+  truncated: integer("truncated").notNull(),
+  errors: text("errors").notNull(),
+  headSha: text("head_sha").notNull(),
+  headCheckedAt: text("head_checked_at").notNull(),
+  startedAt: text("started_at").notNull(),
+  finishedAt: text("finished_at").notNull(),
+  lastIndexedAt: text("last_indexed_at").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+export const codeFiles = sqliteTable("code_files", {
+  tenantId: text("tenant_id").notNull(),
+  generation: text("generation").notNull(),
+  path: text("path").notNull(),
+  language: text("language").notNull(),
+  size: integer("size").notNull(),
+  lines: integer("lines").notNull(),
+  text: text("text").notNull(),
+  parsed: integer("parsed").notNull(),
+  syntax: integer("syntax").notNull(),
+});
+
+export const codeChunks = sqliteTable("code_chunks", {
+  seq: integer("seq").primaryKey(),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  generation: text("generation").notNull(),
+  scope: text("scope").notNull(),
+  path: text("path").notNull(),
+  language: text("language").notNull(),
+  startLine: integer("start_line").notNull(),
+  endLine: integer("end_line").notNull(),
+  symbol: text("symbol").notNull(),
+  kind: text("kind").notNull(),
+  text: text("text").notNull(),
+  terms: text("terms").notNull(),
+});
+
+export const codeSymbols = sqliteTable("code_symbols", {
+  tenantId: text("tenant_id").notNull(),
+  generation: text("generation").notNull(),
+  name: text("name").notNull(),
+  nameLower: text("name_lower").notNull(),
+  qualified: text("qualified").notNull(),
+  kind: text("kind").notNull(),
+  path: text("path").notNull(),
+  startLine: integer("start_line").notNull(),
+  endLine: integer("end_line").notNull(),
+  exported: integer("exported").notNull(),
+  signature: text("signature").notNull(),
+});
+
+export const codeSymbolRefs = sqliteTable("code_symbol_refs", {
+  tenantId: text("tenant_id").notNull(),
+  generation: text("generation").notNull(),
+  name: text("name").notNull(),
+  path: text("path").notNull(),
+  line: integer("line").notNull(),
+  enclosing: text("enclosing").notNull(),
+  kind: text("kind").notNull(),
+});
+
+export const codeImports = sqliteTable("code_imports", {
+  tenantId: text("tenant_id").notNull(),
+  generation: text("generation").notNull(),
+  path: text("path").notNull(),
+  specifier: text("specifier").notNull(),
+  targetPath: text("target_path").notNull(),
+  line: integer("line").notNull(),
+  names: text("names").notNull(),
+});
+
+export const codeCommits = sqliteTable("code_commits", {
+  seq: integer("seq").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  repo: text("repo").notNull(),
+  scope: text("scope").notNull(),
+  sha: text("sha").notNull(),
+  message: text("message").notNull(),
+  author: text("author").notNull(),
+  date: text("date").notNull(),
+  filesChanged: text("files_changed").notNull(),
+  source: text("source").notNull(),
+});

@@ -6,6 +6,7 @@
  * A payload is untrusted data: fields are read defensively, nothing in it is executed or fetched,
  * and it can only touch the tenant the signature (or the App installation) belongs to.
  */
+import { applyCodePush } from "../code/push";
 import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
@@ -132,13 +133,14 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
 }
 
 /**
- * A push also syncs the document store's watches on that repository and branch (src/docs/watch.ts);
- * they need no registered repository, and their note joins the delivery's outcome.
+ * A push also syncs the document store's watches on that repository and branch (src/docs/watch.ts)
+ * and moves the code index of that branch (src/code/push.ts); neither needs a registered
+ * repository, and their notes join the delivery's outcome.
  */
 async function onPushWithDocWatches(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
   const recorded = await onPush(ctx, payload, deliveryId);
-  const watched = await applyDocWatches(ctx, payload);
-  return watched === null ? recorded : { status: "processed", note: `${recorded.note}; ${watched}` };
+  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload)].filter((n): n is string => n !== null);
+  return notes.length === 0 ? recorded : { status: "processed", note: [recorded.note, ...notes].join("; ") };
 }
 
 /** D1 batches are atomic; a large push is split so no batch grows without bound. */

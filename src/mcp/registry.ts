@@ -13,6 +13,7 @@ import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs/tools";
+import { codeTools } from "../code/tools";
 import { searchTools } from "../work/search";
 import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";
@@ -48,11 +49,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
   { id: "git", description: "Git on GitHub: status, inventory, parity, log, diff summaries, multi-file commits, merges and cherry-picks through the GitHub API.", default: false },
   { id: "docs", description: "Document store: content-addressed documents with search, grep, a knowledge graph, collections and snapshots, behind three composite tools (docs_query, docs_execute, docs_session).", default: false },
+  { id: "code", description: "Code context over the team's GitHub repositories: indexing on the platform's workflows, semantic and keyword code search, files, symbols and context for a prompt.", default: false },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 

@@ -3,7 +3,7 @@
  * write records and the text the backfill embeds can never disagree.
  */
 
-export type EmbedObjectType = "note" | "decision" | "document";
+export type EmbedObjectType = "note" | "decision" | "document" | "code_chunk";
 
 export interface EmbedSource {
   /** Loads the tenant's objects by id (bound: tenant id, then the ids as one JSON array: D1 binds at most 100 values). */
@@ -38,7 +38,17 @@ export const EMBED_SOURCES: Record<EmbedObjectType, EmbedSource> = {
     text: (r) => documentEmbedText(str(r.title), str(r.path), str(r.text)),
     metadata: () => ({ object_type: "document", project_id: "", kind: "" }),
   },
+  // A chunk of a repository's code index (src/code/). `scope` is its generation, so a query asks
+  // for one index's vectors (Vectorize needs a metadata index on it: README, semantic search).
+  code_chunk: {
+    select: () => `SELECT id, path, symbol, text, generation FROM code_chunks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
+    text: (r) => codeChunkEmbedText(str(r.path), str(r.symbol), str(r.text)),
+    metadata: (r) => ({ object_type: "code_chunk", project_id: "", kind: "", scope: str(r.generation) }),
+  },
 };
+
+/** The text a code chunk's vector is made of: where it is, what it defines, and what it says. */
+export const codeChunkEmbedText = (path: string, symbol: string, text: string) => `${path}${symbol ? ` ${symbol}` : ""}\n${text}`;
 
 /** Characters of a document's text that go into its embedding (the embedder cuts at 4000 anyway). */
 export const DOCUMENT_EMBED_CHARS = 4000;

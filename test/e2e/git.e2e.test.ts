@@ -7,6 +7,7 @@ import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { FakeGitHub } from "../github/fake";
+import { FakeArchives } from "../github/fake-archive";
 import { FakeRepo } from "../github/fake-repo";
 import { serveFetch, type LoopbackServer } from "./github-server";
 
@@ -14,8 +15,8 @@ type S = Record<string, unknown> & { ok: boolean };
 const structured = (r: Awaited<ReturnType<Client["callTool"]>>) => r.structuredContent as S;
 const REPO = "octocat/Hello-World";
 
-async function connect(key: string): Promise<Client> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=git`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+async function connect(key: string, toolsets = "git"): Promise<Client> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=${toolsets}`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
   const client = new Client({ name: "e2e-git", version: "1.0.0" });
   await client.connect(transport);
   return client;
@@ -85,4 +86,39 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     expect(gh.requests.length).toBe(before);
     await other.close();
   });
+
+  it("indexes the repository on the platform's workflow and answers code questions from it (tree-sitter in the bundle)", async () => {
+    const archives = new FakeArchives(gh);
+    const head = repo.refs.get("main")!;
+    archives.add("octocat", "Hello-World", head, {
+      "src/cart.ts": "export interface Item { price: number; qty: number }\n\nexport function cartTotal(items: Item[]): number {\n  return items.reduce((sum, i) => sum + i.price * i.qty, 0);\n}\n",
+      "src/checkout.ts": 'import { cartTotal } from "./cart";\n\nexport function checkout(items: { price: number; qty: number }[]) {\n  return { total: cartTotal(items) };\n}\n',
+      "scripts/report.py": "def monthly_revenue(orders):\n    return sum(o['total'] for o in orders)\n",
+      "cmd/main.go": "package main\n\nfunc Add(a int, b int) int {\n\treturn a + b\n}\n",
+    });
+    const code = await connect(inject("keyA"), "code");
+    try {
+      const started = structured(await code.callTool({ name: "index_workspace", arguments: { repo: REPO, ref: "main" } }));
+      expect(started).toMatchObject({ ok: true, status: "started" });
+      let status: S = { ok: false };
+      for (let i = 0; i < 120; i++) {
+        status = structured(await code.callTool({ name: "index_status", arguments: { repo: REPO, check_head: false } }));
+        const item = (status.items as S[])[0]!;
+        if (item.phase === "complete" || item.phase === "failed") break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect((status.items as S[])[0]).toMatchObject({ phase: "complete", complete: true, indexed_commit: head, files_total: 4, errors: [] });
+      const found = structured(await code.callTool({ name: "semantic_search", arguments: { query: "total price of the cart items" } }));
+      expect((found.results as S[]).slice(0, 2).map((h) => h.path)).toContain("src/cart.ts");
+      // Each grammar ran inside the bundle: symbols of TypeScript, Python and Go.
+      for (const [symbol, path] of [["cartTotal", "src/cart.ts"], ["monthly_revenue", "scripts/report.py"], ["Add", "cmd/main.go"]]) {
+        const def = structured(await code.callTool({ name: "symbol_definition", arguments: { symbol } }));
+        expect(def, symbol).toMatchObject({ ok: true, items: [{ path }] });
+      }
+      const callers = structured(await code.callTool({ name: "find_callers", arguments: { symbol: "cartTotal" } }));
+      expect(callers.items).toEqual([expect.objectContaining({ caller: "checkout", path: "src/checkout.ts" })]);
+    } finally {
+      await code.close();
+    }
+  }, 60_000);
 });

@@ -1,0 +1,257 @@
+/**
+ * The steps of an index job, each a function the workflow (src/code/workflow.ts) runs as one
+ * durable step. Each step is bounded (a batch of files, a batch of embeddings) so it stays inside
+ * a Worker's CPU and subrequest limits, and each is idempotent: a step retried after a failure
+ * redoes its batch without duplicating rows, and a later job resumes a failed one's generation.
+ */
+import { NonRetryableError } from "cloudflare:workflows";
+import { uuidv7 } from "../db/ids";
+import { iso } from "../db/time";
+import type { Env } from "../env";
+import { githubFor } from "../git/credentials";
+import { embedRows, queueEmbedding, selectSemantic } from "../search/semantic";
+import { codeChunkEmbedText, vectorId } from "../search/sources";
+import { DEFAULT_ARCHIVE_LIMITS, fetchRepoArchive } from "./archive";
+import { backfillCommits } from "./commits";
+import { parseSource, resolveImport } from "./parse";
+import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
+import { indexTerms, scopeToken } from "./terms";
+
+/** What a workflow instance is asked to do. */
+export interface IndexJob {
+  tenantId: string;
+  indexId: string;
+  jobId: string;
+  kind: "full" | "incremental";
+  /** incremental: the commit the live generation is at, and the pushed head. */
+  base?: string;
+  head?: string;
+}
+
+export interface Target {
+  commit: string;
+  generation: string;
+  resumed: boolean;
+}
+
+/** Files parsed per step: about a second of CPU for typical source files. */
+export const PARSE_BATCH = 40;
+/** Chunks embedded per step (two Workers AI calls of 100). */
+export const EMBED_BATCH = 200;
+/** D1 statements per batch call. */
+const WRITE_BATCH = 80;
+
+const now = () => new Date();
+
+/** The start of the message a job gets once it lost its lock (cleared, or taken over). */
+export const SUPERSEDED = "superseded:";
+
+/** Thrown past the step's retries: a job without its lock has nothing left to do. */
+const superseded = (why: string) => new NonRetryableError(`${SUPERSEDED} ${why}`);
+
+export async function jobIndex(env: Env, job: IndexJob): Promise<IndexRow> {
+  const row = await indexById(env.DB, job.tenantId, job.indexId);
+  if (!row || row.job_id !== job.jobId) throw superseded(`index ${job.indexId} is no longer held by job ${job.jobId}`);
+  return row;
+}
+
+async function writeBatches(d1: D1Database, statements: D1PreparedStatement[]): Promise<void> {
+  for (let i = 0; i < statements.length; i += WRITE_BATCH) await d1.batch(statements.slice(i, i + WRITE_BATCH));
+}
+
+/**
+ * Step 1: the commit to index. A full job keeps its pending generation when that generation was
+ * being built for this very commit (a resumed job); otherwise it starts the generation over.
+ */
+export async function resolveTarget(env: Env, job: IndexJob): Promise<Target> {
+  const index = await jobIndex(env, job);
+  const gh = githubFor(env, job.tenantId);
+  const head = job.head ?? (await gh.request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { owner: index.owner, repo: index.name, ref: index.ref })).data.sha;
+  if (job.kind === "incremental") {
+    await updateJob(env.DB, job.tenantId, job.indexId, job.jobId, { phase: "fetching", target_commit: head, head_sha: head, head_checked_at: iso(now()) }, now());
+    return { commit: head, generation: index.generation, resumed: false };
+  }
+  const resumed = index.target_commit === head && index.fetched === 1;
+  if (!resumed && index.fetched === 1) {
+    // Built for another commit: its rows are dropped by the fetch step before it stores new ones.
+    await updateJob(env.DB, job.tenantId, job.indexId, job.jobId, { fetched: 0 }, now());
+  }
+  await updateJob(env.DB, job.tenantId, job.indexId, job.jobId, { phase: "fetching", target_commit: head, head_sha: head, head_checked_at: iso(now()) }, now());
+  return { commit: head, generation: index.pending_generation, resumed };
+}
+
+/** Step 2 (full): the repository's files at the commit, stored unparsed in the pending generation. */
+export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promise<{ files: number; skipped: number }> {
+  const index = await jobIndex(env, job);
+  if (target.resumed || index.fetched === 1) {
+    await updateJob(env.DB, job.tenantId, job.indexId, job.jobId, { phase: "parsing" }, now());
+    return { files: index.files_total, skipped: 0 };
+  }
+  while (!(await dropGenerationBatch(env.DB, job.tenantId, target.generation)).done) { /* a stale attempt's rows */ }
+  const archive = await fetchRepoArchive(githubFor(env, job.tenantId), { owner: index.owner, name: index.name }, target.commit, { limits: DEFAULT_ARCHIVE_LIMITS });
+  const d1 = env.DB;
+  await writeBatches(
+    d1,
+    archive.files.map((f) =>
+      d1
+        .prepare(`INSERT OR REPLACE INTO code_files (tenant_id, generation, path, language, size, lines, text) VALUES (?, ?, ?, '', ?, ?, ?)`)
+        .bind(job.tenantId, target.generation, f.path, f.size, lineCount(f.text), f.text),
+    ),
+  );
+  const skipped = Object.values(archive.skipped).reduce((a, b) => a + b, 0);
+  await updateJob(
+    d1, job.tenantId, job.indexId, job.jobId,
+    {
+      phase: "parsing", fetched: 1, files_total: archive.files.length, files_done: 0, chunks_total: 0, symbols_total: 0,
+      bytes_total: archive.files.reduce((n, f) => n + f.size, 0), skipped: JSON.stringify(archive.skipped), truncated: archive.truncated ? 1 : 0,
+    },
+    now(),
+  );
+  return { files: archive.files.length, skipped };
+}
+
+export const lineCount = (text: string) => (text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0));
+
+/** Step 3, repeated: parse a batch of unparsed files into chunks, symbols, references and imports. */
+export async function parseBatch(env: Env, job: IndexJob, target: Target, limit = PARSE_BATCH): Promise<{ parsed: number; remaining: number }> {
+  await jobIndex(env, job);
+  const d1 = env.DB;
+  const { tenantId } = job;
+  const gen = target.generation;
+  const files = (
+    await d1.prepare(`SELECT path, text FROM code_files WHERE tenant_id = ? AND generation = ? AND parsed = 0 ORDER BY path LIMIT ?`).bind(tenantId, gen, limit).all<{ path: string; text: string }>()
+  ).results;
+  if (files.length === 0) return { parsed: 0, remaining: 0 };
+  const known = new Set(
+    (await d1.prepare(`SELECT path FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(tenantId, gen).all<{ path: string }>()).results.map((r) => r.path),
+  );
+  const scope = scopeToken(gen);
+  const statements: D1PreparedStatement[] = [];
+  let chunks = 0;
+  let symbols = 0;
+  for (const file of files) {
+    // A retried step may have written part of this file: its rows go first.
+    for (const table of ["code_chunks", "code_symbols", "code_symbol_refs", "code_imports"]) {
+      statements.push(d1.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
+    }
+    let parsed;
+    try {
+      parsed = await parseSource(file.path, file.text);
+    } catch (err) {
+      await appendError(d1, tenantId, job.indexId, `${file.path}: ${err instanceof Error ? err.message : String(err)}`, now());
+      statements.push(d1.prepare(`UPDATE code_files SET parsed = 1 WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
+      continue;
+    }
+    for (const c of parsed.chunks) {
+      const id = uuidv7();
+      statements.push(
+        d1
+          .prepare(
+            `INSERT INTO code_chunks (id, tenant_id, generation, scope, path, language, start_line, end_line, symbol, kind, text, terms)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .bind(id, tenantId, gen, scope, file.path, parsed.language, c.start_line, c.end_line, c.symbol, c.kind, c.text, indexTerms(`${file.path} ${c.symbol} ${c.text}`)),
+      );
+      statements.push(await queueEmbedding(d1, { tenantId, type: "code_chunk", id }, codeChunkEmbedText(file.path, c.symbol, c.text), now()));
+      chunks++;
+    }
+    for (const s of parsed.symbols) {
+      statements.push(
+        d1
+          .prepare(
+            `INSERT INTO code_symbols (tenant_id, generation, name, name_lower, qualified, kind, path, start_line, end_line, exported, signature)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+          )
+          .bind(tenantId, gen, s.name, s.name.toLowerCase(), s.qualified, s.kind, file.path, s.start_line, s.end_line, s.exported ? 1 : 0, s.signature),
+      );
+      symbols++;
+    }
+    for (const r of parsed.references) {
+      statements.push(
+        d1.prepare(`INSERT INTO code_symbol_refs (tenant_id, generation, name, path, line, enclosing, kind) VALUES (?, ?, ?, ?, ?, ?, ?)`).bind(tenantId, gen, r.name, file.path, r.line, r.enclosing, r.kind),
+      );
+    }
+    for (const imp of parsed.imports) {
+      statements.push(
+        d1
+          .prepare(`INSERT INTO code_imports (tenant_id, generation, path, specifier, target_path, line, names) VALUES (?, ?, ?, ?, ?, ?, ?)`)
+          .bind(tenantId, gen, file.path, imp.specifier, resolveImport(file.path, imp.specifier, known) ?? "", imp.line, JSON.stringify(imp.names)),
+      );
+    }
+    statements.push(
+      d1.prepare(`UPDATE code_files SET parsed = 1, language = ?, syntax = ? WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(parsed.language, parsed.syntax ? 1 : 0, tenantId, gen, file.path),
+    );
+  }
+  await writeBatches(d1, statements);
+  const remaining = (await d1.prepare(`SELECT count(*) AS n FROM code_files WHERE tenant_id = ? AND generation = ? AND parsed = 0`).bind(tenantId, gen).first<{ n: number }>())!.n;
+  await d1
+    .prepare(
+      `UPDATE code_indexes SET files_done = files_done + ?, chunks_total = chunks_total + ?, symbols_total = symbols_total + ?,
+         phase = CASE WHEN ? = 0 THEN 'embedding' ELSE phase END, updated_at = ?
+       WHERE tenant_id = ? AND id = ? AND job_id = ?`,
+    )
+    .bind(files.length, chunks, symbols, remaining, iso(now()), tenantId, job.indexId, job.jobId)
+    .run();
+  return { parsed: files.length, remaining };
+}
+
+/** Step 4, repeated: embed the generation's pending chunks. Stops (stalled) when a batch embeds nothing. */
+export async function embedBatch(env: Env, job: IndexJob, target: Target, limit = EMBED_BATCH): Promise<{ embedded: number; remaining: number; stalled: boolean }> {
+  await jobIndex(env, job);
+  const { layer } = selectSemantic(env);
+  if (!layer) return { embedded: 0, remaining: 0, stalled: false };
+  const pendingSql = `FROM embeddings e JOIN code_chunks c ON c.tenant_id = e.tenant_id AND c.id = e.object_id
+    WHERE e.tenant_id = ? AND e.object_type = 'code_chunk' AND e.status = 'pending' AND c.generation = ?`;
+  const rows = (
+    await env.DB.prepare(`SELECT e.tenant_id, e.object_type, e.object_id, e.content_hash ${pendingSql} ORDER BY e.attempts LIMIT ?`)
+      .bind(job.tenantId, target.generation, limit)
+      .all<{ tenant_id: string; object_type: "code_chunk"; object_id: string; content_hash: string }>()
+  ).results;
+  if (rows.length === 0) return { embedded: 0, remaining: 0, stalled: false };
+  const report = await embedRows(env.DB, layer, rows, now());
+  if (report.error) await appendError(env.DB, job.tenantId, job.indexId, `embedding: ${report.error}`, now());
+  const remaining = (await env.DB.prepare(`SELECT count(*) AS n ${pendingSql}`).bind(job.tenantId, target.generation).first<{ n: number }>())!.n;
+  return { embedded: report.embedded, remaining, stalled: report.embedded === 0 };
+}
+
+/** Step 5 (full): the pending generation becomes the live one, in one statement. Returns the old one. */
+export async function switchGeneration(env: Env, job: IndexJob, target: Target): Promise<{ old: string }> {
+  const index = await jobIndex(env, job);
+  const t = iso(now());
+  const switched = await env.DB.prepare(
+    `UPDATE code_indexes SET generation = pending_generation, commit_sha = ?, pending_generation = '', fetched = 0, phase = 'complete',
+       finished_at = ?, last_indexed_at = ?, updated_at = ?
+     WHERE tenant_id = ? AND id = ? AND job_id = ? AND pending_generation = ?`,
+  )
+    .bind(target.commit, t, t, t, job.tenantId, job.indexId, job.jobId, target.generation)
+    .run();
+  if (switched.meta.changes === 0) throw superseded(`index ${job.indexId} changed while job ${job.jobId} was switching`);
+  return { old: index.generation };
+}
+
+/** Step 6, repeated: delete a superseded generation's rows and vectors; true when it is gone. */
+export async function dropGeneration(env: Env, tenantId: string, generation: string): Promise<boolean> {
+  const { done, chunkIds } = await dropGenerationBatch(env.DB, tenantId, generation);
+  const { layer } = selectSemantic(env);
+  if (layer && chunkIds.length > 0) {
+    for (let i = 0; i < chunkIds.length; i += 1000) await layer.index.deleteByIds(tenantId, chunkIds.slice(i, i + 1000).map((id) => vectorId("code_chunk", id)));
+  }
+  return done;
+}
+
+/** The end of a job that could not finish: its phase and error, while it still holds the lock. */
+export async function failJob(env: Env, job: IndexJob, message: string): Promise<void> {
+  await appendError(env.DB, job.tenantId, job.indexId, message, now());
+  await updateJob(env.DB, job.tenantId, job.indexId, job.jobId, { phase: "failed", finished_at: iso(now()) }, now());
+}
+
+/** Step (full jobs): the bounded commit backfill for git_commit_retrieval. A failure here is noted, not fatal. */
+export async function commitsStep(env: Env, job: IndexJob): Promise<{ recorded: number }> {
+  const index = await jobIndex(env, job);
+  try {
+    return { recorded: await backfillCommits(env, job.tenantId, index.owner, index.name, index.ref) };
+  } catch (err) {
+    await appendError(env.DB, job.tenantId, job.indexId, `commit history: ${err instanceof Error ? err.message : String(err)}`, now());
+    return { recorded: 0 };
+  }
+}

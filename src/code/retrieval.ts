@@ -1,0 +1,142 @@
+/**
+ * Finding code: a keyword pass over the code-aware FTS index, a semantic pass over the chunks'
+ * vectors, and reciprocal-rank fusion of the two. Searches run over live generations only, so a
+ * job building a new one is never half-visible; every query filters by tenant.
+ */
+import type { Env } from "../env";
+import { reciprocalRankFusion } from "../search/hybrid";
+import { selectSemantic } from "../search/semantic";
+import { parseVectorId } from "../search/sources";
+import type { IndexRow } from "./store";
+import { ftsPhrase, queryTerms, scopeToken } from "./terms";
+
+export interface Chunk {
+  id: string;
+  generation: string;
+  path: string;
+  language: string;
+  start_line: number;
+  end_line: number;
+  symbol: string;
+  kind: string;
+  text: string;
+}
+
+export interface Hit extends Chunk {
+  /** Fused score, higher is better; relevance is the same scaled to 0–1 within one answer. */
+  score: number;
+  relevance: number;
+  keyword_rank: number | null;
+  similarity: number | null;
+}
+
+export interface SearchRequest {
+  query: string;
+  topK: number;
+  /** Candidates drawn from each pass, per result wanted (deep mode draws more). */
+  pool: number;
+  mode: "hybrid" | "keyword" | "semantic";
+  /** Skip the semantic pass once this many ms have passed. */
+  deadlineMs?: number;
+  filter?: (c: Chunk) => boolean;
+}
+
+export interface SearchResult {
+  hits: Hit[];
+  mode: "hybrid" | "keyword" | "semantic";
+  note: string;
+}
+
+const CHUNK_COLUMNS = "c.id, c.generation, c.path, c.language, c.start_line, c.end_line, c.symbol, c.kind, c.text";
+const MAX_QUERY_TERMS = 24;
+/** Vectorize answers at most 100 matches a query. */
+const MAX_VECTOR_MATCHES = 100;
+
+/** The keyword pass: chunks of these generations matching any query term, best bm25 first. */
+export async function keywordChunks(d1: D1Database, tenantId: string, generations: string[], query: string, limit: number): Promise<Chunk[]> {
+  const terms = queryTerms(query).slice(0, MAX_QUERY_TERMS);
+  if (terms.length === 0 || generations.length === 0) return [];
+  const match = `scope : (${generations.map(scopeToken).join(" OR ")}) AND {path symbol terms} : (${terms.map(ftsPhrase).join(" OR ")})`;
+  const rows = await d1
+    .prepare(
+      `SELECT ${CHUNK_COLUMNS} FROM code_chunks_fts f JOIN code_chunks c ON c.seq = f.rowid
+       WHERE code_chunks_fts MATCH ? AND c.tenant_id = ?
+       ORDER BY bm25(code_chunks_fts, 0.0, 3.0, 4.0, 1.0) LIMIT ?`,
+    )
+    .bind(match, tenantId, limit)
+    .all<Chunk>();
+  return rows.results;
+}
+
+/** The semantic pass: the nearest chunks of these generations, best first, with their similarity. */
+async function semanticChunks(env: Env, tenantId: string, generations: string[], query: string, limit: number): Promise<{ chunks: Chunk[]; similarity: Map<string, number> } | string> {
+  const { layer, reason } = selectSemantic(env);
+  if (!layer) return reason;
+  const [values] = await layer.embedder.embed([query]);
+  const matches = (
+    await Promise.all(generations.map((g) => layer.index.query(tenantId, values!, { topK: Math.min(limit, MAX_VECTOR_MATCHES), filter: { object_type: "code_chunk", scope: g } })))
+  ).flat();
+  matches.sort((a, b) => b.score - a.score);
+  const similarity = new Map<string, number>();
+  for (const m of matches) {
+    const parsed = parseVectorId(m.id);
+    if (parsed?.type === "code_chunk" && !similarity.has(parsed.objectId)) similarity.set(parsed.objectId, m.score);
+  }
+  const ids = [...similarity.keys()].slice(0, limit);
+  if (ids.length === 0) return { chunks: [], similarity };
+  const rows = await env.DB.prepare(
+    `SELECT ${CHUNK_COLUMNS} FROM code_chunks c WHERE c.tenant_id = ? AND c.id IN (SELECT value FROM json_each(?))
+       AND c.generation IN (SELECT value FROM json_each(?))`,
+  )
+    .bind(tenantId, JSON.stringify(ids), JSON.stringify(generations))
+    .all<Chunk>();
+  const byId = new Map(rows.results.map((c) => [c.id, c]));
+  return { chunks: ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined), similarity };
+}
+
+function withDeadline<T>(p: Promise<T>, ms: number | undefined): Promise<T | "timeout"> {
+  if (ms === undefined) return p;
+  return Promise.race([p, new Promise<"timeout">((resolve) => setTimeout(() => resolve("timeout"), Math.max(0, ms)))]);
+}
+
+/** Hybrid (or one-pass) search over the given live indexes. */
+export async function searchCode(env: Env, tenantId: string, indexes: IndexRow[], req: SearchRequest): Promise<SearchResult> {
+  const generations = indexes.map((i) => i.generation).filter(Boolean);
+  const started = Date.now();
+  const poolSize = req.topK * req.pool;
+  const keyword = req.mode === "semantic" ? [] : await keywordChunks(env.DB, tenantId, generations, req.query, poolSize);
+  let semantic: Chunk[] = [];
+  let similarity = new Map<string, number>();
+  let mode = req.mode;
+  let note = "";
+  if (req.mode !== "keyword") {
+    const left = req.deadlineMs === undefined ? undefined : req.deadlineMs - (Date.now() - started);
+    const s = await withDeadline(semanticChunks(env, tenantId, generations, req.query, poolSize), left);
+    if (s === "timeout") {
+      mode = "keyword";
+      note = `the semantic pass was skipped: timeout_ms (${req.deadlineMs}) ran out`;
+    } else if (typeof s === "string") {
+      mode = "keyword";
+      note = `${s}; ranked by keywords only`;
+    } else {
+      ({ chunks: semantic, similarity } = s);
+    }
+  }
+  const filter = req.filter ?? (() => true);
+  const keywordRank = new Map(keyword.map((c, i) => [c.id, i + 1]));
+  const byId = new Map([...keyword, ...semantic].map((c) => [c.id, c]));
+  const fused = reciprocalRankFusion([keyword.filter(filter).map((c) => c.id), semantic.filter(filter).map((c) => c.id)]);
+  const top = fused.slice(0, req.topK);
+  const best = top[0]?.score ?? 1;
+  return {
+    hits: top.map((f) => ({
+      ...byId.get(f.id)!,
+      score: f.score,
+      relevance: Math.round((f.score / best) * 1000) / 1000,
+      keyword_rank: keywordRank.get(f.id) ?? null,
+      similarity: similarity.get(f.id) ?? null,
+    })),
+    mode,
+    note,
+  };
+}

@@ -1,0 +1,232 @@
+/** Index control: index_workspace, reindex_workspace, index_status, clear_index, get_workspace_info. */
+import { z } from "zod";
+import { githubFor, githubToolError } from "../../git/credentials";
+import { isSafeRef } from "../../git/tokens";
+import type { Ctx } from "../../mcp/context";
+import { defineTool } from "../../mcp/define-tool";
+import { invalidInput, ToolError } from "../../mcp/errors";
+import { cacheStats } from "../cache";
+import { dropGeneration } from "../indexer";
+import { startIndexJob } from "../jobs";
+import { ensureIndex, findIndex, isRunning, listIndexes, repoKey, type IndexRow } from "../store";
+import { checkHead, codeRepoField, optionalRepoField, refField, repoOf } from "./common";
+
+const GITHUB = { readOnly: false, destructive: false, idempotent: true, openWorld: true } as const;
+
+/** The ref asked for, or the repository's default branch. */
+async function refOf(ctx: Ctx, owner: string, name: string, ref: string | undefined): Promise<string> {
+  if (ref !== undefined) {
+    if (!isSafeRef(ref)) throw invalidInput(`ref '${ref.slice(0, 100)}' is not a valid git ref`, "Pass a branch, tag or commit sha.");
+    return ref;
+  }
+  try {
+    return (await githubFor(ctx.env, ctx.tenantId).request<{ default_branch: string }>("GET /repos/{owner}/{repo}", { owner, repo: name })).data.default_branch;
+  } catch (err) {
+    throw githubToolError(err);
+  }
+}
+
+async function targetIndex(ctx: Ctx, repo: string, ref: string | undefined): Promise<IndexRow> {
+  const r = await repoOf(ctx, repo);
+  return ensureIndex(ctx.d1, ctx.tenantId, r.owner, r.name, await refOf(ctx, r.owner, r.name, ref), ctx.clock.now());
+}
+
+const jobOutput = z.object({
+  job_id: z.string().describe("The job (its workflow instance id)."),
+  status: z.enum(["started", "resumed", "already_running"]).describe("started; resumed (continues a failed job's work at the same commit); or already_running (job_id is the running one)."),
+  index_id: z.string().describe("The index."),
+  repo: z.string().describe("owner/name."),
+  ref: z.string().describe("The ref indexed."),
+  phase: z.string().describe("The index's phase now."),
+});
+
+async function start(ctx: Ctx, repo: string, ref: string | undefined, fresh: boolean) {
+  const index = await targetIndex(ctx, repo, ref);
+  const job = await startIndexJob(ctx.env, index, "full", { fresh }, ctx.clock.now());
+  return {
+    job_id: job.job_id,
+    status: job.started ? (job.resumed ? ("resumed" as const) : ("started" as const)) : ("already_running" as const),
+    index_id: index.id,
+    repo: `${index.owner}/${index.name}`,
+    ref: index.ref,
+    phase: job.started ? "queued" : job.phase,
+  };
+}
+
+export const indexWorkspaceTool = defineTool({
+  name: "index_workspace",
+  title: "Index a repository",
+  toolset: "code",
+  description: "Start (or resume) indexing a GitHub repository at a ref; answers at once with a job id. Watch index_status until phase is complete.",
+  input: z.object({ repo: codeRepoField, ref: refField }),
+  output: jobOutput,
+  annotations: GITHUB,
+  run: (ctx, input) => start(ctx, input.repo, input.ref, false),
+  summarize: (r) => `Index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
+});
+
+export const reindexWorkspaceTool = defineTool({
+  name: "reindex_workspace",
+  title: "Rebuild a repository's index",
+  toolset: "code",
+  description: "Rebuild a repository's index from scratch at its ref's current head; the old index answers until the new one is complete.",
+  input: z.object({ repo: codeRepoField, ref: refField }),
+  output: jobOutput,
+  annotations: GITHUB,
+  run: (ctx, input) => start(ctx, input.repo, input.ref, true),
+  summarize: (r) => `Re-index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
+});
+
+const statusItem = z.object({
+  index_id: z.string().describe("The index."),
+  repo: z.string().describe("owner/name."),
+  ref: z.string().describe("The ref indexed."),
+  phase: z.string().describe("idle, queued, fetching, parsing, embedding, switching, complete, failed or cleared."),
+  complete: z.boolean().describe("True when the index is complete and searchable at indexed_commit, with no job running."),
+  indexed_commit: z.string().describe("The commit searches reflect ('' before the first index completes)."),
+  job_id: z.string().describe("The running or last job."),
+  target_commit: z.string().describe("The commit the running (or last) job indexes."),
+  files_done: z.number().int().describe("Files parsed by the running (or last) job."),
+  files_total: z.number().int().describe("Files it has to parse."),
+  chunks: z.number().int().describe("Chunks indexed."),
+  symbols: z.number().int().describe("Symbol definitions indexed."),
+  skipped: z.record(z.string(), z.number().int()).describe("Files left out, by reason (binary, vendored, generated, lockfile, too_large, over_limit, not_text)."),
+  truncated: z.boolean().describe("A size limit stopped the read early."),
+  errors: z.array(z.string()).describe("The last errors (up to 20)."),
+  head_commit: z.string().describe("The ref's head on GitHub when last checked."),
+  fresh: z.boolean().nullable().describe("True when the indexed commit is the head; null when unknown."),
+  started_at: z.string().describe("When the last job started."),
+  finished_at: z.string().describe("When it finished, or ''."),
+  last_indexed_at: z.string().describe("When the index last became current."),
+});
+
+function statusOf(r: IndexRow): z.infer<typeof statusItem> {
+  return {
+    index_id: r.id,
+    repo: `${r.owner}/${r.name}`,
+    ref: r.ref,
+    phase: r.phase,
+    complete: r.phase === "complete" && r.generation !== "",
+    indexed_commit: r.commit_sha,
+    job_id: r.job_id,
+    target_commit: r.target_commit,
+    files_done: r.files_done,
+    files_total: r.files_total,
+    chunks: r.chunks_total,
+    symbols: r.symbols_total,
+    skipped: JSON.parse(r.skipped) as Record<string, number>,
+    truncated: r.truncated === 1,
+    errors: JSON.parse(r.errors) as string[],
+    head_commit: r.head_sha,
+    fresh: r.head_sha && r.commit_sha ? r.head_sha === r.commit_sha : null,
+    started_at: r.started_at,
+    finished_at: r.finished_at,
+    last_indexed_at: r.last_indexed_at,
+  };
+}
+
+export const indexStatusTool = defineTool({
+  name: "index_status",
+  title: "Index status",
+  toolset: "code",
+  description: "Each index's phase (complete says plainly when it is done), progress, errors, indexed commit and freshness against the branch head.",
+  input: z.object({ repo: optionalRepoField, check_head: z.boolean().default(true).describe("Compare with the branch head on GitHub (at most once a minute).") }),
+  output: z.object({ items: z.array(statusItem).describe("One per indexed repository and ref.") }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  run: async (ctx, input) => {
+    const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
+    let rows = await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined);
+    if (input.check_head) rows = await Promise.all(rows.slice(0, 20).map((r) => (r.generation ? checkHead(ctx, r) : r))).then((checked) => [...checked, ...rows.slice(20)]);
+    return { items: rows.map(statusOf) };
+  },
+  summarize: (r) => r.items.map((i) => `${i.repo}@${i.ref}: ${i.phase}${i.phase === "parsing" ? ` ${i.files_done}/${i.files_total}` : ""}`).join("; ") || "No indexes.",
+});
+
+export const clearIndexTool = defineTool({
+  name: "clear_index",
+  title: "Clear an index",
+  toolset: "code",
+  description: "Delete a repository's index (every ref, or one) and stop its running job.",
+  input: z.object({ repo: codeRepoField, ref: refField.describe("Only this ref (default: every indexed ref).") }),
+  output: z.object({ cleared: z.array(z.string()).describe("The refs whose index was deleted.") }),
+  annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const r = await repoOf(ctx, input.repo);
+    const rows = input.ref
+      ? [await findIndex(ctx.d1, ctx.tenantId, repoKey(r.owner, r.name), input.ref)].filter((x): x is IndexRow => x !== null)
+      : await listIndexes(ctx.d1, ctx.tenantId, repoKey(r.owner, r.name));
+    for (const row of rows) {
+      if (isRunning(row.phase) && row.job_id) {
+        try {
+          await (await ctx.env.CODE_INDEX.get(row.job_id)).terminate();
+        } catch {
+          // already ended: deleting the row below supersedes it anyway
+        }
+      }
+      // Without its row, a job still running finds itself superseded at its next step.
+      await ctx.d1.prepare(`DELETE FROM code_indexes WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, row.id).run();
+      for (const gen of [row.generation, row.pending_generation]) {
+        for (let i = 0; i < 1_000 && gen; i++) if (await dropGeneration(ctx.env, ctx.tenantId, gen)) break;
+      }
+    }
+    if (rows.length === 0) throw new ToolError("index_not_found", `${r.owner}/${r.name}${input.ref ? `@${input.ref}` : ""} has no index.`, { hint: "index_status lists the indexes there are." });
+    return { cleared: rows.map((x) => x.ref) };
+  },
+  summarize: (r) => `Cleared ${r.cleared.join(", ")}.`,
+});
+
+const workspaceSchema = z.object({
+  workspace_path: z.string().describe("owner/name@ref."),
+  git_root: z.string().describe("The repository on GitHub."),
+  branch: z.string().describe("The ref indexed."),
+  commit: z.string().describe("The indexed commit."),
+  total_files: z.number().int().describe("Indexed file count."),
+  index_status: z.object({
+    healthy: z.boolean().describe("Complete, with no errors, at the branch head when known."),
+    last_indexed: z.string().describe("When it last became current."),
+    index_size: z.number().int().describe("Bytes of source indexed."),
+    phase: z.string().describe("As index_status reports it."),
+  }).describe("Index health."),
+});
+
+export const getWorkspaceInfoTool = defineTool({
+  name: "get_workspace_info",
+  title: "Workspace info",
+  toolset: "code",
+  description: "Index health and cache statistics per indexed repository.",
+  input: z.object({ repo: optionalRepoField }),
+  output: workspaceSchema.extend({
+    cache_stats: z.object({
+      hit_rate: z.number().describe("Cache hit rate (0–1) in this server process."),
+      size: z.number().int().describe("Cached answers."),
+      commit_keyed: z.boolean().describe("Answers are keyed by the commit they reflect."),
+    }).describe("Retrieval cache."),
+    repositories: z.array(workspaceSchema).describe("Every indexed repository and ref (the top-level fields describe the first)."),
+  }),
+  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
+    const rows = await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined);
+    if (rows.length === 0) {
+      throw new ToolError("index_not_found", input.repo ? `${input.repo} has no index.` : "No repository is indexed yet.", { hint: "Start one with index_workspace {repo: \"owner/name\"}." });
+    }
+    const host = new URL(ctx.env.GITHUB_API_URL || "https://api.github.com").hostname.replace(/^api\./, "");
+    const repositories = rows.map((r) => ({
+      workspace_path: `${r.owner}/${r.name}@${r.ref}`,
+      git_root: `https://${host}/${r.owner}/${r.name}`,
+      branch: r.ref,
+      commit: r.commit_sha,
+      total_files: r.generation ? r.files_total : 0,
+      index_status: {
+        healthy: r.phase === "complete" && r.generation !== "" && JSON.parse(r.errors).length === 0 && (!r.head_sha || r.head_sha === r.commit_sha),
+        last_indexed: r.last_indexed_at,
+        index_size: r.bytes_total,
+        phase: r.phase,
+      },
+    }));
+    return { ...repositories[0]!, cache_stats: cacheStats(), repositories };
+  },
+  summarize: (r) => `${r.repositories.length} indexed repository ref(s); ${r.workspace_path}: ${r.index_status.phase}.`,
+});
+
+export const indexTools = [indexWorkspaceTool, reindexWorkspaceTool, indexStatusTool, clearIndexTool, getWorkspaceInfoTool];
