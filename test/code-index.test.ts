@@ -158,6 +158,18 @@ describe("index_workspace and index_status", () => {
     expect(s).toMatchObject({ phase: "complete", files_done: 6, errors: [] });
   });
 
+  it("reads within the repository's own limits, keeps them, and reports them", async () => {
+    const r = await rig("code-limits");
+    const started = await ok(r.ctx, "index_workspace", { repo: REPO, limits: { max_files: 3 } });
+    await using instance = await introspectWorkflowInstance(env.CODE_INDEX, started.job_id);
+    await instance.waitForStatus("complete");
+    const s = (await ok(r.ctx, "index_status", { repo: REPO, check_head: false })).items[0];
+    expect(s).toMatchObject({ phase: "complete", files_total: 3, truncated: true, limits: { max_files: 3, max_file_bytes: 512 * 1024, max_total_bytes: 64 * 1024 * 1024 } });
+    expect(s.skipped.over_limit).toBe(1);
+    expect((await fails(r.ctx, "index_workspace", { repo: REPO, limits: { max_files: 0 } })).code).toBe("invalid_input");
+    expect((await fails(r.ctx, "index_workspace", { repo: REPO, limits: { max_total_bytes: 1e12 } })).code).toBe("invalid_input");
+  });
+
   it("answers index_not_found before any index, and validates repo and ref", async () => {
     const r = await rig("code-none");
     expect((await fails(r.ctx, "semantic_search", { query: "login" })).code).toBe("index_not_found");

@@ -9,8 +9,9 @@ import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
 import { selectSemantic } from "../search/semantic";
 import { vectorId } from "../search/sources";
-import { DEFAULT_ARCHIVE_LIMITS, fetchRepoArchive } from "./archive";
+import { fetchRepoArchive } from "./archive";
 import { jobIndex, lineCount, type IndexJob, type Target } from "./indexer";
+import { effectiveLimits } from "./limits";
 import { updateJob } from "./store";
 
 /** GitHub's compare lists at most 300 files; a push that changes more is re-read whole. */
@@ -43,7 +44,7 @@ export async function applyIncremental(env: Env, job: IndexJob, target: Target):
     if (f.status !== "removed") wanted.add(f.filename);
   }
   const archive = await fetchRepoArchive(gh, { owner: index.owner, name: index.name }, target.commit, {
-    limits: DEFAULT_ARCHIVE_LIMITS,
+    limits: effectiveLimits(index.limits),
     ...(whole ? {} : { only: wanted }),
   });
   const paths = whole

@@ -11,8 +11,9 @@ import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
 import { embedRows, queueEmbedding, selectSemantic } from "../search/semantic";
 import { codeChunkEmbedText, vectorId } from "../search/sources";
-import { DEFAULT_ARCHIVE_LIMITS, fetchRepoArchive } from "./archive";
+import { fetchRepoArchive } from "./archive";
 import { backfillCommits } from "./commits";
+import { effectiveLimits } from "./limits";
 import { parseSource, resolveImport } from "./parse";
 import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
 import { indexTerms, scopeToken } from "./terms";
@@ -88,7 +89,7 @@ export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promi
     return { files: index.files_total, skipped: 0 };
   }
   while (!(await dropGenerationBatch(env.DB, job.tenantId, target.generation)).done) { /* a stale attempt's rows */ }
-  const archive = await fetchRepoArchive(githubFor(env, job.tenantId), { owner: index.owner, name: index.name }, target.commit, { limits: DEFAULT_ARCHIVE_LIMITS });
+  const archive = await fetchRepoArchive(githubFor(env, job.tenantId), { owner: index.owner, name: index.name }, target.commit, { limits: effectiveLimits(index.limits) });
   const d1 = env.DB;
   await writeBatches(
     d1,

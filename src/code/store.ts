@@ -39,6 +39,7 @@ export interface IndexRow {
   last_indexed_at: string;
   created_at: string;
   updated_at: string;
+  limits: string;
 }
 
 export const repoKey = (owner: string, name: string) => `${owner}/${name}`.toLowerCase();

@@ -673,6 +673,7 @@ export const codeIndexes = sqliteTable("code_indexes", {
   lastIndexedAt: text("last_indexed_at").notNull(),
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
+  limits: text("limits").notNull(),
 });
 
 export const codeFiles = sqliteTable("code_files", {

@@ -7,6 +7,7 @@ import { defineTool } from "../../mcp/define-tool";
 import { invalidInput, ToolError } from "../../mcp/errors";
 import { cacheStats } from "../cache";
 import { dropGeneration } from "../indexer";
+import { effectiveLimits, limitsField, limitsOut, type LimitsInput } from "../limits";
 import { startIndexJob } from "../jobs";
 import { ensureIndex, findIndex, isRunning, listIndexes, repoKey, type IndexRow } from "../store";
 import { checkHead, codeRepoField, optionalRepoField, refField, repoOf } from "./common";
@@ -40,8 +41,13 @@ const jobOutput = z.object({
   phase: z.string().describe("The index's phase now."),
 });
 
-async function start(ctx: Ctx, repo: string, ref: string | undefined, fresh: boolean) {
-  const index = await targetIndex(ctx, repo, ref);
+async function start(ctx: Ctx, repo: string, ref: string | undefined, fresh: boolean, limits: LimitsInput) {
+  let index = await targetIndex(ctx, repo, ref);
+  if (limits) {
+    // Kept on the index, so a push's incremental job reads with them too; absent keys keep the default.
+    await ctx.d1.prepare(`UPDATE code_indexes SET limits = ? WHERE tenant_id = ? AND id = ?`).bind(JSON.stringify(limits), ctx.tenantId, index.id).run();
+    index = { ...index, limits: JSON.stringify(limits) };
+  }
   const job = await startIndexJob(ctx.env, index, "full", { fresh }, ctx.clock.now());
   return {
     job_id: job.job_id,
@@ -58,10 +64,10 @@ export const indexWorkspaceTool = defineTool({
   title: "Index a repository",
   toolset: "code",
   description: "Start (or resume) indexing a GitHub repository at a ref; answers at once with a job id. Watch index_status until phase is complete.",
-  input: z.object({ repo: codeRepoField, ref: refField }),
+  input: z.object({ repo: codeRepoField, ref: refField, limits: limitsField }),
   output: jobOutput,
   annotations: GITHUB,
-  run: (ctx, input) => start(ctx, input.repo, input.ref, false),
+  run: (ctx, input) => start(ctx, input.repo, input.ref, false, input.limits),
   summarize: (r) => `Index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
 });
 
@@ -70,10 +76,10 @@ export const reindexWorkspaceTool = defineTool({
   title: "Rebuild a repository's index",
   toolset: "code",
   description: "Rebuild a repository's index from scratch at its ref's current head; the old index answers until the new one is complete.",
-  input: z.object({ repo: codeRepoField, ref: refField }),
+  input: z.object({ repo: codeRepoField, ref: refField, limits: limitsField }),
   output: jobOutput,
   annotations: GITHUB,
-  run: (ctx, input) => start(ctx, input.repo, input.ref, true),
+  run: (ctx, input) => start(ctx, input.repo, input.ref, true, input.limits),
   summarize: (r) => `Re-index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
 });
 
@@ -92,6 +98,11 @@ const statusItem = z.object({
   symbols: z.number().int().describe("Symbol definitions indexed."),
   skipped: z.record(z.string(), z.number().int()).describe("Files left out, by reason (binary, vendored, generated, lockfile, too_large, over_limit, not_text)."),
   truncated: z.boolean().describe("A size limit stopped the read early."),
+  limits: z.object({
+    max_files: z.number().int().describe("Most files read."),
+    max_file_bytes: z.number().int().describe("Larger files are skipped."),
+    max_total_bytes: z.number().int().describe("Most bytes read in all."),
+  }).describe("The read limits in force for this repository."),
   errors: z.array(z.string()).describe("The last errors (up to 20)."),
   head_commit: z.string().describe("The ref's head on GitHub when last checked."),
   fresh: z.boolean().nullable().describe("True when the indexed commit is the head; null when unknown."),
@@ -116,6 +127,7 @@ function statusOf(r: IndexRow): z.infer<typeof statusItem> {
     symbols: r.symbols_total,
     skipped: JSON.parse(r.skipped) as Record<string, number>,
     truncated: r.truncated === 1,
+    limits: limitsOut(effectiveLimits(r.limits)),
     errors: JSON.parse(r.errors) as string[],
     head_commit: r.head_sha,
     fresh: r.head_sha && r.commit_sha ? r.head_sha === r.commit_sha : null,
