@@ -5,16 +5,16 @@
  * redoes its batch without duplicating rows, and a later job resumes a failed one's generation.
  */
 import { NonRetryableError } from "cloudflare:workflows";
-import { uuidv7 } from "../db/ids";
+import { sha256Hex, uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
-import { embedRows, queueEmbedding, selectSemantic } from "../search/semantic";
+import { embedRows, selectSemantic } from "../search/semantic";
 import { codeChunkEmbedText, vectorId } from "../search/sources";
 import { fetchRepoArchive } from "./archive";
 import { backfillCommits } from "./commits";
 import { effectiveLimits } from "./limits";
-import { parseSource, resolveImport } from "./parse";
+import { parseSource, resolveImport, type ParsedFile } from "./parse";
 import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
 import { indexTerms, scopeToken } from "./terms";
 
@@ -113,6 +113,55 @@ export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promi
 
 export const lineCount = (text: string) => (text === "" ? 0 : text.split("\n").length - (text.endsWith("\n") ? 1 : 0));
 
+/**
+ * A parsed file's rows, one statement per table: the rows travel as one JSON array and SQLite
+ * unpacks them (json_each), so a file with thousands of references costs a handful of statements,
+ * not thousands.
+ */
+async function fileRows(d1: D1Database, tenantId: string, gen: string, scope: string, path: string, parsed: ParsedFile, known: ReadonlySet<string>): Promise<D1PreparedStatement[]> {
+  const at = iso(now());
+  const chunks = await Promise.all(
+    parsed.chunks.map(async (c) => {
+      const embedText = codeChunkEmbedText(path, c.symbol, c.text);
+      return { id: uuidv7(), s: c.start_line, e: c.end_line, sym: c.symbol, k: c.kind, t: c.text, terms: indexTerms(`${path} ${c.symbol} ${c.text}`), h: await sha256Hex(embedText) };
+    }),
+  );
+  const field = (name: string) => `json_extract(value, '$.${name}')`;
+  return [
+    d1
+      .prepare(
+        `INSERT INTO code_chunks (id, tenant_id, generation, scope, path, language, start_line, end_line, symbol, kind, text, terms)
+         SELECT ${field("id")}, ?, ?, ?, ?, ?, ${field("s")}, ${field("e")}, ${field("sym")}, ${field("k")}, ${field("t")}, ${field("terms")} FROM json_each(?)`,
+      )
+      .bind(tenantId, gen, scope, path, parsed.language, JSON.stringify(chunks)),
+    // The embedding queue, as queueEmbedding would write each row (a fresh chunk id is never there yet).
+    d1
+      .prepare(
+        `INSERT OR REPLACE INTO embeddings (tenant_id, object_type, object_id, content_hash, status, attempts, last_error, updated_at)
+         SELECT ?, 'code_chunk', ${field("id")}, ${field("h")}, 'pending', 0, '', ? FROM json_each(?)`,
+      )
+      .bind(tenantId, at, JSON.stringify(chunks.map((c) => ({ id: c.id, h: c.h })))),
+    d1
+      .prepare(
+        `INSERT INTO code_symbols (tenant_id, generation, name, name_lower, qualified, kind, path, start_line, end_line, exported, signature)
+         SELECT ?, ?, ${field("n")}, lower(${field("n")}), ${field("q")}, ${field("k")}, ?, ${field("s")}, ${field("e")}, ${field("x")}, ${field("sig")} FROM json_each(?)`,
+      )
+      .bind(tenantId, gen, path, JSON.stringify(parsed.symbols.map((x) => ({ n: x.name, q: x.qualified, k: x.kind, s: x.start_line, e: x.end_line, x: x.exported ? 1 : 0, sig: x.signature })))),
+    d1
+      .prepare(
+        `INSERT INTO code_symbol_refs (tenant_id, generation, name, path, line, enclosing, kind)
+         SELECT ?, ?, ${field("n")}, ?, ${field("l")}, ${field("c")}, ${field("k")} FROM json_each(?)`,
+      )
+      .bind(tenantId, gen, path, JSON.stringify(parsed.references.map((r) => ({ n: r.name, l: r.line, c: r.enclosing, k: r.kind })))),
+    d1
+      .prepare(
+        `INSERT INTO code_imports (tenant_id, generation, path, specifier, target_path, line, names)
+         SELECT ?, ?, ?, ${field("sp")}, ${field("t")}, ${field("l")}, ${field("names")} FROM json_each(?)`,
+      )
+      .bind(tenantId, gen, path, JSON.stringify(parsed.imports.map((m) => ({ sp: m.specifier, t: resolveImport(path, m.specifier, known) ?? "", l: m.line, names: JSON.stringify(m.names) })))),
+  ];
+}
+
 /** Step 3, repeated: parse a batch of unparsed files into chunks, symbols, references and imports. */
 export async function parseBatch(env: Env, job: IndexJob, target: Target, limit = PARSE_BATCH): Promise<{ parsed: number; remaining: number }> {
   await jobIndex(env, job);
@@ -143,42 +192,9 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
       statements.push(d1.prepare(`UPDATE code_files SET parsed = 1 WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
       continue;
     }
-    for (const c of parsed.chunks) {
-      const id = uuidv7();
-      statements.push(
-        d1
-          .prepare(
-            `INSERT INTO code_chunks (id, tenant_id, generation, scope, path, language, start_line, end_line, symbol, kind, text, terms)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .bind(id, tenantId, gen, scope, file.path, parsed.language, c.start_line, c.end_line, c.symbol, c.kind, c.text, indexTerms(`${file.path} ${c.symbol} ${c.text}`)),
-      );
-      statements.push(await queueEmbedding(d1, { tenantId, type: "code_chunk", id }, codeChunkEmbedText(file.path, c.symbol, c.text), now()));
-      chunks++;
-    }
-    for (const s of parsed.symbols) {
-      statements.push(
-        d1
-          .prepare(
-            `INSERT INTO code_symbols (tenant_id, generation, name, name_lower, qualified, kind, path, start_line, end_line, exported, signature)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-          )
-          .bind(tenantId, gen, s.name, s.name.toLowerCase(), s.qualified, s.kind, file.path, s.start_line, s.end_line, s.exported ? 1 : 0, s.signature),
-      );
-      symbols++;
-    }
-    for (const r of parsed.references) {
-      statements.push(
-        d1.prepare(`INSERT INTO code_symbol_refs (tenant_id, generation, name, path, line, enclosing, kind) VALUES (?, ?, ?, ?, ?, ?, ?)`).bind(tenantId, gen, r.name, file.path, r.line, r.enclosing, r.kind),
-      );
-    }
-    for (const imp of parsed.imports) {
-      statements.push(
-        d1
-          .prepare(`INSERT INTO code_imports (tenant_id, generation, path, specifier, target_path, line, names) VALUES (?, ?, ?, ?, ?, ?, ?)`)
-          .bind(tenantId, gen, file.path, imp.specifier, resolveImport(file.path, imp.specifier, known) ?? "", imp.line, JSON.stringify(imp.names)),
-      );
-    }
+    statements.push(...(await fileRows(d1, tenantId, gen, scope, file.path, parsed, known)));
+    chunks += parsed.chunks.length;
+    symbols += parsed.symbols.length;
     statements.push(
       d1.prepare(`UPDATE code_files SET parsed = 1, language = ?, syntax = ? WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(parsed.language, parsed.syntax ? 1 : 0, tenantId, gen, file.path),
     );

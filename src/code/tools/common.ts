@@ -52,6 +52,8 @@ export const indexedSchema = z.object({
   commit: z.string().describe("The commit the answer reflects."),
 });
 
+export const indexesField = z.array(indexedSchema).describe("The indexes read.");
+
 export const indexedOf = (r: IndexRow) => ({ repo: `${r.owner}/${r.name}`, ref: r.ref, commit: r.commit_sha });
 
 /** Head checks at most this often per index: index_status is polled. */

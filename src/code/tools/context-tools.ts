@@ -8,7 +8,7 @@ import { cached } from "../cache";
 import { commitScope } from "../commits";
 import { CHARS_PER_TOKEN, packContext, type Packed } from "../context";
 import { queryTerms, ftsPhrase } from "../terms";
-import { checkHead, indexedOf, indexedSchema, liveIndexes, optionalRepoField, repoOf } from "./common";
+import { checkHead, indexedOf, indexesField, liveIndexes, optionalRepoField, repoOf } from "./common";
 
 const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
@@ -74,7 +74,7 @@ export const getContextForPromptTool = defineTool({
       fresh: z.boolean().nullable().describe("Every index read is at its branch head (null: unknown)."),
       warning: z.string().describe("Which index is behind its branch, or ''."),
     }).describe("Index freshness."),
-    indexes: z.array(indexedSchema).describe("The indexes read."),
+    indexes: indexesField,
   }),
   annotations: { ...READ, openWorld: true },
   run: async (ctx, input) => {

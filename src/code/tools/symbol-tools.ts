@@ -5,7 +5,7 @@ import { defineTool } from "../../mcp/define-tool";
 import { ToolError } from "../../mcp/errors";
 import type { IndexRow } from "../store";
 import { callsWithin, definitionsOf, fileLines, findSymbols, importersOf, referencesTo, type RefRow, type SymbolRow } from "../symbols";
-import { indexedOf, indexedSchema, liveIndexes, optionalRepoField } from "./common";
+import { indexedOf, indexesField, liveIndexes, optionalRepoField } from "./common";
 
 const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 const symbolField = z.string().trim().min(1).max(300).describe("A symbol: a name (login) or qualified name (UserService.login).");
@@ -67,7 +67,7 @@ export const symbolSearchTool = defineTool({
     top_k: z.number().int().min(1).max(100).default(20).describe("Results limit."),
     repo: optionalRepoField,
   }),
-  output: z.object({ items: z.array(defSchema).describe("Definitions, best match first."), indexes: z.array(indexedSchema).describe("The indexes read.") }),
+  output: z.object({ items: z.array(defSchema).describe("Definitions, best match first."), indexes: indexesField }),
   annotations: READ,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
@@ -95,7 +95,7 @@ export const symbolDefinitionTool = defineTool({
   input: z.object({ symbol: symbolField, path: z.string().max(1024).optional().describe("Only the definition in this file."), repo: optionalRepoField }),
   output: z.object({
     items: z.array(defSchema.extend({ code: z.string().describe("The definition's code (up to 300 lines).") })).describe("Definitions."),
-    indexes: z.array(indexedSchema).describe("The indexes read."),
+    indexes: indexesField,
   }),
   annotations: READ,
   run: async (ctx, input) => {
@@ -115,7 +115,7 @@ export const symbolReferencesTool = defineTool({
   toolset: "code",
   description: "Where a symbol's name is used (calls and other references), with each line of code.",
   input: z.object({ symbol: symbolField, top_k: z.number().int().min(1).max(500).default(100).describe("Results limit."), repo: optionalRepoField }),
-  output: z.object({ items: z.array(refSchema).describe("References by file and line."), indexes: z.array(indexedSchema).describe("The indexes read.") }),
+  output: z.object({ items: z.array(refSchema).describe("References by file and line."), indexes: indexesField }),
   annotations: READ,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
@@ -138,7 +138,7 @@ export const findCallersTool = defineTool({
   toolset: "code",
   description: "The definitions that call a symbol, with the lines of the calls.",
   input: z.object({ symbol: symbolField, top_k: z.number().int().min(1).max(200).default(50).describe("Callers limit."), repo: optionalRepoField }),
-  output: z.object({ items: z.array(callerSchema).describe("Callers by file."), indexes: z.array(indexedSchema).describe("The indexes read.") }),
+  output: z.object({ items: z.array(callerSchema).describe("Callers by file."), indexes: indexesField }),
   annotations: READ,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
@@ -169,7 +169,7 @@ export const findCalleesTool = defineTool({
       definitions: z.array(defSchema).describe("Where it is defined (up to 5), or [] when outside the index."),
     })).describe("Callees in call order."),
     caller: z.array(defSchema).describe("The definition(s) read."),
-    indexes: z.array(indexedSchema).describe("The indexes read."),
+    indexes: indexesField,
   }),
   annotations: READ,
   run: async (ctx, input) => {
@@ -214,7 +214,7 @@ export const impactAnalysisTool = defineTool({
       path: z.string().describe("Its file."),
       uses: z.string().describe("The changed symbol it uses."),
     })).describe("Dependent definitions."),
-    indexes: z.array(indexedSchema).describe("The indexes read."),
+    indexes: indexesField,
   }),
   annotations: READ,
   run: async (ctx, input) => {
