@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { applyCodePush } from "../src/code/push";
+import { FREQUENT_CRON, runMaintenance } from "../src/cron/maintenance";
 import type { Ctx } from "../src/mcp/context";
 import { example, exampleItem, FakeGitHub } from "./github/fake";
 import { FakeArchives, type ArchiveTree } from "./github/fake-archive";
@@ -333,6 +334,22 @@ describe("a push to an indexed branch", () => {
 });
 
 describe("clear_index", () => {
+  it("the maintenance cron drops rows of a generation no index names (a job that wrote after the clear)", async () => {
+    const r = await rig("code-orphan");
+    await indexed(r);
+    const gen = (await env.DB.prepare(`SELECT generation FROM code_indexes WHERE tenant_id = ?`).bind(r.ctx.tenantId).first<{ generation: string }>())!.generation;
+    // The index row goes as clear_index deletes it, but its rows are left, as a late step would leave them.
+    await env.DB.prepare(`DELETE FROM code_indexes WHERE tenant_id = ?`).bind(r.ctx.tenantId).run();
+    const sweep = () => runMaintenance(env as never, new Date("2026-11-20T12:05:00.000Z"), FREQUENT_CRON);
+    let lines = await sweep();
+    for (let i = 0; i < 5 && (await env.DB.prepare(`SELECT count(*) AS n FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(r.ctx.tenantId, gen).first<{ n: number }>())!.n > 0; i++) lines = await sweep();
+    expect(lines.find((l) => l.job === "code_orphan_generations")).toMatchObject({ ok: true });
+    for (const table of ["code_files", "code_chunks", "code_symbols", "code_symbol_refs", "code_imports"]) {
+      const n = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(r.ctx.tenantId).first<{ n: number }>();
+      expect(n!.n, table).toBe(0);
+    }
+  });
+
   it("deletes the index and its rows", async () => {
     const r = await rig("code-clear");
     await indexed(r);

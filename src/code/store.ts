@@ -142,3 +142,19 @@ export async function dropGenerationBatch(d1: D1Database, tenantId: string, gene
   const deleted = results.slice(0, GENERATION_TABLES.length).reduce((n, r) => n + r.meta.changes, 0);
   return { done: deleted === 0, chunkIds };
 }
+
+/**
+ * Generations no index names (neither live nor being built): rows a cleared index's job wrote
+ * after the clear, or an old generation whose drop steps never ran. Returns a few to drop.
+ */
+export async function orphanGenerations(d1: D1Database, limit: number): Promise<{ tenant_id: string; generation: string }[]> {
+  const rows = await d1
+    .prepare(
+      `SELECT DISTINCT f.tenant_id, f.generation FROM code_files f
+       WHERE NOT EXISTS (SELECT 1 FROM code_indexes i WHERE i.tenant_id = f.tenant_id AND (i.generation = f.generation OR i.pending_generation = f.generation))
+       LIMIT ?`,
+    )
+    .bind(limit)
+    .all<{ tenant_id: string; generation: string }>();
+  return rows.results;
+}

@@ -3,6 +3,8 @@ import { iso } from "../db/time";
 import type { Env } from "../env";
 import { dropOldDeliveries, retryDeliveries } from "../git/webhooks";
 import { backfillEmbeddings } from "../search/semantic";
+import { dropGeneration } from "../code/indexer";
+import { orphanGenerations } from "../code/store";
 import { sweepRowlessChunks } from "../docs/chunk-sweep";
 import { collectOrphanChunks } from "../docs/store";
 import { reapExpiredLeases } from "../work/claims";
@@ -44,6 +46,13 @@ const FREQUENT_JOBS: Record<string, Job> = {
   },
   /** Chunk objects a put uploaded but never committed (it died in between). */
   docs_rowless_chunks: (env, now) => sweepRowlessChunks(env, now),
+  /** Code-index rows of generations no index names (a job that outlived clear_index, a drop that never ran). */
+  code_orphan_generations: async (env) => {
+    const orphans = await orphanGenerations(env.DB, 5);
+    let finished = 0;
+    for (const o of orphans) if (await dropGeneration(env, o.tenant_id, o.generation)) finished++;
+    return `${orphans.length} orphan generation(s) found, ${finished} fully dropped`;
+  },
 };
 
 const DAILY_JOBS: Record<string, Job> = {
