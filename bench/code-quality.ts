@@ -10,6 +10,12 @@ export const CUTOFF = 10;
 /** Distinct paths in rank order, each at its first (best) rank. */
 export const distinctFiles = (paths: string[]): string[] => [...new Set(paths)];
 
+/** A file's 1-based rank among distinct files, or '-' when the answer does not hold it. */
+export function fileRank(rankedPaths: string[], path: string): string {
+  const i = distinctFiles(rankedPaths).indexOf(path);
+  return i < 0 ? "-" : String(i + 1);
+}
+
 export interface Score {
   recall: number;
   rr: number;

@@ -11,14 +11,15 @@
  *    step's wall time from the `[code-index]` lines the workflow logs; workerd's CPU over the run;
  *    then semantic_search and get_context_for_prompt p50/p99 beside the healthz floor.
  *
- * BENCH_CODE_PARTS=quality or =scale runs one part; BENCH_CODE_REQUESTS sets requests per cell.
+ * BENCH_CODE_PARTS=quality or =scale runs one part; BENCH_CODE_REQUESTS sets requests per cell;
+ * BENCH_CODE_VERBOSE=1 prints each relevant file's rank per mode (what a ranking change moved).
  */
 import { randomUUID } from "node:crypto";
 import { setTokenSql } from "../src/git/operator";
 import { executeSql } from "../scripts/wrangler";
 import { OWNER, startBenchGitHub, type BenchGitHub } from "./code-github";
 import { packageTree, QUALITY_SOURCES, SCALE_SOURCES } from "./code-corpus";
-import { CUTOFF, score, summarize, type Score } from "./code-quality";
+import { CUTOFF, fileRank, score, summarize, type Score } from "./code-quality";
 import { QUESTIONS } from "./code-questions";
 import { load, sdkSession, startBenchServer, type BenchServer, type ToolCaller } from "./lib";
 
@@ -27,6 +28,7 @@ const RECORDED_HYBRID_RECALL = 0.8;
 /** How far below the record a run may fall before it fails: about one question's worth of files. */
 const RECALL_MARGIN = 0.02;
 
+const VERBOSE = process.env.BENCH_CODE_VERBOSE === "1";
 const PARTS = new Set((process.env.BENCH_CODE_PARTS ?? "quality,scale").split(","));
 const REQUESTS = Number(process.env.BENCH_CODE_REQUESTS ?? 100);
 const MODES = ["keyword", "semantic", "hybrid"] as const;
@@ -86,7 +88,15 @@ async function quality(server: BenchServer, github: BenchGitHub, credentialsKey:
     const s = run.status;
     console.log(`quality repository: rxjs 7.8.2 (${Object.keys(tree).length} files served; ${s.files_total} indexed, ${s.chunks} chunks, ${s.symbols} symbols) indexed in ${run.seconds.toFixed(1)} s`);
     const scores: Record<string, Score[]> = { keyword: [], semantic: [], hybrid: [] };
-    for (const q of QUESTIONS) for (const mode of MODES) scores[mode]!.push(score(q, await ranked(server, t, q.q, mode)));
+    for (const q of QUESTIONS) {
+      const ranks: string[] = [];
+      for (const mode of MODES) {
+        const paths = await ranked(server, t, q.q, mode);
+        scores[mode]!.push(score(q, paths));
+        ranks.push(`${mode} ${q.relevant.map((p) => fileRank(paths, p)).join("/")}`);
+      }
+      if (VERBOSE) console.log(`${ranks.join("  ")}  "${q.q}"`);
+    }
     console.log(`\n${QUESTIONS.length} questions, ${QUESTIONS.reduce((n, q) => n + q.relevant.length, 0)} relevant files\n`);
     console.log(`| mode | recall@${CUTOFF} | MRR@${CUTOFF} | questions fully answered |`);
     console.log("|---|---|---|---|");
