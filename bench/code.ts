@@ -24,7 +24,7 @@ import { QUESTIONS } from "./code-questions";
 import { load, sdkSession, startBenchServer, type BenchServer, type ToolCaller } from "./lib";
 
 /** Hybrid recall@10 recorded in bench/README.md for this question set and ranking. */
-const RECORDED_HYBRID_RECALL = 0.8;
+const RECORDED_HYBRID_RECALL = 0.809;
 /** How far below the record a run may fall before it fails: about one question's worth of files. */
 const RECALL_MARGIN = 0.02;
 
