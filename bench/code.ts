@@ -180,6 +180,10 @@ async function main(): Promise<void> {
       failed = recall < floor;
     }
     if (PARTS.has("scale")) await scale(server, github, credentialsKey);
+  } catch (err) {
+    // What the Worker printed last is usually why (a step that failed, a request that hung).
+    console.error(`wrangler dev's last output:\n${server.output().split("\n").slice(-40).join("\n")}`);
+    throw err;
   } finally {
     await server.close().catch((err: Error) => console.error(`cleanup: ${err.message}`));
     await github.close();
