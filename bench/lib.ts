@@ -119,14 +119,15 @@ export async function mcpSession(base: string, key: string, path = "/mcp"): Prom
 /**
  * A tools/call function over the MCP SDK's own client (Streamable HTTP), as an agent connects:
  * the envelope's structuredContent of a call that succeeded, or an error naming the tool.
+ * `timeoutMs` is how long one call may take (the SDK's own default is 60 s).
  */
-export async function sdkSession(base: string, key: string, path = "/mcp"): Promise<{ call: ToolCaller; close(): Promise<void> }> {
+export async function sdkSession(base: string, key: string, path = "/mcp", timeoutMs = 60_000): Promise<{ call: ToolCaller; close(): Promise<void> }> {
   const transport = new StreamableHTTPClientTransport(new URL(`${base}${path}`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
   const client = new Client({ name: "bench", version: "1" });
   await client.connect(transport);
   return {
     call: async (name, args) => {
-      const r = await client.callTool({ name, arguments: args });
+      const r = await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs });
       if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.structuredContent ?? r.content).slice(0, 1000)}`);
       return (r.structuredContent ?? {}) as Record<string, unknown>;
     },
