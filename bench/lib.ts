@@ -1,4 +1,6 @@
 /** What the benchmark scripts share: a server on fresh state, MCP sessions, and a load loop. */
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { mkdtemp, readdir, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -39,24 +41,28 @@ export interface BenchServer {
   target: Target;
   key(tenant: string, actor: string): Promise<string>;
   tenantId(slug: string): Promise<string>;
+  /** What wrangler dev has printed so far (the Worker's console.log lines among it). */
+  output(): string;
   close(): Promise<void>;
 }
 
 /**
  * Migrated temporary state and `wrangler dev` with the benchmark routes mounted. Rate limits are
  * off (0): the benchmarks measure the server, and 32 clients at full speed are a load test, not abuse.
+ * `vars` adds Worker variables (a benchmark that needs GitHub points GITHUB_API_URL at a loopback fake).
  */
-export async function startBenchServer(): Promise<BenchServer> {
+export async function startBenchServer(vars: Record<string, string> = {}): Promise<BenchServer> {
   const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-bench-"));
   const target: Target = { persistTo: path.join(dir, "state"), env: { XDG_CONFIG_HOME: path.join(dir, "config") } };
   await applyMigrations(target);
-  const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { BENCH_ROUTES: "1", RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0" } });
+  const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { ...vars, BENCH_ROUTES: "1", RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0" } });
   return {
     base: server.baseUrl,
     workerdCpuMs: () => groupCpuMs(server.pgid, "workerd"),
     target,
     key: (tenant, actor) => createKeyWithCommand(tenant, actor, target),
     tenantId: async (slug) => (await querySql<{ id: string }>(`SELECT id FROM tenants WHERE slug = '${slug.replace(/[^a-z0-9._-]/g, "")}'`, target))[0]!.id,
+    output: server.output,
     close: async () => {
       server.stop();
       await rm(dir, { recursive: true, force: true });
@@ -107,5 +113,24 @@ export async function mcpSession(base: string, key: string, path = "/mcp"): Prom
     const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: Record<string, unknown> } };
     if (!res.ok || !body.result || body.result.isError) throw new Error(`${name} failed: ${JSON.stringify(body)}`);
     return body.result.structuredContent ?? {};
+  };
+}
+
+/**
+ * A tools/call function over the MCP SDK's own client (Streamable HTTP), as an agent connects:
+ * the envelope's structuredContent of a call that succeeded, or an error naming the tool.
+ * `timeoutMs` is how long one call may take (the SDK's own default is 60 s).
+ */
+export async function sdkSession(base: string, key: string, path = "/mcp", timeoutMs = 60_000): Promise<{ call: ToolCaller; close(): Promise<void> }> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${base}${path}`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const client = new Client({ name: "bench", version: "1" });
+  await client.connect(transport);
+  return {
+    call: async (name, args) => {
+      const r = await client.callTool({ name, arguments: args }, undefined, { timeout: timeoutMs });
+      if (r.isError) throw new Error(`${name} failed: ${JSON.stringify(r.structuredContent ?? r.content).slice(0, 1000)}`);
+      return (r.structuredContent ?? {}) as Record<string, unknown>;
+    },
+    close: () => client.close(),
   };
 }

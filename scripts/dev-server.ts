@@ -8,6 +8,8 @@ export interface DevServer {
   baseUrl: string;
   /** The process group wrangler and workerd run in (the benchmarks read workerd's CPU time through it). */
   pgid: number;
+  /** What wrangler and workerd have printed so far (the Worker's console.log lines among it). */
+  output(): string;
   stop(): void;
 }
 
@@ -46,7 +48,7 @@ export async function startDevServer(opts: { persistTo: string; env?: NodeJS.Pro
   const deadline = Date.now() + 60_000;
   for (;;) {
     try {
-      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, pgid: child.pid!, stop };
+      if ((await fetch(`${baseUrl}/healthz`)).ok) return { baseUrl, pgid: child.pid!, output: () => log, stop };
     } catch {
       // not listening yet
     }

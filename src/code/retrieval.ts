@@ -51,6 +51,14 @@ const CHUNK_COLUMNS = "c.id, c.generation, c.path, c.language, c.start_line, c.e
 const MAX_QUERY_TERMS = 24;
 /** Vectorize answers at most 100 matches a query. */
 const MAX_VECTOR_MATCHES = 100;
+/**
+ * RRF's constant for code. The paper's 60 suits long lists of whole documents; here each pass
+ * draws topK × pool chunks (up to 150), several from one file, so many chunks sit in both lists at
+ * middling ranks, and at k = 60 two such ranks (2/90) outvote a chunk one pass ranks first
+ * (1/61). A smaller k keeps either pass's best hits on top and still rewards agreement.
+ * Measured on bench/code.ts's question set: hybrid recall@10 0.745 at 60, 0.773 at 30, 0.809 at 10.
+ */
+const CODE_RRF_K = 10;
 
 /** The keyword pass: chunks of these generations matching any query term, best bm25 first. */
 export async function keywordChunks(d1: D1Database, tenantId: string, generations: string[], query: string, limit: number): Promise<Chunk[]> {
@@ -125,7 +133,7 @@ export async function searchCode(env: Env, tenantId: string, indexes: IndexRow[]
   const filter = req.filter ?? (() => true);
   const keywordRank = new Map(keyword.map((c, i) => [c.id, i + 1]));
   const byId = new Map([...keyword, ...semantic].map((c) => [c.id, c]));
-  const fused = reciprocalRankFusion([keyword.filter(filter).map((c) => c.id), semantic.filter(filter).map((c) => c.id)]);
+  const fused = reciprocalRankFusion([keyword.filter(filter).map((c) => c.id), semantic.filter(filter).map((c) => c.id)], CODE_RRF_K);
   const top = fused.slice(0, req.topK);
   const best = top[0]?.score ?? 1;
   return {

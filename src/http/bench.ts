@@ -1,10 +1,15 @@
 /**
  * Routes for the benchmarks only, mounted when BENCH_ROUTES=1 (never set in wrangler.toml):
  * a plain route running blame's query with no MCP, auth or session, to price the MCP layer,
- * bulk seeders for the scale runs, and a timer for the local vector scan.
+ * bulk seeders for the scale runs, a timer for the local vector scan, and code search by one
+ * retrieval mode for the code index's quality figures.
  */
 import { Hono } from "hono";
+import { bearerKey, identityForKey } from "../auth/identity";
 import { blameStatement } from "../changes/queries";
+import { searchCode } from "../code/retrieval";
+import { listIndexes } from "../code/store";
+import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { selectSemantic } from "../search/semantic";
 import { noteEmbedText, vectorId } from "../search/sources";
@@ -90,4 +95,28 @@ benchRoutes.get("/vector-scan", async (c) => {
   const [q] = await layer.embedder.embed([c.req.query("q") ?? "deploy worker"]);
   const matches = await layer.index.query(c.req.query("tenant") ?? "", q!, { topK: 20, filter: { object_type: "note" } });
   return c.json({ ok: true, matches: matches.length });
+});
+
+const CODE_MODES = new Set(["keyword", "semantic", "hybrid"]);
+
+/**
+ * searchCode in one mode ("keyword", "semantic" or "hybrid"; the tools always fuse) over the live
+ * indexes of the calling key's tenant: the ranked chunks' paths, best first. bench/code.ts scores
+ * them against its question set. The key is checked as /mcp checks it, so one tenant's bench run
+ * never reads another's index.
+ */
+benchRoutes.get("/code-search", async (c) => {
+  const key = bearerKey(c.req.header("Authorization"));
+  const identity = key ? await identityForKey(createDb(c.env.DB), key) : null;
+  if (!identity) return c.json({ ok: false, error: "unknown key" }, 401);
+  const mode = c.req.query("mode") ?? "hybrid";
+  if (!CODE_MODES.has(mode)) return c.json({ ok: false, error: "mode is keyword, semantic or hybrid" }, 400);
+  const indexes = (await listIndexes(c.env.DB, identity.tenantId)).filter((i) => i.generation !== "");
+  const found = await searchCode(c.env, identity.tenantId, indexes, {
+    query: (c.req.query("q") ?? "").slice(0, 1000),
+    topK: Math.min(Math.max(1, Number(c.req.query("top_k") ?? "10") || 10), 50),
+    pool: Math.min(Math.max(1, Number(c.req.query("pool") ?? "3") || 3), 10),
+    mode: mode as "keyword" | "semantic" | "hybrid",
+  });
+  return c.json({ ok: true, mode: found.mode, note: found.note, paths: found.hits.map((h) => h.path) });
 });
