@@ -152,9 +152,9 @@ describe("index_workspace and index_status", () => {
     const [instance] = await workflows.get();
     await instance!.waitForStatus("complete");
     expect(r.archives.served.map((d) => d.served < d.total || d.total <= 300)).toEqual([true, false]);
-    // The resolve step ran once: its answer was kept when the fetch step failed.
+    // index_workspace checked the ref once, and the resolve step ran once: its answer was kept when the fetch step failed.
     const resolves = r.gh.requests.filter((q) => q.op === "GET /repos/{owner}/{repo}/commits/{ref}" && (q.path as { ref: string }).ref === "main");
-    expect(resolves).toHaveLength(1);
+    expect(resolves).toHaveLength(2);
     const s = (await ok(r.ctx, "index_status", { repo: REPO, check_head: false })).items[0];
     expect(s).toMatchObject({ phase: "complete", files_done: 6, errors: [] });
   });
@@ -177,6 +177,9 @@ describe("index_workspace and index_status", () => {
     expect((await fails(r.ctx, "get_workspace_info", {})).code).toBe("index_not_found");
     expect((await fails(r.ctx, "index_workspace", { repo: "not a repo" })).code).toBe("invalid_repo");
     expect((await fails(r.ctx, "index_workspace", { repo: REPO, ref: "bad..ref" })).code).toBe("invalid_input");
+    // A missing ref or repository is answered at once, and no index row is left behind.
+    r.gh.on("GET /repos/{owner}/{repo}/commits/{ref}", () => ({ status: 404, body: { message: "Not Found", documentation_url: "https://docs.github.com/rest" } }));
+    expect((await fails(r.ctx, "index_workspace", { repo: REPO, ref: "nope" })).code).toBe("github_not_found");
     expect((await ok(r.ctx, "index_status", {})).items).toEqual([]);
   });
 });

@@ -27,9 +27,19 @@ async function refOf(ctx: Ctx, owner: string, name: string, ref: string | undefi
   }
 }
 
+/**
+ * The index row for the repository and ref, after asking GitHub for the ref's head: a missing
+ * repository, ref or credential is answered now, not by a job that fails a minute later.
+ */
 async function targetIndex(ctx: Ctx, repo: string, ref: string | undefined): Promise<IndexRow> {
   const r = await repoOf(ctx, repo);
-  return ensureIndex(ctx.d1, ctx.tenantId, r.owner, r.name, await refOf(ctx, r.owner, r.name, ref), ctx.clock.now());
+  const resolved = await refOf(ctx, r.owner, r.name, ref);
+  try {
+    await githubFor(ctx.env, ctx.tenantId).request("GET /repos/{owner}/{repo}/commits/{ref}", { owner: r.owner, repo: r.name, ref: resolved });
+  } catch (err) {
+    throw githubToolError(err);
+  }
+  return ensureIndex(ctx.d1, ctx.tenantId, r.owner, r.name, resolved, ctx.clock.now());
 }
 
 const jobOutput = z.object({
