@@ -4,11 +4,19 @@ import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
 import { originGuard } from "./http/origin";
 import { webhookRoutes } from "./http/webhooks";
+import { iconSvg } from "./mcp/icons";
 import { SERVER_INFO } from "./mcp/server";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version: SERVER_INFO.version }));
+
+// Icons named in listings (src/mcp/icons.ts): public, and the same for every tenant.
+app.get("/icons/:file{[a-z-]+\\.svg}", (c) => {
+  const svg = iconSvg(c.req.param("file").replace(/\.svg$/, ""));
+  if (!svg) return c.notFound();
+  return c.body(svg, 200, { "Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" });
+});
 
 app.use("/mcp", originGuard());
 app.route("/mcp", mcpRoutes);

@@ -43,6 +43,8 @@ export interface Env {
   GITHUB_API_URL?: string;
   /** Secret: encrypts the per-tenant GitHub tokens stored in D1 (README: GitHub). */
   GITHUB_CREDENTIALS_KEY?: string;
+  /** Seals input_required request state (src/mcp/request-state-key.ts); 32+ characters. */
+  REQUEST_STATE_KEY?: string;
   /** Secrets of a GitHub App, for tenants connected through an installation. */
   GITHUB_APP_ID?: string;
   GITHUB_APP_PRIVATE_KEY?: string;

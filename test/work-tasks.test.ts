@@ -1335,7 +1335,7 @@ describe("tenant isolation", () => {
     // None of the above touched A's rows.
     expect(await tenantState(a.id.tenantId)).toEqual(aBefore);
     expect(ids(await query(a.ctx, {})).sort()).toEqual(sorted([id, ta2.id as string]));
-  });
+  }, 30_000); // every task tool, one after another: slow on a loaded machine
 });
 
 describe("task_claim retries", () => {

@@ -10,8 +10,8 @@
  *   folders) wins, then the smaller path in byte order; the others are not listed;
  * - a prompt document named like a built-in replaces the built-in, so a team can reword one.
  */
-import type { GetPromptResult, Prompt } from "@modelcontextprotocol/sdk/types.js";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
+import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
+import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode } from "@modelcontextprotocol/server";
 import type { Ctx } from "../mcp/context";
 import { excerpt, ToolError } from "../mcp/errors";
 import { getDocument } from "./store";

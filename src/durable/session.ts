@@ -22,6 +22,8 @@ export interface SessionRecord {
    * its heartbeat was last refreshed (so busy sessions refresh it about once a minute, not per call).
    */
   run?: SessionRun;
+  /** The level the client set with logging/setLevel (2025 revisions); absent until it does. */
+  logLevel?: string;
 }
 
 export interface SessionRun {
@@ -81,6 +83,13 @@ export class SessionDO extends DurableObject<Env> {
     delete record.run;
     await this.ctx.storage.put("session", record);
     return true;
+  }
+
+  async setLogLevel(level: string): Promise<void> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    if (!record) return;
+    record.logLevel = level;
+    await this.ctx.storage.put("session", record);
   }
 
   async end(): Promise<boolean> {

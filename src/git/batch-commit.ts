@@ -12,7 +12,7 @@ import { githubFor } from "./credentials";
 import { compact, formatField } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, isSafeRepoPath } from "./tokens";
-import { type BlobMode, GitWriter, mappingGitHubErrors, type TreeEntry } from "./writer";
+import { type BlobMode, confirmBranchWrite, GitWriter, mappingGitHubErrors, type TreeEntry } from "./writer";
 
 /** Per file, after decoding; GitHub's blob API takes far more, but a tool call should stay small. */
 const MAX_FILE_BYTES = 1024 * 1024;
@@ -152,6 +152,7 @@ export const batchCommit = defineTool({
     return mappingGitHubErrors(async () => {
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
       const branch = data.branch ?? (await w.defaultBranch());
+      await confirmBranchWrite(ctx, w, branch, `Commit ${data.commits.length} commit${data.commits.length === 1 ? "" : "s"}`);
       let head = await w.branchHead(branch);
       let created = false;
       if (!head) {
@@ -194,6 +195,7 @@ export const batchCommit = defineTool({
           break;
         }
         Object.assign(item, { ok: true, sha: cur.sha });
+        await ctx.progress?.(index + 1, data.commits.length, `committed ${index + 1} of ${data.commits.length}`);
       }
       const committed = results.filter((r) => r.ok).length;
       if (committed > 0) {

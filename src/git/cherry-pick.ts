@@ -12,6 +12,7 @@ import { compact, formatField } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, parseRange, unsafeRef } from "./tokens";
 import {
+  confirmBranchWrite,
   cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED,
 } from "./writer";
 
@@ -103,6 +104,7 @@ export const gitCherryPick = defineTool({
     return mappingGitHubErrors(async () => {
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
       const dest = await destination(w, data.onto);
+      await confirmBranchWrite(ctx, w, dest.branch, `Cherry-pick ${data.sources.join(", ")}`);
       const results: Item[] = [];
       const branchShas = new Map<Item, string>();
       const queue: string[] = [];
@@ -121,7 +123,7 @@ export const gitCherryPick = defineTool({
       }
       let head: CommitInfo = await w.commit(dest.sha);
       let applied = 0;
-      for (const sha of queue) {
+      for (const [i, sha] of queue.entries()) {
         const r = await pickOnto(w, head, await w.commit(sha));
         if (r.kind === "conflict") {
           return { ok: false, onto: dest.branch, picked: queue.length, applied: 0, results, conflict: { stage: "cherry-pick" as const, commit: sha, paths: r.paths, detail: r.detail } };
@@ -130,6 +132,7 @@ export const gitCherryPick = defineTool({
           head = { sha: r.sha, tree: r.tree, parents: [head.sha], message: "" };
           applied++;
         }
+        await ctx.progress?.(i + 1, queue.length, `picked ${sha.slice(0, 7)}`);
       }
       if (head.sha !== dest.sha) await w.moveBranch(dest.branch, dest.sha, head.sha);
       if (data.delete_merged_branches) {

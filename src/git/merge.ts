@@ -11,6 +11,7 @@ import { compact, formatField } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, isSafeRef, unsafeRef } from "./tokens";
 import {
+  confirmBranchWrite,
   cleanupBranch, type CommitInfo, type Comparison, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED,
 } from "./writer";
 
@@ -117,12 +118,14 @@ export const gitMerge = defineTool({
     return mappingGitHubErrors(async () => {
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
       const dest = await destination(w, data.into);
+      await confirmBranchWrite(ctx, w, dest.branch, `Merge ${data.sources.join(", ")}`);
       let head = await w.commit(dest.sha);
       const results: Item[] = [];
       for (const source of data.sources) {
         const landed = await landSource(w, head, source, data.strategy, dest.branch, data.message);
         results.push(landed.item);
         head = landed.head;
+        await ctx.progress?.(results.length, data.sources.length, `merged ${source}`);
         if (!landed.item.ok) break;
       }
       if (head.sha !== dest.sha) await w.moveBranch(dest.branch, dest.sha, head.sha);

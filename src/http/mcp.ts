@@ -1,6 +1,7 @@
-import { WebStandardStreamableHTTPServerTransport } from "@modelcontextprotocol/sdk/server/webStandardStreamableHttp.js";
-import type { TransportSendOptions } from "@modelcontextprotocol/sdk/shared/transport.js";
-import { ErrorCode, type JSONRPCMessage } from "@modelcontextprotocol/sdk/types.js";
+import {
+  createMcpHandler, isLegacyRequest, ProtocolErrorCode as ErrorCode, WebStandardStreamableHTTPServerTransport,
+  type JSONRPCMessage, type LoggingLevel, type TransportSendOptions,
+} from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
 import { bearerKey, identityForKey, type Identity } from "../auth/identity";
 import { createDb } from "../db/client";
@@ -11,21 +12,31 @@ import type { Ctx } from "../mcp/context";
 import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { compactSurface, isCompactMode } from "../mcp/compact";
 import { type SchemaListing, selectTools, type Surface } from "../mcp/registry";
-import { buildServer } from "../mcp/server";
+import { buildServer, type ServeOptions } from "../mcp/server";
+import { requestStateKey } from "../mcp/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { callerBuckets, throttled, throttleError } from "./rate-limit";
 
 type AppEnv = { Bindings: Env };
 
-const jsonRpcError = (code: number, message: string) => ({ jsonrpc: "2.0", error: { code, message }, id: null });
+type RpcId = string | number | null;
+
+const jsonRpcError = (code: number, message: string, id: RpcId = null) => ({ jsonrpc: "2.0", error: { code, message }, id });
+
+/** The id of the request a body carries, so an error about it names it (null when there is none). */
+function idOf(body: unknown): RpcId {
+  const first = Array.isArray(body) ? body[0] : body;
+  const id = isObject(first) ? first.id : undefined;
+  return typeof id === "string" || typeof id === "number" ? id : null;
+}
 
 /**
  * A refusal made here rather than by a tool: a JSON-RPC error whose `data` is the envelope, so a
  * client that shows only `message` and one that reads `data` both learn the code and the hint.
  */
-function refusal(c: Context<AppEnv>, status: 400 | 413 | 429, rpcCode: number, error: ErrorBody) {
-  return c.json({ jsonrpc: "2.0", error: { code: rpcCode, message: error.message, data: { ok: false, error } }, id: null }, status);
+function refusal(c: Context<AppEnv>, status: 400 | 413 | 429, rpcCode: number, error: ErrorBody, id: RpcId = null) {
+  return c.json({ jsonrpc: "2.0", error: { code: rpcCode, message: error.message, data: { ok: false, error } }, id }, status);
 }
 
 // -32000, as the SDK's own transport answers an oversized body.
@@ -117,7 +128,7 @@ function refuseBatch(c: Context<AppEnv>, body: unknown, session: SessionRecord |
     message: `Invalid Request: JSON-RPC batches are not part of MCP protocol revision ${excerpt(revision, 20)} (batching was removed in ${NO_BATCHES_FROM}).`,
     hint,
     retryable: false,
-  });
+  }, idOf(body));
 }
 
 /**
@@ -213,14 +224,13 @@ mcpRoutes.post("/", async (c) => {
   } catch {
     return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
   }
+  const id = idOf(body);
 
   // The SDK refuses an unknown revision by quoting the header whole; a malformed one is refused here, briefly.
   const revisionHeader = c.req.header("MCP-Protocol-Version");
   if (revisionHeader !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(revisionHeader)) {
-    return c.json(jsonRpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version '${excerpt(revisionHeader, 20)}' (a revision date such as 2025-06-18).`), 400);
+    return c.json(jsonRpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version '${excerpt(revisionHeader, 20)}' (a revision date such as 2025-06-18).`, id), 400);
   }
-  const batchRefused = refuseBatch(c, body, caller.session);
-  if (batchRefused) return batchRefused;
 
   let tools;
   let listing: SchemaListing;
@@ -230,15 +240,18 @@ mcpRoutes.post("/", async (c) => {
     tools = isCompactMode(c.req.query("mode"), c.req.header("X-MCP-Mode")) ? compactSurface(surface).tools : selectTools(surface);
   } catch (err) {
     const e = err as ToolError;
-    return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`), 400);
+    return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`, id), 400);
   }
 
   const runSeriesKey = runSeriesOf(c);
   if (runSeriesKey === undefined) {
-    return c.json(jsonRpcError(-32602, "X-Run-Series-Key must be letters, digits and . _ : / - (up to 100, starting with a letter or digit)."), 400);
+    return c.json(jsonRpcError(-32602, "X-Run-Series-Key must be letters, digits and . _ : / - (up to 100, starting with a letter or digit).", id), 400);
   }
 
-  const initializing = isInitialize(body);
+  const batchRefused = refuseBatch(c, body, caller.session);
+  if (batchRefused) return batchRefused;
+  const legacy = await isLegacyRequest(c.req.raw, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES });
+  const initializing = legacy && isInitialize(body);
   const newSessionId = initializing ? crypto.randomUUID() : "";
   const ctx: Ctx = {
     env: c.env,
@@ -248,15 +261,28 @@ mcpRoutes.post("/", async (c) => {
     actorId: caller.identity.actorId,
     actorName: caller.identity.actorName,
     operator: caller.identity.operator,
-    sessionId: newSessionId || sessionId,
+    sessionId: newSessionId || (legacy ? sessionId : ""),
     clock: systemClock,
     waitUntil: (p) => c.executionCtx.waitUntil(p),
   };
-  // Only an established session has a run; an initialize request or a session-less call has none.
-  if (caller.session) Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
+  const options: ServeOptions = {
+    era: legacy ? "legacy" : "modern",
+    listing,
+    origin: new URL(c.req.url).origin,
+    stateKey: await requestStateKey(c.env),
+  };
+  if (!legacy) return serveModern(c, body, () => buildServer(ctx, tools, options));
 
-  const server = buildServer(ctx, tools, listing);
-  const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  // Only an established session has a run; an initialize request or a session-less call has none.
+  if (caller.session) {
+    Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
+    options.logLevel = (caller.session.logLevel ?? null) as LoggingLevel | null;
+    options.saveLogLevel = (level) => sessionStub(c.env, sessionId).setLogLevel(level);
+  }
+
+  const server = buildServer(ctx, tools, options);
+  // Notifications (progress, log messages) ride an SSE response; a plain call keeps plain JSON.
+  const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body, options) });
   await server.connect(transport);
   guardToolCalls(transport);
   const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
@@ -277,6 +303,26 @@ mcpRoutes.post("/", async (c) => {
   withSession.headers.set("Mcp-Session-Id", newSessionId);
   return withSession;
 });
+
+/** A 2025-era request that may produce notifications: it asked for progress, or its session for log messages. */
+function wantsStream(body: unknown, options: ServeOptions): boolean {
+  const progress = (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && isObject(m.params) && isObject(m.params._meta) && m.params._meta.progressToken !== undefined);
+  return progress || (options.logLevel != null && (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && m.method === "tools/call"));
+}
+
+/**
+ * 2026-07-28 requests: stateless, one server per request, answered by the SDK's own handler
+ * (server/discover, the per-request envelope, Mcp-Method/Mcp-Name header checks, caching hints,
+ * input_required). Legacy requests never reach it, so it refuses them rather than serving twice.
+ */
+async function serveModern(c: Context<AppEnv>, body: unknown, factory: () => ReturnType<typeof buildServer>): Promise<Response> {
+  const handler = createMcpHandler(factory, {
+    legacy: "reject",
+    maxRequestBodySize: MAX_MCP_BODY_BYTES,
+    onerror: (err) => console.warn("mcp request refused", err.message),
+  });
+  return handler.fetch(c.req.raw, { parsedBody: body });
+}
 
 mcpRoutes.delete("/", async (c) => {
   const sessionId = c.req.header("Mcp-Session-Id") ?? "";

@@ -55,7 +55,8 @@ function toolOp(def: AnyToolDef): CompactOp {
       // Each step is its own request as far as derived idempotency keys go: two identical writes
       // in one batch are two writes, and a retried batch replays each of them.
       invoke: async (ctx, params, stepIndex) => {
-        const result = await callTool(def, { ...ctx, requestId: ctx.requestId == null ? ctx.requestId : `${String(ctx.requestId)}#${stepIndex}` }, params);
+        // No confirmations inside a batch: a retried round would run the steps before it again.
+        const result = await callTool(def, { ...ctx, confirmer: undefined, requestId: ctx.requestId == null ? ctx.requestId : `${String(ctx.requestId)}#${stepIndex}` }, params);
         const sc = (result.structuredContent ?? {}) as Record<string, unknown>;
         if (result.isError) return { ok: false, error: sc.error as ErrorBody };
         const { ok: _ok, ...data } = sc;

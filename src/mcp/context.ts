@@ -1,6 +1,7 @@
 import type { Db } from "../db/client";
 import type { Clock } from "../db/time";
 import type { Env } from "../env";
+import type { Confirmer } from "./confirm";
 
 /** Everything a tool handler may use: who is calling, and the stores it may touch. */
 export interface Ctx {
@@ -31,6 +32,16 @@ export interface Ctx {
   currentRun?: () => Promise<string | null>;
   /** The run this write is attributed to (set by the registry from ensureRun); absent for reads and outside sessions. */
   runId?: string;
+  /**
+   * The client's answers to this call's confirmation questions (src/mcp/confirm.ts); present only
+   * when the client can be asked (a 2026-07-28 request that declared form elicitation).
+   */
+  confirmer?: Confirmer;
+  /**
+   * Reports progress of a long call to a client that asked for it (a progressToken); absent
+   * otherwise. It never throws: a lost notification changes nothing. Await it, so notifications keep their order.
+   */
+  progress?: (done: number, total?: number, message?: string) => Promise<void>;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
 }

@@ -1,4 +1,4 @@
-import type { CallToolResult, Tool } from "@modelcontextprotocol/sdk/types.js";
+import type { CallToolResult, Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { changeTools } from "../changes/tools";
 import { identityTools } from "../work/identity";
@@ -20,6 +20,7 @@ import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { checkArgShape } from "./bounds";
+import { InputNeeded } from "./confirm";
 import { jsonSchema } from "./json-schema";
 import { invalidInput, toErrorBody, ToolError } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
@@ -266,8 +267,9 @@ async function attributed(def: AnyToolDef, ctx: Ctx): Promise<Ctx> {
 }
 
 /**
- * Runs one tool call through the shared contract. Never throws: every failure becomes an
- * `isError` result carrying the envelope, and unexpected errors are logged, not leaked.
+ * Runs one tool call through the shared contract. Every failure becomes an `isError` result
+ * carrying the envelope, and unexpected errors are logged, not leaked; it throws only InputNeeded
+ * (a confirmation to ask first), and only when ctx.confirmer is set.
  */
 export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Promise<CallToolResult> {
   try {
@@ -302,6 +304,8 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     }
     return render(structured, def.summarize ? def.summarize(payload) : "");
   } catch (err) {
+    // A question for the person is not a failure: the server answers it as input_required.
+    if (err instanceof InputNeeded) throw err;
     const error = toErrorBody(err);
     if (error.code === "internal_error") console.error(`tool ${def.name} failed`, err);
     // Extra failure fields only where the tool declares them, so the envelope matches its schema.

@@ -1,19 +1,20 @@
-import { Server } from "@modelcontextprotocol/sdk/server/index.js";
 import {
-  CallToolRequestSchema, ErrorCode, GetPromptRequestSchema, ListPromptsRequestSchema, ListResourcesRequestSchema, ListResourceTemplatesRequestSchema,
-  ListToolsRequestSchema, McpError, ReadResourceRequestSchema,
-} from "@modelcontextprotocol/sdk/types.js";
+  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode,
+  ResourceNotFoundError, Server, type CallToolResult, type LoggingLevel, type RequestStateCodec, type ServerContext,
+} from "@modelcontextprotocol/server";
+import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
 import { getPrompt, listPrompts } from "../docs/prompts";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
-import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import type { Ctx } from "./context";
+import { InputNeeded, type ConfirmationAnswer } from "./confirm";
 import type { AnyToolDef } from "./define-tool";
 import { excerpt } from "./errors";
+import { serverIcons, toolIcons } from "./icons";
 import { callTool, listedTool, type SchemaListing } from "./registry";
 
-export const SERVER_INFO = { name: "agent-ledger", version: "0.1.0" } as const;
+export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
 
 const INSTRUCTIONS = `agent-ledger is the team's shared memory and coordination point.
 Call whoami first in every run: it returns you, your open tasks, your inbox and what changed since you were last seen.
@@ -26,59 +27,207 @@ call log_change with the entity_path, change_type, diff and your reasoning (why,
 per feature or task. Never re-apply a change that prior_attempts shows was reverted without logging a supersede.
 Results use the envelope { ok: true, … } or { ok: false, error: { code, message, hint, retryable } }; follow the hint.`;
 
+/** The protocol family a request belongs to: 2026-07-28 (per-request envelope) or the 2025 revisions. */
+export type Era = "modern" | "legacy";
+
+/** What one request's server needs beyond the caller's Ctx. */
+export interface ServeOptions {
+  era: Era;
+  listing: SchemaListing;
+  /** The origin the client reached (icons are served from it). */
+  origin: string;
+  /** A 2025-era session's chosen log level, if it set one (logging/setLevel). */
+  logLevel?: LoggingLevel | null;
+  /** Persists a 2025-era session's log level; absent outside a session. */
+  saveLogLevel?: (level: LoggingLevel) => Promise<void>;
+  /** The key that seals input_required request state (see requestStateKey). */
+  stateKey: string;
+}
+
+/** Lists change only with the surface (the URL) or a deploy; prompts also with the tenant's documents. */
+const CACHE_HINTS = {
+  "tools/list": { ttlMs: 60 * 60 * 1000, cacheScope: "private" },
+  "resources/list": { ttlMs: 60 * 60 * 1000, cacheScope: "private" },
+  "resources/templates/list": { ttlMs: 60 * 60 * 1000, cacheScope: "private" },
+  "prompts/list": { ttlMs: 60 * 1000, cacheScope: "private" },
+  "server/discover": { ttlMs: 60 * 60 * 1000, cacheScope: "private" },
+} as const;
+
+const LOG_SEVERITY: Record<LoggingLevel, number> = { debug: 0, info: 1, notice: 2, warning: 3, error: 4, critical: 5, alert: 6, emergency: 7 };
+
+/** What sealed request state carries: the question's tool and arguments, so an answer cannot be moved to another call. */
+interface PendingConfirmation {
+  tool: string;
+  args: string;
+  key: string;
+}
+
+const codecs = new Map<string, RequestStateCodec<PendingConfirmation>>();
+
+function stateCodec(key: string, ctx: Ctx): RequestStateCodec<PendingConfirmation> {
+  const id = `${key}\u0000${ctx.tenantId}\u0000${ctx.actorId}`;
+  let codec = codecs.get(id);
+  if (!codec) {
+    // Bound to the caller: state minted for one actor is refused for any other.
+    codec = createRequestStateCodec<PendingConfirmation>({ key, ttlSeconds: 600, bind: () => `${ctx.tenantId}\u0000${ctx.actorId}` });
+    if (codecs.size > 1000) codecs.clear();
+    codecs.set(id, codec);
+  }
+  return codec;
+}
+
+function canElicit(sctx: ServerContext): boolean {
+  const caps = sctx.mcpReq.envelope?.[CLIENT_CAPABILITIES_META_KEY as keyof typeof sctx.mcpReq.envelope] as { elicitation?: { form?: unknown } } | undefined;
+  const elicitation = caps?.elicitation;
+  // An empty elicitation object means form mode (the capability's original meaning).
+  return elicitation !== undefined && (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
+}
+
 /**
  * A fresh low-level MCP server for one request. The SDK forbids reusing servers across
  * requests; building one is cheap because tool listings are compiled once per isolate.
  * The low-level Server is used (not McpServer) so argument validation, aliases and the error
  * envelope stay ours rather than the SDK's generic "Input validation error".
  */
-export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], listing: SchemaListing = "lean"): Server {
-  const server = new Server(SERVER_INFO, {
-    capabilities: { tools: { listChanged: false }, resources: { listChanged: false }, prompts: { listChanged: false } },
+export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], options: ServeOptions): Server {
+  const codec = stateCodec(options.stateKey, ctx);
+  const server = new Server({ ...SERVER_INFO, icons: serverIcons(options.origin) }, {
+    capabilities: {
+      tools: { listChanged: false },
+      resources: { listChanged: false },
+      prompts: { listChanged: false },
+      completions: {},
+      logging: {},
+    },
     instructions: INSTRUCTIONS,
-    // The SDK's default validator (Ajv) generates code, which production Workers forbid.
+    // The SDK's default validator on Node (Ajv) generates code, which production Workers forbid.
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+    cacheHints: CACHE_HINTS,
+    requestState: { verify: (state, sctx) => codec.verify(state, sctx) },
   });
-  server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: tools.map((t) => listedTool(t, listing)) }));
-  server.setRequestHandler(CallToolRequestSchema, async (request, extra) => {
+  server.setRequestHandler("tools/list", async () => ({
+    tools: tools.map((t) => (options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing))),
+  }));
+  server.setRequestHandler("tools/call", async (request, sctx) => {
     const def = tools.find((t) => t.name === request.params.name);
     if (!def) {
-      throw new McpError(
-        ErrorCode.InvalidParams,
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidParams,
         `Unknown tool '${excerpt(request.params.name)}' on this surface. Call tools/list for the available tools, or add its toolset with ?toolsets=… .`,
       );
     }
-    return callTool(def, { ...ctx, requestId: extra.requestId }, request.params.arguments);
+    const args = request.params.arguments ?? {};
+    const argsText = JSON.stringify(args);
+    const pending = sctx.mcpReq.requestState<PendingConfirmation>();
+    if (pending !== undefined && (typeof pending !== "object" || pending.tool !== def.name || pending.args !== argsText)) {
+      // Sealed state from another call: an answer given for one operation never approves another.
+      throw new ProtocolError(ProtocolErrorCode.InvalidParams, "Invalid or expired requestState: it was issued for a different call.");
+    }
+    const callCtx: Ctx = {
+      ...ctx,
+      requestId: sctx.mcpReq.id,
+      ...(options.era === "modern" && canElicit(sctx) ? { confirmer: { answer: (key: string) => answerOf(sctx, pending, key) } } : {}),
+      ...progressReporter(sctx),
+    };
+    let result: CallToolResult;
+    try {
+      result = await callTool(def, callCtx, args);
+    } catch (err) {
+      if (!(err instanceof InputNeeded)) throw err;
+      const { key, message } = err.confirmation;
+      return inputRequired({
+        inputRequests: {
+          [key]: inputRequired.elicit({
+            message,
+            requestedSchema: { type: "object", properties: { confirm: { type: "boolean", title: "Go ahead", description: message } }, required: ["confirm"] },
+          }),
+        },
+        requestState: await codec.mint({ tool: def.name, args: argsText, key }, sctx),
+      });
+    }
+    await logWarnings(sctx, options, def.name, result);
+    return result;
   });
+  registerLogging(server, options);
   registerResources(server, ctx);
   registerPrompts(server, ctx);
   return server;
 }
 
+/** Accepted only with an explicit yes; a decline, a cancel or a "no" in the form is a decline. */
+function answerOf(sctx: ServerContext, pending: PendingConfirmation | undefined, key: string): ConfirmationAnswer {
+  if (!pending || pending.key !== key) return "unanswered";
+  const view = inputResponse(sctx.mcpReq.inputResponses, key);
+  if (view.kind !== "elicit") return "unanswered";
+  return view.action === "accept" && view.content?.confirm === true ? "accepted" : "declined";
+}
+
+function progressReporter(sctx: ServerContext): Pick<Ctx, "progress"> {
+  const token = sctx.mcpReq._meta?.progressToken;
+  if (token === undefined) return {};
+  return {
+    progress: async (done, total, message) => {
+      try {
+        await sctx.mcpReq.notify({ method: "notifications/progress", params: { progressToken: token, progress: done, ...(total !== undefined ? { total } : {}), ...(message ? { message } : {}) } });
+      } catch (err) {
+        console.warn("could not send a progress notification", err);
+      }
+    },
+  };
+}
+
+/** The level the client asked for: per request on 2026-07-28, per session before it. */
+function levelOf(sctx: ServerContext, options: ServeOptions): LoggingLevel | null {
+  if (options.era === "modern") {
+    const level = sctx.mcpReq.envelope?.[LOG_LEVEL_META_KEY as keyof typeof sctx.mcpReq.envelope] as LoggingLevel | undefined;
+    return level && level in LOG_SEVERITY ? level : null;
+  }
+  return options.logLevel ?? null;
+}
+
+/** A tool's warnings (masked secrets, capped input, …) also go out as log messages to a client that asked for them. */
+async function logWarnings(sctx: ServerContext, options: ServeOptions, tool: string, result: CallToolResult): Promise<void> {
+  const level = levelOf(sctx, options);
+  if (!level || LOG_SEVERITY[level] > LOG_SEVERITY.warning) return;
+  const warnings = (result.structuredContent as { warnings?: unknown } | undefined)?.warnings;
+  if (!Array.isArray(warnings)) return;
+  for (const warning of warnings.slice(0, 10)) {
+    await sctx.mcpReq.notify({ method: "notifications/message", params: { level: "warning", logger: "agent-ledger", data: { tool, warning } } });
+  }
+}
+
+function registerLogging(server: Server, options: ServeOptions): void {
+  server.setRequestHandler("logging/setLevel", async (request) => {
+    await options.saveLogLevel?.(request.params.level);
+    return {};
+  });
+}
+
 /** Built-in prompts and the tenant's PROMPT-*.md documents (src/docs/prompts.ts), on every surface: they are not tools. */
 function registerPrompts(server: Server, ctx: Ctx): void {
-  server.setRequestHandler(ListPromptsRequestSchema, async () => ({ prompts: await listPrompts(ctx) }));
-  server.setRequestHandler(GetPromptRequestSchema, async (request) => getPrompt(ctx, request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(ctx) }));
+  server.setRequestHandler("prompts/get", async (request) => getPrompt(ctx, request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler("completion/complete", async () => ({ completion: { values: [], hasMore: false } }));
 }
 
 const MARKDOWN = "text/markdown";
 
 /** ledger://guide, ledger://guide/{topic} (the guide tool's text) and ledger://project/{key}/brief (the caller's view). */
 function registerResources(server: Server, ctx: Ctx): void {
-  server.setRequestHandler(ListResourcesRequestSchema, async () => ({
+  server.setRequestHandler("resources/list", async () => ({
     resources: [
       { uri: "ledger://guide", name: "guide", title: "agent-ledger guide", mimeType: MARKDOWN },
       ...GUIDE_TOPICS.map((t) => ({ uri: `ledger://guide/${t.id}`, name: `guide/${t.id}`, title: t.title, mimeType: MARKDOWN })),
     ],
   }));
-  server.setRequestHandler(ListResourceTemplatesRequestSchema, async () => ({
+  server.setRequestHandler("resources/templates/list", async () => ({
     resourceTemplates: [
       { uriTemplate: "ledger://guide/{topic}", name: "guide topic", mimeType: MARKDOWN },
       { uriTemplate: "ledger://project/{key}/brief", name: "project brief", description: "A project's brief, as project_brief returns it to you.", mimeType: "application/json" },
       { uriTemplate: "ledger://repos/{owner}/{name}/presets", name: "git presets", description: "The git presets for a repository on GitHub: the tenant's stored presets and its .rethunk/git-mcp-presets.json, as list_presets returns them.", mimeType: "application/json" },
     ],
   }));
-  server.setRequestHandler(ReadResourceRequestSchema, async (request) => {
+  server.setRequestHandler("resources/read", async (request) => {
     const uri = request.params.uri;
     if (uri === "ledger://guide") return { contents: [{ uri, mimeType: MARKDOWN, text: GUIDE_INDEX }] };
     const topic = /^ledger:\/\/guide\/([a-z-]+)$/.exec(uri);
@@ -99,6 +248,6 @@ function registerResources(server: Server, ctx: Ctx): void {
       // Errors (github_not_configured, repo_not_found) are data here too: the reader gets the envelope.
       return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
     }
-    throw new McpError(-32002, `Resource not found: ${excerpt(uri)}`);
+    throw new ResourceNotFoundError(uri, `Resource not found: ${excerpt(uri)}`);
   });
 }

@@ -1,5 +1,6 @@
 /** Attachments (seed 001): links and files on work objects; file bytes live in R2. */
 import { z } from "zod";
+import { confirmFirst } from "../mcp/confirm";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
@@ -267,6 +268,9 @@ export const attachRemoveTool = defineTool({
     const row = await ctx.d1.prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, input.attachment_id).first<Attachment & { deleted_at: string | null }>();
     if (!row) throw notFound("attachment", input.attachment_id, "attachment_query lists an object's attachments.");
     if (row.deleted_at) return { removed: false };
+    if (row.created_by !== ctx.actorId) {
+      confirmFirst(ctx, { key: "confirm_remove", message: `Remove ${row.kind} attachment '${row.title}', which another actor added?` });
+    }
     // The removal belongs on the same project timeline as the addition.
     const projectId = (await resolveTarget(ctx, row.object_type, row.object_id).catch(() => null))?.projectId ?? null;
     const [updated] = await ctx.d1.batch<{ id: string }>([

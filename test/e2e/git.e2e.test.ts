@@ -3,6 +3,7 @@
  * at a fake GitHub on loopback (every request checked against GitHub's OpenAPI description) with
  * an in-memory repository behind it.
  */
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from "@modelcontextprotocol/client";
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
@@ -20,6 +21,19 @@ async function connect(key: string, toolsets = "git"): Promise<Client> {
   const client = new Client({ name: "e2e-git", version: "1.0.0" });
   await client.connect(transport);
   return client;
+}
+
+/** A 2026-07-28 client that answers confirmation questions with `answer`, recording them. */
+async function connectModern(key: string, answer: boolean): Promise<{ client: ModernClient; asked: string[] }> {
+  const transport = new ModernTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=git`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const client = new ModernClient({ name: "e2e-modern", version: "1.0.0" }, { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: { elicitation: { form: {} } } });
+  const asked: string[] = [];
+  client.setRequestHandler("elicitation/create", async (request) => {
+    asked.push(request.params.message);
+    return { action: "accept", content: { confirm: answer } };
+  });
+  await client.connect(transport);
+  return { client, asked };
 }
 
 describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () => {
@@ -66,6 +80,53 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     expect(repo.files("main")).toMatchObject({ "src/a.ts": "a2\n", "src/d.ts": "d1\n" });
     expect(repo.tempRefs()).toEqual([]);
     expect(gh.requests.some((r) => r.body?.force === true)).toBe(false);
+  });
+
+  it("asks before a batch_commit to the default branch (input_required): a no changes nothing, a yes commits, with progress", async () => {
+    const before = repo.refs.get("main");
+    const commits = [{ message: "chore: e", files: [{ path: "src/e.ts", content: "e1\n" }] }, { message: "chore: f", files: [{ path: "src/f.ts", content: "f1\n" }] }];
+    const no = await connectModern(inject("keyA"), false);
+    const declined = await no.client.callTool({ name: "batch_commit", arguments: { repo: REPO, format: "json", commits } });
+    expect(declined.isError).toBe(true);
+    expect((declined.structuredContent as { error: { code: string } }).error.code).toBe("confirmation_declined");
+    expect(no.asked).toEqual([expect.stringContaining("default branch 'main'")]);
+    expect(repo.refs.get("main")).toBe(before);
+    await no.client.close();
+
+    const yes = await connectModern(inject("keyA"), true);
+    const progress: number[] = [];
+    const accepted = await yes.client.callTool({ name: "batch_commit", arguments: { repo: REPO, format: "json", commits } }, { onprogress: (p) => progress.push(p.progress) });
+    expect(accepted.structuredContent).toMatchObject({ ok: true, committed: 2, branch: "main" });
+    expect(yes.asked).toHaveLength(1);
+    // The v2 client may report a notification more than once; the wire is checked below.
+    expect([...new Set(progress)]).toEqual([1, 2]);
+    expect(repo.files("main")).toMatchObject({ "src/e.ts": "e1\n", "src/f.ts": "f1\n" });
+
+    // A feature branch is not asked about.
+    const feature = await yes.client.callTool({ name: "batch_commit", arguments: { repo: REPO, branch: "feature/quiet", base: "main", format: "json", commits: [{ message: "chore: q", files: [{ path: "q.txt", content: "q" }] }] } });
+    expect(feature.structuredContent).toMatchObject({ ok: true, created: true });
+    expect(yes.asked).toHaveLength(1);
+    await yes.client.close();
+
+    // On the wire: one progress notification per commit, in order, then the result, on one SSE response.
+    const res = await fetch(`${inject("baseUrl")}/mcp?toolsets=git`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${inject("keyA")}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "batch_commit",
+      },
+      body: JSON.stringify({
+        jsonrpc: "2.0", id: 1, method: "tools/call",
+        params: {
+          name: "batch_commit", arguments: { repo: REPO, branch: "feature/quiet", format: "json", commits: [{ message: "g", files: [{ path: "g.txt", content: "g" }] }, { message: "h", files: [{ path: "h.txt", content: "h" }] }] },
+          _meta: { progressToken: "p1", "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} },
+        },
+      }),
+    });
+    expect(res.headers.get("content-type")).toContain("text/event-stream");
+    const frames = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { progress: number; progressToken: string }; result?: unknown });
+    expect(frames.filter((f) => f.method === "notifications/progress").map((f) => [f.params!.progressToken, f.params!.progress])).toEqual([["p1", 1], ["p1", 2]]);
+    expect(frames.at(-1)!.result).toMatchObject({ structuredContent: { ok: true, committed: 2 } });
   });
 
   it("reads the repository back: git_status and git_log as the seed's JSON", async () => {

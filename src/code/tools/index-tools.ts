@@ -1,5 +1,6 @@
 /** Index control: index_workspace, reindex_workspace, index_status, clear_index, get_workspace_info. */
 import { z } from "zod";
+import { confirmFirst } from "../../mcp/confirm";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { isSafeRef } from "../../git/tokens";
 import type { Ctx } from "../../mcp/context";
@@ -89,7 +90,11 @@ export const reindexWorkspaceTool = defineTool({
   input: z.object({ repo: codeRepoField, ref: refField, limits: limitsField }),
   output: jobOutput,
   annotations: GITHUB,
-  run: (ctx, input) => start(ctx, input.repo, input.ref, true, input.limits),
+  run: (ctx, input) => {
+    // A whole repository read again from GitHub: worth a yes from the person first.
+    confirmFirst(ctx, { key: "confirm_reindex", message: `Re-index all of ${input.repo}${input.ref ? `@${input.ref}` : ""} from scratch?` });
+    return start(ctx, input.repo, input.ref, true, input.limits);
+  },
   summarize: (r) => `Re-index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
 });
 
