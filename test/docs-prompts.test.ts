@@ -6,9 +6,11 @@ import { ingestDocument } from "../src/docs/ingest";
 import { MAX_PROMPT_DOCUMENT_BYTES, promptNameOf } from "../src/docs/prompts";
 import { deleteDocument } from "../src/docs/store";
 import type { Ctx } from "../src/mcp/context";
+import { WORKFLOW_PROMPTS } from "../src/mcp/prompts";
 import { connectClient, makeCtx, seedIdentity, workerFetch } from "./helpers";
 
-const BUILTINS = ["search_codebase", "summarize_document", "research_docs"];
+// The workflow prompts (src/mcp/prompts.ts) come first, then the document store's built-ins.
+const BUILTINS = [...WORKFLOW_PROMPTS.map((p) => p.name), "search_codebase", "summarize_document", "research_docs"];
 
 async function tenant(surface = "/mcp"): Promise<{ ctx: Ctx; client: Client; key: string }> {
   const id = await seedIdentity(`dprompt-${crypto.randomUUID().slice(0, 8)}`, "agent");
@@ -47,7 +49,7 @@ describe("prompts/list", () => {
     expect(client.getServerCapabilities()?.prompts).toBeDefined();
     const { prompts } = await client.listPrompts();
     expect(prompts.map((p) => p.name)).toEqual(BUILTINS);
-    expect(prompts[0]).toMatchObject({
+    expect(prompts.find((p) => p.name === "search_codebase")).toMatchObject({
       name: "search_codebase",
       arguments: [
         { name: "pattern", required: true },

@@ -244,3 +244,33 @@ describe("logging, icons and titles", () => {
     await client.close();
   });
 });
+
+describe("prompts, completions, resources and skills over HTTP", () => {
+  it("lists the workflow prompts, completes a template variable from the caller's tenant only, and answers an unknown resource with -32602", async () => {
+    const mine = await othersAttachment("complete-a");
+    await othersAttachment("complete-b"); // another tenant with a project of the same key prefix
+    const { client } = await modernClient(mine.b.key, "/mcp");
+    const prompts = (await client.listPrompts()).prompts.map((p) => p.name);
+    expect(prompts.slice(0, 3)).toEqual(["start_session", "prepare_handoff", "review_change"]);
+    const done = await client.complete({ ref: { type: "ref/resource", uri: "ledger://project/{key}/brief" }, argument: { name: "key", value: "mo" } });
+    expect(done.completion.values).toEqual(["MOD"]);
+    const byPrompt = await client.complete({ ref: { type: "ref/prompt", name: "start_session" }, argument: { name: "project", value: "M" } });
+    expect(byPrompt.completion.values).toEqual(["MOD"]);
+    const brief = await client.readResource({ uri: "ledger://project/MOD/brief" });
+    expect(JSON.parse((brief.contents[0] as { text: string }).text)).toMatchObject({ ok: true });
+    await expect(client.readResource({ uri: "ledger://project/NOPE/brief" })).rejects.toMatchObject({ code: -32602 });
+    await expect(client.readResource({ uri: "ledger://nothing" })).rejects.toMatchObject({ code: -32602 });
+    await client.close();
+  });
+
+  it("serves the guide topics as skills (SEP-2640)", async () => {
+    const me = await seedIdentity("skills-a", "agent");
+    const listed = await rawModern(me.key, "skills/list", {}, 1);
+    const skills = (listed.body.result?.skills ?? []) as { name: string }[];
+    expect(skills.length).toBeGreaterThan(3);
+    const list = await rawModern(me.key, "resources/list", {}, 2);
+    const uris = (list.body.result?.resources as { uri: string }[]).map((r) => r.uri);
+    expect(uris).toContain("ledger://guide");
+    expect(uris.some((u) => u.startsWith("skill://agent-ledger/"))).toBe(true);
+  });
+});

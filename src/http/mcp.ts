@@ -280,7 +280,7 @@ mcpRoutes.post("/", async (c) => {
     options.saveLogLevel = (level) => sessionStub(c.env, sessionId).setLogLevel(level);
   }
 
-  const server = buildServer(ctx, tools, options);
+  const server = await buildServer(ctx, tools, options);
   // Notifications (progress, log messages) ride an SSE response; a plain call keeps plain JSON.
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body, options) });
   await server.connect(transport);

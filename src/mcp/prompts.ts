@@ -14,7 +14,6 @@
  */
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { GetPromptResult, Prompt, PromptMessage } from "@modelcontextprotocol/server";
-import { ErrorCode, McpError } from "@modelcontextprotocol/sdk/types.js";
 import { changesetTool, blameTool, priorAttemptsTool } from "../changes/tools";
 import { canonicalPath } from "../changes/paths";
 import { CHANGE_TYPES } from "../changes/vocab";
@@ -263,8 +262,8 @@ export async function getAnyPrompt(ctx: Ctx, name: string, args: Record<string, 
   try {
     return (await getDocsPrompt(ctx, name, args)) as GetPromptResult;
   } catch (err) {
-    // The document store speaks the v1 SDK's McpError; one error class leaves this module.
-    if (err instanceof McpError && err.code === ErrorCode.InvalidParams) throw new InvalidPromptParams(err.message.replace(/^MCP error -?\d+: /, ""));
+    // One error class leaves this module: the document store's -32602 refusals become ours.
+    if (err instanceof ProtocolError && err.code === ProtocolErrorCode.InvalidParams) throw new InvalidPromptParams(err.message.replace(/^MCP error -?\d+: /, ""));
     throw err;
   }
 }

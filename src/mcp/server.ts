@@ -1,9 +1,8 @@
 import {
-  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, LOG_LEVEL_META_KEY, ProtocolError, ProtocolErrorCode,
-  ResourceNotFoundError, Server, type CallToolResult, type LoggingLevel, type RequestStateCodec, type ServerContext,
+  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, LOG_LEVEL_META_KEY, McpServer, ProtocolError, ProtocolErrorCode,
+  ResourceNotFoundError, ResourceTemplate, type CallToolResult, type LoggingLevel, type RequestStateCodec, type ServerContext,
 } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
-import { getPrompt, listPrompts } from "../docs/prompts";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
@@ -12,7 +11,10 @@ import { InputNeeded, type ConfirmationAnswer } from "./confirm";
 import type { AnyToolDef } from "./define-tool";
 import { excerpt } from "./errors";
 import { serverIcons, toolIcons } from "./icons";
+import { complete } from "./completions";
+import { getAnyPrompt, listAllPrompts } from "./prompts";
 import { callTool, listedTool, type SchemaListing } from "./registry";
+import { attachGuideSkills } from "./skills";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
 
@@ -84,14 +86,15 @@ function canElicit(sctx: ServerContext): boolean {
 }
 
 /**
- * A fresh low-level MCP server for one request. The SDK forbids reusing servers across
- * requests; building one is cheap because tool listings are compiled once per isolate.
- * The low-level Server is used (not McpServer) so argument validation, aliases and the error
- * envelope stay ours rather than the SDK's generic "Input validation error".
+ * A fresh MCP server for one request. The SDK forbids reusing servers across requests; building
+ * one is cheap because tool listings are compiled once per isolate. Resources and the guide's
+ * skills go through McpServer's registry (the skills extension needs it); tools, prompts and
+ * completions are handlers on its low-level server, so argument validation, aliases and the
+ * error envelope stay ours rather than the SDK's generic "Input validation error".
  */
-export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], options: ServeOptions): Server {
+export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], options: ServeOptions): Promise<McpServer> {
   const codec = stateCodec(options.stateKey, ctx);
-  const server = new Server({ ...SERVER_INFO, icons: serverIcons(options.origin) }, {
+  const mcp = new McpServer({ ...SERVER_INFO, icons: serverIcons(options.origin) }, {
     capabilities: {
       tools: { listChanged: false },
       resources: { listChanged: false },
@@ -105,6 +108,9 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], options: Ser
     cacheHints: CACHE_HINTS,
     requestState: { verify: (state, sctx) => codec.verify(state, sctx) },
   });
+  registerResources(mcp, ctx);
+  await attachGuideSkills(mcp);
+  const server = mcp.server;
   server.setRequestHandler("tools/list", async () => ({
     tools: tools.map((t) => (options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing))),
   }));
@@ -149,9 +155,8 @@ export function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], options: Ser
     return result;
   });
   registerLogging(server, options);
-  registerResources(server, ctx);
   registerPrompts(server, ctx);
-  return server;
+  return mcp;
 }
 
 /** Accepted only with an explicit yes; a decline, a cancel or a "no" in the form is a decline. */
@@ -196,58 +201,64 @@ async function logWarnings(sctx: ServerContext, options: ServeOptions, tool: str
   }
 }
 
-function registerLogging(server: Server, options: ServeOptions): void {
+function registerLogging(server: McpServer["server"], options: ServeOptions): void {
   server.setRequestHandler("logging/setLevel", async (request) => {
     await options.saveLogLevel?.(request.params.level);
     return {};
   });
 }
 
-/** Built-in prompts and the tenant's PROMPT-*.md documents (src/docs/prompts.ts), on every surface: they are not tools. */
-function registerPrompts(server: Server, ctx: Ctx): void {
-  server.setRequestHandler("prompts/list", async () => ({ prompts: await listPrompts(ctx) }));
-  server.setRequestHandler("prompts/get", async (request) => getPrompt(ctx, request.params.name, request.params.arguments ?? {}));
-  server.setRequestHandler("completion/complete", async () => ({ completion: { values: [], hasMore: false } }));
+/** The workflow prompts and the document store's (src/mcp/prompts.ts), on every surface: they are not tools. */
+function registerPrompts(server: McpServer["server"], ctx: Ctx): void {
+  server.setRequestHandler("prompts/list", async () => ({ prompts: await listAllPrompts(ctx) }));
+  server.setRequestHandler("prompts/get", async (request) => getAnyPrompt(ctx, request.params.name, request.params.arguments ?? {}));
+  server.setRequestHandler("completion/complete", async (request) => {
+    const { ref, argument, context } = request.params;
+    const completion = await complete(ctx, ref.type === "ref/prompt" ? { type: "ref/prompt", name: ref.name } : { type: "ref/resource", uri: ref.uri }, argument.name, argument.value, context);
+    return { completion: { ...completion } };
+  });
 }
 
 const MARKDOWN = "text/markdown";
 
-/** ledger://guide, ledger://guide/{topic} (the guide tool's text) and ledger://project/{key}/brief (the caller's view). */
-function registerResources(server: Server, ctx: Ctx): void {
-  server.setRequestHandler("resources/list", async () => ({
-    resources: [
-      { uri: "ledger://guide", name: "guide", title: "agent-ledger guide", mimeType: MARKDOWN },
-      ...GUIDE_TOPICS.map((t) => ({ uri: `ledger://guide/${t.id}`, name: `guide/${t.id}`, title: t.title, mimeType: MARKDOWN })),
-    ],
-  }));
-  server.setRequestHandler("resources/templates/list", async () => ({
-    resourceTemplates: [
-      { uriTemplate: "ledger://guide/{topic}", name: "guide topic", mimeType: MARKDOWN },
-      { uriTemplate: "ledger://project/{key}/brief", name: "project brief", description: "A project's brief, as project_brief returns it to you.", mimeType: "application/json" },
-      { uriTemplate: "ledger://repos/{owner}/{name}/presets", name: "git presets", description: "The git presets for a repository on GitHub: the tenant's stored presets and its .rethunk/git-mcp-presets.json, as list_presets returns them.", mimeType: "application/json" },
-    ],
-  }));
-  server.setRequestHandler("resources/read", async (request) => {
-    const uri = request.params.uri;
-    if (uri === "ledger://guide") return { contents: [{ uri, mimeType: MARKDOWN, text: GUIDE_INDEX }] };
-    const topic = /^ledger:\/\/guide\/([a-z-]+)$/.exec(uri);
-    if (topic) {
-      const t = findTopic(topic[1]!);
-      if (t) return { contents: [{ uri, mimeType: MARKDOWN, text: renderTopic(t) }] };
-    }
-    const brief = /^ledger:\/\/project\/([^/]+)\/brief$/.exec(uri);
-    if (brief) {
+const JSON_TYPE = "application/json";
+
+/** ledger://guide, ledger://guide/{topic} (the guide tool's text), a project's brief and a repository's git presets (the caller's view). */
+function registerResources(mcp: McpServer, ctx: Ctx): void {
+  const notFound = (uri: URL) => new ResourceNotFoundError(uri.href, `Resource not found: ${excerpt(uri.href)}`);
+  mcp.registerResource("guide", "ledger://guide", { title: "agent-ledger guide", mimeType: MARKDOWN }, (uri) => ({ contents: [{ uri: uri.href, mimeType: MARKDOWN, text: GUIDE_INDEX }] }));
+  mcp.registerResource(
+    "guide topic",
+    new ResourceTemplate("ledger://guide/{topic}", {
+      list: () => ({ resources: GUIDE_TOPICS.map((t) => ({ uri: `ledger://guide/${t.id}`, name: `guide/${t.id}`, title: t.title, mimeType: MARKDOWN })) }),
+    }),
+    { mimeType: MARKDOWN },
+    (uri, vars) => {
+      const t = findTopic(String(vars.topic));
+      if (!t) throw notFound(uri);
+      return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: renderTopic(t) }] };
+    },
+  );
+  mcp.registerResource(
+    "project brief",
+    new ResourceTemplate("ledger://project/{key}/brief", { list: undefined }),
+    { description: "A project's brief, as project_brief returns it to you.", mimeType: JSON_TYPE },
+    async (uri, vars) => {
       // Through the registry, so the brief is exactly what this caller may see.
-      const result = await callTool(projectBriefTool, ctx, { project: decodeURIComponent(brief[1]!) });
-      if (!result.isError) return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
-    }
-    const presets = /^ledger:\/\/repos\/([^/]+)\/([^/]+)\/presets$/.exec(uri);
-    if (presets) {
-      const repo = `${decodeURIComponent(presets[1]!)}/${decodeURIComponent(presets[2]!)}`;
+      const result = await callTool(projectBriefTool, ctx, { project: decodeURIComponent(String(vars.key)) });
+      if (result.isError) throw notFound(uri);
+      return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(result.structuredContent) }] };
+    },
+  );
+  mcp.registerResource(
+    "git presets",
+    new ResourceTemplate("ledger://repos/{owner}/{name}/presets", { list: undefined }),
+    { description: "The git presets for a repository on GitHub: the tenant's stored presets and its .rethunk/git-mcp-presets.json, as list_presets returns them.", mimeType: JSON_TYPE },
+    async (uri, vars) => {
+      const repo = `${decodeURIComponent(String(vars.owner))}/${decodeURIComponent(String(vars.name))}`;
       const result = await callTool(listPresetsTool, ctx, { repo, format: "json" });
       // Errors (github_not_configured, repo_not_found) are data here too: the reader gets the envelope.
-      return { contents: [{ uri, mimeType: "application/json", text: JSON.stringify(result.structuredContent) }] };
-    }
-    throw new ResourceNotFoundError(uri, `Resource not found: ${excerpt(uri)}`);
-  });
+      return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(result.structuredContent) }] };
+    },
+  );
 }
