@@ -5,8 +5,7 @@
  *   npm run test:conformance [-- --out <dir>] [-- --only <scenario>]
  *
  * Each scenario runs in its own suite process (four at a time), so one that crashes or hangs costs
- * only itself.
- * Results go to <out>/results.json and <out>/results.md (default .conformance/). The run fails when
+ * only itself. Results go to <out>/results.json and <out>/results.md (default .conformance/). The run fails when
  * a scenario not in the list fails, and when a listed one passes, so the list only shrinks.
  */
 import { spawn } from "node:child_process";
@@ -45,15 +44,11 @@ async function plan(): Promise<Map<string, string[]>> {
   ]);
 }
 
-function suiteOutput(args: string[]): Promise<string> {
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [SUITE, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
-    let out = "";
-    child.stdout.on("data", (d) => (out += d));
-    child.stderr.on("data", (d) => (out += d));
-    child.on("error", reject);
-    child.on("close", (code) => (code === 0 ? resolve(out) : reject(new Error(`conformance ${args.join(" ")} exited ${code}:\n${out}`))));
-  });
+/** Runs a suite command that must succeed (`list`) and returns what it printed. */
+async function suiteOutput(args: string[]): Promise<string> {
+  const run = await runSuite(args);
+  if (run.code !== 0) throw new Error(`conformance ${args.join(" ")} exited ${run.code}${run.timedOut ? " (timed out)" : ""}:\n${run.output}`);
+  return run.output;
 }
 
 interface SuiteRun {
