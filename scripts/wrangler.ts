@@ -37,6 +37,21 @@ export function wrangler(args: string[], t: Target = {}): Promise<string> {
 
 export const applyMigrations = (t: Target = {}) => wrangler(["d1", "migrations", "apply", "DB", ...targetArgs(t)], { ...t, env: { ...t.env, CI: "true" } });
 
+/** A throwaway state folder, migrated, for a server that must not see the user's `.wrangler/state`. */
+export interface LocalState {
+  dir: string;
+  target: { persistTo: string; env: NodeJS.ProcessEnv };
+  dispose(): Promise<void>;
+}
+
+export async function createLocalState(label: string): Promise<LocalState> {
+  const dir = await mkdtemp(path.join(tmpdir(), `agent-ledger-${label}-`));
+  // A private config home keeps wrangler from writing into the user's home folder.
+  const target = { persistTo: path.join(dir, "state"), env: { ...process.env, WRANGLER_SEND_METRICS: "false", XDG_CONFIG_HOME: path.join(dir, "config") } };
+  await applyMigrations(target);
+  return { dir, target, dispose: () => rm(dir, { recursive: true, force: true }) };
+}
+
 /** Executes SQL statements in one wrangler call. */
 export async function executeSql(statements: string[], t: Target = {}): Promise<void> {
   const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-sql-"));

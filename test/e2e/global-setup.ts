@@ -2,12 +2,9 @@
  * Starts `wrangler dev` against fresh local state, with keys made by the `keys` command
  * exactly as a user makes them, and stops it (and workerd) afterwards.
  */
-import { mkdtemp, rm } from "node:fs/promises";
-import { tmpdir } from "node:os";
-import path from "node:path";
 import type { TestProject } from "vitest/node";
 import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
-import { applyMigrations, createKeyWithCommand, keysCommand, querySql } from "../../scripts/wrangler";
+import { createKeyWithCommand, createLocalState, keysCommand, querySql, type LocalState } from "../../scripts/wrangler";
 import { encryptToken } from "../../src/git/credentials";
 
 declare module "vitest" {
@@ -26,14 +23,11 @@ declare module "vitest" {
 }
 
 let server: DevServer | undefined;
-let stateDir = "";
+let state: LocalState | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
-  stateDir = await mkdtemp(path.join(tmpdir(), "agent-ledger-e2e-"));
-  const persistTo = path.join(stateDir, "state");
-  // A private config home keeps wrangler from writing into the user's home folder.
-  const env = { ...process.env, WRANGLER_SEND_METRICS: "false", XDG_CONFIG_HOME: path.join(stateDir, "config") };
-  await applyMigrations({ persistTo, env });
+  state = await createLocalState("e2e");
+  const { persistTo, env } = state.target;
   project.provide("keyA", await createKeyWithCommand("e2e-a", "claude-code", { persistTo, env }));
   project.provide("keyB", await createKeyWithCommand("e2e-b", "cursor", { persistTo, env }));
   // One at a time: concurrent writers to the local database get SQLITE_BUSY.
@@ -61,5 +55,5 @@ export async function setup(project: TestProject): Promise<void> {
 
 export async function teardown(): Promise<void> {
   server?.stop();
-  if (stateDir) await rm(stateDir, { recursive: true, force: true });
+  await state?.dispose();
 }
