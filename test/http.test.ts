@@ -57,14 +57,20 @@ describe("HTTP surface", () => {
     expect(JSON.stringify(rows.results)).not.toContain(id.key);
   });
 
-  it("guards against DNS rebinding: foreign Origin 403, allowed or absent Origin passes", async () => {
+  it("guards against DNS rebinding: foreign Origin 403 (even when Host matches it), allowed, loopback-own or absent Origin passes", async () => {
     const id = await seedIdentity("http-origin", "agent");
     const evil = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { Origin: "http://evil.example" }), body: initBody });
     expect(evil.status).toBe(403);
     const allowed = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { Origin: "http://localhost:6274" }), body: initBody });
     expect(allowed.status).toBe(200);
+    // Its own origin on a loopback host passes (a local page of the server's own)...
+    const local = await workerFetch("http://127.0.0.1:8787/mcp", { method: "POST", headers: headers(id.key, { Origin: "http://127.0.0.1:8787" }), body: initBody });
+    expect(local.status).toBe(200);
+    // ...but "same as the Host header" proves nothing elsewhere: a rebinding page sets both.
+    const rebound = await workerFetch("http://evil.example:8787/mcp", { method: "POST", headers: headers(id.key, { Origin: "http://evil.example:8787" }), body: initBody });
+    expect(rebound.status).toBe(403);
     const same = await workerFetch(MCP, { method: "POST", headers: headers(id.key, { Origin: "http://ledger.test" }), body: initBody });
-    expect(same.status).toBe(200);
+    expect(same.status).toBe(403);
     const none = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
     expect(none.status).toBe(200);
   });
@@ -247,7 +253,8 @@ describe("resources", () => {
     expect(listed.resources.map((r) => r.uri)).toContain("ledger://guide");
     expect(listed.resources.map((r) => r.uri)).toContain("ledger://guide/the-loop");
     const templates = await client.listResourceTemplates();
-    expect(templates.resourceTemplates.map((t) => t.uriTemplate)).toEqual(["ledger://guide/{topic}", "ledger://project/{key}/brief", "ledger://repos/{owner}/{name}/presets"]);
+    // Ours first; the guide's skills (SEP-2640) add their own template after them.
+    expect(templates.resourceTemplates.map((t) => t.uriTemplate).slice(0, 3)).toEqual(["ledger://guide/{topic}", "ledger://project/{key}/brief", "ledger://repos/{owner}/{name}/presets"]);
 
     const index = await client.readResource({ uri: "ledger://guide" });
     const bare = await client.callTool({ name: "guide", arguments: {} });

@@ -318,9 +318,10 @@ describe("completion/complete", () => {
     expect(await values(a, prompt("review_change"), "entity_path", long.slice(0, 150).toUpperCase())).toEqual([long]);
   });
 
-  it("refuses bad input with -32602: over-long value, unknown prompt, argument, template or variable", async () => {
+  it("refuses bad input with -32602: over-long value, unknown argument, template or variable; an unknown prompt completes to nothing", async () => {
     expect((await refusal(complete(a, prompt("start_session"), "project", "x".repeat(1001)))).message).toBe("argument.value is 1001 characters; completion takes at most 1000.");
-    expect((await refusal(complete(a, prompt("test_prompt_with_arguments"), "arg1", "test"))).message).toMatch(/^Unknown prompt 'test_prompt_with_arguments'/);
+    // An unknown prompt is not refused: it has nothing to offer.
+    expect(await complete(a, prompt("test_prompt_with_arguments"), "arg1", "test")).toEqual({ values: [], total: 0, hasMore: false });
     expect((await refusal(complete(a, prompt("start_session"), "key", ""))).message).toBe("Prompt 'start_session' has no argument 'key'; it takes project.");
     expect((await refusal(complete(a, resource("ledger://project/API/brief"), "key", ""))).message).toMatch(/^Unknown resource template 'ledger:\/\/project\/API\/brief'/);
     expect((await refusal(complete(a, resource("ledger://guide/{topic}"), "name", ""))).message).toBe("Resource template 'ledger://guide/{topic}' has no variable 'name'; it has topic.");
@@ -331,7 +332,8 @@ describe("completion/complete", () => {
     const { ctx } = await tenant("cmp-docs");
     await ingestDocument(ctx, { path: "PROMPT-triage.md", bytes: new TextEncoder().encode("# Triage"), mimeType: "text/markdown" });
     expect((await refusal(complete(ctx, prompt("triage"), "x", ""))).message).toBe("Prompt 'triage' takes no arguments.");
-    await refusal(complete(a, prompt("triage"), "x", ""));
+    // Another tenant's document prompt is simply unknown here: nothing to offer, nothing revealed.
+    expect((await complete(a, prompt("triage"), "x", "")).values).toEqual([]);
   });
 
   it("covers every resource template variable and every workflow argument with a source", () => {

@@ -248,6 +248,8 @@ mcpRoutes.post("/", async (c) => {
     return c.json(jsonRpcError(-32602, "X-Run-Series-Key must be letters, digits and . _ : / - (up to 100, starting with a letter or digit).", id), 400);
   }
 
+  const overlong = overlongResourceUri(body);
+  if (overlong) return c.json({ jsonrpc: "2.0", error: { code: -32602, message: overlong, data: { reason: "uri_too_long" } }, id }, 200);
   const batchRefused = refuseBatch(c, body, caller.session);
   if (batchRefused) return batchRefused;
   const legacy = await isLegacyRequest(c.req.raw, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES });
@@ -303,6 +305,17 @@ mcpRoutes.post("/", async (c) => {
   withSession.headers.set("Mcp-Session-Id", newSessionId);
   return withSession;
 });
+
+/** No resource URI of this server comes near it; longer ones are refused before any lookup quotes them. */
+const MAX_RESOURCE_URI = 1024;
+
+/** The not-found answer for a resources/read whose URI is too long to be one of ours, or null. */
+function overlongResourceUri(body: unknown): string | null {
+  if (!isObject(body) || body.method !== "resources/read" || !isObject(body.params)) return null;
+  const uri = body.params.uri;
+  if (typeof uri !== "string" || uri.length <= MAX_RESOURCE_URI) return null;
+  return `Resource not found: '${excerpt(uri, 100)}' is ${uri.length} characters; no resource URI here is longer than ${MAX_RESOURCE_URI}.`;
+}
 
 /** A 2025-era request that may produce notifications: it asked for progress, or its session for log messages. */
 function wantsStream(body: unknown, options: ServeOptions): boolean {
