@@ -226,12 +226,6 @@ mcpRoutes.post("/", async (c) => {
   }
   const id = idOf(body);
 
-  // The SDK refuses an unknown revision by quoting the header whole; a malformed one is refused here, briefly.
-  const revisionHeader = c.req.header("MCP-Protocol-Version");
-  if (revisionHeader !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(revisionHeader)) {
-    return c.json(jsonRpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version '${excerpt(revisionHeader, 20)}' (a revision date such as 2025-06-18).`, id), 400);
-  }
-
   let tools;
   let listing: SchemaListing;
   try {
@@ -253,6 +247,13 @@ mcpRoutes.post("/", async (c) => {
   const batchRefused = refuseBatch(c, body, caller.session);
   if (batchRefused) return batchRefused;
   const legacy = await isLegacyRequest(c.req.raw, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES });
+  // The 2025 transport refuses an unknown revision by quoting the header whole: a malformed one is
+  // refused here, briefly. A 2026-07-28 request's own answer (-32022 naming the revisions served)
+  // comes from the SDK, for any header short enough to echo.
+  const revisionHeader = c.req.header("MCP-Protocol-Version");
+  if (revisionHeader !== undefined && !/^\d{4}-\d{2}-\d{2}$/.test(revisionHeader) && (legacy || revisionHeader.length > 40)) {
+    return c.json(jsonRpcError(-32000, `Bad Request: unsupported MCP-Protocol-Version '${excerpt(revisionHeader, 20)}' (a revision date such as 2025-06-18).`, id), 400);
+  }
   const initializing = legacy && isInitialize(body);
   const newSessionId = initializing ? crypto.randomUUID() : "";
   const ctx: Ctx = {
