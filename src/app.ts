@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Env } from "./env";
 import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
-import { originGuard } from "./http/origin";
+import { oauthRoutes } from "./http/oauth";
 import { webhookRoutes } from "./http/webhooks";
 import { SERVER_INFO } from "./mcp/server";
 
@@ -10,10 +10,11 @@ export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version: SERVER_INFO.version }));
 
-app.use("/mcp", originGuard());
 app.route("/mcp", mcpRoutes);
 app.route("/bench", benchRoutes);
 app.route("/webhooks", webhookRoutes);
+// Sign-in and consent for OAuth clients; discovery, token and registration are the provider's (src/edge.ts).
+app.route("/", oauthRoutes);
 
 app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
 
