@@ -13,7 +13,6 @@ function Layout(props: { title: string; children: Child }) {
       <head>
         <meta charset="utf-8" />
         <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <meta name="referrer" content="no-referrer" />
         <title>{props.title} · agent-ledger</title>
         <link rel="stylesheet" href={STYLESHEET_PATH} />
       </head>

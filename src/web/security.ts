@@ -27,7 +27,8 @@ export function pageHeaders(formTargets: readonly string[] = []): Record<string,
     ].join("; "),
     "X-Frame-Options": "DENY",
     "X-Content-Type-Options": "nosniff",
-    "Referrer-Policy": "no-referrer",
+    // Not no-referrer: under it Chromium posts the forms with `Origin: null`, which the CSRF check refuses.
+    "Referrer-Policy": "same-origin",
     "Cache-Control": "no-store",
   };
 }
