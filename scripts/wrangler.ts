@@ -72,15 +72,18 @@ export async function querySql<T>(sql: string, t: Target = {}): Promise<T[]> {
 }
 
 /** Runs the `keys` command, as a user would, and returns what it printed. */
-export function keysCommand(args: string[], t: Target = {}): Promise<string> {
-  const argv = [path.join(ROOT, "scripts", "keys.ts"), ...args, ...(t.persistTo ? ["--persist-to", t.persistTo] : [])];
+export const keysCommand = (args: string[], t: Target = {}): Promise<string> => operatorCommand("keys", args, t);
+
+/** Runs one of the operator commands in scripts/ (`keys`, `oauth`), as a user would, and returns what it printed. */
+export function operatorCommand(name: "keys" | "oauth", args: string[], t: Target = {}): Promise<string> {
+  const argv = [path.join(ROOT, "scripts", `${name}.ts`), ...args, ...(t.persistTo ? ["--persist-to", t.persistTo] : [])];
   return new Promise<string>((resolve, reject) => {
     const child = spawn(path.join(ROOT, "node_modules", ".bin", "tsx"), argv, { cwd: ROOT, env: { ...process.env, ...t.env }, stdio: ["ignore", "pipe", "pipe"] });
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (d) => (stdout += d));
     child.stderr.on("data", (d) => (stderr += d));
-    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`keys ${args[0]} failed: ${stderr || stdout}`))));
+    child.on("close", (code) => (code === 0 ? resolve(stdout) : reject(new Error(`${name} ${args[0]} failed: ${stderr || stdout}`))));
   });
 }
 

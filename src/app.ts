@@ -2,7 +2,7 @@ import { Hono } from "hono";
 import type { Env } from "./env";
 import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
-import { originGuard } from "./http/origin";
+import { oauthRoutes } from "./http/oauth";
 import { webhookRoutes } from "./http/webhooks";
 import { iconSvg } from "./mcp/icons";
 import { SERVER_INFO } from "./mcp/server";
@@ -18,10 +18,12 @@ app.get("/icons/:file{[a-z-]+\\.svg}", (c) => {
   return c.body(svg, 200, { "Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" });
 });
 
-app.use("/mcp", originGuard());
+// The DNS-rebinding guard runs at the edge (src/edge.ts), before the credential check.
 app.route("/mcp", mcpRoutes);
 app.route("/bench", benchRoutes);
 app.route("/webhooks", webhookRoutes);
+// Sign-in and consent for OAuth clients; discovery, token and registration are the provider's (src/edge.ts).
+app.route("/", oauthRoutes);
 
 app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
 

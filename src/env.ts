@@ -1,3 +1,4 @@
+import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { ClaimsDO } from "./durable/claims";
 import type { DocSessionDO } from "./durable/doc-sessions";
 import type { RateLimitDO } from "./durable/rate-limit";
@@ -50,4 +51,15 @@ export interface Env {
   GITHUB_APP_PRIVATE_KEY?: string;
   /** Secret: signs the GitHub App's webhook deliveries to POST /webhooks/github (README: Webhooks). */
   GITHUB_WEBHOOK_SECRET?: string;
+  /** OAuth grants, tokens and clients (@cloudflare/workers-oauth-provider; README: OAuth in production). */
+  OAUTH_KV: KVNamespace;
+  /** Set by the OAuth provider on every request it hands on: the helpers /authorize uses. */
+  OAUTH_PROVIDER?: OAuthHelpers;
+  /** Access-token lifetime in seconds (default 3600, at least 60). */
+  OAUTH_ACCESS_TOKEN_TTL?: string;
+  /** Secrets of the GitHub OAuth app behind "Sign in with GitHub"; without them the button is not offered. */
+  GITHUB_OAUTH_CLIENT_ID?: string;
+  GITHUB_OAUTH_CLIENT_SECRET?: string;
+  /** Where GitHub's sign-in pages live (default https://github.com; GitHub Enterprise: https://HOST). */
+  GITHUB_OAUTH_URL?: string;
 }

@@ -1,5 +1,5 @@
-import { app } from "./app";
 import { runMaintenance } from "./cron/maintenance";
+import { edge } from "./edge";
 import type { Env } from "./env";
 
 export { ClaimsDO } from "./durable/claims";
@@ -9,7 +9,7 @@ export { SessionDO } from "./durable/session";
 export { CodeIndexWorkflow } from "./code/workflow";
 
 export default {
-  fetch: app.fetch,
+  fetch: edge.fetch,
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runMaintenance(env, new Date(controller.scheduledTime), controller.cron));
   },

@@ -12,6 +12,11 @@ declare namespace Cloudflare {
     ALLOWED_ORIGINS?: string;
     GITHUB_API_URL?: string;
     GITHUB_CREDENTIALS_KEY?: string;
+    OAUTH_KV: KVNamespace;
+    OAUTH_ACCESS_TOKEN_TTL?: string;
+    GITHUB_OAUTH_CLIENT_ID?: string;
+    GITHUB_OAUTH_CLIENT_SECRET?: string;
+    GITHUB_OAUTH_URL?: string;
     TEST_MIGRATIONS: import("cloudflare:test").D1Migration[];
   }
 }

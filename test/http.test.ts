@@ -27,7 +27,8 @@ describe("HTTP surface", () => {
   it("refuses /mcp without a key, with a WWW-Authenticate challenge", async () => {
     const res = await workerFetch(MCP, { method: "POST", headers: headers(), body: initBody });
     expect(res.status).toBe(401);
-    expect(res.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="agent-ledger"/);
+    // The challenge names the protected-resource metadata, so an OAuth client can find where to sign in (RFC 9728).
+    expect(res.headers.get("WWW-Authenticate")).toMatch(/^Bearer realm="OAuth", resource_metadata="https:\/\/ledger\.test\/\.well-known\/oauth-protected-resource\/mcp"/);
   });
 
   it("refuses unknown and revoked keys", async () => {

@@ -750,3 +750,31 @@ export const codeCommits = sqliteTable("code_commits", {
   filesChanged: text("files_changed").notNull(),
   source: text("source").notNull(),
 });
+
+/** A GitHub login (lowercase) mapped to an actor for "Sign in with GitHub" (`npm run oauth -- map-github`). */
+export const oauthGithubUsers = sqliteTable("oauth_github_users", {
+  login: text("login").primaryKey(),
+  githubUserId: integer("github_user_id"),
+  tenantId: text("tenant_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  role: text("role").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/** The D1 mirror of an OAuth grant (the grant itself lives in OAUTH_KV); revoked_at ends its tokens. */
+export const oauthGrants = sqliteTable("oauth_grants", {
+  grantId: text("grant_id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  userId: text("user_id").notNull(),
+  clientId: text("client_id").notNull(),
+  clientName: text("client_name").notNull(),
+  redirectUri: text("redirect_uri").notNull(),
+  scope: text("scope").notNull(),
+  signedInWith: text("signed_in_with").notNull(),
+  githubLogin: text("github_login"),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  revokedAt: text("revoked_at"),
+  revokedReason: text("revoked_reason"),
+});

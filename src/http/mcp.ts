@@ -3,7 +3,8 @@ import {
   type JSONRPCMessage, type LoggingLevel, type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
-import { bearerKey, identityForKey, type Identity } from "../auth/identity";
+import { accessOfRequest, type Caller, callerOf } from "../auth/caller";
+import { bearerChallenge } from "../auth/oauth";
 import { createDb } from "../db/client";
 import { systemClock } from "../db/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
@@ -48,7 +49,7 @@ const tooLarge = (c: Context<AppEnv>) => refusal(c, 413, -32000, {
 });
 
 function unauthorized(c: Context<AppEnv>, description: string) {
-  c.header("WWW-Authenticate", `Bearer realm="agent-ledger", error="invalid_token", error_description="${description}"`);
+  c.header("WWW-Authenticate", bearerChallenge(c.req.url, description));
   return c.json(jsonRpcError(-32001, `Unauthorized: ${description}`), 401);
 }
 
@@ -57,7 +58,8 @@ function surfaceOf(c: Context<AppEnv>): Surface {
   const readonly = c.req.query("readonly") ?? c.req.header("X-MCP-Readonly") ?? "";
   return {
     toolsets: raw.split(",").map((s) => s.trim()).filter(Boolean),
-    readonly: readonly === "1" || readonly.toLowerCase() === "true",
+    // A read-only credential (an OAuth token without ledger:write) gets the read-only surface whatever the URL asks.
+    readonly: readonly === "1" || readonly.toLowerCase() === "true" || accessOfRequest(c) === "readonly",
   };
 }
 
@@ -184,17 +186,16 @@ function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
  * This comes before the body is read: a throttled caller costs no parsing.
  */
 async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
-  { ok: true; identity: Identity; session: SessionRecord | null } | { ok: false; response: Response }
+  { ok: true; identity: Caller; session: SessionRecord | null } | { ok: false; response: Response }
 > {
-  const key = bearerKey(c.req.header("Authorization"));
-  if (!key) return { ok: false, response: unauthorized(c, "missing bearer API key") };
-  const lookup = identityForKey(createDb(c.env.DB), key);
+  // The OAuth provider has already checked the credential (token or API key); an OAuth grant's revocation is checked here.
+  const lookup = callerOf(c);
   const [identity, session, throttle] = await Promise.all([
     lookup,
     sessionId ? sessionStub(c.env, sessionId).touch() : Promise.resolve(null),
     lookup.then((id) => (id ? throttled(c.env, callerBuckets(c.env, id)) : null)),
   ]);
-  if (!identity) return { ok: false, response: unauthorized(c, "unknown or revoked API key") };
+  if (!identity) return { ok: false, response: unauthorized(c, "this access grant was revoked; sign in again") };
   if (throttle) {
     c.header("Retry-After", String(throttle.retryAfterSeconds));
     // -32000 like the transport's other HTTP-level refusals; the envelope in `data` carries rate_limited.

@@ -5,6 +5,7 @@
 import type { TestProject } from "vitest/node";
 import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
 import { createKeyWithCommand, createLocalState, keysCommand, querySql, type LocalState } from "../../scripts/wrangler";
+import { ACCESS_TOKEN_TTL_SECONDS, startCimdHost, type CimdHost } from "./oauth-server";
 import { encryptToken } from "../../src/git/credentials";
 
 declare module "vitest" {
@@ -19,11 +20,19 @@ declare module "vitest" {
     limitedKeyPerMin: number;
     /** The loopback port wrangler dev's GITHUB_API_URL points at; git.e2e.test.ts serves the fake GitHub there. */
     githubPort: number;
+    /** OAuth (oauth.e2e.test.ts, oauth-browser.e2e.test.ts): keys of tenant e2e-oauth and the CIMD client's id. */
+    oauthKey: string;
+    oauthOperatorKey: string;
+    cimdClientId: string;
+    /** Where the server's local state lives, for the operator commands (`npm run oauth`). */
+    persistTo: string;
+    configHome: string;
   }
 }
 
 let server: DevServer | undefined;
 let state: LocalState | undefined;
+let cimd: CimdHost | undefined;
 
 export async function setup(project: TestProject): Promise<void> {
   state = await createLocalState("e2e");
@@ -49,11 +58,22 @@ export async function setup(project: TestProject): Promise<void> {
   const hookSecret = await encryptToken("e2e-webhook-secret", tenantA!.id, credentialsKey);
   await querySql(`INSERT INTO github_webhook_secrets (tenant_id, secret, created_at, updated_at) VALUES ('${tenantA!.id}', '${hookSecret}', 'now', 'now')`, { persistTo, env });
   project.provide("githubPort", githubPort);
-  server = await startDevServer({ persistTo, env, vars: { GITHUB_API_URL: `http://127.0.0.1:${githubPort}`, GITHUB_CREDENTIALS_KEY: credentialsKey } });
+  project.provide("oauthKey", await createKeyWithCommand("e2e-oauth", "hosted", { persistTo, env }));
+  project.provide("oauthOperatorKey", await keysCommand(["create", "--tenant", "e2e-oauth", "--actor", "boss", "--operator", "--quiet"], { persistTo, env }).then((o) => o.trim()));
+  project.provide("persistTo", persistTo);
+  project.provide("configHome", env.XDG_CONFIG_HOME!);
+  cimd = await startCimdHost(state.dir);
+  project.provide("cimdClientId", cimd.clientId);
+  server = await startDevServer({
+    persistTo,
+    env: { ...env, NODE_EXTRA_CA_CERTS: cimd.certFile },
+    vars: { GITHUB_API_URL: `http://127.0.0.1:${githubPort}`, GITHUB_CREDENTIALS_KEY: credentialsKey, OAUTH_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS) },
+  });
   project.provide("baseUrl", server.baseUrl);
 }
 
 export async function teardown(): Promise<void> {
   server?.stop();
+  await cimd?.stop();
   await state?.dispose();
 }

@@ -1,0 +1,40 @@
+/**
+ * The Worker's front door: one OAuthProvider per canonical origin in front of the Hono app. The
+ * provider answers discovery, registration, token and revocation itself, checks the credential of
+ * every /mcp request (OAuth token or API key), and hands everything else to the app unchanged.
+ */
+import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
+import { Hono } from "hono";
+import { app } from "./app";
+import { canonicalOrigin, MCP_PATH, providerOptions } from "./auth/oauth";
+import type { Env } from "./env";
+import { originGuard } from "./http/origin";
+
+// The resource and issuer are fixed per provider, so each origin the Worker is reached on (a
+// custom domain, workers.dev, a loopback port) gets its own; a handful at most in practice.
+const MAX_PROVIDERS = 8;
+const providers = new Map<string, { ttlKey: string; provider: OAuthProvider<Env> }>();
+
+function providerFor(origin: string, env: Env): OAuthProvider<Env> {
+  const ttlKey = env.OAUTH_ACCESS_TOKEN_TTL ?? "";
+  const hit = providers.get(origin);
+  if (hit && hit.ttlKey === ttlKey) return hit.provider;
+  if (providers.size >= MAX_PROVIDERS) providers.delete(providers.keys().next().value!);
+  const provider = new OAuthProvider<Env>(providerOptions(origin, { fetch: app.fetch }, env));
+  providers.set(origin, { ttlKey, provider });
+  return provider;
+}
+
+export const edge = new Hono<{ Bindings: Env }>();
+
+// DNS-rebinding protection comes before the credential check, as it did before OAuth.
+edge.use(MCP_PATH, originGuard());
+edge.use(`${MCP_PATH}/*`, originGuard());
+
+edge.all("*", (c) => {
+  const url = new URL(c.req.url);
+  const origin = canonicalOrigin(url);
+  const request = origin === url.origin ? c.req.raw : new Request(`${origin}${url.pathname}${url.search}`, c.req.raw);
+  // A copy: the provider caches its helpers on env as OAUTH_PROVIDER, and they belong to one origin.
+  return providerFor(origin, c.env).fetch(request, { ...c.env }, c.executionCtx as ExecutionContext<unknown>);
+});
