@@ -12,9 +12,10 @@ import { spawn } from "node:child_process";
 import { mkdir, mkdtemp, readdir, readFile, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 import { parseArgs } from "node:util";
-import { startDevServer, type DevServer } from "../../scripts/dev-server";
+import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
 import { createKeyWithCommand, createLocalState, ROOT, type LocalState } from "../../scripts/wrangler";
 import { startBearerProxy, type BearerProxy } from "./bearer-proxy";
+import { Browser, decide, registerClient, signInWithKey } from "../oauth-flow";
 import { judge, oneLine, outcomeOf, parseExpectedFailures, renderTable, type Check, type ScenarioResult } from "./baseline";
 
 const SUITE = path.join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");
@@ -57,13 +58,19 @@ interface SuiteRun {
   timedOut: boolean;
 }
 
-/** Runs the suite to completion (a failing scenario exits 1, which is a result, not an error). */
-function runSuite(args: string[]): Promise<SuiteRun> {
+/**
+ * Runs the suite to completion (a failing scenario exits 1, which is a result, not an error).
+ * `watch` sees everything printed so far, each time more arrives.
+ */
+function runSuite(args: string[], watch?: (output: string) => void): Promise<SuiteRun> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [SUITE, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let output = "";
     let timedOut = false;
-    child.stdout.on("data", (d) => (output += d));
+    child.stdout.on("data", (d) => {
+      output += d;
+      watch?.(output);
+    });
     child.stderr.on("data", (d) => (output += d));
     const timer = setTimeout(() => {
       timedOut = true;
@@ -106,15 +113,31 @@ async function runServerScenario(mcpUrl: string, revision: string, scenario: str
 
 /**
  * The authorization-server scenarios, against the server's own origin (the issuer) rather than the
- * proxy: OAuth endpoints take no API key. Without --client-id the code grant reports SKIPPED,
- * which does not pass; it needs a client registered for the suite's loopback callback and a
- * browser sign-in, neither of which the server offers yet.
+ * proxy: OAuth endpoints take no API key. The code grant needs a client registered for the suite's
+ * loopback callback, and a person to sign in at the URL it prints: the runner registers one through
+ * dynamic client registration and signs in as that person would, with the API key and the consent
+ * form (test/oauth-flow.ts), so the suite's callback receives a real authorization response.
  */
-async function runAuthorization(issuer: string, revision: string, work: string): Promise<ScenarioResult[]> {
+async function runAuthorization(issuer: string, key: string, revision: string, work: string): Promise<ScenarioResult[]> {
   const dir = await mkdtemp(path.join(work, "a-"));
   const started = Date.now();
-  const run = await runSuite(["authorization", "--url", issuer, "--spec-version", revision, "-o", dir]);
-  await writeFile(path.join(dir, "output.txt"), run.output);
+  const port = await freePort();
+  const registered = await registerClient(fetch, issuer, {
+    client_name: "MCP conformance suite", redirect_uris: [`http://127.0.0.1:${port}/callback`],
+    token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"],
+  });
+  if (registered.status !== 201) throw new Error(`registering the suite's client answered ${registered.status}: ${await registered.text()}`);
+  const { client_id: clientId } = (await registered.json()) as { client_id: string };
+  let signIn: Promise<string | null> | undefined;
+  const run = await runSuite(
+    ["authorization", "--url", issuer, "--spec-version", revision, "-o", dir, "--client-id", clientId, "--port", String(port), "--resource", `${issuer}/mcp`],
+    (output) => {
+      const url = /^(https?:\/\/\S+\/authorize\?\S+)$/m.exec(output)?.[1];
+      if (url && !signIn) signIn = signInAsPerson(issuer, url, key).then(() => null, (err: unknown) => String(err));
+    },
+  );
+  const signInError = signIn ? await signIn : "the suite printed no authorization URL";
+  await writeFile(path.join(dir, "output.txt"), `${run.output}${signInError ? `\nsign-in: ${signInError}\n` : ""}`);
   const seconds = (Date.now() - started) / 1000 / AUTHORIZATION.length;
   const results: ScenarioResult[] = [];
   for (const scenario of AUTHORIZATION) {
@@ -122,6 +145,16 @@ async function runAuthorization(issuer: string, revision: string, work: string):
     results.push(checks ? { scenario, revision, ...outcomeOf(checks), seconds } : errorResult(scenario, revision, run, seconds));
   }
   return results;
+}
+
+/** The person at the browser: signs in with the API key, allows, and follows the redirect to the suite's callback. */
+async function signInAsPerson(issuer: string, authorizeUrl: string, key: string): Promise<void> {
+  const browser = new Browser((url, init) => fetch(url, init));
+  const consent = await signInWithKey(browser, authorizeUrl, key);
+  if (consent.status !== 200) throw new Error(`sign-in answered ${consent.status}: ${oneLine(await consent.text())}`);
+  const callback = await decide(browser, issuer, await consent.text(), "allow");
+  const delivered = await fetch(callback);
+  if (!delivered.ok) throw new Error(`the suite's callback answered ${delivered.status}`);
 }
 
 async function main(): Promise<void> {
@@ -162,7 +195,7 @@ async function main(): Promise<void> {
         jobs.push(async () => logged([await runServerScenario(mcpUrl, revision, scenario, work)]));
       }
       const issuer = server.baseUrl;
-      if (scenarios.some((s) => AUTHORIZATION.includes(s)) && (!only || AUTHORIZATION.some((s) => only.has(s)))) jobs.push(async () => logged(await runAuthorization(issuer, revision, work)));
+      if (scenarios.some((s) => AUTHORIZATION.includes(s)) && (!only || AUTHORIZATION.some((s) => only.has(s)))) jobs.push(async () => logged(await runAuthorization(issuer, key, revision, work)));
     }
     results.push(...(await inParallel(jobs, PARALLEL)).flat());
   } finally {
