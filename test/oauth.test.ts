@@ -273,6 +273,16 @@ describe("tokens at /mcp", () => {
     expect(JSON.stringify(write)).toMatch(/project_create/);
     expect((write as { isError?: boolean }).isError).toBe(true);
     expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM projects WHERE key = 'NOPE'").first<{ n: number }>()).toEqual({ n: 0 });
+    // On the wire it is a step-up challenge: 403 insufficient_scope naming the scope to ask for.
+    const raw = await workerFetch("http://ledger.test/mcp?toolsets=all", {
+      method: "POST",
+      headers: { Authorization: `Bearer ${t.access_token}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 7, method: "tools/call", params: { name: "project_create", arguments: { title: "Nope", key: "NOPE" } } }),
+    });
+    expect(raw.status).toBe(403);
+    expect(raw.headers.get("WWW-Authenticate")).toMatch(/error="insufficient_scope"/);
+    expect(raw.headers.get("WWW-Authenticate")).toContain('scope="ledger:read ledger:write"');
+    expect(((await raw.json()) as { id: unknown }).id).toBe(7);
   });
 
   it("keeps tenants apart: a token sees its own tenant's data only", async () => {

@@ -156,8 +156,8 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
 }
 
 /** The Bearer challenge /mcp answers a refused credential with (the provider's own, for a caller refused after it). */
-export function bearerChallenge(requestUrl: string, description: string): string {
+export function bearerChallenge(requestUrl: string, description: string, error: "invalid_token" | "insufficient_scope" = "invalid_token"): string {
   const origin = canonicalOrigin(new URL(requestUrl));
-  return `Bearer realm="OAuth", resource_metadata="${origin}/.well-known/oauth-protected-resource${MCP_PATH}", error="invalid_token", ` +
+  return `Bearer realm="OAuth", resource_metadata="${origin}/.well-known/oauth-protected-resource${MCP_PATH}", error="${error}", ` +
     `scope="${SCOPES.join(" ")}", error_description="${description.replace(/["\\]/g, "")}"`;
 }

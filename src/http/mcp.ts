@@ -12,7 +12,7 @@ import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { compactSurface, isCompactMode } from "../mcp/compact";
-import { type SchemaListing, selectTools, type Surface } from "../mcp/registry";
+import { findTool, type SchemaListing, selectTools, type Surface } from "../mcp/registry";
 import { buildServer, type ServeOptions } from "../mcp/server";
 import { requestStateKey } from "../mcp/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
@@ -238,6 +238,13 @@ mcpRoutes.post("/", async (c) => {
     return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`, id), 400);
   }
 
+  const stepUp = writeWithReadOnlyGrant(c, body);
+  if (stepUp) {
+    // Step-up (MCP authorization): the client can re-authorize for write access and retry.
+    c.header("WWW-Authenticate", bearerChallenge(c.req.url, stepUp, "insufficient_scope"));
+    return c.json(jsonRpcError(-32001, `Forbidden: ${stepUp}`, id), 403);
+  }
+
   const runSeriesKey = runSeriesOf(c);
   if (runSeriesKey === undefined) {
     return c.json(jsonRpcError(-32602, "X-Run-Series-Key must be letters, digits and . _ : / - (up to 100, starting with a letter or digit).", id), 400);
@@ -307,6 +314,14 @@ mcpRoutes.post("/", async (c) => {
   withSession.headers.set("Mcp-Session-Id", newSessionId);
   return withSession;
 });
+
+/** Why a read-only credential may not make this call (a write tool), or null. */
+function writeWithReadOnlyGrant(c: Context<AppEnv>, body: unknown): string | null {
+  if (!isObject(body) || body.method !== "tools/call" || !isObject(body.params) || typeof body.params.name !== "string") return null;
+  const def = findTool(body.params.name);
+  if (!def || def.annotations.readOnly || accessOfRequest(c) !== "readonly") return null;
+  return `${def.name} writes, and this access was granted read-only; sign in again and allow write access (scope ledger:write).`;
+}
 
 /** No resource URI of this server comes near it; longer ones are refused before any lookup quotes them. */
 const MAX_RESOURCE_URI = 1024;
