@@ -229,8 +229,9 @@ describe("logging, icons and titles", () => {
     const { client } = await connectClient(me.key, "/mcp?schemas=full");
     const info = client.getServerVersion()!;
     expect(info.title).toBe("agent-ledger");
+    // The canonical origin: plain http is kept only on loopback hosts (src/auth/oauth.ts).
     const src = info.icons![0]!.src;
-    expect(src).toBe("http://ledger.test/icons/agent-ledger.svg");
+    expect(src).toBe("https://ledger.test/icons/agent-ledger.svg");
     const svg = await workerFetch(src);
     expect(svg.status).toBe(200);
     expect(svg.headers.get("content-type")).toBe("image/svg+xml");
@@ -238,9 +239,9 @@ describe("logging, icons and titles", () => {
     const tools = await client.listTools();
     const whoami = tools.tools.find((t) => t.name === "whoami")!;
     expect(whoami.title).toBeTruthy();
-    expect(whoami.icons![0]!.src).toBe("http://ledger.test/icons/toolset-identity.svg");
+    expect(whoami.icons![0]!.src).toBe("https://ledger.test/icons/toolset-identity.svg");
     expect((await workerFetch(whoami.icons![0]!.src)).status).toBe(200);
-    expect((await workerFetch("http://ledger.test/icons/nope.svg")).status).toBe(404);
+    expect((await workerFetch("https://ledger.test/icons/nope.svg")).status).toBe(404);
     await client.close();
   });
 });
