@@ -4,6 +4,9 @@
  * `npm run oauth -- unmap-github --login octocat`, `npm run oauth -- github-users [--tenant acme]`,
  * `npm run oauth -- grants --tenant acme`, `npm run oauth -- revoke --tenant acme --grant <grant id>`.
  * Works on local D1 by default; `--remote` targets the deployed database.
+ * `npm run oauth -- create-client --url <server> --name <text> --redirect-uri <uri> [--confidential]`
+ * pre-registers a client through the running server (POST /oauth/clients), with the operator key in
+ * AGENT_LEDGER_OPERATOR_KEY: the provider's client records live in KV, behind the Worker.
  */
 import { parseArgs } from "node:util";
 import { listGithubSql, listGrantsSql, mapGithubSql, revokeGrantSql, unmapGithubSql } from "../src/auth/oauth-admin";
@@ -15,6 +18,8 @@ const USAGE = `usage:
   npm run oauth -- github-users [--tenant <slug>] [--remote] [--persist-to <dir>]
   npm run oauth -- grants --tenant <slug> [--remote] [--persist-to <dir>]
   npm run oauth -- revoke --tenant <slug> --grant <grant id> [--remote] [--persist-to <dir>]
+  npm run oauth -- create-client --url <server origin> --name <client name> --redirect-uri <uri> [--redirect-uri <uri> …] [--confidential]
+    (an operator API key in the environment variable AGENT_LEDGER_OPERATOR_KEY)
   The actor must exist (npm run keys -- create makes tenants and actors).`;
 
 export async function main(argv: string[]): Promise<void> {
@@ -30,6 +35,10 @@ export async function main(argv: string[]): Promise<void> {
       remote: { type: "boolean", default: false },
       "persist-to": { type: "string" },
       quiet: { type: "boolean", default: false },
+      url: { type: "string" },
+      name: { type: "string" },
+      "redirect-uri": { type: "string", multiple: true },
+      confidential: { type: "boolean", default: false },
     },
   });
   const target: Target = { remote: values.remote, persistTo: values["persist-to"] };
@@ -38,6 +47,21 @@ export async function main(argv: string[]): Promise<void> {
     if (!values.quiet) console.log(text);
   };
   switch (positionals[0]) {
+    case "create-client": {
+      const key = process.env.AGENT_LEDGER_OPERATOR_KEY;
+      if (!values.url || !values.name || !values["redirect-uri"]?.length || !key) {
+        throw new Error(`create-client needs --url, --name, --redirect-uri and an operator key in AGENT_LEDGER_OPERATOR_KEY\n${USAGE}`);
+      }
+      const res = await fetch(new URL("/oauth/clients", values.url), {
+        method: "POST",
+        headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json" },
+        body: JSON.stringify({ client_name: values.name, redirect_uris: values["redirect-uri"], confidential: values.confidential }),
+      });
+      const answer = (await res.json()) as { ok: boolean; client_id?: string; client_secret?: string; error?: { message: string } };
+      if (!answer.ok) throw new Error(`the server refused: ${answer.error?.message ?? res.status}`);
+      say(`Registered '${values.name}': client_id ${answer.client_id}${answer.client_secret ? `\nclient_secret ${answer.client_secret} (shown once; store it in the client's configuration)` : ""}`);
+      return;
+    }
     case "map-github": {
       if (!values.login || !values.tenant || !values.actor) throw new Error(`map-github needs --login, --tenant and --actor\n${USAGE}`);
       await executeSql([mapGithubSql(values.login, values.tenant, values.actor, values.operator ? "operator" : "agent")], target);

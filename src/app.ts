@@ -3,6 +3,7 @@ import type { Env } from "./env";
 import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
 import { oauthRoutes } from "./http/oauth";
+import { oauthClientRoutes } from "./http/oauth-clients";
 import { webhookRoutes } from "./http/webhooks";
 import { iconSvg } from "./mcp/icons";
 import { SERVER_INFO } from "./mcp/server";
@@ -24,6 +25,7 @@ app.route("/bench", benchRoutes);
 app.route("/webhooks", webhookRoutes);
 // Sign-in and consent for OAuth clients; discovery, token and registration are the provider's (src/edge.ts).
 app.route("/", oauthRoutes);
+app.route("/", oauthClientRoutes);
 
 app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
 

@@ -334,3 +334,42 @@ describe("tokens at /mcp", () => {
   });
 
 });
+
+describe("pre-registered clients (POST /oauth/clients)", () => {
+  const create = (key: string | undefined, body: unknown) =>
+    send(`${BASE}/oauth/clients`, { method: "POST", headers: { "Content-Type": "application/json", ...(key ? { Authorization: `Bearer ${key}` } : {}) }, body: JSON.stringify(body) });
+
+  it("lets an operator register a client whose id then signs in and gets tokens; a confidential one gets a secret", async () => {
+    const boss = await seedIdentity("oauth-prereg", "boss", { operator: true });
+    const res = await create(boss.key, { client_name: "Team connector", redirect_uris: [REDIRECT] });
+    expect(res.status, await res.clone().text()).toBe(201);
+    const made = (await res.json()) as { client_id: string; client_secret?: string; token_endpoint_auth_method: string; registered_by: string };
+    expect(made).toMatchObject({ token_endpoint_auth_method: "none", registered_by: "boss" });
+    expect(made.client_secret).toBeUndefined();
+    const { verifier, challenge } = await pkcePair();
+    const redirect = await authorizeWithKey(send, BASE, { clientId: made.client_id, redirectUri: REDIRECT, challenge, key: boss.key });
+    const token = await tokenRequest(send, BASE, {
+      grant_type: "authorization_code", code: redirect.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: made.client_id, code_verifier: verifier, resource: `${BASE}/mcp`,
+    });
+    expect(token.status, await token.clone().text()).toBe(200);
+    const secretful = (await (await create(boss.key, { client_name: "Server-side connector", redirect_uris: ["https://connector.example/cb"], confidential: true })).json()) as { client_secret?: string };
+    expect(secretful.client_secret?.length).toBeGreaterThan(20);
+  });
+
+  it("refuses without an operator key, a non-loopback http redirect, and malformed bodies, registering nothing", async () => {
+    const agent = await seedIdentity("oauth-prereg-agent", "agent");
+    const boss = await seedIdentity("oauth-prereg-op", "boss", { operator: true });
+    const good = { client_name: "X", redirect_uris: [REDIRECT] };
+    expect((await create(undefined, good)).status).toBe(401);
+    expect((await create("alk_not-a-key", good)).status).toBe(401);
+    expect((await create(agent.key, good)).status).toBe(403);
+    const plainHttp = await create(boss.key, { client_name: "X", redirect_uris: ["http://connector.example/cb"] });
+    expect(plainHttp.status).toBe(400);
+    expect(((await plainHttp.json()) as { error: { code: string } }).error.code).toBe("invalid_redirect_uri");
+    for (const bad of [{}, { client_name: "X", redirect_uris: [] }, { ...good, extra: 1 }, { client_name: "", redirect_uris: [REDIRECT] }]) {
+      const r = await create(boss.key, bad);
+      expect(r.status, JSON.stringify(bad)).toBe(400);
+      expect(((await r.json()) as { error: { code: string } }).error.code).toBe("invalid_input");
+    }
+  });
+});
