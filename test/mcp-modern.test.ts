@@ -133,6 +133,26 @@ describe("2026-07-28 over HTTP", () => {
     expect(((await res.json()) as { id: unknown }).id).toBe(42);
   });
 
+  it("serves a 2025-06-18 client: initialize negotiates it, and the session's calls carry it", async () => {
+    const me = await seedIdentity("modern-f", "agent");
+    const base = { Authorization: `Bearer ${me.key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+    const init = await workerFetch("http://ledger.test/mcp", {
+      method: "POST", headers: base,
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "old", version: "1" } } }),
+    });
+    expect(init.status).toBe(200);
+    expect(((await init.json()) as { result: { protocolVersion: string } }).result.protocolVersion).toBe("2025-06-18");
+    const session = init.headers.get("Mcp-Session-Id")!;
+    expect(session).toBeTruthy();
+    const call = await workerFetch("http://ledger.test/mcp", {
+      method: "POST", headers: { ...base, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "whoami", arguments: {} } }),
+    });
+    const body = (await call.json()) as { id: number; result: { structuredContent: { ok: boolean; session_id: string } } };
+    expect(body.id).toBe(2);
+    expect(body.result.structuredContent).toMatchObject({ ok: true, session_id: session });
+  });
+
   it("serves a 2025 client beside it, with a session", async () => {
     const me = await seedIdentity("modern-e", "agent");
     const { client, transport } = await connectClient(me.key);
