@@ -203,6 +203,14 @@ describe("grep: bad input and safety", () => {
 
     const whole = await grepDocuments(ctx, grepOp.params.parse({ pattern: "hit \\d" }));
     expect(whole).toMatchObject({ truncated: false, files_searched: 6, total_matches: 6 });
+
+    // Batch by batch, a client that asked for progress hears how far the search has got.
+    const progress: [number, number | undefined][] = [];
+    const reported = await grepDocuments({ ...ctx, progress: async (done, total) => void progress.push([done, total]) }, grepOp.params.parse({ pattern: "hit \\d" }), undefined, { ...limits, maxChars: 1e9 });
+    expect(reported.files_searched).toBe(6);
+    expect(progress.length).toBeGreaterThan(1);
+    expect(progress.map(([done]) => done)).toEqual(progress.map((_, i) => i + 1));
+    expect(new Set(progress.map(([, total]) => total))).toEqual(new Set([progress.length]));
   });
 });
 

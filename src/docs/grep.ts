@@ -637,6 +637,8 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
     }
     const texts = await pending!;
     pending = b + 1 < batches.length ? fetchTexts(batches[b + 1]!) : null;
+    // A search over many batches tells a client that asked (progressToken) how far it has got.
+    if (batches.length > 1) await ctx.progress?.(b + 1, batches.length, `searching ${batches[b]!.length} of ${candidates.length} documents (batch ${b + 1} of ${batches.length})`);
 
     for (const doc of batches[b]!) {
       let text = texts.get(doc.hash);
