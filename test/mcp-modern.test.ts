@@ -38,8 +38,10 @@ async function modernClient(key: string, path: string, answer?: Answer) {
 }
 
 /** A raw 2026-07-28 request: the envelope in _meta and the headers the revision requires. */
-async function rawModern(key: string, method: string, params: Record<string, unknown> = {}, id: number | string = 1, name?: string) {
-  const res = await workerFetch("http://ledger.test/mcp?toolsets=collab", {
+type Frame = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
+
+async function rawModern(key: string, method: string, params: Record<string, unknown> = {}, id: number | string = 1, name?: string, path = "/mcp?toolsets=collab") {
+  const res = await workerFetch(`http://ledger.test${path}`, {
     method: "POST",
     headers: {
       Authorization: `Bearer ${key}`,
@@ -64,7 +66,11 @@ async function rawModern(key: string, method: string, params: Record<string, unk
       },
     }),
   });
-  return { status: res.status, body: (await res.json()) as { id: unknown; result?: Record<string, unknown>; error?: { code: number; message: string } } };
+  // A response that carried notifications is an SSE stream; its last frame is the answer.
+  const frames: Frame[] = (res.headers.get("content-type") ?? "").includes("text/event-stream")
+    ? (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as Frame)
+    : [(await res.json()) as Frame];
+  return { status: res.status, body: frames.at(-1)! as Frame & { id: unknown }, frames };
 }
 
 /** Actor A attaches a link to a project; actor B (same tenant) is the one asked before removing it. */
@@ -224,6 +230,19 @@ describe("input_required: asking before removing another actor's record", () => 
 });
 
 describe("logging, icons and titles", () => {
+  it("on 2026-07-28 sends a tool's warnings as log messages only to a request that set a logLevel", async () => {
+    const me = await seedIdentity("logging-m", "agent");
+    const args = (key: string) => ({ name: "project_create", arguments: { title: "Secrets", key, description: `password = "hunter2hunter2"` } });
+    const quiet = await rawModern(me.key, "tools/call", args("LOGM"), 1, "project_create", "/mcp");
+    expect(quiet.frames.filter((f) => f.method === "notifications/message")).toEqual([]);
+    expect(quiet.body.result?.structuredContent).toMatchObject({ ok: true });
+    const loud = await rawModern(me.key, "tools/call", { ...args("LOGN"), _meta: { "io.modelcontextprotocol/logLevel": "info" } }, 2, "project_create", "/mcp");
+    expect(loud.frames.filter((f) => f.method === "notifications/message").map((f) => f.params)).toEqual([
+      { level: "warning", logger: "agent-ledger", data: { tool: "project_create", warning: expect.stringContaining("secret assignment") } },
+    ]);
+    expect(loud.body).toMatchObject({ id: 2, result: { structuredContent: { ok: true } } });
+  });
+
   it("sends a tool's warnings as log messages once a 2025 session sets its level, and not before", async () => {
     const { LoggingMessageNotificationSchema } = await import("@modelcontextprotocol/sdk/types.js");
     const me = await seedIdentity("logging-a", "agent");
@@ -293,5 +312,23 @@ describe("prompts, completions, resources and skills over HTTP", () => {
     const uris = (list.body.result?.resources as { uri: string }[]).map((r) => r.uri);
     expect(uris).toContain("ledger://guide");
     expect(uris.some((u) => u.startsWith("skill://agent-ledger/"))).toBe(true);
+  });
+});
+
+describe("confirmation before a whole re-index", () => {
+  it("asks before reindex_workspace touches anything, and a no is confirmation_declined", async () => {
+    const { callTool, findTool } = await import("../src/mcp/registry");
+    const { InputNeeded } = await import("../src/mcp/confirm");
+    const me = await seedIdentity("confirm-reindex", "agent");
+    const def = findTool("reindex_workspace")!;
+    const args = { repo: "octocat/Hello-World" };
+    // Asked first: nothing reaches GitHub (an unexpected outbound request would fail this test).
+    await expect(callTool(def, { ...makeCtx(me), confirmer: { answer: () => "unanswered" } }, args)).rejects.toBeInstanceOf(InputNeeded);
+    const declined = await callTool(def, { ...makeCtx(me), confirmer: { answer: () => "declined" } }, args);
+    expect(declined.isError).toBe(true);
+    expect((declined.structuredContent as { error: { code: string } }).error.code).toBe("confirmation_declined");
+    // Without a confirmer (a client that cannot be asked) the call goes on to its own checks.
+    const unasked = await callTool(def, makeCtx(me), args);
+    expect((unasked.structuredContent as { error: { code: string } }).error.code).toBe("github_not_configured");
   });
 });

@@ -1,7 +1,7 @@
 import { and, eq, isNull } from "drizzle-orm";
 import type { Db } from "../db/client";
 import { actors, apiKeys, tenantRateLimits } from "../db/schema";
-import { hashApiKey } from "./provision";
+import { hashApiKey, KEY_PREFIX } from "./provision";
 
 /** A tenant's rate-limit overrides (README: Rate limits); null keeps the Worker's default, 0 is off. */
 export interface LimitOverrides {
@@ -45,6 +45,19 @@ export async function identityForKey(db: Db, key: string, now: number = Date.now
     cache.set(hash, { identity, until: now + IDENTITY_CACHE_MS });
   }
   return identity;
+}
+
+/** Longer than any key this server mints; text past it is not looked up. */
+const MAX_API_KEY_CHARS = 200;
+
+/**
+ * The identity of text presented as an API key (a bearer token, a pasted form field), or null
+ * when it is not shaped like one of our keys or is unknown or revoked. The shape check comes
+ * first, so an OAuth token or a stray paste costs no hashing and no lookup.
+ */
+export async function identityForApiKey(db: Db, text: string): Promise<Identity | null> {
+  if (!text.startsWith(KEY_PREFIX) || text.length > MAX_API_KEY_CHARS) return null;
+  return identityForKey(db, text);
 }
 
 /** Forgets cached identities (tests use it after revoking a key). */

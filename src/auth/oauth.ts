@@ -8,9 +8,8 @@ import { OAuthError, type OAuthProviderOptions } from "@cloudflare/workers-oauth
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { accessOf, apiKeyProps, type CallerProps, SCOPES } from "./caller";
-import { identityForKey } from "./identity";
+import { identityForApiKey } from "./identity";
 import { grantLimits, recordGrant } from "./oauth-grants";
-import { KEY_PREFIX } from "./provision";
 
 export const MCP_PATH = "/mcp";
 export const AUTHORIZE_PATH = "/authorize";
@@ -115,8 +114,7 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
     },
     // API keys keep working on /mcp: the key's identity becomes the caller, bound to this resource by policy.
     resolveExternalToken: async ({ token, env: e }) => {
-      if (!token.startsWith(KEY_PREFIX)) return null;
-      const identity = await identityForKey(createDb(e.DB), token);
+      const identity = await identityForApiKey(createDb(e.DB), token);
       return identity ? { props: apiKeyProps(identity), audience: resource } : null;
     },
     tokenExchangeCallback: async (o) => {

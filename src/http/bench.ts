@@ -5,7 +5,7 @@
  * retrieval mode for the code index's quality figures.
  */
 import { Hono } from "hono";
-import { bearerKey, identityForKey } from "../auth/identity";
+import { bearerKey, identityForApiKey } from "../auth/identity";
 import { blameStatement } from "../changes/queries";
 import { searchCode } from "../code/retrieval";
 import { listIndexes } from "../code/store";
@@ -107,7 +107,7 @@ const CODE_MODES = new Set(["keyword", "semantic", "hybrid"]);
  */
 benchRoutes.get("/code-search", async (c) => {
   const key = bearerKey(c.req.header("Authorization"));
-  const identity = key ? await identityForKey(createDb(c.env.DB), key) : null;
+  const identity = key ? await identityForApiKey(createDb(c.env.DB), key) : null;
   if (!identity) return c.json({ ok: false, error: "unknown key" }, 401);
   const mode = c.req.query("mode") ?? "hybrid";
   if (!CODE_MODES.has(mode)) return c.json({ ok: false, error: "mode is keyword, semantic or hybrid" }, 400);

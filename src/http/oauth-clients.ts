@@ -10,9 +10,8 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
-import { bearerKey, identityForKey } from "../auth/identity";
+import { bearerKey, identityForApiKey } from "../auth/identity";
 import { redirectUrisProblem } from "../auth/oauth";
-import { KEY_PREFIX } from "../auth/provision";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 
@@ -30,7 +29,7 @@ export const oauthClientRoutes = new Hono<{ Bindings: Env }>();
 
 oauthClientRoutes.post("/oauth/clients", async (c) => {
   const key = bearerKey(c.req.header("Authorization"));
-  const identity = key && key.startsWith(KEY_PREFIX) && key.length <= 200 ? await identityForKey(createDb(c.env.DB), key) : null;
+  const identity = key ? await identityForApiKey(createDb(c.env.DB), key) : null;
   if (!identity) return refuse("unauthorized", "An operator API key is required (Authorization: Bearer …).", 401);
   if (!identity.operator) return refuse("forbidden", "Only an operator key may register OAuth clients.", 403);
   if (!c.env.OAUTH_PROVIDER) throw new Error("the OAuth provider did not hand this request on");

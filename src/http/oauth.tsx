@@ -7,10 +7,9 @@ import { AuthorizationError, authorizationErrorRedirect, CimdFetchError, type Au
 import { Hono, type Context } from "hono";
 import { type Access, accessOf, type CallerProps, scopesFor } from "../auth/caller";
 import { githubAuthorizeUrl, GithubSignInError, githubSignInConfigured, githubUserFor, githubWebBase, randomToken, GITHUB_CALLBACK_PATH } from "../auth/github-signin";
-import { identityForKey } from "../auth/identity";
+import { identityForApiKey } from "../auth/identity";
 import { canonicalOrigin, redirectUrisProblem, type PendingGrantProps } from "../auth/oauth";
 import { githubActor } from "../auth/oauth-grants";
-import { KEY_PREFIX } from "../auth/provision";
 import { createDb } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import type { Env } from "../env";
@@ -149,7 +148,7 @@ oauthRoutes.post("/authorize", async (c) => {
   }
 
   const key = String(form.get("api_key") ?? "").trim();
-  const identity = key.startsWith(KEY_PREFIX) && key.length <= 200 ? await identityForKey(createDb(c.env.DB), key) : null;
+  const identity = await identityForApiKey(createDb(c.env.DB), key);
   if (!identity) return showSignIn(c, request, 401, "That is not a live API key. Check it was pasted whole, or ask an operator for a new one.");
   return showConsent(c, request, {
     tenantId: identity.tenantId,
