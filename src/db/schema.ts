@@ -778,3 +778,17 @@ export const oauthGrants = sqliteTable("oauth_grants", {
   revokedAt: text("revoked_at"),
   revokedReason: text("revoked_reason"),
 });
+
+// Code review (seed 004): per-repository review settings (migrations/0031).
+
+export const reviewSettings = sqliteTable("review_settings", {
+  tenantId: text("tenant_id").notNull(),
+  repo: text("repo").notNull(),
+  hotspots: text("hotspots"),
+  configPaths: text("config_paths"),
+  reactive: integer("reactive").notNull().default(0),
+  publish: integer("publish").notNull().default(0),
+  invariantsPath: text("invariants_path").notNull().default(".review-invariants.yml"),
+  updatedAt: text("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});

@@ -1,0 +1,9 @@
+/** Seed 004's review tools (toolset `review`, opt-in). Each file holds one room of them. */
+import type { AnyToolDef } from "../../mcp/define-tool";
+import { diffTools } from "./diff-tools";
+import { llmReviewTools } from "./llm-tools";
+import { reactiveTools } from "./reactive-tools";
+import { secretTools } from "./secret-tools";
+import { staticTools } from "./static-tools";
+
+export const reviewTools: AnyToolDef[] = [...diffTools, ...llmReviewTools, ...staticTools, ...secretTools, ...reactiveTools];

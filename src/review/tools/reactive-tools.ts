@@ -1,0 +1,3 @@
+import type { AnyToolDef } from "../../mcp/define-tool";
+
+export const reactiveTools: AnyToolDef[] = [];
