@@ -4,7 +4,7 @@
  * these signatures only, so each lives in its own module and the pipeline never depends on how
  * a stage is done.
  */
-import type { RepoName } from "../git/repo";
+import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
 import type { ChangeType, Finding } from "./types";
 
