@@ -21,6 +21,26 @@ export interface ChangedFileView {
   added: string[];
 }
 
+export interface InvariantsRequest {
+  files: ChangedFileView[];
+  changedFiles: string[];
+  /** Where the YAML is read from at headSha (contents API), unless `yaml` is given inline. */
+  repo?: RepoName;
+  headSha?: string;
+  invariantsPath: string;
+  /** Inline invariants (YAML text); wins over the repository's file. */
+  yaml?: string;
+}
+
+export interface InvariantsOutcome {
+  findings: Finding[];
+  /** Invariants evaluated. */
+  executed: number;
+  warnings: string[];
+  /** The invariants as text for the LLM prompt ('' when none). */
+  promptText: string;
+}
+
 export interface StaticRequest {
   /** The repository the diff belongs to; without it nothing can be looked up. */
   repo?: RepoName;
@@ -76,6 +96,7 @@ export interface LlmOutcome {
 }
 
 export interface ReviewStages {
+  invariants?: (ctx: Ctx, req: InvariantsRequest) => Promise<InvariantsOutcome>;
   staticAnalysis?: (ctx: Ctx, req: StaticRequest) => Promise<StaticOutcome>;
   llm?: (ctx: Ctx, req: LlmRequest) => Promise<LlmOutcome>;
 }
