@@ -486,7 +486,7 @@ describe("review_diff over the registry", () => {
       diff: publicApiIndex, repo: "honojs/hono", head_sha: "c84c5d2d46ca6a78c316529491d42ab7bb956368",
       options: { enable_static_analysis: true, enable_llm: true, include_markdown: true },
     });
-    expect(r.run_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+    expect(r.run_id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
     expect(r).toMatchObject({ ok: true, classification: "feature", risk_score: 4, should_fail: false, fail_reasons: [], hotspots: [] });
     expect(r.metadata).toMatchObject({ reviewed_at: START, tool_version: "1.9.0" });
     expect(r.metadata.llm_model).toBeUndefined();

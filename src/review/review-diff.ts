@@ -6,7 +6,6 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import { uuidv7 } from "../db/ids";
 import { apiBase } from "../git/credentials";
 import { githubHost, repoField, resolveRepo } from "../git/repo";
 import { isSafeRef, isSafeRepoPath, type RepoName } from "../git/tokens";
@@ -86,7 +85,7 @@ export type ReviewDiffRequest = z.output<typeof reviewDiffInput>;
 const ms = (what: string) => z.number().min(0).describe(what);
 
 export const reviewDiffResultSchema = z.object({
-  run_id: z.string().describe("This review's id (UUID)."),
+  run_id: z.string().describe("This review's id (a random UUID; the SARIF run's automationDetails.guid)."),
   risk_score: z.number().int().min(1).max(5).describe("1–5: 1 + (files > 10: 1) + 0.5 per hotspot + (public API: 1.5) + (config: 0.5) + (no tests: 1), rounded up."),
   classification: z.enum(CHANGE_TYPES).describe("feature, bugfix, refactor, infra or docs."),
   hotspots: z.array(z.string()).describe("Hotspot ids the changed paths fall in, sorted."),
@@ -282,7 +281,8 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
     confidenceThreshold: opts.confidence_threshold, categories: opts.categories, allowlistFindingIds: opts.allowlist_finding_ids, maxFindings: opts.max_findings,
   });
   const gate = failurePolicy(filtered, opts.fail_on_severity, opts.fail_on_invariant_ids);
-  const runId = uuidv7(ctx.clock.now().getTime());
+  // A random (v4) UUID as the reference's: SARIF's automationDetails.guid admits only versions 1–5, so not our UUIDv7.
+  const runId = crypto.randomUUID();
 
   const result: ReviewDiffResult = {
     run_id: runId,
