@@ -32,7 +32,7 @@ import refactorTestsOnly from "./fixtures/review/diff/refactor-tests-only.diff?r
 import renameDiff from "./fixtures/review/diff/rename.diff?raw";
 import testsBugWords from "./fixtures/review/diff/tests-bug-words.diff?raw";
 import bench50 from "./fixtures/review/diff/bench-50-files.diff?raw";
-import { call, fails, newWorld, ok, type Structured } from "./helpers";
+import { call, fails, newWorld, ok, refusal, type Structured } from "./helpers";
 
 const START = "2026-11-20T12:00:00.000Z";
 
@@ -469,7 +469,7 @@ describe("per-repository review settings", () => {
   it("a repository that is neither owner/name nor registered is refused before anything runs", async () => {
     const w = await world();
     let ran = false;
-    const err = await reviewDiff(w.ctx, request(refactorChurn, { repo: "not a repo" }), { invariants: async () => ((ran = true), { findings: [], executed: 0, warnings: [], promptText: "" }) }).catch((e: unknown) => e as { code: string });
+    const err = await refusal(reviewDiff(w.ctx, request(refactorChurn, { repo: "not a repo" }), { invariants: async () => ((ran = true), { findings: [], executed: 0, warnings: [], promptText: "" }) }));
     expect(err.code).toBe("invalid_repo");
     expect(ran).toBe(false);
   });
