@@ -1,9 +1,10 @@
 /** Seed 004's review tools (toolset `review`, opt-in). Each file holds one room of them. */
 import type { AnyToolDef } from "../../mcp/define-tool";
 import { diffTools } from "./diff-tools";
+import { invariantTools } from "./invariant-tools";
 import { llmReviewTools } from "./llm-tools";
 import { reactiveTools } from "./reactive-tools";
 import { secretTools } from "./secret-tools";
 import { staticTools } from "./static-tools";
 
-export const reviewTools: AnyToolDef[] = [...diffTools, ...llmReviewTools, ...staticTools, ...secretTools, ...reactiveTools];
+export const reviewTools: AnyToolDef[] = [...diffTools, ...invariantTools, ...llmReviewTools, ...staticTools, ...secretTools, ...reactiveTools];

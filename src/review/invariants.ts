@@ -1,0 +1,386 @@
+/**
+ * Review invariants (seed 004; the reference's src/reviewer/checks/invariants): a YAML map of
+ * category → rules, each naming path globs and a deterministic check over the lines a diff adds
+ * to a matching file (deny: a regex must not match; require: it must; when_require: if one
+ * matches, another must). check_invariants runs them alone; review_diff through invariantsStage.
+ *
+ * The rules are the repository's (or the caller's) text, so their regexes run on re2js (linear
+ * time, whatever the pattern); a pattern needing what RE2 lacks (lookaround, backreferences) is
+ * reported in the warning instead of run. Paths are repository paths read through GitHub: the
+ * reference's workspace checks keep their messages, and "within workspace" means a symlink
+ * whose target lies outside the repository (GitHub then answers with the link, not the file).
+ */
+import picomatch from "picomatch";
+import { RE2JS } from "re2js";
+import YAML from "yaml";
+import { GitHubError } from "../git/client";
+import { githubFor, githubToolError } from "../git/credentials";
+import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../git/read-tool";
+import type { RepoName } from "../git/tokens";
+import type { Ctx } from "../mcp/context";
+import { ToolError } from "../mcp/errors";
+import type { AddedLines } from "./added-lines";
+import type { ReviewStages } from "./stages";
+import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
+
+/** Bounds on what a caller or a repository can make one call do. */
+export const MAX_INVARIANTS_BYTES = 64 * 1024;
+export const MAX_INVARIANTS = 200;
+export const MAX_REGEX_CHARS = 1000;
+export const MAX_GLOBS = 50;
+const MAX_GLOB_CHARS = 500;
+const MAX_ID_CHARS = 100;
+const MAX_RULE_CHARS = 2000;
+/** Characters of added text all evaluations of one call may scan (re2js runs at a few MB/s). */
+export const SCAN_BUDGET = 20_000_000;
+
+export const ACTIONS = ["deny", "require", "when_require"] as const;
+export type InvariantAction = (typeof ACTIONS)[number];
+
+export interface InvariantRegex {
+  pattern: string;
+  flags?: string;
+}
+
+export interface Invariant {
+  id: string;
+  rule: string;
+  paths: string[];
+  severity: Severity;
+  category: Category;
+  /** As written: an unknown action is reported, not guessed. */
+  action?: string;
+  when?: { regex?: unknown };
+  require?: { regex?: unknown };
+  deny?: { regex?: unknown };
+}
+
+export interface InvariantsConfig {
+  sections: { name: string; invariants: Invariant[] }[];
+  /** About entries that were dropped while loading. */
+  warnings: string[];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Paths: the reference's workspace-relative checks (src/workspace/pathValidation.ts there).
+
+/** A refusal of a path, with the reference's message. */
+export class PathRefused extends Error {}
+
+function posixNormalize(p: string): string {
+  const out: string[] = [];
+  for (const seg of p.split("/")) {
+    if (seg === "" || seg === ".") continue;
+    if (seg === ".." && out.length > 0 && out[out.length - 1] !== "..") out.pop();
+    else out.push(seg);
+  }
+  return out.join("/") || ".";
+}
+
+/** A repository-relative path, or PathRefused with the reference's message for `field`. */
+export function normalizeRepoPath(value: string, field: string, opts: { rejectOptionLike?: boolean } = {}): string {
+  const trimmed = value.trim();
+  if (trimmed.length === 0) throw new PathRefused(`Invalid ${field}: path must not be empty.`);
+  if (/[\0\r\n]/.test(trimmed)) throw new PathRefused(`Invalid ${field}: path contains control characters.`);
+  if (/^[A-Za-z]:/.test(trimmed) || /^[\\/]{2}/.test(trimmed) || trimmed.startsWith("/")) {
+    throw new PathRefused(`Invalid ${field}: absolute or drive-qualified paths are not allowed. Use paths relative to the workspace.`);
+  }
+  const normalized = posixNormalize(trimmed.replace(/\\/g, "/"));
+  if (normalized === ".") throw new PathRefused(`Invalid ${field}: path must reference a file or nested workspace path.`);
+  if (normalized.split("/").includes("..")) throw new PathRefused(`Invalid ${field}: path traversal is not allowed.`);
+  if (opts.rejectOptionLike && normalized.startsWith("-")) throw new PathRefused(`Invalid ${field}: option-like paths are not allowed.`);
+  return normalized;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Loading.
+
+const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** One YAML entry → an invariant, or why it is dropped (null: silently, as the reference drops incomplete ones). */
+function normalizeInvariant(raw: unknown): Invariant | string | null {
+  if (!isObject(raw)) return null;
+  const id = typeof raw.id === "string" ? raw.id : undefined;
+  const rule = typeof raw.rule === "string" ? raw.rule : undefined;
+  const paths = Array.isArray(raw.paths) ? raw.paths.filter((p): p is string => typeof p === "string") : undefined;
+  const severity = typeof raw.severity === "string" ? raw.severity : undefined;
+  const category = typeof raw.category === "string" ? raw.category : undefined;
+  if (!id || !rule || !paths || paths.length === 0 || !severity || !category) return null;
+  // The finding shape has fixed severities and categories; the reference passes any string through.
+  const sev = severity.toUpperCase() as Severity;
+  const cat = category.toLowerCase() as Category;
+  if (id.length > MAX_ID_CHARS) return `Invariant ${id.slice(0, 40)}… dropped: id longer than ${MAX_ID_CHARS} characters`;
+  if (rule.length > MAX_RULE_CHARS) return `Invariant ${id} dropped: rule longer than ${MAX_RULE_CHARS} characters`;
+  if (!SEVERITIES.includes(sev)) return `Invariant ${id} dropped: severity '${severity.slice(0, 40)}' is not one of ${SEVERITIES.join(", ")}`;
+  if (!CATEGORIES.includes(cat)) return `Invariant ${id} dropped: category '${category.slice(0, 40)}' is not one of ${CATEGORIES.join(", ")}`;
+  if (paths.length > MAX_GLOBS || paths.some((p) => p.length > MAX_GLOB_CHARS)) {
+    return `Invariant ${id} dropped: at most ${MAX_GLOBS} path globs of at most ${MAX_GLOB_CHARS} characters`;
+  }
+  return {
+    id, rule, paths, severity: sev, category: cat,
+    ...(typeof raw.action === "string" ? { action: raw.action } : {}),
+    ...(isObject(raw.when) ? { when: raw.when } : {}),
+    ...(isObject(raw.require) ? { require: raw.require } : {}),
+    ...(isObject(raw.deny) ? { deny: raw.deny } : {}),
+  };
+}
+
+/** Parses invariants YAML; throws Error (the load failure the caller reports) when it cannot be used. */
+export function parseInvariants(text: string): InvariantsConfig {
+  if (new TextEncoder().encode(text).length > MAX_INVARIANTS_BYTES) throw new Error(`Invariants file is larger than ${MAX_INVARIANTS_BYTES} bytes`);
+  let parsed: unknown;
+  try {
+    // maxAliasCount bounds alias expansion (a "billion laughs" document).
+    parsed = YAML.parse(text, { maxAliasCount: 100 });
+  } catch (err) {
+    throw new Error(`Invalid invariants YAML: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, { cause: err });
+  }
+  if (!isObject(parsed)) throw new Error("Invalid invariants config: expected a mapping object");
+  const sections: InvariantsConfig["sections"] = [];
+  const warnings: string[] = [];
+  let count = 0;
+  for (const [name, value] of Object.entries(parsed)) {
+    if (!Array.isArray(value)) continue;
+    const invariants: Invariant[] = [];
+    for (const entry of value) {
+      const inv = normalizeInvariant(entry);
+      if (typeof inv === "string") warnings.push(inv);
+      else if (inv) invariants.push(inv);
+    }
+    count += invariants.length;
+    if (count > MAX_INVARIANTS) throw new Error(`Invalid invariants config: more than ${MAX_INVARIANTS} invariants`);
+    if (invariants.length > 0) sections.push({ name, invariants });
+  }
+  return { sections, warnings };
+}
+
+/** The invariants as the LLM prompt lists them (the reference's formatInvariants); '' when none. */
+export function formatInvariants(config: InvariantsConfig): string {
+  const lines: string[] = [];
+  for (const { name, invariants } of config.sections) {
+    lines.push(`${name}:`);
+    for (const i of invariants) lines.push(`- [${i.id}] (${i.severity}/${i.category}) ${i.rule}`);
+    lines.push("");
+  }
+  return lines.join("\n").trim();
+}
+
+// ---------------------------------------------------------------------------------------------
+// Reading the file from a repository.
+
+export type InvariantsSource =
+  | { ok: true; text: string }
+  | { ok: false; error: string };
+
+interface ContentsAnswer {
+  type?: string;
+  content?: string;
+  encoding?: string;
+  size?: number;
+}
+
+const decodeBase64 = (text: string) => new TextDecoder().decode(Uint8Array.from(atob(text.replace(/\s+/g, "")), (c) => c.charCodeAt(0)));
+
+/**
+ * The invariants file of `repo` at `ref` (the default branch when absent). A missing or unusable
+ * file is a load failure the caller reports; a missing repository, or GitHub refusing, is a
+ * tool error (ToolError).
+ */
+export async function readInvariantsFile(ctx: Ctx, repo: RepoName, path: string, ref: string | undefined): Promise<InvariantsSource> {
+  const git: Git = { ctx, gh: githubFor(ctx.env, ctx.tenantId) };
+  const where = `${fullName(repo)}:${path}${ref ? `@${ref}` : ""}`;
+  try {
+    const res = await git.gh.request<ContentsAnswer | unknown[]>("GET /repos/{owner}/{repo}/contents/{path}", { ...repoParams(repo), path, ref });
+    const file = res.data;
+    if (Array.isArray(file)) return { ok: false, error: `Error: Invariants file not found: ${where} is a directory` };
+    if (file.type === "symlink") return { ok: false, error: "Error: Invalid invariants_path: path must be within workspace." };
+    if (file.type !== "file") return { ok: false, error: `Error: Invariants file not found: ${where}` };
+    if ((file.size ?? 0) > MAX_INVARIANTS_BYTES || file.content === undefined || file.encoding === "none") {
+      return { ok: false, error: `Error: Invariants file is larger than ${MAX_INVARIANTS_BYTES} bytes` };
+    }
+    return { ok: true, text: decodeBase64(file.content) };
+  } catch (err) {
+    if (!isNotFound(err)) throw githubToolError(err);
+    // The file or the repository is missing: only the second is the caller's error.
+    try {
+      await defaultBranch(git, repo);
+    } catch (inner) {
+      throw githubToolError(inner);
+    }
+    return { ok: false, error: `Error: Invariants file not found: ${where}` };
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Evaluation.
+
+export interface InvariantRunResult {
+  findings: Finding[];
+  warnings: string[];
+  checked: number;
+}
+
+const FLAG_BITS: Record<string, number> = { i: RE2JS.CASE_INSENSITIVE, m: RE2JS.MULTILINE, s: RE2JS.DOTALL, g: 0, u: 0 };
+/** Lookaround and backreferences: what JavaScript has and RE2 lacks. */
+const NON_RE2 = /\(\?<?[=!]|\\[1-9]|\\k</;
+
+const render = (r: InvariantRegex) => `/${r.pattern}/${r.flags ?? ""}`;
+
+function asRegex(block: { regex?: unknown } | undefined): InvariantRegex | null {
+  const r = block?.regex;
+  if (!isObject(r) || typeof r.pattern !== "string") return null;
+  return { pattern: r.pattern, ...(typeof r.flags === "string" ? { flags: r.flags } : {}) };
+}
+
+function compile(def: InvariantRegex, cache: Map<string, RE2JS>): RE2JS {
+  const key = `${def.flags ?? ""}/${def.pattern}`;
+  const hit = cache.get(key);
+  if (hit) return hit;
+  const fail = (why: string) => new Error(`Invalid regex: ${render(def).slice(0, MAX_REGEX_CHARS + 20)} (${why})`);
+  if (def.pattern.length > MAX_REGEX_CHARS) throw fail(`longer than ${MAX_REGEX_CHARS} characters`);
+  let bits = 0;
+  const flags = def.flags ?? "";
+  for (const f of flags) {
+    if (!(f in FLAG_BITS)) throw fail(`unsupported flag '${f}'; i, m, s, g and u are`);
+    if (flags.indexOf(f) !== flags.lastIndexOf(f)) throw fail(`flag '${f}' repeated`);
+    bits |= FLAG_BITS[f]!;
+  }
+  let re: RE2JS;
+  try {
+    re = RE2JS.compile(RE2JS.translateRegExp(def.pattern), bits);
+  } catch (err) {
+    const why = NON_RE2.test(def.pattern)
+      ? "uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support"
+      : err instanceof Error ? err.message : String(err);
+    throw fail(why);
+  }
+  cache.set(key, re);
+  return re;
+}
+
+interface Failure {
+  evidence: string;
+  impact: string;
+  recommendation: string;
+}
+
+function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Failure | null {
+  if (inv.action === "deny") {
+    const deny = asRegex(inv.deny);
+    if (!deny) throw new Error("deny action requires deny.regex");
+    if (!compile(deny, cache).test(added)) return null;
+    return {
+      evidence: `deny.regex matched: ${render(deny)}`,
+      impact: "A project invariant was violated by newly added code.",
+      recommendation: "Refactor the change to comply with the invariant or update the policy intentionally.",
+    };
+  }
+  if (inv.action === "require") {
+    const req = asRegex(inv.require);
+    if (!req) throw new Error("require action requires require.regex");
+    if (compile(req, cache).test(added)) return null;
+    return {
+      evidence: `require.regex not found: ${render(req)}`,
+      impact: "A required pattern was not found in newly added code for affected files.",
+      recommendation: "Add the required construct (or adjust the policy if it is no longer appropriate).",
+    };
+  }
+  if (inv.action === "when_require") {
+    const when = asRegex(inv.when);
+    const req = asRegex(inv.require);
+    if (!when || !req) throw new Error("when_require action requires when.regex and require.regex");
+    const whenRe = compile(when, cache);
+    const reqRe = compile(req, cache);
+    if (!whenRe.test(added) || reqRe.test(added)) return null;
+    return {
+      evidence: `when.regex matched but require.regex missing: when=${render(when)} require=${render(req)}`,
+      impact: "Conditional invariant triggered; required safeguard appears missing.",
+      recommendation: "Add the required safeguard or remove the triggering behavior.",
+    };
+  }
+  return null;
+}
+
+/**
+ * Runs every invariant over the added lines of each changed file its globs match (picomatch with
+ * dot: true, as the reference's minimatch). `checked` counts (invariant, file) pairs evaluated.
+ */
+export function runInvariants(files: readonly Pick<AddedLines, "path" | "oldPath" | "added">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
+  const findings: Finding[] = [];
+  const warnings = [...config.warnings];
+  const cache = new Map<string, RE2JS>();
+  const addedText = (path: string) => files.find((f) => f.path === path || f.oldPath === path)?.added.join("\n") ?? "";
+  let checked = 0;
+  let scanned = 0;
+  for (const inv of config.sections.flatMap((s) => s.invariants)) {
+    if (!inv.action) {
+      warnings.push(`Invariant ${inv.id} has no action; skipping deterministic evaluation`);
+      continue;
+    }
+    if (!(ACTIONS as readonly string[]).includes(inv.action)) {
+      warnings.push(`Invariant ${inv.id} has unknown action '${inv.action.slice(0, 40)}' (deny, require or when_require); skipping deterministic evaluation`);
+      continue;
+    }
+    const matchers = inv.paths.map((p) => picomatch(p, { dot: true }));
+    for (const file of changedFiles) {
+      if (!matchers.some((m) => m(file))) continue;
+      const added = addedText(file);
+      if (scanned + added.length > SCAN_BUDGET) {
+        warnings.push(`Invariant evaluation stopped: the added lines to scan passed ${SCAN_BUDGET} characters; narrow the diff or the invariants' paths`);
+        return { findings, warnings, checked };
+      }
+      scanned += added.length;
+      checked++;
+      try {
+        const fail = evaluate(inv, added, cache);
+        if (fail) {
+          findings.push({
+            id: inv.id, severity: inv.severity, category: inv.category, confidence: 0.95, title: inv.rule.slice(0, 80),
+            location: { file, startLine: 1, endLine: 1 }, evidence: [fail.evidence], impact: fail.impact, recommendation: fail.recommendation,
+          });
+        }
+      } catch (err) {
+        warnings.push(`Invariant ${inv.id} evaluation failed: ${String(err)}`);
+      }
+    }
+  }
+  return { findings, warnings, checked };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The stage review_diff calls.
+
+/**
+ * Invariants for review_diff: inline YAML, or the repository's file at the head commit. As in
+ * the reference, a file that cannot be read or parsed becomes a warning, not a failed review;
+ * with neither YAML nor a repository there is nothing to run.
+ */
+export const invariantsStage: NonNullable<ReviewStages["invariants"]> = async (ctx, req) => {
+  const none = (warnings: string[]) => ({ findings: [], executed: 0, warnings, promptText: "" });
+  let text = req.yaml;
+  if (text === undefined) {
+    if (!req.repo) return none([]);
+    let path: string;
+    try {
+      path = normalizeRepoPath(req.invariantsPath, "invariants_path");
+    } catch (err) {
+      return none([`Failed to load/run invariants: ${String(err)}`]);
+    }
+    try {
+      const source = await readInvariantsFile(ctx, req.repo, path, req.headSha);
+      if (!source.ok) return none([`Failed to load/run invariants: ${source.error}`]);
+      text = source.text;
+    } catch (err) {
+      if (err instanceof ToolError || err instanceof GitHubError) return none([`Failed to load/run invariants: ${err.message}`]);
+      throw err;
+    }
+  }
+  let config: InvariantsConfig;
+  try {
+    config = parseInvariants(text);
+  } catch (err) {
+    return none([`Failed to load/run invariants: ${String(err)}`]);
+  }
+  const r = runInvariants(req.files, req.changedFiles, config);
+  return { findings: r.findings, executed: r.checked, warnings: r.warnings, promptText: formatInvariants(config) };
+};
