@@ -99,11 +99,13 @@ export class Deadline {
   remaining(): number {
     return this.at - this.ctx.clock.now().getTime();
   }
+  /** Whether another request may start; false once the budget is spent. */
+  more(): boolean {
+    if (this.remaining() <= 0) this.reached = true;
+    return !this.reached;
+  }
   check(): void {
-    if (this.remaining() <= 0) {
-      this.reached = true;
-      throw new DeadlineReached("timeout");
-    }
+    if (!this.more()) throw new DeadlineReached("timeout");
   }
 }
 
@@ -301,7 +303,14 @@ class Collector {
     return g;
   }
 
+  /** Marks an analyzer as reported by GitHub; GitHub's spelling of a tool's name wins over the caller's. */
   seen(name: string, source: string): Gathered {
+    const k = this.key(name);
+    const asked = this.byAnalyzer.get(k);
+    if (asked && k !== name && !asked.available) {
+      this.byAnalyzer.delete(k);
+      this.byAnalyzer.set(name, asked);
+    }
     const g = this.get(name);
     g.available = true;
     g.sources.add(source);
@@ -322,8 +331,7 @@ function readFailure(c: Collector, what: string, err: unknown, deadline: Deadlin
 
 async function readCheckRuns(gh: GitHubClient, c: Collector, t: StaticTarget, deadline: Deadline): Promise<CheckRun[]> {
   const runs: CheckRun[] = [];
-  for (let page = 1; page <= MAX_CHECK_RUN_PAGES; page++) {
-    deadline.check();
+  for (let page = 1; page <= MAX_CHECK_RUN_PAGES && deadline.more(); page++) {
     const res = await gh.request<{ total_count: number; check_runs: CheckRun[] }>("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
       ...repoParams(t.repo), ref: t.sha, filter: "latest", per_page: PER_PAGE, page,
     });
@@ -339,8 +347,7 @@ async function readCheckRuns(gh: GitHubClient, c: Collector, t: StaticTarget, de
 async function readAnnotations(gh: GitHubClient, c: Collector, t: StaticTarget, run: CheckRun, deadline: Deadline): Promise<Annotation[]> {
   const out: Annotation[] = [];
   const pages = Math.min(MAX_ANNOTATION_PAGES, Math.ceil(run.output.annotations_count / PER_PAGE));
-  for (let page = 1; page <= pages; page++) {
-    deadline.check();
+  for (let page = 1; page <= pages && deadline.more(); page++) {
     const res = await gh.request<Annotation[]>("GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations", {
       ...repoParams(t.repo), check_run_id: run.id, per_page: PER_PAGE, page,
     });
@@ -362,14 +369,17 @@ async function gatherCheckRuns(gh: GitHubClient, c: Collector, t: StaticTarget, 
     for (const a of ["tsc", "semgrep"]) c.get(a).skipped ??= "check_runs_unreadable";
     return;
   }
-  let annotated = 0;
   for (const run of runs) {
     const analyzer = runAnalyzer(run);
-    const g = c.seen(analyzer, `check_run:${firstLine(run.name, 100)}`);
+    c.seen(analyzer, `check_run:${firstLine(run.name, 100)}`);
     if (analyzer === "tsc" || analyzer === "semgrep") {
       if (run.status !== "completed") c.warnings.push(`${analyzer}: check run "${firstLine(run.name, 100)}" is ${run.status}; its results may be incomplete.`);
       else if (run.conclusion === "skipped" || run.conclusion === "cancelled") c.warnings.push(`${analyzer}: check run "${firstLine(run.name, 100)}" was ${run.conclusion}.`);
     }
+  }
+  let annotated = 0;
+  for (const run of runs) {
+    const analyzer = runAnalyzer(run);
     // tsc output can sit in any job's annotations (a build job's problem matcher), so a wanted tsc reads them all.
     if (run.output.annotations_count === 0 || !(wants(analyzer) || wants("tsc"))) continue;
     if (++annotated > MAX_ANNOTATED_RUNS) {
@@ -387,8 +397,7 @@ async function gatherCheckRuns(gh: GitHubClient, c: Collector, t: StaticTarget, 
       // GitHub Actions' own notes about the job (exit codes, deprecations) sit at path .github, not in code.
       if (a.path === ".github") continue;
       const own = analyzer === "tsc" || analyzer === "semgrep" ? analyzer : TS_TEXT.test(`${a.title ?? ""}\n${a.message ?? ""}`) ? "tsc" : analyzer;
-      const target = own === analyzer ? g : c.seen(own, `check_run:${firstLine(run.name, 100)}`);
-      target.drafts.push(annotationDraft(own, run, a));
+      c.seen(own, `check_run:${firstLine(run.name, 100)}`).drafts.push(annotationDraft(own, run, a));
     }
   }
 }
@@ -396,8 +405,7 @@ async function gatherCheckRuns(gh: GitHubClient, c: Collector, t: StaticTarget, 
 async function gatherCodeScanning(gh: GitHubClient, c: Collector, t: StaticTarget, deadline: Deadline): Promise<void> {
   const alerts: Alert[] = [];
   try {
-    for (let page = 1; page <= MAX_ALERT_PAGES; page++) {
-      deadline.check();
+    for (let page = 1; page <= MAX_ALERT_PAGES && deadline.more(); page++) {
       const res = await gh.request<Alert[]>("GET /repos/{owner}/{repo}/code-scanning/alerts", {
         ...repoParams(t.repo), ...(t.scanningRef ? { ref: t.scanningRef } : {}), state: "open", per_page: PER_PAGE, page,
       });
@@ -460,6 +468,8 @@ export async function readStaticAnalysis(ctx: Ctx, target: StaticTarget, opts: S
     if (all || names.some((n) => n !== "tsc")) await gatherCodeScanning(gh, c, target, deadline);
   } catch (err) {
     if (!(err instanceof DeadlineReached || deadline.reached)) throw err;
+  }
+  if (deadline.reached) {
     c.incomplete = true;
     c.warnings.push(`timeout_ms (${opts.timeoutMs} ms) was reached before GitHub's results were all read; what was read is reported.`);
   }
