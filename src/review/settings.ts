@@ -29,10 +29,10 @@ export const SETTINGS_GLOB_OPTIONS = { nocase: true, dot: true, strictBrackets: 
  * the same paths as its regexes, with the rule in words. A repository whose hotspots are null uses it.
  */
 export const DEFAULT_HOTSPOTS: readonly (HotspotRule & { description: string })[] = [
-  { id: "src/mcp", paths: ["src/mcp/**"], description: "anything under src/mcp/" },
-  { id: "src/reactive", paths: ["src/reactive/**"], description: "anything under src/reactive/" },
-  { id: "src/internal", paths: ["src/internal/**"], description: "anything under src/internal/" },
-  { id: "src/http", paths: ["src/http/**"], description: "anything under src/http/" },
+  { id: "src/mcp", paths: ["src/mcp/**/*"], description: "anything under src/mcp/" },
+  { id: "src/reactive", paths: ["src/reactive/**/*"], description: "anything under src/reactive/" },
+  { id: "src/internal", paths: ["src/internal/**/*"], description: "anything under src/internal/" },
+  { id: "src/http", paths: ["src/http/**/*"], description: "anything under src/http/" },
   {
     id: "auth",
     paths: ["**/{auth,oauth,jwt,token}", "**/{auth,oauth,jwt,token}/**"],
@@ -47,7 +47,7 @@ export const DEFAULT_HOTSPOTS: readonly (HotspotRule & { description: string })[
 
 /** The reference's config paths as globs (same matches as its regexes): what config_changed looks at by default. */
 export const DEFAULT_CONFIG_PATHS: readonly string[] = [
-  "package.json", "package-lock.json", "tsconfig.json", "tsconfig.?*.json", ".github/**", "dockerfile", "docker/**", "scripts/**", "**/*.yml", "**/*.yaml",
+  "package.json", "package-lock.json", "tsconfig.json", "tsconfig.?*.json", ".github/**/*", "dockerfile", "docker/**/*", "scripts/**/*", "**/*.yml", "**/*.yaml",
 ];
 
 export const MAX_HOTSPOT_RULES = 30;
