@@ -4,6 +4,7 @@
  * A repository without a row, or a review without a repository, takes the defaults: the
  * reference implementation's lists.
  */
+import picomatch from "picomatch";
 import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
@@ -16,6 +17,63 @@ export const hotspotRuleSchema = z.object({
 export type HotspotRule = z.infer<typeof hotspotRuleSchema>;
 
 export const DEFAULT_INVARIANTS_PATH = ".review-invariants.yml";
+
+/**
+ * How every settings glob is matched: case-insensitive and dotfiles included, as the reference's
+ * `/…/i` patterns are. strictBrackets refuses an unbalanced [ { ( instead of reading it as text.
+ */
+export const SETTINGS_GLOB_OPTIONS = { nocase: true, dot: true, strictBrackets: true } as const;
+
+/**
+ * The reference's hotspot list (src/reviewer/checks/preflight.ts), written out as globs that match
+ * the same paths as its regexes, with the rule in words. A repository whose hotspots are null uses it.
+ */
+export const DEFAULT_HOTSPOTS: readonly (HotspotRule & { description: string })[] = [
+  { id: "src/mcp", paths: ["src/mcp/**/*"], description: "anything under src/mcp/" },
+  { id: "src/reactive", paths: ["src/reactive/**/*"], description: "anything under src/reactive/" },
+  { id: "src/internal", paths: ["src/internal/**/*"], description: "anything under src/internal/" },
+  { id: "src/http", paths: ["src/http/**/*"], description: "anything under src/http/" },
+  {
+    id: "auth",
+    paths: ["**/{auth,oauth,jwt,token}", "**/{auth,oauth,jwt,token}/**"],
+    description: "a path segment named auth, oauth, jwt or token",
+  },
+  {
+    id: "security",
+    paths: ["**/{security,crypto,tls,ssl}", "**/{security,crypto,tls,ssl}/**"],
+    description: "a path segment named security, crypto, tls or ssl",
+  },
+];
+
+/** The reference's config paths as globs (same matches as its regexes): what config_changed looks at by default. */
+export const DEFAULT_CONFIG_PATHS: readonly string[] = [
+  "package.json", "package-lock.json", "tsconfig.json", "tsconfig.?*.json", ".github/**/*", "dockerfile", "docker/**/*", "scripts/**/*", "**/*.yml", "**/*.yaml",
+];
+
+export const MAX_HOTSPOT_RULES = 30;
+export const MAX_CONFIG_PATHS = 50;
+
+/** Why a settings glob is refused, or null when it is usable: repository-relative, no `..`, balanced brackets. */
+export function globProblem(glob: string): string | null {
+  if (glob.trim() !== glob || glob.length === 0) return "has leading or trailing spaces, or is empty";
+  if (glob.startsWith("/") || /^[A-Za-z]:/.test(glob)) return "is absolute; globs are relative to the repository root";
+  if (glob.includes("\\")) return "contains a backslash; use forward slashes";
+  if (glob.split("/").some((seg) => seg === ".." || seg === ".")) return "contains a '.' or '..' segment";
+  try {
+    picomatch.makeRe(glob, SETTINGS_GLOB_OPTIONS);
+  } catch (err) {
+    return `is not a valid glob (${err instanceof Error ? err.message : String(err)})`;
+  }
+  return null;
+}
+
+/** The lists a review uses: the stored ones, or the defaults where they are null. */
+export function effectiveLists(s: Pick<ReviewSettings, "hotspots" | "configPaths">): { hotspots: HotspotRule[]; configPaths: string[] } {
+  return {
+    hotspots: s.hotspots ?? DEFAULT_HOTSPOTS.map(({ id, paths }) => ({ id, paths: [...paths] })),
+    configPaths: s.configPaths ?? [...DEFAULT_CONFIG_PATHS],
+  };
+}
 
 export interface ReviewSettings {
   /** null: the reference's hotspot ids (src/mcp, src/reactive, src/internal, src/http, auth, security). */
