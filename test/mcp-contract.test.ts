@@ -231,6 +231,8 @@ describe("idempotency keys", () => {
 });
 
 /** Arguments that make each tool succeed, in order, in a fresh tenant (project_create runs first). */
+const SAMPLE_DIFF = "diff --git a/src/cart.ts b/src/cart.ts\n--- a/src/cart.ts\n+++ b/src/cart.ts\n@@ -1 +1 @@\n-export const total = 1;\n+export const total = eval('2');\n";
+
 const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   log_change: { entity_path: "a.b", change_type: "add" },
   change_diff: { entity_path: "a" },
@@ -326,10 +328,18 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   find_callers: { symbol: "cartTotal" },
   find_callees: { symbol: "cartTotal" },
   impact_analysis: { paths: ["src/cart.ts"] },
+  review_diff: { diff: SAMPLE_DIFF, options: { include_sarif: true, include_markdown: true } },
+  check_invariants: { diff: SAMPLE_DIFF, invariants: "security:\n  - id: SEC001\n    rule: No eval\n    paths: ['src/**']\n    severity: HIGH\n    category: security\n    deny:\n      regex: 'eval\\('\n" },
+  scrub_secrets: { content: "token = ghp_0123456789abcdefghijABCDEFGHIJ012345" },
+  validate_content: { content: "const total = 1;", content_type: "generated_code", file_path: "src/cart.ts" },
+  run_static_analysis: { repo: "acme/api", options: { analyzers: ["tsc"] } },
+  review_settings: { repo: "acme/api" },
 };
 
 /** The code tools without an index (and without GitHub) answer these, after validation and the envelope. */
 const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
+/** The review tools stop here without GitHub or a language model configured. */
+const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured"]);
 
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {
@@ -357,6 +367,10 @@ describe("no code generation at run time", () => {
         const result = await client.callTool({ name: t.name, arguments: args });
         if (t.toolset === "code" && result.isError) {
           expect(CODE_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
+          continue;
+        }
+        if (t.toolset === "review" && result.isError) {
+          expect(REVIEW_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
         if (t.toolset === "git") {

@@ -17,4 +17,5 @@ export const ALL_TOOL_NAMES = [
   "semantic_search", "get_file", "get_context_for_prompt", "codebase_retrieval", "git_commit_retrieval", "get_workspace_info",
   "index_workspace", "reindex_workspace", "index_status", "clear_index",
   "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
+  "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis", "review_settings",
 ].sort();

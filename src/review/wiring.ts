@@ -1,8 +1,10 @@
 /**
- * The optional stages review_diff runs beside its preflight. Empty until the modules that do
- * invariants, static analysis and the LLM passes are wired in here; an absent stage makes
- * review_diff skip it with a warning, as the reference does without a runtime.
+ * The optional stages review_diff runs beside its preflight, each from its own module. A stage
+ * missing here would make review_diff skip it with a warning, as the reference does without a
+ * runtime.
  */
+import { invariantsStage } from "./invariants";
 import type { ReviewStages } from "./stages";
+import { staticStage } from "./static-analysis";
 
-export const reviewStages: ReviewStages = {};
+export const reviewStages: ReviewStages = { invariants: invariantsStage, staticAnalysis: staticStage };
