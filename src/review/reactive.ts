@@ -9,6 +9,7 @@
  * What reviewing a batch means is not decided here: a BatchReviewer (src/review/wiring-reactive.ts)
  * is called with the batch's diff, so this module never depends on how a review is done.
  */
+import { repoKey } from "../code/store";
 import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso, systemClock } from "../db/time";
@@ -37,8 +38,6 @@ export interface BatchReview {
 
 /** Reviews one batch of a session: its unified diff, the paths in it, where it comes from. */
 export type BatchReviewer = (ctx: Ctx, input: { diff: string; changedFiles: string[]; repo: RepoName; headSha: string }) => Promise<BatchReview>;
-
-export const repoKey = (r: RepoName) => `${r.owner}/${r.name}`.toLowerCase();
 
 /** The session's object: named by tenant and session, so no id reaches another tenant's object. */
 export const reviewSessionStub = (env: Env, tenantId: string, sessionId: string): DurableObjectStub<ReviewSessionDO> =>
@@ -200,7 +199,7 @@ async function merge(x: StepEnv, state: SessionState): Promise<StepOutcome> {
 }
 
 async function publish(x: StepEnv, gh: Pick<GitHubClient, "request">, spec: SessionSpec): Promise<StepOutcome> {
-  const settings = await reviewSettingsFor({ d1: x.env.DB, tenantId: spec.tenantId }, repoKey(spec));
+  const settings = await reviewSettingsFor({ d1: x.env.DB, tenantId: spec.tenantId }, repoKey(spec.owner, spec.name));
   if (!settings.publish) return { ok: true, skipped: true, note: "publishing is off for this repository (review settings)" };
   const result = await x.store.get<ReviewResult>(RESULT_KEY);
   if (!result) return { ok: false, retryable: false, error: "there is no merged result to publish" };
@@ -262,7 +261,7 @@ export async function startSession(ctx: StartCtx, input: Omit<SessionSpec, "sess
   const now = ctx.clock.now();
   const spec: SessionSpec = { ...input, sessionId: uuidv7(now.getTime()), tenantId: ctx.tenantId, actorId: ctx.actorId, actorName: ctx.actorName, createdAt: iso(now) };
   const state = initialState(spec);
-  const key = repoKey(spec);
+  const key = repoKey(spec.owner, spec.name);
   await ctx.d1.prepare(
     `INSERT INTO review_sessions (tenant_id, id, repo, pull_number, commit_hash, base_ref, source, status, total_steps, created_by, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
@@ -412,7 +411,7 @@ export async function reviewPullRequestEvent(ctx: Ctx, payload: Json): Promise<s
   if (!REVIEW_ACTIONS.has(action)) return null;
   const repo = parseOwnerName(str(obj(payload.repository).full_name));
   if (!repo) return null;
-  if (!(await reviewSettingsFor(ctx, repoKey(repo))).reactive) return null;
+  if (!(await reviewSettingsFor(ctx, repoKey(repo.owner, repo.name))).reactive) return null;
   const pr = obj(payload.pull_request);
   const number = Number(payload.number ?? pr.number);
   if (!Number.isSafeInteger(number) || number < 1) return "reactive review: the delivery names no pull request number";
@@ -423,7 +422,7 @@ export async function reviewPullRequestEvent(ctx: Ctx, payload: Json): Promise<s
   const prior = await ctx.d1.prepare(
     `SELECT id, status FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND commit_hash = ? AND status IN ('executing', 'paused', 'completed')
      ORDER BY created_at DESC LIMIT 1`,
-  ).bind(ctx.tenantId, repoKey(repo), number, head).first<{ id: string; status: string }>();
+  ).bind(ctx.tenantId, repoKey(repo.owner, repo.name), number, head).first<{ id: string; status: string }>();
   if (prior) return `reactive review: PR #${number} at ${head.slice(0, 12)} already has session ${prior.id} (${prior.status})`;
   const started = await startSession(ctx, {
     owner: repo.owner, name: repo.name, pullNumber: number, commitHash: head, baseRef: base,
