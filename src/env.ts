@@ -2,6 +2,7 @@ import type { OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import type { ClaimsDO } from "./durable/claims";
 import type { DocSessionDO } from "./durable/doc-sessions";
 import type { RateLimitDO } from "./durable/rate-limit";
+import type { ReviewSessionDO } from "./durable/review-sessions";
 import type { SessionDO } from "./durable/session";
 import type { IndexJob } from "./code/indexer";
 import type { AiBinding } from "./search/embedder";
@@ -20,6 +21,10 @@ export interface Env {
   RATE_LIMIT_KEY_PER_MIN?: string;
   /** Requests per minute per tenant, all keys together (webhook deliveries are counted apart); "0" is off. */
   RATE_LIMIT_TENANT_PER_MIN?: string;
+  /** Reactive review sessions (src/review/reactive.ts), one object per tenant and session. */
+  REVIEWS: DurableObjectNamespace<ReviewSessionDO>;
+  /** The least time between a reactive review session's steps, in ms (default 0: each step right after the last; at most an hour). */
+  REVIEW_STEP_GAP_MS?: string;
   /** Code index jobs (src/code/workflow.ts): one instance per job, named by the job id. */
   CODE_INDEX: Workflow<IndexJob>;
   /** Attachment blobs, keyed by tenant id and storage path. */

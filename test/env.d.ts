@@ -5,6 +5,8 @@ declare namespace Cloudflare {
     CLAIMS: DurableObjectNamespace<import("../src/durable/claims").ClaimsDO>;
     RATE_LIMITS: DurableObjectNamespace<import("../src/durable/rate-limit").RateLimitDO>;
     DOC_SESSIONS: DurableObjectNamespace<import("../src/durable/doc-sessions").DocSessionDO>;
+    REVIEWS: DurableObjectNamespace<import("../src/durable/review-sessions").ReviewSessionDO>;
+    REVIEW_STEP_GAP_MS?: string;
     RATE_LIMIT_KEY_PER_MIN?: string;
     RATE_LIMIT_TENANT_PER_MIN?: string;
     BLOBS: R2Bucket;
@@ -24,6 +26,6 @@ declare namespace Cloudflare {
 declare namespace Cloudflare {
   interface GlobalProps {
     mainModule: typeof import("../src/index");
-    durableNamespaces: "SessionDO" | "ClaimsDO" | "RateLimitDO" | "DocSessionDO";
+    durableNamespaces: "SessionDO" | "ClaimsDO" | "RateLimitDO" | "DocSessionDO" | "ReviewSessionDO";
   }
 }

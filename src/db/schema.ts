@@ -792,3 +792,27 @@ export const reviewSettings = sqliteTable("review_settings", {
   updatedAt: text("updated_at").notNull(),
   updatedBy: text("updated_by").notNull(),
 });
+
+/** Reactive review sessions (migrations/0032); the live plan is in ReviewSessionDO. */
+export const reviewSessions = sqliteTable("review_sessions", {
+  tenantId: text("tenant_id").notNull(),
+  id: text("id").notNull(),
+  repo: text("repo").notNull(),
+  pullNumber: integer("pull_number"),
+  commitHash: text("commit_hash").notNull(),
+  baseRef: text("base_ref").notNull(),
+  source: text("source").notNull(),
+  status: text("status").notNull(),
+  totalSteps: integer("total_steps").notNull(),
+  completedSteps: integer("completed_steps").notNull().default(0),
+  findingsCount: integer("findings_count").notNull().default(0),
+  error: text("error"),
+  result: text("result"),
+  state: text("state"),
+  reviewId: integer("review_id"),
+  reviewUrl: text("review_url"),
+  createdBy: text("created_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  finishedAt: text("finished_at"),
+});

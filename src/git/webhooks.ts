@@ -14,6 +14,7 @@ import { applyDocWatches } from "../docs/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
+import { reviewPullRequestEvent } from "../review/reactive";
 import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
 import { findTask } from "../work/task-model";
 
@@ -197,6 +198,17 @@ async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
   return { status: "processed", note: `PR #${number} ${state}: ${moved} code ref(s) moved, ${linked} task(s) linked` };
 }
 
+/**
+ * A pull request delivery also starts (or, for a new head, replaces) the pull request's reactive
+ * review where the repository's review settings opt in (src/review/reactive.ts); its note joins
+ * the delivery's outcome.
+ */
+async function onPullRequestWithReview(ctx: Ctx, payload: Json): Promise<Outcome> {
+  const tracked = await onPullRequest(ctx, payload);
+  const review = await reviewPullRequestEvent(ctx, payload);
+  return review === null ? tracked : { status: "processed", note: `${tracked.note}; ${review}` };
+}
+
 // ---------------------------------------------------------------------------------------------
 // installation, installation_repositories (GitHub App)
 
@@ -236,7 +248,7 @@ async function onInstallationRepositories(ctx: Ctx, payload: Json): Promise<Outc
 const HANDLERS: Record<string, (ctx: Ctx, payload: Json, deliveryId: string) => Promise<Outcome>> = {
   ping: async () => ({ status: "processed", note: "pong" }),
   push: onPushWithDocWatches,
-  pull_request: onPullRequest,
+  pull_request: onPullRequestWithReview,
   installation: onInstallation,
   installation_repositories: onInstallationRepositories,
 };
