@@ -1,15 +1,26 @@
 /**
- * Which BatchReviewer the reactive review sessions use. review_diff (src/review/review-diff.ts)
- * is the reviewer they are meant to call; until it is wired in here, nothing on this server can
- * review a batch honestly, so there is none and a session's review steps fail with
- * review_unavailable (the session says so in its status and telemetry).
+ * Which BatchReviewer the reactive review sessions use: review_diff's pipeline with the stages
+ * this server wires (src/review/wiring.ts), so a session's batch gets the same preflight,
+ * repository settings, invariants and LLM passes as a review_diff call on that diff.
  *
  * `useBatchReviewer` swaps the reviewer for the whole isolate: the Durable Object that runs the
- * steps lives in the same isolate as whoever sets it (tests inject a reviewer this way).
+ * steps lives in the same isolate as whoever sets it (tests inject a failing reviewer this way).
  */
+import { fullName } from "../git/read-tool";
 import type { BatchReviewer } from "./reactive";
+import { reviewDiff, reviewDiffInput } from "./review-diff";
+import { reviewStages } from "./wiring";
 
-let current: BatchReviewer | null = null;
+export const reviewDiffBatchReviewer: BatchReviewer = async (ctx, batch) => {
+  const result = await reviewDiff(
+    ctx,
+    reviewDiffInput.parse({ diff: batch.diff, changed_files: batch.changedFiles, repo: fullName(batch.repo), head_sha: batch.headSha, options: {} }),
+    reviewStages,
+  );
+  return { findings: result.findings, risk_score: result.risk_score, classification: result.classification, summary: result.summary };
+};
+
+let current: BatchReviewer | null = reviewDiffBatchReviewer;
 
 export const batchReviewer = (): BatchReviewer | null => current;
 
