@@ -19,7 +19,11 @@ export type GitTarget =
   | { kind: "branch"; branch: string };
 
 const WORKING_TREE = /^(staged|unstaged|cached|working|worktree)$/i;
-const PULL = /^(?:#|pr:)?(\d{1,10})$/i;
+/**
+ * "#12" and "pr:12" are pull requests; so are bare numbers up to six digits. Seven or more bare
+ * digits are read as an abbreviated SHA, which can be all digits (hono's 7967760 is one).
+ */
+const PULL = /^(?:(?:#|pr:)(\d{1,10})|(\d{1,6}))$/i;
 /** The reference's test for a commit: 7–40 hex digits. */
 const SHA = /^[0-9a-f]{7,40}$/i;
 
@@ -42,7 +46,7 @@ export function parseTarget(target: string, base: string | undefined): GitTarget
   const pull = PULL.exec(t);
   if (pull) {
     noBase("a pull request (it has its own base)");
-    return { kind: "pull", number: Number(pull[1]) };
+    return { kind: "pull", number: Number(pull[1] ?? pull[2]) };
   }
   const parsed = parseRange(t);
   if (!parsed) throw unsafeRef("target", t);

@@ -131,11 +131,11 @@ export const reviewChangesTool = defineTool({
 export const reviewGitDiffTool = defineTool({
   name: "review_git_diff",
   title: "LLM review of a pull request, branch or commit",
-  description: 'Fetches a diff from GitHub and reviews it as review_changes does. target: a pull request ("#12", "pr:12" or "12"), a branch (compared with base, default the default branch), a commit SHA (against its parent, or base), a range "A...B", or "head" (the default branch\'s last commit). "staged"/"unstaged" (the seed\'s default) have no meaning without a working tree: unsupported_target. include_patterns keeps only matching files. Answers {git_info, review}.',
+  description: 'Fetches a diff from GitHub and reviews it as review_changes does. target: a pull request ("#12", "pr:12", or a bare number of up to six digits), a branch (compared with base, default the default branch), a commit SHA (against its parent, or base), a range "A...B", or "head" (the default branch\'s last commit). "staged"/"unstaged" (the seed\'s default) have no meaning without a working tree: unsupported_target. include_patterns keeps only matching files. Answers {git_info, review}.',
   toolset: "review",
   input: z.object({
     repo: repoField,
-    target: z.string().min(1).max(300).default("staged").describe('"#12"/"pr:12"/"12" (pull request), a branch, a commit SHA, "A...B", or "head"; "staged"/"unstaged" (default "staged") are refused.'),
+    target: z.string().min(1).max(300).default("staged").describe('"#12"/"pr:12"/"12" (pull request; 7+ bare digits are a SHA), a branch, a commit SHA, "A...B", or "head"; "staged"/"unstaged" (default "staged") are refused.'),
     base: z.string().min(1).max(256).optional().describe("For a branch or commit target: what to compare against (default for a branch: the default branch)."),
     include_patterns: z.array(z.string().min(1).max(200)).max(50).optional().describe('Only files matching one of these globs (e.g. "src/**", "*.ts").'),
     options: z.object({
