@@ -49,9 +49,9 @@ export function planContext(files: ChangedFileView[], hotspots: string[], tokenB
   const ranked = files
     .filter((f) => !f.binary && f.status !== "deleted")
     .map((file) => {
-      const changed = file.added.length + file.hunks.reduce((n, h) => n + h.newLines, 0) / 2;
       let priority = 5;
-      if (changed > 50) priority += 1;
+      // The reference counts added and removed lines; the stage's view knows the added ones.
+      if (file.added.length > 50) priority += 1;
       if (file.status === "added") priority += 2;
       if (prefixes.some((p) => file.path.startsWith(p))) priority += 2;
       return { file, priority: clamp(priority, 1, 10) };
