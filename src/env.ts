@@ -45,6 +45,19 @@ export interface Env {
   EMBEDDING_MODEL?: string;
   /** "off" disables semantic ranking: searches are lexical and nothing is embedded. */
   SEMANTIC_SEARCH?: string;
+  /**
+   * The language model of the review (and plan) tools (src/llm/index.ts): an OpenAI-compatible
+   * endpoint when LLM_API_KEY and LLM_BASE_URL are both set, else Workers AI through the AI
+   * binding, else none (LLM paths answer llm_not_configured). LLM_MODEL names the model for the
+   * backend selected (Workers AI: e.g. @cf/meta/llama-3.3-70b-instruct-fp8-fast).
+   */
+  LLM_MODEL?: string;
+  /** Secret: the bearer key of the OpenAI-compatible endpoint. */
+  LLM_API_KEY?: string;
+  /** The OpenAI-compatible API's base (e.g. https://api.openai.com/v1); /chat/completions is appended. */
+  LLM_BASE_URL?: string;
+  /** "off" turns every language-model path off, whatever is bound or set. */
+  LLM_PROVIDER?: string;
   /** GitHub REST base URL (default https://api.github.com; GitHub Enterprise: https://HOST/api/v3). */
   GITHUB_API_URL?: string;
   /** Secret: encrypts the per-tenant GitHub tokens stored in D1 (README: GitHub). */

@@ -13,6 +13,10 @@ declare namespace Cloudflare {
     CODE_INDEX: Workflow<import("../src/code/indexer").IndexJob>;
     ALLOWED_ORIGINS?: string;
     GITHUB_API_URL?: string;
+    LLM_MODEL?: string;
+    LLM_API_KEY?: string;
+    LLM_BASE_URL?: string;
+    LLM_PROVIDER?: string;
     GITHUB_CREDENTIALS_KEY?: string;
     OAUTH_KV: KVNamespace;
     OAUTH_ACCESS_TOKEN_TTL?: string;

@@ -51,13 +51,14 @@ const fileSchema = z.object({
   diff: z.string().optional().describe("The unified diff hunk text, at most max_lines_per_file lines."),
 });
 
-interface ApiFile { filename: string; status: string; additions: number; deletions: number; patch?: string; previous_filename?: string }
+export interface ApiFile { filename: string; status: string; additions: number; deletions: number; patch?: string; previous_filename?: string }
 
 const STATUS: Record<string, z.infer<typeof fileSchema>["status"]> = { added: "added", removed: "deleted", renamed: "renamed", copied: "added" };
 
-type Source = { label: string; files: ApiFile[]; note?: string };
+export type Source = { label: string; files: ApiFile[]; note?: string };
 
-async function filesFor(git: Git, r: RepoName, range: string | undefined, pull: number | undefined): Promise<Source> {
+/** The changed files of a pull request, a single ref (against its first parent) or a compare range; review_git_diff reads its diffs here too. */
+export async function filesFor(git: Git, r: RepoName, range: string | undefined, pull: number | undefined): Promise<Source> {
   const p = repoParams(r);
   const refMissing = (what: string) => () => new ToolError("git_diff_failed", `${fullName(r)}: ${what} not found.`, { hint: "Check the refs (branches, tags or SHAs) or the pull request number." });
   /** Pull request and commit files come 100 a page (up to GitHub's 3000); one page short of full ends it. */
