@@ -334,12 +334,20 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   validate_content: { content: "const total = 1;", content_type: "generated_code", file_path: "src/cart.ts" },
   run_static_analysis: { repo: "acme/api", options: { analyzers: ["tsc"] } },
   review_settings: { repo: "acme/api" },
+  review_auto: { diff: SAMPLE_DIFF, review_diff_options: { max_findings: 5 }, response_version: "v2" },
+  review_changes: { diff: SAMPLE_DIFF },
+  review_git_diff: { repo: "acme/api", target: "#12" },
+  reactive_review_pr: { repo: "acme/api", commit_hash: "0123456789abcdef0123456789abcdef01234567", base_ref: "main", changed_files: "src/cart.ts" },
+  get_review_status: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
+  get_review_telemetry: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
+  pause_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
+  resume_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
 };
 
 /** The code tools without an index (and without GitHub) answer these, after validation and the envelope. */
 const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
-/** The review tools stop here without GitHub or a language model configured. */
-const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured"]);
+/** The review tools stop here without GitHub or a language model configured, or a session to read. */
+const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
 
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {

@@ -9,13 +9,11 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../src/env";
 import type { Completion, CompletionModel, CompletionRequest } from "../src/llm/types";
 import type { AiChatInput } from "../src/llm/workers-ai";
-import type { Ctx } from "../src/mcp/context";
 import { callTool, findTool } from "../src/mcp/registry";
 import { llmStage, planContext, runLlmStage } from "../src/review/llm-passes";
 import { MISSING_DIFF, NO_REVIEWABLE_SCOPE, parseDiffFiles, type DiffFile } from "../src/review/llm-review";
 import type { ChangedFileView, LlmRequest } from "../src/review/stages";
 import { findingSchema } from "../src/review/types";
-import type { AiBinding } from "../src/search/embedder";
 import benchDeno from "./fixtures/review/llm/hono-bench-deno-fbd7ed70.diff?raw";
 import etagDiff from "./fixtures/review/llm/hono-etag-f8b7847d.diff?raw";
 import jwtDiff from "./fixtures/review/llm/hono-jwt-bun-1749f6a9.diff?raw";
@@ -24,31 +22,14 @@ import requestAtHead from "./fixtures/review/llm/hono-request-79677607.ts.txt?ra
 import renameDiff from "./fixtures/review/llm/hono-workerd-rename-f634c824.diff?raw";
 import { errorBody, example, exampleItem, FakeGitHub } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
+import { MODEL, ScriptedAi, withAi } from "./llm-stand-in";
 import { call, fails, newWorld, ok } from "./helpers";
 
 afterEach(() => vi.restoreAllMocks());
 
-const MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
 const JWT = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJtZXNzYWdlIjoiaGVsbG8gd29ybGQifQ.B54pAqIiLbu170tGQ1rY06Twv__0qSHTA0ioQPIOvFE";
 const HEAD = "29f1ed97".padEnd(40, "0");
 
-/** The Workers AI binding, answering each chat call from `reply` and recording what it was sent. */
-class ScriptedAi implements AiBinding {
-  readonly inputs: AiChatInput[] = [];
-  constructor(public reply: (input: AiChatInput) => unknown) {}
-  run(model: string, input: { text: string[] } | AiChatInput): Promise<unknown> {
-    if (model !== MODEL) return Promise.reject(new Error(`5007: No such model ${model} or task`));
-    if (!("messages" in input)) return Promise.reject(new Error("5006: Invalid input"));
-    this.inputs.push(structuredClone(input));
-    return Promise.resolve({ response: this.reply(input), usage: { prompt_tokens: 900, completion_tokens: 120, total_tokens: 1020 } });
-  }
-  /** Everything the model was shown, all calls together. */
-  get seen(): string {
-    return this.inputs.flatMap((i) => i.messages.map((m) => m.content)).join("\n");
-  }
-}
-
-const withAi = (ctx: Ctx, ai: AiBinding | undefined): Ctx => ({ ...ctx, env: { ...ctx.env, AI: ai } as Env });
 
 interface ModelFinding {
   id: string;
@@ -167,12 +148,11 @@ describe("review_changes", () => {
     });
     expect(ai.seen).not.toContain(JWT);
     expect(ai.seen).not.toContain(token);
-    expect(ai.seen).toContain("[masked: JWT]");
-    expect(ai.seen).toContain("[masked: GitHub token]");
-    // hono's own test line `jwt({ secret: 'a-secret' })` is secret-shaped too, and masked as such.
-    expect(ai.seen).toContain("jwt({ [masked: secret assignment]");
+    // Masked the reference's way: the first 4 characters, then asterisks.
+    expect(ai.seen).toContain(`${JWT.slice(0, 4)}****`);
+    expect(ai.seen).toContain("ghp_****");
     expect(ai.seen).toContain("### bun_test/setup.ts");
-    expect(r.metadata.warnings).toContain("Secret-shaped text was masked before the model saw it: JWT, secret assignment, GitHub token.");
+    expect(r.metadata.warnings).toContain("Secret-shaped text was masked before the model saw it: jwt, github-pat.");
     expect(JSON.stringify(r)).not.toContain(token);
   });
 
@@ -518,7 +498,7 @@ describe("the LLM stage of review_diff", () => {
     const { w } = await world("stage-secret");
     const gh = new FakeGitHub();
     const ctx = await connectGitHub(w.ctx, gh);
-    const key = "AKIAIOSFODNN7EXAMPLE";
+    const key = "AKIALALEMEL33243OLIA"; // gitleaks allowlists AWS's documented AKIA…EXAMPLE key, so a key from its own samples
     const file = requestAtHead.replace("export class HonoRequest", `const awsKey = '${key}'\nexport class HonoRequest`);
     gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => ({ body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", path: req.path.path, size: file.length, content: btoa(file) }) }));
     const model = new ScriptedModel(() => JSON.stringify({ findings: [llmFinding("F1", "HIGH")] }));
@@ -527,8 +507,60 @@ describe("the LLM stage of review_diff", () => {
     for (const n of [0, 1]) {
       expect(model.prompt(n)).not.toContain(JWT);
       expect(model.prompt(n)).not.toContain(key);
-      expect(model.prompt(n)).toContain("[masked: JWT]");
+      expect(model.prompt(n)).toContain(`${JWT.slice(0, 4)}****`);
     }
-    expect(r.warnings).toContain("Secret-shaped text was masked before the LLM passes: JWT, secret assignment, AWS access key.");
+    expect(r.warnings).toContain("Secret-shaped text was masked before the LLM passes: jwt, aws-access-token.");
+  });
+});
+
+describe("review_auto", () => {
+  it("with a diff runs review_diff; without one, review_git_diff on GitHub; tool forces either", async () => {
+    const { ai, gh, ctx } = await gitWorld("rauto-pick", () => review(requestFindings));
+    const byDiff = await ok(ctx, "review_auto", { diff: requestDiff });
+    expect(byDiff).toMatchObject({ selected_tool: "review_diff", rationale: "diff provided -> using review_diff" });
+    expect(byDiff.output).toMatchObject({ classification: expect.any(String), risk_score: expect.any(Number), stats: { files_changed: 2 } });
+    expect(byDiff.skipped_steps).toBeUndefined();
+    expect(ai.inputs).toHaveLength(0);
+    expect(gh.requests).toHaveLength(0);
+
+    const byGit = await ok(ctx, "review_auto", { repo: "honojs/hono", target: "#5268" });
+    expect(byGit).toMatchObject({ selected_tool: "review_git_diff", rationale: "no diff provided -> using review_git_diff" });
+    expect(byGit.output.git_info).toMatchObject({ resolved: "pull request #5268", files_changed: ["src/request.test.ts", "src/request.ts"] });
+    expect(byGit.output.review.findings.map((f: { id: string }) => f.id)).toEqual(["F2", "F5", "F3"]);
+
+    const forced = await ok(ctx, "review_auto", { tool: "review_git_diff", repo: "honojs/hono", target: "#5268", review_git_diff_options: { max_findings: 1 } });
+    expect(forced.rationale).toBe("Forced tool: review_git_diff");
+    expect(forced.output.review.findings.map((f: { id: string }) => f.id)).toEqual(["F2"]);
+  });
+
+  it("refuses arguments meant for the other tool, a forced review_diff without a diff, and a git review without repo", async () => {
+    const { gh, ctx } = await gitWorld("rauto-refuse");
+    const msg = async (args: Record<string, unknown>) => (await fails(ctx, "review_auto", args)).message;
+    expect(await msg({ diff: requestDiff, target: "#1" })).toBe("review_diff selected; git args (target/base/include_patterns) are not applicable");
+    expect(await msg({ diff: requestDiff, review_git_diff_options: { max_findings: 3 } })).toBe("review_diff selected; review_git_diff_options is not applicable");
+    expect(await msg({ tool: "review_git_diff", repo: "honojs/hono", diff: requestDiff })).toBe("review_git_diff selected; diff argument is not applicable");
+    expect(await msg({ repo: "honojs/hono", target: "#1", changed_files: ["a.ts"] })).toBe("review_git_diff selected; changed_files is not applicable");
+    expect(await msg({ repo: "honojs/hono", target: "#1", review_diff_options: {} })).toBe("review_git_diff selected; review_diff_options is not applicable");
+    expect(await msg({ tool: "review_diff" })).toBe("review_diff selected but no valid diff provided");
+    expect(await msg({ target: "#1" })).toBe("review_git_diff selected but no repo given");
+    const bad = await fails(ctx, "review_auto", { diff: requestDiff, review_diff_options: { confidence_threshold: 2 } });
+    expect(bad.code).toBe("invalid_input");
+    // The seed's default target needs a working tree; the refusal is review_git_diff's own.
+    expect((await fails(ctx, "review_auto", { repo: "honojs/hono" })).code).toBe("unsupported_target");
+    expect(gh.requests).toHaveLength(0);
+  });
+
+  it("v2 says which review_diff stages were left off, and whether by default or by the caller", async () => {
+    const { ctx } = await gitWorld("rauto-v2");
+    const byDefault = await ok(ctx, "review_auto", { diff: requestDiff, response_version: "v2" });
+    expect(byDefault.skipped_steps).toEqual([
+      { step: "llm_pass", reason: "Skipped because review_diff options.enable_llm is disabled." },
+      { step: "static_analysis", reason: "Skipped because review_diff options.enable_static_analysis is disabled." },
+    ]);
+    expect(byDefault.requested_by).toBe("default");
+    const byUser = await ok(ctx, "review_auto", { diff: requestDiff, response_version: "v2", review_diff_options: { enable_llm: false } });
+    expect(byUser.requested_by).toBe("user");
+    const git = await ok(ctx, "review_auto", { repo: "honojs/hono", target: "#5268", response_version: "v2" });
+    expect(git).toMatchObject({ skipped_steps: [], requested_by: "config" });
   });
 });

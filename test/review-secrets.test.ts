@@ -86,15 +86,15 @@ describe("masking", () => {
     expect(shannonEntropy("ab")).toBe(1);
   });
 
-  it("scrubForPrompt masks every secret and counts them", () => {
+  it("scrubForPrompt masks every secret and names the rules that found them", () => {
     const text = `${apiGo}\n${envProd}`;
     const r = scrubForPrompt(text);
-    expect(r.found).toBe(2);
+    expect(r.found).toEqual(["aws-access-token", "generic-api-key"]);
     expect(r.text).not.toContain("AKIALALEMEL33243OLIA");
     expect(r.text).not.toContain("8ae31cacf141669ddfb5da");
     expect(r.text).toContain('awsToken := "AKIA****************"');
     expect(r.text).toContain("DB_PASSWORD=8ae3******************");
-    expect(scrubForPrompt(gitLog)).toEqual({ text: gitLog, found: 0 });
+    expect(scrubForPrompt(gitLog)).toEqual({ text: gitLog, found: [] });
   });
 
   it("replaces the secret only, leaving the surrounding match as it was", () => {

@@ -33,4 +33,13 @@ describe("review_diff with the wired stages", () => {
     expect(r.metadata.warnings).toEqual(["static analysis needs the repository and head_sha to read what GitHub ran; nothing was executed."]);
     expect(r.static_analysis).toMatchObject({ analyzers_requested: ["tsc"], analyzers_executed: 0 });
   });
+
+  it("enable_llm without a configured model skips the passes with llm_not_configured; the deterministic review still answers", async () => {
+    const w = await newWorld("rv-wire-llm", { start: "2026-06-01T12:00:00.000Z" });
+    const env = { ...w.ctx.env, AI: undefined, LLM_API_KEY: undefined, LLM_BASE_URL: undefined };
+    const r = await ok({ ...w.ctx, env }, "review_diff", { diff: releaseDiff, options: { enable_llm: true, llm_force: true } });
+    expect(r.stats).toMatchObject({ llm_passes_executed: 0, llm_findings_added: 0, llm_skipped_reason: "llm_not_configured" });
+    expect(r.findings.map((f: { id: string }) => f.id)).toEqual(["PRE003"]);
+    expect(r.metadata.llm_model).toBeUndefined();
+  });
 });

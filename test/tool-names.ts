@@ -18,4 +18,5 @@ export const ALL_TOOL_NAMES = [
   "index_workspace", "reindex_workspace", "index_status", "clear_index",
   "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
   "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis", "review_settings",
+  "review_auto", "review_changes", "review_git_diff", "reactive_review_pr", "get_review_status", "get_review_telemetry", "pause_review", "resume_review",
 ].sort();

@@ -18,7 +18,7 @@ import type { CompletionModel } from "../llm/types";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { extractJson } from "./llm-review";
-import { scrubForPrompt } from "./prompt-scrub";
+import { promptScrubber } from "./secrets";
 import type { ChangedFileView, LlmOutcome, LlmRequest, ReviewStages } from "./stages";
 import { CATEGORIES, type Finding, findingSchema, SEVERITIES } from "./types";
 
@@ -208,12 +208,7 @@ export async function runLlmStage(ctx: Ctx, req: LlmRequest, model: CompletionMo
   timings.contextFetch = Date.now() - contextStarted;
 
   const scrubStarted = Date.now();
-  const found = new Set<string>();
-  const scrub = (text: string) => {
-    const s = scrubForPrompt(text);
-    s.found.forEach((k) => found.add(k));
-    return s.text;
-  };
+  const { scrub, found } = promptScrubber();
   let diff = req.diff;
   if (diff.length > PROMPT_DIFF_CHARS) {
     warnings.push(`The diff was cut to ${PROMPT_DIFF_CHARS} characters for the LLM passes (from ${diff.length}).`);
@@ -222,7 +217,7 @@ export async function runLlmStage(ctx: Ctx, req: LlmRequest, model: CompletionMo
   const sections: [string, string][] = [["DIFF", scrub(diff)], ["CONTEXT", scrub(context)], ["INVARIANTS", scrub(req.invariantsForPrompt)]];
   const instructions = scrub(opts.customInstructions?.trim() ?? "");
   timings.secretsScrub = Date.now() - scrubStarted;
-  if (found.size > 0) warnings.push(`Secret-shaped text was masked before the LLM passes: ${[...found].join(", ")}.`);
+  if (found().length > 0) warnings.push(`Secret-shaped text was masked before the LLM passes: ${found().join(", ")}.`);
 
   const ask = async (text: string) => (await model.complete({ messages: [{ role: "user", content: text }], json: true, temperature: 0, timeoutMs: opts.timeoutMs })).text;
   const failed = (pass: string, err: unknown) => {

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { matchesGlob } from "../git/diff";
 import type { CompletionModel } from "../llm/types";
 import { excerpt, invalidInput, ToolError } from "../mcp/errors";
-import { scrubForPrompt } from "./prompt-scrub";
+import { promptScrubber } from "./secrets";
 
 export const REVIEW_CATEGORIES = ["correctness", "security", "performance", "maintainability", "style", "documentation"] as const;
 export type ReviewCategory = (typeof REVIEW_CATEGORIES)[number];
@@ -363,16 +363,11 @@ export async function reviewChanges(model: CompletionModel, input: ReviewChanges
     contextRoom -= body.length;
   }
 
-  const found = new Set<string>();
-  const scrub = (text: string) => {
-    const s = scrubForPrompt(text);
-    s.found.forEach((k) => found.add(k));
-    return s.text;
-  };
+  const { scrub, found } = promptScrubber();
   const promptDiff = scrub(bounded(kept.map((f) => f.section).join("\n"), PROMPT_DIFF_CHARS, "The diff", warnings));
   const promptContexts = fitted.map(([p, c]) => [scrub(p), scrub(c)] as [string, string]);
   const instructions = scrub(opts.customInstructions.trim());
-  if (found.size > 0) warnings.push(`Secret-shaped text was masked before the model saw it: ${[...found].join(", ")}.`);
+  if (found().length > 0) warnings.push(`Secret-shaped text was masked before the model saw it: ${found().join(", ")}.`);
 
   const answer = await model.complete({
     messages: [{ role: "system", content: SYSTEM_PROMPT }, { role: "user", content: userPrompt(promptDiff, promptContexts, { ...opts, customInstructions: instructions }, input.baseRef) }],

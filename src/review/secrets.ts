@@ -293,8 +293,21 @@ export function scrubSecrets(text: string, mask: MaskOptions = DEFAULT_MASK, opt
   return { text: parts.join(""), secrets };
 }
 
-/** For the LLM passes: the text to put in a prompt, and how many secrets were masked in it. */
-export function scrubForPrompt(text: string): { text: string; found: number } {
+/** For the LLM passes: the text to put in a prompt, and the ids of the rules whose secrets were masked in it. */
+export function scrubForPrompt(text: string): { text: string; found: string[] } {
   const r = scrubSecrets(text);
-  return { text: r.text, found: r.secrets.length };
+  return { text: r.text, found: [...new Set(r.secrets.map((d) => d.pattern))] };
+}
+
+/** Scrubs every text of one prompt and remembers which rules fired across them, for one warning. */
+export function promptScrubber(): { scrub(text: string): string; found(): string[] } {
+  const found = new Set<string>();
+  return {
+    scrub(text) {
+      const s = scrubForPrompt(text);
+      s.found.forEach((k) => found.add(k));
+      return s.text;
+    },
+    found: () => [...found],
+  };
 }

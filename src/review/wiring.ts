@@ -4,7 +4,8 @@
  * runtime.
  */
 import { invariantsStage } from "./invariants";
+import { llmStage } from "./llm-passes";
 import type { ReviewStages } from "./stages";
 import { staticStage } from "./static-analysis";
 
-export const reviewStages: ReviewStages = { invariants: invariantsStage, staticAnalysis: staticStage };
+export const reviewStages: ReviewStages = { invariants: invariantsStage, staticAnalysis: staticStage, llm: llmStage };
