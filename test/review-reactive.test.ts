@@ -18,7 +18,7 @@ import { type BatchReviewer, reviewSessionStub } from "../src/review/reactive";
 import { type BatchResult, mergeBatches, parseChangedFiles, retryDelayMs } from "../src/review/reactive-plan";
 import { updateReviewSettings } from "../src/review/settings";
 import type { Finding } from "../src/review/types";
-import { useBatchReviewer } from "../src/review/wiring-reactive";
+import { reviewDiffBatchReviewer, useBatchReviewer } from "../src/review/wiring-reactive";
 import { isSafeRepoPath } from "../src/git/tokens";
 import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "./github/fake";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";
@@ -646,5 +646,54 @@ describe("unknown sessions, other tenants, bad input", () => {
     // camelCase aliases are accepted, as everywhere.
     const viaAlias = await call(r.ctx, "reactive_review_pr", { repo: REPO, commitHash: REQ_SHA, baseRef: "main", changedFiles: "src/request.ts" });
     expect(viaAlias.ok).toBe(true);
+  });
+});
+
+describe("from webhook to published review, with review_diff's own pipeline", () => {
+  it("reviews the pull request's batch as review_diff does, stores that result and publishes it", async () => {
+    useBatchReviewer(reviewDiffBatchReviewer);
+    const r = await webhookRig("rv-e2e", true);
+    await updateReviewSettings(r.ctx, REPO, { publish: true });
+    // The repository keeps invariants at the default path; the batch is checked against them at the head commit.
+    const policy = [
+      "request:",
+      "  - id: REQ001",
+      "    rule: Route params are read through the matched route",
+      "    paths: ['src/request.ts']",
+      "    severity: LOW",
+      "    category: correctness",
+      "    action: deny",
+      "    deny:",
+      "      regex:",
+      "        pattern: '\\?\\.'",
+      "",
+    ].join("\n");
+    r.gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => {
+      expect(req.path.path).toBe(".review-invariants.yml");
+      expect(req.query.ref).toBe(REQ_SHA);
+      return { body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", path: req.path.path, size: policy.length, content: btoa(policy) }) };
+    });
+    const posted: FakeRequest[] = [];
+    r.gh.on("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", (req) => {
+      posted.push(req);
+      return { body: example("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { id: 77, html_url: `https://github.com/${REPO}/pull/7#pullrequestreview-77`, commit_id: REQ_SHA }) };
+    });
+
+    await deliver(r.slug, prPayload("opened"));
+    const [s] = await sessionsOf(r.ctx.tenantId);
+    const done = await drive(r, s!.id);
+    expect(done.session).toMatchObject({ status: "completed", error: null, review_url: `https://github.com/${REPO}/pull/7#pullrequestreview-77` });
+
+    // The same diff through the review_diff tool gives the findings the session stored.
+    const direct = await ok(r.ctx, "review_diff", { diff: requestDiff, repo: REPO, head_sha: REQ_SHA });
+    const place = (f: Finding) => `${f.id} ${f.location.file}:${f.location.startLine}`;
+    expect(direct.findings.map(place)).toContain("REQ001 src/request.ts:1");
+    expect(done.result.findings.map(place).sort()).toEqual(direct.findings.map(place).sort());
+    expect(done.result).toMatchObject({ reviewed_commit: REQ_SHA, risk_score: direct.risk_score, classification: direct.classification, files_reviewed: 2 });
+    expect(JSON.parse((await row(r.ctx.tenantId, s!.id))!.result).findings.map(place).sort()).toEqual(direct.findings.map(place).sort());
+
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.body).toMatchObject({ event: "COMMENT", commit_id: REQ_SHA });
+    expect(posted[0]!.body!.body).toContain("`REQ001` Route params are read through the matched route");
   });
 });
