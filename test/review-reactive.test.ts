@@ -20,6 +20,7 @@ import { updateReviewSettings } from "../src/review/settings";
 import type { Finding } from "../src/review/types";
 import { reviewDiffBatchReviewer, useBatchReviewer } from "../src/review/wiring-reactive";
 import { isSafeRepoPath } from "../src/git/tokens";
+import { diffEntries, type DiffEntry } from "./github/diff-entries";
 import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "./github/fake";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";
 import { call, count, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
@@ -36,23 +37,6 @@ const HOUR = 3_600_000;
 
 // ---------------------------------------------------------------------------------------------
 // Fixtures: a real `git show` diff as GitHub's diff entries
-
-interface DiffEntry { filename: string; status: string; additions: number; deletions: number; patch: string }
-
-function diffEntries(diff: string): DiffEntry[] {
-  return diff.split(/^(?=diff --git )/m).filter((p) => p.trim()).map((part) => {
-    const [, from, to] = /^diff --git a\/(\S+) b\/(\S+)/.exec(part)!;
-    const patch = part.slice(part.indexOf("\n@@") + 1).replace(/\n$/, "");
-    const lines = patch.split("\n");
-    return {
-      filename: to!,
-      status: /^new file mode/m.test(part) ? "added" : /^deleted file mode/m.test(part) ? "removed" : from !== to ? "renamed" : "modified",
-      additions: lines.filter((l) => l.startsWith("+")).length,
-      deletions: lines.filter((l) => l.startsWith("-")).length,
-      patch,
-    };
-  });
-}
 
 const JSX_FILES = diffEntries(jsxDiff);
 const REQ_FILES = diffEntries(requestDiff);

@@ -10,6 +10,9 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { FakeGitHub } from "../github/fake";
 import { FakeArchives } from "../github/fake-archive";
 import { FakeRepo } from "../github/fake-repo";
+import { diffEntries } from "../github/diff-entries";
+import { errorBody, example, exampleItem } from "../github/fake";
+import { readFileSync } from "node:fs";
 import { serveFetch, type LoopbackServer } from "./github-server";
 
 type S = Record<string, unknown> & { ok: boolean };
@@ -180,6 +183,32 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
       expect(callers.items).toEqual([expect.objectContaining({ caller: "checkout", path: "src/checkout.ts" })]);
     } finally {
       await code.close();
+    }
+  }, 60_000);
+  it("runs a reactive pull-request review on Durable Object alarms under wrangler dev, from start to stored result", async () => {
+    // A real change (honojs/hono 7967760, MIT) as pull request #9 of the fake repository.
+    const files = diffEntries(readFileSync(`${import.meta.dirname}/../fixtures/review/reactive/hono-79677607.diff`, "utf8"));
+    const head = repo.write("fix/params", { "src/request.ts": "changed\n" }, "fix(request): handle params on unmatched requests", repo.refs.get("main"));
+    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}", () => ({ body: example("GET /repos/{owner}/{repo}/pulls/{pull_number}", { number: 9, head: { sha: head }, base: { ref: "main" }, requested_teams: [] }) }));
+    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", () => ({ body: files.map((f) => exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...f, changes: f.additions + f.deletions })) }));
+    // No .review-invariants.yml in this repository.
+    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
+    const review = await connect(inject("keyA"), "review");
+    try {
+      const started = structured(await review.callTool({ name: "reactive_review_pr", arguments: { repo: REPO, commit_hash: head, base_ref: "main", changed_files: files.map((f) => f.filename).join(","), pull_number: 9 } }));
+      expect(started).toMatchObject({ ok: true, status: "executing", total_steps: 3 });
+      let status: S = { ok: false };
+      for (let i = 0; i < 120; i++) {
+        status = structured(await review.callTool({ name: "get_review_status", arguments: { session_id: started.session_id } }));
+        if ((status.session as S).status !== "executing") break;
+        await new Promise((r) => setTimeout(r, 250));
+      }
+      expect(status.session).toMatchObject({ status: "completed", error: null, pull_number: 9 });
+      expect(status.result).toMatchObject({ reviewed_commit: head, files_reviewed: 2, batches: 1 });
+      const telemetry = structured(await review.callTool({ name: "get_review_telemetry", arguments: { session_id: started.session_id } }));
+      expect((telemetry.telemetry as { steps: S[] }).steps.map((s) => `${s.kind}:${s.status}`)).toEqual(["review_batch:completed", "merge:completed", "publish:skipped"]);
+    } finally {
+      await review.close();
     }
   }, 60_000);
 });
