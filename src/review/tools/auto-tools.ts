@@ -8,6 +8,7 @@ import { z } from "zod";
 import { repoField } from "../../git/repo";
 import type { Ctx } from "../../mcp/context";
 import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
+import { BRIEF_IN_LISTING } from "../../mcp/json-schema";
 import { invalidInput } from "../../mcp/errors";
 import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, reviewDiffText, reviewDiffTool } from "./diff-tools";
 import { reviewGitDiffTool } from "./llm-tools";
@@ -28,11 +29,11 @@ const input = z.object({
   changed_files: reviewDiffInputShape.changed_files.describe("review_diff only: paths to review instead of those the diff names."),
   repo: repoField.optional().describe("The repository: required for review_git_diff; for review_diff, its review settings and stages apply (extension)."),
   head_sha: reviewDiffInputShape.head_sha.describe("review_diff only: the commit the diff ends at."),
-  review_diff_options: reviewDiffOptionsSchema.optional().describe("review_diff only: its options (seed 004 §7)."),
+  review_diff_options: reviewDiffOptionsSchema.meta(BRIEF_IN_LISTING).optional().describe("review_diff only: review_diff's options object (seed 004 §7), as review_diff lists it."),
   target: z.string().min(1).max(300).optional().describe('review_git_diff only: "#12", a branch, a commit SHA, "A...B" or "head" (default "staged", which needs a working tree and is refused).'),
   base: z.string().min(1).max(256).optional().describe("review_git_diff only: what a branch or commit is compared against."),
   include_patterns: z.array(z.string().min(1).max(200)).max(50).optional().describe("review_git_diff only: keep files matching these globs."),
-  review_git_diff_options: gitOptionsSchema.optional().describe("review_git_diff only: review options, as review_changes takes them."),
+  review_git_diff_options: gitOptionsSchema.meta(BRIEF_IN_LISTING).optional().describe("review_git_diff only: review_git_diff's options object, as review_git_diff lists it."),
   response_version: z.enum(["v1", "v2"]).default("v1").describe("v2 adds skipped_steps and requested_by (the reference's second response shape)."),
 });
 
