@@ -19,8 +19,7 @@ import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../gi
 import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
-import type { AddedLines } from "./added-lines";
-import type { ReviewStages } from "./stages";
+import type { ChangedFileView, ReviewStages } from "./stages";
 import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
 
 /** Bounds on what a caller or a repository can make one call do. */
@@ -305,7 +304,7 @@ function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Fai
  * Runs every invariant over the added lines of each changed file its globs match (picomatch with
  * dot: true, as the reference's minimatch). `checked` counts (invariant, file) pairs evaluated.
  */
-export function runInvariants(files: readonly Pick<AddedLines, "path" | "oldPath" | "added">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
+export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "oldPath" | "added">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
   const findings: Finding[] = [];
   const warnings = [...config.warnings];
   const cache = new Map<string, RE2JS>();

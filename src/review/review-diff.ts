@@ -13,7 +13,7 @@ import { repoKey } from "../code/store";
 import type { Ctx } from "../mcp/context";
 import { invalidInput, toErrorBody } from "../mcp/errors";
 import { classifyChange } from "./classify";
-import { looksLikeUnifiedDiff, MAX_DIFF_CHARS, MAX_DIFF_FILES, parseUnifiedDiff, toChangedFileView } from "./diff";
+import { looksLikeUnifiedDiff, MAX_DIFF_CHARS, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "./diff";
 import { failurePolicy, filterFindings, MAX_FAIL_REASONS, mergeFindings } from "./findings";
 import { reviewMarkdown } from "./markdown";
 import { deterministicFindings, DETERMINISTIC_CHECKS, pathRules, runPreflight } from "./preflight";
@@ -24,9 +24,6 @@ import { CATEGORIES, CHANGE_TYPES, findingSchema, SEVERITIES, type Finding } fro
 
 /** The reference's version, reported as metadata.tool_version and the SARIF driver's version. */
 export const TOOL_VERSION = "1.9.0";
-
-export const MISSING_DIFF_MESSAGE = 'Missing or invalid "diff" argument. Provide a unified diff string.';
-export const NO_SCOPE_MESSAGE = "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.";
 
 const ANALYZERS = ["tsc", "semgrep"] as const;
 const findingIds = (what: string) => z.array(z.string().min(1).max(200)).max(100).default([]).describe(what);
