@@ -307,5 +307,33 @@ describe("invariantsStage (review_diff)", () => {
     expect(denied.warnings[0]).toMatch(/^Failed to load\/run invariants: /);
     expect(await invariantsStage(ctx, { ...req, invariantsPath: "../x.yml" })).toMatchObject({ warnings: ["Failed to load/run invariants: Error: Invalid invariants_path: path traversal is not allowed."] });
     expect(await invariantsStage(ctx, { ...req, repo: undefined })).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
+    // At the default path, no file means no invariants; anything else there is still worth a warning.
+    const byDefault = { ...req, invariantsPathIsDefault: true };
+    answer = () => ({ status: 404, body: errorBody("Not Found") });
+    expect(await invariantsStage(ctx, byDefault)).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
+    answer = () => ({ body: [fileBody("x: []")] });
+    expect((await invariantsStage(ctx, byDefault)).warnings).toEqual([`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA} is a directory`]);
+    answer = () => ({ status: 401, body: errorBody("Bad credentials") });
+    expect((await invariantsStage(ctx, byDefault)).warnings[0]).toMatch(/^Failed to load\/run invariants: /);
+  });
+
+  it("review_diff: a repository without an invariants file is silent at the default path, and warned about at a chosen one", async () => {
+    const { gh, ctx } = await setup("inv-default");
+    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") })).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+    const review = async (options: Record<string, unknown> = {}) => {
+      const r = await ok(ctx, "review_diff", { diff: requestIdDiff, repo: REPO, head_sha: SHA, options });
+      expect(r.stats.invariants_executed).toBe(0);
+      return r.metadata.warnings as string[];
+    };
+    const missing = (path: string) => [`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:${path}@${SHA}`];
+
+    expect(await review()).toEqual([]);
+    expect(gh.requests.filter((r) => r.path.path === ".review-invariants.yml")).toHaveLength(1);
+    expect(await review({ invariants_path: ".review-invariants.yml" })).toEqual(missing(".review-invariants.yml"));
+    // A settings row that leaves the path alone (only reactive review turned on) keeps it the default.
+    await updateReviewSettings(ctx, REPO, { reactive: true });
+    expect(await review()).toEqual([]);
+    await updateReviewSettings(ctx, REPO, { invariantsPath: "policy/invariants.yml" });
+    expect(await review()).toEqual(missing("policy/invariants.yml"));
   });
 });

@@ -18,7 +18,7 @@ import { failurePolicy, filterFindings, MAX_FAIL_REASONS, mergeFindings } from "
 import { reviewMarkdown } from "./markdown";
 import { deterministicFindings, DETERMINISTIC_CHECKS, pathRules, runPreflight } from "./preflight";
 import { toSarif } from "./sarif";
-import { reviewSettingsFor } from "./settings";
+import { DEFAULT_INVARIANTS_PATH, reviewSettingsFor } from "./settings";
 import type { InvariantsOutcome, ReviewStages, StaticOutcome } from "./stages";
 import { CATEGORIES, CHANGE_TYPES, findingSchema, SEVERITIES, type Finding } from "./types";
 
@@ -202,7 +202,7 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
 
   // Invariants: from the repository's file or inline YAML; the reference turns any failure into a warning.
   let invariants: StageRun<InvariantsOutcome> = { outcome: null, ms: 0 };
-  const invariantsPath = opts.invariants_path ?? settings?.invariantsPath;
+  const invariantsPath = opts.invariants_path ?? settings?.invariantsPath ?? DEFAULT_INVARIANTS_PATH;
   if (repo || req.invariants !== undefined) {
     const stage = stages.invariants;
     if (!stage) {
@@ -212,7 +212,7 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
         invariants = await timed(timer, () =>
           stage(ctx, {
             files, changedFiles: preflight.changedFiles, repo, headSha: req.head_sha,
-            invariantsPath: invariantsPath ?? ".review-invariants.yml", yaml: req.invariants,
+            invariantsPath, invariantsPathIsDefault: opts.invariants_path === undefined && invariantsPath === DEFAULT_INVARIANTS_PATH, yaml: req.invariants,
           }),
         );
         warnings.push(...invariants.outcome!.warnings);
