@@ -7,10 +7,10 @@
 import { describe, expect, it } from "vitest";
 import { callTool, findTool } from "../src/mcp/registry";
 import { classifyChange } from "../src/review/classify";
-import { MAX_DIFF_FILES, parseUnifiedDiff, toChangedFileView } from "../src/review/diff";
+import { fileStatus, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView, type DiffFile } from "../src/review/diff";
 import { failurePolicy, filterFindings, mergeFindings } from "../src/review/findings";
 import { rawRisk, riskScore } from "../src/review/preflight";
-import { MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, reviewDiff, reviewDiffInput, type ReviewDiffRequest } from "../src/review/review-diff";
+import { reviewDiff, reviewDiffInput, type ReviewDiffRequest } from "../src/review/review-diff";
 import { updateReviewSettings } from "../src/review/settings";
 import type { InvariantsRequest, LlmRequest, ReviewStages, StaticRequest } from "../src/review/stages";
 import type { Finding } from "../src/review/types";
@@ -31,6 +31,10 @@ import refactorTestsOnly from "./fixtures/review/diff/refactor-tests-only.diff?r
 import renameDiff from "./fixtures/review/diff/rename.diff?raw";
 import testsBugWords from "./fixtures/review/diff/tests-bug-words.diff?raw";
 import bench50 from "./fixtures/review/diff/bench-50-files.diff?raw";
+import requestIdDiff from "./fixtures/review/invariants/hono-request-id.diff?raw";
+import benchDeno from "./fixtures/review/llm/hono-bench-deno-fbd7ed70.diff?raw";
+import requestDiff from "./fixtures/review/llm/hono-request-param-79677607.diff?raw";
+import workerdRename from "./fixtures/review/llm/hono-workerd-rename-f634c824.diff?raw";
 import { call, fails, newWorld, ok, refusal, type Structured } from "./helpers";
 
 const START = "2026-11-20T12:00:00.000Z";
@@ -55,6 +59,8 @@ const NUMSTAT: [string, string, number, number, number, number][] = [
   ["rename", renameDiff, 2, 6, 8, 0],
   ["tests-bug-words", testsBugWords, 1, 6, 6, 0],
 ];
+
+const addedLineNumbers = (f: DiffFile) => f.hunks.flatMap((h) => h.lines.flatMap((l) => (l.type === "add" ? [l.newLine] : [])));
 
 describe("parsing unified diffs", () => {
   it.each(NUMSTAT)("%s: files, lines and binary files as git apply --numstat counts them", (_name, text, files, added, removed, binary) => {
@@ -117,6 +123,80 @@ describe("parsing unified diffs", () => {
     const parsed = parseUnifiedDiff(refactorChurn.replace(/\n/g, "\r\n"));
     expect(parsed.files[0]!.newPath).toBe("src/hono-base.ts");
     expect([parsed.linesAdded, parsed.linesRemoved]).toEqual([10, 10]);
+  });
+
+  it("each file's section of the text, its additions and deletions, and the new-side numbers of its added lines (review_changes)", () => {
+    const renames = parseUnifiedDiff(workerdRename).files;
+    expect(renames.map((f) => [f.oldPath, f.newPath, fileStatus(f), f.isBinary])).toEqual([
+      ["bun.lockb", "bun.lockb", "modified", true],
+      ["package.json", "package.json", "modified", false],
+      ["runtime_tests/wrangler/index.test.ts", "runtime_tests/workerd/index.test.ts", "renamed", false],
+      ["runtime_tests/wrangler/index.ts", "runtime_tests/workerd/index.ts", "renamed", false],
+      ["runtime_tests/wrangler/vitest.config.ts", "runtime_tests/workerd/vitest.config.ts", "renamed", false],
+    ]);
+    const deno = parseUnifiedDiff(benchDeno).files;
+    expect(deno.map((f) => [toChangedFileView(f).oldPath, f.newPath, fileStatus(f), f.additions, f.deletions])).toEqual([
+      ["", "benchmarks/deno/fast.ts", "added", 20, 0],
+      ["benchmarks/deno/hono-reg-exp-router.ts", "benchmarks/deno/hono-reg-exp-router.ts", "deleted", 0, 19],
+      ["benchmarks/deno/hono.ts", "benchmarks/deno/hono.ts", "modified", 3, 2],
+    ]);
+    expect(addedLineNumbers(deno[0]!)).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
+    const request = parseUnifiedDiff(requestDiff).files;
+    expect(addedLineNumbers(request[1]!)).toEqual([104, 112]);
+    expect(addedLineNumbers(request[0]!)).toEqual([42, 43, 44, 45, 46, 47, 48]);
+    expect(request.map((f) => f.section).join("\n")).toBe(requestDiff);
+    // Text before the first file is in no section; CRLF is read as LF there too.
+    const express = parseUnifiedDiff(expressExports.replace(/\n/g, "\r\n")).files;
+    expect(express.map((f) => f.section).join("\n")).toBe(expressExports.slice(expressExports.indexOf("diff --git ")));
+  });
+
+  it("a plain diff (---/+++ without git's header) reads as the same files, lines and sections from its --- line", () => {
+    const plain = requestDiff.split("\n").filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index ")).join("\n");
+    const strip = (f: DiffFile) => ({ ...f, section: f.section.split("\n").filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index ")).join("\n") });
+    const files = parseUnifiedDiff(plain).files;
+    expect(files).toEqual(parseUnifiedDiff(requestDiff).files.map(strip));
+    expect(files[0]!.section.startsWith("--- a/")).toBe(true);
+  });
+
+  it("the invariants' view: added lines per file, renames, new and deleted files, lines that look like headers", () => {
+    const files = parseUnifiedDiff(requestIdDiff).files.map(toChangedFileView);
+    expect(files.map((f) => f.path)).toEqual([
+      "jsr.json", "package.json", "src/middleware/request-id/index.test.ts", "src/middleware/request-id/index.ts", "src/middleware/request-id/request-id.ts",
+    ]);
+    expect(files[3]).toMatchObject({ oldPath: "", added: expect.arrayContaining(["export { requestId } from './request-id'"]) });
+    expect(files[4]!.added.length).toBe(59);
+    const tricky = [
+      "diff --git a/old.txt b/new.txt", "similarity index 90%", "rename from old.txt", "rename to new.txt",
+      "--- a/old.txt", "+++ b/new.txt", "@@ -1,2 +1,3 @@", " keep", "-gone", "+++ not a header", "+diff --git a/x b/y", "\\ No newline at end of file",
+      "diff --git a/dead.ts b/dead.ts", "deleted file mode 100644", "--- a/dead.ts", "+++ /dev/null", "@@ -1 +0,0 @@", "-bye",
+    ].join("\n");
+    const pick = ({ path, oldPath, status, added }: ReturnType<typeof toChangedFileView>) => ({ path, oldPath, status, added });
+    expect(parseUnifiedDiff(tricky).files.map(toChangedFileView).map(pick)).toEqual([
+      { path: "new.txt", oldPath: "old.txt", status: "renamed", added: ["++ not a header", "diff --git a/x b/y"] },
+      { path: "dead.ts", oldPath: "dead.ts", status: "deleted", added: [] },
+    ]);
+    const plain = ["--- a/src/a.ts\t2026-01-01", "+++ b/src/a.ts\t2026-01-02", "@@ -1 +1 @@", "-x", "+y", "--- a/src/b.ts", "+++ b/src/b.ts", "@@ -0,0 +1 @@", "+z"].join("\r\n");
+    expect(parseUnifiedDiff(plain).files.map(toChangedFileView).map(pick)).toEqual([
+      { path: "src/a.ts", oldPath: "src/a.ts", status: "modified", added: ["y"] },
+      { path: "src/b.ts", oldPath: "src/b.ts", status: "modified", added: ["z"] },
+    ]);
+  });
+
+  it("quoted paths, copies, and a header that names no file", () => {
+    const quoted = [
+      'diff --git "a/docs/caf\\303\\251 menu.md" "b/docs/caf\\303\\251 menu.md"', "index 1111111..2222222 100644",
+      '--- "a/docs/caf\\303\\251 menu.md"', '+++ "b/docs/caf\\303\\251 menu.md"', "@@ -1 +1 @@", "-a", "+b",
+      "diff --git a/src/a.ts b/src/b.ts", "similarity index 100%", "copy from src/a.ts", "copy to src/b.ts",
+      "diff --git ", "@@ -1 +1 @@", "-lost", "+lost",
+    ].join("\n");
+    const parsed = parseUnifiedDiff(quoted);
+    expect(parsed.files.map((f) => [f.oldPath, f.newPath, fileStatus(f)])).toEqual([
+      ["docs/café menu.md", "docs/café menu.md", "modified"],
+      ["src/a.ts", "src/b.ts", "added"],
+    ]);
+    expect(toChangedFileView(parsed.files[1]!).oldPath).toBe("src/a.ts");
+    // The nameless header's hunk belongs to no file, and no file's lines count it.
+    expect([parsed.linesAdded, parsed.linesRemoved]).toEqual([1, 1]);
   });
 
   it(`refuses a diff of more than ${MAX_DIFF_FILES} files`, () => {

@@ -1,6 +1,6 @@
 /** check_invariants and the review_diff invariants stage, over real diffs of honojs/hono. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { addedLinesByFile } from "../src/review/added-lines";
+import { MAX_DIFF_FILES, parseUnifiedDiff, toChangedFileView } from "../src/review/diff";
 import { invariantsStage, MAX_INVARIANTS, normalizeRepoPath } from "../src/review/invariants";
 import { updateReviewSettings } from "../src/review/settings";
 import type { Ctx } from "../src/mcp/context";
@@ -30,28 +30,8 @@ async function setup(prefix = "inv") {
 }
 
 const check = (ctx: Ctx, args: Record<string, unknown>) => ok(ctx, "check_invariants", args);
-
-describe("addedLinesByFile", () => {
-  it("reads git diffs: paths, renames, new and deleted files, lines that look like headers", () => {
-    const files = addedLinesByFile(requestIdDiff);
-    expect(files.map((f) => f.path)).toEqual([
-      "jsr.json", "package.json", "src/middleware/request-id/index.test.ts", "src/middleware/request-id/index.ts", "src/middleware/request-id/request-id.ts",
-    ]);
-    expect(files[3]).toMatchObject({ oldPath: "", added: expect.arrayContaining(["export { requestId } from './request-id'"]) });
-    expect(files[4]!.added.length).toBe(59);
-    const tricky = [
-      "diff --git a/old.txt b/new.txt", "similarity index 90%", "rename from old.txt", "rename to new.txt",
-      "--- a/old.txt", "+++ b/new.txt", "@@ -1,2 +1,3 @@", " keep", "-gone", "+++ not a header", "+diff --git a/x b/y", "\\ No newline at end of file",
-      "diff --git a/dead.ts b/dead.ts", "deleted file mode 100644", "--- a/dead.ts", "+++ /dev/null", "@@ -1 +0,0 @@", "-bye",
-    ].join("\n");
-    expect(addedLinesByFile(tricky)).toEqual([
-      { path: "new.txt", oldPath: "old.txt", added: ["++ not a header", "diff --git a/x b/y"] },
-      { path: "dead.ts", oldPath: "dead.ts", added: [] },
-    ]);
-    const plain = ["--- a/src/a.ts\t2026-01-01", "+++ b/src/a.ts\t2026-01-02", "@@ -1 +1 @@", "-x", "+y", "--- a/src/b.ts", "+++ b/src/b.ts", "@@ -0,0 +1 @@", "+z"].join("\r\n");
-    expect(addedLinesByFile(plain)).toEqual([{ path: "src/a.ts", oldPath: "src/a.ts", added: ["y"] }, { path: "src/b.ts", oldPath: "src/b.ts", added: ["z"] }]);
-  });
-});
+/** A diff's files as review_diff hands them to the invariants stage. */
+const viewsOf = (diff: string) => parseUnifiedDiff(diff).files.map(toChangedFileView);
 
 describe("check_invariants: evaluation", () => {
   it("deny over a dot directory, when_require and require satisfied (the OIDC release workflow)", async () => {
@@ -196,6 +176,8 @@ describe("check_invariants: loading", () => {
     };
     await refused({ diff: "  \n " }, 'Missing or invalid "diff" argument. Provide a unified diff string.');
     await refused({ diff: "just some words", invariants: honoYaml }, "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.");
+    // Checking the first files of a wider diff would pass the rest off as checked.
+    await refused({ diff: Array.from({ length: MAX_DIFF_FILES + 1 }, (_, i) => `diff --git a/f${i}.ts b/f${i}.ts`).join("\n"), invariants: honoYaml }, `The diff changes more than ${MAX_DIFF_FILES} files.`);
     await refused({ diff: releaseDiff, changed_files: ["--config"] }, "Invalid changed_files[0]: option-like paths are not allowed.");
     await refused({ diff: releaseDiff, changed_files: ["ok.ts", "../etc/passwd"] }, "Invalid changed_files[1]: path traversal is not allowed.");
     await refused({ diff: releaseDiff, changed_files: ["/etc/passwd"] }, "Invalid changed_files[0]: absolute or drive-qualified paths are not allowed. Use paths relative to the workspace.");
@@ -288,8 +270,8 @@ describe("check_invariants: the repository's file", () => {
 describe("invariantsStage (review_diff)", () => {
   it("runs inline YAML over the files review_diff parsed, with the prompt text", async () => {
     const { ctx } = await setup();
-    const files = addedLinesByFile(releaseDiff);
-    const r = await invariantsStage(ctx, { files: files.map((f) => ({ ...f, status: "modified", binary: false, hunks: [] })), changedFiles: files.map((f) => f.path), invariantsPath: ".review-invariants.yml", yaml: honoYaml });
+    const files = viewsOf(releaseDiff);
+    const r = await invariantsStage(ctx, { files, changedFiles: files.map((f) => f.path), invariantsPath: ".review-invariants.yml", yaml: honoYaml });
     expect(r.executed).toBe(3);
     expect(r.findings.map((f) => f.id)).toEqual(["CI001"]);
     expect(r.warnings).toEqual(["Invariant DOC001 has no action; skipping deterministic evaluation"]);
@@ -313,7 +295,7 @@ describe("invariantsStage (review_diff)", () => {
     const { gh, ctx } = await setup();
     let answer: () => { status?: number; body: unknown } = () => ({ body: fileBody(honoYaml) });
     gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => answer()).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
-    const files = addedLinesByFile(requestIdDiff).map((f) => ({ ...f, status: "added" as const, binary: false, hunks: [] }));
+    const files = viewsOf(requestIdDiff);
     const req = { files, changedFiles: files.map((f) => f.path), repo: { owner: "octocat", name: "Hello-World" }, headSha: SHA, invariantsPath: ".review-invariants.yml" };
     const r = await invariantsStage(ctx, req);
     expect(r).toMatchObject({ executed: 6, findings: [expect.objectContaining({ id: "MW003" })] });
@@ -325,5 +307,33 @@ describe("invariantsStage (review_diff)", () => {
     expect(denied.warnings[0]).toMatch(/^Failed to load\/run invariants: /);
     expect(await invariantsStage(ctx, { ...req, invariantsPath: "../x.yml" })).toMatchObject({ warnings: ["Failed to load/run invariants: Error: Invalid invariants_path: path traversal is not allowed."] });
     expect(await invariantsStage(ctx, { ...req, repo: undefined })).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
+    // At the default path, no file means no invariants; anything else there is still worth a warning.
+    const byDefault = { ...req, invariantsPathIsDefault: true };
+    answer = () => ({ status: 404, body: errorBody("Not Found") });
+    expect(await invariantsStage(ctx, byDefault)).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
+    answer = () => ({ body: [fileBody("x: []")] });
+    expect((await invariantsStage(ctx, byDefault)).warnings).toEqual([`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA} is a directory`]);
+    answer = () => ({ status: 401, body: errorBody("Bad credentials") });
+    expect((await invariantsStage(ctx, byDefault)).warnings[0]).toMatch(/^Failed to load\/run invariants: /);
+  });
+
+  it("review_diff: a repository without an invariants file is silent at the default path, and warned about at a chosen one", async () => {
+    const { gh, ctx } = await setup("inv-default");
+    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") })).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+    const review = async (options: Record<string, unknown> = {}) => {
+      const r = await ok(ctx, "review_diff", { diff: requestIdDiff, repo: REPO, head_sha: SHA, options });
+      expect(r.stats.invariants_executed).toBe(0);
+      return r.metadata.warnings as string[];
+    };
+    const missing = (path: string) => [`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:${path}@${SHA}`];
+
+    expect(await review()).toEqual([]);
+    expect(gh.requests.filter((r) => r.path.path === ".review-invariants.yml")).toHaveLength(1);
+    expect(await review({ invariants_path: ".review-invariants.yml" })).toEqual(missing(".review-invariants.yml"));
+    // A settings row that leaves the path alone (only reactive review turned on) keeps it the default.
+    await updateReviewSettings(ctx, REPO, { reactive: true });
+    expect(await review()).toEqual([]);
+    await updateReviewSettings(ctx, REPO, { invariantsPath: "policy/invariants.yml" });
+    expect(await review()).toEqual(missing("policy/invariants.yml"));
   });
 });

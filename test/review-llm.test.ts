@@ -11,7 +11,7 @@ import type { Completion, CompletionModel, CompletionRequest } from "../src/llm/
 import type { AiChatInput } from "../src/llm/workers-ai";
 import { callTool, findTool } from "../src/mcp/registry";
 import { llmStage, planContext, runLlmStage } from "../src/review/llm-passes";
-import { MISSING_DIFF, NO_REVIEWABLE_SCOPE, parseDiffFiles, type DiffFile } from "../src/review/llm-review";
+import { fileStatus, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "../src/review/diff";
 import type { ChangedFileView, LlmRequest } from "../src/review/stages";
 import { findingSchema } from "../src/review/types";
 import benchDeno from "./fixtures/review/llm/hono-bench-deno-fbd7ed70.diff?raw";
@@ -65,37 +65,6 @@ async function world(prefix: string, reply: (input: AiChatInput) => unknown = ()
 }
 
 // ---------------------------------------------------------------------------------------------
-
-describe("parseDiffFiles", () => {
-  it("reads renames, binary files, new and deleted files, and changed line numbers from real diffs", () => {
-    const renames = parseDiffFiles(renameDiff);
-    expect(renames.map((f) => [f.oldPath, f.newPath, f.status, f.binary])).toEqual([
-      ["bun.lockb", "bun.lockb", "modified", true],
-      ["package.json", "package.json", "modified", false],
-      ["runtime_tests/wrangler/index.test.ts", "runtime_tests/workerd/index.test.ts", "renamed", false],
-      ["runtime_tests/wrangler/index.ts", "runtime_tests/workerd/index.ts", "renamed", false],
-      ["runtime_tests/wrangler/vitest.config.ts", "runtime_tests/workerd/vitest.config.ts", "renamed", false],
-    ]);
-    const deno = parseDiffFiles(benchDeno);
-    expect(deno.map((f) => [f.oldPath, f.newPath, f.status, f.additions, f.deletions])).toEqual([
-      ["", "benchmarks/deno/fast.ts", "added", 20, 0],
-      ["benchmarks/deno/hono-reg-exp-router.ts", "benchmarks/deno/hono-reg-exp-router.ts", "deleted", 0, 19],
-      ["benchmarks/deno/hono.ts", "benchmarks/deno/hono.ts", "modified", 3, 2],
-    ]);
-    expect([...deno[0]!.changedLines]).toEqual(Array.from({ length: 20 }, (_, i) => i + 1));
-    const request = parseDiffFiles(requestDiff);
-    expect([...request[1]!.changedLines]).toEqual([104, 112]);
-    expect([...request[0]!.changedLines]).toEqual([42, 43, 44, 45, 46, 47, 48]);
-    expect(request.map((f) => f.section).join("\n")).toBe(requestDiff);
-  });
-
-  it("reads a plain diff (---/+++ without git's header) the same way", () => {
-    const plain = requestDiff.split("\n").filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index ")).join("\n");
-    const files = parseDiffFiles(plain);
-    const strip = (f: DiffFile) => ({ ...f, section: undefined });
-    expect(files.map(strip)).toEqual(parseDiffFiles(requestDiff).map(strip));
-  });
-});
 
 // ---------------------------------------------------------------------------------------------
 
@@ -187,8 +156,8 @@ describe("review_changes", () => {
       expect(err.hint.length).toBeGreaterThan(0);
       return err;
     };
-    expect((await refused({ diff: "  \n " })).message).toBe(MISSING_DIFF);
-    expect((await refused({ diff: "please review my code" })).message).toBe(NO_REVIEWABLE_SCOPE);
+    expect((await refused({ diff: "  \n " })).message).toBe(MISSING_DIFF_MESSAGE);
+    expect((await refused({ diff: "please review my code" })).message).toBe(NO_SCOPE_MESSAGE);
     expect((await refused({ diff: etagDiff, categories: "correctness,bugs" })).message).toBe('Invalid category: "bugs". Valid: correctness, security, performance, maintainability, style, documentation');
     expect((await refused({ diff: etagDiff, file_contexts: "{not json" })).message).toBe('Invalid "file_contexts" JSON format');
     expect((await refused({ diff: etagDiff, file_contexts: "[]" })).message).toContain("expected an object map");
@@ -200,6 +169,9 @@ describe("review_changes", () => {
     await refused({ diff: etagDiff, verbose: true });
     await refused({ diff: "x".repeat(1_000_001) });
     await refused({ diff: etagDiff, exclude_patterns: "src/**" }, "no_reviewable_changes");
+    // Reviewing the first files of a wider diff would pass the rest off as reviewed.
+    const wide = Array.from({ length: MAX_DIFF_FILES + 1 }, (_, i) => `diff --git a/f${i}.ts b/f${i}.ts`).join("\n");
+    expect((await refused({ diff: wide })).message).toBe(`The diff changes more than ${MAX_DIFF_FILES} files.`);
     expect(ai.inputs).toHaveLength(0);
   });
 
@@ -219,18 +191,19 @@ function githubFiles(diff: string, op: "pulls" | "compare") {
   const base = op === "pulls"
     ? exampleItem<Record<string, unknown>>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files")
     : example<{ files: Record<string, unknown>[] }>("GET /repos/{owner}/{repo}/compare/{basehead}").files[0]!;
-  return parseDiffFiles(diff).map((f) => {
+  return parseUnifiedDiff(diff).files.map((f) => {
     const at = f.section.indexOf("\n@@");
     const { patch: _p, previous_filename: _prev, ...rest } = base;
+    const status = fileStatus(f);
     return {
       ...rest,
       filename: f.newPath,
-      status: f.status === "deleted" ? "removed" : f.status,
+      status: status === "deleted" ? "removed" : status,
       additions: f.additions,
       deletions: f.deletions,
       changes: f.additions + f.deletions,
       ...(at >= 0 ? { patch: f.section.slice(at + 1) } : {}),
-      ...(f.status === "renamed" ? { previous_filename: f.oldPath } : {}),
+      ...(status === "renamed" ? { previous_filename: f.oldPath } : {}),
     };
   });
 }
@@ -376,16 +349,7 @@ class ScriptedModel implements CompletionModel {
 }
 
 /** The stage's view of a diff's files (what review_diff hands it). */
-function views(diff: string): ChangedFileView[] {
-  return parseDiffFiles(diff).map((f) => ({
-    path: f.newPath,
-    oldPath: f.status === "added" ? "" : f.oldPath,
-    status: f.status,
-    binary: f.binary,
-    hunks: [...f.section.matchAll(/^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@/gm)].map((m) => ({ newStart: Number(m[1]), newLines: m[2] === undefined ? 1 : Number(m[2]) })),
-    added: f.section.split("\n").filter((l) => l.startsWith("+") && !l.startsWith("+++")).map((l) => l.slice(1)),
-  }));
-}
+const views = (diff: string): ChangedFileView[] => parseUnifiedDiff(diff).files.map(toChangedFileView);
 
 function llmRequest(diff: string, over: Partial<LlmRequest> = {}, options: Partial<LlmRequest["options"]> = {}): LlmRequest {
   return {

@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import picomatch from "picomatch";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Ctx } from "../src/mcp/context";
+import { pathRules } from "../src/review/preflight";
 import { DEFAULT_CONFIG_PATHS, DEFAULT_HOTSPOTS, globProblem, reviewSettingsFor, SETTINGS_GLOB_OPTIONS } from "../src/review/settings";
 import { errorBody, example, FakeGitHub } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
@@ -184,6 +185,14 @@ describe("the default lists", () => {
   it("the hotspot globs match exactly what the reference's patterns match", () => {
     for (const h of DEFAULT_HOTSPOTS) {
       for (const p of PATHS) expect(matches(h.paths, p), `${h.id} ${p}`).toBe(HOT[h.id]!.test(p));
+    }
+  });
+
+  it("are what review_diff's preflight matches without settings, path for path as the reference", () => {
+    const rules = pathRules(null);
+    for (const p of PATHS) {
+      expect(rules.isConfig(p), p).toBe(CONFIG.some((r) => r.test(p)));
+      expect(rules.hotspotsOf(p), p).toEqual(Object.keys(HOT).filter((id) => HOT[id]!.test(p)));
     }
   });
 

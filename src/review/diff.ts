@@ -7,6 +7,8 @@
  * line and counts whatever follows the last hunk, such as a format-patch signature). Here each
  * hunk's line counts bound its body, so a removed line that reads `--- x` or `diff --git …`
  * is content, not a header. Both git's `diff --git` sections and plain `---`/`+++` diffs are read.
+ * Every tool of the review room reads diffs through it (review_diff, review_changes,
+ * check_invariants), so they agree on what a diff's files and lines are.
  */
 import { ToolError } from "../mcp/errors";
 import type { ChangedFileView } from "./stages";
@@ -15,6 +17,10 @@ import type { ChangedFileView } from "./stages";
 export const MAX_DIFF_CHARS = 1_000_000;
 /** GitHub's own limit on the files of one pull request's diff. */
 export const MAX_DIFF_FILES = 3000;
+
+/** The reference's messages for an empty diff and for text that is no diff, which every review tool shares. */
+export const MISSING_DIFF_MESSAGE = 'Missing or invalid "diff" argument. Provide a unified diff string.';
+export const NO_SCOPE_MESSAGE = "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.";
 
 export interface DiffLine {
   type: "add" | "remove" | "context";
@@ -43,6 +49,14 @@ export interface DiffFile {
   isRename: boolean;
   isCopy: boolean;
   hunks: DiffHunk[];
+  /** Lines the file's hunks add and remove. */
+  additions: number;
+  deletions: number;
+  /**
+   * The file's part of the diff text: from its first header line up to the next file's (a
+   * language-model prompt quotes it), CRLF read as LF.
+   */
+  section: string;
 }
 
 export interface ParsedDiff {
@@ -128,17 +142,20 @@ function gitHeaderPaths(rest: string): { oldPath: string; newPath: string } {
 }
 
 const newFile = (oldPath: string, newPath: string): DiffFile => ({
-  oldPath, newPath, isNew: false, isDeleted: false, isBinary: false, isRename: false, isCopy: false, hunks: [],
+  oldPath, newPath, isNew: false, isDeleted: false, isBinary: false, isRename: false, isCopy: false, hunks: [], additions: 0, deletions: 0, section: "",
 });
 
 /**
- * Parses a unified diff. Text outside any file (a commit message, a format-patch header or
- * signature) is ignored; a hunk before any file header belongs to no file and is ignored too.
- * Throws invalid_input past MAX_DIFF_FILES files.
+ * Parses a unified diff. Text before the first file (a commit message, a format-patch header) is
+ * ignored, and so is a hunk before any file header; text after a file's last hunk (a format-patch
+ * signature) is in no hunk, only in that file's section. Throws invalid_input past MAX_DIFF_FILES
+ * files: a partial read would review, or check invariants on, part of the change unnoticed.
  */
 export function parseUnifiedDiff(text: string): ParsedDiff {
   const files: DiffFile[] = [];
-  const lines = text.split("\n");
+  /** The line each file's section starts at. */
+  const starts: number[] = [];
+  const lines = text.split("\n").map((l) => (l.endsWith("\r") ? l.slice(0, -1) : l));
   let file: DiffFile | null = null;
   /** The current file came from `diff --git` and has not had its `---` header yet. */
   let awaitingHeaders = false;
@@ -147,23 +164,22 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
   let newLeft = 0;
   let oldNo = 0;
   let newNo = 0;
-  let linesAdded = 0;
-  let linesRemoved = 0;
 
-  const open = (f: DiffFile) => {
+  const open = (f: DiffFile, at: number) => {
     if (files.length >= MAX_DIFF_FILES) {
       throw new ToolError("invalid_input", `The diff changes more than ${MAX_DIFF_FILES} files.`, {
         hint: `Review it in parts of at most ${MAX_DIFF_FILES} files (e.g. one diff per directory).`,
       });
     }
     files.push(f);
+    starts.push(at);
     file = f;
     hunk = null;
     oldLeft = newLeft = 0;
   };
 
   for (let i = 0; i < lines.length; i++) {
-    const line = lines[i]!.endsWith("\r") ? lines[i]!.slice(0, -1) : lines[i]!;
+    const line = lines[i]!;
 
     if (hunk && (oldLeft > 0 || newLeft > 0)) {
       const h: DiffHunk = hunk;
@@ -171,13 +187,13 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
       if (c === "+" && newLeft > 0) {
         h.lines.push({ type: "add", content: line.slice(1), newLine: newNo++ });
         newLeft--;
-        linesAdded++;
+        file!.additions++;
         continue;
       }
       if (c === "-" && oldLeft > 0) {
         h.lines.push({ type: "remove", content: line.slice(1), oldLine: oldNo++ });
         oldLeft--;
-        linesRemoved++;
+        file!.deletions++;
         continue;
       }
       // Some tools strip the single space of an empty context line.
@@ -195,7 +211,7 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
 
     if (line.startsWith("diff --git ")) {
       const { oldPath, newPath } = gitHeaderPaths(line.slice("diff --git ".length));
-      open(newFile(oldPath, newPath));
+      open(newFile(oldPath, newPath), i);
       awaitingHeaders = true;
       continue;
     }
@@ -219,10 +235,10 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
     }
     if (line.startsWith("--- ") && (lines[i + 1] ?? "").startsWith("+++ ")) {
       const oldPath = headerPath(line.slice(4), "a/");
-      const newPath = headerPath(lines[i + 1]!.replace(/\r$/, "").slice(4), "b/");
-      i++;
+      const newPath = headerPath(lines[i + 1]!.slice(4), "b/");
       // A plain diff (no `diff --git` line) starts each file with these two headers.
-      if (!file || !awaitingHeaders) open(newFile(oldPath ?? newPath ?? "", newPath ?? oldPath ?? ""));
+      if (!file || !awaitingHeaders) open(newFile(oldPath ?? newPath ?? "", newPath ?? oldPath ?? ""), i);
+      i++;
       const f: DiffFile = file!;
       awaitingHeaders = false;
       if (oldPath === null) f.isNew = true;
@@ -238,7 +254,7 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
       if (!file || !awaitingHeaders) {
         const oldPath = headerPath(binary[1]!, "a/");
         const newPath = headerPath(binary[2]!, "b/");
-        open(newFile(oldPath ?? newPath ?? "", newPath ?? oldPath ?? ""));
+        open(newFile(oldPath ?? newPath ?? "", newPath ?? oldPath ?? ""), i);
         if (oldPath === null) file!.isNew = true;
         if (newPath === null) file!.isDeleted = true;
       }
@@ -265,12 +281,22 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
       f.newPath = unquote(line.slice("copy to ".length));
     }
   }
-  return { files, linesAdded, linesRemoved };
+  files.forEach((f, k) => {
+    f.section = lines.slice(starts[k], starts[k + 1] ?? lines.length).join("\n");
+  });
+  // A header that names no path (`diff --git ` and nothing after) is no file to review.
+  const named = files.filter((f) => f.newPath !== "" || f.oldPath !== "");
+  return { files: named, linesAdded: named.reduce((n, f) => n + f.additions, 0), linesRemoved: named.reduce((n, f) => n + f.deletions, 0) };
 }
 
-/** A parsed file as the optional stages see it (src/review/stages.ts). */
+/** What became of a file: a copy is a new file, and only git's rename headers make a rename. */
+export function fileStatus(file: DiffFile): ChangedFileView["status"] {
+  return file.isDeleted ? "deleted" : file.isNew || file.isCopy ? "added" : file.isRename ? "renamed" : "modified";
+}
+
+/** A parsed file as the optional stages and the invariants see it (src/review/stages.ts). */
 export function toChangedFileView(file: DiffFile): ChangedFileView {
-  const status: ChangedFileView["status"] = file.isDeleted ? "deleted" : file.isNew || file.isCopy ? "added" : file.isRename ? "renamed" : "modified";
+  const status = fileStatus(file);
   return {
     path: file.newPath,
     oldPath: status === "added" && !file.isCopy ? "" : file.oldPath,

@@ -19,8 +19,7 @@ import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../gi
 import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
-import type { AddedLines } from "./added-lines";
-import type { ReviewStages } from "./stages";
+import type { ChangedFileView, ReviewStages } from "./stages";
 import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
 
 /** Bounds on what a caller or a repository can make one call do. */
@@ -170,7 +169,8 @@ export function formatInvariants(config: InvariantsConfig): string {
 
 export type InvariantsSource =
   | { ok: true; text: string }
-  | { ok: false; error: string };
+  /** missing: nothing at the path (not a directory, a symlink or a file too large). */
+  | { ok: false; error: string; missing?: true };
 
 interface ContentsAnswer {
   type?: string;
@@ -207,7 +207,7 @@ export async function readInvariantsFile(ctx: Ctx, repo: RepoName, path: string,
     } catch (inner) {
       throw githubToolError(inner);
     }
-    return { ok: false, error: `Error: Invariants file not found: ${where}` };
+    return { ok: false, error: `Error: Invariants file not found: ${where}`, missing: true };
   }
 }
 
@@ -305,7 +305,7 @@ function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Fai
  * Runs every invariant over the added lines of each changed file its globs match (picomatch with
  * dot: true, as the reference's minimatch). `checked` counts (invariant, file) pairs evaluated.
  */
-export function runInvariants(files: readonly Pick<AddedLines, "path" | "oldPath" | "added">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
+export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "oldPath" | "added">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
   const findings: Finding[] = [];
   const warnings = [...config.warnings];
   const cache = new Map<string, RE2JS>();
@@ -353,7 +353,8 @@ export function runInvariants(files: readonly Pick<AddedLines, "path" | "oldPath
 /**
  * Invariants for review_diff: inline YAML, or the repository's file at the head commit. As in
  * the reference, a file that cannot be read or parsed becomes a warning, not a failed review;
- * with neither YAML nor a repository there is nothing to run.
+ * with neither YAML nor a repository there is nothing to run, and neither is there when no file
+ * is at the default path (most repositories have none; reactive reviews would warn on every batch).
  */
 export const invariantsStage: NonNullable<ReviewStages["invariants"]> = async (ctx, req) => {
   const none = (warnings: string[]) => ({ findings: [], executed: 0, warnings, promptText: "" });
@@ -368,7 +369,7 @@ export const invariantsStage: NonNullable<ReviewStages["invariants"]> = async (c
     }
     try {
       const source = await readInvariantsFile(ctx, req.repo, path, req.headSha);
-      if (!source.ok) return none([`Failed to load/run invariants: ${source.error}`]);
+      if (!source.ok) return none(source.missing && req.invariantsPathIsDefault ? [] : [`Failed to load/run invariants: ${source.error}`]);
       text = source.text;
     } catch (err) {
       if (err instanceof ToolError || err instanceof GitHubError) return none([`Failed to load/run invariants: ${err.message}`]);

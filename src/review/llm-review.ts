@@ -9,6 +9,7 @@ import { z } from "zod";
 import { matchesGlob } from "../git/diff";
 import type { CompletionModel } from "../llm/types";
 import { excerpt, invalidInput, ToolError } from "../mcp/errors";
+import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, type DiffFile } from "./diff";
 import { promptScrubber } from "./secrets";
 
 export const REVIEW_CATEGORIES = ["correctness", "security", "performance", "maintainability", "style", "documentation"] as const;
@@ -18,135 +19,12 @@ export const VERDICTS = ["patch is correct", "patch is incorrect", "needs attent
 /** The reference's review_changes reports its service's own version, not the package's. */
 export const REVIEW_CHANGES_VERSION = "1.0.0";
 export const DEFAULT_REVIEW_TIMEOUT_MS = 120_000;
-export const MAX_DIFF_CHARS = 1_000_000;
 /** What of the diff and of the file contexts goes into one prompt (about 50k and 25k tokens). */
 const PROMPT_DIFF_CHARS = 200_000;
 const PROMPT_CONTEXT_CHARS = 100_000;
 /** Findings read from one answer; a model listing more is rambling. */
 const MAX_MODEL_FINDINGS = 200;
-const MAX_FILES = 3000;
 
-export const MISSING_DIFF = 'Missing or invalid "diff" argument. Provide a unified diff string.';
-export const NO_REVIEWABLE_SCOPE = "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.";
-
-// ---------------------------------------------------------------------------------------------
-// The diff, as far as a review needs it
-
-export interface DiffFile {
-  oldPath: string;
-  newPath: string;
-  status: "added" | "deleted" | "modified" | "renamed";
-  binary: boolean;
-  /** This file's part of the diff text, headers included. */
-  section: string;
-  /** New-side line numbers of added lines. */
-  changedLines: Set<number>;
-  additions: number;
-  deletions: number;
-}
-
-const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
-const stripPrefix = (p: string) => p.replace(/^"|"$/g, "").replace(/^[ab]\//, "");
-/** `--- a/x` / `+++ b/x` name, without the tab-separated timestamp some tools add. */
-const headerPath = (line: string) => {
-  const p = line.slice(4).split("\t")[0]!.trim();
-  return p === "/dev/null" ? null : stripPrefix(p);
-};
-
-/**
- * The files of a unified diff: git's (`diff --git` headers, renames, new/deleted modes, binary
- * markers) or plain `---`/`+++` pairs. Hunk bodies are read by their line counts, so a removed
- * line that reads `--- x` is not taken for a header.
- */
-export function parseDiffFiles(text: string): DiffFile[] {
-  const lines = text.replace(/\r\n/g, "\n").split("\n");
-  const files: DiffFile[] = [];
-  let cur: (DiffFile & { start: number; sawOld: boolean }) | null = null;
-  let oldLeft = 0;
-  let newLeft = 0;
-  let newLine = 0;
-  const close = (end: number) => {
-    if (!cur) return;
-    cur.section = lines.slice(cur.start, end).join("\n");
-    const { start: _s, sawOld: _o, ...file } = cur;
-    files.push(file);
-    cur = null;
-  };
-  const open = (i: number, oldPath: string, newPath: string) => {
-    close(i);
-    cur = { oldPath, newPath, status: "modified", binary: false, section: "", changedLines: new Set(), additions: 0, deletions: 0, start: i, sawOld: false };
-  };
-  for (let i = 0; i < lines.length && files.length < MAX_FILES; i++) {
-    const line = lines[i]!;
-    if (cur && (oldLeft > 0 || newLeft > 0)) {
-      // Inside a hunk: every line is content until both counts are used up.
-      const c = line[0];
-      if (c === "+") {
-        (cur as DiffFile).additions++;
-        (cur as DiffFile).changedLines.add(newLine++);
-        newLeft--;
-        continue;
-      }
-      if (c === "-") {
-        (cur as DiffFile).deletions++;
-        oldLeft--;
-        continue;
-      }
-      if (c === " " || line === "") {
-        newLine++;
-        oldLeft--;
-        newLeft--;
-        continue;
-      }
-      if (c === "\\") continue;
-      oldLeft = newLeft = 0;
-    }
-    if (line.startsWith("diff --git ")) {
-      const m = /^diff --git ("?a\/.+?"?) ("?b\/.+"?)$/.exec(line);
-      open(i, m ? stripPrefix(m[1]!) : "", m ? stripPrefix(m[2]!) : "");
-      continue;
-    }
-    if (line.startsWith("--- ") && lines[i + 1]?.startsWith("+++ ")) {
-      const oldPath = headerPath(line);
-      const newPath = headerPath(lines[i + 1]!);
-      // A plain diff starts its file here; a git diff names the file again.
-      if (!cur || (cur as { sawOld: boolean }).sawOld) open(i, oldPath ?? newPath ?? "", newPath ?? oldPath ?? "");
-      const f = cur! as DiffFile & { sawOld: boolean };
-      f.sawOld = true;
-      if (oldPath === null) f.status = "added";
-      if (newPath === null) f.status = "deleted";
-      f.oldPath = oldPath ?? "";
-      f.newPath = newPath ?? f.oldPath;
-      if (f.status !== "added" && f.status !== "deleted" && f.oldPath !== f.newPath) f.status = "renamed";
-      i++;
-      continue;
-    }
-    if (!cur) continue;
-    const f = cur as DiffFile;
-    const hunk = HUNK.exec(line);
-    if (hunk) {
-      oldLeft = hunk[2] === undefined ? 1 : Number(hunk[2]);
-      newLeft = hunk[4] === undefined ? 1 : Number(hunk[4]);
-      newLine = Number(hunk[3]);
-    } else if (line.startsWith("new file mode")) f.status = "added";
-    else if (line.startsWith("deleted file mode")) f.status = "deleted";
-    else if (line.startsWith("rename from ")) {
-      f.oldPath = line.slice(12);
-      f.status = "renamed";
-    } else if (line.startsWith("rename to ")) f.newPath = line.slice(10);
-    else if (line.startsWith("Binary files ") || line === "GIT binary patch") f.binary = true;
-  }
-  close(lines.length);
-  return files.filter((f) => f.newPath || f.oldPath);
-}
-
-/** The reference's test for text shaped like a unified diff. */
-export function looksLikeUnifiedDiff(diff: string): boolean {
-  const t = diff.trimStart();
-  return t.startsWith("diff --git ") || (t.includes("\n--- ") && t.includes("\n+++ ")) || t.includes("\n@@ ");
-}
-
-export const pathOf = (f: DiffFile) => f.newPath || f.oldPath;
 const normalizePath = (p: string) => p.replace(/^[ab]\//, "").replace(/^\.?\//, "");
 
 // ---------------------------------------------------------------------------------------------
@@ -320,10 +198,13 @@ function bounded(text: string, max: number, what: string, warnings: string[]): s
   return text.slice(0, max);
 }
 
-/** The changed lines of the reviewed files, by path (old and new names of a rename alike). */
+/** The new-side line numbers of the added lines of the reviewed files, by path (old and new names of a rename alike). */
 function changedLineMap(files: DiffFile[]): Map<string, Set<number>> {
   const map = new Map<string, Set<number>>();
-  for (const f of files) for (const p of new Set([f.newPath, f.oldPath])) if (p) map.set(normalizePath(p), f.changedLines);
+  for (const f of files) {
+    const added = new Set(f.hunks.flatMap((h) => h.lines.flatMap((l) => (l.type === "add" ? [l.newLine!] : []))));
+    for (const p of new Set([f.newPath, f.oldPath])) if (p) map.set(normalizePath(p), added);
+  }
   return map;
 }
 
@@ -332,10 +213,10 @@ export async function reviewChanges(model: CompletionModel, input: ReviewChanges
   const opts = input.options;
   const warnings = [...(input.warnings ?? [])];
   const diff = input.diff.trim();
-  if (!diff) throw invalidInput(MISSING_DIFF, "Pass the output of git diff (a unified diff) as diff.");
-  const files = parseDiffFiles(diff);
+  if (!diff) throw invalidInput(MISSING_DIFF_MESSAGE, "Pass the output of git diff (a unified diff) as diff.");
+  const { files } = parseUnifiedDiff(diff);
   if (files.length === 0) {
-    throw invalidInput(NO_REVIEWABLE_SCOPE, looksLikeUnifiedDiff(diff)
+    throw invalidInput(NO_SCOPE_MESSAGE, looksLikeUnifiedDiff(diff)
       ? "The diff has hunks but no file headers (diff --git, or ---/+++ lines): send it as git diff prints it."
       : "Pass a unified diff (git diff output), not other text.");
   }
@@ -346,7 +227,7 @@ export async function reviewChanges(model: CompletionModel, input: ReviewChanges
       hint: "Narrow exclude_patterns, or review a diff with other files.",
     });
   }
-  if (excluded.length > 0) warnings.push(`${excluded.length} file(s) excluded by exclude_patterns: ${excluded.slice(0, 20).map(pathOf).join(", ")}${excluded.length > 20 ? ", …" : ""}.`);
+  if (excluded.length > 0) warnings.push(`${excluded.length} file(s) excluded by exclude_patterns: ${excluded.slice(0, 20).map((f) => f.newPath).join(", ")}${excluded.length > 20 ? ", …" : ""}.`);
 
   const contexts = Object.entries(input.fileContexts ?? {})
     .filter(([, content]) => content.trim().length > 0)

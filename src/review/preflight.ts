@@ -1,29 +1,16 @@
 /**
  * review_diff's deterministic preflight (the reference's checks/preflight.ts and the
  * deterministic findings of pipeline/synthesis.ts): hotspots, config and test paths, public API
- * changes, the risk score and PRE001–PRE005. A repository's review settings may replace the
- * hotspot and config lists with globs; the defaults are the reference's regular expressions.
+ * changes, the risk score and PRE001–PRE005. The hotspot and config lists are globs: a
+ * repository's own from its review settings, else the defaults of src/review/settings.ts (the
+ * reference's regular expressions written as globs that match the same paths).
  */
 import picomatch from "picomatch";
 import { invalidInput } from "../mcp/errors";
 import { isTestPath } from "./classify";
 import type { ParsedDiff } from "./diff";
-import type { HotspotRule, ReviewSettings } from "./settings";
+import { DEFAULT_CONFIG_PATHS, DEFAULT_HOTSPOTS, SETTINGS_GLOB_OPTIONS, type HotspotRule, type ReviewSettings } from "./settings";
 import type { ChangeType, Finding } from "./types";
-
-const DEFAULT_CONFIG_PATTERNS: readonly RegExp[] = [
-  /^package\.json$/i, /^package-lock\.json$/i, /^tsconfig(\..+)?\.json$/i, /^\.github\//i,
-  /^dockerfile$/i, /^docker\//i, /^scripts\//i, /\.ya?ml$/i,
-];
-
-const DEFAULT_HOTSPOTS: readonly { id: string; pattern: RegExp }[] = [
-  { id: "src/mcp", pattern: /^src\/mcp\//i },
-  { id: "src/reactive", pattern: /^src\/reactive\//i },
-  { id: "src/internal", pattern: /^src\/internal\//i },
-  { id: "src/http", pattern: /^src\/http\//i },
-  { id: "auth", pattern: /(^|\/)(auth|oauth|jwt|token)(\/|$)/i },
-  { id: "security", pattern: /(^|\/)(security|crypto|tls|ssl)(\/|$)/i },
-];
 
 const EXPORT_LINE = /^\s*(export\s+|module\.exports\b|exports\.)/i;
 
@@ -36,31 +23,40 @@ export interface PathRules {
   isConfig(path: string): boolean;
 }
 
+type Matcher = (path: string) => boolean;
+
 /**
- * A glob of the review settings: case-insensitive, dotfiles included; one without a slash
- * matches a file name in any folder (`*.yml`, `Dockerfile`), as the default config list does.
+ * A glob of a repository's review settings: one without a slash matches a file name in any
+ * folder (`*.yml`, `Dockerfile`), as people write such lists.
  */
-function globOf(glob: string, where: string): (path: string) => boolean {
+function repoGlob(glob: string, where: string): Matcher {
   try {
-    return picomatch(glob, { nocase: true, dot: true, basename: !glob.includes("/") });
+    return picomatch(glob, { ...SETTINGS_GLOB_OPTIONS, basename: !glob.includes("/") });
   } catch {
     throw invalidInput(`The repository's review settings hold an invalid glob in ${where}: '${glob.slice(0, 100)}'.`, "Fix the glob in the repository's review settings.");
   }
 }
 
+/**
+ * The default lists match as written, without the file-name rule: the reference's `package.json`,
+ * `tsconfig*.json` and `dockerfile` are root paths only, and where it matches in any folder the
+ * default globs begin with a globstar (test/review-settings.test.ts holds them to its regexes).
+ */
+const defaultGlob = (glob: string): Matcher => picomatch(glob, SETTINGS_GLOB_OPTIONS);
+
+const anyOf = (tests: Matcher[]): Matcher => (p) => tests.some((t) => t(p));
+
+const hotspotMatchers = (rules: readonly HotspotRule[], glob: (g: string, where: string) => Matcher) =>
+  rules.map((h) => ({ id: h.id, test: anyOf(h.paths.map((g) => glob(g, `hotspot ${h.id}`))) }));
+
+const DEFAULT_RULES = { hotspots: hotspotMatchers(DEFAULT_HOTSPOTS, defaultGlob), config: anyOf(DEFAULT_CONFIG_PATHS.map(defaultGlob)) };
+
 export function pathRules(settings: Pick<ReviewSettings, "hotspots" | "configPaths"> | null): PathRules {
-  const hotspots: { id: string; test: (p: string) => boolean }[] = settings?.hotspots
-    ? settings.hotspots.map((h: HotspotRule) => {
-        const tests = h.paths.map((g) => globOf(g, `hotspot ${h.id}`));
-        return { id: h.id, test: (p: string) => tests.some((t) => t(p)) };
-      })
-    : DEFAULT_HOTSPOTS.map((h) => ({ id: h.id, test: (p: string) => h.pattern.test(p) }));
-  const config: ((p: string) => boolean)[] = settings?.configPaths
-    ? settings.configPaths.map((g) => globOf(g, "config paths"))
-    : DEFAULT_CONFIG_PATTERNS.map((r) => (p: string) => r.test(p));
+  const hotspots = settings?.hotspots ? hotspotMatchers(settings.hotspots, repoGlob) : DEFAULT_RULES.hotspots;
+  const config = settings?.configPaths ? anyOf(settings.configPaths.map((g) => repoGlob(g, "config paths"))) : DEFAULT_RULES.config;
   return {
     hotspotsOf: (p) => hotspots.filter((h) => h.test(p)).map((h) => h.id),
-    isConfig: (p) => config.some((t) => t(p)),
+    isConfig: config,
   };
 }
 

@@ -13,20 +13,17 @@ import { repoKey } from "../code/store";
 import type { Ctx } from "../mcp/context";
 import { invalidInput, toErrorBody } from "../mcp/errors";
 import { classifyChange } from "./classify";
-import { looksLikeUnifiedDiff, MAX_DIFF_CHARS, MAX_DIFF_FILES, parseUnifiedDiff, toChangedFileView } from "./diff";
+import { looksLikeUnifiedDiff, MAX_DIFF_CHARS, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "./diff";
 import { failurePolicy, filterFindings, MAX_FAIL_REASONS, mergeFindings } from "./findings";
 import { reviewMarkdown } from "./markdown";
 import { deterministicFindings, DETERMINISTIC_CHECKS, pathRules, runPreflight } from "./preflight";
 import { toSarif } from "./sarif";
-import { reviewSettingsFor } from "./settings";
+import { DEFAULT_INVARIANTS_PATH, reviewSettingsFor } from "./settings";
 import type { InvariantsOutcome, ReviewStages, StaticOutcome } from "./stages";
 import { CATEGORIES, CHANGE_TYPES, findingSchema, SEVERITIES, type Finding } from "./types";
 
 /** The reference's version, reported as metadata.tool_version and the SARIF driver's version. */
 export const TOOL_VERSION = "1.9.0";
-
-export const MISSING_DIFF_MESSAGE = 'Missing or invalid "diff" argument. Provide a unified diff string.';
-export const NO_SCOPE_MESSAGE = "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.";
 
 const ANALYZERS = ["tsc", "semgrep"] as const;
 const findingIds = (what: string) => z.array(z.string().min(1).max(200)).max(100).default([]).describe(what);
@@ -205,7 +202,7 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
 
   // Invariants: from the repository's file or inline YAML; the reference turns any failure into a warning.
   let invariants: StageRun<InvariantsOutcome> = { outcome: null, ms: 0 };
-  const invariantsPath = opts.invariants_path ?? settings?.invariantsPath;
+  const invariantsPath = opts.invariants_path ?? settings?.invariantsPath ?? DEFAULT_INVARIANTS_PATH;
   if (repo || req.invariants !== undefined) {
     const stage = stages.invariants;
     if (!stage) {
@@ -215,7 +212,7 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
         invariants = await timed(timer, () =>
           stage(ctx, {
             files, changedFiles: preflight.changedFiles, repo, headSha: req.head_sha,
-            invariantsPath: invariantsPath ?? ".review-invariants.yml", yaml: req.invariants,
+            invariantsPath, invariantsPathIsDefault: opts.invariants_path === undefined && invariantsPath === DEFAULT_INVARIANTS_PATH, yaml: req.invariants,
           }),
         );
         warnings.push(...invariants.outcome!.warnings);

@@ -26,7 +26,8 @@ export const SETTINGS_GLOB_OPTIONS = { nocase: true, dot: true, strictBrackets: 
 
 /**
  * The reference's hotspot list (src/reviewer/checks/preflight.ts), written out as globs that match
- * the same paths as its regexes, with the rule in words. A repository whose hotspots are null uses it.
+ * the same paths as its regexes, with the rule in words. A repository whose hotspots are null uses
+ * it, and so does a review without a repository: review_diff's preflight reads this list, not a copy.
  */
 export const DEFAULT_HOTSPOTS: readonly (HotspotRule & { description: string })[] = [
   { id: "src/mcp", paths: ["src/mcp/**/*"], description: "anything under src/mcp/" },

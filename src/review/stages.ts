@@ -28,6 +28,11 @@ export interface InvariantsRequest {
   repo?: RepoName;
   headSha?: string;
   invariantsPath: string;
+  /**
+   * invariantsPath is the default (neither the call nor the repository's settings chose it): a
+   * repository without a file there simply has no invariants, which is no warning.
+   */
+  invariantsPathIsDefault?: boolean;
   /** Inline invariants (YAML text); wins over the repository's file. */
   yaml?: string;
 }

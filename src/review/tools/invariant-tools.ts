@@ -5,7 +5,7 @@ import { assertSafeRef } from "../../git/tokens";
 import type { Ctx } from "../../mcp/context";
 import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
 import { invalidInput, notFound, ToolError } from "../../mcp/errors";
-import { addedLinesByFile } from "../added-lines";
+import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "../diff";
 import { MAX_INVARIANTS_BYTES, normalizeRepoPath, parseInvariants, PathRefused, readInvariantsFile, runInvariants } from "../invariants";
 import { DEFAULT_INVARIANTS_PATH, reviewSettingsFor } from "../settings";
 import { findingSchema } from "../types";
@@ -15,15 +15,6 @@ export const MAX_DIFF_CHARS = 2_000_000;
 const MAX_CHANGED_FILES = 1000;
 /** What invariants_path reports when the YAML came inline. */
 export const INLINE_PATH = "(inline)";
-
-const MISSING_DIFF = 'Missing or invalid "diff" argument. Provide a unified diff string.';
-const NO_SCOPE = "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.";
-
-/** The reference's test for text shaped like a unified diff. */
-function looksLikeUnifiedDiff(diff: string): boolean {
-  const text = diff.trimStart();
-  return text.startsWith("diff --git ") || (text.includes("\n--- ") && text.includes("\n+++ ")) || text.includes("\n@@ ");
-}
 
 const refusedPath = (err: unknown) => (err instanceof PathRefused ? invalidInput(err.message, "Pass repository-relative paths (e.g. src/app.ts), without ../ or a leading - or /.") : err);
 
@@ -65,16 +56,16 @@ const check = defineTool({
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   async run(ctx, input) {
     const diff = input.diff.trim();
-    if (!diff) throw invalidInput(MISSING_DIFF, "Pass the output of git diff (or a pull request's .diff).");
+    if (!diff) throw invalidInput(MISSING_DIFF_MESSAGE, "Pass the output of git diff (or a pull request's .diff).");
     let changedFiles: string[] | undefined;
     try {
       changedFiles = input.changed_files?.map((p, i) => normalizeRepoPath(p, `changed_files[${i}]`, { rejectOptionLike: true }));
     } catch (err) {
       throw refusedPath(err);
     }
-    const files = addedLinesByFile(diff);
+    const files = parseUnifiedDiff(diff).files.map(toChangedFileView);
     if (files.length === 0 && !changedFiles?.length && !looksLikeUnifiedDiff(diff)) {
-      throw invalidInput(NO_SCOPE, "Pass a unified diff with file headers (diff --git / --- / +++) and hunks, or changed_files.");
+      throw invalidInput(NO_SCOPE_MESSAGE, "Pass a unified diff with file headers (diff --git / --- / +++) and hunks, or changed_files.");
     }
     const scope = changedFiles?.length ? changedFiles : files.map((f) => f.path);
     const failed = (invariantsPath: string, error: string) => ({ success: false, invariants_path: invariantsPath, checked_invariants: 0, warnings: [], findings: [], error });

@@ -7,8 +7,9 @@ import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
 import { invalidInput } from "../../mcp/errors";
 import { diffForTarget, emptyScope, parseTarget } from "../git-target";
 import {
-  DEFAULT_REVIEW_TIMEOUT_MS, MAX_DIFF_CHARS, REVIEW_CATEGORIES, reviewChanges, type ReviewCategory, type ReviewOptions, type ReviewResult, VERDICTS,
+  DEFAULT_REVIEW_TIMEOUT_MS, REVIEW_CATEGORIES, reviewChanges, type ReviewCategory, type ReviewOptions, type ReviewResult, VERDICTS,
 } from "../llm-review";
+import { MAX_DIFF_CHARS } from "../diff";
 
 const MAX_FILE_CONTEXTS_CHARS = 1_000_000;
 
