@@ -514,8 +514,8 @@ describe("per-repository review settings", () => {
   it("hotspot and config globs replace the defaults; the invariants path comes from the settings; other tenants keep the defaults", async () => {
     const w = await world("rvset");
     await updateReviewSettings(w.ctx, "Octo/Shop", {
-      hotspots: [{ id: "billing", paths: ["src/billing/**"] }, { id: "edge", paths: ["*.worker.ts"] }],
-      configPaths: ["deploy/**", "Dockerfile"],
+      hotspots: [{ id: "billing", paths: ["src/billing/**"] }, { id: "edge", paths: ["**/*.worker.ts"] }],
+      configPaths: ["deploy/**", "**/Dockerfile"],
       invariantsPath: "policy/invariants.yml",
     });
     const changed = ["src/Billing/invoice.ts", "src/mcp/server.ts", ".github/workflows/ci.yml", "deploy/prod.toml", "edge/api.worker.ts", "tests/a.test.ts"];
@@ -533,6 +533,15 @@ describe("per-repository review settings", () => {
     expect(noConfig.findings.map((f) => f.id)).toEqual([]);
     const dockerfile = await reviewDiff(w.ctx, request(refactorChurn, { repo: "octo/shop", changed_files: ["ops/dockerfile", "tests/a.test.ts"] }), stages);
     expect(dockerfile.findings.map((f) => f.id)).toEqual(["PRE003"]);
+    // Globs mean what they say, as the defaults do: without a globstar, a name is the root's only.
+    await updateReviewSettings(w.ctx, "octo/shop", { hotspots: [{ id: "edge", paths: ["*.worker.ts"] }], configPaths: ["Dockerfile"] });
+    const rooted = await reviewDiff(w.ctx, request(refactorChurn, { repo: "octo/shop", changed_files: ["ops/dockerfile", "edge/api.worker.ts", "tests/a.test.ts"] }), stages);
+    expect(rooted.findings.map((f) => f.id)).toEqual([]);
+    expect(rooted.hotspots).toEqual([]);
+    const atRoot = await reviewDiff(w.ctx, request(refactorChurn, { repo: "octo/shop", changed_files: ["Dockerfile", "api.worker.ts", "tests/a.test.ts"] }), stages);
+    expect(atRoot.hotspots).toEqual(["edge"]);
+    expect(atRoot.findings.map((f) => f.id)).toEqual(["PRE003", "PRE005"]);
+    await updateReviewSettings(w.ctx, "octo/shop", { hotspots: [{ id: "billing", paths: ["src/billing/**"] }, { id: "edge", paths: ["**/*.worker.ts"] }], configPaths: ["deploy/**", "**/Dockerfile"] });
 
     const option = await reviewDiff(w.ctx, request(refactorChurn, { repo: "octo/shop", options: { invariants_path: "other.yml" } }), stages);
     expect(seen.at(-1)!.invariantsPath).toBe("other.yml");

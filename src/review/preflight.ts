@@ -26,21 +26,22 @@ export interface PathRules {
 type Matcher = (path: string) => boolean;
 
 /**
- * A glob of a repository's review settings: one without a slash matches a file name in any
- * folder (`*.yml`, `Dockerfile`), as people write such lists.
+ * A glob of a repository's review settings, matched as written (picomatch, case-insensitive, dot
+ * files included): `Dockerfile` is the root's only, and with a leading globstar it is any folder's;
+ * the default lists mean the same, so a default list copied into the settings keeps its meaning.
  */
 function repoGlob(glob: string, where: string): Matcher {
   try {
-    return picomatch(glob, { ...SETTINGS_GLOB_OPTIONS, basename: !glob.includes("/") });
+    return picomatch(glob, SETTINGS_GLOB_OPTIONS);
   } catch {
     throw invalidInput(`The repository's review settings hold an invalid glob in ${where}: '${glob.slice(0, 100)}'.`, "Fix the glob in the repository's review settings.");
   }
 }
 
 /**
- * The default lists match as written, without the file-name rule: the reference's `package.json`,
- * `tsconfig*.json` and `dockerfile` are root paths only, and where it matches in any folder the
- * default globs begin with a globstar (test/review-settings.test.ts holds them to its regexes).
+ * The default lists (test/review-settings.test.ts holds them to the reference's regexes: its
+ * `package.json`, `tsconfig*.json` and `dockerfile` are root paths only, and where it matches in
+ * any folder the default globs begin with a globstar).
  */
 const defaultGlob = (glob: string): Matcher => picomatch(glob, SETTINGS_GLOB_OPTIONS);
 
