@@ -816,3 +816,33 @@ export const reviewSessions = sqliteTable("review_sessions", {
   updatedAt: text("updated_at").notNull(),
   finishedAt: text("finished_at"),
 });
+
+// Plans (seed 004): one row per plan, and every version of its document (migrations/0033).
+
+export const plans = sqliteTable("plans", {
+  tenantId: text("tenant_id").notNull(),
+  id: text("id").notNull(),
+  name: text("name").notNull(),
+  nameLower: text("name_lower").notNull(),
+  goal: text("goal").notNull(),
+  status: text("status").notNull(),
+  tags: text("tags").notNull().default("[]"),
+  currentVersion: integer("current_version").notNull(),
+  stepCount: integer("step_count").notNull(),
+  createdAt: text("created_at").notNull(),
+  createdBy: text("created_by").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  updatedBy: text("updated_by").notNull(),
+});
+
+/** Append-only: an overwrite or a rollback adds a version. */
+export const planVersions = sqliteTable("plan_versions", {
+  tenantId: text("tenant_id").notNull(),
+  planId: text("plan_id").notNull(),
+  version: integer("version").notNull(),
+  plan: text("plan").notNull(),
+  changeType: text("change_type").notNull(),
+  changeSummary: text("change_summary").notNull(),
+  createdAt: text("created_at").notNull(),
+  createdBy: text("created_by").notNull(),
+});

@@ -1,7 +1,7 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
 
-export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs" | "code" | "review"
+export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs" | "code" | "review" | "plans"
   /** The tools of compact mode (src/mcp/compact.ts), which is a surface, not a toolset one can select. */
   | "compact";
 

@@ -15,6 +15,7 @@ import { gitTools } from "../git/tools";
 import { docsTools } from "../docs/tools";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review/tools";
+import { planTools } from "../plans/tools";
 import { searchTools } from "../work/search";
 import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";
@@ -53,11 +54,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "docs", description: "Document store: content-addressed documents with search, grep, a knowledge graph, collections and snapshots, behind three composite tools (docs_query, docs_execute, docs_session).", default: false },
   { id: "code", description: "Code context over the team's GitHub repositories: indexing on the platform's workflows, semantic and keyword code search, files, symbols and context for a prompt.", default: false },
   { id: "review", description: "Code review on GitHub: the deterministic review_diff preflight with SARIF, YAML invariants, secret scrubbing, LLM reviews of diffs and pull requests, GitHub's own check results, and reactive pull-request review sessions.", default: false },
+  { id: "plans", description: "Plans: save, load and list implementation plans (EnhancedPlanOutput) with validated step dependencies, every version kept, compared and rolled back.", default: false },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools, ...reviewTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools, ...reviewTools, ...planTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
