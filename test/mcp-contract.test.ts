@@ -342,6 +342,13 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   get_review_telemetry: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
   pause_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
   resume_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
+  save_plan: { plan: { id: "contract-plan", goal: "Show the cart total", steps: [{ step_number: 1, title: "Compute the total" }, { step_number: 2, title: "Test it", depends_on: [1] }] }, name: "Cart total", tags: ["cart"] },
+  load_plan: { name: "cart total" },
+  list_plans: { tags: ["cart"] },
+  view_history: { plan_id: "contract-plan" },
+  compare_plan_versions: { plan_id: "contract-plan", from_version: 1, to_version: 1 },
+  rollback_plan: { plan_id: "contract-plan", target_version: 1, reason: "contract" },
+  delete_plan: { plan_id: "contract-plan" },
 };
 
 /** The code tools without an index (and without GitHub) answer these, after validation and the envelope. */
@@ -364,8 +371,10 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write", "run_fork"];
-      const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : first.length);
+      const first = ["save_plan", "project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write", "run_fork"];
+      // Deletions last, so the tools that read what they delete find it.
+      const last = ["delete_plan"];
+      const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : last.includes(name) ? first.length + 1 : first.length);
       const created: Record<string, string> = {};
       const ordered = [...ALL_TOOLS].sort((a, b) => rank(a.name) - rank(b.name));
       for (const t of ordered) {

@@ -93,7 +93,8 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
       "semantic_search", "codebase_retrieval", "get_file", "get_context_for_prompt", "git_commit_retrieval", "get_workspace_info", "index_status",
       "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
       "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis",
-      "review_auto", "review_changes", "review_git_diff", "get_review_status", "get_review_telemetry"].sort());
+      "review_auto", "review_changes", "review_git_diff", "get_review_status", "get_review_telemetry",
+      "load_plan", "list_plans", "view_history", "compare_plan_versions"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
