@@ -9,7 +9,8 @@ import { repoField } from "../../git/repo";
 import type { Ctx } from "../../mcp/context";
 import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
 import { BRIEF_IN_LISTING } from "../../mcp/json-schema";
-import { invalidInput } from "../../mcp/errors";
+import { type ErrorBody, invalidInput, ToolError } from "../../mcp/errors";
+import { callTool } from "../../mcp/registry";
 import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, reviewDiffText, reviewDiffTool } from "./diff-tools";
 import { reviewGitDiffTool } from "./llm-tools";
 
@@ -69,15 +70,16 @@ function refuseForeign(selected: Selected, args: Input): void {
   }
 }
 
-/** Runs a tool's definition on arguments built here, with its own schema's validation and defaults. */
-async function runTool<T extends typeof reviewDiffTool | typeof reviewGitDiffTool>(tool: T, ctx: Ctx, args: Record<string, unknown>) {
-  const parsed = tool.input.safeParse(args);
-  if (!parsed.success) {
-    const issue = parsed.error.issues[0]!;
-    throw invalidInput(`${tool.name}: ${issue.path.join(".") || "(root)"}: ${issue.message}`, `Check the arguments review_auto passes on to ${tool.name}.`);
-  }
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  return tool.run(ctx, parsed.data as any);
+/**
+ * Runs the chosen tool through the registry, as a tools/call would: its validation, aliases,
+ * bounds and error mapping are that tool's own; a refusal is passed on unchanged.
+ */
+async function runTool<T>(tool: { name: string } & AnyToolDef, ctx: Ctx, args: Record<string, unknown>): Promise<T> {
+  const result = await callTool(tool, ctx, Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)));
+  const { ok: _ok, error, ...data } = (result.structuredContent ?? {}) as Record<string, unknown> & { error?: ErrorBody };
+  if (result.isError && error) throw new ToolError(error.code, error.message, { hint: error.hint, retryable: error.retryable });
+  // The registry has validated the answer against the tool's own output schema.
+  return data as T;
 }
 
 function v2Metadata(selected: Selected, args: Input): Pick<z.input<typeof output>, "skipped_steps" | "requested_by"> {
@@ -104,13 +106,13 @@ export const reviewAutoTool = defineTool({
     const extra = args.response_version === "v2" ? v2Metadata(selected, args) : {};
     if (selected === "review_diff") {
       if (!args.diff?.trim()) throw invalidInput("review_diff selected but no valid diff provided", "Pass diff (a unified diff), or tool: review_git_diff with repo and target.");
-      const out = await runTool(reviewDiffTool, ctx, {
+      const out = await runTool<z.output<typeof reviewDiffResultSchema>>(reviewDiffTool as AnyToolDef, ctx, {
         diff: args.diff, changed_files: args.changed_files, repo: args.repo, head_sha: args.head_sha, options: args.review_diff_options ?? {},
       });
       return { selected_tool: selected, rationale, output: out, ...extra };
     }
     if (!args.repo) throw invalidInput("review_git_diff selected but no repo given", "Pass repo (owner/name) and target (e.g. \"#12\", a branch or a commit), or pass a diff.");
-    const out = await runTool(reviewGitDiffTool, ctx, {
+    const out = await runTool<z.output<typeof reviewGitDiffTool.output>>(reviewGitDiffTool as AnyToolDef, ctx, {
       repo: args.repo, target: args.target, base: args.base, include_patterns: args.include_patterns, options: args.review_git_diff_options,
     });
     return { selected_tool: selected, rationale, output: out, ...extra };
