@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { dependencyGraph, findCycle } from "../src/plans/schema";
+import { getPlan, setPlanStatus } from "../src/plans/store";
 import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
@@ -306,5 +307,22 @@ describe("the dependency graph", () => {
   it("reports a cycle as the chain that closes it", () => {
     expect(findCycle([s(1, [2]), s(2, [3]), s(3, [1])])).toEqual([1, 2, 3, 1]);
     expect(findCycle([s(1), s(2, [1]), s(3, [1, 2])])).toBeNull();
+  });
+});
+
+describe("setPlanStatus", () => {
+  it("moves the status only from the version and statuses the caller read", async () => {
+    const w = await newWorld("plans", { start: START });
+    await ok(w.ctx, "save_plan", { plan: draft("st") });
+    const meta = (await getPlan(w.ctx, "st"));
+    const approved = await setPlanStatus(w.ctx, meta, "approved");
+    expect(approved).toMatchObject({ status: "approved", version: 1 });
+    // The status it leaves has moved on: nothing changes.
+    expect(await setPlanStatus(w.ctx, meta, "executing")).toBeNull();
+    expect(await setPlanStatus(w.ctx, approved!, "executing", ["ready"])).toBeNull();
+    // A newer version: a status read at version 1 does not land on version 2.
+    await ok(w.ctx, "save_plan", { plan: draft("st", { goal: "Changed" }), overwrite: true });
+    expect(await setPlanStatus(w.ctx, approved!, "executing", ["approved", "ready"])).toBeNull();
+    expect((await getPlan(w.ctx, "st"))).toMatchObject({ status: "ready", version: 2 });
   });
 });

@@ -215,3 +215,18 @@ export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
     .all<PlanRow>();
   return rows.results.map(toMeta);
 }
+
+/**
+ * Moves a plan's status (approval and execution do) without adding a version: status is where the
+ * plan stands, not what it says. Compare-and-swap on the version the caller read and on the statuses
+ * it may leave, so a status set for one version never lands on a newer one; null when either moved.
+ */
+export async function setPlanStatus(ctx: Ctx, from: PlanMeta, to: PlanStatus, leaving: readonly PlanStatus[] = [from.status]): Promise<PlanMeta | null> {
+  if (leaving.length === 0) return null;
+  const row = await ctx.d1
+    .prepare(`UPDATE plans SET status = ?, updated_at = ?, updated_by = ? WHERE tenant_id = ? AND id = ? AND current_version = ?
+              AND status IN (SELECT value FROM json_each(?)) RETURNING ${COLUMNS}`)
+    .bind(to, iso(ctx.clock.now()), ctx.actorId, ctx.tenantId, from.id, from.version, JSON.stringify(leaving))
+    .first<PlanRow>();
+  return row ? toMeta(row) : null;
+}
