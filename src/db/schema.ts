@@ -846,3 +846,24 @@ export const planVersions = sqliteTable("plan_versions", {
   createdAt: text("created_at").notNull(),
   createdBy: text("created_by").notNull(),
 });
+
+/** Execution state of plan steps; pending/ready/blocked are derived, not stored (migrations/0034). */
+export const planSteps = sqliteTable("plan_steps", {
+  tenantId: text("tenant_id").notNull(),
+  planId: text("plan_id").notNull(),
+  stepNumber: integer("step_number").notNull(),
+  status: text("status").notNull().default("pending"),
+  retries: integer("retries").notNull().default(0),
+  startedAt: text("started_at"),
+  startedBy: text("started_by"),
+  finishedAt: text("finished_at"),
+  finishedBy: text("finished_by"),
+  notes: text("notes").notNull().default(""),
+  error: text("error").notNull().default(""),
+  filesModified: text("files_modified").notNull().default("[]"),
+  repo: text("repo"),
+  branch: text("branch"),
+  commitSha: text("commit_sha"),
+  taskId: text("task_id"),
+  updatedAt: text("updated_at").notNull(),
+});

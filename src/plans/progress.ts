@@ -1,0 +1,195 @@
+/**
+ * Where a plan's steps stand: the stored moves (plan_steps), the tasks plan_to_tasks linked to
+ * steps, and what both imply through depends_on. Stored: in_progress, completed, failed, skipped
+ * (and pending after a retry). Derived on every read, so readiness is always recomputed from the
+ * current version's depends_on: ready (every dependency completed or skipped), blocked (a
+ * dependency failed or is blocked), pending (waiting on a dependency). A linked step's state is
+ * its task's: the task is where agents claim and finish the work.
+ */
+import { z } from "zod";
+import { iso } from "../db/time";
+import type { Ctx } from "../mcp/context";
+import { jsonArray } from "../work/common";
+import type { TaskStatus } from "../work/task-summary";
+import type { Plan, PlanStatus } from "./schema";
+
+export const STEP_STATUSES = ["pending", "ready", "in_progress", "completed", "failed", "skipped", "blocked"] as const;
+export type StepStatus = (typeof STEP_STATUSES)[number];
+/** What a step row may hold; the rest is derived. */
+export type StoredStepStatus = "pending" | "in_progress" | "completed" | "failed" | "skipped";
+
+export interface StepRow {
+  step_number: number;
+  status: StoredStepStatus;
+  retries: number;
+  started_at: string | null;
+  started_by: string | null;
+  finished_at: string | null;
+  finished_by: string | null;
+  notes: string;
+  error: string;
+  files_modified: string;
+  repo: string | null;
+  branch: string | null;
+  commit_sha: string | null;
+  task_id: string | null;
+  updated_at: string;
+  task_ref: string | null;
+  task_status: TaskStatus | null;
+  task_assignee: string | null;
+  task_lease_expires_at: string | null;
+  task_updated_at: string | null;
+}
+
+export const linkedTaskSchema = z.object({
+  id: z.string().describe("Task id."),
+  ref: z.string().describe("KEY-number."),
+  status: z.string().describe("The task's status (todo, in_progress, in_review, done, cancelled)."),
+  assignee_actor_id: z.string().nullable().describe("Who holds or is assigned the task, or null."),
+  lease_expires_at: z.string().nullable().describe("When the holder's lease runs out, or null."),
+});
+
+export const stepStateSchema = z.object({
+  step_number: z.number().int().describe("The step."),
+  id: z.string().describe("The step's id."),
+  title: z.string().describe("The step's title."),
+  status: z.enum(STEP_STATUSES).describe("pending (waiting on dependencies), ready, in_progress, completed, failed, skipped or blocked (a dependency failed)."),
+  depends_on: z.array(z.number().int()).describe("Steps it waits on."),
+  retries: z.number().int().describe("Failures retried so far."),
+  started_at: z.string().nullable().describe("When it was started, or null."),
+  started_by: z.string().nullable().describe("Actor id of who started it, or null."),
+  finished_at: z.string().nullable().describe("When it completed, failed or was skipped, or null."),
+  finished_by: z.string().nullable().describe("Actor id of who finished it, or null."),
+  notes: z.string().describe("Completion or skip notes."),
+  error: z.string().describe("The last failure's error, or ''."),
+  files_modified: z.array(z.string()).describe("Files reported modified."),
+  commit: z.object({
+    repo: z.string().describe("owner/name."),
+    branch: z.string().describe("Branch the commit is on."),
+    sha: z.string().describe("Commit SHA."),
+  }).nullable().describe("What execute_plan committed for the step, or null."),
+  task: linkedTaskSchema.nullable().describe("The work-ledger task that tracks the step (plan_to_tasks), or null."),
+});
+export type StepState = z.infer<typeof stepStateSchema>;
+
+export const progressSchema = z.object({
+  total_steps: z.number().int().describe("Steps in the current version."),
+  completed_steps: z.number().int().describe("Completed."),
+  failed_steps: z.number().int().describe("Failed."),
+  skipped_steps: z.number().int().describe("Skipped."),
+  in_progress_steps: z.number().int().describe("In progress."),
+  blocked_steps: z.number().int().describe("Blocked by a failed dependency."),
+  ready_steps: z.number().int().describe("Ready to start."),
+  pending_steps: z.number().int().describe("Waiting on dependencies."),
+  percentage: z.number().int().describe("Completed and skipped steps as a whole percentage of all steps."),
+});
+export type Progress = z.infer<typeof progressSchema>;
+
+const ROW_COLUMNS = `s.step_number, s.status, s.retries, s.started_at, s.started_by, s.finished_at, s.finished_by, s.notes, s.error,
+  s.files_modified, s.repo, s.branch, s.commit_sha, s.task_id, s.updated_at,
+  CASE WHEN t.id IS NULL THEN NULL ELSE p.key || '-' || t.seq END AS task_ref, t.status AS task_status,
+  t.assignee_actor_id AS task_assignee, t.lease_expires_at AS task_lease_expires_at, t.updated_at AS task_updated_at`;
+
+export async function readStepRows(ctx: Ctx, planId: string): Promise<Map<number, StepRow>> {
+  const rows = await ctx.d1
+    .prepare(`SELECT ${ROW_COLUMNS} FROM plan_steps s
+              LEFT JOIN tasks t ON t.tenant_id = s.tenant_id AND t.id = s.task_id
+              LEFT JOIN projects p ON p.tenant_id = t.tenant_id AND p.id = t.project_id
+              WHERE s.tenant_id = ? AND s.plan_id = ?`)
+    .bind(ctx.tenantId, planId)
+    .all<StepRow>();
+  return new Map(rows.results.map((r) => [r.step_number, r]));
+}
+
+/** A linked task's status as a step status; a todo task is pending unless the step failed since the task last moved. */
+function fromTask(row: StepRow): StoredStepStatus {
+  switch (row.task_status) {
+    case "done": return "completed";
+    case "cancelled": return "skipped";
+    case "in_progress":
+    case "in_review": return "in_progress";
+    default: return row.status === "failed" && row.updated_at >= (row.task_updated_at ?? "") ? "failed" : "pending";
+  }
+}
+
+export function stepStates(plan: Plan, rows: ReadonlyMap<number, StepRow>): StepState[] {
+  const own = new Map<number, StoredStepStatus>();
+  for (const s of plan.steps) {
+    const row = rows.get(s.step_number);
+    own.set(s.step_number, !row ? "pending" : row.task_status ? fromTask(row) : row.status);
+  }
+  // Dependencies come first in execution order, so each step sees its dependencies' final status.
+  const status = new Map<number, StepStatus>();
+  for (const n of plan.dependency_graph.execution_order) {
+    const step = plan.steps.find((s) => s.step_number === n)!;
+    const mine = own.get(n)!;
+    if (mine !== "pending") { status.set(n, mine); continue; }
+    const deps = step.depends_on.map((d) => status.get(d)!);
+    status.set(n, deps.some((d) => d === "failed" || d === "blocked") ? "blocked"
+      : deps.every((d) => d === "completed" || d === "skipped") ? "ready" : "pending");
+  }
+  return plan.steps.map((s) => {
+    const row = rows.get(s.step_number);
+    return {
+      step_number: s.step_number,
+      id: s.id,
+      title: s.title,
+      status: status.get(s.step_number)!,
+      depends_on: s.depends_on,
+      retries: row?.retries ?? 0,
+      started_at: row?.started_at ?? null,
+      started_by: row?.started_by ?? null,
+      finished_at: row?.finished_at ?? null,
+      finished_by: row?.finished_by ?? null,
+      notes: row?.notes ?? "",
+      error: row?.error ?? "",
+      files_modified: row ? jsonArray<string>(row.files_modified) : [],
+      commit: row?.repo && row.branch && row.commit_sha ? { repo: row.repo, branch: row.branch, sha: row.commit_sha } : null,
+      task: row?.task_id && row.task_ref
+        ? { id: row.task_id, ref: row.task_ref, status: row.task_status!, assignee_actor_id: row.task_assignee, lease_expires_at: row.task_lease_expires_at }
+        : null,
+    };
+  });
+}
+
+export function summarize(states: readonly StepState[]): Progress {
+  const n = (s: StepStatus) => states.filter((x) => x.status === s).length;
+  const total = states.length;
+  return {
+    total_steps: total,
+    completed_steps: n("completed"),
+    failed_steps: n("failed"),
+    skipped_steps: n("skipped"),
+    in_progress_steps: n("in_progress"),
+    blocked_steps: n("blocked"),
+    ready_steps: n("ready"),
+    pending_steps: n("pending"),
+    percentage: total > 0 ? Math.round(((n("completed") + n("skipped")) / total) * 100) : 0,
+  };
+}
+
+/**
+ * The plan's status its steps imply: completed or failed once every step is finished (the
+ * reference's rule: failed when any step failed), executing once any step moved, else unchanged
+ * (ready, approved, …).
+ */
+export function impliedStatus(current: PlanStatus, states: readonly StepState[]): PlanStatus {
+  if (states.length === 0) return current;
+  const finished = states.every((s) => s.status === "completed" || s.status === "skipped" || s.status === "failed");
+  if (finished) return states.some((s) => s.status === "failed") ? "failed" : "completed";
+  const moved = states.some((s) => s.status !== "pending" && s.status !== "ready" && s.status !== "blocked");
+  return moved ? "executing" : current;
+}
+
+/** execute_plan's record of what it committed for a step: the step is completed with its commit. */
+export function recordCommitStatement(ctx: Ctx, planId: string, stepNumber: number, c: { repo: string; branch: string; sha: string; files: string[]; notes: string }): D1PreparedStatement {
+  const now = iso(ctx.clock.now());
+  return ctx.d1
+    .prepare(`INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, started_at, started_by, finished_at, finished_by, notes, files_modified, repo, branch, commit_sha, updated_at)
+              VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+              ON CONFLICT (tenant_id, plan_id, step_number) DO UPDATE SET status = 'completed', started_at = COALESCE(plan_steps.started_at, excluded.started_at),
+                started_by = COALESCE(plan_steps.started_by, excluded.started_by), finished_at = excluded.finished_at, finished_by = excluded.finished_by,
+                notes = excluded.notes, error = '', files_modified = excluded.files_modified, repo = excluded.repo, branch = excluded.branch,
+                commit_sha = excluded.commit_sha, updated_at = excluded.updated_at`)
+    .bind(ctx.tenantId, planId, stepNumber, now, ctx.actorId, now, ctx.actorId, c.notes, JSON.stringify(c.files), c.repo, c.branch, c.sha, now);
+}
