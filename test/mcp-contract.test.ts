@@ -348,6 +348,11 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   view_history: { plan_id: "contract-plan" },
   compare_plan_versions: { plan_id: "contract-plan", from_version: 1, to_version: 1 },
   rollback_plan: { plan_id: "contract-plan", target_version: 1, reason: "contract" },
+  start_step: { plan_id: "contract-plan", step_number: 1 },
+  complete_step: { plan_id: "contract-plan", step_number: 1, notes: "computed", files_modified: ["src/cart.ts"] },
+  fail_step: { plan_id: "contract-plan", step_number: 2, error: "flaky test", retry: true },
+  view_progress: { plan_id: "contract-plan" },
+  plan_to_tasks: { plan_id: "contract-plan", project_id: "$project" },
   delete_plan: { plan_id: "contract-plan" },
 };
 

@@ -864,6 +864,15 @@ export const planSteps = sqliteTable("plan_steps", {
   repo: text("repo"),
   branch: text("branch"),
   commitSha: text("commit_sha"),
-  taskId: text("task_id"),
+  rev: integer("rev").notNull().default(0),
   updatedAt: text("updated_at").notNull(),
+});
+
+/** The task plan_to_tasks made for a step (migrations/0034). */
+export const planStepTasks = sqliteTable("plan_step_tasks", {
+  tenantId: text("tenant_id").notNull(),
+  planId: text("plan_id").notNull(),
+  stepNumber: integer("step_number").notNull(),
+  taskId: text("task_id").notNull(),
+  createdAt: text("created_at").notNull(),
 });

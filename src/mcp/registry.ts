@@ -24,7 +24,7 @@ import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { checkArgShape } from "./bounds";
 import { InputNeeded } from "./confirm";
 import { jsonSchema } from "./json-schema";
-import { invalidInput, toErrorBody, ToolError } from "./errors";
+import { type ErrorBody, invalidInput, toErrorBody, ToolError } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 import { maskSecrets } from "./secrets";
@@ -268,6 +268,19 @@ function render(structured: Record<string, unknown>, summary: string): CallToolR
 async function attributed(def: AnyToolDef, ctx: Ctx): Promise<Ctx> {
   if (def.annotations.readOnly || !ctx.ensureRun) return ctx;
   return { ...ctx, runId: await ctx.ensureRun() };
+}
+
+/**
+ * Runs a tool from inside another, as a tools/call would: its validation, aliases, bounds, lease
+ * rules and error mapping are that tool's own; its payload (without `ok`) is returned, and its
+ * refusal is thrown on unchanged as a ToolError.
+ */
+export async function runTool<T>(def: AnyToolDef, ctx: Ctx, args: Record<string, unknown>): Promise<T> {
+  const result = await callTool(def, ctx, Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)));
+  const { ok: _ok, error, ...data } = (result.structuredContent ?? {}) as Record<string, unknown> & { error?: ErrorBody };
+  if (result.isError && error) throw new ToolError(error.code, error.message, { hint: error.hint, retryable: error.retryable });
+  // The registry has validated the answer against the tool's own output schema.
+  return data as T;
 }
 
 /**

@@ -18,27 +18,26 @@ export type StepStatus = (typeof STEP_STATUSES)[number];
 /** What a step row may hold; the rest is derived. */
 export type StoredStepStatus = "pending" | "in_progress" | "completed" | "failed" | "skipped";
 
+/** A step's stored state (absent: never moved) and its linked task (absent: not linked). */
 export interface StepRow {
   step_number: number;
-  status: StoredStepStatus;
-  retries: number;
-  started_at: string | null;
-  started_by: string | null;
-  finished_at: string | null;
-  finished_by: string | null;
-  notes: string;
-  error: string;
-  files_modified: string;
-  repo: string | null;
-  branch: string | null;
-  commit_sha: string | null;
-  task_id: string | null;
-  updated_at: string;
-  task_ref: string | null;
-  task_status: TaskStatus | null;
-  task_assignee: string | null;
-  task_lease_expires_at: string | null;
-  task_updated_at: string | null;
+  state: {
+    status: StoredStepStatus;
+    retries: number;
+    rev: number;
+    started_at: string | null;
+    started_by: string | null;
+    finished_at: string | null;
+    finished_by: string | null;
+    notes: string;
+    error: string;
+    files_modified: string;
+    repo: string | null;
+    branch: string | null;
+    commit_sha: string | null;
+    updated_at: string;
+  } | null;
+  task: { id: string; ref: string; status: TaskStatus; assignee_actor_id: string | null; lease_expires_at: string | null; updated_at: string } | null;
 }
 
 export const linkedTaskSchema = z.object({
@@ -85,30 +84,39 @@ export const progressSchema = z.object({
 });
 export type Progress = z.infer<typeof progressSchema>;
 
-const ROW_COLUMNS = `s.step_number, s.status, s.retries, s.started_at, s.started_by, s.finished_at, s.finished_by, s.notes, s.error,
-  s.files_modified, s.repo, s.branch, s.commit_sha, s.task_id, s.updated_at,
-  CASE WHEN t.id IS NULL THEN NULL ELSE p.key || '-' || t.seq END AS task_ref, t.status AS task_status,
-  t.assignee_actor_id AS task_assignee, t.lease_expires_at AS task_lease_expires_at, t.updated_at AS task_updated_at`;
-
 export async function readStepRows(ctx: Ctx, planId: string): Promise<Map<number, StepRow>> {
-  const rows = await ctx.d1
-    .prepare(`SELECT ${ROW_COLUMNS} FROM plan_steps s
-              LEFT JOIN tasks t ON t.tenant_id = s.tenant_id AND t.id = s.task_id
-              LEFT JOIN projects p ON p.tenant_id = t.tenant_id AND p.id = t.project_id
-              WHERE s.tenant_id = ? AND s.plan_id = ?`)
-    .bind(ctx.tenantId, planId)
-    .all<StepRow>();
-  return new Map(rows.results.map((r) => [r.step_number, r]));
+  const [states, links] = await ctx.d1.batch<Record<string, unknown>>([
+    ctx.d1
+      .prepare(`SELECT step_number, status, retries, rev, started_at, started_by, finished_at, finished_by, notes, error, files_modified, repo, branch, commit_sha, updated_at
+                FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`)
+      .bind(ctx.tenantId, planId),
+    ctx.d1
+      .prepare(`SELECT l.step_number, t.id, p.key || '-' || t.seq AS ref, t.status, t.assignee_actor_id, t.lease_expires_at, t.updated_at
+                FROM plan_step_tasks l JOIN tasks t ON t.tenant_id = l.tenant_id AND t.id = l.task_id JOIN projects p ON p.tenant_id = t.tenant_id AND p.id = t.project_id
+                WHERE l.tenant_id = ? AND l.plan_id = ?`)
+      .bind(ctx.tenantId, planId),
+  ]);
+  const rows = new Map<number, StepRow>();
+  const at = (n: number) => rows.get(n) ?? rows.set(n, { step_number: n, state: null, task: null }).get(n)!;
+  for (const r of states!.results) {
+    const { step_number, ...state } = r as { step_number: number } & NonNullable<StepRow["state"]>;
+    at(step_number).state = state;
+  }
+  for (const r of links!.results) {
+    const { step_number, ...task } = r as { step_number: number } & NonNullable<StepRow["task"]>;
+    at(step_number).task = task;
+  }
+  return rows;
 }
 
 /** A linked task's status as a step status; a todo task is pending unless the step failed since the task last moved. */
-function fromTask(row: StepRow): StoredStepStatus {
-  switch (row.task_status) {
+function fromTask(task: NonNullable<StepRow["task"]>, state: StepRow["state"]): StoredStepStatus {
+  switch (task.status) {
     case "done": return "completed";
     case "cancelled": return "skipped";
     case "in_progress":
     case "in_review": return "in_progress";
-    default: return row.status === "failed" && row.updated_at >= (row.task_updated_at ?? "") ? "failed" : "pending";
+    default: return state?.status === "failed" && state.updated_at >= task.updated_at ? "failed" : "pending";
   }
 }
 
@@ -116,7 +124,7 @@ export function stepStates(plan: Plan, rows: ReadonlyMap<number, StepRow>): Step
   const own = new Map<number, StoredStepStatus>();
   for (const s of plan.steps) {
     const row = rows.get(s.step_number);
-    own.set(s.step_number, !row ? "pending" : row.task_status ? fromTask(row) : row.status);
+    own.set(s.step_number, row?.task ? fromTask(row.task, row.state) : row?.state?.status ?? "pending");
   }
   // Dependencies come first in execution order, so each step sees its dependencies' final status.
   const status = new Map<number, StepStatus>();
@@ -130,24 +138,24 @@ export function stepStates(plan: Plan, rows: ReadonlyMap<number, StepRow>): Step
   }
   return plan.steps.map((s) => {
     const row = rows.get(s.step_number);
+    const st = row?.state;
+    const task = row?.task;
     return {
       step_number: s.step_number,
       id: s.id,
       title: s.title,
       status: status.get(s.step_number)!,
       depends_on: s.depends_on,
-      retries: row?.retries ?? 0,
-      started_at: row?.started_at ?? null,
-      started_by: row?.started_by ?? null,
-      finished_at: row?.finished_at ?? null,
-      finished_by: row?.finished_by ?? null,
-      notes: row?.notes ?? "",
-      error: row?.error ?? "",
-      files_modified: row ? jsonArray<string>(row.files_modified) : [],
-      commit: row?.repo && row.branch && row.commit_sha ? { repo: row.repo, branch: row.branch, sha: row.commit_sha } : null,
-      task: row?.task_id && row.task_ref
-        ? { id: row.task_id, ref: row.task_ref, status: row.task_status!, assignee_actor_id: row.task_assignee, lease_expires_at: row.task_lease_expires_at }
-        : null,
+      retries: st?.retries ?? 0,
+      started_at: st?.started_at ?? null,
+      started_by: st?.started_by ?? null,
+      finished_at: st?.finished_at ?? null,
+      finished_by: st?.finished_by ?? null,
+      notes: st?.notes ?? "",
+      error: st?.error ?? "",
+      files_modified: st ? jsonArray<string>(st.files_modified) : [],
+      commit: st?.repo && st.branch && st.commit_sha ? { repo: st.repo, branch: st.branch, sha: st.commit_sha } : null,
+      task: task ? { id: task.id, ref: task.ref, status: task.status, assignee_actor_id: task.assignee_actor_id, lease_expires_at: task.lease_expires_at } : null,
     };
   });
 }
@@ -190,6 +198,6 @@ export function recordCommitStatement(ctx: Ctx, planId: string, stepNumber: numb
               ON CONFLICT (tenant_id, plan_id, step_number) DO UPDATE SET status = 'completed', started_at = COALESCE(plan_steps.started_at, excluded.started_at),
                 started_by = COALESCE(plan_steps.started_by, excluded.started_by), finished_at = excluded.finished_at, finished_by = excluded.finished_by,
                 notes = excluded.notes, error = '', files_modified = excluded.files_modified, repo = excluded.repo, branch = excluded.branch,
-                commit_sha = excluded.commit_sha, updated_at = excluded.updated_at`)
+                commit_sha = excluded.commit_sha, rev = plan_steps.rev + 1, updated_at = excluded.updated_at`)
     .bind(ctx.tenantId, planId, stepNumber, now, ctx.actorId, now, ctx.actorId, c.notes, JSON.stringify(c.files), c.repo, c.branch, c.sha, now);
 }

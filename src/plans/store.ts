@@ -182,12 +182,13 @@ export async function relabel(ctx: Ctx, from: PlanMeta, labels: { name: string; 
   return toMeta(row);
 }
 
-/** Deletes a plan, its whole history and its steps' state (tasks made from it stay); returns how many versions went, or null when there was no plan. */
+/** Deletes a plan, its whole history and its steps' state and task links (the tasks themselves stay); returns how many versions went, or null when there was no plan. */
 export async function deletePlan(ctx: Ctx, id: string): Promise<number | null> {
   const [deleted, versions] = await ctx.d1.batch([
     ctx.d1.prepare(`DELETE FROM plans WHERE tenant_id = ? AND id = ? RETURNING id`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_versions WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
+    ctx.d1.prepare(`DELETE FROM plan_step_tasks WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
   ]);
   if (deleted!.results.length === 0) return null;
   return versions!.meta.changes;

@@ -9,6 +9,8 @@ import { invalidInput } from "../mcp/errors";
 import { parseArgs } from "../mcp/inputs";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { diffPlans, planDiffSchema } from "./diff";
+import { stepTools } from "./steps";
+import { planToTasksTool } from "./to-tasks";
 import { completePlan, MAX_PLAN_BYTES, nameFromGoal, PLAN_STATUSES, planContent, planIdField, planInputSchema, planSchema, type Plan } from "./schema";
 import {
   appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, insertPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
@@ -253,4 +255,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...stepTools, planToTasksTool];

@@ -36,10 +36,15 @@ const manyItemSchema = z.object({
   depends_on: z.array(z.union([z.string().min(1).max(100), batchRef])).max(50).optional()
     .describe("Tasks this one waits on: refs, or {batch_index: N}."),
 }).meta(BRIEF_IN_LISTING).describe("task_create's arguments without project_id; depends_on may also name {batch_index: N}.");
-type ManyItem = z.infer<typeof manyItemSchema>;
+export type ManyItem = z.output<typeof manyItemSchema>;
 
-/** Resolves every reference of a batch up front, so a bad one fails the call before any write. */
-async function createTasks(ctx: Ctx, projectRef: string, items: ManyItem[]): Promise<{ ids: string[]; refs: string[] }> {
+/**
+ * Resolves every reference of a batch up front, so a bad one fails the call before any write.
+ * `alongside` adds statements to the same atomic batch (plan_to_tasks links steps to the new ids).
+ */
+export async function createTasks(
+  ctx: Ctx, projectRef: string, items: ManyItem[], alongside: (ids: readonly string[]) => D1PreparedStatement[] = () => [],
+): Promise<{ ids: string[]; refs: string[] }> {
   const project = await findProject(ctx, projectRef);
   const actorIds = new Map<string, string>();
   const taskIds = new Map<string, string>();
@@ -90,7 +95,7 @@ async function createTasks(ctx: Ctx, projectRef: string, items: ManyItem[]): Pro
     }
     statements.push(activityStatement(ctx, { verb: "task.created", objectType: "task", objectId: ids[i]!, projectId: project.id, summary: `created ${item.title}` }));
   });
-  await ctx.d1.batch(statements);
+  await ctx.d1.batch([...statements, ...alongside(ids)]);
   const seqs = await ctx.d1
     // One JSON parameter, not one per id: D1 allows at most 100 bound parameters.
     .prepare(`SELECT id, seq FROM tasks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)

@@ -6,11 +6,10 @@
  */
 import { z } from "zod";
 import { repoField } from "../../git/repo";
-import type { Ctx } from "../../mcp/context";
 import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
 import { BRIEF_IN_LISTING } from "../../mcp/json-schema";
-import { type ErrorBody, invalidInput, ToolError } from "../../mcp/errors";
-import { callTool } from "../../mcp/registry";
+import { invalidInput } from "../../mcp/errors";
+import { runTool } from "../../mcp/registry";
 import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, reviewDiffText, reviewDiffTool } from "./diff-tools";
 import { reviewGitDiffTool } from "./llm-tools";
 
@@ -68,18 +67,6 @@ function refuseForeign(selected: Selected, args: Input): void {
     if (args.head_sha !== undefined) throw refuse("head_sha is");
     if (args.review_diff_options !== undefined) throw refuse("review_diff_options is");
   }
-}
-
-/**
- * Runs the chosen tool through the registry, as a tools/call would: its validation, aliases,
- * bounds and error mapping are that tool's own; a refusal is passed on unchanged.
- */
-async function runTool<T>(tool: { name: string } & AnyToolDef, ctx: Ctx, args: Record<string, unknown>): Promise<T> {
-  const result = await callTool(tool, ctx, Object.fromEntries(Object.entries(args).filter(([, v]) => v !== undefined)));
-  const { ok: _ok, error, ...data } = (result.structuredContent ?? {}) as Record<string, unknown> & { error?: ErrorBody };
-  if (result.isError && error) throw new ToolError(error.code, error.message, { hint: error.hint, retryable: error.retryable });
-  // The registry has validated the answer against the tool's own output schema.
-  return data as T;
 }
 
 function v2Metadata(selected: Selected, args: Input): Pick<z.input<typeof output>, "skipped_steps" | "requested_by"> {
