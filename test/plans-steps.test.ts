@@ -7,7 +7,7 @@ import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Wo
 const START = "2026-07-01T09:00:00.000Z";
 
 /** 1 → (2, 3) → 4, and 5 on its own: a diamond plus an independent step. */
-function plan(id: string, extra: Record<string, unknown> = {}) {
+function plan(id: string, extra: Record<string, unknown> = {}): { id: string; goal: string; steps: Array<Record<string, unknown>> } {
   return {
     id,
     goal: "Add rate limiting to the public API",
@@ -241,8 +241,13 @@ describe("plan_to_tasks", () => {
     expect(await statuses(w.ctx, "rl")).toEqual({ 1: "completed", 2: "ready", 3: "ready", 4: "pending", 5: "skipped" });
     const p = await ok(w.ctx, "view_progress", { plan_id: "rl" });
     expect(p.progress.percentage).toBe(40);
-    // The tasks moved the steps; the stored status catches up at the next step tool call.
-    expect(p).toMatchObject({ plan_status: "ready", implied_status: "executing" });
+    // The plan's stored status follows its tasks: list_plans finds it by what the tasks did.
+    expect(p).toMatchObject({ plan_status: "executing", implied_status: "executing" });
+    for (const n of [2, 3]) await ok(w.ctx, "task_update", { task_id: ref(n), patch: { status: "done" } });
+    await ok(w.ctx, "task_update", { task_id: ref(4), patch: { acceptance_criteria: [{ text: "429 after the limit", met: true }, { text: "headers carry the remaining budget", met: true }] } });
+    await ok(w.ctx, "task_update", { task_id: ref(4), patch: { status: "done" } });
+    expect((await ok(w.ctx, "list_plans", { status: "completed" })).items.map((x: { id: string }) => x.id)).toEqual(["rl"]);
+    expect((await ok(w.ctx, "view_progress", { plan_id: "rl" })).progress.percentage).toBe(100);
   });
 
   it("step tools on linked steps go through the tasks: start claims under a lease, another actor cannot take it, complete respects the criteria", async () => {
@@ -300,7 +305,7 @@ describe("plan_to_tasks", () => {
     expect(again.already_linked.map((c: { step_number: number }) => c.step_number)).toEqual([1, 2, 3, 4]);
 
     const next = plan("rl");
-    next.steps.push({ step_number: 6, title: "Load test", depends_on: [4, 5] } as never);
+    next.steps.push({ step_number: 6, title: "Load test", depends_on: [4, 5] });
     await ok(w.ctx, "save_plan", { plan: next, overwrite: true });
     const more = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
     expect(more.created).toEqual([{ step_number: 6, task_id: expect.any(String), ref: "API-5" }]);

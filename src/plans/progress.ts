@@ -12,6 +12,7 @@ import type { Ctx } from "../mcp/context";
 import { jsonArray } from "../work/common";
 import type { TaskStatus } from "../work/task-summary";
 import type { Plan, PlanStatus } from "./schema";
+import { findPlan, readVersion, setPlanStatus, type PlanMeta } from "./store";
 
 export const STEP_STATUSES = ["pending", "ready", "in_progress", "completed", "failed", "skipped", "blocked"] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
@@ -187,6 +188,30 @@ export function impliedStatus(current: PlanStatus, states: readonly StepState[])
   if (finished) return states.some((s) => s.status === "failed") ? "failed" : "completed";
   const moved = states.some((s) => s.status !== "pending" && s.status !== "ready" && s.status !== "blocked");
   return moved ? "executing" : current;
+}
+
+/** Stores the status the steps imply, when it differs; the plan as it stands after. */
+export async function followSteps(ctx: Ctx, meta: PlanMeta, states: readonly StepState[]): Promise<PlanMeta> {
+  const implied = impliedStatus(meta.status, states);
+  if (implied === meta.status) return meta;
+  return (await setPlanStatus(ctx, meta, implied)) ?? meta;
+}
+
+/**
+ * After a task linked to a plan step changed status: the plan's stored status follows (executing,
+ * completed, failed), so list_plans sees plans whose work is done through tasks. The task's own
+ * write has landed by then; a failure here is logged, never the task's failure.
+ */
+export async function followTask(ctx: Ctx, taskId: string): Promise<void> {
+  try {
+    const link = await ctx.d1.prepare(`SELECT plan_id FROM plan_step_tasks WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, taskId).first<{ plan_id: string }>();
+    const meta = link ? await findPlan(ctx, link.plan_id) : null;
+    if (!meta) return;
+    const [plan, rows] = await Promise.all([readVersion(ctx, meta.id, meta.version), readStepRows(ctx, meta.id)]);
+    await followSteps(ctx, meta, stepStates(plan, rows));
+  } catch (err) {
+    console.error("plan status did not follow task", taskId, err);
+  }
 }
 
 /** execute_plan's record of what it committed for a step: the step is completed with its commit. */

@@ -12,11 +12,11 @@ import { defineTool, type AnyToolDef } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { findTool, runTool } from "../mcp/registry";
 import {
-  impliedStatus, progressSchema, readStepRows, stepStates, stepStateSchema, summarize,
+  followSteps, impliedStatus, progressSchema, readStepRows, stepStates, stepStateSchema, summarize,
   type StepRow, type StepState, type StepStatus, type StoredStepStatus,
 } from "./progress";
 import { PLAN_STATUSES, planIdField, type Plan } from "./schema";
-import { getPlan, readVersion, setPlanStatus, type PlanMeta } from "./store";
+import { getPlan, readVersion, type PlanMeta } from "./store";
 
 /** Failures fail_step re-queues with retry before the step stays failed (the reference's limit). */
 export const MAX_RETRIES = 3;
@@ -106,12 +106,10 @@ const task = (name: string): AnyToolDef => findTool(name)!;
 /** After the moves: the plan's status follows its steps (executing, completed, failed). */
 async function answer(ctx: Ctx, planId: string, n: number, warnings: string[]) {
   const l = await load(ctx, planId);
-  const implied = impliedStatus(l.meta.status, l.states);
-  const moved = implied !== l.meta.status ? await setPlanStatus(ctx, l.meta, implied) : null;
   return {
     plan_id: l.meta.id,
     plan_version: l.meta.version,
-    plan_status: (moved ?? l.meta).status,
+    plan_status: (await followSteps(ctx, l.meta, l.states)).status,
     step: stepOf(l, n),
     progress: summarize(l.states),
     ready_steps: l.states.filter((s) => s.status === "ready").map((s) => s.step_number),

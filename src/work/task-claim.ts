@@ -4,6 +4,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
+import { followTask } from "../plans/progress";
 import { activityStatement } from "./common";
 import { findProject, projectSchema } from "./projects";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
@@ -76,6 +77,7 @@ export const taskClaimTool = defineTool({
         fencing_token: null, extended: false, holder_actor_id: outcome.holder ?? null,
       };
     }
+    if (!outcome.extended) await followTask(ctx, outcome.taskId);
     const task = await findTask(ctx, outcome.taskId);
     const p = await findProject(ctx, task.project_id);
     return {

@@ -7,6 +7,7 @@ import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
+import { followTask } from "../plans/progress";
 import { reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
@@ -194,6 +195,7 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
       hint: "Re-read it with task_get and retry.", retryable: true,
     });
   }
+  if (to !== task.status) await followTask(ctx, task.id);
   return { task: await findTask(ctx, task.id), changed };
 }
 
