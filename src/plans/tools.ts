@@ -8,6 +8,7 @@ import { boundedJson, jsonBytes } from "../mcp/bounds";
 import { invalidInput } from "../mcp/errors";
 import { parseArgs } from "../mcp/inputs";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
+import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";
 import { completePlan, MAX_PLAN_BYTES, nameFromGoal, PLAN_STATUSES, planContent, planIdField, planInputSchema, planSchema, type Plan } from "./schema";
 import {
@@ -253,4 +254,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...approvalTools];

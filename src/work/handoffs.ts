@@ -6,7 +6,7 @@ import { iso, parseIsoInstant } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
+import { activityStatement, actorRefField, type Condition, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";
 
@@ -86,12 +86,6 @@ export async function findHandoff(ctx: Ctx, id: string): Promise<Handoff> {
   return h;
 }
 
-/** An SQL condition and its parameters, for a statement that must act only when another write of its batch landed. */
-export interface Condition {
-  sql: string;
-  params: unknown[];
-}
-
 export type HandoffOption = { label: string; summary: string };
 
 /** A handoff to write: recipients already resolved to actor ids, due time already parsed. */
@@ -153,8 +147,8 @@ export async function createHandoff(ctx: Ctx, spec: HandoffSpec): Promise<{ hand
   return { handoff: toHandoff(live), deduplicated: true };
 }
 
-/** due_at as the handoff tools take it: a date or an instant, kept in UTC. */
-export const dueAtField = z.string().max(64).describe("When an answer is needed (ISO-8601).");
+/** due_at as the handoff tools take it: a date or an instant, kept in UTC (parseDueAt). */
+export const dueAtField = z.string().max(64);
 
 export function parseDueAt(text: string | undefined): Date | null {
   if (!text) return null;
@@ -179,7 +173,7 @@ export const handoffCreateTool = defineTool({
     allow_free_text: z.boolean().default(true).describe("Allow a free-text answer (false: one of the options)."),
     related_task_id: z.string().min(1).max(100).optional().describe("Related task (id or KEY-number)."),
     related_project_id: z.string().min(1).max(100).optional().describe("Related project (id or key)."),
-    due_at: dueAtField.optional(),
+    due_at: dueAtField.optional().describe("When an answer is needed (ISO-8601)."),
     fingerprint: z.string().min(1).max(200).optional().describe("De-duplication key (one live handoff per fingerprint)."),
   }),
   output: z.object({ handoff: handoffSchema.describe("The handoff."), deduplicated: z.boolean().describe("True when a live handoff with this fingerprint was returned instead.") }),
