@@ -354,12 +354,18 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   view_progress: { plan_id: "contract-plan" },
   plan_to_tasks: { plan_id: "contract-plan", project_id: "$project" },
   delete_plan: { plan_id: "contract-plan" },
+  request_approval: { plan_id: "contract-plan", approver_actor_ids: ["helper-bot"], note: "Please check the order of the steps." },
+  // The only caller here is the request's requester, who may not answer it: the call stops at that check.
+  respond_approval: { request_id: "$approval", action: "approve", comment: "contract" },
+  list_approvals: { plan_id: "contract-plan", status: "pending" },
 };
 
 /** The code tools without an index (and without GitHub) answer these, after validation and the envelope. */
 const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
 /** The review tools stop here without GitHub or a language model configured, or a session to read. */
 const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
+/** The plan tools that answer to someone other than the caller stop at that check here (one identity). */
+const PLANS_REFUSALS: Record<string, string> = { respond_approval: "forbidden" };
 
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {
@@ -376,7 +382,7 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["save_plan", "project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write", "run_fork"];
+      const first = ["save_plan", "register_actor", "request_approval", "project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write", "run_fork"];
       // Deletions last, so the tools that read what they delete find it.
       const last = ["delete_plan"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : last.includes(name) ? first.length + 1 : first.length);
@@ -395,13 +401,18 @@ describe("no code generation at run time", () => {
           expect(REVIEW_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
+        if (t.name in PLANS_REFUSALS) {
+          expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe(PLANS_REFUSALS[t.name]);
+          continue;
+        }
         if (t.toolset === "git") {
           // GitHub-backed tools get this far (validation, the envelope) and stop at the missing credentials.
           expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe("github_not_configured");
           continue;
         }
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string }; note?: { id: string }; run?: { run_key: string } };
+        const sc = result.structuredContent as { request?: { id: string }; project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string }; note?: { id: string }; run?: { run_key: string } };
+        if (sc.request && t.name === "request_approval") created.approval = sc.request.id;
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
         if (sc.handoff) created.handoff = sc.handoff.id;

@@ -876,3 +876,25 @@ export const planStepTasks = sqliteTable("plan_step_tasks", {
   taskId: text("task_id").notNull(),
   createdAt: text("created_at").notNull(),
 });
+
+/** Approval requests for a plan version, whole or some steps; each reaches its approvers as a handoff (migrations/0035). */
+export const planApprovals = sqliteTable("plan_approvals", {
+  tenantId: text("tenant_id").notNull(),
+  id: text("id").notNull(),
+  planId: text("plan_id").notNull(),
+  planVersion: integer("plan_version").notNull(),
+  stepNumbers: text("step_numbers").notNull().default("[]"),
+  approverIds: text("approver_ids").notNull(),
+  status: text("status").notNull(),
+  summary: text("summary").notNull(),
+  note: text("note").notNull().default(""),
+  requestedBy: text("requested_by").notNull(),
+  createdAt: text("created_at").notNull(),
+  dueAt: text("due_at"),
+  respondedBy: text("responded_by"),
+  respondedAt: text("responded_at"),
+  comment: text("comment"),
+  modifications: text("modifications"),
+  handoffId: text("handoff_id").notNull(),
+  fingerprint: text("fingerprint").notNull(),
+});

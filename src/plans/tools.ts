@@ -8,6 +8,7 @@ import { boundedJson, jsonBytes } from "../mcp/bounds";
 import { invalidInput } from "../mcp/errors";
 import { parseArgs } from "../mcp/inputs";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
+import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
@@ -255,4 +256,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...stepTools, planToTasksTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...approvalTools, ...stepTools, planToTasksTool];

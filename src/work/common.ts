@@ -25,6 +25,12 @@ export async function resolveActor(ctx: Ctx, ref: string): Promise<string> {
   return row.id;
 }
 
+/** An SQL condition and its parameters, for a statement of a batch that must act only when another write of the batch landed. */
+export interface Condition {
+  sql: string;
+  params: unknown[];
+}
+
 export interface ActivityInput {
   verb: string;
   objectType: string;

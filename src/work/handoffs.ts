@@ -5,13 +5,15 @@ import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { invalidInput, notFound, ToolError } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
+import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
+import { activityStatement, actorRefField, type Condition, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
+export type HandoffKind = (typeof HANDOFF_KINDS)[number];
 export const HANDOFF_STATUSES = ["open", "claimed", "responded", "resolved", "cancelled"] as const;
+export type HandoffStatus = (typeof HANDOFF_STATUSES)[number];
 const LIVE = ["open", "claimed"];
 /** How a review is answered. Only `approved` unlocks done; the other two send the task back to in_progress. */
 export const VERDICTS = ["approved", "changes_requested", "rejected"] as const;
@@ -72,10 +74,87 @@ function toHandoff(r: HandoffRow): Handoff {
 const selectHandoff = (ctx: Ctx, id: string) =>
   ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`).bind(ctx.actorId, ctx.tenantId, id);
 
-export async function findHandoff(ctx: Ctx, id: string): Promise<Handoff> {
+/** The handoff, or null when there is none in the caller's tenant. */
+export async function maybeHandoff(ctx: Ctx, id: string): Promise<Handoff | null> {
   const row = await selectHandoff(ctx, id).first<HandoffRow>();
-  if (!row) throw notFound("handoff", id, "handoff_query or inbox lists your handoffs.");
-  return toHandoff(row);
+  return row ? toHandoff(row) : null;
+}
+
+export async function findHandoff(ctx: Ctx, id: string): Promise<Handoff> {
+  const h = await maybeHandoff(ctx, id);
+  if (!h) throw notFound("handoff", id, "handoff_query or inbox lists your handoffs.");
+  return h;
+}
+
+export type HandoffOption = { label: string; summary: string };
+
+/** A handoff to write: recipients already resolved to actor ids, due time already parsed. */
+export interface HandoffSpec {
+  kind: HandoffKind;
+  title: string;
+  body: string;
+  recipients: readonly string[];
+  options: readonly HandoffOption[];
+  allowFreeText: boolean;
+  relatedTaskId?: string | null;
+  relatedProjectId?: string | null;
+  dueAt?: Date | null;
+  fingerprint?: string | null;
+}
+
+/**
+ * The statements that write a handoff (its row, handoff.created, one recipient row and one
+ * notification per recipient) for a D1 batch. The row is written only when `when` holds and no
+ * live handoff holds its fingerprint; the rest only if the row was, so a caller that puts its own
+ * row before these (and `when` on it) gets both or neither.
+ */
+export function handoffStatements(ctx: Ctx, spec: HandoffSpec, when: Condition = { sql: "1", params: [] }): { id: string; statements: D1PreparedStatement[] } {
+  const id = uuidv7();
+  const now = iso(ctx.clock.now());
+  const projectId = spec.relatedProjectId ?? null;
+  const recipients = [...new Set(spec.recipients)];
+  const statements = [
+    ctx.d1
+      .prepare(
+        `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, options, allow_free_text, due_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ? WHERE ${when.sql} ON CONFLICT DO NOTHING RETURNING id`,
+      )
+      .bind(id, ctx.tenantId, spec.kind, spec.title, spec.body, ctx.actorId, spec.relatedTaskId ?? null, projectId, spec.fingerprint ?? null,
+        JSON.stringify(spec.options), spec.allowFreeText ? 1 : 0, spec.dueAt ? iso(spec.dueAt) : null, now, now, ...when.params),
+    activityStatement(ctx, { verb: "handoff.created", objectType: "work_request", objectId: id, projectId, summary: `${spec.kind}: ${spec.title}`, ifPreviousChanged: true }),
+    // Recipients and notifications exist only if the handoff row was written.
+    ...recipients.flatMap((actor) => [
+      ctx.d1.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+        .bind(ctx.tenantId, id, actor, id),
+      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, ?, 'work_request', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+        .bind(uuidv7(), ctx.tenantId, actor, spec.kind, id, spec.title, ctx.actorId, now, id),
+    ]),
+  ];
+  return { id, statements };
+}
+
+/** Writes a handoff; a live one holding the same fingerprint is returned instead (deduplicated). */
+export async function createHandoff(ctx: Ctx, spec: HandoffSpec): Promise<{ handoff: Handoff; deduplicated: boolean }> {
+  const { id, statements } = handoffStatements(ctx, spec);
+  const [inserted] = await ctx.d1.batch<{ id: string }>(statements);
+  if (inserted!.results.length > 0) return { handoff: await findHandoff(ctx, id), deduplicated: false };
+  const live = await ctx.d1
+    .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.fingerprint = ? AND h.status IN ('open', 'claimed')`)
+    .bind(ctx.actorId, ctx.tenantId, spec.fingerprint ?? "")
+    .first<HandoffRow>();
+  if (!live) throw new ToolError("conflict", "The handoff could not be written and no live duplicate was found.", { hint: "Retry.", retryable: true });
+  return { handoff: toHandoff(live), deduplicated: true };
+}
+
+/** due_at as the handoff tools take it: a date or an instant, kept in UTC (parseDueAt). */
+export const dueAtField = z.string().max(64);
+
+export function parseDueAt(text: string | undefined): Date | null {
+  if (!text) return null;
+  const due = parseIsoInstant(text);
+  if (!due) throw invalidInput(`due_at '${excerpt(text, 64)}' is not an ISO-8601 time.`, "Use e.g. 2026-12-01 or 2026-12-01T17:00:00Z.");
+  return due;
 }
 
 export const handoffCreateTool = defineTool({
@@ -94,54 +173,74 @@ export const handoffCreateTool = defineTool({
     allow_free_text: z.boolean().default(true).describe("Allow a free-text answer (false: one of the options)."),
     related_task_id: z.string().min(1).max(100).optional().describe("Related task (id or KEY-number)."),
     related_project_id: z.string().min(1).max(100).optional().describe("Related project (id or key)."),
-    due_at: z.string().max(64).optional().describe("When an answer is needed (ISO-8601)."),
+    due_at: dueAtField.optional().describe("When an answer is needed (ISO-8601)."),
     fingerprint: z.string().min(1).max(200).optional().describe("De-duplication key (one live handoff per fingerprint)."),
   }),
   output: z.object({ handoff: handoffSchema.describe("The handoff."), deduplicated: z.boolean().describe("True when a live handoff with this fingerprint was returned instead.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
-    const recipients = [...new Set(await Promise.all(input.to_actor_ids.map((r) => resolveActor(ctx, r))))];
+    const recipients = await Promise.all(input.to_actor_ids.map((r) => resolveActor(ctx, r)));
     const task = input.related_task_id ? await findTask(ctx, input.related_task_id) : null;
     const project = input.related_project_id ? await findProject(ctx, input.related_project_id) : null;
-    const due = input.due_at ? parseIsoInstant(input.due_at) : null;
-    if (input.due_at && !due) throw invalidInput(`due_at '${input.due_at}' is not an ISO-8601 time.`, "Use e.g. 2026-12-01 or 2026-12-01T17:00:00Z.");
+    const dueAt = parseDueAt(input.due_at);
     const options = (input.options ?? []).map((o) => (typeof o === "string" ? { label: o, summary: "" } : { label: o.label, summary: o.summary ?? "" }));
     if (!input.allow_free_text && options.length === 0) throw invalidInput("allow_free_text: false needs options to choose from.", "Pass options, or allow free-text responses.");
-    const id = uuidv7();
-    const now = iso(ctx.clock.now());
-    const projectId = project?.id ?? task?.project_id ?? null;
-    const [inserted] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(
-          `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, options, allow_free_text, due_at, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-        )
-        .bind(id, ctx.tenantId, input.kind, input.title, input.body ?? "", ctx.actorId, task?.id ?? null, projectId, input.fingerprint ?? null,
-          JSON.stringify(options), input.allow_free_text ? 1 : 0, due ? iso(due) : null, now, now),
-      activityStatement(ctx, { verb: "handoff.created", objectType: "work_request", objectId: id, projectId, summary: `${input.kind}: ${input.title}`, ifPreviousChanged: true }),
-      // Recipients and notifications exist only if the handoff row was written.
-      ...recipients.flatMap((actor) => [
-        ctx.d1.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
-          .bind(ctx.tenantId, id, actor, id),
-        ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                        SELECT ?, ?, ?, ?, 'work_request', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
-          .bind(uuidv7(), ctx.tenantId, actor, input.kind, id, input.title, ctx.actorId, now, id),
-      ]),
-    ]);
-    if (inserted!.results.length === 0) {
-      // A live handoff holds this fingerprint: return it.
-      const live = await ctx.d1
-        .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.fingerprint = ? AND h.status IN ('open', 'claimed')`)
-        .bind(ctx.actorId, ctx.tenantId, input.fingerprint ?? "")
-        .first<HandoffRow>();
-      if (!live) throw new ToolError("conflict", "The handoff could not be written and no live duplicate was found.", { hint: "Retry.", retryable: true });
-      return { handoff: toHandoff(live), deduplicated: true };
-    }
-    return { handoff: await findHandoff(ctx, id), deduplicated: false };
+    return createHandoff(ctx, {
+      kind: input.kind, title: input.title, body: input.body ?? "", recipients, options, allowFreeText: input.allow_free_text,
+      relatedTaskId: task?.id ?? null, relatedProjectId: project?.id ?? task?.project_id ?? null, dueAt, fingerprint: input.fingerprint ?? null,
+    });
   },
   summarize: (r) => `${r.deduplicated ? "Reused" : "Created"} ${r.handoff.kind} ${r.handoff.id} to ${r.handoff.to_actor_ids.length} recipient(s).`,
 });
+
+/** How a handoff is answered (see answerStatements). */
+export interface HandoffAnswer {
+  response: Record<string, unknown>;
+  verdict: Verdict | null;
+  /** Close it as processed with the answer, when nothing is left to do once it is given (a review, an approval). */
+  resolve: boolean;
+  /** The statuses it may be answered from: the update is a compare-and-swap on them. */
+  from: readonly HandoffStatus[];
+  notifyAsker: boolean;
+  /** A further condition of the update: another write of the batch that must have landed first. */
+  when?: Condition;
+}
+
+/**
+ * The statements that record the caller's answer to `h` for a D1 batch: the update first (it
+ * returns the handoff's id when it landed), handoff.responded, the asker's notification. `landed`
+ * holds once this call's answer is the handoff's (same responder, same instant, same verdict), for
+ * the caller's own statements that must act only then.
+ */
+export function answerStatements(ctx: Ctx, h: Handoff, a: HandoffAnswer, now: string): { statements: D1PreparedStatement[]; landed: Condition } {
+  const when = a.when ?? { sql: "1", params: [] };
+  const landed = {
+    sql: `EXISTS (SELECT 1 FROM handoffs WHERE tenant_id = ? AND id = ? AND responded_by = ? AND responded_at = ? AND verdict IS ?)`,
+    params: [ctx.tenantId, h.id, ctx.actorId, now, a.verdict],
+  };
+  const summary = a.verdict ? `${a.verdict}: ${h.title}` : `answered: ${h.title}`;
+  const statements = [
+    ctx.d1
+      .prepare(`UPDATE handoffs SET status = ?, response = ?, responded_by = ?, responded_at = ?, verdict = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?,
+                  resolution = CASE WHEN ? THEN 'processed' ELSE resolution END, resolved_at = CASE WHEN ? THEN ? ELSE resolved_at END
+                WHERE tenant_id = ? AND id = ? AND status IN (SELECT value FROM json_each(?)) AND ${when.sql} RETURNING id`)
+      .bind(a.resolve ? "resolved" : "responded", JSON.stringify(a.response), ctx.actorId, now, a.verdict, ctx.actorId, now, a.resolve ? 1 : 0, a.resolve ? 1 : 0, now,
+        ctx.tenantId, h.id, JSON.stringify(a.from), ...when.params),
+    activityStatement(ctx, {
+      verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id,
+      summary, metadata: a.verdict ? { verdict: a.verdict, resolved: a.resolve } : {}, ifPreviousChanged: true,
+    }),
+  ];
+  if (a.notifyAsker) {
+    statements.push(
+      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE ${landed.sql}`)
+        .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, summary, ctx.actorId, now, ...landed.params),
+    );
+  }
+  return { statements, landed };
+}
 
 const handoffIdField = z.string().min(1).max(100).describe("The handoff.");
 
@@ -211,46 +310,25 @@ export const handoffRespondTool = defineTool({
     const verdict = review ? r.verdict! : null;
     const task = verdict && h.related_task_id ? await findTask(ctx, h.related_task_id) : null;
     const now = iso(ctx.clock.now());
-    // The statements after the handoff's own write act only if that write landed: this call's
-    // answer is the handoff's response now (same responder, same instant, same verdict).
-    const landed = `EXISTS (SELECT 1 FROM handoffs WHERE tenant_id = ? AND id = ? AND responded_by = ? AND responded_at = ? AND verdict IS ?)`;
-    const landedParams = [ctx.tenantId, h.id, ctx.actorId, now, verdict];
     // Whoever does the task hears the verdict; the asker hears of the answer as before (once, if both are one actor).
     const verdictTo = task ? (task.assignee_actor_id ?? h.from_actor_id) : null;
     const notifyVerdict = verdictTo !== null && verdictTo !== ctx.actorId;
     const notifyAsker = !(notifyVerdict && verdictTo === h.from_actor_id);
     const sendBack = task !== null && (verdict === "changes_requested" || verdict === "rejected");
-    const statements: D1PreparedStatement[] = [
-      ctx.d1
-        .prepare(`UPDATE handoffs SET status = ?, response = ?, responded_by = ?, responded_at = ?, verdict = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?,
-                    resolution = CASE WHEN ? THEN 'processed' ELSE resolution END, resolved_at = CASE WHEN ? THEN ? ELSE resolved_at END
-                  WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-        .bind(review ? "resolved" : "responded", JSON.stringify(r), ctx.actorId, now, verdict, ctx.actorId, now, review ? 1 : 0, review ? 1 : 0, now, ctx.tenantId, h.id, h.status),
-      activityStatement(ctx, {
-        verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id,
-        summary: verdict ? `${verdict}: ${h.title}` : `answered: ${h.title}`, metadata: verdict ? { verdict, resolved: true } : {}, ifPreviousChanged: true,
-      }),
-    ];
-    if (notifyAsker) {
-      statements.push(
-        ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                        SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE ${landed}`)
-          .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, verdict ? `${verdict}: ${h.title}` : `answered: ${h.title}`, ctx.actorId, now, ...landedParams),
-      );
-    }
+    const { statements, landed } = answerStatements(ctx, h, { response: r, verdict, resolve: review, from: [h.status], notifyAsker }, now);
     if (task && notifyVerdict) {
       const why = r.text ? `: ${r.text}` : "";
       statements.push(
         ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed}`)
-          .bind(uuidv7(), ctx.tenantId, verdictTo, task.id, `${verdict} on ${task.ref}${why}`.slice(0, 300), ctx.actorId, now, ...landedParams),
+                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed.sql}`)
+          .bind(uuidv7(), ctx.tenantId, verdictTo, task.id, `${verdict} on ${task.ref}${why}`.slice(0, 300), ctx.actorId, now, ...landed.params),
       );
     }
     if (task && sendBack) {
       // Back to work, only from in_review: a task someone already moved on is left where it is.
       statements.push(
-        ctx.d1.prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed} RETURNING id`)
-          .bind(now, ctx.tenantId, task.id, ...landedParams),
+        ctx.d1.prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed.sql} RETURNING id`)
+          .bind(now, ctx.tenantId, task.id, ...landed.params),
         activityStatement(ctx, {
           verb: "task.in_progress", objectType: "task", objectId: task.id, projectId: task.project_id, summary: `${task.ref} in_review → in_progress (review: ${verdict})`,
           metadata: { changed: ["status"], from: "in_review", to: "in_progress", verdict, handoff_id: h.id }, ifPreviousChanged: true,
