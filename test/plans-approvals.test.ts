@@ -242,7 +242,7 @@ describe("respond_approval", () => {
     expect((await request(alice, { approver_actor_ids: ["bob"] })).plan_version).toBe(2);
   });
 
-  it("a plan already executing is left so, with a warning; a deleted plan gives plan_status null", async () => {
+  it("a plan already executing is left so, with a warning; a deleted plan's request is gone", async () => {
     const { alice, bob } = await team();
     const a = await request(alice, { approver_actor_ids: ["bob"] });
     await env.DB.prepare("UPDATE plans SET status = 'executing' WHERE tenant_id = ? AND id = ?").bind(alice.tenantId, PLAN.id).run();
@@ -251,8 +251,8 @@ describe("respond_approval", () => {
 
     const b = await request(alice, { step_numbers: [1], approver_actor_ids: ["bob"] });
     await ok(alice, "delete_plan", { plan_id: PLAN.id });
-    const d = await ok(bob.ctx, "respond_approval", { request_id: b.id, action: "reject" });
-    expect(d).toMatchObject({ plan_status: null, request: { status: "rejected" }, warnings: [expect.stringContaining("has been deleted")] });
+    // Deleting the plan took its requests with it (see "delete_plan and approvals").
+    expect((await fails(bob.ctx, "respond_approval", { request_id: b.id, action: "reject" })).code).toBe("not_found");
   });
 
   it("an approval handoff answered with handoff_respond is still answered by respond_approval; a cancelled one is left, with a warning", async () => {
@@ -338,5 +338,18 @@ describe("list_approvals", () => {
     expect([...first.items, ...rest.items].map((a: Structured) => a.id)).toEqual([...made].reverse());
     expect(rest.next_cursor).toBeUndefined();
     expect((await ok(alice, "list_approvals", { status: "pending" })).items.map((a: Structured) => a.id)).toEqual([made[3], made[2], made[0]]);
+  });
+});
+
+describe("delete_plan and approvals", () => {
+  it("takes the plan's requests with it and cancels a pending request's handoff, so it leaves the approver's inbox", async () => {
+    const { alice, bob } = await team();
+    const req = await request(alice, { approver_actor_ids: ["bob"] });
+    expect((await ok(bob.ctx, "inbox", { kinds: ["approval"] })).items).toHaveLength(1);
+    await ok(alice, "delete_plan", { plan_id: PLAN.id });
+    expect((await ok(bob.ctx, "inbox", { kinds: ["approval"] })).items).toHaveLength(0);
+    expect(await handoffRow(req.handoff_id as string)).toMatchObject({ status: "cancelled", resolution: "cancelled", resolution_note: "The plan was deleted." });
+    expect(await count("SELECT COUNT(*) AS n FROM plan_approvals WHERE plan_id = ? AND tenant_id = (SELECT tenant_id FROM handoffs WHERE id = ?)", PLAN.id, req.handoff_id)).toBe(0);
+    expect((await fails(bob.ctx, "respond_approval", { request_id: req.id, action: "approve" })).code).toBe("not_found");
   });
 });

@@ -182,13 +182,25 @@ export async function relabel(ctx: Ctx, from: PlanMeta, labels: { name: string; 
   return toMeta(row);
 }
 
-/** Deletes a plan, its whole history and its steps' state and task links (the tasks themselves stay); returns how many versions went, or null when there was no plan. */
+/**
+ * Deletes a plan, its whole history, its steps' state and task links (the tasks themselves stay)
+ * and its approval requests (a pending one's handoff is cancelled); returns how many versions
+ * went, or null when there was no plan.
+ */
 export async function deletePlan(ctx: Ctx, id: string): Promise<number | null> {
+  const now = iso(ctx.clock.now());
   const [deleted, versions] = await ctx.d1.batch([
     ctx.d1.prepare(`DELETE FROM plans WHERE tenant_id = ? AND id = ? RETURNING id`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_versions WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_step_tasks WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
+    // A pending approval of a plan that is gone asks nobody anything: its handoff leaves the inbox.
+    ctx.d1
+      .prepare(`UPDATE handoffs SET status = 'cancelled', resolution = 'cancelled', resolution_note = 'The plan was deleted.', updated_at = ?
+                WHERE tenant_id = ? AND status IN ('open', 'claimed')
+                  AND id IN (SELECT handoff_id FROM plan_approvals WHERE tenant_id = ? AND plan_id = ? AND status = 'pending')`)
+      .bind(now, ctx.tenantId, ctx.tenantId, id),
+    ctx.d1.prepare(`DELETE FROM plan_approvals WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
   ]);
   if (deleted!.results.length === 0) return null;
   return versions!.meta.changes;
