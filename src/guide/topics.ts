@@ -35,6 +35,12 @@ which shadow tenant-wide ones of the same slug; skill_get returns the body to fo
   { id: "handoffs", title: "Handoffs and the inbox", body: `handoff_create sends a handoff, question, review, collab or approval to one or more actors; a fingerprint keeps one live copy.
 Recipients claim (one wins), respond and resolve. inbox lists what is addressed to you until you ack it: act first, then pass ack: [ids].
 A review is answered with response.verdict: approved, changes_requested or rejected; the verdict resolves it, and the last two send the task back to in_progress.` },
+  { id: "plans", title: "Plans", body: `Plans live in toolset plans (/mcp?toolsets=plans). A plan is seed 004's EnhancedPlanOutput: goal, scope, steps with depends_on, risks, milestones.
+Write one with create_plan (a language model over the code index) or by hand with save_plan; refine_plan makes the next version, view_history, compare_plan_versions and rollback_plan keep every version.
+request_approval sends it to approvers' inboxes as an approval handoff; respond_approval (approve, reject, request_modification) answers, and approve makes the plan approved.
+plan_to_tasks turns the steps into tasks of a project in one batch (dependencies, acceptance criteria, label plan): from then on claim them with task_claim like any task, and each step's state follows its task.
+Without tasks, start_step, complete_step and fail_step (retry, skip, skip_dependents) move steps; view_progress shows ready steps, what is in progress and the percentage done.
+visualize_plan draws the dependencies, architecture or a gantt chart as Mermaid; execute_plan previews, or with apply_changes commits, a step's generated changes on a new branch.` },
   { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project (changing a link's role takes expected_role),
 and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).
 The git toolset (opt in: ?toolsets=git) works on GitHub itself, not a checkout: every tool takes repo (owner/name or a registered repository).
