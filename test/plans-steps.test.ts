@@ -342,3 +342,20 @@ describe("plan_to_tasks", () => {
     expect(await count(`SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ?`, w.id.tenantId)).toBe(0);
   });
 });
+
+describe("the timeline", () => {
+  it("records plan writes and step moves as activity, and nothing for a refused move", async () => {
+    const w = await newWorld("steps", { start: START });
+    await saved(w);
+    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    await fails(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "red", retry: true });
+    await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting, per key" }), overwrite: true });
+    await ok(w.ctx, "rollback_plan", { plan_id: "rl", target_version: 1 });
+    await ok(w.ctx, "delete_plan", { plan_id: "rl" });
+    const items = (await ok(w.ctx, "activity_query", { object_type: "plan" })).items as Array<{ verb: string; object_id: string; summary: string }>;
+    expect(items.map((i) => i.verb).reverse()).toEqual(["plan.created", "plan.step_in_progress", "plan.step_pending", "plan.updated", "plan.rolled_back", "plan.deleted"]);
+    expect(items.every((i) => i.object_id === "rl")).toBe(true);
+    expect(items.find((i) => i.verb === "plan.step_pending")!.summary).toBe("plan Add Rate Limiting To The Public Api: step 1 pending: red");
+  });
+});

@@ -16,7 +16,7 @@ import {
   type StepRow, type StepState, type StepStatus, type StoredStepStatus,
 } from "./progress";
 import { PLAN_STATUSES, planIdField, type Plan } from "./schema";
-import { getPlan, readVersion, type PlanMeta } from "./store";
+import { getPlan, planActivity, readVersion, type PlanMeta } from "./store";
 
 /** Failures fail_step re-queues with retry before the step stays failed (the reference's limit). */
 export const MAX_RETRIES = 3;
@@ -96,8 +96,11 @@ function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state
 /** Applies moves atomically; any lost compare-and-swap fails the whole batch's meaning, reported as conflict. */
 async function applyMoves(ctx: Ctx, l: Loaded, moves: ReadonlyArray<{ n: number; move: Move }>): Promise<void> {
   if (moves.length === 0) return;
-  const results = await ctx.d1.batch(moves.map(({ n, move }) => moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move)));
-  const lost = moves.find((_m, i) => results[i]!.results.length === 0);
+  const results = await ctx.d1.batch(moves.flatMap(({ n, move }) => [
+    moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move),
+    planActivity(ctx, l.meta.id, `plan.step_${move.status}`, `plan ${l.meta.name}: step ${n} ${move.status}${move.error ? `: ${move.error}` : ""}`),
+  ]));
+  const lost = moves.find((_m, i) => results[2 * i]!.results.length === 0);
   if (lost) throw lostRace(lost.n);
 }
 

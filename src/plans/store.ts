@@ -7,7 +7,7 @@ import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
-import { jsonArray } from "../work/common";
+import { activityStatement, jsonArray } from "../work/common";
 import { PLAN_STATUSES, planSchema, type Plan, type PlanStatus } from "./schema";
 
 /** Versions one plan keeps. History is never rewritten, so past this a plan is saved under a new id. */
@@ -107,6 +107,13 @@ export async function listVersions(ctx: Ctx, planId: string, limit: number): Pro
   return rows.results;
 }
 
+/**
+ * The activity row of a plan write, recorded only when the statement before it in the batch
+ * changed a row, so the timeline (activity_query, whoami) shows what landed and nothing else.
+ */
+export const planActivity = (ctx: Ctx, planId: string, verb: string, summary: string): D1PreparedStatement =>
+  activityStatement(ctx, { verb, objectType: "plan", objectId: planId, summary: summary.slice(0, 500), ifPreviousChanged: true });
+
 /** A plan id that is taken, as the reference words it. */
 export const planExists = (id: string) =>
   new ToolError("conflict", `Plan with ID ${id} already exists. Use overwrite: true to replace.`, {
@@ -126,6 +133,7 @@ export async function insertPlan(ctx: Ctx, plan: Plan, meta: { name: string; tag
       .prepare(`INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
                 SELECT ?, ?, 1, ?, 'created', 'Plan saved', ?, ? WHERE changes() > 0`)
       .bind(ctx.tenantId, plan.id, JSON.stringify(plan), now, ctx.actorId),
+    planActivity(ctx, plan.id, "plan.created", `saved plan ${meta.name} (${plan.steps.length} steps)`),
   ]);
   const row = inserted!.results[0];
   if (!row) throw planExists(plan.id);
@@ -160,6 +168,7 @@ export async function appendVersion(
       .prepare(`INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
                 SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`)
       .bind(ctx.tenantId, from.id, plan.version, JSON.stringify(plan), change.type, change.summary, plan.updated_at, ctx.actorId),
+    planActivity(ctx, from.id, change.type === "rolled_back" ? "plan.rolled_back" : "plan.updated", `plan ${name} v${plan.version}: ${change.summary}`),
   ]);
   const row = updated!.results[0];
   if (!row) throw movedOn(from);
@@ -189,8 +198,9 @@ export async function relabel(ctx: Ctx, from: PlanMeta, labels: { name: string; 
  */
 export async function deletePlan(ctx: Ctx, id: string): Promise<number | null> {
   const now = iso(ctx.clock.now());
-  const [deleted, versions] = await ctx.d1.batch([
+  const [deleted, , versions] = await ctx.d1.batch([
     ctx.d1.prepare(`DELETE FROM plans WHERE tenant_id = ? AND id = ? RETURNING id`).bind(ctx.tenantId, id),
+    planActivity(ctx, id, "plan.deleted", `deleted plan ${id}`),
     ctx.d1.prepare(`DELETE FROM plan_versions WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_step_tasks WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
