@@ -10,13 +10,14 @@ import { NAME, OWNER, REPO, SHOP_TREE } from "./fixtures/code/shop";
 import { example, exampleItem, FakeGitHub } from "./github/fake";
 import { FakeArchives, type ArchiveTree } from "./github/fake-archive";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";
-import { newWorld, ok, type Structured } from "./helpers";
+import { newWorld, ok, type Structured, type TestClock } from "./helpers";
 
 export interface Rig {
   ctx: Ctx;
   gh: FakeGitHub;
   archives: FakeArchives;
   sha: string;
+  clock: TestClock;
 }
 
 /** The workflow runs with the Worker's own env: call at the top of a test file to point it at the fake GitHub. */
@@ -48,7 +49,7 @@ export async function rig(prefix: string, tree: ArchiveTree = SHOP_TREE): Promis
     ],
   }));
   const ctx = await connectGitHub(w.ctx, gh);
-  return { ctx, gh, archives, sha };
+  return { ctx, gh, archives, sha, clock: w.clock };
 }
 
 export async function indexed(r: Rig): Promise<Structured> {

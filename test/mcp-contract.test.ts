@@ -349,12 +349,16 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   compare_plan_versions: { plan_id: "contract-plan", from_version: 1, to_version: 1 },
   rollback_plan: { plan_id: "contract-plan", target_version: 1, reason: "contract" },
   delete_plan: { plan_id: "contract-plan" },
+  create_plan: { task: "Show the cart total with tax on the checkout page", max_context_files: 5, save_name: "Cart tax", save_tags: ["cart"] },
+  refine_plan: { current_plan: JSON.stringify({ goal: "Show the cart total", steps: [{ step_number: 1, title: "Compute the total" }] }), feedback: "Add a step for tests", focus_steps: [1] },
 };
 
 /** The code tools without an index (and without GitHub) answer these, after validation and the envelope. */
 const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
 /** The review tools stop here without GitHub or a language model configured, or a session to read. */
 const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
+/** The plan tools that write with a language model stop here without one. */
+const PLAN_REFUSALS = new Set(["llm_not_configured"]);
 
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {
@@ -388,6 +392,10 @@ describe("no code generation at run time", () => {
         }
         if (t.toolset === "review" && result.isError) {
           expect(REVIEW_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
+          continue;
+        }
+        if (t.toolset === "plans" && result.isError) {
+          expect(PLAN_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
         if (t.toolset === "git") {

@@ -1,10 +1,14 @@
-/** The plan store's tools (seed 004 "Persistence Tools"): save, load, list, delete, history, compare, rollback. */
+/**
+ * The plan store's tools (seed 004 "Persistence Tools"): save, load, list, delete, history, compare, rollback;
+ * and planTools, every tool of the toolset (the planning tools are in generate-tools.ts).
+ */
 import { z } from "zod";
 import { iso } from "../db/time";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput } from "../mcp/errors";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { diffPlans, planDiffSchema } from "./diff";
+import { createPlanTool, refinePlanTool } from "./generate-tools";
 import { nameField, parsePlan, planIdParam, planParam, savedSchema, savePlan, tagsField } from "./save";
 import { PLAN_STATUSES, planSchema, type Plan } from "./schema";
 import {
@@ -195,4 +199,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, createPlanTool, refinePlanTool];
