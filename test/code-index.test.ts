@@ -6,101 +6,16 @@
  */
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test";
-import { afterEach, beforeEach, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { applyCodePush } from "../src/code/push";
 import { FREQUENT_CRON, runMaintenance } from "../src/cron/maintenance";
-import type { Ctx } from "../src/mcp/context";
-import { example, exampleItem, FakeGitHub } from "./github/fake";
-import { FakeArchives, type ArchiveTree } from "./github/fake-archive";
-import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";
-import { call, fails, newWorld, ok, type Structured } from "./helpers";
+import { indexed, rig, workflowsUseFakeGitHub } from "./code-rig";
+import { NAME, OWNER, REPO, SHOP_TREE as TREE } from "./fixtures/code/shop";
+import { example } from "./github/fake";
+import type { ArchiveTree } from "./github/fake-archive";
+import { call, fails, ok, type Structured } from "./helpers";
 
-const OWNER = "octo";
-const NAME = "shop";
-const REPO = `${OWNER}/${NAME}`;
-
-const TREE: ArchiveTree = {
-  "src/auth/login.ts": [
-    'import { hashPassword } from "../crypto/hash";',
-    "",
-    "/** Signs a user in when the password matches. */",
-    "export function login(user: string, password: string): boolean {",
-    "  return checkPassword(user, hashPassword(password));",
-    "}",
-    "",
-    "function checkPassword(user: string, hashed: string): boolean {",
-    "  return user.length > 0 && hashed.length > 8;",
-    "}",
-    "",
-  ].join("\n"),
-  "src/crypto/hash.ts": [
-    "/** A password's digest (a stand-in for a real key derivation). */",
-    "export function hashPassword(password: string): string {",
-    '  return password.split("").reverse().join("") + ":salted";',
-    "}",
-    "",
-  ].join("\n"),
-  "src/cart/total.ts": [
-    "export interface LineItem { price: number; quantity: number }",
-    "",
-    "/** The sum a customer pays for the items in the shopping cart. */",
-    "export function cartTotal(items: LineItem[]): number {",
-    "  return items.reduce((sum, item) => sum + item.price * item.quantity, 0);",
-    "}",
-    "",
-  ].join("\n"),
-  "scripts/report.py": ["def monthly_revenue(orders):", "    return sum(o['total'] for o in orders)", ""].join("\n"),
-  "tests/login.test.ts": ['import { login } from "../src/auth/login";', 'test("login", () => login("ada", "secret"));', ""].join("\n"),
-  "README.md": "# Shop\n\nA tiny shop with a cart and sign-in.\n",
-  "package-lock.json": "{}\n",
-  "node_modules/left-pad/index.js": "module.exports = (s) => s;\n",
-  "assets/logo.png": new Uint8Array([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a, 0, 0, 0, 13]),
-};
-
-interface Rig {
-  ctx: Ctx;
-  gh: FakeGitHub;
-  archives: FakeArchives;
-  sha: string;
-}
-
-// The workflow runs with the Worker's own env: point it at the fake GitHub for these tests.
-const saved = { api: env.GITHUB_API_URL, key: env.GITHUB_CREDENTIALS_KEY };
-beforeEach(() => {
-  Object.assign(env, { GITHUB_API_URL: "https://api.github.test", GITHUB_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY });
-});
-afterEach(() => {
-  Object.assign(env, { GITHUB_API_URL: saved.api, GITHUB_CREDENTIALS_KEY: saved.key });
-});
-
-async function rig(prefix: string, tree: ArchiveTree = TREE): Promise<Rig> {
-  const w = await newWorld(prefix, { start: "2026-11-20T12:00:00.000Z" });
-  const gh = new FakeGitHub();
-  const archives = new FakeArchives(gh);
-  const sha = archives.add(OWNER, NAME, "main", tree);
-  const heads = new Map([["main", sha]]);
-  gh.on("GET /repos/{owner}/{repo}", () => ({ body: example("GET /repos/{owner}/{repo}", { name: NAME, full_name: REPO, default_branch: "main", language: "TypeScript", source: { language: "TypeScript" } }) }));
-  gh.on("GET /repos/{owner}/{repo}/commits/{ref}", (req) => {
-    const ref = (req.path as { ref: string }).ref;
-    const head = heads.get(ref) ?? ref;
-    return { body: example("GET /repos/{owner}/{repo}/commits/{ref}", { sha: head, files: [] }) };
-  });
-  gh.on("GET /repos/{owner}/{repo}/commits", () => ({
-    body: [
-      exampleItem("GET /repos/{owner}/{repo}/commits", { sha, commit: { message: "Add password hashing to sign-in", author: { name: "Ada", date: "2026-11-19T10:00:00Z", email: "ada@example.test" } } }),
-    ],
-  }));
-  const ctx = await connectGitHub(w.ctx, gh);
-  return { ctx, gh, archives, sha };
-}
-
-async function indexed(r: Rig): Promise<Structured> {
-  const started = await ok(r.ctx, "index_workspace", { repo: REPO });
-  expect(started.status).toBe("started");
-  await using instance = await introspectWorkflowInstance(env.CODE_INDEX, started.job_id);
-  await instance.waitForStatus("complete");
-  return started;
-}
+workflowsUseFakeGitHub();
 
 describe("index_workspace and index_status", () => {
   it("indexes a repository through a workflow: files, chunks, symbols; binaries, lock files and vendored code left out", async () => {

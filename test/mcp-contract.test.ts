@@ -358,6 +358,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   // The only caller here is the request's requester, who may not answer it: the call stops at that check.
   respond_approval: { request_id: "$approval", action: "approve", comment: "contract" },
   list_approvals: { plan_id: "contract-plan", status: "pending" },
+  create_plan: { task: "Show the cart total with tax on the checkout page", max_context_files: 5, save_name: "Cart tax", save_tags: ["cart"] },
+  refine_plan: { current_plan: JSON.stringify({ goal: "Show the cart total", steps: [{ step_number: 1, title: "Compute the total" }] }), feedback: "Add a step for tests", focus_steps: [1] },
 };
 
 /** The code tools without an index (and without GitHub) answer these, after validation and the envelope. */
@@ -365,7 +367,9 @@ const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
 /** The review tools stop here without GitHub or a language model configured, or a session to read. */
 const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
 /** The plan tools that answer to someone other than the caller stop at that check here (one identity). */
-const PLANS_REFUSALS: Record<string, string> = { respond_approval: "forbidden" };
+const PLAN_CALLER_REFUSALS: Record<string, string> = { respond_approval: "forbidden" };
+/** The plan tools that write with a language model stop here without one. */
+const PLAN_LLM_REFUSALS = new Set(["llm_not_configured"]);
 
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {
@@ -401,8 +405,12 @@ describe("no code generation at run time", () => {
           expect(REVIEW_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
-        if (t.name in PLANS_REFUSALS) {
-          expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe(PLANS_REFUSALS[t.name]);
+        if (t.name in PLAN_CALLER_REFUSALS) {
+          expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe(PLAN_CALLER_REFUSALS[t.name]);
+          continue;
+        }
+        if (t.toolset === "plans" && result.isError) {
+          expect(PLAN_LLM_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
         if (t.toolset === "git") {

@@ -1,7 +1,8 @@
 /**
  * get_context_for_prompt's packing: the most relevant files for a question, each as a whole file
  * when it is small and as its matching chunks (with a little surrounding code) otherwise, then
- * the files they import when asked, until the token budget is spent. Tokens are estimated at
+ * the files they import when asked, until the token budget is spent. Files the caller pins (an
+ * active plan's) go first, whether or not the question matches them. Tokens are estimated at
  * about 3.5 characters each for code (the estimate is stated in the answer).
  */
 import type { Env } from "../env";
@@ -23,6 +24,8 @@ export interface ContextRequest {
   includeRelated: boolean;
   minRelevance: number;
   pathFilter: (path: string) => boolean;
+  /** Paths put in first (those the index has), at most half of maxFiles, in this order. */
+  pinned?: readonly string[];
 }
 
 export interface PackedFile {
@@ -30,7 +33,7 @@ export interface PackedFile {
   path: string;
   language: string;
   relevance: number;
-  reason: "match" | "related";
+  reason: "pinned" | "match" | "related";
   whole: boolean;
   line_ranges: [number, number][];
   tokens: number;
@@ -74,16 +77,40 @@ function rangesOf(hits: Hit[], lineCount: number): [number, number][] {
   return merged;
 }
 
+/** Lines from the top of a file that fit in a whole small file's tokens. */
+function headLines(lines: string[]): number {
+  let chars = 0;
+  let n = 0;
+  while (n < lines.length && chars + lines[n]!.length + 1 <= WHOLE_FILE_TOKENS * CHARS_PER_TOKEN) chars += lines[n++]!.length + 1;
+  return Math.max(1, n);
+}
+
 function excerpt(lines: string[], ranges: [number, number][]): string {
   return ranges.map(([a, b]) => `// lines ${a}-${b}\n${lines.slice(a - 1, b).join("\n")}`).join("\n// …\n");
+}
+
+/** Of `paths`, those some index has, as file keys, in the order given, at most `max`. */
+async function pinnedKeys(d1: D1Database, tenantId: string, indexes: IndexRow[], paths: readonly string[], max: number): Promise<string[]> {
+  if (paths.length === 0 || max <= 0) return [];
+  const rows = await d1
+    .prepare(`SELECT generation, path FROM code_files WHERE tenant_id = ? AND generation IN (SELECT value FROM json_each(?)) AND path IN (SELECT value FROM json_each(?))`)
+    .bind(tenantId, JSON.stringify(indexes.map((i) => i.generation)), JSON.stringify(paths))
+    .all<{ generation: string; path: string }>();
+  const order = new Map(paths.map((p, i) => [p, i]));
+  const gens = new Map(indexes.map((ix, i) => [ix.generation, i]));
+  return rows.results
+    .sort((a, b) => order.get(a.path)! - order.get(b.path)! || gens.get(a.generation)! - gens.get(b.generation)!)
+    .slice(0, max)
+    .map((r) => `${r.generation}\u0000${r.path}`);
 }
 
 export async function packContext(env: Env, tenantId: string, indexes: IndexRow[], req: ContextRequest): Promise<Packed> {
   const names = new Map(indexes.map((i) => [i.generation, `${i.owner}/${i.name}`]));
   const found = await searchCode(env, tenantId, indexes, { query: req.query, topK: req.maxFiles * 6, pool: 4, mode: "hybrid", filter: (c) => req.pathFilter(c.path) });
   const hits = found.hits.filter((h) => h.relevance >= req.minRelevance);
-  // Files ranked by their best chunk; later chunks of a chosen file join it.
-  const byFile = new Map<string, Hit[]>();
+  // Pinned files first, then files ranked by their best chunk; later chunks of a chosen file join it.
+  const pinned = new Set(await pinnedKeys(env.DB, tenantId, indexes, (req.pinned ?? []).filter(req.pathFilter), Math.ceil(req.maxFiles / 2)));
+  const byFile = new Map<string, Hit[]>([...pinned].map((k) => [k, []]));
   for (const h of hits) {
     const key = `${h.generation}\u0000${h.path}`;
     if (!byFile.has(key) && byFile.size >= req.maxFiles) continue;
@@ -108,15 +135,18 @@ export async function packContext(env: Env, tenantId: string, indexes: IndexRow[
     const lines = file.text.split("\n");
     const wholeTokens = estimateTokens(file.text);
     const whole = wholeTokens <= WHOLE_FILE_TOKENS || wholeTokens <= (req.tokenBudget - used) / Math.max(1, req.maxFiles - out.length) / 2;
-    const ranges: [number, number][] = whole ? [[1, lines.length]] : rangesOf(fileHits, lines.length);
+    // A pinned file the question does not match is shown from its top.
+    const head: [number, number][] = [[1, headLines(lines)]];
+    const ranges: [number, number][] = whole ? [[1, lines.length]] : fileHits.length > 0 ? rangesOf(fileHits, lines.length) : head;
     const content = whole ? file.text : excerpt(lines, ranges);
     const entry: PackedFile = {
-      repo: names.get(file.generation) ?? "", path: file.path, language: file.language, relevance: fileHits[0]!.relevance, reason: "match", whole, line_ranges: ranges, tokens: estimateTokens(content), content,
+      repo: names.get(file.generation) ?? "", path: file.path, language: file.language, relevance: fileHits[0]?.relevance ?? 0,
+      reason: pinned.has(key) ? "pinned" : "match", whole, line_ranges: ranges, tokens: estimateTokens(content), content,
     };
     if (!add(entry) && !whole) continue;
     if (!out.includes(entry)) {
       // Over budget whole: its best chunk alone may still fit.
-      const best = rangesOf([fileHits[0]!], lines.length);
+      const best = fileHits.length > 0 ? rangesOf([fileHits[0]!], lines.length) : head;
       const bit = excerpt(lines, best);
       add({ ...entry, whole: false, line_ranges: best, tokens: estimateTokens(bit), content: bit });
     }

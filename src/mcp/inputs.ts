@@ -133,15 +133,19 @@ function assertText(value: unknown, path: string, singleLine: boolean, field?: z
 export function parseArgs<S extends z.ZodType>(schema: S, args: Record<string, unknown>, toolName: string): z.output<S> {
   const parsed = schema.safeParse(args);
   if (parsed.success) return parsed.data;
-  // An array of 20,000 bad items makes 20,000 issues: report the first few, each kept short.
-  const issues = parsed.error.issues;
-  const problems = issues.slice(0, 8).map((issue) => {
-    const where = issue.path.length > 0 ? issue.path.map((p) => excerpt(String(p), 40)).join(".") : "arguments";
-    return `${where}: ${excerpt(issue.message, 200)}`;
-  });
-  const more = issues.length > 8 ? `; and ${issues.length - 8} more problems` : "";
   throw invalidInput(
-    `Invalid arguments for ${toolName}: ${problems.join("; ")}${more}.`,
+    `Invalid arguments for ${toolName}: ${describeIssues(parsed.error.issues, "arguments")}.`,
     "Fix the named parameters and call again; tools/list shows each parameter's type and limits.",
   );
+}
+
+/** Validation problems as one line, each naming where it is (`root` for the value itself). */
+export function describeIssues(issues: readonly z.core.$ZodIssue[], root: string, max = 8): string {
+  // An array of 20,000 bad items makes 20,000 issues: report the first few, each kept short.
+  const problems = issues.slice(0, max).map((issue) => {
+    const where = issue.path.length > 0 ? issue.path.map((p) => excerpt(String(p), 40)).join(".") : root;
+    return `${where}: ${excerpt(issue.message, 200)}`;
+  });
+  const more = issues.length > max ? `; and ${issues.length - max} more problems` : "";
+  return `${problems.join("; ")}${more}`;
 }

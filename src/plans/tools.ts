@@ -1,54 +1,25 @@
-/** The plan store's tools (seed 004 "Persistence Tools"): save, load, list, delete, history, compare, rollback. */
+/**
+ * The plan store's tools (seed 004 "Persistence Tools"): save, load, list, delete, history, compare, rollback;
+ * and planTools, every tool of the toolset (the planning tools are in generate-tools.ts).
+ */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { boundedJson, jsonBytes } from "../mcp/bounds";
 import { invalidInput } from "../mcp/errors";
-import { parseArgs } from "../mcp/inputs";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
-import { completePlan, MAX_PLAN_BYTES, nameFromGoal, PLAN_STATUSES, planContent, planIdField, planInputSchema, planSchema, type Plan } from "./schema";
+import { createPlanTool, refinePlanTool } from "./generate-tools";
+import { nameField, parsePlan, planIdParam, planParam, savedSchema, savePlan, tagsField } from "./save";
+import { PLAN_STATUSES, planSchema, type Plan } from "./schema";
 import {
-  appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, insertPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
-  planExists, planMetaSchema, planNotFound, readVersion, relabel,
+  appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
+  planMetaSchema, planNotFound, readVersion,
 } from "./store";
 
-const planIdParam = planIdField.describe("The plan's id.");
-const nameField = z.string().trim().min(1).max(200);
-const tagsField = z.array(z.string().trim().min(1).max(50)).max(20);
 const versionField = (d: string) => z.number().int().min(1).max(MAX_VERSIONS).describe(d);
-
-/**
- * The plan as the seed sends it (a JSON string) or as an object. Both are bounded here, before any
- * parsing; the document itself is validated against planInputSchema in the handler, so its errors
- * can name the step at fault.
- */
-const planParam = z.union([
-  z.string().min(1).max(MAX_PLAN_BYTES),
-  boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_PLAN_BYTES, maxDepth: 10 }),
-]).describe("The plan (EnhancedPlanOutput): a JSON string, as the reference takes it, or the object itself. Up to 256 KB and 200 steps.");
-
-function parsePlan(raw: string | Record<string, unknown>, tool: string) {
-  let value: unknown = raw;
-  if (typeof raw === "string") {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      throw invalidInput("plan must be valid JSON", "Pass the plan as a JSON object, or as a string holding one.");
-    }
-    if (!value || typeof value !== "object" || Array.isArray(value)) throw invalidInput("plan must be a JSON object", "Pass the plan (EnhancedPlanOutput) as one JSON object.");
-    // A string plan is bounded in characters by the schema; its parsed form is bounded the same way an object plan is.
-    if (jsonBytes(value) > MAX_PLAN_BYTES) throw invalidInput(`plan is larger than ${MAX_PLAN_BYTES / 1024}KB as JSON.`, "Split the work into several plans.");
-  }
-  return parseArgs(z.object({ plan: planInputSchema }), { plan: value }, tool).plan;
-}
-
-const today = (ctx: Ctx) => iso(ctx.clock.now()).slice(0, 10);
 
 export const savePlanTool = defineTool({
   name: "save_plan",
@@ -62,37 +33,12 @@ export const savePlanTool = defineTool({
     tags: tagsField.optional().describe("Tags for list_plans (replace the current ones on overwrite)."),
     overwrite: z.boolean().default(false).describe("Replace a plan with the same id, as a new version."),
   }),
-  output: z.object({
-    plan_id: z.string().describe("The plan's id."),
-    version: z.number().int().describe("The current version after the save."),
-    created: z.boolean().describe("True when this call created the plan."),
-    changed: z.boolean().describe("False when the plan, its name and its tags were already so."),
-    plan: planMetaSchema.describe("The plan's metadata after the save."),
-  }),
+  output: savedSchema,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
-    const doc = parsePlan(input.plan, "save_plan");
-    const now = iso(ctx.clock.now());
-    const id = doc.id ?? uuidv7(ctx.clock.now().getTime());
-    const existing = await findPlan(ctx, id);
-    if (!existing) {
-      const plan = completePlan(doc, { id, version: 1, created_at: now, updated_at: now });
-      const meta = await insertPlan(ctx, plan, { name: input.name ?? nameFromGoal(plan.goal, today(ctx)), tags: [...new Set(input.tags ?? [])] });
-      return { plan_id: id, version: 1, created: true, changed: true, plan: meta };
-    }
-    if (!input.overwrite) throw planExists(id);
-    const current = await readVersion(ctx, id, existing.version);
-    const plan = completePlan(doc, { id, version: existing.version + 1, created_at: current.created_at, updated_at: now });
-    const labels = { name: input.name ?? existing.name, tags: input.tags ? [...new Set(input.tags)] : existing.tags };
-    const relabelled = labels.name !== existing.name || labels.tags.join("\u0000") !== existing.tags.join("\u0000");
-    if (planContent(plan) === planContent(current)) {
-      if (!relabelled) return { plan_id: id, version: existing.version, created: false, changed: false, plan: existing };
-      const meta = await relabel(ctx, existing, labels);
-      return { plan_id: id, version: meta.version, created: false, changed: true, plan: meta };
-    }
-    const meta = await appendVersion(ctx, existing, plan, { type: "modified", summary: "Plan saved with overwrite", ...labels });
-    return { plan_id: id, version: meta.version, created: false, changed: true, plan: meta };
+    const { stored: _plan, ...saved } = await savePlan(ctx, parsePlan(input.plan, "save_plan"), input);
+    return saved;
   },
   summarize: (r) => `${r.created ? "Saved" : r.changed ? "Updated" : "Unchanged:"} plan ${r.plan_id} (${r.plan.name}) v${r.version}.`,
 });
@@ -256,4 +202,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...approvalTools, ...stepTools, planToTasksTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, createPlanTool, refinePlanTool, ...approvalTools, ...stepTools, planToTasksTool];

@@ -1,14 +1,14 @@
 /** get_context_for_prompt and git_commit_retrieval (seed 004). */
 import { z } from "zod";
 import { resolveSince } from "../../db/time";
-import { globMatcher } from "../../docs/scope";
 import { defineTool } from "../../mcp/define-tool";
 import { invalidInput } from "../../mcp/errors";
-import { cached } from "../cache";
+import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/handoff";
 import { commitScope } from "../commits";
-import { CHARS_PER_TOKEN, packContext, type Packed } from "../context";
+import { CHARS_PER_TOKEN } from "../context";
+import { promptContext } from "../prompt-context";
 import { queryTerms, ftsPhrase } from "../terms";
-import { checkHead, indexedOf, indexesField, liveIndexes, optionalRepoField, repoOf } from "./common";
+import { indexedOf, indexesField, optionalRepoField, repoOf } from "./common";
 
 const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
@@ -27,6 +27,17 @@ const contextInput = z.object({
   bypass_cache: z.boolean().default(false).describe("Skip cached answers."),
   include_paths: z.array(z.string().min(1).max(300)).max(20).optional().describe("Only paths matching these globs."),
   exclude_paths: z.array(z.string().min(1).max(300)).max(20).optional().describe("Leave out paths matching these globs."),
+  handoff_mode: z
+    .enum(["none", "active_plan"], { error: 'Invalid handoff_mode parameter: must be "none" or "active_plan"' })
+    .default("none")
+    .describe("active_plan: add the saved plan plan_id's goal, step status and next step, and put the files its ready and in-progress steps touch first."),
+  plan_id: z
+    .string({ error: "Invalid plan_id parameter: must be a non-empty string when provided" })
+    .trim()
+    .min(1, "Invalid plan_id parameter: must be a non-empty string when provided")
+    .max(200)
+    .optional()
+    .describe("The saved plan for handoff_mode active_plan."),
   repo: optionalRepoField,
 });
 
@@ -35,18 +46,21 @@ const fileSchema = z.object({
   path: z.string().describe("File path."),
   language: z.string().describe("Language."),
   relevance: z.number().describe("0–1 (0 for related files)."),
-  reason: z.enum(["match", "related"]).describe("match: found by the query; related: imported by a match."),
+  reason: z.enum(["pinned", "match", "related"]).describe("pinned: a file the active plan's ready or in-progress steps touch; match: found by the query; related: imported by a match."),
   whole: z.boolean().describe("The whole file, or excerpts."),
   line_ranges: z.array(z.tuple([z.number().int(), z.number().int()])).describe("Lines included."),
   tokens: z.number().int().describe("Estimated tokens."),
   content: z.string().describe("The code included."),
 });
 
-function contextMarkdown(query: string, r: { files: z.infer<typeof fileSchema>[]; stats: { tokens_used: number; token_budget: number; truncated: boolean }; freshness: { warning: string } }): string {
+const REASON_NOTE = { pinned: " · in the active plan", related: " · imported by a match" } as const;
+
+function contextMarkdown(query: string, r: { files: z.infer<typeof fileSchema>[]; stats: { tokens_used: number; token_budget: number; truncated: boolean }; freshness: { warning: string }; handoff?: Handoff }): string {
   const parts = [`# Context for: ${query}`, `${r.files.length} file(s), about ${r.stats.tokens_used} of ${r.stats.token_budget} tokens${r.stats.truncated ? " (budget reached: some matches left out)" : ""}.`];
   if (r.freshness.warning) parts.push(`> ⚠ ${r.freshness.warning}`);
+  if (r.handoff) parts.push(handoffMarkdown(r.handoff));
   for (const f of r.files) {
-    parts.push(`## ${f.repo}: ${f.path}${f.whole ? "" : ` (lines ${f.line_ranges.map(([a, b]) => `${a}-${b}`).join(", ")})`}${f.reason === "related" ? " · imported by a match" : ` · relevance ${f.relevance.toFixed(2)}`}`);
+    parts.push(`## ${f.repo}: ${f.path}${f.whole ? "" : ` (lines ${f.line_ranges.map(([a, b]) => `${a}-${b}`).join(", ")})`}${f.reason === "match" ? ` · relevance ${f.relevance.toFixed(2)}` : REASON_NOTE[f.reason]}`);
     parts.push("```" + f.language + "\n" + f.content.replace(/\n$/, "") + "\n```");
   }
   if (r.files.length === 0) parts.push("No indexed code matched; try other words, or a lower min_relevance.");
@@ -57,10 +71,10 @@ export const getContextForPromptTool = defineTool({
   name: "get_context_for_prompt",
   title: "Context for a prompt",
   toolset: "code",
-  description: "Bundle the code most relevant to a prompt within a token budget: best files whole or as excerpts, plus the files they import; warns when the index is behind the branch.",
+  description: "Bundle the code most relevant to a prompt within a token budget: best files whole or as excerpts, plus the files they import; warns when the index is behind the branch. handoff_mode active_plan adds a saved plan's state and puts its active files first.",
   input: contextInput,
   output: z.object({
-    files: z.array(fileSchema).describe("Files in order of relevance, related ones last."),
+    files: z.array(fileSchema).describe("Files: the active plan's first, then by relevance, related ones last."),
     stats: z.object({
       files: z.number().int().describe("Files included."),
       candidates: z.number().int().describe("Matching chunks considered."),
@@ -75,28 +89,24 @@ export const getContextForPromptTool = defineTool({
       warning: z.string().describe("Which index is behind its branch, or ''."),
     }).describe("Index freshness."),
     indexes: indexesField,
+    handoff: handoffSchema.optional(),
   }),
   annotations: { ...READ, openWorld: true },
   run: async (ctx, input) => {
-    const indexes = await Promise.all((await liveIndexes(ctx, input.repo)).map((i) => checkHead(ctx, i)));
-    const include = input.include_paths?.length ? globMatcher(input.include_paths) : () => true;
-    const exclude = input.exclude_paths?.length ? globMatcher(input.exclude_paths) : () => false;
-    const key = ["get_context_for_prompt", indexes.map((i) => `${i.generation}@${i.commit_sha}`), { ...input, bypass_cache: undefined }];
-    const packed: Packed = await cached(ctx.tenantId, key, input.bypass_cache, () =>
-      packContext(ctx.env, ctx.tenantId, indexes, {
-        query: input.query, maxFiles: input.max_files, tokenBudget: input.token_budget, includeRelated: input.include_related, minRelevance: input.min_relevance,
-        pathFilter: (p) => include(p) && !exclude(p),
-      }),
-    );
-    const behind = indexes.filter((i) => i.head_sha && i.head_sha !== i.commit_sha);
+    if (input.handoff_mode === "active_plan" && input.plan_id === undefined) {
+      throw invalidInput("plan_id is required when handoff_mode is active_plan", "Pass the saved plan's plan_id (list_plans shows them), or leave handoff_mode out.");
+    }
+    const handoff = input.handoff_mode === "active_plan" ? await activePlanHandoff(ctx, input.plan_id!) : undefined;
+    const { packed, indexes, freshness } = await promptContext(ctx, {
+      query: input.query, repo: input.repo, maxFiles: input.max_files, tokenBudget: input.token_budget, includeRelated: input.include_related,
+      minRelevance: input.min_relevance, includePaths: input.include_paths, excludePaths: input.exclude_paths, pinned: handoff?.active_files, bypassCache: input.bypass_cache,
+    });
     return {
       files: packed.files,
       stats: { files: packed.files.length, candidates: packed.candidates, tokens_used: packed.tokens_used, token_budget: input.token_budget, truncated: packed.truncated, chars_per_token: CHARS_PER_TOKEN, mode: packed.mode },
-      freshness: {
-        fresh: indexes.every((i) => i.head_sha) ? behind.length === 0 : null,
-        warning: behind.map((i) => `${i.owner}/${i.name}@${i.ref} is indexed at ${i.commit_sha.slice(0, 12)} but the branch is at ${i.head_sha.slice(0, 12)}; run index_workspace to catch up.`).join(" "),
-      },
+      freshness,
       indexes: indexes.map(indexedOf),
+      ...(handoff ? { handoff } : {}),
     };
   },
   text: (r, input) => contextMarkdown(input.query, r),
