@@ -348,6 +348,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   view_history: { plan_id: "contract-plan" },
   compare_plan_versions: { plan_id: "contract-plan", from_version: 1, to_version: 1 },
   rollback_plan: { plan_id: "contract-plan", target_version: 1, reason: "contract" },
+  visualize_plan: { plan_id: "contract-plan", diagram_type: "gantt" },
   delete_plan: { plan_id: "contract-plan" },
 };
 

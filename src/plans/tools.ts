@@ -13,6 +13,7 @@ import {
   appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, insertPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
   planExists, planMetaSchema, planNotFound, readVersion, relabel,
 } from "./store";
+import { visualizePlanTool } from "./visualize-tool";
 
 const nameField = z.string().trim().min(1).max(200);
 const tagsField = z.array(z.string().trim().min(1).max(50)).max(20);
@@ -225,4 +226,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, visualizePlanTool];
