@@ -353,6 +353,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   fail_step: { plan_id: "contract-plan", step_number: 2, error: "flaky test", retry: true },
   view_progress: { plan_id: "contract-plan" },
   plan_to_tasks: { plan_id: "contract-plan", project_id: "$project" },
+  visualize_plan: { plan_id: "contract-plan", diagram_type: "gantt" },
   delete_plan: { plan_id: "contract-plan" },
   request_approval: { plan_id: "contract-plan", approver_actor_ids: ["helper-bot"], note: "Please check the order of the steps." },
   // The only caller here is the request's requester, who may not answer it: the call stops at that check.

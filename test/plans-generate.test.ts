@@ -58,7 +58,12 @@ describe("create_plan", () => {
     expect(plan).toMatchObject({ version: 1, created_at: "2026-11-20T12:00:00.000Z", updated_at: "2026-11-20T12:00:00.000Z" });
     expect(plan.steps.map((x: Structured) => [x.step_number, x.id])).toEqual([[1, "step_1"], [2, "step_2"], [3, "step_3"], [4, "step_4"], [5, "step_5"]]);
     expect(plan.dependency_graph).toMatchObject({ critical_path: [1, 2, 3, 4], parallel_groups: [[1], [2], [3], [4, 5]], execution_order: [1, 2, 3, 4, 5] });
-    expect(plan.architecture.diagrams).toEqual([]);
+    // generate_diagrams (default true): visualize_plan's three diagrams of the finished plan.
+    expect(plan.architecture.diagrams.map((d: Structured) => [d.type, d.title])).toEqual([["flowchart", "Step dependencies"], ["architecture", "Files the steps change"], ["gantt", "Schedule"]]);
+    for (const [i, kind] of (["dependencies", "architecture", "gantt"] as const).entries()) {
+      const drawn = await call(s.llm, "visualize_plan", { plan_id: plan.id, diagram_type: kind });
+      expect(plan.architecture.diagrams[i].mermaid).toBe(drawn.mermaid);
+    }
     expect(plan.steps[2].files_to_modify).toEqual([expect.objectContaining({ path: "src/auth/login.ts", change_type: "modify" })]);
     // context_files are the files the model was shown, not the ones it claims.
     expect(res.context.files.map((f: Structured) => f.path)).toContain("src/auth/login.ts");

@@ -23,4 +23,5 @@ export const ALL_TOOL_NAMES = [
   "start_step", "complete_step", "fail_step", "view_progress", "plan_to_tasks",
   "request_approval", "respond_approval", "list_approvals",
   "create_plan", "refine_plan",
+  "save_plan", "load_plan", "list_plans", "delete_plan", "view_history", "compare_plan_versions", "rollback_plan", "visualize_plan",
 ].sort();

@@ -19,7 +19,8 @@ import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { diffPlans } from "./diff";
 import { draftPlan, MAX_PROMPT_PLAN_CHARS, promptPlan, redraftPlan, type Drafted } from "./generate";
 import { planReport } from "./report";
-import { nameField, parsePlan, planIdParam, planParam, savedSchema, savePlan, tagsField, type Saved } from "./save";
+import { nameField, parsePlan, planIdParam, planParam, tagsField } from "./params";
+import { savedSchema, savePlan, type Saved } from "./save";
 import { completePlan, planContent, planSchema, type Plan } from "./schema";
 import { appendVersion, findPlan, findPlanByName, getPlan, readVersion, type PlanMeta } from "./store";
 

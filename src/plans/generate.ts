@@ -15,16 +15,18 @@ import { describeIssues } from "../mcp/inputs";
 import { maskSecrets } from "../mcp/secrets";
 import { promptScrubber } from "../review/secrets";
 import { completePlan, planInputSchema, type Plan, type PlanInput } from "./schema";
+import { drawPlan } from "./visualize";
 
 export type PlanDiagram = Plan["architecture"]["diagrams"][number];
 
 /**
- * WIRING POINT (visualize_plan): the Mermaid diagrams create_plan (generate_diagrams) and
- * refine_plan add to architecture.diagrams, made from the finished plan, never written by the
- * model. None until visualize.ts is merged.
+ * The Mermaid diagrams create_plan (generate_diagrams) and refine_plan add to
+ * architecture.diagrams: visualize_plan's three, drawn from the finished plan, never written by
+ * the model.
  */
-export function diagramsFor(_plan: Plan): PlanDiagram[] {
-  return [];
+export function diagramsFor(plan: Plan): PlanDiagram[] {
+  const kinds = [["dependencies", "flowchart", "Step dependencies"], ["architecture", "architecture", "Files the steps change"], ["gantt", "gantt", "Schedule"]] as const;
+  return kinds.map(([kind, type, title]) => ({ type, title, mermaid: drawPlan(plan, kind).mermaid }));
 }
 
 /** Generated tokens: a 15-step plan with files, criteria and risks is 4–6k. */

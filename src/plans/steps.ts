@@ -15,13 +15,13 @@ import {
   followSteps, impliedStatus, progressSchema, readStepRows, stepStates, stepStateSchema, summarize,
   type StepRow, type StepState, type StepStatus, type StoredStepStatus,
 } from "./progress";
-import { PLAN_STATUSES, planIdField, type Plan } from "./schema";
+import { planIdParam } from "./params";
+import { PLAN_STATUSES, type Plan } from "./schema";
 import { getPlan, planActivity, readVersion, type PlanMeta } from "./store";
 
 /** Failures fail_step re-queues with retry before the step stays failed (the reference's limit). */
 export const MAX_RETRIES = 3;
 
-const planIdParam = planIdField.describe("The plan's id.");
 const stepParam = z.number().int().min(1).max(100_000).describe("The step's step_number.");
 const fencingField = z.number().int().min(0).optional()
   .describe("For a step linked to a task: the fencing token task_claim (or start_step) gave you; passed on to the task's own tool.");

@@ -13,7 +13,8 @@ import { actorRefField } from "../work/common";
 import { findProject } from "../work/projects";
 import { createTasks, LABEL, type ManyItem } from "../work/task-create";
 import { readStepRows } from "./progress";
-import { planIdField, type Plan, type PlanStep } from "./schema";
+import { planIdParam } from "./params";
+import { type Plan, type PlanStep } from "./schema";
 import { getPlan, readVersion } from "./store";
 
 const PRIORITY: Record<PlanStep["priority"], number> = { critical: 0, high: 1, medium: 2, low: 3 };
@@ -53,7 +54,7 @@ export const planToTasksTool = defineTool({
   description:
     "Create a work-ledger task for every step of a saved plan (current version) in one atomic batch: title and description from the step (with its files and a link back to the plan), priority from the step's, acceptance criteria from the step's, and dependencies from depends_on. From then on each step's state follows its task (view_progress), so agents claim plan steps with task_claim under leases. Steps that already have a task, or were completed or skipped without one, are left alone (only new steps of a later version get tasks).",
   input: z.object({
-    plan_id: planIdField.describe("The plan's id."),
+    plan_id: planIdParam,
     project_id: z.string().min(1).max(100).describe("The project the tasks go in (id or key)."),
     assignee_actor_id: actorRefField("Assign every task to this actor (default: unassigned, for anyone to claim).").optional(),
     reviewer_actor_id: actorRefField("Reviewer whose approval each task's done waits for.").optional(),

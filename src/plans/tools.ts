@@ -9,17 +9,18 @@ import { invalidInput } from "../mcp/errors";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";
+import { createPlanTool, refinePlanTool } from "./generate-tools";
+import { nameField, parsePlan, planIdParam, planParam, tagsField, versionField } from "./params";
+import { savedSchema, savePlan } from "./save";
+import { PLAN_STATUSES, planSchema, type Plan } from "./schema";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
-import { createPlanTool, refinePlanTool } from "./generate-tools";
-import { nameField, parsePlan, planIdParam, planParam, savedSchema, savePlan, tagsField } from "./save";
-import { PLAN_STATUSES, planSchema, type Plan } from "./schema";
 import {
   appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
   planMetaSchema, planNotFound, readVersion,
 } from "./store";
+import { visualizePlanTool } from "./visualize-tool";
 
-const versionField = (d: string) => z.number().int().min(1).max(MAX_VERSIONS).describe(d);
 
 export const savePlanTool = defineTool({
   name: "save_plan",
@@ -202,4 +203,7 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, createPlanTool, refinePlanTool, ...approvalTools, ...stepTools, planToTasksTool];
+export const planTools = [
+  savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool,
+  createPlanTool, refinePlanTool, visualizePlanTool, ...approvalTools, ...stepTools, planToTasksTool,
+];
