@@ -1,6 +1,8 @@
 /**
  * What both completion adapters share: the error codes a model call fails with, a timeout that
- * holds even when the backend ignores its abort signal, and bounded retries.
+ * holds even when the backend ignores its abort signal, and bounded retries. And what every
+ * caller of a model shares: finding the JSON in an answer, and the error for an answer that does
+ * not hold what was asked for.
  */
 import { excerpt, ToolError } from "../mcp/errors";
 import { maskText } from "../mcp/secrets";
@@ -36,6 +38,34 @@ export const llmMalformed = (provider: string, detail: string) =>
     hint: "Retry; a model's answer differs from call to call.",
     retryable: true,
   });
+
+/**
+ * The model answered, but not with what the caller asked for (`what`, e.g. "a usable review").
+ * Retryable: answers differ from call to call.
+ */
+export const llmBadAnswer = (what: string, provider: string, why: string) =>
+  new ToolError("llm_bad_output", `The model's answer is not ${what}: ${why}.`, {
+    hint: `Retry: answers vary between calls. If it keeps failing, the model (${provider}) may not follow JSON instructions well; an operator can choose another with LLM_MODEL.`,
+    retryable: true,
+  });
+
+/** The first JSON object in a model's answer: bare, or inside a ``` fence, or amid prose. */
+export function extractJson(text: string): unknown {
+  const candidates = [text.trim()];
+  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text);
+  if (fenced) candidates.push(fenced[1]!.trim());
+  const first = text.indexOf("{");
+  const last = text.lastIndexOf("}");
+  if (first >= 0 && last > first) candidates.push(text.slice(first, last + 1));
+  for (const c of candidates) {
+    try {
+      return JSON.parse(c) as unknown;
+    } catch {
+      // the next candidate
+    }
+  }
+  return undefined;
+}
 
 /**
  * Runs `run` with an abort signal that fires after `ms`, and stops waiting at that moment

@@ -22,12 +22,15 @@ export function completionModel(env: Env, fetchFn?: typeof fetch): CompletionMod
 export const LLM_NOT_CONFIGURED_HINT =
   "An operator configures a model: bind Workers AI (the AI binding, as in wrangler.toml's production environment), or set the secret LLM_API_KEY and the var LLM_BASE_URL (an OpenAI-compatible endpoint) with LLM_MODEL; LLM_PROVIDER=\"off\" turns both off.";
 
-export const llmNotConfigured = (what: string) =>
-  new ToolError("llm_not_configured", `${what} needs a language model, and this server has none configured.`, { hint: LLM_NOT_CONFIGURED_HINT });
+/** `instead`: what the caller can do without a model, added to the hint. */
+export const llmNotConfigured = (what: string, instead?: string) =>
+  new ToolError("llm_not_configured", `${what} needs a language model, and this server has none configured.`, {
+    hint: instead ? `${LLM_NOT_CONFIGURED_HINT} ${instead}` : LLM_NOT_CONFIGURED_HINT,
+  });
 
 /** The model, or llm_not_configured for a tool that cannot work without one. */
-export function requireModel(env: Env, what: string): CompletionModel {
+export function requireModel(env: Env, what: string, instead?: string): CompletionModel {
   const model = completionModel(env);
-  if (!model) throw llmNotConfigured(what);
+  if (!model) throw llmNotConfigured(what, instead);
   return model;
 }

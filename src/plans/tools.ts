@@ -4,15 +4,14 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { boundedJson, jsonBytes } from "../mcp/bounds";
 import { invalidInput } from "../mcp/errors";
-import { parseArgs } from "../mcp/inputs";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { approvalTools } from "./approval-tools";
+import { parsePlan, planParam } from "./common";
 import { diffPlans, planDiffSchema } from "./diff";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
-import { completePlan, MAX_PLAN_BYTES, nameFromGoal, PLAN_STATUSES, planContent, planIdField, planInputSchema, planSchema, type Plan } from "./schema";
+import { completePlan, nameFromGoal, PLAN_STATUSES, planContent, planIdField, planSchema, type Plan } from "./schema";
 import {
   appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, insertPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
   planExists, planMetaSchema, planNotFound, readVersion, relabel,
@@ -22,31 +21,6 @@ const planIdParam = planIdField.describe("The plan's id.");
 const nameField = z.string().trim().min(1).max(200);
 const tagsField = z.array(z.string().trim().min(1).max(50)).max(20);
 const versionField = (d: string) => z.number().int().min(1).max(MAX_VERSIONS).describe(d);
-
-/**
- * The plan as the seed sends it (a JSON string) or as an object. Both are bounded here, before any
- * parsing; the document itself is validated against planInputSchema in the handler, so its errors
- * can name the step at fault.
- */
-const planParam = z.union([
-  z.string().min(1).max(MAX_PLAN_BYTES),
-  boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_PLAN_BYTES, maxDepth: 10 }),
-]).describe("The plan (EnhancedPlanOutput): a JSON string, as the reference takes it, or the object itself. Up to 256 KB and 200 steps.");
-
-function parsePlan(raw: string | Record<string, unknown>, tool: string) {
-  let value: unknown = raw;
-  if (typeof raw === "string") {
-    try {
-      value = JSON.parse(raw);
-    } catch {
-      throw invalidInput("plan must be valid JSON", "Pass the plan as a JSON object, or as a string holding one.");
-    }
-    if (!value || typeof value !== "object" || Array.isArray(value)) throw invalidInput("plan must be a JSON object", "Pass the plan (EnhancedPlanOutput) as one JSON object.");
-    // A string plan is bounded in characters by the schema; its parsed form is bounded the same way an object plan is.
-    if (jsonBytes(value) > MAX_PLAN_BYTES) throw invalidInput(`plan is larger than ${MAX_PLAN_BYTES / 1024}KB as JSON.`, "Split the work into several plans.");
-  }
-  return parseArgs(z.object({ plan: planInputSchema }), { plan: value }, tool).plan;
-}
 
 const today = (ctx: Ctx) => iso(ctx.clock.now()).slice(0, 10);
 

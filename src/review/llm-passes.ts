@@ -9,15 +9,16 @@
  */
 import { z } from "zod";
 import { GitHubError } from "../git/client";
+import { decodeBase64 } from "../git/contents";
 import { githubFor } from "../git/credentials";
 import { repoParams } from "../git/read-tool";
 import type { RepoName } from "../git/tokens";
 import { cleanText } from "../git/untrusted";
 import { completionModel, LLM_NOT_CONFIGURED_HINT } from "../llm";
+import { extractJson } from "../llm/common";
 import type { CompletionModel } from "../llm/types";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
-import { extractJson } from "./llm-review";
 import { promptScrubber } from "./secrets";
 import type { ChangedFileView, LlmOutcome, LlmRequest, ReviewStages } from "./stages";
 import { CATEGORIES, type Finding, findingSchema, SEVERITIES } from "./types";
@@ -86,8 +87,6 @@ export function contextBlock(path: string, content: string, hunks: ChangedFileVi
   const text = sections.join("\n\n");
   return text.length <= maxChars ? text : `${text.slice(0, maxChars)}\n...`;
 }
-
-const decodeBase64 = (text: string) => new TextDecoder().decode(Uint8Array.from(atob(text.replace(/\s+/g, "")), (c) => c.charCodeAt(0)));
 
 /** Errors after which no further file can be read in this call. */
 const isFatal = (err: unknown) =>

@@ -7,6 +7,7 @@
  */
 import { z } from "zod";
 import { matchesGlob } from "../git/diff";
+import { extractJson, llmBadAnswer } from "../llm/common";
 import type { CompletionModel } from "../llm/types";
 import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, type DiffFile } from "./diff";
@@ -73,24 +74,6 @@ function userPrompt(diff: string, contexts: [string, string][], opts: ReviewOpti
   return parts.join("\n\n");
 }
 
-/** The first JSON object in a model's answer: bare, or inside a ``` fence, or amid prose. */
-export function extractJson(text: string): unknown {
-  const candidates = [text.trim()];
-  const fenced = /```(?:json)?\s*([\s\S]*?)```/i.exec(text);
-  if (fenced) candidates.push(fenced[1]!.trim());
-  const first = text.indexOf("{");
-  const last = text.lastIndexOf("}");
-  if (first >= 0 && last > first) candidates.push(text.slice(first, last + 1));
-  for (const c of candidates) {
-    try {
-      return JSON.parse(c) as unknown;
-    } catch {
-      // the next candidate
-    }
-  }
-  return undefined;
-}
-
 const clip = (max: number) => z.string().transform((s) => (s.length > max ? `${s.slice(0, max - 1)}…` : s));
 /** Models write "P1" as often as 1. */
 const priority = z.preprocess((v) => (typeof v === "string" && /^P?[0-3]$/i.test(v.trim()) ? Number(v.trim().replace(/^p/i, "")) : v), z.number().int().min(0).max(3));
@@ -153,11 +136,7 @@ export interface ReviewResult {
   };
 }
 
-export const badOutput = (provider: string, why: string) =>
-  new ToolError("llm_bad_output", `The model's answer is not a usable review: ${why}.`, {
-    hint: `Retry: answers vary between calls. If it keeps failing, the model (${provider}) may not follow JSON instructions well; an operator can choose another with LLM_MODEL.`,
-    retryable: true,
-  });
+const badOutput = (provider: string, why: string) => llmBadAnswer("a usable review", provider, why);
 
 /** Reads the model's answer: the review object (strict) and each finding (a malformed one is dropped with a warning). */
 function readAnswer(text: string, provider: string, warnings: string[]): { review: z.infer<typeof modelReviewSchema>; findings: Omit<ReviewFinding, "is_on_changed_line">[] } {
