@@ -353,6 +353,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   fail_step: { plan_id: "contract-plan", step_number: 2, error: "flaky test", retry: true },
   view_progress: { plan_id: "contract-plan" },
   plan_to_tasks: { plan_id: "contract-plan", project_id: "$project" },
+  execute_plan: { plan_id: "contract-plan", mode: "single_step", step_number: 1, additional_context: "Keep the total in cents." },
   delete_plan: { plan_id: "contract-plan" },
   request_approval: { plan_id: "contract-plan", approver_actor_ids: ["helper-bot"], note: "Please check the order of the steps." },
   // The only caller here is the request's requester, who may not answer it: the call stops at that check.
@@ -364,8 +365,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
 const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
 /** The review tools stop here without GitHub or a language model configured, or a session to read. */
 const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
-/** The plan tools that answer to someone other than the caller stop at that check here (one identity). */
-const PLANS_REFUSALS: Record<string, string> = { respond_approval: "forbidden" };
+/** The plan tools that answer to someone other than the caller stop at that check here (one identity), and those that need a language model at its absence. */
+const PLANS_REFUSALS: Record<string, string> = { respond_approval: "forbidden", execute_plan: "llm_not_configured" };
 
 describe("no code generation at run time", () => {
   it("serves a whole MCP session without eval or new Function (blocked in production Workers)", async () => {

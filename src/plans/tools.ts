@@ -9,6 +9,7 @@ import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/com
 import { approvalTools } from "./approval-tools";
 import { parsePlan, planParam } from "./common";
 import { diffPlans, planDiffSchema } from "./diff";
+import { executePlanTool } from "./execute-tool";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
 import { completePlan, nameFromGoal, PLAN_STATUSES, planContent, planIdField, planSchema, type Plan } from "./schema";
@@ -230,4 +231,4 @@ export const rollbackPlanTool = defineTool({
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
 });
 
-export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...approvalTools, ...stepTools, planToTasksTool];
+export const planTools = [savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool, ...approvalTools, ...stepTools, planToTasksTool, executePlanTool];
