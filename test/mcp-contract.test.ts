@@ -354,6 +354,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   view_progress: { plan_id: "contract-plan" },
   plan_to_tasks: { plan_id: "contract-plan", project_id: "$project" },
   visualize_plan: { plan_id: "contract-plan", diagram_type: "gantt" },
+  execute_plan: { plan_id: "contract-plan", mode: "single_step", step_number: 1, additional_context: "Keep the total in cents." },
   delete_plan: { plan_id: "contract-plan" },
   request_approval: { plan_id: "contract-plan", approver_actor_ids: ["helper-bot"], note: "Please check the order of the steps." },
   // The only caller here is the request's requester, who may not answer it: the call stops at that check.

@@ -6,6 +6,7 @@
  */
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
+import { decodeBase64 } from "./contents";
 import { cleanText } from "./untrusted";
 import { cell, defaultBranch, fullName, type Git, gitReadTool, isNotFound, repoNotFound, repoParams } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";
@@ -78,8 +79,6 @@ export function parsePresetFile(text: string, source: Omit<PresetSource, "preset
   if (issues.length > 0) return { ...withVersion, presets: new Map(), error: { error: "preset_file_invalid", kind: "schema", issues: issues.slice(0, 20) } };
   return withVersion;
 }
-
-const decodeBase64 = (text: string) => new TextDecoder().decode(Uint8Array.from(atob(text.replace(/\s+/g, "")), (c) => c.charCodeAt(0)));
 
 /** The preset file in a repository at `ref` (default branch when absent); a missing file is not an error. */
 export async function repoPresets(git: Git, r: RepoName, ref?: string): Promise<PresetSource> {

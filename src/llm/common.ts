@@ -1,6 +1,6 @@
 /**
  * What both completion adapters share: the error codes a model call fails with, a timeout that
- * holds even when the backend ignores its abort signal, and bounded retries.
+ * holds even when the backend ignores its abort signal, and bounded retries. (Reading a model's answer is src/llm/answer.ts.)
  */
 import { excerpt, ToolError } from "../mcp/errors";
 import { maskText } from "../mcp/secrets";

@@ -37,3 +37,7 @@ export function parsePlan(raw: string | Record<string, unknown>, tool: string, p
   }
   return parseArgs(z.object({ [param]: planInputSchema }), { [param]: value }, tool)[param] as PlanInput;
 }
+
+/** The plan tools that need no language model, named where one that needs it refuses. */
+export const WITHOUT_A_MODEL =
+  "Without a model: save_plan stores a plan written by hand, start_step, complete_step and fail_step track its steps as they are done, and plan_to_tasks turns it into tasks.";

@@ -9,6 +9,7 @@ import { invalidInput } from "../mcp/errors";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";
+import { executePlanTool } from "./execute-tool";
 import { createPlanTool, refinePlanTool } from "./generate-tools";
 import { nameField, parsePlan, planIdParam, planParam, tagsField, versionField } from "./params";
 import { savedSchema, savePlan } from "./save";
@@ -205,5 +206,5 @@ export const rollbackPlanTool = defineTool({
 
 export const planTools = [
   savePlanTool, loadPlanTool, listPlansTool, deletePlanTool, viewHistoryTool, comparePlanVersionsTool, rollbackPlanTool,
-  createPlanTool, refinePlanTool, visualizePlanTool, ...approvalTools, ...stepTools, planToTasksTool,
+  createPlanTool, refinePlanTool, visualizePlanTool, executePlanTool, ...approvalTools, ...stepTools, planToTasksTool,
 ];

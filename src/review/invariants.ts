@@ -14,6 +14,7 @@ import picomatch from "picomatch";
 import { RE2JS } from "re2js";
 import YAML from "yaml";
 import { GitHubError } from "../git/client";
+import { decodeBase64 } from "../git/contents";
 import { githubFor, githubToolError } from "../git/credentials";
 import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../git/read-tool";
 import type { RepoName } from "../git/tokens";
@@ -178,8 +179,6 @@ interface ContentsAnswer {
   encoding?: string;
   size?: number;
 }
-
-const decodeBase64 = (text: string) => new TextDecoder().decode(Uint8Array.from(atob(text.replace(/\s+/g, "")), (c) => c.charCodeAt(0)));
 
 /**
  * The invariants file of `repo` at `ref` (the default branch when absent). A missing or unusable

@@ -9,6 +9,7 @@
  */
 import { z } from "zod";
 import { GitHubError } from "../git/client";
+import { decodeBase64 } from "../git/contents";
 import { githubFor } from "../git/credentials";
 import { repoParams } from "../git/read-tool";
 import type { RepoName } from "../git/tokens";
@@ -86,8 +87,6 @@ export function contextBlock(path: string, content: string, hunks: ChangedFileVi
   const text = sections.join("\n\n");
   return text.length <= maxChars ? text : `${text.slice(0, maxChars)}\n...`;
 }
-
-const decodeBase64 = (text: string) => new TextDecoder().decode(Uint8Array.from(atob(text.replace(/\s+/g, "")), (c) => c.charCodeAt(0)));
 
 /** Errors after which no further file can be read in this call. */
 const isFatal = (err: unknown) =>

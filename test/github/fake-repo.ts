@@ -1,6 +1,6 @@
 /**
  * A small in-memory git repository behind a FakeGitHub: blobs, trees (kept flat, path → blob),
- * commits and branches, answering the Git Data, refs, commits, compare and merges endpoints with
+ * commits and branches, answering the Git Data, refs, commits, compare, merges and contents endpoints with
  * GitHub-shaped bodies (GitHub's own examples with the fields that matter overridden, so the
  * fake's schema validation still applies). The merges API does a file-level three-way merge:
  * both sides changing a path differently is a 409, which is all the tools rely on.
@@ -305,6 +305,23 @@ export class FakeRepo {
       body: example("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { total_count: 0, check_runs: [] }),
     }));
     this.on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }));
+    this.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => {
+      const sha = this.resolve(req.query.ref ?? this.defaultBranch);
+      if (!sha) return { status: 404, body: errorBody(`No commit found for the ref ${req.query.ref}`) };
+      const path = req.path.path!;
+      const flat = this.trees.get(this.commits.get(sha)!.tree)!;
+      const blob = flat.get(path);
+      const op = "GET /repos/{owner}/{repo}/contents/{path}";
+      if (blob === undefined) {
+        if (![...flat.keys()].some((p) => p.startsWith(`${path}/`))) return notFound;
+        return { body: [] };
+      }
+      const bytes = new TextEncoder().encode(this.blobs.get(blob)!);
+      // GitHub wraps the base64 at 60 characters.
+      const content = btoa(Array.from(bytes, (b) => String.fromCharCode(b)).join("")).replace(/.{60}/g, "$&\n");
+      const name = path.split("/").pop()!;
+      return { body: example(op, { type: "file", encoding: "base64", size: bytes.length, name, path, content, sha: blob }) };
+    });
     this.on("POST /repos/{owner}/{repo}/merges", (req) => {
       const b = req.body as { base: string; head: string; commit_message?: string };
       const base = this.refs.get(b.base);
