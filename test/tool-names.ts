@@ -19,9 +19,8 @@ export const ALL_TOOL_NAMES = [
   "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
   "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis", "review_settings",
   "review_auto", "review_changes", "review_git_diff", "reactive_review_pr", "get_review_status", "get_review_telemetry", "pause_review", "resume_review",
-  "save_plan", "load_plan", "list_plans", "delete_plan", "view_history", "compare_plan_versions", "rollback_plan", "execute_plan",
-  "start_step", "complete_step", "fail_step", "view_progress", "plan_to_tasks",
+  "save_plan", "load_plan", "list_plans", "delete_plan", "view_history", "compare_plan_versions", "rollback_plan",
+  "create_plan", "refine_plan", "visualize_plan", "execute_plan",
   "request_approval", "respond_approval", "list_approvals",
-  "create_plan", "refine_plan",
-  "save_plan", "load_plan", "list_plans", "delete_plan", "view_history", "compare_plan_versions", "rollback_plan", "visualize_plan",
+  "start_step", "complete_step", "fail_step", "view_progress", "plan_to_tasks",
 ].sort();

@@ -54,7 +54,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "docs", description: "Document store: content-addressed documents with search, grep, a knowledge graph, collections and snapshots, behind three composite tools (docs_query, docs_execute, docs_session).", default: false },
   { id: "code", description: "Code context over the team's GitHub repositories: indexing on the platform's workflows, semantic and keyword code search, files, symbols and context for a prompt.", default: false },
   { id: "review", description: "Code review on GitHub: the deterministic review_diff preflight with SARIF, YAML invariants, secret scrubbing, LLM reviews of diffs and pull requests, GitHub's own check results, and reactive pull-request review sessions.", default: false },
-  { id: "plans", description: "Plans: save, load and list implementation plans (EnhancedPlanOutput) with validated step dependencies, every version kept, compared and rolled back.", default: false },
+  { id: "plans", description: "Plans: write (create_plan, save_plan), refine, approve through the inbox, turn into tasks, track step by step, visualize and execute implementation plans; every version kept, compared and rolled back.", default: false },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 

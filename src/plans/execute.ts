@@ -24,7 +24,7 @@ import { invalidInput, ToolError } from "../mcp/errors";
 import { runTool } from "../mcp/registry";
 import { parsePlan, WITHOUT_A_MODEL } from "./params";
 import { followSteps, type Progress, readStepRows, recordCommitStatement, type StepRow, type StepState, stepStates, summarize } from "./progress";
-import { canonicalJson, completePlan, type Plan, planContent, type PlanStep } from "./schema";
+import { canonicalJson, completePlan, type Plan, planContent, type PlanInput, type PlanStep } from "./schema";
 import {
   type CurrentFile, type GeneratedChange, MAX_GENERATED_BYTES, MAX_SHOWN_FILE_BYTES, readStepAnswer, STEP_SYSTEM_PROMPT, StepFailure, stepFiles, stepPrompt,
 } from "./step-changes";
@@ -112,12 +112,13 @@ interface Target {
   id: string | null;
 }
 
-async function resolvePlan(ctx: Ctx, req: ExecuteRequest, warnings: string[]): Promise<Target> {
+async function resolvePlan(ctx: Ctx, req: ExecuteRequest, sent: PlanInput | undefined, warnings: string[]): Promise<Target> {
   if (req.plan_id !== undefined) {
     const meta = await getPlan(ctx, req.plan_id);
     return { plan: await readVersion(ctx, meta.id, meta.version), meta, label: meta.id, id: meta.id };
   }
-  const doc = parsePlan(req.plan!, "execute_plan");
+  // checkRequest has made sure exactly one of plan and plan_id came: without plan_id, the plan was sent.
+  const doc = sent!;
   const now = iso(ctx.clock.now());
   const label = doc.id ?? `plan-${(await sha256Hex(canonicalJson(doc))).slice(0, 12)}`;
   const plan = completePlan(doc, { id: label, version: 1, created_at: now, updated_at: now });
@@ -427,8 +428,10 @@ async function recordSteps(ctx: Ctx, meta: PlanMeta, plan: Plan, github: GitHubO
 export async function executePlan(ctx: Ctx, req: ExecuteRequest): Promise<ExecutionResult> {
   const started = Date.now();
   const warnings: string[] = [];
+  // The plan first: a bad plan is the call's first problem, named as such.
+  const doc = req.plan !== undefined ? parsePlan(req.plan, "execute_plan") : undefined;
   checkRequest(req);
-  const target = await resolvePlan(ctx, req, warnings);
+  const target = await resolvePlan(ctx, req, doc, warnings);
   const { plan, meta, label } = target;
   const stored = meta ? await readStepRows(ctx, meta.id) : new Map<number, StepRow>();
   const states = new Map(stepStates(plan, stored).map((s) => [s.step_number, s]));
