@@ -230,6 +230,9 @@ describe("execute_plan: apply_changes", () => {
     const progress = await ok(ctx, "view_progress", { plan_id: "hono-params" });
     const step1 = progress.steps.find((s: { step_number: number }) => s.step_number === 1);
     expect(step1).toMatchObject({ status: "ready", commit: { repo: REPO, branch: "plan/hono-params", sha: r.github.commits[0].sha }, task: { ref: "HONO-1", status: "todo" } });
+    // Committed, its task not done yet: all_ready does not generate and commit it a second time.
+    const again = await ok(ctx, "execute_plan", { plan_id: "hono-params", mode: "all_ready" });
+    expect(again.step_results.map((x: { step_number: number }) => x.step_number)).not.toContain(1);
   });
 
   it("lets a later step of the same call build on an earlier one", async () => {

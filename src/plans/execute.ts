@@ -165,8 +165,10 @@ function firstSteps(plan: Plan, states: Map<number, StepState>, req: ExecuteRequ
   const byNumber = new Map(plan.steps.map((s) => [s.step_number, s]));
   const ordered = plan.dependency_graph.execution_order.map((n) => byNumber.get(n)!);
   if (single) return [single];
-  if (req.mode === "all_ready") return ordered.filter((s) => states.get(s.step_number)!.status === "ready");
-  return ordered;
+  // A step execute_plan already committed, whose task is not done yet, is not generated again.
+  const fresh = ordered.filter((s) => states.get(s.step_number)!.commit === null);
+  if (req.mode === "all_ready") return fresh.filter((s) => states.get(s.step_number)!.status === "ready");
+  return fresh;
 }
 
 // ---------------------------------------------------------------------------------------------
