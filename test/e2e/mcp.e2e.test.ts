@@ -94,7 +94,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
       "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
       "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis",
       "review_auto", "review_changes", "review_git_diff", "get_review_status", "get_review_telemetry",
-      "load_plan", "list_plans", "view_history", "compare_plan_versions", "list_approvals", "view_progress"].sort());
+      "load_plan", "list_plans", "view_history", "compare_plan_versions", "list_approvals", "view_progress", "visualize_plan"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(8);
