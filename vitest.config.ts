@@ -15,7 +15,7 @@ export default defineConfig(async () => {
     ],
     test: {
       include: ["test/**/*.test.ts"],
-      exclude: ["test/e2e/**"],
+      exclude: ["test/e2e/**", "test/scripts/**"],
       setupFiles: ["./test/setup.ts"],
       reporters: ["default", "./test/summary-reporter.ts"],
     },

@@ -1,8 +1,8 @@
 /** Starts `wrangler dev` on a free loopback port (for the e2e tests and the benchmarks). */
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
-import path from "node:path";
-import { ROOT } from "./wrangler";
+import { signalGroup } from "./process-group";
+import { ROOT, WRANGLER, wranglerEnv } from "./wrangler";
 
 export interface DevServer {
   baseUrl: string;
@@ -29,20 +29,16 @@ export async function startDevServer(opts: { persistTo: string; env?: NodeJS.Pro
   const vars = Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(
     process.execPath,
-    [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", String(port),
+    [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(port),
       "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", "--test-scheduled", ...vars],
     // Its own process group, so stopping it takes workerd down too.
-    { cwd: ROOT, env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...opts.env }, detached: true, stdio: ["ignore", "pipe", "pipe"] },
+    { cwd: ROOT, env: wranglerEnv(opts.env), detached: true, stdio: ["ignore", "pipe", "pipe"] },
   );
   let log = "";
   child.stdout!.on("data", (d) => (log += d));
   child.stderr!.on("data", (d) => (log += d));
   const stop = () => {
-    try {
-      if (child.pid) process.kill(-child.pid, "SIGTERM");
-    } catch {
-      // already gone
-    }
+    if (signalGroup(child.pid, "SIGTERM")) setTimeout(() => signalGroup(child.pid, "SIGKILL"), 5_000).unref();
   };
   const baseUrl = `http://127.0.0.1:${port}`;
   const deadline = Date.now() + 60_000;

@@ -7,7 +7,7 @@
  */
 import { parseArgs } from "node:util";
 import { IDENTITY_CACHE_MS } from "../src/auth/identity";
-import { provisionKey, revokeKeySql, SLUG, tenantIdSql } from "../src/auth/provision";
+import { assertSlug, provisionKey, revokeKeySql, SLUG_RULE, tenantIdSql } from "../src/auth/provision";
 import { clearRateLimitSql, listRateLimitsSql, parseLimit, setRateLimitSql } from "../src/auth/rate-limits";
 import { executeSql, querySql, type Target } from "./wrangler";
 
@@ -18,7 +18,9 @@ const USAGE = `usage:
   npm run keys -- rate-limit --tenant <slug> [--key-per-min <n|default>] [--tenant-per-min <n|default>] [--remote] [--persist-to <dir>]
   npm run keys -- rate-limit --tenant <slug> --clear       (back to RATE_LIMIT_KEY_PER_MIN / RATE_LIMIT_TENANT_PER_MIN)
   npm run keys -- rate-limit [--tenant <slug>]             (show the overrides in force)
-  A limit is requests per minute; 0 turns it off for the tenant.`;
+  A limit is requests per minute; 0 turns it off for the tenant.
+  Tenant and actor names are slugs: ${SLUG_RULE} (acme, team-2, claude-code).
+  A new tenant or actor is created with its first key.`;
 
 export async function main(argv: string[]): Promise<void> {
   const { positionals, values } = parseArgs({
@@ -55,7 +57,7 @@ export async function main(argv: string[]): Promise<void> {
       return;
     }
     case "list": {
-      if (values.tenant && !SLUG.test(values.tenant)) throw new Error("--tenant must be a slug");
+      if (values.tenant) assertSlug("tenant", values.tenant);
       const rows = await querySql<Record<string, string | null>>(
         `SELECT t.slug AS tenant, a.name AS actor, k.role, k.prefix, k.label, k.created_at, k.revoked_at
          FROM api_keys k JOIN tenants t ON t.id = k.tenant_id JOIN actors a ON a.id = k.actor_id

@@ -1,63 +1,74 @@
 /**
- * `npm start`: local D1 migrated, a development key ready, then `wrangler dev`.
- * The dev key lives in .wrangler/dev-key (git-ignored) so restarts keep the same key.
+ * `npm start [-- --port <n>] [--persist-to <dir>]`: local D1 migrated, a development key ready, then
+ * `wrangler dev`. The dev key lives beside the state (.wrangler/dev-key by default, git-ignored) so
+ * restarts keep the same key. Ctrl-C (or SIGINT/SIGTERM to `npm`) stops wrangler and workerd together:
+ * the npm script `exec`s node, because npm hands a signal only to its shell, and a shell waiting on a
+ * command does not pass it on.
  */
 import { spawn } from "node:child_process";
 import { existsSync } from "node:fs";
 import { readFile, writeFile, mkdir } from "node:fs/promises";
 import path from "node:path";
+import { parseArgs } from "node:util";
 import { hashApiKey, provisionKey } from "../src/auth/provision";
 import { devEnvFileArgs } from "./credentials-key";
-import { applyMigrations, executeSql, querySql, ROOT } from "./wrangler";
+import { superviseGroup } from "./process-group";
+import { startBanner } from "./start-banner";
+import { applyMigrations, executeSql, querySql, ROOT, WRANGLER, wranglerEnv, type Target } from "./wrangler";
 
-const PORT = process.env.PORT ?? "8787";
-const KEY_FILE = path.join(ROOT, ".wrangler", "dev-key");
+const USAGE = `usage: npm start [-- --port <n>] [-- --persist-to <dir>]
+  --port        the loopback port to serve on (default: $PORT, else 8787)
+  --persist-to  the local state folder (default: .wrangler/state); the dev key is kept beside it`;
 
-async function devKey(): Promise<string> {
-  if (existsSync(KEY_FILE)) {
-    const key = (await readFile(KEY_FILE, "utf8")).trim();
-    const rows = await querySql(`SELECT 1 AS live FROM api_keys WHERE key_hash = '${await hashApiKey(key)}' AND revoked_at IS NULL`);
+export function parsePort(text: string): number {
+  const port = Number(text);
+  if (!/^\d{1,5}$/.test(text) || port < 1 || port > 65535) throw new Error(`port '${text}' is not a TCP port: give a whole number from 1 to 65535 (--port 8788 or PORT=8788)`);
+  return port;
+}
+
+async function devKey(target: Target, keyFile: string): Promise<string> {
+  if (existsSync(keyFile)) {
+    const key = (await readFile(keyFile, "utf8")).trim();
+    const rows = await querySql(`SELECT 1 AS live FROM api_keys WHERE key_hash = '${await hashApiKey(key)}' AND revoked_at IS NULL`, target);
     if (rows.length > 0) return key;
   }
   const { key, statements } = await provisionKey("local", "dev", new Date(), "npm start");
-  await executeSql(statements);
-  await mkdir(path.dirname(KEY_FILE), { recursive: true });
-  await writeFile(KEY_FILE, `${key}\n`, { mode: 0o600 });
+  await executeSql(statements, target);
+  await mkdir(path.dirname(keyFile), { recursive: true });
+  await writeFile(keyFile, `${key}\n`, { mode: 0o600 });
   return key;
 }
 
-async function main(): Promise<void> {
+async function main(argv: string[]): Promise<void> {
+  const { values } = parseArgs({ args: argv, options: { port: { type: "string" }, "persist-to": { type: "string" }, help: { type: "boolean", default: false } } });
+  if (values.help) {
+    console.log(USAGE);
+    return;
+  }
+  const port = parsePort(values.port ?? process.env.PORT ?? "8787");
+  const persistTo = values["persist-to"] ? path.resolve(values["persist-to"]) : undefined;
+  const target: Target = { persistTo };
+  const keyFile = persistTo ? path.join(persistTo, "dev-key") : path.join(ROOT, ".wrangler", "dev-key");
   console.log("Applying migrations to local D1…");
-  await applyMigrations();
-  const key = await devKey();
-  const url = `http://127.0.0.1:${PORT}/mcp`;
-  console.log(`
-agent-ledger is starting on ${url}
-Development API key (tenant 'local', actor 'dev'):
-
-  ${key}
-
-Connect Claude Code:
-  claude mcp add --transport http agent-ledger ${url} --header "Authorization: Bearer ${key}"
-GitHub tools (toolset git): printf %s "$GITHUB_TOKEN" | npm run github -- set-token --tenant local
-Connect the MCP Inspector:
-  npx @modelcontextprotocol/inspector   (transport: Streamable HTTP, URL ${url}, header Authorization: Bearer <key>)
-`);
+  await applyMigrations(target);
+  const key = await devKey(target, keyFile);
+  console.log(startBanner(port, key));
   // The local credentials key, so tokens stored with `npm run github -- set-token` decrypt.
   const envFiles = await devEnvFileArgs();
   // --test-scheduled: local dev has no cron clock, so /__scheduled?cron=… is the way to run the jobs (README: Cron).
-  const child = spawn(process.execPath, [path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js"), "dev", "--ip", "127.0.0.1", "--port", PORT, "--test-scheduled", ...envFiles], {
-    cwd: ROOT,
-    stdio: "inherit",
-    env: { ...process.env, WRANGLER_SEND_METRICS: "false" },
-  });
-  const stop = () => child.kill("SIGINT");
-  process.on("SIGINT", stop);
-  process.on("SIGTERM", stop);
-  child.on("exit", (code) => process.exit(code ?? 0));
+  // Its own process group (detached), which superviseGroup stops as a whole. A process outside the
+  // terminal's foreground group may not read the terminal, so stdin is closed and wrangler's
+  // keyboard shortcuts are off (Ctrl-C here stops it).
+  const child = spawn(
+    process.execPath,
+    [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(port), "--test-scheduled", "--show-interactive-dev-session=false",
+      ...(persistTo ? ["--persist-to", persistTo] : []), ...envFiles],
+    { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"], env: wranglerEnv(), detached: true },
+  );
+  superviseGroup(child);
 }
 
-main().catch((err: Error) => {
+main(process.argv.slice(2)).catch((err: Error) => {
   console.error(err.message);
   process.exit(1);
 });

@@ -5,7 +5,19 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 
 export const ROOT = path.resolve(import.meta.dirname, "..");
-const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+export const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
+
+/**
+ * The environment of every wrangler run: no usage metrics, and no download of the sample `Request.cf`
+ * object from workers.cloudflare.com, which offline prints a network error's stack trace at every start
+ * (the Worker reads no `cf` field, so miniflare's built-in placeholder serves). Either can be set otherwise.
+ */
+export const wranglerEnv = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+  ...process.env,
+  WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS ?? "false",
+  CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
+  ...extra,
+});
 
 export interface Target {
   /** Against the deployed database instead of local state. */
@@ -23,7 +35,7 @@ export function wrangler(args: string[], t: Target = {}): Promise<string> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [WRANGLER, ...args], {
       cwd: ROOT,
-      env: { ...process.env, WRANGLER_SEND_METRICS: "false", ...t.env },
+      env: wranglerEnv(t.env),
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -47,7 +59,7 @@ export interface LocalState {
 export async function createLocalState(label: string): Promise<LocalState> {
   const dir = await mkdtemp(path.join(tmpdir(), `agent-ledger-${label}-`));
   // A private config home keeps wrangler from writing into the user's home folder.
-  const target = { persistTo: path.join(dir, "state"), env: { ...process.env, WRANGLER_SEND_METRICS: "false", XDG_CONFIG_HOME: path.join(dir, "config") } };
+  const target = { persistTo: path.join(dir, "state"), env: wranglerEnv({ XDG_CONFIG_HOME: path.join(dir, "config") }) };
   await applyMigrations(target);
   return { dir, target, dispose: () => rm(dir, { recursive: true, force: true }) };
 }

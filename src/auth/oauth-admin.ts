@@ -3,7 +3,7 @@
  * grants. Plain SQL because `wrangler d1 execute` takes no bound parameters; every value is
  * validated or escaped here.
  */
-import { KEY_ROLES, type KeyRole, SLUG, sqlLiteral as quote, tenantIdSql } from "./provision";
+import { assertSlug, KEY_ROLES, type KeyRole, sqlLiteral as quote, tenantIdSql } from "./provision";
 
 /** GitHub's rule for logins: letters, digits and single hyphens, at most 39 characters. */
 export const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;
@@ -18,7 +18,7 @@ function checkLogin(login: string): string {
 /** Maps a GitHub login to an existing actor of a tenant (replacing an earlier mapping of the login). */
 export function mapGithubSql(login: string, tenant: string, actor: string, role: KeyRole, now = new Date()): string {
   const name = checkLogin(login);
-  if (!SLUG.test(actor)) throw new Error(`actor '${actor}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  assertSlug("actor", actor);
   if (!KEY_ROLES.includes(role)) throw new Error(`role must be one of ${KEY_ROLES.join(", ")}`);
   return `INSERT INTO oauth_github_users (login, github_user_id, tenant_id, actor_id, role, created_at)
    SELECT ${quote(name)}, NULL, a.tenant_id, a.id, ${quote(role)}, '${now.toISOString()}'

@@ -6,6 +6,19 @@
 import { sha256Hex, uuidv7 } from "../db/ids";
 
 export const SLUG = /^[a-z0-9][a-z0-9._-]{0,62}$/;
+export const SLUG_RULE = "1 to 63 characters of lowercase letters, digits, '.', '_' and '-', starting with a letter or digit";
+
+/** The slug closest to `text` (lowercased, other characters as '-'), or "" when nothing of it is usable. */
+export function suggestSlug(text: string): string {
+  return text.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 63).replace(/[._-]+$/, "");
+}
+
+/** Refuses a tenant or actor name that is not a slug, saying the rule and the nearest slug to use instead. */
+export function assertSlug(what: "tenant" | "actor", text: string): void {
+  if (SLUG.test(text)) return;
+  const suggestion = suggestSlug(text);
+  throw new Error(`${what} '${text}' is not a slug: a ${what} name is ${SLUG_RULE}.${suggestion ? ` Try --${what} ${suggestion}` : ""}`);
+}
 export const KEY_PREFIX = "alk_";
 
 /**
@@ -16,7 +29,7 @@ export const sqlLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** The operator commands' lookup of a tenant by its slug (validated, so nothing else reaches the SQL). */
 export function tenantIdSql(slug: string): string {
-  if (!SLUG.test(slug)) throw new Error(`tenant '${slug}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  assertSlug("tenant", slug);
   return `SELECT id FROM tenants WHERE slug = ${sqlLiteral(slug)}`;
 }
 
@@ -44,9 +57,9 @@ export interface ProvisionedKey {
  * actor, so one actor may hold an everyday agent key and a separate operator key.
  */
 export async function provisionKey(tenant: string, actor: string, now: Date = new Date(), label = "", role: KeyRole = "agent"): Promise<ProvisionedKey> {
-  if (!SLUG.test(tenant)) throw new Error(`tenant '${tenant}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  assertSlug("tenant", tenant);
   if (!KEY_ROLES.includes(role)) throw new Error(`role must be one of ${KEY_ROLES.join(", ")}`);
-  if (!SLUG.test(actor)) throw new Error(`actor '${actor}' must be a slug: lowercase letters, digits, . _ - (max 63)`);
+  assertSlug("actor", actor);
   if (!/^[\w .:-]{0,100}$/.test(label)) throw new Error("label may hold letters, digits, spaces and . _ : - (max 100)");
   const key = generateApiKey();
   const at = now.toISOString();

@@ -14,7 +14,22 @@ Then orient with project_brief on the project you work in, claim work with task_
   { id: "entities", title: "Entities", body: `Projects hold tasks; tasks form a dependency graph. Decisions are an append-only log. Handoffs are typed requests between actors.
 Comments, attachments and code refs hang off projects, tasks and decisions. The change ledger records every change to an entity path (users.email, src/auth.py::login).` },
   { id: "the-loop", title: "The loop", body: `whoami → task_claim (or task_get on your open task) → prior_attempts before editing → do the work → log_change for each change →
-task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.` },
+task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.
+The walkthrough topic follows one task through these steps with the calls' arguments, from the claim to the reviewer's verdict.` },
+  { id: "walkthrough", title: "One task end to end: claim, log, hand off, review", body: `1. Orient. whoami (who you are, your open tasks, your inbox), then project_brief { project: "WEB" }. task_query { project_id: "WEB", state: "ready" } lists open tasks whose dependencies are done.
+2. Claim. task_claim { task_id: "WEB-12" } leases the task to you and moves it to in_progress; keep the fencing_token it returns. Without task_id it takes the next ready task (project_id narrows it).
+The lease runs out after lease_seconds and the task goes back to the pool: claim again to extend it. claimed: false carries the reason (held: someone else has it; blocked; closed): pick another task.
+3. Before editing. prior_attempts { entity_path: "src/auth.ts::login" } says whether the same change was tried before and reverted, and why. Read it, and search for notes (knowledge_search) before redoing research.
+4. Log each change. log_change { entity_path: "src/auth.ts::login", change_type: "modify", reasoning: "lock the account after 5 failures", git_commit: "<sha>" } records what changed and why.
+Related changes share a changeset_id. A decision worth keeping (a library chosen, an approach dropped) goes to decision_log.
+5. Record the delivery. task_code_ref { task_id: "WEB-12", ref_type: "pr", pr_url: "https://github.com/acme/web/pull/7" } (or a commit or branch): the evidence a task that requires_evidence needs before done.
+6. Ask for review. task_update { task_id: "WEB-12", patch: { status: "in_review" }, fencing_token } and handoff_create { kind: "review", to_actor_ids: ["<reviewer>"], title: "Review WEB-12", related_task_id: "WEB-12" }.
+Find the reviewer's id with actor_query { q: "alice" }. The reviewer must be someone other than you and the task's assignee.
+To hand the work itself to someone else instead, handoff_create { kind: "handoff", ... } with what is done and what is left, then task_release { task_id, fencing_token, note }.
+7. Review (the reviewer's side). inbox shows the review; handoff_claim { handoff_id } takes it (one recipient wins), log_change and comment_add as needed, then
+handoff_respond { handoff_id, response: { verdict: "approved" } } (or changes_requested or rejected, with text). The verdict resolves the review; changes_requested and rejected send the task back to in_progress.
+8. Finish. Once approved, task_update { task_id: "WEB-12", patch: { status: "done" }, fencing_token }: done is refused while a criterion is open, evidence is missing or the latest review is not approved (the error's hint names which).
+Then inbox { ack: [ids] } for what you acted on, and whoami again for the next task.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
 expected_status on task_update is an optimistic precondition (conflict when the status moved). task_query with state: ready lists open tasks whose dependencies are all done.
 task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and the reviewer's approval

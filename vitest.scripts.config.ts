@@ -1,0 +1,11 @@
+import { defineConfig } from "vitest/config";
+
+// The operator scripts (npm start, keys, setup:cloud) run as a user runs them, from Node.
+export default defineConfig({
+  test: {
+    include: ["test/scripts/**/*.test.ts"],
+    environment: "node",
+    reporters: ["default", "./test/summary-reporter.ts"],
+    testTimeout: 60_000,
+  },
+});
