@@ -278,6 +278,24 @@ describe("git_log", () => {
     expect(gh.count("GET /repos/{owner}/{repo}/commits/{ref}")).toBe(1);
   });
 
+  it("grep is a regular expression (RE2, case-insensitive, ^ at each line of the message) as git --grep; a bad one is refused before any request", async () => {
+    const { gh, ctx } = await setup();
+    const list = [
+      commitItem(SHA_A, "feat(api): add the endpoint", "2026-06-01T10:00:00Z"),
+      commitItem(SHA_B, "docs: mention feat(api)\n\nFix: typo", "2026-06-01T09:00:00Z"),
+      commitItem(SHA_C, "fix the lexer", "2026-06-01T08:00:00Z"),
+    ];
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: list }));
+    const shas = async (grep: string) => (await ok(ctx, "git_log", { repo: "octocat/Hello-World", grep })).groups[0].commits?.map((c: { shaFull: string }) => c.shaFull) ?? [];
+    expect(await shas("^feat\\(api\\)")).toEqual([SHA_A]);
+    expect(await shas("^fix")).toEqual([SHA_B, SHA_C]);
+    expect(await shas("lexer|endpoint")).toEqual([SHA_A, SHA_C]);
+    expect(await shas("f.x the")).toEqual([SHA_C]);
+    const err = await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", grep: "(a" }, "invalid_input");
+    expect(err.hint).toContain("RE2");
+    await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", grep: "(?=x)" }, "invalid_input");
+  });
+
   it("refuses bad since, paths and branch before any request; an unknown branch is git_log_failed", async () => {
     const { gh, ctx } = await setup();
     await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", since: "1.day; rm -rf /" }, "invalid_since");
