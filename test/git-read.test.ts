@@ -420,6 +420,25 @@ describe("git_diff_summary", () => {
   });
 });
 
+describe("errors under format", () => {
+  it("a failure asked for format json is the seed's minified error payload with its format version; markdown keeps the envelope's text", async () => {
+    const { gh, ctx } = await setup();
+    const json = await callTool(findTool("git_log")!, ctx, { repo: "octocat/Hello-World", since: "bad;", format: "json" });
+    expect(json.isError).toBe(true);
+    const body = JSON.parse((json.content[0] as { text: string }).text);
+    expect(body).toEqual({ error: "invalid_since", message: expect.stringContaining("bad;"), hint: expect.stringContaining("ISO"), retryable: false, jsonFormatVersion: "2" });
+    expect(json.structuredContent).toMatchObject({ ok: false, error: { code: "invalid_since" } });
+    // Refused for its arguments (nothing parsed): still JSON, since the caller asked for it.
+    const unknown = await callTool(findTool("git_status")!, ctx, { repo: "octocat/Hello-World", nope: 1, format: "json" });
+    expect(JSON.parse((unknown.content[0] as { text: string }).text)).toMatchObject({ error: "invalid_input", jsonFormatVersion: "2" });
+    gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") }))
+      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+    const github = await callTool(findTool("git_diff_summary")!, ctx, { repo: "octocat/Hello-World", range: "a...b", format: "json" });
+    expect(JSON.parse((github.content[0] as { text: string }).text)).toMatchObject({ error: "git_diff_failed", jsonFormatVersion: "2" });
+    expect(await text(ctx, "git_log", { repo: "octocat/Hello-World", since: "bad;" })).toMatch(/^Error \[invalid_since\]: /);
+  });
+});
+
 describe("markdown renderings", () => {
   it("git_status, git_inventory, git_parity and list_presets render readable markdown", async () => {
     const { gh, ctx } = await setup();

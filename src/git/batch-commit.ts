@@ -9,7 +9,7 @@ import { invalidInput, ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { MAX_ARG_BYTES } from "../mcp/bounds";
 import { githubFor } from "./credentials";
-import { compact, formatField } from "./output";
+import { compact, formatField, gitErrorText } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, isSafeRepoPath } from "./tokens";
 import { type BlobMode, confirmBranchWrite, GitWriter, mappingGitHubErrors, type TreeEntry } from "./writer";
@@ -208,6 +208,7 @@ export const batchCommit = defineTool({
       };
     });
   },
+  errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
     const lines = [`# batch_commit ${result.ok ? "ok" : "stopped"}: ${result.committed}/${result.total} committed on ${result.branch}${result.created ? " (created)" : ""}`];

@@ -8,7 +8,7 @@ import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { githubFor } from "./credentials";
-import { compact, formatField } from "./output";
+import { compact, formatField, gitErrorText } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, parseRange, unsafeRef } from "./tokens";
 import {
@@ -148,6 +148,7 @@ export const gitCherryPick = defineTool({
       };
     });
   },
+  errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
     const lines = [`# git_cherry_pick ${result.ok ? "ok" : "conflict"}: ${result.applied} applied of ${result.picked} picked onto ${result.onto}${result.headSha ? `, head ${result.headSha.slice(0, 7)}` : ""}`];

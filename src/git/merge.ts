@@ -7,7 +7,7 @@
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { githubFor } from "./credentials";
-import { compact, formatField } from "./output";
+import { compact, formatField, gitErrorText } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, isSafeRef, unsafeRef } from "./tokens";
 import {
@@ -142,6 +142,7 @@ export const gitMerge = defineTool({
       };
     });
   },
+  errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
     const lines = [`# git_merge ${result.ok ? "ok" : "stopped"}: ${result.applied}/${result.total} into ${result.into} (${result.strategy}), head ${result.headSha.slice(0, 7)}`];

@@ -9,7 +9,7 @@ import { defineTool, type ToolDef } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { GitHubError, type GitHubClient } from "./client";
 import { githubFor, githubToolError } from "./credentials";
-import { compact, formatField } from "./output";
+import { compact, formatField, gitErrorText } from "./output";
 import { resolveRepo, repoField } from "./repo";
 import type { RepoName } from "./tokens";
 
@@ -86,6 +86,7 @@ export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: G
       const args = parsed as z.output<I> & Format;
       return args.format === "json" ? JSON.stringify(result) : def.markdown(result as z.output<O>, args);
     },
+    errorText: gitErrorText,
   }) as unknown as ToolDef;
 }
 
