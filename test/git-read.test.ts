@@ -137,6 +137,23 @@ describe("git_inventory", () => {
     expect(gh.count("GET /repos/{owner}/{repo}")).toBe(0);
   });
 
+  it("the seed's root limits: max_roots defaults to 64 and goes up to 256, with the requests that takes", async () => {
+    const { gh, ctx } = await setup();
+    gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }))
+      .on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ body: compareBody(1, 0) }));
+    const repos = Array.from({ length: 130 }, (_, i) => `octocat/r${i}`);
+    const byDefault = (await ok(ctx, "git_inventory", { repos: repos.slice(0, 70) })).inventories[0];
+    expect(byDefault.entries).toHaveLength(64);
+    expect(byDefault.nestedRootsOmittedCount).toBe(6);
+    // Three requests per repository (default branch, head, compare): 390, past the other read tools' budget.
+    const wide = (await ok(ctx, "git_inventory", { repos, ref: "dev", max_roots: 256 })).inventories[0];
+    expect(wide.entries).toHaveLength(130);
+    expect(wide.nestedRootsTruncated).toBeUndefined();
+    expect(wide.entries[129]).toMatchObject({ label: "octocat/r129", ahead: "1" });
+    await refusedLocally(ctx, gh, "git_inventory", { repos, max_roots: 257 }, "invalid_input");
+  }, 60_000);
+
   it("refuses a half upstream and unsafe tokens before any request", async () => {
     const { gh, ctx } = await setup();
     await refusedLocally(ctx, gh, "git_inventory", { repos: ["a/b"], remote: "origin" }, "remote_branch_mismatch");

@@ -7,7 +7,7 @@ import { ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
 import {
-  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams, reposField,
+  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams,
 } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";
 import { statusHeader } from "./status";
@@ -111,21 +111,28 @@ async function inventoryEntry(git: Git, label: string, ref: string | undefined, 
   }
 }
 
+/** The seed's maxRoots: default 64, at most 256. */
+const MAX_ROOTS = 256;
+const DEFAULT_ROOTS = 64;
+/** Requests per entry (default branch, branch head, compare), plus the preset file's few. */
+const INVENTORY_BUDGET = 3 * MAX_ROOTS + 20;
+
 export const gitInventoryTool = gitReadTool({
   name: "git_inventory",
   title: "Ahead/behind across repositories",
   description: "For each repository in scope (repos, a preset's nestedRoots, or else repo), where a branch (ref, default: the default branch) stands against its upstream: auto mode compares with the default branch (origin/<default>); passing both remote and branch fixes the upstream (remote origin = the repository itself, or a fork owner in the same network). Entries carry the seed's notes and skip reasons; over max_roots the list is truncated (nestedRootsTruncated, nestedRootsOmittedCount). Up to 3 GitHub requests per repository.",
   input: z.object({
     repo: repoField.optional(),
-    repos: reposField.describe("Repositories to inventory (the seed's nestedRoots), each owner/name or a registered repository."),
+    repos: z.array(repoField).min(1).max(MAX_ROOTS).optional().describe(`Repositories to inventory (the seed's nestedRoots), each owner/name or a registered repository; at most ${MAX_ROOTS}, those beyond max_roots are counted, not read.`),
     preset: presetNameField,
     preset_merge: presetMergeField,
     ref: z.string().min(1).max(256).optional().describe("The branch to inspect in each repository (default: its default branch)."),
     remote: z.string().min(1).max(256).optional().describe('Fixed upstream remote: "origin" (the repository itself) or a fork owner. Give with branch.'),
     branch: z.string().min(1).max(256).optional().describe("Fixed upstream branch. Give with remote."),
-    max_roots: z.number().int().min(1).max(64).default(32).describe("At most this many repositories (1–64, default 32); the rest are counted in nestedRootsOmittedCount."),
+    max_roots: z.number().int().min(1).max(MAX_ROOTS).default(DEFAULT_ROOTS).describe(`At most this many repositories (1–${MAX_ROOTS}, default ${DEFAULT_ROOTS}, the seed's figures); the rest are counted in nestedRootsOmittedCount.`),
   }),
   output: z.object({ inventories: z.array(inventorySchema).describe("One inventory (the seed's per-root shape).") }),
+  requestBudget: INVENTORY_BUDGET,
   run: async (git, input) => {
     if ((input.remote === undefined) !== (input.branch === undefined)) {
       throw new ToolError("remote_branch_mismatch", "Pass both remote and branch for a fixed upstream, or neither for auto mode.", { hint: 'e.g. remote: "origin", branch: "main".' });

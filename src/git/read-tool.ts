@@ -25,12 +25,12 @@ export interface Git {
  */
 export const REQUEST_BUDGET = 300;
 
-function budgeted(client: GitHubClient): Git["gh"] {
+function budgeted(client: GitHubClient, budget: number): Git["gh"] {
   let used = 0;
   return {
     request: (op, params, body) => {
-      if (++used > REQUEST_BUDGET) {
-        return Promise.reject(new ToolError("request_budget_exceeded", `This call would need more than ${REQUEST_BUDGET} GitHub requests.`, {
+      if (++used > budget) {
+        return Promise.reject(new ToolError("request_budget_exceeded", `This call would need more than ${budget} GitHub requests.`, {
           hint: "Narrow it: fewer repos or paths, a shorter since, a smaller max_commits, or stats off.",
         }));
       }
@@ -56,6 +56,8 @@ interface GitReadDef<I extends z.ZodObject, O extends z.ZodObject> {
   /** Without `format`: every git tool gets the seed's format field. */
   input: I;
   output: O;
+  /** GitHub requests one call may make, when the tool's own bound needs more than REQUEST_BUDGET. */
+  requestBudget?: number;
   run(git: Git, input: z.output<I> & Format): Promise<z.input<O>>;
   markdown(result: z.output<O>, input: z.output<I> & Format): string;
 }
@@ -77,7 +79,7 @@ export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: G
     run: async (ctx, parsed) => {
       const args = parsed as z.output<I> & Format;
       try {
-        return compact(await def.run({ ctx, gh: budgeted(githubFor(ctx.env, ctx.tenantId)) }, args)) as z.input<O>;
+        return compact(await def.run({ ctx, gh: budgeted(githubFor(ctx.env, ctx.tenantId), def.requestBudget ?? REQUEST_BUDGET) }, args)) as z.input<O>;
       } catch (err) {
         throw githubToolError(err);
       }
