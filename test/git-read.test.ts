@@ -498,6 +498,28 @@ describe("credentials and the registered repositories", () => {
   });
 });
 
+describe("the seed's workspace pick over registered repositories", () => {
+  it("workspaceRoot names the repository, rootIndex the Nth registered one (repo_query's order), allWorkspaceRoots all of them; nestedRoots is git_inventory's repos", async () => {
+    const { gh, ctx } = await setup();
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }))
+      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }));
+    for (const name of ["zeta", "alpha", "mid"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+    const roots = async (args: Record<string, unknown>) => (await ok(ctx, "git_log", args)).groups.map((g: { workspace_root: string }) => g.workspace_root);
+    expect(await roots({ workspaceRoot: "acme/zeta" })).toEqual(["acme/zeta"]);
+    expect(await roots({ rootIndex: 1 })).toEqual(["acme/mid"]);
+    expect(await roots({ allWorkspaceRoots: true })).toEqual(["acme/alpha", "acme/mid", "acme/zeta"]);
+    const out = await refusedLocally(ctx, gh, "git_log", { rootIndex: 3 }, "root_index_out_of_range");
+    expect(out.message).toContain("3 registered");
+    await refusedLocally(ctx, gh, "git_log", { repo: "acme/zeta", rootIndex: 0 }, "invalid_input");
+    await refusedLocally(ctx, gh, "git_status", { workspaceRoot: "acme/zeta", allWorkspaceRoots: true }, "invalid_input");
+    await refusedLocally(ctx, gh, "git_diff_summary", { range: "a...b" }, "invalid_input");
+    const inv = (await ok(ctx, "git_inventory", { nestedRoots: ["acme/alpha", "acme/mid"] })).inventories[0];
+    expect(inv.entries.map((e: { path: string }) => e.path)).toEqual(["acme/alpha", "acme/mid"]);
+    await refusedLocally(ctx, gh, "git_inventory", { nestedRoots: ["acme/alpha"], repos: ["acme/mid"] }, "invalid_input");
+  });
+});
+
 describe("the github operator command's SQL", () => {
   const KEY = "operator-test-key-0123456789abcdefghij";
   const envWithKey = { ...env, GITHUB_CREDENTIALS_KEY: KEY };

@@ -68,6 +68,21 @@ describe("batch_commit", () => {
     }
   });
 
+  it("push \"after\" (or true) reports the commits as on the remote, since the API wrote them there; workspaceRoot names the repository", async () => {
+    const { ctx, repo } = await setup();
+    const entry = (path: string) => ({ message: `add ${path}`, files: [{ path, content: path }] });
+    const r = await ok(ctx, "batch_commit", { workspaceRoot: REPO, commits: [entry("p.md")], push: "after" });
+    expect(r.push).toEqual({ ok: true, branch: "main", upstream: "origin/main", note: expect.stringContaining("already on the remote") });
+    expect(repo.refs.get("main")).toBe(r.headSha);
+    expect((await ok(ctx, "batch_commit", { repo: REPO, commits: [entry("q.md")], push: true })).push.ok).toBe(true);
+    expect((await ok(ctx, "batch_commit", { repo: REPO, commits: [entry("r.md")] })).push).toBeUndefined();
+    const stopped = await call(ctx, "batch_commit", { repo: REPO, commits: [entry("s.md"), entry("s.md")], push: "after" });
+    expect(stopped.ok).toBe(false);
+    expect(stopped.committed).toBe(1);
+    expect(stopped.push).toBeUndefined();
+    expect((await fails(ctx, "batch_commit", { commits: [entry("t.md")] })).code).toBe("invalid_input");
+  });
+
   it("creates a missing branch from base, and refuses a missing branch without base", async () => {
     const { ctx, repo, main } = await setup();
     const r = await ok(ctx, "batch_commit", { repo: REPO, branch: "feature/x", base: "main", commits: [{ message: "x", files: [{ path: "x", content: "1" }] }] });

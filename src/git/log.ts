@@ -136,6 +136,7 @@ async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: s
 }
 
 export const gitLogTool = gitReadTool({
+  fanOut: true,
   name: "git_log",
   title: "Commit history on GitHub",
   description: `Time-windowed commit history of a repository (or several, with repos) through the GitHub commits API: sha, subject, author, email, date, age, newest first. since takes ISO or git's relative forms (7.days default, 48.hours, 2.weeks.ago); paths restricts to commits touching them; author matches name, email or login (a substring) and grep the message (an RE2 regular expression, as git --grep); both case-insensitive, applied here over at most ${MAX_PAGES} pages of ${PER_PAGE}; max_commits (default 50, cap ${MAX_COMMITS}) with truncated when more matched. stats adds filesChanged/insertions/deletions at one request per commit (first ${MAX_STATS}).`,

@@ -11,6 +11,7 @@ import { GitHubError, type GitHubClient } from "./client";
 import { githubFor, githubToolError } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { resolveRepo, repoField } from "./repo";
+import { applyPick, fanOutPickFields, MAX_PICKED, type Picked, pickFields } from "./workspace";
 import type { RepoName } from "./tokens";
 
 export interface Git {
@@ -41,7 +42,7 @@ function budgeted(client: GitHubClient, budget: number): Git["gh"] {
 
 
 /** The seed fans out across workspace roots; here across repositories. */
-export const MAX_REPOS = 20;
+export const MAX_REPOS = MAX_PICKED;
 export const reposField = z.array(repoField).min(1).max(MAX_REPOS).optional().describe(`Several repositories to cover in one call (each like repo), at most ${MAX_REPOS}; they are read 4 at a time.`);
 
 export const fullName = (r: RepoName) => `${r.owner}/${r.name}`;
@@ -56,6 +57,8 @@ interface GitReadDef<I extends z.ZodObject, O extends z.ZodObject> {
   /** Without `format`: every git tool gets the seed's format field. */
   input: I;
   output: O;
+  /** Takes all_workspace_roots too (the tools that read several repositories, through repos). */
+  fanOut?: true;
   /** GitHub requests one call may make, when the tool's own bound needs more than REQUEST_BUDGET. */
   requestBudget?: number;
   run(git: Git, input: z.output<I> & Format): Promise<z.input<O>>;
@@ -67,7 +70,7 @@ interface GitReadDef<I extends z.ZodObject, O extends z.ZodObject> {
  * structuredContent, so the JSON text and the structured result are the same object.
  */
 export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: GitReadDef<I, O>): ToolDef {
-  const input = def.input.extend({ format: formatField });
+  const input = def.input.extend({ ...(def.fanOut ? fanOutPickFields : pickFields), format: formatField });
   return defineTool({
     name: def.name,
     title: def.title,
@@ -77,8 +80,8 @@ export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: G
     output: def.output,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
     run: async (ctx, parsed) => {
-      const args = parsed as z.output<I> & Format;
       try {
+        const args = await applyPick(ctx, parsed as z.output<I> & Format & Picked);
         return compact(await def.run({ ctx, gh: budgeted(githubFor(ctx.env, ctx.tenantId), def.requestBudget ?? REQUEST_BUDGET) }, args)) as z.input<O>;
       } catch (err) {
         throw githubToolError(err);
