@@ -137,6 +137,23 @@ describe("git_inventory", () => {
     expect(gh.count("GET /repos/{owner}/{repo}")).toBe(0);
   });
 
+  it("the seed's root limits: max_roots defaults to 64 and goes up to 256, with the requests that takes", async () => {
+    const { gh, ctx } = await setup();
+    gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }))
+      .on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ body: compareBody(1, 0) }));
+    const repos = Array.from({ length: 130 }, (_, i) => `octocat/r${i}`);
+    const byDefault = (await ok(ctx, "git_inventory", { repos: repos.slice(0, 70) })).inventories[0];
+    expect(byDefault.entries).toHaveLength(64);
+    expect(byDefault.nestedRootsOmittedCount).toBe(6);
+    // Three requests per repository (default branch, head, compare): 390, past the other read tools' budget.
+    const wide = (await ok(ctx, "git_inventory", { repos, ref: "dev", max_roots: 256 })).inventories[0];
+    expect(wide.entries).toHaveLength(130);
+    expect(wide.nestedRootsTruncated).toBeUndefined();
+    expect(wide.entries[129]).toMatchObject({ label: "octocat/r129", ahead: "1" });
+    await refusedLocally(ctx, gh, "git_inventory", { repos, max_roots: 257 }, "invalid_input");
+  }, 60_000);
+
   it("refuses a half upstream and unsafe tokens before any request", async () => {
     const { gh, ctx } = await setup();
     await refusedLocally(ctx, gh, "git_inventory", { repos: ["a/b"], remote: "origin" }, "remote_branch_mismatch");
@@ -278,6 +295,24 @@ describe("git_log", () => {
     expect(gh.count("GET /repos/{owner}/{repo}/commits/{ref}")).toBe(1);
   });
 
+  it("grep is a regular expression (RE2, case-insensitive, ^ at each line of the message) as git --grep; a bad one is refused before any request", async () => {
+    const { gh, ctx } = await setup();
+    const list = [
+      commitItem(SHA_A, "feat(api): add the endpoint", "2026-06-01T10:00:00Z"),
+      commitItem(SHA_B, "docs: mention feat(api)\n\nFix: typo", "2026-06-01T09:00:00Z"),
+      commitItem(SHA_C, "fix the lexer", "2026-06-01T08:00:00Z"),
+    ];
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: list }));
+    const shas = async (grep: string) => (await ok(ctx, "git_log", { repo: "octocat/Hello-World", grep })).groups[0].commits?.map((c: { shaFull: string }) => c.shaFull) ?? [];
+    expect(await shas("^feat\\(api\\)")).toEqual([SHA_A]);
+    expect(await shas("^fix")).toEqual([SHA_B, SHA_C]);
+    expect(await shas("lexer|endpoint")).toEqual([SHA_A, SHA_C]);
+    expect(await shas("f.x the")).toEqual([SHA_C]);
+    const err = await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", grep: "(a" }, "invalid_input");
+    expect(err.hint).toContain("RE2");
+    await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", grep: "(?=x)" }, "invalid_input");
+  });
+
   it("refuses bad since, paths and branch before any request; an unknown branch is git_log_failed", async () => {
     const { gh, ctx } = await setup();
     await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", since: "1.day; rm -rf /" }, "invalid_since");
@@ -402,6 +437,25 @@ describe("git_diff_summary", () => {
   });
 });
 
+describe("errors under format", () => {
+  it("a failure asked for format json is the seed's minified error payload with its format version; markdown keeps the envelope's text", async () => {
+    const { gh, ctx } = await setup();
+    const json = await callTool(findTool("git_log")!, ctx, { repo: "octocat/Hello-World", since: "bad;", format: "json" });
+    expect(json.isError).toBe(true);
+    const body = JSON.parse((json.content[0] as { text: string }).text);
+    expect(body).toEqual({ error: "invalid_since", message: expect.stringContaining("bad;"), hint: expect.stringContaining("ISO"), retryable: false, jsonFormatVersion: "2" });
+    expect(json.structuredContent).toMatchObject({ ok: false, error: { code: "invalid_since" } });
+    // Refused for its arguments (nothing parsed): still JSON, since the caller asked for it.
+    const unknown = await callTool(findTool("git_status")!, ctx, { repo: "octocat/Hello-World", nope: 1, format: "json" });
+    expect(JSON.parse((unknown.content[0] as { text: string }).text)).toMatchObject({ error: "invalid_input", jsonFormatVersion: "2" });
+    gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") }))
+      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+    const github = await callTool(findTool("git_diff_summary")!, ctx, { repo: "octocat/Hello-World", range: "a...b", format: "json" });
+    expect(JSON.parse((github.content[0] as { text: string }).text)).toMatchObject({ error: "git_diff_failed", jsonFormatVersion: "2" });
+    expect(await text(ctx, "git_log", { repo: "octocat/Hello-World", since: "bad;" })).toMatch(/^Error \[invalid_since\]: /);
+  });
+});
+
 describe("markdown renderings", () => {
   it("git_status, git_inventory, git_parity and list_presets render readable markdown", async () => {
     const { gh, ctx } = await setup();
@@ -441,6 +495,28 @@ describe("credentials and the registered repositories", () => {
     }
     const r = await call(bCtx, "git_log", { repo: "octocat/Hello-World", since: "bad;" });
     expect(r.error.code).toBe("invalid_since");
+  });
+});
+
+describe("the seed's workspace pick over registered repositories", () => {
+  it("workspaceRoot names the repository, rootIndex the Nth registered one (repo_query's order), allWorkspaceRoots all of them; nestedRoots is git_inventory's repos", async () => {
+    const { gh, ctx } = await setup();
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }))
+      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }));
+    for (const name of ["zeta", "alpha", "mid"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+    const roots = async (args: Record<string, unknown>) => (await ok(ctx, "git_log", args)).groups.map((g: { workspace_root: string }) => g.workspace_root);
+    expect(await roots({ workspaceRoot: "acme/zeta" })).toEqual(["acme/zeta"]);
+    expect(await roots({ rootIndex: 1 })).toEqual(["acme/mid"]);
+    expect(await roots({ allWorkspaceRoots: true })).toEqual(["acme/alpha", "acme/mid", "acme/zeta"]);
+    const out = await refusedLocally(ctx, gh, "git_log", { rootIndex: 3 }, "root_index_out_of_range");
+    expect(out.message).toContain("3 registered");
+    await refusedLocally(ctx, gh, "git_log", { repo: "acme/zeta", rootIndex: 0 }, "invalid_input");
+    await refusedLocally(ctx, gh, "git_status", { workspaceRoot: "acme/zeta", allWorkspaceRoots: true }, "invalid_input");
+    await refusedLocally(ctx, gh, "git_diff_summary", { range: "a...b" }, "invalid_input");
+    const inv = (await ok(ctx, "git_inventory", { nestedRoots: ["acme/alpha", "acme/mid"] })).inventories[0];
+    expect(inv.entries.map((e: { path: string }) => e.path)).toEqual(["acme/alpha", "acme/mid"]);
+    await refusedLocally(ctx, gh, "git_inventory", { nestedRoots: ["acme/alpha"], repos: ["acme/mid"] }, "invalid_input");
   });
 });
 

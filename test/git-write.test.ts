@@ -57,6 +57,32 @@ describe("batch_commit", () => {
     expect(parsed.created).toBeUndefined();
   });
 
+  it("a failure asked for format json is JSON too (the seed's error payload and format version)", async () => {
+    const { ctx } = await setup();
+    const r = await callTool(findTool("batch_commit")!, ctx, { repo: REPO, branch: "nope", commits: [{ message: "x", files: [{ path: "x.md", content: "x" }] }], format: "json" });
+    expect(r.isError).toBe(true);
+    expect(JSON.parse((r.content[0] as { text: string }).text)).toMatchObject({ error: "branch_not_found", hint: expect.stringContaining("base"), jsonFormatVersion: "2" });
+    for (const name of ["git_merge", "git_cherry_pick"]) {
+      const bad = await callTool(findTool(name)!, ctx, { repo: REPO, sources: ["a~1"], format: "json" });
+      expect(JSON.parse((bad.content[0] as { text: string }).text), name).toMatchObject({ error: "unsafe_ref_token", jsonFormatVersion: "2" });
+    }
+  });
+
+  it("push \"after\" (or true) reports the commits as on the remote, since the API wrote them there; workspaceRoot names the repository", async () => {
+    const { ctx, repo } = await setup();
+    const entry = (path: string) => ({ message: `add ${path}`, files: [{ path, content: path }] });
+    const r = await ok(ctx, "batch_commit", { workspaceRoot: REPO, commits: [entry("p.md")], push: "after" });
+    expect(r.push).toEqual({ ok: true, branch: "main", upstream: "origin/main", note: expect.stringContaining("already on the remote") });
+    expect(repo.refs.get("main")).toBe(r.headSha);
+    expect((await ok(ctx, "batch_commit", { repo: REPO, commits: [entry("q.md")], push: true })).push.ok).toBe(true);
+    expect((await ok(ctx, "batch_commit", { repo: REPO, commits: [entry("r.md")] })).push).toBeUndefined();
+    const stopped = await call(ctx, "batch_commit", { repo: REPO, commits: [entry("s.md"), entry("s.md")], push: "after" });
+    expect(stopped.ok).toBe(false);
+    expect(stopped.committed).toBe(1);
+    expect(stopped.push).toBeUndefined();
+    expect((await fails(ctx, "batch_commit", { commits: [entry("t.md")] })).code).toBe("invalid_input");
+  });
+
   it("creates a missing branch from base, and refuses a missing branch without base", async () => {
     const { ctx, repo, main } = await setup();
     const r = await ok(ctx, "batch_commit", { repo: REPO, branch: "feature/x", base: "main", commits: [{ message: "x", files: [{ path: "x", content: "1" }] }] });

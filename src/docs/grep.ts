@@ -8,9 +8,10 @@
  * fetches): when a bound is reached the call answers what it found with `truncated: true`.
  */
 import { globMatcher, scopeMatcher } from "./scope";
-import { RE2JS, RE2JSException, RE2JSSyntaxException } from "re2js";
+import { RE2JS } from "re2js";
+import { compileRe2 } from "../mcp/re2";
 import type { Ctx } from "../mcp/context";
-import { excerpt, invalidInput } from "../mcp/errors";
+import { invalidInput } from "../mcp/errors";
 import type { DocScope } from "./op";
 import { normalizePath } from "./store";
 
@@ -473,23 +474,6 @@ export interface GrepResult {
   execution_time_ms: number;
 }
 
-function compile(pattern: string, flags: number): RE2JS {
-  try {
-    return RE2JS.compile(pattern, flags);
-  } catch (err) {
-    if (err instanceof RE2JSSyntaxException) {
-      throw invalidInput(
-        `pattern '${excerpt(pattern, 80)}' is not a valid regular expression: ${excerpt(err.getDescription(), 120)}`,
-        "grep uses RE2 syntax: no backreferences (\\1) or lookaround ((?=…), (?<=…)); escape literal metacharacters such as ( [ . * + ? with a backslash; repeat counts are at most 1000.",
-      );
-    }
-    if (err instanceof RE2JSException) {
-      throw invalidInput(`pattern '${excerpt(pattern, 80)}' cannot be compiled: ${excerpt(err.message, 120)}`, "Simplify the pattern (fewer or smaller repetitions).");
-    }
-    throw err;
-  }
-}
-
 /** A path filter entry: a glob (picomatch), or a file or folder path. */
 function pathFilter(paths: string[] | undefined): ((path: string) => boolean) | null {
   if (!paths || paths.length === 0) return null;
@@ -534,13 +518,13 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
   const source = params.word ? `\\b(?:${pattern})\\b` : pattern;
   const flags = params.ignore_case ? RE2JS.CASE_INSENSITIVE : 0;
   // The pattern alone is checked first so a syntax error names the caller's text, not the wrapper.
-  compile(pattern, flags);
-  const perLine = compile(source, flags);
+  compileRe2(pattern, flags);
+  const perLine = compileRe2(source, flags);
   // A line matches on its own iff the multiline pattern matches the document text at that line,
   // so one pass of the fast engine over the whole text rules most documents out.
   // \A, \z and (?-m) anchor at the text's ends even in multiline mode, where a line's ends are
   // meant; such a pattern skips the whole-text pass rather than miss a line.
-  const whole = /\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m/.test(source) ? null : compile(source, flags | RE2JS.MULTILINE);
+  const whole = /\\[Az]|\(\?[a-zA-Z]*-[a-zA-Z]*m/.test(source) ? null : compileRe2(source, flags | RE2JS.MULTILINE);
   const program = Math.max(1, perLine.matcher("").programSize());
   const charBudget = Math.min(limits.maxChars, Math.floor(limits.maxWork / program));
 

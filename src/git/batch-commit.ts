@@ -9,8 +9,9 @@ import { invalidInput, ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { MAX_ARG_BYTES } from "../mcp/bounds";
 import { githubFor } from "./credentials";
-import { compact, formatField } from "./output";
-import { resolveRepo, repoField } from "./repo";
+import { compact, formatField, gitErrorText } from "./output";
+import { repoField } from "./repo";
+import { pickedRepo, pickFields } from "./workspace";
 import { assertSafeRef, isSafeRepoPath } from "./tokens";
 import { type BlobMode, confirmBranchWrite, GitWriter, mappingGitHubErrors, type TreeEntry } from "./writer";
 
@@ -21,6 +22,9 @@ const MAX_TOTAL_BYTES = MAX_ARG_BYTES;
 /** Each base64 file is one blob request; this keeps a call inside the writer's request budget. */
 const MAX_TOTAL_FILES = 500;
 
+/** A hosted remote has no separate push: the Git Data API writes the remote branch itself. */
+const PUSH_NOTE = "Committed through the GitHub API: the commits are already on the remote branch, there is nothing to push.";
+
 const fileField = z.object({
   path: z.string().min(1).max(4096).describe("Path relative to the repository root (no leading '/', no '..' segments)."),
   content: z.string().max(Math.ceil((MAX_FILE_BYTES * 4) / 3) + 4).optional().describe("The file's whole new content (at most 1 MiB). Omit when delete is true."),
@@ -29,13 +33,15 @@ const fileField = z.object({
 }).strict();
 
 const input = z.object({
-  repo: repoField,
+  repo: repoField.optional(),
+  ...pickFields,
   branch: z.string().max(256).optional().describe("The branch to commit on. Defaults to the repository's default branch."),
   base: z.string().max(256).optional().describe("When `branch` does not exist yet: create it from this branch or commit. Ignored when the branch exists."),
   commits: z.array(z.object({
     message: z.string().min(1).max(20_000).describe("The commit message."),
     files: z.array(fileField).min(1).max(100).describe("The files this commit writes or deletes (1–100)."),
   }).strict()).min(1).max(50).describe("Commits to create, in order (1–50). Processing stops at the first failure."),
+  push: z.union([z.enum(["never", "after"]), z.boolean()]).default("never").describe('The seed\'s push: "never" (default) or "after" (true is the same). Commits made here are already on GitHub, so "after" pushes nothing; the result reports push as done once every commit landed.'),
   format: formatField,
 });
 
@@ -57,6 +63,12 @@ const output = z.object({
   committed: z.number().int().describe("Entries committed (they precede any failed entry)."),
   total: z.number().int().describe("Entries given."),
   results: z.array(resultItem).describe("One per committed entry, then the failed one; later entries are not attempted."),
+  push: z.object({
+    ok: z.boolean().describe("true: the commits are on the remote branch."),
+    branch: z.string().describe("The branch."),
+    upstream: z.string().describe("origin/<branch>: the branch on GitHub is its own upstream."),
+    note: z.string().describe("Why nothing was pushed."),
+  }).optional().describe('Only when push "after" was asked and every commit landed, as the seed.'),
 });
 
 type Result = z.input<typeof output>;
@@ -150,7 +162,7 @@ export const batchCommit = defineTool({
     const refused = validate(data);
     if (refused) return refused;
     return mappingGitHubErrors(async () => {
-      const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
+      const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await pickedRepo(ctx, data, "batch_commit commits to a repository"));
       const branch = data.branch ?? (await w.defaultBranch());
       await confirmBranchWrite(ctx, w, branch, `Commit ${data.commits.length} commit${data.commits.length === 1 ? "" : "s"}`);
       let head = await w.branchHead(branch);
@@ -202,18 +214,23 @@ export const batchCommit = defineTool({
         if (created) await w.createBranch(branch, cur.sha);
         else await w.moveBranch(branch, head, cur.sha);
       }
+      const pushed = (data.push === "after" || data.push === true) && committed === data.commits.length
+        ? { ok: true, branch, upstream: `origin/${branch}`, note: PUSH_NOTE }
+        : undefined;
       return {
         ok: committed === data.commits.length, branch, created: created && committed > 0, headSha: committed > 0 ? cur.sha : undefined,
-        committed, total: data.commits.length, results,
+        committed, total: data.commits.length, results, push: pushed,
       };
     });
   },
+  errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
     const lines = [`# batch_commit ${result.ok ? "ok" : "stopped"}: ${result.committed}/${result.total} committed on ${result.branch}${result.created ? " (created)" : ""}`];
     for (const r of result.results) {
       lines.push(r.ok ? `- [${r.index}] ${r.sha?.slice(0, 7)} ${r.message.split("\n")[0]}` : `- [${r.index}] **${r.error}**: ${r.detail ?? ""}`);
     }
+    if (result.push) lines.push(`push: ${result.push.note}`);
     return lines.join("\n");
   },
 });

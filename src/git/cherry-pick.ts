@@ -8,8 +8,9 @@ import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { githubFor } from "./credentials";
-import { compact, formatField } from "./output";
-import { resolveRepo, repoField } from "./repo";
+import { compact, formatField, gitErrorText } from "./output";
+import { repoField } from "./repo";
+import { pickedRepo, pickFields } from "./workspace";
 import { assertSafeRef, parseRange, unsafeRef } from "./tokens";
 import {
   confirmBranchWrite,
@@ -20,7 +21,8 @@ import {
 const MAX_COMMITS = 100;
 
 const input = z.object({
-  repo: repoField,
+  repo: repoField.optional(),
+  ...pickFields,
   sources: z.array(z.string().max(600)).min(1).max(50).describe("Source specs, in order (1–50): a full or short SHA, an A..B or A...B range (commits in B not in A, oldest first), or a branch name (expands to onto..branch)."),
   onto: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
   delete_merged_branches: deleteBranchesField,
@@ -102,7 +104,7 @@ export const gitCherryPick = defineTool({
     for (const s of data.sources) if (!parseRange(s)) throw unsafeRef("source", s);
     assertSafeRef("onto", data.onto);
     return mappingGitHubErrors(async () => {
-      const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
+      const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await pickedRepo(ctx, data, "git_cherry_pick replays commits in a repository"));
       const dest = await destination(w, data.onto);
       await confirmBranchWrite(ctx, w, dest.branch, `Cherry-pick ${data.sources.join(", ")}`);
       const results: Item[] = [];
@@ -148,6 +150,7 @@ export const gitCherryPick = defineTool({
       };
     });
   },
+  errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
     const lines = [`# git_cherry_pick ${result.ok ? "ok" : "conflict"}: ${result.applied} applied of ${result.picked} picked onto ${result.onto}${result.headSha ? `, head ${result.headSha.slice(0, 7)}` : ""}`];

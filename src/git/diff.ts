@@ -8,6 +8,7 @@ import { ToolError } from "../mcp/errors";
 import { cleanText } from "./untrusted";
 import { cell, defaultBranch, explainMissing, fullName, type Git, gitReadTool, repoParams } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";
+import { requireRepo } from "./workspace";
 import { parseRange, type RepoName } from "./tokens";
 
 export const DEFAULT_EXCLUDES = ["*.lock", "*.lockb", "bun.lock", "package-lock.json", "yarn.lock", "pnpm-lock.yaml", "*.min.js", "*.min.css", "vendor/**", "node_modules/**", "dist/**"];
@@ -98,7 +99,7 @@ export const gitDiffSummaryTool = gitReadTool({
   title: "Diff summary on GitHub",
   description: "A token-efficient diff through the GitHub API: per file the status, additions, deletions, rename oldPath and the patch cut to max_lines_per_file, at most max_files files, lock files/dist/vendor excluded by default. range is A...B or A..B (compared from the merge base), a single ref (its diff against its parent; HEAD = the default branch's head, the default), or pass pull_request for a pull request's files. staged/unstaged have no meaning without a working tree: unsupported_range.",
   input: z.object({
-    repo: repoField,
+    repo: repoField.optional(),
     range: z.string().max(600).optional().describe('"A...B" or "A..B" (refs or SHAs), a single ref, or "HEAD" (default: the default branch\'s last commit).'),
     pull_request: z.number().int().min(1).optional().describe("A pull request number: its files instead of a range."),
     file_filter: z.string().min(1).max(200).optional().describe('Only files matching this glob (e.g. "*.ts", "src/**").'),
@@ -131,7 +132,7 @@ export const gitDiffSummaryTool = gitReadTool({
         hint: "Use A..B, A...B or one ref, each a branch, tag or SHA of [A-Za-z0-9_./+-] (no ~ or ^: name the parent's SHA instead).",
       });
     }
-    const r = await resolveRepo(git.ctx, input.repo);
+    const r = await resolveRepo(git.ctx, requireRepo(input, "git_diff_summary compares refs of a repository"));
     const source = await filesFor(git, r, range, input.pull_request);
     const excludes = input.exclude_patterns ?? DEFAULT_EXCLUDES;
     const excluded: string[] = [];

@@ -3,11 +3,11 @@
  * (owner/name) and its parity paths become `owner/name@ref`; presets supply either.
  */
 import { z } from "zod";
-import { ToolError } from "../mcp/errors";
+import { invalidInput, ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
 import {
-  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams, reposField,
+  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams,
 } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";
 import { statusHeader } from "./status";
@@ -111,21 +111,30 @@ async function inventoryEntry(git: Git, label: string, ref: string | undefined, 
   }
 }
 
+/** The seed's maxRoots: default 64, at most 256. */
+const MAX_ROOTS = 256;
+const DEFAULT_ROOTS = 64;
+/** Requests per entry (default branch, branch head, compare), plus the preset file's few. */
+const INVENTORY_BUDGET = 3 * MAX_ROOTS + 20;
+
 export const gitInventoryTool = gitReadTool({
+  fanOut: true,
   name: "git_inventory",
   title: "Ahead/behind across repositories",
   description: "For each repository in scope (repos, a preset's nestedRoots, or else repo), where a branch (ref, default: the default branch) stands against its upstream: auto mode compares with the default branch (origin/<default>); passing both remote and branch fixes the upstream (remote origin = the repository itself, or a fork owner in the same network). Entries carry the seed's notes and skip reasons; over max_roots the list is truncated (nestedRootsTruncated, nestedRootsOmittedCount). Up to 3 GitHub requests per repository.",
   input: z.object({
     repo: repoField.optional(),
-    repos: reposField.describe("Repositories to inventory (the seed's nestedRoots), each owner/name or a registered repository."),
+    repos: z.array(repoField).min(1).max(MAX_ROOTS).optional().describe(`Repositories to inventory (the seed's nestedRoots), each owner/name or a registered repository; at most ${MAX_ROOTS}, those beyond max_roots are counted, not read.`),
+    nested_roots: z.array(repoField).min(1).max(MAX_ROOTS).optional().describe("The seed's name for repos (nestedRoots): give one or the other."),
     preset: presetNameField,
     preset_merge: presetMergeField,
     ref: z.string().min(1).max(256).optional().describe("The branch to inspect in each repository (default: its default branch)."),
     remote: z.string().min(1).max(256).optional().describe('Fixed upstream remote: "origin" (the repository itself) or a fork owner. Give with branch.'),
     branch: z.string().min(1).max(256).optional().describe("Fixed upstream branch. Give with remote."),
-    max_roots: z.number().int().min(1).max(64).default(32).describe("At most this many repositories (1–64, default 32); the rest are counted in nestedRootsOmittedCount."),
+    max_roots: z.number().int().min(1).max(MAX_ROOTS).default(DEFAULT_ROOTS).describe(`At most this many repositories (1–${MAX_ROOTS}, default ${DEFAULT_ROOTS}, the seed's figures); the rest are counted in nestedRootsOmittedCount.`),
   }),
   output: z.object({ inventories: z.array(inventorySchema).describe("One inventory (the seed's per-root shape).") }),
+  requestBudget: INVENTORY_BUDGET,
   run: async (git, input) => {
     if ((input.remote === undefined) !== (input.branch === undefined)) {
       throw new ToolError("remote_branch_mismatch", "Pass both remote and branch for a fixed upstream, or neither for auto mode.", { hint: 'e.g. remote: "origin", branch: "main".' });
@@ -134,13 +143,15 @@ export const gitInventoryTool = gitReadTool({
       throw new ToolError("invalid_remote_or_branch", "remote or branch is not a safe token.", { hint: 'remote is "origin" or a GitHub owner; branch is a branch name of [A-Za-z0-9_./+-] without .. or a leading -.' });
     }
     assertSafeRef("ref", input.ref);
-    if (!input.repo && !input.repos?.length && !input.preset) {
+    if (!input.repo && !input.repos?.length && !input.nested_roots?.length && !input.preset) {
       throw new ToolError("invalid_input", "Name what to inventory: repo, repos or preset.", { hint: "Pass repos (owner/name list), a preset name, or repo for one repository." });
     }
+    if (input.nested_roots && input.repos) throw invalidInput("repos and nested_roots were both given; nested_roots is the seed's name for repos.", "Give the repositories once, in repos or nested_roots.");
+    const repos = input.repos ?? input.nested_roots;
     // Inline repositories are the caller's input: refused before any request. A preset's are data, skipped per entry.
-    for (const ref of input.repos ?? []) await resolveRepo(git.ctx, ref);
+    for (const ref of repos ?? []) await resolveRepo(git.ctx, ref);
     const preset = await presetFor(git, input);
-    const inline = input.repos ?? [];
+    const inline = repos ?? [];
     let labels = merged(inline, preset?.nestedRoots ?? [], input.preset_merge);
     if (labels.length === 0 && input.repo) labels = [input.repo];
     labels = [...new Map(labels.map((l) => [l.trim().toLowerCase(), l.trim()])).values()];

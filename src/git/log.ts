@@ -1,12 +1,14 @@
 /**
  * git_log over the commits API. GitHub filters by one path and by a GitHub login or email, so
  * several paths are separate listings merged by SHA, and author (name or email, as git's
- * --author) and grep (case-insensitive, on the message) are applied here, scanning a bounded
- * number of pages. Stats cost a request per commit, so they come only when asked.
+ * --author) and grep (a case-insensitive regular expression on the message, as git's -i --grep)
+ * are applied here, scanning a bounded number of pages. Stats cost a request per commit, so they come only when asked.
  */
 import { repoField } from "./repo";
 import { z } from "zod";
 import { ToolError } from "../mcp/errors";
+import { compileRe2 } from "../mcp/re2";
+import { RE2JS } from "re2js";
 import { cleanText } from "./untrusted";
 import {
   ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams,
@@ -67,13 +69,18 @@ interface ApiCommit {
 
 const unmodified = (v: number | undefined) => (v ? v : undefined);
 
-async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: string; paths?: string[]; author?: string; grep?: string; max_commits: number; stats: boolean }, sinceIso: string): Promise<z.input<typeof groupSchema>> {
+/**
+ * git --grep -i: a regular expression matched against each line of the message. RE2 (linear
+ * time) rather than git's POSIX dialect, since the pattern is the caller's and the text GitHub's.
+ */
+const grepMatcher = (pattern: string) => compileRe2(pattern, RE2JS.CASE_INSENSITIVE | RE2JS.MULTILINE, "grep");
+
+async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: string; paths?: string[]; author?: string; max_commits: number; stats: boolean }, grep: RE2JS | null, sinceIso: string): Promise<z.input<typeof groupSchema>> {
   const want = input.max_commits + 1;
-  const filtering = Boolean(input.author || input.grep);
-  const grep = input.grep?.toLowerCase();
+  const filtering = Boolean(input.author || grep);
   const author = input.author?.toLowerCase();
   const matches = (c: ApiCommit) => {
-    if (grep && !c.commit.message.toLowerCase().includes(grep)) return false;
+    if (grep && !grep.test(c.commit.message)) return false;
     if (author) {
       const who = [c.commit.author?.name, c.commit.author?.email, c.author?.login].filter(Boolean).join("\n").toLowerCase();
       if (!who.includes(author)) return false;
@@ -129,15 +136,16 @@ async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: s
 }
 
 export const gitLogTool = gitReadTool({
+  fanOut: true,
   name: "git_log",
   title: "Commit history on GitHub",
-  description: `Time-windowed commit history of a repository (or several, with repos) through the GitHub commits API: sha, subject, author, email, date, age, newest first. since takes ISO or git's relative forms (7.days default, 48.hours, 2.weeks.ago); paths restricts to commits touching them; author matches name, email or login and grep the message (both case-insensitive, applied here over at most ${MAX_PAGES} pages of ${PER_PAGE}); max_commits (default 50, cap ${MAX_COMMITS}) with truncated when more matched. stats adds filesChanged/insertions/deletions at one request per commit (first ${MAX_STATS}).`,
+  description: `Time-windowed commit history of a repository (or several, with repos) through the GitHub commits API: sha, subject, author, email, date, age, newest first. since takes ISO or git's relative forms (7.days default, 48.hours, 2.weeks.ago); paths restricts to commits touching them; author matches name, email or login (a substring) and grep the message (an RE2 regular expression, as git --grep); both case-insensitive, applied here over at most ${MAX_PAGES} pages of ${PER_PAGE}; max_commits (default 50, cap ${MAX_COMMITS}) with truncated when more matched. stats adds filesChanged/insertions/deletions at one request per commit (first ${MAX_STATS}).`,
   input: z.object({
     repo: repoField.optional(),
     repos: reposField,
     since: z.string().min(1).max(100).default("7.days").describe('Since when: ISO (2026-04-01T00:00:00Z) or relative (7.days, 48.hours, 2.weeks.ago). Default "7.days".'),
     paths: z.array(z.string().min(1).max(1000)).max(MAX_PATHS).optional().describe(`Only commits touching one of these repository paths (at most ${MAX_PATHS}; each costs its own listing).`),
-    grep: z.string().min(1).max(200).optional().describe("Only commits whose message contains this text (case-insensitive)."),
+    grep: z.string().min(1).max(200).optional().describe("Only commits whose message matches this regular expression (RE2 syntax, case-insensitive; ^ and $ match at line ends), as git log -i --grep."),
     author: z.string().min(1).max(200).optional().describe("Only commits whose author name, email or GitHub login contains this (case-insensitive)."),
     max_commits: z.number().int().min(1).max(MAX_COMMITS).default(50).describe(`Commits per repository (default 50, cap ${MAX_COMMITS}).`),
     branch: z.string().min(1).max(256).optional().describe("Branch, tag or SHA to log from (default: the default branch, the seed's HEAD)."),
@@ -153,10 +161,11 @@ export const gitLogTool = gitReadTool({
     }
     const branch = input.branch === "HEAD" ? undefined : input.branch;
     assertSafeRef("branch", branch);
+    const grep = input.grep === undefined ? null : grepMatcher(input.grep);
     const repos = await reposInScope(git.ctx, input, "git_log reads a repository's history");
     const groups = await mapLimit(repos, 4, async (r) => {
       try {
-        return await logRepo(git, r, { ...input, branch }, sinceIso);
+        return await logRepo(git, r, { ...input, branch }, grep, sinceIso);
       } catch (err) {
         if (repos.length === 1) throw err;
         rethrowFatal(err);

@@ -7,8 +7,9 @@
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { githubFor } from "./credentials";
-import { compact, formatField } from "./output";
-import { resolveRepo, repoField } from "./repo";
+import { compact, formatField, gitErrorText } from "./output";
+import { repoField } from "./repo";
+import { pickedRepo, pickFields } from "./workspace";
 import { assertSafeRef, isSafeRef, unsafeRef } from "./tokens";
 import {
   confirmBranchWrite,
@@ -22,7 +23,8 @@ const STRATEGIES = ["auto", "ff-only", "rebase", "merge"] as const;
 type Strategy = (typeof STRATEGIES)[number];
 
 const input = z.object({
-  repo: repoField,
+  repo: repoField.optional(),
+  ...pickFields,
   sources: z.array(z.string().max(256)).min(1).max(20).describe("Source branches (or commits) to merge, in order (1–20)."),
   into: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
   strategy: z.enum(STRATEGIES).default("auto").describe('"auto" (default): fast-forward, else rebase, else a merge commit, per source. "ff-only" fails on divergence. "rebase" replays the source onto the destination, no merge-commit fallback. "merge" always creates a merge commit.'),
@@ -116,7 +118,7 @@ export const gitMerge = defineTool({
     for (const s of data.sources) if (!isSafeRef(s)) throw unsafeRef("source", s);
     assertSafeRef("into", data.into);
     return mappingGitHubErrors(async () => {
-      const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await resolveRepo(ctx, data.repo));
+      const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await pickedRepo(ctx, data, "git_merge merges branches of a repository"));
       const dest = await destination(w, data.into);
       await confirmBranchWrite(ctx, w, dest.branch, `Merge ${data.sources.join(", ")}`);
       let head = await w.commit(dest.sha);
@@ -142,6 +144,7 @@ export const gitMerge = defineTool({
       };
     });
   },
+  errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
     const lines = [`# git_merge ${result.ok ? "ok" : "stopped"}: ${result.applied}/${result.total} into ${result.into} (${result.strategy}), head ${result.headSha.slice(0, 7)}`];

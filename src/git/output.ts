@@ -3,6 +3,10 @@
  * never null; `format: "markdown"` renders the same payload for people.
  */
 import { z } from "zod";
+import type { ErrorBody } from "../mcp/errors";
+
+/** The seed's MCP_JSON_FORMAT_VERSION: the payload shapes here are its v2 shapes. */
+export const JSON_FORMAT_VERSION = "2";
 
 export const formatField = z.enum(["markdown", "json"]).default("markdown").describe('"markdown" (default) for a readable summary, or "json" for the minified payload.');
 
@@ -21,4 +25,15 @@ export function compact<T>(value: T): T {
     return out as T;
   }
   return value;
+}
+
+/**
+ * A failed call asked for `format: "json"` gets the seed's error payload, `{"error":"<code>", …}`
+ * minified, with the envelope's message, hint and retryable beside the code and the format
+ * version a consumer checks its parser against. Markdown (or no readable format) keeps the
+ * registry's text.
+ */
+export function gitErrorText(error: ErrorBody, args: unknown): string | undefined {
+  if (!args || typeof args !== "object" || (args as { format?: unknown }).format !== "json") return undefined;
+  return JSON.stringify({ error: error.code, message: error.message, hint: error.hint, retryable: error.retryable, jsonFormatVersion: JSON_FORMAT_VERSION });
 }

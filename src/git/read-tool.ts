@@ -9,8 +9,9 @@ import { defineTool, type ToolDef } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
 import { GitHubError, type GitHubClient } from "./client";
 import { githubFor, githubToolError } from "./credentials";
-import { compact, formatField } from "./output";
+import { compact, formatField, gitErrorText } from "./output";
 import { resolveRepo, repoField } from "./repo";
+import { applyPick, fanOutPickFields, MAX_PICKED, type Picked, pickFields } from "./workspace";
 import type { RepoName } from "./tokens";
 
 export interface Git {
@@ -25,12 +26,12 @@ export interface Git {
  */
 export const REQUEST_BUDGET = 300;
 
-function budgeted(client: GitHubClient): Git["gh"] {
+function budgeted(client: GitHubClient, budget: number): Git["gh"] {
   let used = 0;
   return {
     request: (op, params, body) => {
-      if (++used > REQUEST_BUDGET) {
-        return Promise.reject(new ToolError("request_budget_exceeded", `This call would need more than ${REQUEST_BUDGET} GitHub requests.`, {
+      if (++used > budget) {
+        return Promise.reject(new ToolError("request_budget_exceeded", `This call would need more than ${budget} GitHub requests.`, {
           hint: "Narrow it: fewer repos or paths, a shorter since, a smaller max_commits, or stats off.",
         }));
       }
@@ -41,7 +42,7 @@ function budgeted(client: GitHubClient): Git["gh"] {
 
 
 /** The seed fans out across workspace roots; here across repositories. */
-export const MAX_REPOS = 20;
+export const MAX_REPOS = MAX_PICKED;
 export const reposField = z.array(repoField).min(1).max(MAX_REPOS).optional().describe(`Several repositories to cover in one call (each like repo), at most ${MAX_REPOS}; they are read 4 at a time.`);
 
 export const fullName = (r: RepoName) => `${r.owner}/${r.name}`;
@@ -56,6 +57,10 @@ interface GitReadDef<I extends z.ZodObject, O extends z.ZodObject> {
   /** Without `format`: every git tool gets the seed's format field. */
   input: I;
   output: O;
+  /** Takes all_workspace_roots too (the tools that read several repositories, through repos). */
+  fanOut?: true;
+  /** GitHub requests one call may make, when the tool's own bound needs more than REQUEST_BUDGET. */
+  requestBudget?: number;
   run(git: Git, input: z.output<I> & Format): Promise<z.input<O>>;
   markdown(result: z.output<O>, input: z.output<I> & Format): string;
 }
@@ -65,7 +70,7 @@ interface GitReadDef<I extends z.ZodObject, O extends z.ZodObject> {
  * structuredContent, so the JSON text and the structured result are the same object.
  */
 export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: GitReadDef<I, O>): ToolDef {
-  const input = def.input.extend({ format: formatField });
+  const input = def.input.extend({ ...(def.fanOut ? fanOutPickFields : pickFields), format: formatField });
   return defineTool({
     name: def.name,
     title: def.title,
@@ -75,9 +80,9 @@ export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: G
     output: def.output,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
     run: async (ctx, parsed) => {
-      const args = parsed as z.output<I> & Format;
       try {
-        return compact(await def.run({ ctx, gh: budgeted(githubFor(ctx.env, ctx.tenantId)) }, args)) as z.input<O>;
+        const args = await applyPick(ctx, parsed as z.output<I> & Format & Picked);
+        return compact(await def.run({ ctx, gh: budgeted(githubFor(ctx.env, ctx.tenantId), def.requestBudget ?? REQUEST_BUDGET) }, args)) as z.input<O>;
       } catch (err) {
         throw githubToolError(err);
       }
@@ -86,6 +91,7 @@ export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: G
       const args = parsed as z.output<I> & Format;
       return args.format === "json" ? JSON.stringify(result) : def.markdown(result as z.output<O>, args);
     },
+    errorText: gitErrorText,
   }) as unknown as ToolDef;
 }
 

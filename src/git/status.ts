@@ -115,6 +115,7 @@ const groupSchema = z.object({
 });
 
 export const gitStatusTool = gitReadTool({
+  fanOut: true,
   name: "git_status",
   title: "Branch status on GitHub",
   description: "The state of a branch on GitHub (there is no working tree): head commit, ahead/behind against its base (the default branch unless base is given), branch protection, the open pull request from it, and the combined commit status and check runs of its head. With repos, one group per repository (a failing repository reports its error in its row). About 6 GitHub requests per repository.",

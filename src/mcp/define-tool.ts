@@ -1,5 +1,6 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
+import type { ErrorBody } from "./errors";
 
 export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs" | "code" | "review" | "plans"
   /** The tools of compact mode (src/mcp/compact.ts), which is a surface, not a toolset one can select. */
@@ -68,6 +69,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * tools' `format: markdown | json`). structuredContent is unchanged.
    */
   text?(result: z.output<O>, input: z.output<I>): string;
+  /**
+   * The text content of a failure, for tools whose seed fixes its form (the git tools answer
+   * `format: "json"` errors as JSON); undefined keeps the default. `args` are the raw arguments:
+   * a call refused for its arguments has no parsed input. structuredContent is the envelope.
+   */
+  errorText?(error: ErrorBody, args: unknown): string | undefined;
 }
 
 /** Identity function that keeps the input/output types of a definition tied together. */

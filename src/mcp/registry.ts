@@ -328,7 +328,10 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     // Extra failure fields only where the tool declares them, so the envelope matches its schema.
     const data = err instanceof ToolError && err.data && def.errorData ? err.data : {};
     const structured = { ...data, ok: false, error };
-    const result = render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`);
+    const text = def.errorText?.(error, rawArgs);
+    const result = text === undefined
+      ? render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`)
+      : { content: [{ type: "text" as const, text }], structuredContent: structured };
     return { ...result, isError: true };
   }
 }
