@@ -323,12 +323,16 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
   } catch (err) {
     // A question for the person is not a failure: the server answers it as input_required.
     if (err instanceof InputNeeded) throw err;
-    const error = toErrorBody(err);
-    if (error.code === "internal_error") console.error(`tool ${def.name} failed`, err);
+    if (!(err instanceof ToolError) || err.code === "internal_error") console.error(`tool ${def.name} failed`, err);
     // Extra failure fields only where the tool declares them, so the envelope matches its schema.
-    const data = err instanceof ToolError && err.data && def.errorData ? err.data : {};
-    const structured = { ...data, ok: false, error };
-    const result = render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`);
-    return { ...result, isError: true };
+    return failureResult(err, err instanceof ToolError && err.data && def.errorData ? err.data : {});
   }
+}
+
+/** A failed call's result: isError with the envelope, and its text rendering. */
+export function failureResult(err: unknown, data: Record<string, unknown> = {}): CallToolResult {
+  const error = toErrorBody(err);
+  const structured = { ...data, ok: false, error };
+  const result = render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`);
+  return { ...result, isError: true };
 }
