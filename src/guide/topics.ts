@@ -66,6 +66,7 @@ rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shap
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
 Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },
   { id: "feedback", title: "Feedback", body: `When this server gets in your way, file it with feature_request_create (bug, friction, capability or docs) and read the outcome with feature_request_query.
+The server's operators move it open → accepted → in_progress → shipped, or to declined (feature_request_set_status, operator keys only); you are notified of each move, and feature_request_query with its id shows the history.
 Never include secrets: the text goes to the server's operators.` },
   { id: "glossary", title: "Glossary", body: `actor: an agent, human or service with an API key. tenant: an isolated team space. entity path: what a change touched.
 lease: how long a claim holds. fencing token: the number of a lease, raised by every new claim. operator key: a key that may force past leases. changeset: a slug grouping related changes. fingerprint: a de-duplication key for live requests.` },
