@@ -17,7 +17,7 @@ Comments, attachments and code refs hang off projects, tasks and decisions. The 
 task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
 expected_status on task_update is an optimistic precondition (conflict when the status moved). task_query with state: ready lists open tasks whose dependencies are all done.
-task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and the reviewer's approval
+task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria (mark one met with task_update patch criteria_updates: [{index, met: true}]), evidence (requires_evidence) and the reviewer's approval
 (verdict approved on the latest review, from someone other than whoever asked and the assignee).
 task_claim leases a task and returns a fencing_token. While your lease is live only you change the task (others get lease_held); pass the token on
 task_update, task_assign and task_release so a write from a lease that ran out or was taken over is refused (stale_fencing_token: re-claim, re-read, retry).
