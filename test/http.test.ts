@@ -152,14 +152,67 @@ describe("HTTP surface", () => {
     for (const optIn of ["comment_add", "repo_register", "feature_request_create", "run_fork"]) expect(names).not.toContain(optIn);
   });
 
-  it("calling a tool outside the surface is a JSON-RPC invalid-params error", async () => {
+  it("calling a tool this server has off the surface answers the envelope naming its toolset and how to add it; an unknown name stays a protocol error", async () => {
     const id = await seedIdentity("http-outside", "agent");
-    const res = await workerFetch("http://ledger.test/mcp?readonly=1", {
-      method: "POST",
-      headers: headers(id.key),
-      body: rpc("tools/call", { name: "log_change", arguments: { entity_path: "a", change_type: "add" } }),
-    });
-    expect(await res.json()).toMatchObject({ error: { code: -32602 } });
+    const callAt = async (path: string, name: string, args: unknown, extra: Record<string, string> = {}) => {
+      const res = await workerFetch(`http://ledger.test${path}`, { method: "POST", headers: headers(id.key, extra), body: rpc("tools/call", { name, arguments: args }) });
+      return (await res.json()) as { result?: { isError?: boolean; structuredContent: { ok: boolean; error: { code: string; message: string; hint: string; retryable: boolean } } }; error?: { code: number } };
+    };
+    const offToolset = await callAt("/mcp", "comment_add", { object_type: "task", object_id: "x", body: "hi" });
+    expect(offToolset.error).toBeUndefined();
+    expect(offToolset.result!.isError).toBe(true);
+    const e = offToolset.result!.structuredContent.error;
+    expect(e).toMatchObject({ code: "tool_not_on_surface", retryable: false });
+    expect(e.message).toContain("collab toolset");
+    expect(e.hint).toContain("?toolsets=default,collab");
+    expect(e.hint).toContain("X-MCP-Toolsets: default,collab");
+    // Through the header, the hint builds on the toolsets already asked for.
+    const viaHeader = await callAt("/mcp", "task_claim", {}, { "X-MCP-Toolsets": "changes" });
+    expect(viaHeader.result!.structuredContent.error.hint).toContain("?toolsets=changes,tasks");
+    const readonly = await callAt("/mcp?readonly=1", "log_change", { entity_path: "a", change_type: "add" });
+    expect(readonly.result!.structuredContent.error.code).toBe("tool_not_on_surface");
+    expect(readonly.result!.structuredContent.error.hint).toContain("readonly=1");
+    const compact = await callAt("/mcp?mode=compact", "task_query", {});
+    expect(compact.result!.structuredContent.error.hint).toContain('query with {"steps":[{"op":"task_query"');
+    const unknown = await callAt("/mcp", "no_such_tool", {});
+    expect(unknown.error).toMatchObject({ code: -32602 });
+  });
+
+  it("names in its instructions only the tools the connected surface can call, and how to add the rooms it lacks", async () => {
+    const id = await seedIdentity("http-instructions", "agent");
+    const instructions = async (path: string) => {
+      const res = await workerFetch(`http://ledger.test${path}`, { method: "POST", headers: headers(id.key), body: initBody });
+      return ((await res.json()) as { result: { instructions: string } }).result.instructions;
+    };
+    const listed = async (path: string) => {
+      const res = await workerFetch(`http://ledger.test${path}`, { method: "POST", headers: headers(id.key), body: rpc("tools/list") });
+      return new Set(((await res.json()) as { result: { tools: Array<{ name: string }> } }).result.tools.map((t) => t.name));
+    };
+    // A tool name as a word: `search` inside `knowledge_search` is not the search tool.
+    const named = (text: string) => ALL_TOOL_NAMES.filter((n) => new RegExp(`(^|[^a-z_])${n}([^a-z_]|$)`).test(text));
+    for (const path of ["/mcp", "/mcp?toolsets=changes", "/mcp?readonly=1"]) {
+      const text = await instructions(path);
+      const tools = await listed(path);
+      // A line that names how to add a toolset may name what that toolset holds; every other name is callable.
+      const callable = text.split("\n").filter((line) => !line.includes("?toolsets="));
+      for (const name of named(callable.join("\n"))) expect(tools.has(name), `${path}: ${name}`).toBe(true);
+    }
+    const dflt = await instructions("/mcp");
+    expect(dflt).toContain("Call whoami first");
+    expect(dflt).not.toContain("feature_request_create");
+    expect(dflt).toContain("?toolsets=default,feedback");
+    // The rooms whoami points at: the inbox is on the default surface; notifications and comments say how to add them.
+    expect(await listed("/mcp")).toContain("inbox");
+    const collabLine = dflt.split("\n").find((line) => line.includes("notification_query"));
+    expect(collabLine).toContain("comment_query");
+    expect(collabLine).toContain("?toolsets=default,collab");
+    expect(collabLine).toContain("X-MCP-Toolsets: default,collab");
+    const changes = await instructions("/mcp?toolsets=changes");
+    expect(changes).toContain("log_change");
+    expect(changes).not.toMatch(/whoami|task_claim|knowledge_search/);
+    const readonly = await instructions("/mcp?readonly=1");
+    expect(readonly).not.toMatch(/log_change|task_claim|decision_log|knowledge_write|whoami/);
+    expect(readonly).toContain("prior_attempts");
   });
 
   it("serves the MCP SDK client end to end inside workerd", async () => {

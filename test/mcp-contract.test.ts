@@ -294,6 +294,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   attachment_query: { object_type: "task", object_id: "NOCG-1" },
   feature_request_create: { title: "Search misses short words", kind: "friction", fingerprint: "search:short" },
   feature_request_query: { kind: "friction" },
+  feature_request_set_status: { id: "0190a4e2-0000-7000-8000-000000000000", status: "accepted", note: "Planned" },
   guide: { topic: "the-loop" },
   skill_upsert: { slug: "release-checklist", body: "# Release\n1. Tag", description: "Before a release" },
   skill_list: { include_body: true },
@@ -368,8 +369,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
 const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
 /** The review tools stop here without GitHub or a language model configured, or a session to read. */
 const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
-/** The plan tools that answer to someone other than the caller stop at that check here (one identity). */
-const PLAN_CALLER_REFUSALS: Record<string, string> = { respond_approval: "forbidden" };
+/** The tools that answer to someone other than the caller (an approver, an operator) stop at that check here (one plain identity). */
+const CALLER_REFUSALS: Record<string, string> = { respond_approval: "forbidden", feature_request_set_status: "operator_required" };
 /** The plan tools that write with a language model stop here without one. */
 const PLAN_LLM_REFUSALS = new Set(["llm_not_configured"]);
 
@@ -407,8 +408,8 @@ describe("no code generation at run time", () => {
           expect(REVIEW_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
-        if (t.name in PLAN_CALLER_REFUSALS) {
-          expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe(PLAN_CALLER_REFUSALS[t.name]);
+        if (t.name in CALLER_REFUSALS) {
+          expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe(CALLER_REFUSALS[t.name]);
           continue;
         }
         if (t.toolset === "plans" && result.isError) {

@@ -239,6 +239,41 @@ describe("whoami", () => {
     expect(bobsFirst.delta).toMatchObject({ since: "", activity_count: 2 });
   });
 
+  it("shows the handoffs waiting on the caller, its unread notifications and its open mentions", async () => {
+    const w = await world("who-inbox");
+    const bob = await w.other("bob");
+    const carol = await w.other("carol");
+    const p = await createProject(w.ctx, { title: "Inbox World", key: "IW" });
+    const open = await ok(bob.ctx, "handoff_create", { title: "Review the schema", kind: "review", to_actor_ids: [w.id.actorId] });
+    const mine = await ok(bob.ctx, "handoff_create", { title: "Which index?", kind: "question", to_actor_ids: [w.id.actorId, carol.id.actorId] });
+    const carols = await ok(bob.ctx, "handoff_create", { title: "Taken by carol", to_actor_ids: [w.id.actorId, carol.id.actorId] });
+    await ok(w.ctx, "handoff_claim", { handoff_id: mine.handoff.id });
+    await ok(carol.ctx, "handoff_claim", { handoff_id: carols.handoff.id });
+    const comment = await ok(bob.ctx, "comment_add", { object_type: "project", object_id: p.id, body: "@agent have a look", mentions: [w.id.actorId] });
+
+    const r = await ok(w.ctx, "whoami", {});
+    // Waiting on the caller: the open one and the one it claimed; not the one carol took.
+    expect(r.handoffs_waiting.count).toBe(2);
+    expect(r.handoffs_waiting.items.map((h: Structured) => h.id).sort()).toEqual([open.handoff.id, mine.handoff.id].sort());
+    // A notification per handoff addressed to the caller, and the mention.
+    expect(r.notifications.unread_count).toBe(4);
+    expect(r.notifications.items).toHaveLength(4);
+    expect(r.mentions).toEqual({ open_count: 1, items: [expect.objectContaining({ kind: "mention", object_type: "comment", object_id: comment.comment.id, from_actor_id: bob.id.actorId })] });
+    expect(r.hints.next.join(" ")).toContain("handoff_claim");
+
+    // Read notifications and a mention leave; another actor sees only its own (the two handoffs sent to it).
+    const read = await ok(w.ctx, "notification_query", { unread_only: true });
+    await ok(w.ctx, "notification_mark_read", { ids: read.items.map((n: Structured) => n.id) });
+    const after = await ok(w.ctx, "whoami", {});
+    expect(after.notifications).toEqual({ unread_count: 0, items: [] });
+    expect(after.mentions).toEqual({ open_count: 0, items: [] });
+    const carolView = await ok(carol.ctx, "whoami", {});
+    expect(carolView.notifications.unread_count).toBe(2);
+    expect(carolView.mentions.open_count).toBe(0);
+    // Carol waits on the one she claimed, not on the one the caller claimed.
+    expect(carolView.handoffs_waiting.items.map((h: Structured) => h.id)).toEqual([carols.handoff.id]);
+  });
+
   it("refuses unknown include values and unknown keys", async () => {
     const w = await world("who-bad");
     await rejects(w.ctx, "whoami", { include: ["everything"] }, "invalid_input");

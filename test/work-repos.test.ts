@@ -162,6 +162,25 @@ describe("normalizeRemote", () => {
 });
 
 describe("repo_register", () => {
+  it("takes owner/name alone as remote_url and a remote URL as slug; project_query filters by repository by id, owner/name or remote", async () => {
+    const w = await world("reg-alone");
+    const alone = await register(w.ctx, { remote_url: "Acme/Billing" });
+    expect(alone).toMatchObject({ created: true, repository: { host: "github.com", slug: "Acme/Billing", remote_url: "https://github.com/acme/billing" } });
+    const again = await register(w.ctx, { slug: "https://github.com/acme/billing.git" });
+    expect(again).toMatchObject({ created: false, repository: { id: alone.repository.id } });
+    const onHost = await register(w.ctx, { remote_url: "acme/tools", host: "gitlab.example.com" });
+    expect(onHost.repository.remote_url).toBe("https://gitlab.example.com/acme/tools");
+
+    const billing = await ok(w.ctx, "project_create", { title: "Billing", key: "BILL" });
+    await ok(w.ctx, "project_create", { title: "Tools", key: "TOOL" });
+    await ok(w.ctx, "repo_link", { project_id: "BILL", repository_id: alone.repository.id });
+    for (const ref of [alone.repository.id, "acme/billing", "git@github.com:acme/billing.git"]) {
+      expect((await ok(w.ctx, "project_query", { repository_id: ref })).items.map((p: Structured) => p.id), ref).toEqual([billing.project.id]);
+    }
+    expect((await ok(w.ctx, "project_query", { repository_id: "acme/tools" })).items).toEqual([]);
+    expect((await ok(w.ctx, "project_query", {})).items).toHaveLength(2);
+  });
+
   it("registers by remote_url, by slug and by owner and name (with host), with defaults", async () => {
     const w = await world("reg-forms");
     const byUrl = await register(w.ctx, { remote_url: "git@github.com:acme/api.git" });

@@ -426,6 +426,36 @@ describe("task_update", () => {
     expect(more.task).toMatchObject({ title: "Renamed", body: "b", priority: 4, labels: ["x", "y"], requires_evidence: true });
   });
 
+  it("marks checklist items one by one, by index or text, leaving the rest; refuses a missing item, both forms at once and a stale checklist", async () => {
+    const w = await world("upd-items");
+    await project(w.ctx, "ITEM");
+    const t = await create(w.ctx, "ITEM", { acceptance_criteria: [{ text: "Tests pass" }, { text: "Docs updated" }, { text: "Bench run", met: true }] });
+    const id = t.id as string;
+    const one = await update(w.ctx, id, { criteria_updates: [{ index: 0, met: true }] });
+    expect(one.changed).toEqual(["acceptance_criteria"]);
+    expect(one.task.acceptance_criteria).toEqual([{ text: "Tests pass", met: true }, { text: "Docs updated", met: false }, { text: "Bench run", met: true }]);
+    const two = await update(w.ctx, id, { criteria_updates: [{ text: "Bench run", met: false }, { text: "Docs updated", met: true }] });
+    expect(two.task.acceptance_criteria.map((c: Structured) => c.met)).toEqual([true, true, false]);
+    // The last item, marked in the same patch that moves to done, passes the gate.
+    await update(w.ctx, id, { status: "in_progress" });
+    const done = await update(w.ctx, id, { status: "done", criteria_updates: [{ index: 2, met: true }] });
+    expect(done.task.status).toBe("done");
+
+    const u = await create(w.ctx, "ITEM", { acceptance_criteria: [{ text: "Only item" }] });
+    const state = async () => (await ok(w.ctx, "task_get", { task_id: u.id })).task.acceptance_criteria;
+    const missing = await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ index: 3, met: true }] } }, "invalid_input", state);
+    expect(missing.hint).toContain("index 0–0");
+    await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ text: "Not there", met: true }] } }, "invalid_input", state);
+    await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ index: 0, text: "Only item", met: true }] } }, "invalid_input", state);
+    await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ index: 0, met: true }], acceptance_criteria: [] } }, "invalid_input", state);
+    // A checklist changed between the read and the write is a conflict, not a lost update.
+    const { updateTask } = await import("../src/work/task-update");
+    const racing = env.DB.prepare("UPDATE tasks SET acceptance_criteria = ? WHERE id = ?").bind(JSON.stringify([{ text: "Only item", met: false }, { text: "Added meanwhile", met: false }]), u.id);
+    const raced = { ...w.ctx, d1: new Proxy(w.ctx.d1, { get: (d1, k) => (k === "batch" ? async (stmts: D1PreparedStatement[]) => { await racing.run(); return d1.batch(stmts); } : Reflect.get(d1, k).bind?.(d1) ?? Reflect.get(d1, k)) }) };
+    await expect(updateTask(raced, u.id as string, { criteria_updates: [{ index: 0, met: true }] })).rejects.toMatchObject({ code: "conflict" });
+    expect(await state()).toEqual([{ text: "Only item", met: false }, { text: "Added meanwhile", met: false }]);
+  });
+
   it("done gates refuse in order: criteria (quoting the first unmet one verbatim), evidence, review", async () => {
     const w = await world("upd-gates");
     const bob = await w.other("bob");

@@ -334,6 +334,18 @@ export const featureRequests = sqliteTable("feature_requests", {
   updatedAt: text("updated_at").notNull(),
 });
 
+export const featureRequestEvents = sqliteTable("feature_request_events", {
+  seq: integer("seq").primaryKey({ autoIncrement: true }),
+  id: text("id").notNull(),
+  tenantId: text("tenant_id").notNull(),
+  requestId: text("request_id").notNull(),
+  fromStatus: text("from_status").notNull(),
+  toStatus: text("to_status").notNull(),
+  note: text("note").notNull(),
+  actorId: text("actor_id").notNull(),
+  at: text("at").notNull(),
+});
+
 export const skills = sqliteTable("skills", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
   id: text("id").notNull(),

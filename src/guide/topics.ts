@@ -32,7 +32,7 @@ handoff_respond { handoff_id, response: { verdict: "approved" } } (or changes_re
 Then inbox { ack: [ids] } for what you acted on, and whoami again for the next task.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
 expected_status on task_update is an optimistic precondition (conflict when the status moved). task_query with state: ready lists open tasks whose dependencies are all done.
-task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria, evidence (requires_evidence) and the reviewer's approval
+task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria (mark one met with task_update patch criteria_updates: [{index, met: true}]), evidence (requires_evidence) and the reviewer's approval
 (verdict approved on the latest review, from someone other than whoever asked and the assignee).
 task_claim leases a task and returns a fencing_token. While your lease is live only you change the task (others get lease_held); pass the token on
 task_update, task_assign and task_release so a write from a lease that ran out or was taken over is refused (stale_fencing_token: re-claim, re-read, retry).
@@ -81,6 +81,7 @@ rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shap
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
 Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },
   { id: "feedback", title: "Feedback", body: `When this server gets in your way, file it with feature_request_create (bug, friction, capability or docs) and read the outcome with feature_request_query.
+The server's operators move it open → accepted → in_progress → shipped, or to declined (feature_request_set_status, operator keys only); you are notified of each move, and feature_request_query with its id shows the history.
 Never include secrets: the text goes to the server's operators.` },
   { id: "glossary", title: "Glossary", body: `actor: an agent, human or service with an API key. tenant: an isolated team space. entity path: what a change touched.
 lease: how long a claim holds. fencing token: the number of a lease, raised by every new claim. operator key: a key that may force past leases. changeset: a slug grouping related changes. fingerprint: a de-duplication key for live requests.` },

@@ -14,6 +14,7 @@ import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
 import { compactSurface, isCompactMode } from "../mcp/compact";
 import { findTool, type SchemaListing, selectTools, type Surface } from "../mcp/registry";
 import { buildServer, type ServeOptions } from "../mcp/server";
+import type { SurfaceView } from "../mcp/surface-help";
 import { requestStateKey } from "../mcp/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
@@ -229,10 +230,11 @@ mcpRoutes.post("/", async (c) => {
 
   let tools;
   let listing: SchemaListing;
+  let surface: SurfaceView;
   try {
     listing = schemaListing(c);
-    const surface = surfaceOf(c);
-    tools = isCompactMode(c.req.query("mode"), c.req.header("X-MCP-Mode")) ? compactSurface(surface).tools : selectTools(surface);
+    surface = { ...surfaceOf(c), compact: isCompactMode(c.req.query("mode"), c.req.header("X-MCP-Mode")) };
+    tools = surface.compact ? compactSurface(surface).tools : selectTools(surface);
   } catch (err) {
     const e = err as ToolError;
     return c.json(jsonRpcError(-32602, `${excerpt(e.message, 300)} ${e.hint}`, id), 400);
@@ -279,6 +281,7 @@ mcpRoutes.post("/", async (c) => {
   const options: ServeOptions = {
     era: legacy ? "legacy" : "modern",
     listing,
+    surface,
     origin: new URL(c.req.url).origin,
     stateKey: await requestStateKey(c.env),
   };

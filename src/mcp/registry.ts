@@ -323,15 +323,22 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
   } catch (err) {
     // A question for the person is not a failure: the server answers it as input_required.
     if (err instanceof InputNeeded) throw err;
-    const error = toErrorBody(err);
-    if (error.code === "internal_error") console.error(`tool ${def.name} failed`, err);
+    if (!(err instanceof ToolError) || err.code === "internal_error") console.error(`tool ${def.name} failed`, err);
     // Extra failure fields only where the tool declares them, so the envelope matches its schema.
-    const data = err instanceof ToolError && err.data && def.errorData ? err.data : {};
-    const structured = { ...data, ok: false, error };
-    const text = def.errorText?.(error, rawArgs);
-    const result = text === undefined
-      ? render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`)
-      : { content: [{ type: "text" as const, text }], structuredContent: structured };
-    return { ...result, isError: true };
+    return failureResult(err, err instanceof ToolError && err.data && def.errorData ? err.data : {}, (error) => def.errorText?.(error, rawArgs));
   }
+}
+
+/**
+ * A failed call's result: isError with the envelope, and its text rendering (a tool's own errorText,
+ * e.g. the git tools' JSON under format: json, else the standard one).
+ */
+export function failureResult(err: unknown, data: Record<string, unknown> = {}, textOf: (error: ErrorBody) => string | undefined = () => undefined): CallToolResult {
+  const error = toErrorBody(err);
+  const structured = { ...data, ok: false, error };
+  const text = textOf(error);
+  const result = text === undefined
+    ? render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`)
+    : { content: [{ type: "text" as const, text }], structuredContent: structured };
+  return { ...result, isError: true };
 }

@@ -13,21 +13,11 @@ import { excerpt } from "./errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
-import { callTool, listedTool, type SchemaListing } from "./registry";
+import { callTool, failureResult, listedTool, type SchemaListing } from "./registry";
+import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
-
-const INSTRUCTIONS = `agent-ledger is the team's shared memory and coordination point.
-Call whoami first in every run: it returns you, your open tasks, your inbox and what changed since you were last seen.
-Work ledger: project_brief orients you on a project; task_claim takes work under a lease; task_update moves it (done is gated);
-handoffs and the inbox carry questions and reviews between actors (ack after act); decision_log records decisions.
-Memory: knowledge_search before you redo research, knowledge_write what you learn; search finds any object by keyword. guide explains more.
-When this server gets in your way, file it with feature_request_create (toolset feedback; never include secrets).
-Change ledger: before editing an entity, call prior_attempts (and blame) on it; after every meaningful change,
-call log_change with the entity_path, change_type, diff and your reasoning (why, not what), using one changeset_id
-per feature or task. Never re-apply a change that prior_attempts shows was reverted without logging a supersede.
-Results use the envelope { ok: true, … } or { ok: false, error: { code, message, hint, retryable } }; follow the hint.`;
 
 /** The protocol family a request belongs to: 2026-07-28 (per-request envelope) or the 2025 revisions. */
 export type Era = "modern" | "legacy";
@@ -36,6 +26,8 @@ export type Era = "modern" | "legacy";
 export interface ServeOptions {
   era: Era;
   listing: SchemaListing;
+  /** The surface the client asked for: the instructions and off-surface refusals describe it. */
+  surface: SurfaceView;
   /** The origin the client reached (icons are served from it). */
   origin: string;
   /** A 2025-era session's chosen log level, if it set one (logging/setLevel). */
@@ -102,7 +94,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
       completions: {},
       logging: {},
     },
-    instructions: INSTRUCTIONS,
+    instructions: instructionsFor(options.surface),
     // The SDK's default validator on Node (Ajv) generates code, which production Workers forbid.
     jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
     cacheHints: CACHE_HINTS,
@@ -117,6 +109,9 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   server.setRequestHandler("tools/call", async (request, sctx) => {
     const def = tools.find((t) => t.name === request.params.name);
     if (!def) {
+      // A tool elsewhere in the registry gets the envelope saying how to reach it; an unknown name, the protocol's error.
+      const elsewhere = offSurfaceError(request.params.name, options.surface);
+      if (elsewhere) return failureResult(elsewhere);
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
         `Unknown tool '${excerpt(request.params.name)}' on this surface. Call tools/list for the available tools, or add its toolset with ?toolsets=… .`,

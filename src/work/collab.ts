@@ -252,7 +252,7 @@ export const activityQueryTool = defineTool({
   summarize: (r) => `${r.items.length} activity item(s).`,
 });
 
-const notificationSchema = z.object({
+export const notificationSchema = z.object({
   id: z.string().describe("Notification id."),
   kind: z.string().describe("mention, handoff, review, …"),
   object_type: z.string().describe("What it points at."),

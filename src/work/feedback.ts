@@ -1,11 +1,12 @@
-/** Product feedback (seed 001): what gets in an agent's way, filed for this server's operators. */
+/** Product feedback (seed 001): what gets in an agent's way, filed for this server's operators, and its lifecycle. */
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { secretKinds } from "../mcp/secrets";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
-import { cursorField, decodeKeyset, limitField, keysetPage } from "./common";
+import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
+import type { Ctx } from "../mcp/context";
 
 export const FEEDBACK_KINDS = ["bug", "friction", "capability", "docs"] as const;
 export const FEEDBACK_STATUSES = ["open", "accepted", "in_progress", "shipped", "declined"] as const;
@@ -29,6 +30,43 @@ const requestSchema = z.object({
   updated_at: z.string().describe("Last change."),
 });
 type Request = z.infer<typeof requestSchema>;
+type FeedbackStatus = (typeof FEEDBACK_STATUSES)[number];
+
+const historyEntrySchema = z.object({
+  from_status: z.enum(FEEDBACK_STATUSES).describe("The status before the move."),
+  to_status: z.enum(FEEDBACK_STATUSES).describe("The status after it."),
+  note: z.string().describe("The operator's note with the move, or \"\"."),
+  actor_id: z.string().describe("The operator who moved it."),
+  at: z.string().describe("When."),
+});
+type HistoryEntry = z.infer<typeof historyEntrySchema>;
+
+/** The seed's path; declined ends it from any live status, and shipped and declined are final. */
+const PATH: readonly FeedbackStatus[] = ["open", "accepted", "in_progress", "shipped"];
+const isLive = (s: FeedbackStatus) => s === "open" || s === "accepted" || s === "in_progress";
+
+/** Why a request may not move from one status to another, or null when it may. */
+function transitionProblem(from: FeedbackStatus, to: FeedbackStatus): string | null {
+  if (!isLive(from)) return `it is ${from}, which is final`;
+  if (to === "declined") return null;
+  if (PATH.indexOf(to) <= PATH.indexOf(from)) return `${to} comes before ${from} on open → accepted → in_progress → shipped`;
+  return null;
+}
+
+async function historyOf(ctx: Ctx, requestId: string): Promise<HistoryEntry[]> {
+  const rows = await ctx.d1
+    .prepare(`SELECT from_status, to_status, note, actor_id, at FROM feature_request_events WHERE tenant_id = ? AND request_id = ? ORDER BY seq LIMIT 200`)
+    .bind(ctx.tenantId, requestId)
+    .all<HistoryEntry>();
+  return rows.results;
+}
+
+async function findRequest(ctx: Ctx, id: string): Promise<Request> {
+  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<Request & { seq: number }>();
+  if (!row) throw notFound("feature request", id, "feature_request_query lists your tenant's requests with their ids.");
+  const { seq: _seq, ...request } = row;
+  return request;
+}
 const COLUMNS = "seq, id, title, body, kind, severity, tool_name, error_code, context, fingerprint, status, resolution_note, occurrences, actor_id, created_at, updated_at";
 
 export const featureRequestCreateTool = defineTool({
@@ -90,7 +128,7 @@ export const featureRequestQueryTool = defineTool({
   name: "feature_request_query",
   title: "Read filed feedback",
   toolset: "feedback",
-  description: "Your tenant's filed requests with their current status (open → accepted → in_progress → shipped | declined) and the operators' resolution notes, newest first: how a filer learns the outcome.",
+  description: "Your tenant's filed requests with their current status (open → accepted → in_progress → shipped | declined) and the operators' resolution notes, newest first: how a filer learns the outcome. With id, the request's history of status moves too.",
   input: z.object({
     id: z.string().min(1).max(100).optional().describe("One request."),
     status: z.array(z.enum(FEEDBACK_STATUSES)).max(5).optional().describe("Only these statuses."),
@@ -99,7 +137,9 @@ export const featureRequestQueryTool = defineTool({
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
-  output: z.object({ items: z.array(requestSchema).describe("Requests, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  output: z.object({
+    items: z.array(requestSchema.extend({ history: z.array(historyEntrySchema).optional().describe("With id: every status move, oldest first.") })).describe("Requests, newest first."),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
   fields: true,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
@@ -113,12 +153,75 @@ export const featureRequestQueryTool = defineTool({
     if (after) { where.push("seq < ?"); params.push(after[0]); }
     const rows = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).bind(...params, input.limit + 1).all<Request & { seq: number }>();
     const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
-    return {
-      items: page.map(({ seq: _seq, ...r }) => r),
-      ...cursor,
-    };
+    const items = page.map(({ seq: _seq, ...r }) => r);
+    // One request asked for by id: how it got to its status too.
+    if (input.id && items.length === 1) return { items: [{ ...items[0]!, history: await historyOf(ctx, items[0]!.id) }], ...cursor };
+    return { items, ...cursor };
   },
   summarize: (r) => `${r.items.length} request(s).`,
 });
 
-export const feedbackTools = [featureRequestCreateTool, featureRequestQueryTool];
+export const featureRequestSetStatusTool = defineTool({
+  name: "feature_request_set_status",
+  title: "Move a feature request",
+  toolset: "feedback",
+  description:
+    "Operators: move a filed request along open → accepted → in_progress → shipped, or to declined from any live status, with a note the filer reads. Every move is kept in the request's history and notifies the filer. Operator keys only; shipped and declined are final.",
+  input: z.object({
+    id: z.string().min(1).max(100).describe("The request."),
+    status: z.enum(["accepted", "in_progress", "shipped", "declined"]).describe("The new status."),
+    note: z.string().max(2000).optional().describe("What the filer should know (becomes the resolution note); omit to keep the current one."),
+    expected_status: z.enum(FEEDBACK_STATUSES).optional().describe("Refuse with conflict unless the request still has this status."),
+  }),
+  output: z.object({
+    request: requestSchema.describe("The request after the move."),
+    changed: z.boolean().describe("False when it already had that status."),
+    history: z.array(historyEntrySchema).describe("Every move, oldest first."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    if (!ctx.operator) {
+      throw new ToolError("operator_required", "Feature requests are moved by this server's operators, and this key is not an operator key.", {
+        hint: "File or add to a request with feature_request_create and follow it with feature_request_query; an operator key (npm run keys -- create … --operator) moves it.",
+      });
+    }
+    const before = await findRequest(ctx, input.id);
+    if (input.expected_status && before.status !== input.expected_status) {
+      throw new ToolError("conflict", `The request is ${before.status}, not ${input.expected_status}.`, { hint: "Re-read it with feature_request_query and decide again." });
+    }
+    if (before.status === input.status) return { request: before, changed: false, history: await historyOf(ctx, before.id) };
+    const problem = transitionProblem(before.status, input.status);
+    if (problem) {
+      throw new ToolError("invalid_transition", `Cannot move the request from ${before.status} to ${input.status}: ${problem}.`, {
+        hint: isLive(before.status)
+          ? "Move it forward (open → accepted → in_progress → shipped) or to declined."
+          : "A request that comes back after it shipped or was declined is filed again with feature_request_create.",
+      });
+    }
+    const now = iso(ctx.clock.now());
+    const note = input.note ?? "";
+    // One batch: the compare-and-swap, then the history, activity and the filer's notice only if it landed.
+    const [updated] = await ctx.d1.batch<{ id: string }>([
+      ctx.d1
+        .prepare(`UPDATE feature_requests SET status = ?, resolution_note = COALESCE(?, resolution_note), updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+        .bind(input.status, input.note ?? null, now, ctx.tenantId, before.id, before.status),
+      ctx.d1
+        .prepare(`INSERT INTO feature_request_events (id, tenant_id, request_id, from_status, to_status, note, actor_id, at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`)
+        .bind(uuidv7(), ctx.tenantId, before.id, before.status, input.status, note, ctx.actorId, now),
+      activityStatement(ctx, {
+        verb: `feature_request.${input.status}`, objectType: "feature_request", objectId: before.id,
+        summary: `${before.title}: ${before.status} → ${input.status}`, ifPreviousChanged: true,
+      }),
+      ctx.d1
+        .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                  SELECT ?, ?, ?, 'feedback', 'feature_request', ?, ?, ?, ? WHERE changes() > 0 AND ? <> ?`)
+        .bind(uuidv7(), ctx.tenantId, before.actor_id, before.id, `Your request "${before.title}" is now ${input.status}`.slice(0, 300), ctx.actorId, now, before.actor_id, ctx.actorId),
+    ]);
+    if (updated!.results.length === 0) throw new ToolError("conflict", "The request's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
+    return { request: await findRequest(ctx, before.id), changed: true, history: await historyOf(ctx, before.id) };
+  },
+  summarize: (r) => `${r.request.title} is ${r.request.status}.`,
+});
+
+export const feedbackTools = [featureRequestCreateTool, featureRequestQueryTool, featureRequestSetStatusTool];

@@ -9,6 +9,7 @@ import {
   activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema,
   resolveActor, keysetPage,
 } from "./common";
+import { repoRefCondition } from "./repos";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -231,6 +232,7 @@ export const projectQueryTool = defineTool({
     status: z.array(z.enum(PROJECT_STATUSES)).max(6).optional().describe("Only these statuses."),
     q: z.string().max(200).optional().describe("Case-insensitive text in key, title or summary."),
     owner_actor_id: actorRefField("Only projects owned by this actor.").optional(),
+    repository_id: z.string().min(1).max(500).optional().describe("Only projects linked to this repository: its id, owner/name or remote URL."),
     detail: z.enum(["summary", "full"]).default("summary").describe("full adds task_counts."),
     limit: limitField(50, 200),
     cursor: cursorField,
@@ -251,6 +253,12 @@ export const projectQueryTool = defineTool({
       params.push(input.q.trim(), input.q.trim(), input.q.trim());
     }
     if (input.owner_actor_id) { where.push("owner_actor_id = ?"); params.push(await resolveActor(ctx, input.owner_actor_id)); }
+    if (input.repository_id) {
+      const repo = repoRefCondition(input.repository_id, "r");
+      where.push(`EXISTS (SELECT 1 FROM project_repositories pr JOIN repositories r ON r.tenant_id = pr.tenant_id AND r.id = pr.repository_id
+                  WHERE pr.tenant_id = projects.tenant_id AND pr.project_id = projects.id AND ${repo.sql})`);
+      params.push(...repo.params);
+    }
     const after = afterTimeAndId(input.cursor, "created_at", "id");
     if (after) { where.push(after.sql); params.push(...after.params); }
     const rows = await ctx.d1

@@ -41,6 +41,15 @@ export function normalizeRemote(raw: string): RemoteParts | null {
   return { host, owner, name, url: `https://${host}/${owner}/${name}`.toLowerCase() };
 }
 
+/**
+ * A repository named any way a person would: a remote URL (https, ssh or scp-style) or owner/name
+ * alone (on `host`, github.com unless given).
+ */
+export function parseRepoRef(raw: string, host = "github.com"): RemoteParts | null {
+  const text = raw.trim();
+  return /^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(text) ? normalizeRemote(`https://${host}/${text}`) : normalizeRemote(text);
+}
+
 /** A remote as it may be echoed back: user-info (any credentials) and query or fragment removed. */
 function redactRemote(raw: string): string {
   return raw.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/]*@/i, "$1***@").replace(/[?#].*$/s, "");
@@ -59,11 +68,18 @@ export const repositorySchema = z.object({
 export type Repository = z.infer<typeof repositorySchema>;
 const REPO_COLUMNS = "id, host, owner, name, slug, remote_url, default_branch, created_at";
 
-/** A registered repository of the caller's tenant, by id or owner/name. */
+/** The SQL condition (on a `repositories` row aliased `alias`) matching a reference by id, owner/name or remote URL. */
+export function repoRefCondition(ref: string, alias = "repositories"): { sql: string; params: string[] } {
+  const remote = normalizeRemote(ref)?.url ?? "";
+  return { sql: `(${alias}.id = ? OR ${alias}.slug = ? COLLATE NOCASE OR ${alias}.remote_url = ?)`, params: [ref.trim(), ref.trim(), remote] };
+}
+
+/** A registered repository of the caller's tenant, by id, owner/name or remote URL. */
 export async function findRepository(ctx: Ctx, ref: string): Promise<Repository> {
+  const match = repoRefCondition(ref);
   const row = await ctx.d1
-    .prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`)
-    .bind(ctx.tenantId, ref.trim(), ref.trim())
+    .prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND ${match.sql} LIMIT 1`)
+    .bind(ctx.tenantId, ...match.params)
     .first<Repository>();
   if (!row) throw notFound("repository", ref, "Register it with repo_register, or list them with repo_query.");
   return row;
@@ -95,24 +111,24 @@ export const repoRegisterTool = defineTool({
   toolset: "repos",
   // The remote's credentials are stripped by the tool itself before anything is stored or echoed.
   verbatim: ["remote_url"],
-  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url, or owner and name (host defaults to github.com). A default_branch given for a repository already registered with another one is refused with conflict (the registered one stands). The server cannot see your working directory, so there is no autodetection here.",
+  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url (a URL, or owner/name alone), or owner and name (host defaults to github.com). A default_branch given for a repository already registered with another one is refused with conflict (the registered one stands). The server cannot see your working directory, so there is no autodetection here.",
   input: z.object({
-    remote_url: z.string().max(500).optional().describe("The remote: https://github.com/acme/api(.git), git@github.com:acme/api.git or ssh://…"),
+    remote_url: z.string().max(500).optional().describe("The remote (https://github.com/acme/api(.git), git@github.com:acme/api.git, ssh://…) or owner/name alone."),
     host: z.string().max(200).optional().describe("Git host (default github.com) when giving owner and name."),
     owner: z.string().max(100).optional().describe("Owner, with name."),
     name: z.string().max(100).optional().describe("Repository name, with owner."),
-    slug: z.string().max(200).optional().describe("owner/name, instead of owner and name."),
+    slug: z.string().max(200).optional().describe("owner/name (or a remote URL), instead of owner and name."),
     default_branch: z.string().min(1).max(200).optional().describe("Default branch (default main); fixed at registration."),
   }),
   output: z.object({ repository: repositorySchema.describe("The repository."), created: z.boolean().describe("False when it was already registered.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
-    const slug = input.slug ?? (input.owner && input.name ? `${input.owner}/${input.name}` : undefined);
-    const remote = input.remote_url ?? (slug ? `https://${input.host ?? "github.com"}/${slug}` : undefined);
-    if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url, slug (owner/name), or owner and name.");
-    const parts = normalizeRemote(remote);
-    if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
+    // Either field takes either form: a remote URL or owner/name alone.
+    const remote = input.remote_url ?? input.slug ?? (input.owner && input.name ? `${input.owner}/${input.name}` : undefined);
+    if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url (the output of `git remote get-url origin`, or owner/name), or owner and name.");
+    const parts = parseRepoRef(remote, input.host);
+    if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use owner/name, https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
     const result = await registerRepository(ctx, parts, input.default_branch ?? "main");
     // Found, not created: a default branch the caller named but did not get would be a write acknowledged and dropped.
     if (!result.created && input.default_branch !== undefined && input.default_branch !== result.repository.default_branch) {

@@ -4,7 +4,7 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
+import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
 import { followTask } from "../plans/progress";
@@ -18,7 +18,7 @@ async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvi
   const unmet = criteria.find((c) => !c.met);
   if (unmet) {
     throw new ToolError("criteria_unmet", `Acceptance criterion not met: "${unmet.text}"`, {
-      hint: "Do the work, then mark the criterion met (patch acceptance_criteria with met: true) before moving to done.",
+      hint: "Do the work, then mark the criterion met (patch criteria_updates: [{index, met: true}], or the whole acceptance_criteria) before moving to done.",
     });
   }
   const [evidence, review] = await Promise.all([
@@ -59,6 +59,32 @@ async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvi
   }
 }
 
+const criterionUpdateSchema = z
+  .object({
+    index: z.number().int().min(0).max(49).optional().describe("The item's position in acceptance_criteria, from 0."),
+    text: z.string().trim().min(1).max(1000).optional().describe("Or the item's exact text."),
+    met: z.boolean().describe("Whether it is met now."),
+  })
+  .strict()
+  .refine((u) => (u.index === undefined) !== (u.text === undefined), "name the item by index or by text, one of the two");
+type CriterionUpdate = z.infer<typeof criterionUpdateSchema>;
+
+/** The checklist with some items marked met or unmet; the rest as they were. */
+function applyCriteriaUpdates(criteria: Criterion[], updates: CriterionUpdate[], ref: string): Criterion[] {
+  const next = criteria.map((c) => ({ ...c }));
+  for (const u of updates) {
+    const at = u.index ?? next.findIndex((c) => c.text === u.text);
+    const item = next[at];
+    if (!item) {
+      const which = u.index !== undefined ? `index ${u.index}` : `text "${excerpt(u.text ?? "", 80)}"`;
+      throw invalidInput(`${ref} has no acceptance criterion at ${which} (it has ${criteria.length}).`,
+        criteria.length > 0 ? `Name an item by index 0–${criteria.length - 1} or by its exact text; task_get shows the checklist.` : "Add the checklist with patch.acceptance_criteria first.");
+    }
+    item.met = u.met;
+  }
+  return next;
+}
+
 const patchSchema = z
   .object({
     status: z.enum(TASK_STATUSES).optional().describe("New status, along the state machine."),
@@ -69,6 +95,7 @@ const patchSchema = z
     due_on: clearable(dateField("Due date (YYYY-MM-DD).")).optional(),
     labels: z.array(LABEL).max(20).optional().describe("Replaces the labels."),
     acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Replaces the checklist."),
+    criteria_updates: z.array(criterionUpdateSchema).min(1).max(50).optional().describe("Changes checklist items one by one (the rest stay as they are); not with acceptance_criteria."),
     requires_evidence: z.boolean().optional().describe("Whether done needs a code ref or attachment."),
     reviewer_actor_id: clearable(actorRefField("Reviewer.")).optional(),
     allow_reopen: z.boolean().optional().describe("Allow reopening a done or cancelled task."),
@@ -113,7 +140,11 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   if (patch.priority !== undefined) next.priority = patch.priority;
   if (patch.due_on !== undefined) next.due_on = patch.due_on;
   if (patch.labels !== undefined) next.labels = JSON.stringify([...new Set(patch.labels)]);
-  if (patch.acceptance_criteria !== undefined) next.acceptance_criteria = JSON.stringify(patch.acceptance_criteria);
+  if (patch.acceptance_criteria !== undefined && patch.criteria_updates !== undefined) {
+    throw invalidInput("patch has both acceptance_criteria and criteria_updates.", "Replace the checklist with acceptance_criteria, or change items with criteria_updates, not both.");
+  }
+  const criteria = patch.acceptance_criteria ?? (patch.criteria_updates ? applyCriteriaUpdates(task.acceptance_criteria, patch.criteria_updates, task.ref) : task.acceptance_criteria);
+  if (patch.acceptance_criteria !== undefined || patch.criteria_updates !== undefined) next.acceptance_criteria = JSON.stringify(criteria);
   if (patch.requires_evidence !== undefined) next.requires_evidence = patch.requires_evidence ? 1 : 0;
   if (patch.assignee_actor_id !== undefined) next.assignee_actor_id = patch.assignee_actor_id === null ? null : await resolveActor(ctx, patch.assignee_actor_id);
   if (patch.reviewer_actor_id !== undefined) next.reviewer_actor_id = patch.reviewer_actor_id === null ? null : await resolveActor(ctx, patch.reviewer_actor_id);
@@ -128,7 +159,7 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   if (to !== task.status) {
     next.status = to;
     if (to === "done") {
-      await doneGate(ctx, task, patch.acceptance_criteria ?? task.acceptance_criteria, patch.requires_evidence ?? task.requires_evidence, reviewer);
+      await doneGate(ctx, task, criteria, patch.requires_evidence ?? task.requires_evidence, reviewer);
       next.done_at = now;
     }
     if (task.status === "done") next.done_at = null;
@@ -144,13 +175,15 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   // Bookkeeping columns move with status; they are not what the caller asked to change.
   const changed = columns.filter((c) => !["done_at", "lease_expires_at", "claimed_at"].includes(c));
   const guard = leaseGuardSql(ctx.actorId, now, intent, lease);
+  // Item updates apply to the checklist as read: a racing change to another item is a conflict, not lost.
+  const checklist = patch.criteria_updates ? { sql: " AND acceptance_criteria = ?", params: [current.acceptance_criteria] } : { sql: "", params: [] };
   const summary = to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`;
   const statements: D1PreparedStatement[] = [
     // Compare-and-swap on the status read above (a racing writer that moved it wins, we report
     // conflict) and on the lease rule, so no lease can change between the check and the write.
     ctx.d1
-      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql} RETURNING id`)
-      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status, ...guard.params),
+      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql}${checklist.sql} RETURNING id`)
+      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status, ...guard.params, ...checklist.params),
     activityStatement(ctx, {
       verb: to !== task.status ? `task.${to}` : verb, objectType: "task", objectId: task.id, projectId: task.project_id,
       summary: intent.force ? `${summary} (forced${overridden ? ` over ${overridden.name}'s lease` : ""}: ${intent.force.reason})` : summary,
