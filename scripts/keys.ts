@@ -5,10 +5,10 @@
  * (`--clear` drops the override; without limits it shows them).
  * Works on local D1 by default; `--remote` targets the deployed database.
  */
-import { parseArgs } from "node:util";
 import { IDENTITY_CACHE_MS } from "../src/auth/identity";
 import { assertSlug, provisionKey, revokeKeySql, SLUG_RULE, tenantIdSql } from "../src/auth/provision";
 import { clearRateLimitSql, listRateLimitsSql, parseLimit, setRateLimitSql } from "../src/auth/rate-limits";
+import { parseCommand } from "./args";
 import { executeSql, querySql, type Target } from "./wrangler";
 
 const USAGE = `usage:
@@ -23,22 +23,18 @@ const USAGE = `usage:
   A new tenant or actor is created with its first key.`;
 
 export async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      tenant: { type: "string" },
-      actor: { type: "string" },
-      label: { type: "string", default: "" },
-      operator: { type: "boolean", default: false },
-      prefix: { type: "string" },
-      remote: { type: "boolean", default: false },
-      "persist-to": { type: "string" },
-      quiet: { type: "boolean", default: false },
-      "key-per-min": { type: "string" },
-      "tenant-per-min": { type: "string" },
-      clear: { type: "boolean", default: false },
-    },
+  const { positionals, values } = parseCommand(argv, {
+    tenant: { type: "string" },
+    actor: { type: "string" },
+    label: { type: "string", default: "" },
+    operator: { type: "boolean", default: false },
+    prefix: { type: "string" },
+    remote: { type: "boolean", default: false },
+    "persist-to": { type: "string" },
+    quiet: { type: "boolean", default: false },
+    "key-per-min": { type: "string" },
+    "tenant-per-min": { type: "string" },
+    clear: { type: "boolean", default: false },
   });
   const target: Target = { remote: values.remote, persistTo: values["persist-to"] };
   switch (positionals[0]) {

@@ -8,8 +8,8 @@
  * pre-registers a client through the running server (POST /oauth/clients), with the operator key in
  * AGENT_LEDGER_OPERATOR_KEY: the provider's client records live in KV, behind the Worker.
  */
-import { parseArgs } from "node:util";
 import { listGithubSql, listGrantsSql, mapGithubSql, revokeGrantSql, unmapGithubSql } from "../src/auth/oauth-admin";
+import { parseCommand } from "./args";
 import { executeSql, querySql, type Target } from "./wrangler";
 
 const USAGE = `usage:
@@ -23,23 +23,19 @@ const USAGE = `usage:
   The actor must exist (npm run keys -- create makes tenants and actors).`;
 
 export async function main(argv: string[]): Promise<void> {
-  const { positionals, values } = parseArgs({
-    args: argv,
-    allowPositionals: true,
-    options: {
-      login: { type: "string" },
-      tenant: { type: "string" },
-      actor: { type: "string" },
-      grant: { type: "string" },
-      operator: { type: "boolean", default: false },
-      remote: { type: "boolean", default: false },
-      "persist-to": { type: "string" },
-      quiet: { type: "boolean", default: false },
-      url: { type: "string" },
-      name: { type: "string" },
-      "redirect-uri": { type: "string", multiple: true },
-      confidential: { type: "boolean", default: false },
-    },
+  const { positionals, values } = parseCommand(argv, {
+    login: { type: "string" },
+    tenant: { type: "string" },
+    actor: { type: "string" },
+    grant: { type: "string" },
+    operator: { type: "boolean", default: false },
+    remote: { type: "boolean", default: false },
+    "persist-to": { type: "string" },
+    quiet: { type: "boolean", default: false },
+    url: { type: "string" },
+    name: { type: "string" },
+    "redirect-uri": { type: "string", multiple: true },
+    confidential: { type: "boolean", default: false },
   });
   const target: Target = { remote: values.remote, persistTo: values["persist-to"] };
   const where = values.remote ? " (remote)" : " (local)";
