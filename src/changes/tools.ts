@@ -87,6 +87,7 @@ export const logChangeTool = defineTool({
 
 export const changeDiffTool = defineTool({
   name: "change_diff",
+  seedName: "diff",
   title: "Diff an entity's history",
   toolset: "changes",
   description:
@@ -121,6 +122,7 @@ export const blameTool = defineTool({
 
 export const changeHistoryTool = defineTool({
   name: "change_history",
+  seedName: "history",
   title: "Browse history",
   toolset: "changes",
   description: "Filtered history across all entities, newest first. (Seed name: history.)",
@@ -158,6 +160,7 @@ export const changesetTool = defineTool({
 
 export const changeSearchTool = defineTool({
   name: "change_search",
+  seedName: "search",
   title: "Search events",
   toolset: "changes",
   description:

@@ -13,7 +13,7 @@ import { excerpt } from "./errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
-import { callTool, listedTool, type SchemaListing } from "./registry";
+import { callTool, listedTool, type SchemaListing, surfaceNaming } from "./registry";
 import { attachGuideSkills } from "./skills";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
@@ -111,11 +111,16 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   registerResources(mcp, ctx);
   await attachGuideSkills(mcp);
   const server = mcp.server;
+  const naming = surfaceNaming(tools);
   server.setRequestHandler("tools/list", async () => ({
-    tools: tools.map((t) => (options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing))),
+    tools: tools.map((t) => {
+      const listed = options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing);
+      const name = naming.listedName(t);
+      return name === listed.name ? listed : { ...listed, name };
+    }),
   }));
   server.setRequestHandler("tools/call", async (request, sctx) => {
-    const def = tools.find((t) => t.name === request.params.name);
+    const def = naming.resolve(request.params.name);
     if (!def) {
       throw new ProtocolError(
         ProtocolErrorCode.InvalidParams,
