@@ -12,7 +12,7 @@ const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 const EVENT_KEYS = [
-  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "session_id", "git_commit",
+  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "actor", "session_id", "git_commit",
   "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "superseded_by",
 ];
 const ATTEMPT_KEYS = [

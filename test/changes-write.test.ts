@@ -569,19 +569,29 @@ describe("log_change: supersede", () => {
 });
 
 describe("log_change: identity and context fields", () => {
-  it("takes agent from the key, keeps a different claim in metadata.client_agent, and warns", async () => {
-    const s = await setup("w-agent", "claude-code");
-    const r = await log(s.ctx, { entity_path: "users.email", change_type: "modify", agent: "someone-else" });
-    expect(warned(r, /someone-else/)).toBe(true);
-    expect(warned(r, /claude-code/)).toBe(true);
+  it("keeps the agent name the client gives beside the key's actor, and finds it by search and filter", async () => {
+    const s = await setup("w-agent", "ops-key");
+    const r = await log(s.ctx, { entity_path: "users.email", change_type: "modify", agent: "claude-code", reasoning: WHY, revisit_after: "1d" });
+    expect(r.warnings).toEqual([]);
     const b = await ok(s.ctx, "blame", { entity_path: "users.email" });
-    expect(b.agent).toBe("claude-code");
-    expect(b.metadata).toEqual({ client_agent: "someone-else" });
+    expect(b).toMatchObject({ agent: "claude-code", actor: "ops-key", metadata: {} });
+    expect((await rowById(r.id))!).toMatchObject({ agent: "claude-code", actor_id: s.id.actorId });
+    const found = await ok(s.ctx, "change_search", { query: "claude-code" });
+    expect((found.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
 
-    // Passing your own name is no claim at all.
-    const same = await log(s.ctx, { entity_path: "users.name", change_type: "modify", agent: "claude-code" });
-    expect(same.warnings).toEqual([]);
-    expect((await ok(s.ctx, "blame", { entity_path: "users.name" })).metadata).toEqual({});
+    // Without a name, the agent is the key's actor.
+    const own = await log(s.ctx, { entity_path: "users.name", change_type: "modify" });
+    expect(await ok(s.ctx, "blame", { entity_path: "users.name" })).toMatchObject({ agent: "ops-key", actor: "ops-key" });
+    expect(warned(own, /agent/)).toBe(false);
+
+    // stale_decisions filters by the agent's name; "me" is the key's actor, whatever name it gave.
+    s.clock.advance(2 * DAY);
+    await ok(s.ctx, "blame", { entity_path: "users.email" });
+    const byName = await ok(s.ctx, "stale_decisions", { agent: "claude-code" });
+    expect((byName.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
+    const mine = await ok(s.ctx, "stale_decisions", { agent: "me" });
+    expect((mine.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
+    expect((await ok(s.ctx, "stale_decisions", { agent: "ops-key" })).items).toEqual([]);
   });
 
   it("defaults session_id to the ctx session and keeps an explicit one", async () => {

@@ -157,16 +157,12 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   }
 
   const metadata: Record<string, unknown> = {};
-  const claimedAgent = input.agent?.trim() ?? "";
-  if (claimedAgent !== "" && claimedAgent !== ctx.actorName) {
-    metadata.client_agent = claimedAgent;
-    warnings.push(`agent comes from your API key ('${ctx.actorName}'); the value you passed ('${claimedAgent}') was kept as metadata.client_agent`);
-  }
-
   const base = {
     tenant_id: ctx.tenantId,
     timestamp,
-    agent: ctx.actorName,
+    // The name the client gives is what the seed shows, searches and filters by; the key's actor
+    // (actor_id) is recorded beside it and is what tenancy, authority and notices go by.
+    agent: input.agent?.trim() || ctx.actorName,
     actor_id: ctx.actorId,
     session_id: input.session_id?.trim() || ctx.sessionId,
     git_commit: input.git_commit?.trim() ?? "",

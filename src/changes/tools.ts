@@ -61,7 +61,7 @@ export const logChangeTool = defineTool({
     entity_type: z.string().max(64).optional().describe("column, table, file, function, class, endpoint, dependency, env_var, index, schema, config or other (default)."),
     diff: z.string().max(1_000_000).optional().describe("The diff (recommended; over 64KB truncated with a warning)."),
     reasoning: z.string().max(200_000).optional().describe("Why, from your own context (weak or missing reasoning draws a warning)."),
-    agent: label("Ignored: your key's actor is the agent."),
+    agent: label("Your agent's name (claude-code, cursor, …), for search and filters; your key's actor is recorded beside it (default: that actor)."),
     session_id: label("Session correlation id (default: the MCP session)."),
     git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
     project: label("Project name."),
@@ -230,7 +230,7 @@ export const staleDecisionsTool = defineTool({
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),
-    agent: label("Exact agent name; 'me' means you."),
+    agent: label("Exact agent name as logged; 'me' means whatever your key logged."),
     limit: limitField(20),
   }),
   output: page(staleSchema),
