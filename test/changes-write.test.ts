@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/db/ids";
 import type { Ctx } from "../src/mcp/context";
 import { stableStringify } from "../src/mcp/idempotency";
+import { inSession } from "./run-helpers";
 import { call, count, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -592,6 +593,29 @@ describe("log_change: identity and context fields", () => {
     const mine = await ok(s.ctx, "stale_decisions", { agent: "me" });
     expect((mine.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
     expect((await ok(s.ctx, "stale_decisions", { agent: "ops-key" })).items).toEqual([]);
+  });
+
+  it("defaults project to the project the run's repository is mapped to, else the repository's name", async () => {
+    const s = await setup("w-project-default");
+    const session = await inSession(s.ctx);
+    // Outside a run nothing names the project: it stays "" as in the seed without a project root.
+    await log(s.ctx, { entity_path: "a.none", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.none" })).project).toBe("");
+
+    await ok(s.ctx, "repo_register", { remote_url: "https://github.com/acme/billing-api" });
+    await ok(session, "run_heartbeat", { repository_id: "acme/billing-api" });
+    await log(session, { entity_path: "a.unmapped", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.unmapped" })).project).toBe("billing-api");
+
+    await ok(s.ctx, "project_create", { title: "Billing", key: "BILL" });
+    await ok(s.ctx, "repo_link", { project_id: "BILL", repository_id: "acme/billing-api" });
+    await log(session, { entity_path: "a.mapped", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.mapped" })).project).toBe("BILL");
+    // A project the caller names wins.
+    await log(session, { entity_path: "a.named", change_type: "modify", project: "web" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.named" })).project).toBe("web");
+    const history = await ok(s.ctx, "change_history", { project: "BILL" });
+    expect((history.items as Structured[]).map((e) => e.entity_path)).toEqual(["a.mapped"]);
   });
 
   it("defaults session_id to the ctx session and keeps an explicit one", async () => {

@@ -89,6 +89,28 @@ async function resolveSupersede(
   return { id: row.id, entityType: row.entity_type };
 }
 
+/**
+ * The project an event is filed under when the caller names none. Keys carry no project, so it
+ * comes from the repository the caller's run works in (run_heartbeat): the project that repository
+ * is the one primary repository of, else the repository's name, which is what the seed's default
+ * (the project root's basename) is for a checkout of it. Without a run there is nothing to go by: "".
+ */
+async function defaultProject(ctx: Ctx): Promise<string> {
+  if (!ctx.runId) return "";
+  const row = await ctx.d1
+    .prepare(
+      `SELECT r.name AS repository,
+         (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(p.key) END FROM project_repositories pr
+            JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
+           WHERE pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.role = 'primary') AS project
+       FROM runs u JOIN repositories r ON r.tenant_id = u.tenant_id AND r.id = u.repository_id
+       WHERE u.tenant_id = ? AND u.id = ?`,
+    )
+    .bind(ctx.tenantId, ctx.runId)
+    .first<{ repository: string; project: string | null }>();
+  return row?.project ?? row?.repository ?? "";
+}
+
 export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogChangeResult> {
   const path = canonicalPath(input.entity_path);
   if (path === "") {
@@ -166,7 +188,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     actor_id: ctx.actorId,
     session_id: input.session_id?.trim() || ctx.sessionId,
     git_commit: input.git_commit?.trim() ?? "",
-    project: input.project?.trim() ?? "",
+    project: input.project?.trim() || (await defaultProject(ctx)),
     changeset_id: input.changeset_id?.trim() ?? "",
   };
   const id = uuidv7(now.getTime());

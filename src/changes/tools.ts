@@ -64,7 +64,7 @@ export const logChangeTool = defineTool({
     agent: label("Your agent's name (claude-code, cursor, …), for search and filters; your key's actor is recorded beside it (default: that actor)."),
     session_id: label("Session correlation id (default: the MCP session)."),
     git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
-    project: label("Project name."),
+    project: label("Project name (default: the key of the project your run's repository belongs to, else the repository's name)."),
     changeset_id: label("Slug grouping the changes of one feature or task."),
     rename_from: z.string().max(PATH_MAX).optional().describe("With change_type 'rename': the previous path (entity_path is the new one)."),
     revisit_after: z.string().max(64).optional().describe("When to revisit this decision: a date (2026-12-01) or an offset (90d, 6mo, 1y)."),
