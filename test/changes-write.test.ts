@@ -446,6 +446,23 @@ describe("log_change: revisit_after", () => {
     }
   });
 
+  it("refuses a capital M as ambiguous, with a hint, wherever a duration is read", async () => {
+    const s = await setup("w-revisit-capital-m");
+    const err = await rejects(s, { entity_path: "deps/stripe", change_type: "modify", revisit_after: "6M", reasoning: WHY }, "invalid_input");
+    expect(err.message).toMatch(/6M.*ambiguous/);
+    expect(err.hint).toContain("6mo");
+    expect(err.hint).toContain("6m ");
+    for (const [tool, args] of [["change_history", { since: "6M" }], ["decision_query", { since: "2 M" }]] as const) {
+      const e = await fails(s.ctx, tool, args);
+      expect(e.code, tool).toBe("invalid_input");
+      expect(e.message, tool).toContain("ambiguous");
+    }
+    // Months and minutes spelled out stay as they were.
+    const months = await log(s.ctx, { entity_path: "deps/stripe", change_type: "modify", revisit_after: "6Mo" });
+    expect((await rowById(months.id))!.revisit_after).toBe("6mo");
+    expect((await ok(s.ctx, "change_history", { since: "6m" })).items).toEqual([expect.objectContaining({ id: months.id })]);
+  });
+
   it("warns when the revisit date is already past", async () => {
     const s = await setup("w-revisit-past");
     const r = await log(s.ctx, { entity_path: "deps/stripe", entity_type: "dependency", change_type: "modify", revisit_after: "2020-01-01" });
