@@ -13,7 +13,7 @@ const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 const EVENT_KEYS = [
   "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "actor", "session_id", "git_commit",
-  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "superseded_by",
+  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "constraint", "superseded_by",
 ];
 const ATTEMPT_KEYS = [
   ...EVENT_KEYS, "outcome", "confidence", "outcome_reasoning", "supersede_reasoning", "current_status", "match_type", "similarity", "note",

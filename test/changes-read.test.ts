@@ -224,7 +224,7 @@ describe("blame", () => {
       ok: true, isError: false,
       id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "", actor: "",
       session_id: "", git_commit: "", project: "", changeset_id: "", metadata: {}, revisit_after: "", expires_when: "",
-      stale_when: "", supersedes: "", superseded_by: "",
+      stale_when: "", supersedes: "", constraint: "", superseded_by: "",
       status: "no_history", error: "No history found for 'nothing/here'",
     });
   });

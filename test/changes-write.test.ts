@@ -63,6 +63,7 @@ interface RawRow {
   expires_when: string;
   stale_when: string;
   supersedes: string;
+  constraint: string;
 }
 
 const rowById = (id: string) => env.DB.prepare("SELECT * FROM events WHERE id = ?").bind(id).first<RawRow>();
@@ -633,6 +634,20 @@ describe("log_change: identity and context fields", () => {
     expect((await ok(s.ctx, "blame", { entity_path: "a.named" })).project).toBe("web");
     const history = await ok(s.ctx, "change_history", { project: "BILL" });
     expect((history.items as Structured[]).map((e) => e.entity_path)).toEqual(["a.mapped"]);
+  });
+
+  it("stores constraint, returns it on every row and finds it with change_search", async () => {
+    const s = await setup("w-constraint");
+    const r = await log(s.ctx, { entity_path: "api.rate_limit", change_type: "modify", constraint: "Must stay under 600 requests per minute for the partner tier" });
+    expect((await rowById(r.id))!.constraint).toBe("Must stay under 600 requests per minute for the partner tier");
+    expect(await ok(s.ctx, "blame", { entity_path: "api.rate_limit" })).toMatchObject({ constraint: "Must stay under 600 requests per minute for the partner tier" });
+    const plain = await log(s.ctx, { entity_path: "api.timeout", change_type: "modify" });
+    const diff = await ok(s.ctx, "change_diff", { entity_path: "api" });
+    expect((diff.items as Structured[]).map((e) => [e.id, e.constraint])).toEqual([[plain.id, ""], [r.id, "Must stay under 600 requests per minute for the partner tier"]]);
+    for (const query of ["partner tier", "600"]) {
+      const found = await ok(s.ctx, "change_search", { query });
+      expect((found.items as Structured[]).map((e) => e.id), query).toEqual([r.id]);
+    }
   });
 
   it("defaults session_id to the ctx session and keeps an explicit one", async () => {

@@ -25,6 +25,7 @@ export const eventSchema = z.object({
   expires_when: z.string().describe("Condition under which the decision expires, or \"\"."),
   stale_when: z.string().describe("Free-text condition that suggests a review, or \"\"."),
   supersedes: z.string().describe("Id of the removal this supersede re-opens, or \"\"."),
+  constraint: z.string().describe("What the change must keep holding, or \"\"."),
   superseded_by: z.string().describe("Id of the latest supersede event that re-opened this one, or \"\"."),
 });
 export type ChangeEvent = z.infer<typeof eventSchema>;
@@ -34,7 +35,7 @@ export type EventWithSeq = ChangeEvent & { seq: number };
 
 export const EVENT_COLUMNS = `e.seq, e.id, e.timestamp, e.entity_path, e.entity_type, e.change_type, e.diff, e.reasoning,
   e.agent, COALESCE((SELECT a.name FROM actors a WHERE a.tenant_id = e.tenant_id AND a.id = e.actor_id), '') AS actor, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
-  e.expires_when, e.stale_when, e.supersedes,
+  e.expires_when, e.stale_when, e.supersedes, e."constraint",
   COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> ''
             ORDER BY s.seq DESC LIMIT 1), '') AS superseded_by`;
 
@@ -59,6 +60,7 @@ export interface EventRowRaw {
   expires_when: string | null;
   stale_when: string | null;
   supersedes: string | null;
+  constraint: string | null;
   superseded_by: string | null;
 }
 
@@ -94,6 +96,7 @@ export function toEvent(r: EventRowRaw): EventWithSeq {
     expires_when: r.expires_when ?? "",
     stale_when: r.stale_when ?? "",
     supersedes: r.supersedes ?? "",
+    constraint: r.constraint ?? "",
     superseded_by: r.superseded_by ?? "",
   };
 }

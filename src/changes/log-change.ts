@@ -24,6 +24,7 @@ export interface LogChangeInput {
   expires_when?: string;
   stale_when?: string;
   supersedes?: string;
+  constraint?: string;
 }
 
 export interface LogChangeResult {
@@ -179,6 +180,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   }
 
   const metadata: Record<string, unknown> = {};
+  const constraint = input.constraint?.trim() ?? "";
   const base = {
     tenant_id: ctx.tenantId,
     timestamp,
@@ -199,24 +201,25 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     rows.push({
       ...base, id: uuidv7(now.getTime()), entity_path: renameFrom, entity_type: entityType, change_type: "rename",
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_to: path }),
-      revisit_after: "", revisit_due: "", expires_when: "", stale_when: "", supersedes: "",
+      revisit_after: "", revisit_due: "", expires_when: "", stale_when: "", supersedes: "", constraint: "",
     });
     rows.push({
       ...base, id, entity_path: path, entity_type: entityType, change_type: "create",
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_from: renameFrom }),
       revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
-      stale_when: input.stale_when?.trim() ?? "", supersedes: "",
+      stale_when: input.stale_when?.trim() ?? "", supersedes: "", constraint,
     });
   } else {
     rows.push({
       ...base, id, entity_path: path, entity_type: entityType, change_type: changeType,
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify(metadata),
       revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
-      stale_when: input.stale_when?.trim() ?? "", supersedes,
+      stale_when: input.stale_when?.trim() ?? "", supersedes, constraint,
     });
   }
   const columns = Object.keys(rows[0]!);
-  const insert = `INSERT INTO events (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  // Quoted: "constraint" is an SQL keyword.
+  const insert = `INSERT INTO events (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
   // batch() is atomic on D1: both halves of a rename land, or neither does.
   await ctx.d1.batch(rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))));
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };

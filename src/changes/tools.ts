@@ -71,6 +71,7 @@ export const logChangeTool = defineTool({
     expires_when: z.string().max(PATH_MAX + 32).optional().describe("When the decision stops holding: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD or manual:LABEL."),
     stale_when: z.string().max(2000).optional().describe("Conditions that should prompt a review."),
     supersedes: z.string().max(64).optional().describe("With change_type 'supersede': the removal it re-opens (default: the latest)."),
+    constraint: z.string().max(2000).optional().describe("What the change must keep holding (a limit, an invariant); found by change_search."),
   }),
   output: z.object({
     id: z.string().describe("The new event's id (for a rename, the create event on the new path)."),
@@ -164,7 +165,7 @@ export const changeSearchTool = defineTool({
   title: "Search events",
   toolset: "changes",
   description:
-    "Literal substring search over path, diff, reasoning and agent, newest first. (Seed name: search.)",
+    "Literal substring search over path, diff, reasoning, agent and constraint, newest first. (Seed name: search.)",
   input: z.object({
     query: z.string().min(1).max(SEARCH_QUERY_MAX).describe("Text to find."),
     limit: limitField(20),
