@@ -65,8 +65,7 @@ describe("prior_attempts", () => {
     expect(row.change_type).toBe("add");
     expect(row.outcome).toBe("reverted");
     expect(row.confidence).toBe("proximity_high");
-    expect(row.outcome_reasoning).toContain("email column broke the nightly import job, dropped it");
-    expect(row.outcome_reasoning).toContain("remove");
+    expect(row.outcome_reasoning).toBe("email column broke the nightly import job, dropped it");
     expect(row.superseded_by).toBe("");
     expect(row.supersede_reasoning).toBe("");
     expect(row.current_status).toBe("reverted");
