@@ -12,8 +12,8 @@ const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 const EVENT_KEYS = [
-  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "session_id", "git_commit",
-  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "superseded_by",
+  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "actor", "session_id", "git_commit",
+  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "constraint", "superseded_by",
 ];
 const ATTEMPT_KEYS = [
   ...EVENT_KEYS, "outcome", "confidence", "outcome_reasoning", "supersede_reasoning", "current_status", "match_type", "similarity", "note",
@@ -65,8 +65,7 @@ describe("prior_attempts", () => {
     expect(row.change_type).toBe("add");
     expect(row.outcome).toBe("reverted");
     expect(row.confidence).toBe("proximity_high");
-    expect(row.outcome_reasoning).toContain("email column broke the nightly import job, dropped it");
-    expect(row.outcome_reasoning).toContain("remove");
+    expect(row.outcome_reasoning).toBe("email column broke the nightly import job, dropped it");
     expect(row.superseded_by).toBe("");
     expect(row.supersede_reasoning).toBe("");
     expect(row.current_status).toBe("reverted");

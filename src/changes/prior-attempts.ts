@@ -40,11 +40,8 @@ const MAX_WALK_BATCHES = 25;
 
 const minutesBetween = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 60_000;
 
-function removalReason(removal: EventWithSeq): string {
-  const why = removal.reasoning.trim();
-  const head = `${removal.change_type} at ${removal.timestamp}${removal.agent ? ` by ${removal.agent}` : ""}`;
-  return why ? `${head}: ${why}` : `${head} (no reasoning recorded)`;
-}
+/** The seed's outcome_reasoning: the undoing event's own reasoning, verbatim ("" when it gave none). */
+const removalReason = (removal: EventWithSeq): string => removal.reasoning;
 
 /** Infers outcomes on one path's timeline (oldest first). Exported for unit tests. */
 export function inferOutcomes(

@@ -61,16 +61,17 @@ export const logChangeTool = defineTool({
     entity_type: z.string().max(64).optional().describe("column, table, file, function, class, endpoint, dependency, env_var, index, schema, config or other (default)."),
     diff: z.string().max(1_000_000).optional().describe("The diff (recommended; over 64KB truncated with a warning)."),
     reasoning: z.string().max(200_000).optional().describe("Why, from your own context (weak or missing reasoning draws a warning)."),
-    agent: label("Ignored: your key's actor is the agent."),
+    agent: label("Your agent's name (claude-code, cursor, …), for search and filters; your key's actor is recorded beside it (default: that actor)."),
     session_id: label("Session correlation id (default: the MCP session)."),
     git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
-    project: label("Project name."),
+    project: label("Project name (default: the key of the project your run's repository belongs to, else the repository's name)."),
     changeset_id: label("Slug grouping the changes of one feature or task."),
     rename_from: z.string().max(PATH_MAX).optional().describe("With change_type 'rename': the previous path (entity_path is the new one)."),
     revisit_after: z.string().max(64).optional().describe("When to revisit this decision: a date (2026-12-01) or an offset (90d, 6mo, 1y)."),
     expires_when: z.string().max(PATH_MAX + 32).optional().describe("When the decision stops holding: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD or manual:LABEL."),
     stale_when: z.string().max(2000).optional().describe("Conditions that should prompt a review."),
     supersedes: z.string().max(64).optional().describe("With change_type 'supersede': the removal it re-opens (default: the latest)."),
+    constraint: z.string().max(2000).optional().describe("What the change must keep holding (a limit, an invariant); found by change_search."),
   }),
   output: z.object({
     id: z.string().describe("The new event's id (for a rename, the create event on the new path)."),
@@ -87,6 +88,7 @@ export const logChangeTool = defineTool({
 
 export const changeDiffTool = defineTool({
   name: "change_diff",
+  seedName: "diff",
   title: "Diff an entity's history",
   toolset: "changes",
   description:
@@ -121,6 +123,7 @@ export const blameTool = defineTool({
 
 export const changeHistoryTool = defineTool({
   name: "change_history",
+  seedName: "history",
   title: "Browse history",
   toolset: "changes",
   description: "Filtered history across all entities, newest first. (Seed name: history.)",
@@ -158,10 +161,11 @@ export const changesetTool = defineTool({
 
 export const changeSearchTool = defineTool({
   name: "change_search",
+  seedName: "search",
   title: "Search events",
   toolset: "changes",
   description:
-    "Literal substring search over path, diff, reasoning and agent, newest first. (Seed name: search.)",
+    "Literal substring search over path, diff, reasoning, agent and constraint, newest first. (Seed name: search.)",
   input: z.object({
     query: z.string().min(1).max(SEARCH_QUERY_MAX).describe("Text to find."),
     limit: limitField(20),
@@ -227,7 +231,7 @@ export const staleDecisionsTool = defineTool({
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),
-    agent: label("Exact agent name; 'me' means you."),
+    agent: label("Exact agent name as logged; 'me' means whatever your key logged."),
     limit: limitField(20),
   }),
   output: page(staleSchema),

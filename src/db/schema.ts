@@ -80,6 +80,7 @@ export const events = sqliteTable("events", {
   expiresWhen: text("expires_when").notNull(),
   staleWhen: text("stale_when").notNull(),
   supersedes: text("supersedes").notNull(),
+  constraint: text("constraint").notNull(),
 });
 
 export const toolCalls = sqliteTable("tool_calls", {
