@@ -133,7 +133,7 @@ describe("HTTP surface", () => {
       return { status: res.status, body: (await res.json()) as { result?: { tools: Array<{ name: string; annotations: { readOnlyHint: boolean } }> } } };
     };
     const changes = await list("/mcp?toolsets=changes");
-    expect(changes.body.result!.tools).toHaveLength(8);
+    expect(changes.body.result!.tools).toHaveLength(9); // the seed's eight and change_verify
     const readonly = await list("/mcp?readonly=1");
     expect(readonly.body.result!.tools.map((t) => t.name)).not.toContain("log_change");
     expect(readonly.body.result!.tools.every((t) => t.annotations.readOnlyHint)).toBe(true);

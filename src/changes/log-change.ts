@@ -3,6 +3,7 @@ import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
+import { appendChained } from "./chain";
 import { formatExpiresWhen, parseExpiresWhen } from "./expires";
 import { canonicalPath, pathMatchSql } from "./paths";
 import { CHANGE_TYPES, ENTITY_TYPES, REMOVALS, type ChangeType, type EntityType } from "./vocab";
@@ -220,7 +221,8 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   const columns = Object.keys(rows[0]!);
   // Quoted: "constraint" is an SQL keyword.
   const insert = `INSERT INTO events (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-  // batch() is atomic on D1: both halves of a rename land, or neither does.
-  await ctx.d1.batch(rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))));
+  // One atomic batch: both halves of a rename land with their chain entries, or nothing does.
+  await appendChained(ctx.d1, ctx.tenantId, timestamp, rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))),
+    rows.map((row) => ({ kind: "event", row })));
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
 }

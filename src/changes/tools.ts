@@ -2,7 +2,8 @@
 import { z } from "zod";
 import { defineTool, type ToolAnnotations } from "../mcp/define-tool";
 import { excerpt } from "../mcp/errors";
-import { eventSchema } from "./events";
+import { d1Reader, verifyChain } from "./chain";
+import { decodeCursor, encodeCursor, eventSchema } from "./events";
 import { logChange } from "./log-change";
 import { priorAttempts } from "./prior-attempts";
 import { blame, changeDiff, changeHistory, changeSearch, changeset, SEARCH_QUERY_MAX } from "./queries";
@@ -241,6 +242,38 @@ export const staleDecisionsTool = defineTool({
   summarize: (r) => `${r.items.length} decision(s) to revisit.`,
 });
 
+export const changeVerifyTool = defineTool({
+  name: "change_verify",
+  title: "Verify the tamper-evident log",
+  toolset: "changes",
+  description:
+    "Check the tenant's hash chain over change events and decisions; names the first row edited, deleted or written around the ledger. (Seed: selvedge verify.)",
+  input: z.object({
+    limit: z.number().int().min(1).max(5000).default(1000).describe("Chain entries to check in this call."),
+    cursor: cursorField,
+  }),
+  output: z.object({
+    intact: z.boolean().describe("False when a break was found."),
+    checked: z.number().int().describe("Chain entries checked by this call."),
+    position: z.number().int().describe("Position of the last entry checked."),
+    first_break: z.object({
+      position: z.number().int().nullable().describe("Chain position of the break; null for a row with no entry."),
+      kind: z.enum(["event", "decision", ""]).describe("What the broken row is."),
+      row_id: z.string().describe("The row's id, or \"\"."),
+      reason: z.enum(["edited", "deleted", "link_broken", "unchained"]).describe("What was found."),
+      message: z.string().describe("One sentence."),
+    }).nullable().describe("The first broken link, or null."),
+    unchained_legacy: z.number().int().describe("Rows from before the chain existed, not chained yet (the nightly sweep chains them)."),
+    next_cursor: z.string().optional().describe("More entries follow: pass as cursor to continue."),
+  }),
+  annotations: READ,
+  run: async (ctx, input) => {
+    const { next_position, ...r } = await verifyChain(d1Reader(ctx.d1), ctx.tenantId, { after: decodeCursor(input.cursor) ?? 0, limit: input.limit });
+    return { ...r, ...(next_position !== undefined ? { next_cursor: encodeCursor(next_position) } : {}) };
+  },
+  summarize: (r) => (r.first_break ? `BROKEN: ${r.first_break.message}.` : `${r.checked} link(s) intact${r.next_cursor ? "; more follow" : ""}.`),
+});
+
 export const changeTools = [
   logChangeTool,
   changeDiffTool,
@@ -250,4 +283,5 @@ export const changeTools = [
   changeSearchTool,
   priorAttemptsTool,
   staleDecisionsTool,
+  changeVerifyTool,
 ];
