@@ -151,7 +151,8 @@ describe("HTTP surface", () => {
     };
     const seedSurface = await post("/mcp?toolsets=changes", "tools/list");
     expect(seedSurface.result!.tools!.map((t) => t.name).sort()).toEqual(
-      ["blame", "changeset", "diff", "history", "log_change", "prior_attempts", "search", "stale_decisions"],
+      // The seed's eight tools under its names, and its `selvedge verify` command as `verify`.
+      ["blame", "changeset", "diff", "history", "log_change", "prior_attempts", "search", "stale_decisions", "verify"],
     );
     const logged = await post("/mcp?toolsets=changes", "tools/call", { name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Needed for password resets" } });
     expect(logged.result!.structuredContent).toMatchObject({ ok: true });

@@ -244,6 +244,8 @@ export const staleDecisionsTool = defineTool({
 
 export const changeVerifyTool = defineTool({
   name: "change_verify",
+  // The seed's `selvedge verify` command, as a tool.
+  seedName: "verify",
   title: "Verify the tamper-evident log",
   toolset: "changes",
   description:
