@@ -12,8 +12,8 @@ const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 const EVENT_KEYS = [
-  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "session_id", "git_commit",
-  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "superseded_by",
+  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "actor", "session_id", "git_commit",
+  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "constraint", "superseded_by",
 ];
 const ATTEMPT_KEYS = [
   ...EVENT_KEYS, "outcome", "confidence", "outcome_reasoning", "supersede_reasoning", "current_status", "match_type", "similarity", "note",
@@ -65,8 +65,7 @@ describe("prior_attempts", () => {
     expect(row.change_type).toBe("add");
     expect(row.outcome).toBe("reverted");
     expect(row.confidence).toBe("proximity_high");
-    expect(row.outcome_reasoning).toContain("email column broke the nightly import job, dropped it");
-    expect(row.outcome_reasoning).toContain("remove");
+    expect(row.outcome_reasoning).toBe("email column broke the nightly import job, dropped it");
     expect(row.superseded_by).toBe("");
     expect(row.supersede_reasoning).toBe("");
     expect(row.current_status).toBe("reverted");
@@ -354,8 +353,32 @@ describe("prior_attempts", () => {
     const handle = rows.find((r) => r.id === createNew)!;
     expect(handle).toMatchObject({ entity_path: "accounts.handle", outcome: "reverted", confidence: "proximity_high" });
     expect(handle.metadata).toMatchObject({ renamed_from: "accounts.nick" });
-    // The old path's history ends with a rename, which is not a removal: its add stays active.
-    expect(rows.find((r) => r.id === addOld)).toMatchObject({ outcome: "active", confidence: "proximity_low" });
+    // A rename is no removal, but the old name's add was undone under the new name: reverted.
+    expect(rows.find((r) => r.id === addOld)).toMatchObject({ outcome: "reverted", note: expect.stringContaining("accounts.handle") });
+  });
+
+  it("follows renames and moves: an attempt under an old path, undone under the new one, is reverted", async () => {
+    const { ctx, clock } = await world("pa-moved");
+    const added = await log(ctx, { entity_path: "src/auth.py::login_rate_limit", change_type: "add", entity_type: "function", reasoning: "throttle logins per IP to stop credential stuffing" });
+    clock.advance(MINUTE);
+    await log(ctx, { entity_path: "lib/auth.py::login_rate_limit", change_type: "rename", rename_from: "src/auth.py::login_rate_limit", reasoning: "moved auth into lib/ with the rest of the shared code" });
+    clock.advance(MINUTE);
+    await log(ctx, { entity_path: "lib/security.py::login_rate_limit", change_type: "rename", rename_from: "lib/auth.py::login_rate_limit", reasoning: "security helpers get their own module" });
+    clock.advance(MINUTE);
+    await log(ctx, { entity_path: "lib/security.py::login_rate_limit", change_type: "revert", reasoning: "per-IP throttling locked out whole offices behind one NAT" });
+    // Asked about the newest path only: the attempt made two names ago comes back, undone.
+    const rows = await attempts(ctx, { entity_path: "lib/security.py::login_rate_limit" });
+    const original = rows.find((r) => r.id === added);
+    expect(original).toMatchObject({ entity_path: "src/auth.py::login_rate_limit", outcome: "reverted", confidence: "exact", current_status: "reverted" });
+    expect(original!.outcome_reasoning).toContain("whole offices behind one NAT");
+    expect(original!.note).toContain("lib/security.py::login_rate_limit");
+    // A later, unrelated use of the old name keeps its own timeline.
+    clock.advance(MINUTE);
+    const reused = await log(ctx, { entity_path: "src/auth.py::login_rate_limit", change_type: "add", reasoning: "a new, per-account limiter under the freed name" });
+    const old = await attempts(ctx, { entity_path: "src/auth.py::login_rate_limit", min_confidence: "proximity_low" });
+    expect(old.find((r) => r.id === reused)).toMatchObject({ outcome: "active", note: "" });
+    // Asked by the first name, the attempt made under it is followed forward to its undoing.
+    expect(old.find((r) => r.id === added)).toMatchObject({ outcome: "reverted", confidence: "exact" });
   });
 
   it("rejects a call with no target, a bad min_confidence, a bad window and unknown keys", async () => {

@@ -222,9 +222,9 @@ describe("blame", () => {
     const r = await call(s.ctx, "blame", { entity_path: "./nothing//here" });
     expect(r).toEqual({
       ok: true, isError: false,
-      id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "",
+      id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "", actor: "",
       session_id: "", git_commit: "", project: "", changeset_id: "", metadata: {}, revisit_after: "", expires_when: "",
-      stale_when: "", supersedes: "", superseded_by: "",
+      stale_when: "", supersedes: "", constraint: "", superseded_by: "",
       status: "no_history", error: "No history found for 'nothing/here'",
     });
   });

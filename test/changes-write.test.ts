@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/db/ids";
 import type { Ctx } from "../src/mcp/context";
 import { stableStringify } from "../src/mcp/idempotency";
+import { inSession } from "./run-helpers";
 import { call, count, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
@@ -62,6 +63,7 @@ interface RawRow {
   expires_when: string;
   stale_when: string;
   supersedes: string;
+  constraint: string;
 }
 
 const rowById = (id: string) => env.DB.prepare("SELECT * FROM events WHERE id = ?").bind(id).first<RawRow>();
@@ -445,6 +447,23 @@ describe("log_change: revisit_after", () => {
     }
   });
 
+  it("refuses a capital M as ambiguous, with a hint, wherever a duration is read", async () => {
+    const s = await setup("w-revisit-capital-m");
+    const err = await rejects(s, { entity_path: "deps/stripe", change_type: "modify", revisit_after: "6M", reasoning: WHY }, "invalid_input");
+    expect(err.message).toMatch(/6M.*ambiguous/);
+    expect(err.hint).toContain("6mo");
+    expect(err.hint).toContain("6m ");
+    for (const [tool, args] of [["change_history", { since: "6M" }], ["decision_query", { since: "2 M" }]] as const) {
+      const e = await fails(s.ctx, tool, args);
+      expect(e.code, tool).toBe("invalid_input");
+      expect(e.message, tool).toContain("ambiguous");
+    }
+    // Months and minutes spelled out stay as they were.
+    const months = await log(s.ctx, { entity_path: "deps/stripe", change_type: "modify", revisit_after: "6Mo" });
+    expect((await rowById(months.id))!.revisit_after).toBe("6mo");
+    expect((await ok(s.ctx, "change_history", { since: "6m" })).items).toEqual([expect.objectContaining({ id: months.id })]);
+  });
+
   it("warns when the revisit date is already past", async () => {
     const s = await setup("w-revisit-past");
     const r = await log(s.ctx, { entity_path: "deps/stripe", entity_type: "dependency", change_type: "modify", revisit_after: "2020-01-01" });
@@ -569,19 +588,66 @@ describe("log_change: supersede", () => {
 });
 
 describe("log_change: identity and context fields", () => {
-  it("takes agent from the key, keeps a different claim in metadata.client_agent, and warns", async () => {
-    const s = await setup("w-agent", "claude-code");
-    const r = await log(s.ctx, { entity_path: "users.email", change_type: "modify", agent: "someone-else" });
-    expect(warned(r, /someone-else/)).toBe(true);
-    expect(warned(r, /claude-code/)).toBe(true);
+  it("keeps the agent name the client gives beside the key's actor, and finds it by search and filter", async () => {
+    const s = await setup("w-agent", "ops-key");
+    const r = await log(s.ctx, { entity_path: "users.email", change_type: "modify", agent: "claude-code", reasoning: WHY, revisit_after: "1d" });
+    expect(r.warnings).toEqual([]);
     const b = await ok(s.ctx, "blame", { entity_path: "users.email" });
-    expect(b.agent).toBe("claude-code");
-    expect(b.metadata).toEqual({ client_agent: "someone-else" });
+    expect(b).toMatchObject({ agent: "claude-code", actor: "ops-key", metadata: {} });
+    expect((await rowById(r.id))!).toMatchObject({ agent: "claude-code", actor_id: s.id.actorId });
+    const found = await ok(s.ctx, "change_search", { query: "claude-code" });
+    expect((found.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
 
-    // Passing your own name is no claim at all.
-    const same = await log(s.ctx, { entity_path: "users.name", change_type: "modify", agent: "claude-code" });
-    expect(same.warnings).toEqual([]);
-    expect((await ok(s.ctx, "blame", { entity_path: "users.name" })).metadata).toEqual({});
+    // Without a name, the agent is the key's actor.
+    const own = await log(s.ctx, { entity_path: "users.name", change_type: "modify" });
+    expect(await ok(s.ctx, "blame", { entity_path: "users.name" })).toMatchObject({ agent: "ops-key", actor: "ops-key" });
+    expect(warned(own, /agent/)).toBe(false);
+
+    // stale_decisions filters by the agent's name; "me" is the key's actor, whatever name it gave.
+    s.clock.advance(2 * DAY);
+    await ok(s.ctx, "blame", { entity_path: "users.email" });
+    const byName = await ok(s.ctx, "stale_decisions", { agent: "claude-code" });
+    expect((byName.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
+    const mine = await ok(s.ctx, "stale_decisions", { agent: "me" });
+    expect((mine.items as Structured[]).map((e) => e.id)).toEqual([r.id]);
+    expect((await ok(s.ctx, "stale_decisions", { agent: "ops-key" })).items).toEqual([]);
+  });
+
+  it("defaults project to the project the run's repository is mapped to, else the repository's name", async () => {
+    const s = await setup("w-project-default");
+    const session = await inSession(s.ctx);
+    // Outside a run nothing names the project: it stays "" as in the seed without a project root.
+    await log(s.ctx, { entity_path: "a.none", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.none" })).project).toBe("");
+
+    await ok(s.ctx, "repo_register", { remote_url: "https://github.com/acme/billing-api" });
+    await ok(session, "run_heartbeat", { repository_id: "acme/billing-api" });
+    await log(session, { entity_path: "a.unmapped", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.unmapped" })).project).toBe("billing-api");
+
+    await ok(s.ctx, "project_create", { title: "Billing", key: "BILL" });
+    await ok(s.ctx, "repo_link", { project_id: "BILL", repository_id: "acme/billing-api" });
+    await log(session, { entity_path: "a.mapped", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.mapped" })).project).toBe("BILL");
+    // A project the caller names wins.
+    await log(session, { entity_path: "a.named", change_type: "modify", project: "web" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.named" })).project).toBe("web");
+    const history = await ok(s.ctx, "change_history", { project: "BILL" });
+    expect((history.items as Structured[]).map((e) => e.entity_path)).toEqual(["a.mapped"]);
+  });
+
+  it("stores constraint, returns it on every row and finds it with change_search", async () => {
+    const s = await setup("w-constraint");
+    const r = await log(s.ctx, { entity_path: "api.rate_limit", change_type: "modify", constraint: "Must stay under 600 requests per minute for the partner tier" });
+    expect((await rowById(r.id))!.constraint).toBe("Must stay under 600 requests per minute for the partner tier");
+    expect(await ok(s.ctx, "blame", { entity_path: "api.rate_limit" })).toMatchObject({ constraint: "Must stay under 600 requests per minute for the partner tier" });
+    const plain = await log(s.ctx, { entity_path: "api.timeout", change_type: "modify" });
+    const diff = await ok(s.ctx, "change_diff", { entity_path: "api" });
+    expect((diff.items as Structured[]).map((e) => [e.id, e.constraint])).toEqual([[plain.id, ""], [r.id, "Must stay under 600 requests per minute for the partner tier"]]);
+    for (const query of ["partner tier", "600"]) {
+      const found = await ok(s.ctx, "change_search", { query });
+      expect((found.items as Structured[]).map((e) => e.id), query).toEqual([r.id]);
+    }
   });
 
   it("defaults session_id to the ctx session and keeps an explicit one", async () => {

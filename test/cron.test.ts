@@ -5,6 +5,7 @@
 import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
+import { CHAIN_SWEEP_JOB } from "../src/cron/chain-sweep";
 import { DAILY_CRON, FREQUENT_CRON, jobsFor } from "../src/cron/maintenance";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "../src/cron/stale-sweep";
 import type { Env } from "../src/env";
@@ -54,14 +55,17 @@ describe("cron triggers", () => {
   it("the frequent trigger runs the 5-minute jobs, the daily one the sweep, an unknown expression the frequent set", async () => {
     const frequent = ["lease_reaper", "run_reaper", "idempotency_retention", "embedding_backfill", "webhook_retry", "delivery_retention", "docs_orphan_chunks", "docs_rowless_chunks", "code_orphan_generations"];
     expect(jobsFor(FREQUENT_CRON)).toEqual(frequent);
-    expect(jobsFor(DAILY_CRON)).toEqual([STALE_SWEEP_JOB]);
+    expect(jobsFor(DAILY_CRON)).toEqual([STALE_SWEEP_JOB, CHAIN_SWEEP_JOB]);
 
     const fast = await fire(FREQUENT_CRON, T0);
     expect(fast.map((l) => l.job)).toEqual(frequent);
     expect(fast.every((l) => l.ok)).toBe(true);
 
     const daily = await fire(DAILY_CRON, T0);
-    expect(daily).toEqual([{ job: STALE_SWEEP_JOB, ok: true, detail: expect.stringMatching(/tenant\(s\) swept/) }]);
+    expect(daily).toEqual([
+      { job: STALE_SWEEP_JOB, ok: true, detail: expect.stringMatching(/tenant\(s\) swept/) },
+      { job: CHAIN_SWEEP_JOB, ok: true, detail: expect.stringMatching(/tenant chain\(s\) verified/) },
+    ]);
 
     expect((await fire("0 0 * * *", T0)).map((l) => l.job)).toEqual(frequent);
   });

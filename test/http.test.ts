@@ -133,7 +133,7 @@ describe("HTTP surface", () => {
       return { status: res.status, body: (await res.json()) as { result?: { tools: Array<{ name: string; annotations: { readOnlyHint: boolean } }> } } };
     };
     const changes = await list("/mcp?toolsets=changes");
-    expect(changes.body.result!.tools).toHaveLength(8);
+    expect(changes.body.result!.tools).toHaveLength(9); // the seed's eight and change_verify
     const readonly = await list("/mcp?readonly=1");
     expect(readonly.body.result!.tools.map((t) => t.name)).not.toContain("log_change");
     expect(readonly.body.result!.tools.every((t) => t.annotations.readOnlyHint)).toBe(true);
@@ -141,6 +141,39 @@ describe("HTTP surface", () => {
     expect(header.body.result!.tools.length).toBeGreaterThanOrEqual(8);
     const unknown = await list("/mcp?toolsets=nope");
     expect(unknown.status).toBe(400);
+  });
+
+  it("names the change ledger's tools as seed 000 does where the work ledger is absent, and takes the seed names as aliases beside it", async () => {
+    const id = await seedIdentity("http-seed-names", "agent");
+    const post = async (path: string, method: string, params: unknown = {}) => {
+      const res = await workerFetch(`http://ledger.test${path}`, { method: "POST", headers: headers(id.key), body: rpc(method, params) });
+      return (await res.json()) as { result?: { tools?: Array<{ name: string }>; structuredContent?: Record<string, unknown>; isError?: boolean }; error?: unknown };
+    };
+    const seedSurface = await post("/mcp?toolsets=changes", "tools/list");
+    expect(seedSurface.result!.tools!.map((t) => t.name).sort()).toEqual(
+      // The seed's eight tools under its names, and its `selvedge verify` command as `verify`.
+      ["blame", "changeset", "diff", "history", "log_change", "prior_attempts", "search", "stale_decisions", "verify"],
+    );
+    const logged = await post("/mcp?toolsets=changes", "tools/call", { name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Needed for password resets" } });
+    expect(logged.result!.structuredContent).toMatchObject({ ok: true });
+    const searched = await post("/mcp?toolsets=changes", "tools/call", { name: "search", arguments: { query: "password resets" } });
+    expect(searched.result!.structuredContent).toMatchObject({ ok: true, items: [{ entity_path: "users.email" }] });
+
+    // Beside the work ledger the listing keeps the prefixed names (its own `search` is another tool)...
+    const combined = (await post("/mcp", "tools/list")).result!.tools!.map((t) => t.name);
+    expect(combined).toEqual(expect.arrayContaining(["change_diff", "change_history", "change_search", "search"]));
+    expect(combined).not.toContain("diff");
+    expect(combined).not.toContain("history");
+    // ...and the seed's names still answer, as the same tools.
+    const diffed = await post("/mcp", "tools/call", { name: "diff", arguments: { entity_path: "users" } });
+    expect(diffed.result!.structuredContent).toMatchObject({ ok: true, items: [{ entity_path: "users.email" }] });
+    const history = await post("/mcp", "tools/call", { name: "history", arguments: { since: "1h" } });
+    expect(history.result!.structuredContent).toMatchObject({ ok: true, items: [{ entity_path: "users.email" }] });
+    const workSearch = await post("/mcp", "tools/call", { name: "search", arguments: { q: "password" } });
+    expect(workSearch.result!.structuredContent).toMatchObject({ ok: true, mode: expect.any(String) });
+    // Without the work ledger's search toolset, `search` is the change ledger's.
+    const noWorkSearch = await post("/mcp?toolsets=changes,tasks", "tools/call", { name: "search", arguments: { query: "password resets" } });
+    expect(noWorkSearch.result!.structuredContent).toMatchObject({ ok: true, items: [{ entity_path: "users.email" }] });
   });
 
   it("keeps the default surface under 40 tools: the core rooms, with collab, repos and feedback opt-in", async () => {

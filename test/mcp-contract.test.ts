@@ -84,7 +84,7 @@ describe("every tool in the registry", () => {
 describe("surfaces", () => {
   it("selects the default toolsets, named ones, all, and read-only", () => {
     expect(selectTools({ toolsets: [], readonly: false }).map((t) => t.name)).toContain("log_change");
-    expect(selectTools({ toolsets: ["changes"], readonly: false })).toHaveLength(8);
+    expect(selectTools({ toolsets: ["changes"], readonly: false })).toHaveLength(9); // the seed's eight and change_verify
     expect(selectTools({ toolsets: ["all"], readonly: false })).toHaveLength(ALL_TOOLS.length);
     const ro = selectTools({ toolsets: ["all"], readonly: true });
     expect(ro.length).toBeGreaterThan(0);
@@ -140,6 +140,7 @@ describe("the envelope", () => {
       change_search: [{ query: "email" }, { query: "" }],
       prior_attempts: [{ entity_path: "users", min_confidence: "proximity_low" }, {}],
       stale_decisions: [{}, { limit: 0 }],
+      change_verify: [{}, { cursor: "nope" }],
     };
     for (const t of ALL_TOOLS) {
       const check = validator.getValidator(toolListing(t).outputSchema as never);
@@ -242,6 +243,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   change_search: { query: "abc" },
   prior_attempts: { entity_path: "a" },
   stale_decisions: {},
+  change_verify: {},
   whoami: {},
   register_actor: { external_ref: "helper-bot" },
   actor_query: {},

@@ -4,7 +4,7 @@
  */
 export const ALL_TOOL_NAMES = [
   "activity_log", "activity_query", "actor_query", "attach_add", "attach_remove", "attachment_query",
-  "batch_commit", "blame", "change_diff", "change_history", "change_search", "changeset",
+  "batch_commit", "blame", "change_diff", "change_history", "change_search", "change_verify", "changeset",
   "code_ref_add", "code_ref_query", "code_ref_update", "comment_add", "comment_query",
   "decision_log", "decision_query", "decision_set_status", "docs_execute", "docs_query", "docs_session", "feature_request_create", "feature_request_query", "feature_request_set_status",
   "git_cherry_pick", "git_diff_summary", "git_inventory", "git_log", "git_merge", "git_parity", "git_status", "guide",

@@ -14,7 +14,8 @@ export const eventSchema = z.object({
   change_type: z.string().describe("What happened (add, remove, modify, rename, …)."),
   diff: z.string().describe("The diff text, or \"\"."),
   reasoning: z.string().describe("Why the change was made, or \"\"."),
-  agent: z.string().describe("The actor that logged it (from its API key)."),
+  agent: z.string().describe("The agent that logged it, as it named itself (default: its key's actor)."),
+  actor: z.string().describe("The actor whose API key logged it, or \"\"."),
   session_id: z.string().describe("Session correlation id, or \"\"."),
   git_commit: z.string().describe("Commit hash, or \"\"."),
   project: z.string().describe("Project name, or \"\"."),
@@ -24,6 +25,7 @@ export const eventSchema = z.object({
   expires_when: z.string().describe("Condition under which the decision expires, or \"\"."),
   stale_when: z.string().describe("Free-text condition that suggests a review, or \"\"."),
   supersedes: z.string().describe("Id of the removal this supersede re-opens, or \"\"."),
+  constraint: z.string().describe("What the change must keep holding, or \"\"."),
   superseded_by: z.string().describe("Id of the latest supersede event that re-opened this one, or \"\"."),
 });
 export type ChangeEvent = z.infer<typeof eventSchema>;
@@ -32,8 +34,8 @@ export type ChangeEvent = z.infer<typeof eventSchema>;
 export type EventWithSeq = ChangeEvent & { seq: number };
 
 export const EVENT_COLUMNS = `e.seq, e.id, e.timestamp, e.entity_path, e.entity_type, e.change_type, e.diff, e.reasoning,
-  e.agent, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
-  e.expires_when, e.stale_when, e.supersedes,
+  e.agent, COALESCE((SELECT a.name FROM actors a WHERE a.tenant_id = e.tenant_id AND a.id = e.actor_id), '') AS actor, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
+  e.expires_when, e.stale_when, e.supersedes, e."constraint",
   COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> ''
             ORDER BY s.seq DESC LIMIT 1), '') AS superseded_by`;
 
@@ -47,6 +49,7 @@ export interface EventRowRaw {
   diff: string | null;
   reasoning: string | null;
   agent: string | null;
+  actor: string | null;
   session_id: string | null;
   git_commit: string | null;
   project: string | null;
@@ -57,6 +60,7 @@ export interface EventRowRaw {
   expires_when: string | null;
   stale_when: string | null;
   supersedes: string | null;
+  constraint: string | null;
   superseded_by: string | null;
 }
 
@@ -82,6 +86,7 @@ export function toEvent(r: EventRowRaw): EventWithSeq {
     diff: r.diff ?? "",
     reasoning: r.reasoning ?? "",
     agent: r.agent ?? "",
+    actor: r.actor ?? "",
     session_id: r.session_id ?? "",
     git_commit: r.git_commit ?? "",
     project: r.project ?? "",
@@ -91,6 +96,7 @@ export function toEvent(r: EventRowRaw): EventWithSeq {
     expires_when: r.expires_when ?? "",
     stale_when: r.stale_when ?? "",
     supersedes: r.supersedes ?? "",
+    constraint: r.constraint ?? "",
     superseded_by: r.superseded_by ?? "",
   };
 }
@@ -153,7 +159,7 @@ export interface EventFilters {
   entity_path?: string;
   project?: string;
   changeset_id?: string;
-  /** An agent name, or "me" for the caller. */
+  /** An agent name, or "me" for the caller's own key. */
   agent?: string;
 }
 
@@ -161,7 +167,7 @@ export interface EventFilters {
  * SQL conditions for the optional filters the read tools share: entity path (exact or dotted
  * prefix, canonicalized), and exact project, changeset and agent. Blank values filter nothing.
  */
-export function eventFilters(ctx: Pick<Ctx, "actorName">, f: EventFilters): { where: string[]; params: unknown[]; path: string } {
+export function eventFilters(ctx: Pick<Ctx, "actorId">, f: EventFilters): { where: string[]; params: unknown[]; path: string } {
   const where: string[] = [];
   const params: unknown[] = [];
   const path = f.entity_path?.trim() ? canonicalPath(f.entity_path) : "";
@@ -170,7 +176,13 @@ export function eventFilters(ctx: Pick<Ctx, "actorName">, f: EventFilters): { wh
     where.push(match.sql);
     params.push(...match.params);
   }
-  const agent = f.agent?.trim() === "me" ? ctx.actorName : f.agent?.trim();
+  // "me" is whoever holds the calling key, whatever agent names it logged under.
+  const me = f.agent?.trim() === "me";
+  const agent = me ? undefined : f.agent?.trim();
+  if (me) {
+    where.push("e.actor_id = ?");
+    params.push(ctx.actorId);
+  }
   for (const [column, value] of [["project", f.project?.trim()], ["changeset_id", f.changeset_id?.trim()], ["agent", agent]] as const) {
     if (value) {
       where.push(`e.${column} = ?`);

@@ -3,6 +3,7 @@ import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
+import { appendChained } from "./chain";
 import { formatExpiresWhen, parseExpiresWhen } from "./expires";
 import { canonicalPath, pathMatchSql } from "./paths";
 import { CHANGE_TYPES, ENTITY_TYPES, REMOVALS, type ChangeType, type EntityType } from "./vocab";
@@ -24,6 +25,7 @@ export interface LogChangeInput {
   expires_when?: string;
   stale_when?: string;
   supersedes?: string;
+  constraint?: string;
 }
 
 export interface LogChangeResult {
@@ -87,6 +89,28 @@ async function resolveSupersede(
     );
   }
   return { id: row.id, entityType: row.entity_type };
+}
+
+/**
+ * The project an event is filed under when the caller names none. Keys carry no project, so it
+ * comes from the repository the caller's run works in (run_heartbeat): the project that repository
+ * is the one primary repository of, else the repository's name, which is what the seed's default
+ * (the project root's basename) is for a checkout of it. Without a run there is nothing to go by: "".
+ */
+async function defaultProject(ctx: Ctx): Promise<string> {
+  if (!ctx.runId) return "";
+  const row = await ctx.d1
+    .prepare(
+      `SELECT r.name AS repository,
+         (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(p.key) END FROM project_repositories pr
+            JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
+           WHERE pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.role = 'primary') AS project
+       FROM runs u JOIN repositories r ON r.tenant_id = u.tenant_id AND r.id = u.repository_id
+       WHERE u.tenant_id = ? AND u.id = ?`,
+    )
+    .bind(ctx.tenantId, ctx.runId)
+    .first<{ repository: string; project: string | null }>();
+  return row?.project ?? row?.repository ?? "";
 }
 
 export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogChangeResult> {
@@ -157,20 +181,17 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   }
 
   const metadata: Record<string, unknown> = {};
-  const claimedAgent = input.agent?.trim() ?? "";
-  if (claimedAgent !== "" && claimedAgent !== ctx.actorName) {
-    metadata.client_agent = claimedAgent;
-    warnings.push(`agent comes from your API key ('${ctx.actorName}'); the value you passed ('${claimedAgent}') was kept as metadata.client_agent`);
-  }
-
+  const constraint = input.constraint?.trim() ?? "";
   const base = {
     tenant_id: ctx.tenantId,
     timestamp,
-    agent: ctx.actorName,
+    // The name the client gives is what the seed shows, searches and filters by; the key's actor
+    // (actor_id) is recorded beside it and is what tenancy, authority and notices go by.
+    agent: input.agent?.trim() || ctx.actorName,
     actor_id: ctx.actorId,
     session_id: input.session_id?.trim() || ctx.sessionId,
     git_commit: input.git_commit?.trim() ?? "",
-    project: input.project?.trim() ?? "",
+    project: input.project?.trim() || (await defaultProject(ctx)),
     changeset_id: input.changeset_id?.trim() ?? "",
   };
   const id = uuidv7(now.getTime());
@@ -181,25 +202,27 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     rows.push({
       ...base, id: uuidv7(now.getTime()), entity_path: renameFrom, entity_type: entityType, change_type: "rename",
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_to: path }),
-      revisit_after: "", revisit_due: "", expires_when: "", stale_when: "", supersedes: "",
+      revisit_after: "", revisit_due: "", expires_when: "", stale_when: "", supersedes: "", constraint: "",
     });
     rows.push({
       ...base, id, entity_path: path, entity_type: entityType, change_type: "create",
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_from: renameFrom }),
       revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
-      stale_when: input.stale_when?.trim() ?? "", supersedes: "",
+      stale_when: input.stale_when?.trim() ?? "", supersedes: "", constraint,
     });
   } else {
     rows.push({
       ...base, id, entity_path: path, entity_type: entityType, change_type: changeType,
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify(metadata),
       revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
-      stale_when: input.stale_when?.trim() ?? "", supersedes,
+      stale_when: input.stale_when?.trim() ?? "", supersedes, constraint,
     });
   }
   const columns = Object.keys(rows[0]!);
-  const insert = `INSERT INTO events (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
-  // batch() is atomic on D1: both halves of a rename land, or neither does.
-  await ctx.d1.batch(rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))));
+  // Quoted: "constraint" is an SQL keyword.
+  const insert = `INSERT INTO events (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  // One atomic batch: both halves of a rename land with their chain entries, or nothing does.
+  await appendChained(ctx.d1, ctx.tenantId, timestamp, rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))),
+    rows.map((row) => ({ kind: "event", row })));
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
 }

@@ -40,11 +40,8 @@ const MAX_WALK_BATCHES = 25;
 
 const minutesBetween = (a: string, b: string) => (Date.parse(b) - Date.parse(a)) / 60_000;
 
-function removalReason(removal: EventWithSeq): string {
-  const why = removal.reasoning.trim();
-  const head = `${removal.change_type} at ${removal.timestamp}${removal.agent ? ` by ${removal.agent}` : ""}`;
-  return why ? `${head}: ${why}` : `${head} (no reasoning recorded)`;
-}
+/** The seed's outcome_reasoning: the undoing event's own reasoning, verbatim ("" when it gave none). */
+const removalReason = (removal: EventWithSeq): string => removal.reasoning;
 
 /** Infers outcomes on one path's timeline (oldest first). Exported for unit tests. */
 export function inferOutcomes(
@@ -93,6 +90,65 @@ export function inferOutcomes(
     });
   }
   return out;
+}
+
+/** Rename hops followed back from a path: a path renamed more often than this is rare. */
+const MAX_RENAME_HOPS = 5;
+
+interface RenameLink {
+  from: string;
+  to: string;
+  /** The append position of the create on the new path: events on `from` before it belong to `to`. */
+  seq: number;
+}
+
+/**
+ * A rename is a pair of events: `rename` on the old path (metadata.renamed_to) and `create` on the
+ * new one (metadata.renamed_from). Following those both ways, a path's events before it was renamed
+ * join the timeline of its newest name, so an attempt made under an old name and undone under the new one (or the
+ * reverse) is still inferred as undone. Returns every event, oldest first, and the timeline each
+ * belongs to (the newest name of its path).
+ */
+async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ events: EventWithSeq[]; timelineOf: (e: EventWithSeq) => string }> {
+  const events = new Map(initial.map((e) => [e.id, e]));
+  const loaded = new Set(initial.map((e) => e.entity_path));
+  const links: RenameLink[] = [];
+  const linked = new Set<string>();
+  for (let hop = 0; hop < MAX_RENAME_HOPS; hop++) {
+    const fresh: RenameLink[] = [];
+    for (const e of events.values()) {
+      if (linked.has(e.id)) continue;
+      // Back from the new path's create, and forward from the old path's rename.
+      const { renamed_from: from, renamed_to: to } = e.metadata;
+      if (e.change_type === "create" && typeof from === "string" && from !== "") fresh.push({ from, to: e.entity_path, seq: e.seq });
+      else if (e.change_type === "rename" && typeof to === "string" && to !== "") fresh.push({ from: e.entity_path, to, seq: e.seq });
+      else continue;
+      linked.add(e.id);
+    }
+    if (fresh.length === 0) break;
+    links.push(...fresh);
+    const missing = [...new Set(fresh.flatMap((l) => [l.from, l.to]))].filter((p) => !loaded.has(p));
+    if (missing.length === 0) continue;
+    for (const p of missing) loaded.add(p);
+    const res = await ctx.d1
+      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (SELECT value FROM json_each(?)) ORDER BY e.seq DESC LIMIT ?`)
+      .bind(ctx.tenantId, JSON.stringify(missing), MAX_EVENTS)
+      .all<EventRowRaw>();
+    for (const r of res.results) if (!events.has(r.id)) events.set(r.id, toEvent(r));
+  }
+  const timelineOf = (e: EventWithSeq): string => {
+    let path = e.entity_path;
+    let at = e.seq;
+    for (let hop = 0; hop <= MAX_RENAME_HOPS; hop++) {
+      // The first rename away from this path after the event: later reuse of the old name stays its own.
+      const next = links.filter((l) => l.from === path && l.seq > at).sort((a, b) => a.seq - b.seq)[0];
+      if (!next) break;
+      path = next.to;
+      at = next.seq;
+    }
+    return path;
+  };
+  return { events: [...events.values()].sort((a, b) => a.seq - b.seq), timelineOf };
 }
 
 export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promise<PriorAttempt[]> {
@@ -144,7 +200,7 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
     matchType = "substring";
   }
 
-  const events = rows.map(toEvent);
+  const { events, timelineOf } = await followRenames(ctx, rows.map(toEvent));
   const byId = new Map(events.map((e) => [e.id, e]));
   // A supersede may sit on a dotted parent of the removal it re-opens, outside the paths read
   // above: fetch those so the reopened attempt still carries the supersede's reasoning.
@@ -159,14 +215,16 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
   }
   const timelines = new Map<string, EventWithSeq[]>();
   for (const e of events) {
-    const list = timelines.get(e.entity_path) ?? [];
+    const key = timelineOf(e);
+    const list = timelines.get(key) ?? [];
     list.push(e);
-    timelines.set(e.entity_path, list);
+    timelines.set(key, list);
   }
   const floor: ReadonlySet<Confidence> =
     input.min_confidence === "proximity_low" ? new Set(["exact", "proximity_high", "proximity_low"]) : new Set(["exact", "proximity_high"]);
-  const attempts = [...timelines.values()]
-    .flatMap((timeline) => inferOutcomes(timeline, byId, input.window_minutes, matchType))
+  const attempts = [...timelines.entries()]
+    .flatMap(([path, timeline]) => inferOutcomes(timeline, byId, input.window_minutes, matchType)
+      .map((a) => (a.entity_path === path ? a : { ...a, note: `an earlier path of ${path} (renamed or moved since)` })))
     .filter((a) => floor.has(a.confidence))
     .sort((a, b) => b.seq - a.seq)
     .slice(0, input.limit);

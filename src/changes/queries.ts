@@ -46,9 +46,9 @@ export function statusOf(changeType: string | undefined): DecisionStatus {
 export type BlameResult = ChangeEvent & { status: DecisionStatus; error: string };
 
 const EMPTY_EVENT: ChangeEvent = {
-  id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "",
+  id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "", actor: "",
   session_id: "", git_commit: "", project: "", changeset_id: "", metadata: {}, revisit_after: "", expires_when: "",
-  stale_when: "", supersedes: "", superseded_by: "",
+  stale_when: "", supersedes: "", constraint: "", superseded_by: "",
 };
 
 /** The latest event on an exact path (shared with the benchmark's plain route). */

@@ -64,14 +64,14 @@ export interface StaleScope {
   d1: D1Database;
   tenantId: string;
   /** Resolves agent "me"; "" when nobody is calling. */
-  actorName: string;
+  actorId: string;
   now: Date;
   record?: (entityPath: string) => D1PreparedStatement;
 }
 
 export function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecision[]> {
   return evaluateStaleDecisions(
-    { d1: ctx.d1, tenantId: ctx.tenantId, actorName: ctx.actorName, now: ctx.clock.now(), record: (path) => recordToolCall(ctx, "stale_decisions", path) },
+    { d1: ctx.d1, tenantId: ctx.tenantId, actorId: ctx.actorId, now: ctx.clock.now(), record: (path) => recordToolCall(ctx, "stale_decisions", path) },
     input,
   );
 }

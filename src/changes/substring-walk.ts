@@ -13,8 +13,8 @@ import { containsSql } from "./paths";
 /** Candidates per round trip. */
 const BATCH = 200;
 
-/** Events whose entity_path, diff, reasoning or agent contains ?1 (a literal, ASCII case folded). */
-const CONTAINS_SQL = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent"].map((c) => containsSql(c, "?1")).join(" OR ")})`;
+/** Events whose entity_path, diff, reasoning, agent or constraint contains ?1 (a literal, ASCII case folded). */
+const CONTAINS_SQL = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent", 'e."constraint"'].map((c) => containsSql(c, "?1")).join(" OR ")})`;
 
 /**
  * One batch of FTS candidates (?2 phrase, below rowid ?3, ?4 of them) re-checked for tenant ?5.

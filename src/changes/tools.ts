@@ -2,7 +2,8 @@
 import { z } from "zod";
 import { defineTool, type ToolAnnotations } from "../mcp/define-tool";
 import { excerpt } from "../mcp/errors";
-import { eventSchema } from "./events";
+import { d1Reader, verifyChain } from "./chain";
+import { decodeCursor, encodeCursor, eventSchema } from "./events";
 import { logChange } from "./log-change";
 import { priorAttempts } from "./prior-attempts";
 import { blame, changeDiff, changeHistory, changeSearch, changeset, SEARCH_QUERY_MAX } from "./queries";
@@ -61,16 +62,17 @@ export const logChangeTool = defineTool({
     entity_type: z.string().max(64).optional().describe("column, table, file, function, class, endpoint, dependency, env_var, index, schema, config or other (default)."),
     diff: z.string().max(1_000_000).optional().describe("The diff (recommended; over 64KB truncated with a warning)."),
     reasoning: z.string().max(200_000).optional().describe("Why, from your own context (weak or missing reasoning draws a warning)."),
-    agent: label("Ignored: your key's actor is the agent."),
+    agent: label("Your agent's name (claude-code, cursor, …), for search and filters; your key's actor is recorded beside it (default: that actor)."),
     session_id: label("Session correlation id (default: the MCP session)."),
     git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
-    project: label("Project name."),
+    project: label("Project name (default: the key of the project your run's repository belongs to, else the repository's name)."),
     changeset_id: label("Slug grouping the changes of one feature or task."),
     rename_from: z.string().max(PATH_MAX).optional().describe("With change_type 'rename': the previous path (entity_path is the new one)."),
     revisit_after: z.string().max(64).optional().describe("When to revisit this decision: a date (2026-12-01) or an offset (90d, 6mo, 1y)."),
     expires_when: z.string().max(PATH_MAX + 32).optional().describe("When the decision stops holding: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD or manual:LABEL."),
     stale_when: z.string().max(2000).optional().describe("Conditions that should prompt a review."),
     supersedes: z.string().max(64).optional().describe("With change_type 'supersede': the removal it re-opens (default: the latest)."),
+    constraint: z.string().max(2000).optional().describe("What the change must keep holding (a limit, an invariant); found by change_search."),
   }),
   output: z.object({
     id: z.string().describe("The new event's id (for a rename, the create event on the new path)."),
@@ -87,6 +89,7 @@ export const logChangeTool = defineTool({
 
 export const changeDiffTool = defineTool({
   name: "change_diff",
+  seedName: "diff",
   title: "Diff an entity's history",
   toolset: "changes",
   description:
@@ -121,6 +124,7 @@ export const blameTool = defineTool({
 
 export const changeHistoryTool = defineTool({
   name: "change_history",
+  seedName: "history",
   title: "Browse history",
   toolset: "changes",
   description: "Filtered history across all entities, newest first. (Seed name: history.)",
@@ -158,10 +162,11 @@ export const changesetTool = defineTool({
 
 export const changeSearchTool = defineTool({
   name: "change_search",
+  seedName: "search",
   title: "Search events",
   toolset: "changes",
   description:
-    "Literal substring search over path, diff, reasoning and agent, newest first. (Seed name: search.)",
+    "Literal substring search over path, diff, reasoning, agent and constraint, newest first. (Seed name: search.)",
   input: z.object({
     query: z.string().min(1).max(SEARCH_QUERY_MAX).describe("Text to find."),
     limit: limitField(20),
@@ -227,7 +232,7 @@ export const staleDecisionsTool = defineTool({
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),
-    agent: label("Exact agent name; 'me' means you."),
+    agent: label("Exact agent name as logged; 'me' means whatever your key logged."),
     limit: limitField(20),
   }),
   output: page(staleSchema),
@@ -235,6 +240,40 @@ export const staleDecisionsTool = defineTool({
   annotations: READ,
   run: async (ctx, input) => ({ items: await staleDecisions(ctx, input) }),
   summarize: (r) => `${r.items.length} decision(s) to revisit.`,
+});
+
+export const changeVerifyTool = defineTool({
+  name: "change_verify",
+  // The seed's `selvedge verify` command, as a tool.
+  seedName: "verify",
+  title: "Verify the tamper-evident log",
+  toolset: "changes",
+  description:
+    "Check the tenant's hash chain over change events and decisions; names the first row edited, deleted or written around the ledger. (Seed: selvedge verify.)",
+  input: z.object({
+    limit: z.number().int().min(1).max(5000).default(1000).describe("Chain entries to check in this call."),
+    cursor: cursorField,
+  }),
+  output: z.object({
+    intact: z.boolean().describe("False when a break was found."),
+    checked: z.number().int().describe("Chain entries checked by this call."),
+    position: z.number().int().describe("Position of the last entry checked."),
+    first_break: z.object({
+      position: z.number().int().nullable().describe("Chain position of the break; null for a row with no entry."),
+      kind: z.enum(["event", "decision", ""]).describe("What the broken row is."),
+      row_id: z.string().describe("The row's id, or \"\"."),
+      reason: z.enum(["edited", "deleted", "link_broken", "unchained"]).describe("What was found."),
+      message: z.string().describe("One sentence."),
+    }).nullable().describe("The first broken link, or null."),
+    unchained_legacy: z.number().int().describe("Rows from before the chain existed, not chained yet (the nightly sweep chains them)."),
+    next_cursor: z.string().optional().describe("More entries follow: pass as cursor to continue."),
+  }),
+  annotations: READ,
+  run: async (ctx, input) => {
+    const { next_position, ...r } = await verifyChain(d1Reader(ctx.d1), ctx.tenantId, { after: decodeCursor(input.cursor) ?? 0, limit: input.limit });
+    return { ...r, ...(next_position !== undefined ? { next_cursor: encodeCursor(next_position) } : {}) };
+  },
+  summarize: (r) => (r.first_break ? `BROKEN: ${r.first_break.message}.` : `${r.checked} link(s) intact${r.next_cursor ? "; more follow" : ""}.`),
 });
 
 export const changeTools = [
@@ -246,4 +285,5 @@ export const changeTools = [
   changeSearchTool,
   priorAttemptsTool,
   staleDecisionsTool,
+  changeVerifyTool,
 ];

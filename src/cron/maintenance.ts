@@ -9,6 +9,7 @@ import { sweepRowlessChunks } from "../docs/chunk-sweep";
 import { collectOrphanChunks } from "../docs/store";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
+import { CHAIN_SWEEP_JOB, sweepChains } from "./chain-sweep";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
 
 export interface JobReport {
@@ -58,6 +59,8 @@ const FREQUENT_JOBS: Record<string, Job> = {
 const DAILY_JOBS: Record<string, Job> = {
   /** Notices are once a day per decision, so sweeping more often would only find nothing new. */
   [STALE_SWEEP_JOB]: (env, now) => sweepStaleDecisions(env.DB, now),
+  /** Seed 000's tamper-evident log: every tenant's hash chain, a bounded stretch per night. */
+  [CHAIN_SWEEP_JOB]: (env, now) => sweepChains(env.DB, now),
 };
 
 /**

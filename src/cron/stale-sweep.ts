@@ -37,7 +37,7 @@ export async function sweepStaleDecisions(d1: D1Database, now: Date, limits: Swe
   let sent = 0;
   let deferred = false;
   for (const [index, { id: tenantId }] of tenants.entries()) {
-    const decisions = await evaluateStaleDecisions({ d1, tenantId, actorName: "", now }, { limit: DECISIONS_PER_TENANT });
+    const decisions = await evaluateStaleDecisions({ d1, tenantId, actorId: "", now }, { limit: DECISIONS_PER_TENANT });
     const notices = await addressNotices(d1, tenantId, decisions);
     const fits = notices.slice(0, budget);
     sent += await insertNotices(d1, tenantId, fits, now, day);
@@ -67,19 +67,19 @@ export async function sweepStaleDecisions(d1: D1Database, now: Date, limits: Swe
 }
 
 /**
- * A decision's `agent` is the name of the actor whose key logged it; agents named by a client
- * that is no actor of the tenant (older rows, imports) have nobody to notify.
+ * A decision's notice goes to the actor whose key logged it (`actor`, not the agent name the
+ * client gave); a decision with no such actor (imports) has nobody to notify.
  */
 async function addressNotices(d1: D1Database, tenantId: string, decisions: StaleDecision[]): Promise<Notice[]> {
   if (decisions.length === 0) return [];
-  const names = [...new Set(decisions.map((d) => d.agent).filter((a) => a !== ""))];
+  const names = [...new Set(decisions.map((d) => d.actor).filter((a) => a !== ""))];
   const { results } = await d1
     .prepare(`SELECT id, name FROM actors WHERE tenant_id = ? AND name IN (SELECT value FROM json_each(?))`)
     .bind(tenantId, JSON.stringify(names))
     .all<{ id: string; name: string }>();
   const byName = new Map(results.map((r) => [r.name, r.id]));
   return decisions.flatMap((decision) => {
-    const actorId = byName.get(decision.agent);
+    const actorId = byName.get(decision.actor);
     return actorId ? [{ actorId, decision }] : [];
   });
 }

@@ -80,6 +80,7 @@ export const events = sqliteTable("events", {
   expiresWhen: text("expires_when").notNull(),
   staleWhen: text("stale_when").notNull(),
   supersedes: text("supersedes").notNull(),
+  constraint: text("constraint").notNull(),
 });
 
 export const toolCalls = sqliteTable("tool_calls", {
@@ -94,6 +95,23 @@ export const toolCalls = sqliteTable("tool_calls", {
 });
 
 export type EventRow = typeof events.$inferSelect;
+
+/** The per-tenant hash chain over events and decisions (migrations/0037, src/changes/chain.ts). */
+export const ledgerChain = sqliteTable("ledger_chain", {
+  tenantId: text("tenant_id").notNull(),
+  pos: integer("pos").notNull(),
+  kind: text("kind").notNull(),
+  rowId: text("row_id").notNull(),
+  hash: text("hash").notNull(),
+  createdAt: text("created_at").notNull(),
+});
+
+/** The last event and decision written before the chain existed (the sweep chains those later). */
+export const ledgerChainStart = sqliteTable("ledger_chain_start", {
+  id: integer("id").primaryKey(),
+  eventsSeq: integer("events_seq").notNull(),
+  decisionsSeq: integer("decisions_seq").notNull(),
+});
 
 export const projects = sqliteTable("projects", {
   id: text("id").primaryKey(),

@@ -2,6 +2,7 @@
  * Time helpers. Every stored instant is `Date#toISOString()` output: UTC, `Z`, fixed width,
  * so comparing the text compares the time.
  */
+import { invalidInput } from "../mcp/errors";
 
 /** Where "now" comes from. Services take it from their Ctx so tests can move time. */
 export interface Clock {
@@ -26,10 +27,20 @@ const UNIT_MS: Record<string, number> = {
 // `m` is minutes and `mo`/`mon` months (30 days), as the seed's grammar says.
 const RELATIVE = /^(\d{1,6})\s*(mon|mo|m|h|d|w|y)$/i;
 
-/** Milliseconds of a relative offset such as `15m`, `24h`, `7d`, `5mo`, `1y`, or null. */
+/**
+ * Milliseconds of a relative offset such as `15m`, `24h`, `7d`, `5mo`, `1y`, or null. A capital
+ * `M` alone is refused rather than read: `6M` means six months to most people and six minutes to
+ * a case-insensitive grammar, and a decision meant for half a year must not come due in minutes.
+ */
 export function parseOffset(text: string): number | null {
   const m = RELATIVE.exec(text.trim());
   if (!m) return null;
+  if (m[2] === "M") {
+    throw invalidInput(
+      `'${text.trim()}' is ambiguous: a capital M could mean months or minutes.`,
+      `Write ${m[1]}mo for ${m[1]} months or ${m[1]}m for ${m[1]} minutes (mo = months, m = minutes).`,
+    );
+  }
   return Number(m[1]) * UNIT_MS[m[2]!.toLowerCase()]!;
 }
 

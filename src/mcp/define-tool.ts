@@ -30,6 +30,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   title: string;
   description: string;
   toolset: ToolsetId;
+  /**
+   * The seed's own name for the tool, where ours differs to sit beside the work ledger (seed 000's
+   * `diff`, `history`, `search`). A surface without the work ledger lists the tool under it; every
+   * surface that has the tool accepts it in tools/call (see surfaceNaming in the registry).
+   */
+  seedName?: string;
   /** Every property must carry `.describe()`; a test enforces it. */
   input: I;
   /** The success payload, without the envelope's `ok`. */

@@ -91,6 +91,33 @@ export function selectTools(surface: Surface): AnyToolDef[] {
   return ALL_TOOLS.filter((t) => wanted.has(t.toolset) && (!surface.readonly || t.annotations.readOnly));
 }
 
+/** The work ledger's toolsets (seed 001): beside any of them, short names such as `search` or `history` would be ambiguous. */
+const WORK_LEDGER_TOOLSETS: ReadonlySet<ToolsetId> = new Set([
+  "identity", "projects", "tasks", "decisions", "handoffs", "knowledge", "search", "repos", "feedback", "skills", "collab", "runs",
+]);
+
+/** How a surface names its tools: the name each is listed under, and the tool a tools/call name means. */
+export interface SurfaceNaming {
+  listedName(def: AnyToolDef): string;
+  resolve(name: string): AnyToolDef | undefined;
+}
+
+/**
+ * Seed 000 calls its tools `diff`, `history` and `search`; next to the work ledger those names
+ * would be ambiguous (and `search` is taken), so there they are listed as change_diff, … . A
+ * surface without the work ledger lists the seed's names. Either way a tool keeps one definition:
+ * its canonical name always answers, and its seed name answers wherever no listed tool has it.
+ */
+export function surfaceNaming(tools: readonly AnyToolDef[]): SurfaceNaming {
+  const seedNames = !tools.some((t) => WORK_LEDGER_TOOLSETS.has(t.toolset));
+  const listedName = (def: AnyToolDef) => (seedNames && def.seedName ? def.seedName : def.name);
+  const byName = new Map<string, AnyToolDef>();
+  for (const t of tools) byName.set(listedName(t), t);
+  for (const t of tools) if (!byName.has(t.name)) byName.set(t.name, t);
+  for (const t of tools) if (t.seedName && !byName.has(t.seedName)) byName.set(t.seedName, t);
+  return { listedName, resolve: (name) => byName.get(name) };
+}
+
 const idempotencyKeyField = z
   .string()
   .min(1)

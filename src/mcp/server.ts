@@ -13,7 +13,7 @@ import { excerpt } from "./errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
-import { callTool, failureResult, listedTool, type SchemaListing } from "./registry";
+import { callTool, failureResult, listedTool, type SchemaListing, surfaceNaming } from "./registry";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
 
@@ -103,11 +103,16 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   registerResources(mcp, ctx);
   await attachGuideSkills(mcp);
   const server = mcp.server;
+  const naming = surfaceNaming(tools);
   server.setRequestHandler("tools/list", async () => ({
-    tools: tools.map((t) => (options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing))),
+    tools: tools.map((t) => {
+      const listed = options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing);
+      const name = naming.listedName(t);
+      return name === listed.name ? listed : { ...listed, name };
+    }),
   }));
   server.setRequestHandler("tools/call", async (request, sctx) => {
-    const def = tools.find((t) => t.name === request.params.name);
+    const def = naming.resolve(request.params.name);
     if (!def) {
       // A tool elsewhere in the registry gets the envelope saying how to reach it; an unknown name, the protocol's error.
       const elsewhere = offSurfaceError(request.params.name, options.surface);

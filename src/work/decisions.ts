@@ -1,5 +1,6 @@
 /** Decisions (seed 001): decision_log, decision_set_status, decision_query. Append-only by design. */
 import { z } from "zod";
+import { appendChained } from "../changes/chain";
 import { ftsQuery } from "../db/fts";
 import { uuidv7 } from "../db/ids";
 import { iso, resolveSince } from "../db/time";
@@ -85,21 +86,22 @@ export const decisionLogTool = defineTool({
     // Embedded on write for recall by meaning: queued in the same batch, made after the response.
     const embedRef = { tenantId: ctx.tenantId, type: "decision" as const, id };
     const text = decisionEmbedText({ title: input.title, choice: input.choice, context: input.context ?? "", rationale: input.rationale ?? "" });
-    await ctx.d1.batch([
-      ctx.d1
-        .prepare(
-          `INSERT INTO decisions (id, tenant_id, project_id, title, choice, context, rationale, options, status, supersedes_decision_id, created_by, created_at, status_changed_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .bind(id, ctx.tenantId, project?.id ?? superseded?.project_id ?? null, input.title, input.choice, input.context ?? "", input.rationale ?? "",
-          JSON.stringify(input.options ?? []), input.status, superseded?.id ?? null, ctx.actorId, now, now),
+    const row = {
+      id, tenant_id: ctx.tenantId, project_id: project?.id ?? superseded?.project_id ?? null, title: input.title, choice: input.choice,
+      context: input.context ?? "", rationale: input.rationale ?? "", options: JSON.stringify(input.options ?? []), status: input.status,
+      supersedes_decision_id: superseded?.id ?? null, created_by: ctx.actorId, created_at: now, status_changed_at: now,
+    };
+    const columns = Object.keys(row) as Array<keyof typeof row>;
+    // The decision and its link in the tenant's tamper-evident chain are written together.
+    await appendChained(ctx.d1, ctx.tenantId, now, [
+      ctx.d1.prepare(`INSERT INTO decisions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...columns.map((c) => row[c])),
       activityStatement(ctx, {
         verb: superseded ? "decision.superseded" : "decision.logged", objectType: "decision", objectId: id,
         projectId: project?.id ?? superseded?.project_id ?? null, summary: `${input.title}: ${input.choice}`.slice(0, 300),
         metadata: superseded ? { supersedes: superseded.id } : {},
       }),
       await queueEmbedding(ctx.d1, embedRef, text, ctx.clock.now()),
-    ]);
+    ], [{ kind: "decision", row }]);
     embedAfterResponse(ctx, [embedRef]);
     return { decision: await findDecision(ctx, id) };
   },
