@@ -237,7 +237,7 @@ export const taskUpdateTool = defineTool({
   title: "Update a task",
   toolset: "tasks",
   description:
-    "Patch a task. Status moves follow the state machine; done waits for its criteria, evidence and reviewer (guide: tasks-and-deps). Another actor's live lease refuses the write.",
+    "Patch a task. Status follows the state machine; done waits for criteria, evidence and reviewer (guide: tasks-and-deps). Another actor's live lease refuses it.",
   input: z.object({
     task_id: taskRefField("The task."),
     patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change."),
