@@ -63,7 +63,8 @@ describe("git_status", () => {
       .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => {
         const run = example<{ check_runs: Record<string, unknown>[] }>("GET /repos/{owner}/{repo}/commits/{ref}/check-runs").check_runs[0]!;
         return { body: example("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { total_count: 2, check_runs: [{ ...run, status: "completed", conclusion: "success" }, { ...run, status: "in_progress", conclusion: null }] }) };
-      });
+      })
+      .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
     const r = await ok(ctx, "git_status", { repo: "octocat/Hello-World", branch: "feature/x" });
     const row = r.groups[0].repos[0];
     expect(r.groups[0].workspace_root).toBe("octocat/Hello-World");
@@ -74,6 +75,9 @@ describe("git_status", () => {
     expect(row.checks).toEqual({ total: 2, success: 1, failure: 0, pending: 1, other: 0 });
     expect(gh.requests.find((q) => q.op === "GET /repos/{owner}/{repo}/compare/{basehead}")!.path.basehead).toBe("main...feature/x");
     expect(gh.requests.find((q) => q.op === "GET /repos/{owner}/{repo}/pulls")!.query).toMatchObject({ head: "octocat:feature/x", state: "open" });
+    // No .gitmodules at the head: no submodule rows (test/git-submodules.test.ts has them).
+    expect(gh.requests.find((q) => q.op === "GET /repos/{owner}/{repo}/contents/{path}")!).toMatchObject({ path: { path: ".gitmodules" }, query: { ref: SHA_A } });
+    expect(r.groups[0].repos).toHaveLength(1);
   });
 
   it("answers branch_not_found and repo_not_found, and refuses unsafe refs before any request", async () => {
@@ -96,7 +100,8 @@ describe("git_status", () => {
       .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A, true) }))
       .on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }))
       .on("GET /repos/{owner}/{repo}/commits/{ref}/status", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { total_count: 0, statuses: [] }) }))
-      .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({ body: { total_count: 0, check_runs: [] } }));
+      .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({ body: { total_count: 0, check_runs: [] } }))
+      .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
     const r = await ok(ctx, "git_status", { repos: ["octocat/Hello-World", "octocat/gone"] });
     expect(r.groups[0].repos[0]).toMatchObject({ statusText: "## main", protected: true, ok: true });
     expect(r.groups[0].repos[0].checks).toBeUndefined();

@@ -279,7 +279,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   handoff_query: { direction: "any" },
   inbox: { ack: ["$handoff"] },
   repo_register: { remote_url: "git@github.com:acme/api.git" },
-  git_status: { repo: "octocat/Hello-World" },
+  git_status: { repo: "octocat/Hello-World", include_submodules: true },
   git_inventory: { repos: ["octocat/Hello-World"] },
   git_parity: { pairs: [{ left: "octocat/Hello-World@main", right: "octocat/Hello-World@dev" }] },
   list_presets: { repo: "octocat/Hello-World" },

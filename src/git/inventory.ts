@@ -7,10 +7,9 @@ import { invalidInput, ToolError } from "../mcp/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
 import {
-  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams,
+  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams, statusHeader,
 } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";
-import { statusHeader } from "./status";
 import { assertSafeRef, isSafeRef, type RepoName } from "./tokens";
 
 /** Resolved with the tenant's registered repositories too; null when the text names no repository. */

@@ -180,5 +180,12 @@ export function ageRelative(iso: string, now: Date): string {
   return `${Math.floor(s / (86_400 * 365))}y ago`;
 }
 
+/** A `git status -b` header line: `## branch...base [ahead N, behind M]`. */
+export const statusHeader = (branch: string, base: string, ahead: number, behind: number) => {
+  if (branch === base) return `## ${branch}`;
+  const counts = [ahead ? `ahead ${ahead}` : "", behind ? `behind ${behind}` : ""].filter(Boolean).join(", ");
+  return `## ${branch}...${base}${counts ? ` [${counts}]` : ""}`;
+};
+
 /** Markdown table cells: GitHub text must not break the table. */
 export const cell = (text: string | number | undefined) => String(text ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");

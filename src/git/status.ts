@@ -1,7 +1,8 @@
 /**
  * git_status over GitHub: there is no working tree, so "status" is the state of a branch on
  * GitHub — its head, how far it is ahead of / behind its base, protection, the open pull request,
- * and the combined commit status and check runs of its head.
+ * and the combined commit status and check runs of its head; with the seed's includeSubmodules
+ * (on by default), a row per submodule its head pins (submodules.ts).
  */
 import { repoField } from "./repo";
 import { z } from "zod";
@@ -10,8 +11,9 @@ import type { RepoName } from "./tokens";
 import { assertSafeRef } from "./tokens";
 import { cleanText } from "./untrusted";
 import {
-  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams,
+  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams, statusHeader, REQUEST_BUDGET, MAX_REPOS,
 } from "./read-tool";
+import { followSubmodule, type Gitmodules, listSubmodules, MAX_SUBMODULES, type RepoCache, REQUESTS_PER_SUBMODULE, submoduleField } from "./submodules";
 
 const branchNotFound = (r: RepoName, branch: string) =>
   new ToolError("branch_not_found", `Branch '${branch}' does not exist in ${fullName(r)}.`, { hint: "Check the branch name; git_inventory lists each repository's default branch." });
@@ -25,13 +27,13 @@ const checksSchema = z.object({
 });
 
 const rowSchema = z.object({
-  label: z.string().describe("The repository (owner/name)."),
-  path: z.string().describe("The branch's web address on GitHub."),
-  ok: z.boolean().optional().describe("True when the branch was read (omitted on failure)."),
-  statusText: z.string().describe("A `git status -b` style header: ## branch...base [ahead N, behind M], or the failure."),
+  label: z.string().describe("The repository (owner/name), or a submodule's path in it."),
+  path: z.string().describe("The branch's web address on GitHub (a submodule's: its pinned commit's, else its url)."),
+  ok: z.boolean().optional().describe("True when the branch (or submodule) was read (omitted on failure)."),
+  statusText: z.string().describe("A `git status -b` style header: ## branch...base [ahead N, behind M] (a submodule: ## HEAD (pinned abc1234)...main [behind N]), or the reason it was not read."),
   branch: z.string().optional().describe("The branch."),
-  base: z.string().optional().describe("The branch it is compared with."),
-  headSha: z.string().optional().describe("The branch's head commit."),
+  base: z.string().optional().describe("The branch it is compared with (a submodule: the branch it tracks)."),
+  headSha: z.string().optional().describe("The branch's head commit (a submodule: the commit the superproject pins)."),
   headAbbrev: z.string().optional().describe("The head commit, 7 characters."),
   ahead: z.number().int().optional().describe("Commits on branch not on base."),
   behind: z.number().int().optional().describe("Commits on base not on branch."),
@@ -48,7 +50,8 @@ const rowSchema = z.object({
     total: z.number().int().describe("How many statuses it combines."),
   }).optional().describe("The combined commit status of the head."),
   checks: checksSchema.optional().describe("Check runs on the head."),
-  error: z.string().optional().describe("The error code when this repository could not be read (several repos only)."),
+  submodule: submoduleField.optional().describe("On a submodule's row: where .gitmodules points."),
+  error: z.string().optional().describe("The error code when this repository (several repos only) or submodule could not be read."),
 });
 type Row = z.input<typeof rowSchema>;
 
@@ -66,12 +69,6 @@ function summarizeChecks(runs: CheckRun[], total: number): z.input<typeof checks
   }
   return out;
 }
-
-export const statusHeader = (branch: string, base: string, ahead: number, behind: number) => {
-  if (branch === base) return `## ${branch}`;
-  const counts = [ahead ? `ahead ${ahead}` : "", behind ? `behind ${behind}` : ""].filter(Boolean).join(", ");
-  return `## ${branch}...${base}${counts ? ` [${counts}]` : ""}`;
-};
 
 async function branchStatus(git: Git, r: RepoName, input: { branch?: string; base?: string }): Promise<Row> {
   const p = repoParams(r);
@@ -111,50 +108,93 @@ async function branchStatus(git: Git, r: RepoName, input: { branch?: string; bas
 
 const groupSchema = z.object({
   workspace_root: z.string().describe("The repository (owner/name)."),
-  repos: z.array(rowSchema).describe("The branch's state (one row)."),
+  repos: z.array(rowSchema).describe("The branch's state, then one row per submodule followed."),
+  submodulesTruncated: z.boolean().optional().describe(`True when submodules were left out: at most ${MAX_SUBMODULES} are followed per call.`),
+  submodulesOmittedCount: z.number().int().optional().describe("How many submodules were left out."),
+  submodulesNote: z.string().optional().describe("Why .gitmodules could not be read, when it could not."),
 });
+
+/** What one repository's read gave, before its submodules are followed. */
+interface Read {
+  r: RepoName;
+  row: Row;
+  found: Gitmodules;
+}
+
+/**
+ * Follows the submodules every repository listed, in repository order, up to MAX_SUBMODULES for the
+ * whole call (so which ones are left out does not depend on which repository answered first).
+ */
+async function withSubmodules(git: Git, reads: Read[]) {
+  let room = MAX_SUBMODULES;
+  const plans = reads.map((read) => {
+    const take = read.found.submodules.slice(0, room);
+    room -= take.length;
+    return { read, take, omitted: read.found.submodules.length - take.length };
+  });
+  const cache: RepoCache = new Map();
+  const jobs = plans.flatMap((p, i) => p.take.map((sub) => ({ i, sub })));
+  const rows = await mapLimit(jobs, 4, ({ i, sub }) => {
+    const { r, row } = plans[i]!.read;
+    return followSubmodule(git, r, row.headSha!, row.branch!, sub, cache);
+  });
+  return plans.map(({ read, omitted }, i) => ({
+    workspace_root: fullName(read.r),
+    repos: [read.row, ...rows.filter((_row, j) => jobs[j]!.i === i)],
+    submodulesTruncated: omitted > 0,
+    submodulesOmittedCount: omitted || undefined,
+    submodulesNote: "note" in read.found ? read.found.note : undefined,
+  }));
+}
 
 export const gitStatusTool = gitReadTool({
   fanOut: true,
   name: "git_status",
   title: "Branch status on GitHub",
-  description: "The state of a branch on GitHub (there is no working tree): head commit, ahead/behind against its base (the default branch unless base is given), branch protection, the open pull request from it, and the combined commit status and check runs of its head. With repos, one group per repository (a failing repository reports its error in its row). About 6 GitHub requests per repository.",
+  description: `The state of a branch on GitHub (there is no working tree): head commit, ahead/behind against its base (the default branch unless base is given), branch protection, the open pull request from it, and the combined commit status and check runs of its head; then, unless include_submodules is false, a row per submodule in .gitmodules: the commit the head pins and, where its repository is readable, ahead/behind against the branch it tracks (at most ${MAX_SUBMODULES} per call). With repos, one group per repository (a failing repository reports its error in its row). About 7 GitHub requests per repository, plus up to ${REQUESTS_PER_SUBMODULE} per submodule.`,
   input: z.object({
     repo: repoField.optional(),
     repos: reposField,
     branch: z.string().min(1).max(256).optional().describe("The branch (default: the repository's default branch)."),
     base: z.string().min(1).max(256).optional().describe("The branch to count ahead/behind against (default: the default branch)."),
+    include_submodules: z.boolean().default(true).describe(`The seed's includeSubmodules (default true): follow the submodules .gitmodules lists at the branch head, reporting each one's pinned commit and, in its own repository, ahead/behind against the branch it tracks (.gitmodules branch, else its default branch). At most ${MAX_SUBMODULES} per call. false skips them.`),
   }),
   output: z.object({ groups: z.array(groupSchema).describe("One group per repository.") }),
+  // The default budget, plus what the seed's submodule cap can cost on top of every repository's own reads.
+  requestBudget: Math.max(REQUEST_BUDGET, MAX_REPOS * 8 + MAX_SUBMODULES * REQUESTS_PER_SUBMODULE),
   run: async (git, input) => {
     assertSafeRef("branch", input.branch);
     assertSafeRef("base", input.base);
     const repos = await reposInScope(git.ctx, input, "git_status reads a branch of a repository");
-    const groups = await mapLimit(repos, 4, async (r) => {
+    const reads = await mapLimit(repos, 4, async (r): Promise<Read> => {
       try {
-        return { workspace_root: fullName(r), repos: [await branchStatus(git, r, input)] };
+        const row = await branchStatus(git, r, input);
+        return { r, row, found: input.include_submodules ? await listSubmodules(git, r, row.headSha!) : { submodules: [] } };
       } catch (err) {
         if (repos.length === 1) throw err;
         rethrowFatal(err);
         const code = errorCode(err);
-        return { workspace_root: fullName(r), repos: [{ label: fullName(r), path: fullName(r), statusText: code.replace(/_/g, " "), error: code }] };
+        return { r, row: { label: fullName(r), path: fullName(r), statusText: code.replace(/_/g, " "), error: code }, found: { submodules: [] } };
       }
     });
-    return { groups };
+    return { groups: await withSubmodules(git, reads) };
   },
   markdown: (result) => {
     const lines = ["# git_status"];
     for (const g of result.groups) {
       lines.push("", `### ${g.workspace_root}`);
       for (const row of g.repos) {
+        if (row.submodule) lines.push(`Submodule ${cell(row.label)}${row.submodule.repository ? ` (${row.submodule.repository})` : ""}`);
         lines.push("```", row.statusText, "```");
-        if (row.error) continue;
+        if (row.error || row.submodule) continue;
         const facts = [`head ${row.headAbbrev}`, row.protected ? "protected" : ""];
         if (row.combinedStatus) facts.push(`status ${row.combinedStatus.state} (${row.combinedStatus.total})`);
         if (row.checks) facts.push(`checks ${row.checks.success ?? 0} passed, ${row.checks.failure ?? 0} failed, ${row.checks.pending ?? 0} pending of ${row.checks.total}`);
         lines.push(facts.filter(Boolean).join(" · "));
         if (row.pullRequest) lines.push(`Pull request #${row.pullRequest.number}${row.pullRequest.draft ? " (draft)" : ""}: ${cell(row.pullRequest.title)} → ${row.pullRequest.base}`);
       }
+      if (g.submodulesNote) lines.push(g.submodulesNote);
+      if (g.submodulesTruncated) lines.push(`${g.submodulesOmittedCount} more submodule(s) not followed (at most ${MAX_SUBMODULES} per call).`);
     }
     return lines.join("\n");
   },
