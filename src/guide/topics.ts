@@ -59,7 +59,7 @@ visualize_plan draws the dependencies, architecture or a gantt chart as Mermaid;
   { id: "git-and-repos", title: "Git and repositories", body: `repo_register records a repository by its remote (credentials are stripped), repo_link ties it to a project (changing a link's role takes expected_role),
 and task_code_ref records the commit, branch or PR that delivered a task (the evidence done may require).
 The git toolset (opt in: ?toolsets=git) works on GitHub itself, not a checkout: every tool takes repo (owner/name or a registered repository).
-Read: git_status (a branch vs its base, PR, checks), git_log, git_diff_summary, git_inventory and git_parity across repositories, list_presets.
+Read: git_status (a branch vs its base, PR, checks, the commits its submodules pin), git_log, git_diff_summary, git_inventory and git_parity across repositories, list_presets.
 Write: batch_commit (files inline, commits in order), git_merge (auto: fast-forward, rebase, merge commit) and git_cherry_pick. Branches move once, never forced:
 a concurrent push makes the call fail with a retryable conflict, nothing half-applied. github_not_configured means an operator must connect your tenant.` },
   { id: "runs-and-subagents", title: "Runs and subagents", body: `Every burst of work is a run in a tree of runs. Your MCP session's run is minted by its first write (reads never mint one)
