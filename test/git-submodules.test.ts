@@ -204,5 +204,6 @@ describe(".gitmodules and submodule URLs", () => {
     expect(target("https://github.com/o/r/extra")).toMatchObject({ code: "submodule_url_unrecognized" });
     expect(target("file:///srv/r.git")).toMatchObject({ code: "submodule_url_unrecognized" });
     expect(target("/srv/r.git")).toMatchObject({ code: "submodule_url_unrecognized" });
+    expect(target("https://github.com/o/%E0%A4%A")).toMatchObject({ code: "submodule_url_unrecognized" });
   });
 });

@@ -120,12 +120,12 @@ export function submoduleTarget(url: string, superproject: RepoName, host: strin
     let parsed: URL;
     try {
       parsed = new URL(url);
+      path = decodeURIComponent(parsed.pathname);
     } catch {
       return unrecognized;
     }
     if (!["https:", "http:", "ssh:", "git:"].includes(parsed.protocol)) return unrecognized;
     where = parsed.hostname;
-    path = decodeURIComponent(parsed.pathname);
   } else {
     const scp = /^(?:[^@/:\s]+@)?([^/:\s]+):(.+)$/.exec(url);
     if (!scp) return unrecognized;
