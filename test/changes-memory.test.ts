@@ -397,7 +397,7 @@ describe("prior_attempts", () => {
       expect(e.code).toBe("invalid_input");
       expect(e.message).toContain("window_minutes");
     }
-    const unknown = await call(ctx, "prior_attempts", { entity_path: "users", fuzzy: "email" });
+    const unknown = await call(ctx, "prior_attempts", { entity_path: "users", fuzz: "email" });
     expect(unknown.isError).toBe(true);
     expect(unknown.error.code).toBe("invalid_input");
     expect(unknown.error.hint).toContain("entity_path");

@@ -138,7 +138,7 @@ describe("the envelope", () => {
       change_history: [{}, { since: "garbage" }],
       changeset: [{ changeset_id: "cs-1" }, { changeset_id: "none" }],
       change_search: [{ query: "email" }, { query: "" }],
-      prior_attempts: [{ entity_path: "users", min_confidence: "proximity_low" }, {}],
+      prior_attempts: [{ entity_path: "users", min_confidence: "proximity_low" }, { fuzzy: "email column" }, {}],
       stale_decisions: [{}, { limit: 0 }],
       change_verify: [{}, { cursor: "nope" }],
     };
@@ -241,7 +241,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   change_history: {},
   changeset: { changeset_id: "x" },
   change_search: { query: "abc" },
-  prior_attempts: { entity_path: "a" },
+  prior_attempts: { entity_path: "a", fuzzy: "an earlier try" },
   stale_decisions: {},
   change_verify: {},
   whoami: {},

@@ -3,6 +3,8 @@ import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
+import { embedAfterResponse, queueEmbedding, type EmbedRef } from "../search/semantic";
+import { changeEventEmbedText } from "../search/sources";
 import { appendChained } from "./chain";
 import { formatExpiresWhen, parseExpiresWhen } from "./expires";
 import { canonicalPath, pathMatchSql } from "./paths";
@@ -221,8 +223,12 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   const columns = Object.keys(rows[0]!);
   // Quoted: "constraint" is an SQL keyword.
   const insert = `INSERT INTO events (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch, made after the response.
+  const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id! }));
+  const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entity_path!, r.change_type!, r.reasoning!), now)));
   // One atomic batch: both halves of a rename land with their chain entries, or nothing does.
-  await appendChained(ctx.d1, ctx.tenantId, timestamp, rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))),
+  await appendChained(ctx.d1, ctx.tenantId, timestamp, [...rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))), ...queued],
     rows.map((row) => ({ kind: "event", row })));
+  embedAfterResponse(ctx, embedRefs);
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
 }

@@ -33,6 +33,17 @@ export function pathMatchSql(path: string): { sql: string; params: string[] } {
   };
 }
 
+/**
+ * SQL for an entity path's name key, the form under which near-identical names meet: ASCII case
+ * folded, the separators `::`, `:`, `/`, `_` and `-` read as `.`, and one plural `s` dropped from
+ * the end of every segment. `src/Auth.py::login` and `src/auth.py::login` share a key, as do
+ * `users.email`, `user.email` and `users_email`; `users.email` and `users.email_verified` do not.
+ * It is SQL, not TypeScript, so there is one definition: migrations/0039 indexes this exact
+ * expression over `entity_path` (keep the two texts identical, or the index goes unused).
+ */
+export const nameKeySql = (column: string): string =>
+  `rtrim(replace(replace(replace(replace(replace(replace(lower(${column}), '::', '.'), ':', '.'), '/', '.'), '_', '.'), '-', '.') || '.', 's.', '.'), '.')`;
+
 /** Whether `a` and `b` are the same entity or one is a dotted prefix of the other. */
 export function pathsRelated(a: string, b: string): boolean {
   if (a === b) return true;

@@ -5,13 +5,17 @@
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
-import { pathMatchSql } from "./paths";
+import { nearest, selectSemantic } from "../search/semantic";
+import { VECTORIZE_LIMITS } from "../search/vector-index";
+import { nameKeySql, pathMatchSql } from "./paths";
 import { queryPath, statusOf, type DecisionStatus } from "./queries";
 import { lowerAscii, walkContaining } from "./substring-walk";
 import { EXPLICIT_REMOVALS, REMOVALS } from "./vocab";
 
 export type Outcome = "reverted" | "reopened" | "rejected" | "active";
 export type Confidence = "exact" | "proximity_high" | "proximity_low";
+/** How a row was found: by entity_path, by description, by a near-identical name, or by meaning (fuzzy). */
+export type MatchType = "exact" | "substring" | "near_name" | "fuzzy";
 
 export type PriorAttempt = ChangeEvent & {
   outcome: Outcome;
@@ -19,7 +23,7 @@ export type PriorAttempt = ChangeEvent & {
   outcome_reasoning: string;
   supersede_reasoning: string;
   current_status: DecisionStatus;
-  match_type: "exact" | "substring";
+  match_type: MatchType;
   similarity: number;
   note: string;
 };
@@ -27,6 +31,7 @@ export type PriorAttempt = ChangeEvent & {
 export interface PriorAttemptsInput {
   entity_path?: string;
   description?: string;
+  fuzzy?: string;
   min_confidence: "proximity_high" | "proximity_low";
   window_minutes: number;
   limit: number;
@@ -48,7 +53,7 @@ export function inferOutcomes(
   timeline: EventWithSeq[],
   byId: Map<string, EventWithSeq>,
   windowMinutes: number,
-  matchType: "exact" | "substring",
+  matchType: MatchType,
 ): Array<PriorAttempt & { seq: number }> {
   const out: Array<PriorAttempt & { seq: number }> = [];
   const currentStatus = statusOf(timeline[timeline.length - 1]?.change_type);
@@ -151,55 +156,21 @@ async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ event
   return { events: [...events.values()].sort((a, b) => a.seq - b.seq), timelineOf };
 }
 
-export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promise<PriorAttempt[]> {
-  const hasPath = (input.entity_path ?? "").trim() !== "";
-  const description = (input.description ?? "").trim();
-  if (!hasPath && description === "") {
-    throw new ToolError("missing_target", "prior_attempts requires entity_path or description", {
-      hint: "Pass entity_path (exact or dotted prefix, e.g. users) or a free-text description of the change you plan.",
-    });
-  }
+/** Reads the newest events of the given exact paths, oldest first. */
+async function readPaths(ctx: Ctx, paths: string[]): Promise<EventRowRaw[]> {
+  if (paths.length === 0) return [];
+  const res = await ctx.d1
+    .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (SELECT value FROM json_each(?)) ORDER BY e.seq DESC LIMIT ?`)
+    .bind(ctx.tenantId, JSON.stringify(paths), MAX_EVENTS)
+    .all<EventRowRaw>();
+  return res.results.reverse();
+}
 
-  let rows: EventRowRaw[];
-  let matchType: "exact" | "substring";
-  if (hasPath) {
-    const path = queryPath(input.entity_path!);
-    const match = pathMatchSql(path);
-    const [, res] = await ctx.d1.batch<EventRowRaw>([
-      recordToolCall(ctx, "prior_attempts", path),
-      // The newest events, read newest first and turned back into a timeline below.
-      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq DESC LIMIT ?`)
-        .bind(ctx.tenantId, ...match.params, MAX_EVENTS),
-    ]);
-    rows = res!.results.reverse();
-    matchType = "exact";
-  } else {
-    // Candidate paths, newest match first: the description must appear in the reasoning,
-    // diff or path (the walk also matches agent names, which do not count here).
-    const needle = lowerAscii(description.slice(0, 4096));
-    const found = new Set<string>();
-    await walkContaining(ctx, description.slice(0, 4096), {
-      before: Number.MAX_SAFE_INTEGER,
-      withFirst: [recordToolCall(ctx, "prior_attempts", "")],
-      maxBatches: MAX_WALK_BATCHES,
-      take: (batch) => {
-        for (const r of batch) {
-          if (found.size >= MAX_PATHS) break;
-          if ([r.reasoning, r.diff, r.entity_path].some((t) => lowerAscii(t ?? "").includes(needle))) found.add(r.entity_path);
-        }
-        return found.size < MAX_PATHS;
-      },
-    });
-    const paths = [...found];
-    if (paths.length === 0) return [];
-    const res = await ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (${paths.map(() => "?").join(", ")}) ORDER BY e.seq DESC LIMIT ?`)
-      .bind(ctx.tenantId, ...paths, MAX_EVENTS)
-      .all<EventRowRaw>();
-    rows = res.results.reverse();
-    matchType = "substring";
-  }
+type Ranked = PriorAttempt & { seq: number; timeline: string };
 
+/** The attempts on the events read (through renames and supersedes), at the caller's confidence floor, newest first. */
+async function attemptsOf(ctx: Ctx, rows: EventRowRaw[], input: PriorAttemptsInput, matchType: MatchType): Promise<Ranked[]> {
+  if (rows.length === 0) return [];
   const { events, timelineOf } = await followRenames(ctx, rows.map(toEvent));
   const byId = new Map(events.map((e) => [e.id, e]));
   // A supersede may sit on a dotted parent of the removal it re-opens, outside the paths read
@@ -222,11 +193,145 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
   }
   const floor: ReadonlySet<Confidence> =
     input.min_confidence === "proximity_low" ? new Set(["exact", "proximity_high", "proximity_low"]) : new Set(["exact", "proximity_high"]);
-  const attempts = [...timelines.entries()]
+  return [...timelines.entries()]
     .flatMap(([path, timeline]) => inferOutcomes(timeline, byId, input.window_minutes, matchType)
-      .map((a) => (a.entity_path === path ? a : { ...a, note: `an earlier path of ${path} (renamed or moved since)` })))
+      .map((a) => ({ ...a, timeline: path, ...(a.entity_path === path ? {} : { note: `an earlier path of ${path} (renamed or moved since)` }) })))
     .filter((a) => floor.has(a.confidence))
-    .sort((a, b) => b.seq - a.seq)
-    .slice(0, input.limit);
-  return attempts.map(({ seq: _seq, ...a }) => a);
+    .sort((a, b) => b.seq - a.seq);
+}
+
+/**
+ * Paths whose events mention `text` in their reasoning, diff or path, newest match first (the
+ * walk also matches agent names, which do not count here).
+ */
+async function pathsMentioning(ctx: Ctx, text: string, withFirst: D1PreparedStatement[]): Promise<string[]> {
+  const needle = lowerAscii(text.slice(0, 4096));
+  const found = new Set<string>();
+  await walkContaining(ctx, text.slice(0, 4096), {
+    before: Number.MAX_SAFE_INTEGER,
+    withFirst,
+    maxBatches: MAX_WALK_BATCHES,
+    take: (batch) => {
+      for (const r of batch) {
+        if (found.size >= MAX_PATHS) break;
+        if ([r.reasoning, r.diff, r.entity_path].some((t) => lowerAscii(t ?? "").includes(needle))) found.add(r.entity_path);
+      }
+      return found.size < MAX_PATHS;
+    },
+  });
+  return [...found];
+}
+
+/** Other paths with the same name key as ?2 (see nameKeySql), in tenant ?1; a seek on migrations/0039's index. */
+export const NEAR_NAMES_SQL = `SELECT DISTINCT entity_path FROM events WHERE tenant_id = ?1 AND ${nameKeySql("entity_path")} = ${nameKeySql("?2")} AND entity_path <> ?2 LIMIT ?3`;
+
+/** Paths naming the same entity as `path`, spelled slightly differently. */
+async function nearNames(ctx: Ctx, path: string): Promise<string[]> {
+  const res = await ctx.d1
+    .prepare(NEAR_NAMES_SQL)
+    .bind(ctx.tenantId, path, MAX_PATHS)
+    .all<{ entity_path: string }>();
+  return res.results.map((r) => r.entity_path);
+}
+
+/** Vector neighbours asked for per fuzzy query: hits collapse into fewer distinct paths. */
+const fuzzyCandidates = (limit: number) => Math.min(VECTORIZE_LIMITS.maxTopK, Math.max(limit * 3, 30));
+
+/**
+ * The seed's fuzzy recall: change events nearest in meaning to `text` (path, change type and
+ * reasoning are embedded), each distinct path run through the same outcome inference and marked
+ * match_type "fuzzy" with its best similarity. Null when the semantic layer cannot answer.
+ */
+async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, skip: { paths: Set<string> }): Promise<{ rows: Ranked[] | null; note: string }> {
+  const { layer, reason } = selectSemantic(ctx.env);
+  if (!layer) return { rows: null, note: reason };
+  let near: { id: string; similarity: number }[];
+  try {
+    near = await nearest(layer, ctx.tenantId, text, { type: "change_event", topK: fuzzyCandidates(input.limit), minSimilarity: layer.embedder.minSimilarity });
+  } catch (err) {
+    const message = err instanceof Error ? err.message : String(err);
+    console.warn(`[prior_attempts] vector query failed, falling back to substring: ${message}`);
+    return { rows: null, note: `the embedder is unavailable (${message.slice(0, 200)})` };
+  }
+  const best = new Map<string, number>();
+  if (near.length > 0) {
+    // The tenant filter again: vector ids are only ever looked up within the caller's tenant.
+    const hits = await ctx.d1
+      .prepare(`SELECT id, entity_path FROM events WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
+      .bind(ctx.tenantId, JSON.stringify(near.map((n) => n.id)))
+      .all<{ id: string; entity_path: string }>();
+    const pathOf = new Map(hits.results.map((h) => [h.id, h.entity_path]));
+    for (const n of near) {
+      const path = pathOf.get(n.id);
+      if (path === undefined || skip.paths.has(path) || best.has(path)) continue;
+      if (best.size >= Math.min(input.limit, MAX_PATHS)) break;
+      best.set(path, Math.round(n.similarity * 1000) / 1000);
+    }
+  }
+  const pending = await ctx.d1
+    .prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'change_event' AND status = 'pending'`)
+    .bind(ctx.tenantId)
+    .first<{ n: number }>();
+  const note = pending && pending.n > 0 ? `${pending.n} change event(s) still waiting for an embedding are not matched by fuzzy until the backfill runs` : "";
+  const rows = (await attemptsOf(ctx, await readPaths(ctx, [...best.keys()]), input, "fuzzy"))
+    .map((a) => ({ ...a, similarity: Math.max(best.get(a.timeline) ?? 0, best.get(a.entity_path) ?? 0) }))
+    // As the seed orders fuzzy rows: best match first, then oldest first.
+    .sort((a, b) => b.similarity - a.similarity || a.seq - b.seq);
+  return { rows, note };
+}
+
+export interface PriorAttemptsResult {
+  items: PriorAttempt[];
+  note: string;
+}
+
+export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promise<PriorAttemptsResult> {
+  const hasPath = (input.entity_path ?? "").trim() !== "";
+  const description = (input.description ?? "").trim();
+  const fuzzy = (input.fuzzy ?? "").trim();
+  if (!hasPath && description === "" && fuzzy === "") {
+    throw new ToolError("missing_target", "prior_attempts requires entity_path, description, or fuzzy", {
+      hint: "Pass entity_path (exact or dotted prefix, e.g. users), a free-text description of the change you plan, or fuzzy text to match by meaning.",
+    });
+  }
+
+  // Groups in the order they are listed: exact matches first, then near-identical names, then by meaning.
+  const groups: Ranked[][] = [];
+  let note = "";
+  const queried = hasPath ? queryPath(input.entity_path!) : "";
+  const record = recordToolCall(ctx, "prior_attempts", queried);
+  if (hasPath) {
+    const match = pathMatchSql(queried);
+    const [, res] = await ctx.d1.batch<EventRowRaw>([
+      record,
+      // The newest events, read newest first and turned back into a timeline below.
+      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq DESC LIMIT ?`)
+        .bind(ctx.tenantId, ...match.params, MAX_EVENTS),
+    ]);
+    groups.push(await attemptsOf(ctx, res!.results.reverse(), input, "exact"));
+    groups.push((await attemptsOf(ctx, await readPaths(ctx, await nearNames(ctx, queried)), input, "near_name"))
+      .map((a) => (a.note === "" ? { ...a, note: `a near-identical name of ${queried}` } : a)));
+  } else if (description !== "") {
+    groups.push(await attemptsOf(ctx, await readPaths(ctx, await pathsMentioning(ctx, description, [record])), input, "substring"));
+  } else {
+    await record.run();
+  }
+  if (fuzzy !== "") {
+    const skip = { paths: new Set(groups.flat().flatMap((a) => [a.entity_path, a.timeline])) };
+    const found = await fuzzyAttempts(ctx, fuzzy, input, skip);
+    if (found.rows) {
+      groups.push(found.rows);
+      note = found.note;
+    } else {
+      // As the seed does without its semantic extra: substring matching, and a note saying so.
+      note = `fuzzy matching unavailable (${found.note}); fell back to substring`;
+      groups.push(await attemptsOf(ctx, await readPaths(ctx, (await pathsMentioning(ctx, fuzzy, [])).filter((p) => !skip.paths.has(p))), input, "substring"));
+    }
+  }
+  const seen = new Set<string>();
+  const items = groups.flat()
+    .filter((a) => !seen.has(a.id) && seen.add(a.id))
+    .slice(0, input.limit)
+    .map(({ seq: _seq, timeline: _timeline, ...a }) => a);
+  return { items, note };
 }

@@ -62,7 +62,7 @@ export const logChangeTool = defineTool({
     entity_type: z.string().max(64).optional().describe("column, table, file, function, class, endpoint, dependency, env_var, index, schema, config or other (default)."),
     diff: z.string().max(1_000_000).optional().describe("The diff (recommended; over 64KB truncated with a warning)."),
     reasoning: z.string().max(200_000).optional().describe("Why, from your own context (weak or missing reasoning draws a warning)."),
-    agent: label("Your agent's name (claude-code, …), kept beside your key's actor (default: that actor)."),
+    agent: label("Your agent's name (claude-code, …); default: your key's actor."),
     session_id: label("Session correlation id (default: the MCP session)."),
     git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
     project: label("Project name (default: your run's repository's project, else the repository's name)."),
@@ -185,8 +185,8 @@ const attemptSchema = eventSchema.extend({
   outcome_reasoning: z.string().describe("Why it was undone (the removal's reasoning), or \"\" while active."),
   supersede_reasoning: z.string().describe("Reasoning of the supersede that re-opened it, or \"\"."),
   current_status: z.enum(["active", "reverted", "reopened", "no_history"]).describe("The entity's status now."),
-  match_type: z.enum(["exact", "substring"]).describe("exact: found by entity_path; substring: found by description."),
-  similarity: z.number().describe("0 (no semantic matching is applied)."),
+  match_type: z.enum(["exact", "substring", "near_name", "fuzzy"]).describe("How it was found: entity_path, description, a near-identical name of entity_path, or fuzzy."),
+  similarity: z.number().describe("Semantic similarity (0–1) of a fuzzy match, else 0."),
   note: z.string().describe("Extra note, or \"\"."),
 });
 
@@ -197,16 +197,17 @@ export const priorAttemptsTool = defineTool({
   description:
     "Call before editing an entity: earlier attempts and how they ended, so you do not repeat an undone change. Usually empty.",
   input: z.object({
-    entity_path: z.string().max(PATH_MAX).optional().describe("The entity you will change (exact or dotted prefix). This or description."),
+    entity_path: z.string().max(PATH_MAX).optional().describe("The entity you will change (exact or dotted prefix)."),
     description: z.string().max(4096).optional().describe("Free text when you have no path; a substring of reasoning, diffs and paths."),
-    min_confidence: z.enum(["proximity_high", "proximity_low"]).default("proximity_high").describe("proximity_high: clear undo cases only; proximity_low: also active attempts and distant removals."),
+    fuzzy: z.string().max(4096).optional().describe("Free text to match by meaning (match_type fuzzy)."),
+    min_confidence: z.enum(["proximity_high", "proximity_low"]).default("proximity_high").describe("proximity_low adds active attempts and distant removals."),
     window_minutes: z.number().int().min(1).max(525_600).default(10_080).describe("An add→remove pair within this is proximity_high."),
     limit: limitField(20),
   }),
-  output: page(attemptSchema),
+  output: page(attemptSchema).extend({ note: z.string().describe("Why fuzzy fell back to substring or missed events, or \"\".") }),
   fields: true,
   annotations: READ,
-  run: async (ctx, input) => ({ items: await priorAttempts(ctx, input) }),
+  run: (ctx, input) => priorAttempts(ctx, input),
   summarize: (r) => (r.items.length ? `${r.items.length} prior attempt(s).` : "No prior attempts at this confidence."),
 });
 
@@ -232,7 +233,7 @@ export const staleDecisionsTool = defineTool({
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),
-    agent: label("Exact agent name as logged; 'me' means whatever your key logged."),
+    agent: label("Exact agent name; 'me' means your key's."),
     limit: limitField(20),
   }),
   output: page(staleSchema),

@@ -3,7 +3,7 @@
  * write records and the text the backfill embeds can never disagree.
  */
 
-export type EmbedObjectType = "note" | "decision" | "document" | "code_chunk";
+export type EmbedObjectType = "note" | "decision" | "document" | "code_chunk" | "change_event";
 
 export interface EmbedSource {
   /** Loads the tenant's objects by id (bound: tenant id, then the ids as one JSON array: D1 binds at most 100 values). */
@@ -45,7 +45,16 @@ export const EMBED_SOURCES: Record<EmbedObjectType, EmbedSource> = {
     text: (r) => codeChunkEmbedText(str(r.path), str(r.symbol), str(r.text)),
     metadata: (r) => ({ object_type: "code_chunk", project_id: "", kind: "", scope: str(r.generation) }),
   },
+  // A change-ledger event (seed 000), for prior_attempts' fuzzy recall: queued by log_change.
+  change_event: {
+    select: () => `SELECT id, entity_path, change_type, reasoning FROM events WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
+    text: (r) => changeEventEmbedText(str(r.entity_path), str(r.change_type), str(r.reasoning)),
+    metadata: () => ({ object_type: "change_event", project_id: "", kind: "" }),
+  },
 };
+
+/** What an agent would describe a change by: the entity's name, what was done, and why. */
+export const changeEventEmbedText = (entityPath: string, changeType: string, reasoning: string) => `${entityPath}\n${changeType}: ${reasoning}`;
 
 /** The text a code chunk's vector is made of: where it is, what it defines, and what it says. */
 export const codeChunkEmbedText = (path: string, symbol: string, text: string) => `${path}${symbol ? ` ${symbol}` : ""}\n${text}`;
