@@ -660,7 +660,7 @@ describe("activity_log", () => {
     });
     expect(r.deduplicated).toBe(false);
     expect(r.activity).toEqual({
-      id: expect.stringMatching(UUID_V7), at: at(MINUTE), actor_id: w.id.actorId, verb: "deploy.finished", object_type: "", object_id: "",
+      id: expect.stringMatching(UUID_V7), at: at(MINUTE), actor_id: w.id.actorId, actor_name: "agent", verb: "deploy.finished", object_type: "", object_id: "",
       project_id: null, summary: "Deployed v1.2 to production", severity: "warn", session_id: "sess-1", run_id: run.id,
       metadata: { version: "1.2", regions: ["eu", "us"], status: "green" },
     });

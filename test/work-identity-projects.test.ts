@@ -197,7 +197,7 @@ describe("whoami", () => {
     expect(first.delta.since).toBe("");
     expect(first.delta.activity_count).toBe(1);
     expect(first.delta.items).toEqual([
-      { at: T0, verb: "project.created", object_type: "project", object_id: bp.id, actor_id: bob.id.actorId, summary: expect.stringContaining("BOB") },
+      { at: T0, verb: "project.created", object_type: "project", object_id: bp.id, actor_id: bob.id.actorId, actor_name: "bob", summary: expect.stringContaining("BOB") },
     ]);
     expect(first.actor.last_seen_at).toBe(at(MINUTE));
 

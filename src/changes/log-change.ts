@@ -3,6 +3,7 @@ import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
+import { activityStatement } from "../work/common";
 import { embedAfterResponse, queueEmbedding, type EmbedRef } from "../search/semantic";
 import { changeEventEmbedText } from "../search/sources";
 import { appendChained } from "./chain";
@@ -226,9 +227,37 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch, made after the response.
   const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id! }));
   const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entity_path!, r.change_type!, r.reasoning!), now)));
-  // One atomic batch: both halves of a rename land with their chain entries, or nothing does.
-  await appendChained(ctx.d1, ctx.tenantId, timestamp, [...rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))), ...queued],
+  const activity = activityStatement(ctx, {
+    verb: "change.logged", objectType: "change", objectId: id, projectId: await workProjectId(ctx, base.project),
+    summary: changeSummary(changeType, path, renameFrom, reasoning.text),
+    metadata: { change_type: changeType, entity_path: path, agent: base.agent, ...(base.changeset_id ? { changeset_id: base.changeset_id } : {}) },
+  });
+  // One atomic batch: both halves of a rename land with their chain entries and the feed's row, or nothing does.
+  await appendChained(ctx.d1, ctx.tenantId, timestamp, [...rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))), ...queued, activity],
     rows.map((row) => ({ kind: "event", row })));
   embedAfterResponse(ctx, embedRefs);
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
+}
+
+/**
+ * The work ledger's project a change belongs to: the live project whose key is the event's
+ * `project` (what log_change defaults it to), so the change shows in that project's brief and feed.
+ */
+async function workProjectId(ctx: Ctx, project: string): Promise<string | null> {
+  if (project === "") return null;
+  const row = await ctx.d1
+    .prepare(`SELECT id FROM projects WHERE tenant_id = ? AND key = ? COLLATE NOCASE AND deleted_at IS NULL LIMIT 1`)
+    .bind(ctx.tenantId, project)
+    .first<{ id: string }>();
+  return row?.id ?? null;
+}
+
+const SUMMARY_REASONING_CHARS = 160;
+
+/** The feed's one line for a change: what happened to which entity, and the start of why. */
+export function changeSummary(changeType: string, path: string, renameFrom: string, reasoning: string): string {
+  const what = changeType === "rename" && renameFrom !== "" ? `rename ${renameFrom} → ${path}` : `${changeType} ${path}`;
+  const why = reasoning.split("\n")[0]!.trim();
+  if (why === "") return what;
+  return `${what}: ${why.length > SUMMARY_REASONING_CHARS ? `${why.slice(0, SUMMARY_REASONING_CHARS - 1)}…` : why}`;
 }

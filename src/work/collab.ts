@@ -6,7 +6,7 @@ import { iso, resolveSince } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { invalidInput, notFound } from "../mcp/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
+import { ACTIVITY_ACTOR_NAME, activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { stableStringify } from "../mcp/idempotency";
 import { findProject } from "./projects";
 import { findRun, runFilterValue } from "./run-model";
@@ -137,6 +137,7 @@ const activityRowSchema = z.object({
   id: z.string().describe("Activity id."),
   at: z.string().describe("When."),
   actor_id: z.string().describe("Who."),
+  actor_name: z.string().describe("Their name (\"\" if the actor is gone)."),
   verb: z.string().describe("What happened."),
   object_type: z.string().describe("Kind of object."),
   object_id: z.string().describe("Object id."),
@@ -153,7 +154,7 @@ function toActivity({ seq: _seq, ...r }: ActivityRow): z.infer<typeof activityRo
   try { metadata = JSON.parse(r.metadata) as Record<string, unknown>; } catch { /* damaged metadata reads as {} */ }
   return { ...r, metadata };
 }
-const ACTIVITY_COLUMNS = "seq, id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata";
+const ACTIVITY_COLUMNS = `seq, id, at, actor_id, ${ACTIVITY_ACTOR_NAME}, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata`;
 
 export const activityLogTool = defineTool({
   name: "activity_log",

@@ -94,9 +94,15 @@ export const activityItemSchema = z.object({
   object_type: z.string().describe("Kind of object."),
   object_id: z.string().describe("The object's id."),
   actor_id: z.string().describe("Who did it."),
+  actor_name: z.string().describe("Their name (\"\" if the actor is gone)."),
   summary: z.string().describe("One line."),
 });
 export type ActivityItem = z.infer<typeof activityItemSchema>;
+
+/** An activity row's actor by name, for a SELECT over `activity` (people read names, not ids). */
+export const ACTIVITY_ACTOR_NAME = "COALESCE((SELECT name FROM actors WHERE actors.tenant_id = activity.tenant_id AND actors.id = activity.actor_id), '') AS actor_name";
+/** The columns of an ActivityItem, for a SELECT over `activity`. */
+export const ACTIVITY_ITEM_COLUMNS = `at, verb, object_type, object_id, actor_id, ${ACTIVITY_ACTOR_NAME}, summary`;
 
 /**
  * How many items a list inside a single-object answer (task_get, project_brief, run_get) carries

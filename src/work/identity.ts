@@ -5,7 +5,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { ToolError } from "../mcp/errors";
-import { activityItemSchema, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
+import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { notificationSchema } from "./collab";
 import { guideTool } from "./guide";
 import { openTasksFor, taskSummarySchema } from "./task-summary";
@@ -135,7 +135,7 @@ export const whoamiTool = defineTool({
     const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof activityItemSchema>>([
       ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ?`).bind(ctx.tenantId, ctx.actorId, seenSeq),
       ctx.d1
-        .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`)
+        .prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, ctx.actorId, seenSeq, wantItems ? 50 : 0),
       ctx.d1
         .prepare(`UPDATE actors SET last_seen_at = ?, last_seen_activity_seq = (SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?) WHERE tenant_id = ? AND id = ?`)

@@ -6,7 +6,7 @@ import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
 import { notFound, ToolError } from "../mcp/errors";
 import {
-  activityItemSchema, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema,
+  activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema,
   resolveActor, keysetPage,
 } from "./common";
 import { repoRefCondition } from "./repos";
@@ -313,7 +313,7 @@ export const projectBriefTool = defineTool({
         )
         .bind(ctx.tenantId, project.id, input.max_tasks),
       ctx.d1
-        .prepare(`SELECT at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
+        .prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, project.id, input.max_activity),
       ctx.d1
         .prepare(`SELECT r.id, r.slug, pr.role, COUNT(*) OVER () AS n FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id

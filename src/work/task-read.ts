@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
 import { commentSchema, type CommentRow, toComment } from "./collab";
-import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "./common";
+import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "./common";
 import { reviewStanding, reviewStandingSchema } from "./handoffs";
 import { findProject, projectBriefTool, projectSchema } from "./projects";
 import { LABEL } from "./task-create";
@@ -137,7 +137,7 @@ export const taskGetTool = defineTool({
       links(LINKS.dependents),
       links(LINKS.subtasks),
       ctx.d1.prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq ASC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
-      ctx.d1.prepare(`SELECT seq, at, verb, object_type, object_id, actor_id, summary FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`)
+      ctx.d1.prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, task.id, max + 1),
       ctx.d1.prepare(
         `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
