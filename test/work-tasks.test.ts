@@ -1369,17 +1369,37 @@ describe("tenant isolation", () => {
 });
 
 describe("task_claim retries", () => {
-  it("a retried claim-next (same session and request id) returns the task it claimed instead of taking another", async () => {
+  it("a retried claim-next returns the task it claimed instead of taking another; after any other write it claims the next", async () => {
     const w = await world("claim-retry");
     await project(w.ctx, "RTY");
     await create(w.ctx, "RTY", { title: "one" });
     await create(w.ctx, "RTY", { title: "two" });
-    const ctx = { ...w.ctx, requestId: 17 };
-    const first = await ok(ctx, "task_claim", { project_id: "RTY" });
-    const retry = await ok(ctx, "task_claim", { project_id: "RTY" });
+    const first = await ok(w.ctx, "task_claim", { project_id: "RTY" });
+    const retry = await ok(w.ctx, "task_claim", { project_id: "RTY" });
     expect(retry).toMatchObject({ idempotent_replay: true, task: { id: first.task.id } });
     expect(await count("SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ? AND status = 'in_progress'", w.id.tenantId)).toBe(1);
-    const next = await ok({ ...w.ctx, requestId: 18 }, "task_claim", { project_id: "RTY" });
+    // Finishing the first task is another write: the same claim-next is a new claim.
+    await ok(w.ctx, "task_update", { task_id: first.task.id, patch: { status: "done" } });
+    const next = await ok(w.ctx, "task_claim", { project_id: "RTY" });
+    expect(next.idempotent_replay).toBeUndefined();
     expect(next.task.id).not.toBe(first.task.id);
   });
+
+  it("an empty pool is answered afresh on every poll, and re-claiming by id extends the lease every time", async () => {
+    const w = await world("claim-poll");
+    await project(w.ctx, "POL");
+    expect(await ok(w.ctx, "task_claim", { project_id: "POL" })).toMatchObject({ claimed: false, reason: "pool_empty" });
+    const t = await create(w.ctx, "POL", { title: "arrives" });
+    const polled = await ok(w.ctx, "task_claim", { project_id: "POL" });
+    expect(polled).toMatchObject({ claimed: true, task: { id: t.id } });
+    expect(polled.idempotent_replay).toBeUndefined();
+    const byId = { task_id: t.id, lease_seconds: 60 };
+    const a = await ok(w.ctx, "task_claim", byId);
+    w.clock.advance(30_000);
+    const b = await ok(w.ctx, "task_claim", byId);
+    expect(b.idempotent_replay).toBeUndefined();
+    expect(b).toMatchObject({ extended: true, fencing_token: a.fencing_token });
+    expect(Date.parse(b.lease_expires_at)).toBe(Date.parse(a.lease_expires_at) + 30_000);
+  });
 });
+

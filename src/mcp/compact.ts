@@ -52,11 +52,9 @@ function toolOp(def: AnyToolDef): CompactOp {
     pipeline: {
       name: def.name,
       kind: def.annotations.readOnly ? "query" : "execute",
-      // Each step is its own request as far as derived idempotency keys go: two identical writes
-      // in one batch are two writes, and a retried batch replays each of them.
       invoke: async (ctx, params, stepIndex) => {
         // No confirmations inside a batch: a retried round would run the steps before it again.
-        const result = await callTool(def, { ...ctx, confirmer: undefined, requestId: ctx.requestId == null ? ctx.requestId : `${String(ctx.requestId)}#${stepIndex}` }, params);
+        const result = await callTool(def, { ...ctx, confirmer: undefined }, params);
         const sc = (result.structuredContent ?? {}) as Record<string, unknown>;
         if (result.isError) return { ok: false, error: sc.error as ErrorBody };
         const { ok: _ok, ...data } = sc;
