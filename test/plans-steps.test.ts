@@ -98,6 +98,16 @@ describe("start_step, complete_step, fail_step", () => {
     expect((await fails(w.ctx, "complete_step", { plan_id: "rl", step_number: 1 })).message).toBe("Step 1 is completed; only in_progress or ready steps can be completed.");
   });
 
+  it("start, fail with retry, start again at once: the second start is a new call that starts the step, not a replay", async () => {
+    const w = await newWorld("steps", { start: START });
+    await saved(w);
+    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "flaky", retry: true });
+    const restarted = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    expect(restarted.idempotent_replay).toBeUndefined();
+    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
+  });
+
   it("fail_step: a failure blocks the dependents, retry re-queues it at most three times, then it stays failed", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);

@@ -970,6 +970,22 @@ describe("derived idempotency keys", () => {
     expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(6);
   });
 
+  it("an identical call after anyone wrote to what the first one touched is a new call, not a stale replay", async () => {
+    const w = await world("idem-touched");
+    const bob = await w.other("bob");
+    const p = await createProject(w.ctx, { title: "Touched" });
+    const paused = { project_id: p.id, patch: { status: "paused" } };
+    await ok(w.ctx, "project_update", paused);
+    await ok(bob.ctx, "project_update", { project_id: p.id, patch: { status: "active" } });
+    const again = await ok(w.ctx, "project_update", paused);
+    expect(again.idempotent_replay).toBeUndefined();
+    expect(again.project.status).toBe("paused");
+    expect(await count("SELECT COUNT(*) AS n FROM projects WHERE id = ? AND status = 'paused'", p.id)).toBe(1);
+    // A write elsewhere in the tenant leaves the retry a retry.
+    await createProject(bob.ctx, { title: "Elsewhere" });
+    expect((await ok(w.ctx, "project_update", paused)).idempotent_replay).toBe(true);
+  });
+
   it("an explicit idempotency_key replays across sessions, and a different call with it is refused", async () => {
     const w = await world("idem-explicit");
     const first = await ok(w.ctx, "project_create", { title: "Keyed", idempotency_key: "k-1" });

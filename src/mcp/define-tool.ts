@@ -53,7 +53,7 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * caller, arguments, run), so a retried call cannot write twice, with or without a session (the
    * work ledger's rule; src/mcp/idempotency.ts). A rule narrows it: `when` says which calls derive
    * one (a call that is naturally idempotent, like extending one's own lease, must run every time),
-   * `keep` which answers are replayed (an empty poll is answered afresh), `freedBy` what ends a retry.
+   * `keep` which answers are replayed (an empty poll is answered afresh).
    * Absent: only an explicit key makes the write idempotent (log_change mints an event per call).
    */
   idempotency?: "derived" | DerivedRule<z.infer<I>, z.infer<O>>;
@@ -98,9 +98,4 @@ export type AnyToolDef = ToolDef<any, any>;
 export interface DerivedRule<In, Out> {
   when?: (input: In) => boolean;
   keep?: (output: Out) => boolean;
-  /**
-   * What makes an identical call a new one rather than a retry: by default a call to the same tool
-   * in between; "any_call": any keyed write in between (claim-next after finishing the last task).
-   */
-  freedBy?: "any_call";
 }
