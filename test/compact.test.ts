@@ -7,14 +7,14 @@ import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { DOC_OPS } from "../src/docs/ops";
 import { compactSurface } from "../src/mcp/compact";
 import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
-import { connectClient, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
+import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
 
 const ALL = { toolsets: ["all"], readonly: false };
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
 
 async function compactCtx(prefix: string) {
   const id = await seedIdentity(`${prefix}-${crypto.randomUUID().slice(0, 8)}`, "agent");
-  return { id, ctx: { ...makeCtx(id, new TestClock(), `compact-${crypto.randomUUID()}`), requestId: 1 } };
+  return { id, ctx: makeCtx(id, new TestClock(), `compact-${crypto.randomUUID()}`) };
 }
 
 async function run(ctx: Parameters<typeof callTool>[1], tool: "query" | "execute" | "session", args: unknown): Promise<Structured & { isError: boolean }> {
@@ -110,27 +110,43 @@ describe("pipelines across toolsets", () => {
     expect(wrong2.error.message).toMatch(/^'task_query' is not a write operation\. Use the 'query' tool for read operations/);
   });
 
-  it("keeps each op's registry contract: validation per step, and two identical writes in one batch are two writes", async () => {
+  it("keeps each op's registry contract: validation per step, and two identical writes in one batch are one write and a replay, unless their keys differ", async () => {
     const { ctx } = await compactCtx("compact-contract");
     await run(ctx, "execute", { operations: [{ op: "project_create", params: { title: "Contract", key: "CTR" } }] });
     const bad = await run(ctx, "execute", { operations: [{ op: "task_create", params: { project_id: "CTR", titel: "typo" } }] });
     expect(bad.error.code).toBe("invalid_input");
     expect(bad.error.message).toContain("titel");
-    const twice = await run(ctx, "execute", {
-      operations: [
-        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
-        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
-      ],
-    });
-    expect(twice.results.map((r: { data: { comment: { id: string } } }) => r.data.comment.id).filter((v: string, i: number, a: string[]) => a.indexOf(v) === i)).toHaveLength(2);
-    // A retried call (same JSON-RPC id) replays, op by op.
-    const again = await run(ctx, "execute", {
-      operations: [
-        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
-        { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } },
-      ],
-    });
-    expect(again.results.map((r: { data: { idempotent_replay?: boolean } }) => r.data.idempotent_replay)).toEqual([true, true]);
+    type Op = { data: { comment: { id: string }; idempotent_replay?: boolean } };
+    const comments = () => count("SELECT COUNT(*) AS n FROM comments WHERE tenant_id = ?", ctx.tenantId);
+    const same = { op: "comment_add", params: { object_type: "project", object_id: "CTR", body: "same" } };
+    // Without keys the second op is the same call as the first (its key is derived from its content): a replay.
+    const twice = await run(ctx, "execute", { operations: [same, same] });
+    expect(twice.results.map((r: Op) => r.data.idempotent_replay)).toEqual([undefined, true]);
+    expect(new Set(twice.results.map((r: Op) => r.data.comment.id)).size).toBe(1);
+    expect(await comments()).toBe(1);
+    // A retried batch replays whole: the first batch's answer, flagged on the batch.
+    const again = await run(ctx, "execute", { operations: [same, same] });
+    expect(again.idempotent_replay).toBe(true);
+    expect(again.results).toEqual(twice.results);
+    expect(await comments()).toBe(1);
+    // Two identical writes meant as two carry distinct keys: two writes, and a retry replays each.
+    const keyed = [
+      { op: "comment_add", params: { ...same.params, idempotency_key: "twin-1" } },
+      { op: "comment_add", params: { ...same.params, idempotency_key: "twin-2" } },
+    ];
+    const distinct = await run(ctx, "execute", { operations: keyed });
+    expect(distinct.results.map((r: Op) => r.data.idempotent_replay)).toEqual([undefined, undefined]);
+    expect(new Set(distinct.results.map((r: Op) => r.data.comment.id)).size).toBe(2);
+    expect(await comments()).toBe(3);
+    const keyedAgain = await run(ctx, "execute", { operations: keyed });
+    expect(keyedAgain.idempotent_replay).toBe(true);
+    expect(keyedAgain.results).toEqual(distinct.results);
+    expect(await comments()).toBe(3);
+    // The ops' own keys hold beyond the batch: the same keyed ops in a different batch replay each.
+    const reordered = await run(ctx, "execute", { operations: [keyed[1], keyed[0]] });
+    expect(reordered.idempotent_replay).toBeUndefined();
+    expect(reordered.results.map((r: Op) => r.data.idempotent_replay)).toEqual([true, true]);
+    expect(await comments()).toBe(3);
   });
 });
 

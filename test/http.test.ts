@@ -311,23 +311,25 @@ describe("derived idempotency keys (work-ledger writes without idempotency_key)"
       body: rpc("tools/call", { name: "project_create", arguments: { title } }, id),
     }).then(async (r) => ((await r.json()) as { result: { structuredContent: Record<string, unknown> & { project: { id: string; key: string } } } }).result.structuredContent);
 
-  it("replays a retried message (same session, same JSON-RPC id) and writes again for a new one", async () => {
+  it("replays an identical call under any JSON-RPC id, in a session and in stateless requests", async () => {
     const id = await seedIdentity("http-derived", "agent");
     const init = await workerFetch(MCP, { method: "POST", headers: headers(id.key), body: initBody });
     const sessionId = init.headers.get("Mcp-Session-Id")!;
     const first = await createProject(id.key, sessionId, 41);
-    const retry = await createProject(id.key, sessionId, 41);
+    const retry = await createProject(id.key, sessionId, 42);
     expect(retry.project.id).toBe(first.project.id);
     expect(retry.idempotent_replay).toBe(true);
-    const again = await createProject(id.key, sessionId, 42);
-    expect(again.project.id).not.toBe(first.project.id);
-    expect(again.idempotent_replay).toBeUndefined();
-    // Without a session nothing tells a retry from a new call, so nothing is deduplicated.
-    const a = await createProject(id.key, null, 41);
-    const b = await createProject(id.key, null, 41);
-    expect(a.project.id).not.toBe(b.project.id);
+    // Two stateless requests (no session, different ids) carrying the same call: one write, then a replay.
+    const a = await createProject(id.key, null, 1, "Stateless");
+    const b = await createProject(id.key, null, 2, "Stateless");
+    expect(a.idempotent_replay).toBeUndefined();
+    expect(b).toMatchObject({ idempotent_replay: true, project: { id: a.project.id } });
+    // Different arguments are a different call.
+    const c = await createProject(id.key, null, 3, "Stateless Two");
+    expect(c.idempotent_replay).toBeUndefined();
+    expect(c.project.id).not.toBe(a.project.id);
     const rows = await env.DB.prepare("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?").bind(id.tenantId).first<{ n: number }>();
-    expect(rows!.n).toBe(4);
+    expect(rows!.n).toBe(3);
   });
 });
 

@@ -122,8 +122,9 @@ describe("request_approval", () => {
     expect(again).toMatchObject({ deduplicated: true, request: first });
     expect(await tenantState(alice.tenantId)()).toEqual(before);
 
-    // Other steps are another request; two racing requests for the same steps make one.
-    const raced = await Promise.all([1, 2].map(() => call(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [2], approver_actor_ids: ["bob"] })));
+    // Other steps are another request; two racing requests for the same steps make one. (Their notes
+    // differ: two identical calls would be one call and its retry, not two requests.)
+    const raced = await Promise.all([1, 2].map((i) => call(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [2], approver_actor_ids: ["bob"], note: `race ${i}` })));
     expect(raced.every((r) => r.ok)).toBe(true);
     expect(raced[0]!.request.id).toBe(raced[1]!.request.id);
     expect(raced.map((r) => r.deduplicated).sort()).toEqual([false, true]);

@@ -2,6 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type World } from "./helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
@@ -74,6 +75,10 @@ describe("start_step, complete_step, fail_step", () => {
     await saved(w);
     const early = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 4 });
     expect(early.warnings).toEqual(["Step 4 depends on step(s) 2, 3, not completed yet."]);
+    // Within the retry window the identical call is a retry of the first and gets its success back;
+    // once the window has passed it is a new call, and the step is no longer pending or ready.
+    expect((await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 4 })).idempotent_replay).toBe(true);
+    w.clock.advance(DERIVED_WINDOW_MS);
     const again = await refusedWithoutWrites(w.ctx, "start_step", { plan_id: "rl", step_number: 4 }, "invalid_transition", stepRows(w.ctx));
     expect(again.message).toBe("Step 4 is in_progress; only pending or ready steps can be started.");
     await ok(w.ctx, "complete_step", { plan_id: "rl", step_number: 5 });
@@ -88,7 +93,19 @@ describe("start_step, complete_step, fail_step", () => {
     expect(err.message).toBe("Step 2 is pending; only in_progress or ready steps can be completed.");
     expect(err.hint).toContain("(1)");
     await ok(w.ctx, "complete_step", { plan_id: "rl", step_number: 1 });
+    // Past the retry window the identical call is a new one, not a retry of the first.
+    w.clock.advance(DERIVED_WINDOW_MS);
     expect((await fails(w.ctx, "complete_step", { plan_id: "rl", step_number: 1 })).message).toBe("Step 1 is completed; only in_progress or ready steps can be completed.");
+  });
+
+  it("start, fail with retry, start again at once: the second start is a new call that starts the step, not a replay", async () => {
+    const w = await newWorld("steps", { start: START });
+    await saved(w);
+    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "flaky", retry: true });
+    const restarted = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    expect(restarted.idempotent_replay).toBeUndefined();
+    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
   });
 
   it("fail_step: a failure blocks the dependents, retry re-queues it at most three times, then it stays failed", async () => {
@@ -300,7 +317,10 @@ describe("plan_to_tasks", () => {
     const first = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
     expect(first.created.map((c: { step_number: number }) => c.step_number)).toEqual([1, 2, 3, 4]);
     expect(first.not_needed).toEqual([5]);
+    // Past the retry window the identical call is a new one (within it, it would replay the first).
+    w.clock.advance(DERIVED_WINDOW_MS);
     const again = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
+    expect(again.idempotent_replay).toBeUndefined();
     expect(again.created).toEqual([]);
     expect(again.already_linked.map((c: { step_number: number }) => c.step_number)).toEqual([1, 2, 3, 4]);
 
@@ -348,6 +368,8 @@ describe("the timeline", () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
     await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    // Past the retry window, so the identical call is a new one and is refused.
+    w.clock.advance(DERIVED_WINDOW_MS);
     await fails(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
     await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "red", retry: true });
     await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting, per key" }), overwrite: true });

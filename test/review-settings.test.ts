@@ -3,6 +3,7 @@ import { env } from "cloudflare:workers";
 import picomatch from "picomatch";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Ctx } from "../src/mcp/context";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { pathRules } from "../src/review/preflight";
 import { DEFAULT_CONFIG_PATHS, DEFAULT_HOTSPOTS, globProblem, reviewSettingsFor, SETTINGS_GLOB_OPTIONS } from "../src/review/settings";
 import { errorBody, example, FakeGitHub } from "./github/fake";
@@ -60,8 +61,10 @@ describe("review_settings: update and reset", () => {
   it("changes nothing, not even updated_at, when the values are already so", async () => {
     const w = await newWorld("rvset", { start: "2026-06-01T12:00:00.000Z" });
     await ok(w.ctx, "review_settings", { repo: "honojs/hono", config_paths: ["deno.json"] });
-    w.clock.advance(MINUTE);
+    // Past the retry window, so the identical call is a new one rather than a replay of the first.
+    w.clock.advance(DERIVED_WINDOW_MS);
     const again = await ok(w.ctx, "review_settings", { repo: "honojs/hono", config_paths: ["deno.json"] });
+    expect(again.idempotent_replay).toBeUndefined();
     expect(again.changed).toBe(false);
     expect(again.settings.updated_at).toBe("2026-06-01T12:00:00.000Z");
     // Setting defaults on a repository never set writes no row either.

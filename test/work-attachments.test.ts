@@ -455,8 +455,8 @@ describe("attachment_query", () => {
   it("lists live attachments newest first, for exactly the object named (by id, ref or key)", async () => {
     const w = await world("query");
     const p = await project(w.ctx, "APP");
-    const t1 = await task(w.ctx, p.id as string);
-    const t2 = await task(w.ctx, p.id as string);
+    const t1 = await task(w.ctx, p.id as string, { title: "first" });
+    const t2 = await task(w.ctx, p.id as string, { title: "second" });
     const made: Structured[] = [];
     for (let i = 0; i < 4; i++) {
       w.clock.advance(MINUTE);
@@ -499,8 +499,8 @@ describe("evidence gate", () => {
   it("requires_evidence refuses done until a link or file is attached, and again after attach_remove", async () => {
     const w = await world("evidence");
     const p = await project(w.ctx, "APP");
-    const linkTask = await task(w.ctx, p.id as string, { requires_evidence: true });
-    const fileTask = await task(w.ctx, p.id as string, { requires_evidence: true });
+    const linkTask = await task(w.ctx, p.id as string, { title: "proved by a link", requires_evidence: true });
+    const fileTask = await task(w.ctx, p.id as string, { title: "proved by a file", requires_evidence: true });
     const done = { patch: { status: "done" } };
 
     const e = await rejects(w.ctx, "task_update", { task_id: linkTask.ref, ...done }, "evidence_required");

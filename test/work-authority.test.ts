@@ -145,9 +145,16 @@ async function leasedTask(w: World, holder: Ctx, key: string, leaseSeconds = 360
 const at2 = (ctx: Ctx, iso: string): Ctx => ({ ...ctx, clock: { now: () => new Date(iso) } });
 
 /**
+ * The batch in which a keyed write reserves its idempotency key (src/mcp/idempotency.ts), before
+ * the tool runs: no part of the tool's own write. (`statement` is the SQL of workerd's statement.)
+ */
+const reservesKey = (statements: D1PreparedStatement[]): boolean =>
+  statements.every((s) => /\bidempotency_keys\b/.test((s as unknown as { statement: string }).statement));
+
+/**
  * `ctx` whose next D1 batch (the write of a task tool: its reads before it are single
- * statements) first lets `meanwhile` run, as if another request landed between the tool's
- * checks and its write.
+ * statements, and the key reservation before those is skipped) first lets `meanwhile` run, as if
+ * another request landed between the tool's checks and its write.
  */
 function interleaved(ctx: Ctx, meanwhile: () => Promise<unknown>): Ctx {
   let armed = true;
@@ -155,7 +162,7 @@ function interleaved(ctx: Ctx, meanwhile: () => Promise<unknown>): Ctx {
     get(target, prop) {
       if (prop === "batch") {
         return async (statements: D1PreparedStatement[]) => {
-          if (armed) {
+          if (armed && !reservesKey(statements)) {
             armed = false;
             await meanwhile();
           }

@@ -11,6 +11,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { ALL_TOOLS, toolListing } from "../src/mcp/registry";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, settle, type Structured, newWorld, type World } from "./helpers";
 import { mintRun } from "./run-helpers";
 
@@ -21,9 +22,6 @@ const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f
 
 /** A fresh tenant with one caller ("agent") and a clock at T0. */
 const world = (name: string): Promise<World> => newWorld(`wdc-${name}`, { start: T0 });
-
-/** The same context serving JSON-RPC request `requestId` (a transport retry resends the same id). */
-const rpc = (ctx: Ctx, requestId: number): Ctx => ({ ...ctx, requestId });
 
 async function project(ctx: Ctx, key: string): Promise<Structured> {
   return (await ok(ctx, "project_create", { title: `Project ${key}`, key })).project as Structured;
@@ -211,20 +209,25 @@ describe("decision_log", () => {
     expect((await decide(w.ctx, { options: opts(20) })).options).toHaveLength(20);
   });
 
-  it("a retried call (same session and request id) replays the first decision instead of logging a second", async () => {
+  it("a retried call (identical, no key) replays the first decision instead of logging a second", async () => {
     const w = await world("log-replay");
     const args = { title: "Retry me", choice: "Once" };
-    const first = await ok(rpc(w.ctx, 7), "decision_log", args);
-    const again = await ok(rpc(w.ctx, 7), "decision_log", args);
+    const first = await ok(w.ctx, "decision_log", args);
+    const again = await ok(w.ctx, "decision_log", args);
     expect(again.idempotent_replay).toBe(true);
     expect(again.decision).toEqual(first.decision);
     expect(await count("SELECT COUNT(*) AS n FROM decisions WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
     expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'decision.logged'", w.id.tenantId)).toBe(1);
 
-    // A new request in the same session with the same words is a new decision.
-    const other = await ok(rpc(w.ctx, 8), "decision_log", args);
+    // After another decision, or once the retry window has passed, the same words are a new decision.
+    await ok(w.ctx, "decision_log", { title: "Between", choice: "B" });
+    const other = await ok(w.ctx, "decision_log", args);
     expect(other.idempotent_replay).toBeUndefined();
     expect((other.decision as Structured).id).not.toBe((first.decision as Structured).id);
+    w.clock.advance(DERIVED_WINDOW_MS);
+    const later = await ok(w.ctx, "decision_log", args);
+    expect(later.idempotent_replay).toBeUndefined();
+    expect(await count("SELECT COUNT(*) AS n FROM decisions WHERE tenant_id = ? AND title = 'Retry me'", w.id.tenantId)).toBe(3);
   });
 });
 
@@ -635,8 +638,8 @@ describe("comment_add / comment_query", () => {
     const bob = await w.other("bob");
     const api = await project(w.ctx, "API");
     const args = { object_type: "project", object_id: api.id, body: "ping", mentions: ["bob"] };
-    const first = await ok(rpc(w.ctx, 1), "comment_add", args);
-    const again = await ok(rpc(w.ctx, 1), "comment_add", args);
+    const first = await ok(w.ctx, "comment_add", args);
+    const again = await ok(w.ctx, "comment_add", args);
     expect(again.idempotent_replay).toBe(true);
     expect(again.comment).toEqual(first.comment);
     expect(await count("SELECT COUNT(*) AS n FROM comments WHERE tenant_id = ?", w.id.tenantId)).toBe(1);

@@ -1,6 +1,7 @@
 /** Product feedback: feature_request_create and feature_request_query. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { call, count, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -28,6 +29,8 @@ describe("feature_request_create", () => {
     expect(again).toMatchObject({ deduplicated: true, request: { id: first.request.id, occurrences: 2, title: "No bulk ack" } });
     expect(await rows(w.id.tenantId)).toBe(1);
     await env.DB.prepare("UPDATE feature_requests SET status = 'shipped', resolution_note = 'in 0.2' WHERE id = ?").bind(first.request.id).run();
+    // Filed again later (past the retry window, so the identical call is a new one, not a retry of the first).
+    w.clock.advance(DERIVED_WINDOW_MS);
     const fresh = await ok(w.ctx, "feature_request_create", { title: "No bulk ack", kind: "capability", fingerprint: "inbox:bulk" });
     expect(fresh.deduplicated).toBe(false);
     expect(fresh.request.id).not.toBe(first.request.id);

@@ -12,6 +12,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { claimHandoff } from "../src/work/claims";
 import { HANDOFF_KINDS } from "../src/work/handoffs";
 import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "./helpers";
@@ -274,9 +275,10 @@ describe("handoff_create fingerprint", () => {
     expect(await count("SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ? AND fingerprint = 'review:pr-12'", tenant)).toBe(3);
     expect(await count("SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ? AND fingerprint = 'review:pr-12' AND status IN ('open', 'claimed')", tenant)).toBe(1);
 
-    // Without a fingerprint, or with another one, nothing is de-duplicated.
-    await create(w.ctx, { to_actor_ids: ["bob"], title: "Same title" });
-    await create(w.ctx, { to_actor_ids: ["bob"], title: "Same title" });
+    // Without a fingerprint, or with another one, nothing is de-duplicated. (The two identical calls
+    // carry their own idempotency keys: without, the second would be a retry of the first.)
+    await create(w.ctx, { to_actor_ids: ["bob"], title: "Same title", idempotency_key: "same-title-1" });
+    await create(w.ctx, { to_actor_ids: ["bob"], title: "Same title", idempotency_key: "same-title-2" });
     await create(w.ctx, { to_actor_ids: ["bob"], fingerprint: "review:pr-13" });
     expect(await count("SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ?", tenant)).toBe(6);
   });
@@ -329,9 +331,13 @@ describe("handoff_claim", () => {
       expect(act.map((x) => x.verb)).toEqual(["handoff.created", "handoff.claimed"]);
       expect(act[1]).toMatchObject({ actor_id: winner.id.actorId, session_id: winner.ctx.sessionId, object_type: "work_request" });
 
-      // The winner again: already, nothing written. The loser again: still taken.
+      // The winner again: within the retry window a retry, given its first success back; past it a
+      // new claim, already, nothing written. The loser again: still taken.
       const before = await tenantState(w.id.tenantId);
+      expect(await ok(winner.ctx, "handoff_claim", { handoff_id: h.id })).toMatchObject({ idempotent_replay: true, already: false });
+      w.clock.advance(DERIVED_WINDOW_MS);
       const again = await ok(winner.ctx, "handoff_claim", { handoff_id: h.id });
+      expect(again.idempotent_replay).toBeUndefined();
       expect(again).toMatchObject({ already: true, handoff: { status: "claimed", claimed_by: winner.id.actorId } });
       expect(await tenantState(w.id.tenantId)).toEqual(before);
       await rejects(winner === bob ? carol.ctx : bob.ctx, "handoff_claim", { handoff_id: h.id }, "handoff_taken");
@@ -380,14 +386,14 @@ describe("handoff_claim", () => {
     await rejects(w.ctx, "handoff_claim", { handoff_id: h.id }, "not_recipient");
     await rejects(bob.ctx, "handoff_claim", { handoff_id: crypto.randomUUID() }, "not_found");
 
-    const responded = await create(w.ctx, { to_actor_ids: ["bob"] });
+    const responded = await create(w.ctx, { to_actor_ids: ["bob"], title: "Please answer" });
     await ok(bob.ctx, "handoff_respond", { handoff_id: responded.id, response: { text: "done" } });
     await rejects(bob.ctx, "handoff_claim", { handoff_id: responded.id }, "handoff_closed");
 
     await ok(w.ctx, "handoff_resolve", { handoff_id: h.id });
     const closed = await rejects(bob.ctx, "handoff_claim", { handoff_id: h.id }, "handoff_closed");
     expect(closed.message).toContain("resolved");
-    const cancelled = await create(w.ctx, { to_actor_ids: ["bob"] });
+    const cancelled = await create(w.ctx, { to_actor_ids: ["bob"], title: "Never mind" });
     await ok(w.ctx, "handoff_resolve", { handoff_id: cancelled.id, resolution: "cancelled" });
     await rejects(bob.ctx, "handoff_claim", { handoff_id: cancelled.id }, "handoff_closed");
     // A closed one a non-recipient tries is still not theirs.

@@ -8,6 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { keyFromTitle } from "../src/work/projects";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";
@@ -95,8 +96,8 @@ async function insertTask(tenantId: string, createdBy: string, projectId: string
   return id;
 }
 
-/** The same context serving JSON-RPC request `requestId` (a transport retry resends the same id). */
-const rpc = (ctx: Ctx, requestId: string | number | null): Ctx => ({ ...ctx, requestId });
+/** The context of a session whose run is `run` (the registry derives keys within a run). */
+const inRun = (ctx: Ctx, run: string): Ctx => ({ ...ctx, ensureRun: async () => run });
 
 const refs = (tasks: Structured[]) => tasks.map((t) => t.ref as string);
 const keys = (items: Structured[]) => items.map((p) => p.key as string);
@@ -355,14 +356,15 @@ describe("register_actor", () => {
 
   it("a retried request replays; a new identical request re-resolves without writing; A → B → A ends at A", async () => {
     const w = await world("reg-repeat");
-    const first = await ok(rpc(w.ctx, 1), "register_actor", { external_ref: "twin", display_name: "Twin" });
-    // The transport resends request 1: the first result, created true, flagged as a replay.
-    const retried = await ok(rpc(w.ctx, 1), "register_actor", { external_ref: "twin", display_name: "Twin" });
+    const first = await ok(w.ctx, "register_actor", { external_ref: "twin", display_name: "Twin" });
+    // The client resends the call: the first result, created true, flagged as a replay.
+    const retried = await ok(w.ctx, "register_actor", { external_ref: "twin", display_name: "Twin" });
     expect(retried.idempotent_replay).toBe(true);
     expect(retried.created).toBe(true);
     expect(retried.actor).toEqual(first.actor);
-    // A new request with the same arguments: re-resolved, not created, nothing written.
-    const again = await ok(rpc(w.ctx, 2), "register_actor", { external_ref: "twin", display_name: "Twin" });
+    // The same arguments once the retry window has passed: re-resolved, not created, nothing written.
+    w.clock.advance(DERIVED_WINDOW_MS);
+    const again = await ok(w.ctx, "register_actor", { external_ref: "twin", display_name: "Twin" });
     expect(again.idempotent_replay).toBeUndefined();
     expect(again.created).toBe(false);
     expect(again.actor).toEqual(first.actor);
@@ -370,14 +372,14 @@ describe("register_actor", () => {
     // Nothing differed, so nothing was updated.
     expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'actor.updated'", w.id.tenantId)).toBe(0);
 
-    for (const [i, name] of ["Twin B", "Twin"].entries()) {
+    for (const name of ["Twin B", "Twin"]) {
       w.clock.advance(MINUTE);
-      const r = await ok(rpc(w.ctx, 3 + i), "register_actor", { external_ref: "twin", display_name: name, update: true });
+      const r = await ok(w.ctx, "register_actor", { external_ref: "twin", display_name: name, update: true });
       expect(r.idempotent_replay).toBeUndefined();
       expect(r.actor.display_name).toBe(name);
     }
     const row = await env.DB.prepare("SELECT display_name, updated_at FROM actors WHERE id = ?").bind(first.actor.id).first<Structured>();
-    expect(row).toEqual({ display_name: "Twin", updated_at: at(2 * MINUTE) });
+    expect(row).toEqual({ display_name: "Twin", updated_at: at(DERIVED_WINDOW_MS + 2 * MINUTE) });
     expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'actor.updated'", w.id.tenantId)).toBe(2);
   });
 
@@ -664,27 +666,29 @@ describe("project_update", () => {
 
   it("a patch set back and forth in one session applies every time; an identical retry changes nothing", async () => {
     const { w, p } = await setup("pu-toggle");
-    const paused = await ok(rpc(w.ctx, 1), "project_update", { project_id: p.id, patch: { status: "paused" } });
+    const paused = await ok(w.ctx, "project_update", { project_id: p.id, patch: { status: "paused" } });
     expect(paused.project.status).toBe("paused");
-    // The transport resends request 1: a replay.
-    const resent = await ok(rpc(w.ctx, 1), "project_update", { project_id: p.id, patch: { status: "paused" } });
+    // The client resends the call: a replay.
+    const resent = await ok(w.ctx, "project_update", { project_id: p.id, patch: { status: "paused" } });
     expect(resent.idempotent_replay).toBe(true);
     expect(resent.changed).toEqual(["status"]);
-    // A new request with the same patch: nothing to change, no activity.
-    const retry = await ok(rpc(w.ctx, 2), "project_update", { project_id: p.id, patch: { status: "paused" } });
+    // The same patch after the retry window: nothing to change, no activity.
+    w.clock.advance(DERIVED_WINDOW_MS);
+    const retry = await ok(w.ctx, "project_update", { project_id: p.id, patch: { status: "paused" } });
     expect(retry.idempotent_replay).toBeUndefined();
     expect(retry.changed).toEqual([]);
     expect(retry.project).toEqual(paused.project);
     expect(await updates(w, p.id)).toHaveLength(1);
 
+    // Paused, active, paused again within a minute or two: the third is a new call, not a retry of the first.
     w.clock.advance(MINUTE);
-    const active = await ok(rpc(w.ctx, 3), "project_update", { project_id: p.id, patch: { status: "active" } });
+    const active = await ok(w.ctx, "project_update", { project_id: p.id, patch: { status: "active" } });
     expect(active.project.status).toBe("active");
     w.clock.advance(MINUTE);
-    const pausedAgain = await ok(rpc(w.ctx, 4), "project_update", { project_id: p.id, patch: { status: "paused" } });
+    const pausedAgain = await ok(w.ctx, "project_update", { project_id: p.id, patch: { status: "paused" } });
     expect(pausedAgain.idempotent_replay).toBeUndefined();
     expect(pausedAgain.changed).toEqual(["status"]);
-    expect(pausedAgain.project).toMatchObject({ status: "paused", updated_at: at(3 * MINUTE) });
+    expect(pausedAgain.project).toMatchObject({ status: "paused", updated_at: at(DERIVED_WINDOW_MS + 3 * MINUTE) });
     expect(await count("SELECT COUNT(*) AS n FROM projects WHERE id = ? AND status = 'paused'", p.id)).toBe(1);
     expect(await updates(w, p.id)).toHaveLength(3);
   });
@@ -918,56 +922,68 @@ describe("project_brief", () => {
 // ---------------------------------------------------------------------------------------------
 
 describe("derived idempotency keys", () => {
-  it("a retried project_create request replays; a new request or another session writes again", async () => {
+  it("an identical call without a key replays within the window, with or without a session, however spelled", async () => {
     const w = await world("idem-create");
-    const first = await ok(rpc(w.ctx, 1), "project_create", { title: "Replay Me", key: "RM" });
+    const first = await ok(w.ctx, "project_create", { title: "Replay Me", key: "RM" });
     expect(first.idempotent_replay).toBeUndefined();
     w.clock.advance(MINUTE);
-    const replay = await ok(rpc(w.ctx, 1), "project_create", { title: "Replay Me", key: "RM" });
+    const replay = await ok(w.ctx, "project_create", { title: "Replay Me", key: "RM" });
     expect(replay.idempotent_replay).toBe(true);
     expect(replay.project).toEqual(first.project);
+    // A stateless request (no session) is the same call from the same actor.
+    const stateless = await ok(makeCtx(w.id, w.clock, ""), "project_create", { title: "Replay Me", key: "RM" });
+    expect(stateless.idempotent_replay).toBe(true);
     expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
     expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'project.created'", w.id.tenantId)).toBe(1);
 
-    // A second project is attempted, and the explicit key is taken: for a new request in the
-    // same session, and for the same request id in another session.
-    const elsewhere = makeCtx(w.id, w.clock, "sess-2");
-    await rejects(rpc(w.ctx, 2), "project_create", { title: "Replay Me", key: "RM" }, "key_taken");
-    await rejects(rpc(elsewhere, 1), "project_create", { title: "Replay Me", key: "RM" }, "key_taken");
-
-    // With a derived key, a second project gets a suffixed key.
-    const d1 = await createProject(rpc(w.ctx, 3), { title: "Replay Derived" });
-    const d1again = await ok(rpc(w.ctx, 3), "project_create", { title: "Replay Derived" });
-    expect(d1again.idempotent_replay).toBe(true);
-    expect(d1again.project.id).toBe(d1.id);
-    const d2 = await createProject(rpc(elsewhere, 3), { title: "Replay Derived" });
-    const d3 = await createProject(rpc(w.ctx, 4), { title: "Replay Derived" });
-    expect([d1.key, d2.key, d3.key]).toEqual(["RD", "RD2", "RD3"]);
-    expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(4);
-
-    // The camelCase spelling of a call is the same call.
-    const owned = await createProject(rpc(w.ctx, 5), { title: "Owned", ownerActorId: "me" });
-    const ownedAgain = await ok(rpc(w.ctx, 5), "project_create", { title: "Owned", owner_actor_id: "me" });
+    // The camelCase spelling of a call is the same call; different arguments are another call.
+    const owned = await createProject(w.ctx, { title: "Owned", ownerActorId: "me" });
+    const ownedAgain = await ok(w.ctx, "project_create", { title: "Owned", owner_actor_id: "me" });
     expect(ownedAgain.idempotent_replay).toBe(true);
     expect(ownedAgain.project.id).toBe(owned.id);
-    // But different arguments under the same request id are not a replay.
-    const notOwned = await createProject(rpc(w.ctx, 5), { title: "Owned" });
+    const notOwned = await createProject(w.ctx, { title: "Owned" });
     expect(notOwned.id).not.toBe(owned.id);
+
+    // Once the window has passed, the same call is a new one: its explicit project key is taken.
+    w.clock.advance(DERIVED_WINDOW_MS);
+    await rejects(w.ctx, "project_create", { title: "Replay Me", key: "RM" }, "key_taken");
+    expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(3);
+  });
+
+  it("an identical call is a new one after another call of the tool, after the window, or in another run", async () => {
+    const w = await world("idem-new");
+    const d1 = await createProject(w.ctx, { title: "Replay Derived" });
+    w.clock.advance(DERIVED_WINDOW_MS);
+    const d2 = await createProject(w.ctx, { title: "Replay Derived" });
+    await createProject(w.ctx, { title: "Between" });
+    const d3 = await createProject(w.ctx, { title: "Replay Derived" });
+    expect([d1.key, d2.key, d3.key]).toEqual(["RD", "RD2", "RD3"]);
+    // A retry of the newest replays it.
+    expect((await ok(w.ctx, "project_create", { title: "Replay Derived" })).project.id).toBe(d3.id);
+
+    // Each session's run derives its own keys; a run's retry replays within it.
+    const runA = await createProject(inRun(w.ctx, "run-a"), { title: "Per Run" });
+    const runB = await createProject(inRun(w.ctx, "run-b"), { title: "Per Run" });
+    expect(runB.id).not.toBe(runA.id);
+    const retryA = await ok(inRun(w.ctx, "run-a"), "project_create", { title: "Per Run" });
+    expect(retryA).toMatchObject({ idempotent_replay: true, project: { id: runA.id } });
     expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(6);
   });
 
-  it("without a session or a request id no key is derived: identical calls each write", async () => {
-    const w = await world("idem-none");
-    const noRequest = await createProject(w.ctx, { title: "No Request" });
-    const noRequest2 = await ok(w.ctx, "project_create", { title: "No Request" });
-    expect(noRequest2.idempotent_replay).toBeUndefined();
-    expect([noRequest.key, noRequest2.project.key]).toEqual(["NR", "NR2"]);
-    const noSession = rpc(makeCtx(w.id, w.clock, ""), 1);
-    const a = await createProject(noSession, { title: "No Session" });
-    const b = await ok(noSession, "project_create", { title: "No Session" });
-    expect(b.idempotent_replay).toBeUndefined();
-    expect([a.key, b.project.key]).toEqual(["NS", "NS2"]);
-    expect(await count("SELECT COUNT(*) AS n FROM idempotency_keys WHERE tenant_id = ?", w.id.tenantId)).toBe(0);
+  it("an identical call after anyone wrote to what the first one touched is a new call, not a stale replay", async () => {
+    const w = await world("idem-touched");
+    const bob = await w.other("bob");
+    const p = await createProject(w.ctx, { title: "Touched" });
+    const paused = { project_id: p.id, patch: { status: "paused" } };
+    await ok(w.ctx, "project_update", paused);
+    await ok(bob.ctx, "project_update", { project_id: p.id, patch: { status: "active" } });
+    const again = await ok(w.ctx, "project_update", paused);
+    expect(again.idempotent_replay).toBeUndefined();
+    expect(again.project.status).toBe("paused");
+    expect(await count("SELECT COUNT(*) AS n FROM projects WHERE id = ? AND status = 'paused'", p.id)).toBe(1);
+    // A write elsewhere in the tenant leaves the retry a retry.
+    await createProject(bob.ctx, { title: "Elsewhere" });
+    expect((await ok(w.ctx, "project_update", paused)).idempotent_replay).toBe(true);
   });
 
   it("an explicit idempotency_key replays across sessions, and a different call with it is refused", async () => {

@@ -627,8 +627,8 @@ describe("code_ref_query", () => {
     const p = await project(w.ctx, "RQ");
     const api = await repo(w.ctx, "acme/api");
     const web = await repo(w.ctx, "acme/web");
-    const t1 = await task(w.ctx, "RQ");
-    const t2 = await task(w.ctx, "RQ");
+    const t1 = await task(w.ctx, "RQ", { title: "first" });
+    const t2 = await task(w.ctx, "RQ", { title: "second" });
     const made: Structured[] = [];
     const add = async (taskRef: string, args: Record<string, unknown>) => {
       w.clock.advance(MINUTE);

@@ -224,6 +224,16 @@ describe("run_fork", () => {
 });
 
 describe("run_heartbeat", () => {
+  it("moves last_heartbeat_at on every beat, identical ones seconds apart included (no replay)", async () => {
+    const w = await world("beat-repeat");
+    const s = await inSession(w.ctx);
+    const first = await ok(s, "run_heartbeat", { branch: "main" });
+    w.clock.advance(30_000);
+    const second = await ok(s, "run_heartbeat", { branch: "main" });
+    expect(second.idempotent_replay).toBeUndefined();
+    expect(Date.parse(second.run.last_heartbeat_at)).toBe(Date.parse(first.run.last_heartbeat_at) + 30_000);
+  });
+
   it("keeps a run alive and tracks HEAD, branch, dirty, repository and merged counts", async () => {
     const w = await world("beat");
     const s = await inSession(w.ctx);

@@ -22,6 +22,7 @@ import { runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { Ctx } from "../src/mcp/context";
+import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
 import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -236,8 +237,9 @@ describe("task_create", () => {
     await rejects(w.ctx, "task_create", { ...base, depends_on: ["BAD-99"] }, "not_found");
     await rejects(w.ctx, "task_create", { ...base, parent_task_id: "BAD-2" }, "not_found");
 
-    // The counter did not move: the next task is BAD-2.
-    expect((await create(w.ctx, "BAD")).ref).toBe("BAD-2");
+    // The counter did not move: the next task is BAD-2 (another title: the same one again would
+    // be a retry of the first create, answered with BAD-1).
+    expect((await create(w.ctx, "BAD", { title: "the next one" })).ref).toBe("BAD-2");
   });
 });
 
@@ -971,9 +973,10 @@ describe("task_claim", () => {
     expect(first.task).toMatchObject({ id: p0old.id, status: "in_progress", assignee_actor_id: w.id.actorId, lease_expires_at: at(HOUR, now), claimed_at: now });
     expect(await taskRow(p0old.id as string)).toMatchObject({ status: "in_progress", assignee_actor_id: w.id.actorId, lease_expires_at: at(HOUR, now) });
 
-    // Same caller, same instant: each claim is recorded against the task it took.
+    // Same caller, same instant: each claim is recorded against the task it took. Each is a new
+    // claim, not a retry of the one before, so each carries its own idempotency key.
     const got = [first.task.id];
-    for (let i = 0; i < 3; i++) got.push((await claim(w.ctx, { project_id: p.id })).task.id);
+    for (let i = 0; i < 3; i++) got.push((await claim(w.ctx, { project_id: p.id, idempotency_key: `claim-next-${i}` })).task.id);
     expect(got).toEqual([p0old.id, p0new.id, p1.id, p2.id]);
     for (const id of got) {
       const claimed = await activityRows(w.id.tenantId, "verb = 'task.claimed' AND object_id = ?", id);
@@ -1015,7 +1018,8 @@ describe("task_claim", () => {
     const webDb = await create(w.ctx, "WEB", { title: "web db", labels: ["db", "ui"], priority: 1 });
     expect((await claim(w.ctx, { project_id: "API", label: "db" })).task.id).toBe(apiDb.id);
     expect((await claim(w.ctx, { label: "db" })).task.id).toBe(webDb.id);
-    expect((await claim(w.ctx, { label: "db" })).reason).toBe("pool_empty");
+    // Claiming again on purpose (not a retry of the claim just answered) carries its own key.
+    expect((await claim(w.ctx, { label: "db", idempotency_key: "db-again" })).reason).toBe("pool_empty");
     expect((await claim(w.ctx, { project_id: "WEB" })).reason).toBe("pool_empty");
     expect((await claim(w.ctx, { project_id: "API" })).task.id).toBe(apiPlain.id);
   });
@@ -1135,9 +1139,9 @@ describe("leases", () => {
   it("runDurableObjectAlarm releases the leases that have run out by then, keeps the others and re-arms for them", async () => {
     const w = await world("lease-alarm-run");
     const p = await project(w.ctx, "ALR");
-    const a = await create(w.ctx, "ALR");
+    const a = await create(w.ctx, "ALR", { title: "a" });
     w.clock.advance(SECOND);
-    const b = await create(w.ctx, "ALR");
+    const b = await create(w.ctx, "ALR", { title: "b" });
     w.clock.set(T0);
     expect((await claim(w.ctx, { project_id: p.id, lease_seconds: 60 })).task.id).toBe(a.id);
     expect((await claim(w.ctx, { project_id: p.id, lease_seconds: 3600 })).task.id).toBe(b.id);
@@ -1160,9 +1164,9 @@ describe("leases", () => {
   it("the ClaimsDO tracks each lease it hands out and arms its alarm at the earliest", async () => {
     const w = await world("lease-track");
     const p = await project(w.ctx, "TRK");
-    const a = await create(w.ctx, "TRK");
+    const a = await create(w.ctx, "TRK", { title: "a" });
     w.clock.advance(SECOND);
-    const b = await create(w.ctx, "TRK");
+    const b = await create(w.ctx, "TRK", { title: "b" });
     w.clock.set(T0);
     await claim(w.ctx, { project_id: p.id, lease_seconds: 7200 });
     await claim(w.ctx, { project_id: p.id, lease_seconds: 600 });
@@ -1173,7 +1177,7 @@ describe("leases", () => {
     ]);
     expect(await runInDurableObject(stub, async (_o, state) => state.storage.getAlarm())).toBe(Date.parse(at(600 * SECOND)));
     // A claim by id queues in its task's project scope too, not in the tenant-wide one.
-    const c = await create(w.ctx, "TRK");
+    const c = await create(w.ctx, "TRK", { title: "c" });
     await claim(w.ctx, { task_id: c.id, lease_seconds: 3000 });
     expect((await stub.tracked()).map((l) => l.task_id)).toEqual([b.id, c.id, a.id]);
     expect(await claimsStub(w.id.tenantId, null).tracked()).toEqual([]);
@@ -1304,7 +1308,12 @@ describe("idempotency", () => {
     w.clock.advance(2 * DAY);
     await ok(w.ctx, "task_create", { project_id: "RET", title: "new", idempotency_key: "k-new" });
     const keys = () => env.DB.prepare("SELECT key, expires_at FROM idempotency_keys WHERE tenant_id = ? ORDER BY key").bind(w.id.tenantId).all<Structured>().then((r) => r.results);
-    expect(await keys()).toEqual([{ key: "k-new", expires_at: at(3 * DAY) }, { key: "k-old", expires_at: at(DAY) }]);
+    // project_create passed no key: it got one derived from its content, held for the window only.
+    expect(await keys()).toEqual([
+      { key: expect.stringMatching(/^content:/), expires_at: at(DERIVED_WINDOW_MS) },
+      { key: "k-new", expires_at: at(3 * DAY) },
+      { key: "k-old", expires_at: at(DAY) },
+    ]);
 
     const reports = await runMaintenance(env as unknown as Env, new Date(at(2 * DAY + HOUR)));
     const retention = reports.find((x) => x.job === "idempotency_retention")!;
@@ -1360,7 +1369,8 @@ describe("tenant isolation", () => {
     expect(ids(await query(b.ctx, {}))).toEqual([tb.id]);
     expect(ids(await query(b.ctx, { q: "secret" }))).toEqual([]);
     expect((await claim(b.ctx, {})).task.id).toBe(tb.id);
-    expect(await claim(b.ctx, {})).toMatchObject({ claimed: false, reason: "pool_empty" });
+    // A second claim on purpose, not a retry of the first: its own key.
+    expect(await claim(b.ctx, { idempotency_key: "b-again" })).toMatchObject({ claimed: false, reason: "pool_empty" });
     expect(await claim(b.ctx, { project_id: "ISO" })).toMatchObject({ claimed: false, reason: "pool_empty" });
     // None of the above touched A's rows.
     expect(await tenantState(a.id.tenantId)).toEqual(aBefore);
@@ -1369,17 +1379,37 @@ describe("tenant isolation", () => {
 });
 
 describe("task_claim retries", () => {
-  it("a retried claim-next (same session and request id) returns the task it claimed instead of taking another", async () => {
+  it("a retried claim-next returns the task it claimed instead of taking another; after any other write it claims the next", async () => {
     const w = await world("claim-retry");
     await project(w.ctx, "RTY");
     await create(w.ctx, "RTY", { title: "one" });
     await create(w.ctx, "RTY", { title: "two" });
-    const ctx = { ...w.ctx, requestId: 17 };
-    const first = await ok(ctx, "task_claim", { project_id: "RTY" });
-    const retry = await ok(ctx, "task_claim", { project_id: "RTY" });
+    const first = await ok(w.ctx, "task_claim", { project_id: "RTY" });
+    const retry = await ok(w.ctx, "task_claim", { project_id: "RTY" });
     expect(retry).toMatchObject({ idempotent_replay: true, task: { id: first.task.id } });
     expect(await count("SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ? AND status = 'in_progress'", w.id.tenantId)).toBe(1);
-    const next = await ok({ ...w.ctx, requestId: 18 }, "task_claim", { project_id: "RTY" });
+    // Finishing the first task is another write: the same claim-next is a new claim.
+    await ok(w.ctx, "task_update", { task_id: first.task.id, patch: { status: "done" } });
+    const next = await ok(w.ctx, "task_claim", { project_id: "RTY" });
+    expect(next.idempotent_replay).toBeUndefined();
     expect(next.task.id).not.toBe(first.task.id);
   });
+
+  it("an empty pool is answered afresh on every poll, and re-claiming by id extends the lease every time", async () => {
+    const w = await world("claim-poll");
+    await project(w.ctx, "POL");
+    expect(await ok(w.ctx, "task_claim", { project_id: "POL" })).toMatchObject({ claimed: false, reason: "pool_empty" });
+    const t = await create(w.ctx, "POL", { title: "arrives" });
+    const polled = await ok(w.ctx, "task_claim", { project_id: "POL" });
+    expect(polled).toMatchObject({ claimed: true, task: { id: t.id } });
+    expect(polled.idempotent_replay).toBeUndefined();
+    const byId = { task_id: t.id, lease_seconds: 60 };
+    const a = await ok(w.ctx, "task_claim", byId);
+    w.clock.advance(30_000);
+    const b = await ok(w.ctx, "task_claim", byId);
+    expect(b.idempotent_replay).toBeUndefined();
+    expect(b).toMatchObject({ extended: true, fencing_token: a.fencing_token });
+    expect(Date.parse(b.lease_expires_at)).toBe(Date.parse(a.lease_expires_at) + 30_000);
+  });
 });
+

@@ -56,6 +56,9 @@ export const idempotencyKeys = sqliteTable("idempotency_keys", {
   result: text("result"),
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
+  run: text("run").notNull().default(""),
+  activityFrom: integer("activity_from").notNull().default(0),
+  activityTo: integer("activity_to").notNull().default(0),
 });
 
 export const events = sqliteTable("events", {

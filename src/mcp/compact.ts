@@ -52,11 +52,9 @@ function toolOp(def: AnyToolDef): CompactOp {
     pipeline: {
       name: def.name,
       kind: def.annotations.readOnly ? "query" : "execute",
-      // Each step is its own request as far as derived idempotency keys go: two identical writes
-      // in one batch are two writes, and a retried batch replays each of them.
-      invoke: async (ctx, params, stepIndex) => {
+      invoke: async (ctx, params) => {
         // No confirmations inside a batch: a retried round would run the steps before it again.
-        const result = await callTool(def, { ...ctx, confirmer: undefined, requestId: ctx.requestId == null ? ctx.requestId : `${String(ctx.requestId)}#${stepIndex}` }, params);
+        const result = await callTool(def, { ...ctx, confirmer: undefined }, params);
         const sc = (result.structuredContent ?? {}) as Record<string, unknown>;
         if (result.isError) return { ok: false, error: sc.error as ErrorBody };
         const { ok: _ok, ...data } = sc;
@@ -173,6 +171,9 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
     // Each op masks (or not) as its own tool does.
     secrets: "handler",
+    // A retried batch replays whole: its ops' own keys could not tell a retry of [create X, comment
+    // on X] from a deliberate second round, since the comment is a later write to what create touched.
+    idempotency: "derived",
     run: (ctx, input) => executeTool(ctx, pipeline, input.operations, input.continue_on_error),
     summarize: batchSummary,
   });

@@ -19,8 +19,6 @@ export interface Ctx {
   operator: boolean;
   /** The MCP session the call arrived in, or "" outside one. */
   sessionId: string;
-  /** The JSON-RPC id of the tools/call being served (a transport retry resends the same id), or null. */
-  requestId?: string | number | null;
   clock: Clock;
   /**
    * Present only inside an MCP session. Returns the session's run, minting it (and its runs row)

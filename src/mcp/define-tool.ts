@@ -49,11 +49,14 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   /** Fields a failed call may carry beside `error` (ToolError `data`), e.g. a batch's per-op results. */
   errorData?: z.ZodObject;
   /**
-   * "derived": a write called without idempotency_key gets one derived from its arguments, the
-   * caller and the session, so a retried call cannot write twice (the work ledger's rule).
+   * "derived": a write called without idempotency_key gets a key derived from its content (tool,
+   * caller, arguments, run), so a retried call cannot write twice, with or without a session (the
+   * work ledger's rule; src/mcp/idempotency.ts). A rule narrows it: `when` says which calls derive
+   * one (a call that is naturally idempotent, like extending one's own lease, must run every time),
+   * `keep` which answers are replayed (an empty poll is answered afresh).
    * Absent: only an explicit key makes the write idempotent (log_change mints an event per call).
    */
-  idempotency?: "derived";
+  idempotency?: "derived" | DerivedRule<z.infer<I>, z.infer<O>>;
   /**
    * Secret-shaped text in what a write stores is masked by the registry (a write that stays in
    * this server: not read-only, not open-world) unless the caller passes allow_secrets: true.
@@ -91,3 +94,8 @@ export function defineTool<I extends z.ZodObject, O extends z.ZodObject>(def: To
 /** Type-erased form, for lists of tools with different schemas. */
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 export type AnyToolDef = ToolDef<any, any>;
+
+export interface DerivedRule<In, Out> {
+  when?: (input: In) => boolean;
+  keep?: (output: Out) => boolean;
+}

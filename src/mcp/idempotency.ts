@@ -1,6 +1,7 @@
 import { sha256Hex } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "./context";
+import type { DerivedRule } from "./define-tool";
 import { ToolError } from "./errors";
 
 /** How long a key is remembered; the retention job sweeps older ones. */
@@ -20,17 +21,43 @@ export function stableStringify(value: unknown): string {
   return JSON.stringify(value);
 }
 
+/** How long an identical call counts as a retry of the first, when the caller passed no key. */
+export const DERIVED_WINDOW_MS = 2 * 60 * 1000;
+const DERIVED_PREFIX = "content:";
+
+/** The run a write belongs to: the session's (minted by its first write), none without a session. */
+const runOf = async (ctx: Ctx) => (ctx.ensureRun ? await ctx.ensureRun() : "");
+
 /**
- * The key a work-ledger write gets when the caller passes none: the session, the JSON-RPC
- * request id and the arguments (the actor is already part of every key's scope). A transport
- * retry resends the same message, so it replays; a new call has a new request id, so setting a
- * field back to an earlier value in the same session is never mistaken for a retry. Without a
- * session or a request id there is nothing to tell a retry from a new call: no key is derived.
+ * The key a work-ledger write gets when the caller passes none, as seed 001 has it: the call's
+ * content (the arguments; the tool and the actor are already part of every key's scope) and the
+ * current run. A client that retries a write it never heard back from gets the first result
+ * instead of a second write, with or without a session and under any JSON-RPC id, for as long as
+ * the repeat is still a retry (runIdempotent says when it stops being one).
  */
-export async function derivedKey(ctx: Ctx, args: Record<string, unknown>): Promise<string | undefined> {
-  if (!ctx.sessionId || ctx.requestId === undefined || ctx.requestId === null) return undefined;
-  return `derived:${await sha256Hex(`${ctx.sessionId}\n${JSON.stringify(ctx.requestId)}\n${stableStringify(args)}`)}`;
+export async function derivedKey(ctx: Ctx, args: Record<string, unknown>): Promise<string> {
+  // ensureRun, not currentRun: a session's first write mints its run, and a retry of that write
+  // must derive the same key.
+  return `${DERIVED_PREFIX}${await sha256Hex(`${await runOf(ctx)}\n${stableStringify(args)}`)}`;
 }
+
+/**
+ * When an identical call stops being a retry of a finished one and runs again (SQL over the key's
+ * row, with ?1 tenant, ?2 actor, ?3 tool): once the caller has made another call to the same tool
+ * in the same run (a toggle: paused, active, paused), or once anyone has written to an object the
+ * first call touched (its activity rows: the task it claimed was finished, the review it asked for
+ * was answered, the plan it read got a new version). A retry comes at once, with nothing between.
+ */
+const NO_LONGER_A_RETRY = `
+  EXISTS (SELECT 1 FROM idempotency_keys k WHERE k.tenant_id = ?1 AND k.actor_id = ?2 AND k.tool = ?3
+            AND k.run = idempotency_keys.run AND k.rowid > idempotency_keys.rowid)
+  OR EXISTS (SELECT 1 FROM activity mine JOIN activity later
+               ON later.tenant_id = mine.tenant_id AND later.object_type = mine.object_type AND later.object_id = mine.object_id
+                  AND later.seq > idempotency_keys.activity_to
+             WHERE mine.tenant_id = ?1 AND mine.actor_id = ?2
+               AND mine.seq > idempotency_keys.activity_from AND mine.seq <= idempotency_keys.activity_to)`;
+
+const ACTIVITY_HEAD = "(SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?)";
 
 interface StoredKey {
   request_hash: string;
@@ -44,6 +71,7 @@ interface StoredKey {
  * Runs a write at most once per (tenant, actor, tool, key). The key is reserved with a
  * single-statement insert before the write runs, so two racing calls cannot both write;
  * only a successful result is kept, so a call that failed may be retried with its key.
+ * `derived` is the tool's rule when the key was derived from the call's content (derivedKey).
  */
 export async function runIdempotent<T>(
   ctx: Ctx,
@@ -51,24 +79,26 @@ export async function runIdempotent<T>(
   key: string,
   args: Record<string, unknown>,
   run: () => Promise<T>,
+  derived?: DerivedRule<unknown, T>,
 ): Promise<{ result: T; replay: boolean }> {
   const requestHash = await sha256Hex(stableStringify(args));
   const now = ctx.clock.now();
   const scope = [ctx.tenantId, ctx.actorId, tool, key] as const;
 
-  const reserved = await ctx.d1
-    .prepare(
-      `INSERT INTO idempotency_keys (tenant_id, actor_id, tool, key, request_hash, status, result, created_at, expires_at)
-       VALUES (?, ?, ?, ?, ?, 'pending', NULL, ?, ?)
-       ON CONFLICT (tenant_id, actor_id, tool, key) DO UPDATE SET request_hash = excluded.request_hash, status = 'pending', result = NULL,
-         created_at = excluded.created_at, expires_at = excluded.expires_at
-       WHERE idempotency_keys.expires_at <= excluded.created_at
-          OR (idempotency_keys.status = 'pending' AND idempotency_keys.created_at <= ?)
-       RETURNING key`,
-    )
-    .bind(...scope, requestHash, iso(now), iso(new Date(now.getTime() + IDEMPOTENCY_TTL_MS)),
-      iso(new Date(now.getTime() - ABANDONED_AFTER_MS)))
-    .first();
+  // A key is free again once it expired or its call died; a derived key also once a repeat is no
+  // longer a retry. Delete and insert in one batch rather than update in place: the new row's rowid
+  // then orders it after everything the actor wrote before.
+  const [, inserted] = await ctx.d1.batch<{ key: string }>([
+    ctx.d1.prepare(
+      `DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND actor_id = ?2 AND tool = ?3 AND key = ?4
+         AND (expires_at <= ?5 OR (status = 'pending' AND created_at <= ?6)${derived ? ` OR (status = 'done' AND (${NO_LONGER_A_RETRY}))` : ""})`,
+    ).bind(...scope, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS))),
+    ctx.d1.prepare(
+      `INSERT INTO idempotency_keys (tenant_id, actor_id, tool, key, request_hash, status, result, created_at, expires_at, run, activity_from)
+       VALUES (?, ?, ?, ?, ?, 'pending', NULL, ?, ?, ?, ${ACTIVITY_HEAD}) ON CONFLICT (tenant_id, actor_id, tool, key) DO NOTHING RETURNING key`,
+    ).bind(...scope, requestHash, iso(now), iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))), await runOf(ctx), ctx.tenantId),
+  ]);
+  const reserved = inserted!.results[0];
 
   if (!reserved) {
     const stored = await ctx.d1
@@ -105,9 +135,10 @@ export async function runIdempotent<T>(
       .run();
     throw err;
   }
-  await ctx.d1
-    .prepare(`UPDATE idempotency_keys SET status = 'done', result = ? WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`)
-    .bind(JSON.stringify(result), ...scope)
-    .run();
+  // Only a derived key lets go of an answer its tool will not replay; a caller's own key keeps any.
+  await (derived?.keep?.(result) === false
+    ? ctx.d1.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`).bind(...scope)
+    : ctx.d1.prepare(`UPDATE idempotency_keys SET status = 'done', result = ?, activity_to = ${ACTIVITY_HEAD} WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`)
+      .bind(JSON.stringify(result), ctx.tenantId, ...scope)).run();
   return { result, replay: false };
 }

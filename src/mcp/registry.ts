@@ -321,8 +321,9 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     checkArgShape(rawArgs);
     const args = normalizeArgs(rawArgs, input);
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
-    const key = (parsed.idempotency_key as string | undefined) ??
-      (def.idempotency === "derived" ? await derivedKey(ctx, args) : undefined);
+    const rule = def.idempotency === "derived" ? {} : def.idempotency;
+    const derive = parsed.idempotency_key === undefined && rule !== undefined && !def.annotations.readOnly && (rule.when?.(parsed) ?? true);
+    const key = derive ? await derivedKey(ctx, args) : (parsed.idempotency_key as string | undefined);
     const { allow_secrets: allowSecrets, fields, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
     if (fields) checkFields(def, fields);
     const masked = masksSecrets(def) && allowSecrets !== true
@@ -331,7 +332,7 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const run = async () => def.run(await attributed(def, ctx), masked.value);
     const { result, replay } =
       key && !def.annotations.readOnly
-        ? await runIdempotent(ctx, def.name, key, args, run)
+        ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined)
         : { result: await run(), replay: false };
     const parsedResult = def.output.parse(result) as Record<string, unknown>;
     const { value: payload, truncation } = capResponse(fields ? project(parsedResult, fields) : parsedResult);

@@ -131,7 +131,6 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     }
     const callCtx: Ctx = {
       ...ctx,
-      requestId: sctx.mcpReq.id,
       ...(options.era === "modern" && canElicit(sctx) ? { confirmer: { answer: (key: string) => answerOf(sctx, pending, key) } } : {}),
       ...progressReporter(sctx),
     };

@@ -15,7 +15,7 @@ import { createTasks, LABEL, type ManyItem } from "../work/task-create";
 import { readStepRows } from "./progress";
 import { planIdParam } from "./params";
 import { type Plan, type PlanStep } from "./schema";
-import { getPlan, readVersion } from "./store";
+import { getPlan, planActivity, readVersion } from "./store";
 
 const PRIORITY: Record<PlanStep["priority"], number> = { critical: 0, high: 1, medium: 2, low: 3 };
 const MAX_CRITERIA = 50;
@@ -71,7 +71,9 @@ export const planToTasksTool = defineTool({
     warnings: z.array(z.string()).describe("What was shortened to fit a task (criteria past 50, long titles)."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  idempotency: "derived",
+  // An answer that created nothing is not replayed: it read the plan, and the next call must read
+  // whatever version is there by then.
+  idempotency: { keep: (output) => output.created.length > 0 },
   run: async (ctx, input) => {
     const meta = await getPlan(ctx, input.plan_id);
     const [plan, rows, project] = await Promise.all([readVersion(ctx, meta.id, meta.version), readStepRows(ctx, meta.id), findProject(ctx, input.project_id)]);
@@ -113,9 +115,14 @@ export const planToTasksTool = defineTool({
     const now = iso(ctx.clock.now());
     let made: { ids: string[]; refs: string[] };
     try {
-      made = await createTasks(ctx, project.id, items, (ids) => todo.map((step, i) =>
-        ctx.d1.prepare(`INSERT INTO plan_step_tasks (tenant_id, plan_id, step_number, task_id, created_at) VALUES (?, ?, ?, ?, ?)`)
-          .bind(ctx.tenantId, meta.id, step.step_number, ids[i], now)));
+      made = await createTasks(ctx, project.id, items, (ids) => [
+        ...todo.map((step, i) =>
+          ctx.d1.prepare(`INSERT INTO plan_step_tasks (tenant_id, plan_id, step_number, task_id, created_at) VALUES (?, ?, ?, ?, ?)`)
+            .bind(ctx.tenantId, meta.id, step.step_number, ids[i], now)),
+        // On the plan's own timeline too: a later plan write (a new version) then makes the same
+        // plan_to_tasks call a new one rather than a retry to replay.
+        planActivity(ctx, meta.id, "plan.tasks_created", `Tasks for step(s) ${todo.map((s) => s.step_number).join(", ")} in ${project.key}`),
+      ]);
     } catch (err) {
       if (!String(err).includes("UNIQUE constraint failed")) throw err;
       throw new ToolError("conflict", `Another call linked steps of plan ${meta.id} to tasks while this one ran; no task was created.`, {

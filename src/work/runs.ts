@@ -129,8 +129,9 @@ export const runHeartbeatTool = defineTool({
     counts: countsField.optional(),
   }),
   output: z.object({ run: runSchema.describe("The run after the heartbeat.") }),
+  // No derived key: a heartbeat is idempotent by nature, and an identical one a minute later must
+  // still move last_heartbeat_at.
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
-  idempotency: "derived",
   run: async (ctx, input) => {
     const run = await targetRun(ctx, input.run_key);
     await assertRunWritable(ctx, run);

@@ -51,8 +51,10 @@ export const taskClaimTool = defineTool({
     holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held or assigned_elsewhere."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  // A retried claim (same session and request) gets the task it already claimed, not a second one.
-  idempotency: "derived",
+  // A retried claim-next gets the task it already claimed, not a second one; once that task moves
+  // (finished, released) it is a new claim. A claim by id runs every time (re-claiming one's own
+  // task extends the lease), and an empty answer is not replayed, so a poll sees new tasks at once.
+  idempotency: { when: (input) => !input.task_id, keep: (output) => output.claimed },
   run: async (ctx, input) => {
     const target = input.task_id ? await findTask(ctx, input.task_id) : null;
     const project = input.project_id ? await findProject(ctx, input.project_id) : null;
