@@ -103,14 +103,30 @@ describe("log_change: happy path", () => {
     expect(await s.events()).toBe(1);
   });
 
-  it("mints a new id for every call (log_change is not idempotent by itself)", async () => {
+  it("mints a new id for every call; an identical call resent at once is a retry and replays the first", async () => {
     const s = await setup("w-twice");
     const a = await log(s.ctx, { entity_path: "users.email", change_type: "modify" });
+    s.clock.advance(1);
+    const retry = await call(s.ctx, "log_change", { reasoning: WHY, entity_path: "users.email", change_type: "modify" });
+    expect(retry).toMatchObject({ ok: true, id: a.id, idempotent_replay: true });
+    expect(await s.events()).toBe(1);
+    // Another event in between: the same call is a new event, with a newer, time-ordered id.
+    await log(s.ctx, { entity_path: "users.name", change_type: "modify" });
     s.clock.advance(1);
     const b = await log(s.ctx, { entity_path: "users.email", change_type: "modify" });
     expect(a.id).not.toBe(b.id);
     expect(a.id < b.id).toBe(true); // time-ordered ids
-    expect(await s.events()).toBe(2);
+    expect(await s.events()).toBe(3);
+  });
+
+  it("a retry over stateless requests replays too: the key comes from the content, not the session", async () => {
+    const s = await setup("w-stateless");
+    const stateless = makeCtx(s.id, s.clock, "");
+    const args = { entity_path: "orders.total", change_type: "retype", reasoning: "Cents as integers avoid float rounding" };
+    const a = await log(stateless, args);
+    const b = await call(makeCtx(s.id, s.clock, ""), "log_change", args);
+    expect(b).toMatchObject({ ok: true, id: a.id, idempotent_replay: true });
+    expect(await s.events()).toBe(1);
   });
 });
 

@@ -83,6 +83,9 @@ export const logChangeTool = defineTool({
     supersedes: z.string().describe("Id of the removal this supersede re-opened, or \"\"."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  // Each call is a new event, except a retry: the identical call resent at once (no other
+  // log_change in between) replays the first instead of putting the event in the ledger twice.
+  idempotency: "derived",
   run: (ctx, input) => logChange(ctx, input),
   summarize: (r) => `Logged ${r.id}${r.warnings.length ? ` with ${r.warnings.length} warning(s)` : ""}.`,
 });
