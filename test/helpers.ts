@@ -188,3 +188,37 @@ export async function refusal(p: Promise<unknown> | (() => unknown)): Promise<To
   expect(t.hint.length).toBeGreaterThan(0);
   return t;
 }
+
+/** The SQL of a D1 statement as workerd keeps it (`statement`). */
+export const sqlOf = (statement: D1PreparedStatement): string => (statement as unknown as { statement: string }).statement;
+
+/**
+ * The batch in which a keyed write reserves its idempotency key (src/mcp/idempotency.ts), before
+ * the tool runs: no part of the tool's own write.
+ */
+const reservesKey = (statements: D1PreparedStatement[]): boolean => statements.every((s) => /\bidempotency_keys\b/.test(sqlOf(s)));
+
+/**
+ * `ctx` whose first D1 batch that is the tool's own write (`isWrite`; by default any batch but the
+ * key reservation) first lets `meanwhile` run, as if another request landed between the tool's
+ * checks and its write.
+ */
+export function interleaved(ctx: Ctx, meanwhile: () => Promise<unknown>, isWrite: (statements: D1PreparedStatement[]) => boolean = (st) => !reservesKey(st)): Ctx {
+  let armed = true;
+  const d1 = new Proxy(env.DB, {
+    get(target, prop) {
+      if (prop === "batch") {
+        return async (statements: D1PreparedStatement[]) => {
+          if (armed && isWrite(statements)) {
+            armed = false;
+            await meanwhile();
+          }
+          return target.batch(statements);
+        };
+      }
+      const value = Reflect.get(target, prop) as unknown;
+      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  return { ...ctx, d1 };
+}

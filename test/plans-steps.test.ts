@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
-import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type World } from "./helpers";
+import { call, count, fails, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, sqlOf, type World } from "./helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
 
@@ -106,6 +106,23 @@ describe("start_step, complete_step, fail_step", () => {
     const restarted = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
     expect(restarted.idempotent_replay).toBeUndefined();
     expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
+  });
+
+  it("fail_step with skip_dependents lands whole or not at all: a dependent moved meanwhile stores none of its moves", async () => {
+    const w = await newWorld("steps", { start: START });
+    await saved(w);
+    const b = await w.other("b");
+    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    const before = await statuses(w.ctx, "rl");
+    const movesSteps = (st: D1PreparedStatement[]) => st.some((x) => /INSERT INTO plan_steps/.test(sqlOf(x)));
+    // Between fail_step's reads and its write, another agent starts step 2 (a dependent of step 1).
+    const racing = interleaved(w.ctx, () => ok(b.ctx, "start_step", { plan_id: "rl", step_number: 2 }), movesSteps);
+    const lost = await call(racing, "fail_step", { plan_id: "rl", step_number: 1, error: "broken", skip_dependents: true });
+    expect(lost.error).toMatchObject({ code: "conflict", retryable: true });
+    expect(lost.error.message).toContain("Step 2");
+    // Step 1 is still in progress, and no other dependent was skipped: only b's start landed.
+    expect(await statuses(w.ctx, "rl")).toEqual({ ...before, 2: "in_progress" });
+    expect(await count(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb IN ('plan.step_failed', 'plan.step_skipped')`, w.id.tenantId)).toBe(0);
   });
 
   it("fail_step: a failure blocks the dependents, retry re-queues it at most three times, then it stays failed", async () => {

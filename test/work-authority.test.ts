@@ -13,7 +13,7 @@ import { describe, expect, it } from "vitest";
 import { identityForKey } from "../src/auth/identity";
 import { createDb } from "../src/db/client";
 import type { Ctx } from "../src/mcp/context";
-import { call, connectClient, count, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./helpers";
+import { call, connectClient, count, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./helpers";
 import { inSession } from "./run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -143,38 +143,6 @@ async function leasedTask(w: World, holder: Ctx, key: string, leaseSeconds = 360
 
 /** `ctx` on its own clock, for an actor that acts at another moment than the rest of the world. */
 const at2 = (ctx: Ctx, iso: string): Ctx => ({ ...ctx, clock: { now: () => new Date(iso) } });
-
-/**
- * The batch in which a keyed write reserves its idempotency key (src/mcp/idempotency.ts), before
- * the tool runs: no part of the tool's own write. (`statement` is the SQL of workerd's statement.)
- */
-const reservesKey = (statements: D1PreparedStatement[]): boolean =>
-  statements.every((s) => /\bidempotency_keys\b/.test((s as unknown as { statement: string }).statement));
-
-/**
- * `ctx` whose next D1 batch (the write of a task tool: its reads before it are single
- * statements, and the key reservation before those is skipped) first lets `meanwhile` run, as if
- * another request landed between the tool's checks and its write.
- */
-function interleaved(ctx: Ctx, meanwhile: () => Promise<unknown>): Ctx {
-  let armed = true;
-  const d1 = new Proxy(env.DB, {
-    get(target, prop) {
-      if (prop === "batch") {
-        return async (statements: D1PreparedStatement[]) => {
-          if (armed && !reservesKey(statements)) {
-            armed = false;
-            await meanwhile();
-          }
-          return target.batch(statements);
-        };
-      }
-      const value = Reflect.get(target, prop) as unknown;
-      return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
-    },
-  });
-  return { ...ctx, d1 };
-}
 
 describe("leases guard writes: lease_held", () => {
   it("refuses another actor's task_update, task_assign and task_release while the lease is live, naming the holder and the expiry", async () => {

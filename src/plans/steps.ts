@@ -54,7 +54,7 @@ const notNow = (s: StepState, verb: string, allowed: readonly StepStatus[], hint
   new ToolError("invalid_transition", `Step ${s.step_number} is ${s.status}; only ${allowed.join(" or ")} steps can be ${verb}.`, { hint });
 
 const lostRace = (n: number) =>
-  new ToolError("conflict", `Step ${n} changed while this call ran; your move was not stored.`, {
+  new ToolError("conflict", `Step ${n} changed while this call ran; no move of this call was stored.`, {
     hint: "view_progress shows where it stands now; decide again from there.",
     retryable: true,
   });
@@ -93,15 +93,31 @@ function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state
     .bind(ctx.tenantId, planId, n, m.status, retries, started, startedBy, finished, finishedBy, notes, error, files, now, seen?.rev ?? null);
 }
 
-/** Applies moves atomically; any lost compare-and-swap fails the whole batch's meaning, reported as conflict. */
+/**
+ * Fails the batch when the move before it changed nothing (its compare-and-swap lost), so a batch
+ * of moves lands whole or not at all. SQLite has no RAISE outside triggers; json() of text that is
+ * not JSON is an error, and D1 rolls back a batch on any error.
+ */
+const abortIfUnchanged = (ctx: Ctx, n: number) =>
+  ctx.d1.prepare(`SELECT CASE WHEN changes() = 0 THEN json(?) END`).bind(`${LOST_MOVE} ${n}`);
+const LOST_MOVE = "lost step move";
+
+/** Applies moves atomically; a lost compare-and-swap on any of them stores none, reported as conflict. */
 async function applyMoves(ctx: Ctx, l: Loaded, moves: ReadonlyArray<{ n: number; move: Move }>): Promise<void> {
   if (moves.length === 0) return;
-  const results = await ctx.d1.batch(moves.flatMap(({ n, move }) => [
-    moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move),
-    planActivity(ctx, l.meta.id, `plan.step_${move.status}`, `plan ${l.meta.name}: step ${n} ${move.status}${move.error ? `: ${move.error}` : ""}`),
-  ]));
-  const lost = moves.find((_m, i) => results[2 * i]!.results.length === 0);
-  if (lost) throw lostRace(lost.n);
+  try {
+    await ctx.d1.batch(moves.flatMap(({ n, move }) => [
+      moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move),
+      abortIfUnchanged(ctx, n),
+      planActivity(ctx, l.meta.id, `plan.step_${move.status}`, `plan ${l.meta.name}: step ${n} ${move.status}${move.error ? `: ${move.error}` : ""}`),
+    ]));
+  } catch (err) {
+    if (!/malformed JSON/i.test(String(err))) throw err;
+    // Which move lost is not in the error; the first one that no longer matches what was read is.
+    const now = await load(ctx, l.meta.id);
+    const lost = moves.find(({ n }) => now.rows.get(n)?.state?.rev !== l.rows.get(n)?.state?.rev) ?? moves[0]!;
+    throw lostRace(lost.n);
+  }
 }
 
 const task = (name: string): AnyToolDef => findTool(name)!;
