@@ -1,6 +1,5 @@
 /** task_update (state machine, optimistic concurrency, done gates) and task_assign. */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { defineTool } from "../mcp/define-tool";
@@ -8,7 +7,7 @@ import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
 import { followTask } from "../plans/progress";
-import { reviewStanding } from "./handoffs";
+import { handoffStatements, reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
 import { TASK_STATUSES, type TaskStatus } from "./task-summary";
@@ -192,32 +191,19 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
   ];
   if (to === "in_review" && task.status !== "in_review" && reviewer) {
-    // The review handoff opens with the move, unless one is already open for this task and reviewer.
-    const handoffId = uuidv7();
-    statements.push(
-      ctx.d1
-        .prepare(
-          `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, created_at, updated_at)
-           SELECT ?, ?, 'review', ?, ?, ?, 'open', ?, ?, ?, ?, ? WHERE changes() > 0 AND NOT EXISTS (
-             SELECT 1 FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
-             WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed') AND r.actor_id = ?)
-           ON CONFLICT DO NOTHING`,
-        )
-        .bind(handoffId, ctx.tenantId, `Review ${task.ref}: ${task.title}`, `Please review ${task.ref}. Answer with handoff_respond.`, ctx.actorId,
-          task.id, task.project_id, `review:${task.id}:${reviewer}`, now, now, ctx.tenantId, task.id, reviewer),
-      ctx.d1
-        .prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE changes() > 0`)
-        .bind(ctx.tenantId, handoffId, reviewer),
-      // The reviewer hears about it like any handoff recipient, and the timeline shows it.
-      ctx.d1
-        .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                  SELECT ?, ?, ?, 'review', 'work_request', ?, ?, ?, ? WHERE changes() > 0`)
-        .bind(uuidv7(), ctx.tenantId, reviewer, handoffId, `Review ${task.ref}: ${task.title}`, ctx.actorId, now),
-      ctx.d1
-        .prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
-                  SELECT ?, ?, ?, ?, 'handoff.created', 'work_request', ?, ?, ?, 'info', ?, ?, '{}' WHERE changes() > 0`)
-        .bind(uuidv7(), ctx.tenantId, now, ctx.actorId, handoffId, task.project_id, `review: ${task.ref}`, ctx.sessionId, ctx.runId ?? null),
-    );
+    // The review handoff opens with the move (the statement before it changed a row), unless one
+    // is already open for this task and reviewer. The reviewer is notified as any recipient is.
+    const review = handoffStatements(ctx, {
+      kind: "review", title: `Review ${task.ref}: ${task.title}`, body: `Please review ${task.ref}. Answer with handoff_respond.`,
+      recipients: [reviewer], options: [], allowFreeText: true, relatedTaskId: task.id, relatedProjectId: task.project_id,
+      fingerprint: `review:${task.id}:${reviewer}`,
+    }, {
+      sql: `changes() > 0 AND NOT EXISTS (
+              SELECT 1 FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
+              WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed') AND r.actor_id = ?)`,
+      params: [ctx.tenantId, task.id, reviewer],
+    });
+    statements.push(...review.statements);
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);
   if (updated!.results.length === 0) {
