@@ -42,6 +42,14 @@ describe("change events in the activity feed", () => {
     expect(await activityRows(w.id.tenantId)).toEqual([expect.objectContaining({ project_id: null, summary: "add deps/stripe: Payments" })]);
   });
 
+  it("a deleted project's key ties no change to it, whether the key is given or defaulted from the run's repository", async () => {
+    const w = await newWorld("chg-deleted", { start: T0 });
+    const old = (await ok(w.ctx, "project_create", { title: "Old", key: "OLD" })).project as Structured;
+    await env.DB.prepare("UPDATE projects SET deleted_at = ? WHERE id = ?").bind(T0, old.id).run();
+    await ok(w.ctx, "log_change", { entity_path: "a.b", change_type: "add", reasoning: "Given key", project: "OLD" });
+    expect(await activityRows(w.id.tenantId)).toEqual([expect.objectContaining({ project_id: null })]);
+  });
+
   it("a rename is one feed row naming both paths; a refused log_change adds none", async () => {
     const w = await newWorld("chg-rename", { start: T0 });
     await ok(w.ctx, "log_change", { entity_path: "src/auth/login.ts", change_type: "rename", rename_from: "src/login.ts", reasoning: "Group auth code" });

@@ -650,6 +650,10 @@ describe("log_change: identity and context fields", () => {
     expect((await ok(s.ctx, "blame", { entity_path: "a.named" })).project).toBe("web");
     const history = await ok(s.ctx, "change_history", { project: "BILL" });
     expect((history.items as Structured[]).map((e) => e.entity_path)).toEqual(["a.mapped"]);
+    // A deleted project names nothing: back to the repository's name.
+    await env.DB.prepare("UPDATE projects SET deleted_at = ? WHERE tenant_id = ? AND key = 'BILL'").bind("2026-01-01T00:00:00.000Z", s.id.tenantId).run();
+    await log(session, { entity_path: "a.after_delete", change_type: "modify" });
+    expect((await ok(s.ctx, "blame", { entity_path: "a.after_delete" })).project).toBe("billing-api");
   });
 
   it("stores constraint, returns it on every row and finds it with change_search", async () => {

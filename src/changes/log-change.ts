@@ -4,6 +4,7 @@ import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { activityStatement } from "../work/common";
+import { lookupProject } from "../work/projects";
 import { embedAfterResponse, queueEmbedding, type EmbedRef } from "../search/semantic";
 import { changeEventEmbedText } from "../search/sources";
 import { appendChained } from "./chain";
@@ -107,7 +108,7 @@ async function defaultProject(ctx: Ctx): Promise<string> {
       `SELECT r.name AS repository,
          (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(p.key) END FROM project_repositories pr
             JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
-           WHERE pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.role = 'primary') AS project
+           WHERE pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.role = 'primary' AND p.deleted_at IS NULL) AS project
        FROM runs u JOIN repositories r ON r.tenant_id = u.tenant_id AND r.id = u.repository_id
        WHERE u.tenant_id = ? AND u.id = ?`,
     )
@@ -227,8 +228,9 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch, made after the response.
   const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id! }));
   const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entity_path!, r.change_type!, r.reasoning!), now)));
+  // In the feed of the work-ledger project whose key (or id) the change carries, if there is one.
   const activity = activityStatement(ctx, {
-    verb: "change.logged", objectType: "change", objectId: id, projectId: await workProjectId(ctx, base.project),
+    verb: "change.logged", objectType: "change", objectId: id, projectId: base.project === "" ? null : ((await lookupProject(ctx, base.project))?.id ?? null),
     summary: changeSummary(changeType, path, renameFrom, reasoning.text),
     metadata: { change_type: changeType, entity_path: path, agent: base.agent, ...(base.changeset_id ? { changeset_id: base.changeset_id } : {}) },
   });
@@ -237,19 +239,6 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     rows.map((row) => ({ kind: "event", row })));
   embedAfterResponse(ctx, embedRefs);
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
-}
-
-/**
- * The work ledger's project a change belongs to: the live project whose key is the event's
- * `project` (what log_change defaults it to), so the change shows in that project's brief and feed.
- */
-async function workProjectId(ctx: Ctx, project: string): Promise<string | null> {
-  if (project === "") return null;
-  const row = await ctx.d1
-    .prepare(`SELECT id FROM projects WHERE tenant_id = ? AND key = ? COLLATE NOCASE AND deleted_at IS NULL LIMIT 1`)
-    .bind(ctx.tenantId, project)
-    .first<{ id: string }>();
-  return row?.id ?? null;
 }
 
 const SUMMARY_REASONING_CHARS = 160;

@@ -45,11 +45,16 @@ export function keyFromTitle(title: string): string {
 }
 
 /** A project by id or key (case-insensitive), among live projects of the caller's tenant. */
-export async function findProject(ctx: Ctx, ref: string): Promise<Project> {
-  const row = await ctx.d1
+/** A live project of the caller's tenant by id or key (case-insensitive), or null. */
+export async function lookupProject(ctx: Ctx, ref: string): Promise<Project | null> {
+  return ctx.d1
     .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE tenant_id = ? AND deleted_at IS NULL AND (id = ? OR key = ? COLLATE NOCASE) LIMIT 1`)
     .bind(ctx.tenantId, ref.trim(), ref.trim())
     .first<Project>();
+}
+
+export async function findProject(ctx: Ctx, ref: string): Promise<Project> {
+  const row = await lookupProject(ctx, ref);
   if (!row) throw notFound("project", ref, "Use project_query to list projects, by id or key.");
   return row;
 }
