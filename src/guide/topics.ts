@@ -2,6 +2,8 @@
  * The agent manual: the same text serves the `guide` tool and the `ledger://guide` resources.
  * Pure data, so reading it costs no database round trip.
  */
+import { DERIVED_WINDOW_MS } from "../mcp/idempotency";
+
 export interface GuideTopic {
   id: string;
   title: string;
@@ -79,7 +81,9 @@ invalid_input names the parameter: every string and list has a limit (tools/list
 An answer is at most 100,000 characters of JSON: over that it carries truncation (what was cut, and a hint: for a list, the limit that pages through without a gap). The list tools with big rows take fields: [keys] to answer less of each item.
 rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shaped text in a write is stored masked, with a warning; pass allow_secrets: true only when you mean to keep it.` },
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
-Work-ledger writes without a key are protected against transport retries (same session and request id). Keys last 24 hours.` },
+Your own keys last 24 hours. Without one, a write (log_change and the work-ledger writes) gets a key from its arguments and your session's run: the identical call resent at once, with or without a session, replays the first result instead of writing twice.
+It stays a retry for at most ${DERIVED_WINDOW_MS / 60_000} minutes and only while nothing came between: another call of the same tool by you, or anyone's write to what the first call touched, makes it a new call.
+To repeat a call on purpose at once (claim-next for a second task), pass your own idempotency_key. task_claim by id and run_heartbeat always run; an empty claim-next is answered afresh.` },
   { id: "feedback", title: "Feedback", body: `When this server gets in your way, file it with feature_request_create (bug, friction, capability or docs) and read the outcome with feature_request_query.
 The server's operators move it open → accepted → in_progress → shipped, or to declined (feature_request_set_status, operator keys only); you are notified of each move, and feature_request_query with its id shows the history.
 Never include secrets: the text goes to the server's operators.` },
