@@ -6,7 +6,7 @@
 import type { Context } from "hono";
 import type { Env } from "../env";
 import type { Identity, LimitOverrides } from "./identity";
-import { grantLimits } from "./oauth-grants";
+import { grantStanding } from "./oauth-grants";
 
 /** Read-only callers see only tools whose readOnlyHint is true, whatever the URL asks. */
 export type Access = "full" | "readonly";
@@ -18,6 +18,10 @@ export const SCOPES = [SCOPE_READ, SCOPE_WRITE] as const;
 
 export const accessOf = (scopes: readonly string[]): Access => (scopes.includes(SCOPE_WRITE) ? "full" : "readonly");
 export const scopesFor = (access: Access): string[] => (access === "full" ? [SCOPE_READ, SCOPE_WRITE] : [SCOPE_READ]);
+/** The most an authorization request may be granted; asking for no scope is asking for the default (both). */
+export const requestedAccess = (scope: readonly string[]): Access => (scope.length === 0 ? "full" : accessOf(scope));
+/** What the person chose on the consent page, never more than the client asked for. */
+export const cappedAccess = (asked: Access, chosen: Access): Access => (asked === "readonly" ? "readonly" : chosen);
 
 /** The props every authenticated /mcp request carries, one shape for both credentials. */
 export interface CallerProps {
@@ -31,6 +35,8 @@ export interface CallerProps {
   via: "api_key" | "oauth";
   /** Set for OAuth callers once the authorization code is exchanged. */
   grantId?: string;
+  /** Set for OAuth grants signed in with an API key: the key's id (the grant's D1 row keeps it too, and that is what is checked). */
+  signingKeyId?: string;
   /** Set for API-key callers: the key's id names its rate-limit counter. */
   keyId?: string;
   /** Set for API-key callers, read (and cached) with the key. */
@@ -71,16 +77,18 @@ export function accessOfRequest(c: Context<{ Bindings: Env }>): Access {
 }
 
 /**
- * The caller of an authenticated /mcp request, or null when its OAuth grant has been revoked (an
- * operator's `npm run oauth -- revoke` takes effect on the next request: the grant's D1 row is read
- * every time, not cached).
+ * The caller of an authenticated /mcp request, or null when its OAuth grant has ended: revoked by
+ * an operator, its API key revoked, its GitHub mapping changed (the grant's D1 row and what it
+ * rests on are read every time, not cached, so an ending takes effect at the next request). The
+ * operator role is the key's or mapping's as it is now.
  */
 export async function callerOf(c: Context<{ Bindings: Env }>): Promise<Caller | null> {
   const { props } = authOf(c);
   if (!props) return null;
   if (props.via === "api_key") return props.keyId ? { ...props, keyId: props.keyId, limits: props.limits ?? null } : null;
   if (!props.grantId) return null;
-  const limits = await grantLimits(c.env.DB, props.grantId, props.tenantId);
-  if (limits === undefined) return null;
-  return { ...props, scope: accessOfRequest(c), keyId: `grant-${props.grantId}`, limits };
+  const standing = await grantStanding(c.env.DB, props.grantId, props.tenantId);
+  if (!standing) return null;
+  const operator = standing.operator ?? props.operator;
+  return { ...props, operator, scope: accessOfRequest(c), keyId: `grant-${props.grantId}`, limits: standing.limits };
 }

@@ -3,6 +3,7 @@
  * grants. Plain SQL because `wrangler d1 execute` takes no bound parameters; every value is
  * validated or escaped here.
  */
+import { GRANT_BASIS_JOINS, GRANT_ENDED, grantEndedSql } from "./oauth-grants";
 import { assertSlug, KEY_ROLES, type KeyRole, sqlLiteral as quote, tenantIdSql } from "./provision";
 
 /** GitHub's rule for logins: letters, digits and single hyphens, at most 39 characters. */
@@ -43,13 +44,18 @@ export function listGithubSql(tenant?: string): string {
    ${tenant ? `WHERE m.tenant_id = (${tenantIdSql(tenant)})` : ""} ORDER BY t.slug, m.login`;
 }
 
-/** A tenant's grants, newest first; `status` is live, expired or revoked (with the reason). */
+/**
+ * A tenant's grants, newest first. `status` is live, expired, or revoked (with the reason: an
+ * operator's revoke, replaced by a newer sign-in, key_revoked, github_mapping_changed,
+ * refresh_reuse, ended_by_provider), judged as /mcp judges it, not only from the mirror's column.
+ */
 export function listGrantsSql(tenant: string, now = new Date()): string {
-  const at = now.toISOString();
-  return `SELECT g.grant_id, a.name AS actor, g.client_name, g.client_id, g.scope, g.signed_in_with, g.github_login, g.created_at,
-     CASE WHEN g.revoked_at IS NOT NULL THEN 'revoked (' || g.revoked_reason || ')' WHEN g.expires_at <= '${at}' THEN 'expired' ELSE 'live' END AS status
-   FROM oauth_grants g JOIN actors a ON a.id = g.actor_id
-   WHERE g.tenant_id = (${tenantIdSql(tenant)}) ORDER BY g.created_at DESC`;
+  return `SELECT grant_id, actor, client_name, client_id, scope, signed_in_with, github_login, created_at,
+     CASE WHEN ended IS NULL THEN 'live' WHEN ended = '${GRANT_ENDED.expired}' THEN 'expired' ELSE 'revoked (' || ended || ')' END AS status
+   FROM (SELECT g.*, a.name AS actor, ${grantEndedSql(`'${now.toISOString()}'`)} AS ended
+     FROM oauth_grants g JOIN actors a ON a.id = g.actor_id ${GRANT_BASIS_JOINS}
+     WHERE g.tenant_id = (${tenantIdSql(tenant)}))
+   ORDER BY created_at DESC`;
 }
 
 /** Revokes one of a tenant's grants: /mcp refuses its access tokens from the next request, the token endpoint its refresh token. */

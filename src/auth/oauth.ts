@@ -4,12 +4,12 @@
  * revocation endpoints and token validation; this module supplies its policy — the resource, the
  * scopes, the redirect-URI rule, API keys as a second credential, and the D1 grant mirror.
  */
-import { OAuthError, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
+import { getOAuthApi, OAuthError, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { accessOf, apiKeyProps, type CallerProps, SCOPES } from "./caller";
 import { identityForApiKey } from "./identity";
-import { grantLimits, recordGrant } from "./oauth-grants";
+import { endGrant, grantStanding, markProviderEnded, recordGrant } from "./oauth-grants";
 
 export const MCP_PATH = "/mcp";
 export const AUTHORIZE_PATH = "/authorize";
@@ -72,7 +72,7 @@ export const isCimdClientId = (clientId: string) => {
 
 /** What /authorize stores in a grant's props before its code is exchanged; `pending` goes to the D1 mirror, not to /mcp. */
 export interface PendingGrantProps extends CallerProps {
-  pending: { clientName: string; redirectUri: string; signedInWith: "api_key" | "github"; githubLogin?: string };
+  pending: { clientName: string; redirectUri: string; signedInWith: "api_key" | "github"; githubLogin?: string; keyId?: string };
 }
 
 function accessTokenTtl(env: Env): number {
@@ -120,7 +120,7 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
     tokenExchangeCallback: async (o) => {
       if (o.grantType === "authorization_code") {
         const { pending, ...props } = o.props as PendingGrantProps;
-        const granted: CallerProps = { ...props, grantId: o.grantId, scope: accessOf(o.scope) };
+        const granted: CallerProps = { ...props, grantId: o.grantId, scope: accessOf(o.scope), ...(pending.keyId ? { signingKeyId: pending.keyId } : {}) };
         const now = new Date();
         await recordGrant(o.env.DB, {
           grantId: o.grantId,
@@ -133,6 +133,7 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
           scope: o.scope,
           signedInWith: pending.signedInWith,
           githubLogin: pending.githubLogin,
+          keyId: pending.keyId,
           createdAt: now,
           expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000),
         }, isCimdClientId(o.clientId));
@@ -141,8 +142,8 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
       if (o.grantType === "refresh_token") {
         const props = o.props as CallerProps;
         // invalid_grant makes the provider delete the grant and its tokens from KV too.
-        if (!props.grantId || (await grantLimits(o.env.DB, props.grantId, props.tenantId)) === undefined) {
-          throw new OAuthError("invalid_grant", { description: "This grant was revoked; sign in again." });
+        if (!props.grantId || !(await grantStanding(o.env.DB, props.grantId, props.tenantId))) {
+          throw new OAuthError("invalid_grant", { description: "This grant was revoked, or the key or GitHub login it was signed in with was; sign in again." });
         }
       }
       return undefined;
@@ -151,6 +152,26 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
     onError: ({ status, headers, description, internal }) =>
       internal.category === "protected-resource" && status === 401 ? jsonRpcUnauthorized(status, headers, description) : undefined,
   };
+}
+
+// The provider's helpers outside a request need an origin to be built, but what they are used for
+// here (revoking a grant, purging expired data) touches only OAUTH_KV, which no origin changes.
+const KV_ONLY_ORIGIN = "https://agent-ledger.invalid";
+
+/** The provider's helpers for work outside a request: the maintenance job, ending a grant from the token endpoint. */
+export function oauthHelpers(env: Env): OAuthHelpers {
+  const notServed: ExportedHandler<Env> = { fetch: () => new Response(null, { status: 404 }) };
+  return getOAuthApi(providerOptions(KV_ONLY_ORIGIN, notServed, env), env);
+}
+
+/**
+ * Ends a grant in the mirror (the first reason recorded stays) and at the provider, whose refresh
+ * token and every access token it issued stop at once.
+ */
+export async function endGrantEverywhere(env: Env, grantId: string, userId: string, reason: string, now = new Date()): Promise<void> {
+  await endGrant(env.DB, grantId, reason, now);
+  await oauthHelpers(env).revokeGrant(grantId, userId);
+  await markProviderEnded(env.DB, grantId, now);
 }
 
 /** The Bearer challenge /mcp answers a refused credential with (the provider's own, for a caller refused after it). */

@@ -810,6 +810,19 @@ export const oauthGrants = sqliteTable("oauth_grants", {
   expiresAt: text("expires_at").notNull(),
   revokedAt: text("revoked_at"),
   revokedReason: text("revoked_reason"),
+  /** The API key that signed the grant in (migrations/0041); revoking it ends the grant. */
+  keyId: text("key_id"),
+  checkedAt: text("checked_at"),
+  providerEndedAt: text("provider_ended_at"),
+});
+
+/** Refresh tokens a grant rotated out, by hash (migrations/0041): presenting one again ends the grant. */
+export const oauthRefreshTokens = sqliteTable("oauth_refresh_tokens", {
+  tokenId: text("token_id").primaryKey(),
+  grantId: text("grant_id").notNull(),
+  rotatedAt: text("rotated_at").notNull(),
+  successorId: text("successor_id"),
+  retries: integer("retries").notNull().default(0),
 });
 
 // Code review (seed 004): per-repository review settings (migrations/0031).

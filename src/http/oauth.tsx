@@ -5,7 +5,7 @@
  */
 import { AuthorizationError, authorizationErrorRedirect, CimdFetchError, type AuthRequest, type OAuthHelpers } from "@cloudflare/workers-oauth-provider";
 import { Hono, type Context } from "hono";
-import { type Access, accessOf, type CallerProps, scopesFor } from "../auth/caller";
+import { cappedAccess, type CallerProps, requestedAccess, scopesFor } from "../auth/caller";
 import { githubAuthorizeUrl, GithubSignInError, githubSignInConfigured, githubUserFor, githubWebBase, randomToken, GITHUB_CALLBACK_PATH } from "../auth/github-signin";
 import { identityForApiKey } from "../auth/identity";
 import { canonicalOrigin, redirectUrisProblem, type PendingGrantProps } from "../auth/oauth";
@@ -28,6 +28,8 @@ interface SignedIn {
   operator: boolean;
   signedInWith: "api_key" | "github";
   githubLogin?: string;
+  /** The API key that signed in: the grant ends when it is revoked. */
+  keyId?: string;
 }
 
 const CONSENT_TTL_SECONDS = 600;
@@ -107,8 +109,8 @@ async function showConsent(c: Context<AppEnv>, request: AuthRequest, who: Signed
   await c.env.OAUTH_KV.put(await consentKey(consent.handle), JSON.stringify(who), { expirationTtl: CONSENT_TTL_SECONDS });
   const headers = new Headers(consent.headers);
   for (const cookie of extra?.getSetCookie() ?? []) headers.append("Set-Cookie", cookie);
-  // A client asking for nothing gets the default (both scopes); one asking only to read is offered that.
-  const access: Access = request.scope.length === 0 ? "full" : accessOf(request.scope);
+  // A client asking for nothing gets the default (both scopes); one asking only to read is offered only that.
+  const access = requestedAccess(request.scope);
   const html = (
     <ConsentPage client={client} handle={consent.handle} actor={who.actorName} tenant={who.tenantSlug} operator={who.operator} access={access} toolsets={toolsets()} />
   ).toString();
@@ -157,6 +159,7 @@ oauthRoutes.post("/authorize", async (c) => {
     actorName: identity.actorName,
     operator: identity.operator,
     signedInWith: "api_key",
+    keyId: identity.keyId,
   });
 });
 
@@ -202,18 +205,20 @@ oauthRoutes.post("/authorize/consent", async (c) => {
       return new Response(null, { status: 302, headers: denied.headers });
     }
     const who = await c.env.OAUTH_KV.get<SignedIn>(storeKey, "json");
-    const access: Access = form.get("access") === "readonly" ? "readonly" : "full";
-    const approved = await oauth.approveConsent(c.req.raw, handle, { scope: scopesFor(access) });
+    // Approved as the client asked; the form can narrow that, never widen it (the page offers no more, and a forged post gets no more).
+    const approved = await oauth.approveConsent(c.req.raw, handle);
+    const access = cappedAccess(requestedAccess(approved.request.scope), form.get("access") === "readonly" ? "readonly" : "full");
+    const request = { ...approved.request, scope: scopesFor(access) };
     await c.env.OAUTH_KV.delete(storeKey);
     if (!who) return message(c, 400, "Sign-in expired", "The sign-in behind this page is no longer known.", "Go back to the app and start again.");
-    const client = await oauth.describeConsent(approved.request);
+    const client = await oauth.describeConsent(request);
     const caller: CallerProps = { tenantId: who.tenantId, actorId: who.actorId, actorName: who.actorName, operator: who.operator, scope: access, via: "oauth" };
     const props: PendingGrantProps = {
       ...caller,
-      pending: { clientName: client.clientName, redirectUri: approved.request.redirectUri, signedInWith: who.signedInWith, githubLogin: who.githubLogin },
+      pending: { clientName: client.clientName, redirectUri: request.redirectUri, signedInWith: who.signedInWith, githubLogin: who.githubLogin, keyId: who.keyId },
     };
     const { redirectTo } = await oauth.completeAuthorization({
-      request: approved.request,
+      request,
       // The actor id: unique across tenants, and free of ':' as the provider requires.
       userId: who.actorId,
       metadata: { tenantId: who.tenantId },

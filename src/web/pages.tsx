@@ -79,6 +79,7 @@ export function ConsentPage(props: {
   actor: string;
   tenant: string;
   operator: boolean;
+  /** What the client asked for: the most the page offers (a client that asked only to read is offered only that). */
   access: "full" | "readonly";
   toolsets: { full: ToolsetLine[]; readonly: ToolsetLine[]; optIn: string[] };
 }) {
@@ -101,16 +102,18 @@ export function ConsentPage(props: {
         <input type="hidden" name="handle" value={props.handle} />
         <fieldset>
           <legend>Scopes</legend>
-          <label>
-            <input type="radio" name="access" value="full" checked={props.access === "full"} /> Read and write (<code>{SCOPE_READ}</code> <code>{SCOPE_WRITE}</code>)
-          </label>
+          {props.access === "full" ? (
+            <label>
+              <input type="radio" name="access" value="full" checked /> Read and write (<code>{SCOPE_READ}</code> <code>{SCOPE_WRITE}</code>)
+            </label>
+          ) : ""}
           <label>
             <input type="radio" name="access" value="readonly" checked={props.access === "readonly"} /> Read only (<code>{SCOPE_READ}</code>): only tools that change nothing
           </label>
         </fieldset>
         <h2>Toolsets it will see</h2>
-        <p class="muted">With read and write:</p>
-        {list(props.toolsets.full)}
+        {props.access === "full" ? <p class="muted">With read and write:</p> : ""}
+        {props.access === "full" ? list(props.toolsets.full) : ""}
         <p class="muted">With read only:</p>
         {list(props.toolsets.readonly)}
         <p class="muted">The connector's URL can add {props.toolsets.optIn.join(", ")} with <code>?toolsets=</code>; read-only access stays read-only whatever the URL asks.</p>
