@@ -6,9 +6,10 @@
 import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { app } from "./app";
-import { canonicalOrigin, MCP_PATH, providerOptions } from "./auth/oauth";
+import { canonicalOrigin, MCP_PATH, providerOptions, TOKEN_PATH } from "./auth/oauth";
 import type { Env } from "./env";
 import { originGuard } from "./http/origin";
+import { tokenEndpoint } from "./http/token-endpoint";
 
 // The resource and issuer are fixed per provider, so each origin the Worker is reached on (a
 // custom domain, workers.dev, a loopback port) gets its own; a handful at most in practice.
@@ -36,5 +37,7 @@ edge.all("*", (c) => {
   const origin = canonicalOrigin(url);
   const request = origin === url.origin ? c.req.raw : new Request(`${origin}${url.pathname}${url.search}`, c.req.raw);
   // A copy: the provider caches its helpers on env as OAUTH_PROVIDER, and they belong to one origin.
-  return providerFor(origin, c.env).fetch(request, { ...c.env }, c.executionCtx as ExecutionContext<unknown>);
+  const env = { ...c.env };
+  const forward = (r: Request) => providerFor(origin, c.env).fetch(r, env, c.executionCtx as ExecutionContext<unknown>);
+  return url.pathname === TOKEN_PATH ? tokenEndpoint(request, env, forward) : forward(request);
 });
