@@ -10,6 +10,7 @@ import { collectOrphanChunks } from "../docs/store";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
 import { CHAIN_SWEEP_JOB, sweepChains } from "./chain-sweep";
+import { OAUTH_PURGE_JOB, purgeOAuth } from "./oauth-purge";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
 
 export interface JobReport {
@@ -54,6 +55,8 @@ const FREQUENT_JOBS: Record<string, Job> = {
     for (const o of orphans) if (await dropGeneration(env, o.tenant_id, o.generation)) finished++;
     return `${orphans.length} orphan generation(s) found, ${finished} fully dropped`;
   },
+  /** Expired OAuth grants and codes purged; the grant mirror kept in step with the provider. */
+  [OAUTH_PURGE_JOB]: (env, now) => purgeOAuth(env, now),
 };
 
 const DAILY_JOBS: Record<string, Job> = {
