@@ -2,6 +2,10 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { listGrantsSql, mapGithubSql, revokeGrantSql } from "../src/auth/oauth-admin";
+import { grantStanding } from "../src/auth/oauth-grants";
+import { revokeKeySql } from "../src/auth/provision";
+import { REFRESH_RETRY_GRACE_MS } from "../src/auth/refresh-rotation";
+import { OAUTH_PURGE_JOB, OAUTH_PURGE_LIMITS, purgeOAuth } from "../src/cron/oauth-purge";
 import worker from "../src/index";
 import { ALL_TOOLS } from "../src/mcp/registry";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
@@ -28,6 +32,28 @@ async function tokensFor(key: string, access: "full" | "readonly" = "full") {
   expect(res.status, await res.clone().text()).toBe(200);
   const body = (await res.json()) as { access_token: string; refresh_token: string; scope: string };
   return { ...body, clientId, redirect };
+}
+
+/** The status /mcp answers a tools/list with this bearer token. */
+async function mcpStatus(token: string): Promise<number> {
+  const res = await send(`${BASE}/mcp`, {
+    method: "POST",
+    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${token}`, "MCP-Protocol-Version": "2025-06-18" },
+    body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/list", params: {} }),
+  });
+  await res.body?.cancel();
+  return res.status;
+}
+
+type TokenAnswer = { status: number; error?: string; access_token?: string; refresh_token?: string; scope?: string };
+
+async function refreshWith(refreshToken: string, clientId: string): Promise<TokenAnswer> {
+  const res = await tokenRequest(send, BASE, { grant_type: "refresh_token", refresh_token: refreshToken, client_id: clientId });
+  return { status: res.status, ...((await res.json()) as Omit<TokenAnswer, "status">) };
+}
+
+async function grantStatus(tenant: string): Promise<string[]> {
+  return (await env.DB.prepare(listGrantsSql(tenant)).all<{ status: string }>()).results.map((r) => r.status);
 }
 
 const structured = (r: unknown) => (r as { structuredContent: Record<string, any> }).structuredContent;
@@ -371,5 +397,202 @@ describe("pre-registered clients (POST /oauth/clients)", () => {
       expect(r.status, JSON.stringify(bad)).toBe(400);
       expect(((await r.json()) as { error: { code: string } }).error.code).toBe("invalid_input");
     }
+  });
+});
+
+describe("a grant ends with the API key that signed it in", () => {
+  it("revoking an operator key refuses its grant's access token on /mcp and its refresh; a grant from the actor's other key lives on", async () => {
+    const lead = await seedIdentity("oauth-keyend", "lead", { operator: true });
+    const other = await seedIdentity("oauth-keyend", "lead", { operator: true });
+    const t = await tokensFor(lead.key);
+    const kept = await tokensFor(other.key);
+    expect(await mcpStatus(t.access_token)).toBe(200);
+    const [row] = (await env.DB.prepare("SELECT key_id FROM oauth_grants g JOIN api_keys k ON k.id = g.key_id WHERE k.prefix = ?").bind(lead.key.slice(0, 10)).all()).results;
+    expect(row).toBeDefined();
+
+    await env.DB.prepare(revokeKeySql(lead.key.slice(0, 10))).run();
+    // No wait: the grant's row and its key are read on every request, so the revocation window is the next request.
+    expect(await mcpStatus(t.access_token)).toBe(401);
+    const refresh = await refreshWith(t.refresh_token, t.clientId);
+    expect(refresh).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(refresh.access_token).toBeUndefined();
+    expect(await mcpStatus(kept.access_token)).toBe(200);
+    expect((await grantStatus("oauth-keyend")).sort()).toEqual(["live", "revoked (key_revoked)"]);
+  });
+
+  it("a GitHub grant stands while its login maps to the same actor, takes the mapping's current role, and ends when it is remapped", async () => {
+    const a = await seedIdentity("oauth-ghmap", "gh-a");
+    const b = await seedIdentity("oauth-ghmap", "gh-b");
+    await env.DB.prepare(mapGithubSql("map-user", "oauth-ghmap", "gh-a", "operator")).run();
+    const now = new Date();
+    await env.DB.prepare(
+      `INSERT INTO oauth_grants (grant_id, tenant_id, actor_id, user_id, client_id, client_name, redirect_uri, scope, signed_in_with, github_login, created_at, expires_at)
+       VALUES ('ghgrant-1', ?, ?, ?, 'c', 'C', ?, 'ledger:read ledger:write', 'github', 'map-user', ?, ?)`,
+    ).bind(a.tenantId, a.actorId, a.actorId, REDIRECT, now.toISOString(), new Date(now.getTime() + 3_600_000).toISOString()).run();
+    expect(await grantStanding(env.DB, "ghgrant-1", a.tenantId)).toMatchObject({ operator: true });
+    await env.DB.prepare(mapGithubSql("map-user", "oauth-ghmap", "gh-a", "agent")).run();
+    expect(await grantStanding(env.DB, "ghgrant-1", a.tenantId)).toMatchObject({ operator: false });
+    await env.DB.prepare(mapGithubSql("map-user", "oauth-ghmap", b.actorName, "agent")).run();
+    expect(await grantStanding(env.DB, "ghgrant-1", a.tenantId)).toBeNull();
+    expect(await grantStatus("oauth-ghmap")).toEqual(["revoked (github_mapping_changed)"]);
+  });
+});
+
+describe("refresh-token rotation and reuse", () => {
+  const ageRotations = (grantId: string) =>
+    env.DB.prepare("UPDATE oauth_refresh_tokens SET rotated_at = ? WHERE grant_id = ?").bind(new Date(Date.now() - REFRESH_RETRY_GRACE_MS - 1000).toISOString(), grantId).run();
+  const grantOf = (token: string) => token.split(":")[1]!;
+
+  it("a chain of refreshes works, each new access token calls /mcp", async () => {
+    const id = await seedIdentity("oauth-rot-chain", "a");
+    const t = await tokensFor(id.key);
+    let refresh = t.refresh_token;
+    for (let i = 0; i < 3; i++) {
+      const next = await refreshWith(refresh, t.clientId);
+      expect(next.status, next.error).toBe(200);
+      expect(await mcpStatus(next.access_token!)).toBe(200);
+      refresh = next.refresh_token!;
+    }
+    expect(await grantStatus("oauth-rot-chain")).toEqual(["live"]);
+  });
+
+  it("a rotated-out token presented after the grace window is refused and ends the grant: the client's current tokens die too", async () => {
+    const id = await seedIdentity("oauth-rot-reuse", "a");
+    const t = await tokensFor(id.key);
+    const client = await refreshWith(t.refresh_token, t.clientId);
+    expect(client.status).toBe(200);
+    await ageRotations(grantOf(t.refresh_token));
+    const thief = await refreshWith(t.refresh_token, t.clientId);
+    expect(thief).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(thief.access_token).toBeUndefined();
+    expect(await refreshWith(client.refresh_token!, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await mcpStatus(client.access_token!)).toBe(401);
+    expect(await mcpStatus(t.access_token)).toBe(401);
+    expect(await grantStatus("oauth-rot-reuse")).toEqual(["revoked (refresh_reuse)"]);
+  });
+
+  it("tolerates one retry of the just-rotated token within the grace window; a second ends the grant", async () => {
+    const id = await seedIdentity("oauth-rot-retry", "a");
+    const t = await tokensFor(id.key);
+    expect((await refreshWith(t.refresh_token, t.clientId)).status).toBe(200);
+    const retried = await refreshWith(t.refresh_token, t.clientId);
+    expect(retried.status, retried.error).toBe(200);
+    expect(await mcpStatus(retried.access_token!)).toBe(200);
+    expect(await refreshWith(t.refresh_token, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await refreshWith(retried.refresh_token!, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await mcpStatus(retried.access_token!)).toBe(401);
+  });
+
+  it("after a tolerated retry, the token the first rotation issued is spent: whoever presents it ends the grant", async () => {
+    const id = await seedIdentity("oauth-rot-race", "a");
+    const t = await tokensFor(id.key);
+    const first = await refreshWith(t.refresh_token, t.clientId);
+    const second = await refreshWith(t.refresh_token, t.clientId);
+    expect([first.status, second.status]).toEqual([200, 200]);
+    expect(await refreshWith(first.refresh_token!, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await refreshWith(second.refresh_token!, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await grantStatus("oauth-rot-race")).toEqual(["revoked (refresh_reuse)"]);
+  });
+
+  it("a token two rotations back ends the grant at once, even within the grace window", async () => {
+    const id = await seedIdentity("oauth-rot-old", "a");
+    const t = await tokensFor(id.key);
+    const r2 = await refreshWith(t.refresh_token, t.clientId);
+    const r3 = await refreshWith(r2.refresh_token!, t.clientId);
+    expect(r3.status).toBe(200);
+    expect(await refreshWith(t.refresh_token, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await refreshWith(r3.refresh_token!, t.clientId)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await mcpStatus(r3.access_token!)).toBe(401);
+  });
+
+  it("a made-up token naming the grant is refused without ending it (knowing a grant id is no power over it)", async () => {
+    const id = await seedIdentity("oauth-rot-forged", "a");
+    const t = await tokensFor(id.key);
+    const [user, grant] = t.refresh_token.split(":");
+    for (let i = 0; i < 3; i++) expect((await refreshWith(`${user}:${grant}:forged${i}`, t.clientId)).status).toBe(400);
+    const still = await refreshWith(t.refresh_token, t.clientId);
+    expect(still.status, still.error).toBe(200);
+    expect(await grantStatus("oauth-rot-forged")).toEqual(["live"]);
+  });
+});
+
+describe("consent never grants more than the client asked", () => {
+  it("a client that asked only to read is offered only read, and a form posting access=full still gets read only", async () => {
+    const id = await seedIdentity("oauth-scopecap", "reader");
+    const clientId = await dcrClient();
+    const { verifier, challenge } = await pkcePair();
+    const browser = new Browser(send);
+    const consent = await signInWithKey(browser, authorizeUrl(BASE, { clientId, redirectUri: REDIRECT, challenge, scope: "ledger:read" }), id.key);
+    expect(consent.status).toBe(200);
+    const html = await consent.text();
+    expect(html).toContain('value="readonly"');
+    expect(html).not.toContain('value="full"');
+    const back = await decide(browser, BASE, html, "allow", "full");
+    const res = await tokenRequest(send, BASE, {
+      grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${BASE}/mcp`,
+    });
+    const token = (await res.json()) as { access_token: string; scope: string };
+    expect(token.scope).toBe("ledger:read");
+    const [row] = (await env.DB.prepare(listGrantsSql("oauth-scopecap")).all<{ scope: string }>()).results;
+    expect(row!.scope).toBe("ledger:read");
+    const { client } = await connectClient(token.access_token, "/mcp?toolsets=all");
+    const write = await client.callTool({ name: "project_create", arguments: { title: "Nope", key: "CAPX" } }).catch(() => ({ isError: true }));
+    expect((write as { isError?: boolean }).isError).toBe(true);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM projects WHERE key = 'CAPX'").first<{ n: number }>()).toEqual({ n: 0 });
+  });
+});
+
+describe("oauth_purge", () => {
+  const unbounded = { ...OAUTH_PURGE_LIMITS, providerBatch: 10_000 };
+  const later = () => new Date(Date.now() + 10 * 60_000);
+
+  it("purges expired grants from KV, deletes key-revoked grants there, marks grants the provider dropped, drops their rotation records", async () => {
+    const id = await seedIdentity("oauth-purge", "a");
+    const revokedByClient = await tokensFor(id.key);
+    const keyGone = await seedIdentity("oauth-purge", "b");
+    const byKey = await tokensFor(keyGone.key);
+    expect((await refreshWith(byKey.refresh_token, byKey.clientId)).status).toBe(200);
+    const byKeyGrant = byKey.refresh_token.split(":").slice(0, 2);
+
+    // RFC 7009: the client revokes its refresh token; the provider deletes the grant, the mirror still says live.
+    const revoke = await send(`${BASE}/oauth/token`, {
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      body: new URLSearchParams({ token: revokedByClient.refresh_token, token_type_hint: "refresh_token", client_id: revokedByClient.clientId }).toString(),
+    });
+    expect(revoke.status).toBe(200);
+    await env.DB.prepare(revokeKeySql(keyGone.key.slice(0, 10))).run();
+    // An expired grant the provider still holds (KV's own expiry is the first line; the purge is the second).
+    const expired = { id: "expiredgrant0001", clientId: byKey.clientId, userId: "purge-user", scope: ["ledger:read"], createdAt: 1, expiresAt: 2 };
+    await env.OAUTH_KV.put("grant:purge-user:expiredgrant0001", JSON.stringify(expired));
+    const before = await env.DB.prepare("SELECT COUNT(*) AS n FROM oauth_refresh_tokens WHERE grant_id = ?").bind(byKeyGrant[1]).first<{ n: number }>();
+    expect(before!.n).toBe(1);
+
+    const detail = await purgeOAuth(env, later(), unbounded);
+    expect(detail).toMatch(/sweep complete/);
+    expect(await env.OAUTH_KV.get("grant:purge-user:expiredgrant0001")).toBeNull();
+    expect(await env.OAUTH_KV.get(`grant:${byKeyGrant[0]}:${byKeyGrant[1]}`)).toBeNull();
+    const statuses = (await env.DB.prepare(listGrantsSql("oauth-purge")).all<{ actor: string; status: string }>()).results;
+    expect(Object.fromEntries(statuses.map((r) => [r.actor, r.status]))).toEqual({ a: "revoked (ended_by_provider)", b: "revoked (key_revoked)" });
+    const after = await env.DB.prepare("SELECT COUNT(*) AS n FROM oauth_refresh_tokens WHERE grant_id = ?").bind(byKeyGrant[1]).first<{ n: number }>();
+    expect(after!.n).toBe(0);
+  });
+
+  it("leaves a live grant live, and a grant the provider still holds is only checked", async () => {
+    const id = await seedIdentity("oauth-purge-live", "a");
+    const t = await tokensFor(id.key);
+    await purgeOAuth(env, later(), unbounded);
+    expect(await grantStatus("oauth-purge-live")).toEqual(["live"]);
+    expect(await mcpStatus(t.access_token)).toBe(200);
+  });
+
+  it("works in bounded batches and resumes where it stopped", async () => {
+    for (let i = 0; i < 3; i++) await env.OAUTH_KV.put(`grant:batch-user:batchgrant000${i}`, JSON.stringify({ id: `batchgrant000${i}`, clientId: "gone", userId: "batch-user", scope: [], createdAt: 1, expiresAt: 2 }));
+    const first = await purgeOAuth(env, later(), { ...OAUTH_PURGE_LIMITS, providerBatch: 1 });
+    expect(first).toMatch(/more next run/);
+    const cursor = await env.DB.prepare("SELECT cursor FROM cron_cursors WHERE job = ?").bind(OAUTH_PURGE_JOB).first<{ cursor: string }>();
+    expect(cursor!.cursor).not.toBe("");
+    for (let i = 0; i < 50 && (await env.OAUTH_KV.list({ prefix: "grant:batch-user:" })).keys.length > 0; i++) await purgeOAuth(env, later(), { ...OAUTH_PURGE_LIMITS, providerBatch: 1 });
+    expect((await env.OAUTH_KV.list({ prefix: "grant:batch-user:" })).keys).toHaveLength(0);
   });
 });
