@@ -55,6 +55,7 @@ const srv = {
   key: inject("oauthKey"),
   cimdClientId: inject("cimdClientId"),
   oauth: (args: string[]) => operatorCommand("oauth", args, { persistTo: inject("persistTo"), env: { XDG_CONFIG_HOME: inject("configHome") } }),
+  keys: (args: string[]) => operatorCommand("keys", args, { persistTo: inject("persistTo"), env: { XDG_CONFIG_HOME: inject("configHome") } }),
 };
 
 const mcpClient = async (provider: TestProvider, query = "") => {
@@ -131,7 +132,7 @@ describe("OAuth end to end (wrangler dev, MCP SDK client)", () => {
     await client.close();
   });
 
-  it("refreshes with rotation: the newest refresh token works, a superseded one does not", async () => {
+  it("refreshes with rotation: the newest refresh token works; a superseded one is refused and ends the grant", async () => {
     const provider = new TestProvider();
     (await connectWithOAuth(provider)).client.close();
     const clientId = provider.info!.client_id;
@@ -143,13 +144,15 @@ describe("OAuth end to end (wrangler dev, MCP SDK client)", () => {
     const second = await tokenRequest(send, base, { grant_type: "refresh_token", refresh_token: t1.refresh_token!, client_id: clientId });
     expect(second.status).toBe(200);
     const t2 = (await second.json()) as OAuthTokens;
-    const stale = await tokenRequest(send, base, { grant_type: "refresh_token", refresh_token: r0, client_id: clientId });
-    expect(stale.status).toBe(400);
-    expect(((await stale.json()) as { error: string }).error).toBe("invalid_grant");
     provider.saved = t2;
     const client = await mcpClient(provider);
     expect(structured(await client.callTool({ name: "whoami", arguments: {} })).ok).toBe(true);
     await client.close();
+    // Reuse of a rotated-out token is theft or a broken client: the whole grant ends (RFC 9700 §4.14.2).
+    const stale = await tokenRequest(send, base, { grant_type: "refresh_token", refresh_token: r0, client_id: clientId });
+    expect(stale.status).toBe(400);
+    expect(((await stale.json()) as { error: string }).error).toBe("invalid_grant");
+    expect(await mcpStatus(t2.access_token)).toBe(401);
   });
 
   it("revocation (RFC 7009) ends an access token; an operator's revoke ends a grant", async () => {
@@ -170,6 +173,37 @@ describe("OAuth end to end (wrangler dev, MCP SDK client)", () => {
     expect(await mcpStatus(again.saved!.access_token)).toBe(401);
     const refresh = await tokenRequest(send, base, { grant_type: "refresh_token", refresh_token: again.saved!.refresh_token!, client_id: again.info!.client_id });
     expect(((await refresh.json()) as { error: string }).error).toBe("invalid_grant");
+  }, 180_000);
+
+  it("revoking the API key a grant was signed in with ends the grant: its access token and its refresh are refused", async () => {
+    const key = (await srv.keys(["create", "--tenant", "e2e-oauth", "--actor", "revokee", "--quiet"])).trim();
+    const provider = new TestProvider();
+    await expect(mcpClient(provider)).rejects.toThrow(/Unauthorized/);
+    const back = await consentInBrowser(provider.authorization!, key);
+    expect(await auth(provider, { serverUrl: `${base}/mcp`, authorizationCode: back.searchParams.get("code")! })).toBe("AUTHORIZED");
+    expect(await mcpStatus(provider.saved!.access_token)).toBe(200);
+    await srv.keys(["revoke", "--prefix", key.slice(0, 10), "--quiet"]);
+    expect(await mcpStatus(provider.saved!.access_token)).toBe(401);
+    const refresh = await tokenRequest(send, base, { grant_type: "refresh_token", refresh_token: provider.saved!.refresh_token!, client_id: provider.info!.client_id });
+    expect(((await refresh.json()) as { error: string }).error).toBe("invalid_grant");
+    const grants = JSON.parse(await srv.oauth(["grants", "--tenant", "e2e-oauth", "--quiet"])) as Array<{ actor: string; status: string }>;
+    expect(grants.filter((g) => g.actor === "revokee").map((g) => g.status)).toEqual(["revoked (key_revoked)"]);
+  }, 180_000);
+
+  it("a rotated-out refresh token presented once more than the one tolerated retry ends the grant, the newest tokens with it", async () => {
+    const provider = new TestProvider();
+    (await connectWithOAuth(provider)).client.close();
+    const refresh = async (token: string) => {
+      const res = await tokenRequest(send, base, { grant_type: "refresh_token", refresh_token: token, client_id: provider.info!.client_id });
+      return { status: res.status, ...((await res.json()) as { error?: string; access_token?: string; refresh_token?: string }) };
+    };
+    const first = provider.saved!.refresh_token!;
+    expect((await refresh(first)).status).toBe(200);
+    const retried = await refresh(first);
+    expect(retried.status).toBe(200);
+    expect(await refresh(first)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await refresh(retried.refresh_token!)).toMatchObject({ status: 400, error: "invalid_grant" });
+    expect(await mcpStatus(retried.access_token!)).toBe(401);
   }, 180_000);
 
   it("refuses a wrong verifier, a reused code, a wrong redirect URI and a wrong resource", async () => {
