@@ -505,6 +505,12 @@ describe("refresh-token rotation and reuse", () => {
     expect(await mcpStatus(r3.access_token!)).toBe(401);
   });
 
+  it("a token request past the body cap is refused before anything reads it, in the OAuth error shape", async () => {
+    const res = await tokenRequest(send, BASE, { grant_type: "refresh_token", refresh_token: "x".repeat(70 * 1024), client_id: "c" });
+    expect(res.status).toBe(413);
+    expect(await res.json()).toMatchObject({ error: "invalid_request", error_description: expect.stringContaining("64 KiB") });
+  });
+
   it("a made-up token naming the grant is refused without ending it (knowing a grant id is no power over it)", async () => {
     const id = await seedIdentity("oauth-rot-forged", "a");
     const t = await tokensFor(id.key);
