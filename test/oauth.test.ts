@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from "vitest";
 import { listGrantsSql, mapGithubSql, revokeGrantSql } from "../src/auth/oauth-admin";
 import worker from "../src/index";
 import { ALL_TOOLS } from "../src/mcp/registry";
+import { dohAnswer } from "./doh";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
 import { authorizeUrl, authorizeWithKey, Browser, decide, hiddenField, pkcePair, registerClient, signInWithKey, tokenRequest, type Fetcher } from "./oauth-flow";
 
@@ -94,6 +95,8 @@ describe("client registration refuses redirect URIs that are neither https nor l
     const fetched: string[] = [];
     vi.mocked(globalThis.fetch).mockImplementation(async (input) => {
       const url = input instanceof Request ? input.url : String(input);
+      const dns = dohAnswer(url);
+      if (dns) return dns;
       fetched.push(url);
       if (docs[url]) return Response.json(docs[url], { headers: { "Cache-Control": "no-store" } });
       throw new Error(`Unexpected outbound request in a test: ${url}`);
