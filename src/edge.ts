@@ -6,8 +6,9 @@
 import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
 import { Hono } from "hono";
 import { app } from "./app";
-import { canonicalOrigin, MCP_PATH, providerOptions, TOKEN_PATH } from "./auth/oauth";
+import { canonicalOrigin, MCP_PATH, providerOptions, REGISTER_PATH, TOKEN_PATH } from "./auth/oauth";
 import type { Env } from "./env";
+import { cimdTokenGuard, registrationGuard } from "./http/oauth-guards";
 import { originGuard } from "./http/origin";
 import { tokenEndpoint } from "./http/token-endpoint";
 
@@ -31,6 +32,10 @@ export const edge = new Hono<{ Bindings: Env }>();
 // DNS-rebinding protection comes before the credential check, as it did before OAuth.
 edge.use(MCP_PATH, originGuard());
 edge.use(`${MCP_PATH}/*`, originGuard());
+
+// The provider's unauthenticated endpoints: registration bounded and rate limited, client URLs checked before it fetches them.
+edge.use(REGISTER_PATH, registrationGuard);
+edge.use(TOKEN_PATH, cimdTokenGuard);
 
 edge.all("*", (c) => {
   const url = new URL(c.req.url);

@@ -75,6 +75,10 @@ export interface Env {
   OAUTH_PROVIDER?: OAuthHelpers;
   /** Access-token lifetime in seconds (default 3600, at least 60). */
   OAUTH_ACCESS_TOKEN_TTL?: string;
+  /** Dynamic client registrations per minute per source address (default 30; "0" is off). */
+  OAUTH_REGISTER_PER_MIN?: string;
+  /** Local development only: exact origins (comma-separated) whose metadata documents may be on loopback or a local name. */
+  OAUTH_CIMD_LOCAL_ORIGINS?: string;
   /** Secrets of the GitHub OAuth app behind "Sign in with GitHub"; without them the button is not offered. */
   GITHUB_OAUTH_CLIENT_ID?: string;
   GITHUB_OAUTH_CLIENT_SECRET?: string;

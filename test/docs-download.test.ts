@@ -2,7 +2,7 @@ import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { sha256Hex } from "../src/db/ids";
 import { download, MAX_DOWNLOAD_REDIRECTS } from "../src/docs/ops/download";
-import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch } from "../src/docs/public-fetch";
+import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch } from "../src/net/public-fetch";
 import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
 import type { Ctx } from "../src/mcp/context";
 import { ToolError } from "../src/mcp/errors";

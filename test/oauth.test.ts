@@ -8,6 +8,7 @@ import { REFRESH_RETRY_GRACE_MS } from "../src/auth/refresh-rotation";
 import { OAUTH_PURGE_JOB, OAUTH_PURGE_LIMITS, purgeOAuth } from "../src/cron/oauth-purge";
 import worker from "../src/index";
 import { ALL_TOOLS } from "../src/mcp/registry";
+import { dohAnswer } from "./doh";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
 import { authorizeUrl, authorizeWithKey, Browser, decide, hiddenField, pkcePair, registerClient, signInWithKey, tokenRequest, type Fetcher } from "./oauth-flow";
 
@@ -120,6 +121,8 @@ describe("client registration refuses redirect URIs that are neither https nor l
     const fetched: string[] = [];
     vi.mocked(globalThis.fetch).mockImplementation(async (input) => {
       const url = input instanceof Request ? input.url : String(input);
+      const dns = dohAnswer(url);
+      if (dns) return dns;
       fetched.push(url);
       if (docs[url]) return Response.json(docs[url], { headers: { "Cache-Control": "no-store" } });
       throw new Error(`Unexpected outbound request in a test: ${url}`);

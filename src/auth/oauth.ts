@@ -8,6 +8,7 @@ import { getOAuthApi, OAuthError, type OAuthHelpers, type OAuthProviderOptions }
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 import { accessOf, apiKeyProps, type CallerProps, SCOPES } from "./caller";
+import { clientMetadataProblem } from "./client-metadata";
 import { identityForApiKey } from "./identity";
 import { endGrant, grantStanding, markProviderEnded, recordGrant } from "./oauth-grants";
 
@@ -109,6 +110,8 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
       resource_name: "agent-ledger",
     },
     clientRegistrationCallback: ({ clientMetadata }) => {
+      const oversized = clientMetadataProblem(clientMetadata);
+      if (oversized) return oversized;
       const problem = redirectUrisProblem(clientMetadata.redirect_uris);
       return problem ? { code: "invalid_redirect_uri", description: `Refused: ${problem}.` } : undefined;
     },

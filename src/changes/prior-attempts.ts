@@ -3,7 +3,7 @@
  * does not repeat a change that was already tried and undone. Deterministic and read-only.
  */
 import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import { failureText, ToolError } from "../mcp/errors";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { nearest, selectSemantic } from "../search/semantic";
 import { VECTORIZE_LIMITS } from "../search/vector-index";
@@ -249,7 +249,7 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
   try {
     near = await nearest(layer, ctx.tenantId, text, { type: "change_event", topK: fuzzyCandidates(input.limit), minSimilarity: layer.embedder.minSimilarity });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = failureText(err, "prior_attempts vector query");
     console.warn(`[prior_attempts] vector query failed, falling back to substring: ${message}`);
     return { rows: null, note: `the embedder is unavailable (${message.slice(0, 200)})` };
   }

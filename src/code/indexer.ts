@@ -15,6 +15,7 @@ import { fetchRepoArchive } from "./archive";
 import { backfillCommits } from "./commits";
 import { effectiveLimits } from "./limits";
 import { parseSource, resolveImport, type ParsedFile } from "./parse";
+import { failureText } from "../mcp/errors";
 import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
 import { indexTerms, scopeToken } from "./terms";
 
@@ -188,7 +189,7 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
     try {
       parsed = await parseSource(file.path, file.text);
     } catch (err) {
-      await appendError(d1, tenantId, job.indexId, `${file.path}: ${err instanceof Error ? err.message : String(err)}`, now());
+      await appendError(d1, tenantId, job.indexId, `${file.path}: ${failureText(err, "code index parse")}`, now());
       statements.push(d1.prepare(`UPDATE code_files SET parsed = 1 WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
       continue;
     }
@@ -268,7 +269,7 @@ export async function commitsStep(env: Env, job: IndexJob): Promise<{ recorded: 
   try {
     return { recorded: await backfillCommits(env, job.tenantId, index.owner, index.name, index.ref) };
   } catch (err) {
-    await appendError(env.DB, job.tenantId, job.indexId, `commit history: ${err instanceof Error ? err.message : String(err)}`, now());
+    await appendError(env.DB, job.tenantId, job.indexId, `commit history: ${failureText(err, "code index commits")}`, now());
     return { recorded: 0 };
   }
 }

@@ -5,6 +5,7 @@
  */
 import { uuidv7 } from "../db/ids";
 import type { Env } from "../env";
+import { failureText } from "../mcp/errors";
 import { failJob, type IndexJob } from "./indexer";
 import { claimJob, indexById, isRunning, releaseDeadJob, type IndexRow } from "./store";
 
@@ -43,7 +44,7 @@ export async function startIndexJob(
   try {
     await env.CODE_INDEX.create({ id: jobId, params });
   } catch (err) {
-    await failJob(env, params, `could not start the job: ${err instanceof Error ? err.message : String(err)}`);
+    await failJob(env, params, `could not start the job: ${failureText(err, "code index start")}`);
     throw err;
   }
   return { started: true, job_id: jobId, resumed: kind === "full" && !fresh && index.pending_generation !== "" && index.pending_generation === claimed.pending_generation };

@@ -6,6 +6,7 @@
  */
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
 import type { Env } from "../env";
+import { failureText } from "../mcp/errors";
 import { commitsStep, dropGeneration, embedBatch, failJob, fetchFiles, parseBatch, resolveTarget, SUPERSEDED, switchGeneration, type IndexJob } from "./indexer";
 import { applyIncremental, finishIncrementalJob } from "./incremental";
 
@@ -62,7 +63,7 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
     } catch (err) {
       // A job that lost its lock (the index was cleared or taken over) just stops.
       if (err instanceof Error && err.message.startsWith(SUPERSEDED)) return { commit: "", files: 0 };
-      const message = err instanceof Error ? err.message : String(err);
+      const message = failureText(err, "code index job");
       await step.do("record failure", () => failJob(this.env, job, message));
       throw err;
     }

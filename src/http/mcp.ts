@@ -10,7 +10,7 @@ import { systemClock } from "../db/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
-import { excerpt, ToolError, type ErrorBody } from "../mcp/errors";
+import { excerpt, failureText, ToolError, type ErrorBody } from "../mcp/errors";
 import { compactSurface, isCompactMode } from "../mcp/compact";
 import { findTool, type SchemaListing, selectTools, type Surface } from "../mcp/registry";
 import { buildServer, type ServeOptions } from "../mcp/server";
@@ -89,7 +89,8 @@ class BoundedTransport extends WebStandardStreamableHTTPServerTransport {
     const { message: text, data, ...rest } = message.error;
     const bounded = {
       ...rest,
-      message: excerpt(text, MAX_RPC_ERROR_MESSAGE),
+      // An SDK handler's exception becomes the error's message: internal text must not travel that way.
+      message: excerpt(failureText(text, "json-rpc error"), MAX_RPC_ERROR_MESSAGE),
       ...(data !== undefined && JSON.stringify(data).length <= MAX_RPC_ERROR_DATA ? { data } : {}),
     };
     return super.send({ ...message, error: bounded }, options);

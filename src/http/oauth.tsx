@@ -8,11 +8,14 @@ import { Hono, type Context } from "hono";
 import { cappedAccess, type CallerProps, requestedAccess, scopesFor } from "../auth/caller";
 import { githubAuthorizeUrl, GithubSignInError, githubSignInConfigured, githubUserFor, githubWebBase, randomToken, GITHUB_CALLBACK_PATH } from "../auth/github-signin";
 import { identityForApiKey } from "../auth/identity";
+import { cimdRefusal } from "../auth/cimd-guard";
+import { MAX_CLIENT_NAME_CHARS } from "../auth/client-metadata";
 import { canonicalOrigin, redirectUrisProblem, type PendingGrantProps } from "../auth/oauth";
 import { githubActor } from "../auth/oauth-grants";
 import { createDb } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import type { Env } from "../env";
+import { excerpt } from "../mcp/errors";
 import { ALL_TOOLS, TOOLSETS } from "../mcp/registry";
 import { ConsentPage, MessagePage, SignInPage, type ToolsetLine } from "../web/pages";
 import { csrfOk, issueCsrf, pageHeaders, STYLESHEET, STYLESHEET_PATH } from "../web/security";
@@ -65,6 +68,12 @@ const message = (c: Context<AppEnv>, status: 400 | 401 | 403, title: string, tex
  */
 async function authRequest(c: Context<AppEnv>): Promise<AuthRequest | Response> {
   const oauth = helpers(c);
+  // Before the provider fetches a client's metadata document, the address rules decide whether it may.
+  const refused = await cimdRefusal(new URL(c.req.url).searchParams.get("client_id") ?? "", c.env.OAUTH_CIMD_LOCAL_ORIGINS);
+  if (refused !== null) {
+    return message(c, 400, "App not verified", `This app names itself by a URL this server does not fetch: ${refused}`,
+      "An app that signs in by URL must publish its client metadata at a public https address. Ask the app's publisher, or connect another way.");
+  }
   let request: AuthRequest;
   try {
     request = await oauth.parseAuthRequest(c.req.raw);
@@ -87,6 +96,15 @@ async function authRequest(c: Context<AppEnv>): Promise<AuthRequest | Response> 
   return request;
 }
 
+/**
+ * The provider's description of a client, with what the client wrote about itself cut to size:
+ * a metadata document may carry a name of thousands of characters, and a page shows it whole.
+ */
+async function describeClient(oauth: OAuthHelpers, request: AuthRequest) {
+  const client = await oauth.describeConsent(request);
+  return { ...client, clientName: excerpt(client.clientName, MAX_CLIENT_NAME_CHARS) };
+}
+
 function toolsets(): { full: ToolsetLine[]; readonly: ToolsetLine[]; optIn: string[] } {
   const lines = (readonly: boolean) => TOOLSETS.filter((t) => t.default).map((t) => ({
     id: t.id,
@@ -104,7 +122,7 @@ async function tenantSlug(d1: D1Database, tenantId: string): Promise<string> {
 /** The consent page, once someone has signed in; `extra` carries cookies an earlier step set or clears. */
 async function showConsent(c: Context<AppEnv>, request: AuthRequest, who: SignedIn, extra?: Headers): Promise<Response> {
   const oauth = helpers(c);
-  const client = await oauth.describeConsent(request);
+  const client = await describeClient(oauth, request);
   const consent = await oauth.beginConsent(request);
   await c.env.OAUTH_KV.put(await consentKey(consent.handle), JSON.stringify(who), { expirationTtl: CONSENT_TTL_SECONDS });
   const headers = new Headers(consent.headers);
@@ -118,7 +136,7 @@ async function showConsent(c: Context<AppEnv>, request: AuthRequest, who: Signed
 }
 
 async function showSignIn(c: Context<AppEnv>, request: AuthRequest, status: 200 | 401 = 200, error?: string): Promise<Response> {
-  const client = await helpers(c).describeConsent(request);
+  const client = await describeClient(helpers(c), request);
   const csrf = issueCsrf(c);
   const github = githubSignInConfigured(c.env);
   const action = `/authorize${new URL(c.req.url).search}`;
@@ -211,7 +229,7 @@ oauthRoutes.post("/authorize/consent", async (c) => {
     const request = { ...approved.request, scope: scopesFor(access) };
     await c.env.OAUTH_KV.delete(storeKey);
     if (!who) return message(c, 400, "Sign-in expired", "The sign-in behind this page is no longer known.", "Go back to the app and start again.");
-    const client = await oauth.describeConsent(request);
+    const client = await describeClient(oauth, request);
     const caller: CallerProps = { tenantId: who.tenantId, actorId: who.actorId, actorName: who.actorName, operator: who.operator, scope: access, via: "oauth" };
     const props: PendingGrantProps = {
       ...caller,

@@ -11,7 +11,7 @@ export const DEFAULT_KEY_PER_MIN = 600;
 export const DEFAULT_TENANT_PER_MIN = 6000;
 
 /** A var as a per-minute limit; 0 is off. An unset or malformed value keeps the documented default. */
-function perMinute(value: string | undefined, fallback: number): number {
+export function perMinute(value: string | undefined, fallback: number): number {
   const n = Number(value);
   return value !== undefined && value.trim() !== "" && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
 }
@@ -32,7 +32,7 @@ export function callerBuckets(env: Env, identity: Identity): Bucket[] {
   ];
 }
 
-export type Scope = "key" | "tenant" | "installation" | "webhooks";
+export type Scope = "key" | "tenant" | "installation" | "webhooks" | "registration";
 
 export interface Bucket {
   scope: Scope;
@@ -76,6 +76,7 @@ const OVER: Record<Scope, (n: number) => string> = {
   tenant: (n) => `this tenant's keys together made more than ${n} requests in the last minute`,
   installation: (n) => `this GitHub App installation sent more than ${n} webhook deliveries in the last minute`,
   webhooks: (n) => `this tenant's webhook URL received more than ${n} deliveries in the last minute`,
+  registration: (n) => `this address registered more than ${n} OAuth clients in the last minute`,
 };
 
 /** The envelope's error for a throttled request; the wait is also in the Retry-After header. */

@@ -3,15 +3,13 @@
  * (src/auth/refresh-rotation.ts); every other request passes on unchanged. The provider still
  * authenticates the client, checks the grant and issues the tokens.
  */
+import { MAX_TOKEN_BODY_BYTES } from "../auth/cimd-guard";
 import { endGrantEverywhere } from "../auth/oauth";
 import { GRANT_ENDED } from "../auth/oauth-grants";
 import { judgeRefresh, presentedRefresh, recordRotation, spendSuccessor, type PresentedRefresh } from "../auth/refresh-rotation";
 import { sha256Hex } from "../db/ids";
 import type { Env } from "../env";
 import { readCapped } from "./body";
-
-/** A token request is a handful of form fields (a client assertion JWT is the largest); this is ample. */
-export const MAX_TOKEN_BODY_BYTES = 64 * 1024;
 
 type Forward = (request: Request) => Promise<Response>;
 

@@ -72,10 +72,36 @@ export function excerpt(text: string, max = 100): string {
 export const MAX_ERROR_TEXT = 1000;
 const bounded = (text: string) => (text.length <= MAX_ERROR_TEXT ? text : `${text.slice(0, MAX_ERROR_TEXT)}… (truncated from ${text.length} characters)`);
 
+/**
+ * Text the runtime or an engine produces about its own failure, for operators and never for
+ * callers: workerd's "internal error; reference = …" (on a subrequest, a binding, a Durable
+ * Object), a parser's stack overflow, memory exhaustion. Such text can end up inside one of this
+ * server's own messages (a download that failed "because: …"), so it is looked for in the text.
+ */
+const INTERNAL_MARKERS = ["internal error; reference", "maximum call stack size exceeded", "out of memory"];
+export const isInternalText = (text: string): boolean => {
+  const lower = text.toLowerCase();
+  return INTERNAL_MARKERS.some((m) => lower.includes(m));
+};
+
+/** What a caller reads in place of internal text. */
+export const INTERNAL_FAILURE_TEXT = "an internal failure of the server or its platform (the details are in the server's log)";
+
+/**
+ * A failure's text as a caller may read it (in a note, a warning, a job's error): the message,
+ * unless it is internal text, which is logged under `where` and replaced by INTERNAL_FAILURE_TEXT.
+ */
+export function failureText(err: unknown, where: string): string {
+  const text = err instanceof Error ? err.message : String(err);
+  if (!isInternalText(text)) return text;
+  console.error(`[${where}]`, err);
+  return INTERNAL_FAILURE_TEXT;
+}
+
 /** Maps anything thrown to the envelope's error body; unexpected errors leak no detail. */
 export function toErrorBody(err: unknown): ErrorBody {
   if (err instanceof ToolError) {
-    return { code: err.code, message: bounded(err.message), hint: bounded(err.hint), retryable: err.retryable };
+    return { code: err.code, message: bounded(failureText(err, `tool error ${err.code}`)), hint: bounded(err.hint), retryable: err.retryable };
   }
   return {
     code: "internal_error",

@@ -12,14 +12,14 @@
  */
 import picomatch from "picomatch";
 import { RE2JS } from "re2js";
-import YAML from "yaml";
+import YAML, { YAMLError } from "yaml";
 import { GitHubError } from "../git/client";
 import { decodeBase64 } from "../git/contents";
 import { githubFor, githubToolError } from "../git/credentials";
 import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../git/read-tool";
 import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import { excerpt, isInternalText, ToolError } from "../mcp/errors";
 import type { ChangedFileView, ReviewStages } from "./stages";
 import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
 
@@ -125,15 +125,31 @@ function normalizeInvariant(raw: unknown): Invariant | string | null {
   };
 }
 
+/** Alias expansions allowed in one document: bounds a "billion laughs". */
+const MAX_YAML_ALIASES = 100;
+
+/**
+ * A YAML parse failure as the caller reads it: a syntax error's first line (it names the line and
+ * column), but never the parser's own exhaustion (a stack overflow on deep nesting, which the
+ * yaml package reports as RESOURCE_EXHAUSTION) nor anything else it did not mean to say.
+ */
+function yamlProblem(err: unknown): string {
+  if (err instanceof YAMLError && err.code !== "RESOURCE_EXHAUSTION" && !isInternalText(err.message)) return excerpt(err.message.split("\n")[0]!, 300);
+  // The package's own guard against alias bombs throws a plain ReferenceError: the document's fault, not the parser's.
+  if (err instanceof ReferenceError && err.message.includes("alias")) return `aliases expand more than ${MAX_YAML_ALIASES} times; write the values out instead`;
+  console.error("[invariants] YAML parser failure", err);
+  if (err instanceof YAMLError) return "the document is nested too deeply to parse; invariants need only a few levels of nesting";
+  return "the parser failed on this document; simplify it";
+}
+
 /** Parses invariants YAML; throws Error (the load failure the caller reports) when it cannot be used. */
 export function parseInvariants(text: string): InvariantsConfig {
   if (new TextEncoder().encode(text).length > MAX_INVARIANTS_BYTES) throw new Error(`Invariants file is larger than ${MAX_INVARIANTS_BYTES} bytes`);
   let parsed: unknown;
   try {
-    // maxAliasCount bounds alias expansion (a "billion laughs" document).
-    parsed = YAML.parse(text, { maxAliasCount: 100 });
+    parsed = YAML.parse(text, { maxAliasCount: MAX_YAML_ALIASES });
   } catch (err) {
-    throw new Error(`Invalid invariants YAML: ${err instanceof Error ? err.message.split("\n")[0] : String(err)}`, { cause: err });
+    throw new Error(`Invalid invariants YAML: ${yamlProblem(err)}`, { cause: err });
   }
   if (!isObject(parsed)) throw new Error("Invalid invariants config: expected a mapping object");
   const sections: InvariantsConfig["sections"] = [];

@@ -19,7 +19,7 @@ import { GitHubClient, GitHubError } from "../git/client";
 import { apiBase, githubFor, githubToolError, tenantTokenSource } from "../git/credentials";
 import { isSafeRef, isSafeRepoPath, parseOwnerName, type RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
-import { invalidInput, ToolError } from "../mcp/errors";
+import { failureText, invalidInput, ToolError } from "../mcp/errors";
 import { commentableLines, publishReview } from "./publish";
 import {
   type BatchFinding, type BatchResult, DEFAULT_WORKERS, MAX_CHANGED_FILES, MAX_WORKERS, mergeBatches, parseChangedFiles, planSteps, type PlannedStep,
@@ -224,7 +224,7 @@ export async function runStep(x: StepEnv, state: SessionState, step: PlannedStep
   } catch (err) {
     if (err instanceof GitHubError) return { ok: false, retryable: err.retryable, error: `${err.code}: ${err.message}`, ...(err.resetAt ? { retryAt: Date.parse(err.resetAt) } : {}) };
     if (err instanceof ToolError) return { ok: false, retryable: err.retryable, error: `${err.code}: ${err.message}` };
-    return { ok: false, retryable: false, error: err instanceof Error ? err.message : String(err) };
+    return { ok: false, retryable: false, error: failureText(err, "reactive review step") };
   }
 }
 

@@ -5,6 +5,7 @@
  */
 import type { Env } from "../env";
 import { reciprocalRankFusion } from "./hybrid";
+import { failureText } from "../mcp/errors";
 import { nearest, selectSemantic } from "./semantic";
 import type { EmbedObjectType } from "./sources";
 
@@ -55,7 +56,7 @@ export async function rankHybrid(req: RankRequest): Promise<RankResult> {
       type: req.type, topK: req.candidates, filter: req.filter, minSimilarity: req.minSimilarity ?? layer.embedder.minSimilarity,
     });
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
+    const message = failureText(err, "search vector query");
     console.warn(`[search] vector query failed, serving lexical results: ${message}`);
     return lexicalOnly(await lexicalIds, `the embedder is unavailable (${message.slice(0, 200)}); these are lexical results`);
   }

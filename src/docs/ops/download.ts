@@ -9,7 +9,7 @@ import { excerpt, invalidInput, ToolError } from "../../mcp/errors";
 import { ingestDocument } from "../ingest";
 import { knownMime } from "../mime";
 import { defineOp } from "../op";
-import { checkPublicUrl, publicFetch } from "../public-fetch";
+import { checkPublicUrl, publicFetch } from "../../net/public-fetch";
 import { MAX_DOCUMENT_BYTES, MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS, normalizePath } from "../store";
 
 export const MAX_URL_CHARS = 4096;
