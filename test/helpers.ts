@@ -1,6 +1,7 @@
 /** Shared test plumbing: identities made the way the keys command makes them, contexts, clients. */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
@@ -109,14 +110,23 @@ export async function fails(ctx: Ctx, name: string, args: unknown): Promise<{ co
 export const workerFetch = (input: RequestInfo | URL, init?: RequestInit) =>
   exports.default.fetch(new Request(input, init));
 
-/** An MCP SDK client talking to the worker under test over Streamable HTTP. */
-export async function connectClient(key: string, path = "/mcp"): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
+/**
+ * An MCP SDK client talking to the worker under test over Streamable HTTP; `capabilities` are
+ * declared at initialize, and `prepare` runs before it (to set handlers for server requests).
+ */
+export async function connectClient(
+  key: string,
+  path = "/mcp",
+  capabilities: ClientCapabilities = {},
+  prepare: (client: Client) => void = () => {},
+): Promise<{ client: Client; transport: StreamableHTTPClientTransport }> {
   const transport = new StreamableHTTPClientTransport(new URL(`http://ledger.test${path}`), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
     fetch: (input, init) => workerFetch(input, init),
   });
   // The client shares the worker's isolate here, so it too must validate without code generation.
-  const client = new Client({ name: "vitest", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
+  const client = new Client({ name: "vitest", version: "1.0.0" }, { jsonSchemaValidator: new CfWorkerJsonSchemaValidator(), capabilities });
+  prepare(client);
   await client.connect(transport);
   return { client, transport };
 }

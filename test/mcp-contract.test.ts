@@ -322,7 +322,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   git_commit_retrieval: { query: "cart" },
   get_workspace_info: {},
   index_workspace: { repo: "acme/api", ref: "main" },
-  reindex_workspace: { repo: "acme/api", ref: "main" },
+  // A client without elicitation confirms a whole re-index with the parameter.
+  reindex_workspace: { repo: "acme/api", ref: "main", confirm: true },
   index_status: {},
   clear_index: { repo: "acme/api" },
   symbol_search: { query: "cart" },

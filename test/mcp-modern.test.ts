@@ -6,7 +6,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import { describe, expect, it } from "vitest";
-import { connectClient, makeCtx, ok, seedIdentity, workerFetch, type TestIdentity } from "./helpers";
+import { live, othersAttachment } from "./confirm-rig";
+import { connectClient, makeCtx, ok, seedIdentity, workerFetch } from "./helpers";
 
 const MODERN = "2026-07-28";
 
@@ -72,19 +73,6 @@ async function rawModern(key: string, method: string, params: Record<string, unk
     : [(await res.json()) as Frame];
   return { status: res.status, body: frames.at(-1)! as Frame & { id: unknown }, frames };
 }
-
-/** Actor A attaches a link to a project; actor B (same tenant) is the one asked before removing it. */
-async function othersAttachment(tenant: string): Promise<{ b: TestIdentity; attachmentId: string; a: TestIdentity }> {
-  const a = await seedIdentity(tenant, "alice");
-  const b = await seedIdentity(tenant, "bob");
-  const ctx = makeCtx(a);
-  const project = (await ok(ctx, "project_create", { title: "Modern", key: "MOD" })).project as { id: string };
-  const added = await ok(ctx, "attach_add", { object_type: "project", object_id: project.id, kind: "link", url: "https://example.com/spec", title: "spec" });
-  return { a, b, attachmentId: (added.attachment as { id: string }).id };
-}
-
-const live = async (ctx: ReturnType<typeof makeCtx>, id: string) =>
-  ((await ok(ctx, "attachment_query", { object_type: "project", object_id: "MOD" })).items as { id: string }[]).some((x) => x.id === id);
 
 describe("2026-07-28 over HTTP", () => {
   it("negotiates the current revision with server/discover and calls tools without a session", async () => {
@@ -192,7 +180,7 @@ describe("input_required: asking before removing another actor's record", () => 
     expect(await live(makeCtx(a), attachmentId)).toBe(true);
   });
 
-  it("does not ask for one's own record, nor a client that cannot be asked", async () => {
+  it("does not ask for one's own record; a client that cannot be asked needs confirm: true", async () => {
     const { a, b, attachmentId } = await othersAttachment("confirm-skip");
     const own = await modernClient(a.key, "/mcp?toolsets=collab", "no");
     const ctx = makeCtx(a);
@@ -202,8 +190,13 @@ describe("input_required: asking before removing another actor's record", () => 
     expect(r1.isError).toBeFalsy();
     expect(own.asked).toHaveLength(0);
     const mute = await modernClient(b.key, "/mcp?toolsets=collab");
-    const r2 = await mute.client.callTool({ name: "attach_remove", arguments: { attachment_id: attachmentId } });
+    const refused = await mute.client.callTool({ name: "attach_remove", arguments: { attachment_id: attachmentId } });
+    expect(refused.isError).toBe(true);
+    expect((refused.structuredContent as { error: { code: string; hint: string } }).error).toMatchObject({ code: "confirmation_required", hint: expect.stringContaining("confirm: true") });
+    expect(await live(makeCtx(a), attachmentId)).toBe(true);
+    const r2 = await mute.client.callTool({ name: "attach_remove", arguments: { attachment_id: attachmentId, confirm: true } });
     expect(r2.isError).toBeFalsy();
+    expect(await live(makeCtx(a), attachmentId)).toBe(false);
   });
 
   it("refuses tampered request state and state issued for another call, changing nothing", async () => {

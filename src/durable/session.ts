@@ -24,6 +24,19 @@ export interface SessionRecord {
   run?: SessionRun;
   /** The level the client set with logging/setLevel (2025 revisions); absent until it does. */
   logLevel?: string;
+  /** The client declared form elicitation at initialize, so a confirmation can be asked on a call's stream. */
+  elicits?: boolean;
+}
+
+/** Questions one session may have waiting at once (each holds a tool call open). */
+const MAX_OPEN_QUESTIONS = 16;
+
+interface OpenQuestion {
+  deadline: number;
+  /** Set once the asking call waits; an answer that comes first is kept in `answer`. */
+  resolve?: (answer: string | null) => void;
+  /** The answer, as the JSON text of the client's response. */
+  answer?: string;
 }
 
 export interface SessionRun {
@@ -36,6 +49,52 @@ export interface SessionRun {
  * memory lets any isolate serve any request of the session.
  */
 export class SessionDO extends DurableObject<Env> {
+  /**
+   * Questions the server asked the client (elicitation/create on a call's stream), by their wire
+   * id. In memory: the asking call holds an RPC to this object open while it waits, so the object
+   * stays up; if it restarts, the asking call is told so at once rather than waiting.
+   */
+  private readonly questions = new Map<string, OpenQuestion>();
+
+  /** Registers a question before it is sent, so an answer that outruns the wait is not refused. False when too many are open. */
+  async expectAnswer(id: string, waitMs: number): Promise<boolean> {
+    const now = Date.now();
+    for (const [key, q] of this.questions) if (q.deadline < now) this.questions.delete(key);
+    if (this.questions.size >= MAX_OPEN_QUESTIONS) return false;
+    this.questions.set(id, { deadline: now + waitMs });
+    return true;
+  }
+
+  /** The client's answer to question `id` (the JSON text of its response), or null when none came in time. */
+  async awaitAnswer(id: string): Promise<string | null> {
+    const q = this.questions.get(id);
+    if (!q) return null;
+    if (q.answer !== undefined) {
+      this.questions.delete(id);
+      return q.answer;
+    }
+    return new Promise<string | null>((resolve) => {
+      const timer = setTimeout(() => {
+        this.questions.delete(id);
+        resolve(null);
+      }, Math.max(0, q.deadline - Date.now()));
+      q.resolve = (answer) => {
+        clearTimeout(timer);
+        this.questions.delete(id);
+        resolve(answer);
+      };
+    });
+  }
+
+  /** Hands the client's answer to the call that asked; false when no question `id` is open (answered, timed out, never asked). */
+  async deliverAnswer(id: string, answer: string): Promise<boolean> {
+    const q = this.questions.get(id);
+    if (!q || q.answer !== undefined) return false;
+    if (q.resolve) q.resolve(answer);
+    else q.answer = answer;
+    return true;
+  }
+
   async open(record: Omit<SessionRecord, "lastSeenAt">): Promise<void> {
     await this.ctx.storage.put("session", { ...record, lastSeenAt: record.createdAt });
     await this.ctx.storage.setAlarm(Date.now() + SESSION_IDLE_MS);
@@ -93,6 +152,9 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   async end(): Promise<boolean> {
+    // A call still waiting for an answer learns at once that none will come.
+    for (const q of this.questions.values()) q.resolve?.(null);
+    this.questions.clear();
     const existed = (await this.ctx.storage.get("session")) !== undefined;
     await this.ctx.storage.deleteAll();
     await this.ctx.storage.deleteAlarm();

@@ -158,6 +158,7 @@ export const batchCommit = defineTool({
   input,
   output,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
+  confirms: true,
   async run(ctx, data) {
     const refused = validate(data);
     if (refused) return refused;

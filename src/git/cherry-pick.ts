@@ -100,6 +100,7 @@ export const gitCherryPick = defineTool({
   input,
   output,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+  confirms: true,
   async run(ctx, data) {
     for (const s of data.sources) if (!parseRange(s)) throw unsafeRef("source", s);
     assertSafeRef("onto", data.onto);

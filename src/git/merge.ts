@@ -114,6 +114,7 @@ export const gitMerge = defineTool({
   input,
   output,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+  confirms: true,
   async run(ctx, data) {
     for (const s of data.sources) if (!isSafeRef(s)) throw unsafeRef("source", s);
     assertSafeRef("into", data.into);

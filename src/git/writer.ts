@@ -7,7 +7,7 @@
  * instead of being overwritten; that failure is a retryable `conflict` and nothing was changed.
  */
 import { z } from "zod";
-import { confirmFirst } from "../mcp/confirm";
+import { confirmFirst, mayAsk } from "../mcp/confirm";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
 import { type GitHubClient, GitHubError, type GitHubResponse, type Operation, type Params } from "./client";
@@ -53,15 +53,15 @@ export const movedRef = (branch: string) =>
 export const REQUEST_BUDGET = 900;
 
 /**
- * Asks the person first (where the client can be asked) before `what` moves the repository's
- * default branch or a protected one. Call it before the first write; a client that cannot be
- * asked costs no extra request.
+ * Asks the person first before `what` moves the repository's default branch or a protected one
+ * (a client that cannot be asked needs confirm: true). Call it before the first write; a call
+ * whose answer cannot matter costs no extra request.
  */
 export async function confirmBranchWrite(ctx: Ctx, w: GitWriter, branch: string, what: string): Promise<void> {
-  if (!ctx.confirmer) return;
+  if (!mayAsk(ctx)) return;
   const isDefault = branch === (await w.defaultBranch());
   if (!isDefault && !isProtectedBranch(branch)) return;
-  confirmFirst(ctx, {
+  await confirmFirst(ctx, {
     key: "confirm_branch_write",
     message: `${what} on ${w.repo.owner}/${w.repo.name}'s ${isDefault ? "default" : "protected"} branch '${branch}'. Go ahead?`,
   });

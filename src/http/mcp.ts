@@ -15,10 +15,12 @@ import { compactSurface, isCompactMode } from "../mcp/compact";
 import { findTool, type SchemaListing, selectTools, type Surface } from "../mcp/registry";
 import { buildServer, type ServeOptions } from "../mcp/server";
 import type { SurfaceView } from "../mcp/surface-help";
+import { replayInitialize } from "../mcp/handshake";
 import { requestStateKey } from "../mcp/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { callerBuckets, throttled, throttleError } from "./rate-limit";
+import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
 
 type AppEnv = { Bindings: Env };
 
@@ -228,6 +230,11 @@ mcpRoutes.post("/", async (c) => {
     return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
   }
   const id = idOf(body);
+  if (caller.session && isAnswerBody(body)) {
+    // The client answering a question a call of this session asked (a confirmation).
+    if (await deliverAnswers(c.env, sessionId, body)) return c.body(null, 202);
+    return c.json(jsonRpcError(-32600, "Invalid Request: no question with this id is waiting for an answer (it was answered, timed out, or never asked)."), 400);
+  }
 
   let tools;
   let listing: SchemaListing;
@@ -293,18 +300,21 @@ mcpRoutes.post("/", async (c) => {
     Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
     options.logLevel = (caller.session.logLevel ?? null) as LoggingLevel | null;
     options.saveLogLevel = (level) => sessionStub(c.env, sessionId).setLogLevel(level);
+    options.sessionElicits = caller.session.elicits === true && isToolCall(body);
   }
 
   const server = await buildServer(ctx, tools, options);
-  // Notifications (progress, log messages) ride an SSE response; a plain call keeps plain JSON.
+  if (options.sessionElicits) await replayInitialize(server, caller.session!.protocolVersion, { elicitation: { form: {} } });
+  // Notifications (progress, log messages) and questions ride an SSE response; a plain call keeps plain JSON.
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body, options) });
+  if (options.sessionElicits) relayQuestions(transport, c.env, sessionId);
   await server.connect(transport);
   guardToolCalls(transport);
   const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
   if (!initializing || !response.ok) return response;
 
   const params = ((Array.isArray(body) ? body : [body]).find((m) => m?.method === "initialize") as {
-    params?: { protocolVersion?: string; clientInfo?: { name?: string; version?: string } };
+    params?: { protocolVersion?: string; clientInfo?: { name?: string; version?: string }; capabilities?: unknown };
   }).params;
   await sessionStub(c.env, newSessionId).open({
     tenantId: caller.identity.tenantId,
@@ -313,6 +323,7 @@ mcpRoutes.post("/", async (c) => {
     protocolVersion: params?.protocolVersion ?? "",
     clientName: params?.clientInfo?.name ?? "",
     clientVersion: params?.clientInfo?.version ?? "",
+    elicits: declaresFormElicitation(params?.capabilities),
   });
   const withSession = new Response(response.body, response);
   withSession.headers.set("Mcp-Session-Id", newSessionId);
@@ -338,8 +349,11 @@ function overlongResourceUri(body: unknown): string | null {
   return `Resource not found: '${excerpt(uri, 100)}' is ${uri.length} characters; no resource URI here is longer than ${MAX_RESOURCE_URI}.`;
 }
 
-/** A 2025-era request that may produce notifications: it asked for progress, or its session for log messages. */
+const isToolCall = (body: unknown): boolean => (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && m.method === "tools/call");
+
+/** A 2025-era request that may produce notifications or questions: it asked for progress, its session for log messages or answers questions. */
 function wantsStream(body: unknown, options: ServeOptions): boolean {
+  if (options.sessionElicits) return true;
   const progress = (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && isObject(m.params) && isObject(m.params._meta) && m.params._meta.progressToken !== undefined);
   return progress || (options.logLevel != null && (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && m.method === "tools/call"));
 }

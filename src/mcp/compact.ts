@@ -8,6 +8,7 @@
 import { z } from "zod";
 import { DOCS_SURFACE, DOC_OPS } from "../docs/ops";
 import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchema } from "./composite";
+import { CANNOT_ASK } from "./confirm";
 import { defineTool, type AnyToolDef } from "./define-tool";
 import { type ErrorBody, excerpt, notFound, ToolError } from "./errors";
 import { jsonSchema } from "./json-schema";
@@ -53,8 +54,9 @@ function toolOp(def: AnyToolDef): CompactOp {
       name: def.name,
       kind: def.annotations.readOnly ? "query" : "execute",
       invoke: async (ctx, params) => {
-        // No confirmations inside a batch: a retried round would run the steps before it again.
-        const result = await callTool(def, { ...ctx, confirmer: undefined }, params);
+        // Nobody is asked inside a batch (a retried round would run the steps before it again):
+        // a step that needs a yes carries confirm: true, unless the batch's caller is no MCP client.
+        const result = await callTool(def, { ...ctx, confirmer: ctx.confirmer && CANNOT_ASK }, params);
         const sc = (result.structuredContent ?? {}) as Record<string, unknown>;
         if (result.isError) return { ok: false, error: sc.error as ErrorBody };
         const { ok: _ok, ...data } = sc;

@@ -31,10 +31,12 @@ export interface Ctx {
   /** The run this write is attributed to (set by the registry from ensureRun); absent for reads and outside sessions. */
   runId?: string;
   /**
-   * The client's answers to this call's confirmation questions (src/mcp/confirm.ts); present only
-   * when the client can be asked (a 2026-07-28 request that declared form elicitation).
+   * How this call's confirmation questions reach the person (src/mcp/confirm.ts); set for every
+   * MCP tool call, absent for callers that are not MCP clients (their call is the confirmation).
    */
   confirmer?: Confirmer;
+  /** The call carried `confirm: true`: it stands for the person's yes where nobody can be asked. */
+  confirmed?: boolean;
   /**
    * Reports progress of a long call to a client that asked for it (a progressToken); absent
    * otherwise. It never throws: a lost notification changes nothing. Await it, so notifications keep their order.

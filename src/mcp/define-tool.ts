@@ -68,6 +68,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * keys of each item (src/mcp/fields.ts). Its output must have `items` of objects.
    */
   fields?: true;
+  /**
+   * The tool may ask the person before acting (it awaits confirmFirst): the registry adds the
+   * `confirm` parameter, which confirms where the client cannot be asked.
+   */
+  confirms?: true;
   /** Top-level parameters that are content, not text, and are never masked (a file's bytes). */
   verbatim?: readonly string[];
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;

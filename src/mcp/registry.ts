@@ -22,7 +22,7 @@ import { skillTools } from "../work/skills";
 import type { Ctx } from "./context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
 import { checkArgShape } from "./bounds";
-import { InputNeeded } from "./confirm";
+import { confirmField, InputNeeded } from "./confirm";
 import { jsonSchema } from "./json-schema";
 import { type ErrorBody, invalidInput, toErrorBody, ToolError } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
@@ -183,7 +183,12 @@ function compile(def: AnyToolDef): Compiled {
   if (c) return c;
   const writeFields = def.annotations.readOnly ? {} : { idempotency_key: idempotencyKeyField };
   const input = def.input
-    .extend({ ...(def.fields ? { fields: fieldsField } : {}), ...writeFields, ...(masksSecrets(def) ? { allow_secrets: allowSecretsField } : {}) })
+    .extend({
+      ...(def.fields ? { fields: fieldsField } : {}),
+      ...writeFields,
+      ...(masksSecrets(def) ? { allow_secrets: allowSecretsField } : {}),
+      ...(def.confirms ? { confirm: confirmField } : {}),
+    })
     .strict();
   // An open output (a composite tool answers whatever its op answers) stays open in the listing.
   const catchall = (def.output._zod.def as { catchall?: z.ZodType }).catchall;
@@ -324,12 +329,12 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const rule = def.idempotency === "derived" ? {} : def.idempotency;
     const derive = parsed.idempotency_key === undefined && rule !== undefined && !def.annotations.readOnly && (rule.when?.(parsed) ?? true);
     const key = derive ? await derivedKey(ctx, args) : (parsed.idempotency_key as string | undefined);
-    const { allow_secrets: allowSecrets, fields, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
+    const { allow_secrets: allowSecrets, fields, confirm, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
     if (fields) checkFields(def, fields);
     const masked = masksSecrets(def) && allowSecrets !== true
       ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])]))
       : { value: toolArgs, found: [] };
-    const run = async () => def.run(await attributed(def, ctx), masked.value);
+    const run = async () => def.run(await attributed(def, confirm === true ? { ...ctx, confirmed: true } : ctx), masked.value);
     const { result, replay } =
       key && !def.annotations.readOnly
         ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined)

@@ -7,9 +7,9 @@ import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topi
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
 import type { Ctx } from "./context";
-import { InputNeeded, type ConfirmationAnswer } from "./confirm";
+import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, type ConfirmationAnswer, confirmationForm, type Confirmer, InputNeeded } from "./confirm";
 import type { AnyToolDef } from "./define-tool";
-import { excerpt } from "./errors";
+import { excerpt, ToolError } from "./errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
@@ -36,6 +36,11 @@ export interface ServeOptions {
   saveLogLevel?: (level: LoggingLevel) => Promise<void>;
   /** The key that seals input_required request state (see requestStateKey). */
   stateKey: string;
+  /**
+   * A 2025-era session whose client declared elicitation at initialize: confirmations are asked
+   * with elicitation/create on the call's stream (the server must know the client's capabilities).
+   */
+  sessionElicits?: boolean;
 }
 
 /** Lists change only with the surface (the URL) or a deploy; prompts also with the tenant's documents. */
@@ -131,7 +136,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     }
     const callCtx: Ctx = {
       ...ctx,
-      ...(options.era === "modern" && canElicit(sctx) ? { confirmer: { answer: (key: string) => answerOf(sctx, pending, key) } } : {}),
+      confirmer: confirmerFor(sctx, options, pending),
       ...progressReporter(sctx),
     };
     let result: CallToolResult;
@@ -144,7 +149,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
         inputRequests: {
           [key]: inputRequired.elicit({
             message,
-            requestedSchema: { type: "object", properties: { confirm: { type: "boolean", title: "Go ahead", description: message } }, required: ["confirm"] },
+            requestedSchema: confirmationForm(message),
           }),
         },
         requestState: await codec.mint({ tool: def.name, args: argsText, key }, sctx),
@@ -158,12 +163,48 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   return mcp;
 }
 
-/** Accepted only with an explicit yes; a decline, a cancel or a "no" in the form is a decline. */
+/** How this call's confirmations reach the person: a round trip, a question on the session's stream, or nobody. */
+function confirmerFor(sctx: ServerContext, options: ServeOptions, pending: PendingConfirmation | undefined): Confirmer {
+  if (options.era === "modern") return canElicit(sctx) ? { answer: (key) => answerOf(sctx, pending, key) } : CANNOT_ASK;
+  return options.sessionElicits ? askOnStream(sctx) : CANNOT_ASK;
+}
+
 function answerOf(sctx: ServerContext, pending: PendingConfirmation | undefined, key: string): ConfirmationAnswer {
   if (!pending || pending.key !== key) return "unanswered";
   const view = inputResponse(sctx.mcpReq.inputResponses, key);
   if (view.kind !== "elicit") return "unanswered";
-  return view.action === "accept" && view.content?.confirm === true ? "accepted" : "declined";
+  return answerOfForm(view.action, view.content);
+}
+
+/**
+ * 2025 revisions: the question goes out as elicitation/create on this call's SSE stream and the
+ * call waits for the answer, which the client posts on its session (any isolate may receive it;
+ * src/http/mcp.ts carries it back here). A yes holds for the rest of the call, so a tool that runs
+ * another (execute_plan's batch_commit) does not ask twice.
+ */
+function askOnStream(sctx: ServerContext): Confirmer {
+  const accepted = new Set<string>();
+  return {
+    answer: (key) => (accepted.has(key) ? "accepted" : "unanswered"),
+    ask: async ({ key, message }) => {
+      let result;
+      try {
+        result = await sctx.mcpReq.elicitInput(
+          { mode: "form", message, requestedSchema: confirmationForm(message) },
+          { relatedRequestId: sctx.mcpReq.id, timeout: CONFIRM_WAIT_MS },
+        );
+      } catch (err) {
+        console.warn("a confirmation got no answer", err);
+        throw new ToolError("confirmation_unanswered", `Not done: the confirmation got no answer (${message})`, {
+          hint: `Nothing was changed. Call again and answer the question when the client shows it (it waits ${CONFIRM_WAIT_MS / 60_000} minutes).`,
+          retryable: true,
+        });
+      }
+      const answer = answerOfForm(result.action, result.content);
+      if (answer === "accepted") accepted.add(key);
+      return answer;
+    },
+  };
 }
 
 function progressReporter(sctx: ServerContext): Pick<Ctx, "progress"> {

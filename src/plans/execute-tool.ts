@@ -139,6 +139,7 @@ export const executePlanTool = defineTool({
   errorData: z.object({ step_results: z.array(stepResultSchema).describe("The executed steps, when every one failed.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   idempotency: "derived",
+  confirms: true,
   run: (ctx, args) => executePlan(ctx, args),
   text: (r) => executionReport(r),
 });

@@ -264,12 +264,13 @@ export const attachRemoveTool = defineTool({
   input: z.object({ attachment_id: z.string().min(1).max(100).describe("The attachment.") }),
   output: z.object({ removed: z.boolean().describe("False when it was already removed.") }),
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
+  confirms: true,
   run: async (ctx, input) => {
     const row = await ctx.d1.prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, input.attachment_id).first<Attachment & { deleted_at: string | null }>();
     if (!row) throw notFound("attachment", input.attachment_id, "attachment_query lists an object's attachments.");
     if (row.deleted_at) return { removed: false };
     if (row.created_by !== ctx.actorId) {
-      confirmFirst(ctx, { key: "confirm_remove", message: `Remove ${row.kind} attachment '${row.title}', which another actor added?` });
+      await confirmFirst(ctx, { key: "confirm_remove", message: `Remove ${row.kind} attachment '${row.title}', which another actor added?` });
     }
     // The removal belongs on the same project timeline as the addition.
     const projectId = (await resolveTarget(ctx, row.object_type, row.object_id).catch(() => null))?.projectId ?? null;

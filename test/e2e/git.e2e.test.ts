@@ -62,7 +62,8 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
   it("commits, merges and cherry-picks on GitHub, moving branches without force", async () => {
     const committed = structured(await client.callTool({
       name: "batch_commit",
-      arguments: { repo: REPO, format: "json", commits: [
+      // A client without elicitation confirms writes to the default branch with the parameter.
+      arguments: { repo: REPO, format: "json", confirm: true, commits: [
         { message: "feat: b", files: [{ path: "src/b.ts", content: "b1\n" }] },
         { message: "docs: readme", files: [{ path: "README.md", content: "hello world\n" }] },
       ] },
@@ -72,13 +73,13 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
 
     const base = repo.write("feature/x", { "src/c.ts": "c1\n" }, "feat: c", repo.refs.get("main"));
     expect(base).toMatch(/^[0-9a-f]{40}$/);
-    const merged = structured(await client.callTool({ name: "git_merge", arguments: { repo: REPO, sources: ["feature/x"], into: "main", format: "json" } }));
+    const merged = structured(await client.callTool({ name: "git_merge", arguments: { repo: REPO, sources: ["feature/x"], into: "main", format: "json", confirm: true } }));
     expect(merged).toMatchObject({ ok: true, into: "main", applied: 1, results: [{ source: "feature/x", ok: true, outcome: "fast_forward" }] });
     expect(repo.files("main")["src/c.ts"]).toBe("c1\n");
 
     repo.write("hotfix-branch", { "src/a.ts": "a2\n" }, "fix: a", repo.refs.get("main"));
     repo.write("main", { "src/d.ts": "d1\n" }, "feat: d");
-    const picked = structured(await client.callTool({ name: "git_cherry_pick", arguments: { repo: REPO, sources: ["hotfix-branch"], onto: "main", format: "json" } }));
+    const picked = structured(await client.callTool({ name: "git_cherry_pick", arguments: { repo: REPO, sources: ["hotfix-branch"], onto: "main", format: "json", confirm: true } }));
     expect(picked).toMatchObject({ ok: true, onto: "main", applied: 1 });
     expect(repo.files("main")).toMatchObject({ "src/a.ts": "a2\n", "src/d.ts": "d1\n" });
     expect(repo.tempRefs()).toEqual([]);

@@ -90,9 +90,10 @@ export const reindexWorkspaceTool = defineTool({
   input: z.object({ repo: codeRepoField, ref: refField, limits: limitsField }),
   output: jobOutput,
   annotations: GITHUB,
-  run: (ctx, input) => {
+  confirms: true,
+  run: async (ctx, input) => {
     // A whole repository read again from GitHub: worth a yes from the person first.
-    confirmFirst(ctx, { key: "confirm_reindex", message: `Re-index all of ${input.repo}${input.ref ? `@${input.ref}` : ""} from scratch?` });
+    await confirmFirst(ctx, { key: "confirm_reindex", message: `Re-index all of ${input.repo}${input.ref ? `@${input.ref}` : ""} from scratch?` });
     return start(ctx, input.repo, input.ref, true, input.limits);
   },
   summarize: (r) => `Re-index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
