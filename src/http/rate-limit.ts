@@ -4,26 +4,13 @@
  * limits come from the Worker's vars, overridden per tenant by an operator (tenant_rate_limits,
  * read together with the key's identity so a check costs no extra D1 query).
  */
-import type { Identity, LimitOverrides } from "../auth/identity";
+import type { Identity } from "../auth/identity";
+import { limitsFor } from "../auth/rate-limits";
 import type { Env } from "../env";
 import { type ErrorBody, excerpt, ToolError } from "../mcp/errors";
 import { BATCH_ALLOWANCE, type Meter } from "../mcp/meter";
 
-export const DEFAULT_KEY_PER_MIN = 600;
-export const DEFAULT_TENANT_PER_MIN = 6000;
-
-/** A var as a per-minute limit; 0 is off. An unset or malformed value keeps the documented default. */
-function perMinute(value: string | undefined, fallback: number): number {
-  const n = Number(value);
-  return value !== undefined && value.trim() !== "" && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
-}
-
-export function limitsFor(env: Env, overrides: LimitOverrides | null): { keyPerMin: number; tenantPerMin: number } {
-  return {
-    keyPerMin: overrides?.keyPerMin ?? perMinute(env.RATE_LIMIT_KEY_PER_MIN, DEFAULT_KEY_PER_MIN),
-    tenantPerMin: overrides?.tenantPerMin ?? perMinute(env.RATE_LIMIT_TENANT_PER_MIN, DEFAULT_TENANT_PER_MIN),
-  };
-}
+export { DEFAULT_KEY_PER_MIN, DEFAULT_TENANT_PER_MIN, limitsFor } from "../auth/rate-limits";
 
 /** The two counters every authenticated request is checked against. */
 export function callerBuckets(env: Env, identity: Identity): Bucket[] {
