@@ -365,6 +365,22 @@ describe("rate limits", () => {
     expect(await deliveryRow(t.tenantId, queued.delivery)).toMatchObject({ status: "processed", attempts: 1 });
   });
 
+  it("processes a delivery when its counter cannot be reached (fails open): it is signed, bounded, and GitHub would not resend it", async () => {
+    const t = await seedIdentity("hooks-rl-down", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(t.tenantId, TENANT_SECRET, KEY)).run();
+    const down = { ...testEnv, RATE_LIMITS: { getByName: () => ({ hit: () => Promise.reject(new Error("counter down")) }) } } as unknown as typeof env;
+    const ctx = createExecutionContext();
+    const body = JSON.stringify(ping(1));
+    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github/hooks-rl-down", {
+      method: "POST", body,
+      headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": "down-1", "x-hub-signature-256": await sign(TENANT_SECRET, body) },
+    }), down, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ok: true, delivery: "down-1" });
+    expect(await deliveryRow(t.tenantId, "down-1")).toMatchObject({ status: "processed" });
+  });
+
   it("lets the job drop a kept delivery that was recorded meanwhile, without processing it again", async () => {
     const t = await seedIdentity("hooks-rl-raced", "dev");
     await env.DB.prepare(await setWebhookSecretSql(t.tenantId, TENANT_SECRET, KEY)).run();
