@@ -53,7 +53,7 @@ async function expiringDecision(ctx: Parameters<typeof ok>[0], entity: string): 
 
 describe("cron triggers", () => {
   it("the frequent trigger runs the 5-minute jobs, the daily one the sweep, an unknown expression the frequent set", async () => {
-    const frequent = ["lease_reaper", "run_reaper", "idempotency_retention", "embedding_backfill", "webhook_retry", "delivery_retention", "docs_orphan_chunks", "docs_rowless_chunks", "code_orphan_generations", "oauth_purge"];
+    const frequent = ["lease_reaper", "run_reaper", "idempotency_retention", "embedding_backfill", "webhook_retry", "webhook_backlog", "delivery_retention", "docs_orphan_chunks", "docs_rowless_chunks", "code_orphan_generations", "oauth_purge"];
     expect(jobsFor(FREQUENT_CRON)).toEqual(frequent);
     expect(jobsFor(DAILY_CRON)).toEqual([STALE_SWEEP_JOB, CHAIN_SWEEP_JOB]);
 
@@ -86,6 +86,7 @@ describe("cron triggers", () => {
       ["idempotency_retention", true],
       ["embedding_backfill", true],
       ["webhook_retry", true],
+      ["webhook_backlog", true],
       ["delivery_retention", true],
       ["docs_orphan_chunks", true],
       ["docs_rowless_chunks", true],

@@ -7,7 +7,9 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { setRateLimitSql } from "../src/auth/rate-limits";
 import { sha256Hex } from "../src/db/ids";
 import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
-import { MAX_ATTEMPTS } from "../src/git/webhooks";
+import { runMaintenance } from "../src/cron/maintenance";
+import { MAX_KEPT_DELIVERIES } from "../src/git/webhook-backlog";
+import { KEEP_PAYLOAD_BYTES, MAX_ATTEMPTS } from "../src/git/webhooks";
 import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
 import worker from "../src/index";
 import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
@@ -280,34 +282,121 @@ describe("rate limits", () => {
   let hook = 0;
   const ping = (installationId: number) => ({ ...example("ping"), hook_id: ++hook, installation: { id: installationId } });
 
-  it("limits signed deliveries per App installation (429, Retry-After, rate_limited), storing nothing over the limit; other installations go on", async () => {
+  const kept = (tenantId: string) => count(`SELECT COUNT(*) AS n FROM webhook_backlog WHERE tenant_id = ?`, tenantId);
+  const recordedFor = (tenantId: string) => count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, tenantId);
+
+  it("limits signed deliveries per App installation: over the limit a delivery is kept (202 queued), one it cannot keep is refused (429, Retry-After, rate_limited); other installations go on", async () => {
     const a = await appTenant("hooks-rl-a", 9101, "rl/a");
     await appTenant("hooks-rl-b", 9102, "rl/b");
     // Unsigned or mis-signed junk is refused before it is counted.
     for (let i = 0; i < 3; i++) expect((await deliver("ping", ping(9101), { secret: "not-the-app-secret-at-all", env: tight })).status).toBe(401);
     expect((await deliver("ping", ping(9101), { env: tight })).status).toBe(202);
     expect((await deliver("ping", ping(9101), { env: tight })).status).toBe(202);
-    const before = await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, a.id.tenantId);
+    const before = await recordedFor(a.id.tenantId);
     const over = await deliver("ping", ping(9101), { env: tight });
-    expect(over.status).toBe(429);
-    expect(Number(over.retryAfter)).toBeGreaterThanOrEqual(1);
-    expect(over.body).toMatchObject({
+    expect(over.status).toBe(202);
+    expect(over.body).toEqual({ ok: true, delivery: over.delivery, queued: true });
+    expect(await recordedFor(a.id.tenantId)).toBe(before);
+    expect(await kept(a.id.tenantId)).toBe(1);
+    // A payload too large for a D1 row cannot be kept: refused as before, with the way to get it back.
+    const large = await deliver("ping", { ...ping(9101), padding: "p".repeat(KEEP_PAYLOAD_BYTES) }, { env: tight });
+    expect(large.status).toBe(429);
+    expect(Number(large.retryAfter)).toBeGreaterThanOrEqual(1);
+    expect(large.body).toMatchObject({
       ok: false,
       error: { code: "rate_limited", retryable: true, message: expect.stringContaining("installation sent more than 2 webhook deliveries"), hint: expect.stringContaining("redeliver") },
     });
-    expect(await count(`SELECT COUNT(*) AS n FROM webhook_deliveries WHERE tenant_id = ?`, a.id.tenantId)).toBe(before);
+    expect(await recordedFor(a.id.tenantId)).toBe(before);
+    expect(await kept(a.id.tenantId)).toBe(1);
     expect((await deliver("ping", ping(9102), { env: tight })).status).toBe(202);
   });
 
-  it("limits a tenant URL per tenant, by the tenant's own override", async () => {
+  it(`limits a tenant URL per tenant, by the tenant's own override, keeping at most ${MAX_KEPT_DELIVERIES} deliveries`, async () => {
     const own = await seedIdentity("hooks-rl-own", "dev");
     await env.DB.prepare(await setWebhookSecretSql(own.tenantId, TENANT_SECRET, KEY)).run();
     await env.DB.prepare(setRateLimitSql(own.tenantId, { tenantPerMin: 1 })).run();
     const path = "/webhooks/github/hooks-rl-own";
     expect((await deliver("ping", ping(1), { path, secret: TENANT_SECRET })).status).toBe(202);
+    expect((await deliver("ping", ping(1), { path, secret: TENANT_SECRET })).body).toMatchObject({ ok: true, queued: true });
+    // Fill the tenant's backlog to its cap: the next delivery over the limit is refused.
+    await env.DB.prepare(
+      `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?2)
+       INSERT INTO webhook_backlog (tenant_id, delivery_id, event, bucket, payload, bytes, content_hash, received_at)
+       SELECT ?1, 'fill-' || x, 'ping', 'fill', '{}', 2, 'fill-' || x, '2000-01-01T00:00:00.000Z' FROM n`,
+    ).bind(own.tenantId, MAX_KEPT_DELIVERIES - 1).run();
     const over = await deliver("ping", ping(1), { path, secret: TENANT_SECRET });
     expect(over.status).toBe(429);
     expect(over.body.error.message).toContain("this tenant's webhook URL received more than 1 deliveries");
+    expect(await kept(own.tenantId)).toBe(MAX_KEPT_DELIVERIES);
+    await env.DB.prepare(`DELETE FROM webhook_backlog WHERE tenant_id = ?`).bind(own.tenantId).run();
+  });
+
+  it("processes a kept delivery from the cron job once its source has room, once: a redelivery of the same id is not processed twice", async () => {
+    const t = await seedIdentity("hooks-rl-drain", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(t.tenantId, TENANT_SECRET, KEY)).run();
+    await env.DB.prepare(setRateLimitSql(t.tenantId, { tenantPerMin: 1 })).run();
+    const path = "/webhooks/github/hooks-rl-drain";
+    expect((await deliver("ping", ping(1), { path, secret: TENANT_SECRET })).status).toBe(202);
+    const body = JSON.stringify(ping(1));
+    const queued = await deliver("ping", body, { path, secret: TENANT_SECRET });
+    expect(queued.body).toMatchObject({ queued: true });
+    // GitHub's redelivery keeps the id: still throttled, it is already waiting.
+    const again = await deliver("ping", body, { path, secret: TENANT_SECRET, delivery: queued.delivery });
+    expect(again.body).toEqual({ ok: true, delivery: queued.delivery, queued: true, duplicate: true });
+    expect(await kept(t.tenantId)).toBe(1);
+    expect(await deliveryRow(t.tenantId, queued.delivery)).toBeNull();
+
+    const job = async () => (await runMaintenance(testEnv as typeof env, new Date())).find((r) => r.job === "webhook_backlog")!;
+    // Within the minute the source is still full: the job leaves it waiting rather than go past the limit.
+    expect((await job()).detail).toContain("1 still over their source's limit");
+    expect(await kept(t.tenantId)).toBe(1);
+
+    // With room (an operator raised the limit), the job feeds it through the live path.
+    await env.DB.prepare(setRateLimitSql(t.tenantId, { tenantPerMin: 100 })).run();
+    expect((await job()).detail).toMatch(/^1 kept delivery\(ies\) processed, 0 already recorded, 0 still over/);
+    expect(await kept(t.tenantId)).toBe(0);
+    expect(await deliveryRow(t.tenantId, queued.delivery)).toMatchObject({ status: "processed", attempts: 1, error: "" });
+
+    // A later redelivery of the same id is a duplicate, and the job has nothing left to do.
+    const late = await deliver("ping", body, { path, secret: TENANT_SECRET, delivery: queued.delivery });
+    expect(late.status).toBe(200);
+    expect(late.body).toMatchObject({ duplicate: true });
+    expect((await job()).detail).toContain("0 kept delivery(ies) processed, 0 already recorded, 0 still over");
+    expect(await deliveryRow(t.tenantId, queued.delivery)).toMatchObject({ status: "processed", attempts: 1 });
+  });
+
+  it("processes a delivery when its counter cannot be reached (fails open): it is signed, bounded, and GitHub would not resend it", async () => {
+    const t = await seedIdentity("hooks-rl-down", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(t.tenantId, TENANT_SECRET, KEY)).run();
+    const down = { ...testEnv, RATE_LIMITS: { getByName: () => ({ hit: () => Promise.reject(new Error("counter down")) }) } } as unknown as typeof env;
+    const ctx = createExecutionContext();
+    const body = JSON.stringify(ping(1));
+    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github/hooks-rl-down", {
+      method: "POST", body,
+      headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": "down-1", "x-hub-signature-256": await sign(TENANT_SECRET, body) },
+    }), down, ctx);
+    await waitOnExecutionContext(ctx);
+    expect(res.status).toBe(202);
+    expect(await res.json()).toEqual({ ok: true, delivery: "down-1" });
+    expect(await deliveryRow(t.tenantId, "down-1")).toMatchObject({ status: "processed" });
+  });
+
+  it("lets the job drop a kept delivery that was recorded meanwhile, without processing it again", async () => {
+    const t = await seedIdentity("hooks-rl-raced", "dev");
+    await env.DB.prepare(await setWebhookSecretSql(t.tenantId, TENANT_SECRET, KEY)).run();
+    await env.DB.prepare(setRateLimitSql(t.tenantId, { tenantPerMin: 1 })).run();
+    const path = "/webhooks/github/hooks-rl-raced";
+    expect((await deliver("ping", ping(1), { path, secret: TENANT_SECRET })).status).toBe(202);
+    const body = JSON.stringify(ping(1));
+    const queued = await deliver("ping", body, { path, secret: TENANT_SECRET });
+    expect(queued.body).toMatchObject({ queued: true });
+    // The limit is raised and the same delivery is redelivered by hand before the job runs.
+    await env.DB.prepare(setRateLimitSql(t.tenantId, { tenantPerMin: 100 })).run();
+    expect((await deliver("ping", body, { path, secret: TENANT_SECRET, delivery: queued.delivery })).status).toBe(202);
+    const job = (await runMaintenance(testEnv as typeof env, new Date())).find((r) => r.job === "webhook_backlog")!;
+    expect(job.detail).toContain("1 already recorded");
+    expect(await kept(t.tenantId)).toBe(0);
+    expect(await deliveryRow(t.tenantId, queued.delivery)).toMatchObject({ status: "processed", attempts: 1 });
   });
 });
 

@@ -1,9 +1,27 @@
 /**
- * SQL for `npm run keys -- rate-limit` (scripts/keys.ts): per-tenant overrides of the request rate
- * limits (README: Rate limits). Plain SQL because `wrangler d1 execute` takes no bound parameters;
+ * The rate limits a tenant has (README: Rate limits): the Worker vars' defaults, its overrides,
+ * and the SQL for `npm run keys -- rate-limit` (scripts/keys.ts) that sets them. Plain SQL because `wrangler d1 execute` takes no bound parameters;
  * every value is validated or escaped here.
  */
+import type { Env } from "../env";
+import type { LimitOverrides } from "./identity";
 import { SLUG, sqlLiteral as quote } from "./provision";
+
+export const DEFAULT_KEY_PER_MIN = 600;
+export const DEFAULT_TENANT_PER_MIN = 6000;
+
+/** A var as a per-minute limit; 0 is off. An unset or malformed value keeps the documented default. */
+export function perMinute(value: string | undefined, fallback: number): number {
+  const n = Number(value);
+  return value !== undefined && value.trim() !== "" && Number.isSafeInteger(n) && n >= 0 ? n : fallback;
+}
+
+export function limitsFor(env: Env, overrides: LimitOverrides | null): { keyPerMin: number; tenantPerMin: number } {
+  return {
+    keyPerMin: overrides?.keyPerMin ?? perMinute(env.RATE_LIMIT_KEY_PER_MIN, DEFAULT_KEY_PER_MIN),
+    tenantPerMin: overrides?.tenantPerMin ?? perMinute(env.RATE_LIMIT_TENANT_PER_MIN, DEFAULT_TENANT_PER_MIN),
+  };
+}
 
 /** Far above anything one tenant should need; a typo with extra zeros is refused rather than stored. */
 export const MAX_PER_MIN = 1_000_000;

@@ -12,6 +12,7 @@ import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
 import { CHAIN_SWEEP_JOB, sweepChains } from "./chain-sweep";
 import { OAUTH_PURGE_JOB, purgeOAuth } from "./oauth-purge";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
+import { drainWebhookBacklog, WEBHOOK_BACKLOG_JOB } from "./webhook-backlog";
 
 export interface JobReport {
   job: string;
@@ -39,6 +40,8 @@ const FREQUENT_JOBS: Record<string, Job> = {
   embedding_backfill: (env, now) => backfillEmbeddings(env, now),
   /** Webhook deliveries whose processing failed or was cut off after the response. */
   webhook_retry: (env, now) => retryDeliveries(env, now),
+  /** Deliveries kept while their source was over its rate limit, processed as the limit allows. */
+  [WEBHOOK_BACKLOG_JOB]: (env, now) => drainWebhookBacklog(env, now),
   /** Deliveries are kept a while for inspection and replay, then dropped. */
   delivery_retention: (env, now) => dropOldDeliveries(env, now),
   /** Document-store chunks no live document or snapshot uses any more (after a grace period). */

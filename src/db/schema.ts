@@ -513,6 +513,17 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   duplicateOf: text("duplicate_of").notNull(),
 });
 
+export const webhookBacklog = sqliteTable("webhook_backlog", {
+  tenantId: text("tenant_id").notNull(),
+  deliveryId: text("delivery_id").notNull(),
+  event: text("event").notNull(),
+  bucket: text("bucket").notNull(),
+  payload: text("payload").notNull(),
+  bytes: integer("bytes").notNull(),
+  contentHash: text("content_hash").notNull(),
+  receivedAt: text("received_at").notNull(),
+});
+
 export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {
   tenantId: text("tenant_id").primaryKey(),
   secret: text("secret").notNull(),

@@ -20,6 +20,7 @@ export const docsQuery = defineTool({
   }),
   output: openResult,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  cost: "ops",
   run: (ctx, input) => queryTool(ctx, DOCS_SURFACE, input.steps),
   text: (payload, input) => queryText(payload, input.steps.length),
 });
@@ -37,6 +38,7 @@ export const docsExecute = defineTool({
   output: batchResult,
   errorData: batchResult,
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+  cost: "ops",
   // Documents are stored byte for byte; the add op warns about secret-shaped content instead.
   secrets: "handler",
   run: (ctx, input) => executeTool(ctx, DOCS_SURFACE, input.operations, input.continue_on_error),

@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
 /**
- * Request counters (README: Rate limits). One object per thing limited — `key:<key id>`,
+ * Rate-limit counters (README: Rate limits). One object per thing limited — `key:<key id>`,
  * `tenant:<tenant id>`, a webhook source — so a runaway key only ever queues behind itself, and
  * each check is one round trip to one small object.
  *
@@ -20,7 +20,8 @@ export interface WindowState {
   previous: number;
 }
 
-export type Verdict = { allowed: true; remaining: number } | { allowed: false; retryAfterSeconds: number };
+/** `window`: the start of the window the units were counted in, so a refund takes them from the same one. */
+export type Verdict = { allowed: true; remaining: number; window: number } | { allowed: false; retryAfterSeconds: number };
 
 const EMPTY: WindowState = { start: 0, count: 0, previous: 0 };
 
@@ -36,45 +37,64 @@ export function advance(s: WindowState, now: number): WindowState {
 const estimate = (s: WindowState, now: number) => s.previous * (1 - Math.min(Math.max(now - s.start, 0), WINDOW_MS) / WINDOW_MS) + s.count;
 
 /**
- * Seconds until one more request would be let through, if no other arrives meanwhile: within
+ * Seconds until `cost` more units would be let through, if nothing else arrives meanwhile: within
  * this window while the previous one's weight fades, or else once this window becomes the previous.
+ * `cost` is at most `limit` (a larger one never fits; the caller refuses it outright).
  */
-function retryAfter(s: WindowState, limit: number, now: number): number {
-  const at = s.count + 1 <= limit
-    ? s.start + WINDOW_MS * (1 - (limit - s.count - 1) / s.previous)
-    : s.start + WINDOW_MS + WINDOW_MS * (1 - (limit - 1) / s.count);
+function retryAfter(s: WindowState, limit: number, now: number, cost: number): number {
+  const at = s.count + cost <= limit
+    ? s.start + WINDOW_MS * (1 - (limit - s.count - cost) / s.previous)
+    : s.start + WINDOW_MS + WINDOW_MS * (1 - (limit - cost) / s.count);
   return Math.max(1, Math.ceil((at - now) / 1000));
 }
 
-/** Counts one request against `limit` per minute. A refused request is not counted. */
-export function decide(s: WindowState, limit: number, now: number): { state: WindowState; verdict: Verdict } {
+/**
+ * Counts `cost` units (one request, or the ops and items of one call) against `limit` per minute,
+ * all or none: a refused call is not counted at all.
+ */
+export function decide(s: WindowState, limit: number, now: number, cost = 1): { state: WindowState; verdict: Verdict } {
   const cur = advance(s, now);
   const used = estimate(cur, now);
-  if (used + 1 <= limit) return { state: { ...cur, count: cur.count + 1 }, verdict: { allowed: true, remaining: Math.floor(limit - used - 1) } };
-  return { state: cur, verdict: { allowed: false, retryAfterSeconds: retryAfter(cur, limit, now) } };
+  if (used + cost <= limit) return { state: { ...cur, count: cur.count + cost }, verdict: { allowed: true, remaining: Math.floor(limit - used - cost), window: cur.start } };
+  return { state: cur, verdict: { allowed: false, retryAfterSeconds: retryAfter(cur, limit, now, Math.min(cost, limit)) } };
+}
+
+/** Takes back `units` counted in `window` (another counter refused the same call), wherever that window now sits. */
+export function refunded(s: WindowState, units: number, window: number): WindowState {
+  if (window === s.start) return { ...s, count: Math.max(0, s.count - units) };
+  if (window === s.start - WINDOW_MS) return { ...s, previous: Math.max(0, s.previous - units) };
+  return s;
 }
 
 export class RateLimitDO extends DurableObject<Env> {
   private ready = false;
 
   /**
-   * Counts a request against `perMinute` (at least 1; callers skip the call when a limit is off).
-   * Synchronous storage only, so concurrent requests cannot interleave inside a check.
+   * Counts `cost` units (default one request) against `perMinute` (at least 1; callers skip the
+   * call when a limit is off). Synchronous storage only, so concurrent requests cannot interleave
+   * inside a check.
    */
-  hit(perMinute: number): Verdict {
-    const sql = this.ctx.storage.sql;
-    const now = Date.now();
+  hit(perMinute: number, cost = 1): Verdict {
     const before = this.stored() ?? EMPTY;
-    const { state, verdict } = decide(before, perMinute, now);
-    if (state.start !== before.start || state.count !== before.count || state.previous !== before.previous) {
-      sql.exec(
-        `INSERT INTO counter (id, start, count, previous) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET start = excluded.start, count = excluded.count, previous = excluded.previous`,
-        state.start, state.count, state.previous,
-      );
-      // Once a minute at most (when the window rolls): an object nobody calls clears itself.
-      if (state.start !== before.start) void this.ctx.storage.setAlarm(state.start + 2 * WINDOW_MS);
-    }
+    const { state, verdict } = decide(before, perMinute, Date.now(), Math.max(1, Math.floor(cost)));
+    this.save(before, state);
     return verdict;
+  }
+
+  /** Gives back units a hit counted in `window`, when another counter refused the same call. */
+  refund(units: number, window: number): void {
+    const before = this.stored();
+    if (before) this.save(before, refunded(advance(before, Date.now()), units, window));
+  }
+
+  private save(before: WindowState, state: WindowState): void {
+    if (state.start === before.start && state.count === before.count && state.previous === before.previous) return;
+    this.ctx.storage.sql.exec(
+      `INSERT INTO counter (id, start, count, previous) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET start = excluded.start, count = excluded.count, previous = excluded.previous`,
+      state.start, state.count, state.previous,
+    );
+    // Once a minute at most (when the window rolls): an object nobody calls clears itself.
+    if (state.start !== before.start) void this.ctx.storage.setAlarm(state.start + 2 * WINDOW_MS);
   }
 
   /** Two quiet windows leave nothing to remember: the object's storage goes, so unused keys cost nothing. */

@@ -157,6 +157,7 @@ export const batchCommit = defineTool({
   toolset: "git",
   input,
   output,
+  cost: { items: "commits" },
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   confirms: true,
   async run(ctx, data) {

@@ -99,6 +99,7 @@ export const gitCherryPick = defineTool({
   toolset: "git",
   input,
   output,
+  cost: { items: "sources" },
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
   confirms: true,
   async run(ctx, data) {

@@ -113,6 +113,7 @@ export const gitMerge = defineTool({
   toolset: "git",
   input,
   output,
+  cost: { items: "sources" },
   annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
   confirms: true,
   async run(ctx, data) {

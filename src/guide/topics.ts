@@ -79,7 +79,9 @@ A loop that wakes on a schedule should start each tick with whoami, whose delta 
 A blame miss or an unknown changeset is not a failure: the payload's error string says so.
 invalid_input names the parameter: every string and list has a limit (tools/list shows maxLength, maxItems and x-max-bytes with ?schemas=full, and the error names the bound), identifiers and titles are one line without control characters, and one call's arguments stay under 2 MiB and 24 levels of nesting.
 An answer is at most 100,000 characters of JSON: over that it carries truncation (what was cut, and a hint: for a list, the limit that pages through without a gap). The list tools with big rows take fields: [keys] to answer less of each item.
-rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Secret-shaped text in a write is stored masked, with a warning; pass allow_secrets: true only when you mean to keep it.` },
+rate_limited (HTTP 429) carries retry_after_seconds: wait that long. Limits count units: each composite op and each batch item beyond 10 is one.
+A call needing more units than are left does nothing (its message says how many: split it); those answers carry rate_limit: { counted, remaining }.
+Secret-shaped text in a write is stored masked, with a warning; pass allow_secrets: true only when you mean to keep it.` },
   { id: "idempotency", title: "Idempotency", body: `Writes take idempotency_key; the same key and arguments return the first result with idempotent_replay: true.
 Your own keys last 24 hours. Without one, a write (log_change and the work-ledger writes) gets a key from its arguments and your session's run: the identical call resent at once, with or without a session, replays the first result instead of writing twice.
 It stays a retry for at most ${DERIVED_WINDOW_MS / 60_000} minutes and only while nothing came between: another call of the same tool by you, or anyone's write to what the first call touched, makes it a new call.

@@ -19,8 +19,9 @@ import { replayInitialize } from "../mcp/handshake";
 import { requestStateKey } from "../mcp/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
-import { callerBuckets, throttled, throttleError } from "./rate-limit";
+import { callerBuckets, charge, requestMeter, type Throttle, throttleError } from "./rate-limit";
 import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
+import type { Meter } from "../mcp/meter";
 
 type AppEnv = { Bindings: Env };
 
@@ -39,7 +40,7 @@ function idOf(body: unknown): RpcId {
  * A refusal made here rather than by a tool: a JSON-RPC error whose `data` is the envelope, so a
  * client that shows only `message` and one that reads `data` both learn the code and the hint.
  */
-function refusal(c: Context<AppEnv>, status: 400 | 413 | 429, rpcCode: number, error: ErrorBody, id: RpcId = null) {
+function refusal(c: Context<AppEnv>, status: 400 | 413 | 429 | 503, rpcCode: number, error: ErrorBody, id: RpcId = null) {
   return c.json({ jsonrpc: "2.0", error: { code: rpcCode, message: error.message, data: { ok: false, error } }, id }, status);
 }
 
@@ -190,26 +191,49 @@ function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
  * This comes before the body is read: a throttled caller costs no parsing.
  */
 async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
-  { ok: true; identity: Caller; session: SessionRecord | null } | { ok: false; response: Response }
+  { ok: true; identity: Caller; session: SessionRecord | null; meter: Meter } | { ok: false; response: Response }
 > {
   // The OAuth provider has already checked the credential (token or API key); an OAuth grant's revocation is checked here.
   const lookup = callerOf(c);
-  const [identity, session, throttle] = await Promise.all([
+  const [identity, session, counted] = await Promise.all([
     lookup,
     sessionId ? sessionStub(c.env, sessionId).touch() : Promise.resolve(null),
-    lookup.then((id) => (id ? throttled(c.env, callerBuckets(c.env, id)) : null)),
+    // The request's own unit fails open: an unreachable counter must not take the API down.
+    lookup.then(async (id) => {
+      if (!id) return null;
+      const buckets = callerBuckets(c.env, id);
+      return { buckets, edge: await charge(c.env, buckets) };
+    }),
   ]);
-  if (!identity) return { ok: false, response: unauthorized(c, "this access grant was revoked; sign in again") };
-  if (throttle) {
-    c.header("Retry-After", String(throttle.retryAfterSeconds));
-    // -32000 like the transport's other HTTP-level refusals; the envelope in `data` carries rate_limited.
-    return { ok: false, response: refusal(c, 429, -32000, throttleError(throttle)) };
-  }
+  if (!identity || !counted) return { ok: false, response: unauthorized(c, "this access grant was revoked; sign in again") };
+  if (counted.edge.throttle) return { ok: false, response: throttledResponse(c, counted.edge.throttle) };
   // A session belongs to the key's tenant and actor; anyone else's id is simply unknown.
   if (sessionId && (!session || session.tenantId !== identity.tenantId || session.actorId !== identity.actorId)) {
     return { ok: false, response: c.json(jsonRpcError(-32001, "Session not found: it ended or never existed. Initialize a new session."), 404) };
   }
-  return { ok: true, identity, session };
+  return { ok: true, identity, session, meter: requestMeter(c.env, counted.buckets, counted.edge) };
+}
+
+function throttledResponse(c: Context<AppEnv>, throttle: Throttle, id: RpcId = null): Response {
+  c.header("Retry-After", String(throttle.retryAfterSeconds));
+  // -32000 like the transport's other HTTP-level refusals; the envelope in `data` carries rate_limited.
+  return refusal(c, 429, -32000, throttleError(throttle), id);
+}
+
+/**
+ * A 2025-03-26 JSON-RPC batch is one request carrying several tool calls: each call after the
+ * first counts a unit, charged before any runs; refused whole, like any call over its budget.
+ */
+async function chargeBatch(c: Context<AppEnv>, body: unknown, meter: Meter): Promise<Response | null> {
+  if (!Array.isArray(body)) return null;
+  const calls = body.filter((m) => isObject(m) && m.method === "tools/call").length;
+  try {
+    await meter.charge(calls - 1, { what: `a JSON-RPC batch of ${calls} tool calls`, units: calls });
+    return null;
+  } catch (err) {
+    const e = err as ToolError;
+    return refusal(c, e.code === "rate_limited" ? 429 : 503, -32000, { code: e.code, message: e.message, hint: e.hint, retryable: e.retryable }, idOf(body));
+  }
 }
 
 export const mcpRoutes = new Hono<AppEnv>();
@@ -262,7 +286,7 @@ mcpRoutes.post("/", async (c) => {
 
   const overlong = overlongResourceUri(body);
   if (overlong) return c.json({ jsonrpc: "2.0", error: { code: -32602, message: overlong, data: { reason: "uri_too_long" } }, id }, 200);
-  const batchRefused = refuseBatch(c, body, caller.session);
+  const batchRefused = refuseBatch(c, body, caller.session) ?? (await chargeBatch(c, body, caller.meter));
   if (batchRefused) return batchRefused;
   const legacy = await isLegacyRequest(c.req.raw, body, { maxRequestBodySize: MAX_MCP_BODY_BYTES });
   // The 2025 transport refuses an unknown revision by quoting the header whole: a malformed one is
@@ -284,6 +308,7 @@ mcpRoutes.post("/", async (c) => {
     operator: caller.identity.operator,
     sessionId: newSessionId || (legacy ? sessionId : ""),
     clock: systemClock,
+    meter: caller.meter,
     waitUntil: (p) => c.executionCtx.waitUntil(p),
   };
   const options: ServeOptions = {

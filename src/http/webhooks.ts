@@ -10,6 +10,7 @@ import { Hono, type Context } from "hono";
 import { SLUG } from "../auth/provision";
 import { sha256Hex } from "../db/ids";
 import { decryptToken } from "../git/credentials";
+import { keepThrottled } from "../git/webhook-backlog";
 import { processDelivery, recordDelivery } from "../git/webhooks";
 import type { Env } from "../env";
 import { declaredTooLarge, MAX_WEBHOOK_BODY_BYTES, mebibytes, readCapped } from "./body";
@@ -109,16 +110,21 @@ async function receive(c: C, signer: () => Promise<Signer>): Promise<Response> {
   // Only signed deliveries count: anyone could otherwise spend a tenant's budget with junk posted to its URL.
   const source = fromUrl ?? (await installationSource(c.env, payload));
   const { tenantPerMin } = limitsFor(c.env, source.override === undefined ? null : { keyPerMin: null, tenantPerMin: source.override });
+  // Fails open: a delivery is signed and bounded, and dropping it would lose what GitHub will not resend.
   const throttle = await throttled(c.env, [{ ...source.bucket, perMinute: tenantPerMin }]);
+  const tenant = source.tenantId;
+  const now = new Date();
+  const contentHash = await sha256Hex(bytes);
   if (throttle) {
+    // GitHub does not retry a refused delivery: keep it for the webhook_backlog job while there is room.
+    const kept = tenant ? await keepThrottled(c.env, { tenantId: tenant, deliveryId, event, bucket: source.bucket.name, rawPayload: body, contentHash }, now) : null;
+    if (kept) return c.json({ ok: true, delivery: deliveryId, queued: true, ...(kept === "already_queued" ? { duplicate: true } : {}) }, 202);
     c.header("Retry-After", String(throttle.retryAfterSeconds));
     return c.json({ ok: false, error: throttleError(throttle) }, 429);
   }
 
-  const tenant = source.tenantId;
-  const now = new Date();
   const recorded = await recordDelivery(c.env, {
-    tenantId: tenant, deliveryId, event, payload, rawPayload: body, contentHash: await sha256Hex(bytes),
+    tenantId: tenant, deliveryId, event, payload, rawPayload: body, contentHash,
     ignoredBecause: tenant ? undefined : "no tenant is connected to this GitHub App installation",
   }, now);
   if (!recorded.fresh) {

@@ -13,6 +13,7 @@ import { defineTool, type AnyToolDef } from "./define-tool";
 import { type ErrorBody, excerpt, notFound, ToolError } from "./errors";
 import { jsonSchema } from "./json-schema";
 import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText } from "./pipeline";
+import { unitsOf } from "./meter";
 import { callTool, type Surface, selectTools, toolListing } from "./registry";
 
 /** The document store's composite tools become their ops (docs_search, docs_add, …) here. */
@@ -53,13 +54,15 @@ function toolOp(def: AnyToolDef): CompactOp {
     pipeline: {
       name: def.name,
       kind: def.annotations.readOnly ? "query" : "execute",
+      units: (params) => unitsOf(def.cost, params),
       invoke: async (ctx, params) => {
         // Nobody is asked inside a batch (a retried round would run the steps before it again):
         // a step that needs a yes carries confirm: true, unless the batch's caller is no MCP client.
         const result = await callTool(def, { ...ctx, confirmer: ctx.confirmer && CANNOT_ASK }, params);
         const sc = (result.structuredContent ?? {}) as Record<string, unknown>;
         if (result.isError) return { ok: false, error: sc.error as ErrorBody };
-        const { ok: _ok, ...data } = sc;
+        // The request's count is the composite call's to report, once.
+        const { ok: _ok, rate_limit: _counted, ...data } = sc;
         return { ok: true, data };
       },
     },
@@ -85,7 +88,7 @@ function docsOps(): CompactOp[] {
     return {
       toolset: "docs",
       line: firstSentence(o.description),
-      pipeline: { name, kind: o.category, invoke: inner.invoke },
+      pipeline: { name, kind: o.category, invoke: inner.invoke, units: inner.units },
       describe: () => ({
         op: name,
         toolset: "docs",
@@ -155,6 +158,7 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     output: openResult,
     listOutput: false,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    cost: "ops",
     run: (ctx, input) => queryTool(ctx, pipeline, input.steps),
     text: (payload, input) => queryText(payload, input.steps.length),
   });
@@ -171,6 +175,7 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     errorData: batchResult,
     listOutput: false,
     annotations: { readOnly: false, destructive: true, idempotent: false, openWorld: true },
+    cost: "ops",
     // Each op masks (or not) as its own tool does.
     secrets: "handler",
     // A retried batch replays whole: its ops' own keys could not tell a retry of [create X, comment

@@ -2,6 +2,7 @@ import type { Db } from "../db/client";
 import type { Clock } from "../db/time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirm";
+import type { Meter } from "./meter";
 
 /** Everything a tool handler may use: who is calling, and the stores it may touch. */
 export interface Ctx {
@@ -42,6 +43,14 @@ export interface Ctx {
    * otherwise. It never throws: a lost notification changes nothing. Await it, so notifications keep their order.
    */
   progress?: (done: number, total?: number, message?: string) => Promise<void>;
+  /** Counts the request's work against the caller's rate limits (src/mcp/meter.ts); absent outside /mcp. */
+  meter?: Meter;
+  /**
+   * Units already paid for the call this ctx runs: absent (1) for a request's call, a composite
+   * step's share of its call's up-front charge, and what the outer call paid inside a handler (so
+   * a tool another tool runs is charged only for work beyond that).
+   */
+  paid?: number;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
 }

@@ -1,6 +1,7 @@
 import type { z } from "zod";
 import type { Ctx } from "./context";
 import type { ErrorBody } from "./errors";
+import type { CallCost } from "./meter";
 
 export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs" | "code" | "review" | "plans"
   /** The tools of compact mode (src/mcp/compact.ts), which is a surface, not a toolset one can select. */
@@ -73,6 +74,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * `confirm` parameter, which confirms where the client cannot be asked.
    */
   confirms?: true;
+  /**
+   * A call that can cost more than one rate-limit unit (README: Rate limits): a batch write names
+   * its array of items, a composite tool says "ops". Such a tool's answer carries `rate_limit`.
+   */
+  cost?: CallCost;
   /** Top-level parameters that are content, not text, and are never masked (a file's bytes). */
   verbatim?: readonly string[];
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;

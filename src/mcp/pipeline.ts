@@ -20,6 +20,8 @@ export interface PipelineOp {
    * the op's place in its call, so a write can tell itself apart from an identical one beside it.
    */
   invoke(ctx: Ctx, params: Record<string, unknown>, stepIndex: number): Promise<StepOutcome>;
+  /** Rate-limit units one call of the op costs, from its params (src/mcp/meter.ts); absent: 1. */
+  units?(params: Record<string, unknown>): number;
 }
 
 /** How the engine names things back to the caller: the tools of this surface and their ops. */
@@ -131,9 +133,30 @@ function precheck(surface: PipelineSurface, steps: readonly RawStep[], kind: "qu
   });
 }
 
-async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>, prev: unknown, stepIndex: number): Promise<StepOutcome> {
+/**
+ * Charges a composite call's ops before any runs (README: Rate limits): each op's units (one, or
+ * more for a batch op), less what the call itself already paid. Returns each step's share.
+ */
+async function prepay(ctx: Ctx, ops: readonly PipelineOp[], steps: readonly RawStep[], tool: string): Promise<number[]> {
+  const shares = ops.map((op, i) => op.units?.(stepParams(steps[i]!)) ?? 1);
+  const total = shares.reduce((a, b) => a + b, 0);
+  const paid = ctx.paid ?? 1;
+  if (total > paid) await ctx.meter?.charge(total - paid, { what: `${tool} (${steps.length} op${steps.length === 1 ? "" : "s"})`, units: total });
+  return shares;
+}
+
+async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>, prev: unknown, stepIndex: number, share: number): Promise<StepOutcome> {
   const { params: resolved, nulls } = resolvePrev(params, prev);
-  const result = await op.invoke(ctx, resolved, stepIndex);
+  // A $prev reference can bring in a longer batch than the step's share paid for: the rest first.
+  const units = op.units?.(resolved) ?? 1;
+  if (units > share) {
+    const topUp = await outcome(async () => {
+      await ctx.meter?.charge(units - share, { what: `${op.name} (its $prev batch)`, units });
+      return {};
+    });
+    if (!topUp.ok) return topUp;
+  }
+  const result = await op.invoke({ ...ctx, paid: Math.max(units, share) }, resolved, stepIndex);
   if (result.ok || nulls.length === 0) return result;
   const note = `These $prev references resolved to null and were left out: ${nulls.map((n) => excerpt(n, 80)).join("; ")}.`;
   return { ok: false, error: { ...result.error, hint: `${note} ${result.error.hint}`.trim() } };
@@ -156,12 +179,13 @@ export type PipelineAnswer =
  */
 export async function runQuery(ctx: Ctx, surface: PipelineSurface, steps: readonly RawStep[]): Promise<PipelineAnswer> {
   const ops = precheck(surface, steps, "query");
-  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, ops[0]!, stepParams(steps[0]!), {}, 0) };
+  const shares = await prepay(ctx, ops, steps, surface.queryTool);
+  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, ops[0]!, stepParams(steps[0]!), {}, 0, shares[0]!) };
   const out: QueryStepResult[] = [];
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
   for (let i = 0; i < steps.length; i++) {
-    const o = await runStep(ctx, ops[i]!, stepParams(steps[i]!), prev, i);
+    const o = await runStep(ctx, ops[i]!, stepParams(steps[i]!), prev, i, shares[i]!);
     const result = o.ok ? o.data : { error: o.error };
     if (!o.ok) firstError ??= o.error;
     out.push({ stepIndex: i, op: ops[i]!.name, result, isError: !o.ok });
@@ -192,11 +216,12 @@ export interface ExecuteAnswer {
 /** The write batch: ops in order, `$prev` as in the pipeline, stopping at the first failure unless continueOnError. */
 export async function runExecute(ctx: Ctx, surface: PipelineSurface, operations: readonly RawStep[], continueOnError: boolean): Promise<ExecuteAnswer> {
   const ops = precheck(surface, operations, "execute");
+  const shares = await prepay(ctx, ops, operations, surface.executeTool);
   const results: ExecuteOpResult[] = [];
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
   for (let i = 0; i < operations.length; i++) {
-    const o = await runStep(ctx, ops[i]!, stepParams(operations[i]!), prev, i);
+    const o = await runStep(ctx, ops[i]!, stepParams(operations[i]!), prev, i, shares[i]!);
     results.push(o.ok ? { stepIndex: i, op: ops[i]!.name, success: true, data: o.data } : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error });
     prev = o.ok ? o.data : { error: o.error };
     if (!o.ok) {

@@ -28,6 +28,7 @@ import { type ErrorBody, invalidInput, toErrorBody, ToolError } from "./errors";
 import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 import { maskSecrets } from "./secrets";
+import { rateLimitField, unitsOf } from "./meter";
 import { checkFields, fieldsField, itemSchema, project } from "./fields";
 import { capResponse, MAX_RESPONSE_CHARS, truncationField } from "./response-cap";
 
@@ -198,7 +199,9 @@ function compile(def: AnyToolDef): Compiled {
   const success = (catchall ? base.catchall(catchall) : base)
     .extend(def.annotations.readOnly ? {} : { idempotent_replay: z.boolean().optional() })
     .extend(masksSecrets(def) && !("warnings" in def.output.shape) ? { warnings: warningsField } : {})
-    .extend({ truncation: truncationField });
+    .extend({ truncation: truncationField })
+    .extend(def.cost ? { rate_limit: rateLimitField } : {});
+  const failure = (def.errorData ? errorEnvelope.extend(def.errorData.partial().shape) : errorEnvelope).extend(def.cost ? { rate_limit: rateLimitField } : {});
   c = {
     input,
     listing: {
@@ -211,7 +214,7 @@ function compile(def: AnyToolDef): Compiled {
         : {
             outputSchema: {
               type: "object",
-              anyOf: [jsonSchema(success, "output"), jsonSchema(def.errorData ? errorEnvelope.extend(def.errorData.partial().shape) : errorEnvelope, "output")],
+              anyOf: [jsonSchema(success, "output"), jsonSchema(failure, "output")],
             } as Tool["outputSchema"],
           }),
       // The title is the listing's own `title` (MCP 2025-06-18 on); annotations.title would repeat it.
@@ -303,6 +306,21 @@ async function attributed(def: AnyToolDef, ctx: Ctx): Promise<Ctx> {
 }
 
 /**
+ * Charges what this call costs beyond what was already paid for it (README: Rate limits), before
+ * anything of it runs, and returns the ctx its handler runs with: tools the handler runs in turn
+ * are charged only for work beyond what this call paid.
+ */
+async function pay(def: AnyToolDef, ctx: Ctx, args: Record<string, unknown>): Promise<Ctx> {
+  const units = unitsOf(def.cost, args);
+  const paid = ctx.paid ?? 1;
+  if (units > paid) await ctx.meter?.charge(units - paid, { what: def.name, units });
+  return { ...ctx, paid: Math.max(units, paid) };
+}
+
+/** A costed tool's answer says what the request counted (absent outside /mcp, where nothing is counted). */
+const metered = (def: AnyToolDef, ctx: Ctx) => (def.cost && ctx.meter ? { rate_limit: ctx.meter.report() } : {});
+
+/**
  * Runs a tool from inside another, as a tools/call would: its validation, aliases, bounds, lease
  * rules and error mapping are that tool's own; its payload (without `ok`) is returned, and its
  * refusal is thrown on unchanged as a ToolError.
@@ -326,22 +344,24 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     checkArgShape(rawArgs);
     const args = normalizeArgs(rawArgs, input);
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
+    const { allow_secrets: allowSecrets, fields, confirm, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
+    if (fields) checkFields(def, fields);
+    // Before anything that writes (a derived key mints the session's run): a refused call does nothing.
+    const charged = await pay(def, ctx, toolArgs);
     const rule = def.idempotency === "derived" ? {} : def.idempotency;
     const derive = parsed.idempotency_key === undefined && rule !== undefined && !def.annotations.readOnly && (rule.when?.(parsed) ?? true);
     const key = derive ? await derivedKey(ctx, args) : (parsed.idempotency_key as string | undefined);
-    const { allow_secrets: allowSecrets, fields, confirm, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
-    if (fields) checkFields(def, fields);
     const masked = masksSecrets(def) && allowSecrets !== true
       ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])]))
       : { value: toolArgs, found: [] };
-    const run = async () => def.run(await attributed(def, confirm === true ? { ...ctx, confirmed: true } : ctx), masked.value);
+    const run = async () => def.run(await attributed(def, confirm === true ? { ...charged, confirmed: true } : charged), masked.value);
     const { result, replay } =
       key && !def.annotations.readOnly
         ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined)
         : { result: await run(), replay: false };
     const parsedResult = def.output.parse(result) as Record<string, unknown>;
     const { value: payload, truncation } = capResponse(fields ? project(parsedResult, fields) : parsedResult);
-    const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}), ...(truncation ? { truncation } : {}) };
+    const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}), ...(truncation ? { truncation } : {}), ...metered(def, ctx) };
     if (masked.found.length > 0) {
       const note = `Secret-shaped text was masked before storing: ${masked.found.slice(0, 10).join(", ")}. Rotate it if it is real; pass allow_secrets: true to store such text verbatim.`;
       structured.warnings = [note, ...((payload.warnings as string[] | undefined) ?? [])];
@@ -358,7 +378,7 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     if (err instanceof InputNeeded) throw err;
     if (!(err instanceof ToolError) || err.code === "internal_error") console.error(`tool ${def.name} failed`, err);
     // Extra failure fields only where the tool declares them, so the envelope matches its schema.
-    return failureResult(err, err instanceof ToolError && err.data && def.errorData ? err.data : {}, (error) => def.errorText?.(error, rawArgs));
+    return failureResult(err, { ...(err instanceof ToolError && err.data && def.errorData ? err.data : {}), ...metered(def, ctx) }, (error) => def.errorText?.(error, rawArgs));
   }
 }
 

@@ -306,6 +306,7 @@ export const notificationMarkReadTool = defineTool({
   description: "Mark some of your notifications read, by id. Ids that are not yours (or do not exist) are not counted. Returns how many were marked.",
   input: z.object({ ids: z.array(z.string().min(1).max(100)).min(1).max(200).describe("Notification ids.") }),
   output: z.object({ marked: z.number().int().describe("How many changed from unread to read.") }),
+  cost: { items: "ids" },
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const res = await ctx.d1

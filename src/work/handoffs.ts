@@ -471,6 +471,7 @@ export const inboxTool = defineTool({
     total: z.number().int().describe("Unacknowledged items in all."),
   }),
   fields: true,
+  cost: { items: "ack" },
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const now = iso(ctx.clock.now());

@@ -139,6 +139,7 @@ export const taskCreateManyTool = defineTool({
     task_ids: z.array(z.string()).describe("Ids in input order."),
     refs: z.array(z.string()).describe("KEY-number refs in input order."),
   }),
+  cost: { items: "tasks" },
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {

@@ -60,4 +60,19 @@ describe("limits over HTTP (wrangler dev)", () => {
     const other = await fetch(`${baseUrl}/mcp`, { method: "POST", headers: headers(inject("keyB")), body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "ping" }) });
     expect(other.status).toBe(200);
   });
+
+  it("counts a compact call's ops and batch items: the answer says what it counted, and a call costing more than the limit does nothing", async () => {
+    const transport = new StreamableHTTPClientTransport(new URL(`${baseUrl}/mcp?mode=compact`), { requestInit: { headers: { Authorization: `Bearer ${inject("keyB")}` } } });
+    const client = new Client({ name: "e2e-limits-compact", version: "1.0.0" });
+    await client.connect(transport);
+    const read = await client.callTool({ name: "query", arguments: { steps: [{ op: "describe" }, { op: "describe" }, { op: "describe" }] } });
+    expect((read.structuredContent as { rate_limit: { counted: number } }).rate_limit.counted).toBe(3);
+    // The shape that once wrote 5,000 tasks in one unit: 50 ops of 100 tasks each is 50 × 91 units.
+    const tasks = Array.from({ length: 100 }, (_, i) => ({ title: `t${i}` }));
+    const operations = Array.from({ length: 50 }, () => ({ op: "task_create_many", params: { project_id: "NOPE", tasks } }));
+    const refused = await client.callTool({ name: "execute", arguments: { operations } });
+    expect(refused.isError).toBe(true);
+    expect(refused.structuredContent).toMatchObject({ ok: false, error: { code: "rate_limited", retryable: false, message: expect.stringContaining("needs 4550 units") } });
+    await client.close().catch(() => undefined);
+  });
 });

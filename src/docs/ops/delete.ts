@@ -10,6 +10,7 @@ export const deleteOp = defineOp({
   name: "delete",
   category: "execute",
   description: "Delete documents by name or glob pattern. Content another document or a snapshot still uses is kept; unused chunks are collected later.",
+  cost: { items: "names" },
   params: z.object({
     name: pathField.optional().describe("Document path, file name or glob pattern (e.g. '*.tmp')."),
     names: z.array(pathField).min(1).max(100).optional().describe("Several names or patterns."),

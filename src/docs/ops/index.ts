@@ -3,6 +3,7 @@ import { normalizeArgs, parseArgs } from "../../mcp/inputs";
 import { notFound } from "../../mcp/errors";
 import { outcome, type OpKind, type PipelineOp, type PipelineSurface } from "../../mcp/pipeline";
 import { jsonSchema } from "../../mcp/json-schema";
+import { unitsOf } from "../../mcp/meter";
 import { type AnyOpDef, defineOp } from "../op";
 import { addOp } from "./add";
 import { listCollectionsOp, listSnapshotsOp } from "./collections";
@@ -63,6 +64,7 @@ function asPipelineOp(op: AnyOpDef): PipelineOp {
   return {
     name: op.name,
     kind: op.category,
+    units: (params) => unitsOf(op.cost, params),
     invoke: (ctx, raw) =>
       outcome(async () => {
         const renamed = op.normalize ? op.normalize(raw) : raw;
