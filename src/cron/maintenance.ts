@@ -10,6 +10,7 @@ import { collectOrphanChunks } from "../docs/store";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
 import { CHAIN_SWEEP_JOB, sweepChains } from "./chain-sweep";
+import { CRASH_REPAIR_JOBS } from "./crash-repair";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
 
 export interface JobReport {
@@ -54,6 +55,7 @@ const FREQUENT_JOBS: Record<string, Job> = {
     for (const o of orphans) if (await dropGeneration(env, o.tenant_id, o.generation)) finished++;
     return `${orphans.length} orphan generation(s) found, ${finished} fully dropped`;
   },
+  ...CRASH_REPAIR_JOBS,
 };
 
 const DAILY_JOBS: Record<string, Job> = {
