@@ -4,8 +4,11 @@
  */
 import type { Env } from "../env";
 import { sweepPendingIndexes } from "../docs/index-queue";
+import { sweepRowlessUploads } from "../work/attachment-sweep";
 
 export const CRASH_REPAIR_JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {
   /** Documents stored but never indexed (the worker died in between, or the queue lost them). */
   docs_index_sweep: (env, now) => sweepPendingIndexes(env, now),
+  /** Attachment uploads that died between storing their bytes and recording them. */
+  attachment_orphans: (env, now) => sweepRowlessUploads(env, now),
 };
