@@ -88,6 +88,8 @@ describe("add: indexing off the request", () => {
     const listed = (await ok(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }))).documents as Structured[];
     expect(listed.map((d) => [d.path, d.index_status])).toEqual([["notes/big.md", "pending"], ["papers/scan.pdf", "pending"], ["notes/small.md", "text"]]);
 
+    expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 1, pending_index: 2 });
+
     const result = await deliver(held);
     expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
     expect(result.retryMessages).toEqual([]);
@@ -98,6 +100,7 @@ describe("add: indexing off the request", () => {
     // The graph was built from the queued document too.
     const edges = await env.DB.prepare(`SELECT target FROM doc_graph_edges WHERE tenant_id = ? AND src_path = 'notes/big.md' AND relation = 'LINKS_TO'`).bind(ctx.tenantId).all<{ target: string }>();
     expect(edges.results.map((e) => e.target)).toContain("notes/guide.md");
+    expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 2, binary: 1, pending_index: 0 });
     const scanned = await getDoc(ctx, "papers/scan.pdf");
     expect(scanned.index_status).toBe("failed");
     expect(scanned.index_note).toMatch(/PDF could not be read/);
