@@ -23,6 +23,7 @@ export const OPERATIONS = [
   "GET /repos/{owner}/{repo}/pulls",
   "GET /repos/{owner}/{repo}/pulls/{pull_number}",
   "GET /repos/{owner}/{repo}/pulls/{pull_number}/files",
+  "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
   "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
   "GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations",
   "GET /repos/{owner}/{repo}/code-scanning/alerts",

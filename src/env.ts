@@ -5,6 +5,7 @@ import type { RateLimitDO } from "./durable/rate-limit";
 import type { ReviewSessionDO } from "./durable/review-sessions";
 import type { SessionDO } from "./durable/session";
 import type { IndexJob } from "./code/indexer";
+import type { DocIndexMessage } from "./docs/index-queue";
 import type { AiBinding } from "./search/embedder";
 import type { VectorizeBinding } from "./search/vector-index";
 
@@ -27,6 +28,8 @@ export interface Env {
   REVIEW_STEP_GAP_MS?: string;
   /** Code index jobs (src/code/workflow.ts): one instance per job, named by the job id. */
   CODE_INDEX: Workflow<IndexJob>;
+  /** Document indexing off the request (src/docs/index-queue.ts): one message per stored version. */
+  DOC_INDEX: Queue<DocIndexMessage>;
   /** Attachment blobs, keyed by tenant id and storage path. */
   BLOBS: R2Bucket;
   /** Comma-separated browser origins allowed to call /mcp. */

@@ -1,4 +1,5 @@
 import { runMaintenance } from "./cron/maintenance";
+import { DOC_INDEX_QUEUE, handleIndexBatch } from "./docs/index-queue";
 import { edge } from "./edge";
 import type { Env } from "./env";
 
@@ -13,5 +14,10 @@ export default {
   fetch: edge.fetch,
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runMaintenance(env, new Date(controller.scheduledTime), controller.cron));
+  },
+  async queue(batch, env, ctx) {
+    if (batch.queue === DOC_INDEX_QUEUE) return handleIndexBatch(batch, env, ctx);
+    console.error(`[queue] no consumer for queue ${batch.queue}; its ${batch.messages.length} message(s) are retried`);
+    batch.retryAll();
   },
 } satisfies ExportedHandler<Env>;

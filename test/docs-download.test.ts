@@ -1,6 +1,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { z } from "zod";
 import { sha256Hex } from "../src/db/ids";
+import { PENDING_NOTE } from "../src/docs/ingest";
 import { download, MAX_DOWNLOAD_REDIRECTS } from "../src/docs/ops/download";
 import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch } from "../src/net/public-fetch";
 import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
@@ -119,6 +120,7 @@ describe("download: storing what a public URL serves", () => {
       bytes_stored: CSV.length,
       bytes_deduped: 0,
       checksum_verified: false,
+      index_status: "text",
     });
     // The host was checked over DNS before the page was requested.
     expect(web.lookups().sort()).toEqual(["example.com/A", "example.com/AAAA"]);
@@ -128,6 +130,16 @@ describe("download: storing what a public URL serves", () => {
     expect(doc.mime_type).toBe("text/csv");
     const row = await ctx.d1.prepare(`SELECT metadata FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, "example.com/data.csv").first<{ metadata: string }>();
     expect(JSON.parse(row!.metadata)).toEqual({ source_url: "https://example.com/data.csv" });
+  });
+
+  it("stores a large download at once and says it is pending: indexing runs on the queue, off the request", async () => {
+    const ctx = await freshCtx();
+    const big = `# Field notes\n${"a line of notes about the quoll\n".repeat(3000)}`;
+    serveWeb({ "https://example.com/notes.md": body(big, { "content-type": "text/markdown" }) });
+    const r = await runDownload(ctx, { url: "https://example.com/notes.md" });
+    expect(r).toMatchObject({ path: "example.com/notes.md", size: big.length, index_status: "pending", index_note: PENDING_NOTE });
+    const row = await ctx.d1.prepare(`SELECT indexed_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, "example.com/notes.md").first<{ indexed_at: string | null }>();
+    expect(row!.indexed_at).toBeNull();
   });
 
   it("deduplicates a second download of the same content", async () => {

@@ -115,11 +115,17 @@ const FILES = {
 };
 
 describe("add from GitHub", () => {
+  it("imports a large file at once as pending: the queue indexes it, off the request", async () => {
+    const { ctx } = await setup({ "docs/a.md": "alpha\n", "docs/big.md": `# Big\n${"a line about the numbat\n".repeat(4000)}` });
+    const r = await importOf(ctx, { repo: REPO, path: "docs" });
+    expect(r.imported.map((f) => [f.path, f.index_status])).toEqual([["docs/a.md", "text"], ["docs/big.md", "pending"]]);
+  });
+
   it("imports one file with its source in metadata and a MIME type from its extension", async () => {
     const { ctx, repo } = await setup(FILES);
     const r = await importOf(ctx, { repo: REPO, path: "docs/a.md", tags: ["kb"], metadata: { team: "docs" } });
     expect(r).toMatchObject({ repo: REPO, ref: "main", commit: repo.refs.get("main"), total_files: 1, truncated: false, remaining: 0, skipped: [] });
-    expect(r.imported).toEqual([{ path: "docs/a.md", hash: await sha256Hex("alpha\n"), size: 6, bytes_stored: 6, bytes_deduped: 0 }]);
+    expect(r.imported).toEqual([{ path: "docs/a.md", hash: await sha256Hex("alpha\n"), size: 6, bytes_stored: 6, bytes_deduped: 0, index_status: "text" }]);
     expect(await text(ctx, "docs/a.md")).toBe("alpha\n");
     const row = await env.DB.prepare(`SELECT mime_type, tags, metadata FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
       .bind(ctx.tenantId, "docs/a.md").first<{ mime_type: string; tags: string; metadata: string }>();

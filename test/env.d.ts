@@ -11,6 +11,7 @@ declare namespace Cloudflare {
     RATE_LIMIT_TENANT_PER_MIN?: string;
     BLOBS: R2Bucket;
     CODE_INDEX: Workflow<import("../src/code/indexer").IndexJob>;
+    DOC_INDEX: Queue<import("../src/docs/index-queue").DocIndexMessage>;
     ALLOWED_ORIGINS?: string;
     GITHUB_API_URL?: string;
     LLM_MODEL?: string;

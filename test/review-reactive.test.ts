@@ -11,17 +11,18 @@ import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, wait
 import { env } from "cloudflare:workers";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setWebhookSecretSql } from "../src/git/operator";
+import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { Ctx } from "../src/mcp/context";
-import { commentableLines } from "../src/review/publish";
-import { type BatchReviewer, reviewSessionStub } from "../src/review/reactive";
+import { commentableLines, publishReview } from "../src/review/publish";
+import { type BatchReviewer, reviewSessionStub, sessionGitHub } from "../src/review/reactive";
 import { type BatchResult, mergeBatches, parseChangedFiles, retryDelayMs } from "../src/review/reactive-plan";
 import { updateReviewSettings } from "../src/review/settings";
 import type { Finding } from "../src/review/types";
 import { reviewDiffBatchReviewer, useBatchReviewer } from "../src/review/wiring-reactive";
 import { isSafeRepoPath } from "../src/git/tokens";
 import { diffEntries, type DiffEntry } from "./github/diff-entries";
-import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "./github/fake";
+import { errorBody, example, exampleItem, FAKE_API, FakeGitHub, type FakeReply, type FakeRequest } from "./github/fake";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";
 import { call, count, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
 import jsxDiff from "./fixtures/review/reactive/hono-3feb3551.diff?raw";
@@ -531,19 +532,93 @@ describe("pull_request webhooks", () => {
 // Publishing
 
 describe("publishing to the pull request", () => {
-  async function pullSession(prefix: string, publish: boolean): Promise<{ r: Rig; id: string; posted: FakeRequest[] }> {
+  const LIST = "GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews";
+  const POST = "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews";
+
+  /**
+   * The pull request's reviews as GitHub keeps them: a POST adds one (then answers with `after`'s
+   * reply, or throws what it throws: an answer lost after GitHub created the review), and the list
+   * answers them oldest first, `per_page` a page, with a Link to the last page.
+   */
+  function serveReviews(gh: FakeGitHub, after?: (req: FakeRequest, id: number) => FakeReply) {
+    const reviews: Structured[] = [];
+    const posted: FakeRequest[] = [];
+    gh.on(LIST, (req) => {
+      const page = Number(req.query.page ?? "1");
+      const perPage = Number(req.query.per_page ?? "30");
+      const last = Math.max(1, Math.ceil(reviews.length / perPage));
+      return { body: reviews.slice((page - 1) * perPage, page * perPage), headers: { link: `<${FAKE_API}/repositories/1/pulls/7/reviews?per_page=${perPage}&page=${last}>; rel="last"` } };
+    });
+    gh.on(POST, (req) => {
+      posted.push(req);
+      const id = 4242 + reviews.length;
+      const html_url = `https://github.com/${REPO}/pull/7#pullrequestreview-${id}`;
+      reviews.push(exampleItem(LIST, { id, html_url, body: req.body!.body, commit_id: req.body!.commit_id }));
+      return after ? after(req, id) : { body: example(POST, { id, html_url, commit_id: REQ_SHA }) };
+    });
+    return { reviews, posted };
+  }
+
+  async function pullSession(prefix: string, publish: boolean): Promise<{ r: Rig; id: string; posted: FakeRequest[]; reviews: Structured[] }> {
     const r = await rig(prefix);
     servePull(r.gh, REQ_SHA, REQ_FILES);
     await updateReviewSettings(r.ctx, REPO, { publish });
-    const posted: FakeRequest[] = [];
-    r.gh.on("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", (req) => {
-      posted.push(req);
-      return { body: example("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { id: 4242, html_url: `https://github.com/${REPO}/pull/7#pullrequestreview-4242`, commit_id: REQ_SHA }) };
-    });
+    const { posted, reviews } = serveReviews(r.gh);
     const started = await ok(r.ctx, "reactive_review_pr", { repo: REPO, commit_hash: REQ_SHA.slice(0, 10), base_ref: "main", changed_files: '["src/request.ts", "src/request.test.ts"]', pull_number: 7 });
     expect(started.total_steps).toBe(3);
-    return { r, id: started.session_id, posted };
+    return { r, id: started.session_id, posted, reviews };
   }
+
+  it("does not post twice when GitHub created the review but its answer was lost, nor when a retried step finds it", async () => {
+    // The POST times out after GitHub created the review: the step looks and finds it.
+    const lost = await pullSession("rv-pub-lost", true);
+    serveReviews(lost.r.gh, () => {
+      throw new TypeError("Network connection lost.");
+    });
+    const done = await drive(lost.r, lost.id);
+    expect(done.session).toMatchObject({ status: "completed", error: null, review_url: `https://github.com/${REPO}/pull/7#pullrequestreview-4242` });
+    expect(lost.r.gh.count(POST)).toBe(1);
+    expect((await telemetry(lost.r, lost.id)).telemetry.steps[2]).toMatchObject({
+      kind: "publish", status: "completed", note: "already published as review 4242 by an earlier attempt; not posted again",
+    });
+
+    // GitHub answers 502 after creating it, and the look that follows fails too: the step is
+    // retried later, and the retry finds the review before posting.
+    const flaky = await pullSession("rv-pub-502", true);
+    const { posted } = serveReviews(flaky.r.gh, () => {
+      flaky.r.gh.on(LIST, () => ({ status: 502, body: errorBody("Server Error") }));
+      return { status: 502, body: errorBody("Server Error") };
+    });
+    await runDurableObjectAlarm(stubOf(flaky.r, flaky.id));
+    await runDurableObjectAlarm(stubOf(flaky.r, flaky.id));
+    expect(await runDurableObjectAlarm(stubOf(flaky.r, flaky.id))).toBe(true);
+    const failed = (await telemetry(flaky.r, flaky.id)).telemetry.steps[2];
+    expect(failed).toMatchObject({ kind: "publish", status: "pending", attempts: [{ outcome: "retry" }] });
+    expect(failed.attempts[0].error).toMatch(/^github_unavailable: GitHub answered 502/);
+    expect(posted).toHaveLength(1);
+    // GitHub is back, holding the review the lost answer was about.
+    const created = exampleItem(LIST, { id: 4242, html_url: `https://github.com/${REPO}/pull/7#pullrequestreview-4242`, body: posted[0]!.body!.body, commit_id: REQ_SHA });
+    flaky.r.gh.on(LIST, () => ({ body: [created] }));
+    const settled = await drive(flaky.r, flaky.id);
+    expect(settled.session).toMatchObject({ status: "completed", review_url: `https://github.com/${REPO}/pull/7#pullrequestreview-4242` });
+    expect(flaky.r.gh.count(POST)).toBe(1);
+    expect((await telemetry(flaky.r, flaky.id)).telemetry.steps[2].attempts.map((a: Structured) => a.outcome)).toEqual(["retry", "ok"]);
+  });
+
+  it("finds its earlier review on the last page of a long list, and names the session and commit in the body", async () => {
+    const { r, id, posted, reviews } = await pullSession("rv-pub-long", true);
+    for (let i = 0; i < 250; i++) reviews.push(exampleItem(LIST, { id: 100 + i, body: `someone else's review ${i}` }));
+    const done = await drive(r, id);
+    expect(done.session.status).toBe("completed");
+    expect(posted).toHaveLength(1);
+    expect(posted[0]!.body!.body).toMatch(new RegExp(`^<!-- agent-ledger review: session ${id}, commit ${REQ_SHA} -->\n### Reactive review`));
+    expect(reviews.at(-1)).toMatchObject({ id: 4242 + 250 });
+    // The same session publishing again (a retried step) answers the review on page 3 of 3.
+    const again = await publishReview(sessionGitHub(env as unknown as Env, r.ctx.tenantId), { owner: OWNER, name: NAME, pullNumber: 7, commit: REQ_SHA }, done.result, id);
+    expect(again).toEqual({ posted: true, id: 4242 + 250, url: reviews.at(-1)!.html_url, reused: true });
+    expect(posted).toHaveLength(1);
+    expect(r.gh.requests.filter((q) => q.op === LIST).slice(-3).map((q) => q.query.page)).toEqual(["1", "2", "3"]);
+  });
 
   it("posts one COMMENT review with the findings, inline where they sit on the diff, and records it", async () => {
     const { r, id, posted } = await pullSession("rv-pub", true);
@@ -658,6 +733,7 @@ describe("from webhook to published review, with review_diff's own pipeline", ()
       return { body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", path: req.path.path, size: policy.length, content: btoa(policy) }) };
     });
     const posted: FakeRequest[] = [];
+    r.gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", () => ({ body: [] }));
     r.gh.on("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", (req) => {
       posted.push(req);
       return { body: example("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { id: 77, html_url: `https://github.com/${REPO}/pull/7#pullrequestreview-77`, commit_id: REQ_SHA }) };

@@ -8,7 +8,10 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import type { Env } from "../src/env";
 import type { Ctx } from "../src/mcp/context";
+import { uploadPrefix } from "../src/work/attachments";
+import { ATTACHMENT_SWEEP_JOB, sweepRowlessUploads } from "../src/work/attachment-sweep";
 import { call, count, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -544,5 +547,48 @@ describe("stored files are never replaced", () => {
     // Attaching the stored file again by path alone is the way to reuse it.
     const again = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt" });
     expect(again.size_bytes).toBe(first.size_bytes);
+  });
+});
+
+describe("attachment_orphans (cron)", () => {
+  it("deletes an upload's object that never got its row once past the grace time, and keeps recorded, young and out-of-band objects", async () => {
+    const HOUR = 60 * MINUTE;
+    const resetCursor = () => env.DB.prepare(`DELETE FROM cron_cursors WHERE job = ?`).bind(ATTACHMENT_SWEEP_JOB).run();
+    const w = await world("orphans");
+    const other = await world("orphans-b");
+    await project(w.ctx, "ORP");
+    const kept = await attach(w.ctx, { object_type: "project", object_id: "ORP", kind: "file", storage_path: "reports/kept.txt", content_base64: b64(sampleBytes(40)) });
+    const keptKey = await objectKey(w.id.tenantId, "reports/kept.txt");
+    // What attach_add leaves when it dies between its R2 put and its batch: an upload key no row names.
+    const lost = `${uploadPrefix(w.id.tenantId)}${crypto.randomUUID()}/reports/kept.txt`;
+    const lostElsewhere = `${uploadPrefix(other.id.tenantId)}${crypto.randomUUID()}/lost.bin`;
+    // A file put in the bucket out of band is attached by its path later: not an upload, never swept.
+    const outOfBand = `${w.id.tenantId}/reports/manual.txt`;
+    for (const key of [lost, lostElsewhere, outOfBand]) await env.BLOBS.put(key, "bytes");
+
+    // Within the grace time nothing goes: the upload may still be committing.
+    await resetCursor();
+    expect(await sweepRowlessUploads(env as unknown as Env, new Date(), 1000)).toMatch(/0 without a row deleted; all tenants swept/);
+    expect(await env.BLOBS.head(lost)).not.toBeNull();
+
+    await resetCursor();
+    const report = await sweepRowlessUploads(env as unknown as Env, new Date(Date.now() + 2 * HOUR), 1000);
+    expect(report).toMatch(/without a row deleted; all tenants swept/);
+    expect(await env.BLOBS.head(lost)).toBeNull();
+    expect(await env.BLOBS.head(lostElsewhere)).toBeNull();
+    expect(await env.BLOBS.head(keptKey)).not.toBeNull();
+    expect(await env.BLOBS.head(outOfBand)).not.toBeNull();
+    expect((await list(w.ctx, "project", "ORP")).map((a) => a.id)).toEqual([kept.id]);
+    expect(await blobBytes(keptKey)).toEqual(sampleBytes(40));
+  });
+
+  it("walks a bounded number of pages per run and resumes where it stopped", async () => {
+    await world("walk-a");
+    await world("walk-b");
+    await env.DB.prepare(`DELETE FROM cron_cursors WHERE job = ?`).bind(ATTACHMENT_SWEEP_JOB).run();
+    const first = await sweepRowlessUploads(env as unknown as Env, new Date(Date.now() + 2 * 60 * MINUTE), 1);
+    expect(first).toMatch(/; more next run$/);
+    const cursor = await env.DB.prepare(`SELECT cursor FROM cron_cursors WHERE job = ?`).bind(ATTACHMENT_SWEEP_JOB).first<{ cursor: string }>();
+    expect(JSON.parse(cursor!.cursor).tenant).not.toBe("");
   });
 });

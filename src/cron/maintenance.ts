@@ -10,6 +10,7 @@ import { collectOrphanChunks } from "../docs/store";
 import { reapExpiredLeases } from "../work/claims";
 import { reapSilentRuns, runAbandonAfterMs } from "../work/run-model";
 import { CHAIN_SWEEP_JOB, sweepChains } from "./chain-sweep";
+import { CRASH_REPAIR_JOBS } from "./crash-repair";
 import { OAUTH_PURGE_JOB, purgeOAuth } from "./oauth-purge";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "./stale-sweep";
 import { drainWebhookBacklog, WEBHOOK_BACKLOG_JOB } from "./webhook-backlog";
@@ -60,6 +61,7 @@ const FREQUENT_JOBS: Record<string, Job> = {
   },
   /** Expired OAuth grants and codes purged; the grant mirror kept in step with the provider. */
   [OAUTH_PURGE_JOB]: (env, now) => purgeOAuth(env, now),
+  ...CRASH_REPAIR_JOBS,
 };
 
 const DAILY_JOBS: Record<string, Job> = {

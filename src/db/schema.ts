@@ -577,6 +577,8 @@ export const documents = sqliteTable("documents", {
   createdAt: text("created_at").notNull(),
   modifiedAt: text("modified_at").notNull(),
   indexedAt: text("indexed_at"),
+  /** Tries to index this version (migrations/0043): the queue gives up after a few. */
+  indexAttempts: integer("index_attempts").notNull().default(0),
   deletedAt: text("deleted_at"),
 });
 

@@ -16,7 +16,7 @@ import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { knownMime } from "./mime";
 import { globMatcher } from "./scope";
-import { ingestDocument } from "./ingest";
+import { ingestDocument, type IndexStatus } from "./ingest";
 import { MAX_DOCUMENT_BYTES, MAX_LABEL_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS, normalizePath } from "./store";
 
 /**
@@ -62,6 +62,8 @@ export interface ImportedFile {
   size: number;
   bytes_stored: number;
   bytes_deduped: number;
+  /** pending: indexed in the background (a large file); else how it was indexed. */
+  index_status: IndexStatus;
 }
 
 export interface GitHubImportResult {
@@ -431,7 +433,7 @@ export async function runImport(ctx: Ctx, gh: Requester, prep: ResolvedImport, o
         skipped.push({ path: f.repoPath, reason: `${err.code}: ${err.message}` });
         continue;
       }
-      imported.push({ path: put.path, hash: put.hash, size: put.size, bytes_stored: put.bytes_stored, bytes_deduped: put.bytes_deduped });
+      imported.push({ path: put.path, hash: put.hash, size: put.size, bytes_stored: put.bytes_stored, bytes_deduped: put.bytes_deduped, index_status: put.index_status });
       entries.push({ path: put.path, hash: put.hash, size: put.size, mime: mime ?? "application/octet-stream" });
       sources.push({ path: put.path, repoKey: repoName.toLowerCase(), repoPath: f.repoPath, ref: at.ref, commit: at.commit, blob: f.sha, hash: put.hash, at: now });
     }

@@ -1,23 +1,51 @@
 import type { Ctx } from "../mcp/context";
+import type { ExtractStatus } from "./extract";
+import { enqueueIndex } from "./index-queue";
 import { putDocument, type PutDocumentInput, type PutDocumentResult } from "./store";
-import { indexGraph } from "./graph";
-import { indexText } from "./text-index";
+import { type IndexableDocument, indexDocument } from "./text-index";
+
+/** text, binary, failed: how the document was indexed; pending: queued, not searchable yet. */
+export type IndexStatus = ExtractStatus | "pending";
 
 export interface IngestResult extends PutDocumentResult {
-  /** text: extracted and indexed; binary: stored, not text-indexed; failed: the extractor refused it. */
-  index_status: "text" | "binary" | "failed";
+  index_status: IndexStatus;
   index_note?: string;
 }
 
 /**
+ * Content up to this size that is not a PDF is indexed on the request that stores it, so an agent
+ * finds its own small note at once; the work is bounded (a linear scan of at most this much text).
+ * Anything larger, and every PDF (pdf.js's cost follows the file's structure, not its size), is
+ * indexed by the DOC_INDEX queue, off the request.
+ */
+export const INLINE_INDEX_MAX_BYTES = 64 * 1024;
+
+export const PENDING_NOTE = "stored; indexing runs in the background (index_status says pending until it is done), and search and grep find the document once it is indexed";
+
+/** Whether the content may be a PDF: its MIME type, its extension or its magic number says so. */
+function mayBePdf(bytes: Uint8Array, mime: string, path: string): boolean {
+  if (/^application\/pdf\b/i.test(mime) || /\.pdf$/i.test(path)) return true;
+  const magic = "%PDF-";
+  for (let i = 0; i < magic.length; i++) if (bytes[i] !== magic.charCodeAt(i)) return false;
+  return true;
+}
+
+export const indexesInline = (doc: Pick<IndexableDocument, "bytes" | "mime" | "path">): boolean =>
+  doc.bytes.byteLength <= INLINE_INDEX_MAX_BYTES && !mayBePdf(doc.bytes, doc.mime, doc.path);
+
+/**
  * The one way new content enters the store (inline add, GitHub import, download, watch):
- * store the bytes, then index what they say. Every source calls this, so a document is indexed
- * the same way whichever door it came in by.
+ * store the bytes, then index what they say, now for small text and on the queue otherwise.
+ * Every source calls this, so a document is indexed the same way whichever door it came in by.
  */
 export async function ingestDocument(ctx: Ctx, input: PutDocumentInput): Promise<IngestResult> {
   const stored = await putDocument(ctx, input);
-  const mime = input.mimeType ?? "application/octet-stream";
-  const indexed = await indexText(ctx, { id: stored.id, path: stored.path, hash: stored.hash, mime, bytes: input.bytes });
-  await indexGraph(ctx, { id: stored.id, path: stored.path, hash: stored.hash, mime, text: indexed.text });
-  return { ...stored, index_status: indexed.status, ...(indexed.note ? { index_note: indexed.note } : {}) };
+  const doc: IndexableDocument = { id: stored.id, path: stored.path, hash: stored.hash, mime: input.mimeType ?? "application/octet-stream", bytes: input.bytes };
+  if (indexesInline(doc)) {
+    const indexed = await indexDocument(ctx, doc);
+    return { ...stored, index_status: indexed.status, ...(indexed.note ? { index_note: indexed.note } : {}) };
+  }
+  // A failed send leaves the document pending, which is what the index sweep looks for.
+  await enqueueIndex(ctx.env, [{ tenant_id: ctx.tenantId, doc_id: stored.id, hash: stored.hash }]);
+  return { ...stored, index_status: "pending", index_note: PENDING_NOTE };
 }

@@ -1,13 +1,15 @@
 /**
  * Indexing a stored document version for search: its extracted text (doc_texts, one row per
  * content hash), its keyword row (doc_search and the FTS index over it), its words for fuzzy
- * matching (doc_terms), and its embedding, queued in the same batch and made after the response.
+ * matching (doc_terms), its embedding, queued in the same batch and made after the response, and
+ * (indexDocument) its knowledge-graph edges. A version is indexed once indexed_at is set.
  */
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { embedAfterResponse, queueEmbedding, selectSemantic } from "../search/semantic";
 import { documentEmbedText, vectorId } from "../search/sources";
 import { extractText, type Extraction, type ExtractStatus } from "./extract";
+import { indexGraph } from "./graph";
 
 export interface IndexableDocument {
   /** documents.id of the version just stored. */
@@ -70,39 +72,65 @@ export function documentTitle(path: string, mime: string, text: string | null): 
   return name;
 }
 
-interface TextRow {
-  status: ExtractStatus;
-  text: string | null;
-  note: string | null;
-}
+/** How a content hash was extracted: its doc_texts row. */
+export type StoredExtraction = Pick<Extraction, "status" | "text" | "note">;
 
 /**
- * Indexes one stored version. Call it after the version's own batch has committed (ingestDocument
- * does): the extraction is written once per content hash and shared by every path holding the
- * same bytes; the keyword row is written only if the version is still live, so a version closed
- * meanwhile (by a newer put or a delete) is never indexed. Returns how the text was extracted.
+ * The extraction of a version's content: read from doc_texts, or made now and written there (once
+ * per content hash, shared by every path holding the same bytes). It is written on its own, before
+ * anything that marks the version indexed, so a crash after it costs only the steps after it.
  */
-export async function indexText(ctx: Ctx, doc: IndexableDocument): Promise<IndexResult> {
+export async function extractOnce(ctx: Ctx, doc: IndexableDocument): Promise<StoredExtraction> {
   const stored = await ctx.d1
     .prepare(`SELECT status, text, note FROM doc_texts WHERE tenant_id = ? AND hash = ?`)
     .bind(ctx.tenantId, doc.hash)
-    .first<TextRow>();
-  let extraction: Pick<Extraction, "status" | "text" | "note"> | null = stored;
+    .first<StoredExtraction>();
+  if (stored) return stored;
+  const fresh = await extractText(doc.bytes, doc.mime, doc.path);
+  await storeExtraction(ctx, doc.hash, fresh);
+  return fresh;
+}
+
+/** Records an extraction for a content hash; the first one recorded stands. */
+export async function storeExtraction(ctx: Ctx, hash: string, x: Extraction): Promise<void> {
+  const textBytes = x.text === null ? 0 : new TextEncoder().encode(x.text).byteLength;
+  await ctx.d1
+    .prepare(
+      `INSERT OR IGNORE INTO doc_texts (tenant_id, hash, status, extractor, text, text_bytes, truncated, note, created_at)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    )
+    .bind(ctx.tenantId, hash, x.status, x.extractor, x.text, textBytes, x.truncated ? 1 : 0, x.note, iso(ctx.clock.now()))
+    .run();
+}
+
+/**
+ * Indexes a stored version: its text, its graph edges, then its search rows and indexed_at. The
+ * version counts as indexed only after the last step, so a crash anywhere before it leaves the
+ * document pending for the sweep; every step is idempotent for the same (version, content).
+ */
+export async function indexDocument(ctx: Ctx, doc: IndexableDocument): Promise<IndexResult> {
+  const extraction = await extractOnce(ctx, doc);
+  await indexGraph(ctx, { id: doc.id, path: doc.path, hash: doc.hash, mime: doc.mime, text: extraction.status === "text" ? extraction.text : null });
+  return recordIndex(ctx, doc, extraction);
+}
+
+/**
+ * Indexes one stored version (extractOnce, then recordIndex). Call it after the version's own
+ * batch has committed (ingestDocument does). Returns how the text was extracted.
+ */
+export async function indexText(ctx: Ctx, doc: IndexableDocument): Promise<IndexResult> {
+  return recordIndex(ctx, doc, await extractOnce(ctx, doc));
+}
+
+/**
+ * Writes a version's search rows from its extraction and marks it indexed (indexed_at), in one
+ * batch: the keyword row only if the version is still live, so a version closed meanwhile (by a
+ * newer put or a delete) is never indexed; its words for fuzzy matching; its embedding, queued in
+ * the batch and made after the response.
+ */
+export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes">, extraction: StoredExtraction): Promise<IndexResult> {
   const statements: D1PreparedStatement[] = [];
   const now = iso(ctx.clock.now());
-  if (!extraction) {
-    const fresh = await extractText(doc.bytes, doc.mime, doc.path);
-    extraction = fresh;
-    const textBytes = fresh.text === null ? 0 : new TextEncoder().encode(fresh.text).byteLength;
-    statements.push(
-      ctx.d1
-        .prepare(
-          `INSERT OR IGNORE INTO doc_texts (tenant_id, hash, status, extractor, text, text_bytes, truncated, note, created_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .bind(ctx.tenantId, doc.hash, fresh.status, fresh.extractor, fresh.text, textBytes, fresh.truncated ? 1 : 0, fresh.note, now),
-    );
-  }
   const text = extraction.status === "text" ? extraction.text : null;
   const title = documentTitle(doc.path, doc.mime, text);
 

@@ -206,7 +206,8 @@ async function publish(x: StepEnv, gh: Pick<GitHubClient, "request">, spec: Sess
   const out = await publishReview(gh, { owner: spec.owner, name: spec.name, pullNumber: spec.pullNumber!, commit: spec.commitHash }, result, spec.sessionId);
   if (!out.posted) return { ok: true, skipped: true, note: out.warning, warnings: [out.warning] };
   return {
-    ok: true, review: { id: out.id, url: out.url }, note: `published as review ${out.id} with ${out.inline} inline comment(s)`,
+    ok: true, review: { id: out.id, url: out.url },
+    note: out.reused ? `already published as review ${out.id} by an earlier attempt; not posted again` : `published as review ${out.id} with ${out.inline} inline comment(s)`,
     ...(out.warning ? { warnings: [out.warning] } : {}),
   };
 }

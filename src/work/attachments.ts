@@ -39,6 +39,8 @@ const COLUMNS = "id, object_type, object_id, kind, url, storage_path, title, fil
  * go to keys of their own under `<tenant>/~v/` (`~` is not allowed in a storage_path).
  */
 const outOfBandKey = (ctx: Ctx, path: string) => `${ctx.tenantId}/${path}`;
+/** Where attach_add's uploads of a tenant live: `<prefix><uuid>/<storage_path>`, a key per upload. */
+export const uploadPrefix = (tenantId: string) => `${tenantId}/~v/`;
 
 interface BlobVersion {
   version: number;
@@ -227,7 +229,9 @@ export const attachAddTool = defineTool({
     }
 
     // A key no other upload uses: a racing upload to the same path can never write over these bytes.
-    const objectKey = `${ctx.tenantId}/~v/${uuidv7()}/${path}`;
+    // Dying between this put and the batch below leaves an object no row names: the
+    // attachment_orphans sweep (attachment-sweep.ts) deletes it after a grace time.
+    const objectKey = `${uploadPrefix(ctx.tenantId)}${uuidv7()}/${path}`;
     const mime = input.mime_type ?? "application/octet-stream";
     await ctx.env.BLOBS.put(objectKey, bytes, { httpMetadata: { contentType: mime }, customMetadata: { storage_path: path, sha256 }, sha256 });
     let attached: Awaited<ReturnType<typeof attachVersion>>;

@@ -63,6 +63,18 @@ describe("document store over HTTP (wrangler dev)", () => {
     expect(theirs).toMatchObject({ ok: false, error: { code: "not_found" } });
   });
 
+  it("stores a large document at once as pending, and wrangler dev's local queue indexes it", async () => {
+    const body = `# Field guide ${run}\n\n${"The quoll hunts at night in the eucalypt forest.\n".repeat(1500)}Marker xylophone${run}.\n`;
+    const added = structured(await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "add", params: { name: `e2e/${run}/guide.md`, content: body } }] } }));
+    expect(added.results[0].data).toMatchObject({ index_status: "pending" });
+    const get = async () => structured(await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "get", params: { name: `e2e/${run}/guide.md`, include_content: false } }] } }));
+    const deadline = Date.now() + 20_000;
+    while ((await get()).index_status === "pending" && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250));
+    expect((await get()).index_status).toBe("text");
+    const found = structured(await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "grep", params: { pattern: `xylophone${run}`, files_with_matches: true } }] } }));
+    expect(found.files.map((f: S) => f.path)).toEqual([`e2e/${run}/guide.md`]);
+  });
+
   it("restores a collection as a dry run: lists the paths it would write and writes nothing", async () => {
     const collection = `e2e-${run}`;
     await a.callTool({ name: "docs_execute", arguments: { operations: [

@@ -4,6 +4,7 @@ import { z } from "zod";
 import { boundedJson } from "../../mcp/bounds";
 import type { Ctx } from "../../mcp/context";
 import { excerpt, invalidInput } from "../../mcp/errors";
+import { PENDING_NOTE } from "../ingest";
 import { globMatcher } from "../scope";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store";
 
@@ -42,6 +43,9 @@ export interface DocRow {
 /** text: text-indexed; binary: stored, not text-indexed; pending: not indexed yet. */
 export const docType = (r: Pick<DocRow, "text_status">) => (r.text_status === "text" ? "text" : r.text_status ? "binary" : "pending");
 
+/** pending until the version's indexing finishes (src/docs/index-queue.ts); then how its text was indexed. */
+export const indexStatus = (r: Pick<DocRow, "indexed_at" | "text_status">) => (r.indexed_at === null ? "pending" : (r.text_status ?? "binary"));
+
 export function documentView(r: DocRow) {
   return {
     id: r.id,
@@ -51,7 +55,8 @@ export function documentView(r: DocRow) {
     size: r.size,
     mime_type: r.mime_type,
     type: docType(r),
-    ...(r.text_status && r.text_status !== "text" && r.text_note ? { index_note: r.text_note } : {}),
+    index_status: indexStatus(r),
+    ...(r.indexed_at === null ? { index_note: PENDING_NOTE } : r.text_status && r.text_status !== "text" && r.text_note ? { index_note: r.text_note } : {}),
     tags: JSON.parse(r.tags) as string[],
     metadata: JSON.parse(r.metadata) as Record<string, unknown>,
     collection: r.collection,

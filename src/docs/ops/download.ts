@@ -48,7 +48,7 @@ const params = z.object({
   post_index: z
     .boolean()
     .default(true)
-    .describe("Index the content after storing it (default true). Every stored document is indexed as it is stored, so false is refused."),
+    .describe("Index the content after storing it (default true). Every stored document is indexed (small text at once, the rest in the background), so false is refused."),
   timeout_ms: z
     .number()
     .int()
@@ -127,7 +127,7 @@ export const download = defineOp({
     // Everything checkable without the network is checked first: bad input fetches nothing and stores nothing.
     if (!p.post_index) {
       throw invalidInput(
-        "post_index false is not supported: every document is indexed as it is stored.",
+        "post_index false is not supported: every stored document is indexed.",
         "Leave post_index out (or pass true); delete the document afterwards if it should not be searchable.",
       );
     }
@@ -168,6 +168,8 @@ export const download = defineOp({
       bytes_stored: stored.bytes_stored,
       bytes_deduped: stored.bytes_deduped,
       checksum_verified: expected !== null,
+      index_status: stored.index_status,
+      ...(stored.index_note ? { index_note: stored.index_note } : {}),
       ...(stored.snapshot_id !== null ? { snapshot_id: stored.snapshot_id } : {}),
     };
   },

@@ -16,7 +16,7 @@ export const statusOp = defineOp({
       const [states, counts] = await ctx.d1.batch<Record<string, number | string | null>>([
         ctx.d1
           .prepare(
-            `SELECT COALESCE(t.status, 'pending') AS state, COUNT(*) AS n FROM documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash
+            `SELECT CASE WHEN d.indexed_at IS NULL THEN 'pending' ELSE COALESCE(t.status, 'binary') END AS state, COUNT(*) AS n FROM documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash
              WHERE d.tenant_id = ? AND d.deleted_at IS NULL GROUP BY 1`,
           )
           .bind(ctx.tenantId),
