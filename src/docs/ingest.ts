@@ -18,6 +18,7 @@ export async function ingestDocument(ctx: Ctx, input: PutDocumentInput): Promise
   const stored = await putDocument(ctx, input);
   const mime = input.mimeType ?? "application/octet-stream";
   const indexed = await indexText(ctx, { id: stored.id, path: stored.path, hash: stored.hash, mime, bytes: input.bytes });
-  await indexGraph(ctx, { id: stored.id, path: stored.path, hash: stored.hash, mime, text: indexed.text });
-  return { ...stored, index_status: indexed.status, ...(indexed.note ? { index_note: indexed.note } : {}) };
+  const graph = await indexGraph(ctx, { id: stored.id, path: stored.path, hash: stored.hash, mime, text: indexed.text });
+  const note = [indexed.note, graph.note].filter(Boolean).join("; ");
+  return { ...stored, index_status: indexed.status, ...(note ? { index_note: note } : {}) };
 }
