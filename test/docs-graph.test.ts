@@ -386,10 +386,10 @@ describe("hostile content", () => {
     expect(await outEdges(ctx, "notes/brackets.md")).toEqual(["unresolved:notes/guide.md"]);
   });
 
-  // Each `import a` line made the import pattern scan every following line (quadratic; ~20 s here before).
+  // Each `import a` line made the import pattern scan every following line to the end (quadratic).
   it("a .ts file of 40,000 'import a' lines is indexed in under a second, with its one real import", async () => {
     const ctx = await freshCtx();
-    const { ms } = await timedAdd(ctx, "src/imports.ts", `${"import a\n".repeat(40_000)}import b from "./b";\nexport function main() {}\n`, "text/plain");
+    const { ms } = await timedAdd(ctx, "src/imports.ts", `import b from "./b";\n${"import a\n".repeat(40_000)}export function main() {}\n`, "text/plain");
     expect(ms).toBeLessThan(1000);
     expect((await outEdges(ctx, "src/imports.ts")).sort()).toEqual(["symbol:src/imports.ts#main", "unresolved:src/b"]);
   });
