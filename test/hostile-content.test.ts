@@ -1,6 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { extractText } from "../src/docs/extract";
 import { MAX_PDF_STREAM_INFLATED, PDF_INFLATE_BUDGET } from "../src/docs/pdf-cost";
+import { parseUnifiedDiff } from "../src/review/diff";
+import { runInvariants, type InvariantsConfig } from "../src/review/invariants";
 import { buildPdf, deflatePadded, textContent } from "./fixtures/pdf";
 
 const MB = 1024 * 1024;
@@ -45,5 +47,60 @@ describe("PDF extraction budget", () => {
     const r = await extractText(buildPdf(stream, { pages: 3, flate: true }), "application/pdf", "ok.pdf");
     expect(r).toMatchObject({ status: "text", truncated: false, note: null });
     expect(r.text!.split("Quarterly report")).toHaveLength(4);
+  });
+});
+
+describe("diff parsing", () => {
+  // Each ` b/` (each ` and `) restarted a backtracking search that ran to the line's end: ~10 s here.
+  it("a header line of 60,000 ' b/' or ' and ' parses in linear time, with the same paths as before", () => {
+    const bs = ` b/x${" b/".repeat(60_000)}\rz`;
+    const ands = ` and ${"y and ".repeat(60_000)}y`;
+    const diff = [`diff --git a/x${bs}`, "--- a/x", "+++ b/x", "@@ -1 +1 @@", "-a", "+b", `Binary files a/x${ands}`, "diff --git a/p b/q", "Binary files a/p and b/q differ"].join("\n");
+    const started = performance.now();
+    const parsed = parseUnifiedDiff(diff);
+    const ms = performance.now() - started;
+    console.log(`hostile diff headers of ${diff.length} chars: ${Math.round(ms)} ms`);
+    expect(ms).toBeLessThan(1000);
+    expect(parsed.files.map((f) => [f.oldPath, f.newPath, f.isBinary])).toEqual([
+      ["x", "x", false],
+      ["p", "q", true],
+    ]);
+    expect(parsed.linesAdded).toBe(1);
+  });
+});
+
+describe("invariants budget", () => {
+  // One find over every file per (invariant, file): 7 s here for 200 invariants over 3,000 files.
+  it("200 invariants over 3,000 files stop at the budget, fast, with a warning and the findings so far", () => {
+    const files = Array.from({ length: 3000 }, (_, i) => ({ path: `src/f${i}.ts`, oldPath: `src/f${i}.ts`, added: [i === 0 ? "forbidden()" : "const a = 1;"] }));
+    const config: InvariantsConfig = {
+      warnings: [],
+      sections: [{
+        name: "rules",
+        invariants: Array.from({ length: 200 }, (_, i) => ({ id: `inv${i}`, rule: "no forbidden calls", paths: ["**"], severity: "HIGH" as const, category: "security" as const, action: "deny", deny: { regex: { pattern: "forbidden\\(" } } })),
+      }],
+    };
+    const started = performance.now();
+    const r = runInvariants(files, files.map((f) => f.path), config);
+    const ms = performance.now() - started;
+    console.log(`hostile invariants 200 x 3000 files: ${Math.round(ms)} ms, ${r.checked} checks`);
+    expect(ms).toBeLessThan(1000);
+    expect(r.warnings.at(-1)).toMatch(/^Invariant evaluation stopped after \d+ file checks: the work passed/);
+    expect(r.findings.map((f) => `${f.id} ${f.location.file}`).slice(0, 2)).toEqual(["inv0 src/f0.ts", "inv1 src/f0.ts"]);
+    expect(r.checked).toBeGreaterThan(3000);
+  });
+
+  it("a heavy pattern is charged for its size: it stops sooner than a light one on the same text", () => {
+    const files = [{ path: "big.ts", oldPath: "big.ts", added: Array.from({ length: 1000 }, () => "abcdefghij".repeat(100)) }];
+    const config = (pattern: string, n: number): InvariantsConfig => ({
+      warnings: [],
+      sections: [{ name: "s", invariants: Array.from({ length: n }, (_, i) => ({ id: `i${i}`, rule: "r", paths: ["**"], severity: "HIGH" as const, category: "security" as const, action: "deny", deny: { regex: { pattern } } })) }],
+    });
+    const started = performance.now();
+    const heavy = runInvariants(files, ["big.ts"], config("(?:[a-z]{2}|[a-z]{3}){300}[0-9]", 50));
+    expect(performance.now() - started).toBeLessThan(1000);
+    expect(heavy.checked).toBe(1);
+    expect(heavy.warnings).toHaveLength(1);
+    expect(runInvariants(files, ["big.ts"], config("[0-9]", 10))).toMatchObject({ checked: 10, warnings: [] });
   });
 });
