@@ -1,6 +1,7 @@
 import { describe, expect, it } from "vitest";
 import { extractText } from "../src/docs/extract";
 import { MAX_PDF_STREAM_INFLATED, PDF_INFLATE_BUDGET } from "../src/docs/pdf-cost";
+import { documentTitle } from "../src/docs/text-index";
 import { parseUnifiedDiff } from "../src/review/diff";
 import { runInvariants, type InvariantsConfig } from "../src/review/invariants";
 import { buildPdf, deflatePadded, textContent } from "./fixtures/pdf";
@@ -102,5 +103,21 @@ describe("invariants budget", () => {
     expect(heavy.checked).toBe(1);
     expect(heavy.warnings).toHaveLength(1);
     expect(runInvariants(files, ["big.ts"], config("[0-9]", 10))).toMatchObject({ checked: 10, warnings: [] });
+  });
+});
+
+describe("markdown title", () => {
+  // The heading regex backtracked cubically on trailing spaces: 2,500 of them took seconds, 8,000 minutes.
+  it("a heading followed by thousands of spaces is read in linear time, with the same title", () => {
+    for (const spaces of [2_500, 60_000]) {
+      const started = performance.now();
+      const title = documentTitle("notes/a.md", "text/markdown", `# Release notes${" ".repeat(spaces)}x ##   \n\nbody`);
+      const ms = performance.now() - started;
+      console.log(`hostile markdown title with ${spaces} spaces: ${Math.round(ms)} ms`);
+      expect(ms).toBeLessThan(1000);
+      expect(title).toBe(`Release notes${" ".repeat(spaces)}x`.slice(0, 199) + "…");
+    }
+    expect(documentTitle("a.md", "text/markdown", "## Title ##\n")).toBe("Title");
+    expect(documentTitle("a.md", "text/markdown", "####### seven\n# #\n")).toBe("a.md");
   });
 });
