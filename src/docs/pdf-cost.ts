@@ -8,6 +8,7 @@
  * Flate streams are inflated with a counter (never kept, except object streams, which may hold
  * the page dictionaries), and each page dictionary's /Contents names the streams it reads.
  */
+import { WorkBudget } from "../mcp/work-budget";
 
 /** One stream inflating past this is not given to pdf.js at all: it would hold it in memory per page. */
 export const MAX_PDF_STREAM_INFLATED = 8 * 1024 * 1024;
@@ -117,7 +118,7 @@ export async function pdfCost(bytes: Uint8Array): Promise<PdfCost> {
   // One UTF-16 unit per byte: offsets into the text are offsets into the file.
   const text = latin1.decode(bytes);
   const streams = new Map<number, Stream>();
-  let scanLeft = SCAN_INFLATE_BUDGET;
+  const scan = new WorkBudget(SCAN_INFLATE_BUDGET);
   let inflated = 0;
   let from = 0;
   // The last `obj` keyword before the current stream, found by a cursor that only moves forward.
@@ -148,15 +149,15 @@ export async function pdfCost(bytes: Uint8Array): Promise<PdfCost> {
     let kept: string | null = null;
     // Images are not inflated to read text; other filters (and none) are counted at their raw size.
     if (!image && dict.includes("/FlateDecode")) {
-      if (scanLeft <= 0) return { refuse: `its streams inflate past ${SCAN_INFLATE_BUDGET} bytes in all`, pageCost: Infinity, pagesWithinBudget: 0 };
+      if (scan.left === 0) return { refuse: `its streams inflate past ${SCAN_INFLATE_BUDGET} bytes in all`, pageCost: Infinity, pagesWithinBudget: 0 };
       if (++inflated > MAX_SCANNED_STREAMS) return { refuse: `it has more than ${MAX_SCANNED_STREAMS} compressed streams`, pageCost: Infinity, pagesWithinBudget: 0 };
-      const r = await inflate(raw, Math.min(MAX_PDF_STREAM_INFLATED, scanLeft), objectStream);
+      const r = await inflate(raw, Math.min(MAX_PDF_STREAM_INFLATED, scan.left), objectStream);
       if (r.over) {
         return r.size > MAX_PDF_STREAM_INFLATED
           ? { refuse: `a content stream inflates past ${MAX_PDF_STREAM_INFLATED} bytes`, pageCost: Infinity, pagesWithinBudget: 0 }
           : { refuse: `its streams inflate past ${SCAN_INFLATE_BUDGET} bytes in all`, pageCost: Infinity, pagesWithinBudget: 0 };
       }
-      scanLeft -= r.size;
+      scan.take(r.size);
       size = r.size;
       if (r.bytes) kept = latin1.decode(r.bytes);
     }

@@ -20,6 +20,7 @@ import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../gi
 import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
 import { ToolError } from "../mcp/errors";
+import { WorkBudget } from "../mcp/work-budget";
 import type { ChangedFileView, ReviewStages } from "./stages";
 import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
 
@@ -346,7 +347,7 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
     return text;
   };
   let checked = 0;
-  let scanned = 0;
+  const budget = new WorkBudget(SCAN_BUDGET);
   for (const inv of config.sections.flatMap((s) => s.invariants)) {
     if (!inv.action) {
       warnings.push(`Invariant ${inv.id} has no action; skipping deterministic evaluation`);
@@ -363,13 +364,10 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
       return { findings, warnings, checked };
     };
     for (const file of changedFiles) {
-      if (scanned + GLOB_WORK * matchers.length > SCAN_BUDGET) return stop();
-      scanned += GLOB_WORK * matchers.length;
+      if (!budget.take(GLOB_WORK * matchers.length)) return stop();
       if (!matchers.some((m) => m(file))) continue;
       const added = addedText(file);
-      const work = weight * Math.max(PER_EVALUATION, added.length);
-      if (scanned + work > SCAN_BUDGET) return stop();
-      scanned += work;
+      if (!budget.take(weight * Math.max(PER_EVALUATION, added.length))) return stop();
       checked++;
       try {
         const fail = evaluate(inv, added, cache);
