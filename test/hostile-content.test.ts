@@ -1,4 +1,5 @@
 import { describe, expect, it } from "vitest";
+import { parseSource } from "../src/code/parse";
 import { extractText } from "../src/docs/extract";
 import { MAX_PDF_STREAM_INFLATED, PDF_INFLATE_BUDGET } from "../src/docs/pdf-cost";
 import { documentTitle } from "../src/docs/text-index";
@@ -119,5 +120,37 @@ describe("markdown title", () => {
     }
     expect(documentTitle("a.md", "text/markdown", "## Title ##\n")).toBe("Title");
     expect(documentTitle("a.md", "text/markdown", "####### seven\n# #\n")).toBe("a.md");
+  });
+});
+
+describe("code parsing", () => {
+  // Tree-sitter's queries cost nodes x depth: 30,000 nested parentheses took 4.9 s.
+  it("deeply nested brackets skip the syntax queries: line windows, fast, with a note", async () => {
+    await parseSource("warm.ts", "export const a = 1;\n");
+    const text = `export function ok() {}\n${"(".repeat(30_000)}\n`;
+    const started = performance.now();
+    const r = await parseSource("deep.ts", text);
+    const ms = performance.now() - started;
+    console.log(`hostile code: ${text.length} chars of nesting parsed in ${Math.round(ms)} ms`);
+    expect(ms).toBeLessThan(1000);
+    expect(r).toMatchObject({ syntax: false, symbols: [] });
+    expect(r.note).toContain("nest too deep");
+    expect(r.chunks.map((c) => c.text).join("")).toContain("export function ok() {}");
+  });
+
+  // Every item of the outline sat on the one long line, and each repeated it: 150,000 chunks from 30 KB.
+  it("an outline that would repeat a long line per item is chunked as line windows instead", async () => {
+    const text = "a<".repeat(15_000);
+    const started = performance.now();
+    const r = await parseSource("gen.ts", text);
+    const ms = performance.now() - started;
+    const chars = r.chunks.reduce((n, c) => n + c.text.length, 0);
+    console.log(`hostile code: ${text.length} chars of 'a<' gave ${r.chunks.length} chunks, ${chars} chars, in ${Math.round(ms)} ms`);
+    expect(r.note).toContain("chunked as line windows instead");
+    expect(chars).toBe(text.length);
+    const normal = await parseSource("ok.ts", "import { x } from './x';\nexport function f() { return x; }\n");
+    expect(normal.syntax).toBe(true);
+    expect(normal.note).toBeUndefined();
+    expect(normal.symbols.map((s) => s.name)).toEqual(["f"]);
   });
 });
