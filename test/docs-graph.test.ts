@@ -1,5 +1,6 @@
 import { describe, expect, it } from "vitest";
-import { extractEdges, GRAPH_TARGET_REQUIRED, indexGraph, pruneGraph, relatedDocuments } from "../src/docs/graph";
+import { extractEdges, extractGraph, GRAPH_TARGET_REQUIRED, indexGraph, MAX_EDGES_PER_DOCUMENT, MAX_EXTRACT_CHARS, pruneGraph, relatedDocuments } from "../src/docs/graph";
+import { ingestDocument } from "../src/docs/ingest";
 import { graphOp } from "../src/docs/ops/graph";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import type { Ctx } from "../src/mcp/context";
@@ -362,5 +363,70 @@ describe("relatedDocuments (get with graph: true)", () => {
       ["docs/app.md", 2],
     ]);
     expect(await relatedDocuments(ctx, "f".repeat(64), 2)).toEqual([]);
+  });
+});
+
+describe("hostile content", () => {
+  /** Stores `text` through the one ingest path (text index and graph) and times it. */
+  async function timedAdd(ctx: Ctx, path: string, text: string, mime: string) {
+    const started = performance.now();
+    const r = await ingestDocument(ctx, { path, bytes: new TextEncoder().encode(text), mimeType: mime });
+    const ms = performance.now() - started;
+    console.log(`graph hostile ${path}: ${text.length} chars stored and indexed in ${Math.round(ms)} ms`);
+    return { r, ms };
+  }
+  const outEdges = async (ctx: Ctx, name: string) => (await graph(ctx, { name })).nodes.map((n: Out) => n.node_key);
+
+  // The platform's regex engine took 18.8 s on this (its link pattern rescans the line from every '[').
+  it("128 KB of '[' in markdown is stored and indexed in under a second, and its real link is found", async () => {
+    const ctx = await freshCtx();
+    const { r, ms } = await timedAdd(ctx, "notes/brackets.md", `${"[".repeat(128 * 1024)}\nSee [the guide](guide.md).\n`, "text/markdown");
+    expect(ms).toBeLessThan(1000);
+    expect(r.index_status).toBe("text");
+    expect(await outEdges(ctx, "notes/brackets.md")).toEqual(["unresolved:notes/guide.md"]);
+  });
+
+  // Each `import a` line made the import pattern scan every following line to the end (quadratic).
+  it("a .ts file of 40,000 'import a' lines is indexed in under a second, with its one real import", async () => {
+    const ctx = await freshCtx();
+    const { ms } = await timedAdd(ctx, "src/imports.ts", `import b from "./b";\n${"import a\n".repeat(40_000)}export function main() {}\n`, "text/plain");
+    expect(ms).toBeLessThan(1000);
+    expect((await outEdges(ctx, "src/imports.ts")).sort()).toEqual(["symbol:src/imports.ts#main", "unresolved:src/b"]);
+  });
+
+  it("other languages' patterns stay linear on their worst lines", () => {
+    const cases: [string, string][] = [
+      ["a.py", `from a import ${" ".repeat(200_000)}x`],
+      ["a.py", `import ${" a as".repeat(50_000)}`],
+      ["a.c", `int f${" a".repeat(100_000)}(`],
+      ["a.kt", `${"public ".repeat(30_000)}class K`],
+      ["a.go", `import (\n${"\t\"x\"\n".repeat(20_000)}`],
+      ["a.md", `${"[[".repeat(60_000)}]]`],
+      ["a.md", `${"<http://x".repeat(20_000)}`],
+    ];
+    for (const [path, text] of cases) {
+      const started = performance.now();
+      extractEdges(path, "text/plain", text);
+      expect(performance.now() - started, path).toBeLessThan(1000);
+    }
+  });
+
+  it("says what it cut: text past the read limit and references past the edge cap", async () => {
+    const ctx = await freshCtx();
+    const defs = Array.from({ length: MAX_EDGES_PER_DOCUMENT + 10 }, (_, i) => `export const C${i} = ${i};`).join("\n");
+    const many = await timedAdd(ctx, "src/consts.ts", defs, "text/plain");
+    expect(many.r.index_note).toContain(`kept the first ${MAX_EDGES_PER_DOCUMENT} references`);
+    const edges = extractEdges("src/consts.ts", "text/plain", defs);
+    expect(edges).toHaveLength(MAX_EDGES_PER_DOCUMENT);
+    expect(edges[0]!.label).toBe("C0");
+
+    // Ingest hands the graph at most the indexed text (1 MiB); a longer text given directly is cut too.
+    const long = `[first](a.md)\n${"x".repeat(MAX_EXTRACT_CHARS)}\n[late](b.md)\n`;
+    const cut = extractGraph("notes/long.md", "text/markdown", long);
+    expect(cut.note).toContain(`only the first ${MAX_EXTRACT_CHARS} characters were read`);
+    expect(cut.edges.map((e) => e.targets[0])).toEqual(["notes/a.md"]);
+
+    const plain = await timedAdd(ctx, "notes/plain.md", "[ok](a.md)", "text/markdown");
+    expect(plain.r.index_note).toBeUndefined();
   });
 });

@@ -8,35 +8,12 @@ import { deleteDocument, putDocument } from "../src/docs/store";
 import { documentTitle, indexText, vocabulary } from "../src/docs/text-index";
 import type { Ctx } from "../src/mcp/context";
 import { ToolError } from "../src/mcp/errors";
+import { buildPdf as buildPdfOf, textContent } from "./fixtures/pdf";
 import { count, makeCtx, refusal, seedIdentity, settle, TestClock } from "./helpers";
 
-const enc = (s: string) => new TextEncoder().encode(s);
+const buildPdf = (lines: string[]) => buildPdfOf(textContent(lines));
 
-/**
- * A minimal valid one-page PDF (Helvetica text lines, exact xref offsets), built here so the
- * extraction test reads a real file through pdf.js rather than trusting a fixture.
- */
-function buildPdf(lines: string[]): Uint8Array {
-  const esc = (s: string) => s.replace(/[\\()]/g, (c) => `\\${c}`);
-  const content = `BT /F1 12 Tf 72 720 Td 14 TL ${lines.map((l) => `(${esc(l)}) Tj T*`).join(" ")} ET`;
-  const objects = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    "<< /Type /Pages /Kids [3 0 R] /Count 1 >>",
-    "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Contents 4 0 R /Resources << /Font << /F1 5 0 R >> >> >>",
-    `<< /Length ${content.length} >>\nstream\n${content}\nendstream`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-  ];
-  let out = "%PDF-1.4\n";
-  const offsets: number[] = [];
-  objects.forEach((o, i) => {
-    offsets.push(out.length);
-    out += `${i + 1} 0 obj\n${o}\nendobj\n`;
-  });
-  const xref = out.length;
-  out += `xref\n0 ${objects.length + 1}\n0000000000 65535 f \n${offsets.map((o) => `${String(o).padStart(10, "0")} 00000 n \n`).join("")}`;
-  out += `trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`;
-  return enc(out);
-}
+const enc = (s: string) => new TextEncoder().encode(s);
 
 let tenantSeq = 0;
 async function freshCtx(clock = new TestClock()): Promise<Ctx> {

@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import lockfile from "../package-lock.json?raw";
 import { GITLEAKS, GITLEAKS_SOURCE } from "../src/review/gitleaks-rules";
-import { findSecrets, maskSecret, scrubForPrompt, scrubSecrets, shannonEntropy } from "../src/review/secrets";
+import { findSecrets, maskSecret, scanSecrets, scrubForPrompt, scrubSecrets, shannonEntropy } from "../src/review/secrets";
 import { MAX_CONTENT } from "../src/review/tools/secret-tools";
 import samples from "./fixtures/review/secrets/gitleaks-samples.json";
 import apiGo from "./fixtures/review/secrets/gitleaks-api.go.txt?raw";
@@ -105,6 +105,68 @@ describe("masking", () => {
   });
 });
 
+/** `n` distinct AWS access-key-shaped strings, random enough to pass the rule's entropy bound. */
+function awsKeys(n: number): string[] {
+  const alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  let seed = 0x2545f491;
+  const next = () => ((seed = (Math.imul(seed, 1103515245) + 12345) >>> 0) >>> 16) % alphabet.length;
+  const keys: string[] = [];
+  while (keys.length < n) {
+    const key = `AKIA${Array.from({ length: 16 }, () => alphabet[next()]).join("")}`;
+    // The rule's entropy bound (3 bits) drops a few random draws; those are not secrets to it.
+    if (shannonEntropy(key) > 3.2) keys.push(key);
+  }
+  return keys;
+}
+
+describe("secret scanning of hostile content", () => {
+  const timed = <T>(label: string, f: () => T): { r: T; ms: number } => {
+    const started = performance.now();
+    const r = f();
+    const ms = performance.now() - started;
+    console.log(`secrets hostile ${label}: ${Math.round(ms)} ms`);
+    return { r, ms };
+  };
+
+  // 6.3 s before: a line-number rescan per finding and a whole-line copy per match.
+  it("40,000 key-shaped strings (840 KB), one per line, are all masked in well under the old 6 s", () => {
+    const keys = awsKeys(40_000);
+    const text = keys.join("\n");
+    expect(text.length).toBeGreaterThan(830_000);
+    scrubSecrets("warm up AKIA"); // rules compile once per isolate
+    const { r, ms } = timed("40k keys, one per line", () => scrubSecrets(text));
+    expect(ms).toBeLessThan(2500);
+    expect(r.truncated).toBe(false);
+    expect(r.secrets).toHaveLength(40_000);
+    expect(r.secrets[39_999]).toMatchObject({ pattern: "aws-access-token", line: 40_000, masked: `AKIA${"*".repeat(16)}` });
+    expect(r.text).toBe(keys.map((k) => `${k.slice(0, 4)}${"*".repeat(16)}`).join("\n"));
+  });
+
+  it("20,000 assignments on one line, each found by a specific rule and the generic one, scale linearly", () => {
+    const keys = awsKeys(20_000);
+    const text = keys.map((k) => `aws_key="${k}"`).join(" ");
+    const { r, ms } = timed(`20k assignments on one ${text.length}-char line`, () => findSecrets(text));
+    expect(ms).toBeLessThan(2500);
+    // The generic finding on each gives way to the specific one, as in gitleaks.
+    expect(r.map((d) => d.pattern)).toEqual(keys.map(() => "aws-access-token"));
+    expect(r.every((d) => d.line === 1)).toBe(true);
+  });
+
+  it("a text waking every rule at a megabyte is cut by the budget, and says which rules it left out", () => {
+    const keywords = [...new Set(GITLEAKS.rules.flatMap((r) => r.keywords))].join(" ");
+    const filler = "const token = getKey(api, secret); password.length > 0 && run(x);\n";
+    const text = `${keywords}\n${filler.repeat(Math.floor(950_000 / filler.length))}aws_key = "${awsKeys(1)[0]}"\n`;
+    const { r, ms } = timed("every keyword at 1 MB", () => scanSecrets(text));
+    expect(ms).toBeLessThan(2500);
+    expect(r.truncated).toBe(true);
+    expect(r.note).toMatch(/^secret scan cut: .* rule\(s\) not run \(.*generic-api-key|rule\(s\) not run/);
+    // The specific rules run first: the key at the end is still found.
+    expect(r.secrets.map((d) => d.pattern)).toContain("aws-access-token");
+    // A small text is scanned whole.
+    expect(scanSecrets(`${keywords}\naws_key = "${awsKeys(1)[0]}"`)).toMatchObject({ truncated: false, note: null });
+  });
+});
+
 describe("scrub_secrets", () => {
   it("answers the reference's shape with masked values and the scrubbed content", async () => {
     const { ctx } = await world();
@@ -118,6 +180,20 @@ describe("scrub_secrets", () => {
     expect(typeof r.processing_time_ms).toBe("number");
     const clean = await ok(ctx, "scrub_secrets", { content: gitLog });
     expect(clean).toMatchObject({ success: true, scrubbed_content: gitLog, secrets_found: false, secrets_count: 0, detected_types: [] });
+  });
+
+  it("says when the scan was cut: truncated and a note naming the rules not run", async () => {
+    const { ctx } = await world();
+    const filler = "const token = getKey(api, secret); password.length > 0 && run(x);\n";
+    const content = `${filler.repeat(Math.floor(950_000 / filler.length))}api_key = "8ae31cacf141669ddfb5da"\n`;
+    const r = await ok(ctx, "scrub_secrets", { content });
+    expect(r.truncated).toBe(true);
+    expect(r.note).toContain("generic-api-key");
+    const small = await ok(ctx, "scrub_secrets", { content: 'api_key = "8ae31cacf141669ddfb5da"' });
+    expect(small).toMatchObject({ truncated: false, secrets_count: 1 });
+    expect(small.note).toBeUndefined();
+    const v = await ok(ctx, "validate_content", { content });
+    expect(v.findings[0]).toMatchObject({ id: "secret-scan-cut", severity: "warning", rule_id: "SECRET-001" });
   });
 
   it("refuses bad input: no content, empty, too long, shown characters out of bounds, unknown keys", async () => {

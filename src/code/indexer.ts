@@ -193,6 +193,8 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
       statements.push(d1.prepare(`UPDATE code_files SET parsed = 1 WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
       continue;
     }
+    // A work limit that cut the file's parse is reported with the index's errors.
+    if (parsed.note) await appendError(d1, tenantId, job.indexId, `${file.path}: ${parsed.note}`, now());
     statements.push(...(await fileRows(d1, tenantId, gen, scope, file.path, parsed, known)));
     chunks += parsed.chunks.length;
     symbols += parsed.symbols.length;

@@ -2,6 +2,7 @@
  * Text extraction for the document store's index: what a document says, as plain text, or why it
  * says nothing indexable. Pure over the bytes; indexing (text-index.ts) decides what to store.
  */
+import { PDF_INFLATE_BUDGET, pdfCost } from "./pdf-cost";
 
 /** Indexed text is cut here (UTF-8 bytes): D1 rows hold about 2 MB, and the text is stored twice (doc_texts, doc_search). */
 export const MAX_INDEXED_TEXT_BYTES = 1024 * 1024;
@@ -36,7 +37,7 @@ const startsWith = (bytes: Uint8Array, ascii: string): boolean => {
   return true;
 };
 
-function kindOf(bytes: Uint8Array, mime: string, path: string): "pdf" | "html" | "json" | "utf8" {
+export function kindOf(bytes: Uint8Array, mime: string, path: string): "pdf" | "html" | "json" | "utf8" {
   const m = baseMime(mime);
   const ext = extensionOf(path);
   // The magic number wins over a missing or generic MIME type: most adds never name one.
@@ -98,15 +99,20 @@ export async function extractText(bytes: Uint8Array, mime: string, path: string)
 
 async function extractPdf(bytes: Uint8Array): Promise<Extraction> {
   try {
+    const cost = await pdfCost(bytes);
+    if (cost.refuse !== null) {
+      return { status: "failed", extractor: "pdf", text: null, truncated: false, note: `the PDF was not read: ${cost.refuse}; stored, not text-indexed` };
+    }
     // Loaded on first use: pdf.js is large, and most documents are not PDFs.
     const { getDocumentProxy } = await import("unpdf");
     // pdf.js takes ownership of (detaches) the buffer it is given: hand it a copy.
     const pdf = await getDocumentProxy(bytes.slice());
     try {
-      const pages = Math.min(pdf.numPages, MAX_PDF_PAGES);
+      const pages = Math.min(pdf.numPages, MAX_PDF_PAGES, cost.pagesWithinBudget);
       const parts: string[] = [];
       let chars = 0;
       let cut = pdf.numPages > pages;
+      const byBudget = pages < Math.min(pdf.numPages, MAX_PDF_PAGES);
       for (let n = 1; n <= pages; n++) {
         const page = await pdf.getPage(n);
         const content = await page.getTextContent();
@@ -125,6 +131,7 @@ async function extractPdf(bytes: Uint8Array): Promise<Extraction> {
       }
       const text = parts.join("\n\n").trim();
       const notes = cut ? [`only the first ${parts.length} of ${pdf.numPages} pages were indexed`] : [];
+      if (byBudget) notes.push(`each page inflates up to ${cost.pageCost} bytes of content, and pages are read within ${PDF_INFLATE_BUDGET} bytes in all`);
       if (text === "") {
         return { status: "failed", extractor: "pdf", text: null, truncated: false, note: "the PDF has no extractable text (scanned images or vector outlines); stored, not text-indexed" };
       }

@@ -10,8 +10,11 @@
  * to be rewritten when other documents come and go. An edge counts only while the document it
  * came from is live with the content it was extracted from (src_hash).
  */
+import type { RE2JS } from "re2js";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, notFound } from "../mcp/errors";
+import { re2Lines, re2Matches, type Re2Match } from "../mcp/re2";
+import { WorkBudget } from "../mcp/work-budget";
 import { normalizePath } from "./store";
 
 export const RELATIONS = ["LINKS_TO", "IMPORTS", "DEFINES"] as const;
@@ -37,8 +40,10 @@ const SUFFIX_VALUES = Object.entries(SCHEMES)
 /** Per document: more references than this are dropped (a generated file, not a hand-written one). */
 export const MAX_EDGES_PER_DOCUMENT = 2000;
 const MAX_LABEL = 256;
-/** Extraction reads at most this much of a document's text. */
-const MAX_EXTRACT_CHARS = 2 * 1024 * 1024;
+/** Extraction reads at most this much of a document's text (the index keeps about as much). */
+export const MAX_EXTRACT_CHARS = 1024 * 1024;
+/** Matches looked at per document, duplicates included: past this the rest of the text is not read. */
+export const MAX_SCANNED_MATCHES = 50 * MAX_EDGES_PER_DOCUMENT;
 export const GRAPH_LIMIT_MAX = 1000;
 
 // ---------------------------------------------------------------------------------------------
@@ -108,20 +113,76 @@ function edge(relation: Relation, targets: (string | null)[], scheme: ExtractedE
 
 const symbol = (path: string, name: string, kind: string) => edge("DEFINES", [], null, "symbol", `symbol:${path}#${name}`, name, kind);
 
-function markdownEdges(path: string, text: string): ExtractedEdge[] {
+/**
+ * Every pattern below runs on re2js (linear in the text whatever it holds): the platform's
+ * backtracking engine took 18.8 s on 128 KB of `[` with the markdown link pattern, and grew the
+ * same way on `.ts` files of `import a` lines. The few native regexes left in this section run
+ * on a single path or a short captured name and cannot backtrack (one anchored class run).
+ */
+type Scan = (re: () => RE2JS, text: string) => Iterable<Re2Match>;
+
+/** Compiled on first use: a Worker that never indexes a Go file never compiles its patterns. */
+function pattern(source: string): () => RE2JS {
+  let re: RE2JS | undefined;
+  return () => (re ??= re2Lines(source));
+}
+
+/** Text up to the first of `chars` (a path's query or fragment dropped). */
+function before(text: string, chars: string): string {
+  for (let i = 0; i < text.length; i++) if (chars.includes(text[i]!)) return text.slice(0, i);
+  return text;
+}
+
+/** `text` without inline code spans (`…`): a backtick with no partner is left as it is. */
+function withoutCodeSpans(text: string): string {
+  let open = text.indexOf("`");
+  if (open < 0) return text;
+  let out = "";
+  let at = 0;
+  while (open >= 0) {
+    const close = text.indexOf("`", open + 1);
+    if (close < 0) break;
+    out += text.slice(at, open);
+    at = close + 1;
+    open = text.indexOf("`", at);
+  }
+  return out + text.slice(at);
+}
+
+/** The fence a line opens or closes (``` or ~~~ after leading whitespace), else null. */
+function fenceOf(line: string): string | null {
+  const t = line.trimStart();
+  return t.startsWith("```") ? "```" : t.startsWith("~~~") ? "~~~" : null;
+}
+
+/** The name before ` as ` in an import clause (`numpy as np` → `numpy`), whitespace-split. */
+function beforeAs(part: string): string {
+  const words = part.split(/[ \t]+/).filter((w) => w !== "");
+  const as = words.indexOf("as");
+  return (as < 0 ? words : words.slice(0, as)).join(" ");
+}
+
+const MD_LINK = pattern(String.raw`!?\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+["'(][^)]*)?\)`);
+const MD_REF = pattern(String.raw`^\s{0,3}\[[^\]]+\]:\s*(\S+)`);
+const MD_AUTOLINK = pattern(String.raw`<(https?://[^>\s]+)>`);
+const MD_WIKI = pattern(String.raw`\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]`);
+
+function markdownEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
   const addLink = (raw: string) => {
-    let target = raw.trim().replace(/^<|>$/g, "");
+    let target = raw.trim();
+    if (target.startsWith("<")) target = target.slice(1);
+    if (target.endsWith(">")) target = target.slice(0, -1);
     if (target === "" || target.startsWith("#")) return;
     if (/^https?:\/\//i.test(target)) {
-      const url = target.replace(/#.*$/, "");
+      const url = before(target, "#");
       out.push(edge("LINKS_TO", [], null, "url", `url:${url}`, url));
       return;
     }
     // Other schemes (mailto:, data:, ftp:) name nothing in the store.
     if (/^[a-z][a-z0-9+.-]*:/i.test(target)) return;
-    target = target.replace(/[?#].*$/, "");
+    target = before(target, "?#");
     try {
       target = decodeURIComponent(target);
     } catch {
@@ -133,24 +194,41 @@ function markdownEdges(path: string, text: string): ExtractedEdge[] {
   };
   let fence: string | null = null;
   for (const line of text.split("\n")) {
-    const f = /^\s*(```|~~~)/.exec(line);
+    const f = fenceOf(line);
     if (f) {
-      fence = fence === null ? f[1]! : fence === f[1] ? null : fence;
+      fence = fence === null ? f : fence === f ? null : fence;
       continue;
     }
     if (fence) continue;
     // Inline code spans are examples, not links.
-    const prose = line.replace(/`[^`]*`/g, "");
-    for (const m of prose.matchAll(/!?\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+["'(][^)]*)?\)/g)) addLink(m[1]!);
-    const ref = /^\s{0,3}\[[^\]]+\]:\s*(\S+)/.exec(prose);
-    if (ref) addLink(ref[1]!);
-    for (const m of prose.matchAll(/<(https?:\/\/[^>\s]+)>/g)) addLink(m[1]!);
-    for (const m of prose.matchAll(/\[\[([^\]|#]+)(?:[#|][^\]]*)?\]\]/g)) addLink(m[1]!);
+    const prose = withoutCodeSpans(line);
+    // Each pattern needs its punctuation on the line; most lines have none and skip the regex.
+    if (prose.includes("](")) for (const m of scan(MD_LINK, prose)) addLink(m[1]!);
+    if (prose.includes("]:")) for (const m of scan(MD_REF, prose)) addLink(m[1]!);
+    if (prose.includes("<http")) for (const m of scan(MD_AUTOLINK, prose)) addLink(m[1]!);
+    if (prose.includes("[[")) for (const m of scan(MD_WIKI, prose)) addLink(m[1]!);
   }
   return out;
 }
 
-function jsEdges(path: string, text: string): ExtractedEdge[] {
+const JS_IMPORTS = [
+  String.raw`^\s*import\s+(?:type\s+)?(?:[\w*$\{\}\s,]+?\s+from\s+)?["']([^"']+)["']`,
+  String.raw`^\s*export\s+(?:type\s+)?(?:\*|\{[^}]*\})(?:\s+as\s+\w+)?\s+from\s+["']([^"']+)["']`,
+  String.raw`\brequire\(\s*["']([^"']+)["']\s*\)`,
+  String.raw`\bimport\(\s*["']([^"']+)["']\s*\)`,
+].map(pattern);
+const JS_NAME = String.raw`([A-Za-z_$][\w$]*)`;
+const JS_DEFS: [() => RE2JS, string][] = [
+  [pattern(String.raw`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*${JS_NAME}`), "function"],
+  [pattern(String.raw`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+${JS_NAME}`), "class"],
+  [pattern(String.raw`^(?:export\s+)?(?:declare\s+)?interface\s+${JS_NAME}`), "interface"],
+  [pattern(String.raw`^(?:export\s+)?(?:declare\s+)?type\s+${JS_NAME}\s*[=<]`), "type"],
+  [pattern(String.raw`^(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+${JS_NAME}`), "enum"],
+  [pattern(String.raw`^(?:export\s+)?(?:declare\s+)?(?:const|let|var)\s+${JS_NAME}`), "const"],
+  [pattern(String.raw`^(?:export\s+)?(?:declare\s+)?namespace\s+([A-Za-z_$][\w$.]*)`), "namespace"],
+];
+
+function jsEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
   const addImport = (spec: string) => {
@@ -164,32 +242,31 @@ function jsEdges(path: string, text: string): ExtractedEdge[] {
       out.push(edge("IMPORTS", [], null, "module", `module:js:${spec}`, spec));
     }
   };
-  const patterns = [
-    /^\s*import\s+(?:type\s+)?(?:[\w*${}\s,]+?\s+from\s+)?["']([^"']+)["']/gm,
-    /^\s*export\s+(?:type\s+)?(?:\*|\{[^}]*\})(?:\s+as\s+\w+)?\s+from\s+["']([^"']+)["']/gm,
-    /\brequire\(\s*["']([^"']+)["']\s*\)/g,
-    /\bimport\(\s*["']([^"']+)["']\s*\)/g,
-  ];
-  for (const re of patterns) for (const m of text.matchAll(re)) addImport(m[1]!);
-  const defs: [RegExp, string][] = [
-    [/^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*([A-Za-z_$][\w$]*)/gm, "function"],
-    [/^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:abstract\s+)?class\s+([A-Za-z_$][\w$]*)/gm, "class"],
-    [/^(?:export\s+)?(?:declare\s+)?interface\s+([A-Za-z_$][\w$]*)/gm, "interface"],
-    [/^(?:export\s+)?(?:declare\s+)?type\s+([A-Za-z_$][\w$]*)\s*[=<]/gm, "type"],
-    [/^(?:export\s+)?(?:declare\s+)?(?:const\s+)?enum\s+([A-Za-z_$][\w$]*)/gm, "enum"],
-    [/^(?:export\s+)?(?:declare\s+)?(?:const|let|var)\s+(?!enum\b)([A-Za-z_$][\w$]*)/gm, "const"],
-    [/^(?:export\s+)?(?:declare\s+)?namespace\s+([A-Za-z_$][\w$.]*)/gm, "namespace"],
-  ];
-  for (const [re, kind] of defs) for (const m of text.matchAll(re)) out.push(symbol(path, m[1]!, kind));
+  for (const re of JS_IMPORTS) for (const m of scan(re, text)) addImport(m[1]!);
+  for (const [re, kind] of JS_DEFS) {
+    for (const m of scan(re, text)) {
+      // `const enum E` is the enum pattern's (RE2 has no lookahead to say so in the pattern).
+      if (kind === "const" && m[1] === "enum") continue;
+      out.push(symbol(path, m[1]!, kind));
+    }
+  }
   return out;
 }
 
-function pythonEdges(path: string, text: string): ExtractedEdge[] {
+const PY_IMPORT = pattern(String.raw`^[ \t]*import[ \t]+([\w., \t]+)$`);
+const PY_FROM = pattern(String.raw`^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*\(?([\w \t,*]*)`);
+const PY_DEF = pattern(String.raw`^(?:async\s+)?def\s+(\w+)`);
+const PY_CLASS = pattern(String.raw`^class\s+(\w+)`);
+// `X = …` but not `X == …`: the character after '=' is consumed instead of looked ahead at.
+const PY_CONST = pattern(String.raw`^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]+)?=(?:[^=]|$)`);
+
+function pythonEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
   const addModule = (mod: string, names: string[]) => {
-    const dots = /^\.*/.exec(mod)![0].length;
-    const rest = mod.slice(dots).replace(/\./g, "/");
+    let dots = 0;
+    while (mod[dots] === ".") dots++;
+    const rest = mod.slice(dots).replaceAll(".", "/");
     if (dots > 0) {
       let base: string | null = dir;
       for (let i = 1; i < dots && base !== null; i++) base = base === "" ? null : dirOf(base);
@@ -209,41 +286,57 @@ function pythonEdges(path: string, text: string): ExtractedEdge[] {
     // An absolute import is a module next to this file, one under the store's root, or a package.
     out.push(edge("IMPORTS", [join(dir, rest), rest], "py", "module", `module:python:${mod}`, mod));
   };
-  for (const m of text.matchAll(/^[ \t]*import[ \t]+([\w., \t]+)$/gm)) {
+  for (const m of scan(PY_IMPORT, text)) {
     for (const part of m[1]!.split(",")) {
-      const mod = part.trim().split(/\s+as\s+/)[0]!.trim();
+      const mod = beforeAs(part);
       if (/^[\w.]+$/.test(mod)) addModule(mod, []);
     }
   }
-  for (const m of text.matchAll(/^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*\(?([\w \t,*]*)/gm)) {
-    const names = m[2]!.split(",").map((n) => n.trim().split(/\s+as\s+/)[0]!.trim()).filter((n) => /^\w+$/.test(n));
+  for (const m of scan(PY_FROM, text)) {
+    const names = m[2]!.split(",").map(beforeAs).filter((n) => /^\w+$/.test(n));
     if (m[1]! !== "") addModule(m[1]!, names);
   }
-  for (const m of text.matchAll(/^(?:async\s+)?def\s+(\w+)/gm)) out.push(symbol(path, m[1]!, "function"));
-  for (const m of text.matchAll(/^class\s+(\w+)/gm)) out.push(symbol(path, m[1]!, "class"));
-  for (const m of text.matchAll(/^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]+)?=(?!=)/gm)) out.push(symbol(path, m[1]!, "const"));
+  for (const m of scan(PY_DEF, text)) out.push(symbol(path, m[1]!, "function"));
+  for (const m of scan(PY_CLASS, text)) out.push(symbol(path, m[1]!, "class"));
+  for (const m of scan(PY_CONST, text)) out.push(symbol(path, m[1]!, "const"));
   return out;
 }
 
-function goEdges(path: string, text: string): ExtractedEdge[] {
+const GO_IMPORT = pattern(String.raw`^import\s+(?:[\w.]+\s+)?"([^"]+)"`);
+const GO_IMPORT_BLOCK = pattern(String.raw`^import\s*\(([\s\S]*?)^\)`);
+const GO_IMPORT_LINE = pattern(String.raw`^\s*(?:[\w.]+\s+)?"([^"]+)"`);
+const GO_FUNC = pattern(String.raw`^func\s+(?:\(\s*\w*\s*\*?(\w+)[^)]*\)\s*)?(\w+)`);
+const GO_TYPE = pattern(String.raw`^type\s+(\w+)(?:\[[^\]]*\])?\s+(struct|interface)?`);
+const GO_VALUE = pattern(String.raw`^(const|var)\s+(\w+)`);
+const GO_BLOCK = pattern(String.raw`^(const|var|type)\s*\(([\s\S]*?)^\)`);
+const GO_BLOCK_NAME = pattern(String.raw`^\t(\w+)`);
+
+function goEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const addImport = (spec: string) => out.push(edge("IMPORTS", [], null, "module", `module:go:${spec}`, spec));
-  for (const m of text.matchAll(/^import\s+(?:[\w.]+\s+)?"([^"]+)"/gm)) addImport(m[1]!);
-  for (const block of text.matchAll(/^import\s*\(([\s\S]*?)^\)/gm)) {
-    for (const m of block[1]!.matchAll(/^\s*(?:[\w.]+\s+)?"([^"]+)"/gm)) addImport(m[1]!);
-  }
-  for (const m of text.matchAll(/^func\s+(?:\(\s*\w*\s*\*?(\w+)[^)]*\)\s*)?(\w+)/gm)) {
-    out.push(m[1] ? symbol(path, `${m[1]}.${m[2]}`, "method") : symbol(path, m[2]!, "function"));
-  }
-  for (const m of text.matchAll(/^type\s+(\w+)(?:\[[^\]]*\])?\s+(struct|interface)?/gm)) out.push(symbol(path, m[1]!, m[2] ?? "type"));
-  for (const m of text.matchAll(/^(const|var)\s+(\w+)/gm)) out.push(symbol(path, m[2]!, m[1]!));
-  for (const block of text.matchAll(/^(const|var|type)\s*\(([\s\S]*?)^\)/gm)) {
-    for (const m of block[2]!.matchAll(/^\t(\w+)/gm)) out.push(symbol(path, m[1]!, block[1]!));
-  }
+  for (const m of scan(GO_IMPORT, text)) addImport(m[1]!);
+  // Blocks do not overlap, so the inner scans read each character at most once more.
+  for (const block of scan(GO_IMPORT_BLOCK, text)) for (const m of scan(GO_IMPORT_LINE, block[1]!)) addImport(m[1]!);
+  for (const m of scan(GO_FUNC, text)) out.push(m[1] ? symbol(path, `${m[1]}.${m[2]}`, "method") : symbol(path, m[2]!, "function"));
+  for (const m of scan(GO_TYPE, text)) out.push(symbol(path, m[1]!, m[2] ?? "type"));
+  for (const m of scan(GO_VALUE, text)) out.push(symbol(path, m[2]!, m[1]!));
+  for (const block of scan(GO_BLOCK, text)) for (const m of scan(GO_BLOCK_NAME, block[2]!)) out.push(symbol(path, m[1]!, block[1]!));
   return out;
 }
 
-function rustEdges(path: string, text: string): ExtractedEdge[] {
+const RS_VIS = String.raw`(?:pub(?:\([^)]*\))?\s+)?`;
+const RS_MOD = pattern(String.raw`^\s*${RS_VIS}mod\s+(\w+)\s*;`);
+const RS_USE = pattern(String.raw`^\s*${RS_VIS}use\s+([\w:]+)`);
+const RS_EXTERN = pattern(String.raw`^\s*extern\s+crate\s+(\w+)`);
+const RS_DEFS: [() => RE2JS, string][] = [
+  [pattern(String.raw`^${RS_VIS}(?:(?:async|const|unsafe|extern\s+"[^"]*")\s+)*fn\s+(\w+)`), "function"],
+  [pattern(String.raw`^${RS_VIS}(struct|enum|trait|type|union)\s+(\w+)`), ""],
+  [pattern(String.raw`^${RS_VIS}(?:const|static)\s+(?:mut\s+)?(\w+)`), "const"],
+  [pattern(String.raw`^macro_rules!\s*(\w+)`), "macro"],
+  [pattern(String.raw`^${RS_VIS}mod\s+(\w+)\s*\{`), "module"],
+];
+
+function rustEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
   const file = path.slice(path.lastIndexOf("/") + 1);
@@ -251,12 +344,12 @@ function rustEdges(path: string, text: string): ExtractedEdge[] {
   const modDir = /^(lib|main|mod)\.rs$/.test(file) ? dir : join(dir, file.replace(/\.rs$/, ""));
   const srcAt = path.lastIndexOf("src/");
   const crateRoot = srcAt >= 0 ? path.slice(0, srcAt + 3) : dir;
-  for (const m of text.matchAll(/^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;/gm)) {
+  for (const m of scan(RS_MOD, text)) {
     const target = join(modDir, m[1]!);
     out.push(edge("IMPORTS", [target], "rs", "unresolved", `unresolved:${target}`, m[1]!));
   }
-  for (const m of text.matchAll(/^\s*(?:pub(?:\([^)]*\))?\s+)?use\s+([\w:]+)/gm)) {
-    const segs = m[1]!.replace(/::$/, "").split("::").filter(Boolean);
+  for (const m of scan(RS_USE, text)) {
+    const segs = m[1]!.split("::").filter(Boolean);
     if (segs.length === 0) continue;
     if (segs[0] === "crate" || segs[0] === "self" || segs[0] === "super") {
       const base = segs[0] === "crate" ? crateRoot : segs[0] === "self" ? modDir : dir;
@@ -271,70 +364,77 @@ function rustEdges(path: string, text: string): ExtractedEdge[] {
       out.push(edge("IMPORTS", [], null, "module", `module:rust:${mod}`, mod));
     }
   }
-  for (const m of text.matchAll(/^\s*extern\s+crate\s+(\w+)/gm)) out.push(edge("IMPORTS", [], null, "module", `module:rust:${m[1]}`, m[1]!));
-  const vis = String.raw`(?:pub(?:\([^)]*\))?\s+)?`;
-  const defs: [RegExp, string][] = [
-    [new RegExp(String.raw`^${vis}(?:(?:async|const|unsafe|extern\s+"[^"]*")\s+)*fn\s+(\w+)`, "gm"), "function"],
-    [new RegExp(String.raw`^${vis}(struct|enum|trait|type|union)\s+(\w+)`, "gm"), ""],
-    [new RegExp(String.raw`^${vis}(?:const|static)\s+(?:mut\s+)?(\w+)`, "gm"), "const"],
-    [/^macro_rules!\s*(\w+)/gm, "macro"],
-    [new RegExp(String.raw`^${vis}mod\s+(\w+)\s*\{`, "gm"), "module"],
-  ];
-  for (const [re, kind] of defs) for (const m of text.matchAll(re)) out.push(kind === "" ? symbol(path, m[2]!, m[1]!) : symbol(path, m[1]!, kind));
+  for (const m of scan(RS_EXTERN, text)) out.push(edge("IMPORTS", [], null, "module", `module:rust:${m[1]}`, m[1]!));
+  for (const [re, kind] of RS_DEFS) for (const m of scan(re, text)) out.push(kind === "" ? symbol(path, m[2]!, m[1]!) : symbol(path, m[1]!, kind));
   return out;
 }
 
 const C_NOT_FUNCTIONS = new Set(["if", "else", "for", "while", "switch", "return", "sizeof", "case", "do", "typedef", "using", "namespace", "template", "static_assert", "defined"]);
+const C_INCLUDE = pattern(String.raw`^\s*#\s*include\s*([<"])([^>"]+)[>"]`);
+const C_TAG = pattern(String.raw`^(?:typedef\s+)?(struct|class|union|enum(?:\s+class)?)\s+(\w+)\s*(?:final\s*)?(?:[:{]|$)`);
+const C_TYPEDEF = pattern(String.raw`^typedef\s[^;{]*?(\w+)\s*;`);
+const C_DEFINE = pattern(String.raw`^#\s*define\s+(\w+)`);
+const C_NAMESPACE = pattern(String.raw`^namespace\s+(\w+)`);
+const C_FUNCTION = pattern(String.raw`^(?:[A-Za-z_][\w:<>,*& \t]*?[ \t*&])?([A-Za-z_~][\w:~]*)[ \t]*\([^;\n]*$`);
 
-function cEdges(path: string, text: string): ExtractedEdge[] {
+function cEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
-  for (const m of text.matchAll(/^\s*#\s*include\s*([<"])([^>"]+)[>"]/gm)) {
+  for (const m of scan(C_INCLUDE, text)) {
     const header = m[2]!.trim();
     const local = m[1] === '"' ? [resolvePath(dir, header)] : [];
     out.push(edge("IMPORTS", [...local, resolvePath("", header), resolvePath("include", header), resolvePath("src", header)], "exact", "module", `module:c:${header}`, header));
   }
-  for (const m of text.matchAll(/^(?:typedef\s+)?(struct|class|union|enum(?:\s+class)?)\s+(\w+)\s*(?:final\s*)?(?:[:{]|$)/gm)) out.push(symbol(path, m[2]!, m[1]!.split(/\s+/)[0]!));
-  for (const m of text.matchAll(/^typedef\s[^;{]*?(\w+)\s*;/gm)) out.push(symbol(path, m[1]!, "type"));
-  for (const m of text.matchAll(/^#\s*define\s+(\w+)/gm)) out.push(symbol(path, m[1]!, "macro"));
-  for (const m of text.matchAll(/^namespace\s+(\w+)/gm)) out.push(symbol(path, m[1]!, "namespace"));
-  for (const m of text.matchAll(/^(?:[A-Za-z_][\w:<>,*& \t]*?[ \t*&])?([A-Za-z_~][\w:~]*)[ \t]*\([^;\n]*$/gm)) {
+  for (const m of scan(C_TAG, text)) out.push(symbol(path, m[2]!, m[1]!.startsWith("enum") ? "enum" : m[1]!));
+  for (const m of scan(C_TYPEDEF, text)) out.push(symbol(path, m[1]!, "type"));
+  for (const m of scan(C_DEFINE, text)) out.push(symbol(path, m[1]!, "macro"));
+  for (const m of scan(C_NAMESPACE, text)) out.push(symbol(path, m[1]!, "namespace"));
+  for (const m of scan(C_FUNCTION, text)) {
     const name = m[1]!;
-    if (C_NOT_FUNCTIONS.has(name) || m[0].startsWith("#")) continue;
+    if (C_NOT_FUNCTIONS.has(name) || m[0]!.startsWith("#")) continue;
     out.push(symbol(path, name, "function"));
   }
   return out;
 }
 
-function jvmEdges(path: string, text: string): ExtractedEdge[] {
+const JVM_MODS = "(?:(?:public|private|protected|internal|abstract|final|static|sealed|data|open|enum|annotation|inner)\\s+)*";
+const JVM_IMPORT = pattern(String.raw`^import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;?\s*$`);
+const JVM_TYPE = pattern(`^${JVM_MODS}(class|interface|enum|record|object)\\s+(\\w+)`);
+const JVM_FUN = pattern(`^${JVM_MODS}fun\\s+(?:<[^>]*>\\s*)?(\\w+)`);
+
+function jvmEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
-  for (const m of text.matchAll(/^import\s+(?:static\s+)?([\w.]+)(?:\.\*)?\s*;?\s*$/gm)) {
+  for (const m of scan(JVM_IMPORT, text)) {
     const name = m[1]!;
-    const rel = name.replace(/\./g, "/");
+    const rel = name.replaceAll(".", "/");
     out.push(edge("IMPORTS", [rel, `src/main/java/${rel}`, `src/main/kotlin/${rel}`, `src/${rel}`], "jvm", "module", `module:jvm:${name}`, name));
   }
-  const mods = "(?:(?:public|private|protected|internal|abstract|final|static|sealed|data|open|enum|annotation|inner)\\s+)*";
-  for (const m of text.matchAll(new RegExp(`^${mods}(class|interface|enum|record|object)\\s+(\\w+)`, "gm"))) out.push(symbol(path, m[2]!, m[1]!));
-  for (const m of text.matchAll(new RegExp(`^${mods}fun\\s+(?:<[^>]*>\\s*)?(\\w+)`, "gm"))) out.push(symbol(path, m[1]!, "function"));
+  for (const m of scan(JVM_TYPE, text)) out.push(symbol(path, m[2]!, m[1]!));
+  for (const m of scan(JVM_FUN, text)) out.push(symbol(path, m[1]!, "function"));
   return out;
 }
 
-function rubyEdges(path: string, text: string): ExtractedEdge[] {
+const RB_REQUIRE_RELATIVE = pattern(String.raw`^\s*require_relative\s+["']([^"']+)["']`);
+const RB_REQUIRE = pattern(String.raw`^\s*require\s+["']([^"']+)["']`);
+const RB_TYPE = pattern(String.raw`^(class|module)\s+([A-Z][\w:]*)`);
+const RB_DEF = pattern(String.raw`^def\s+(?:self\.)?(\w+[?!=]?)`);
+
+function rubyEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
-  for (const m of text.matchAll(/^\s*require_relative\s+["']([^"']+)["']/gm)) {
+  for (const m of scan(RB_REQUIRE_RELATIVE, text)) {
     const target = resolvePath(dir, m[1]!);
     if (target) out.push(edge("IMPORTS", [target], "rb", "unresolved", `unresolved:${target}`, m[1]!));
   }
-  for (const m of text.matchAll(/^\s*require\s+["']([^"']+)["']/gm)) {
+  for (const m of scan(RB_REQUIRE, text)) {
     out.push(edge("IMPORTS", [resolvePath("lib", m[1]!), resolvePath("", m[1]!)], "rb", "module", `module:ruby:${m[1]}`, m[1]!));
   }
-  for (const m of text.matchAll(/^(class|module)\s+([A-Z][\w:]*)/gm)) out.push(symbol(path, m[2]!, m[1]!));
-  for (const m of text.matchAll(/^def\s+(?:self\.)?(\w+[?!=]?)/gm)) out.push(symbol(path, m[1]!, "function"));
+  for (const m of scan(RB_TYPE, text)) out.push(symbol(path, m[2]!, m[1]!));
+  for (const m of scan(RB_DEF, text)) out.push(symbol(path, m[1]!, "function"));
   return out;
 }
 
-const EXTRACTORS: Record<Lang, (path: string, text: string) => ExtractedEdge[]> = {
+const EXTRACTORS: Record<Lang, (path: string, text: string, scan: Scan) => ExtractedEdge[]> = {
   markdown: markdownEdges,
   js: jsEdges,
   python: pythonEdges,
@@ -345,22 +445,50 @@ const EXTRACTORS: Record<Lang, (path: string, text: string) => ExtractedEdge[]> 
   ruby: rubyEdges,
 };
 
-/** The references a document makes, deduplicated, in the order they appear by kind. */
-export function extractEdges(path: string, mime: string, text: string): ExtractedEdge[] {
+export interface GraphExtraction {
+  edges: ExtractedEdge[];
+  /** What was left out (text past the scan limit, references past the match or edge caps); null when nothing. */
+  note: string | null;
+}
+
+/**
+ * The references a document makes, deduplicated, in the order they appear by kind. The work is
+ * bounded twice: each language's patterns read at most MAX_EXTRACT_CHARS of the text (a fixed
+ * number of linear passes), and at most MAX_SCANNED_MATCHES matches are looked at in all.
+ */
+export function extractGraph(path: string, mime: string, text: string): GraphExtraction {
   const lang = languageOf(path, mime);
-  if (!lang) return [];
-  const body = text.length > MAX_EXTRACT_CHARS ? text.slice(0, MAX_EXTRACT_CHARS) : text;
+  if (!lang) return { edges: [], note: null };
+  const budget = new WorkBudget(MAX_SCANNED_MATCHES);
+  if (text.length > MAX_EXTRACT_CHARS) budget.cut(`graph: only the first ${MAX_EXTRACT_CHARS} characters were read for references`);
+  const body = (text.length > MAX_EXTRACT_CHARS ? text.slice(0, MAX_EXTRACT_CHARS) : text).replace(/\r\n?/g, "\n");
+  const scan: Scan = function* (re, within) {
+    if (budget.left === 0) return;
+    for (const m of re2Matches(re(), within)) {
+      if (!budget.take(1)) {
+        budget.cut(`graph: stopped after ${MAX_SCANNED_MATCHES} candidate references; later ones were not recorded`);
+        return;
+      }
+      yield m;
+    }
+  };
   const seen = new Set<string>();
-  const out: ExtractedEdge[] = [];
-  for (const e of EXTRACTORS[lang](path, body.replace(/\r\n?/g, "\n"))) {
+  const edges: ExtractedEdge[] = [];
+  for (const e of EXTRACTORS[lang](path, body, scan)) {
     const key = `${e.relation}\u0000${e.node_key}\u0000${e.targets.join("\u0000")}`;
     if (seen.has(key)) continue;
     seen.add(key);
-    out.push(e);
-    if (out.length >= MAX_EDGES_PER_DOCUMENT) break;
+    if (edges.length >= MAX_EDGES_PER_DOCUMENT) {
+      budget.cut(`graph: kept the first ${MAX_EDGES_PER_DOCUMENT} references`);
+      break;
+    }
+    edges.push(e);
   }
-  return out;
+  return { edges, note: budget.note() };
 }
+
+/** The references a document makes (extractGraph without its note). */
+export const extractEdges = (path: string, mime: string, text: string): ExtractedEdge[] => extractGraph(path, mime, text).edges;
 
 // ---------------------------------------------------------------------------------------------
 // Storage.
@@ -372,8 +500,8 @@ const ROWS_PER_INSERT = 400;
  * Records the graph edges of a document version; called by ingest after text extraction. Replaces
  * the out-edges recorded for this path's content and drops those of versions no longer live.
  */
-export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash: string; mime: string; text: string | null }): Promise<{ edges: number }> {
-  const edges = doc.text === null ? [] : extractEdges(doc.path, doc.mime, doc.text);
+export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash: string; mime: string; text: string | null }): Promise<{ edges: number; note: string | null }> {
+  const { edges, note } = doc.text === null ? { edges: [], note: null } : extractGraph(doc.path, doc.mime, doc.text);
   const rows: unknown[][] = [];
   edges.forEach((e, seq) => {
     const targets = e.targets.length > 0 ? e.targets : [null];
@@ -400,7 +528,7 @@ export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash
     );
   }
   await ctx.d1.batch(statements);
-  return { edges: edges.length };
+  return { edges: edges.length, note };
 }
 
 /** Deletes the edges of a path whose recorded content is no longer live there (e.g. after delete). */

@@ -1,5 +1,5 @@
 import type { Ctx } from "../mcp/context";
-import type { ExtractStatus } from "./extract";
+import { type ExtractStatus, kindOf } from "./extract";
 import { enqueueIndex } from "./index-queue";
 import { putDocument, type PutDocumentInput, type PutDocumentResult } from "./store";
 import { type IndexableDocument, indexDocument } from "./text-index";
@@ -22,16 +22,8 @@ export const INLINE_INDEX_MAX_BYTES = 64 * 1024;
 
 export const PENDING_NOTE = "stored; indexing runs in the background (index_status says pending until it is done), and search and grep find the document once it is indexed";
 
-/** Whether the content may be a PDF: its MIME type, its extension or its magic number says so. */
-function mayBePdf(bytes: Uint8Array, mime: string, path: string): boolean {
-  if (/^application\/pdf\b/i.test(mime) || /\.pdf$/i.test(path)) return true;
-  const magic = "%PDF-";
-  for (let i = 0; i < magic.length; i++) if (bytes[i] !== magic.charCodeAt(i)) return false;
-  return true;
-}
-
 export const indexesInline = (doc: Pick<IndexableDocument, "bytes" | "mime" | "path">): boolean =>
-  doc.bytes.byteLength <= INLINE_INDEX_MAX_BYTES && !mayBePdf(doc.bytes, doc.mime, doc.path);
+  doc.bytes.byteLength <= INLINE_INDEX_MAX_BYTES && kindOf(doc.bytes, doc.mime, doc.path) !== "pdf";
 
 /**
  * The one way new content enters the store (inline add, GitHub import, download, watch):

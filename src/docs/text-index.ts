@@ -53,6 +53,28 @@ export const tenantKey = (tenantId: string) => `t${tenantId.toLowerCase().replac
 
 const isMarkdown = (path: string, mime: string) => /\.(md|markdown|mdx)$/i.test(path) || /^text\/(x-)?markdown\b/i.test(mime);
 
+const isSpace = (ch: string | undefined) => ch !== undefined && /\s/.test(ch);
+
+/**
+ * The text of an ATX heading line (`## Title ##`), or null: what `/^#{1,6}\s+(.*?)\s*#*\s*$/`
+ * captured, found by one scan from each end. That regex backtracked cubically on a heading
+ * followed by a long run of spaces (8,000 spaces: 225 s).
+ */
+export function atxHeading(line: string): string | null {
+  let i = 0;
+  while (line[i] === "#") i++;
+  if (i < 1 || i > 6 || !isSpace(line[i])) return null;
+  while (isSpace(line[i])) i++;
+  // The closing sequence: trailing spaces, then #s, then spaces.
+  let j = line.length;
+  while (j > i && isSpace(line[j - 1])) j--;
+  while (j > i && line[j - 1] === "#") j--;
+  while (j > i && isSpace(line[j - 1])) j--;
+  const text = line.slice(i, j);
+  // `.` matches no line break: a heading holding one was not a heading to the regex either.
+  return text === "" || /[\r\n\u2028\u2029]/.test(text) ? null : text;
+}
+
 /** The first ATX heading of a markdown text (after any front matter), else the file name. */
 export function documentTitle(path: string, mime: string, text: string | null): string {
   const name = path.slice(path.lastIndexOf("/") + 1);
@@ -66,8 +88,8 @@ export function documentTitle(path: string, mime: string, text: string | null): 
   for (const line of body.split("\n")) {
     if (/^\s*(```|~~~)/.test(line)) fenced = !fenced;
     if (fenced) continue;
-    const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
-    if (m && m[1]) return m[1].length > MAX_TITLE_CHARS ? `${m[1].slice(0, MAX_TITLE_CHARS - 1)}…` : m[1];
+    const heading = atxHeading(line);
+    if (heading) return heading.length > MAX_TITLE_CHARS ? `${heading.slice(0, MAX_TITLE_CHARS - 1)}…` : heading;
   }
   return name;
 }
@@ -110,8 +132,11 @@ export async function storeExtraction(ctx: Ctx, hash: string, x: Extraction): Pr
  */
 export async function indexDocument(ctx: Ctx, doc: IndexableDocument): Promise<IndexResult> {
   const extraction = await extractOnce(ctx, doc);
-  await indexGraph(ctx, { id: doc.id, path: doc.path, hash: doc.hash, mime: doc.mime, text: extraction.status === "text" ? extraction.text : null });
-  return recordIndex(ctx, doc, extraction);
+  const graph = await indexGraph(ctx, { id: doc.id, path: doc.path, hash: doc.hash, mime: doc.mime, text: extraction.status === "text" ? extraction.text : null });
+  const indexed = await recordIndex(ctx, doc, extraction);
+  // What the graph's budget cut is said beside what extraction cut.
+  const note = [indexed.note, graph.note].filter(Boolean).join("; ");
+  return note ? { ...indexed, note } : indexed;
 }
 
 /**

@@ -22,3 +22,24 @@ export function compileRe2(pattern: string, flags: number, name = "pattern"): RE
     throw err;
   }
 }
+
+/** One RE2 match, shaped like a RegExpExecArray: [whole, ...groups], undefined for a group that took no part. */
+export type Re2Match = (string | undefined)[] & { index: number };
+
+/**
+ * Every match of `re` in `text`, left to right, as String.prototype.matchAll gives them; the
+ * linear-time counterpart of `text.matchAll(/…/g)` for regexes run on a caller's content.
+ */
+export function* re2Matches(re: RE2JS, text: string): Generator<Re2Match> {
+  const m = re.matcher(text);
+  const groups = m.groupCount();
+  while (m.find()) {
+    const out = [m.group(0) ?? ""] as Re2Match;
+    for (let g = 1; g <= groups; g++) out.push(m.group(g) ?? undefined);
+    out.index = m.start(0);
+    yield out;
+  }
+}
+
+/** Compiles a fixed (not caller-supplied) RE2 pattern with `^`/`$` at line ends, the `m` flag of a JS regex. */
+export const re2Lines = (pattern: string): RE2JS => RE2JS.compile(pattern, RE2JS.MULTILINE);

@@ -76,7 +76,21 @@ export function looksLikeUnifiedDiff(diff: string): boolean {
 }
 
 const HUNK = /^@@ -(\d+)(?:,(\d+))? \+(\d+)(?:,(\d+))? @@/;
-const BINARY = /^Binary files (.+) and (.+) differ$/;
+/** A character `.` does not match: a header holding one is not read as a header, as before. */
+const LINE_BREAK = /[\r\n\u2028\u2029]/;
+
+/**
+ * The two paths of `Binary files X and Y differ` (X up to the last ` and `), or null. Found with
+ * indexOf: the regex it replaces backtracked quadratically on a line of many ` and `.
+ */
+function binaryPaths(line: string): [string, string] | null {
+  const head = "Binary files ";
+  const tail = " differ";
+  if (!line.startsWith(head) || !line.endsWith(tail) || LINE_BREAK.test(line)) return null;
+  const middle = line.slice(head.length, line.length - tail.length);
+  const at = middle.lastIndexOf(" and ", middle.length - 6);
+  return at < 1 ? null : [middle.slice(0, at), middle.slice(at + 5)];
+}
 
 const C_ESCAPES: Record<string, number> = { a: 7, b: 8, t: 9, n: 10, v: 11, f: 12, r: 13, '"': 34, "\\": 92 };
 
@@ -135,8 +149,10 @@ function gitHeaderPaths(rest: string): { oldPath: string; newPath: string } {
     const right = rest.slice(half + 1);
     if (stripPrefix(left, "a/") === stripPrefix(right, "b/")) return { oldPath: stripPrefix(left, "a/"), newPath: stripPrefix(right, "b/") };
   }
-  const m = /^a\/(.+?) b\/(.+)$/.exec(rest);
-  if (m) return { oldPath: m[1]!, newPath: m[2]! };
+  // `a/X b/Y` split at the first ` b/` (X and Y not empty), by indexOf: a regex backtracked
+  // quadratically on a line of many ` b/`.
+  const b = rest.startsWith("a/") && !LINE_BREAK.test(rest) ? rest.indexOf(" b/", 3) : -1;
+  if (b !== -1 && b + 3 < rest.length) return { oldPath: rest.slice(2, b), newPath: rest.slice(b + 3) };
   const space = rest.indexOf(" ");
   return space > 0 ? { oldPath: rest.slice(0, space), newPath: rest.slice(space + 1) } : { oldPath: rest, newPath: rest };
 }
@@ -249,11 +265,11 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
       if (oldPath === null && newPath !== null) f.oldPath = newPath;
       continue;
     }
-    const binary = BINARY.exec(line);
+    const binary = binaryPaths(line);
     if (binary) {
       if (!file || !awaitingHeaders) {
-        const oldPath = headerPath(binary[1]!, "a/");
-        const newPath = headerPath(binary[2]!, "b/");
+        const oldPath = headerPath(binary[0], "a/");
+        const newPath = headerPath(binary[1], "b/");
         open(newFile(oldPath ?? newPath ?? "", newPath ?? oldPath ?? ""), i);
         if (oldPath === null) file!.isNew = true;
         if (newPath === null) file!.isDeleted = true;

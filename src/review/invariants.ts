@@ -20,6 +20,7 @@ import { defaultBranch, fullName, isNotFound, repoParams, type Git } from "../gi
 import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
 import { excerpt, isInternalText, ToolError } from "../mcp/errors";
+import { WorkBudget } from "../mcp/work-budget";
 import type { ChangedFileView, ReviewStages } from "./stages";
 import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
 
@@ -31,8 +32,18 @@ export const MAX_GLOBS = 50;
 const MAX_GLOB_CHARS = 500;
 const MAX_ID_CHARS = 100;
 const MAX_RULE_CHARS = 2000;
-/** Characters of added text all evaluations of one call may scan (re2js runs at a few MB/s). */
+/**
+ * Work all evaluations of one call may do, in characters of added text scanned, each weighed by
+ * its regex's size (re2js slows with the program: a 1,800-instruction pattern reads about 6 MB/s
+ * here) and at least PER_EVALUATION for any evaluation (starting a search), plus GLOB_WORK for
+ * each glob tested against a path.
+ */
 export const SCAN_BUDGET = 20_000_000;
+const PER_EVALUATION = 256;
+/** One glob tested against one path. */
+const GLOB_WORK = 16;
+/** Program instructions a scanned character is charged for once (most patterns are smaller). */
+const INSTRUCTIONS_PER_UNIT = 100;
 
 export const ACTIONS = ["deny", "require", "when_require"] as const;
 export type InvariantAction = (typeof ACTIONS)[number];
@@ -273,6 +284,21 @@ function compile(def: InvariantRegex, cache: Map<string, RE2JS>): RE2JS {
   return re;
 }
 
+/** How much heavier than a small pattern this invariant's regexes are to run (1 for most). */
+function programWeight(inv: Invariant, cache: Map<string, RE2JS>): number {
+  let instructions = 0;
+  for (const r of [inv.deny, inv.require, inv.when]) {
+    const def = asRegex(r);
+    if (!def) continue;
+    try {
+      instructions += compile(def, cache).matcher("").programSize();
+    } catch {
+      // evaluate() reports the pattern's error.
+    }
+  }
+  return Math.max(1, Math.ceil(instructions / INSTRUCTIONS_PER_UNIT));
+}
+
 interface Failure {
   evidence: string;
   impact: string;
@@ -324,9 +350,20 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
   const findings: Finding[] = [];
   const warnings = [...config.warnings];
   const cache = new Map<string, RE2JS>();
-  const addedText = (path: string) => files.find((f) => f.path === path || f.oldPath === path)?.added.join("\n") ?? "";
+  // One lookup per path, joined once: a find and join per (invariant, file) was quadratic in files.
+  const byPath = new Map<string, (typeof files)[number]>();
+  for (const f of [...files].reverse()) {
+    if (f.oldPath) byPath.set(f.oldPath, f);
+  }
+  for (const f of [...files].reverse()) byPath.set(f.path, f);
+  const joined = new Map<string, string>();
+  const addedText = (path: string) => {
+    let text = joined.get(path);
+    if (text === undefined) joined.set(path, (text = byPath.get(path)?.added.join("\n") ?? ""));
+    return text;
+  };
   let checked = 0;
-  let scanned = 0;
+  const budget = new WorkBudget(SCAN_BUDGET);
   for (const inv of config.sections.flatMap((s) => s.invariants)) {
     if (!inv.action) {
       warnings.push(`Invariant ${inv.id} has no action; skipping deterministic evaluation`);
@@ -337,14 +374,16 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
       continue;
     }
     const matchers = inv.paths.map((p) => picomatch(p, { dot: true }));
+    const weight = programWeight(inv, cache);
+    const stop = () => {
+      warnings.push(`Invariant evaluation stopped after ${checked} file checks: the work passed ${SCAN_BUDGET} (characters of added lines × pattern size, and glob matches); narrow the diff or the invariants' paths, or simplify their patterns`);
+      return { findings, warnings, checked };
+    };
     for (const file of changedFiles) {
+      if (!budget.take(GLOB_WORK * matchers.length)) return stop();
       if (!matchers.some((m) => m(file))) continue;
       const added = addedText(file);
-      if (scanned + added.length > SCAN_BUDGET) {
-        warnings.push(`Invariant evaluation stopped: the added lines to scan passed ${SCAN_BUDGET} characters; narrow the diff or the invariants' paths`);
-        return { findings, warnings, checked };
-      }
-      scanned += added.length;
+      if (!budget.take(weight * Math.max(PER_EVALUATION, added.length))) return stop();
       checked++;
       try {
         const fail = evaluate(inv, added, cache);

@@ -16,7 +16,8 @@
  * src/mcp/secrets.ts (the registry's masking of what writes store) is separate on purpose: it
  * names a kind and never shows any part of the value.
  */
-import { RE2JS } from "re2js";
+import { RE2JS, type Matcher } from "re2js";
+import { WorkBudget } from "../mcp/work-budget";
 import { GITLEAKS } from "./gitleaks-rules";
 
 export interface GitleaksAllowlist {
@@ -131,7 +132,9 @@ let compiled: { global: CompiledAllowlist; rules: CompiledRule[] } | null = null
 function rules() {
   compiled ??= {
     global: compileAllowlist(GITLEAKS.allowlist),
-    rules: GITLEAKS.rules.map((rule) => ({
+    // The catch-all generic rule goes last: when a scan's budget runs short, the specific rules
+    // (whose findings the generic one gives way to anyway) have had theirs.
+    rules: [...GITLEAKS.rules.filter((r) => !r.id.startsWith("generic")), ...GITLEAKS.rules.filter((r) => r.id.startsWith("generic"))].map((rule) => ({
       rule,
       regex: lazy(() => RE2JS.compile(rule.regex)),
       path: rule.path ? RE2JS.compile(rule.path) : null,
@@ -147,8 +150,14 @@ function rules() {
 export function shannonEntropy(text: string): number {
   if (text === "") return 0;
   const counts = new Map<string, number>();
-  for (const ch of text) counts.set(ch, (counts.get(ch) ?? 0) + 1);
-  const inv = 1 / new TextEncoder().encode(text).length;
+  let bytes = 0;
+  for (const ch of text) {
+    counts.set(ch, (counts.get(ch) ?? 0) + 1);
+    // UTF-8 length without an encoder per call (a lone surrogate encodes as U+FFFD: 3 bytes).
+    const c = ch.codePointAt(0)!;
+    bytes += c < 0x80 ? 1 : c < 0x800 ? 2 : c < 0x10000 ? 3 : 4;
+  }
+  const inv = 1 / bytes;
   let h = 0;
   for (const n of counts.values()) {
     const f = n * inv;
@@ -170,11 +179,10 @@ function fileAllowed(lists: CompiledAllowlist[], filePath: string | undefined): 
   });
 }
 
-/** gitleaks' checkFindingAllowed. */
-function findingAllowed(lists: CompiledAllowlist[], f: { secret: string; match: string; line: string }, filePath: string | undefined): boolean {
+/** gitleaks' checkFindingAllowed. `line` is read only by allowlists that look at the line. */
+function findingAllowed(lists: CompiledAllowlist[], f: Candidate, filePath: string | undefined): boolean {
   return lists.some((a) => {
-    const target = a.target === "match" ? f.match : a.target === "line" ? f.line : f.secret;
-    const regexAllowed = target !== "" && !!a.regex?.test(target);
+    const regexAllowed = a.target === "line" ? lineAllowed(a, f) : regexTest(a, a.target === "match" ? f.match : f.secret);
     const lower = f.secret.toLowerCase();
     const stopword = f.secret !== "" && a.stopwords.some((w) => lower.includes(w));
     if (!a.and) return regexAllowed || stopword;
@@ -186,73 +194,245 @@ function findingAllowed(lists: CompiledAllowlist[], f: { secret: string; match: 
   });
 }
 
-const lineNumber = (text: string, offset: number) => {
-  let n = 1;
-  for (let i = text.indexOf("\n"); i !== -1 && i < offset; i = text.indexOf("\n", i + 1)) n++;
-  return n;
-};
+const regexTest = (a: CompiledAllowlist, target: string) => target !== "" && !!a.regex?.test(target);
 
-/** The secret inside a match: the rule's secretGroup, else its first non-empty group, else the match. */
-function secretIn(regex: RE2JS, match: string, group: number | undefined): { offset: number; value: string } | null {
-  const m = regex.matcher(match);
-  if (!m.find() || m.groupCount() === 0) return { offset: 0, value: match };
-  if (group) {
-    if (group > m.groupCount()) return null;
-    const v = m.group(group);
-    return v === null ? null : { offset: m.start(group), value: v };
-  }
-  for (let g = 1; g <= m.groupCount(); g++) {
-    const v = m.group(g);
-    if (v) return { offset: m.start(g), value: v };
-  }
-  return { offset: 0, value: match };
+/** A finding before the allowlists: its secret, match and line (read only when an allowlist asks). */
+interface Candidate {
+  secret: string;
+  match: string;
+  line: () => string;
+  /** Names the line span within one scan. */
+  lineKey: string;
+  /** One scan's verdicts of line-targeted allowlists, per allowlist and line span. */
+  verdicts: Map<CompiledAllowlist, Map<string, boolean>>;
 }
 
-/** Every secret gitleaks' rules find in `text`, in text order, without overlaps. */
-export function findSecrets(text: string, opts: { filePath?: string } = {}): DetectedSecret[] {
+/**
+ * Line-targeted allowlists are decided once per line: on a long line holding many findings,
+ * testing the whole line again for each one made the scan quadratic.
+ */
+function lineAllowed(a: CompiledAllowlist, f: Candidate): boolean {
+  if (!a.regex) return false;
+  let byLine = f.verdicts.get(a);
+  if (!byLine) f.verdicts.set(a, (byLine = new Map()));
+  let v = byLine.get(f.lineKey);
+  if (v === undefined) byLine.set(f.lineKey, (v = regexTest(a, f.line())));
+  return v;
+}
+
+/** Line arithmetic over one text by binary search, so each finding costs O(log lines), not a rescan. */
+class Lines {
+  private readonly starts: number[] = [0];
+  private readonly allowMarks: number[] = [];
+
+  constructor(private readonly text: string) {
+    for (let i = text.indexOf("\n"); i !== -1; i = text.indexOf("\n", i + 1)) this.starts.push(i + 1);
+    for (let i = text.indexOf(ALLOW_MARK); i !== -1; i = text.indexOf(ALLOW_MARK, i + 1)) this.allowMarks.push(i);
+  }
+
+  /** 0-based index of the line holding `offset`. */
+  at(offset: number): number {
+    let lo = 0;
+    let hi = this.starts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.starts[mid]! <= offset) lo = mid;
+      else hi = mid - 1;
+    }
+    return lo;
+  }
+
+  start(line: number): number {
+    return this.starts[line]!;
+  }
+
+  /** Offset of the line break ending `line` (or the text's end). */
+  end(line: number): number {
+    const next = this.starts[line + 1];
+    return next === undefined ? this.text.length : next - 1;
+  }
+
+  /** Whether `gitleaks:allow` is written anywhere in [from, to). */
+  allowMarked(from: number, to: number): boolean {
+    let lo = 0;
+    let hi = this.allowMarks.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (this.allowMarks[mid]! < from) lo = mid + 1;
+      else hi = mid;
+    }
+    const at = this.allowMarks[lo];
+    return at !== undefined && at + ALLOW_MARK.length <= to;
+  }
+}
+
+const ALLOW_MARK = "gitleaks:allow";
+
+/**
+ * The secret inside the match `m` has just found: the rule's secretGroup, else its first
+ * non-empty group, else the match (from `start`, past any line breaks trimmed off its ends).
+ * The groups come from the search itself: running the rule again on each match doubled the
+ * cost of a text dense with matches.
+ */
+function secretIn(m: Matcher, text: string, start: number, end: number, group: number | undefined): { at: number; value: string } | null {
+  const groups = m.groupCount();
+  if (groups === 0) return { at: start, value: text.slice(start, end) };
+  if (group) {
+    if (group > groups) return null;
+    const v = m.group(group);
+    return v === null ? null : { at: m.start(group), value: v };
+  }
+  for (let g = 1; g <= groups; g++) {
+    const v = m.group(g);
+    if (v) return { at: m.start(g), value: v };
+  }
+  return { at: start, value: text.slice(start, end) };
+}
+
+/**
+ * Work one scan may do, in characters × regex instructions. Finding a rule's matches runs
+ * re2js' NFA over the text, and again over each match to read its groups, at a cost that grows
+ * with the rule's program (the generic rule, ~550 instructions, reads a megabyte in about 1.6 s
+ * here); testing it first runs the DFA, charged at a fraction of that. A text that wakes costly
+ * rules at a large size would take seconds, so a rule whose work does not fit what is left is not
+ * run (or stops early), and the answer names it.
+ */
+export const SECRET_SCAN_BUDGET = 250_000_000;
+/** The DFA's test costs about this fraction of the NFA's search per character. */
+const DFA_SHARE = 16;
+
+export interface SecretScan {
+  secrets: DetectedSecret[];
+  /** True when rules were left out for the budget: the text may hold secrets not found. */
+  truncated: boolean;
+  /** What was left out, for the answer; null when the scan was complete. */
+  note: string | null;
+}
+
+/** How far from a generic finding a specific one on its line is looked for (see scanSecrets). */
+const GENERIC_NEIGHBOURS = 8;
+
+/**
+ * Every secret gitleaks' rules find in `text`, in text order, without overlaps. Linear in the
+ * text per rule run, within SECRET_SCAN_BUDGET (`budget` overrides it, for tests).
+ */
+export function scanSecrets(text: string, opts: { filePath?: string; budget?: number } = {}): SecretScan {
   const { global, rules: all } = rules();
-  if (fileAllowed([global], opts.filePath)) return [];
+  if (fileAllowed([global], opts.filePath)) return { secrets: [], truncated: false, note: null };
+  const budget = new WorkBudget(opts.budget ?? SECRET_SCAN_BUDGET);
   const lower = text.toLowerCase();
-  const found: (DetectedSecret & { lineStart: number })[] = [];
+  // Several rules share a keyword: each is looked for in the text once.
+  const seen = new Map<string, boolean>();
+  const present = (k: string) => {
+    let v = seen.get(k);
+    if (v === undefined) seen.set(k, (v = lower.includes(k)));
+    return v;
+  };
+  const lines = new Lines(text);
+  const skipped: string[] = [];
+  const partial: string[] = [];
+  const found: Found[] = [];
+  const verdicts: Candidate["verdicts"] = new Map();
   for (const c of all) {
     const { rule } = c;
     if (c.path && !(opts.filePath && c.path.test(opts.filePath))) continue;
     if (fileAllowed(c.allowlists, opts.filePath)) continue;
-    if (rule.keywords.length && !rule.keywords.some((k) => lower.includes(k))) continue;
-    // test() runs on re2js' DFA, much faster than a capturing search: most rules stop here.
+    if (rule.keywords.length && !rule.keywords.some(present)) continue;
     const regex = c.regex();
-    if (!regex.test(text)) continue;
     const m = regex.matcher(text);
+    const program = m.programSize();
+    if (!budget.take(text.length * Math.max(1, Math.ceil(program / DFA_SHARE)))) {
+      skipped.push(rule.id);
+      continue;
+    }
+    // test() runs on re2js' DFA, much faster than a capturing search: most rules stop here.
+    if (!regex.test(text)) continue;
+    if (!budget.take(text.length * program)) {
+      skipped.push(rule.id);
+      continue;
+    }
     while (m.find()) {
+      // Reading a match's groups runs the NFA over the match again.
+      if (!budget.take((m.end() - m.start()) * program)) {
+        partial.push(rule.id);
+        break;
+      }
       let start = m.start();
       let end = m.end();
       while (start < end && text[start] === "\n") start++;
       while (end > start && text[end - 1] === "\n") end--;
-      const match = text.slice(start, end);
-      const lineStart = text.lastIndexOf("\n", start - 1) + 1;
-      const lineEndAt = text.indexOf("\n", end);
-      const line = text.slice(lineStart, lineEndAt === -1 ? text.length : lineEndAt);
-      if (line.includes("gitleaks:allow")) continue;
-      const secret = secretIn(regex, match, rule.secretGroup);
+      const first = lines.at(start);
+      const last = lines.at(end);
+      const lineStart = lines.start(first);
+      const lineEnd = lines.end(last);
+      if (lines.allowMarked(lineStart, lineEnd)) continue;
+      const secret = secretIn(m, text, start, end, rule.secretGroup);
       if (!secret) continue;
       if (rule.entropy && shannonEntropy(secret.value) <= rule.entropy) continue;
-      const f = { secret: secret.value, match, line };
+      const match = text.slice(start, end);
+      const f: Candidate = { secret: secret.value, match, line: () => text.slice(lineStart, lineEnd), lineKey: `${first}:${last}`, verdicts };
       if (findingAllowed([global], f, opts.filePath) || findingAllowed(c.allowlists, f, opts.filePath)) continue;
-      const at = start + secret.offset;
-      found.push({ type: c.type, pattern: rule.id, confidence: c.confidence, start: at, end: at + secret.value.length, line: 0, lineStart, value: secret.value });
+      found.push({ type: c.type, pattern: rule.id, confidence: c.confidence, start: secret.at, end: secret.at + secret.value.length, line: first + 1, lineStart, value: secret.value, generic: rule.id.includes("generic") });
     }
   }
-  // gitleaks' filter(): a generic finding gives way to a specific one on the same line that holds it.
-  const generic = (d: DetectedSecret) => d.pattern.includes("generic");
-  const kept = found.filter((d) => !generic(d) || !found.some((o) => !generic(o) && o.lineStart === d.lineStart && o.value.includes(d.value)));
-  kept.sort((a, b) => a.start - b.start || Number(generic(a)) - Number(generic(b)) || b.end - a.end);
-  const out: DetectedSecret[] = [];
-  for (const { lineStart: _, ...d } of kept) {
-    const last = out[out.length - 1];
+  const specifics = specificsByLine(found);
+  const kept = found.filter((d) => !d.generic || !givesWay(d, specifics));
+  kept.sort((a, b) => a.start - b.start || Number(a.generic) - Number(b.generic) || b.end - a.end);
+  const secrets: DetectedSecret[] = [];
+  for (const { lineStart: _l, generic: _g, ...d } of kept) {
+    const last = secrets[secrets.length - 1];
     if (last && d.start < last.end) continue;
-    out.push({ ...d, line: lineNumber(text, d.start) });
+    secrets.push({ ...d, line: lines.at(d.start) + 1 });
   }
-  return out;
+  if (skipped.length === 0 && partial.length === 0) return { secrets, truncated: false, note: null };
+  const named = (ids: string[]) => `${ids.slice(0, 10).join(", ")}${ids.length > 10 ? ", …" : ""}`;
+  const cuts = [
+    ...(skipped.length > 0 ? [`${skipped.length} rule(s) not run (${named(skipped)})`] : []),
+    ...(partial.length > 0 ? [`${partial.length} rule(s) stopped before the end of the text (${named(partial)})`] : []),
+  ];
+  return { secrets, truncated: true, note: `secret scan cut: the text is too large for all the rules it wakes in one call; ${cuts.join(" and ")}; scan it in smaller parts to check them all` };
+}
+
+type Found = DetectedSecret & { lineStart: number; generic: boolean };
+
+/** The specific (non-generic) findings of each line, by position. */
+function specificsByLine(found: Found[]): Map<number, Found[]> {
+  const map = new Map<number, Found[]>();
+  for (const d of found) {
+    if (d.generic) continue;
+    const list = map.get(d.lineStart) ?? [];
+    list.push(d);
+    map.set(d.lineStart, list);
+  }
+  for (const list of map.values()) list.sort((a, b) => a.start - b.start);
+  return map;
+}
+
+/**
+ * gitleaks' filter(): a generic finding gives way to a specific one on the same line that holds
+ * its value. gitleaks compares it with every finding of the line; on a line of 40,000 findings
+ * that is quadratic, so the specific findings nearest it (where one holding its value is) are
+ * compared instead.
+ */
+function givesWay(d: Found, specifics: Map<number, Found[]>): boolean {
+  const list = specifics.get(d.lineStart);
+  if (!list) return false;
+  let lo = 0;
+  let hi = list.length;
+  while (lo < hi) {
+    const mid = (lo + hi) >> 1;
+    if (list[mid]!.start < d.start) lo = mid + 1;
+    else hi = mid;
+  }
+  for (let i = Math.max(0, lo - GENERIC_NEIGHBOURS); i < Math.min(list.length, lo + GENERIC_NEIGHBOURS); i++) {
+    if (list[i]!.value.includes(d.value)) return true;
+  }
+  return false;
+}
+
+/** Every secret gitleaks' rules find in `text` (scanSecrets without its budget report). */
+export function findSecrets(text: string, opts: { filePath?: string } = {}): DetectedSecret[] {
+  return scanSecrets(text, opts).secrets;
 }
 
 export interface MaskOptions {
@@ -276,21 +456,24 @@ export function maskSecret(secret: string, { showStart, showEnd }: MaskOptions =
 export interface ScrubResult {
   text: string;
   secrets: (Omit<DetectedSecret, "value"> & { masked: string })[];
+  /** True when the scan was cut (see scanSecrets): the text may still hold secrets. */
+  truncated: boolean;
+  note: string | null;
 }
 
 /** `text` with every secret replaced by its masked form; the values themselves are not returned. */
 export function scrubSecrets(text: string, mask: MaskOptions = DEFAULT_MASK, opts: { filePath?: string } = {}): ScrubResult {
-  const found = findSecrets(text, opts);
+  const scan = scanSecrets(text, opts);
   const parts: string[] = [];
   let at = 0;
-  const secrets = found.map(({ value, ...d }) => {
+  const secrets = scan.secrets.map(({ value, ...d }) => {
     const masked = maskSecret(value, mask);
     parts.push(text.slice(at, d.start), masked);
     at = d.end;
     return { ...d, masked };
   });
   parts.push(text.slice(at));
-  return { text: parts.join(""), secrets };
+  return { text: parts.join(""), secrets, truncated: scan.truncated, note: scan.note };
 }
 
 /** For the LLM passes: the text to put in a prompt, and the ids of the rules whose secrets were masked in it. */

@@ -6,7 +6,7 @@
  * all). Same rule ids, severities and messages as the reference; finding ids are derived from the
  * rule and the position instead of the clock, so the same content gives the same answer.
  */
-import { findSecrets } from "./secrets";
+import { scanSecrets } from "./secrets";
 
 export const CONTENT_TYPES = ["review_finding", "plan_output", "generated_code", "raw_text"] as const;
 export type ContentType = (typeof CONTENT_TYPES)[number];
@@ -157,9 +157,12 @@ export function validateContent(input: ValidationInput, opts: { scrubSecrets: bo
   const findings: ValidationFinding[] = [];
   let secretsFound = false;
   if (opts.scrubSecrets) {
-    const secrets = findSecrets(input.content, { filePath: input.filePath });
-    secretsFound = secrets.length > 0;
-    for (const s of secrets.slice(0, MAX_FINDINGS)) {
+    const scan = scanSecrets(input.content, { filePath: input.filePath });
+    secretsFound = scan.secrets.length > 0;
+    if (scan.note) {
+      findings.push({ id: "secret-scan-cut", tier: "tier1_deterministic", severity: "warning", category: "security", ruleId: "SECRET-001", message: scan.note, suggestion: "Validate the content in smaller parts so every secret rule runs." });
+    }
+    for (const s of scan.secrets.slice(0, MAX_FINDINGS - findings.length)) {
       findings.push({ id: `secret-${s.start}`, tier: "tier1_deterministic", severity: "error", category: "security", ruleId: "SECRET-001", message: `Secret detected: ${s.type} (${s.pattern})`, line: s.line });
     }
   }

@@ -10,7 +10,7 @@ import { go } from "./grammars/go";
 import { python } from "./grammars/python";
 import { collectImports } from "./imports";
 import { languageOf } from "./languages";
-import { MAX_SYNTAX_CHARS } from "./limits";
+import { MAX_CHUNK_TEXT_FACTOR, MAX_CHUNKS, MAX_NESTING_WORK, MAX_SYNTAX_CHARS } from "./limits";
 import { SourceLines } from "./lines";
 import { outline } from "./outline";
 import { queryFor } from "./queries";
@@ -36,16 +36,44 @@ export async function parseSource(path: string, text: string): Promise<ParsedFil
   const language = languageOf(path);
   const lines = new SourceLines(text);
   const spec = SPECS[language];
+  let note: string | undefined;
   if (spec && text.length <= MAX_SYNTAX_CHARS) {
-    try {
-      const parsed = await parseWithGrammar(language, spec, text, lines);
-      if (parsed) return parsed;
-    } catch (error) {
-      // A grammar that cannot load or a parse that throws costs the file its symbols, not its chunks.
-      console.warn(`code parse: ${language} parse of ${path.slice(-200)} failed, using line windows`, error instanceof Error ? error.message : error);
+    if (nestingWork(text) > MAX_NESTING_WORK) {
+      note = `brackets nest too deep for the syntax queries' work limit (${MAX_NESTING_WORK}); indexed as line windows, without symbols`;
+    } else {
+      try {
+        const parsed = await parseWithGrammar(language, spec, text, lines);
+        if (parsed) return withBoundedChunks(parsed, lines);
+      } catch (error) {
+        // A grammar that cannot load or a parse that throws costs the file its symbols, not its chunks.
+        console.warn(`code parse: ${language} parse of ${path.slice(-200)} failed, using line windows`, error instanceof Error ? error.message : error);
+      }
     }
   }
-  return { language, syntax: false, chunks: windowChunks(lines, 1, lines.count, "", "window"), symbols: [], references: [], imports: [] };
+  return { language, syntax: false, chunks: windowChunks(lines, 1, lines.count, "", "window"), symbols: [], references: [], imports: [], ...(note ? { note } : {}) };
+}
+
+/** Bracket depth summed over the text: what the queries will cost, estimated in one pass. */
+export function nestingWork(text: string): number {
+  let depth = 0;
+  let work = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 40 || c === 91 || c === 123) depth++;
+    else if ((c === 41 || c === 93 || c === 125) && depth > 0) depth--;
+    work += depth;
+  }
+  return work;
+}
+
+/** The outline's chunks, or line windows when they would repeat the text many times over. */
+function withBoundedChunks(parsed: ParsedFile, lines: SourceLines): ParsedFile {
+  const limit = MAX_CHUNK_TEXT_FACTOR * lines.text.length + 64 * 1024;
+  let chars = 0;
+  for (const c of parsed.chunks) chars += c.text.length;
+  if (parsed.chunks.length <= MAX_CHUNKS && chars <= limit) return parsed;
+  const note = `the outline's chunks would hold ${chars} characters in ${parsed.chunks.length} chunks (limits: ${MAX_CHUNKS} chunks, ${MAX_CHUNK_TEXT_FACTOR}x the file); chunked as line windows instead`;
+  return { ...parsed, chunks: windowChunks(lines, 1, lines.count, "", "window"), note };
 }
 
 async function parseWithGrammar(language: string, spec: LanguageSpec, text: string, lines: SourceLines): Promise<ParsedFile | undefined> {

@@ -29,3 +29,17 @@ export const MAX_IMPORTS = 2_000;
 export const MAX_SYNTAX_CHARS = 1_500_000;
 
 export const SIGNATURE_MAX_CHARS = 200;
+
+/**
+ * Tree-sitter's queries cost about the node count times the nesting depth (10,000 nested
+ * parentheses: over a second per query, growing with the square). Before the queries run, the
+ * bracket depth summed over the text estimates that work; past this the file gets line windows.
+ */
+export const MAX_NESTING_WORK = 40_000_000;
+
+/**
+ * A file's chunks may hold at most this many times its text (plus a little): an outline of many
+ * items on one long line would otherwise repeat that line once per item (30 KB: 150,000 chunks).
+ */
+export const MAX_CHUNK_TEXT_FACTOR = 4;
+export const MAX_CHUNKS = 20_000;

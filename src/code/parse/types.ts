@@ -53,4 +53,6 @@ export interface ParsedFile {
   symbols: SymbolDef[];
   references: SymbolRef[];
   imports: ImportRef[];
+  /** What a work limit cut (the grammar skipped, chunks replaced by line windows), else absent. */
+  note?: string;
 }

@@ -37,6 +37,8 @@ const scrub = defineTool({
     secrets_found: z.boolean().describe("True when anything was masked."),
     secrets_count: z.number().int().describe("How many secrets were masked."),
     detected_types: z.array(detectedSchema).describe("One per secret, in text order."),
+    truncated: z.boolean().describe("True when the text woke more secret rules than one call runs: some rules were not run, so it may still hold secrets (see note)."),
+    note: z.string().optional().describe("Which rules were not run, when truncated."),
     processing_time_ms: z.number().describe("Time the scan took."),
   }),
   annotations: READ_ONLY,
@@ -49,10 +51,13 @@ const scrub = defineTool({
       secrets_found: r.secrets.length > 0,
       secrets_count: r.secrets.length,
       detected_types: r.secrets.map((s) => ({ type: s.type, pattern: s.pattern, confidence: s.confidence, masked: s.masked, line: s.line })),
+      truncated: r.truncated,
+      ...(r.note ? { note: r.note } : {}),
       processing_time_ms: Date.now() - started,
     };
   },
-  summarize: (r) => (r.secrets_count === 0 ? "No secrets found." : `${r.secrets_count} secret(s) masked: ${[...new Set(r.detected_types.map((d) => d.pattern))].join(", ")}.`),
+  summarize: (r) =>
+    `${r.secrets_count === 0 ? "No secrets found." : `${r.secrets_count} secret(s) masked: ${[...new Set(r.detected_types.map((d) => d.pattern))].join(", ")}.`}${r.note ? ` Scan cut: ${r.note}.` : ""}`,
 });
 
 const validate = defineTool({
