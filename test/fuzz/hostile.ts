@@ -5,6 +5,7 @@
  * input bounds and reaches the code that handles content. Shared by `npm run bench:fuzz` (over HTTP
  * against wrangler dev) and the test that keeps the cases valid.
  */
+import { buildPdf } from "../fixtures/pdf";
 
 export interface HostileCall {
   /** The /mcp path and query the call goes to. */
@@ -82,44 +83,7 @@ async function deflate(bytes: Uint8Array): Promise<Uint8Array> {
 export async function sharedStreamPdf(pages: number, streamBytes: number): Promise<Uint8Array> {
   const op = "BT /F1 12 Tf 72 712 Td (hostile) Tj ET\n";
   const raw = new TextEncoder().encode(op.repeat(Math.ceil(streamBytes / op.length)));
-  const packed = await deflate(raw);
-  const enc = new TextEncoder();
-  const chunks: Uint8Array[] = [];
-  const offsets: number[] = [];
-  let length = 0;
-  const push = (part: Uint8Array | string) => {
-    const bytes = typeof part === "string" ? enc.encode(part) : part;
-    chunks.push(bytes);
-    length += bytes.length;
-  };
-  // Objects: 1 catalog, 2 pages, 3 font, 4 the shared stream, 5.. the pages.
-  const kids = Array.from({ length: pages }, (_, i) => `${5 + i} 0 R`).join(" ");
-  const objects: Array<string | [string, Uint8Array, string]> = [
-    "<< /Type /Catalog /Pages 2 0 R >>",
-    `<< /Type /Pages /Kids [${kids}] /Count ${pages} >>`,
-    "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-    [`<< /Length ${packed.length} /Filter /FlateDecode >>\nstream\n`, packed, "\nendstream"],
-    ...Array.from({ length: pages }, () => "<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 3 0 R >> >> /Contents 4 0 R >>"),
-  ];
-  push("%PDF-1.4\n");
-  objects.forEach((o, i) => {
-    offsets.push(length);
-    push(`${i + 1} 0 obj\n`);
-    if (typeof o === "string") push(o);
-    else for (const part of o) push(part);
-    push("\nendobj\n");
-  });
-  const xref = length;
-  push(`xref\n0 ${objects.length + 1}\n0000000000 65535 f \n`);
-  for (const off of offsets) push(`${String(off).padStart(10, "0")} 00000 n \n`);
-  push(`trailer\n<< /Size ${objects.length + 1} /Root 1 0 R >>\nstartxref\n${xref}\n%%EOF\n`);
-  const out = new Uint8Array(length);
-  let at = 0;
-  for (const c of chunks) {
-    out.set(c, at);
-    at += c.length;
-  }
-  return out;
+  return buildPdf(await deflate(raw), { pages, flate: true });
 }
 
 const base64 = (bytes: Uint8Array): string => {
