@@ -1,14 +1,12 @@
 /** `npm run keys -- create` with a name that is not a slug: refused before anything is written, with the rule and a slug to use. */
-import { spawnSync } from "node:child_process";
 import { mkdtemp, rm, readdir } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { suggestSlug } from "../../src/auth/provision";
-import { ROOT } from "../../scripts/wrangler";
+import { runScript } from "./run-script";
 
-const keys = (args: string[], persistTo: string) =>
-  spawnSync(path.join(ROOT, "node_modules", ".bin", "tsx"), [path.join(ROOT, "scripts", "keys.ts"), ...args, "--persist-to", persistTo], { cwd: ROOT, encoding: "utf8" });
+const keys = (args: string[], persistTo: string) => runScript("keys.ts", [...args, "--persist-to", persistTo]);
 
 it("a tenant that is not a slug is refused with the naming rule and the nearest slug, and nothing is created", async () => {
   const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-keys-"));
@@ -27,7 +25,7 @@ it("a tenant that is not a slug is refused with the naming rule and the nearest 
 });
 
 it("the usage names the slug rule", () => {
-  const run = spawnSync(path.join(ROOT, "node_modules", ".bin", "tsx"), [path.join(ROOT, "scripts", "keys.ts")], { cwd: ROOT, encoding: "utf8" });
+  const run = runScript("keys.ts");
   expect(run.stderr).toContain("Tenant and actor names are slugs");
 });
 

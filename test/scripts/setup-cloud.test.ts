@@ -2,13 +2,13 @@
  * `npm run setup:cloud -- --dry-run`: one command per resource `[env.production]` binds, read from
  * wrangler.toml itself, so the list cannot drift from the config; and no placeholder ids in the config.
  */
-import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { parse } from "smol-toml";
 import { expect, it } from "vitest";
 import { kvTitle, METADATA_KEYS, setBindingValue } from "../../scripts/setup-cloud";
 import { ROOT } from "../../scripts/wrangler";
+import { runScript } from "./run-script";
 
 const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
 type Binding = Record<string, string>;
@@ -17,7 +17,9 @@ const prod = config.env.production;
 const list = (key: string) => (prod[key] ?? []) as Binding[];
 
 it("the dry run prints a wrangler command for every resource [env.production] binds", () => {
-  const out = execFileSync(path.join(ROOT, "node_modules", ".bin", "tsx"), [path.join(ROOT, "scripts", "setup-cloud.ts"), "--dry-run"], { cwd: ROOT, encoding: "utf8" });
+  const run = runScript("setup-cloud.ts", ["--dry-run"]);
+  expect(run.status, run.stderr).toBe(0);
+  const out = run.stdout;
   const commands = out.split("\n").filter((l) => l.startsWith("npx wrangler "));
   const expected = [
     ...list("d1_databases").map((d) => `npx wrangler d1 create ${d.database_name}`),
