@@ -1,4 +1,4 @@
-import { Hono } from "hono";
+import { Hono, type Context } from "hono";
 import type { Env } from "./env";
 import { benchRoutes } from "./http/bench";
 import { mcpRoutes } from "./http/mcp";
@@ -13,11 +13,14 @@ export const app = new Hono<{ Bindings: Env }>();
 app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version: SERVER_INFO.version }));
 
 // Icons named in listings (src/mcp/icons.ts): public, and the same for every tenant.
-app.get("/icons/:file{[a-z-]+\\.svg}", (c) => {
-  const svg = iconSvg(c.req.param("file").replace(/\.svg$/, ""));
+const svgIcon = (c: Context, name: string) => {
+  const svg = iconSvg(name);
   if (!svg) return c.notFound();
   return c.body(svg, 200, { "Content-Type": "image/svg+xml", "Cache-Control": "public, max-age=86400", "X-Content-Type-Options": "nosniff" });
-});
+};
+app.get("/icons/:file{[a-z-]+\\.svg}", (c) => svgIcon(c, c.req.param("file").replace(/\.svg$/, "")));
+// Browsers ask for /favicon.ico on pages that link no icon (a JSON answer, a redirect's landing).
+app.get("/favicon.ico", (c) => svgIcon(c, "agent-ledger"));
 
 // The DNS-rebinding guard runs at the edge (src/edge.ts), before the credential check.
 app.route("/mcp", mcpRoutes);

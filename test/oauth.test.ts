@@ -7,6 +7,7 @@ import { revokeKeySql } from "../src/auth/provision";
 import { REFRESH_RETRY_GRACE_MS } from "../src/auth/refresh-rotation";
 import { OAUTH_PURGE_JOB, OAUTH_PURGE_LIMITS, purgeOAuth } from "../src/cron/oauth-purge";
 import worker from "../src/index";
+import { iconSvg } from "../src/mcp/icons";
 import { ALL_TOOLS } from "../src/mcp/registry";
 import { dohAnswer } from "./doh";
 import { connectClient, seedIdentity, workerFetch } from "./helpers";
@@ -157,6 +158,20 @@ describe("sign-in and consent pages", () => {
     expect(html).toContain("127.0.0.1");
     expect(html).toContain("an app on your computer");
     expect(html).not.toContain("<script");
+  });
+
+  it("link a favicon that the Worker serves as the server's mark, and /favicon.ico answers it too", async () => {
+    const clientId = await dcrClient();
+    const { challenge } = await pkcePair();
+    const html = await (await send(authorizeUrl(BASE, { clientId, redirectUri: REDIRECT, challenge }))).text();
+    const href = html.match(/<link rel="icon" type="image\/svg\+xml" href="([^"]+)"/)?.[1];
+    expect(href, html).toBeDefined();
+    for (const path of [href!, "/favicon.ico"]) {
+      const icon = await send(new URL(path, BASE).href);
+      expect(icon.status, path).toBe(200);
+      expect(icon.headers.get("Content-Type")).toBe("image/svg+xml");
+      expect(await icon.text()).toBe(iconSvg("agent-ledger"));
+    }
   });
 
   it("refuses a sign-in form without its CSRF token, or posted from another origin", async () => {

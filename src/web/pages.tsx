@@ -5,7 +5,7 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import type { Child } from "hono/jsx";
 import { SCOPE_READ, SCOPE_WRITE } from "../auth/caller";
-import { STYLESHEET_PATH, CSRF_FIELD } from "./security";
+import { FAVICON_PATH, STYLESHEET_PATH, CSRF_FIELD } from "./security";
 
 function Layout(props: { title: string; children: Child }) {
   return (
@@ -15,6 +15,7 @@ function Layout(props: { title: string; children: Child }) {
         <meta name="viewport" content="width=device-width, initial-scale=1" />
         <title>{props.title} · agent-ledger</title>
         <link rel="stylesheet" href={STYLESHEET_PATH} />
+        <link rel="icon" type="image/svg+xml" href={FAVICON_PATH} />
       </head>
       <body>
         <main>{props.children}</main>
