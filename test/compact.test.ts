@@ -8,6 +8,7 @@ import { DOC_OPS } from "../src/docs/ops";
 import { compactSurface } from "../src/mcp/compact";
 import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
 import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
+import readme from "../README.md?raw";
 
 const ALL = { toolsets: ["all"], readonly: false };
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
@@ -17,17 +18,24 @@ async function compactCtx(prefix: string) {
   return { id, ctx: makeCtx(id, new TestClock(), `compact-${crypto.randomUUID()}`) };
 }
 
-async function run(ctx: Parameters<typeof callTool>[1], tool: "query" | "execute" | "session", args: unknown): Promise<Structured & { isError: boolean }> {
-  const def = compactSurface(ALL).tools.find((t) => t.name === tool)!;
+type CompactTool = "query" | "execute" | "session";
+
+async function run(ctx: Parameters<typeof callTool>[1], tool: CompactTool, args: unknown, surface = ALL): Promise<Structured & { isError: boolean }> {
+  const def = compactSurface(surface).tools.find((t) => t.name === tool)!;
   const r = await callTool(def, ctx, args);
   return { ...(r.structuredContent as Structured), isError: r.isError === true };
 }
 
 describe("compact mode's listing", () => {
-  it("lists three tools in at most 1,000 tokens (cl100k), for the default surface and for every toolset", () => {
-    for (const surface of [{ toolsets: [], readonly: false }, ALL, { toolsets: ["all"], readonly: true }]) {
+  it("lists its tools in at most 1,000 tokens (cl100k), for the default surface and for every toolset; session only with the document store's actions", () => {
+    for (const [surface, names] of [
+      [{ toolsets: [], readonly: false }, ["query", "execute"]],
+      [ALL, ["query", "execute", "session"]],
+      [{ toolsets: ["docs"], readonly: false }, ["query", "execute", "session"]],
+      [{ toolsets: ["all"], readonly: true }, ["query"]],
+    ] as const) {
       const listing = compactSurface(surface).tools.map(toolListing);
-      expect(listing.map((t) => t.name)).toEqual(surface.readonly ? ["query"] : ["query", "execute", "session"]);
+      expect(listing.map((t) => t.name), JSON.stringify(surface)).toEqual(names);
       console.info(`compact tools/list ${JSON.stringify(surface)}: ${tokens(listing)} tokens`);
       expect(tokens(listing), JSON.stringify(surface)).toBeLessThanOrEqual(1000);
     }
@@ -41,9 +49,10 @@ describe("every tool is an op", () => {
     const { ctx } = await compactCtx("compact-walk");
     const { pipeline, ops } = compactSurface(ALL);
     for (const def of ALL_TOOLS.filter((t) => !["docs_query", "docs_execute", "docs_session"].includes(t.name))) {
-      const op = pipeline.find(def.name);
-      expect(op?.kind, def.name).toBe(def.annotations.readOnly ? "query" : "execute");
-      const d = await run(ctx, "query", { steps: [{ op: "describe", params: { target: def.name } }] });
+      // toolset.name: the name no other op shares (bare `search` is three ops here).
+      const qualified = `${def.toolset}.${def.name}`;
+      expect(pipeline.find(qualified)?.kind, def.name).toBe(def.annotations.readOnly || def.queryable ? "query" : "execute");
+      const d = await run(ctx, "query", { steps: [{ op: "describe", params: { target: qualified } }] });
       expect(d.ok, def.name).toBe(true);
       expect(d.inputSchema).toEqual(toolListing(def).inputSchema);
       expect(d.outputSchema).toEqual(toolListing(def).outputSchema);
@@ -63,7 +72,9 @@ describe("every tool is an op", () => {
   it("toolsets and readonly filter the ops as they filter tools", () => {
     const narrow = compactSurface({ toolsets: ["changes"], readonly: false }).pipeline;
     expect(narrow.find("log_change")?.kind).toBe("execute");
-    expect(narrow.find("task_create")).toBeUndefined();
+    // A tool of another toolset is refused with the way to reach it, not as an unknown name.
+    expect(() => narrow.find("task_create")).toThrow(/not on this surface: it is task_create in the tasks toolset/);
+    expect(narrow.find("no_such_op")).toBeUndefined();
     const ro = compactSurface({ toolsets: ["all"], readonly: true }).pipeline;
     expect(ro.names("execute")).toEqual([]);
     expect(ro.find("task_query")?.kind).toBe("query");
@@ -96,7 +107,7 @@ describe("pipelines across toolsets", () => {
     // Across toolsets: global search finds the task, task_get reads it, and a list op answers only the keys asked for.
     const found = await run(ctx, "query", {
       steps: [
-        { op: "search", params: { q: "compact", object_types: ["task"] } },
+        { op: "search.search", params: { q: "compact", object_types: ["task"] } },
         { op: "task_get", params: { task_id: "$prev.items[0].object_id" } },
         { op: "comment_query", params: { object_type: "task", object_id: "$prev.task.id", fields: ["body"] } },
       ],
@@ -162,5 +173,116 @@ describe("over HTTP", () => {
     await transport.terminateSession();
     await client.close();
     await expect(connectClient(id.key, "/mcp?mode=tiny")).rejects.toThrow(/Unknown mode/);
+  });
+});
+
+/** The README's compact-mode examples, as written: each `query {…}`, `execute {…}` or `session {…}` in a line about compact mode. */
+function readmeExamples(): { tool: CompactTool; args: Record<string, unknown>; text: string }[] {
+  const out: { tool: CompactTool; args: Record<string, unknown>; text: string }[] = [];
+  for (const line of readme.split("\n").filter((l) => /mode=compact|compact mode/i.test(l))) {
+    for (const m of line.matchAll(/`(query|execute|session) (\{[^`]*\})`/g)) out.push({ tool: m[1] as CompactTool, args: JSON.parse(m[2]!) as Record<string, unknown>, text: m[0] });
+  }
+  return out;
+}
+
+describe("the README's compact examples", () => {
+  it("each runs as written, on the default surface and on every toolset", async () => {
+    const examples = readmeExamples();
+    // describe (twice), whoami, a write batch and a read pipeline at least: an emptied README cannot pass.
+    expect(examples.length).toBeGreaterThanOrEqual(5);
+    expect(examples.map((e) => e.tool)).toEqual(expect.arrayContaining(["query", "execute"]));
+    for (const surface of [{ toolsets: [], readonly: false }, ALL]) {
+      const { ctx } = await compactCtx("compact-readme");
+      for (const e of examples) {
+        const r = await run(ctx, e.tool, e.args, surface);
+        expect(r.ok, `${e.text} on ${JSON.stringify(surface.toolsets)}: ${JSON.stringify(r.error)}`).toBe(true);
+        // The pipeline's steps each succeed too (a failed step does not fail a query).
+        if (Array.isArray(r.steps)) expect(r.failedSteps, e.text).toBe(0);
+      }
+    }
+  });
+
+  it("whoami answers through query (one op or a step) and still through execute; describe lists it as a read", async () => {
+    const { ctx, id } = await compactCtx("compact-whoami");
+    const one = await run(ctx, "query", { op: "whoami" });
+    expect(one.ok).toBe(true);
+    expect(one.actor.id).toBe(id.actorId);
+    const steps = await run(ctx, "query", { steps: [{ op: "whoami" }, { op: "task_query", params: { assignee_actor_id: "$prev.actor.id" } }] });
+    expect(steps, JSON.stringify(steps.steps)).toMatchObject({ ok: true, completedSteps: 2 });
+    expect(await run(ctx, "execute", { operations: [{ op: "whoami" }] })).toMatchObject({ ok: true, succeeded: 1 });
+    const listed = await run(ctx, "query", { op: "describe" });
+    expect(listed.toolsets.identity.find((o: { op: string }) => o.op === "whoami").kind).toBe("query");
+  });
+
+  it("refuses a call with both forms or neither, naming both", async () => {
+    const { ctx } = await compactCtx("compact-forms");
+    const both = await run(ctx, "query", { op: "whoami", steps: [{ op: "whoami" }] });
+    expect(both.error).toMatchObject({ code: "invalid_input", message: "Pass 'steps' or 'op' with 'params', not both." });
+    const neither = await run(ctx, "execute", {});
+    expect(neither.error.message).toBe("Pass 'operations' or 'op'.");
+    expect(neither.error.hint).toContain('{"op": "describe"}');
+  });
+
+  it("session names its actions when one is unknown, and is not listed where there are none", async () => {
+    const { ctx } = await compactCtx("compact-session");
+    const bad = await run(ctx, "session", { action: "nope" });
+    expect(bad.error.message).toMatch(/^Unknown session action 'nope'\. Valid actions: start, /);
+    expect(compactSurface({ toolsets: ["tasks"], readonly: false }).tools.map((t) => t.name)).not.toContain("session");
+  });
+});
+
+describe("op names several toolsets share", () => {
+  const DOCS = { toolsets: ["docs"], readonly: false };
+  const DEFAULT = { toolsets: [], readonly: false };
+
+  it("refuses a shared name where several ops have it, naming each, and each name the hint gives works", async () => {
+    const { ctx } = await compactCtx("compact-ambiguous");
+    await run(ctx, "execute", { op: "docs_add", params: { name: "notes/shared.md", content: "# Shared\nambiguous words" } });
+    const r = await run(ctx, "query", { op: "search", params: { query: "ambiguous" } });
+    expect(r.error.code).toBe("invalid_input");
+    expect(r.error.message).toMatch(/^'search' names 3 ops here: search\.search \(search: .*; change_search \(changes: .*; docs_search \(docs: /);
+    expect(r.error.hint).toBe('Name the one you mean: "search.search" or "change_search" or "docs_search".');
+    // Refused before anything runs, in a pipeline as well.
+    const piped = await run(ctx, "query", { steps: [{ op: "whoami" }, { op: "search", params: { q: "x" } }] });
+    expect(piped.error.message).toMatch(/^'search' names 3 ops/);
+    const docs = await run(ctx, "query", { op: "docs_search", params: { query: "ambiguous", type: "keyword" } });
+    expect(docs.results[0].path).toBe("notes/shared.md");
+    expect((await run(ctx, "query", { op: "search.search", params: { q: "ambiguous" } })).ok).toBe(true);
+    expect((await run(ctx, "query", { op: "change_search", params: { query: "ambiguous" } })).ok).toBe(true);
+    // The default surface has the ledger's search and seed 000's: refused too, never one silently.
+    const dflt = await run(ctx, "query", { op: "search", params: { q: "x" } }, DEFAULT);
+    expect(dflt.error.hint).toBe('Name the one you mean: "search.search" or "change_search".');
+  });
+
+  it("runs a seed's name where only one op has it: docs get, add and search on the docs surface, the ledger's search on its own", async () => {
+    const { ctx } = await compactCtx("compact-seed-names");
+    const added = await run(ctx, "execute", { operations: [{ op: "add", params: { name: "notes/seed.md", content: "# Seed\nthe seed's names" } }] }, DOCS);
+    expect(added).toMatchObject({ ok: true, succeeded: 1 });
+    expect(added.results[0].op).toBe("docs_add");
+    const got = await run(ctx, "query", { op: "get", params: { name: "notes/seed.md" } }, DOCS);
+    expect(got.content).toContain("the seed's names");
+    const found = await run(ctx, "query", { op: "search", params: { query: "seed", type: "keyword" } }, DOCS);
+    expect(found.results[0].path).toBe("notes/seed.md");
+    expect((await run(ctx, "query", { op: "docs.get", params: { name: "notes/seed.md" } }, DOCS)).ok).toBe(true);
+    const described = await run(ctx, "query", { op: "describe", params: { target: "get" } }, DOCS);
+    expect(described.op).toBe("docs_get");
+    const ledger = await run(ctx, "query", { op: "search", params: { q: "seed" } }, { toolsets: ["search"], readonly: false });
+    expect(ledger.ok).toBe(true);
+    expect(ledger.items).toEqual([]);
+  });
+
+  it("get and add where the caller meant the document store: which tool and op to use, never 'not a read operation'", async () => {
+    const { ctx } = await compactCtx("compact-docs-intent");
+    const addViaQuery = await run(ctx, "query", { op: "add", params: { name: "a.md", content: "x" } }, DOCS);
+    expect(addViaQuery.error.message).toMatch(/^'add' here is docs_add \(docs: .*\), which the execute tool runs\.$/);
+    expect(addViaQuery.error.hint).toBe('Call execute with {"op": "docs_add", "params": {…}}.');
+    expect(await count("SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ?", ctx.tenantId)).toBe(0);
+    const getViaExecute = await run(ctx, "execute", { op: "get", params: { name: "a.md" } }, DOCS);
+    expect(getViaExecute.error.message).toMatch(/^'get' here is docs_get \(docs: .*\), which the query tool runs\.$/);
+    // Without the document store: where it is.
+    const elsewhere = await run(ctx, "query", { op: "get", params: { name: "a.md" } }, DEFAULT);
+    expect(elsewhere.error.message).toBe("'get' is not on this surface: it is docs_get in the docs toolset.");
+    expect(elsewhere.error.hint).toBe('Connect with ?mode=compact&toolsets=docs (or toolsets=all), then call query with {"op": "docs_get", "params": {…}}.');
+    for (const r of [addViaQuery, getViaExecute, elsewhere]) expect(r.error.message).not.toMatch(/not a (read|write) operation/);
   });
 });

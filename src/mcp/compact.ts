@@ -7,24 +7,23 @@
  */
 import { z } from "zod";
 import { DOCS_SURFACE, DOC_OPS } from "../docs/ops";
-import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchema } from "./composite";
+import { type NamedOp, opResolver } from "./compact-names";
+import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepParamsSchema, stepSchema } from "./composite";
 import { CANNOT_ASK } from "./confirm";
 import { defineTool, type AnyToolDef } from "./define-tool";
 import { type ErrorBody, excerpt, notFound, ToolError } from "./errors";
 import { jsonSchema } from "./json-schema";
-import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText } from "./pipeline";
+import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, type RawStep } from "./pipeline";
 import { unitsOf } from "./meter";
 import { callTool, type Surface, selectTools, toolListing } from "./registry";
+
+const WIDEST: Surface = { toolsets: ["all"], readonly: false };
 
 /** The document store's composite tools become their ops (docs_search, docs_add, …) here. */
 const DOCS_COMPOSITES = new Set(["docs_query", "docs_execute", "docs_session"]);
 const DOCS_PREFIX = "docs_";
 
-interface CompactOp {
-  pipeline: PipelineOp;
-  toolset: string;
-  /** One line for the op list. */
-  line: string;
+interface CompactOp extends NamedOp {
   describe(): Record<string, unknown>;
 }
 
@@ -48,12 +47,15 @@ function example(name: string, schema: Record<string, unknown>): Record<string, 
 /** A registry tool as an op: the whole registry contract, per step. */
 function toolOp(def: AnyToolDef): CompactOp {
   const listing = toolListing(def);
+  const kind: OpKind = def.annotations.readOnly || def.queryable ? "query" : "execute";
   return {
     toolset: def.toolset,
     line: firstSentence(def.description),
+    seedName: def.seedName,
+    queryable: def.queryable,
     pipeline: {
       name: def.name,
-      kind: def.annotations.readOnly ? "query" : "execute",
+      kind,
       units: (params) => unitsOf(def.cost, params),
       invoke: async (ctx, params) => {
         // Nobody is asked inside a batch (a retried round would run the steps before it again):
@@ -69,7 +71,7 @@ function toolOp(def: AnyToolDef): CompactOp {
     describe: () => ({
       op: def.name,
       toolset: def.toolset,
-      kind: def.annotations.readOnly ? "query" : "execute",
+      kind,
       description: def.description,
       inputSchema: listing.inputSchema,
       outputSchema: listing.outputSchema,
@@ -88,6 +90,7 @@ function docsOps(): CompactOp[] {
     return {
       toolset: "docs",
       line: firstSentence(o.description),
+      seedName: o.name,
       pipeline: { name, kind: o.category, invoke: inner.invoke, units: inner.units },
       describe: () => ({
         op: name,
@@ -106,6 +109,8 @@ interface CompactSurface {
   pipeline: PipelineSurface;
   ops: Map<string, CompactOp>;
   tools: AnyToolDef[];
+  /** Every op a name could mean on this surface (compact-names.ts). */
+  candidates(name: string): NamedOp[];
 }
 
 const describeParams = z.object({
@@ -119,6 +124,14 @@ function build(surface: Surface): CompactSurface {
   if (selected.some((d) => d.name === "docs_query")) {
     for (const op of docsOps()) if (!surface.readonly || op.pipeline.kind === "query") ops.set(op.pipeline.name, op);
   }
+  const present = new Set<string>(selected.map((d) => d.toolset));
+  const resolver = opResolver(ops, (name) => ({
+    ops: surface.toolsets.includes("all") && !surface.readonly ? [] : compactSurface(WIDEST).candidates(name),
+    reach: (o) =>
+      present.has(o.toolset) && surface.readonly
+        ? `${o.pipeline.name} writes: connect without readonly=1`
+        : `Connect with ?mode=compact&toolsets=${o.toolset} (or toolsets=all${surface.readonly && o.pipeline.kind !== "query" ? ", without readonly=1" : ""})`,
+  }));
   const names = (kind: OpKind) => [...ops.values()].filter((o) => o.pipeline.kind === kind).map((o) => o.pipeline.name);
   const describe: PipelineOp = {
     name: "describe",
@@ -133,7 +146,8 @@ function build(surface: Surface): CompactSurface {
           for (const o of ops.values()) (byToolset[o.toolset] ??= []).push({ op: o.pipeline.name, kind: o.pipeline.kind, line: o.line });
           return { toolsets: byToolset, total_ops: ops.size, hint: "Describe one op with {\"op\": \"describe\", \"params\": {\"target\": \"<op>\"}}." };
         }
-        const op = ops.get(p.target);
+        const found = resolver.resolve(p.target);
+        const op = found && ops.get(found.name);
         if (!op) throw notFound("operation", excerpt(p.target, 64), "Describe without a target lists the ops of this surface; ?toolsets=… adds more.");
         return op.describe();
       }),
@@ -141,10 +155,24 @@ function build(surface: Surface): CompactSurface {
   const pipeline: PipelineSurface = {
     queryTool: "query",
     executeTool: "execute",
-    find: (name) => (name === "describe" ? describe : ops.get(name)?.pipeline),
+    find: (name, kind) => (name === "describe" ? describe : resolver.resolve(name, kind)),
     names: (kind) => (kind === "query" ? [...names("query"), "describe"] : names(kind)),
   };
-  return { pipeline, ops, tools: compactTools(pipeline, surface.readonly) };
+  return { pipeline, ops, tools: compactTools(pipeline, surface.readonly), candidates: resolver.candidates };
+}
+
+/** One step may be given as the call itself ({op, params}), as the README shows it, or as a list. */
+const oneStep = {
+  op: z.string().min(1).max(64).optional().describe("One op instead of a list."),
+  params: stepParamsSchema.optional().describe("Its params."),
+};
+
+function stepsOf(list: readonly RawStep[] | undefined, op: string | undefined, params: Record<string, unknown> | undefined, listName: string): readonly RawStep[] {
+  if (list !== undefined && op === undefined && params === undefined) return list;
+  if (list === undefined && op !== undefined) return [{ op, params }];
+  throw new ToolError("invalid_input", list === undefined ? `Pass '${listName}' or 'op'.` : `Pass '${listName}' or 'op' with 'params', not both.`, {
+    hint: `One op: {"op": "describe"}; several: {"${listName}": [{"op": "<op>", "params": {…}}, …]}.`,
+  });
 }
 
 function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[] {
@@ -154,13 +182,13 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     description:
       "Run read ops in order; each step sees the previous result as $prev (\"$prev.items[0].id\"). {\"steps\":[{\"op\":\"describe\"}]} lists every op; {\"op\":\"describe\",\"params\":{\"target\":\"task_query\"}} gives its schema.",
     toolset: "compact",
-    input: z.object({ steps: z.array(stepSchema).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, {op, params}.`) }),
+    input: z.object({ steps: z.array(stepSchema).min(1).max(MAX_STEPS).optional().describe(`1–${MAX_STEPS} steps, {op, params}.`), ...oneStep }),
     output: openResult,
     listOutput: false,
     annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
     cost: "ops",
-    run: (ctx, input) => queryTool(ctx, pipeline, input.steps),
-    text: (payload, input) => queryText(payload, input.steps.length),
+    run: (ctx, input) => queryTool(ctx, pipeline, stepsOf(input.steps, input.op, input.params, "steps")),
+    text: (payload, input) => queryText(payload, input.steps?.length ?? 1),
   });
   const execute = defineTool({
     name: "execute",
@@ -168,7 +196,8 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     description: "Run write ops in order, stopping at the first failure unless continue_on_error; $prev as in query. Describe ops with query.",
     toolset: "compact",
     input: z.object({
-      operations: z.array(stepSchema).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, {op, params}.`),
+      operations: z.array(stepSchema).min(1).max(MAX_OPERATIONS).optional().describe(`1–${MAX_OPERATIONS} operations, {op, params}.`),
+      ...oneStep,
       continue_on_error: z.boolean().default(false).describe("Go on after a failure."),
     }),
     output: batchResult,
@@ -181,7 +210,7 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     // A retried batch replays whole: its ops' own keys could not tell a retry of [create X, comment
     // on X] from a deliberate second round, since the comment is a later write to what create touched.
     idempotency: "derived",
-    run: (ctx, input) => executeTool(ctx, pipeline, input.operations, input.continue_on_error),
+    run: (ctx, input) => executeTool(ctx, pipeline, stepsOf(input.operations, input.op, input.params, "operations"), input.continue_on_error),
     summarize: batchSummary,
   });
   const session = defineTool({
@@ -198,7 +227,9 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
     run: (ctx, input) => sessionTool(ctx, pipeline, input.action, input.params),
   });
-  return readonly ? [query] : [query, execute, session];
+  // Session actions come with the document store: without it the tool would have nothing to run.
+  const withSession = pipeline.names("session").length > 0 ? [session] : [];
+  return readonly ? [query] : [query, execute, ...withSession];
 }
 
 const built = new Map<string, CompactSurface>();

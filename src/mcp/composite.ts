@@ -12,11 +12,14 @@ import { executeSummary, type PipelineSurface, type RawStep, runExecute, runQuer
 export const MAX_STEPS = 20;
 export const MAX_OPERATIONS = 50;
 
+/** A step's params; a top-level "$prev…" string is a reference to the previous result. */
+export const stepParamsSchema = boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_ARG_BYTES, maxDepth: 12 });
+
 export const stepSchema = boundedJson(
   z
     .object({
       op: z.string().min(1).max(64).describe("The operation (describe lists them)."),
-      params: boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_ARG_BYTES, maxDepth: 12 })
+      params: stepParamsSchema
         .optional()
         .describe("The op's parameters. A top-level string \"$prev\", \"$prev.field\" or \"$prev.field[N].sub\" takes that value from the previous step's result."),
     })
@@ -81,7 +84,8 @@ export async function sessionTool(ctx: Ctx, surface: PipelineSurface, action: st
   }
   const op = surface.find(action);
   if (!op || op.kind !== "session") {
-    throw new ToolError("invalid_input", `Unknown session action '${excerpt(action, 64)}'. Valid actions: ${listed}`, {
+    const valid = actions.length > 0 ? `Valid actions: ${listed}` : "This surface has no session actions.";
+    throw new ToolError("invalid_input", `Unknown session action '${excerpt(action, 64)}'. ${valid}`, {
       hint: actions.length > 0 ? "Reads and writes go through the query and execute tools; the session tool only manages sessions." : "Session actions come with the docs toolset: add ?toolsets=docs.",
     });
   }

@@ -43,6 +43,11 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   output: O;
   annotations: ToolAnnotations;
   /**
+   * Not read-only, yet a read to its caller: its only write is bookkeeping about the caller
+   * (whoami notes when it was last seen). Compact mode's `query` runs it, as `execute` does.
+   */
+  queryable?: true;
+  /**
    * false: tools/list carries no outputSchema (results are still validated here). For composite
    * tools whose result is whatever their ops answer: `describe` gives each op's output schema.
    */

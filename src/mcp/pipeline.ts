@@ -28,7 +28,8 @@ export interface PipelineOp {
 export interface PipelineSurface {
   queryTool: string;
   executeTool: string;
-  find(name: string): PipelineOp | undefined;
+  /** The op a step names; `kind` is the tool asking, so a surface can explain a name that is another tool's. */
+  find(name: string, kind?: OpKind): PipelineOp | undefined;
   /** Op names per kind, in the order `describe` lists them. */
   names(kind: OpKind): readonly string[];
 }
@@ -118,7 +119,7 @@ function precheck(surface: PipelineSurface, steps: readonly RawStep[], kind: "qu
         hint: `Every step is {"op": "<name>", "params": {…}}; ops here: ${list(surface.names(kind))}.`,
       });
     }
-    const op = surface.find(step.op);
+    const op = surface.find(step.op, kind);
     if (!op || op.kind !== kind) {
       const name = excerpt(step.op, 60);
       throw kind === "query"

@@ -120,6 +120,7 @@ export const whoamiTool = defineTool({
     hints: z.object({ next: z.array(z.string()).describe("Suggested next calls.") }).describe("Orientation."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  queryable: true,
   run: async (ctx, input) => {
     const now = iso(ctx.clock.now());
     const [actorRes, tenantRes] = await ctx.d1.batch<ActorRow & { slug: string }>([
