@@ -297,17 +297,21 @@ export function checkLease(lease: LeaseState, actorId: string, now: string, inte
   const holder = `${lease.holder_name ?? "another actor"} (${lease.assignee_actor_id})`;
   if (intent.fencingToken !== undefined) {
     const yours = lease.assignee_actor_id === actorId && lease.lease_token === intent.fencingToken;
-    if (!yours || !live) {
+    // A lease ended by a move out of in_progress (lease_expires_at cleared) leaves the token good for
+    // its holder until the task changes hands or is claimed again: finishing a reviewed task needs no re-claim.
+    if (!yours || (lease.lease_expires_at !== null && !live)) {
       const why = yours
-        ? `your lease on ${ref} ran out at ${lease.lease_expires_at ?? "its release"}`
+        ? `your lease on ${ref} ran out at ${lease.lease_expires_at}`
         : live && lease.assignee_actor_id === actorId
           ? `it is not the token of your current lease on ${ref} (live until ${lease.lease_expires_at})`
           : live
             ? `${ref} was claimed again since: ${holder} holds it until ${lease.lease_expires_at}`
             : `the lease it belonged to is over (${ref} is ${lease.status}${lease.assignee_actor_id ? `, assigned to ${holder}` : ", unassigned"})`;
-      throw new ToolError("stale_fencing_token", `fencing_token ${intent.fencingToken} is stale: ${why}.`, {
-        hint: "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile.",
-      });
+      // Only an in-progress task can be claimed, so only there does re-claiming lead anywhere.
+      const hint = lease.status === "in_progress" || lease.status === "todo"
+        ? "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile."
+        : `${ref} is ${lease.status}, which no lease covers: re-read it with task_get, then write without fencing_token.`;
+      throw new ToolError("stale_fencing_token", `fencing_token ${intent.fencingToken} is stale: ${why}.`, { hint });
     }
   }
   if (!live || lease.assignee_actor_id === actorId) return null;
@@ -328,7 +332,7 @@ export function leaseGuardSql(actorId: string, now: string, intent: LeaseIntent,
   const parts: string[] = [];
   const params: unknown[] = [];
   if (intent.fencingToken !== undefined) {
-    parts.push("(assignee_actor_id = ? AND lease_token = ? AND status = 'in_progress' AND lease_expires_at IS NOT NULL AND lease_expires_at > ?)");
+    parts.push("(assignee_actor_id = ? AND lease_token = ? AND (lease_expires_at IS NULL OR (status = 'in_progress' AND lease_expires_at > ?)))");
     params.push(actorId, intent.fencingToken, now);
   }
   if (intent.force) {
