@@ -645,7 +645,8 @@ describe("task_update: the lease through review", () => {
     const wrong = await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" }, fencing_token: token + 1 }, "stale_fencing_token");
     expect(wrong.hint).not.toMatch(/task_claim/);
     expect(wrong.hint).toMatch(/without fencing_token/);
-    expect((await claim(w.ctx, { task_id: t.id })).claimed).toBe(false);
+    // Re-claiming says why there is nothing to claim, rather than "held" by the caller itself.
+    expect(await claim(w.ctx, { task_id: t.id })).toMatchObject({ claimed: false, reason: "in_review", holder_actor_id: w.id.actorId, fencing_token: null });
 
     // Handed to bob: the token is no longer the caller's.
     await ok(bob.ctx, "task_assign", { task_id: t.id, actor_id: "me" });

@@ -35,7 +35,7 @@ export interface ClaimScope {
 
 export type ClaimOutcome =
   | { claimed: true; taskId: string; projectId: string; leaseExpiresAt: string; extended: boolean; fencingToken: number }
-  | { claimed: false; reason: "pool_empty" | "held" | "blocked" | "closed" | "assigned_elsewhere"; holder?: string | null; leaseExpiresAt?: string | null };
+  | { claimed: false; reason: "pool_empty" | "held" | "blocked" | "closed" | "assigned_elsewhere" | "in_review"; holder?: string | null; leaseExpiresAt?: string | null };
 
 /** A task in `t` that nothing blocks (every dependency done or cancelled). */
 const UNBLOCKED = `NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks b ON b.id = d.depends_on_task_id
@@ -146,6 +146,8 @@ export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string
   if (!t || t.status === "done" || t.status === "cancelled") return { claimed: false, reason: "closed" };
   if (t.blocked) return { claimed: false, reason: "blocked" };
   if (t.status === "todo") return { claimed: false, reason: "assigned_elsewhere", holder: t.assignee_actor_id };
+  // A task in review is nobody's to claim: its assignee finishes it (or is sent back to work) by the verdict.
+  if (t.status === "in_review") return { claimed: false, reason: "in_review", holder: t.assignee_actor_id };
   return { claimed: false, reason: "held", holder: t.assignee_actor_id, leaseExpiresAt: t.lease_expires_at };
 }
 
