@@ -30,7 +30,7 @@ It also says lease: "released" (no one else can claim a task in review; your fen
 Find the reviewer's id with actor_query { q: "alice" }. The reviewer must be someone other than you and the task's assignee.
 To hand the work itself to someone else instead, handoff_create { kind: "handoff", ... } with what is done and what is left, then task_release { task_id, fencing_token, note }.
 7. Review (the reviewer's side). inbox shows the review; handoff_claim { handoff_id } takes it (one recipient wins), log_change and comment_add as needed, then
-handoff_respond { handoff_id, response: { verdict: "approved" } } (or changes_requested or rejected, with text). The verdict resolves the review; changes_requested and rejected send the task back to in_progress.
+handoff_respond { handoff_id, response: { verdict: "approved" } } (or changes_requested or rejected, with text). The verdict resolves the review; changes_requested and rejected send the task back to in_progress (your fencing_token moves it to in_review again).
 8. Finish. Once approved, task_update { task_id: "WEB-12", patch: { status: "done" }, fencing_token } with the token from step 2: done is refused while a criterion is open, evidence is missing or the latest review is not approved (the error's hint names which).
 Then inbox { ack: [ids] } for what you acted on, and whoami again for the next task.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
