@@ -114,11 +114,6 @@ function checkTransition(from: TaskStatus, to: TaskStatus, allowReopen: boolean)
   }
 }
 
-/**
- * Applies a patch with every rule task_update promises; task_assign reuses it. Another actor's
- * live lease refuses the write unless an operator forces it (intent), and a fencing token must be
- * the caller's live lease's; both are re-checked inside the UPDATE itself.
- */
 type Lease = "held" | "released" | "none";
 export interface TaskUpdateResult {
   task: Task;
@@ -139,6 +134,11 @@ const updateOutput = z.object({
   }).nullable().describe("The review handoff a move to in_review opened for the reviewer, or null."),
 });
 
+/**
+ * Applies a patch with every rule task_update promises; task_assign reuses it. Another actor's
+ * live lease refuses the write unless an operator forces it (intent), and a fencing token must be
+ * the caller's lease's, live or released by a move out of in_progress; both are re-checked inside the UPDATE itself.
+ */
 export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated", intent: LeaseIntent = {}): Promise<TaskUpdateResult> {
   const task = await findTask(ctx, ref);
   const now = iso(ctx.clock.now());
@@ -243,7 +243,6 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
 
 /** What a write did to the claim's lease, so the caller knows whether its fencing_token still leads anywhere. */
 const leaseOutcome = (before: string | null, after: string | null): Lease => (after !== null ? "held" : before !== null ? "released" : "none");
-
 
 export const taskUpdateTool = defineTool({
   name: "task_update",
