@@ -731,6 +731,48 @@ describe("review gate end to end", () => {
     expect((await inboxAgrees(bob.ctx)).items).toEqual([]);
   });
 
+  it("a second review request for a task with an open review is refused (review_already_open, naming it), writes nothing, and leaves the first as the one done waits for", async () => {
+    const w = await world("gate-second");
+    const bob = await w.other("bob");
+    await w.other("carol");
+    await ok(w.ctx, "project_create", { title: "API", key: "API" });
+    const t = (await ok(w.ctx, "task_create", { project_id: "API", title: "Cache", reviewer_actor_id: "bob" })).task as Structured;
+    const moved = await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" } });
+    // The move says what it opened.
+    expect(moved.review_handoff).toMatchObject({ to: [bob.id.actorId], opened: true });
+    const first = moved.review_handoff.id as string;
+    expect(ids(await query(bob.ctx, { type: ["review"] }))).toEqual([first]);
+
+    for (const to of [["bob"], ["carol"]]) {
+      const e = await rejects(w.ctx, "handoff_create", { to_actor_ids: to, kind: "review", title: "Review API-1", related_task_id: "API-1" }, "review_already_open");
+      expect(e.message).toContain(first);
+      expect(e.hint).toContain(`handoff_resolve { handoff_id: "${first}"`);
+    }
+    // Claimed is still open for this rule; other kinds about the task are not reviews and go through.
+    await ok(bob.ctx, "handoff_claim", { handoff_id: first });
+    await rejects(w.ctx, "handoff_create", { to_actor_ids: ["bob"], kind: "review", title: "again", related_task_id: t.id }, "review_already_open");
+    await create(w.ctx, { to_actor_ids: ["bob"], kind: "question", related_task_id: t.id });
+
+    // The hint leads somewhere: approving the one review unlocks done (nothing stranded in anyone's inbox).
+    await ok(bob.ctx, "handoff_respond", { handoff_id: first, response: { verdict: "approved" } });
+    expect((await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" } })).task.status).toBe("done");
+    // Once it is closed, a new review of the task may be asked for.
+    const again = await create(w.ctx, { to_actor_ids: ["carol"], kind: "review", title: "Second opinion", related_task_id: t.id });
+    expect(again.kind).toBe("review");
+  });
+
+  it("a cancelled review frees the task for a new review request", async () => {
+    const w = await world("gate-cancel");
+    await w.other("bob");
+    await ok(w.ctx, "project_create", { title: "API", key: "API" });
+    const t = (await ok(w.ctx, "task_create", { project_id: "API", title: "Cache" })).task as Structured;
+    const one = await create(w.ctx, { to_actor_ids: ["bob"], kind: "review", related_task_id: t.id });
+    const e = await rejects(w.ctx, "handoff_create", { to_actor_ids: ["bob"], kind: "review", title: "two", related_task_id: t.id }, "review_already_open");
+    expect(e.hint).toContain(one.id);
+    await ok(w.ctx, "handoff_resolve", { handoff_id: one.id, resolution: "cancelled" });
+    expect((await create(w.ctx, { to_actor_ids: ["bob"], kind: "review", title: "two", related_task_id: t.id })).id).not.toBe(one.id);
+  });
+
   it("an answer by anyone but the reviewer does not unlock done; the reviewer's answer on a fresh review does", async () => {
     const w = await world("gate-other");
     const bob = await w.other("bob");

@@ -601,6 +601,66 @@ describe("task_update", () => {
   });
 });
 
+describe("task_update: the lease through review", () => {
+  it("in_review releases the lease and says so; the claim's token finishes the task, and moves it back to review after changes_requested", async () => {
+    const w = await world("lease-review");
+    const bob = await w.other("bob");
+    await project(w.ctx, "LR");
+    const t = await create(w.ctx, "LR", { reviewer_actor_id: "bob" });
+    const token = (await claim(w.ctx, { task_id: t.id })).fencing_token as number;
+
+    const kept = await ok(w.ctx, "task_update", { task_id: t.id, patch: { title: "still going" }, fencing_token: token });
+    expect(kept).toMatchObject({ lease: "held", review_handoff: null });
+    const moved = await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" }, fencing_token: token });
+    expect(moved).toMatchObject({ lease: "released", task: { status: "in_review", lease_expires_at: null, assignee_actor_id: w.id.actorId } });
+    expect(moved.review_handoff).toMatchObject({ to: [bob.id.actorId], opened: true });
+
+    // Sent back: the same token (nobody claimed since) moves it to review again, which opens a fresh review.
+    w.clock.advance(MINUTE);
+    await ok(bob.ctx, "handoff_respond", { handoff_id: moved.review_handoff.id, response: { verdict: "changes_requested", text: "add a test" } });
+    expect((await get(w.ctx, t.id as string)).status).toBe("in_progress");
+    w.clock.advance(MINUTE);
+    const again = await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" }, fencing_token: token });
+    expect(again).toMatchObject({ lease: "none", review_handoff: { opened: true } });
+    expect(again.review_handoff.id).not.toBe(moved.review_handoff.id);
+    // Back and forth while it is open: the answer names the review already open.
+    await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_progress" }, fencing_token: token });
+    const same = await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" }, fencing_token: token });
+    expect(same.review_handoff).toEqual({ id: again.review_handoff.id, to: [bob.id.actorId], opened: false });
+
+    await ok(bob.ctx, "handoff_respond", { handoff_id: again.review_handoff.id, response: { verdict: "approved" } });
+    const done = await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" }, fencing_token: token });
+    expect(done).toMatchObject({ lease: "none", task: { status: "done" } });
+  });
+
+  it("a token stops working once the task changes hands or is claimed again, and the hint for a task in review leads to a write that works", async () => {
+    const w = await world("lease-review-stale");
+    const bob = await w.other("bob");
+    await project(w.ctx, "LS2");
+    const t = await create(w.ctx, "LS2");
+    const token = (await claim(w.ctx, { task_id: t.id })).fencing_token as number;
+    await ok(w.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" }, fencing_token: token });
+
+    // A token that was never this task's lease's: not re-claim (an in_review task cannot be claimed) but write without it.
+    const wrong = await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" }, fencing_token: token + 1 }, "stale_fencing_token");
+    expect(wrong.hint).not.toMatch(/task_claim/);
+    expect(wrong.hint).toMatch(/without fencing_token/);
+    // Re-claiming says why there is nothing to claim, rather than "held" by the caller itself.
+    expect(await claim(w.ctx, { task_id: t.id })).toMatchObject({ claimed: false, reason: "in_review", holder_actor_id: w.id.actorId, fencing_token: null });
+
+    // Handed to bob: the token is no longer the caller's.
+    await ok(bob.ctx, "task_assign", { task_id: t.id, actor_id: "me" });
+    await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done" }, fencing_token: token }, "stale_fencing_token");
+    // Back to in progress and claimed again by bob: a new lease, a new token; the old one is refused.
+    await ok(bob.ctx, "task_update", { task_id: t.id, patch: { status: "in_progress" } });
+    const bobs = await claim(bob.ctx, { task_id: t.id });
+    expect(bobs.fencing_token).toBe(token + 1);
+    await ok(bob.ctx, "task_update", { task_id: t.id, patch: { status: "in_review" }, fencing_token: bobs.fencing_token });
+    await rejects(bob.ctx, "task_update", { task_id: t.id, patch: { title: "x" }, fencing_token: token }, "stale_fencing_token");
+    expect((await ok(bob.ctx, "task_update", { task_id: t.id, patch: { status: "done" }, fencing_token: bobs.fencing_token })).task.status).toBe("done");
+  });
+});
+
 describe("task_assign", () => {
   it("assigns to me, to an external_ref and to no one, recording task.assigned each time", async () => {
     const w = await world("assign");

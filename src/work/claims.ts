@@ -35,7 +35,7 @@ export interface ClaimScope {
 
 export type ClaimOutcome =
   | { claimed: true; taskId: string; projectId: string; leaseExpiresAt: string; extended: boolean; fencingToken: number }
-  | { claimed: false; reason: "pool_empty" | "held" | "blocked" | "closed" | "assigned_elsewhere"; holder?: string | null; leaseExpiresAt?: string | null };
+  | { claimed: false; reason: "pool_empty" | "held" | "blocked" | "closed" | "assigned_elsewhere" | "in_review"; holder?: string | null; leaseExpiresAt?: string | null };
 
 /** A task in `t` that nothing blocks (every dependency done or cancelled). */
 const UNBLOCKED = `NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks b ON b.id = d.depends_on_task_id
@@ -146,6 +146,8 @@ export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string
   if (!t || t.status === "done" || t.status === "cancelled") return { claimed: false, reason: "closed" };
   if (t.blocked) return { claimed: false, reason: "blocked" };
   if (t.status === "todo") return { claimed: false, reason: "assigned_elsewhere", holder: t.assignee_actor_id };
+  // A task in review is nobody's to claim: its assignee finishes it (or is sent back to work) by the verdict.
+  if (t.status === "in_review") return { claimed: false, reason: "in_review", holder: t.assignee_actor_id };
   return { claimed: false, reason: "held", holder: t.assignee_actor_id, leaseExpiresAt: t.lease_expires_at };
 }
 
@@ -297,17 +299,21 @@ export function checkLease(lease: LeaseState, actorId: string, now: string, inte
   const holder = `${lease.holder_name ?? "another actor"} (${lease.assignee_actor_id})`;
   if (intent.fencingToken !== undefined) {
     const yours = lease.assignee_actor_id === actorId && lease.lease_token === intent.fencingToken;
-    if (!yours || !live) {
+    // A lease ended by a move out of in_progress (lease_expires_at cleared) leaves the token good for
+    // its holder until the task changes hands or is claimed again: finishing a reviewed task needs no re-claim.
+    if (!yours || (lease.lease_expires_at !== null && !live)) {
       const why = yours
-        ? `your lease on ${ref} ran out at ${lease.lease_expires_at ?? "its release"}`
+        ? `your lease on ${ref} ran out at ${lease.lease_expires_at}`
         : live && lease.assignee_actor_id === actorId
           ? `it is not the token of your current lease on ${ref} (live until ${lease.lease_expires_at})`
           : live
             ? `${ref} was claimed again since: ${holder} holds it until ${lease.lease_expires_at}`
             : `the lease it belonged to is over (${ref} is ${lease.status}${lease.assignee_actor_id ? `, assigned to ${holder}` : ", unassigned"})`;
-      throw new ToolError("stale_fencing_token", `fencing_token ${intent.fencingToken} is stale: ${why}.`, {
-        hint: "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile.",
-      });
+      // Only an in-progress task can be claimed, so only there does re-claiming lead anywhere.
+      const hint = lease.status === "in_progress" || lease.status === "todo"
+        ? "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile."
+        : `${ref} is ${lease.status}, which no lease covers: re-read it with task_get, then write without fencing_token.`;
+      throw new ToolError("stale_fencing_token", `fencing_token ${intent.fencingToken} is stale: ${why}.`, { hint });
     }
   }
   if (!live || lease.assignee_actor_id === actorId) return null;
@@ -328,7 +334,7 @@ export function leaseGuardSql(actorId: string, now: string, intent: LeaseIntent,
   const parts: string[] = [];
   const params: unknown[] = [];
   if (intent.fencingToken !== undefined) {
-    parts.push("(assignee_actor_id = ? AND lease_token = ? AND status = 'in_progress' AND lease_expires_at IS NOT NULL AND lease_expires_at > ?)");
+    parts.push("(assignee_actor_id = ? AND lease_token = ? AND (lease_expires_at IS NULL OR (status = 'in_progress' AND lease_expires_at > ?)))");
     params.push(actorId, intent.fencingToken, now);
   }
   if (intent.force) {

@@ -134,11 +134,45 @@ export function handoffStatements(ctx: Ctx, spec: HandoffSpec, when: Condition =
   return { id, statements };
 }
 
+/**
+ * No live review handoff on the task (addressed to `reviewer`, when given), as a condition for a
+ * handoff insert, so two racing requests cannot both open one.
+ */
+export const noLiveReview = (ctx: Ctx, taskId: string, reviewer?: string): Condition => ({
+  sql: `NOT EXISTS (SELECT 1 FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
+          ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""})`,
+  params: [ctx.tenantId, taskId, ...(reviewer ? [reviewer] : [])],
+});
+
+/** The task's live review handoff (to `reviewer`, when given), newest first, or null. */
+export async function liveReview(ctx: Ctx, taskId: string, reviewer?: string): Promise<{ id: string; to: string[] } | null> {
+  const row = await ctx.d1
+    .prepare(`SELECT h.id, (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS recipients
+              FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
+                ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""}
+              ORDER BY h.created_at DESC, h.id DESC LIMIT 1`)
+    .bind(ctx.tenantId, taskId, ...(reviewer ? [reviewer] : []))
+    .first<{ id: string; recipients: string }>();
+  return row ? { id: row.id, to: jsonArray<string>(row.recipients).sort() } : null;
+}
+
+/** One review at a time per task: a second request would become "the latest" and strand the first. */
+async function refuseSecondReview(ctx: Ctx, task: { id: string; ref: string }): Promise<void> {
+  const open = await liveReview(ctx, task.id);
+  if (!open) return;
+  throw new ToolError("review_already_open", `${task.ref} already has an open review handoff, ${open.id} (to ${open.to.join(", ")}).`, {
+    hint: `Wait for its verdict (handoff_query { direction: "any", related_task_id: "${task.ref}" } shows it), or close it with handoff_resolve { handoff_id: "${open.id}", resolution: "cancelled" } and ask again.`,
+  });
+}
+
 /** Writes a handoff; a live one holding the same fingerprint is returned instead (deduplicated). */
-export async function createHandoff(ctx: Ctx, spec: HandoffSpec): Promise<{ handoff: Handoff; deduplicated: boolean }> {
-  const { id, statements } = handoffStatements(ctx, spec);
+export async function createHandoff(ctx: Ctx, spec: HandoffSpec, onMiss?: () => Promise<void>): Promise<{ handoff: Handoff; deduplicated: boolean }> {
+  const review = spec.kind === "review" && spec.relatedTaskId ? noLiveReview(ctx, spec.relatedTaskId) : undefined;
+  const { id, statements } = handoffStatements(ctx, spec, review);
   const [inserted] = await ctx.d1.batch<{ id: string }>(statements);
   if (inserted!.results.length > 0) return { handoff: await findHandoff(ctx, id), deduplicated: false };
+  // Lost to a review opened meanwhile: say so rather than report a duplicate.
+  if (onMiss) await onMiss();
   const live = await ctx.d1
     .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.fingerprint = ? AND h.status IN ('open', 'claimed')`)
     .bind(ctx.actorId, ctx.tenantId, spec.fingerprint ?? "")
@@ -162,7 +196,7 @@ export const handoffCreateTool = defineTool({
   title: "Create a handoff",
   toolset: "handoffs",
   description:
-    "Send a work request to one or more actors; a live one with the same fingerprint is returned instead.",
+    "Send a work request to one or more actors; a live one with the same fingerprint is returned instead. A review on a task with an open review is refused (review_already_open).",
   input: z.object({
     to_actor_ids: z.array(actorRefField("A recipient.")).min(1).max(20).describe("Recipients."),
     title: z.string().trim().min(1).max(300).describe("What is asked, in a line."),
@@ -186,10 +220,12 @@ export const handoffCreateTool = defineTool({
     const dueAt = parseDueAt(input.due_at);
     const options = (input.options ?? []).map((o) => (typeof o === "string" ? { label: o, summary: "" } : { label: o.label, summary: o.summary ?? "" }));
     if (!input.allow_free_text && options.length === 0) throw invalidInput("allow_free_text: false needs options to choose from.", "Pass options, or allow free-text responses.");
+    const secondReview = input.kind === "review" && task ? () => refuseSecondReview(ctx, task) : undefined;
+    await secondReview?.();
     return createHandoff(ctx, {
       kind: input.kind, title: input.title, body: input.body ?? "", recipients, options, allowFreeText: input.allow_free_text,
       relatedTaskId: task?.id ?? null, relatedProjectId: project?.id ?? task?.project_id ?? null, dueAt, fingerprint: input.fingerprint ?? null,
-    });
+    }, secondReview);
   },
   summarize: (r) => `${r.deduplicated ? "Reused" : "Created"} ${r.handoff.kind} ${r.handoff.id} to ${r.handoff.to_actor_ids.length} recipient(s).`,
 });

@@ -42,13 +42,13 @@ export const taskClaimTool = defineTool({
   }),
   output: z.object({
     claimed: z.boolean().describe("Whether you hold the task now."),
-    reason: z.enum(["", "pool_empty", "held", "blocked", "closed", "assigned_elsewhere"]).describe("Why not, when claimed is false."),
+    reason: z.enum(["", "pool_empty", "held", "blocked", "closed", "assigned_elsewhere", "in_review"]).describe("Why not, when claimed is false (in_review: no claim is needed; its assignee's token still finishes it)."),
     task: taskSchema.nullable().describe("The claimed task, or null."),
     project_context: projectContext.nullable().describe("Its project, or null."),
     lease_expires_at: z.string().nullable().describe("When the lease runs out, or null."),
     fencing_token: z.number().int().nullable().describe("Your lease's fencing token, or null. Every new claim of the task raises it (an extension keeps it). Pass it as fencing_token on task_update, task_assign and task_release: a write carrying a token from an expired or superseded lease is refused, so a stale agent cannot clobber the next holder."),
     extended: z.boolean().describe("True when this re-claim extended your existing lease."),
-    holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held or assigned_elsewhere."),
+    holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held, assigned_elsewhere or in_review."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   // A retried claim-next gets the task it already claimed, not a second one; once that task moves

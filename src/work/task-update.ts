@@ -7,7 +7,7 @@ import { excerpt, invalidInput, ToolError } from "../mcp/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
 import { followTask } from "../plans/progress";
-import { handoffStatements, reviewStanding } from "./handoffs";
+import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
 import { TASK_STATUSES, type TaskStatus } from "./task-summary";
@@ -114,12 +114,32 @@ function checkTransition(from: TaskStatus, to: TaskStatus, allowReopen: boolean)
   }
 }
 
+type Lease = "held" | "released" | "none";
+export interface TaskUpdateResult {
+  task: Task;
+  changed: string[];
+  lease: Lease;
+  review_handoff: { id: string; to: string[]; opened: boolean } | null;
+}
+
+/** What task_update and task_assign answer besides the task. */
+const updateOutput = z.object({
+  task: taskSchema.describe("The task after the change."),
+  changed: z.array(z.string()).describe("Columns that changed."),
+  lease: z.enum(["held", "released", "none"]).describe("The lease after this call: held, released (ended by this call; your fencing_token stays good while the task is yours) or none."),
+  review_handoff: z.object({
+    id: z.string().describe("Handoff id."),
+    to: z.array(z.string()).describe("The reviewer."),
+    opened: z.boolean().describe("False when it was already open."),
+  }).nullable().describe("The review handoff a move to in_review opened for the reviewer, or null."),
+});
+
 /**
  * Applies a patch with every rule task_update promises; task_assign reuses it. Another actor's
  * live lease refuses the write unless an operator forces it (intent), and a fencing token must be
- * the caller's live lease's; both are re-checked inside the UPDATE itself.
+ * the caller's lease's, live or released by a move out of in_progress; both are re-checked inside the UPDATE itself.
  */
-export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated", intent: LeaseIntent = {}): Promise<{ task: Task; changed: string[] }> {
+export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "task.updated", intent: LeaseIntent = {}): Promise<TaskUpdateResult> {
   const task = await findTask(ctx, ref);
   const now = iso(ctx.clock.now());
   const lease = await readLease(ctx.d1, ctx.tenantId, task.id);
@@ -170,7 +190,7 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     requires_evidence: task.requires_evidence ? 1 : 0,
   };
   const columns = Object.keys(next).filter((k) => next[k] !== current[k]);
-  if (columns.length === 0) return { task, changed: [] };
+  if (columns.length === 0) return { task, changed: [], lease: leaseOutcome(lease.lease_expires_at, task.lease_expires_at), review_handoff: null };
   // Bookkeeping columns move with status; they are not what the caller asked to change.
   const changed = columns.filter((c) => !["done_at", "lease_expires_at", "claimed_at"].includes(c));
   const guard = leaseGuardSql(ctx.actorId, now, intent, lease);
@@ -190,20 +210,18 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     }),
     ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
   ];
+  let openedReview: string | null = null;
   if (to === "in_review" && task.status !== "in_review" && reviewer) {
     // The review handoff opens with the move (the statement before it changed a row), unless one
     // is already open for this task and reviewer. The reviewer is notified as any recipient is.
+    const open = noLiveReview(ctx, task.id, reviewer);
     const review = handoffStatements(ctx, {
       kind: "review", title: `Review ${task.ref}: ${task.title}`, body: `Please review ${task.ref}. Answer with handoff_respond.`,
       recipients: [reviewer], options: [], allowFreeText: true, relatedTaskId: task.id, relatedProjectId: task.project_id,
       fingerprint: `review:${task.id}:${reviewer}`,
-    }, {
-      sql: `changes() > 0 AND NOT EXISTS (
-              SELECT 1 FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
-              WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed') AND r.actor_id = ?)`,
-      params: [ctx.tenantId, task.id, reviewer],
-    });
+    }, { sql: `changes() > 0 AND ${open.sql}`, params: open.params });
     statements.push(...review.statements);
+    openedReview = review.id;
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);
   if (updated!.results.length === 0) {
@@ -215,8 +233,16 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     });
   }
   if (to !== task.status) await followTask(ctx, task.id);
-  return { task: await findTask(ctx, task.id), changed };
+  const after = await findTask(ctx, task.id);
+  const moved = to === "in_review" && task.status !== "in_review" && reviewer ? await liveReview(ctx, task.id, reviewer) : null;
+  return {
+    task: after, changed, lease: leaseOutcome(lease.lease_expires_at, after.lease_expires_at),
+    review_handoff: moved && { ...moved, opened: moved.id === openedReview },
+  };
 }
+
+/** What a write did to the claim's lease, so the caller knows whether its fencing_token still leads anywhere. */
+const leaseOutcome = (before: string | null, after: string | null): Lease => (after !== null ? "held" : before !== null ? "released" : "none");
 
 export const taskUpdateTool = defineTool({
   name: "task_update",
@@ -229,11 +255,15 @@ export const taskUpdateTool = defineTool({
     patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change."),
     ...leaseWriteFields,
   }),
-  output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
+  output: updateOutput,
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: (ctx, input) => updateTask(ctx, input.task_id, input.patch, "task.updated", leaseIntent(ctx, input)),
-  summarize: (r) => (r.changed.length ? `${r.task.ref}: ${r.changed.join(", ")} changed (now ${r.task.status}).` : `${r.task.ref}: nothing to change.`),
+  summarize: (r) => {
+    if (!r.changed.length) return `${r.task.ref}: nothing to change.`;
+    const review = r.review_handoff ? ` Review handoff ${r.review_handoff.id} ${r.review_handoff.opened ? "opened" : "already open"} for ${r.review_handoff.to.join(", ")}.` : "";
+    return `${r.task.ref}: ${r.changed.join(", ")} changed (now ${r.task.status}); lease ${r.lease}.${review}`;
+  },
 });
 
 export const taskAssignTool = defineTool({
@@ -246,7 +276,7 @@ export const taskAssignTool = defineTool({
     actor_id: clearable(actorRefField("The new assignee.")),
     ...leaseWriteFields,
   }),
-  output: z.object({ task: taskSchema.describe("The task after the change."), changed: z.array(z.string()).describe("Columns that changed.") }),
+  output: updateOutput,
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
   run: (ctx, input) => updateTask(ctx, input.task_id, { assignee_actor_id: input.actor_id }, "task.assigned", leaseIntent(ctx, input)),
