@@ -74,7 +74,7 @@ export const reviewDiffInputShape = {
   base_sha: sha("The commit the diff starts from."),
   head_sha: sha("The commit the diff ends at: where invariants and static-analysis results are read in `repo`."),
   repo: repoField.optional().describe("Extension: the repository the diff belongs to (owner/name or registered). Its review settings apply (hotspot and config globs, invariants path) and the optional stages read from it on GitHub."),
-  invariants: z.string().max(65_536).optional().describe("Extension: invariants as inline YAML text (the .review-invariants.yml format); wins over the repository's file."),
+  invariants: z.string().max(65_536).optional().describe("Extension: invariants as inline YAML text (the .review-invariants.yml format, shown in check_invariants' description); wins over the repository's file."),
   options: reviewDiffOptionsSchema.prefault({}).describe("Review options (seed 004); every one has a default."),
 };
 export const reviewDiffInput = z.object(reviewDiffInputShape);
