@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/mcp/context";
 import { nameKeySql } from "../src/changes/paths";
-import { NEAR_NAMES_SQL } from "../src/changes/prior-attempts";
+import { LOCAL_NO_MATCH, NEAR_NAMES_SQL } from "../src/changes/prior-attempts";
 import { backfillEmbeddings } from "../src/search/semantic";
 import { count, MINUTE, newWorld, ok, refusedWithoutWrites, settle, type Structured } from "./helpers";
 
@@ -133,13 +133,26 @@ describe("prior_attempts fuzzy (the seed's semantic recall)", () => {
     expect(await count(queued, w.id.tenantId, "pending")).toBe(3);
     // Until the embedding is made, fuzzy says which events it cannot see yet.
     const before = await prior(w.ctx, { fuzzy: "log in by email", min_confidence: "proximity_low" });
-    expect(before.note).toContain("3 change event(s) still waiting for an embedding");
-    expect(before.items).toEqual([]);
+    expect(before.note).toBe(`${LOCAL_NO_MATCH}; 3 change event(s) still waiting for an embedding are not matched by fuzzy until the backfill runs; fell back to substring`);
+    // Meanwhile the words themselves still find them.
+    expect([...new Set(rows(before).map((r) => r.match_type))]).toEqual(["substring"]);
     await backfillEmbeddings(env, new Date(T0));
     expect(await count(queued, w.id.tenantId, "ready")).toBe(3);
     expect(rows(await prior(w.ctx, { fuzzy: "log in by email", min_confidence: "proximity_low" })).map((r) => r.id)).toContain(id);
     const vectors = await env.DB.prepare(`SELECT id FROM local_vectors WHERE namespace = ? ORDER BY id`).bind(w.id.tenantId).all<{ id: string }>();
     expect(vectors.results.map((v) => v.id)).toEqual(expect.arrayContaining([`change_event:${id}`, `change_event:${created}`]));
+  });
+
+  it("says in its note when the local embedder could not match by meaning, and falls back to substring", async () => {
+    const w = await newWorld("fz-local", { start: T0 });
+    await cardTokenHistory(w.ctx, w.clock);
+    // The same idea as the card-token column in other words: a model would relate them; word hashing cannot.
+    const r = await prior(w.ctx, { fuzzy: "gdpr erasure of shopper billing info" });
+    expect(r.note).toBe(`${LOCAL_NO_MATCH}; fell back to substring`);
+    expect(r.note).toContain("could not match by meaning");
+    expect(rows(r)).toEqual([]);
+    // What it does match (shared words) still answers without the note.
+    expect((await prior(w.ctx, { fuzzy: "tokenized payment credentials" })).note).toBe("");
   });
 
   it("falls back to substring matching, and says so, when the semantic layer is off", async () => {

@@ -575,7 +575,7 @@ describe("review_diff over the registry", () => {
     expect(r.metadata).toMatchObject({ reviewed_at: START, tool_version: "1.9.0", warnings: [] });
     expect(r.metadata.llm_model).toBeUndefined();
     expect(r.stats).toEqual({
-      files_changed: 1, lines_added: 2, lines_removed: 1, duration_ms: expect.any(Number), deterministic_checks_executed: 5,
+      files_changed: 1, lines_added: 2, lines_removed: 1, duration_ms: expect.any(Number), deterministic_checks_executed: 6,
       invariants_executed: 0, static_analyzers_executed: 0, llm_passes_executed: 0, llm_findings_added: 0,
       timings_ms: { preflight: expect.any(Number), invariants: 0, static_analysis: 0, context_fetch: 0, secrets_scrub: 0, llm_structural: 0, llm_detailed: 0 },
     });
@@ -679,5 +679,45 @@ describe("review_diff over the registry", () => {
     // 50 files (> 10) + exports + the jwt hotspot + no tests: 1 + 1 + 0.5 + 1.5 + 1 = 5.
     expect(r).toMatchObject({ risk_score: 5, hotspots: ["auth"] });
     expect(r.findings.map((f: Finding) => f.id)).toEqual(["PRE001", "PRE002", "PRE005"]);
+  });
+});
+
+describe("secrets on added lines (the detector scrub_secrets uses)", () => {
+  const token = "ghp_0123456789abcdefghijABCDEFGHIJ012345";
+  const diff = [
+    "diff --git a/src/config.ts b/src/config.ts",
+    "--- a/src/config.ts",
+    "+++ b/src/config.ts",
+    "@@ -10,3 +10,5 @@ export const config = {",
+    "   region: \"eu\",",
+    "+  retries: 3,",
+    `+  githubToken: "${token}",`,
+    "   timeoutMs: 5000,",
+    "-  debug: true,",
+    " };",
+    "",
+  ].join("\n");
+
+  it("finds the ghp_ token scrub_secrets finds, at the line the diff adds, masked, and fails the gate", async () => {
+    const w = await world("rvsecret");
+    const scrubbed = await ok(w.ctx, "scrub_secrets", { content: `  githubToken: "${token}",` });
+    const rule = (scrubbed.detected_types as { pattern: string }[])[0]!.pattern;
+    const r = await ok(w.ctx, "review_diff", { diff });
+    const secrets = (r.findings as Finding[]).filter((f) => f.id.startsWith("SEC001"));
+    expect(secrets).toEqual([expect.objectContaining({
+      id: `SEC001:${rule}:src/config.ts:12`, severity: "CRITICAL", category: "security",
+      location: { file: "src/config.ts", startLine: 12, endLine: 12 },
+    })]);
+    expect(JSON.stringify(r)).not.toContain(token);
+    expect(secrets[0]!.evidence[0]).toContain("ghp_");
+    expect(r.should_fail).toBe(true);
+    expect((r.stats as Structured).deterministic_checks_executed).toBe(6);
+  });
+
+  it("does not flag a removed secret or a diff without one", async () => {
+    const w = await world("rvsecret");
+    const removed = diff.replace(`+  githubToken: "${token}",`, `-  githubToken: "${token}",`).replace("+10,5", "+10,3");
+    expect((await reviewDiff(w.ctx, request(removed), {})).findings.filter((f) => f.id.startsWith("SEC001"))).toEqual([]);
+    expect((await reviewDiff(w.ctx, request(bugfixClient), {})).findings).toEqual([]);
   });
 });

@@ -11,6 +11,7 @@ import honoYaml from "./fixtures/review/invariants/hono.review-invariants.yml?ra
 import { errorBody, example, FakeGitHub } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
 import { fails, newWorld, ok } from "./helpers";
+import { findTool } from "../src/mcp/registry";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -33,15 +34,57 @@ const check = (ctx: Ctx, args: Record<string, unknown>) => ok(ctx, "check_invari
 /** A diff's files as review_diff hands them to the invariants stage. */
 const viewsOf = (diff: string) => parseUnifiedDiff(diff).files.map(toChangedFileView);
 
+describe("check_invariants: rules that are dropped or cannot run are named", () => {
+  const rule = (over: string) => `{id: R1, rule: r, paths: ["src/**"], severity: LOW, category: style, action: deny, deny: {regex: {pattern: "x"}}${over}}`;
+
+  it("a malformed rule (paths written as a string) is a warning naming it, not a silent checked_invariants: 0", async () => {
+    const { ctx } = await setup("inv-drop");
+    const r = await check(ctx, { diff: requestIdDiff, invariants: `style:\n  - {id: R1, rule: r, paths: "src/**", severity: LOW, category: style, action: deny, deny: {regex: {pattern: "x"}}}\n` });
+    expect(r).toMatchObject({ success: true, checked_invariants: 0, findings: [] });
+    expect(r.warnings).toEqual(["Invariant R1 dropped: missing or empty paths (paths: a list of globs; the others strings)"]);
+  });
+
+  it("an entry without an id is named by its section and position; a section that is not a list is named", async () => {
+    const { ctx } = await setup("inv-drop");
+    const yaml = `style:\n  - ${rule("")}\n  - {rule: r, paths: ["src/**"]}\n  - just text\nsecurity:\n  id: S1\n  rule: not in a list\n`;
+    const r = await check(ctx, { diff: requestIdDiff, invariants: yaml });
+    expect(r.warnings).toEqual([
+      "Invariant style[1] dropped: missing or empty id, severity, category (paths: a list of globs; the others strings)",
+      "Invariant style[2] dropped: expected a mapping with id, rule, paths, severity, category",
+      "Section security dropped: expected a list of invariants (security:\n  - id: …)",
+    ]);
+    expect(r.checked_invariants).toBe(3);
+  });
+
+  it("a rule that cannot run is named even when no changed file matches its paths", async () => {
+    const { ctx } = await setup("inv-drop");
+    const yaml = `style:\n  - {id: R2, rule: r, paths: ["docs/**"], severity: LOW, category: style, action: deny, deny: {regex: {pattern: "a(?=b)"}}}\n`;
+    const r = await check(ctx, { diff: requestIdDiff, invariants: yaml });
+    expect(r.checked_invariants).toBe(0);
+    expect(r.warnings).toEqual([
+      "Invariant R2 cannot run (no changed file matched its paths yet): Error: Invalid regex: /a(?=b)/ (uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support)",
+    ]);
+  });
+
+  it("review_diff reports the dropped rule and the finding at the line the diff adds", async () => {
+    const { ctx } = await setup("inv-drop");
+    const yaml = `style:\n  - {id: MW3, rule: no console.log, paths: ["src/middleware/**"], severity: LOW, category: style, action: deny, deny: {regex: {pattern: "console\\\\.log\\\\("}}}\n  - {id: BAD, rule: r}\n`;
+    const r = await ok(ctx, "review_diff", { diff: requestIdDiff, invariants: yaml });
+    expect(r.metadata.warnings).toContain("Invariant BAD dropped: missing or empty paths, severity, category (paths: a list of globs; the others strings)");
+    expect(r.findings).toContainEqual(expect.objectContaining({ id: "MW3", location: { file: "src/middleware/request-id/request-id.ts", startLine: 36, endLine: 36 } }));
+  });
+});
+
 describe("check_invariants: evaluation", () => {
   it("deny over a dot directory, when_require and require satisfied (the OIDC release workflow)", async () => {
     const { ctx } = await setup();
     const r = await check(ctx, { diff: releaseDiff, invariants: honoYaml });
     expect(r).toMatchObject({ success: true, invariants_path: "(inline)", checked_invariants: 3 });
-    expect(r.warnings).toEqual(["Invariant DOC001 has no action; skipping deterministic evaluation"]);
+    expect(r.warnings).toEqual(["Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)", "Invariant DOC001 has no action; skipping deterministic evaluation"]);
     expect(r.findings).toEqual([{
       id: "CI001", severity: "HIGH", category: "security", confidence: 0.95, title: "Workflows must not grant id-token: write",
-      location: { file: ".github/workflows/release.yml", startLine: 1, endLine: 1 },
+      // The added line that grants it (line 18 of the new workflow).
+      location: { file: ".github/workflows/release.yml", startLine: 18, endLine: 18 },
       evidence: ["deny.regex matched: /id-token:\\s*write/"],
       impact: "A project invariant was violated by newly added code.",
       recommendation: "Refactor the change to comply with the invariant or update the policy intentionally.",
@@ -54,6 +97,8 @@ describe("check_invariants: evaluation", () => {
     const unpinned = noProvenance.replace(/@[0-9a-f]{40} # (v\d)/g, "@$1");
     const r = await check(ctx, { diff: unpinned, invariants: honoYaml });
     expect(r.findings.map((f: { id: string }) => f.id)).toEqual(["CI001", "CI002", "CI003"]);
+    // A when_require finding is at the added line its `when` matched: the first `uses:` (21) and `npm publish` (33).
+    expect(r.findings.map((f: { location: { startLine: number; endLine: number } }) => [f.location.startLine, f.location.endLine])).toEqual([[18, 18], [21, 21], [33, 33]]);
     expect(r.findings[1].evidence).toEqual(["when.regex matched but require.regex missing: when=/uses:/ require=/uses: [\\w./-]+@[0-9a-f]{40}/"]);
     expect(r.findings[2]).toMatchObject({ severity: "HIGH", impact: "Conditional invariant triggered; required safeguard appears missing.", recommendation: "Add the required safeguard or remove the triggering behavior." });
     // The websocket refactor adds no `export { … } from './…'` line to an index.ts: nothing to check there.
@@ -61,8 +106,9 @@ describe("check_invariants: evaluation", () => {
     expect(ws).toMatchObject({ success: true, checked_invariants: 0, findings: [] });
     const req = await check(ctx, { diff: websocketDiff, invariants: honoYaml.replace('"src/middleware/*/index.ts"', '"src/adapter/*/websocket.ts"') });
     expect(req.findings).toEqual([
-      expect.objectContaining({ id: "MW001", location: { file: "src/adapter/cloudflare-workers/websocket.ts", startLine: 1, endLine: 1 }, evidence: ["require.regex not found: /^export \\{ \\w+ \\} from '\\.//m"] }),
-      expect.objectContaining({ id: "MW001", location: { file: "src/adapter/deno/websocket.ts", startLine: 1, endLine: 1 } }),
+      // A missing require is reported at the file's first added line.
+      expect.objectContaining({ id: "MW001", location: { file: "src/adapter/cloudflare-workers/websocket.ts", startLine: 31, endLine: 31 }, evidence: ["require.regex not found: /^export \\{ \\w+ \\} from '\\.//m"] }),
+      expect.objectContaining({ id: "MW001", location: { file: "src/adapter/deno/websocket.ts", startLine: 24, endLine: 24 } }),
     ]);
     expect(req.findings[0]).toMatchObject({ impact: "A required pattern was not found in newly added code for affected files.", recommendation: "Add the required construct (or adjust the policy if it is no longer appropriate)." });
   });
@@ -72,7 +118,7 @@ describe("check_invariants: evaluation", () => {
     const r = await check(ctx, { diff: requestIdDiff, invariants: honoYaml });
     // MW001: index.ts; MW002: {request-id,index}.ts; MW003: src/middleware/** (3 files).
     expect(r.checked_invariants).toBe(6);
-    expect(r.findings).toEqual([expect.objectContaining({ id: "MW003", severity: "LOW", category: "style", location: { file: "src/middleware/request-id/request-id.ts", startLine: 1, endLine: 1 } })]);
+    expect(r.findings).toEqual([expect.objectContaining({ id: "MW003", severity: "LOW", category: "style", location: { file: "src/middleware/request-id/request-id.ts", startLine: 36, endLine: 36 } })]);
     // The case-insensitive deny fires once Math.random appears in an added line of a matched file.
     const random = requestIdDiff.replace("generator = () => crypto.randomUUID(),", "generator = () => String(Math.random()),");
     const withRandom = await check(ctx, { diff: random, invariants: honoYaml });
@@ -274,7 +320,7 @@ describe("invariantsStage (review_diff)", () => {
     const r = await invariantsStage(ctx, { files, changedFiles: files.map((f) => f.path), invariantsPath: ".review-invariants.yml", yaml: honoYaml });
     expect(r.executed).toBe(3);
     expect(r.findings.map((f) => f.id)).toEqual(["CI001"]);
-    expect(r.warnings).toEqual(["Invariant DOC001 has no action; skipping deterministic evaluation"]);
+    expect(r.warnings).toEqual(["Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)", "Invariant DOC001 has no action; skipping deterministic evaluation"]);
     expect(r.promptText.split("\n")).toEqual([
       "ci:",
       "- [CI001] (HIGH/security) Workflows must not grant id-token: write",
@@ -335,5 +381,18 @@ describe("invariantsStage (review_diff)", () => {
     expect(await review()).toEqual([]);
     await updateReviewSettings(ctx, REPO, { invariantsPath: "policy/invariants.yml" });
     expect(await review()).toEqual(missing("policy/invariants.yml"));
+  });
+});
+
+describe("check_invariants' description", () => {
+  it("documents the YAML format with an example that runs as written", async () => {
+    const { ctx } = await setup("inv-doc");
+    const description = findTool("check_invariants")!.description;
+    for (const field of ["id", "rule", "paths", "severity", "category", "action", "deny", "require", "when", "regex", "pattern", "flags"]) expect(description).toContain(field);
+    const example = /e\.g\. `([^`]+)`/.exec(description)![1]!;
+    const diff = "diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1,2 +1,3 @@\n const a = 1;\n+const b = eval(input);\n const c = 3;\n";
+    const r = await check(ctx, { diff, invariants: example });
+    expect(r).toMatchObject({ success: true, checked_invariants: 1, warnings: [] });
+    expect(r.findings).toEqual([expect.objectContaining({ id: "SEC1", severity: "HIGH", location: { file: "src/a.ts", startLine: 2, endLine: 2 } })]);
   });
 });

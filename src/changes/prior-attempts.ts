@@ -5,6 +5,7 @@
 import type { Ctx } from "../mcp/context";
 import { failureText, ToolError } from "../mcp/errors";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
+import { LocalHashEmbedder } from "../search/embedder";
 import { nearest, selectSemantic } from "../search/semantic";
 import { VECTORIZE_LIMITS } from "../search/vector-index";
 import { nameKeySql, pathMatchSql } from "./paths";
@@ -234,15 +235,20 @@ async function nearNames(ctx: Ctx, path: string): Promise<string[]> {
   return res.results.map((r) => r.entity_path);
 }
 
+/** Why fuzzy found nothing on a server without Workers AI embeddings (wrangler dev, tests, self-hosting without AI). */
+export const LOCAL_NO_MATCH =
+  "the local embedder could not match by meaning (it compares shared words and word pieces; Workers AI embeddings match meaning), and no change event shares enough words with fuzzy";
+
 /** Vector neighbours asked for per fuzzy query: hits collapse into fewer distinct paths. */
 const fuzzyCandidates = (limit: number) => Math.min(VECTORIZE_LIMITS.maxTopK, Math.max(limit * 3, 30));
 
 /**
  * The seed's fuzzy recall: change events nearest in meaning to `text` (path, change type and
  * reasoning are embedded), each distinct path run through the same outcome inference and marked
- * match_type "fuzzy" with its best similarity. Null when the semantic layer cannot answer.
+ * match_type "fuzzy" with its best similarity. Null when the semantic layer cannot answer, or
+ * (`unmatched`) when the local embedder found nothing near.
  */
-async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, skip: { paths: Set<string> }): Promise<{ rows: Ranked[] | null; note: string }> {
+async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, skip: { paths: Set<string> }): Promise<{ rows: Ranked[] | null; note: string; unmatched?: true }> {
   const { layer, reason } = selectSemantic(ctx.env);
   if (!layer) return { rows: null, note: reason };
   let near: { id: string; similarity: number }[];
@@ -273,6 +279,8 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
     .bind(ctx.tenantId)
     .first<{ n: number }>();
   const note = pending && pending.n > 0 ? `${pending.n} change event(s) still waiting for an embedding are not matched by fuzzy until the backfill runs` : "";
+  // The local embedder knows shared words, not meaning: nothing near is no proof that nothing is related.
+  if (best.size === 0 && layer.embedder instanceof LocalHashEmbedder) return { rows: null, note: LOCAL_NO_MATCH + (note ? `; ${note}` : ""), unmatched: true };
   const rows = (await attemptsOf(ctx, await readPaths(ctx, [...best.keys()]), input, "fuzzy"))
     .map((a) => ({ ...a, similarity: Math.max(best.get(a.timeline) ?? 0, best.get(a.entity_path) ?? 0) }))
     // As the seed orders fuzzy rows: best match first, then oldest first.
@@ -324,7 +332,7 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
       note = found.note;
     } else {
       // As the seed does without its semantic extra: substring matching, and a note saying so.
-      note = `fuzzy matching unavailable (${found.note}); fell back to substring`;
+      note = found.unmatched ? `${found.note}; fell back to substring` : `fuzzy matching unavailable (${found.note}); fell back to substring`;
       groups.push(await attemptsOf(ctx, await readPaths(ctx, (await pathsMentioning(ctx, fuzzy, [])).filter((p) => !skip.paths.has(p))), input, "substring"));
     }
   }

@@ -320,5 +320,6 @@ export function toChangedFileView(file: DiffFile): ChangedFileView {
     binary: file.isBinary,
     hunks: file.hunks.map((h) => ({ newStart: h.newStart, newLines: h.newLines })),
     added: file.hunks.flatMap((h) => h.lines.filter((l) => l.type === "add").map((l) => l.content)),
+    addedLines: file.hunks.flatMap((h) => h.lines.filter((l) => l.type === "add").map((l) => l.newLine!)),
   };
 }

@@ -21,6 +21,7 @@ import type { RepoName } from "../git/tokens";
 import type { Ctx } from "../mcp/context";
 import { excerpt, isInternalText, ToolError } from "../mcp/errors";
 import { WorkBudget } from "../mcp/work-budget";
+import { addedText, type AddedText } from "./added-text";
 import type { ChangedFileView, ReviewStages } from "./stages";
 import { CATEGORIES, SEVERITIES, type Category, type Finding, type Severity } from "./types";
 
@@ -32,6 +33,8 @@ export const MAX_GLOBS = 50;
 const MAX_GLOB_CHARS = 500;
 const MAX_ID_CHARS = 100;
 const MAX_RULE_CHARS = 2000;
+/** Dropped entries named one by one; past this, counted (a 64 KB file of junk is not a page of warnings). */
+const MAX_LOAD_WARNINGS = 50;
 /**
  * Work all evaluations of one call may do, in characters of added text scanned, each weighed by
  * its regex's size (re2js slows with the program: a 1,800-instruction pattern reads about 6 MB/s
@@ -108,15 +111,26 @@ export function normalizeRepoPath(value: string, field: string, opts: { rejectOp
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 
-/** One YAML entry → an invariant, or why it is dropped (null: silently, as the reference drops incomplete ones). */
-function normalizeInvariant(raw: unknown): Invariant | string | null {
-  if (!isObject(raw)) return null;
-  const id = typeof raw.id === "string" ? raw.id : undefined;
-  const rule = typeof raw.rule === "string" ? raw.rule : undefined;
+/** The fields every invariant needs; one missing drops it. */
+const REQUIRED = ["id", "rule", "paths", "severity", "category"] as const;
+
+/**
+ * One YAML entry → an invariant, or why it is dropped, naming it (by id, else by `where`: its
+ * section and position), so a malformed rule is never silently left out.
+ */
+function normalizeInvariant(raw: unknown, where: string): Invariant | string {
+  if (!isObject(raw)) return `Invariant ${where} dropped: expected a mapping with ${REQUIRED.join(", ")}`;
+  const id = typeof raw.id === "string" && raw.id !== "" ? raw.id : undefined;
+  const rule = typeof raw.rule === "string" && raw.rule !== "" ? raw.rule : undefined;
   const paths = Array.isArray(raw.paths) ? raw.paths.filter((p): p is string => typeof p === "string") : undefined;
   const severity = typeof raw.severity === "string" ? raw.severity : undefined;
   const category = typeof raw.category === "string" ? raw.category : undefined;
-  if (!id || !rule || !paths || paths.length === 0 || !severity || !category) return null;
+  const present = { id, rule, paths: paths && paths.length > 0 ? paths : undefined, severity, category };
+  const missing = REQUIRED.filter((k) => present[k] === undefined);
+  if (!id || !rule || !paths || paths.length === 0 || !severity || !category) {
+    const name = id ? excerpt(id, 60) : where;
+    return `Invariant ${name} dropped: missing or empty ${missing.join(", ")} (paths: a list of globs; the others strings)`;
+  }
   // The finding shape has fixed severities and categories; the reference passes any string through.
   const sev = severity.toUpperCase() as Severity;
   const cat = category.toLowerCase() as Category;
@@ -167,17 +181,22 @@ export function parseInvariants(text: string): InvariantsConfig {
   const warnings: string[] = [];
   let count = 0;
   for (const [name, value] of Object.entries(parsed)) {
-    if (!Array.isArray(value)) continue;
-    const invariants: Invariant[] = [];
-    for (const entry of value) {
-      const inv = normalizeInvariant(entry);
-      if (typeof inv === "string") warnings.push(inv);
-      else if (inv) invariants.push(inv);
+    const section = excerpt(name, 60);
+    if (!Array.isArray(value)) {
+      warnings.push(`Section ${section} dropped: expected a list of invariants (${section}:\n  - id: …)`);
+      continue;
     }
+    const invariants: Invariant[] = [];
+    value.forEach((entry, i) => {
+      const inv = normalizeInvariant(entry, `${section}[${i}]`);
+      if (typeof inv === "string") warnings.push(inv);
+      else invariants.push(inv);
+    });
     count += invariants.length;
     if (count > MAX_INVARIANTS) throw new Error(`Invalid invariants config: more than ${MAX_INVARIANTS} invariants`);
     if (invariants.length > 0) sections.push({ name, invariants });
   }
+  if (warnings.length > MAX_LOAD_WARNINGS) warnings.splice(MAX_LOAD_WARNINGS, Infinity, `… and ${warnings.length - MAX_LOAD_WARNINGS} more entries dropped`);
   return { sections, warnings };
 }
 
@@ -300,17 +319,27 @@ function programWeight(inv: Invariant, cache: Map<string, RE2JS>): number {
 }
 
 interface Failure {
+  /** Where in the added text the failure shows: the match denied or the `when` that matched; 0 for a missing `require`. */
+  at: number;
   evidence: string;
   impact: string;
   recommendation: string;
+}
+
+/** Where `re` first matches in `text` (only asked once a test has said it does). */
+function firstMatch(re: RE2JS, text: string): number {
+  const m = re.matcher(text);
+  return m.find() ? m.start() : 0;
 }
 
 function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Failure | null {
   if (inv.action === "deny") {
     const deny = asRegex(inv.deny);
     if (!deny) throw new Error("deny action requires deny.regex");
-    if (!compile(deny, cache).test(added)) return null;
+    const re = compile(deny, cache);
+    if (!re.test(added)) return null;
     return {
+      at: firstMatch(re, added),
       evidence: `deny.regex matched: ${render(deny)}`,
       impact: "A project invariant was violated by newly added code.",
       recommendation: "Refactor the change to comply with the invariant or update the policy intentionally.",
@@ -321,6 +350,7 @@ function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Fai
     if (!req) throw new Error("require action requires require.regex");
     if (compile(req, cache).test(added)) return null;
     return {
+      at: 0,
       evidence: `require.regex not found: ${render(req)}`,
       impact: "A required pattern was not found in newly added code for affected files.",
       recommendation: "Add the required construct (or adjust the policy if it is no longer appropriate).",
@@ -334,6 +364,7 @@ function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Fai
     const reqRe = compile(req, cache);
     if (!whenRe.test(added) || reqRe.test(added)) return null;
     return {
+      at: firstMatch(whenRe, added),
       evidence: `when.regex matched but require.regex missing: when=${render(when)} require=${render(req)}`,
       impact: "Conditional invariant triggered; required safeguard appears missing.",
       recommendation: "Add the required safeguard or remove the triggering behavior.",
@@ -344,9 +375,11 @@ function evaluate(inv: Invariant, added: string, cache: Map<string, RE2JS>): Fai
 
 /**
  * Runs every invariant over the added lines of each changed file its globs match (picomatch with
- * dot: true, as the reference's minimatch). `checked` counts (invariant, file) pairs evaluated.
+ * dot: true, as the reference's minimatch). `checked` counts (invariant, file) pairs evaluated. A
+ * finding is at the added line where it shows: the denied match, the `when` that matched, or the
+ * file's first added line for a missing `require`.
  */
-export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "oldPath" | "added">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
+export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "oldPath" | "added" | "addedLines">[], changedFiles: readonly string[], config: InvariantsConfig): InvariantRunResult {
   const findings: Finding[] = [];
   const warnings = [...config.warnings];
   const cache = new Map<string, RE2JS>();
@@ -356,10 +389,10 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
     if (f.oldPath) byPath.set(f.oldPath, f);
   }
   for (const f of [...files].reverse()) byPath.set(f.path, f);
-  const joined = new Map<string, string>();
-  const addedText = (path: string) => {
+  const joined = new Map<string, AddedText>();
+  const addedOf = (path: string) => {
     let text = joined.get(path);
-    if (text === undefined) joined.set(path, (text = byPath.get(path)?.added.join("\n") ?? ""));
+    if (text === undefined) joined.set(path, (text = addedText(byPath.get(path) ?? { added: [] })));
     return text;
   };
   let checked = 0;
@@ -379,22 +412,32 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
       warnings.push(`Invariant evaluation stopped after ${checked} file checks: the work passed ${SCAN_BUDGET} (characters of added lines × pattern size, and glob matches); narrow the diff or the invariants' paths, or simplify their patterns`);
       return { findings, warnings, checked };
     };
+    const checkedBefore = checked;
     for (const file of changedFiles) {
       if (!budget.take(GLOB_WORK * matchers.length)) return stop();
       if (!matchers.some((m) => m(file))) continue;
-      const added = addedText(file);
-      if (!budget.take(weight * Math.max(PER_EVALUATION, added.length))) return stop();
+      const added = addedOf(file);
+      if (!budget.take(weight * Math.max(PER_EVALUATION, added.text.length))) return stop();
       checked++;
       try {
-        const fail = evaluate(inv, added, cache);
+        const fail = evaluate(inv, added.text, cache);
         if (fail) {
+          const line = added.lineAt(fail.at);
           findings.push({
             id: inv.id, severity: inv.severity, category: inv.category, confidence: 0.95, title: inv.rule.slice(0, 80),
-            location: { file, startLine: 1, endLine: 1 }, evidence: [fail.evidence], impact: fail.impact, recommendation: fail.recommendation,
+            location: { file, startLine: line, endLine: line }, evidence: [fail.evidence], impact: fail.impact, recommendation: fail.recommendation,
           });
         }
       } catch (err) {
         warnings.push(`Invariant ${inv.id} evaluation failed: ${String(err)}`);
+      }
+    }
+    // A broken rule whose globs matched nothing this time would otherwise go unnoticed until one does.
+    if (checked === checkedBefore) {
+      try {
+        evaluate(inv, "", cache);
+      } catch (err) {
+        warnings.push(`Invariant ${inv.id} cannot run (no changed file matched its paths yet): ${String(err)}`);
       }
     }
   }

@@ -13,6 +13,7 @@ import { repoKey } from "../code/store";
 import type { Ctx } from "../mcp/context";
 import { invalidInput, toErrorBody } from "../mcp/errors";
 import { classifyChange } from "./classify";
+import { diffSecretFindings } from "./diff-secrets";
 import { looksLikeUnifiedDiff, MAX_DIFF_CHARS, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "./diff";
 import { failurePolicy, filterFindings, MAX_FAIL_REASONS, mergeFindings } from "./findings";
 import { reviewMarkdown } from "./markdown";
@@ -73,7 +74,7 @@ export const reviewDiffInputShape = {
   base_sha: sha("The commit the diff starts from."),
   head_sha: sha("The commit the diff ends at: where invariants and static-analysis results are read in `repo`."),
   repo: repoField.optional().describe("Extension: the repository the diff belongs to (owner/name or registered). Its review settings apply (hotspot and config globs, invariants path) and the optional stages read from it on GitHub."),
-  invariants: z.string().max(65_536).optional().describe("Extension: invariants as inline YAML text (the .review-invariants.yml format); wins over the repository's file."),
+  invariants: z.string().max(65_536).optional().describe("Extension: invariants as inline YAML text (the .review-invariants.yml format, shown in check_invariants' description); wins over the repository's file."),
   options: reviewDiffOptionsSchema.prefault({}).describe("Review options (seed 004); every one has a default."),
 };
 export const reviewDiffInput = z.object(reviewDiffInputShape);
@@ -95,7 +96,7 @@ export const reviewDiffResultSchema = z.object({
     lines_added: z.number().int().describe("Lines added."),
     lines_removed: z.number().int().describe("Lines removed."),
     duration_ms: ms("Whole review."),
-    deterministic_checks_executed: z.number().int().describe("Preflight checks run (5)."),
+    deterministic_checks_executed: z.number().int().describe("Deterministic checks run (6: the reference's 5 and the secret scan)."),
     invariants_executed: z.number().int().describe("Invariants evaluated."),
     static_analyzers_executed: z.number().int().describe("Analyzers that had results."),
     llm_passes_executed: z.number().int().describe("LLM passes run."),
@@ -196,9 +197,11 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
   const classification = classifyChange(parsed);
   const preflight = runPreflight(parsed, changedFiles, pathRules(settings));
   preflightMs += Math.max(0, timer() - checksStart);
-  const deterministic = deterministicFindings(preflight, classification);
   const files = parsed.files.map(toChangedFileView);
-  const warnings: string[] = [];
+  // The same detector as scrub_secrets, on the lines the diff adds.
+  const secrets = diffSecretFindings(files);
+  const deterministic = [...secrets.findings, ...deterministicFindings(preflight, classification)];
+  const warnings: string[] = [...secrets.warnings];
 
   // Invariants: from the repository's file or inline YAML; the reference turns any failure into a warning.
   let invariants: StageRun<InvariantsOutcome> = { outcome: null, ms: 0 };
@@ -295,7 +298,7 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
       lines_added: parsed.linesAdded,
       lines_removed: parsed.linesRemoved,
       duration_ms: 0,
-      deterministic_checks_executed: DETERMINISTIC_CHECKS,
+      deterministic_checks_executed: DETERMINISTIC_CHECKS + 1,
       invariants_executed: invariants.outcome?.executed ?? 0,
       static_analyzers_executed: staticRun.outcome?.analyzersExecuted ?? 0,
       llm_passes_executed: llm.passes,

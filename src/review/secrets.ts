@@ -314,12 +314,13 @@ const GENERIC_NEIGHBOURS = 8;
 
 /**
  * Every secret gitleaks' rules find in `text`, in text order, without overlaps. Linear in the
- * text per rule run, within SECRET_SCAN_BUDGET (`budget` overrides it, for tests).
+ * text per rule run, within SECRET_SCAN_BUDGET (`budget` overrides it: a number for tests, or one
+ * WorkBudget shared by the scans of one call, such as each file of a diff).
  */
-export function scanSecrets(text: string, opts: { filePath?: string; budget?: number } = {}): SecretScan {
+export function scanSecrets(text: string, opts: { filePath?: string; budget?: number | WorkBudget } = {}): SecretScan {
   const { global, rules: all } = rules();
   if (fileAllowed([global], opts.filePath)) return { secrets: [], truncated: false, note: null };
-  const budget = new WorkBudget(opts.budget ?? SECRET_SCAN_BUDGET);
+  const budget = opts.budget instanceof WorkBudget ? opts.budget : new WorkBudget(opts.budget ?? SECRET_SCAN_BUDGET);
   const lower = text.toLowerCase();
   // Several rules share a keyword: each is looked for in the text once.
   const seen = new Map<string, boolean>();

@@ -19,6 +19,8 @@ export interface ChangedFileView {
   hunks: { newStart: number; newLines: number }[];
   /** Added lines' text, in order. */
   added: string[];
+  /** Each added line's number in the new file, in the same order (absent: numbers unknown). */
+  addedLines?: number[];
 }
 
 export interface InvariantsRequest {

@@ -26,7 +26,7 @@ export const locationSchema = z.object({
 });
 
 export const findingSchema = z.object({
-  id: z.string().describe("Stable id: PRE001–PRE005, an invariant id, an analyzer's rule id, or an LLM finding id."),
+  id: z.string().describe("Stable id: PRE001–PRE005, SEC001:<rule>:<file>:<line> (a secret on an added line), an invariant id, an analyzer's rule id, or an LLM finding id."),
   severity: z.enum(SEVERITIES).describe("CRITICAL, HIGH, MEDIUM, LOW or INFO."),
   category: z.enum(CATEGORIES).describe("What kind of problem."),
   confidence: z.number().min(0).max(1).describe("0–1."),
