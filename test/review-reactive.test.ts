@@ -747,7 +747,7 @@ describe("from webhook to published review, with review_diff's own pipeline", ()
     // The same diff through the review_diff tool gives the findings the session stored.
     const direct = await ok(r.ctx, "review_diff", { diff: requestDiff, repo: REPO, head_sha: REQ_SHA });
     const place = (f: Finding) => `${f.id} ${f.location.file}:${f.location.startLine}`;
-    expect(direct.findings.map(place)).toContain("REQ001 src/request.ts:1");
+    expect(direct.findings.map(place)).toContain("REQ001 src/request.ts:104");
     expect(done.result.findings.map(place).sort()).toEqual(direct.findings.map(place).sort());
     expect(done.result).toMatchObject({ reviewed_commit: REQ_SHA, risk_score: direct.risk_score, classification: direct.classification, files_reviewed: 2 });
     expect(JSON.parse((await row(r.ctx.tenantId, s!.id))!.result).findings.map(place).sort()).toEqual(direct.findings.map(place).sort());
