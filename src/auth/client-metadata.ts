@@ -1,7 +1,7 @@
 /**
- * Bounds on what a client may say about itself at dynamic registration (RFC 7591), the same as
- * the operator route (src/http/oauth-clients.ts) allows: the provider stores every field it
- * knows, and the consent page shows some of them, so each one has a stated size.
+ * Bounds on what a client may say about itself at dynamic registration (RFC 7591): the provider
+ * stores every field it knows, and the consent page shows some of them, so each one has a stated
+ * size. The operator route (src/http/oauth-clients.ts) takes its name and URI bounds from here.
  */
 
 export const MAX_CLIENT_NAME_CHARS = 200;

@@ -9,6 +9,7 @@
  * the page dictionaries), and each page dictionary's /Contents names the streams it reads.
  */
 import { WorkBudget } from "../mcp/work-budget";
+import { concatBytes } from "../net/bytes";
 
 /** One stream inflating past this is not given to pdf.js at all: it would hold it in memory per page. */
 export const MAX_PDF_STREAM_INFLATED = 8 * 1024 * 1024;
@@ -55,14 +56,7 @@ async function inflate(data: Uint8Array, limit: number, keep: boolean): Promise<
   } catch {
     // Corrupt or encrypted data, or bytes after the stream's end: what came out so far counts.
   }
-  if (!keep) return { size, over: false, bytes: null };
-  const bytes = new Uint8Array(size);
-  let at = 0;
-  for (const p of parts) {
-    bytes.set(p, at);
-    at += p.byteLength;
-  }
-  return { size, over: false, bytes };
+  return { size, over: false, bytes: keep ? concatBytes(parts) : null };
 }
 
 const isDigit = (c: string | undefined) => c !== undefined && c >= "0" && c <= "9";

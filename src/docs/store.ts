@@ -8,7 +8,7 @@ import { iso } from "../db/time";
 import type { Env } from "../env";
 import type { Ctx } from "../mcp/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
-import { concatBytes } from "../http/body";
+import { concatBytes } from "../net/bytes";
 import { firstControl } from "../mcp/bounds";
 import { chunkSpans } from "./chunker";
 

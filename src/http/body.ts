@@ -3,6 +3,7 @@
  * parsed (README: Limits).
  */
 import { MAX_ARG_BYTES } from "../mcp/bounds";
+import { concatBytes } from "../net/bytes";
 
 /**
  * Most MCP messages are a few kilobytes; the largest legitimate one carries a tool's largest
@@ -43,16 +44,6 @@ export async function readCapped(req: Request, max: number): Promise<Uint8Array 
   return concatBytes(chunks);
 }
 
-/** Pieces of a body (stream reads, stored chunks) as one array. */
-export function concatBytes(parts: readonly Uint8Array[]): Uint8Array {
-  const all = new Uint8Array(parts.reduce((n, p) => n + p.byteLength, 0));
-  let at = 0;
-  for (const p of parts) {
-    all.set(p, at);
-    at += p.byteLength;
-  }
-  return all;
-}
 
 /** "1 MiB", "25 MiB": how a cap reads in an error message. */
 export const mebibytes = (bytes: number): string => `${+(bytes / (1024 * 1024)).toFixed(2)} MiB`;

@@ -10,14 +10,15 @@
  */
 import { Hono } from "hono";
 import { z } from "zod";
+import { MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_URI_CHARS } from "../auth/client-metadata";
 import { bearerKey, identityForApiKey } from "../auth/identity";
 import { redirectUrisProblem } from "../auth/oauth";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 
 const body = z.object({
-  client_name: z.string().trim().min(1).max(200),
-  redirect_uris: z.array(z.string().max(2000)).min(1).max(10),
+  client_name: z.string().trim().min(1).max(MAX_CLIENT_NAME_CHARS),
+  redirect_uris: z.array(z.string().max(MAX_URI_CHARS)).min(1).max(MAX_REDIRECT_URIS),
   /** A confidential client gets a secret and authenticates at the token endpoint; a public one uses PKCE alone. */
   confidential: z.boolean().optional(),
 }).strict();

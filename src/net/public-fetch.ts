@@ -10,7 +10,7 @@
  * the same code runs elsewhere (wrangler dev on a laptop, a self-hosted workerd) and keep the
  * server from being used to probe for such addresses.
  */
-import { concatBytes } from "../http/body";
+import { concatBytes } from "./bytes";
 import { excerpt, ToolError } from "../mcp/errors";
 
 export interface PublicFetchOptions {
