@@ -2,6 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { findTopic, GUIDE_TOPICS, renderTopic } from "../src/guide/topics";
 import { fails, newWorld, ok, type Structured } from "./helpers";
+import { ALL_TOOLS, TOOLSETS } from "../src/mcp/registry";
 import { ALL_TOOL_NAMES } from "./tool-names";
 
 describe("guide", () => {
@@ -38,6 +39,13 @@ describe("walkthrough, as an agent follows it", () => {
   /** Each call is quoted from the walkthrough: a step that drifts from the tools fails here. */
   const walk = findTopic("walkthrough")!.body;
   const said = (text: string) => expect(walk, "the walkthrough says").toContain(text);
+
+  // An agent connects to /mcp as the guide says; a tool off the default surface is unreachable unless the walkthrough says how.
+  it("names the toolset of every tool it uses that the default surface does not list", () => {
+    const offDefault = ALL_TOOLS.filter((d) => !TOOLSETS.find((t) => t.id === d.toolset)?.default && new RegExp(`\\b${d.name} \\{`).test(walk));
+    expect(offDefault.map((d) => d.name)).toContain("task_code_ref");
+    for (const d of offDefault) expect(walk, `${d.name} is in toolset ${d.toolset}`).toMatch(new RegExp(`toolsets=[a-z,]*\\b${d.toolset}\\b`));
+  });
 
   it("claims, logs, asks for review once, gets approved and finishes with the fencing token from the claim", async () => {
     const w = await newWorld("guide-walk", { start: "2030-01-01T00:00:00.000Z", actor: "agent" });

@@ -24,7 +24,7 @@ The lease runs out after lease_seconds and the task goes back to the pool: claim
 3. Before editing. prior_attempts { entity_path: "src/auth.ts::login" } says whether the same change was tried before and reverted, and why. Read it, and search for notes (knowledge_search) before redoing research.
 4. Log each change. log_change { entity_path: "src/auth.ts::login", change_type: "modify", reasoning: "lock the account after 5 failures", git_commit: "<sha>" } records what changed and why.
 Related changes share a changeset_id. A decision worth keeping (a library chosen, an approach dropped) goes to decision_log.
-5. Record the delivery. task_code_ref { task_id: "WEB-12", ref_type: "pr", pr_url: "https://github.com/acme/web/pull/7" } (or a commit or branch): the evidence a task that requires_evidence needs before done.
+5. Record the delivery. task_code_ref { task_id: "WEB-12", ref_type: "pr", pr_url: "https://github.com/acme/web/pull/7" } (or a commit or branch): the evidence a task that requires_evidence needs before done. It is in the repos toolset: connect with /mcp?toolsets=default,repos to have it.
 6. Ask for review. task_update { task_id: "WEB-12", patch: { status: "in_review", reviewer_actor_id: "<reviewer>" }, fencing_token } opens the review handoff to the reviewer: the answer's review_handoff names it.
 It also says lease: "released" (no one else can claim a task in review; your fencing_token stays good while it is yours). Do not send a second review: handoff_create { kind: "review" } for it is refused (review_already_open).
 Find the reviewer's id with actor_query { q: "alice" }. The reviewer must be someone other than you and the task's assignee.
