@@ -2,6 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { anchors, links, PAGES } from "./docs-pages";
 
+/** Code that points readers at the docs: comments and hints in the Worker, the scripts and the tests. */
+const CODE = import.meta.glob<string>(["../src/**/*.ts", "../scripts/*.ts", "./**/*.ts"], { query: "?raw", import: "default", eager: true });
+
 /** `docs/x.md` + `../README.md#a` → `README.md`, `a`. */
 function resolve(from: string, target: string): { path: string; anchor: string | undefined } {
   const [file, anchor] = target.split("#", 2) as [string, string | undefined];
@@ -49,5 +52,23 @@ describe("the docs' links", () => {
       "cron",
       "cron-1",
     ]);
+  });
+
+  it("every `docs/<page>.md: <Section>` (or `(docs/<page>.md)`) the code mentions names a page and a heading on it, and none points at README sections", () => {
+    const broken: string[] = [];
+    let checked = 0;
+    for (const [file, text] of Object.entries(CODE)) {
+      if (/README: [A-Z]/.test(text)) broken.push(`${file}: a "README: …" section reference (the reference lives in docs/)`);
+      for (const m of text.matchAll(/(?<![\w/.-])docs\/([a-z-]+\.md)(?:[:,] ([A-Z][^).,;:"`]*)|\))/g)) {
+        if (file.endsWith("docs-links.test.ts")) continue;
+        checked++;
+        const page = PAGES[`docs/${m[1]}`];
+        const heading = m[2]?.trim().toLowerCase();
+        if (page === undefined) broken.push(`${file}: docs/${m[1]}: no such page`);
+        else if (heading && !page.split("\n").some((l) => /^#+ /.test(l) && l.replace(/^#+ /, "").replace(/`/g, "").toLowerCase().startsWith(heading))) broken.push(`${file}: docs/${m[1]}: no heading "${m[2]}"`);
+      }
+    }
+    expect(broken).toEqual([]);
+    expect(checked).toBeGreaterThan(20);
   });
 });
