@@ -1,5 +1,5 @@
 /**
- * Connect tenants to GitHub (README: GitHub):
+ * Connect tenants to GitHub (docs/git.md: Connecting a tenant):
  *   printf %s "$TOKEN" | npm run github -- set-token --tenant acme
  *   npm run github -- set-installation --tenant acme --installation-id 12345678
  *   npm run github -- clear --tenant acme

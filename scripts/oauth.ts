@@ -1,5 +1,5 @@
 /**
- * OAuth operator commands (README: OAuth in production):
+ * OAuth operator commands (docs/operations.md: OAuth in production):
  * `npm run oauth -- map-github --login octocat --tenant acme --actor alice [--operator]`,
  * `npm run oauth -- unmap-github --login octocat`, `npm run oauth -- github-users [--tenant acme]`,
  * `npm run oauth -- grants --tenant acme`, `npm run oauth -- revoke --tenant acme --grant <grant id>`.

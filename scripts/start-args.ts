@@ -54,7 +54,7 @@ export async function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv): Pr
 
 /** The `wrangler dev` arguments for these options. */
 export function wranglerDevArgs(opts: StartOptions, envFiles: string[]): string[] {
-  // --test-scheduled: local dev has no cron clock, so /__scheduled?cron=… is the way to run the jobs (README: Cron).
+  // --test-scheduled: local dev has no cron clock, so /__scheduled?cron=… is the way to run the jobs (docs/operations.md: Cron).
   return ["dev", "--ip", "127.0.0.1", "--port", String(opts.port), "--inspector-port", String(opts.inspectorPort), "--test-scheduled",
     "--show-interactive-dev-session=false", ...(opts.persistTo ? ["--persist-to", opts.persistTo] : []), ...envFiles];
 }

@@ -16,7 +16,7 @@ export interface Env {
   CLAIMS: DurableObjectNamespace<ClaimsDO>;
   /** Document-store sessions and their pins (docs_session), one object per tenant and actor. */
   DOC_SESSIONS: DurableObjectNamespace<DocSessionDO>;
-  /** Request counters, one object per API key, tenant and webhook source (README: Rate limits). */
+  /** Request counters, one object per API key, tenant and webhook source (docs/limits.md: Rate limits). */
   RATE_LIMITS: DurableObjectNamespace<RateLimitDO>;
   /** Requests per minute per API key; "0" turns the limit off. A tenant's override wins. */
   RATE_LIMIT_KEY_PER_MIN?: string;
@@ -40,7 +40,7 @@ export interface Env {
   BENCH_ROUTES?: string;
   /**
    * Production semantic search: Workers AI for embeddings and a Vectorize index for vectors, both
-   * or neither (README: semantic search). Without them the local embedder and D1 index are used.
+   * or neither (docs/work.md: Knowledge and semantic search). Without them the local embedder and D1 index are used.
    */
   AI?: AiBinding;
   VECTORS?: VectorizeBinding;
@@ -63,16 +63,16 @@ export interface Env {
   LLM_PROVIDER?: string;
   /** GitHub REST base URL (default https://api.github.com; GitHub Enterprise: https://HOST/api/v3). */
   GITHUB_API_URL?: string;
-  /** Secret: encrypts the per-tenant GitHub tokens stored in D1 (README: GitHub). */
+  /** Secret: encrypts the per-tenant GitHub tokens stored in D1 (docs/git.md: Connecting a tenant). */
   GITHUB_CREDENTIALS_KEY?: string;
   /** Seals input_required request state (src/mcp/request-state-key.ts); 32+ characters. */
   REQUEST_STATE_KEY?: string;
   /** Secrets of a GitHub App, for tenants connected through an installation. */
   GITHUB_APP_ID?: string;
   GITHUB_APP_PRIVATE_KEY?: string;
-  /** Secret: signs the GitHub App's webhook deliveries to POST /webhooks/github (README: Webhooks). */
+  /** Secret: signs the GitHub App's webhook deliveries to POST /webhooks/github (docs/git.md: Webhooks). */
   GITHUB_WEBHOOK_SECRET?: string;
-  /** OAuth grants, tokens and clients (@cloudflare/workers-oauth-provider; README: OAuth in production). */
+  /** OAuth grants, tokens and clients (@cloudflare/workers-oauth-provider; docs/operations.md: OAuth in production). */
   OAUTH_KV: KVNamespace;
   /** Set by the OAuth provider on every request it hands on: the helpers /authorize uses. */
   OAUTH_PROVIDER?: OAuthHelpers;

@@ -8,7 +8,7 @@ import { DOC_OPS } from "../src/docs/ops";
 import { compactSurface } from "../src/mcp/compact";
 import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
 import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
-import readme from "../README.md?raw";
+import { PAGES, section } from "./docs-pages";
 
 const ALL = { toolsets: ["all"], readonly: false };
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
@@ -176,19 +176,19 @@ describe("over HTTP", () => {
   });
 });
 
-/** The README's compact-mode examples, as written: each `query {…}`, `execute {…}` or `session {…}` in a line about compact mode. */
-function readmeExamples(): { tool: CompactTool; args: Record<string, unknown>; text: string }[] {
+/** The compact-mode examples of docs/protocol.md, as written: each `query {…}`, `execute {…}` or `session {…}` in its "Compact mode" section. */
+function docExamples(): { tool: CompactTool; args: Record<string, unknown>; text: string }[] {
   const out: { tool: CompactTool; args: Record<string, unknown>; text: string }[] = [];
-  for (const line of readme.split("\n").filter((l) => /mode=compact|compact mode/i.test(l))) {
+  for (const line of section(PAGES["docs/protocol.md"] ?? "", "## Compact mode").split("\n")) {
     for (const m of line.matchAll(/`(query|execute|session) (\{[^`]*\})`/g)) out.push({ tool: m[1] as CompactTool, args: JSON.parse(m[2]!) as Record<string, unknown>, text: m[0] });
   }
   return out;
 }
 
-describe("the README's compact examples", () => {
+describe("the docs' compact examples", () => {
   it("each runs as written, on the default surface and on every toolset", async () => {
-    const examples = readmeExamples();
-    // describe (twice), whoami, a write batch and a read pipeline at least: an emptied README cannot pass.
+    const examples = docExamples();
+    // describe (twice), whoami, a write batch and a read pipeline at least: an emptied or renamed section cannot pass.
     expect(examples.length).toBeGreaterThanOrEqual(5);
     expect(examples.map((e) => e.tool)).toEqual(expect.arrayContaining(["query", "execute"]));
     for (const surface of [{ toolsets: [], readonly: false }, ALL]) {

@@ -1,4 +1,4 @@
-/** Limits at the HTTP edge (README: Limits): body sizes, bounded errors, JSON-RPC shape, rate limits. */
+/** Limits at the HTTP edge (docs/limits.md): body sizes, bounded errors, JSON-RPC shape, rate limits. */
 import { createExecutionContext, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";

@@ -1,7 +1,7 @@
 /**
  * What tools/list costs an agent's context, in tokens (cl100k, a real tokenizer). The lean listing
  * (the default) carries small output schemas only and no size bounds; `schemas=full` carries every
- * schema whole; compact mode lists three tools. The figures are printed for the README's table.
+ * schema whole; compact mode lists three tools. The figures are printed for docs/protocol.md's table.
  */
 import { describe, expect, it } from "vitest";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";

@@ -1,5 +1,5 @@
 /**
- * Rate limits count work, not requests (README: Rate limits): each op of a composite call and
+ * Rate limits count work, not requests (docs/limits.md: Rate limits): each op of a composite call and
  * each batch item beyond the allowance is a unit, charged whole before anything runs, and the
  * answer says what was counted. Also what the limiter does when its counter cannot be reached.
  */

@@ -1,5 +1,5 @@
 /**
- * Client ID Metadata Documents only from public addresses (README: Connecting hosted clients).
+ * Client ID Metadata Documents only from public addresses (docs/protocol.md: Connecting hosted clients).
  *
  * The OAuth provider fetches a client's metadata document whenever a request names a client by
  * URL, with the platform's plain `fetch`: any host, redirects followed, no hook to intercept it.

@@ -1,5 +1,5 @@
 /**
- * "Sign in with GitHub" (README: OAuth in production): the web flow of a GitHub OAuth app, with PKCE,
+ * "Sign in with GitHub" (docs/operations.md: OAuth in production): the web flow of a GitHub OAuth app, with PKCE,
  * asking for no scope (a user's public login and id are all this server needs). Base URLs come from
  * GITHUB_OAUTH_URL and GITHUB_API_URL, so GitHub Enterprise (and the tests' fake) work the same.
  */

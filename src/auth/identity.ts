@@ -3,7 +3,7 @@ import type { Db } from "../db/client";
 import { actors, apiKeys, tenantRateLimits } from "../db/schema";
 import { hashApiKey, KEY_PREFIX } from "./provision";
 
-/** A tenant's rate-limit overrides (README: Rate limits); null keeps the Worker's default, 0 is off. */
+/** A tenant's rate-limit overrides (docs/limits.md: Rate limits); null keeps the Worker's default, 0 is off. */
 export interface LimitOverrides {
   keyPerMin: number | null;
   tenantPerMin: number | null;

@@ -1,5 +1,5 @@
 /**
- * OAuth 2.1 for hosted MCP clients (README: Connecting hosted clients), on
+ * OAuth 2.1 for hosted MCP clients (docs/protocol.md: Connecting hosted clients), on
  * @cloudflare/workers-oauth-provider: the provider owns discovery, registration, the token and
  * revocation endpoints and token validation; this module supplies its policy — the resource, the
  * scopes, the redirect-URI rule, API keys as a second credential, and the D1 grant mirror.

@@ -1,5 +1,5 @@
 /**
- * The rate limits a tenant has (README: Rate limits): the Worker vars' defaults, its overrides,
+ * The rate limits a tenant has (docs/limits.md: Rate limits): the Worker vars' defaults, its overrides,
  * and the SQL for `npm run keys -- rate-limit` (scripts/keys.ts) that sets them. Plain SQL because `wrangler d1 execute` takes no bound parameters;
  * every value is validated or escaped here.
  */

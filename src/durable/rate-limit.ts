@@ -2,7 +2,7 @@ import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 
 /**
- * Rate-limit counters (README: Rate limits). One object per thing limited — `key:<key id>`,
+ * Rate-limit counters (docs/limits.md: Rate limits). One object per thing limited — `key:<key id>`,
  * `tenant:<tenant id>`, a webhook source — so a runaway key only ever queues behind itself, and
  * each check is one round trip to one small object.
  *

@@ -3,7 +3,7 @@
  * encrypted with the Worker secret GITHUB_CREDENTIALS_KEY, bound to the tenant) or a GitHub App
  * installation (the app's id and private key are Worker secrets; installation tokens are minted
  * with a WebCrypto-signed JWT and cached until shortly before they expire). No tool ever returns
- * a credential; they are written by the `github` command (README: GitHub).
+ * a credential; they are written by the `github` command (docs/git.md: Connecting a tenant).
  */
 import type { Env } from "../env";
 import { ToolError } from "../mcp/errors";
@@ -19,7 +19,7 @@ interface CredentialRow {
 
 export const notConfigured = (detail: string) =>
   new ToolError("github_not_configured", `GitHub is not configured for your tenant: ${detail}`, {
-    hint: "An operator connects the tenant with `npm run github -- set-token --tenant <slug>` (a fine-grained token) or `set-installation` (a GitHub App installation); see the README section GitHub.",
+    hint: "An operator connects the tenant with `npm run github -- set-token --tenant <slug>` (a fine-grained token) or `set-installation` (a GitHub App installation); see docs/git.md, Connecting a tenant.",
   });
 
 const b64 = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes));

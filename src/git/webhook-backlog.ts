@@ -1,5 +1,5 @@
 /**
- * Webhook deliveries kept while their source was over its rate limit (README: Rate limits).
+ * Webhook deliveries kept while their source was over its rate limit (docs/limits.md: Rate limits).
  * GitHub does not retry a refused delivery, so a verified one is kept here instead of dropped, and
  * the webhook_backlog cron job (src/cron/webhook-backlog.ts) later feeds it through the same path a
  * live delivery takes: recorded in webhook_deliveries (de-duplicated by delivery id and by body),

@@ -1,5 +1,5 @@
 /**
- * What a GitHub webhook delivery does to a tenant's ledgers (README: Webhooks). The HTTP route
+ * What a GitHub webhook delivery does to a tenant's ledgers (docs/git.md: Webhooks). The HTTP route
  * (src/http/webhooks.ts) verifies, stores and acknowledges; this module processes a stored
  * delivery, either right after the response or from the webhook_retry job.
  *
@@ -88,7 +88,7 @@ function pushedCommits(payload: Json): PushedCommit[] {
 }
 
 /**
- * Back-fill rule (README: Webhooks): a commit pushed to the repository's default branch explains
+ * Back-fill rule (docs/git.md: Webhooks): a commit pushed to the repository's default branch explains
  * a change-ledger event when the event has no commit yet, names as its project a project linked
  * to the repository (by key) or the repository itself (owner/name or name), its entity path is a
  * file the commit touched (or `file::symbol` in it), and it was logged before the commit, at most

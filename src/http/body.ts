@@ -1,6 +1,6 @@
 /**
  * Request bodies at the edge: each route states its cap, and a body is refused before it is
- * parsed (README: Limits).
+ * parsed (docs/limits.md).
  */
 import { MAX_ARG_BYTES } from "../mcp/bounds";
 import { concatBytes } from "../net/bytes";

@@ -1,5 +1,5 @@
 /**
- * Pre-registered OAuth clients (README: OAuth in production): an operator registers a hosted
+ * Pre-registered OAuth clients (docs/operations.md: OAuth in production): an operator registers a hosted
  * client (a team's own connector, a client that does neither CIMD nor dynamic registration) with
  * its name and redirect URIs, and hands the client id (and secret, for a confidential client) to
  * whoever configures it. `npm run oauth -- create-client` calls this route.

@@ -1,5 +1,5 @@
 /**
- * Checks in front of the OAuth provider's own endpoints (README: Connecting hosted clients), which
+ * Checks in front of the OAuth provider's own endpoints (docs/protocol.md: Connecting hosted clients), which
  * anyone may call without a credential: dynamic registration is rate limited per source address
  * and its body bounded before the provider parses it, and a token or revocation request that
  * names a client by URL has that URL checked before the provider fetches it (src/auth/cimd-guard.ts).

@@ -1,5 +1,5 @@
 /**
- * Rate limits (README: Rate limits): each request at the HTTP edge, and what its calls cost beyond
+ * Rate limits (docs/limits.md: Rate limits): each request at the HTTP edge, and what its calls cost beyond
  * that through the request's meter. Counters live in RateLimitDO; the
  * limits come from the Worker's vars, overridden per tenant by an operator (tenant_rate_limits,
  * read together with the key's identity so a check costs no extra D1 query).
@@ -52,7 +52,7 @@ export interface Charge {
  * all or nothing: when one bucket refuses, the units the others counted are given back. A call
  * needing more than a limit allows is refused without asking the counters (it never fits).
  * `failClosed`: a counter that cannot be reached refuses the charge too (it is given back
- * elsewhere); otherwise it is logged and skipped (README: Rate limits, when a counter fails).
+ * elsewhere); otherwise it is logged and skipped (docs/limits.md: Rate limits, when a counter fails).
  */
 export async function charge(env: Env, buckets: Bucket[], units = 1, failClosed = false): Promise<Charge> {
   const active = buckets.filter((b) => b.perMinute > 0);
@@ -109,7 +109,7 @@ const WHOSE: Record<Scope, string> = {
 
 const seconds = (n: number) => `${n} second${n === 1 ? "" : "s"}`;
 
-/** The refusal of a call that needed several units (README: Rate limits, what a call counts). */
+/** The refusal of a call that needed several units (docs/limits.md: Rate limits, what a call counts). */
 function overBudget(t: Throttle & { units: number }): ErrorBody & { retry_after_seconds: number } {
   const never = t.units > t.perMinute;
   const wait = seconds(t.retryAfterSeconds);

@@ -161,7 +161,7 @@ function build(surface: Surface): CompactSurface {
   return { pipeline, ops, tools: compactTools(pipeline, surface.readonly), candidates: resolver.candidates };
 }
 
-/** One step may be given as the call itself ({op, params}), as the README shows it, or as a list. */
+/** One step may be given as the call itself ({op, params}), as docs/protocol.md shows it, or as a list. */
 const oneStep = {
   op: z.string().min(1).max(64).optional().describe("One op instead of a list."),
   params: stepParamsSchema.optional().describe("Its params."),

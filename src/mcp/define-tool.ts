@@ -80,7 +80,7 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    */
   confirms?: true;
   /**
-   * A call that can cost more than one rate-limit unit (README: Rate limits): a batch write names
+   * A call that can cost more than one rate-limit unit (docs/limits.md: Rate limits): a batch write names
    * its array of items, a composite tool says "ops". Such a tool's answer carries `rate_limit`.
    */
   cost?: CallCost;

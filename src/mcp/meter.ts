@@ -1,5 +1,5 @@
 /**
- * What a call costs against the caller's rate limits (README: Rate limits). A request is one unit;
+ * What a call costs against the caller's rate limits (docs/limits.md: Rate limits). A request is one unit;
  * a call that does more than one thing pays for it before any of it runs: each op of a composite
  * call (compact query/execute, docs_query/docs_execute) and each item of a batch write beyond
  * BATCH_ALLOWANCE. The counters are the route's (src/http/rate-limit.ts); this is only the arithmetic
@@ -30,7 +30,7 @@ export const rateLimitField = z
     remaining: z.number().int().nullable().describe("Units left this minute under the tightest limit (null: limits off, or the counter could not be reached)."),
   })
   .optional()
-  .describe("What the call counted against your rate limits (README: Rate limits).");
+  .describe("What the call counted against your rate limits (docs/limits.md: Rate limits).");
 
 export interface Meter {
   /**

@@ -135,7 +135,7 @@ function precheck(surface: PipelineSurface, steps: readonly RawStep[], kind: "qu
 }
 
 /**
- * Charges a composite call's ops before any runs (README: Rate limits): each op's units (one, or
+ * Charges a composite call's ops before any runs (docs/limits.md: Rate limits): each op's units (one, or
  * more for a batch op), less what the call itself already paid. Returns each step's share.
  */
 async function prepay(ctx: Ctx, ops: readonly PipelineOp[], steps: readonly RawStep[], tool: string): Promise<number[]> {

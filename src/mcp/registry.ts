@@ -306,7 +306,7 @@ async function attributed(def: AnyToolDef, ctx: Ctx): Promise<Ctx> {
 }
 
 /**
- * Charges what this call costs beyond what was already paid for it (README: Rate limits), before
+ * Charges what this call costs beyond what was already paid for it (docs/limits.md: Rate limits), before
  * anything of it runs, and returns the ctx its handler runs with: tools the handler runs in turn
  * are charged only for work beyond what this call paid.
  */

@@ -39,7 +39,7 @@ export const EMBED_SOURCES: Record<EmbedObjectType, EmbedSource> = {
     metadata: () => ({ object_type: "document", project_id: "", kind: "" }),
   },
   // A chunk of a repository's code index (src/code/). `scope` is its generation, so a query asks
-  // for one index's vectors (Vectorize needs a metadata index on it: README, semantic search).
+  // for one index's vectors (Vectorize needs a metadata index on it: docs/operations.md: Deploying).
   code_chunk: {
     select: () => `SELECT id, path, symbol, text, generation FROM code_chunks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
     text: (r) => codeChunkEmbedText(str(r.path), str(r.symbol), str(r.text)),

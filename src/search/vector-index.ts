@@ -238,7 +238,7 @@ export interface VectorizeBinding {
 /**
  * Vectorize, one namespace per tenant. Namespaces filter before topK is taken, so a tenant's
  * query ranks only its own vectors. Other filters need metadata indexes created before vectors
- * are inserted (README: production setup). Writes become queryable a few seconds after upsert.
+ * are inserted (docs/operations.md: Deploying). Writes become queryable a few seconds after upsert.
  */
 export class VectorizeVectorIndex implements VectorIndex {
   readonly kind = "vectorize" as const;

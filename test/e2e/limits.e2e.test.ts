@@ -1,4 +1,4 @@
-/** Limits at the edge through wrangler dev (README: Limits): body size and a rate limit set with the keys command. */
+/** Limits at the edge through wrangler dev (docs/limits.md): body size and a rate limit set with the keys command. */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport, StreamableHTTPError } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { describe, expect, inject, it } from "vitest";

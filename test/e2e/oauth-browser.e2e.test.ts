@@ -12,7 +12,7 @@ import { authorizeUrl, pkcePair, registerClient } from "../oauth-flow";
 import { E2E_REDIRECT } from "./oauth-server";
 
 // Chromium keeps `Secure` cookies (the pages' __Host- CSRF and consent cookies) from plain http only on
-// `localhost`, not on 127.0.0.1: a person at `npm start` opens localhost too (README).
+// `localhost`, not on 127.0.0.1: a person at `npm start` opens localhost too (docs/protocol.md).
 const base = inject("baseUrl").replace("//127.0.0.1:", "//localhost:");
 /** Screenshots go next to the test state, outside the profile, and are kept for a person to look at. */
 const shot = (name: string) => path.join(tmpdir(), `agent-ledger-oauth-${name}.png`);

@@ -1,4 +1,4 @@
-/** The webhook receiver and the scheduled handler end to end, in `wrangler dev` (the README's curl recipes, as code). */
+/** The webhook receiver and the scheduled handler end to end, in `wrangler dev` (docs/git.md's and docs/operations.md's curl recipes, as code). */
 import { sign } from "@octokit/webhooks-methods";
 import { describe, expect, inject, it } from "vitest";
 

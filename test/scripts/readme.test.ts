@@ -1,4 +1,4 @@
-/** What the README tells a newcomer matches what the scripts do. */
+/** What the README and docs/operations.md tell a newcomer match what the scripts do. */
 import { readFileSync } from "node:fs";
 import path from "node:path";
 import { expect, it } from "vitest";
@@ -6,6 +6,7 @@ import { INSPECTOR, inspectorCommand, startBanner } from "../../scripts/start-ba
 import { ROOT } from "../../scripts/wrangler";
 
 const readme = readFileSync(path.join(ROOT, "README.md"), "utf8");
+const operations = readFileSync(path.join(ROOT, "docs", "operations.md"), "utf8");
 
 it("the MCP Inspector command is pinned to one version and passes the key as a header, in the README and in npm start's banner", () => {
   expect(INSPECTOR).toMatch(/^@modelcontextprotocol\/inspector@\d+\.\d+\.\d+$/);
@@ -16,10 +17,11 @@ it("the MCP Inspector command is pinned to one version and passes the key as a h
   expect(startBanner(8790, "alk_x")).toContain(inspectorCommand("http://127.0.0.1:8790/mcp", "alk_x"));
 });
 
-it("the README says how to change the port, how to stop the server, and how to deploy from a fresh account", () => {
+it("the README says how to change the port and how to stop the server, and docs/operations.md how to deploy from a fresh account", () => {
   expect(readme).toContain("npm start -- --port 8788");
   expect(readme).toMatch(/\*\*Stopping\.\*\* Ctrl-C/);
-  expect(readme).toContain("npx wrangler login");
-  expect(readme).toContain("npm run setup:cloud -- --dry-run");
+  expect(operations).toContain("npm start -- --port 8788");
+  expect(operations).toContain("npx wrangler login");
+  expect(operations).toContain("npm run setup:cloud -- --dry-run");
   expect(startBanner(8790, "alk_x")).toContain("Stop the server with Ctrl-C");
 });

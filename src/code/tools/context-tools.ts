@@ -12,7 +12,7 @@ import { indexedOf, indexesField, optionalRepoField, repoOf } from "./common";
 
 const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
-/** Seed 004's validation messages, word for word (README: code context). */
+/** Seed 004's validation messages, word for word (docs/code-review-plans.md: Code context). */
 const contextInput = z.object({
   query: z
     .string({ error: "Invalid query parameter: must be a non-empty string" })
