@@ -75,11 +75,13 @@ const REPO = "acme/web";
 interface Fixture {
   reviewerId: string;
   handoffId: string;
+  requestId: string;
 }
 
 /**
  * The fixture each source's examples meet (as the walkthrough needs): project WEB with tasks WEB-1 … WEB-12, WEB-12
- * requiring evidence; a question from the caller to the reviewer about WEB-1; the plan PLAN; the repository REPO.
+ * requiring evidence; a question from the caller to the reviewer about WEB-1; the plan PLAN, sent to the reviewer for
+ * approval; the repository REPO.
  */
 async function fixture(t: Tenant): Promise<Fixture> {
   const agent = await connect(t.agent, "?toolsets=all");
@@ -97,7 +99,8 @@ async function fixture(t: Tenant): Promise<Fixture> {
     await ok("repo_register", { remote_url: REPO });
     const reviewerId = ((await call(reviewer, "whoami", {})).actor as { id: string }).id;
     const question = await ok("handoff_create", { kind: "question", to_actor_ids: [reviewerId], title: "Which cache?", related_task_id: "WEB-1" });
-    return { reviewerId, handoffId: (question.handoff as { id: string }).id };
+    const approval = await ok("request_approval", { plan_id: PLAN.id, approver_actor_ids: [reviewerId] });
+    return { reviewerId, handoffId: (question.handoff as { id: string }).id, requestId: (approval.request as { id: string }).id };
   } finally {
     await agent.close();
     await reviewer.close();
@@ -116,7 +119,7 @@ function newestAt(answers: readonly unknown[], dotted: string): unknown {
 /**
  * Values for placeholders no earlier answer of the run fills, documented here: `<reviewer>` is the fixture's second
  * actor, `<sha>` a commit, `note` free text, `task_id` and `related_task_id` the fixture's WEB-12, `<plan>` the fixture's
- * plan edited, `repo` the fixture's repository, and `handoff_id` the review the run's status move opened (its answer's
+ * plan edited, `repo` the fixture's repository, `request_id` its approval request, and `handoff_id` the review the run's status move opened (its answer's
  * review_handoff.id), else the fixture's question.
  */
 const bindings = (f: Fixture): Bindings => ({
@@ -126,6 +129,7 @@ const bindings = (f: Fixture): Bindings => ({
   task_id: "WEB-12",
   related_task_id: "WEB-12",
   repo: REPO,
+  request_id: f.requestId,
   plan: { ...PLAN, goal: "Add rate limiting, per key" },
   handoff_id: new FromAnswers((answers) => newestAt(answers, "review_handoff.id") ?? f.handoffId),
 });
