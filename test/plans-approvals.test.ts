@@ -83,7 +83,7 @@ describe("request_approval", () => {
     expect(h.body).toContain("2. Wire it into the router (medium priority)");
     expect(h.body).toContain("Affected files (2): src/http/limit.ts, src/http/router.ts");
     expect(h.body).toContain("- Legitimate bursts get refused (medium): Generous burst size");
-    expect(h.body).toContain(`respond_approval: {"request_id": "${req.id}", "action": "approve"}`);
+    expect(h.body).toContain(`respond_approval {"request_id": "${req.id}", "action": "approve"}`);
     // Bob was notified of the request; alice, who asked, was not.
     expect((await ok(bob.ctx, "notification_query", {})).items.map((n: Structured) => [n.kind, n.object_id])).toEqual([["approval", req.handoff_id]]);
     expect(await ok(alice, "list_approvals", {})).toMatchObject({ items: [req] });

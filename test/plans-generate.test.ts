@@ -181,7 +181,7 @@ describe("create_plan", () => {
     const err = await refusedWithoutWrites(w.ctx, "create_plan", { task: DISCOUNT_TASK }, "llm_not_configured", rows(w.ctx));
     expect(err.hint).toContain("save_plan");
     expect(err.hint).toContain("LLM_API_KEY");
-    const example = /e\.g\. (\{.*\})\./.exec(err.hint)![1]!;
+    const example = /e\.g\. save_plan (\{.*\})\./.exec(err.hint)![1]!;
     expect((await ok(w.ctx, "save_plan", JSON.parse(example))).created).toBe(true);
     const refine = await fails(w.ctx, "refine_plan", { current_plan: { goal: "g", steps: [{ step_number: 1, title: "t" }] }, feedback: "more" });
     expect(refine.code).toBe("llm_not_configured");

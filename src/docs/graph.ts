@@ -711,6 +711,7 @@ export interface GraphQuery {
 }
 
 export const GRAPH_TARGET_REQUIRED = "Provide one of 'hash', 'name', 'node_key', or 'node_id' for graph queries, or set 'list_types': true.";
+export const GRAPH_TARGET_HINT = 'For example docs_query {"steps": [{"op": "graph", "params": {"name": "src/main.ts"}}]}, or "params": {"list_types": true} to see what the graph holds.';
 
 async function liveByHash(ctx: Ctx, hash: string): Promise<{ path: string; hash: string } | null> {
   return ctx.d1
@@ -767,7 +768,7 @@ async function rootNode(ctx: Ctx, q: GraphQuery): Promise<{ root: GraphNode; not
 
 function checkTarget(q: GraphQuery): void {
   const given = [q.hash, q.name, q.node_key, q.node_id].filter((v) => v !== undefined).length;
-  if (given === 0 && q.list_types !== true && q.list_type === undefined) throw invalidInput(GRAPH_TARGET_REQUIRED, "For example {\"name\": \"src/main.ts\"}, or {\"list_types\": true} to see what the graph holds.");
+  if (given === 0 && q.list_types !== true && q.list_type === undefined) throw invalidInput(GRAPH_TARGET_REQUIRED, GRAPH_TARGET_HINT);
   if (given > 1) throw invalidInput("Provide only one of 'hash', 'name', 'node_key' or 'node_id'.", "Each names the node to start from; pass the one you have.");
 }
 

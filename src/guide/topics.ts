@@ -26,13 +26,13 @@ The lease runs out after lease_seconds and the task goes back to the pool: claim
 Related changes share a changeset_id. A decision worth keeping (a library chosen, an approach dropped) goes to decision_log.
 5. Record the delivery. task_code_ref { task_id: "WEB-12", ref_type: "pr", pr_url: "https://github.com/acme/web/pull/7" } (or a commit or branch): the evidence a task that requires_evidence needs before done. It is in the repos toolset: connect with /mcp?toolsets=default,repos to have it.
 6. Ask for review. task_update { task_id: "WEB-12", patch: { status: "in_review", reviewer_actor_id: "<reviewer>" }, fencing_token } opens the review handoff to the reviewer: the answer's review_handoff names it.
-It also says lease: "released" (no one else can claim a task in review; your fencing_token stays good while it is yours). Do not send a second review: handoff_create { kind: "review" } for it is refused (review_already_open).
+It also says lease: "released" (no one else can claim a task in review; your fencing_token stays good while it is yours). Do not send a second review: handoff_create { kind: "review", ... } for it is refused (review_already_open).
 Find the reviewer's id with actor_query { q: "alice" }. The reviewer must be someone other than you and the task's assignee.
 To hand the work itself to someone else instead, handoff_create { kind: "handoff", ... } with what is done and what is left, then task_release { task_id, fencing_token, note }.
 7. Review (the reviewer's side). inbox shows the review; handoff_claim { handoff_id } takes it (one recipient wins), log_change and comment_add as needed, then
 handoff_respond { handoff_id, response: { verdict: "approved" } } (or changes_requested or rejected, with text). The verdict resolves the review; changes_requested and rejected send the task back to in_progress (your fencing_token moves it to in_review again).
 8. Finish. Once approved, task_update { task_id: "WEB-12", patch: { status: "done" }, fencing_token } with the token from step 2: done is refused while a criterion is open, evidence is missing or the latest review is not approved (the error's hint names which).
-Then inbox { ack: [ids] } for what you acted on, and whoami again for the next task.` },
+Then inbox { ack: ["<handoff_id>"] } for what you acted on, and whoami again for the next task.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
 expected_status on task_update is an optimistic precondition (conflict when the status moved). task_query with state: ready lists open tasks whose dependencies are all done.
 task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria (mark one met with task_update patch criteria_updates: [{index, met: true}]), evidence (requires_evidence) and the reviewer's approval

@@ -81,7 +81,7 @@ export function approvalBody(t: ApprovalText): string {
   }
   const tail = [
     "",
-    `Answer with respond_approval: {"request_id": "${t.requestId}", "action": "approve"}, or action "reject", or "request_modification" with modifications saying what to change; comment is optional.`,
+    `Answer with respond_approval {"request_id": "${t.requestId}", "action": "approve"}, or action "reject", or "request_modification" with modifications saying what to change; comment is optional.`,
   ];
   const budget = BODY_MAX - [...head, ...tail].join("\n").length - 200;
   const kept: string[] = [];

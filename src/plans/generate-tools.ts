@@ -30,9 +30,9 @@ const globs = (d: string) => z.array(z.string().min(1).max(300)).max(20).optiona
 
 /** What to do without a model, before how an operator adds one (the hint stays within the error's bound). */
 const WRITE_IT_YOURSELF =
-  'Or write the plan yourself (get_context_for_prompt gives the code) and store it with save_plan, e.g. {"plan": {"goal": "Add rate limiting", "steps": [{"step_number": 1, "title": "Add a limiter", "files_to_create": [{"path": "src/limit.ts"}]}, {"step_number": 2, "title": "Test it", "depends_on": [1]}]}}.';
+  'Or write the plan yourself (get_context_for_prompt gives the code) and store it with save_plan, e.g. save_plan {"plan": {"goal": "Add rate limiting", "steps": [{"step_number": 1, "title": "Add a limiter", "files_to_create": [{"path": "src/limit.ts"}]}, {"step_number": 2, "title": "Test it", "depends_on": [1]}]}}.';
 const EDIT_IT_YOURSELF =
-  'Or edit the plan yourself (load_plan gives it) and store it as the next version with save_plan {"plan": <the edited plan, same id>, "overwrite": true}.';
+  'Or edit the plan yourself (load_plan gives it) and store it, same id, as the next version with save_plan {"plan": "<plan>", "overwrite": true}.';
 
 // ---------------------------------------------------------------------------------------------
 // The answer both tools give

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { invalidInput } from "../../mcp/errors";
-import { GRAPH_LIMIT_MAX, GRAPH_TARGET_REQUIRED, NODE_TYPES, queryGraph, RELATIONS } from "../graph";
+import { GRAPH_LIMIT_MAX, GRAPH_TARGET_HINT, GRAPH_TARGET_REQUIRED, NODE_TYPES, queryGraph, RELATIONS } from "../graph";
 import { defineOp } from "../op";
 import { MAX_PATH_CHARS } from "../store";
 
@@ -33,7 +33,7 @@ export const graphOp = defineOp({
     const has = (...keys: string[]) => keys.some((k) => params[k] !== undefined && params[k] !== null);
     const listing = params.list_types === true || params.listTypes === true || has("list_type", "listType");
     if (!has("hash", "name", "node_key", "nodeKey", "node_id", "nodeId") && !listing) {
-      throw invalidInput(GRAPH_TARGET_REQUIRED, "For example {\"name\": \"src/main.ts\"}, or {\"list_types\": true} to see what the graph holds.");
+      throw invalidInput(GRAPH_TARGET_REQUIRED, GRAPH_TARGET_HINT);
     }
     return params;
   },

@@ -46,7 +46,7 @@ const SNIPPET_NEEDLES = 8;
 
 export const MISSING_QUERY_MESSAGE =
   "Provide 'query' for search text, or 'hash' for a direct hash lookup. If you used 'q', rename it to 'query' or place it under step.params.";
-const MISSING_QUERY_HINT = "Example: {\"op\": \"search\", \"params\": {\"query\": \"database optimization\", \"limit\": 5}} or {\"hash\": \"e3b0c442\"}.";
+const MISSING_QUERY_HINT = 'Example: docs_query {"steps": [{"op": "search", "params": {"query": "database optimization", "limit": 5}}]}, or "params": {"hash": "e3b0c442"}.';
 
 const searchParams = z.object({
   query: z.string().max(MAX_QUERY_CHARS).optional().describe(`Search text (up to ${MAX_QUERY_CHARS} characters). Words are matched literally: quotes, *, AND, OR, NEAR( are plain text. Alias: q.`),

@@ -39,7 +39,7 @@ export const updateOp = defineOp({
   }),
   async run(ctx, p) {
     if (p.metadata === undefined && p.tags === undefined && p.remove_tags === undefined) {
-      throw invalidInput("update needs something to change: metadata, tags or remove_tags.", "e.g. {\"name\": \"notes.md\", \"metadata\": [\"status=reviewed\"]}.");
+      throw invalidInput("update needs something to change: metadata, tags or remove_tags.", 'e.g. docs_execute {"operations": [{"op": "update", "params": {"name": "notes.md", "metadata": ["status=reviewed"]}}]}.');
     }
     const docs = await selectDocuments(ctx, p);
     if (docs.length === 0) throw noMatch(p.hash ?? p.name ?? p.pattern ?? "");
