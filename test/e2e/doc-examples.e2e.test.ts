@@ -151,11 +151,7 @@ const where = (e: DocExample) => `${e.source}:${e.line}: ${e.text.replace(/\s+/g
  * still expected to fail as it does today; once its page is fixed the example runs, and this test fails until the entry
  * is removed.
  */
-const PENDING_DOC_FIXES = new Map([
-  ['handoff_create { kind: "review" }', 'the call lacks to_actor_ids and title; it names a refusal, so write it as a sketch: handoff_create { kind: "review", ... }'],
-]);
-
-/** README.md and the docs/ pages: where PENDING_DOC_FIXES may excuse an example (never the guide or src/, fixed here). */
+/** README.md and the docs/ pages (as against the guide and src/). */
 const isPage = (source: string) => source === "README.md" || source.startsWith("docs/");
 
 const sources = collectExamples(ROOT);
@@ -203,11 +199,6 @@ describe("documented examples, as written", () => {
           const answer = r.structuredContent as S | undefined;
           expect(answer, `${where(e)}: no structured answer (${JSON.stringify(r.content).slice(0, 300)})`).toBeDefined();
           const shape = errorsIn(answer!).filter((x) => SHAPE_ERRORS.has(x.code));
-          const pending = isPage(e.source) ? PENDING_DOC_FIXES.get(e.text) : undefined;
-          if (pending !== undefined) {
-            expect(shape, `${where(e)} runs now: remove it from PENDING_DOC_FIXES`).not.toEqual([]);
-            continue;
-          }
           expect(shape, where(e)).toEqual([]);
           answers.push(answer);
         }
