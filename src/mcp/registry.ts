@@ -31,6 +31,7 @@ import { maskSecrets } from "./secrets";
 import { rateLimitField, unitsOf } from "./meter";
 import { checkFields, fieldsField, itemSchema, project } from "./fields";
 import { capResponse, MAX_RESPONSE_CHARS, truncationField } from "./response-cap";
+import { manifestTool } from "./manifest";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
 // collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
@@ -59,8 +60,11 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
+/** Seed 004's tool_manifest reads the registry it is part of, at call time. */
+const toolManifest = manifestTool({ toolsets: TOOLSETS, select: (surface) => selectTools(surface), listing: (def) => listedTool(def, "lean") });
+
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools, ...reviewTools, ...planTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools, toolManifest, ...reviewTools, ...planTools];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
