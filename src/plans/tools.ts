@@ -12,12 +12,13 @@ import { diffPlans, planDiffSchema } from "./diff";
 import { executePlanTool } from "./execute-tool";
 import { createPlanTool, refinePlanTool } from "./generate-tools";
 import { nameField, parsePlan, planIdParam, planParam, tagsField, versionField } from "./params";
+import { appendFollowingSteps } from "./progress";
 import { savedSchema, savePlan } from "./save";
 import { PLAN_STATUSES, planSchema, type Plan } from "./schema";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
 import {
-  appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
+  CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
   planMetaSchema, planNotFound, readVersion,
 } from "./store";
 import { visualizePlanTool } from "./visualize-tool";
@@ -198,7 +199,7 @@ export const rollbackPlanTool = defineTool({
     const current = await readVersion(ctx, meta.id, meta.version);
     const restored: Plan = { ...old, version: meta.version + 1, created_at: current.created_at, updated_at: iso(ctx.clock.now()) };
     const summary = `Rolled back to version ${input.target_version}${input.reason ? `: ${input.reason}` : ""}`;
-    const after = await appendVersion(ctx, meta, restored, { type: "rolled_back", summary });
+    const after = await appendFollowingSteps(ctx, meta, restored, { type: "rolled_back", summary });
     return { plan_id: meta.id, restored_version: input.target_version, new_version: after.version, plan: after };
   },
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,
