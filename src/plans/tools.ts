@@ -29,7 +29,7 @@ export const savePlanTool = defineTool({
   title: "Save a plan",
   toolset: "plans",
   description:
-    "Save a plan (EnhancedPlanOutput) for later loading, approval and execution tracking. The plan is validated: step numbers unique, depends_on/blocks/can_parallel_with naming steps of the plan, no dependency cycle; its dependency_graph is computed from the steps. A plan without an id gets one. Saving an id that exists is refused unless overwrite: true, which stores the plan as the next version (view_history keeps every version) and sets its status back to ready; an unchanged plan adds no version.",
+    "Save a plan (EnhancedPlanOutput) for later loading, approval and execution tracking. The plan is validated: step numbers unique, depends_on/blocks/can_parallel_with naming steps of the plan, no dependency cycle; its dependency_graph is computed from the steps. A plan without an id gets one. Saving an id that exists is refused unless overwrite: true, which stores the plan as the next version (view_history keeps every version); step progress carries over by step number, and the status becomes what the steps imply (ready if none has moved, executing while one has, completed or failed once all are finished); an unchanged plan adds no version.",
   input: z.object({
     plan: planParam,
     name: nameField.optional().describe("Name to find it by (load_plan matches it case-insensitively); defaults to the first words of the goal, or the current name on overwrite."),
@@ -179,7 +179,7 @@ export const rollbackPlanTool = defineTool({
   name: "rollback_plan",
   title: "Roll a plan back to an earlier version",
   toolset: "plans",
-  description: "Make an earlier version of a plan current again, as a NEW version with the same content (history is never rewritten, so the rollback itself can be undone). The plan's status goes back to ready.",
+  description: "Make an earlier version of a plan current again, as a NEW version with the same content (history is never rewritten, so the rollback itself can be undone). Step progress carries over by step number; the status becomes what the steps imply (ready if none has moved).",
   input: z.object({
     plan_id: planIdParam,
     target_version: versionField("The version to restore."),
