@@ -32,6 +32,7 @@ import { rateLimitField, unitsOf } from "./meter";
 import { checkFields, fieldsField, itemSchema, project } from "./fields";
 import { capResponse, MAX_RESPONSE_CHARS, truncationField } from "./response-cap";
 import { manifestTool } from "./manifest";
+import { withSeed004Errors } from "./seed004-errors";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
 // collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
@@ -64,7 +65,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
 const toolManifest = manifestTool({ toolsets: TOOLSETS, select: (surface) => selectTools(surface), listing: (def) => listedTool(def, "lean") });
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools, toolManifest, ...reviewTools, ...planTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools])];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
