@@ -10,6 +10,7 @@ import { leanSchema, listedTool, selectTools, SMALL_OUTPUT_SCHEMA_CHARS, toolLis
 import { connectClient, seedIdentity } from "./helpers";
 
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
+const ALL = selectTools({ toolsets: ["all"], readonly: false });
 const SURFACES = { default: { toolsets: [], readonly: false }, all: { toolsets: ["all"], readonly: false }, readonly: { toolsets: [], readonly: true } };
 
 describe("tools/list size", () => {
@@ -20,7 +21,7 @@ describe("tools/list size", () => {
       const full = tools.map((t) => listedTool(t, "full"));
       for (const t of lean) {
         if (t.outputSchema) expect(JSON.stringify(t.outputSchema).length, t.name).toBeLessThanOrEqual(SMALL_OUTPUT_SCHEMA_CHARS);
-        expect(JSON.stringify(t.inputSchema), t.name).not.toMatch(/"(maxLength|minLength|maxItems|x-max-bytes|x-brief)"/);
+        expect(JSON.stringify(t.inputSchema), t.name).not.toMatch(/"(maxLength|minLength|maxItems|x-max-bytes|x-brief)"|"additionalProperties":false/);
       }
       expect(full.every((t) => t.outputSchema !== undefined)).toBe(true);
       expect(full).toEqual(tools.map(toolListing));
@@ -51,12 +52,40 @@ describe("tools/list size", () => {
     }
   });
 
-  it("drops a nullable branch's repeated description and briefs a schema marked as repeating another tool's", () => {
+  it("drops a nullable branch's repeated description, and lists a schema marked as repeating another tool's by its structure (inputs) or its name (outputs)", () => {
     const nullable = { anyOf: [{ type: "string", maxLength: 9, description: "Owner." }, { type: "null" }], description: "Owner. null clears." };
     expect(leanSchema(nullable)).toEqual({ anyOf: [{ type: "string" }, { type: "null" }], description: "Owner. null clears." });
-    expect(leanSchema({ type: "object", "x-brief": true, description: "Like task_create.", properties: { a: { type: "string" } } })).toEqual({ type: "object", description: "Like task_create." });
-    const many = listedTool(selectTools(SURFACES.default).find((t) => t.name === "task_create_many")!, "lean").inputSchema as unknown as { properties: { tasks: { items: unknown } } };
-    expect(many.properties.tasks.items).toEqual({ type: "object", description: expect.stringContaining("task_create") });
+    const briefed = { type: "object", "x-brief": true, description: "Like task_create.", properties: { a: { type: "integer", description: "A.", default: 2, minimum: 0, enum: [1, 2] } }, required: ["a"], additionalProperties: false };
+    expect(leanSchema(briefed)).toEqual({ type: "object", description: "Like task_create.", properties: { a: { type: "integer", enum: [1, 2] } }, required: ["a"] });
+    expect(leanSchema(briefed, undefined, "output")).toEqual({ type: "object", description: "Like task_create." });
+  });
+
+  it("shows nested list items and a plan parameter's whole schema in the default listing", () => {
+    const byName = (name: string) => ALL.find((t) => t.name === name)!;
+    type Obj = { type?: unknown; enum?: unknown[]; properties: Record<string, Obj>; items: Obj; anyOf: Obj[]; required?: string[]; description?: string };
+    // task_create_many's items are task_create's arguments (but project_id), every one with its type.
+    const create = listedTool(byName("task_create"), "lean").inputSchema as unknown as Obj;
+    const items = (listedTool(byName("task_create_many"), "lean").inputSchema as unknown as Obj).properties.tasks!.items;
+    expect(items.description).toContain("task_create");
+    expect(items.required).toEqual(["title"]);
+    for (const [key, p] of Object.entries(create.properties)) {
+      if (["project_id", "idempotency_key", "allow_secrets"].includes(key)) continue;
+      expect(items.properties[key]?.type, key).toEqual(p.type);
+    }
+    expect(items.properties.depends_on!.items.anyOf.map((b) => b.type)).toEqual(["string", "object"]);
+    // save_plan's plan: a JSON string, or the plan object with its steps, their files and dependencies.
+    for (const tool of ["save_plan", "visualize_plan", "execute_plan", "refine_plan"]) {
+      const params = (listedTool(byName(tool), "lean").inputSchema as unknown as Obj).properties;
+      const param = params.plan ?? params.current_plan!;
+      const [text, doc] = param.anyOf;
+      expect(text!.type, tool).toBe("string");
+      expect(doc!.type, tool).toBe("object");
+      expect(Object.keys(doc!.properties), tool).toEqual(expect.arrayContaining(["goal", "steps", "milestones", "risks", "testing_strategy"]));
+      const step = doc!.properties.steps!.items;
+      expect(step.required, tool).toEqual(["step_number", "title"]);
+      expect(step.properties.depends_on!.description, tool).toBe("Step numbers that must complete before this one.");
+      expect(step.properties.files_to_modify!.items.properties.change_type!.enum, tool).toEqual(["create", "modify", "rename", "delete"]);
+    }
   });
 
   it("is chosen per request over HTTP, and a bad value is refused", async () => {

@@ -325,6 +325,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   // A client without elicitation confirms a whole re-index with the parameter.
   reindex_workspace: { repo: "acme/api", ref: "main", confirm: true },
   index_status: {},
+  tool_manifest: {},
   clear_index: { repo: "acme/api" },
   symbol_search: { query: "cart" },
   symbol_definition: { symbol: "cartTotal" },

@@ -48,6 +48,37 @@ describe("view_progress and readiness", () => {
   });
 });
 
+describe("a new version of a plan whose steps have moved", () => {
+  const progressOf = async (ctx: Ctx, id = "rl") => {
+    const p = await ok(ctx, "view_progress", { plan_id: id });
+    return { version: p.plan_version, plan_status: p.plan_status, implied_status: p.implied_status };
+  };
+
+  it("save_plan overwriting an executing plan keeps its progress, and its status says what the steps say", async () => {
+    const w = await newWorld("steps-overwrite", { start: START });
+    await saved(w);
+    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting to the public and admin APIs" }), overwrite: true });
+    expect(await progressOf(w.ctx)).toEqual({ version: 2, plan_status: "executing", implied_status: "executing" });
+    expect((await ok(w.ctx, "list_plans", { status: "executing" })).items.map((p: { id: string }) => p.id)).toEqual(["rl"]);
+    // A rollback is a new version too.
+    await ok(w.ctx, "rollback_plan", { plan_id: "rl", target_version: 1 });
+    expect(await progressOf(w.ctx)).toEqual({ version: 3, plan_status: "executing", implied_status: "executing" });
+  });
+
+  it("a plan whose every step is done stays completed through an overwrite; one with nothing moved is ready again", async () => {
+    const w = await newWorld("steps-overwrite-done", { start: START });
+    await ok(w.ctx, "save_plan", { plan: { id: "one", goal: "One step", steps: [{ step_number: 1, title: "Do it" }] } });
+    await ok(w.ctx, "start_step", { plan_id: "one", step_number: 1 });
+    await ok(w.ctx, "complete_step", { plan_id: "one", step_number: 1 });
+    await ok(w.ctx, "save_plan", { plan: { id: "one", goal: "One step, described", steps: [{ step_number: 1, title: "Do it" }] }, overwrite: true });
+    expect(await progressOf(w.ctx, "one")).toEqual({ version: 2, plan_status: "completed", implied_status: "completed" });
+    await saved(w, "idle");
+    await ok(w.ctx, "save_plan", { plan: plan("idle", { goal: "Changed" }), overwrite: true });
+    expect(await progressOf(w.ctx, "idle")).toEqual({ version: 2, plan_status: "ready", implied_status: "ready" });
+  });
+});
+
 describe("start_step, complete_step, fail_step", () => {
   it("walks a plan to completed: readiness recomputed after every move, the plan executing then completed", async () => {
     const w = await newWorld("steps", { start: START });

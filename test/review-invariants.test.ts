@@ -203,11 +203,11 @@ describe("check_invariants: loading", () => {
     expect(await failed(bomb)).toMatch(/^Error: Invalid invariants YAML: .*alias/i);
   });
 
-  it("without invariants or repo: success false, saying what to pass", async () => {
+  it("without invariants or repo, and no repository to default to: repo_required, saying what to pass", async () => {
     const { gh, ctx } = await setup();
-    const r = await check(ctx, { diff: releaseDiff });
-    expect(r).toMatchObject({ success: false, invariants_path: ".review-invariants.yml", checked_invariants: 0, findings: [] });
-    expect(r.error).toMatch(/pass invariants .* or repo/);
+    const err = await fails(ctx, "check_invariants", { diff: releaseDiff });
+    expect(err.code).toBe("repo_required");
+    expect(err.hint).toContain("repo_register");
     expect(gh.requests.length).toBe(0);
   });
 

@@ -272,6 +272,19 @@ describe("review_git_diff", () => {
     expect(gh.requests.at(-1)!.path.basehead).toBe("v4.13.2...v4.13.3");
   });
 
+  it("without repo: the tenant's only registered repository; the seed's default target still answers what to pass instead", async () => {
+    const { gh, ctx } = await gitWorld("rgd-default", () => review(requestFindings));
+    await ok(ctx, "repo_register", { remote_url: "https://api.github.test/honojs/hono" });
+    const r = await ok(ctx, "review_git_diff", { target: "#5268" });
+    expect(r.git_info.repo).toBe("honojs/hono");
+    expect(gh.requests[0]!.path).toMatchObject({ owner: "honojs", repo: "hono", pull_number: "5268" });
+    expect((await ok(ctx, "review_auto", { target: "#5268" })).output.git_info.repo).toBe("honojs/hono");
+    const staged = await fails(ctx, "review_git_diff", {});
+    expect(staged.code).toBe("unsupported_target");
+    expect(staged.message).toContain("'staged'");
+    expect(staged.hint).toMatch(/pull request .*branch.*commit/);
+  });
+
   it("refuses staged and unstaged (the default), and other bad targets, before GitHub or the model is asked", async () => {
     const { ai, gh, ctx } = await gitWorld("rgd-staged");
     for (const args of [{}, { target: "staged" }, { target: "unstaged" }, { target: "STAGED" }]) {
@@ -283,7 +296,8 @@ describe("review_git_diff", () => {
     expect((await fails(ctx, "review_git_diff", { repo: "honojs/hono", target: "main", base: "-x" })).code).toBe("unsafe_ref_token");
     expect((await fails(ctx, "review_git_diff", { repo: "honojs/hono", target: "#12", base: "main" })).code).toBe("invalid_input");
     expect((await fails(ctx, "review_git_diff", { repo: "honojs/hono", target: "head", base: "main" })).code).toBe("invalid_input");
-    expect((await fails(ctx, "review_git_diff", { target: "#12" })).code).toBe("invalid_input");
+    // No repo and none registered: refused by the default's resolution, not by the schema.
+    expect((await fails(ctx, "review_git_diff", { target: "#12" })).code).toBe("repo_required");
     expect((await fails(ctx, "review_git_diff", { repo: "honojs/hono", target: "#12", options: { categories: ["bugs"] } })).code).toBe("invalid_input");
     expect((await fails(ctx, "review_git_diff", { repo: "honojs/hono", target: "#12", options: { extra: 1 } })).code).toBe("invalid_input");
     expect(gh.requests).toHaveLength(0);
@@ -497,7 +511,7 @@ describe("review_auto", () => {
     expect(forced.output.review.findings.map((f: { id: string }) => f.id)).toEqual(["F2"]);
   });
 
-  it("refuses arguments meant for the other tool, a forced review_diff without a diff, and a git review without repo", async () => {
+  it("refuses arguments meant for the other tool, a forced review_diff without a diff, and a git review with no repository to default to", async () => {
     const { gh, ctx } = await gitWorld("rauto-refuse");
     const msg = async (args: Record<string, unknown>) => (await fails(ctx, "review_auto", args)).message;
     expect(await msg({ diff: requestDiff, target: "#1" })).toBe("review_diff selected; git args (target/base/include_patterns) are not applicable");
@@ -506,7 +520,7 @@ describe("review_auto", () => {
     expect(await msg({ repo: "honojs/hono", target: "#1", changed_files: ["a.ts"] })).toBe("review_git_diff selected; changed_files is not applicable");
     expect(await msg({ repo: "honojs/hono", target: "#1", review_diff_options: {} })).toBe("review_git_diff selected; review_diff_options is not applicable");
     expect(await msg({ tool: "review_diff" })).toBe("review_diff selected but no valid diff provided");
-    expect(await msg({ target: "#1" })).toBe("review_git_diff selected but no repo given");
+    expect((await fails(ctx, "review_auto", { target: "#1" })).code).toBe("repo_required");
     const bad = await fails(ctx, "review_auto", { diff: requestDiff, review_diff_options: { confidence_threshold: 2 } });
     expect(bad.code).toBe("invalid_input");
     // The seed's default target needs a working tree; the refusal is review_git_diff's own.

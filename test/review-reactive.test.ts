@@ -682,7 +682,7 @@ describe("unknown sessions, other tenants, bad input", () => {
     const good = { repo: REPO, commit_hash: JSX_SHA, base_ref: "main", changed_files: "src/request.ts" };
     const state = () => sessionsOf(r.ctx.tenantId);
     const cases: [Record<string, unknown>, string][] = [
-      [{ ...good, repo: undefined }, "invalid_input"],
+      [{ ...good, repo: undefined }, "repo_required"], // none registered to default to
       [{ ...good, commit_hash: "not-a-sha" }, "invalid_input"],
       [{ ...good, changed_files: "" }, "invalid_input"],
       [{ ...good, changed_files: "[broken" }, "invalid_input"],

@@ -15,7 +15,7 @@ export const ALL_TOOL_NAMES = [
   "task_assign", "task_claim", "task_code_ref", "task_create", "task_create_many", "task_get", "task_link", "task_query", "task_release",
   "task_update", "whoami",
   "semantic_search", "get_file", "get_context_for_prompt", "codebase_retrieval", "git_commit_retrieval", "get_workspace_info",
-  "index_workspace", "reindex_workspace", "index_status", "clear_index",
+  "index_workspace", "reindex_workspace", "index_status", "clear_index", "tool_manifest",
   "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
   "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis", "review_settings",
   "review_auto", "review_changes", "review_git_diff", "reactive_review_pr", "get_review_status", "get_review_telemetry", "pause_review", "resume_review",

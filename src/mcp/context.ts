@@ -3,6 +3,7 @@ import type { Clock } from "../db/time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirm";
 import type { Meter } from "./meter";
+import type { Surface } from "./registry";
 
 /** Everything a tool handler may use: who is calling, and the stores it may touch. */
 export interface Ctx {
@@ -51,6 +52,11 @@ export interface Ctx {
    * a tool another tool runs is charged only for work beyond that).
    */
   paid?: number;
+  /**
+   * The toolsets the caller's connection asked for (and whether it is read-only), for tools that
+   * describe the caller's surface (tool_manifest); absent outside /mcp.
+   */
+  surface?: Surface;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
 }

@@ -31,6 +31,8 @@ import { maskSecrets } from "./secrets";
 import { rateLimitField, unitsOf } from "./meter";
 import { checkFields, fieldsField, itemSchema, project } from "./fields";
 import { capResponse, MAX_RESPONSE_CHARS, truncationField } from "./response-cap";
+import { manifestTool } from "./manifest";
+import { withSeed004Errors } from "./seed004-errors";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
 // collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
@@ -59,8 +61,11 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
+/** Seed 004's tool_manifest reads the registry it is part of, at call time. */
+const toolManifest = manifestTool({ toolsets: TOOLSETS, select: (surface) => selectTools(surface), listing: (def) => listedTool(def, "lean") });
+
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...codeTools, ...reviewTools, ...planTools];
+export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools])];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -234,8 +239,9 @@ export const toolListing = (def: AnyToolDef): Tool => compile(def).listing;
 
 /**
  * What a tools/list costs an agent's context. `lean` (the default) lists a tool's output schema
- * only when it is small, and leaves size bounds (string lengths, list lengths, JSON byte caps) and
- * descriptions a branch repeats from its parent out of the input schema. `full` lists everything.
+ * only when it is small, and leaves size bounds (string lengths, list lengths, JSON byte caps),
+ * `additionalProperties: false` and descriptions a branch repeats from its parent out of the input
+ * schema. `full` lists everything.
  * The server validates inputs and results against the full schemas either way, and a bound it
  * enforces is named in its invalid_input error.
  */
@@ -243,24 +249,52 @@ export type SchemaListing = "full" | "lean";
 export const SMALL_OUTPUT_SCHEMA_CHARS = 600;
 
 const LEAN_DROPPED = new Set(["minLength", "maxLength", "maxItems", "x-max-bytes", "x-max-depth", "x-brief"]);
+/** Inside a briefed schema, the values and bounds the tool it repeats lists (and the server enforces) go too. */
+const BRIEF_DROPPED = new Set(["default", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "pattern", "minItems"]);
+
+interface LeanContext {
+  /** The description of the schema whose anyOf/oneOf this is: a branch repeating it is left out. */
+  parentDescription?: string;
+  /**
+   * An input schema lists a schema marked x-brief (it repeats another tool's arguments) by its
+   * structure, every name, type, enum and required list kept and the words left to the tool its
+   * description names; an output schema by that description alone.
+   */
+  io: "input" | "output";
+  /** Inside a briefed schema: descriptions are left out. */
+  inBrief?: boolean;
+}
 
 /** A JSON Schema without what the lean listing leaves out. */
-export function leanSchema(schema: unknown, parentDescription?: string): unknown {
-  if (Array.isArray(schema)) return schema.map((s) => leanSchema(s, parentDescription));
+export function leanSchema(schema: unknown, parentDescription?: string, io: "input" | "output" = "input"): unknown {
+  return lean_(schema, { parentDescription, io });
+}
+
+function lean_(schema: unknown, lc: LeanContext): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => lean_(s, lc));
   if (!schema || typeof schema !== "object") return schema;
   const src = schema as Record<string, unknown>;
-  if (src["x-brief"] === true) return { type: src.type, description: src.description };
+  const inner: LeanContext = { io: lc.io, inBrief: lc.inBrief };
+  if (src["x-brief"] === true) {
+    if (lc.io === "output") return { type: src.type, description: src.description };
+    inner.inBrief = true;
+  }
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(src)) {
-    if (LEAN_DROPPED.has(k)) continue;
-    // A nullable parameter's branches repeat the parameter's own description.
-    if (k === "description" && parentDescription !== undefined && typeof v === "string" && parentDescription.includes(v)) continue;
+    if (LEAN_DROPPED.has(k) || (inner.inBrief && BRIEF_DROPPED.has(k))) continue;
+    // Strict inputs are enforced, and an unknown key is refused naming the allowed ones: the listing need not say it on every object.
+    if (k === "additionalProperties" && v === false && lc.io === "input") continue;
+    if (k === "description") {
+      // A nullable parameter's branches repeat the parameter's own description; a briefed schema's parts repeat another tool's.
+      const repeated = lc.parentDescription !== undefined && typeof v === "string" && lc.parentDescription.includes(v);
+      if (repeated || (lc.inBrief && src["x-brief"] !== true)) continue;
+    }
     if (k === "properties") {
-      out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, p]) => [name, leanSchema(p)]));
+      out[k] = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([name, p]) => [name, lean_(p, inner)]));
     } else if (k === "anyOf" || k === "oneOf") {
-      out[k] = leanSchema(v, typeof src.description === "string" ? src.description : undefined);
+      out[k] = lean_(v, { ...inner, parentDescription: typeof src.description === "string" ? src.description : undefined });
     } else {
-      out[k] = typeof v === "object" ? leanSchema(v) : v;
+      out[k] = typeof v === "object" ? lean_(v, inner) : v;
     }
   }
   return out;
@@ -280,7 +314,7 @@ export function listedTool(def: AnyToolDef, listing: SchemaListing): Tool {
     if (outputSchema !== undefined) {
       // The failure branch is the same envelope on every tool (the guide describes it): in brief.
       const [success] = outputSchema.anyOf as unknown[];
-      const brief = { type: "object", anyOf: [leanSchema(success), LEAN_FAILURE] };
+      const brief = { type: "object", anyOf: [leanSchema(success, undefined, "output"), LEAN_FAILURE] };
       if (JSON.stringify(brief).length <= SMALL_OUTPUT_SCHEMA_CHARS) t.outputSchema = brief as Tool["outputSchema"];
     }
     lean.set(def, t);

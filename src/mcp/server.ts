@@ -136,6 +136,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     }
     const callCtx: Ctx = {
       ...ctx,
+      surface: { toolsets: options.surface.toolsets, readonly: options.surface.readonly },
       confirmer: confirmerFor(sctx, options, pending),
       ...progressReporter(sctx),
     };

@@ -22,7 +22,8 @@ import { planReport } from "./report";
 import { nameField, parsePlan, planIdParam, planParam, tagsField } from "./params";
 import { savedSchema, savePlan, type Saved } from "./save";
 import { completePlan, planContent, planSchema, type Plan } from "./schema";
-import { appendVersion, findPlan, findPlanByName, getPlan, readVersion, type PlanMeta } from "./store";
+import { appendFollowingSteps } from "./progress";
+import { findPlan, findPlanByName, getPlan, readVersion, type PlanMeta } from "./store";
 
 const rangeError = (name: string, lo: number, hi: number) => `Invalid ${name} parameter: must be a number between ${lo} and ${hi}`;
 const intIn = (name: string, lo: number, hi: number) => z.number({ error: rangeError(name, lo, hi) }).int(rangeError(name, lo, hi)).min(lo, rangeError(name, lo, hi)).max(hi, rangeError(name, lo, hi));
@@ -292,7 +293,7 @@ export const refinePlanTool = defineTool({
         plan = current;
         saved = { plan_id: meta.id, version: meta.version, created: false, changed: false, plan: meta };
       } else {
-        const after = await appendVersion(ctx, meta, plan, { type: "modified", summary: changeSummary(input.feedback, Object.keys(clarifications ?? {}).length, focus) });
+        const after = await appendFollowingSteps(ctx, meta, plan, { type: "modified", summary: changeSummary(input.feedback, Object.keys(clarifications ?? {}).length, focus) });
         saved = { plan_id: after.id, version: after.version, created: false, changed: true, plan: after };
       }
     }

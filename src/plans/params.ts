@@ -3,6 +3,7 @@ import { z } from "zod";
 import { boundedJson, jsonBytes } from "../mcp/bounds";
 import { invalidInput } from "../mcp/errors";
 import { parseArgs } from "../mcp/inputs";
+import { advertisedAs } from "../mcp/json-schema";
 import { MAX_PLAN_BYTES, planIdField, planInputSchema, type PlanInput } from "./schema";
 import { MAX_VERSIONS } from "./store";
 
@@ -15,11 +16,11 @@ export const tagsField = z.array(z.string().trim().min(1).max(50)).max(20);
 /**
  * The plan as the seed sends it (a JSON string) or as an object. Both are bounded here, before any
  * parsing; the document itself is validated against planInputSchema by parsePlan, so its errors
- * can name the step at fault.
+ * can name the step at fault. The object is listed with the plan's whole schema.
  */
 export const planParam = z.union([
   z.string().min(1).max(MAX_PLAN_BYTES),
-  boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_PLAN_BYTES, maxDepth: 10 }),
+  advertisedAs(boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_PLAN_BYTES, maxDepth: 10 }), planInputSchema),
 ]).describe("The plan (EnhancedPlanOutput): a JSON string, as the reference takes it, or the object itself. Up to 256 KB and 200 steps.");
 
 /** A plan parameter (`param` names it in errors) as a validated plan document. */

@@ -12,7 +12,7 @@ import type { Ctx } from "../mcp/context";
 import { jsonArray } from "../work/common";
 import type { TaskStatus } from "../work/task-summary";
 import type { Plan, PlanStatus } from "./schema";
-import { findPlan, readVersion, setPlanStatus, type PlanMeta } from "./store";
+import { appendVersion, findPlan, readVersion, setPlanStatus, type PlanMeta } from "./store";
 
 export const STEP_STATUSES = ["pending", "ready", "in_progress", "completed", "failed", "skipped", "blocked"] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];
@@ -188,6 +188,17 @@ export function impliedStatus(current: PlanStatus, states: readonly StepState[])
   if (finished) return states.some((s) => s.status === "failed") ? "failed" : "completed";
   const moved = states.some((s) => s.status !== "pending" && s.status !== "ready" && s.status !== "blocked");
   return moved ? "executing" : current;
+}
+
+/**
+ * A new version of a plan (save_plan with overwrite, refine_plan, rollback_plan). Step progress is
+ * kept by step number across versions, so the stored status is what the new version's steps imply,
+ * from ready (a changed plan needs approving again): ready when no step has moved, executing while
+ * one has, completed or failed once all are finished. The stored status and the steps never disagree.
+ */
+export async function appendFollowingSteps(ctx: Ctx, from: PlanMeta, plan: Plan, change: Omit<Parameters<typeof appendVersion>[3], "status">): Promise<PlanMeta> {
+  const status = impliedStatus("ready", stepStates(plan, await readStepRows(ctx, from.id)));
+  return appendVersion(ctx, from, plan, { ...change, status });
 }
 
 /** Stores the status the steps imply, when it differs; the plan as it stands after. */

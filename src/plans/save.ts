@@ -4,7 +4,8 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Ctx } from "../mcp/context";
 import { completePlan, nameFromGoal, planContent, type Plan, type PlanInput } from "./schema";
-import { appendVersion, findPlan, insertPlan, planExists, planMetaSchema, readVersion, relabel } from "./store";
+import { appendFollowingSteps } from "./progress";
+import { findPlan, insertPlan, planExists, planMetaSchema, readVersion, relabel } from "./store";
 
 export const savedSchema = z.object({
   plan_id: z.string().describe("The plan's id."),
@@ -47,6 +48,6 @@ export async function savePlan(ctx: Ctx, doc: PlanInput, opts: SaveOptions): Pro
     const meta = await relabel(ctx, existing, labels);
     return { plan_id: id, version: meta.version, created: false, changed: true, plan: meta, stored: current };
   }
-  const meta = await appendVersion(ctx, existing, plan, { type: "modified", summary: "Plan saved with overwrite", ...labels });
+  const meta = await appendFollowingSteps(ctx, existing, plan, { type: "modified", summary: "Plan saved with overwrite", ...labels });
   return { plan_id: id, version: meta.version, created: false, changed: true, plan: meta, stored: plan };
 }

@@ -141,15 +141,15 @@ export async function insertPlan(ctx: Ctx, plan: Plan, meta: { name: string; tag
 }
 
 /**
- * Appends `plan` as the version after `from.version` and makes it current, with status back to
- * ready (a changed plan needs approving again). Fails with conflict when another write moved the
+ * Appends `plan` as the version after `from.version` and makes it current, with `change.status`
+ * (appendFollowingSteps in progress.ts says which). Fails with conflict when another write moved the
  * plan on first, or the plan has MAX_VERSIONS versions.
  */
 export async function appendVersion(
   ctx: Ctx,
   from: PlanMeta,
   plan: Plan,
-  change: { type: ChangeType; summary: string; name?: string; tags?: string[] },
+  change: { type: ChangeType; summary: string; name?: string; tags?: string[]; status: PlanStatus },
 ): Promise<PlanMeta> {
   if (from.version >= MAX_VERSIONS) {
     throw new ToolError("conflict", `Plan ${from.id} has ${from.version} versions, the most one plan keeps.`, {
@@ -160,9 +160,9 @@ export async function appendVersion(
   const tags = change.tags ?? from.tags;
   const [updated] = await ctx.d1.batch<PlanRow>([
     ctx.d1
-      .prepare(`UPDATE plans SET name = ?, name_lower = ?, goal = ?, status = 'ready', tags = ?, current_version = ?, step_count = ?, updated_at = ?, updated_by = ?
+      .prepare(`UPDATE plans SET name = ?, name_lower = ?, goal = ?, status = ?, tags = ?, current_version = ?, step_count = ?, updated_at = ?, updated_by = ?
                 WHERE tenant_id = ? AND id = ? AND current_version = ? RETURNING ${COLUMNS}`)
-      .bind(name, name.toLowerCase(), plan.goal.slice(0, GOAL_PREVIEW), JSON.stringify(tags), plan.version, plan.steps.length, plan.updated_at, ctx.actorId,
+      .bind(name, name.toLowerCase(), plan.goal.slice(0, GOAL_PREVIEW), change.status, JSON.stringify(tags), plan.version, plan.steps.length, plan.updated_at, ctx.actorId,
         ctx.tenantId, from.id, from.version),
     ctx.d1
       .prepare(`INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)

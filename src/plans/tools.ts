@@ -12,12 +12,13 @@ import { diffPlans, planDiffSchema } from "./diff";
 import { executePlanTool } from "./execute-tool";
 import { createPlanTool, refinePlanTool } from "./generate-tools";
 import { nameField, parsePlan, planIdParam, planParam, tagsField, versionField } from "./params";
+import { appendFollowingSteps } from "./progress";
 import { savedSchema, savePlan } from "./save";
 import { PLAN_STATUSES, planSchema, type Plan } from "./schema";
 import { stepTools } from "./steps";
 import { planToTasksTool } from "./to-tasks";
 import {
-  appendVersion, CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
+  CHANGE_TYPES, deletePlan, findPlan, findPlanByName, getPlan, listPlans, listVersions, MAX_VERSIONS, parseStored,
   planMetaSchema, planNotFound, readVersion,
 } from "./store";
 import { visualizePlanTool } from "./visualize-tool";
@@ -28,7 +29,7 @@ export const savePlanTool = defineTool({
   title: "Save a plan",
   toolset: "plans",
   description:
-    "Save a plan (EnhancedPlanOutput) for later loading, approval and execution tracking. The plan is validated: step numbers unique, depends_on/blocks/can_parallel_with naming steps of the plan, no dependency cycle; its dependency_graph is computed from the steps. A plan without an id gets one. Saving an id that exists is refused unless overwrite: true, which stores the plan as the next version (view_history keeps every version) and sets its status back to ready; an unchanged plan adds no version.",
+    "Save a plan (EnhancedPlanOutput) for later loading, approval and execution tracking. The plan is validated: step numbers unique, depends_on/blocks/can_parallel_with naming steps of the plan, no dependency cycle; its dependency_graph is computed from the steps. A plan without an id gets one. Saving an id that exists is refused unless overwrite: true, which stores the plan as the next version (view_history keeps every version); step progress carries over by step number, and the status becomes what the steps imply (ready if none has moved, executing while one has, completed or failed once all are finished); an unchanged plan adds no version.",
   input: z.object({
     plan: planParam,
     name: nameField.optional().describe("Name to find it by (load_plan matches it case-insensitively); defaults to the first words of the goal, or the current name on overwrite."),
@@ -178,7 +179,7 @@ export const rollbackPlanTool = defineTool({
   name: "rollback_plan",
   title: "Roll a plan back to an earlier version",
   toolset: "plans",
-  description: "Make an earlier version of a plan current again, as a NEW version with the same content (history is never rewritten, so the rollback itself can be undone). The plan's status goes back to ready.",
+  description: "Make an earlier version of a plan current again, as a NEW version with the same content (history is never rewritten, so the rollback itself can be undone). Step progress carries over by step number; the status becomes what the steps imply (ready if none has moved).",
   input: z.object({
     plan_id: planIdParam,
     target_version: versionField("The version to restore."),
@@ -198,7 +199,7 @@ export const rollbackPlanTool = defineTool({
     const current = await readVersion(ctx, meta.id, meta.version);
     const restored: Plan = { ...old, version: meta.version + 1, created_at: current.created_at, updated_at: iso(ctx.clock.now()) };
     const summary = `Rolled back to version ${input.target_version}${input.reason ? `: ${input.reason}` : ""}`;
-    const after = await appendVersion(ctx, meta, restored, { type: "rolled_back", summary });
+    const after = await appendFollowingSteps(ctx, meta, restored, { type: "rolled_back", summary });
     return { plan_id: meta.id, restored_version: input.target_version, new_version: after.version, plan: after };
   },
   summarize: (r) => `Plan ${r.plan_id}: version ${r.restored_version} restored as v${r.new_version}.`,

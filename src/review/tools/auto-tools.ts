@@ -27,7 +27,7 @@ const input = z.object({
   tool: z.enum(["auto", ...SELECTABLE]).default("auto").describe("auto (default): review_diff when diff is given, else review_git_diff; or force one."),
   diff: z.string().max(1_000_000).optional().describe("Unified diff text (selects review_diff in auto mode)."),
   changed_files: reviewDiffInputShape.changed_files.describe("review_diff only: paths to review instead of those the diff names."),
-  repo: repoField.optional().describe("The repository: required for review_git_diff; for review_diff, its review settings and stages apply (extension)."),
+  repo: repoField.optional().describe("The repository: for review_git_diff, as review_git_diff takes it (default: your run's repository, else the tenant's only one); for review_diff, its review settings and stages apply (extension)."),
   head_sha: reviewDiffInputShape.head_sha.describe("review_diff only: the commit the diff ends at."),
   review_diff_options: reviewDiffOptionsSchema.meta(BRIEF_IN_LISTING).optional().describe("review_diff only: review_diff's options object (seed 004 §7), as review_diff lists it."),
   target: z.string().min(1).max(300).optional().describe('review_git_diff only: "#12", a branch, a commit SHA, "A...B" or "head" (default "staged", which needs a working tree and is refused).'),
@@ -83,7 +83,7 @@ export const reviewAutoTool = defineTool({
   title: "Review, picking the right tool",
   toolset: "review",
   description:
-    "Chooses the review: with a diff, review_diff (deterministic preflight, optional stages); without one, review_git_diff (an LLM review of a pull request, branch or commit on GitHub; needs repo and target). tool forces either. Arguments meant for the other tool are refused. Answers {selected_tool, rationale, output}.",
+    "Chooses the review: with a diff, review_diff (deterministic preflight, optional stages); without one, review_git_diff (an LLM review of a pull request, branch or commit on GitHub; repo defaults as review_git_diff's does). tool forces either. Arguments meant for the other tool are refused. Answers {selected_tool, rationale, output}.",
   input,
   output,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
@@ -98,7 +98,6 @@ export const reviewAutoTool = defineTool({
       });
       return { selected_tool: selected, rationale, output: out, ...extra };
     }
-    if (!args.repo) throw invalidInput("review_git_diff selected but no repo given", "Pass repo (owner/name) and target (e.g. \"#12\", a branch or a commit), or pass a diff.");
     const out = await runTool<z.output<typeof reviewGitDiffTool.output>>(reviewGitDiffTool as AnyToolDef, ctx, {
       repo: args.repo, target: args.target, base: args.base, include_patterns: args.include_patterns, options: args.review_git_diff_options,
     });

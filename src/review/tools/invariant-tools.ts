@@ -9,6 +9,7 @@ import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnif
 import { MAX_INVARIANTS_BYTES, normalizeRepoPath, parseInvariants, PathRefused, readInvariantsFile, runInvariants } from "../invariants";
 import { DEFAULT_INVARIANTS_PATH, reviewSettingsFor } from "../settings";
 import { findingSchema } from "../types";
+import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 
 /** The largest diff one call reads. */
 export const MAX_DIFF_CHARS = 2_000_000;
@@ -41,7 +42,7 @@ const check = defineTool({
     changed_files: z.array(z.string().max(1024)).max(MAX_CHANGED_FILES).optional().describe("Repository-relative paths to check instead of the files the diff names."),
     invariants_path: z.string().max(1024).optional().describe(`Where the YAML lives in the repository (default: the repository's review setting, else ${DEFAULT_INVARIANTS_PATH}).`),
     invariants: z.string().max(MAX_INVARIANTS_BYTES).optional().describe(`The invariants YAML itself (at most ${MAX_INVARIANTS_BYTES} bytes); wins over repo.`),
-    repo: repoField.optional().describe("The repository whose invariants file is read: owner/name, or a registered repository's id or slug."),
+    repo: repoField.optional().describe(`The repository whose invariants file is read (when invariants is not given): owner/name, or a registered repository's id or slug. ${DEFAULT_REPO_NOTE}`),
     head_sha: z.string().max(256).optional().describe("Read the file at this commit (the diff's head); wins over ref."),
     ref: z.string().max(256).optional().describe("Read the file at this branch or tag (default: the default branch)."),
   }),
@@ -75,10 +76,10 @@ const check = defineTool({
     if (input.invariants !== undefined) {
       text = input.invariants;
       invariantsPath = INLINE_PATH;
-    } else if (input.repo !== undefined) {
+    } else {
       const ref = input.head_sha ?? input.ref;
       assertSafeRef(input.head_sha !== undefined ? "head_sha" : "ref", ref);
-      const repo = await tenantRepo(ctx, input.repo);
+      const repo = input.repo !== undefined ? await tenantRepo(ctx, input.repo) : await repoOrDefault(ctx, undefined);
       invariantsPath = input.invariants_path ?? (await reviewSettingsFor(ctx, `${repo.owner}/${repo.name}`)).invariantsPath;
       let path: string;
       try {
@@ -90,8 +91,6 @@ const check = defineTool({
       const source = await readInvariantsFile(ctx, repo, path, ref);
       if (!source.ok) return failed(invariantsPath, source.error);
       text = source.text;
-    } else {
-      return failed(input.invariants_path ?? DEFAULT_INVARIANTS_PATH, "Error: No invariants to check: pass invariants (the YAML text) or repo (its invariants_path is read at head_sha, ref or the default branch).");
     }
 
     let config;

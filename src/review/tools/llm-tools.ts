@@ -1,11 +1,12 @@
 /** review_changes and review_git_diff (seed 004 §8–9): language-model reviews of a diff, or of a target on GitHub. */
 import { z } from "zod";
 import { githubFor, githubToolError } from "../../git/credentials";
-import { resolveRepo, repoField } from "../../git/repo";
+import { repoField } from "../../git/repo";
 import { requireModel } from "../../llm";
 import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
 import { invalidInput } from "../../mcp/errors";
 import { diffForTarget, emptyScope, parseTarget } from "../git-target";
+import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 import {
   DEFAULT_REVIEW_TIMEOUT_MS, REVIEW_CATEGORIES, reviewChanges, type ReviewCategory, type ReviewOptions, type ReviewResult, VERDICTS,
 } from "../llm-review";
@@ -135,7 +136,7 @@ export const reviewGitDiffTool = defineTool({
   description: 'Fetches a diff from GitHub and reviews it as review_changes does. target: a pull request ("#12", "pr:12", or a bare number of up to six digits), a branch (compared with base, default the default branch), a commit SHA (against its parent, or base), a range "A...B", or "head" (the default branch\'s last commit). "staged"/"unstaged" (the seed\'s default) have no meaning without a working tree: unsupported_target. include_patterns keeps only matching files. Answers {git_info, review}.',
   toolset: "review",
   input: z.object({
-    repo: repoField,
+    repo: repoField.optional().describe(`The repository: owner/name, or a registered repository's id or slug. ${DEFAULT_REPO_NOTE}`),
     target: z.string().min(1).max(300).default("staged").describe('"#12"/"pr:12"/"12" (pull request; 7+ bare digits are a SHA), a branch, a commit SHA, "A...B", or "head"; "staged"/"unstaged" (default "staged") are refused.'),
     base: z.string().min(1).max(256).optional().describe("For a branch or commit target: what to compare against (default for a branch: the default branch)."),
     include_patterns: z.array(z.string().min(1).max(200)).max(50).optional().describe('Only files matching one of these globs (e.g. "src/**", "*.ts").'),
@@ -180,7 +181,7 @@ export const reviewGitDiffTool = defineTool({
       timeoutMs: o?.llm_timeout_ms ?? DEFAULT_REVIEW_TIMEOUT_MS,
     };
     const model = requireModel(ctx.env, "review_git_diff");
-    const r = await resolveRepo(ctx, input.repo);
+    const r = await repoOrDefault(ctx, input.repo);
     let source;
     try {
       source = await diffForTarget({ ctx, gh: githubFor(ctx.env, ctx.tenantId) }, r, target, input.base, input.include_patterns ?? []);

@@ -4,9 +4,10 @@
  * contract. Messages follow the reference (src/mcp/tools/reactiveReview.ts).
  */
 import { z } from "zod";
-import { repoField, resolveRepo } from "../../git/repo";
+import { repoField } from "../../git/repo";
 import type { Ctx } from "../../mcp/context";
 import { type AnyToolDef, defineTool } from "../../mcp/define-tool";
+import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 import { pauseReview, resumeReview, snapshot, startReview, stepGapMs } from "../reactive";
 import { MAX_CHANGED_FILES, progressOf, SESSION_STATUSES, statusView, STEP_KINDS, STEP_STATUSES, telemetryView } from "../reactive-plan";
 import { CHANGE_TYPES, findingSchema } from "../types";
@@ -117,7 +118,7 @@ export const reactiveReviewPrTool = defineTool({
     "batches of 5, one step per alarm, then merges the findings; with pull_number it reviews that pull request and, when the repository's review settings " +
     "publish, posts one pull-request review. Watch it with get_review_status; pause_review / resume_review steer it.",
   input: z.object({
-    repo: repoField,
+    repo: repoField.optional().describe(`The repository: owner/name, or a registered repository's id or slug. ${DEFAULT_REPO_NOTE}`),
     commit_hash: z.string().trim().min(7).max(64).regex(/^[0-9a-fA-F]+$/, "a hex commit sha").describe("The head commit (7–64 hex; a short sha is resolved to the full one)."),
     base_ref: z.string().trim().min(1).max(256).describe('The base branch or ref (e.g. "main").'),
     changed_files: z.string().min(1).max(100_000).describe(`The changed files: comma-separated, or a JSON array string (at most ${MAX_CHANGED_FILES}).`),
@@ -140,7 +141,7 @@ export const reactiveReviewPrTool = defineTool({
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   run: async (ctx, input) => {
-    const started = await startReview(ctx, { ...input, repo: await resolveRepo(ctx, input.repo) });
+    const started = await startReview(ctx, { ...input, repo: await repoOrDefault(ctx, input.repo) });
     const steps = started.state.steps.length;
     return {
       session_id: started.state.spec.sessionId,

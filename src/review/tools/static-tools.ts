@@ -15,6 +15,7 @@ import {
   ANALYZER_NAME, analyzerResultSchema, Deadline, DEFAULT_ANALYZERS, DEFAULT_MAX_FINDINGS, DEFAULT_TIMEOUT_MS, readStaticAnalysis, resolveTarget,
 } from "../static-analysis";
 import { findingSchema } from "../types";
+import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 
 const MAX_CHANGED_FILES = 1000;
 
@@ -39,7 +40,7 @@ export const runStaticAnalysisTool = defineTool({
     "code-scanning alerts (semgrep: Semgrep's alerts, severity from the rule's security severity). Other tools GitHub reports appear in results " +
     "as github:<tool>; ask for them by that name or with 'all' to get their findings. Analyzers GitHub has nothing from are named in warnings.",
   input: z.object({
-    repo: repoField,
+    repo: repoField.optional().describe(`The repository: owner/name, or a registered repository's id or slug. ${DEFAULT_REPO_NOTE}`),
     ref: z.string().min(1).max(256).optional().describe("Commit sha, branch, tag, or pull request (pull/<n> or #<n>: its head commit, and code scanning's refs/pull/<n>/merge). Default: the default branch's head."),
     changed_files: z.array(z.string().min(1).max(1000)).max(MAX_CHANGED_FILES).optional()
       .describe(`Only report results in these repository-relative paths (at most ${MAX_CHANGED_FILES}). Default: every path.`),
@@ -63,7 +64,7 @@ export const runStaticAnalysisTool = defineTool({
   }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
   run: async (ctx, input) => {
-    const repo = await resolveRepo(ctx, input.repo);
+    const repo = await repoOrDefault(ctx, input.repo);
     const changedFiles = normalizePaths(input.changed_files ?? [], "changed_files");
     const options = input.options ?? { analyzers: [...DEFAULT_ANALYZERS], timeout_ms: DEFAULT_TIMEOUT_MS, max_findings_per_analyzer: DEFAULT_MAX_FINDINGS };
     const deadline = new Deadline(ctx, options.timeout_ms);
