@@ -13,7 +13,7 @@ const SEEDS = {
   "001": { page: "docs/work.md", tools: 57 }, // "All 57 MCP tools"
   "002": { page: "docs/git.md", tools: 9 },
   "003": { page: "docs/docs-store.md", tools: 4 }, // query, execute, session and the always-registered mcp.echo
-  "004": { page: "docs/code-review-plans.md", tools: 36 },
+  "004": { page: "docs/code-review-plans.md", tools: 37 }, // its 36 tools, and tool_manifest, which it names as the source of truth
 } as const;
 
 const backticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) => m[1]!);
