@@ -11,6 +11,7 @@ import { DOCS_SURFACE } from "./ops";
 
 export const docsQuery = defineTool({
   name: "docs_query",
+  seedName: "query",
   title: "Document store: read pipeline",
   description:
     "Read the document store in one call: steps run in order, each seeing the previous result as $prev. Ops: search, grep, list, list_collections, list_snapshots, graph, get, status, describe ({\"op\":\"describe\",\"params\":{\"target\":\"search\"}} gives an op's parameters). One step answers its result directly; several answer {steps, totalSteps, completedSteps}.",
@@ -27,6 +28,7 @@ export const docsQuery = defineTool({
 
 export const docsExecute = defineTool({
   name: "docs_execute",
+  seedName: "execute",
   title: "Document store: write batch",
   description:
     "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, data | error}], totalOps, succeeded, failed}.",
@@ -47,6 +49,7 @@ export const docsExecute = defineTool({
 
 export const docsSession = defineTool({
   name: "docs_session",
+  seedName: "session",
   title: "Document store: session",
   description:
     "Scope your document-store work: start a named session, pin documents to it by path glob or hash (list and search then stay within the pins), unpin, stop, and watch a GitHub path so pushes re-import it. {action, params}; actions: start, stop, pin, unpin, watch.",
@@ -64,8 +67,11 @@ export const docsSession = defineTool({
 export const mcpEcho = defineTool({
   name: "mcp.echo",
   title: "Echo",
-  description: "Echoes back the message: a protocol check that touches nothing.",
+  description: "Echoes the message back (a protocol check).",
   toolset: "docs",
+  everywhere: true,
+  // On every surface, so it costs each listing as little as it can: the answer is the message.
+  listOutput: false,
   input: z.object({ message: z.string().max(10_000).describe("Text to echo back.") }),
   output: z.object({ message: z.string().describe("The same text.") }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

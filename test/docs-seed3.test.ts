@@ -1,0 +1,91 @@
+/**
+ * Seed 003 as its callers expect it: the seed's tool names on the docs surface, mcp.echo on every
+ * surface, the seed's defaults and result shapes, and the seed's local-filesystem forms refused
+ * with what to do instead.
+ */
+import { describe, expect, it } from "vitest";
+import { seedIdentity, workerFetch } from "./helpers";
+
+const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
+
+interface RpcAnswer {
+  result?: { tools?: Array<{ name: string; inputSchema: Record<string, unknown> }>; isError?: boolean; structuredContent?: Record<string, any> };
+  error?: { code: number; message: string };
+}
+
+async function client(label: string) {
+  const id = await seedIdentity(`seed3-${label}-${crypto.randomUUID().slice(0, 8)}`, "agent");
+  const post = async (path: string, method: string, params: unknown = {}): Promise<RpcAnswer> => {
+    const res = await workerFetch(`http://ledger.test${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${id.key}` },
+      body: rpc(method, params),
+    });
+    return (await res.json()) as RpcAnswer;
+  };
+  return {
+    list: async (path: string) => (await post(path, "tools/list")).result!.tools!,
+    call: (path: string, name: string, args: unknown) => post(path, "tools/call", { name, arguments: args }),
+  };
+}
+
+describe("the seed's tool names", () => {
+  it("answers query, execute and session as docs_query, docs_execute and docs_session wherever the docs toolset is", async () => {
+    const c = await client("names");
+    // Beside the work ledger the listing keeps docs_*, and the seed's names still answer.
+    const added = await c.call("/mcp?toolsets=default,docs", "execute", { operations: [{ op: "add", params: { name: "notes/n.md", content: "# N" } }] });
+    expect(added.result!.structuredContent).toMatchObject({ ok: true, succeeded: 1 });
+    const listed = await c.call("/mcp?toolsets=default,docs", "query", { steps: [{ op: "list", params: { paths_only: true } }] });
+    expect(listed.result!.structuredContent).toMatchObject({ ok: true, paths: ["notes/n.md"] });
+    const session = await c.call("/mcp?toolsets=default,docs", "session", { action: "start", params: { name: "review" } });
+    expect(session.result!.structuredContent).toMatchObject({ ok: true });
+    const names = (await c.list("/mcp?toolsets=default,docs")).map((t) => t.name);
+    expect(names).toEqual(expect.arrayContaining(["docs_query", "docs_execute", "docs_session", "search"]));
+    expect(names).not.toContain("query");
+    // On the document store alone, the listing is the seed's own surface.
+    expect((await c.list("/mcp?toolsets=docs")).map((t) => t.name).sort()).toEqual(["execute", "mcp.echo", "query", "session"]);
+    const alone = await c.call("/mcp?toolsets=docs", "query", { steps: [{ op: "list", params: { paths_only: true } }] });
+    expect(alone.result!.structuredContent).toMatchObject({ ok: true, paths: ["notes/n.md"] });
+    expect((await c.call("/mcp?toolsets=docs", "docs_query", { steps: [{ op: "status" }] })).result!.structuredContent).toMatchObject({ ok: true });
+  });
+
+  it("names docs_query (or docs_execute, docs_session) and ?toolsets=docs where the docs toolset is absent", async () => {
+    const c = await client("absent");
+    for (const [seed, tool] of [["query", "docs_query"], ["execute", "docs_execute"], ["session", "docs_session"]] as const) {
+      const r = await c.call("/mcp", seed, {});
+      expect(r.error, seed).toBeUndefined();
+      expect(r.result!.isError, seed).toBe(true);
+      const e = r.result!.structuredContent!.error;
+      expect(e.code, seed).toBe("tool_not_on_surface");
+      expect(e.message, seed).toContain(tool);
+      expect(e.message, seed).toContain("docs toolset");
+      expect(e.hint, seed).toContain("?toolsets=default,docs");
+      expect(e.hint, seed).toContain("?toolsets=docs");
+    }
+    // A read-only docs surface has query; execute writes.
+    const ro = await c.call("/mcp?toolsets=docs&readonly=1", "execute", {});
+    expect(ro.result!.structuredContent!.error).toMatchObject({ code: "tool_not_on_surface" });
+    expect(ro.result!.structuredContent!.error.message).toContain("docs_execute");
+    expect(ro.result!.structuredContent!.error.hint).toContain("readonly=1");
+  });
+
+  it("keeps compact mode's own query, execute and session", async () => {
+    const c = await client("compact");
+    const r = await c.call("/mcp?mode=compact", "query", { steps: [{ op: "describe" }] });
+    expect(r.result!.structuredContent).toMatchObject({ ok: true, toolsets: expect.any(Object) });
+    const docs = await c.call("/mcp?mode=compact&toolsets=default,docs", "query", { steps: [{ op: "describe" }] });
+    // Compact mode's describe (ops by toolset), not the document store's (query_ops, execute_ops, …).
+    expect(docs.result!.structuredContent).toMatchObject({ ok: true, toolsets: { docs: expect.any(Array) } });
+  });
+});
+
+describe("mcp.echo", () => {
+  it("is listed and answers on every surface: default, a toolset, read-only and compact", async () => {
+    const c = await client("echo");
+    for (const path of ["/mcp", "/mcp?toolsets=changes", "/mcp?readonly=1", "/mcp?mode=compact", "/mcp?mode=compact&readonly=1", "/mcp?toolsets=docs"]) {
+      expect((await c.list(path)).map((t) => t.name), path).toContain("mcp.echo");
+      const r = await c.call(path, "mcp.echo", { message: "hello" });
+      expect(r.result!.structuredContent, path).toMatchObject({ ok: true, message: "hello" });
+    }
+  });
+});
