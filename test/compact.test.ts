@@ -262,7 +262,7 @@ describe("op names several toolsets share", () => {
     const added = await run(ctx, "execute", { operations: [{ op: "add", params: { name: "notes/seed.md", content: "# Seed\nthe seed's names" } }] }, DOCS);
     expect(added).toMatchObject({ ok: true, succeeded: 1 });
     expect(added.results[0].op).toBe("docs_add");
-    const got = await run(ctx, "query", { op: "get", params: { name: "notes/seed.md" } }, DOCS);
+    const got = await run(ctx, "query", { op: "get", params: { name: "notes/seed.md", include_content: true } }, DOCS);
     expect(got.content).toContain("the seed's names");
     const found = await run(ctx, "query", { op: "search", params: { query: "seed", type: "keyword" } }, DOCS);
     expect(found.results[0].path).toBe("notes/seed.md");

@@ -4,7 +4,15 @@
  * with what to do instead.
  */
 import { describe, expect, it } from "vitest";
-import { seedIdentity, workerFetch } from "./helpers";
+import { resolvePrev } from "../src/mcp/pipeline";
+import { findTool, toolListing } from "../src/mcp/registry";
+import { fails, makeCtx, ok, seedIdentity, workerFetch } from "./helpers";
+
+async function freshCtx() {
+  return makeCtx(await seedIdentity(`seed3-${crypto.randomUUID().slice(0, 8)}`, "writer"));
+}
+const q = (...steps: unknown[]) => ({ steps });
+const x = (...operations: unknown[]) => ({ operations });
 
 const rpc = (method: string, params: unknown = {}) => JSON.stringify({ jsonrpc: "2.0", id: 1, method, params });
 
@@ -87,5 +95,69 @@ describe("mcp.echo", () => {
       const r = await c.call(path, "mcp.echo", { message: "hello" });
       expect(r.result!.structuredContent, path).toMatchObject({ ok: true, message: "hello" });
     }
+  });
+});
+
+describe("the seed's defaults and shapes", () => {
+  it("search is fuzzy unless told otherwise, and get leaves the content out unless include_content", async () => {
+    const ctx = await freshCtx();
+    await ok(ctx, "docs_execute", x({ op: "add", params: { name: "infra/cluster.md", content: "We run kubernetes in three regions." } }));
+    const found = await ok(ctx, "docs_query", q({ op: "search", params: { query: "kubernetis", type: "keyword" } }));
+    expect(found.results.map((r: { path: string }) => r.path)).toEqual(["infra/cluster.md"]);
+    expect((await ok(ctx, "docs_query", q({ op: "search", params: { query: "kubernetis", type: "keyword", fuzzy: false } }))).total).toBe(0);
+    const meta = await ok(ctx, "docs_query", q({ op: "get", params: { name: "infra/cluster.md" } }));
+    expect(meta).toMatchObject({ path: "infra/cluster.md", size: 35 });
+    expect(meta).not.toHaveProperty("content");
+    expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "infra/cluster.md", include_content: true } }))).content).toBe("We run kubernetes in three regions.");
+    const described = await ok(ctx, "docs_query", q({ op: "describe", params: { target: "get" } }));
+    expect(described.paramsSchema.properties.include_content.default).toBe(false);
+  });
+
+  it("puts each op's scalar fields on its execute result, as the seed's example does, beside data", async () => {
+    const ctx = await freshCtx();
+    const r = await ok(ctx, "docs_execute", x(
+      { op: "add", params: { name: "notes.md", content: "# Notes" } },
+      { op: "update", params: { name: "notes.md", metadata: ["status=reviewed"] } },
+      { op: "delete", params: { name: "notes.md", dry_run: true } },
+    ));
+    const [add, update, del] = r.results;
+    expect(add).toMatchObject({ op: "add", success: true, hash: add.data.hash, path: "notes.md" });
+    expect(add.hash).toMatch(/^[0-9a-f]{64}$/);
+    expect(update).toMatchObject({ op: "update", success: true, matched: 1, data: { matched: 1 } });
+    expect(del).toMatchObject({ op: "delete", success: true, count: 1, dry_run: true });
+    // Lists and objects stay in data only.
+    expect(update).not.toHaveProperty("updated");
+    expect(r).toMatchObject({ totalOps: 3, succeeded: 3, failed: 0 });
+  });
+
+  it("gives null for a $prev reference that resolves to nothing, and says where it came from", async () => {
+    const prev = { results: [] };
+    expect(resolvePrev({ hash: "$prev.results[0].hash", limit: 3 }, prev, "null")).toEqual({ params: { hash: null, limit: 3 }, nulls: ["hash: $prev.results[0].hash"] });
+    const ctx = await freshCtx();
+    await ok(ctx, "docs_execute", x({ op: "add", params: { name: "a.md", content: "alpha" } }));
+    // A missed reference is null, not a silently applied default: list's limit is refused, not 100.
+    const r = await ok(ctx, "docs_query", q({ op: "status" }, { op: "list", params: { limit: "$prev.nothing" } }));
+    expect(r.steps[1]).toMatchObject({ op: "list", isError: true });
+    const e = r.steps[1].result.error;
+    expect(e.message).toMatch(/limit/);
+    expect(e.message).toMatch(/null/);
+    expect(e.hint).toContain("limit: $prev.nothing");
+    const piped = await ok(ctx, "docs_query", q({ op: "search", params: { query: "zzzqqq", type: "keyword" } }, { op: "get", params: { hash: "$prev.results[0].hash" } }));
+    // get's lookup keys keep the seed's refusal, and the hint names the reference that missed.
+    expect(piped.steps[1].result.error).toMatchObject({ message: "Provide 'hash' or 'name' for get.", hint: expect.stringContaining("resolved to null (a missing field or index): hash: $prev.results[0].hash") });
+  });
+
+  it("lists op and action as enums in the input schemas, and still answers an op outside them with the seed's text", async () => {
+    const ops = (name: string, list: string) => {
+      const schema = toolListing(findTool(name)!).inputSchema as { properties: Record<string, { items?: { properties: { op: { enum: string[] } } } }> };
+      return schema.properties[list]!.items!.properties.op.enum;
+    };
+    expect(ops("docs_query", "steps")).toEqual(["search", "grep", "list", "list_collections", "list_snapshots", "graph", "get", "status", "describe"]);
+    expect(ops("docs_execute", "operations")).toEqual(["add", "update", "delete", "restore", "download"]);
+    const session = toolListing(findTool("docs_session")!).inputSchema as { properties: { action: { enum: string[] } } };
+    expect(session.properties.action.enum).toEqual(["start", "stop", "pin", "unpin", "watch"]);
+    const ctx = await freshCtx();
+    expect((await fails(ctx, "docs_query", q({ op: "add" }))).message).toMatch(/^'add' is not a read operation\. Use the 'docs_execute' tool/);
+    expect((await fails(ctx, "docs_session", { action: "nope" })).message).toBe("Unknown session action 'nope'. Valid actions: start, stop, pin, unpin, watch");
   });
 });

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
-import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchema } from "../mcp/composite";
+import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, namedField, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchemaOf } from "../mcp/composite";
 import { queryText } from "../mcp/pipeline";
 import { DOCS_SURFACE } from "./ops";
 
@@ -17,7 +17,7 @@ export const docsQuery = defineTool({
     "Read the document store in one call: steps run in order, each seeing the previous result as $prev. Ops: search, grep, list, list_collections, list_snapshots, graph, get, status, describe ({\"op\":\"describe\",\"params\":{\"target\":\"search\"}} gives an op's parameters). One step answers its result directly; several answer {steps, totalSteps, completedSteps}.",
   toolset: "docs",
   input: z.object({
-    steps: z.array(stepSchema).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, each {op, params}.`),
+    steps: z.array(stepSchemaOf(DOCS_SURFACE.names("query"))).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, each {op, params}.`),
   }),
   output: openResult,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
@@ -34,7 +34,7 @@ export const docsExecute = defineTool({
     "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, data | error}], totalOps, succeeded, failed}.",
   toolset: "docs",
   input: z.object({
-    operations: z.array(stepSchema).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
+    operations: z.array(stepSchemaOf(DOCS_SURFACE.names("execute"))).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
     continue_on_error: z.boolean().default(false).describe("Run every operation even after one fails (continueOnError is accepted)."),
   }),
   output: batchResult,
@@ -55,7 +55,7 @@ export const docsSession = defineTool({
     "Scope your document-store work: start a named session, pin documents to it by path glob or hash (list and search then stay within the pins), unpin, stop, and watch a GitHub path so pushes re-import it. {action, params}; actions: start, stop, pin, unpin, watch.",
   toolset: "docs",
   input: z.object({
-    action: z.string().max(64).optional().describe("start, stop, pin, unpin or watch."),
+    action: namedField("start, stop, pin, unpin or watch.", DOCS_SURFACE.names("session")).optional(),
     params: sessionParamsSchema.optional().describe("The action's parameters (describe with target 'session_<action>' gives them)."),
   }),
   output: openResult,

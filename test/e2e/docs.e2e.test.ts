@@ -52,7 +52,7 @@ describe("document store over HTTP (wrangler dev)", () => {
       name: "docs_query",
       arguments: { steps: [
         { op: "list", params: { path_pattern: `e2e/${run}/**`, sort_by: "name", sort_order: "asc" } },
-        { op: "get", params: { hash: "$prev.documents[1].hash" } },
+        { op: "get", params: { hash: "$prev.documents[1].hash", include_content: true } },
       ] },
     }));
     expect(piped).toMatchObject({ ok: true, totalSteps: 2, completedSteps: 2 });
