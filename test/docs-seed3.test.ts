@@ -149,12 +149,12 @@ describe("the seed's defaults and shapes", () => {
 
   it("lists op and action as enums in the input schemas, and still answers an op outside them with the seed's text", async () => {
     const ops = (name: string, list: string) => {
-      const schema = toolListing(findTool(name)!).inputSchema as { properties: Record<string, { items?: { properties: { op: { enum: string[] } } } }> };
+      const schema = toolListing(findTool(name)!).inputSchema as unknown as { properties: Record<string, { items?: { properties: { op: { enum: string[] } } } }> };
       return schema.properties[list]!.items!.properties.op.enum;
     };
     expect(ops("docs_query", "steps")).toEqual(["search", "grep", "list", "list_collections", "list_snapshots", "graph", "get", "status", "describe"]);
     expect(ops("docs_execute", "operations")).toEqual(["add", "update", "delete", "restore", "download"]);
-    const session = toolListing(findTool("docs_session")!).inputSchema as { properties: { action: { enum: string[] } } };
+    const session = toolListing(findTool("docs_session")!).inputSchema as unknown as { properties: { action: { enum: string[] } } };
     expect(session.properties.action.enum).toEqual(["start", "stop", "pin", "unpin", "watch"]);
     const ctx = await freshCtx();
     expect((await fails(ctx, "docs_query", q({ op: "add" }))).message).toMatch(/^'add' is not a read operation\. Use the 'docs_execute' tool/);
