@@ -161,3 +161,56 @@ describe("the seed's defaults and shapes", () => {
     expect((await fails(ctx, "docs_session", { action: "nope" })).message).toBe("Unknown session action 'nope'. Valid actions: start, stop, pin, unpin, watch");
   });
 });
+
+describe("the seed's local-filesystem forms", () => {
+  /** The op's failure inside its composite call, and proof that it stored nothing. */
+  async function refused(tool: "docs_execute" | "docs_query" | "docs_session", body: Record<string, unknown>) {
+    const ctx = await freshCtx();
+    const e = await fails(ctx, tool, body);
+    expect(await ok(ctx, "docs_query", q({ op: "status" }))).toMatchObject({ total_objects: 0 });
+    return e;
+  }
+
+  it("add by a local path says to send the content inline, download a URL or import from GitHub", async () => {
+    for (const params of [{ path: "/tmp/notes.md", tags: ["meeting"] }, { directory_path: "/home/me/docs" }, { paths: ["C:\\notes\\a.md"] }]) {
+      const e = await refused("docs_execute", x({ op: "add", params }));
+      expect(e.code, JSON.stringify(params)).toBe("no_local_filesystem");
+      expect(e.message).toContain("runs on a server");
+      expect(e.hint).toMatch(/"content"/);
+      expect(e.hint).toContain("download");
+      expect(e.hint).toContain("repo");
+    }
+  });
+
+  it("get with outputPath says to use include_content, or restore to GitHub", async () => {
+    for (const params of [{ name: "a.md", outputPath: "/tmp/a.md" }, { name: "a.md", output_path: "out.md" }]) {
+      const e = await refused("docs_query", q({ op: "get", params }));
+      expect(e.code).toBe("no_local_filesystem");
+      expect(e.hint).toContain("include_content: true");
+      expect(e.hint).toContain("restore");
+    }
+  });
+
+  it("restore to a local folder says to take the bundle or commit to a GitHub branch; a relative prefix is still a bundle", async () => {
+    const ctx = await freshCtx();
+    await ok(ctx, "docs_execute", x({ op: "add", params: { name: "kb/a.md", content: "alpha", collection: "docs" } }));
+    for (const dir of ["/tmp/restore", "~/restore", "C:\\restore"]) {
+      // The seed's own example: {"collection": "docs", "output_directory": "/tmp/restore", "dry_run": true}.
+      const e = await fails(ctx, "docs_execute", x({ op: "restore", params: { collection: "docs", output_directory: dir, dry_run: true } }));
+      expect(e.code, dir).toBe("no_local_filesystem");
+      expect(e.message).toContain(dir);
+      expect(e.hint).toContain("bundle");
+      expect(e.hint).toContain("repo");
+    }
+    const bundle = await ok(ctx, "docs_execute", x({ op: "restore", params: { collection: "docs", output_directory: "restored" } }));
+    expect(bundle.results[0].data).toMatchObject({ target: "bundle", files: [{ path: "restored/kb/a.md", content: "alpha" }] });
+  });
+
+  it("watch on a local path says to watch a repository path", async () => {
+    for (const params of [{ root: "/home/me/project" }, { root: "./docs" }, { root: "~/notes" }, { path: "/srv/docs" }]) {
+      const e = await refused("docs_session", { action: "watch", params });
+      expect(e.code, JSON.stringify(params)).toBe("no_local_filesystem");
+      expect(e.hint).toContain("owner/repo:folder");
+    }
+  });
+});

@@ -170,7 +170,7 @@ describe("add", () => {
     expect(await msg({ content: "x" })).toContain("add requires 'name' when providing inline 'content'.");
     expect(await msg({ paths: ["a", "b"] })).toContain("add accepts one 'path' per call, not 'paths'");
     expect(await msg({ path: ["a"] })).toContain("add expects 'path' to be a string");
-    expect(await msg({ path: "/tmp/notes.md" })).toContain("cannot read 'path' from your filesystem");
+    expect(await msg({ path: "/tmp/notes.md" })).toContain("add cannot read '/tmp/notes.md' from your disk");
     expect(await msg({ name: "../etc/passwd", content: "x" })).toContain("'..'");
     expect(await msg({ name: "a.md", content_base64: "@@@" })).toContain("not valid base64");
     expect(await msg({ name: "a.md", content: "x", content_base64: "eA==" })).toContain("either 'content' or 'content_base64'");

@@ -3,6 +3,7 @@ import { ToolError, invalidInput, notFound, excerpt } from "../../mcp/errors";
 import type { Ctx } from "../../mcp/context";
 import { defineOp } from "../op";
 import { relatedDocuments } from "../graph";
+import { noLocalFilesystem } from "../local-paths";
 import { getDocument } from "../store";
 import { DOC_COLUMNS, DOC_FROM, type DocRow, documentsByHash, documentView, hashField, pathField } from "./common";
 
@@ -80,9 +81,9 @@ export const getOp = defineOp({
       delete p.path;
     }
     if (p.outputPath !== undefined || p.output_path !== undefined) {
-      throw invalidInput(
-        "get cannot write to a file here: this store runs on a server, with no filesystem of yours to write to.",
-        "Use include_content (the default) to receive the content, or execute 'restore' to commit documents to a GitHub repository.",
+      throw noLocalFilesystem(
+        "get cannot write to a file (outputPath)",
+        "Pass include_content: true to receive the content in the answer and write it yourself, or execute 'restore' with repo to commit documents to a GitHub branch.",
       );
     }
     // A lookup key that is null (a $prev reference that missed) names nothing: the seed's refusal below says so.
