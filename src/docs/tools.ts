@@ -31,7 +31,7 @@ export const docsExecute = defineTool({
   seedName: "execute",
   title: "Document store: write batch",
   description:
-    "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, data | error}], totalOps, succeeded, failed}.",
+    "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, the op's scalar fields (add's hash, update's matched), data | error}], totalOps, succeeded, failed}.",
   toolset: "docs",
   input: z.object({
     operations: z.array(stepSchemaOf(DOCS_SURFACE.names("execute"))).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
