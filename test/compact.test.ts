@@ -29,10 +29,11 @@ async function run(ctx: Parameters<typeof callTool>[1], tool: CompactTool, args:
 describe("compact mode's listing", () => {
   it("lists its tools in at most 1,000 tokens (cl100k), for the default surface and for every toolset; session only with the document store's actions", () => {
     for (const [surface, names] of [
-      [{ toolsets: [], readonly: false }, ["query", "execute"]],
-      [ALL, ["query", "execute", "session"]],
-      [{ toolsets: ["docs"], readonly: false }, ["query", "execute", "session"]],
-      [{ toolsets: ["all"], readonly: true }, ["query"]],
+      // mcp.echo is on every surface (seed 003: "always registered").
+      [{ toolsets: [], readonly: false }, ["query", "execute", "mcp.echo"]],
+      [ALL, ["query", "execute", "session", "mcp.echo"]],
+      [{ toolsets: ["docs"], readonly: false }, ["query", "execute", "session", "mcp.echo"]],
+      [{ toolsets: ["all"], readonly: true }, ["query", "mcp.echo"]],
     ] as const) {
       const listing = compactSurface(surface).tools.map(toolListing);
       expect(listing.map((t) => t.name), JSON.stringify(surface)).toEqual(names);
@@ -48,7 +49,8 @@ describe("every tool is an op", () => {
   it("each registry tool (and each document-store op) is reachable with its kind, and describe gives its schemas", async () => {
     const { ctx } = await compactCtx("compact-walk");
     const { pipeline, ops } = compactSurface(ALL);
-    for (const def of ALL_TOOLS.filter((t) => !["docs_query", "docs_execute", "docs_session"].includes(t.name))) {
+    // mcp.echo stays a tool on every surface, compact mode included.
+    for (const def of ALL_TOOLS.filter((t) => !["docs_query", "docs_execute", "docs_session"].includes(t.name) && !t.everywhere)) {
       // toolset.name: the name no other op shares (bare `search` is three ops here).
       const qualified = `${def.toolset}.${def.name}`;
       expect(pipeline.find(qualified)?.kind, def.name).toBe(def.annotations.readOnly || def.queryable ? "query" : "execute");
@@ -166,7 +168,8 @@ describe("over HTTP", () => {
     const id = await seedIdentity(`compact-http-${crypto.randomUUID().slice(0, 8)}`, "agent");
     const { client, transport } = await connectClient(id.key, "/mcp?mode=compact&toolsets=all");
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["query", "execute", "session"]);
+    // mcp.echo is on every surface (seed 003: "always registered").
+    expect(tools.map((t) => t.name)).toEqual(["query", "execute", "session", "mcp.echo"]);
     const who = await client.callTool({ name: "execute", arguments: { operations: [{ op: "whoami" }] } });
     expect(who.structuredContent as Structured).toMatchObject({ ok: true, succeeded: 1 });
     expect((await client.callTool({ name: "query", arguments: { steps: [{ op: "project_query" }] } })).isError).toBeFalsy();
@@ -259,7 +262,7 @@ describe("op names several toolsets share", () => {
     const added = await run(ctx, "execute", { operations: [{ op: "add", params: { name: "notes/seed.md", content: "# Seed\nthe seed's names" } }] }, DOCS);
     expect(added).toMatchObject({ ok: true, succeeded: 1 });
     expect(added.results[0].op).toBe("docs_add");
-    const got = await run(ctx, "query", { op: "get", params: { name: "notes/seed.md" } }, DOCS);
+    const got = await run(ctx, "query", { op: "get", params: { name: "notes/seed.md", include_content: true } }, DOCS);
     expect(got.content).toContain("the seed's names");
     const found = await run(ctx, "query", { op: "search", params: { query: "seed", type: "keyword" } }, DOCS);
     expect(found.results[0].path).toBe("notes/seed.md");

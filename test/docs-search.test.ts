@@ -282,12 +282,13 @@ describe("search: hash lookup", () => {
 });
 
 describe("search: fuzzy", () => {
-  it("finds a misspelt word only with fuzzy, above the similarity threshold", async () => {
+  it("finds a misspelt word only with fuzzy (the seed's default), above the similarity threshold", async () => {
     const ctx = await freshCtx();
     const k = await add(ctx, "infra/cluster.md", "# Setup\n\nWe run kubernetes in three regions.\n", { mime: "text/markdown" });
     await add(ctx, "infra/other.md", "Nothing about containers here.\n");
     expect(trigramSimilarity("kubernetis", "kubernetes")).toBeCloseTo(16 / 22, 5);
-    expect((await search(ctx, { query: "kubernetis", type: "keyword" })).total).toBe(0);
+    expect((await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: false })).total).toBe(0);
+    expect((await search(ctx, { query: "kubernetis", type: "keyword" })).results!.map((x) => x.id)).toEqual([k.id]);
     const r = await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: true });
     expect(r.results!.map((x) => x.id)).toEqual([k.id]);
     expect(r.search_stats.fuzzy_expansions).toEqual({ kubernetis: ["kubernetes"] });
@@ -295,7 +296,7 @@ describe("search: fuzzy", () => {
     // A stricter threshold than the word's similarity finds nothing.
     expect((await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: true, similarity: 0.95 })).total).toBe(0);
     // File names are in the vocabulary too ("cluster" is only in the path).
-    expect((await search(ctx, { query: "clustr", type: "keyword" })).total).toBe(0);
+    expect((await search(ctx, { query: "clustr", type: "keyword", fuzzy: false })).total).toBe(0);
     expect((await search(ctx, { query: "clustr", type: "keyword", fuzzy: true, similarity: 0.6 })).results!.map((x) => x.id)).toContain(k.id);
   });
 
@@ -440,7 +441,7 @@ describe("search: parameters", () => {
 
   it("applies the seed's defaults and bounds", () => {
     expect(searchOp.params.parse({ query: "x" })).toEqual({
-      query: "x", limit: 10, type: "hybrid", fuzzy: false, similarity: 0.7, paths_only: false, line_numbers: false, context: 0, use_session: true,
+      query: "x", limit: 10, type: "hybrid", fuzzy: true, similarity: 0.7, paths_only: false, line_numbers: false, context: 0, use_session: true,
     });
     for (const bad of [{ limit: 0 }, { limit: 101 }, { limit: 2.5 }, { similarity: 1.5 }, { context: 21 }, { type: "regex" }, { query: "x".repeat(1001) }, { hash: "a".repeat(65) }, { tags: Array(65).fill("t") }]) {
       expect(() => searchOp.params.parse({ query: "x", ...bad }), JSON.stringify(bad).slice(0, 60)).toThrow(ZodError);

@@ -31,10 +31,13 @@ describe("$prev references", () => {
     expect(resolveReference("$prev.__proto__", prev)).toEqual({ matched: true, value: null });
     expect(resolveReference("$previous", prev)).toEqual({ matched: false, value: "$previous" });
   });
-  it("replaces only top-level strings, and drops references that resolve to nothing", () => {
-    const r = resolvePrev({ hash: "$prev.results[0].hash", name: "$prev.nope", nested: { h: "$prev.total" }, list: ["$prev.total"], limit: 3 }, prev);
-    expect(r.params).toEqual({ hash: "abc", nested: { h: "$prev.total" }, list: ["$prev.total"], limit: 3 });
+  it("replaces only top-level strings; a reference that resolves to nothing gives null (the seed's rule) or, where a surface asks, is left out", () => {
+    const params = { hash: "$prev.results[0].hash", name: "$prev.nope", nested: { h: "$prev.total" }, list: ["$prev.total"], limit: 3 };
+    const r = resolvePrev(params, prev, "null");
+    expect(r.params).toEqual({ hash: "abc", name: null, nested: { h: "$prev.total" }, list: ["$prev.total"], limit: 3 });
     expect(r.nulls).toEqual(["name: $prev.nope"]);
+    // Compact mode, where null clears a field.
+    expect(resolvePrev(params, prev).params).toEqual({ hash: "abc", nested: { h: "$prev.total" }, list: ["$prev.total"], limit: 3 });
   });
 });
 
@@ -47,7 +50,7 @@ describe("docs_query and docs_execute", () => {
     const single = await call(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }));
     expect(single.ok).toBe(true);
     expect(single.documents.map((d: { path: string }) => d.path)).toEqual(["notes/a.md", "notes/b.md"]);
-    const piped = await ok(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }, { op: "get", params: { hash: "$prev.documents[1].hash" } }));
+    const piped = await ok(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }, { op: "get", params: { hash: "$prev.documents[1].hash", include_content: true } }));
     expect(piped).toMatchObject({ totalSteps: 2, completedSteps: 2, failedSteps: 0 });
     expect(piped.steps[1]).toMatchObject({ stepIndex: 1, op: "get", isError: false, result: { path: "notes/b.md", content: "# Beta\nsecond" } });
     const result = await callTool(findTool("docs_query")!, ctx, q({ op: "status" }, { op: "list" }));
@@ -167,7 +170,7 @@ describe("add", () => {
     expect(await msg({ content: "x" })).toContain("add requires 'name' when providing inline 'content'.");
     expect(await msg({ paths: ["a", "b"] })).toContain("add accepts one 'path' per call, not 'paths'");
     expect(await msg({ path: ["a"] })).toContain("add expects 'path' to be a string");
-    expect(await msg({ path: "/tmp/notes.md" })).toContain("cannot read 'path' from your filesystem");
+    expect(await msg({ path: "/tmp/notes.md" })).toContain("add cannot read '/tmp/notes.md' from your disk");
     expect(await msg({ name: "../etc/passwd", content: "x" })).toContain("'..'");
     expect(await msg({ name: "a.md", content_base64: "@@@" })).toContain("not valid base64");
     expect(await msg({ name: "a.md", content: "x", content_base64: "eA==" })).toContain("either 'content' or 'content_base64'");
@@ -179,7 +182,7 @@ describe("add", () => {
     const token = `ghp_${"a1B2c3D4e5".repeat(4).slice(0, 36)}`;
     const r = (await ok(ctx, "docs_execute", x(add("env.txt", `TOKEN=${token}`)))).results[0].data;
     expect(r.warnings?.[0]).toMatch(/secrets/);
-    const got = await ok(ctx, "docs_query", q({ op: "get", params: { name: "env.txt" } }));
+    const got = await ok(ctx, "docs_query", q({ op: "get", params: { name: "env.txt", include_content: true } }));
     expect(got.content).toBe(`TOKEN=${token}`);
   });
 });
@@ -207,14 +210,16 @@ describe("list, get, status, collections, snapshots", () => {
   it("gets by hash, hash prefix, path, file name and the seed's 'path' alias, with content as text or base64", async () => {
     const ctx = await freshCtx();
     const a = (await ok(ctx, "docs_execute", x(add("deep/folder/readme.md", "hello readme")))).results[0].data;
-    const byHash = await ok(ctx, "docs_query", q({ op: "get", params: { hash: a.hash } }));
+    // The seed's default leaves the content out; include_content brings it.
+    expect(await ok(ctx, "docs_query", q({ op: "get", params: { hash: a.hash } }))).not.toHaveProperty("content");
+    const byHash = await ok(ctx, "docs_query", q({ op: "get", params: { hash: a.hash, include_content: true } }));
     expect(byHash).toMatchObject({ path: "deep/folder/readme.md", content: "hello readme", size: 12, content_truncated: false });
     expect((await ok(ctx, "docs_query", q({ op: "get", params: { hash: a.hash.slice(0, 10) } }))).path).toBe("deep/folder/readme.md");
     expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "readme.md", include_content: false } })))).not.toHaveProperty("content");
-    expect((await ok(ctx, "docs_query", q({ op: "get", params: { path: "deep/folder/readme.md" } }))).content).toBe("hello readme");
+    expect((await ok(ctx, "docs_query", q({ op: "get", params: { path: "deep/folder/readme.md", include_content: true } }))).content).toBe("hello readme");
     await ok(ctx, "docs_execute", x({ op: "add", params: { name: "b.bin", content_base64: "AAEC/w==" } }));
-    expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "b.bin" } }))).content_base64).toBe("AAEC/w==");
-    const cut = await ok(ctx, "docs_query", q({ op: "get", params: { name: "readme.md", max_bytes: 5 } }));
+    expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "b.bin", include_content: true } }))).content_base64).toBe("AAEC/w==");
+    const cut = await ok(ctx, "docs_query", q({ op: "get", params: { name: "readme.md", max_bytes: 5, include_content: true } }));
     expect(cut).toMatchObject({ content: "hello", content_truncated: true, content_bytes: 12 });
   });
 
@@ -279,7 +284,7 @@ describe("update and delete", () => {
     expect(await count(`SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND deleted_at IS NULL`, ctx.tenantId)).toBe(4);
     const del = (await ok(ctx, "docs_execute", x({ op: "delete", params: { name: "*.tmp" } }))).results[0].data;
     expect(del.count).toBe(2);
-    expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "keep.md" } }))).content).toBe("t");
+    expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "keep.md", include_content: true } }))).content).toBe("t");
     expect((await ok(ctx, "docs_execute", x({ op: "delete", params: { names: ["c.md", "keep.md"] } })))).toMatchObject({ succeeded: 1 });
     expect((await fails(ctx, "docs_execute", x({ op: "delete", params: {} }))).code).toBe("invalid_input");
   });

@@ -133,7 +133,7 @@ describe("HTTP surface", () => {
       return { status: res.status, body: (await res.json()) as { result?: { tools: Array<{ name: string; annotations: { readOnlyHint: boolean } }> } } };
     };
     const changes = await list("/mcp?toolsets=changes");
-    expect(changes.body.result!.tools).toHaveLength(9); // the seed's eight and change_verify
+    expect(changes.body.result!.tools).toHaveLength(10); // the seed's eight, change_verify and mcp.echo
     const readonly = await list("/mcp?readonly=1");
     expect(readonly.body.result!.tools.map((t) => t.name)).not.toContain("log_change");
     expect(readonly.body.result!.tools.every((t) => t.annotations.readOnlyHint)).toBe(true);
@@ -152,7 +152,8 @@ describe("HTTP surface", () => {
     const seedSurface = await post("/mcp?toolsets=changes", "tools/list");
     expect(seedSurface.result!.tools!.map((t) => t.name).sort()).toEqual(
       // The seed's eight tools under its names, and its `selvedge verify` command as `verify`.
-      ["blame", "changeset", "diff", "history", "log_change", "prior_attempts", "search", "stale_decisions", "verify"],
+      // mcp.echo is on every surface (seed 003: "always registered").
+      ["blame", "changeset", "diff", "history", "log_change", "mcp.echo", "prior_attempts", "search", "stale_decisions", "verify"],
     );
     const logged = await post("/mcp?toolsets=changes", "tools/call", { name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Needed for password resets" } });
     expect(logged.result!.structuredContent).toMatchObject({ ok: true });

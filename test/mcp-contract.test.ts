@@ -49,7 +49,9 @@ describe("every tool in the registry", () => {
   });
 
   it("has an output schema covering success and the error envelope", () => {
-    for (const t of ALL_TOOLS) {
+    // mcp.echo alone lists none: it is on every surface, and its answer is its message.
+    expect(ALL_TOOLS.filter((t) => t.listOutput === false).map((t) => t.name)).toEqual(["mcp.echo"]);
+    for (const t of ALL_TOOLS.filter((t) => t.listOutput !== false)) {
       const out = toolListing(t).outputSchema as JsonSchema;
       expect(out.type, t.name).toBe("object");
       expect(out.anyOf, t.name).toHaveLength(2);
@@ -84,7 +86,7 @@ describe("every tool in the registry", () => {
 describe("surfaces", () => {
   it("selects the default toolsets, named ones, all, and read-only", () => {
     expect(selectTools({ toolsets: [], readonly: false }).map((t) => t.name)).toContain("log_change");
-    expect(selectTools({ toolsets: ["changes"], readonly: false })).toHaveLength(9); // the seed's eight and change_verify
+    expect(selectTools({ toolsets: ["changes"], readonly: false })).toHaveLength(10); // the seed's eight, change_verify and mcp.echo
     expect(selectTools({ toolsets: ["all"], readonly: false })).toHaveLength(ALL_TOOLS.length);
     const ro = selectTools({ toolsets: ["all"], readonly: true });
     expect(ro.length).toBeGreaterThan(0);

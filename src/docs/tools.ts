@@ -5,18 +5,19 @@
  */
 import { z } from "zod";
 import { defineTool } from "../mcp/define-tool";
-import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchema } from "../mcp/composite";
+import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, namedField, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchemaOf } from "../mcp/composite";
 import { queryText } from "../mcp/pipeline";
 import { DOCS_SURFACE } from "./ops";
 
 export const docsQuery = defineTool({
   name: "docs_query",
+  seedName: "query",
   title: "Document store: read pipeline",
   description:
     "Read the document store in one call: steps run in order, each seeing the previous result as $prev. Ops: search, grep, list, list_collections, list_snapshots, graph, get, status, describe ({\"op\":\"describe\",\"params\":{\"target\":\"search\"}} gives an op's parameters). One step answers its result directly; several answer {steps, totalSteps, completedSteps}.",
   toolset: "docs",
   input: z.object({
-    steps: z.array(stepSchema).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, each {op, params}.`),
+    steps: z.array(stepSchemaOf(DOCS_SURFACE.names("query"))).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, each {op, params}.`),
   }),
   output: openResult,
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
@@ -27,12 +28,13 @@ export const docsQuery = defineTool({
 
 export const docsExecute = defineTool({
   name: "docs_execute",
+  seedName: "execute",
   title: "Document store: write batch",
   description:
-    "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, data | error}], totalOps, succeeded, failed}.",
+    "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, the op's scalar fields (add's hash, update's matched), data | error}], totalOps, succeeded, failed}.",
   toolset: "docs",
   input: z.object({
-    operations: z.array(stepSchema).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
+    operations: z.array(stepSchemaOf(DOCS_SURFACE.names("execute"))).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
     continue_on_error: z.boolean().default(false).describe("Run every operation even after one fails (continueOnError is accepted)."),
   }),
   output: batchResult,
@@ -47,12 +49,13 @@ export const docsExecute = defineTool({
 
 export const docsSession = defineTool({
   name: "docs_session",
+  seedName: "session",
   title: "Document store: session",
   description:
     "Scope your document-store work: start a named session, pin documents to it by path glob or hash (list and search then stay within the pins), unpin, stop, and watch a GitHub path so pushes re-import it. {action, params}; actions: start, stop, pin, unpin, watch.",
   toolset: "docs",
   input: z.object({
-    action: z.string().max(64).optional().describe("start, stop, pin, unpin or watch."),
+    action: namedField("start, stop, pin, unpin or watch.", DOCS_SURFACE.names("session")).optional(),
     params: sessionParamsSchema.optional().describe("The action's parameters (describe with target 'session_<action>' gives them)."),
   }),
   output: openResult,
@@ -64,8 +67,11 @@ export const docsSession = defineTool({
 export const mcpEcho = defineTool({
   name: "mcp.echo",
   title: "Echo",
-  description: "Echoes back the message: a protocol check that touches nothing.",
+  description: "Echoes the message back (a protocol check).",
   toolset: "docs",
+  everywhere: true,
+  // On every surface, so it costs each listing as little as it can: the answer is the message.
+  listOutput: false,
   input: z.object({ message: z.string().max(10_000).describe("Text to echo back.") }),
   output: z.object({ message: z.string().describe("The same text.") }),
   annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },

@@ -120,7 +120,8 @@ const describeParams = z.object({
 function build(surface: Surface): CompactSurface {
   const selected = selectTools(surface);
   const ops = new Map<string, CompactOp>();
-  for (const def of selected) if (!DOCS_COMPOSITES.has(def.name)) ops.set(def.name, toolOp(def));
+  // A tool on every surface (mcp.echo) stays a tool here too, not an op.
+  for (const def of selected) if (!DOCS_COMPOSITES.has(def.name) && !def.everywhere) ops.set(def.name, toolOp(def));
   if (selected.some((d) => d.name === "docs_query")) {
     for (const op of docsOps()) if (!surface.readonly || op.pipeline.kind === "query") ops.set(op.pipeline.name, op);
   }
@@ -158,7 +159,7 @@ function build(surface: Surface): CompactSurface {
     find: (name, kind) => (name === "describe" ? describe : resolver.resolve(name, kind)),
     names: (kind) => (kind === "query" ? [...names("query"), "describe"] : names(kind)),
   };
-  return { pipeline, ops, tools: compactTools(pipeline, surface.readonly), candidates: resolver.candidates };
+  return { pipeline, ops, tools: [...compactTools(pipeline, surface.readonly), ...selected.filter((d) => d.everywhere)], candidates: resolver.candidates };
 }
 
 /** One step may be given as the call itself ({op, params}), as docs/protocol.md shows it, or as a list. */

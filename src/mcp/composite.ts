@@ -15,31 +15,46 @@ export const MAX_OPERATIONS = 50;
 /** A step's params; a top-level "$prev…" string is a reference to the previous result. */
 export const stepParamsSchema = boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_ARG_BYTES, maxDepth: 12 });
 
-export const stepSchema = boundedJson(
-  z
-    .object({
-      op: z.string().min(1).max(64).describe("The operation (describe lists them)."),
-      params: stepParamsSchema
-        .optional()
-        .describe("The op's parameters. A top-level string \"$prev\", \"$prev.field\" or \"$prev.field[N].sub\" takes that value from the previous step's result."),
-    })
-    // The seed lets a step carry its params at top level ({op: "describe", target: "search"}).
-    .catchall(z.unknown()),
-  { maxBytes: MAX_ARG_BYTES, maxDepth: 13 },
-);
+/**
+ * A name field whose listing shows its allowed values as an enum, as seed 003's schemas do, while
+ * any string passes validation: a name outside them gets the seed's own refusal ("'add' is not a
+ * read operation. Use the 'execute' tool …"), which a schema error could not give.
+ */
+export const namedField = (description: string, names?: readonly string[]) =>
+  z.string().max(64).meta(names ? { description, enum: [...names] } : { description });
+
+/** A step of a composite call; `ops` lists the op names its tool runs, for the listing. */
+export const stepSchemaOf = (ops?: readonly string[]) =>
+  boundedJson(
+    z
+      .object({
+        op: namedField("The operation (describe lists them).", ops),
+        params: stepParamsSchema
+          .optional()
+          .describe("The op's parameters. A top-level string \"$prev\", \"$prev.field\" or \"$prev.field[N].sub\" takes that value from the previous step's result."),
+      })
+      // The seed lets a step carry its params at top level ({op: "describe", target: "search"}).
+      .catchall(z.unknown()),
+    { maxBytes: MAX_ARG_BYTES, maxDepth: 13 },
+  );
+
+export const stepSchema = stepSchemaOf();
 
 export const sessionParamsSchema = boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: 64 * 1024, maxDepth: 8 });
 
 /** A result that is whatever the op answered. */
 export const openResult = z.object({}).loose();
 
-const opResult = z.object({
-  stepIndex: z.number().describe("Position of the operation in the batch."),
-  op: z.string(),
-  success: z.boolean(),
-  data: openResult.optional().describe("The op's result when it succeeded."),
-  error: z.object({ code: z.string(), message: z.string(), hint: z.string(), retryable: z.boolean() }).optional().describe("Why it failed."),
-});
+const opResult = z
+  .object({
+    stepIndex: z.number().describe("Position of the operation in the batch."),
+    op: z.string(),
+    success: z.boolean(),
+    data: openResult.optional().describe("The op's result when it succeeded."),
+    error: z.object({ code: z.string(), message: z.string(), hint: z.string(), retryable: z.boolean() }).optional().describe("Why it failed."),
+  })
+  // The document store also puts the op's scalar fields here, as seed 003's example does (hash, matched).
+  .catchall(z.union([z.string(), z.number(), z.boolean(), z.null()]));
 
 /** A write batch's answer, and what a failed batch carries beside its error. */
 export const batchResult = z.object({
@@ -66,7 +81,9 @@ export async function queryTool(ctx: Ctx, surface: PipelineSurface, steps: reado
 /** A write batch as a tool answers it: any failure makes the call an error carrying the per-op results. */
 export async function executeTool(ctx: Ctx, surface: PipelineSurface, operations: readonly RawStep[], continueOnError: boolean): Promise<z.input<typeof batchResult>> {
   const answer = await runExecute(ctx, surface, operations, continueOnError);
-  const { results, totalOps, succeeded, failed, skipped } = answer;
+  const { totalOps, succeeded, failed, skipped } = answer;
+  // The items' extra fields are the ops' scalars (pipeline.ts headline), which the schema's catchall admits.
+  const results = answer.results as z.input<typeof batchResult>["results"];
   if (answer.firstError) throw failure(answer.firstError, executeSummary(answer), { results, totalOps, succeeded, failed, skipped });
   return { results, totalOps, succeeded, failed, skipped };
 }

@@ -33,10 +33,15 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   toolset: ToolsetId;
   /**
    * The seed's own name for the tool, where ours differs to sit beside the work ledger (seed 000's
-   * `diff`, `history`, `search`). A surface without the work ledger lists the tool under it; every
+   * `diff`, `history`, `search`; seed 003's `query`, `execute`, `session`). A surface without the work ledger lists the tool under it; every
    * surface that has the tool accepts it in tools/call (see surfaceNaming in the registry).
    */
   seedName?: string;
+  /**
+   * Listed on every surface whatever its toolsets, read-only and compact mode included (seed 003's
+   * mcp.echo, "always registered for protocol testing"). Its toolset is where it is documented.
+   */
+  everywhere?: true;
   /** Every property must carry `.describe()`; a test enforces it. */
   input: I;
   /** The success payload, without the envelope's `ok`. */

@@ -32,6 +32,17 @@ export interface PipelineSurface {
   find(name: string, kind?: OpKind): PipelineOp | undefined;
   /** Op names per kind, in the order `describe` lists them. */
   names(kind: OpKind): readonly string[];
+  /**
+   * "null": a `$prev` reference that resolves to nothing gives the param null, seed 003's rule (the
+   * document store). Absent: the key is left out, as compact mode needs: there null clears a field
+   * (task_update {assignee: null}), and a reference that missed must not clear anything.
+   */
+  unresolved?: "null";
+  /**
+   * A write's result item also carries its op's scalar fields, where seed 003's example has them
+   * ({op: "add", success: true, hash}), beside the whole result in `data`.
+   */
+  headlineFields?: true;
 }
 
 export interface RawStep {
@@ -77,19 +88,20 @@ export function resolveReference(ref: string, prev: unknown): { matched: boolean
 
 /**
  * Replaces top-level string params that are `$prev` references (only those, as the seed says:
- * nested values and other strings are left alone). Returns the references that came out null,
- * so an op that then fails can say why.
+ * nested values and other strings are left alone); one that resolves to nothing gives null, or
+ * is left out (see PipelineSurface.unresolved). Returns the references that came out null, so an
+ * op that then fails can say why.
  */
-export function resolvePrev(params: Record<string, unknown>, prev: unknown): { params: Record<string, unknown>; nulls: string[] } {
+export function resolvePrev(params: Record<string, unknown>, prev: unknown, unresolved?: "null"): { params: Record<string, unknown>; nulls: string[] } {
   const out: Record<string, unknown> = {};
   const nulls: string[] = [];
   for (const [k, v] of Object.entries(params)) {
     if (typeof v === "string" && v.startsWith("$prev")) {
       const r = resolveReference(v, prev);
-      if (r.matched && r.value === null) nulls.push(`${k}: ${v}`);
-      // A key whose reference resolved to nothing is dropped rather than sent as null, so an
-      // optional param falls back to its default and a required one is reported as missing.
-      if (r.matched && r.value === null) continue;
+      if (r.matched && r.value === null) {
+        nulls.push(`${k}: ${v}`);
+        if (unresolved !== "null") continue;
+      }
       out[k] = r.value;
     } else {
       out[k] = v;
@@ -146,8 +158,8 @@ async function prepay(ctx: Ctx, ops: readonly PipelineOp[], steps: readonly RawS
   return shares;
 }
 
-async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>, prev: unknown, stepIndex: number, share: number): Promise<StepOutcome> {
-  const { params: resolved, nulls } = resolvePrev(params, prev);
+async function runStep(ctx: Ctx, surface: PipelineSurface, op: PipelineOp, params: Record<string, unknown>, prev: unknown, stepIndex: number, share: number): Promise<StepOutcome> {
+  const { params: resolved, nulls } = resolvePrev(params, prev, surface.unresolved);
   // A $prev reference can bring in a longer batch than the step's share paid for: the rest first.
   const units = op.units?.(resolved) ?? 1;
   if (units > share) {
@@ -159,7 +171,7 @@ async function runStep(ctx: Ctx, op: PipelineOp, params: Record<string, unknown>
   }
   const result = await op.invoke({ ...ctx, paid: Math.max(units, share) }, resolved, stepIndex);
   if (result.ok || nulls.length === 0) return result;
-  const note = `These $prev references resolved to null and were left out: ${nulls.map((n) => excerpt(n, 80)).join("; ")}.`;
+  const note = `These $prev references resolved to null (a missing field or index)${surface.unresolved === "null" ? "" : " and were left out"}: ${nulls.map((n) => excerpt(n, 80)).join("; ")}.`;
   return { ok: false, error: { ...result.error, hint: `${note} ${result.error.hint}`.trim() } };
 }
 
@@ -181,12 +193,12 @@ export type PipelineAnswer =
 export async function runQuery(ctx: Ctx, surface: PipelineSurface, steps: readonly RawStep[]): Promise<PipelineAnswer> {
   const ops = precheck(surface, steps, "query");
   const shares = await prepay(ctx, ops, steps, surface.queryTool);
-  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, ops[0]!, stepParams(steps[0]!), {}, 0, shares[0]!) };
+  if (steps.length === 1) return { kind: "single", op: ops[0]!.name, outcome: await runStep(ctx, surface, ops[0]!, stepParams(steps[0]!), {}, 0, shares[0]!) };
   const out: QueryStepResult[] = [];
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
   for (let i = 0; i < steps.length; i++) {
-    const o = await runStep(ctx, ops[i]!, stepParams(steps[i]!), prev, i, shares[i]!);
+    const o = await runStep(ctx, surface, ops[i]!, stepParams(steps[i]!), prev, i, shares[i]!);
     const result = o.ok ? o.data : { error: o.error };
     if (!o.ok) firstError ??= o.error;
     out.push({ stepIndex: i, op: ops[i]!.name, result, isError: !o.ok });
@@ -202,6 +214,15 @@ export interface ExecuteOpResult {
   success: boolean;
   data?: Record<string, unknown>;
   error?: ErrorBody;
+  /** With PipelineSurface.headlineFields: the op's scalar fields. */
+  [field: string]: unknown;
+}
+
+const ITEM_KEYS = new Set(["stepIndex", "op", "success", "data", "error"]);
+
+/** An op result's scalar fields (hash, matched, count, …): small, and what a batch's reader looks for first. */
+function headline(data: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(data).filter(([k, v]) => !ITEM_KEYS.has(k) && (v === null || typeof v !== "object")));
 }
 
 export interface ExecuteAnswer {
@@ -222,8 +243,12 @@ export async function runExecute(ctx: Ctx, surface: PipelineSurface, operations:
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
   for (let i = 0; i < operations.length; i++) {
-    const o = await runStep(ctx, ops[i]!, stepParams(operations[i]!), prev, i, shares[i]!);
-    results.push(o.ok ? { stepIndex: i, op: ops[i]!.name, success: true, data: o.data } : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error });
+    const o = await runStep(ctx, surface, ops[i]!, stepParams(operations[i]!), prev, i, shares[i]!);
+    results.push(
+      o.ok
+        ? { stepIndex: i, op: ops[i]!.name, success: true, ...(surface.headlineFields ? headline(o.data) : {}), data: o.data }
+        : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error },
+    );
     prev = o.ok ? o.data : { error: o.error };
     if (!o.ok) {
       firstError ??= o.error;

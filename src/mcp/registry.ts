@@ -71,6 +71,11 @@ const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
 export const findTool = (name: string): AnyToolDef | undefined => TOOLS_BY_NAME.get(name);
 
+const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
+
+/** The tool a seed's name means when no tool has that name (seed 003's `query` is docs_query). */
+export const findBySeedName = (name: string): AnyToolDef | undefined => (TOOLS_BY_NAME.has(name) ? undefined : TOOLS_BY_SEED_NAME.get(name));
+
 export interface Surface {
   /** Toolset ids, or `all`; empty means the default toolsets. */
   toolsets: readonly string[];
@@ -94,7 +99,7 @@ export function selectTools(surface: Surface): AnyToolDef[] {
       if (name === "all" || name === t.id || (name === "default" && t.default)) wanted.add(t.id);
     }
   }
-  return ALL_TOOLS.filter((t) => wanted.has(t.toolset) && (!surface.readonly || t.annotations.readOnly));
+  return ALL_TOOLS.filter((t) => t.everywhere || (wanted.has(t.toolset) && (!surface.readonly || t.annotations.readOnly)));
 }
 
 /** The work ledger's toolsets (seed 001): beside any of them, short names such as `search` or `history` would be ambiguous. */
@@ -109,8 +114,9 @@ export interface SurfaceNaming {
 }
 
 /**
- * Seed 000 calls its tools `diff`, `history` and `search`; next to the work ledger those names
- * would be ambiguous (and `search` is taken), so there they are listed as change_diff, … . A
+ * Seed 000 calls its tools `diff`, `history` and `search`, seed 003 its composites `query`,
+ * `execute` and `session`; next to the work ledger those names would be ambiguous (and `search` is
+ * taken), so there they are listed as change_diff, docs_query, … . A
  * surface without the work ledger lists the seed's names. Either way a tool keeps one definition:
  * its canonical name always answers, and its seed name answers wherever no listed tool has it.
  */
@@ -129,12 +135,12 @@ const idempotencyKeyField = z
   .min(1)
   .max(200)
   .optional()
-  .describe("Retry key: a repeat within 24 h replays the first result.");
+  .describe("Retry key (24 h): replays the first result.");
 
 const allowSecretsField = z
   .boolean()
   .optional()
-  .describe("Keep secret-shaped text unmasked.");
+  .describe("Keep secrets unmasked.");
 
 const warningsField = z.array(z.string()).optional().describe("Things worth a second look, e.g. secret-shaped text that was masked.");
 

@@ -5,7 +5,7 @@
  */
 import type { AnyToolDef } from "./define-tool";
 import { excerpt, ToolError } from "./errors";
-import { findTool, selectTools, type Surface } from "./registry";
+import { findBySeedName, findTool, selectTools, type Surface } from "./registry";
 
 export interface SurfaceView extends Surface {
   /** ?mode=compact: every tool is an op of query (reads) or execute (writes). */
@@ -26,15 +26,18 @@ export function enableHint(view: SurfaceView, toolset: string): string {
  * null when the name is not a tool at all (the protocol's own error answers that).
  */
 export function offSurfaceError(name: string, view: SurfaceView): ToolError | null {
-  const def = findTool(name);
+  const bySeed = findBySeedName(name);
+  const def = findTool(name) ?? bySeed;
   if (!def) return null;
-  const quoted = excerpt(name, 64);
-  const reasons: string[] = [];
+  // A seed's name is answered under the tool it means (seed 003's `query` is docs_query).
+  const quoted = excerpt(bySeed ? def.name : name, 64);
+  const reasons: string[] = bySeed ? [`'${excerpt(name, 64)}' is the seed's name for ${def.name}`] : [];
   const fixes: string[] = [];
   const inToolsets = selectTools({ toolsets: view.toolsets, readonly: false }).includes(def);
   if (!inToolsets) {
     reasons.push(`'${quoted}' is in the ${def.toolset} toolset, which this connection did not ask for`);
     fixes.push(enableHint(view, def.toolset));
+    if (bySeed) fixes.push(`?toolsets=${def.toolset} alone lists it as '${excerpt(name, 64)}', as the seed does`);
   }
   if (view.readonly && !def.annotations.readOnly) {
     reasons.push(`'${quoted}' writes, and this connection is read-only`);

@@ -24,7 +24,7 @@ describe("compact mode over HTTP (wrangler dev)", () => {
 
   it("claims a task, logs a change and hands off in one execute call, then reads it all back in one query", async () => {
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name)).toEqual(["query", "execute", "session"]);
+    expect(tools.map((t) => t.name)).toEqual(["query", "execute", "session", "mcp.echo"]);
     const key = `C${Date.now().toString(36).toUpperCase().slice(-5)}`;
     let calls = 0;
     const call = async (name: string, args: Record<string, unknown>) => {

@@ -30,11 +30,13 @@ describe("document store over HTTP (wrangler dev)", () => {
     await b?.close();
   });
 
-  it("lists the composite tools with the seed's annotations", async () => {
+  it("lists the composite tools under the seed's names with the seed's annotations", async () => {
     const { tools } = await a.listTools();
+    // On the document store alone, the seed's own surface: docs_query and the rest still answer by those names.
+    expect(tools.map((t) => t.name).sort()).toEqual(["execute", "mcp.echo", "query", "session"]);
     const byName = new Map(tools.map((t) => [t.name, t]));
-    expect(byName.get("docs_query")?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
-    expect(byName.get("docs_execute")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
+    expect(byName.get("query")?.annotations).toMatchObject({ readOnlyHint: true, destructiveHint: false, idempotentHint: true });
+    expect(byName.get("execute")?.annotations).toMatchObject({ readOnlyHint: false, destructiveHint: true, idempotentHint: false });
     expect(byName.has("mcp.echo")).toBe(true);
     expect(structured(await a.callTool({ name: "mcp.echo", arguments: { message: "ping" } })).message).toBe("ping");
   });
@@ -52,7 +54,7 @@ describe("document store over HTTP (wrangler dev)", () => {
       name: "docs_query",
       arguments: { steps: [
         { op: "list", params: { path_pattern: `e2e/${run}/**`, sort_by: "name", sort_order: "asc" } },
-        { op: "get", params: { hash: "$prev.documents[1].hash" } },
+        { op: "get", params: { hash: "$prev.documents[1].hash", include_content: true } },
       ] },
     }));
     expect(piped).toMatchObject({ ok: true, totalSteps: 2, completedSteps: 2 });

@@ -97,7 +97,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
       "load_plan", "list_plans", "view_history", "compare_plan_versions", "list_approvals", "view_progress", "visualize_plan"].sort());
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
-    expect((await named.client.listTools()).tools).toHaveLength(9);
+    expect((await named.client.listTools()).tools).toHaveLength(10); // the seed's eight, change_verify and mcp.echo
     await named.client.close();
   });
 

@@ -3,8 +3,10 @@ import { invalidInput } from "../../mcp/errors";
 import { secretKinds } from "../../mcp/secrets";
 import { githubImportParams, importFromGitHub } from "../github-import";
 import { ingestDocument } from "../ingest";
+import { noLocalFilesystem, quotedPath } from "../local-paths";
 import { mimeFromName } from "../mime";
 import { defineOp } from "../op";
+import { MAX_PATH_CHARS } from "../store";
 import { collectionField, labelField, metadataObjectField, mimeField, pathField, tagsField } from "./common";
 import { metadataOf } from "./metadata";
 
@@ -64,10 +66,12 @@ export const addOp = defineOp({
     if ((p.content !== undefined || p.content_base64 !== undefined || p.contentBase64 !== undefined) && p.name === undefined) {
       throw invalidInput("add requires 'name' when providing inline 'content'.", "Pass the path to store it under, e.g. {\"name\": \"notes/meeting.md\", \"content\": \"…\"}.");
     }
-    if (p.path !== undefined && p.content === undefined && p.content_base64 === undefined && p.contentBase64 === undefined) {
-      throw invalidInput(
-        "add cannot read 'path' from your filesystem: this store runs on a server.",
-        "Send the file inline as {\"name\": \"<path>\", \"content\": \"…\"} (or content_base64 for binary), or use 'download' for a public https URL.",
+    // A path that is no path (another type, past the bound) is refused by the schema like any bad value.
+    const readsDisk = typeof p.path === "string" && p.path.length <= MAX_PATH_CHARS;
+    if (readsDisk && p.content === undefined && p.content_base64 === undefined && p.contentBase64 === undefined) {
+      throw noLocalFilesystem(
+        `add cannot read ${quotedPath(p.path as string)} from your disk`,
+        "Send the file inline as {\"name\": \"<path>\", \"content\": \"…\"} (content_base64 for binary), fetch a public https URL with 'download', or import from GitHub with {\"repo\": \"owner/name\", \"path\": \"<file or folder>\"}.",
       );
     }
     if (p.path !== undefined && p.name === undefined) {

@@ -3,6 +3,7 @@ import { ToolError, invalidInput, notFound, excerpt } from "../../mcp/errors";
 import type { Ctx } from "../../mcp/context";
 import { defineOp } from "../op";
 import { relatedDocuments } from "../graph";
+import { noLocalFilesystem } from "../local-paths";
 import { getDocument } from "../store";
 import { DOC_COLUMNS, DOC_FROM, type DocRow, documentsByHash, documentView, hashField, pathField } from "./common";
 
@@ -14,7 +15,7 @@ const params = z.object({
   name: pathField.optional().describe("Document path or file name ('path' is accepted as an alias)."),
   graph: z.boolean().default(false).describe("Include related documents from the knowledge graph (links and imports, both directions)."),
   depth: z.number().int().min(1).max(5).default(2).describe("Graph traversal depth when graph is true (1–5, default 2)."),
-  include_content: z.boolean().default(true).describe("Include the content (default true): text as `content`, other bytes as `content_base64`."),
+  include_content: z.boolean().default(false).describe("Include the content (default false, as in the seed): text as `content`, other bytes as `content_base64`."),
   max_bytes: z.number().int().min(1).max(MAX_CONTENT_BYTES).default(MAX_CONTENT_BYTES).describe("Most content bytes to return (default and cap 1 MiB)."),
 });
 
@@ -71,7 +72,7 @@ function contentOf(bytes: Uint8Array, max: number) {
 export const getOp = defineOp({
   name: "get",
   category: "query",
-  description: "Retrieve one document by hash or name/path: its metadata and (by default) its content, optionally with related documents from the knowledge graph.",
+  description: "Retrieve one document by hash or name/path: its metadata, its content with include_content: true, and optionally related documents from the knowledge graph.",
   params,
   normalize(raw) {
     const p = { ...raw };
@@ -80,11 +81,13 @@ export const getOp = defineOp({
       delete p.path;
     }
     if (p.outputPath !== undefined || p.output_path !== undefined) {
-      throw invalidInput(
-        "get cannot write to a file here: this store runs on a server, with no filesystem of yours to write to.",
-        "Use include_content (the default) to receive the content, or execute 'restore' to commit documents to a GitHub repository.",
+      throw noLocalFilesystem(
+        "get cannot write to a file (outputPath)",
+        "Pass include_content: true to receive the content in the answer and write it yourself, or execute 'restore' with repo to commit documents to a GitHub branch.",
       );
     }
+    // A lookup key that is null (a $prev reference that missed) names nothing: the seed's refusal below says so.
+    for (const key of ["hash", "name"]) if (p[key] === null) delete p[key];
     if (p.hash === undefined && p.name === undefined) {
       const hint = p.query !== undefined
         ? "To find a document by text, run a 'search' step first and pass \"$prev.results[0].hash\" as hash."

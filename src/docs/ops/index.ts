@@ -81,4 +81,6 @@ export const DOCS_SURFACE: PipelineSurface = {
   executeTool: "docs_execute",
   find: (name) => PIPELINE_OPS.get(name),
   names,
+  unresolved: "null",
+  headlineFields: true,
 };

@@ -12,6 +12,7 @@ import { type BlobMode, GitWriter, mappingGitHubErrors, type TreeEntry } from ".
 import type { Ctx } from "../../mcp/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../../mcp/errors";
 import { joinPath, MAX_GLOB_CHARS, MAX_GLOBS, pathFilter, relativePath } from "../github-import";
+import { isLocalPath, noLocalFilesystem, quotedPath } from "../local-paths";
 import { defineOp } from "../op";
 import { getDocument, MAX_LABEL_CHARS, MAX_PATH_CHARS } from "../store";
 
@@ -31,7 +32,7 @@ const params = z.object({
   collection: z.string().min(1).max(MAX_LABEL_CHARS).optional().describe("Restore the live documents of this collection. Give collection or snapshot_id, not both."),
   snapshot_id: z.string().min(1).max(64).optional().describe("Restore the documents recorded in this snapshot (an id from list_snapshots)."),
   output_directory: z.string().max(MAX_PATH_CHARS).optional().describe(
-    "Folder the files are written under: a prefix for the bundle's paths, or the folder in the repository with repo ('/' is the repository root; required with repo).",
+    "Folder the files are written under: a relative prefix for the bundle's paths (a folder on your machine is refused: write the bundle there yourself), or the folder in the repository with repo ('/' is the repository root; required with repo).",
   ),
   dry_run: z.boolean().default(false).describe("List what would be written (and, with repo, which paths already exist) without reading contents or writing anything."),
   overwrite: z.boolean().default(false).describe("With repo: replace files that already exist at the target. When false they are left as they are and listed in skipped."),
@@ -186,6 +187,12 @@ export const restoreOp = defineOp({
   async run(ctx, p) {
     if (p.repo === undefined && (p.branch !== undefined || p.message !== undefined)) {
       throw invalidInput("branch and message only apply when restoring to a repository", "Pass repo (owner/name) too, or leave branch and message out for a bundle.");
+    }
+    if (p.repo === undefined && p.output_directory !== undefined && isLocalPath(p.output_directory)) {
+      throw noLocalFilesystem(
+        `restore cannot write to ${quotedPath(p.output_directory)} on your machine`,
+        "Leave output_directory out (or give a relative prefix such as 'restored') to get the files back as a bundle of {path, content} to write yourself, or pass repo (and branch) to commit them to a GitHub branch under output_directory.",
+      );
     }
     if (p.repo !== undefined && p.output_directory === undefined) {
       throw invalidInput("restore needs output_directory when writing to a repository", "Pass the folder in the repository to restore into, e.g. 'docs/restored' ('/' for the root).");

@@ -53,8 +53,8 @@ const searchParams = z.object({
   limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(10).describe(`Maximum results (1–${SEARCH_MAX_LIMIT}, default 10).`),
   type: z.enum(["hybrid", "keyword", "semantic"]).default("hybrid")
     .describe("keyword (words, bm25), semantic (meaning, by embeddings) or hybrid (both, fused; default). Hybrid answers keyword results with a warning when semantic search is unavailable."),
-  fuzzy: z.boolean().default(false)
-    .describe("When true and the exact words fill fewer than limit results, words of 4+ letters are also matched to indexed words whose trigram similarity is at least `similarity` (finds misspellings)."),
+  fuzzy: z.boolean().default(true)
+    .describe("Default true, as in the seed: when the exact words fill fewer than limit results, words of 4+ letters are also matched to indexed words whose trigram similarity is at least `similarity` (finds misspellings)."),
   similarity: z.number().min(0).max(1).default(0.7).describe("Fuzzy threshold, 0.0–1.0 (default 0.7): Dice coefficient of padded trigrams."),
   hash: z.string().max(64).optional().describe("Direct lookup by content hash: the full SHA-256 or a prefix of at least 8 hex characters. Finds live documents only."),
   paths_only: z.boolean().default(false).describe("Return only the matching paths ({total, type, execution_time_ms, paths})."),

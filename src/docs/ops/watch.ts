@@ -7,6 +7,7 @@ import { repoField } from "../../git/repo";
 import { excerpt, invalidInput } from "../../mcp/errors";
 import { relativePath } from "../github-import";
 import { currentSession } from "../sessions";
+import { isLocalPath, noLocalFilesystem, quotedPath } from "../local-paths";
 import { defineOp } from "../op";
 import { MAX_LABEL_CHARS, MAX_PATH_CHARS } from "../store";
 import { disableWatch, enableWatch, MAX_WATCHES, PUSH_MAX_FILES, type WatchTarget } from "../watch";
@@ -25,11 +26,17 @@ const params = z.object({
 
 type Params = z.output<typeof params>;
 
+const WATCH_INSTEAD =
+  "Watch a GitHub repository path instead: root 'owner/repo:folder', or repo (a registered repository or owner/name) and path; every push to it re-imports the files that changed.";
+
 /** root and repo/path as one target; where both are given they must agree. */
 function target(p: Params): WatchTarget {
   let repo = p.repo;
   let path = p.path;
   if (p.root !== undefined) {
+    if (isLocalPath(p.root) || /^\.\.?[\\/]/.test(p.root)) {
+      throw noLocalFilesystem(`watch cannot follow ${quotedPath(p.root)} on your machine`, WATCH_INSTEAD);
+    }
     const colon = p.root.indexOf(":");
     const [head, tail] = colon >= 0 ? [p.root.slice(0, colon), p.root.slice(colon + 1)] : [p.root, ""];
     const segments = head.split("/").filter((s) => s !== "");
@@ -47,7 +54,10 @@ function target(p: Params): WatchTarget {
     repo = rootRepo;
     path = rootPath;
   }
-  if (repo === undefined) throw invalidInput("watch needs root or repo", "Pass root ('owner/repo:path'), or repo and path.");
+  if (repo === undefined) {
+    if (path !== undefined && isLocalPath(path)) throw noLocalFilesystem(`watch cannot follow ${quotedPath(path)} on your machine`, WATCH_INSTEAD);
+    throw invalidInput("watch needs root or repo", "Pass root ('owner/repo:path'), or repo and path.");
+  }
   return { session: p.session ?? "", repo, path: path ?? "", ref: p.ref ?? "", prefix: p.prefix };
 }
 
