@@ -3,7 +3,7 @@
  * README.md and docs/**\/*.md, the guide's topics, and the string literals of src/**\/*.ts (tool and
  * parameter descriptions, hints), the last through the TypeScript compiler, not a regex over source code.
  *
- * The convention (also in the docs' contributing note): an example call is a tool's name, or compact mode's
+ * The convention (also in docs/operations.md, "Examples are tested"): an example call is a tool's name, or compact mode's
  * `query`/`execute`/`session`, followed by a flow mapping, e.g. `task_claim { task_id: "WEB-12" }` or
  * `query {"op": "describe"}`; the mapping is read as YAML, so JSON and `{ key: "value" }` both work.
  * - Placeholders are filled when the example runs: a `"<name>"` string, or a bare key (`{ handoff_id }`),
@@ -11,6 +11,7 @@
  *   documents; in a source file, a value a template computes (`"${id}"`) is a placeholder named by its key.
  * - A mapping with a `...` (or `…`) entry, or a key ending in `?`, is a sketch of the parameters, not a call:
  *   it is not run, but every key it names must be a parameter of the tool.
+ * - Call arguments written in a page without the call would never run: hiddenExamples finds them.
  * Pure Node; the markdown and source scanners take text, so they are unit-tested without files.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
