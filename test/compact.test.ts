@@ -8,7 +8,6 @@ import { DOC_OPS } from "../src/docs/ops";
 import { compactSurface } from "../src/mcp/compact";
 import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
 import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
-import { PAGES, section } from "./docs-pages";
 
 const ALL = { toolsets: ["all"], readonly: false };
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
@@ -179,32 +178,9 @@ describe("over HTTP", () => {
   });
 });
 
-/** The compact-mode examples of docs/protocol.md, as written: each `query {…}`, `execute {…}` or `session {…}` in its "Compact mode" section. */
-function docExamples(): { tool: CompactTool; args: Record<string, unknown>; text: string }[] {
-  const out: { tool: CompactTool; args: Record<string, unknown>; text: string }[] = [];
-  for (const line of section(PAGES["docs/protocol.md"] ?? "", "## Compact mode").split("\n")) {
-    for (const m of line.matchAll(/`(query|execute|session) (\{[^`]*\})`/g)) out.push({ tool: m[1] as CompactTool, args: JSON.parse(m[2]!) as Record<string, unknown>, text: m[0] });
-  }
-  return out;
-}
-
-describe("the docs' compact examples", () => {
-  it("each runs as written, on the default surface and on every toolset", async () => {
-    const examples = docExamples();
-    // describe (twice), whoami, a write batch and a read pipeline at least: an emptied or renamed section cannot pass.
-    expect(examples.length).toBeGreaterThanOrEqual(5);
-    expect(examples.map((e) => e.tool)).toEqual(expect.arrayContaining(["query", "execute"]));
-    for (const surface of [{ toolsets: [], readonly: false }, ALL]) {
-      const { ctx } = await compactCtx("compact-readme");
-      for (const e of examples) {
-        const r = await run(ctx, e.tool, e.args, surface);
-        expect(r.ok, `${e.text} on ${JSON.stringify(surface.toolsets)}: ${JSON.stringify(r.error)}`).toBe(true);
-        // The pipeline's steps each succeed too (a failed step does not fail a query).
-        if (Array.isArray(r.steps)) expect(r.failedSteps, e.text).toBe(0);
-      }
-    }
-  });
-
+// docs/protocol.md's compact examples run as written against wrangler dev, on /mcp?mode=compact and with every
+// toolset, in test/e2e/doc-examples.e2e.test.ts (the one extractor of documented examples).
+describe("compact mode's two call forms", () => {
   it("whoami answers through query (one op or a step) and still through execute; describe lists it as a read", async () => {
     const { ctx, id } = await compactCtx("compact-whoami");
     const one = await run(ctx, "query", { op: "whoami" });

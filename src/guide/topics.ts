@@ -18,7 +18,7 @@ Comments, attachments and code refs hang off projects, tasks and decisions. The 
   { id: "the-loop", title: "The loop", body: `whoami → task_claim (or task_get on your open task) → prior_attempts before editing → do the work → log_change for each change →
 task_code_ref for the commit or PR → task_update to in_review or done → inbox, acking what you acted on.
 The walkthrough topic follows one task through these steps with the calls' arguments, from the claim to the reviewer's verdict.` },
-  { id: "walkthrough", title: "One task end to end: claim, log, hand off, review", body: `1. Orient. whoami (who you are, your open tasks, your inbox), then project_brief { project: "WEB" }. task_query { project_id: "WEB", state: "ready" } lists open tasks whose dependencies are done.
+  { id: "walkthrough", title: "One task end to end: claim, log, hand off, review", body: `1. Orient. whoami {} (who you are, your open tasks, your inbox), then project_brief { project: "WEB" }. task_query { project_id: "WEB", state: "ready" } lists open tasks whose dependencies are done.
 2. Claim. task_claim { task_id: "WEB-12" } leases the task to you and moves it to in_progress; keep the fencing_token it returns. Without task_id it takes the next ready task (project_id narrows it).
 The lease runs out after lease_seconds and the task goes back to the pool: claim again to extend it. claimed: false carries the reason (held: someone else has it; blocked; closed): pick another task.
 3. Before editing. prior_attempts { entity_path: "src/auth.ts::login" } says whether the same change was tried before and reverted, and why. Read it, and search for notes (knowledge_search) before redoing research.
@@ -32,7 +32,7 @@ To hand the work itself to someone else instead, handoff_create { kind: "handoff
 7. Review (the reviewer's side). inbox shows the review; handoff_claim { handoff_id } takes it (one recipient wins), log_change and comment_add as needed, then
 handoff_respond { handoff_id, response: { verdict: "approved" } } (or changes_requested or rejected, with text). The verdict resolves the review; changes_requested and rejected send the task back to in_progress (your fencing_token moves it to in_review again).
 8. Finish. Once approved, task_update { task_id: "WEB-12", patch: { status: "done" }, fencing_token } with the token from step 2: done is refused while a criterion is open, evidence is missing or the latest review is not approved (the error's hint names which).
-Then inbox { ack: ["<handoff_id>"] } for what you acted on, and whoami again for the next task.` },
+Then inbox { ack: ["<handoff_id>"] } for what you acted on, and whoami {} again for the next task.` },
   { id: "tasks-and-deps", title: "Tasks and dependencies", body: `Statuses: todo, in_progress, in_review, done, cancelled. todo moves to any other; in_progress and in_review move between themselves and to done or cancelled; done and cancelled reopen only with allow_reopen.
 expected_status on task_update is an optimistic precondition (conflict when the status moved). task_query with state: ready lists open tasks whose dependencies are all done.
 task_link adds and removes edges, refusing cycles (cycle_rejected). Done is gated by acceptance criteria (mark one met with task_update patch criteria_updates: [{index, met: true}]), evidence (requires_evidence) and the reviewer's approval

@@ -3,7 +3,7 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { collectExamples, examplesInMarkdown, examplesInSource, examplesInText, fillPlaceholders, FromAnswers, Placeholder } from "../support/doc-examples";
+import { asCall, codePieces, collectExamples, docPages, examplesInMarkdown, examplesInSource, examplesInText, fillPlaceholders, FromAnswers, hiddenExamples, Placeholder } from "../support/doc-examples";
 
 describe("examplesInText", () => {
   it("reads a tool's name followed by a flow mapping, in JSON or YAML, with the line it starts on", () => {
@@ -85,6 +85,90 @@ describe("fillPlaceholders", () => {
   });
 });
 
+describe("codePieces", () => {
+  it("reads inline spans (any backtick run, across a line break, not past a paragraph) and data fences, with their lines", () => {
+    const md = [
+      "Text `a: 1` and ``b `c` d`` then `open",
+      "close` here.",
+      "",
+      "`not closed",
+      "",
+      "`in another paragraph`",
+      "```json",
+      '{"x": 1}',
+      "```",
+      "```sh",
+      "curl -H 'Authorization: Bearer k'",
+      "```",
+      "~~~",
+      "y: 2",
+      "~~~",
+    ].join("\n");
+    expect(codePieces(md)).toEqual([
+      { line: 1, text: "a: 1", fenced: false },
+      { line: 1, text: "b `c` d", fenced: false },
+      { line: 1, text: "open close", fenced: false },
+      { line: 6, text: "in another paragraph", fenced: false },
+      { line: 8, text: '{"x": 1}', fenced: true },
+      { line: 14, text: "y: 2", fenced: true },
+    ]);
+  });
+});
+
+describe("hiddenExamples", () => {
+  const params = new Map([
+    ["docs_query", new Set(["steps"])],
+    ["query", new Set(["op", "params", "steps"])],
+    ["execute", new Set(["op", "params", "operations", "continue_on_error"])],
+    ["task_claim", new Set(["task_id", "project_id", "lease_seconds"])],
+    ["fail_step", new Set(["plan_id", "step_number", "error"])],
+  ]);
+  const found = (md: string) => hiddenExamples(md, "docs/x.md", params).map(asCall);
+
+  it("reports call arguments written without the call, naming the page, the line and the tools they fit", () => {
+    const md = [
+      "# Page",
+      "",
+      'Discovery: `{"op": "describe", "params": {"target": "search"}}` returns a schema;',
+      "a pipeline is `{steps: [{op, params}]}`, and `{ task_id: \"WEB-1\", lease_seconds: 60 }` claims.",
+      "",
+      "```yaml",
+      "plan_id: p1",
+      "step_number: 2",
+      "error: tests fail",
+      "```",
+    ].join("\n");
+    expect(found(md)).toEqual([
+      'docs/x.md:3: write it as a call: query {"op": "describe", "params": {"target": "search"}} (or execute {…})',
+      "docs/x.md:4: write it as a call: docs_query {steps: [{op, params}]} (or query {…})",
+      'docs/x.md:4: write it as a call: task_claim { task_id: "WEB-1", lease_seconds: 60 }',
+      "docs/x.md:7: write it as a call: fail_step plan_id: p1 step_number: 2 error: tests fail",
+    ]);
+  });
+
+  it("leaves out calls, answer shapes, one parameter's value in prose, keys no tool takes and non-data fences", () => {
+    const md = [
+      'Run `query {"op": "describe"}` or `task_claim { task_id: "WEB-1" }`.',
+      "Every tool answers `{ ok: false, error: { code, message, hint, retryable } }` or `{ isError: true }`;",
+      "a failed step is `{ error: { code, message } }`; pipelines answer `{steps: [{stepIndex, op, result}], totalSteps}`",
+      "and lists `{ items, next_cursor? }`. Pass `task_id: \"WEB-1\"` to name one; a preset is `{\"nestedRoots\": [\"a/b\"]}`.",
+      "Not YAML: `{a: [1, 2}` and `{}`.",
+      "",
+      "```ts",
+      "const x = { task_id: 1 };",
+      "```",
+      "```json",
+      '{ "jsonrpc": "2.0", "error": { "code": -32000 } }',
+      "```",
+    ].join("\n");
+    expect(found(md)).toEqual([]);
+  });
+
+  it("reads a sketch's optional keys and ... entries as the keys they name", () => {
+    expect(found("`{task_id?, ...}`")).toEqual(["docs/x.md:1: write it as a call: task_claim {task_id?, ...}"]);
+  });
+});
+
 describe("collectExamples", () => {
   it("reads README.md, every docs/**/*.md, each guide topic and src/**/*.ts, in that order, leaving out sources without examples", async () => {
     const root = await mkdtemp(path.join(tmpdir(), "doc-examples-"));
@@ -100,6 +184,8 @@ describe("collectExamples", () => {
       expect([...found.keys()]).toEqual(["README.md", "docs/systems/work.md", "guide:walk", "src/hint.ts"]);
       expect(found.get("guide:walk")!.map((e) => [e.tool, e.line])).toEqual([["whoami", 1], ["task_claim", 2]]);
       expect(found.get("docs/systems/work.md")![0]!.line).toBe(3);
+      // The pages the hidden-example guard reads: every one, with or without examples.
+      expect([...docPages(root).keys()]).toEqual(["README.md", "docs/empty.md", "docs/systems/work.md"]);
     } finally {
       await rm(root, { recursive: true, force: true });
     }

@@ -3,7 +3,7 @@
  * README.md and docs/**\/*.md, the guide's topics, and the string literals of src/**\/*.ts (tool and
  * parameter descriptions, hints), the last through the TypeScript compiler, not a regex over source code.
  *
- * The convention (also in the docs' contributing note): an example call is a tool's name, or compact mode's
+ * The convention (also in docs/operations.md, "Examples are tested"): an example call is a tool's name, or compact mode's
  * `query`/`execute`/`session`, followed by a flow mapping, e.g. `task_claim { task_id: "WEB-12" }` or
  * `query {"op": "describe"}`; the mapping is read as YAML, so JSON and `{ key: "value" }` both work.
  * - Placeholders are filled when the example runs: a `"<name>"` string, or a bare key (`{ handoff_id }`),
@@ -11,6 +11,7 @@
  *   documents; in a source file, a value a template computes (`"${id}"`) is a placeholder named by its key.
  * - A mapping with a `...` (or `…`) entry, or a key ending in `?`, is a sketch of the parameters, not a call:
  *   it is not run, but every key it names must be a parameter of the tool.
+ * - Call arguments written in a page without the call would never run: hiddenExamples finds them.
  * Pure Node; the markdown and source scanners take text, so they are unit-tested without files.
  */
 import { readdirSync, readFileSync, statSync } from "node:fs";
@@ -136,6 +137,102 @@ function toValue(node: YamlNode | null, state: { sketch: boolean }, key = ""): u
 /** The examples in a markdown page (prose and code alike: a call is a call wherever it is written). */
 export const examplesInMarkdown = (markdown: string, source: string): DocExample[] => examplesInText(markdown, source);
 
+/** A piece of a markdown page written as code: an inline code span or a fenced block's body. */
+export interface CodePiece {
+  line: number;
+  text: string;
+  fenced: boolean;
+}
+
+/** Fences whose body may be call arguments; a shell or TypeScript block is read by its own language, not as YAML. */
+const DATA_FENCES = new Set(["", "json", "jsonc", "yaml", "yml"]);
+
+/**
+ * The code spans and fenced blocks of a page (CommonMark's rules, simplified: a fence is a line starting with ``` or
+ * ~~~ and closed by the same run; a span opens at a run of backticks and closes at the next run of the same length
+ * within its paragraph). Fenced blocks of other languages than DATA_FENCES are left out.
+ */
+export function codePieces(markdown: string): CodePiece[] {
+  const out: CodePiece[] = [];
+  const lines = markdown.split("\n");
+  let fence: { marker: string; lang: string; start: number; body: string[] } | undefined;
+  let paragraph: { start: number; lines: string[] } | undefined;
+  const endParagraph = () => {
+    if (paragraph) out.push(...spansIn(paragraph.lines.join("\n"), paragraph.start));
+    paragraph = undefined;
+  };
+  lines.forEach((l, i) => {
+    const open = /^ {0,3}(`{3,}|~{3,})\s*([\w-]*)/.exec(l);
+    if (fence) {
+      if (open && open[1]!.startsWith(fence.marker) && l.trim() === open[1]) {
+        if (DATA_FENCES.has(fence.lang)) out.push({ line: fence.start, text: fence.body.join("\n"), fenced: true });
+        fence = undefined;
+      } else fence.body.push(l);
+    } else if (open) {
+      endParagraph();
+      fence = { marker: open[1]!, lang: open[2]!.toLowerCase(), start: i + 2, body: [] };
+    } else if (l.trim() === "") endParagraph();
+    else (paragraph ??= { start: i + 1, lines: [] }).lines.push(l);
+  });
+  endParagraph();
+  return out;
+}
+
+function spansIn(text: string, line: number): CodePiece[] {
+  const out: CodePiece[] = [];
+  const runs = [...text.matchAll(/`+/g)];
+  for (let i = 0; i < runs.length; i++) {
+    const opener = runs[i]!;
+    const j = runs.findIndex((r, k) => k > i && r[0].length === opener[0].length);
+    if (j < 0) continue;
+    const start = opener.index + opener[0].length;
+    const body = text.slice(start, runs[j]!.index).replace(/\n/g, " ");
+    out.push({ line: line + countLines(text, opener.index), text: /^ .* $/.test(body) ? body.slice(1, -1) : body, fenced: false });
+    i = j;
+  }
+  return out;
+}
+
+/** Each tool's parameter names, as a surface lists them. */
+export type ToolParams = ReadonlyMap<string, ReadonlySet<string>>;
+
+export interface HiddenExample {
+  source: string;
+  line: number;
+  text: string;
+  /** The tools whose parameters it fits. */
+  tools: string[];
+}
+
+/**
+ * Call arguments written without the call, so no run would ever see them (the guard that keeps an example from
+ * hiding). A code span written as a flow mapping (`{...}`; a bare `key: value` span names one parameter's value in
+ * prose) or a data fenced block (see DATA_FENCES) holding a YAML mapping is call arguments when every one of its
+ * keys is a parameter of one tool (the document store's and compact mode's `op`, `steps`, `operations` and `action`
+ * included), unless it is an answer's shape: it has `ok` or `isError`, or `error` holding a mapping (the error
+ * envelope). A mapping with any key no tool takes (`totalSteps`, `items`, `next_cursor`) is an answer's shape too.
+ */
+export function hiddenExamples(markdown: string, source: string, params: ToolParams): HiddenExample[] {
+  const out: HiddenExample[] = [];
+  for (const piece of codePieces(markdown)) {
+    const text = piece.text.trim();
+    if (!piece.fenced && !text.startsWith("{")) continue;
+    const doc = parseDocument(text);
+    if (doc.errors.length > 0 || !isMap(doc.contents)) continue;
+    const entries = doc.contents.items.map((p) => [String(isScalar(p.key) ? p.key.value : p.key), p.value] as const);
+    const keys = entries.map(([k]) => k.replace(/\?$/, "")).filter((k) => !SKETCH_ENTRIES.has(k));
+    const envelope = keys.includes("ok") || keys.includes("isError") || entries.some(([k, v]) => k === "error" && isMap(v));
+    if (keys.length === 0 || envelope) continue;
+    const tools = [...params].filter(([, p]) => keys.every((k) => p.has(k))).map(([name]) => name);
+    if (tools.length > 0) out.push({ source, line: piece.line, text, tools });
+  }
+  return out;
+}
+
+/** The fix a hidden example asks for, naming where it is written. */
+export const asCall = (h: HiddenExample): string =>
+  `${h.source}:${h.line}: write it as a call: ${h.tools[0]} ${h.text.replace(/\s+/g, " ")}${h.tools.length > 1 ? ` (or ${h.tools.slice(1, 4).join(", ")} ${"{…}"})` : ""}`;
+
 /**
  * The examples in a TypeScript file's string literals and template texts (a `${…}` part is kept as `${}`, so a
  * mapping that depends on a computed value fails to parse rather than passing unseen). Adjacent literals joined
@@ -217,6 +314,14 @@ function walk(dir: string, keep: (file: string) => boolean): string[] {
   });
 }
 
+const relPath = (root: string, full: string) => path.relative(root, full).split(path.sep).join("/");
+
+/** README.md and every docs/**\/*.md, by path from the repository root, with their text. */
+export function docPages(root: string): Map<string, string> {
+  const files = [path.join(root, "README.md"), ...walk(path.join(root, "docs"), (f) => f.endsWith(".md"))];
+  return new Map(files.map((full) => [relPath(root, full), readFileSync(full, "utf8")]));
+}
+
 /**
  * Every documented example, by source, in document order: README.md and every docs/**\/*.md present now, the guide's
  * topics, then src/**\/*.ts apart from the guide (a source with no example is left out; the callers guard the totals).
@@ -226,14 +331,12 @@ export function collectExamples(root: string): Map<string, DocExample[]> {
   const add = (source: string, examples: DocExample[]) => {
     if (examples.length > 0) out.set(source, examples);
   };
-  const rel = (full: string) => path.relative(root, full).split(path.sep).join("/");
-  for (const full of [path.join(root, "README.md"), ...walk(path.join(root, "docs"), (f) => f.endsWith(".md"))]) {
-    add(rel(full), examplesInMarkdown(readFileSync(full, "utf8"), rel(full)));
-  }
+  for (const [source, text] of docPages(root)) add(source, examplesInMarkdown(text, source));
   for (const [source, examples] of guideExamples(root)) add(source, examples);
   for (const full of walk(path.join(root, "src"), (f) => f.endsWith(".ts") && !f.endsWith(".d.ts"))) {
-    if (rel(full) === "src/guide/topics.ts") continue;
-    add(rel(full), examplesInSource(readFileSync(full, "utf8"), rel(full)));
+    const source = relPath(root, full);
+    if (source === "src/guide/topics.ts") continue;
+    add(source, examplesInSource(readFileSync(full, "utf8"), source));
   }
   return out;
 }
