@@ -44,7 +44,7 @@ export const addOp = defineOp({
   params,
   normalize(raw) {
     const p = { ...raw };
-    if (p.url !== undefined) throw invalidInput("add stores local files or inline content. To fetch a URL, use 'download' with {url}.", "Send {\"op\": \"download\", \"params\": {\"url\": …}} instead.");
+    if (p.url !== undefined) throw invalidInput("add stores local files or inline content. To fetch a URL, use 'download' with {url}.", "Send docs_execute {\"operations\": [{\"op\": \"download\", \"params\": {\"url\": …}}]} instead.");
     for (const [from, to] of [["directory_path", "path"], ["directoryPath", "path"], ["include_patterns", "include"], ["exclude_patterns", "exclude"]] as const) {
       if (p[from] !== undefined && p[to] === undefined) {
         p[to] = p[from];
