@@ -35,7 +35,7 @@ export interface PipelineSurface {
   /**
    * "null": a `$prev` reference that resolves to nothing gives the param null, seed 003's rule (the
    * document store). Absent: the key is left out, as compact mode needs: there null clears a field
-   * (task_update {assignee: null}), and a reference that missed must not clear anything.
+   * (an assignee in task_update's patch), and a reference that missed must not clear anything.
    */
   unresolved?: "null";
   /**

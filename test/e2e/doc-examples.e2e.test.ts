@@ -30,8 +30,7 @@ const SHAPE_ERRORS = new Set(["invalid_input", "unknown_parameter", "unknown_too
 const COMPACT = new Set(["query", "execute", "session"]);
 
 /**
- * Where a source's examples run: the one rule for every source. docs_* run on ?toolsets=docs and every other tool on
- * ?toolsets=all. `query`, `execute` and `session` are compact mode's, run with every toolset, except on two pages:
+ * Where a source's examples run: the one rule for every source. Every named tool (docs_* too) runs on ?toolsets=all. `query`, `execute` and `session` are compact mode's, run with every toolset, except on two pages:
  * docs/protocol.md promises its compact examples run on /mcp?mode=compact as written, so the page runs twice, there
  * and with every toolset, each pass on a fresh tenant; docs/docs-store.md writes seed 003's bare names for the
  * document store's tools, which answer on its surface. Each entry is one pass over the source: the surface its
@@ -42,7 +41,8 @@ function passesFor(source: string): string[] {
   if (source === "docs/docs-store.md") return ["?toolsets=docs"];
   return ["?mode=compact&toolsets=all"];
 }
-const surfaceFor = (tool: string, compact: string): string => (COMPACT.has(tool) ? compact : tool.startsWith("docs_") ? "?toolsets=docs" : "?toolsets=all");
+// docs_* too: on ?toolsets=docs alone the store lists its tools under the seed's names (query, …), not as docs_*.
+const surfaceFor = (tool: string, compact: string): string => (COMPACT.has(tool) ? compact : "?toolsets=all");
 
 /**
  * Pages whose examples promise to run as written on a fresh tenant (docs/protocol.md: "each runnable as written"): there
