@@ -4,8 +4,8 @@
  * the envelope every tool answers with (its code, hint and retryable are in details too).
  */
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { callTool, findTool } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { callTool, findTool } from "../src/server/registry";
 import { newWorld } from "./helpers";
 
 async function failure(ctx: Ctx, name: string, args: unknown) {

@@ -9,7 +9,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Env } from "../src/env";
 import type { Completion, CompletionModel, CompletionRequest } from "../src/llm/types";
 import type { AiChatInput } from "../src/llm/workers-ai";
-import { callTool, findTool } from "../src/mcp/registry";
+import { callTool, findTool } from "../src/server/registry";
 import { llmStage, planContext, runLlmStage } from "../src/review/llm-passes";
 import { fileStatus, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "../src/review/diff";
 import type { ChangedFileView, LlmRequest } from "../src/review/stages";

@@ -9,19 +9,19 @@ import { createDb } from "../db/client";
 import { systemClock } from "../db/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
-import type { Ctx } from "../mcp/context";
-import { excerpt, failureText, ToolError, type ErrorBody } from "../mcp/errors";
-import { compactSurface, isCompactMode } from "../mcp/compact";
-import { findTool, type SchemaListing, selectTools, type Surface } from "../mcp/registry";
-import { buildServer, type ServeOptions } from "../mcp/server";
-import type { SurfaceView } from "../mcp/surface-help";
-import { replayInitialize } from "../mcp/handshake";
-import { requestStateKey } from "../mcp/request-state-key";
+import type { Ctx } from "../core/context";
+import { excerpt, failureText, ToolError, type ErrorBody } from "../core/errors";
+import { compactSurface, isCompactMode } from "../server/compact";
+import { findTool, type SchemaListing, selectTools, type Surface } from "../server/registry";
+import { buildServer, type ServeOptions } from "../server/server";
+import type { SurfaceView } from "../server/surface-help";
+import { replayInitialize } from "../server/handshake";
+import { requestStateKey } from "../server/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { callerBuckets, charge, requestMeter, type Throttle, throttleError } from "./rate-limit";
 import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
-import type { Meter } from "../mcp/meter";
+import type { Meter } from "../core/meter";
 
 type AppEnv = { Bindings: Env };
 

@@ -11,7 +11,7 @@ import { SLUG } from "../auth/provision";
 import { sha256Hex } from "../db/ids";
 import { decryptToken } from "../git/credentials";
 import { keepThrottled } from "../git/webhook-backlog";
-import { processDelivery, recordDelivery } from "../git/webhooks";
+import { processDelivery, recordDelivery } from "../server/webhooks";
 import type { Env } from "../env";
 import { declaredTooLarge, MAX_WEBHOOK_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { limitsFor, throttled, throttleError, type Bucket } from "./rate-limit";

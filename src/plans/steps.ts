@@ -7,10 +7,10 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool, type AnyToolDef } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
-import { findTool, runTool } from "../mcp/registry";
+import type { Ctx } from "../core/context";
+import { defineTool, type AnyToolDef } from "../core/define-tool";
+import { ToolError } from "../core/errors";
+import { findTool, runTool } from "../server/registry";
 import {
   followSteps, impliedStatus, progressSchema, readStepRows, stepStates, stepStateSchema, summarize,
   type StepRow, type StepState, type StepStatus, type StoredStepStatus,

@@ -6,8 +6,8 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { completionModel } from "../llm";
-import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
-import { defineTool } from "./define-tool";
+import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
+import { defineTool } from "../core/define-tool";
 import type { Surface } from "./registry";
 
 /** The toolsets seed 004 (code context, review, planning) is served by. */

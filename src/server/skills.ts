@@ -16,7 +16,7 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { memorySkillFiles, type SkillCatalog, SkillsExtension } from "@modelcontextprotocol/server/ext/skills";
 import { GUIDE_TOPICS, type GuideTopic, renderTopic } from "../guide/topics";
-import type { AnyToolDef } from "./define-tool";
+import type { AnyToolDef } from "../core/define-tool";
 import { ALL_TOOLS, listedTool } from "./registry";
 
 /** The first segment of every skill URI: skills of this server sit apart from a host's others. */

@@ -6,10 +6,10 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/valida
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
-import type { Ctx } from "./context";
-import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, type ConfirmationAnswer, confirmationForm, type Confirmer, InputNeeded } from "./confirm";
-import type { AnyToolDef } from "./define-tool";
-import { excerpt, ToolError } from "./errors";
+import type { Ctx } from "../core/context";
+import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, type ConfirmationAnswer, confirmationForm, type Confirmer, InputNeeded } from "../core/confirm";
+import type { AnyToolDef } from "../core/define-tool";
+import { excerpt, ToolError } from "../core/errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
@@ -249,7 +249,7 @@ function registerLogging(server: McpServer["server"], options: ServeOptions): vo
   });
 }
 
-/** The workflow prompts and the document store's (src/mcp/prompts.ts), on every surface: they are not tools. */
+/** The workflow prompts and the document store's (src/server/prompts.ts), on every surface: they are not tools. */
 function registerPrompts(server: McpServer["server"], ctx: Ctx): void {
   server.setRequestHandler("prompts/list", async () => ({ prompts: await listAllPrompts(ctx) }));
   server.setRequestHandler("prompts/get", async (request) => getAnyPrompt(ctx, request.params.name, request.params.arguments ?? {}));
