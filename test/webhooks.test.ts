@@ -8,7 +8,7 @@ import { setRateLimitSql } from "../src/auth/rate-limits";
 import { sha256Hex } from "../src/db/ids";
 import { replaySql, setInstallationSql, setWebhookSecretSql } from "../src/git/operator";
 import { runMaintenance } from "../src/cron/maintenance";
-import { MAX_KEPT_DELIVERIES } from "../src/git/webhook-backlog";
+import { MAX_KEPT_DELIVERIES } from "../src/server/webhook-backlog";
 import { KEEP_PAYLOAD_BYTES, MAX_ATTEMPTS } from "../src/server/webhooks";
 import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
 import worker from "../src/index";

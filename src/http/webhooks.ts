@@ -10,7 +10,7 @@ import { Hono, type Context } from "hono";
 import { SLUG } from "../auth/provision";
 import { sha256Hex } from "../db/ids";
 import { decryptToken } from "../git/credentials";
-import { keepThrottled } from "../git/webhook-backlog";
+import { keepThrottled } from "../server/webhook-backlog";
 import { processDelivery, recordDelivery } from "../server/webhooks";
 import type { Env } from "../env";
 import { declaredTooLarge, MAX_WEBHOOK_BODY_BYTES, mebibytes, readCapped } from "./body";

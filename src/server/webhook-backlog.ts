@@ -7,7 +7,7 @@
  */
 import { iso } from "../db/time";
 import type { Env } from "../env";
-import { KEEP_PAYLOAD_BYTES, processDelivery, recordDelivery } from "../server/webhooks";
+import { KEEP_PAYLOAD_BYTES, processDelivery, recordDelivery } from "./webhooks";
 
 /** What one tenant may have waiting; beyond either bound a throttled delivery is refused (429) as before. */
 export const MAX_KEPT_DELIVERIES = 500;
