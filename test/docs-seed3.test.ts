@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import { resolvePrev } from "../src/core/pipeline";
-import { findTool, toolListing } from "../src/server/registry";
+import { findTool } from "../src/server/registry";
+import { toolListing } from "../src/core/listing";
 import { fails, makeCtx, ok, seedIdentity, workerFetch } from "./helpers";
 
 async function freshCtx() {

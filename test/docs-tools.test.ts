@@ -4,7 +4,8 @@
  * collections, snapshots, describe).
  */
 import { describe, expect, it } from "vitest";
-import { callTool, findTool } from "../src/server/registry";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { resolvePrev, resolveReference } from "../src/core/pipeline";
 import { call, count, fails, makeCtx, ok, seedIdentity, TestClock } from "./helpers";
 

@@ -2,7 +2,8 @@
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parseGitmodules, submoduleTarget } from "../src/git/submodules";
 import type { Ctx } from "../src/core/context";
-import { callTool, findTool } from "../src/server/registry";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { errorBody, example, FakeGitHub, type FakeRequest } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
 import { fails, newWorld, ok } from "./helpers";

@@ -10,7 +10,8 @@ import { createDb } from "../src/db/client";
 import type { Clock } from "../src/db/time";
 import type { Ctx } from "../src/core/context";
 import { ToolError } from "../src/core/errors";
-import { callTool, findTool } from "../src/server/registry";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 
 export interface TestIdentity {
   key: string;

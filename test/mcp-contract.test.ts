@@ -9,7 +9,9 @@ import { env } from "cloudflare:workers";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../src/db/schema";
 import { defineTool } from "../src/core/define-tool";
-import { ALL_TOOLS, callTool, selectTools, TOOLSETS, toolListing } from "../src/server/registry";
+import { ALL_TOOLS, selectTools, TOOLSETS } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { toolListing } from "../src/core/listing";
 import { ToolError } from "../src/core/errors";
 import { call, connectClient, count, fails, makeCtx, ok, seedIdentity, type Structured } from "./helpers";
 

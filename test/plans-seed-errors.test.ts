@@ -5,7 +5,8 @@
  */
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
-import { callTool, findTool } from "../src/server/registry";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { newWorld } from "./helpers";
 
 async function failure(ctx: Ctx, name: string, args: unknown) {

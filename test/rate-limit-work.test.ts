@@ -9,7 +9,8 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
 import { BATCH_ALLOWANCE, type Meter } from "../src/core/meter";
 import { type PipelineOp, type PipelineSurface, runExecute } from "../src/core/pipeline";
-import { ALL_TOOLS, toolListing } from "../src/server/registry";
+import { ALL_TOOLS } from "../src/server/registry";
+import { toolListing } from "../src/core/listing";
 import worker from "../src/index";
 import { count, makeCtx, seedIdentity, type TestIdentity } from "./helpers";
 

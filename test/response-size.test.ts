@@ -4,7 +4,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { capResponse, MAX_RESPONSE_CHARS } from "../src/core/response-cap";
-import { ALL_TOOLS, callTool, findTool, listedTool } from "../src/server/registry";
+import { ALL_TOOLS, findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { listedTool } from "../src/core/listing";
 import { ToolError } from "../src/core/errors";
 import { call, fails, makeCtx, ok, seedIdentity, TestClock, type Structured } from "./helpers";
 

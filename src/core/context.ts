@@ -3,7 +3,6 @@ import type { Clock } from "../db/time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirm";
 import type { Meter } from "./meter";
-import type { Surface } from "../server/registry";
 
 /** Everything a tool handler may use: who is calling, and the stores it may touch. */
 export interface Ctx {
@@ -59,4 +58,11 @@ export interface Ctx {
   surface?: Surface;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
+}
+
+/** What a request's tools/list shows: which toolsets, and whether only read-only tools. */
+export interface Surface {
+  /** Toolset ids, or `all`; empty means the default toolsets. */
+  toolsets: readonly string[];
+  readonly: boolean;
 }

@@ -21,7 +21,7 @@ import type { CompletionModel } from "../llm/types";
 import type { Ctx } from "../core/context";
 import type { AnyToolDef } from "../core/define-tool";
 import { invalidInput, ToolError } from "../core/errors";
-import { runTool } from "../server/registry";
+import { runTool } from "../core/call";
 import { parsePlan, WITHOUT_A_MODEL } from "./params";
 import { followSteps, type Progress, readStepRows, recordCommitStatement, type StepRow, type StepState, stepStates, summarize } from "./progress";
 import { canonicalJson, completePlan, type Plan, planContent, type PlanInput, type PlanStep } from "./schema";

@@ -15,7 +15,10 @@ import { type ErrorBody, excerpt, notFound, ToolError } from "../core/errors";
 import { jsonSchema } from "../core/json-schema";
 import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, type RawStep } from "../core/pipeline";
 import { unitsOf } from "../core/meter";
-import { callTool, type Surface, selectTools, toolListing } from "./registry";
+import { selectTools } from "./registry";
+import { callTool } from "../core/call";
+import { toolListing } from "../core/listing";
+import type { Surface } from "../core/context";
 
 const WIDEST: Surface = { toolsets: ["all"], readonly: false };
 

@@ -23,7 +23,7 @@ import { projectBriefTool } from "../work/projects";
 import type { Ctx } from "../core/context";
 import type { AnyToolDef } from "../core/define-tool";
 import { excerpt, ToolError } from "../core/errors";
-import { callTool } from "./registry";
+import { callTool } from "../core/call";
 import type { CompletionSource } from "./completions";
 
 /**

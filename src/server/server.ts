@@ -13,7 +13,9 @@ import { excerpt, ToolError } from "../core/errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
-import { callTool, failureResult, listedTool, type SchemaListing, surfaceNaming } from "./registry";
+import { surfaceNaming } from "./registry";
+import { callTool, failureResult } from "../core/call";
+import { listedTool, type SchemaListing } from "../core/listing";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
 

@@ -5,7 +5,8 @@
  */
 import type { AnyToolDef } from "../core/define-tool";
 import { excerpt, ToolError } from "../core/errors";
-import { findBySeedName, findTool, selectTools, type Surface } from "./registry";
+import { findBySeedName, findTool, selectTools } from "./registry";
+import type { Surface } from "../core/context";
 
 export interface SurfaceView extends Surface {
   /** ?mode=compact: every tool is an op of query (reads) or execute (writes). */

@@ -9,7 +9,7 @@ import { repoField } from "../../git/repo";
 import { defineTool, type AnyToolDef } from "../../core/define-tool";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
 import { invalidInput } from "../../core/errors";
-import { runTool } from "../../server/registry";
+import { runTool } from "../../core/call";
 import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, reviewDiffText, reviewDiffTool } from "./diff-tools";
 import { reviewGitDiffTool } from "./llm-tools";
 
