@@ -7,7 +7,7 @@
  */
 import { readdir, readFile, stat } from "node:fs/promises";
 import path from "node:path";
-import { firstControl } from "../src/mcp/bounds";
+import { firstControl } from "../src/core/bounds";
 import { querySql } from "../scripts/wrangler";
 import { load, mcpSession, startBenchServer } from "./lib";
 

@@ -5,14 +5,14 @@ import { mcpRoutes } from "./http/mcp";
 import { oauthRoutes } from "./http/oauth";
 import { oauthClientRoutes } from "./http/oauth-clients";
 import { webhookRoutes } from "./http/webhooks";
-import { iconSvg } from "./mcp/icons";
-import { SERVER_INFO } from "./mcp/server";
+import { iconSvg } from "./server/icons";
+import { SERVER_INFO } from "./server/server";
 
 export const app = new Hono<{ Bindings: Env }>();
 
 app.get("/healthz", (c) => c.json({ ok: true, service: SERVER_INFO.name, version: SERVER_INFO.version }));
 
-// Icons named in listings (src/mcp/icons.ts): public, and the same for every tenant.
+// Icons named in listings (src/server/icons.ts): public, and the same for every tenant.
 const svgIcon = (c: Context, name: string) => {
   const svg = iconSvg(name);
   if (!svg) return c.notFound();

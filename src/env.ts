@@ -65,7 +65,7 @@ export interface Env {
   GITHUB_API_URL?: string;
   /** Secret: encrypts the per-tenant GitHub tokens stored in D1 (docs/git.md: Connecting a tenant). */
   GITHUB_CREDENTIALS_KEY?: string;
-  /** Seals input_required request state (src/mcp/request-state-key.ts); 32+ characters. */
+  /** Seals input_required request state (src/server/request-state-key.ts); 32+ characters. */
   REQUEST_STATE_KEY?: string;
   /** Secrets of a GitHub App, for tenants connected through an installation. */
   GITHUB_APP_ID?: string;

@@ -5,7 +5,7 @@ import { env } from "cloudflare:workers";
  * Time is placed with one TestClock per test; nothing sleeps.
  */
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { call, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";

@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { nameKeySql } from "../src/changes/paths";
 import { LOCAL_NO_MATCH, NEAR_NAMES_SQL } from "../src/changes/prior-attempts";
 import { backfillEmbeddings } from "../src/search/semantic";

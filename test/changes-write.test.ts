@@ -2,8 +2,8 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/db/ids";
-import type { Ctx } from "../src/mcp/context";
-import { stableStringify } from "../src/mcp/idempotency";
+import type { Ctx } from "../src/core/context";
+import { stableStringify } from "../src/core/idempotency";
 import { inSession } from "./run-helpers";
 import { call, count, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 

@@ -4,7 +4,7 @@ import { DEFAULT_ARCHIVE_LIMITS, fetchRepoArchive, type ArchiveLimits, type Arch
 import { contentEligibility, decodeText, eligibility, pathEligibility } from "../src/code/eligible";
 import { EtagCache, GitHubClient, GitHubError } from "../src/git/client";
 import { githubFor, githubToolError } from "../src/git/credentials";
-import { ToolError } from "../src/mcp/errors";
+import { ToolError } from "../src/core/errors";
 import { errorBody, FakeGitHub } from "./github/fake";
 import { FakeArchives, type ArchiveTree } from "./github/fake-archive";
 import { connectGitHub } from "./github/tenant";

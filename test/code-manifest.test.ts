@@ -3,8 +3,8 @@
  * surface, so it lists exactly what tools/list lists, as tools/list lists it.
  */
 import { describe, expect, it } from "vitest";
-import { SEED_004_TOOLSETS } from "../src/mcp/manifest";
-import { ALL_TOOLS } from "../src/mcp/registry";
+import { SEED_004_TOOLSETS } from "../src/server/manifest";
+import { ALL_TOOLS } from "../src/server/registry";
 import { connectClient, newWorld, ok, seedIdentity } from "./helpers";
 
 type Manifest = {

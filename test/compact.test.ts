@@ -5,8 +5,10 @@
 import { describe, expect, it } from "vitest";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { DOC_OPS } from "../src/docs/ops";
-import { compactSurface } from "../src/mcp/compact";
-import { ALL_TOOLS, callTool, toolListing } from "../src/mcp/registry";
+import { compactSurface } from "../src/server/compact";
+import { ALL_TOOLS } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { toolListing } from "../src/core/listing";
 import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
 
 const ALL = { toolsets: ["all"], readonly: false };

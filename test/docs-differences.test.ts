@@ -4,7 +4,7 @@
  * tool is a departure, so the seed's section of differences.md must name it.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLS } from "../src/mcp/registry";
+import { ALL_TOOLS } from "../src/server/registry";
 import { PAGES, section, tableRows } from "./docs-pages";
 
 /** Each seed's page, and how many tools the seed itself names. */

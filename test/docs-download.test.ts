@@ -5,8 +5,8 @@ import { PENDING_NOTE } from "../src/docs/ingest";
 import { download, MAX_DOWNLOAD_REDIRECTS } from "../src/docs/ops/download";
 import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch } from "../src/net/public-fetch";
 import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
-import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
+import type { Ctx } from "../src/core/context";
+import { ToolError } from "../src/core/errors";
 import { count, makeCtx, refusal, seedIdentity, TestClock } from "./helpers";
 
 const PUBLIC_V4 = "93.184.215.14";

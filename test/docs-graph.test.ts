@@ -3,7 +3,7 @@ import { extractEdges, extractGraph, GRAPH_TARGET_REQUIRED, indexGraph, MAX_EDGE
 import { graphOp } from "../src/docs/ops/graph";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import { indexDocument } from "../src/docs/text-index";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { makeCtx, refusal, seedIdentity } from "./helpers";
 
 let tenantSeq = 0;

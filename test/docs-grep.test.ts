@@ -5,7 +5,7 @@ import { DEFAULT_GREP_LIMITS, grepDocuments, type LiteralQuery, requiredLiterals
 import type { DocScope } from "../src/docs/op";
 import { grepOp } from "../src/docs/ops/grep";
 import { deleteDocument, putDocument } from "../src/docs/store";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { makeCtx, refusal, seedIdentity } from "./helpers";
 
 let tenantSeq = 0;

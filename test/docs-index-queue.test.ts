@@ -13,7 +13,7 @@ import { INLINE_INDEX_MAX_BYTES, PENDING_NOTE } from "../src/docs/ingest";
 import { chunkKey, putDocument } from "../src/docs/store";
 import type { Env } from "../src/env";
 import worker from "../src/index";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { buildPdf, deflatePadded, textContent } from "./fixtures/pdf";
 import { makeCtx, ok, seedIdentity, type Structured, TestClock } from "./helpers";
 

@@ -5,11 +5,11 @@ import { describe, expect, it } from "vitest";
 import { ingestDocument } from "../src/docs/ingest";
 import { MAX_PROMPT_DOCUMENT_BYTES, promptNameOf } from "../src/docs/prompts";
 import { deleteDocument } from "../src/docs/store";
-import type { Ctx } from "../src/mcp/context";
-import { WORKFLOW_PROMPTS } from "../src/mcp/prompts";
+import type { Ctx } from "../src/core/context";
+import { WORKFLOW_PROMPTS } from "../src/server/prompts";
 import { connectClient, makeCtx, seedIdentity, workerFetch } from "./helpers";
 
-// The workflow prompts (src/mcp/prompts.ts) come first, then the document store's built-ins.
+// The workflow prompts (src/server/prompts.ts) come first, then the document store's built-ins.
 const BUILTINS = [...WORKFLOW_PROMPTS.map((p) => p.name), "search_codebase", "summarize_document", "research_docs"];
 
 async function tenant(surface = "/mcp"): Promise<{ ctx: Ctx; client: Client; key: string }> {

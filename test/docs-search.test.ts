@@ -6,8 +6,8 @@ import { trigramSimilarity } from "../src/docs/fuzzy";
 import { MISSING_QUERY_MESSAGE, searchDocuments, searchOp, type SearchResponse } from "../src/docs/ops/search";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import { documentTitle, indexText, vocabulary } from "../src/docs/text-index";
-import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
+import type { Ctx } from "../src/core/context";
+import { ToolError } from "../src/core/errors";
 import { buildPdf as buildPdfOf, textContent } from "./fixtures/pdf";
 import { count, makeCtx, refusal, seedIdentity, settle, TestClock } from "./helpers";
 

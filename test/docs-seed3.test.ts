@@ -4,8 +4,9 @@
  * with what to do instead.
  */
 import { describe, expect, it } from "vitest";
-import { resolvePrev } from "../src/mcp/pipeline";
-import { findTool, toolListing } from "../src/mcp/registry";
+import { resolvePrev } from "../src/core/pipeline";
+import { findTool } from "../src/server/registry";
+import { toolListing } from "../src/core/listing";
 import { fails, makeCtx, ok, seedIdentity, workerFetch } from "./helpers";
 
 async function freshCtx() {

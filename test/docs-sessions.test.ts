@@ -5,8 +5,8 @@ import { ingestDocument } from "../src/docs/ingest";
 import { pinOp, sessionOps, startOp, stopOp, unpinOp } from "../src/docs/ops/session";
 import { currentScope, currentSession, listSessions, MAX_PINS_PER_SESSION, MAX_SESSIONS_PER_ACTOR } from "../src/docs/sessions";
 import { deleteDocument } from "../src/docs/store";
-import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
+import type { Ctx } from "../src/core/context";
+import { ToolError } from "../src/core/errors";
 import { makeCtx, seedIdentity, TestClock } from "./helpers";
 
 type Out = Record<string, any>;

@@ -4,8 +4,9 @@
  * collections, snapshots, describe).
  */
 import { describe, expect, it } from "vitest";
-import { callTool, findTool } from "../src/mcp/registry";
-import { resolvePrev, resolveReference } from "../src/mcp/pipeline";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { resolvePrev, resolveReference } from "../src/core/pipeline";
 import { call, count, fails, makeCtx, ok, seedIdentity, TestClock } from "./helpers";
 
 async function freshCtx(clock = new TestClock()) {

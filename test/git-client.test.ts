@@ -6,7 +6,7 @@ import { appJwt, clearInstallationTokens, decryptToken, encryptToken, githubFor,
 import { isProtectedBranch, isSafeRef, isSafeRepoPath, parseOwnerName, parseRange } from "../src/git/tokens";
 import { cleanText } from "../src/git/untrusted";
 import { compact } from "../src/git/output";
-import { ToolError } from "../src/mcp/errors";
+import { ToolError } from "../src/core/errors";
 import { errorBody, example, FAKE_API, FakeGitHub } from "./github/fake";
 import { seedIdentity } from "./helpers";
 

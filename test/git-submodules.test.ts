@@ -1,8 +1,9 @@
 /** git_status's includeSubmodules (seed 002) over the GitHub API: gitlinks followed with the caller's own credentials. */
 import { afterEach, describe, expect, it, vi } from "vitest";
 import { parseGitmodules, submoduleTarget } from "../src/git/submodules";
-import type { Ctx } from "../src/mcp/context";
-import { callTool, findTool } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { errorBody, example, FakeGitHub, type FakeRequest } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
 import { fails, newWorld, ok } from "./helpers";

@@ -2,8 +2,9 @@
 import { describe, expect, it } from "vitest";
 import { GitHubClient } from "../src/git/client";
 import { GitWriter } from "../src/git/writer";
-import type { Ctx } from "../src/mcp/context";
-import { callTool, findTool } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { errorBody, FakeGitHub } from "./github/fake";
 import { FakeRepo } from "./github/fake-repo";
 import { connectGitHub } from "./github/tenant";

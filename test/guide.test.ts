@@ -1,7 +1,7 @@
 /** The guide (the `guide` tool and ledger://guide) teaches one task end to end, in the order it happens, with real tool names. */
 import { describe, expect, it } from "vitest";
 import { findTopic, GUIDE_TOPICS, renderTopic } from "../src/guide/topics";
-import { ALL_TOOLS, TOOLSETS } from "../src/mcp/registry";
+import { ALL_TOOLS, TOOLSETS } from "../src/server/registry";
 import { ALL_TOOL_NAMES } from "./tool-names";
 
 describe("guide", () => {

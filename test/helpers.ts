@@ -8,9 +8,10 @@ import { expect } from "vitest";
 import { provisionKey } from "../src/auth/provision";
 import { createDb } from "../src/db/client";
 import type { Clock } from "../src/db/time";
-import type { Ctx } from "../src/mcp/context";
-import { ToolError } from "../src/mcp/errors";
-import { callTool, findTool } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { ToolError } from "../src/core/errors";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 
 export interface TestIdentity {
   key: string;
@@ -203,7 +204,7 @@ export async function refusal(p: Promise<unknown> | (() => unknown)): Promise<To
 export const sqlOf = (statement: D1PreparedStatement): string => (statement as unknown as { statement: string }).statement;
 
 /**
- * The batch in which a keyed write reserves its idempotency key (src/mcp/idempotency.ts), before
+ * The batch in which a keyed write reserves its idempotency key (src/core/idempotency.ts), before
  * the tool runs: no part of the tool's own write.
  */
 const reservesKey = (statements: D1PreparedStatement[]): boolean => statements.every((s) => /\bidempotency_keys\b/.test(sqlOf(s)));

@@ -5,9 +5,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLS, callTool, findTool, toolListing } from "../src/mcp/registry";
+import { ALL_TOOLS, findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { toolListing } from "../src/core/listing";
 import { DOC_OPS } from "../src/docs/ops";
-import { jsonSchema } from "../src/mcp/json-schema";
+import { jsonSchema } from "../src/core/json-schema";
 import { CONTROL_TEXT, DEEP, fuzzCases } from "./fuzz/cases";
 import { call, makeCtx, ok, seedIdentity } from "./helpers";
 

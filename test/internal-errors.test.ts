@@ -3,7 +3,7 @@
  * never reaches a caller: it is replaced by a stable message, and the detail goes to the log.
  */
 import { describe, expect, it, vi } from "vitest";
-import { INTERNAL_FAILURE_TEXT, toErrorBody } from "../src/mcp/errors";
+import { INTERNAL_FAILURE_TEXT, toErrorBody } from "../src/core/errors";
 import { publicFetch } from "../src/net/public-fetch";
 import type { AiBinding } from "../src/search/embedder";
 import type { VectorizeBinding } from "../src/search/vector-index";

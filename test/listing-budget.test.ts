@@ -5,8 +5,9 @@
  */
 import { describe, expect, it } from "vitest";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
-import { compactSurface } from "../src/mcp/compact";
-import { leanSchema, listedTool, selectTools, SMALL_OUTPUT_SCHEMA_CHARS, toolListing } from "../src/mcp/registry";
+import { compactSurface } from "../src/server/compact";
+import { selectTools } from "../src/server/registry";
+import { leanSchema, listedTool, SMALL_OUTPUT_SCHEMA_CHARS, toolListing } from "../src/core/listing";
 import { connectClient, seedIdentity } from "./helpers";
 
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;

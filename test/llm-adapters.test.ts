@@ -10,7 +10,7 @@ import { completionModel } from "../src/llm";
 import { OpenAiCompatibleModel } from "../src/llm/openai";
 import type { CompletionRequest } from "../src/llm/types";
 import { DEFAULT_WORKERS_AI_MODEL, WorkersAiModel, type AiChatInput, type AiRunOptions } from "../src/llm/workers-ai";
-import { ToolError } from "../src/mcp/errors";
+import { ToolError } from "../src/core/errors";
 import type { AiBinding } from "../src/search/embedder";
 
 const ask = (over: Partial<CompletionRequest> = {}): CompletionRequest => ({

@@ -8,9 +8,11 @@ import { z } from "zod";
 import { env } from "cloudflare:workers";
 import { getTableConfig, SQLiteTable } from "drizzle-orm/sqlite-core";
 import * as schema from "../src/db/schema";
-import { defineTool } from "../src/mcp/define-tool";
-import { ALL_TOOLS, callTool, selectTools, TOOLSETS, toolListing } from "../src/mcp/registry";
-import { ToolError } from "../src/mcp/errors";
+import { defineTool } from "../src/core/define-tool";
+import { ALL_TOOLS, selectTools, TOOLSETS } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { toolListing } from "../src/core/listing";
+import { ToolError } from "../src/core/errors";
 import { call, connectClient, count, fails, makeCtx, ok, seedIdentity, type Structured } from "./helpers";
 
 type JsonSchema = { type?: string; properties?: Record<string, JsonSchema & { description?: string }>; anyOf?: JsonSchema[]; oneOf?: unknown; allOf?: unknown; required?: string[] };

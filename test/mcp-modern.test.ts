@@ -310,8 +310,9 @@ describe("prompts, completions, resources and skills over HTTP", () => {
 
 describe("confirmation before a whole re-index", () => {
   it("asks before reindex_workspace touches anything, and a no is confirmation_declined", async () => {
-    const { callTool, findTool } = await import("../src/mcp/registry");
-    const { InputNeeded } = await import("../src/mcp/confirm");
+    const { findTool } = await import("../src/server/registry");
+    const { callTool } = await import("../src/core/call");
+    const { InputNeeded } = await import("../src/core/confirm");
     const me = await seedIdentity("confirm-reindex", "agent");
     const def = findTool("reindex_workspace")!;
     const args = { repo: "octocat/Hello-World" };

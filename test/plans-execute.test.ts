@@ -7,9 +7,10 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { AiChatInput } from "../src/llm/workers-ai";
-import { InputNeeded } from "../src/mcp/confirm";
-import type { Ctx } from "../src/mcp/context";
-import { callTool, findTool } from "../src/mcp/registry";
+import { InputNeeded } from "../src/core/confirm";
+import type { Ctx } from "../src/core/context";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { planBranch } from "../src/plans/execute";
 import requestAtHead from "./fixtures/review/llm/hono-request-79677607.ts.txt?raw";
 import { errorBody, FakeGitHub } from "./github/fake";

@@ -4,8 +4,9 @@
  * the envelope every tool answers with (its code, hint and retryable are in details too).
  */
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { callTool, findTool } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { newWorld } from "./helpers";
 
 async function failure(ctx: Ctx, name: string, args: unknown) {

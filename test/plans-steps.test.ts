@@ -1,8 +1,8 @@
 /** Step tracking (start/complete/fail/view_progress) and plan_to_tasks: readiness, retries, races, tasks as the steps' state, tenants. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import type { Ctx } from "../src/core/context";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { call, count, fails, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, sqlOf, type World } from "./helpers";
 
 const START = "2026-07-01T09:00:00.000Z";

@@ -1,7 +1,7 @@
 /** The plan store: save/load/list/delete, validation of the steps' graph, versions, compare and rollback, tenant isolation. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { dependencyGraph, findCycle } from "../src/plans/schema";
 import { getPlan, setPlanStatus } from "../src/plans/store";
 import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";

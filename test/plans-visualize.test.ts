@@ -5,8 +5,9 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { callTool, findTool } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { effortHours, MAX_DIAGRAM_CHARS, MAX_EDGES, MAX_FILE_LINKS, MAX_FILES } from "../src/plans/visualize";
 import { BIG, HOSTILE, PLAN } from "./fixtures/plans";
 import { call, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";

@@ -9,10 +9,10 @@ import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
 import { ingestDocument } from "../src/docs/ingest";
 import { GUIDE_TOPICS } from "../src/guide/topics";
-import { complete, MAX_COMPLETION_VALUES, RESOURCE_TEMPLATE_COMPLETIONS } from "../src/mcp/completions";
-import type { Ctx } from "../src/mcp/context";
-import { getAnyPrompt, InvalidPromptParams, listAllPrompts, MAX_EMBEDDED_CHARS, WORKFLOW_PROMPTS } from "../src/mcp/prompts";
-import { attachGuideSkills, guideSkillFiles, guideSkills, SKILLS_PREFIX, toolsNamedIn } from "../src/mcp/skills";
+import { complete, MAX_COMPLETION_VALUES, RESOURCE_TEMPLATE_COMPLETIONS } from "../src/server/completions";
+import type { Ctx } from "../src/core/context";
+import { getAnyPrompt, InvalidPromptParams, listAllPrompts, MAX_EMBEDDED_CHARS, WORKFLOW_PROMPTS } from "../src/server/prompts";
+import { attachGuideSkills, guideSkillFiles, guideSkills, SKILLS_PREFIX, toolsNamedIn } from "../src/server/skills";
 import { ALL_TOOL_NAMES } from "./tool-names";
 import { makeCtx, ok, seedIdentity, type Structured } from "./helpers";
 

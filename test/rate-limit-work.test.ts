@@ -6,10 +6,11 @@
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { BATCH_ALLOWANCE, type Meter } from "../src/mcp/meter";
-import { type PipelineOp, type PipelineSurface, runExecute } from "../src/mcp/pipeline";
-import { ALL_TOOLS, toolListing } from "../src/mcp/registry";
+import type { Ctx } from "../src/core/context";
+import { BATCH_ALLOWANCE, type Meter } from "../src/core/meter";
+import { type PipelineOp, type PipelineSurface, runExecute } from "../src/core/pipeline";
+import { ALL_TOOLS } from "../src/server/registry";
+import { toolListing } from "../src/core/listing";
 import worker from "../src/index";
 import { count, makeCtx, seedIdentity, type TestIdentity } from "./helpers";
 

@@ -3,9 +3,11 @@
  * one call answers, with truncation reported and nothing lost to a caller that follows the hint.
  */
 import { describe, expect, it } from "vitest";
-import { capResponse, MAX_RESPONSE_CHARS } from "../src/mcp/response-cap";
-import { ALL_TOOLS, callTool, findTool, listedTool } from "../src/mcp/registry";
-import { ToolError } from "../src/mcp/errors";
+import { capResponse, MAX_RESPONSE_CHARS } from "../src/core/response-cap";
+import { ALL_TOOLS, findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
+import { listedTool } from "../src/core/listing";
+import { ToolError } from "../src/core/errors";
 import { call, fails, makeCtx, ok, seedIdentity, TestClock, type Structured } from "./helpers";
 
 const WHY = "Recorded by the response-size tests with enough words";

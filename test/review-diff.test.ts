@@ -5,7 +5,8 @@
  * tool over the registry with the server's own (empty) stage wiring.
  */
 import { describe, expect, it } from "vitest";
-import { callTool, findTool } from "../src/mcp/registry";
+import { findTool } from "../src/server/registry";
+import { callTool } from "../src/core/call";
 import { classifyChange } from "../src/review/classify";
 import { fileStatus, MAX_DIFF_FILES, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView, type DiffFile } from "../src/review/diff";
 import { failurePolicy, filterFindings, mergeFindings } from "../src/review/findings";

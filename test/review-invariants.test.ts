@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it, vi } from "vitest";
 import { MAX_DIFF_FILES, parseUnifiedDiff, toChangedFileView } from "../src/review/diff";
 import { invariantsStage, MAX_INVARIANTS, normalizeRepoPath } from "../src/review/invariants";
 import { updateReviewSettings } from "../src/review/settings";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import releaseDiff from "./fixtures/review/invariants/hono-release-oidc.diff?raw";
 import requestIdDiff from "./fixtures/review/invariants/hono-request-id.diff?raw";
 import websocketDiff from "./fixtures/review/invariants/hono-websocket-refactor.diff?raw";
@@ -11,7 +11,7 @@ import honoYaml from "./fixtures/review/invariants/hono.review-invariants.yml?ra
 import { errorBody, example, FakeGitHub } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
 import { fails, newWorld, ok } from "./helpers";
-import { findTool } from "../src/mcp/registry";
+import { findTool } from "../src/server/registry";
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -13,7 +13,7 @@ import { afterEach, beforeEach, describe, expect, it } from "vitest";
 import { setWebhookSecretSql } from "../src/git/operator";
 import type { Env } from "../src/env";
 import worker from "../src/index";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { commentableLines, publishReview } from "../src/review/publish";
 import { type BatchReviewer, reviewSessionStub, sessionGitHub } from "../src/review/reactive";
 import { type BatchResult, mergeBatches, parseChangedFiles, retryDelayMs } from "../src/review/reactive-plan";

@@ -2,8 +2,8 @@
 import { env } from "cloudflare:workers";
 import picomatch from "picomatch";
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import type { Ctx } from "../src/core/context";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { pathRules } from "../src/review/preflight";
 import { DEFAULT_CONFIG_PATHS, DEFAULT_HOTSPOTS, globProblem, reviewSettingsFor, SETTINGS_GLOB_OPTIONS } from "../src/review/settings";
 import { errorBody, example, FakeGitHub } from "./github/fake";

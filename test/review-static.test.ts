@@ -1,6 +1,6 @@
 /** run_static_analysis and review_diff's static stage: what GitHub ran for a commit, as review findings. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { staticStage } from "../src/review/static-analysis";
 import { findingSchema } from "../src/review/types";
 import scanning from "./fixtures/review/github/code-scanning-express.json";

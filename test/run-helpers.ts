@@ -1,7 +1,7 @@
 /** Sessions with runs for tests that call tools through the registry rather than over HTTP. */
 import { env } from "cloudflare:workers";
 import { sessionStub } from "../src/durable/session";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { bindSessionRun } from "../src/work/run-model";
 
 /**

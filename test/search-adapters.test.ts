@@ -8,7 +8,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { EmbeddingError, LocalHashEmbedder, MAX_EMBED_CHARS, WorkersAiEmbedder, type AiBinding } from "../src/search/embedder";
 import { reciprocalRankFusion, RRF_K } from "../src/search/hybrid";
 import { backfillEmbeddings, selectSemantic } from "../src/search/semantic";

@@ -4,7 +4,7 @@
  * to the count.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLS } from "../src/mcp/registry";
+import { ALL_TOOLS } from "../src/server/registry";
 import { connectClient, seedIdentity } from "./helpers";
 
 const SEED_001_TOOLS: Record<string, readonly string[]> = {

@@ -9,7 +9,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Env } from "../src/env";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { uploadPrefix } from "../src/work/attachments";
 import { ATTACHMENT_SWEEP_JOB, sweepRowlessUploads } from "../src/work/attachment-sweep";
 import { call, count, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";

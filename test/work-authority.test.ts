@@ -12,7 +12,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { identityForKey } from "../src/auth/identity";
 import { createDb } from "../src/db/client";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { call, connectClient, count, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./helpers";
 import { inSession } from "./run-helpers";
 

@@ -9,9 +9,10 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { ALL_TOOLS, toolListing } from "../src/mcp/registry";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import type { Ctx } from "../src/core/context";
+import { ALL_TOOLS } from "../src/server/registry";
+import { toolListing } from "../src/core/listing";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, settle, type Structured, newWorld, type World } from "./helpers";
 import { mintRun } from "./run-helpers";
 

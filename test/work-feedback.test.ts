@@ -1,7 +1,7 @@
 /** Product feedback: feature_request_create and feature_request_query. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { call, count, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";

@@ -11,8 +11,8 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import type { Ctx } from "../src/core/context";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { claimHandoff } from "../src/work/claims";
 import { HANDOFF_KINDS } from "../src/work/handoffs";
 import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "./helpers";

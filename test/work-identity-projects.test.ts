@@ -6,9 +6,9 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { keyFromTitle } from "../src/work/projects";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";

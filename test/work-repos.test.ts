@@ -10,7 +10,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { normalizeRemote } from "../src/work/repos";
 import { call, count, fails, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
 import { mintRun } from "./run-helpers";

@@ -10,7 +10,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
-import type { Ctx } from "../src/mcp/context";
+import type { Ctx } from "../src/core/context";
 import { runKeyFor, RUN_KEY } from "../src/work/run-model";
 import { call, connectClient, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, seedIdentity, workerFetch, type Structured, type World } from "./helpers";
 import { inSession } from "./run-helpers";

@@ -21,8 +21,8 @@ import { describe, expect, it, vi } from "vitest";
 import { FREQUENT_CRON, jobsFor, runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
 import worker from "../src/index";
-import type { Ctx } from "../src/mcp/context";
-import { DERIVED_WINDOW_MS } from "../src/mcp/idempotency";
+import type { Ctx } from "../src/core/context";
+import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "./helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";

@@ -15,7 +15,7 @@
  * networks at all; these checks are what keeps `wrangler dev` and self-hosted workerd safe.
  */
 import { readCapped } from "../http/body";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { publicFetch } from "../net/public-fetch";
 
 /** The provider's own cap on a metadata document; a larger one fails there anyway. */

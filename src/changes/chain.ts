@@ -6,8 +6,8 @@
  * and names the first row that was edited, deleted or written around the ledger.
  */
 import { sha256Hex } from "../db/ids";
-import { ToolError } from "../mcp/errors";
-import { stableStringify } from "../mcp/idempotency";
+import { ToolError } from "../core/errors";
+import { stableStringify } from "../core/idempotency";
 
 export type ChainKind = "event" | "decision";
 

@@ -1,9 +1,9 @@
 /** The event shape every change-ledger read returns, and the shared ways of reading events. */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { decodeKeyset, encodeKeyset } from "../db/cursor";
-import { invalidInput } from "../mcp/errors";
+import { invalidInput } from "../core/errors";
 import { canonicalPath, pathMatchSql } from "./paths";
 
 export const eventSchema = z.object({

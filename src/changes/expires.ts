@@ -5,7 +5,7 @@
  *   date:YYYY-MM-DD[Thh:mm…] a point in time
  *   manual:LABEL            a condition only a person can judge; never fires by itself
  */
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { iso, parseIsoInstant } from "../db/time";
 import { canonicalPath } from "./paths";
 

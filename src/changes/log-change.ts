@@ -1,8 +1,8 @@
 /** log_change: the change ledger's only writer. */
 import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { activityStatement } from "../work/common";
 import { lookupProject } from "../work/projects";
 import { embedAfterResponse, queueEmbedding, type EmbedRef } from "../search/semantic";

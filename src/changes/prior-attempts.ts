@@ -2,8 +2,8 @@
  * prior_attempts: earlier attempts on an entity, each with an inferred outcome, so an agent
  * does not repeat a change that was already tried and undone. Deterministic and read-only.
  */
-import type { Ctx } from "../mcp/context";
-import { failureText, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { failureText, ToolError } from "../core/errors";
 import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { LocalHashEmbedder } from "../search/embedder";
 import { nearest, selectSemantic } from "../search/semantic";

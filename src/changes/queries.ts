@@ -1,7 +1,7 @@
 /** The change ledger's plain reads: change_diff, blame, change_history, changeset, change_search. */
 import { resolveSince } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import {
   EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent,
   type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters,

@@ -4,7 +4,7 @@
  * an expiry condition that fired, or a stale_when condition echoed by later work.
  */
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { EVENT_COLUMNS, eventFilters, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { parseExpiresWhen, type ExpiresCondition } from "./expires";
 import { dottedAncestors, pathMatchSql } from "./paths";

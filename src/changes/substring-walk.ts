@@ -6,7 +6,7 @@
  * Shorter texts cannot use trigrams and scan the tenant's events newest first.
  */
 import { ftsPhrase } from "../db/fts";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { EVENT_COLUMNS, type EventRowRaw } from "./events";
 import { containsSql } from "./paths";
 

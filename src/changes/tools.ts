@@ -1,7 +1,7 @@
 /** The change ledger's eight tools (seed 000). Handlers are one call into the services. */
 import { z } from "zod";
-import { defineTool, type ToolAnnotations } from "../mcp/define-tool";
-import { excerpt } from "../mcp/errors";
+import { defineTool, type ToolAnnotations } from "../core/define-tool";
+import { excerpt } from "../core/errors";
 import { d1Reader, verifyChain } from "./chain";
 import { decodeCursor, encodeCursor, eventSchema } from "./events";
 import { logChange } from "./log-change";

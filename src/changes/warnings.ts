@@ -2,7 +2,7 @@
  * Advisory checks on a change before it is written. Warnings never block the write; they
  * tell the agent what to improve next time. Secret warnings name the kind, never the text.
  */
-import { secretKinds } from "../mcp/secrets";
+import { secretKinds } from "../core/secrets";
 import type { ChangeType, EntityType } from "./vocab";
 
 

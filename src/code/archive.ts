@@ -8,7 +8,7 @@
 import { createTarDecoder, type ParsedTarEntry } from "modern-tar";
 import type { GitHubClient } from "../git/client";
 import { isSafeRef, isSafeRepoPath, unsafeRef } from "../git/tokens";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { contentEligibility, decodeText, DEFAULT_MAX_FILE_BYTES, HEAD_BYTES, pathEligibility, type SkipReason } from "./eligible";
 
 export type { SkipReason } from "./eligible";

@@ -15,7 +15,7 @@ import { fetchRepoArchive } from "./archive";
 import { backfillCommits } from "./commits";
 import { effectiveLimits } from "./limits";
 import { parseSource, resolveImport, type ParsedFile } from "./parse";
-import { failureText } from "../mcp/errors";
+import { failureText } from "../core/errors";
 import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
 import { indexTerms, scopeToken } from "./terms";
 

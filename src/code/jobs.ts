@@ -5,7 +5,7 @@
  */
 import { uuidv7 } from "../db/ids";
 import type { Env } from "../env";
-import { failureText } from "../mcp/errors";
+import { failureText } from "../core/errors";
 import { failJob, type IndexJob } from "./indexer";
 import { claimJob, indexById, isRunning, releaseDeadJob, type IndexRow } from "./store";
 

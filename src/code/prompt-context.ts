@@ -4,7 +4,7 @@
  * index is behind its branch. One function, so both read the same code the same way.
  */
 import { globMatcher } from "../docs/scope";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { cached } from "./cache";
 import { packContext, type Packed } from "./context";
 import type { IndexRow } from "./store";

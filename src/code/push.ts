@@ -3,7 +3,7 @@
  * each complete index of the pushed branch starts an incremental job from its commit to the new
  * head. A repository needs no registration for either (the index names it by owner/name).
  */
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { recordCommits, type CommitRecord } from "./commits";
 import { startIndexJob } from "./jobs";
 import { findIndex, repoKey } from "./store";

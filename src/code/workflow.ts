@@ -6,7 +6,7 @@
  */
 import { WorkflowEntrypoint, type WorkflowEvent, type WorkflowStep, type WorkflowStepConfig } from "cloudflare:workers";
 import type { Env } from "../env";
-import { failureText } from "../mcp/errors";
+import { failureText } from "../core/errors";
 import { commitsStep, dropGeneration, embedBatch, failJob, fetchFiles, parseBatch, resolveTarget, SUPERSEDED, switchGeneration, type IndexJob } from "./indexer";
 import { applyIncremental, finishIncrementalJob } from "./incremental";
 

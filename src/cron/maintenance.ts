@@ -1,7 +1,7 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
 import { iso } from "../db/time";
 import type { Env } from "../env";
-import { dropOldDeliveries, retryDeliveries } from "../git/webhooks";
+import { dropOldDeliveries, retryDeliveries } from "../server/webhooks";
 import { backfillEmbeddings } from "../search/semantic";
 import { dropGeneration } from "../code/indexer";
 import { orphanGenerations } from "../code/store";

@@ -1,11 +1,11 @@
 /**
- * Cron: webhook deliveries kept while their source was over its rate limit (src/git/webhook-backlog.ts)
+ * Cron: webhook deliveries kept while their source was over its rate limit (src/server/webhook-backlog.ts)
  * are processed now, oldest first, each counted in its source's counter as a live delivery is, so
  * the backlog drains within the limit and never past it. Bounded per run.
  */
 import { limitsFor } from "../auth/rate-limits";
 import type { Env } from "../env";
-import { feedKept, oldestKept } from "../git/webhook-backlog";
+import { feedKept, oldestKept } from "../server/webhook-backlog";
 
 export const WEBHOOK_BACKLOG_JOB = "webhook_backlog";
 /** Kept deliveries looked at per run (every five minutes). */

@@ -1,5 +1,5 @@
 /** Keyset cursors shared by every paged list. */
-import { invalidInput } from "../mcp/errors";
+import { invalidInput } from "../core/errors";
 
 /**
  * Keyset cursors: the sort values of the last row returned, opaque to callers. Stable under

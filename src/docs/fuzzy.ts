@@ -7,7 +7,7 @@
  * wrong, missing or extra letter in an 8-letter word scores about 0.7–0.8; unrelated words near 0.
  */
 import { ftsPhrase } from "../db/fts";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 
 /** Query words shorter than this are never expanded: three letters leave too few trigrams to judge. */
 export const FUZZY_MIN_WORD = 4;

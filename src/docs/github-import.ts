@@ -11,9 +11,9 @@ import { GitHubError, type GitHubClient, type GitHubResponse, type Operation, ty
 import { githubFor, githubToolError } from "../git/credentials";
 import { repoField, resolveRepo } from "../git/repo";
 import { assertSafeRef, type RepoName } from "../git/tokens";
-import { boundedJson, firstControl } from "../mcp/bounds";
-import type { Ctx } from "../mcp/context";
-import { excerpt, invalidInput, ToolError } from "../mcp/errors";
+import { boundedJson, firstControl } from "../core/bounds";
+import type { Ctx } from "../core/context";
+import { excerpt, invalidInput, ToolError } from "../core/errors";
 import { knownMime } from "./mime";
 import { globMatcher } from "./scope";
 import { ingestDocument, type IndexStatus } from "./ingest";

@@ -11,10 +11,10 @@
  * came from is live with the content it was extracted from (src_hash).
  */
 import type { RE2JS } from "re2js";
-import type { Ctx } from "../mcp/context";
-import { excerpt, invalidInput, notFound } from "../mcp/errors";
-import { re2Lines, re2Matches, type Re2Match } from "../mcp/re2";
-import { WorkBudget } from "../mcp/work-budget";
+import type { Ctx } from "../core/context";
+import { excerpt, invalidInput, notFound } from "../core/errors";
+import { re2Lines, re2Matches, type Re2Match } from "../core/re2";
+import { WorkBudget } from "../core/work-budget";
 import { normalizePath } from "./store";
 
 export const RELATIONS = ["LINKS_TO", "IMPORTS", "DEFINES"] as const;

@@ -9,9 +9,9 @@
  */
 import { globMatcher, scopeMatcher } from "./scope";
 import { RE2JS } from "re2js";
-import { compileRe2 } from "../mcp/re2";
-import type { Ctx } from "../mcp/context";
-import { invalidInput } from "../mcp/errors";
+import { compileRe2 } from "../core/re2";
+import type { Ctx } from "../core/context";
+import { invalidInput } from "../core/errors";
 import type { DocScope } from "./op";
 import { normalizePath } from "./store";
 

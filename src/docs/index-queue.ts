@@ -8,7 +8,7 @@
 import { createDb } from "../db/client";
 import { iso, systemClock } from "../db/time";
 import type { Env } from "../env";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import type { Extraction } from "./extract";
 import { getDocument } from "./store";
 import { indexDocument, recordIndex, storeExtraction } from "./text-index";

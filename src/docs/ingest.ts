@@ -1,4 +1,4 @@
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { type ExtractStatus, kindOf } from "./extract";
 import { enqueueIndex } from "./index-queue";
 import { putDocument, type PutDocumentInput, type PutDocumentResult } from "./store";

@@ -4,7 +4,7 @@
  * has no filesystem of the caller's: each form is refused with one stable code and the way that
  * works here.
  */
-import { excerpt, ToolError } from "../mcp/errors";
+import { excerpt, ToolError } from "../core/errors";
 
 export const NO_LOCAL_FILESYSTEM = "no_local_filesystem";
 

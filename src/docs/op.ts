@@ -1,6 +1,6 @@
 import type { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import type { CallCost } from "../mcp/meter";
+import type { Ctx } from "../core/context";
+import type { CallCost } from "../core/meter";
 
 /** Which composite tool runs an op: docs_query (reads), docs_execute (writes) or docs_session. */
 export type OpCategory = "query" | "execute" | "session";
@@ -23,7 +23,7 @@ export interface OpDef<P extends z.ZodObject = z.ZodObject> {
    * generic and needs no entry. Throws ToolError with the seed's text.
    */
   normalize?(params: Record<string, unknown>): Record<string, unknown>;
-  /** A batch op's array of items, each beyond the allowance a rate-limit unit (src/mcp/meter.ts). */
+  /** A batch op's array of items, each beyond the allowance a rate-limit unit (src/core/meter.ts). */
   cost?: Exclude<CallCost, "ops">;
   run(ctx: Ctx, params: z.output<P>): Promise<Record<string, unknown>>;
 }

@@ -8,7 +8,7 @@
  * Flate streams are inflated with a counter (never kept, except object streams, which may hold
  * the page dictionaries), and each page dictionary's /Contents names the streams it reads.
  */
-import { WorkBudget } from "../mcp/work-budget";
+import { WorkBudget } from "../core/work-budget";
 import { concatBytes } from "../net/bytes";
 
 /** One stream inflating past this is not given to pdf.js at all: it would hold it in memory per page. */

@@ -12,8 +12,8 @@
  */
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
 import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode } from "@modelcontextprotocol/server";
-import type { Ctx } from "../mcp/context";
-import { excerpt, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { excerpt, ToolError } from "../core/errors";
 import { getDocument } from "./store";
 
 /** A prompt document larger than this is refused by prompts/get rather than sent to a model. */

@@ -4,7 +4,7 @@
  * file name in any folder (the seed's `*.tmp`).
  */
 import picomatch from "picomatch";
-import { excerpt, invalidInput } from "../mcp/errors";
+import { excerpt, invalidInput } from "../core/errors";
 import type { DocScope } from "./op";
 
 export function globMatcher(patterns: readonly string[]): (path: string) => boolean {

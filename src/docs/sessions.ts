@@ -18,9 +18,9 @@
  *   it changes nothing else here.
  */
 import { globMatcher } from "./scope";
-import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
-import { firstControl } from "../mcp/bounds";
-import type { Ctx } from "../mcp/context";
+import { excerpt, invalidInput, notFound, ToolError } from "../core/errors";
+import { firstControl } from "../core/bounds";
+import type { Ctx } from "../core/context";
 import { iso } from "../db/time";
 import type { CurrentSession, PinEntry, SessionView } from "../durable/doc-sessions";
 import type { DocScope } from "./op";

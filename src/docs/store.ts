@@ -6,10 +6,10 @@
 import { sha256Hex, uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import type { Env } from "../env";
-import type { Ctx } from "../mcp/context";
-import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { excerpt, invalidInput, notFound, ToolError } from "../core/errors";
 import { concatBytes } from "../net/bytes";
-import { firstControl } from "../mcp/bounds";
+import { firstControl } from "../core/bounds";
 import { chunkSpans } from "./chunker";
 
 export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;

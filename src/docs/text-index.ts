@@ -5,7 +5,7 @@
  * (indexDocument) its knowledge-graph edges. A version is indexed once indexed_at is set.
  */
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { embedAfterResponse, queueEmbedding, selectSemantic } from "../search/semantic";
 import { documentEmbedText, vectorId } from "../search/sources";
 import { extractText, type Extraction, type ExtractStatus } from "./extract";

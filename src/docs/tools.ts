@@ -4,9 +4,9 @@
  * shared pipeline engine.
  */
 import { z } from "zod";
-import { defineTool } from "../mcp/define-tool";
-import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, namedField, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchemaOf } from "../mcp/composite";
-import { queryText } from "../mcp/pipeline";
+import { defineTool } from "../core/define-tool";
+import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, namedField, openResult, queryTool, sessionParamsSchema, sessionTool, stepSchemaOf } from "../core/composite";
+import { queryText } from "../core/pipeline";
 import { DOCS_SURFACE } from "./ops";
 
 export const docsQuery = defineTool({

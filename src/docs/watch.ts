@@ -8,8 +8,8 @@ import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { githubFor, githubToolError } from "../git/credentials";
 import type { RepoName } from "../git/tokens";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { type GitHubImportResult, pathNotFound, prepareImport, RequestBudget, runImport, within } from "./github-import";
 import { deleteDocument } from "./store";
 
@@ -210,7 +210,7 @@ function touchedPaths(payload: Json): Set<string> | null {
 }
 
 /**
- * The push hook (src/git/webhooks.ts): syncs this tenant's watches on the pushed repository and
+ * The push hook (src/server/webhooks.ts): syncs this tenant's watches on the pushed repository and
  * branch. The delivery belongs to one tenant already, and only that tenant's watches are read.
  * Returns a note for the delivery's outcome, or null when no watch was concerned. A watch that
  * fails is noted (and its last_note says why) without failing the delivery: the next push syncs

@@ -4,10 +4,10 @@
  * moved once, without force, to the last commit that succeeded.
  */
 import { z } from "zod";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput, ToolError } from "../mcp/errors";
+import { defineTool } from "../core/define-tool";
+import { invalidInput, ToolError } from "../core/errors";
 import { GitHubError } from "./client";
-import { MAX_ARG_BYTES } from "../mcp/bounds";
+import { MAX_ARG_BYTES } from "../core/bounds";
 import { githubFor } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";

@@ -5,8 +5,8 @@
  * `git cherry-pick --abort` would.
  */
 import { z } from "zod";
-import { defineTool } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
+import { defineTool } from "../core/define-tool";
+import { ToolError } from "../core/errors";
 import { githubFor } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";

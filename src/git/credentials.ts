@@ -6,7 +6,7 @@
  * a credential; they are written by the `github` command (docs/git.md: Connecting a tenant).
  */
 import type { Env } from "../env";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { GitHubClient, GitHubError, type TokenSource } from "./client";
 
 export const DEFAULT_API_BASE = "https://api.github.com";

@@ -4,7 +4,7 @@
  * no index or working tree, so staged/unstaged are refused with a hint.
  */
 import { z } from "zod";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { cleanText } from "./untrusted";
 import { cell, defaultBranch, explainMissing, fullName, type Git, gitReadTool, repoParams } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";

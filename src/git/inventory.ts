@@ -3,7 +3,7 @@
  * (owner/name) and its parity paths become `owner/name@ref`; presets supply either.
  */
 import { z } from "zod";
-import { invalidInput, ToolError } from "../mcp/errors";
+import { invalidInput, ToolError } from "../core/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
 import {

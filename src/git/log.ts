@@ -6,8 +6,8 @@
  */
 import { repoField } from "./repo";
 import { z } from "zod";
-import { ToolError } from "../mcp/errors";
-import { compileRe2 } from "../mcp/re2";
+import { ToolError } from "../core/errors";
+import { compileRe2 } from "../core/re2";
 import { RE2JS } from "re2js";
 import { cleanText } from "./untrusted";
 import {

@@ -5,7 +5,7 @@
  * without force, to the head the landed sources built.
  */
 import { z } from "zod";
-import { defineTool } from "../mcp/define-tool";
+import { defineTool } from "../core/define-tool";
 import { githubFor } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";

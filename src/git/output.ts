@@ -3,7 +3,7 @@
  * never null; `format: "markdown"` renders the same payload for people.
  */
 import { z } from "zod";
-import type { ErrorBody } from "../mcp/errors";
+import type { ErrorBody } from "../core/errors";
 
 /** The seed's MCP_JSON_FORMAT_VERSION: the payload shapes here are its v2 shapes. */
 export const JSON_FORMAT_VERSION = "2";

@@ -5,7 +5,7 @@
  * the tenant's store wins over the same name in a file.
  */
 import { z } from "zod";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { decodeBase64 } from "./contents";
 import { cleanText } from "./untrusted";
 import { cell, defaultBranch, fullName, type Git, gitReadTool, isNotFound, repoNotFound, repoParams } from "./read-tool";

@@ -4,9 +4,9 @@
  * (markdown, or the minified payload with empty fields omitted), and bounded fan-out.
  */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import { defineTool, type ToolDef } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool, type ToolDef } from "../core/define-tool";
+import { ToolError } from "../core/errors";
 import { GitHubError, type GitHubClient } from "./client";
 import { githubFor, githubToolError } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";

@@ -3,8 +3,8 @@
  * (its id or slug). A registered repository must live on the GitHub this server talks to.
  */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { apiBase } from "./credentials";
 import { parseOwnerName, type RepoName } from "./tokens";
 

@@ -6,7 +6,7 @@
  */
 import { repoField } from "./repo";
 import { z } from "zod";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import type { RepoName } from "./tokens";
 import { assertSafeRef } from "./tokens";
 import { cleanText } from "./untrusted";

@@ -3,7 +3,7 @@
  * any request is built, with the seed's safe-token rules (seed 002, rethunk-git), so user text can
  * never steer a request to another path or host.
  */
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 
 /** GitHub user and organisation names: alphanumerics and single inner hyphens, at most 39. */
 const OWNER = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;

@@ -1,5 +1,5 @@
 /** The git toolset (seed 002 over the GitHub API): every tool, in the seed's order. */
-import type { AnyToolDef } from "../mcp/define-tool";
+import type { AnyToolDef } from "../core/define-tool";
 import { batchCommit } from "./batch-commit";
 import { gitCherryPick } from "./cherry-pick";
 import { gitDiffSummaryTool } from "./diff";

@@ -6,8 +6,8 @@
  * so each tool keeps one way of reading its repositories.
  */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import { invalidInput, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { invalidInput, ToolError } from "../core/errors";
 import { resolveRepo } from "./repo";
 import type { RepoName } from "./tokens";
 

@@ -7,9 +7,9 @@
  * instead of being overwritten; that failure is a retryable `conflict` and nothing was changed.
  */
 import { z } from "zod";
-import { confirmFirst, mayAsk } from "../mcp/confirm";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import { confirmFirst, mayAsk } from "../core/confirm";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { type GitHubClient, GitHubError, type GitHubResponse, type Operation, type Params } from "./client";
 import { githubToolError } from "./credentials";
 import { isProtectedBranch, type RepoName } from "./tokens";

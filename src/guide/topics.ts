@@ -2,7 +2,7 @@
  * The agent manual: the same text serves the `guide` tool and the `ledger://guide` resources.
  * Pure data, so reading it costs no database round trip.
  */
-import { DERIVED_WINDOW_MS } from "../mcp/idempotency";
+import { DERIVED_WINDOW_MS } from "../core/idempotency";
 
 export interface GuideTopic {
   id: string;

@@ -2,7 +2,7 @@
  * Request bodies at the edge: each route states its cap, and a body is refused before it is
  * parsed (docs/limits.md).
  */
-import { MAX_ARG_BYTES } from "../mcp/bounds";
+import { MAX_ARG_BYTES } from "../core/bounds";
 import { concatBytes } from "../net/bytes";
 
 /**

@@ -15,8 +15,8 @@ import { githubActor } from "../auth/oauth-grants";
 import { createDb } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import type { Env } from "../env";
-import { excerpt } from "../mcp/errors";
-import { ALL_TOOLS, TOOLSETS } from "../mcp/registry";
+import { excerpt } from "../core/errors";
+import { ALL_TOOLS, TOOLSETS } from "../server/registry";
 import { ConsentPage, MessagePage, SignInPage, type ToolsetLine } from "../web/pages";
 import { csrfOk, issueCsrf, pageHeaders, STYLESHEET, STYLESHEET_PATH } from "../web/security";
 

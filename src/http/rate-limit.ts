@@ -7,8 +7,8 @@
 import type { Identity } from "../auth/identity";
 import { limitsFor } from "../auth/rate-limits";
 import type { Env } from "../env";
-import { type ErrorBody, excerpt, ToolError } from "../mcp/errors";
-import { BATCH_ALLOWANCE, type Meter } from "../mcp/meter";
+import { type ErrorBody, excerpt, ToolError } from "../core/errors";
+import { BATCH_ALLOWANCE, type Meter } from "../core/meter";
 
 export { DEFAULT_KEY_PER_MIN, DEFAULT_TENANT_PER_MIN, limitsFor, perMinute } from "../auth/rate-limits";
 
@@ -144,7 +144,7 @@ export function throttleError(t: Throttle): ErrorBody & { retry_after_seconds: n
 }
 
 /**
- * The meter a /mcp request's tools charge (src/mcp/meter.ts), starting from the request's own
+ * The meter a /mcp request's tools charge (src/core/meter.ts), starting from the request's own
  * unit counted at the edge. Units beyond that fail closed: when a counter cannot be reached, a
  * call that costs one unit still runs (the edge let it through) and one that costs more is refused.
  */

@@ -3,7 +3,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { sessionStub } from "../durable/session";
 import type { Env } from "../env";
-import { CONFIRM_WAIT_MS } from "../mcp/confirm";
+import { CONFIRM_WAIT_MS } from "../core/confirm";
 
 /**
  * Questions a 2025-era server asks its client (elicitation/create before a destructive call) and

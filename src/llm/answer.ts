@@ -3,7 +3,7 @@
  * cannot be used. Models wrap JSON in fences or prose even in JSON mode, and an answer differs
  * from call to call, so an unusable one is a retryable llm_bad_output, never an empty result.
  */
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 
 /** The first JSON object in a model's answer: bare, or inside a ``` fence, or amid prose. */
 export function extractJson(text: string): unknown {

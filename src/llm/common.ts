@@ -2,8 +2,8 @@
  * What both completion adapters share: the error codes a model call fails with, a timeout that
  * holds even when the backend ignores its abort signal, and bounded retries. (Reading a model's answer is src/llm/answer.ts.)
  */
-import { excerpt, ToolError } from "../mcp/errors";
-import { maskText } from "../mcp/secrets";
+import { excerpt, ToolError } from "../core/errors";
+import { maskText } from "../core/secrets";
 
 /** Generated tokens when the caller names no bound: a review's JSON fits well within it. */
 export const DEFAULT_MAX_TOKENS = 4096;

@@ -5,7 +5,7 @@
  * deterministic ones keep working.
  */
 import type { Env } from "../env";
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import { OpenAiCompatibleModel } from "./openai";
 import type { CompletionModel } from "./types";
 import { DEFAULT_WORKERS_AI_MODEL, WorkersAiModel } from "./workers-ai";

@@ -4,7 +4,7 @@
  * with a bearer key. Rate limits and server errors are retried a bounded number of times,
  * honouring `retry-after`; the key never appears in an error, even when the backend quotes it.
  */
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import type { Completion, CompletionModel, CompletionRequest } from "./types";
 import {
   backendWords, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS, llmMalformed, llmRejected, llmTimeout, llmUnavailable, realSleep,

@@ -11,7 +11,7 @@
  * server from being used to probe for such addresses.
  */
 import { concatBytes } from "./bytes";
-import { excerpt, ToolError } from "../mcp/errors";
+import { excerpt, ToolError } from "../core/errors";
 
 export interface PublicFetchOptions {
   /** Largest body accepted, in bytes; more is refused without being kept. */

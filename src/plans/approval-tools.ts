@@ -7,9 +7,9 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { invalidInput, ToolError } from "../core/errors";
 import { actorRefField, afterTimeAndId, cursorField, keysetPage, limitField, resolveActor } from "../work/common";
 import { answerStatements, dueAtField, handoffStatements, maybeHandoff, parseDueAt, type Verdict } from "../work/handoffs";
 import { approvalBody, approvalSummary } from "./approval-body";

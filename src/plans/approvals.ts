@@ -6,8 +6,8 @@
  * compare-and-swap from pending, so of two racing answers exactly one lands.
  */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { jsonArray, type Condition } from "../work/common";
 
 export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "modification_requested"] as const;

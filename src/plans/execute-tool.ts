@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { repoField } from "../git/repo";
-import { defineTool } from "../mcp/define-tool";
+import { defineTool } from "../core/define-tool";
 import { planParam } from "./params";
 import { EXECUTION_MODES, executePlan, MAX_EXECUTE_STEPS } from "./execute";
 import { progressSchema } from "./progress";

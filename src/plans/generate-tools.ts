@@ -12,10 +12,10 @@ import { indexedOf, indexesField, optionalRepoField } from "../code/tools/common
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { requireModel } from "../llm";
-import { boundedJson } from "../mcp/bounds";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { excerpt, invalidInput, ToolError } from "../mcp/errors";
+import { boundedJson } from "../core/bounds";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { excerpt, invalidInput, ToolError } from "../core/errors";
 import { diffPlans } from "./diff";
 import { draftPlan, MAX_PROMPT_PLAN_CHARS, promptPlan, redraftPlan, type Drafted } from "./generate";
 import { planReport } from "./report";

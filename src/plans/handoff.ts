@@ -5,7 +5,7 @@
  * puts first. Every list is capped, so a 200-step plan still makes a small handoff.
  */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { readStepRows, STEP_STATUSES, stepStates, type StepStatus } from "./progress";
 import { PLAN_STATUSES, type Plan, type PlanStep } from "./schema";
 import { getPlan, readVersion } from "./store";

@@ -1,9 +1,9 @@
 /** Parameters the plan tools share: a plan passed in, a saved plan's id, a version, a plan's labels. */
 import { z } from "zod";
-import { boundedJson, jsonBytes } from "../mcp/bounds";
-import { invalidInput } from "../mcp/errors";
-import { parseArgs } from "../mcp/inputs";
-import { advertisedAs } from "../mcp/json-schema";
+import { boundedJson, jsonBytes } from "../core/bounds";
+import { invalidInput } from "../core/errors";
+import { parseArgs } from "../core/inputs";
+import { advertisedAs } from "../core/json-schema";
 import { MAX_PLAN_BYTES, planIdField, planInputSchema, type PlanInput } from "./schema";
 import { MAX_VERSIONS } from "./store";
 

@@ -8,7 +8,7 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { jsonArray } from "../work/common";
 import type { TaskStatus } from "../work/task-summary";
 import type { Plan, PlanStatus } from "./schema";

@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { completePlan, nameFromGoal, planContent, type Plan, type PlanInput } from "./schema";
 import { appendFollowingSteps } from "./progress";
 import { findPlan, insertPlan, planExists, planMetaSchema, readVersion, relabel } from "./store";

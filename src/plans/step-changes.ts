@@ -10,7 +10,7 @@
 import { z } from "zod";
 import { isSafeRepoPath } from "../git/tokens";
 import { extractJson, unusableAnswer } from "../llm/answer";
-import { excerpt } from "../mcp/errors";
+import { excerpt } from "../core/errors";
 import { promptScrubber, scrubForPrompt } from "../review/secrets";
 import type { Plan, PlanStep } from "./schema";
 

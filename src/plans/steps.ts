@@ -7,10 +7,11 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool, type AnyToolDef } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
-import { findTool, runTool } from "../mcp/registry";
+import type { Ctx } from "../core/context";
+import { defineTool, type AnyToolDef } from "../core/define-tool";
+import { ToolError } from "../core/errors";
+import { toolNamed } from "../core/catalog";
+import { runTool } from "../core/call";
 import {
   followSteps, impliedStatus, progressSchema, readStepRows, stepStates, stepStateSchema, summarize,
   type StepRow, type StepState, type StepStatus, type StoredStepStatus,
@@ -120,7 +121,7 @@ async function applyMoves(ctx: Ctx, l: Loaded, moves: ReadonlyArray<{ n: number;
   }
 }
 
-const task = (name: string): AnyToolDef => findTool(name)!;
+const task = (name: string): AnyToolDef => toolNamed(name);
 
 /** After the moves: the plan's status follows its steps (executing, completed, failed). */
 async function answer(ctx: Ctx, planId: string, n: number, warnings: string[]) {

@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { activityStatement, jsonArray } from "../work/common";
 import { PLAN_STATUSES, planSchema, type Plan, type PlanStatus } from "./schema";
 

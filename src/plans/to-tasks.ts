@@ -7,8 +7,8 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import { defineTool } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
+import { defineTool } from "../core/define-tool";
+import { ToolError } from "../core/errors";
 import { actorRefField } from "../work/common";
 import { findProject } from "../work/projects";
 import { createTasks, LABEL, type ManyItem } from "../work/task-create";

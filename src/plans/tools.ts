@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { iso } from "../db/time";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput } from "../mcp/errors";
+import { defineTool } from "../core/define-tool";
+import { invalidInput } from "../core/errors";
 import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
 import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";

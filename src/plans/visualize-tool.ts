@@ -1,8 +1,8 @@
 /** visualize_plan (seed 004 "Planning Tools"): a Mermaid diagram of a plan passed in or of a saved one. */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { invalidInput } from "../core/errors";
 import { planParam, parsePlan, versionField } from "./params";
 import { completePlan, planIdField, type Plan } from "./schema";
 import { findPlan, planNotFound, readVersion } from "./store";

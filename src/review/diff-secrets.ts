@@ -4,7 +4,7 @@
  * diff. A finding names the rule and the added line, and shows the secret masked as
  * scrub_secrets does, never in full.
  */
-import { WorkBudget } from "../mcp/work-budget";
+import { WorkBudget } from "../core/work-budget";
 import { addedText } from "./added-text";
 import { maskSecret, scanSecrets, SECRET_SCAN_BUDGET } from "./secrets";
 import type { ChangedFileView } from "./stages";

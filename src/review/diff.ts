@@ -10,7 +10,7 @@
  * Every tool of the review room reads diffs through it (review_diff, review_changes,
  * check_invariants), so they agree on what a diff's files and lines are.
  */
-import { ToolError } from "../mcp/errors";
+import { ToolError } from "../core/errors";
 import type { ChangedFileView } from "./stages";
 
 /** About 1 MB of diff text; the arguments of one call are capped at 2 MiB in all. */

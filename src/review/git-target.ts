@@ -9,7 +9,7 @@ import { type ApiFile, filesFor, matchesGlob } from "../git/diff";
 import { defaultBranch, fullName, type Git } from "../git/read-tool";
 import { assertSafeRef, parseRange, type RepoName, unsafeRef } from "../git/tokens";
 import { cleanText } from "../git/untrusted";
-import { invalidInput, ToolError } from "../mcp/errors";
+import { invalidInput, ToolError } from "../core/errors";
 
 export type GitTarget =
   | { kind: "pull"; number: number }

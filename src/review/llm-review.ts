@@ -9,7 +9,7 @@ import { z } from "zod";
 import { matchesGlob } from "../git/diff";
 import { extractJson, unusableAnswer } from "../llm/answer";
 import type { CompletionModel } from "../llm/types";
-import { excerpt, invalidInput, ToolError } from "../mcp/errors";
+import { excerpt, invalidInput, ToolError } from "../core/errors";
 import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, type DiffFile } from "./diff";
 import { promptScrubber } from "./secrets";
 

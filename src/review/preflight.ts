@@ -6,7 +6,7 @@
  * reference's regular expressions written as globs that match the same paths).
  */
 import picomatch from "picomatch";
-import { invalidInput } from "../mcp/errors";
+import { invalidInput } from "../core/errors";
 import { isTestPath } from "./classify";
 import type { ParsedDiff } from "./diff";
 import { DEFAULT_CONFIG_PATHS, DEFAULT_HOTSPOTS, SETTINGS_GLOB_OPTIONS, type HotspotRule, type ReviewSettings } from "./settings";

@@ -18,8 +18,8 @@ import type { Env } from "../env";
 import { GitHubClient, GitHubError } from "../git/client";
 import { apiBase, githubFor, githubToolError, tenantTokenSource } from "../git/credentials";
 import { isSafeRef, isSafeRepoPath, parseOwnerName, type RepoName } from "../git/tokens";
-import type { Ctx } from "../mcp/context";
-import { failureText, invalidInput, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { failureText, invalidInput, ToolError } from "../core/errors";
 import { commentableLines, publishReview } from "./publish";
 import {
   type BatchFinding, type BatchResult, DEFAULT_WORKERS, MAX_CHANGED_FILES, MAX_WORKERS, mergeBatches, parseChangedFiles, planSteps, type PlannedStep,

@@ -6,8 +6,8 @@
  */
 import { resolveRepo } from "../git/repo";
 import type { RepoName } from "../git/tokens";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import { runRepoContext } from "../work/run-model";
 
 /** Candidates named in a refusal, at most. */

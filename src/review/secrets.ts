@@ -13,11 +13,11 @@
  * text, whatever the text. Not done: gitleaks' decoding passes (base64/hex/percent-encoded
  * secrets) and rules that flag a file by its name alone.
  *
- * src/mcp/secrets.ts (the registry's masking of what writes store) is separate on purpose: it
+ * src/core/secrets.ts (the registry's masking of what writes store) is separate on purpose: it
  * names a kind and never shows any part of the value.
  */
 import { RE2JS, type Matcher } from "re2js";
-import { WorkBudget } from "../mcp/work-budget";
+import { WorkBudget } from "../core/work-budget";
 import { GITLEAKS } from "./gitleaks-rules";
 
 export interface GitleaksAllowlist {

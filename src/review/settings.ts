@@ -7,7 +7,7 @@
 import picomatch from "picomatch";
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 
 /** A hotspot: an id reported when any changed path matches one of its globs (picomatch, case-insensitive, dot: true). */
 export const hotspotRuleSchema = z.object({

@@ -5,7 +5,7 @@
  * a stage is done.
  */
 import type { RepoName } from "../git/tokens";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import type { ChangeType, Finding } from "./types";
 
 /** A changed file as the stages see it: enough to plan what context to read around each hunk. */

@@ -20,8 +20,8 @@ import { apiBase, githubToolError, tenantTokenSource } from "../git/credentials"
 import { defaultBranch, explainMissing, fullName, repoParams } from "../git/read-tool";
 import { isSafeRef, type RepoName } from "../git/tokens";
 import { cleanText } from "../git/untrusted";
-import type { Ctx } from "../mcp/context";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { ToolError } from "../core/errors";
 import type { ReviewStages, StaticOutcome } from "./stages";
 import { CATEGORIES, SEVERITY_RANK, type Category, type Finding, type Severity } from "./types";
 

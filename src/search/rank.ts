@@ -5,7 +5,7 @@
  */
 import type { Env } from "../env";
 import { reciprocalRankFusion } from "./hybrid";
-import { failureText } from "../mcp/errors";
+import { failureText } from "../core/errors";
 import { nearest, selectSemantic } from "./semantic";
 import type { EmbedObjectType } from "./sources";
 

@@ -7,7 +7,7 @@ import { getCookie, setCookie } from "hono/cookie";
 import { randomToken } from "../auth/github-signin";
 
 export const STYLESHEET_PATH = "/oauth/style.css";
-// The server's own mark (src/mcp/icons.ts), so a signed-in tab is recognisable among others.
+// The server's own mark (src/server/icons.ts), so a signed-in tab is recognisable among others.
 export const FAVICON_PATH = "/icons/agent-ledger.svg";
 const CSRF_COOKIE = "__Host-ledger-csrf";
 export const CSRF_FIELD = "csrf";

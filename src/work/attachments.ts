@@ -1,11 +1,11 @@
 /** Attachments (seed 001): links and files on work objects; file bytes live in R2. */
 import { z } from "zod";
-import { confirmFirst } from "../mcp/confirm";
+import { confirmFirst } from "../core/confirm";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput, notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../core/errors";
 import { activityStatement, limitField } from "./common";
 import { findObject } from "./collab";
 

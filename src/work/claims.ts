@@ -12,8 +12,8 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { invalidInput, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { invalidInput, ToolError } from "../core/errors";
 
 export const DEFAULT_LEASE_SECONDS = 3600;
 

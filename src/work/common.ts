@@ -3,8 +3,8 @@ import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { encodeKeyset } from "../db/cursor";
-import type { Ctx } from "../mcp/context";
-import { notFound } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { notFound } from "../core/errors";
 
 /** An actor reference as tools take it: an actor id, its external_ref, or "me". */
 export const actorRefField = (description: string) =>

@@ -2,11 +2,11 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import { secretKinds } from "../mcp/secrets";
-import { defineTool } from "../mcp/define-tool";
-import { notFound, ToolError } from "../mcp/errors";
+import { secretKinds } from "../core/secrets";
+import { defineTool } from "../core/define-tool";
+import { notFound, ToolError } from "../core/errors";
 import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 
 export const FEEDBACK_KINDS = ["bug", "friction", "capability", "docs"] as const;
 export const FEEDBACK_STATUSES = ["open", "accepted", "in_progress", "shipped", "declined"] as const;

@@ -1,11 +1,11 @@
 /** Handoffs and the inbox (seed 001): typed work requests between actors. */
 import { z } from "zod";
-import { boundedJson } from "../mcp/bounds";
+import { boundedJson } from "../core/bounds";
 import { uuidv7 } from "../db/ids";
 import { iso, parseIsoInstant } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { excerpt, invalidInput, notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { excerpt, invalidInput, notFound, ToolError } from "../core/errors";
 import { activityStatement, actorRefField, type Condition, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
 import { findProject } from "./projects";
 import { findTask } from "./task-model";

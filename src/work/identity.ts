@@ -2,9 +2,9 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { ToolError } from "../core/errors";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
 import { notificationSchema } from "./collab";
 import { guideTool } from "./guide";

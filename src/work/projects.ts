@@ -2,9 +2,9 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { notFound, ToolError } from "../core/errors";
 import {
   activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema,
   resolveActor, keysetPage,

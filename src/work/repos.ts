@@ -2,9 +2,9 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput, notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../core/errors";
 import { activityStatement, afterTimeAndId, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
 import { findObject } from "./collab";
 import { findProject } from "./projects";

@@ -4,12 +4,12 @@
  * with a verdict, and read what a run or a whole tree did.
  */
 import { z } from "zod";
-import { boundedJson } from "../mcp/bounds";
+import { boundedJson } from "../core/bounds";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { invalidInput, ToolError } from "../core/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "./common";
 import { findRepository } from "./repos";
 import {

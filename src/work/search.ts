@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { ftsPhrase, ftsQuery, ftsWords } from "../db/fts";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput } from "../mcp/errors";
+import { defineTool } from "../core/define-tool";
+import { invalidInput } from "../core/errors";
 import { limitField } from "./common";
 import { findProject } from "./projects";
 

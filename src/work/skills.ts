@@ -2,9 +2,9 @@
 import { z } from "zod";
 import { sha256Hex, uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput, notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../core/errors";
 import { activityStatement, jsonArray, limitField } from "./common";
 import { findProject } from "./projects";
 

@@ -1,9 +1,9 @@
 /** task_claim and task_release: leased claims through the scope's ClaimsDO. */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { notFound, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { notFound, ToolError } from "../core/errors";
 import { followTask } from "../plans/progress";
 import { activityStatement } from "./common";
 import { findProject, projectSchema } from "./projects";

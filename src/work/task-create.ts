@@ -2,10 +2,10 @@
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { BRIEF_IN_LISTING } from "../mcp/json-schema";
-import { invalidInput, notFound } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { BRIEF_IN_LISTING } from "../core/json-schema";
+import { invalidInput, notFound } from "../core/errors";
 import { activityStatement, actorRefField, dateField, resolveActor } from "./common";
 import { findProject } from "./projects";
 import { criterionSchema, findTask, selectTask, taskSchema, toTask, type TaskRow } from "./task-model";

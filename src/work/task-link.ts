@@ -1,8 +1,8 @@
 /** task_link: dependency edges and parent links, cycle-checked edge by edge. */
 import { z } from "zod";
 import { iso } from "../db/time";
-import { defineTool } from "../mcp/define-tool";
-import { invalidInput } from "../mcp/errors";
+import { defineTool } from "../core/define-tool";
+import { invalidInput } from "../core/errors";
 import { activityStatement } from "./common";
 import { findTask, MAX_DEPENDENCIES, taskRefField, taskSchema } from "./task-model";
 

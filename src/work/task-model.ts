@@ -1,7 +1,7 @@
 /** Tasks as stored and as returned, the state machine, and the reads the task tools share. */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
-import { notFound } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { notFound } from "../core/errors";
 import { jsonArray } from "./common";
 import { TASK_STATE_SQL, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./task-summary";
 

@@ -1,6 +1,6 @@
 /** task_query and task_get. */
 import { z } from "zod";
-import { defineTool } from "../mcp/define-tool";
+import { defineTool } from "../core/define-tool";
 import { commentSchema, type CommentRow, toComment } from "./collab";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "./common";
 import { reviewStanding, reviewStandingSchema } from "./handoffs";

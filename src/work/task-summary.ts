@@ -1,6 +1,6 @@
 /** The short form of a task that lists (whoami, briefs, queries) share, and its derived state. */
 import { z } from "zod";
-import type { Ctx } from "../mcp/context";
+import type { Ctx } from "../core/context";
 import { jsonArray } from "./common";
 
 export const TASK_STATUSES = ["todo", "in_progress", "in_review", "done", "cancelled"] as const;

@@ -1,9 +1,9 @@
 /** task_update (state machine, optimistic concurrency, done gates) and task_assign. */
 import { z } from "zod";
 import { iso } from "../db/time";
-import type { Ctx } from "../mcp/context";
-import { defineTool } from "../mcp/define-tool";
-import { excerpt, invalidInput, ToolError } from "../mcp/errors";
+import type { Ctx } from "../core/context";
+import { defineTool } from "../core/define-tool";
+import { excerpt, invalidInput, ToolError } from "../core/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
 import { followTask } from "../plans/progress";

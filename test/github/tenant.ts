@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
 import { encryptToken } from "../../src/git/credentials";
-import type { Ctx } from "../../src/mcp/context";
+import type { Ctx } from "../../src/core/context";
 import type { FakeGitHub } from "./fake";
 
 export const TEST_CREDENTIALS_KEY = "test-credentials-key-0123456789abcdef";

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { iso } from "../../db/time";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { resolveRepo } from "../../git/repo";
-import type { Ctx } from "../../mcp/context";
-import { ToolError } from "../../mcp/errors";
+import type { Ctx } from "../../core/context";
+import { ToolError } from "../../core/errors";
 import { listIndexes, repoKey, type IndexRow } from "../store";
 
 export const codeRepoField = z

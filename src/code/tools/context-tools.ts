@@ -1,8 +1,8 @@
 /** get_context_for_prompt and git_commit_retrieval (seed 004). */
 import { z } from "zod";
 import { resolveSince } from "../../db/time";
-import { defineTool } from "../../mcp/define-tool";
-import { invalidInput } from "../../mcp/errors";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput } from "../../core/errors";
 import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/handoff";
 import { commitScope } from "../commits";
 import { CHARS_PER_TOKEN } from "../context";

@@ -1,11 +1,11 @@
 /** Index control: index_workspace, reindex_workspace, index_status, clear_index, get_workspace_info. */
 import { z } from "zod";
-import { confirmFirst } from "../../mcp/confirm";
+import { confirmFirst } from "../../core/confirm";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { isSafeRef } from "../../git/tokens";
-import type { Ctx } from "../../mcp/context";
-import { defineTool } from "../../mcp/define-tool";
-import { invalidInput, ToolError } from "../../mcp/errors";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, ToolError } from "../../core/errors";
 import { cacheStats } from "../cache";
 import { dropGeneration } from "../indexer";
 import { effectiveLimits, limitsField, limitsOut, type LimitsInput } from "../limits";

@@ -1,7 +1,7 @@
 /** Retrieval: semantic_search, codebase_retrieval and get_file (seed 004's context and search tools). */
 import { z } from "zod";
-import { defineTool } from "../../mcp/define-tool";
-import { ToolError } from "../../mcp/errors";
+import { defineTool } from "../../core/define-tool";
+import { ToolError } from "../../core/errors";
 import { cached } from "../cache";
 import { searchCode, type Chunk, type Hit } from "../retrieval";
 import type { IndexRow } from "../store";

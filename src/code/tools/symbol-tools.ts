@@ -1,8 +1,8 @@
 /** Symbols: symbol_search, symbol_definition, symbol_references, find_callers, find_callees, impact_analysis. */
 import { z } from "zod";
-import type { Ctx } from "../../mcp/context";
-import { defineTool } from "../../mcp/define-tool";
-import { ToolError } from "../../mcp/errors";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { ToolError } from "../../core/errors";
 import type { IndexRow } from "../store";
 import { callsWithin, definitionsOf, fileLines, findSymbols, importersOf, referencesTo, type RefRow, type SymbolRow } from "../symbols";
 import { indexedOf, indexesField, liveIndexes, optionalRepoField } from "./common";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { invalidInput } from "../../mcp/errors";
-import { secretKinds } from "../../mcp/secrets";
+import { invalidInput } from "../../core/errors";
+import { secretKinds } from "../../core/secrets";
 import { githubImportParams, importFromGitHub } from "../github-import";
 import { ingestDocument } from "../ingest";
 import { noLocalFilesystem, quotedPath } from "../local-paths";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import type { Ctx } from "../../mcp/context";
+import type { Ctx } from "../../core/context";
 import { defineOp } from "../op";
 
 /** One page of rows plus the total, in one round trip. */

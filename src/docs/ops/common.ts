@@ -1,9 +1,9 @@
 /** Pieces several document-store ops share: parameter fields, document rows, path matching. */
 import picomatch from "picomatch";
 import { z } from "zod";
-import { boundedJson } from "../../mcp/bounds";
-import type { Ctx } from "../../mcp/context";
-import { excerpt, invalidInput } from "../../mcp/errors";
+import { boundedJson } from "../../core/bounds";
+import type { Ctx } from "../../core/context";
+import { excerpt, invalidInput } from "../../core/errors";
 import { PENDING_NOTE } from "../ingest";
 import { globMatcher } from "../scope";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store";

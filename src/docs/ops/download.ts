@@ -4,8 +4,8 @@
  */
 import { z } from "zod";
 import { sha256Hex } from "../../db/ids";
-import { boundedJson, firstControl } from "../../mcp/bounds";
-import { excerpt, invalidInput, ToolError } from "../../mcp/errors";
+import { boundedJson, firstControl } from "../../core/bounds";
+import { excerpt, invalidInput, ToolError } from "../../core/errors";
 import { ingestDocument } from "../ingest";
 import { knownMime } from "../mime";
 import { defineOp } from "../op";

@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ToolError, invalidInput, notFound, excerpt } from "../../mcp/errors";
-import type { Ctx } from "../../mcp/context";
+import { ToolError, invalidInput, notFound, excerpt } from "../../core/errors";
+import type { Ctx } from "../../core/context";
 import { defineOp } from "../op";
 import { relatedDocuments } from "../graph";
 import { noLocalFilesystem } from "../local-paths";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { invalidInput } from "../../mcp/errors";
+import { invalidInput } from "../../core/errors";
 import { GRAPH_LIMIT_MAX, GRAPH_TARGET_HINT, GRAPH_TARGET_REQUIRED, NODE_TYPES, queryGraph, RELATIONS } from "../graph";
 import { defineOp } from "../op";
 import { MAX_PATH_CHARS } from "../store";

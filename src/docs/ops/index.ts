@@ -1,9 +1,9 @@
 import { z } from "zod";
-import { normalizeArgs, parseArgs } from "../../mcp/inputs";
-import { notFound } from "../../mcp/errors";
-import { outcome, type OpKind, type PipelineOp, type PipelineSurface } from "../../mcp/pipeline";
-import { jsonSchema } from "../../mcp/json-schema";
-import { unitsOf } from "../../mcp/meter";
+import { normalizeArgs, parseArgs } from "../../core/inputs";
+import { notFound } from "../../core/errors";
+import { outcome, type OpKind, type PipelineOp, type PipelineSurface } from "../../core/pipeline";
+import { jsonSchema } from "../../core/json-schema";
+import { unitsOf } from "../../core/meter";
 import { type AnyOpDef, defineOp } from "../op";
 import { addOp } from "./add";
 import { listCollectionsOp, listSnapshotsOp } from "./collections";

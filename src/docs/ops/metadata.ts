@@ -1,4 +1,4 @@
-import { excerpt, invalidInput } from "../../mcp/errors";
+import { excerpt, invalidInput } from "../../core/errors";
 
 /** Metadata as the seed passes it: an object, or 'key=value' strings (update's form). */
 export function metadataOf(value: Record<string, unknown> | string[] | undefined): Record<string, unknown> | undefined {

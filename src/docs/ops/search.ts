@@ -12,8 +12,8 @@
 import picomatch from "picomatch";
 import { z } from "zod";
 import { ftsPhrase, ftsWords } from "../../db/fts";
-import type { Ctx } from "../../mcp/context";
-import { invalidInput, ToolError } from "../../mcp/errors";
+import type { Ctx } from "../../core/context";
+import { invalidInput, ToolError } from "../../core/errors";
 import { reciprocalRankFusion } from "../../search/hybrid";
 import { nearest, selectSemantic } from "../../search/semantic";
 import { snippetAround } from "../../search/snippet";

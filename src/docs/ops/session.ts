@@ -1,6 +1,6 @@
 /** The docs_session actions (seed 003 "Tool 3: session"): start, stop, pin, unpin. `watch` lives apart. */
 import { z } from "zod";
-import { invalidInput } from "../../mcp/errors";
+import { invalidInput } from "../../core/errors";
 import { dropWatchesForSession } from "../watch";
 import { defineOp } from "../op";
 import { MAX_PATH_CHARS } from "../store";

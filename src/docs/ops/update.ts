@@ -1,6 +1,6 @@
 import { z } from "zod";
-import type { Ctx } from "../../mcp/context";
-import { invalidInput, notFound, ToolError } from "../../mcp/errors";
+import type { Ctx } from "../../core/context";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
 import { defineOp } from "../op";
 import { MAX_METADATA_JSON_CHARS, MAX_TAGS } from "../store";
 import { type DocRow, documentsByHash, globField, hashField, matchDocuments, metadataObjectField, pathField, tagsField } from "./common";

@@ -4,7 +4,7 @@
  */
 import { z } from "zod";
 import { repoField } from "../../git/repo";
-import { excerpt, invalidInput } from "../../mcp/errors";
+import { excerpt, invalidInput } from "../../core/errors";
 import { relativePath } from "../github-import";
 import { currentSession } from "../sessions";
 import { isLocalPath, noLocalFilesystem, quotedPath } from "../local-paths";

@@ -6,10 +6,10 @@
  */
 import { z } from "zod";
 import { repoField } from "../../git/repo";
-import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
-import { BRIEF_IN_LISTING } from "../../mcp/json-schema";
-import { invalidInput } from "../../mcp/errors";
-import { runTool } from "../../mcp/registry";
+import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { BRIEF_IN_LISTING } from "../../core/json-schema";
+import { invalidInput } from "../../core/errors";
+import { runTool } from "../../core/call";
 import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, reviewDiffText, reviewDiffTool } from "./diff-tools";
 import { reviewGitDiffTool } from "./llm-tools";
 

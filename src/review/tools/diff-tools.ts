@@ -1,5 +1,5 @@
 /** review_diff (seed 004): the deterministic preflight of a unified diff, with optional stages, SARIF and markdown. */
-import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
+import { defineTool, type AnyToolDef } from "../../core/define-tool";
 import { reviewDiff, reviewDiffInput, reviewDiffResultSchema, type ReviewDiffResult } from "../review-diff";
 import { reviewStages } from "../wiring";
 

@@ -1,5 +1,5 @@
 /** Seed 004's review tools (toolset `review`, opt-in). Each file holds one room of them. */
-import type { AnyToolDef } from "../../mcp/define-tool";
+import type { AnyToolDef } from "../../core/define-tool";
 import { autoTools } from "./auto-tools";
 import { diffTools } from "./diff-tools";
 import { invariantTools } from "./invariant-tools";

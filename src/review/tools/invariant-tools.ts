@@ -2,9 +2,9 @@
 import { z } from "zod";
 import { repoField, resolveRepo } from "../../git/repo";
 import { assertSafeRef } from "../../git/tokens";
-import type { Ctx } from "../../mcp/context";
-import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
-import { invalidInput, notFound, ToolError } from "../../mcp/errors";
+import type { Ctx } from "../../core/context";
+import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
 import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "../diff";
 import { MAX_INVARIANTS_BYTES, normalizeRepoPath, parseInvariants, PathRefused, readInvariantsFile, runInvariants } from "../invariants";
 import { DEFAULT_INVARIANTS_PATH, reviewSettingsFor } from "../settings";

@@ -3,8 +3,8 @@ import { z } from "zod";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { repoField } from "../../git/repo";
 import { requireModel } from "../../llm";
-import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
-import { invalidInput } from "../../mcp/errors";
+import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { invalidInput } from "../../core/errors";
 import { diffForTarget, emptyScope, parseTarget } from "../git-target";
 import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 import {

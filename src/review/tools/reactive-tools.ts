@@ -5,8 +5,8 @@
  */
 import { z } from "zod";
 import { repoField } from "../../git/repo";
-import type { Ctx } from "../../mcp/context";
-import { type AnyToolDef, defineTool } from "../../mcp/define-tool";
+import type { Ctx } from "../../core/context";
+import { type AnyToolDef, defineTool } from "../../core/define-tool";
 import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 import { pauseReview, resumeReview, snapshot, startReview, stepGapMs } from "../reactive";
 import { MAX_CHANGED_FILES, progressOf, SESSION_STATUSES, statusView, STEP_KINDS, STEP_STATUSES, telemetryView } from "../reactive-plan";

@@ -1,6 +1,6 @@
 /** scrub_secrets and validate_content (seed 004's guardrails), in the reference's output shapes. */
 import { z } from "zod";
-import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
+import { defineTool, type AnyToolDef } from "../../core/define-tool";
 import { scrubSecrets } from "../secrets";
 import { CONTENT_TYPES, TIERS, validateContent } from "../validate-content";
 

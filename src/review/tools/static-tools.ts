@@ -4,9 +4,9 @@ import { githubFor, githubToolError, tenantTokenSource } from "../../git/credent
 import { isNotFound, repoNotFound, repoParams } from "../../git/read-tool";
 import { repoField, resolveRepo } from "../../git/repo";
 import { isSafeRepoPath } from "../../git/tokens";
-import { defineTool, type AnyToolDef } from "../../mcp/define-tool";
-import { excerpt, invalidInput } from "../../mcp/errors";
-import type { Ctx } from "../../mcp/context";
+import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { excerpt, invalidInput } from "../../core/errors";
+import type { Ctx } from "../../core/context";
 import {
   DEFAULT_HOTSPOTS, DEFAULT_INVARIANTS_PATH, effectiveLists, globProblem, hotspotRuleSchema, MAX_CONFIG_PATHS, MAX_HOTSPOT_RULES,
   reviewSettingsFor, updateReviewSettings, type HotspotRule, type ReviewSettings,

@@ -20,7 +20,7 @@ export interface PipelineOp {
    * the op's place in its call, so a write can tell itself apart from an identical one beside it.
    */
   invoke(ctx: Ctx, params: Record<string, unknown>, stepIndex: number): Promise<StepOutcome>;
-  /** Rate-limit units one call of the op costs, from its params (src/mcp/meter.ts); absent: 1. */
+  /** Rate-limit units one call of the op costs, from its params (src/core/meter.ts); absent: 1. */
   units?(params: Record<string, unknown>): number;
 }
 

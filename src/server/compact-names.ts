@@ -4,8 +4,8 @@
  * a name is resolved to every op it could mean on the surface: one candidate runs, several are
  * refused with the names that pick one, none is explained when the name exists on another surface.
  */
-import { excerpt, ToolError } from "./errors";
-import type { OpKind, PipelineOp } from "./pipeline";
+import { excerpt, ToolError } from "../core/errors";
+import type { OpKind, PipelineOp } from "../core/pipeline";
 
 /** What the resolver needs to know of an op. */
 export interface NamedOp {

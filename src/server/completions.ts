@@ -8,8 +8,8 @@
  * -32602; an unknown prompt has no values to offer (an empty completion).
  */
 import { GUIDE_TOPICS } from "../guide/topics";
-import type { Ctx } from "./context";
-import { excerpt } from "./errors";
+import type { Ctx } from "../core/context";
+import { excerpt } from "../core/errors";
 import { InvalidPromptParams, listAllPrompts, findWorkflowPrompt } from "./prompts";
 
 /** The spec's cap on values in one completion result. */
@@ -44,7 +44,7 @@ export interface Completion {
 
 /**
  * The resource templates and where each variable's values come from. The server lists these
- * same templates (src/mcp/server.ts); a ref/resource must name one of them exactly.
+ * same templates (src/server/server.ts); a ref/resource must name one of them exactly.
  */
 export const RESOURCE_TEMPLATE_COMPLETIONS: Readonly<Record<string, Readonly<Record<string, CompletionSource>>>> = {
   "ledger://guide/{topic}": { topic: "guide_topic" },

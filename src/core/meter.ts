@@ -13,7 +13,7 @@ export const BATCH_ALLOWANCE = 10;
 /**
  * How a tool's call can cost more than one unit. `{ items: "tasks" }`: a batch write, whose array
  * parameter `tasks` holds the things it writes. `"ops"`: a composite tool, whose ops the pipeline
- * engine charges one by one (src/mcp/pipeline.ts).
+ * engine charges one by one (src/core/pipeline.ts).
  */
 export type CallCost = { items: string } | "ops";
 

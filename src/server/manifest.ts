@@ -6,9 +6,9 @@
 import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { completionModel } from "../llm";
-import type { AnyToolDef, ToolsetId, ToolsetMeta } from "./define-tool";
-import { defineTool } from "./define-tool";
-import type { Surface } from "./registry";
+import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
+import { defineTool } from "../core/define-tool";
+import type { Surface } from "../core/context";
 
 /** The toolsets seed 004 (code context, review, planning) is served by. */
 export const SEED_004_TOOLSETS: readonly ToolsetId[] = ["code", "review", "plans"];

@@ -4,7 +4,7 @@ import type { ErrorBody } from "./errors";
 import type { CallCost } from "./meter";
 
 export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs" | "code" | "review" | "plans"
-  /** The tools of compact mode (src/mcp/compact.ts), which is a surface, not a toolset one can select. */
+  /** The tools of compact mode (src/server/compact.ts), which is a surface, not a toolset one can select. */
   | "compact";
 
 export interface ToolsetMeta {
@@ -62,7 +62,7 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   /**
    * "derived": a write called without idempotency_key gets a key derived from its content (tool,
    * caller, arguments, run), so a retried call cannot write twice, with or without a session (the
-   * work ledger's rule; src/mcp/idempotency.ts). A rule narrows it: `when` says which calls derive
+   * work ledger's rule; src/core/idempotency.ts). A rule narrows it: `when` says which calls derive
    * one (a call that is naturally idempotent, like extending one's own lease, must run every time),
    * `keep` which answers are replayed (an empty poll is answered afresh).
    * Absent: only an explicit key makes the write idempotent (log_change mints an event per call).
@@ -76,7 +76,7 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
   secrets?: "handler";
   /**
    * A list tool whose rows are big: the registry adds `fields`, so a caller can ask for only some
-   * keys of each item (src/mcp/fields.ts). Its output must have `items` of objects.
+   * keys of each item (src/core/fields.ts). Its output must have `items` of objects.
    */
   fields?: true;
   /**

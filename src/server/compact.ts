@@ -8,14 +8,17 @@
 import { z } from "zod";
 import { DOCS_SURFACE, DOC_OPS } from "../docs/ops";
 import { type NamedOp, opResolver } from "./compact-names";
-import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepParamsSchema, stepSchema } from "./composite";
-import { CANNOT_ASK } from "./confirm";
-import { defineTool, type AnyToolDef } from "./define-tool";
-import { type ErrorBody, excerpt, notFound, ToolError } from "./errors";
-import { jsonSchema } from "./json-schema";
-import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, type RawStep } from "./pipeline";
-import { unitsOf } from "./meter";
-import { callTool, type Surface, selectTools, toolListing } from "./registry";
+import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepParamsSchema, stepSchema } from "../core/composite";
+import { CANNOT_ASK } from "../core/confirm";
+import { defineTool, type AnyToolDef } from "../core/define-tool";
+import { type ErrorBody, excerpt, notFound, ToolError } from "../core/errors";
+import { jsonSchema } from "../core/json-schema";
+import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, type RawStep } from "../core/pipeline";
+import { unitsOf } from "../core/meter";
+import { selectTools } from "./registry";
+import { callTool } from "../core/call";
+import { toolListing } from "../core/listing";
+import type { Surface } from "../core/context";
 
 const WIDEST: Surface = { toolsets: ["all"], readonly: false };
 

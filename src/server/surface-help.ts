@@ -3,9 +3,10 @@
  * a tool that exists elsewhere, and the server instructions, which name only what the client can
  * call. Both come from the surface the request asked for (toolsets, readonly, compact mode).
  */
-import type { AnyToolDef } from "./define-tool";
-import { excerpt, ToolError } from "./errors";
-import { findBySeedName, findTool, selectTools, type Surface } from "./registry";
+import type { AnyToolDef } from "../core/define-tool";
+import { excerpt, ToolError } from "../core/errors";
+import { findBySeedName, findTool, selectTools } from "./registry";
+import type { Surface } from "../core/context";
 
 export interface SurfaceView extends Surface {
   /** ?mode=compact: every tool is an op of query (reads) or execute (writes). */

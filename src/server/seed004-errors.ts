@@ -5,8 +5,8 @@
  * its code, hint and retryable, so neither reading loses anything. The git tools render seed 002's
  * form through the same errorText hook.
  */
-import type { AnyToolDef } from "./define-tool";
-import type { ErrorBody } from "./errors";
+import type { AnyToolDef } from "../core/define-tool";
+import type { ErrorBody } from "../core/errors";
 
 /** The seed's codes for ours where it names one; any other code is ours in upper case (LLM_NOT_CONFIGURED). */
 const SEED_CODES: Record<string, string> = {

@@ -3,7 +3,6 @@ import type { Clock } from "../db/time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirm";
 import type { Meter } from "./meter";
-import type { Surface } from "./registry";
 
 /** Everything a tool handler may use: who is calling, and the stores it may touch. */
 export interface Ctx {
@@ -33,7 +32,7 @@ export interface Ctx {
   /** The run this write is attributed to (set by the registry from ensureRun); absent for reads and outside sessions. */
   runId?: string;
   /**
-   * How this call's confirmation questions reach the person (src/mcp/confirm.ts); set for every
+   * How this call's confirmation questions reach the person (src/core/confirm.ts); set for every
    * MCP tool call, absent for callers that are not MCP clients (their call is the confirmation).
    */
   confirmer?: Confirmer;
@@ -44,7 +43,7 @@ export interface Ctx {
    * otherwise. It never throws: a lost notification changes nothing. Await it, so notifications keep their order.
    */
   progress?: (done: number, total?: number, message?: string) => Promise<void>;
-  /** Counts the request's work against the caller's rate limits (src/mcp/meter.ts); absent outside /mcp. */
+  /** Counts the request's work against the caller's rate limits (src/core/meter.ts); absent outside /mcp. */
   meter?: Meter;
   /**
    * Units already paid for the call this ctx runs: absent (1) for a request's call, a composite
@@ -59,4 +58,11 @@ export interface Ctx {
   surface?: Surface;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
+}
+
+/** What a request's tools/list shows: which toolsets, and whether only read-only tools. */
+export interface Surface {
+  /** Toolset ids, or `all`; empty means the default toolsets. */
+  toolsets: readonly string[];
+  readonly: boolean;
 }

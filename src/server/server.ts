@@ -6,14 +6,16 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/valida
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
-import type { Ctx } from "./context";
-import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, type ConfirmationAnswer, confirmationForm, type Confirmer, InputNeeded } from "./confirm";
-import type { AnyToolDef } from "./define-tool";
-import { excerpt, ToolError } from "./errors";
+import type { Ctx } from "../core/context";
+import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, type ConfirmationAnswer, confirmationForm, type Confirmer, InputNeeded } from "../core/confirm";
+import type { AnyToolDef } from "../core/define-tool";
+import { excerpt, ToolError } from "../core/errors";
 import { serverIcons, toolIcons } from "./icons";
 import { complete } from "./completions";
 import { getAnyPrompt, listAllPrompts } from "./prompts";
-import { callTool, failureResult, listedTool, type SchemaListing, surfaceNaming } from "./registry";
+import { surfaceNaming } from "./registry";
+import { callTool, failureResult } from "../core/call";
+import { listedTool, type SchemaListing } from "../core/listing";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
 
@@ -249,7 +251,7 @@ function registerLogging(server: McpServer["server"], options: ServeOptions): vo
   });
 }
 
-/** The workflow prompts and the document store's (src/mcp/prompts.ts), on every surface: they are not tools. */
+/** The workflow prompts and the document store's (src/server/prompts.ts), on every surface: they are not tools. */
 function registerPrompts(server: McpServer["server"], ctx: Ctx): void {
   server.setRequestHandler("prompts/list", async () => ({ prompts: await listAllPrompts(ctx) }));
   server.setRequestHandler("prompts/get", async (request) => getAnyPrompt(ctx, request.params.name, request.params.arguments ?? {}));

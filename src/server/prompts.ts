@@ -20,10 +20,10 @@ import { CHANGE_TYPES } from "../changes/vocab";
 import { getPrompt as getDocsPrompt, listPrompts as listDocsPrompts, MAX_PROMPT_ARGUMENT_CHARS } from "../docs/prompts";
 import { findTask, type Task } from "../work/task-model";
 import { projectBriefTool } from "../work/projects";
-import type { Ctx } from "./context";
-import type { AnyToolDef } from "./define-tool";
-import { excerpt, ToolError } from "./errors";
-import { callTool } from "./registry";
+import type { Ctx } from "../core/context";
+import type { AnyToolDef } from "../core/define-tool";
+import { excerpt, ToolError } from "../core/errors";
+import { callTool } from "../core/call";
 import type { CompletionSource } from "./completions";
 
 /**
@@ -41,7 +41,7 @@ export interface WorkflowArgument {
   name: string;
   description: string;
   required?: boolean;
-  /** Where completion/complete finds values for it (src/mcp/completions.ts). */
+  /** Where completion/complete finds values for it (src/server/completions.ts). */
   completion?: CompletionSource;
 }
 

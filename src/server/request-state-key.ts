@@ -1,5 +1,5 @@
 /**
- * The key that seals input_required request state (src/mcp/server.ts). Every isolate must agree on
+ * The key that seals input_required request state (src/server/server.ts). Every isolate must agree on
  * it, since the client's retry may land anywhere: the Worker secret REQUEST_STATE_KEY, or else a key
  * derived from GITHUB_CREDENTIALS_KEY (a secret every deployment with git tools already has). With
  * neither, a per-isolate random key still protects the state but a retry that lands on another

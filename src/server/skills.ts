@@ -16,8 +16,9 @@
 import type { McpServer } from "@modelcontextprotocol/server";
 import { memorySkillFiles, type SkillCatalog, SkillsExtension } from "@modelcontextprotocol/server/ext/skills";
 import { GUIDE_TOPICS, type GuideTopic, renderTopic } from "../guide/topics";
-import type { AnyToolDef } from "./define-tool";
-import { ALL_TOOLS, listedTool } from "./registry";
+import type { AnyToolDef } from "../core/define-tool";
+import { ALL_TOOLS } from "./registry";
+import { listedTool } from "../core/listing";
 
 /** The first segment of every skill URI: skills of this server sit apart from a host's others. */
 export const SKILLS_PREFIX = "agent-ledger";
