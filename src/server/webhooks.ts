@@ -14,6 +14,7 @@ import { applyDocWatches } from "../docs/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
+import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive";
 import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
 import { findTask } from "../work/task-model";
@@ -80,7 +81,7 @@ function pushedCommits(payload: Json): PushedCommit[] {
   return arr(payload.commits).map(obj).flatMap((c) => {
     const sha = str(c.id).toLowerCase();
     const at = Date.parse(str(c.timestamp));
-    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) || Number.isNaN(at)) return [];
+    if (!FULL_COMMIT_SHA.test(sha) || Number.isNaN(at)) return [];
     const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))].slice(0, 3000);
     const author = obj(c.author);
     return [{ sha, message: str(c.message).slice(0, 8000), authorName: str(author.name).slice(0, 200), authorEmail: str(author.email).slice(0, 200), at: iso(new Date(at)), files }];
