@@ -10,7 +10,6 @@
  * is called with the batch's diff, so this module never depends on how a review is done.
  */
 import { repoKey } from "../code/store";
-import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso, systemClock } from "../db/time";
 import type { ReviewSessionDO } from "../durable/review-sessions";
@@ -145,7 +144,7 @@ function fileDiff(f: ApiFile & { patch: string }): string {
 
 function stepCtx(x: StepEnv, spec: SessionSpec): Ctx {
   return {
-    env: x.env, d1: x.env.DB, db: createDb(x.env.DB), tenantId: spec.tenantId, actorId: spec.actorId, actorName: spec.actorName,
+    env: x.env, d1: x.env.DB, tenantId: spec.tenantId, actorId: spec.actorId, actorName: spec.actorName,
     operator: false, sessionId: "", clock: systemClock, waitUntil: x.waitUntil,
   };
 }

@@ -7,7 +7,6 @@
  * and it can only touch the tenant the signature (or the App installation) belongs to.
  */
 import { applyCodePush } from "../code/push";
-import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { applyDocWatches } from "../docs/watch";
@@ -56,7 +55,7 @@ async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
      ON CONFLICT (tenant_id, name) DO UPDATE SET name = name RETURNING id`,
   ).bind(uuidv7(now.getTime()), tenantId, iso(now)).first<{ id: string }>();
   return {
-    env, d1: env.DB, db: createDb(env.DB), tenantId, actorId: row!.id, actorName: "github", operator: false, sessionId: "",
+    env, d1: env.DB, tenantId, actorId: row!.id, actorName: "github", operator: false, sessionId: "",
     clock: { now: () => new Date() },
     waitUntil: () => undefined,
   };
