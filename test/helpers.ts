@@ -6,7 +6,6 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { provisionKey } from "../src/auth/provision";
-import { createDb } from "../src/db/client";
 import type { Clock } from "../src/db/time";
 import type { Ctx } from "../src/core/context";
 import { ToolError } from "../src/core/errors";
@@ -69,7 +68,6 @@ export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessio
   const ctx: Ctx & { waitUntilKey?: object } = {
     env,
     d1: env.DB,
-    db: createDb(env.DB),
     tenantId: id.tenantId,
     actorId: id.actorId,
     actorName: id.actorName,

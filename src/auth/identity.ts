@@ -60,11 +60,6 @@ export async function identityForApiKey(db: Db, text: string): Promise<Identity 
   return identityForKey(db, text);
 }
 
-/** Forgets cached identities (tests use it after revoking a key). */
-export function clearIdentityCache(): void {
-  cache.clear();
-}
-
 async function lookup(db: Db, hash: string): Promise<Identity | null> {
   const row = await db
     .select({

@@ -44,14 +44,6 @@ export function pathMatchSql(path: string): { sql: string; params: string[] } {
 export const nameKeySql = (column: string): string =>
   `rtrim(replace(replace(replace(replace(replace(replace(lower(${column}), '::', '.'), ':', '.'), '/', '.'), '_', '.'), '-', '.') || '.', 's.', '.'), '.')`;
 
-/** Whether `a` and `b` are the same entity or one is a dotted prefix of the other. */
-export function pathsRelated(a: string, b: string): boolean {
-  if (a === b) return true;
-  const la = a.toLowerCase();
-  const lb = b.toLowerCase();
-  return lb.startsWith(`${la}.`) || la.startsWith(`${lb}.`);
-}
-
 /** The dotted ancestors of a path: `a.b.c` → `a`, `a.b`. */
 export function dottedAncestors(path: string): string[] {
   const out: string[] = [];

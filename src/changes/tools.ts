@@ -1,6 +1,6 @@
 /** The change ledger's eight tools (seed 000). Handlers are one call into the services. */
 import { z } from "zod";
-import { defineTool, type ToolAnnotations } from "../core/define-tool";
+import { defineTool, READ_ONLY } from "../core/define-tool";
 import { excerpt } from "../core/errors";
 import { d1Reader, verifyChain } from "./chain";
 import { decodeCursor, encodeCursor, eventSchema } from "./events";
@@ -10,7 +10,6 @@ import { blame, changeDiff, changeHistory, changeSearch, changeset, SEARCH_QUERY
 import { staleDecisions } from "./stale-decisions";
 import { CHANGE_TYPES } from "./vocab";
 
-const READ: ToolAnnotations = { readOnly: true, destructive: false, idempotent: true, openWorld: false };
 
 const PATH_MAX = 1024;
 const LABEL_MAX = 256;
@@ -104,7 +103,7 @@ export const changeDiffTool = defineTool({
   }),
   output: page(eventSchema),
   fields: true,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: (ctx, input) => changeDiff(ctx, input),
   summarize: (r) => `${r.items.length} event(s).`,
 });
@@ -120,7 +119,7 @@ export const blameTool = defineTool({
     status: z.enum(["active", "reverted", "reopened", "no_history"]).describe("Decision status from the latest event."),
     error: z.string().describe("\"\" when found; 'No history found for …' on a miss."),
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: (ctx, input) => blame(ctx, input),
   summarize: (r) => (r.error ? r.error : `${r.change_type} by ${r.agent || "unknown"} at ${r.timestamp}.`),
 });
@@ -141,7 +140,7 @@ export const changeHistoryTool = defineTool({
   }),
   output: page(eventSchema),
   fields: true,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: (ctx, input) => changeHistory(ctx, input),
   summarize: (r) => `${r.items.length} event(s).`,
 });
@@ -158,7 +157,7 @@ export const changesetTool = defineTool({
   }),
   output: page(eventSchema).extend({ error: z.string().describe("\"\" when events were found; 'No events found for changeset …' otherwise.") }),
   fields: true,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: (ctx, input) => changeset(ctx, input),
   summarize: (r) => (r.error ? r.error : `${r.items.length} event(s), oldest first.`),
 });
@@ -177,7 +176,7 @@ export const changeSearchTool = defineTool({
   }),
   output: page(eventSchema),
   fields: true,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: (ctx, input) => changeSearch(ctx, input),
   summarize: (r) => `${r.items.length} match(es).`,
 });
@@ -209,7 +208,7 @@ export const priorAttemptsTool = defineTool({
   }),
   output: page(attemptSchema).extend({ note: z.string().describe("Why fuzzy fell back to substring or missed events, or \"\".") }),
   fields: true,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: (ctx, input) => priorAttempts(ctx, input),
   summarize: (r) => (r.items.length ? `${r.items.length} prior attempt(s).` : "No prior attempts at this confidence."),
 });
@@ -241,7 +240,7 @@ export const staleDecisionsTool = defineTool({
   }),
   output: page(staleSchema),
   fields: true,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => ({ items: await staleDecisions(ctx, input) }),
   summarize: (r) => `${r.items.length} decision(s) to revisit.`,
 });
@@ -272,7 +271,7 @@ export const changeVerifyTool = defineTool({
     unchained_legacy: z.number().int().describe("Rows from before the chain existed, not chained yet (the nightly sweep chains them)."),
     next_cursor: z.string().optional().describe("More entries follow: pass as cursor to continue."),
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const { next_position, ...r } = await verifyChain(d1Reader(ctx.d1), ctx.tenantId, { after: decodeCursor(input.cursor) ?? 0, limit: input.limit });
     return { ...r, ...(next_position !== undefined ? { next_cursor: encodeCursor(next_position) } : {}) };

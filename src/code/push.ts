@@ -4,6 +4,7 @@
  * head. A repository needs no registration for either (the index names it by owner/name).
  */
 import type { Ctx } from "../core/context";
+import { FULL_COMMIT_SHA } from "../core/sha";
 import { recordCommits, type CommitRecord } from "./commits";
 import { startIndexJob } from "./jobs";
 import { findIndex, repoKey } from "./store";
@@ -13,7 +14,6 @@ const str = (v: unknown) => (typeof v === "string" ? v : "");
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
 
-const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 export async function applyCodePush(ctx: Ctx, payload: Json): Promise<string | null> {
   const repository = obj(payload.repository);
@@ -24,7 +24,7 @@ export async function applyCodePush(ctx: Ctx, payload: Json): Promise<string | n
   const repo = repoKey(owner, name);
   const commits: CommitRecord[] = arr(payload.commits).map(obj).flatMap((c) => {
     const sha = str(c.id).toLowerCase();
-    if (!SHA.test(sha)) return [];
+    if (!FULL_COMMIT_SHA.test(sha)) return [];
     const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))];
     return [{ sha, message: str(c.message), author: str(obj(c.author).name), date: str(c.timestamp), files }];
   });
@@ -33,7 +33,7 @@ export async function applyCodePush(ctx: Ctx, payload: Json): Promise<string | n
   const head = str(payload.after).toLowerCase();
   const index = await findIndex(ctx.d1, ctx.tenantId, repo, branch);
   let job = "";
-  if (index && index.generation && SHA.test(head) && head !== index.commit_sha && !payload.deleted) {
+  if (index && index.generation && FULL_COMMIT_SHA.test(head) && head !== index.commit_sha && !payload.deleted) {
     const started = await startIndexJob(ctx.env, index, "incremental", { base: index.commit_sha, head }, ctx.clock.now());
     job = started.started ? `, incremental index job ${started.job_id} started` : `, index busy (job ${started.job_id}, ${started.phase}): index_status shows it behind`;
   }

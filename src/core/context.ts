@@ -1,4 +1,3 @@
-import type { Db } from "../db/client";
 import type { Clock } from "../db/time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirm";
@@ -8,7 +7,6 @@ import type { Meter } from "./meter";
 export interface Ctx {
   env: Env;
   d1: D1Database;
-  db: Db;
   tenantId: string;
   actorId: string;
   /** The calling actor's name (e.g. `claude-code`), as registered with its key. */

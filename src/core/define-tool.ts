@@ -21,6 +21,9 @@ export interface ToolAnnotations {
   openWorld: boolean;
 }
 
+/** A tool that only reads this server's own stores: the same call answers the same way until something writes. */
+export const READ_ONLY: Readonly<ToolAnnotations> = Object.freeze({ readOnly: true, destructive: false, idempotent: true, openWorld: false });
+
 /**
  * One tool, defined once: its contract (name, schemas, annotations) and a short handler.
  * The registry adds everything every tool shares: alias handling, strict validation, the

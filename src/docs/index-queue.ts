@@ -5,7 +5,6 @@
  * message lost) and sends them again; indexing is idempotent per (version, content), so a
  * duplicate message costs a lookup.
  */
-import { createDb } from "../db/client";
 import { iso, systemClock } from "../db/time";
 import type { Env } from "../env";
 import type { Ctx } from "../core/context";
@@ -57,7 +56,7 @@ const isMessage = (b: unknown): b is DocIndexMessage => {
 /** Indexing touches no actor's rows: the context names no actor. */
 function indexerCtx(env: Env, tenantId: string, exec: Pick<ExecutionContext, "waitUntil">): Ctx {
   return {
-    env, d1: env.DB, db: createDb(env.DB), tenantId, actorId: "", actorName: "docs-indexer", operator: false, sessionId: "",
+    env, d1: env.DB, tenantId, actorId: "", actorName: "docs-indexer", operator: false, sessionId: "",
     clock: systemClock, waitUntil: (p) => exec.waitUntil(p),
   };
 }

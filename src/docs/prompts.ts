@@ -14,6 +14,7 @@ import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
 import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode } from "@modelcontextprotocol/server";
 import type { Ctx } from "../core/context";
 import { excerpt, ToolError } from "../core/errors";
+import { clip } from "../core/text";
 import { getDocument } from "./store";
 
 /** A prompt document larger than this is refused by prompts/get rather than sent to a model. */
@@ -156,11 +157,6 @@ function metadataDescription(metadata: string): string | null {
   }
 }
 
-function clip(text: string, max: number): string {
-  const flat = text.replace(/\s+/g, " ");
-  return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
-}
-
 /**
  * The caller's prompt documents, one per derived name (see the clash rule above), by name.
  * A description comes from the document's metadata `description`, else its first markdown
@@ -184,7 +180,7 @@ async function filePrompts(ctx: Ctx): Promise<FilePrompt[]> {
     if (name === null || byName.has(name)) continue;
     const stem = r.name.slice("PROMPT-".length, -".md".length).replace(/[-_]+/g, " ");
     const title = metadataDescription(r.metadata) ?? firstHeading(r.head) ?? stem;
-    byName.set(name, { name, path: r.path, size: r.size, description: `${clip(title, MAX_DESCRIPTION_CHARS)} (from ${r.path})` });
+    byName.set(name, { name, path: r.path, size: r.size, description: `${clip(title.replace(/\s+/g, " "), MAX_DESCRIPTION_CHARS)} (from ${r.path})` });
   }
   return [...byName.values()].sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0)).slice(0, MAX_FILE_PROMPTS);
 }

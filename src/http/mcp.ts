@@ -5,7 +5,6 @@ import {
 import { Hono, type Context } from "hono";
 import { accessOfRequest, type Caller, callerOf } from "../auth/caller";
 import { bearerChallenge } from "../auth/oauth";
-import { createDb } from "../db/client";
 import { systemClock } from "../db/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
@@ -302,7 +301,6 @@ mcpRoutes.post("/", async (c) => {
   const ctx: Ctx = {
     env: c.env,
     d1: c.env.DB,
-    db: createDb(c.env.DB),
     tenantId: caller.identity.tenantId,
     actorId: caller.identity.actorId,
     actorName: caller.identity.actorName,

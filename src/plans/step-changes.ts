@@ -11,6 +11,7 @@ import { z } from "zod";
 import { isSafeRepoPath } from "../git/tokens";
 import { extractJson, unusableAnswer } from "../llm/answer";
 import { excerpt } from "../core/errors";
+import { clippedString } from "../core/text";
 import { promptScrubber, scrubForPrompt } from "../review/secrets";
 import type { Plan, PlanStep } from "./schema";
 
@@ -191,15 +192,14 @@ export function stepPrompt(input: StepPromptInput): { prompt: string; masked: st
 // ---------------------------------------------------------------------------------------------
 // The answer
 
-const clip = (max: number) => z.string().transform((s) => (s.length > max ? `${s.slice(0, max - 1)}…` : s));
 
 const answerSchema = z.object({
-  reasoning: clip(REASONING_CHARS).default(""),
+  reasoning: clippedString(REASONING_CHARS).default(""),
   changes: z.array(z.object({
     path: z.string().min(1).max(4096),
     change_type: z.preprocess((v) => (typeof v === "string" ? v.trim().toLowerCase() : v), z.enum(GENERATED_CHANGE_TYPES)).optional(),
     content: z.string().nullable().optional(),
-    explanation: clip(EXPLANATION_CHARS).default(""),
+    explanation: clippedString(EXPLANATION_CHARS).default(""),
   })).max(MAX_ANSWER_CHANGES),
 });
 

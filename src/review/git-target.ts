@@ -10,6 +10,7 @@ import { defaultBranch, fullName, type Git } from "../git/read-tool";
 import { assertSafeRef, parseRange, type RepoName, unsafeRef } from "../git/tokens";
 import { cleanText } from "../git/untrusted";
 import { invalidInput, ToolError } from "../core/errors";
+import { COMMIT_SHA_PREFIX } from "../core/sha";
 
 export type GitTarget =
   | { kind: "pull"; number: number }
@@ -25,7 +26,6 @@ const WORKING_TREE = /^(staged|unstaged|cached|working|worktree)$/i;
  */
 const PULL = /^(?:(?:#|pr:)(\d{1,10})|(\d{1,6}))$/i;
 /** The reference's test for a commit: 7–40 hex digits. */
-const SHA = /^[0-9a-f]{7,40}$/i;
 
 /** The target as GitHub can serve it; refuses what it cannot (before any request). */
 export function parseTarget(target: string, base: string | undefined): GitTarget {
@@ -54,7 +54,7 @@ export function parseTarget(target: string, base: string | undefined): GitTarget
     noBase("a range (it names its own base)");
     return { kind: "range", range: t };
   }
-  return SHA.test(t) ? { kind: "commit", sha: t } : { kind: "branch", branch: t };
+  return COMMIT_SHA_PREFIX.test(t) ? { kind: "commit", sha: t } : { kind: "branch", branch: t };
 }
 
 export interface TargetDiff {

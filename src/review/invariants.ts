@@ -49,7 +49,6 @@ const GLOB_WORK = 16;
 const INSTRUCTIONS_PER_UNIT = 100;
 
 export const ACTIONS = ["deny", "require", "when_require"] as const;
-export type InvariantAction = (typeof ACTIONS)[number];
 
 export interface InvariantRegex {
   pattern: string;

@@ -19,6 +19,7 @@ import { extractJson } from "../llm/answer";
 import type { CompletionModel } from "../llm/types";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
+import { clip } from "../core/text";
 import { promptScrubber } from "./secrets";
 import type { ChangedFileView, LlmOutcome, LlmRequest, ReviewStages } from "./stages";
 import { CATEGORIES, type Finding, findingSchema, SEVERITIES } from "./types";
@@ -139,7 +140,7 @@ function prompt(focus: string, sections: [string, string][], customInstructions:
   ].join("\n\n");
 }
 
-const clipped = (v: unknown, max: number) => (typeof v === "string" && v.length > max ? `${v.slice(0, max - 1)}…` : v);
+const clipped = (v: unknown, max: number) => (typeof v === "string" ? clip(v, max) : v);
 
 /** One finding as the model wrote it, made to fit the shared shape where that is unambiguous. */
 function normalize(item: unknown): unknown {

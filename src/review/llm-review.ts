@@ -10,6 +10,7 @@ import { matchesGlob } from "../git/diff";
 import { extractJson, unusableAnswer } from "../llm/answer";
 import type { CompletionModel } from "../llm/types";
 import { excerpt, invalidInput, ToolError } from "../core/errors";
+import { clippedString } from "../core/text";
 import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, type DiffFile } from "./diff";
 import { promptScrubber } from "./secrets";
 
@@ -74,27 +75,26 @@ function userPrompt(diff: string, contexts: [string, string][], opts: ReviewOpti
   return parts.join("\n\n");
 }
 
-const clip = (max: number) => z.string().transform((s) => (s.length > max ? `${s.slice(0, max - 1)}…` : s));
 /** Models write "P1" as often as 1. */
 const priority = z.preprocess((v) => (typeof v === "string" && /^P?[0-3]$/i.test(v.trim()) ? Number(v.trim().replace(/^p/i, "")) : v), z.number().int().min(0).max(3));
 
 const modelFindingSchema = z.object({
-  id: clip(100).pipe(z.string().min(1)),
-  title: clip(80).pipe(z.string().min(1)),
-  body: clip(4000),
+  id: clippedString(100).pipe(z.string().min(1)),
+  title: clippedString(80).pipe(z.string().min(1)),
+  body: clippedString(4000),
   confidence_score: z.number().min(0).max(1),
   priority,
   category: z.preprocess((v) => (typeof v === "string" ? v.trim().toLowerCase() : v), z.enum(REVIEW_CATEGORIES)),
   code_location: z.object({
-    file_path: clip(500).pipe(z.string().min(1)),
+    file_path: clippedString(500).pipe(z.string().min(1)),
     line_range: z.preprocess(
       (v) => (v && typeof v === "object" && !("end" in v) && "start" in v ? { ...v, end: (v as { start: unknown }).start } : v),
       z.object({ start: z.number().int().min(0), end: z.number().int().min(0) }),
     ),
   }),
   suggestion: z.object({
-    description: clip(4000),
-    code_snippet: clip(8000).optional(),
+    description: clippedString(4000),
+    code_snippet: clippedString(8000).optional(),
     can_auto_fix: z.boolean().default(false),
   }).optional().catch(undefined),
 });
@@ -102,7 +102,7 @@ const modelFindingSchema = z.object({
 const modelReviewSchema = z.object({
   findings: z.array(z.unknown()),
   overall_correctness: z.preprocess((v) => (typeof v === "string" ? v.trim().toLowerCase() : v), z.enum(VERDICTS)),
-  overall_explanation: clip(4000),
+  overall_explanation: clippedString(4000),
   overall_confidence_score: z.number().min(0).max(1),
 });
 

@@ -4,6 +4,7 @@
  * diff. A refusal (no write access, the pull request gone) is the repository's choice, not a fault
  * of the session: it comes back as a warning and the session still completes.
  */
+import { clip } from "../core/text";
 import { GitHubError, type GitHubClient } from "../git/client";
 import type { ReviewResult } from "./reactive-plan";
 import type { Finding } from "./types";
@@ -36,7 +37,6 @@ export function commentableLines(patch: string): Set<number> {
   return lines;
 }
 
-const clip = (text: string, max: number) => (text.length <= max ? text : `${text.slice(0, max - 1)}…`);
 /** Text from a finding goes into GitHub markdown; keep it from closing the code span it is quoted in. */
 const code = (text: string) => `\`${text.replace(/`/g, "'")}\``;
 const where = (f: Finding) => `${f.location.file}:${f.location.startLine}`;

@@ -10,7 +10,6 @@
  * is called with the batch's diff, so this module never depends on how a review is done.
  */
 import { repoKey } from "../code/store";
-import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso, systemClock } from "../db/time";
 import type { ReviewSessionDO } from "../durable/review-sessions";
@@ -20,6 +19,7 @@ import { apiBase, githubFor, githubToolError, tenantTokenSource } from "../git/c
 import { isSafeRef, isSafeRepoPath, parseOwnerName, type RepoName } from "../git/tokens";
 import type { Ctx } from "../core/context";
 import { failureText, invalidInput, ToolError } from "../core/errors";
+import { FULL_COMMIT_SHA } from "../core/sha";
 import { commentableLines, publishReview } from "./publish";
 import {
   type BatchFinding, type BatchResult, DEFAULT_WORKERS, MAX_CHANGED_FILES, MAX_WORKERS, mergeBatches, parseChangedFiles, planSteps, type PlannedStep,
@@ -144,7 +144,7 @@ function fileDiff(f: ApiFile & { patch: string }): string {
 
 function stepCtx(x: StepEnv, spec: SessionSpec): Ctx {
   return {
-    env: x.env, d1: x.env.DB, db: createDb(x.env.DB), tenantId: spec.tenantId, actorId: spec.actorId, actorName: spec.actorName,
+    env: x.env, d1: x.env.DB, tenantId: spec.tenantId, actorId: spec.actorId, actorName: spec.actorName,
     operator: false, sessionId: "", clock: systemClock, waitUntil: x.waitUntil,
   };
 }
@@ -399,7 +399,6 @@ const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(
 const str = (v: unknown): string => (typeof v === "string" ? v : "");
 
 const REVIEW_ACTIONS = new Set(["opened", "synchronize", "reopened", "ready_for_review"]);
-const SHA = /^[0-9a-f]{40}([0-9a-f]{24})?$/;
 
 /**
  * A pull_request delivery for a repository whose review settings opt in to reactive review
@@ -419,7 +418,7 @@ export async function reviewPullRequestEvent(ctx: Ctx, payload: Json): Promise<s
   if (pr.draft === true) return `reactive review: PR #${number} is a draft, not reviewed until it is ready`;
   const head = str(obj(pr.head).sha).toLowerCase();
   const base = str(obj(pr.base).ref);
-  if (!SHA.test(head) || !isSafeRef(base)) return `reactive review: PR #${number} has no usable head sha or base ref`;
+  if (!FULL_COMMIT_SHA.test(head) || !isSafeRef(base)) return `reactive review: PR #${number} has no usable head sha or base ref`;
   const prior = await ctx.d1.prepare(
     `SELECT id, status FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND commit_hash = ? AND status IN ('executing', 'paused', 'completed')
      ORDER BY created_at DESC LIMIT 1`,

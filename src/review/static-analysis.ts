@@ -22,6 +22,7 @@ import { isSafeRef, type RepoName } from "../git/tokens";
 import { cleanText } from "../git/untrusted";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
+import { COMMIT_SHA_PREFIX } from "../core/sha";
 import type { ReviewStages, StaticOutcome } from "./stages";
 import { CATEGORIES, SEVERITY_RANK, type Category, type Finding, type Severity } from "./types";
 
@@ -510,7 +511,6 @@ export async function readStaticAnalysis(ctx: Ctx, target: StaticTarget, opts: S
 // --- Targets -----------------------------------------------------------------------------------
 
 const PULL = /^(?:#|pull\/|refs\/pull\/)(\d{1,9})(?:\/(?:head|merge))?$/;
-const SHA = /^[0-9a-f]{7,40}$/i;
 
 /**
  * What `ref` names: a pull request (pull/<n>, #<n>, refs/pull/<n>/head) reads its head commit's
@@ -537,7 +537,7 @@ export async function resolveTarget(ctx: Ctx, repo: RepoName, ref: string | unde
     const res = await git.gh.request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...repoParams(repo), ref: named, per_page: 1 })
       .catch((err: unknown) => explainMissing(git, repo, err, () => refNotFound(`ref '${named}'`)));
     const sha = res.data.sha;
-    if (SHA.test(named) && sha.toLowerCase().startsWith(named.toLowerCase())) return { repo, sha, matchCommit: sha, label: sha.slice(0, 12) };
+    if (COMMIT_SHA_PREFIX.test(named) && sha.toLowerCase().startsWith(named.toLowerCase())) return { repo, sha, matchCommit: sha, label: sha.slice(0, 12) };
     return { repo, sha, scanningRef: named, label: ref === undefined ? `${named} (the default branch)` : named };
   } catch (err) {
     if (err instanceof DeadlineReached || deadline.reached) {
@@ -559,7 +559,7 @@ const refNotFound = (what: string) =>
 export const staticStage: NonNullable<ReviewStages["staticAnalysis"]> = async (ctx, req): Promise<StaticOutcome> => {
   const none = (warning: string): StaticOutcome => ({ findings: [], analyzersExecuted: 0, warnings: [warning], results: [] });
   if (!req.repo || !req.headSha) return none("static analysis needs the repository and head_sha to read what GitHub ran; nothing was executed.");
-  if (!SHA.test(req.headSha)) return none(`static analysis: head_sha '${req.headSha.slice(0, 60)}' is not a commit sha; nothing was executed.`);
+  if (!COMMIT_SHA_PREFIX.test(req.headSha)) return none(`static analysis: head_sha '${req.headSha.slice(0, 60)}' is not a commit sha; nothing was executed.`);
   try {
     const report = await readStaticAnalysis(
       ctx,

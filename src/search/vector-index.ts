@@ -134,12 +134,6 @@ function remember(namespace: string, entry: LoadedNamespace): void {
   }
 }
 
-/** Forgets every cached namespace (tests that rewrite local_vectors behind the index's back). */
-export function clearLocalVectorCache(): void {
-  loaded.clear();
-  loadedBytes = 0;
-}
-
 /** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors, cached per isolate. */
 export class D1VectorIndex implements VectorIndex {
   readonly kind = "local" as const;

@@ -7,13 +7,13 @@
  * and it can only touch the tenant the signature (or the App installation) belongs to.
  */
 import { applyCodePush } from "../code/push";
-import { createDb } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { applyDocWatches } from "../docs/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
+import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive";
 import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
 import { findTask } from "../work/task-model";
@@ -55,7 +55,7 @@ async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
      ON CONFLICT (tenant_id, name) DO UPDATE SET name = name RETURNING id`,
   ).bind(uuidv7(now.getTime()), tenantId, iso(now)).first<{ id: string }>();
   return {
-    env, d1: env.DB, db: createDb(env.DB), tenantId, actorId: row!.id, actorName: "github", operator: false, sessionId: "",
+    env, d1: env.DB, tenantId, actorId: row!.id, actorName: "github", operator: false, sessionId: "",
     clock: { now: () => new Date() },
     waitUntil: () => undefined,
   };
@@ -80,7 +80,7 @@ function pushedCommits(payload: Json): PushedCommit[] {
   return arr(payload.commits).map(obj).flatMap((c) => {
     const sha = str(c.id).toLowerCase();
     const at = Date.parse(str(c.timestamp));
-    if (!/^[0-9a-f]{40}([0-9a-f]{24})?$/.test(sha) || Number.isNaN(at)) return [];
+    if (!FULL_COMMIT_SHA.test(sha) || Number.isNaN(at)) return [];
     const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))].slice(0, 3000);
     const author = obj(c.author);
     return [{ sha, message: str(c.message).slice(0, 8000), authorName: str(author.name).slice(0, 200), authorEmail: str(author.email).slice(0, 200), at: iso(new Date(at)), files }];

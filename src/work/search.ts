@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ftsPhrase, ftsQuery, ftsWords } from "../db/fts";
 import { defineTool } from "../core/define-tool";
 import { invalidInput } from "../core/errors";
+import { clipCodePoints } from "../core/text";
 import { limitField } from "./common";
 import { findProject } from "./projects";
 
@@ -83,12 +84,10 @@ function trigramQuery(q: string): string | null {
   return [...q].length >= 3 ? ftsPhrase(q) : null;
 }
 
-const clip = (s: string, max: number): string => ([...s].length > max ? `${[...s].slice(0, max - 1).join("")}…` : s);
-
 function toHit(r: HitRow, rank: number, match: Hit["match"]): Hit {
-  const title = r.object_type === "comment" ? clip((r.lead.split("\n")[0] ?? "").trim(), TITLE_MAX) : r.title;
+  const title = r.object_type === "comment" ? clipCodePoints((r.lead.split("\n")[0] ?? "").trim(), TITLE_MAX) : r.title;
   return {
-    object_type: r.object_type, object_id: r.object_id, title, snippet: clip(r.snippet ?? "", SNIPPET_MAX), rank,
+    object_type: r.object_type, object_id: r.object_id, title, snippet: clipCodePoints(r.snippet ?? "", SNIPPET_MAX), rank,
     score: Number((-r.bm).toPrecision(4)), match, project_id: r.project_id,
     ...(r.on_type && r.on_id ? { on: { object_type: r.on_type, object_id: r.on_id } } : {}),
   };

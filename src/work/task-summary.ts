@@ -5,7 +5,6 @@ import { jsonArray } from "./common";
 
 export const TASK_STATUSES = ["todo", "in_progress", "in_review", "done", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];
-export const CLOSED_STATUSES: readonly TaskStatus[] = ["done", "cancelled"];
 
 export const taskSummarySchema = z.object({
   id: z.string().describe("Task id."),

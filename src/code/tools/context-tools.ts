@@ -1,7 +1,7 @@
 /** get_context_for_prompt and git_commit_retrieval (seed 004). */
 import { z } from "zod";
 import { resolveSince } from "../../db/time";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/handoff";
 import { commitScope } from "../commits";
@@ -10,7 +10,6 @@ import { promptContext } from "../prompt-context";
 import { queryTerms, ftsPhrase } from "../terms";
 import { indexedOf, indexesField, optionalRepoField, repoOf } from "./common";
 
-const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
 /** Seed 004's validation messages, word for word (docs/code-review-plans.md: Code context). */
 const contextInput = z.object({
@@ -91,7 +90,7 @@ export const getContextForPromptTool = defineTool({
     indexes: indexesField,
     handoff: handoffSchema.optional(),
   }),
-  annotations: { ...READ, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   run: async (ctx, input) => {
     if (input.handoff_mode === "active_plan" && input.plan_id === undefined) {
       throw invalidInput("plan_id is required when handoff_mode is active_plan", "Pass the saved plan's plan_id (list_plans shows them), or leave handoff_mode out.");
@@ -136,7 +135,7 @@ export const gitCommitRetrievalTool = defineTool({
     })).describe("Best match first."),
     total_found: z.number().int().describe("Matching commits (up to 1000)."),
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
     const repos = name

@@ -1,13 +1,12 @@
 /** Retrieval: semantic_search, codebase_retrieval and get_file (seed 004's context and search tools). */
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { cached } from "../cache";
 import { searchCode, type Chunk, type Hit } from "../retrieval";
 import type { IndexRow } from "../store";
 import { indexedOf, indexedSchema, liveIndexes, optionalRepoField, refField } from "./common";
 
-const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
 const queryField = z.string().trim().min(1).max(1000).describe("What you are looking for, in words or identifiers.");
 
@@ -66,7 +65,7 @@ export const semanticSearchTool = defineTool({
     repo: optionalRepoField,
   }),
   output: searchOutput,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const args = { query: input.query, top_k: input.top_k, mode: input.mode };
@@ -114,7 +113,7 @@ export const codebaseRetrievalTool = defineTool({
       include_tests: z.boolean().describe("Whether tests were kept."),
     }).describe("The filters as applied."),
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const o = input.options;
@@ -161,7 +160,7 @@ export const getFileTool = defineTool({
       commit: z.string().describe("The commit the content is from."),
     }).optional().describe("With include_metadata."),
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo, input.ref);
     const path = input.path.replace(/^\.?\/+/, "");

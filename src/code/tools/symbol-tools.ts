@@ -1,13 +1,12 @@
 /** Symbols: symbol_search, symbol_definition, symbol_references, find_callers, find_callees, impact_analysis. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import type { IndexRow } from "../store";
 import { callsWithin, definitionsOf, fileLines, findSymbols, importersOf, referencesTo, type RefRow, type SymbolRow } from "../symbols";
 import { indexedOf, indexesField, liveIndexes, optionalRepoField } from "./common";
 
-const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 const symbolField = z.string().trim().min(1).max(300).describe("A symbol: a name (login) or qualified name (UserService.login).");
 
 const defSchema = z.object({
@@ -68,7 +67,7 @@ export const symbolSearchTool = defineTool({
     repo: optionalRepoField,
   }),
   output: z.object({ items: z.array(defSchema).describe("Definitions, best match first."), indexes: indexesField }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const rows = await findSymbols(ctx.d1, ctx.tenantId, gensOf(indexes), input.query, input.kind, input.top_k);
@@ -97,7 +96,7 @@ export const symbolDefinitionTool = defineTool({
     items: z.array(defSchema.extend({ code: z.string().describe("The definition's code (up to 300 lines).") })).describe("Definitions."),
     indexes: indexesField,
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const defs = await definitionsOrFail(ctx, indexes, input.symbol, input.path);
@@ -116,7 +115,7 @@ export const symbolReferencesTool = defineTool({
   description: "Where a symbol's name is used (calls and other references), with each line of code.",
   input: z.object({ symbol: symbolField, top_k: z.number().int().min(1).max(500).default(100).describe("Results limit."), repo: optionalRepoField }),
   output: z.object({ items: z.array(refSchema).describe("References by file and line."), indexes: indexesField }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const refs = await referencesTo(ctx.d1, ctx.tenantId, gensOf(indexes), input.symbol, false, input.top_k);
@@ -139,7 +138,7 @@ export const findCallersTool = defineTool({
   description: "The definitions that call a symbol, with the lines of the calls.",
   input: z.object({ symbol: symbolField, top_k: z.number().int().min(1).max(200).default(50).describe("Callers limit."), repo: optionalRepoField }),
   output: z.object({ items: z.array(callerSchema).describe("Callers by file."), indexes: indexesField }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const refs = await referencesTo(ctx.d1, ctx.tenantId, gensOf(indexes), input.symbol, true, 2_000);
@@ -171,7 +170,7 @@ export const findCalleesTool = defineTool({
     caller: z.array(defSchema).describe("The definition(s) read."),
     indexes: indexesField,
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo);
     const defs = await definitionsOrFail(ctx, indexes, input.symbol, input.path);
@@ -216,7 +215,7 @@ export const impactAnalysisTool = defineTool({
     })).describe("Dependent definitions."),
     indexes: indexesField,
   }),
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     if (!input.paths?.length && !input.symbols?.length) throw new ToolError("invalid_input", "impact_analysis needs paths or symbols.", { hint: "Pass paths: [\"src/a.ts\"] or symbols: [\"login\"]." });
     const indexes = await liveIndexes(ctx, input.repo);

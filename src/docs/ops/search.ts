@@ -14,6 +14,7 @@ import { z } from "zod";
 import { ftsPhrase, ftsWords } from "../../db/fts";
 import type { Ctx } from "../../core/context";
 import { invalidInput, ToolError } from "../../core/errors";
+import { clip } from "../../core/text";
 import { reciprocalRankFusion } from "../../search/hybrid";
 import { nearest, selectSemantic } from "../../search/semantic";
 import { snippetAround } from "../../search/snippet";
@@ -368,8 +369,6 @@ async function pageRows(ctx: Ctx, seqs: number[], needles: string[]): Promise<Ma
   return new Map(res.results.map((r) => [r.seq, r]));
 }
 
-const clipLine = (line: string) => (line.length > LINE_CHARS ? `${line.slice(0, LINE_CHARS - 1)}…` : line);
-
 /** Numbered (or plain) lines around the window's first match. */
 function contextLines(row: WindowCols, needles: string[], context: number, numbered: boolean): { snippet: string; line_start: number; line_end: number } {
   const win = row.win;
@@ -395,7 +394,7 @@ function contextLines(row: WindowCols, needles: string[], context: number, numbe
   const from = Math.max(firstWhole, matchLine - context);
   const to = Math.min(lastWhole, matchLine + context);
   const lineNo = (i: number) => row.lines_before + i + 1;
-  const shown = lines.slice(from, to + 1).map((l, k) => (numbered ? `${lineNo(from + k)}: ${clipLine(l)}` : clipLine(l)));
+  const shown = lines.slice(from, to + 1).map((l, k) => (numbered ? `${lineNo(from + k)}: ${clip(l, LINE_CHARS)}` : clip(l, LINE_CHARS)));
   return { snippet: shown.join("\n"), line_start: lineNo(from), line_end: lineNo(to) };
 }
 

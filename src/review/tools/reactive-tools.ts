@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { repoField } from "../../git/repo";
 import type { Ctx } from "../../core/context";
-import { type AnyToolDef, defineTool } from "../../core/define-tool";
+import { type AnyToolDef, defineTool, READ_ONLY } from "../../core/define-tool";
 import { DEFAULT_REPO_NOTE, repoOrDefault } from "../repo-default";
 import { pauseReview, resumeReview, snapshot, startReview, stepGapMs } from "../reactive";
 import { MAX_CHANGED_FILES, progressOf, SESSION_STATUSES, statusView, STEP_KINDS, STEP_STATUSES, telemetryView } from "../reactive-plan";
@@ -107,7 +107,6 @@ const steerOutput = z.object({
 });
 
 const WRITE = { readOnly: false, destructive: false, idempotent: true, openWorld: false } as const;
-const READ = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
 export const reactiveReviewPrTool = defineTool({
   name: "reactive_review_pr",
@@ -168,7 +167,7 @@ export const getReviewStatusTool = defineTool({
   description: "Status and progress of a reactive review session, with the merged findings once they are in.",
   input: z.object({ session_id: sessionIdField }),
   output: statusOutput,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const { s, now } = await view(ctx, input.session_id);
     return statusView(s.state, now, s.result);
@@ -183,7 +182,7 @@ export const getReviewTelemetryTool = defineTool({
   description: "Detailed telemetry of a reactive review session: every step's attempts, durations, files, findings, retries and errors.",
   input: z.object({ session_id: sessionIdField }),
   output: telemetryOutput,
-  annotations: READ,
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const { s, now } = await view(ctx, input.session_id);
     return telemetryView(s.state, now, stepGapMs(ctx.env));

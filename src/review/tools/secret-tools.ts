@@ -1,6 +1,6 @@
 /** scrub_secrets and validate_content (seed 004's guardrails), in the reference's output shapes. */
 import { z } from "zod";
-import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { defineTool, READ_ONLY, type AnyToolDef } from "../../core/define-tool";
 import { scrubSecrets } from "../secrets";
 import { CONTENT_TYPES, TIERS, validateContent } from "../validate-content";
 
@@ -10,7 +10,6 @@ export const MAX_CONTENT = 1_000_000;
 const MAX_SHOWN = 16;
 
 const contentField = z.string().min(1).max(MAX_CONTENT).describe(`The text to scan (at most ${MAX_CONTENT} characters).`);
-const READ_ONLY = { readOnly: true, destructive: false, idempotent: true, openWorld: false } as const;
 
 const detectedSchema = z.object({
   type: z.string().describe("The reference's secret type (aws_key, github_token, private_key, api_key, general_secret, …)."),
