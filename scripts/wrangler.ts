@@ -8,16 +8,16 @@ export const ROOT = path.resolve(import.meta.dirname, "..");
 export const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 
 /**
- * The environment of every wrangler run: no usage metrics, and no download of the sample `Request.cf`
- * object from workers.cloudflare.com, which offline prints a network error's stack trace at every start
- * (the Worker reads no `cf` field, so miniflare's built-in placeholder serves). Either can be set otherwise.
- */
-/**
  * Variables laid over process.env for a child process. Not NodeJS.ProcessEnv: the Worker's generated
  * types (worker-configuration.d.ts) add its wrangler.toml vars to ProcessEnv, which a child's overlay need not set.
  */
 export type EnvOverlay = Record<string, string | undefined>;
 
+/**
+ * The environment of every wrangler run: no usage metrics, and no download of the sample `Request.cf`
+ * object from workers.cloudflare.com, which offline prints a network error's stack trace at every start
+ * (the Worker reads no `cf` field, so miniflare's built-in placeholder serves). Either can be set otherwise.
+ */
 export const wranglerEnv = (extra?: EnvOverlay): NodeJS.ProcessEnv => ({
   ...process.env,
   WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS ?? "false",
