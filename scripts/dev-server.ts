@@ -2,7 +2,7 @@
 import { spawn } from "node:child_process";
 import { createServer } from "node:net";
 import { signalGroup } from "./process-group";
-import { ROOT, WRANGLER, wranglerEnv } from "./wrangler";
+import { ROOT, WRANGLER, wranglerEnv, type EnvOverlay } from "./wrangler";
 
 export interface DevServer {
   baseUrl: string;
@@ -24,7 +24,7 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startDevServer(opts: { persistTo: string; env?: NodeJS.ProcessEnv; vars?: Record<string, string> }): Promise<DevServer> {
+export async function startDevServer(opts: { persistTo: string; env?: EnvOverlay; vars?: Record<string, string> }): Promise<DevServer> {
   const port = await freePort();
   const vars = Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(

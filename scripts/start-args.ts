@@ -2,6 +2,7 @@
 import { createServer } from "node:net";
 import { parseArgs } from "node:util";
 import { freePort } from "./dev-server";
+import type { EnvOverlay } from "./wrangler";
 
 export const USAGE = `usage: npm start [-- [--port <n>] [--inspector-port <n>] [--persist-to <dir>]]
   --port            the loopback port to serve on (default: $PORT, else 8787)
@@ -39,7 +40,7 @@ export interface StartOptions {
   persistTo?: string;
 }
 
-export async function parseStartArgs(argv: string[], env: NodeJS.ProcessEnv): Promise<StartOptions> {
+export async function parseStartArgs(argv: string[], env: EnvOverlay): Promise<StartOptions> {
   const { values } = parseArgs({ args: argv, options: START_OPTIONS });
   const port = parsePort(values.port ?? env.PORT ?? "8787");
   const asked = values["inspector-port"] ?? env.INSPECTOR_PORT;

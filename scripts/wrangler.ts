@@ -8,11 +8,17 @@ export const ROOT = path.resolve(import.meta.dirname, "..");
 export const WRANGLER = path.join(ROOT, "node_modules", "wrangler", "bin", "wrangler.js");
 
 /**
+ * Variables laid over process.env for a child process. Not NodeJS.ProcessEnv: the Worker's generated
+ * types (worker-configuration.d.ts) add its wrangler.toml vars to ProcessEnv, which a child's overlay need not set.
+ */
+export type EnvOverlay = Record<string, string | undefined>;
+
+/**
  * The environment of every wrangler run: no usage metrics, and no download of the sample `Request.cf`
  * object from workers.cloudflare.com, which offline prints a network error's stack trace at every start
  * (the Worker reads no `cf` field, so miniflare's built-in placeholder serves). Either can be set otherwise.
  */
-export const wranglerEnv = (extra?: NodeJS.ProcessEnv): NodeJS.ProcessEnv => ({
+export const wranglerEnv = (extra?: EnvOverlay): NodeJS.ProcessEnv => ({
   ...process.env,
   WRANGLER_SEND_METRICS: process.env.WRANGLER_SEND_METRICS ?? "false",
   CLOUDFLARE_CF_FETCH_ENABLED: process.env.CLOUDFLARE_CF_FETCH_ENABLED ?? "false",
@@ -25,7 +31,7 @@ export interface Target {
   /** Local state folder (wrangler's --persist-to); default .wrangler/state. */
   persistTo?: string;
   /** Extra environment for the wrangler process. */
-  env?: NodeJS.ProcessEnv;
+  env?: EnvOverlay;
 }
 
 const targetArgs = (t: Target) => [t.remote ? "--remote" : "--local", ...(t.persistTo && !t.remote ? ["--persist-to", t.persistTo] : [])];
@@ -52,7 +58,7 @@ export const applyMigrations = (t: Target = {}) => wrangler(["d1", "migrations",
 /** A throwaway state folder, migrated, for a server that must not see the user's `.wrangler/state`. */
 export interface LocalState {
   dir: string;
-  target: { persistTo: string; env: NodeJS.ProcessEnv };
+  target: { persistTo: string; env: EnvOverlay };
   dispose(): Promise<void>;
 }
 

@@ -40,7 +40,8 @@ let held: DocIndexMessage[] = [];
 function holdQueue() {
   held = [];
   vi.spyOn(env.DOC_INDEX, "sendBatch").mockImplementation(async (messages) => {
-    for (const m of messages) held.push(m.body);
+    // The generated binding types the body unknown (wrangler.toml does not say); the app sends DocIndexMessage.
+    for (const m of messages) held.push(m.body as DocIndexMessage);
     return { metadata: { metrics: { backlogCount: held.length, backlogBytes: 0 } } };
   });
 }

@@ -9,6 +9,7 @@ import type { AiBinding } from "../src/search/embedder";
 import type { VectorizeBinding } from "../src/search/vector-index";
 import { dohAnswer } from "./doh";
 import { newWorld, ok, refusal } from "./helpers";
+import { withStandIns } from "./support/env-stand-ins";
 
 const WORKERD = "internal error; reference = 7c1f0a9be23d4411";
 const DIFF = "diff --git a/src/a.ts b/src/a.ts\n--- a/src/a.ts\n+++ b/src/a.ts\n@@ -1 +1,2 @@\n x\n+y\n";
@@ -60,7 +61,7 @@ describe("workerd's internal error text", () => {
     };
     vi.spyOn(console, "error").mockImplementation(() => {});
     vi.spyOn(console, "warn").mockImplementation(() => {});
-    const r = await ok({ ...w.ctx, env: { ...w.ctx.env, AI: ai, VECTORS: vectors } }, "knowledge_search", { q: "automobile servicing" });
+    const r = await ok({ ...w.ctx, env: withStandIns(w.ctx.env, { AI: ai, VECTORS: vectors }) }, "knowledge_search", { q: "automobile servicing" });
     expect(r.mode).toBe("lexical");
     expect(r.note).toMatch(/embedder is unavailable/);
     expect(r.note).not.toContain("reference");

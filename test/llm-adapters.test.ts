@@ -12,6 +12,7 @@ import type { CompletionRequest } from "../src/llm/types";
 import { DEFAULT_WORKERS_AI_MODEL, WorkersAiModel, type AiChatInput, type AiRunOptions } from "../src/llm/workers-ai";
 import { ToolError } from "../src/core/errors";
 import type { AiBinding } from "../src/search/embedder";
+import { withStandIns, type StandInEnv } from "./support/env-stand-ins";
 
 const ask = (over: Partial<CompletionRequest> = {}): CompletionRequest => ({
   messages: [{ role: "system", content: "Answer in JSON." }, { role: "user", content: "Review this diff." }],
@@ -295,7 +296,7 @@ describe("OpenAiCompatibleModel", () => {
 
 describe("completionModel", () => {
   const ai = new WorkersAiStandIn();
-  const withEnv = (over: Partial<Env>) => ({ ...env, ...over }) as Env;
+  const withEnv = (over: StandInEnv) => withStandIns(env as unknown as Env, over);
 
   it("prefers an OpenAI-compatible endpoint, then the AI binding, else none; LLM_PROVIDER=off turns both off", async () => {
     const api = new ChatCompletionsStandIn();

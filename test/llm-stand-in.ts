@@ -1,8 +1,8 @@
 /** A Workers AI binding for tests: scripted chat answers, a record of what the model was shown. */
-import type { Env } from "../src/env";
 import type { AiChatInput } from "../src/llm/workers-ai";
 import type { Ctx } from "../src/core/context";
 import type { AiBinding } from "../src/search/embedder";
+import { withStandIns } from "./support/env-stand-ins";
 
 /** The model wrangler.toml names (LLM_MODEL); the stand-in refuses any other, as Workers AI does. */
 export const MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";
@@ -23,4 +23,4 @@ export class ScriptedAi implements AiBinding {
   }
 }
 
-export const withAi = (ctx: Ctx, ai: AiBinding | undefined): Ctx => ({ ...ctx, env: { ...ctx.env, AI: ai } as Env });
+export const withAi = (ctx: Ctx, ai: AiBinding | undefined): Ctx => ({ ...ctx, env: withStandIns(ctx.env, { AI: ai }) });

@@ -6,7 +6,6 @@
  * GitHub's OpenAPI description.
  */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Env } from "../src/env";
 import type { Completion, CompletionModel, CompletionRequest } from "../src/llm/types";
 import type { AiChatInput } from "../src/llm/workers-ai";
 import { findTool } from "../src/server/registry";
@@ -25,6 +24,7 @@ import { errorBody, example, exampleItem, FakeGitHub } from "./github/fake";
 import { connectGitHub } from "./github/tenant";
 import { MODEL, ScriptedAi, withAi } from "./llm-stand-in";
 import { call, fails, newWorld, ok } from "./helpers";
+import { withStandIns } from "./support/env-stand-ins";
 
 afterEach(() => vi.restoreAllMocks());
 
@@ -145,7 +145,7 @@ describe("review_changes", () => {
     expect(err.hint).toMatch(/AI binding/);
     expect(err.hint).toMatch(/LLM_API_KEY/);
     expect(err.hint).toMatch(/LLM_BASE_URL/);
-    const off = await fails({ ...withAi(w.ctx, new ScriptedAi(() => "")), env: { ...w.ctx.env, AI: new ScriptedAi(() => ""), LLM_PROVIDER: "off" } as Env }, "review_changes", { diff: etagDiff });
+    const off = await fails({ ...withAi(w.ctx, new ScriptedAi(() => "")), env: withStandIns(w.ctx.env, { AI: new ScriptedAi(() => ""), LLM_PROVIDER: "off" }) }, "review_changes", { diff: etagDiff });
     expect(off.code).toBe("llm_not_configured");
   });
 

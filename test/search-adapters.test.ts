@@ -14,6 +14,7 @@ import { reciprocalRankFusion, RRF_K } from "../src/search/hybrid";
 import { backfillEmbeddings, selectSemantic } from "../src/search/semantic";
 import { D1VectorIndex, decodeVector, encodeVector, VectorizeVectorIndex, type VectorizeBinding, type VectorRecord } from "../src/search/vector-index";
 import { newWorld, ok, settle, type Structured, type World } from "./helpers";
+import { withStandIns } from "./support/env-stand-ins";
 
 const T0 = "2030-03-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`sad-${name}`, { start: T0 });
@@ -183,7 +184,7 @@ class VectorizeStandIn implements VectorizeBinding {
 
 /** The ctx's env with both production bindings: selectSemantic picks Workers AI + Vectorize. */
 function production(ctx: Ctx, ai: AiBinding, vectors: VectorizeBinding): Ctx {
-  return { ...ctx, env: { ...ctx.env, AI: ai, VECTORS: vectors } };
+  return { ...ctx, env: withStandIns(ctx.env, { AI: ai, VECTORS: vectors }) };
 }
 
 const embeddingRow = (tenantId: string, id: string) =>
@@ -605,18 +606,18 @@ describe("selectSemantic", () => {
   });
 
   it("uses Workers AI and Vectorize when both are bound, with EMBEDDING_MODEL when set", () => {
-    const { layer, reason } = selectSemantic({ ...base, AI: ai, VECTORS: vectors });
+    const { layer, reason } = selectSemantic(withStandIns(base, { AI: ai, VECTORS: vectors }));
     expect(reason).toBe("");
     expect(layer!.index.kind).toBe("vectorize");
     expect(layer!.embedder).toBeInstanceOf(WorkersAiEmbedder);
     expect(layer!.embedder).toMatchObject({ model: BGE_BASE, dims: 768 });
-    const small = selectSemantic({ ...base, AI: ai, VECTORS: vectors, EMBEDDING_MODEL: "@cf/baai/bge-small-en-v1.5" });
+    const small = selectSemantic(withStandIns(base, { AI: ai, VECTORS: vectors, EMBEDDING_MODEL: "@cf/baai/bge-small-en-v1.5" }));
     expect(small.layer!.embedder).toMatchObject({ model: "@cf/baai/bge-small-en-v1.5", dims: 384 });
   });
 
   it("turns semantic search off, saying why, when only one of the two is bound", () => {
     for (const half of [{ AI: ai }, { VECTORS: vectors }]) {
-      const { layer, reason } = selectSemantic({ ...base, ...half });
+      const { layer, reason } = selectSemantic(withStandIns(base, half));
       expect(layer).toBeNull();
       expect(reason).toMatch(/misconfigured/);
       expect(reason).toContain("AI");
@@ -625,7 +626,7 @@ describe("selectSemantic", () => {
   });
 
   it("turns semantic search off, saying why, when EMBEDDING_MODEL names an unknown model", () => {
-    const { layer, reason } = selectSemantic({ ...base, AI: ai, VECTORS: vectors, EMBEDDING_MODEL: "@cf/nobody/no-model" });
+    const { layer, reason } = selectSemantic(withStandIns(base, { AI: ai, VECTORS: vectors, EMBEDDING_MODEL: "@cf/nobody/no-model" }));
     expect(layer).toBeNull();
     expect(reason).toMatch(/misconfigured/);
     expect(reason).toContain("@cf/nobody/no-model");
@@ -633,7 +634,7 @@ describe("selectSemantic", () => {
 
   it("is off when SEMANTIC_SEARCH is off, whatever is bound", () => {
     for (const bound of [{}, { AI: ai, VECTORS: vectors }]) {
-      const { layer, reason } = selectSemantic({ ...base, ...bound, SEMANTIC_SEARCH: "off" });
+      const { layer, reason } = selectSemantic(withStandIns(base, { ...bound, SEMANTIC_SEARCH: "off" }));
       expect(layer).toBeNull();
       expect(reason).toMatch(/SEMANTIC_SEARCH=off/);
     }
