@@ -16,8 +16,8 @@ export default defineConfig(async () => {
     test: {
       include: ["test/**/*.test.ts"],
       exclude: ["test/e2e/**", "test/scripts/**"],
-      setupFiles: ["./test/setup.ts"],
-      reporters: ["default", "./test/summary-reporter.ts"],
+      setupFiles: ["./test/support/setup.ts"],
+      reporters: ["default", "./test/support/summary-reporter.ts"],
     },
   };
 });

@@ -5,8 +5,8 @@ export default defineConfig({
   test: {
     include: ["test/e2e/**/*.test.ts"],
     environment: "node",
-    globalSetup: ["./test/e2e/global-setup.ts"],
-    reporters: ["default", "./test/summary-reporter.ts"],
+    globalSetup: ["./test/e2e/support/global-setup.ts"],
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 30_000,
     hookTimeout: 120_000,
   },

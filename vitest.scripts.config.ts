@@ -5,7 +5,7 @@ export default defineConfig({
   test: {
     include: ["test/scripts/**/*.test.ts"],
     environment: "node",
-    reporters: ["default", "./test/summary-reporter.ts"],
+    reporters: ["default", "./test/support/summary-reporter.ts"],
     testTimeout: 60_000,
   },
 });

@@ -6,7 +6,7 @@
  */
 import { readdir, readFile } from "node:fs/promises";
 import path from "node:path";
-import type { ArchiveTree } from "../test/github/fake-archive";
+import type { ArchiveTree } from "../test/support/github/fake-archive";
 
 export interface PackageSource {
   /** The package's folder name in node_modules. */

@@ -6,9 +6,9 @@
  * index, not the commit backfill).
  */
 import { freePort } from "../scripts/dev-server";
-import { serveFetch, type LoopbackServer } from "../test/e2e/github-server";
-import { example, FakeGitHub } from "../test/github/fake";
-import { FakeArchives, type ArchiveTree } from "../test/github/fake-archive";
+import { serveFetch, type LoopbackServer } from "../test/e2e/support/github-server";
+import { example, FakeGitHub } from "../test/support/github/fake";
+import { FakeArchives, type ArchiveTree } from "../test/support/github/fake-archive";
 
 export const OWNER = "bench";
 

@@ -1,7 +1,7 @@
 /**
  * Extracts, from GitHub's published OpenAPI description (the @octokit/openapi package), the
  * operations this server calls: method, path template, parameters, required body fields, success
- * response schemas and GitHub's example answers. The committed result (test/github/openapi-subset.json) is what the
+ * response schemas and GitHub's example answers. The committed result (test/support/github/openapi-subset.json) is what the
  * tests check every outgoing GitHub request and every response fixture against.
  *
  *   npm i --no-save @octokit/openapi@23.0.2 && npx tsx scripts/openapi-subset.ts
@@ -98,7 +98,7 @@ async function main(): Promise<void> {
     };
   }
   const out = { source: `@octokit/openapi@${version} generated/api.github.com.deref.json`, operations };
-  await writeFile(path.join(import.meta.dirname, "../test/github/openapi-subset.json"), `${JSON.stringify(out)}\n`);
+  await writeFile(path.join(import.meta.dirname, "../test/support/github/openapi-subset.json"), `${JSON.stringify(out)}\n`);
   console.log(`wrote ${Object.keys(operations).length} operations from @octokit/openapi@${version}`);
 }
 

@@ -6,7 +6,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { changeSummary } from "../src/changes/log-change";
-import { count, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
+import { count, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
 
 const T0 = "2026-03-01T10:00:00.000Z";
 const WHY = "Emails must be unique so password resets reach one account";

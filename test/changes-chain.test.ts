@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { chainLegacyRows } from "../src/changes/chain";
 import { CHAIN_SWEEP_JOB, sweepChains } from "../src/cron/chain-sweep";
-import { count, newWorld, ok, type Structured, type World } from "./helpers";
+import { count, newWorld, ok, type Structured, type World } from "./support/helpers";
 
 const T0 = "2030-02-01T00:00:00.000Z";
 

@@ -6,7 +6,7 @@ import { env } from "cloudflare:workers";
  */
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
-import { call, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { call, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();

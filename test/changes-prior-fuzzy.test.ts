@@ -10,7 +10,7 @@ import type { Ctx } from "../src/core/context";
 import { nameKeySql } from "../src/changes/paths";
 import { LOCAL_NO_MATCH, NEAR_NAMES_SQL } from "../src/changes/prior-attempts";
 import { backfillEmbeddings } from "../src/search/semantic";
-import { count, MINUTE, newWorld, ok, refusedWithoutWrites, settle, type Structured } from "./helpers";
+import { count, MINUTE, newWorld, ok, refusedWithoutWrites, settle, type Structured } from "./support/helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";
 

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { uuidv7 } from "../src/db/ids";
 import type { Ctx } from "../src/core/context";
-import { call, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { call, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
 
 const WHY = "Recorded by the read tests with enough words";
 const HOUR = 60 * MINUTE;

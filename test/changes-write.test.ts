@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { sha256Hex } from "../src/db/ids";
 import type { Ctx } from "../src/core/context";
 import { stableStringify } from "../src/core/idempotency";
-import { inSession } from "./run-helpers";
-import { call, count, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { inSession } from "./support/run-helpers";
+import { call, count, DAY, fails, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
 
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const FIXED_ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;

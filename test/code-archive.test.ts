@@ -5,10 +5,10 @@ import { contentEligibility, decodeText, eligibility, pathEligibility } from "..
 import { EtagCache, GitHubClient, GitHubError } from "../src/git/client";
 import { githubFor, githubToolError } from "../src/git/credentials";
 import { ToolError } from "../src/core/errors";
-import { errorBody, FakeGitHub } from "./github/fake";
-import { FakeArchives, type ArchiveTree } from "./github/fake-archive";
-import { connectGitHub } from "./github/tenant";
-import { newWorld } from "./helpers";
+import { errorBody, FakeGitHub } from "./support/github/fake";
+import { FakeArchives, type ArchiveTree } from "./support/github/fake-archive";
+import { connectGitHub } from "./support/github/tenant";
+import { newWorld } from "./support/helpers";
 
 const DOTCOM = "https://api.github.com";
 const ENTERPRISE = "https://ghe.example.test/api/v3";

@@ -9,11 +9,11 @@ import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { applyCodePush } from "../src/code/push";
 import { FREQUENT_CRON, runMaintenance } from "../src/cron/maintenance";
-import { indexed, rig, workflowsUseFakeGitHub } from "./code-rig";
+import { indexed, rig, workflowsUseFakeGitHub } from "./support/code-rig";
 import { NAME, OWNER, REPO, SHOP_TREE as TREE } from "./fixtures/code/shop";
-import { example } from "./github/fake";
-import type { ArchiveTree } from "./github/fake-archive";
-import { call, fails, ok, type Structured } from "./helpers";
+import { example } from "./support/github/fake";
+import type { ArchiveTree } from "./support/github/fake-archive";
+import { call, fails, ok, type Structured } from "./support/helpers";
 
 workflowsUseFakeGitHub();
 

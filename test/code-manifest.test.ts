@@ -5,7 +5,7 @@
 import { describe, expect, it } from "vitest";
 import { SEED_004_TOOLSETS } from "../src/server/manifest";
 import { ALL_TOOLS } from "../src/server/registry";
-import { connectClient, newWorld, ok, seedIdentity } from "./helpers";
+import { connectClient, newWorld, ok, seedIdentity } from "./support/helpers";
 
 type Manifest = {
   version: string;

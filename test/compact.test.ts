@@ -9,7 +9,7 @@ import { compactSurface } from "../src/server/compact";
 import { ALL_TOOLS } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { toolListing } from "../src/core/listing";
-import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./helpers";
+import { connectClient, count, makeCtx, seedIdentity, type Structured, TestClock } from "./support/helpers";
 
 const ALL = { toolsets: ["all"], readonly: false };
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;

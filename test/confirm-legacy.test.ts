@@ -6,8 +6,8 @@
  */
 import { ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { describe, expect, it } from "vitest";
-import { live, othersAttachment } from "./confirm-rig";
-import { connectClient, makeCtx, workerFetch } from "./helpers";
+import { live, othersAttachment } from "./support/confirm-rig";
+import { connectClient, makeCtx, workerFetch } from "./support/helpers";
 
 type Reply = "yes" | "no" | "cancel";
 

@@ -10,7 +10,7 @@ import { DAILY_CRON, FREQUENT_CRON, jobsFor } from "../src/cron/maintenance";
 import { STALE_SWEEP_JOB, sweepStaleDecisions } from "../src/cron/stale-sweep";
 import type { Env } from "../src/env";
 import worker from "../src/index";
-import { count, newWorld, ok, type Structured } from "./helpers";
+import { count, newWorld, ok, type Structured } from "./support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const DAY_AFTER_EXPIRY = "2030-01-11T06:17:00.000Z";

@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { ALL_TOOLS } from "../src/server/registry";
-import { PAGES, section, tableRows } from "./docs-pages";
+import { PAGES, section, tableRows } from "./support/docs-pages";
 
 /** Each seed's page, and how many tools the seed itself names. */
 const SEEDS = {

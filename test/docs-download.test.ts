@@ -7,7 +7,7 @@ import { checkPublicUrl, DOH_ENDPOINT, isPublicAddress, parseIPv6, publicFetch }
 import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
 import type { Ctx } from "../src/core/context";
 import { ToolError } from "../src/core/errors";
-import { count, makeCtx, refusal, seedIdentity, TestClock } from "./helpers";
+import { count, makeCtx, refusal, seedIdentity, TestClock } from "./support/helpers";
 
 const PUBLIC_V4 = "93.184.215.14";
 const PUBLIC_V6 = "2606:2800:21f:cb07:6820:80da:af6b:8b2c";

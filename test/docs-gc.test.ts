@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { sweepRowlessChunks } from "../src/docs/chunk-sweep";
 import { chunkKey, putDocument } from "../src/docs/store";
-import { makeCtx, seedIdentity } from "./helpers";
+import { makeCtx, seedIdentity } from "./support/helpers";
 
 const HOUR = 3_600_000;
 

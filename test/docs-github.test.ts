@@ -13,10 +13,10 @@ import { getDocument, MAX_DOCUMENT_BYTES } from "../src/docs/store";
 import { dropWatchesForSession, listWatches } from "../src/docs/watch";
 import { processDelivery, recordDelivery } from "../src/server/webhooks";
 import type { Ctx } from "../src/core/context";
-import { errorBody, example, FakeGitHub } from "./github/fake";
-import { FakeRepo } from "./github/fake-repo";
-import { connectGitHub } from "./github/tenant";
-import { count, makeCtx, ok, refusal, seedIdentity, TestClock } from "./helpers";
+import { errorBody, example, FakeGitHub } from "./support/github/fake";
+import { FakeRepo } from "./support/github/fake-repo";
+import { connectGitHub } from "./support/github/tenant";
+import { count, makeCtx, ok, refusal, seedIdentity, TestClock } from "./support/helpers";
 
 const REPO = "octocat/docs";
 const enc = (s: string) => new TextEncoder().encode(s);

@@ -4,7 +4,7 @@ import { graphOp } from "../src/docs/ops/graph";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import { indexDocument } from "../src/docs/text-index";
 import type { Ctx } from "../src/core/context";
-import { makeCtx, refusal, seedIdentity } from "./helpers";
+import { makeCtx, refusal, seedIdentity } from "./support/helpers";
 
 let tenantSeq = 0;
 async function freshCtx(): Promise<Ctx> {

@@ -6,7 +6,7 @@ import type { DocScope } from "../src/docs/op";
 import { grepOp } from "../src/docs/ops/grep";
 import { deleteDocument, putDocument } from "../src/docs/store";
 import type { Ctx } from "../src/core/context";
-import { makeCtx, refusal, seedIdentity } from "./helpers";
+import { makeCtx, refusal, seedIdentity } from "./support/helpers";
 
 let tenantSeq = 0;
 async function freshCtx(): Promise<Ctx> {

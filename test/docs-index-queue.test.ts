@@ -15,7 +15,7 @@ import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { Ctx } from "../src/core/context";
 import { buildPdf, deflatePadded, textContent } from "./fixtures/pdf";
-import { makeCtx, ok, seedIdentity, type Structured, TestClock } from "./helpers";
+import { makeCtx, ok, seedIdentity, type Structured, TestClock } from "./support/helpers";
 
 const enc = (s: string) => new TextEncoder().encode(s);
 const base64 = (bytes: Uint8Array) => {

@@ -1,6 +1,6 @@
 /** Every relative link and #anchor in README.md, docs/*.md and bench/README.md leads to a page and heading that exist. */
 import { describe, expect, it } from "vitest";
-import { anchors, links, PAGES } from "./docs-pages";
+import { anchors, links, PAGES } from "./support/docs-pages";
 
 /** Code that points readers at the docs: comments and hints in the Worker, the scripts and the tests. */
 const CODE = import.meta.glob<string>(["../src/**/*.ts", "../scripts/*.ts", "./**/*.ts"], { query: "?raw", import: "default", eager: true });

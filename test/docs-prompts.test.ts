@@ -7,7 +7,7 @@ import { MAX_PROMPT_DOCUMENT_BYTES, promptNameOf } from "../src/docs/prompts";
 import { deleteDocument } from "../src/docs/store";
 import type { Ctx } from "../src/core/context";
 import { WORKFLOW_PROMPTS } from "../src/server/prompts";
-import { connectClient, makeCtx, seedIdentity, workerFetch } from "./helpers";
+import { connectClient, makeCtx, seedIdentity, workerFetch } from "./support/helpers";
 
 // The workflow prompts (src/server/prompts.ts) come first, then the document store's built-ins.
 const BUILTINS = [...WORKFLOW_PROMPTS.map((p) => p.name), "search_codebase", "summarize_document", "research_docs"];

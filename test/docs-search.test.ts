@@ -9,7 +9,7 @@ import { documentTitle, indexText, vocabulary } from "../src/docs/text-index";
 import type { Ctx } from "../src/core/context";
 import { ToolError } from "../src/core/errors";
 import { buildPdf as buildPdfOf, textContent } from "./fixtures/pdf";
-import { count, makeCtx, refusal, seedIdentity, settle, TestClock } from "./helpers";
+import { count, makeCtx, refusal, seedIdentity, settle, TestClock } from "./support/helpers";
 
 const buildPdf = (lines: string[]) => buildPdfOf(textContent(lines));
 

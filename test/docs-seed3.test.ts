@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { resolvePrev } from "../src/core/pipeline";
 import { findTool } from "../src/server/registry";
 import { toolListing } from "../src/core/listing";
-import { fails, makeCtx, ok, seedIdentity, workerFetch } from "./helpers";
+import { fails, makeCtx, ok, seedIdentity, workerFetch } from "./support/helpers";
 
 async function freshCtx() {
   return makeCtx(await seedIdentity(`seed3-${crypto.randomUUID().slice(0, 8)}`, "writer"));

@@ -7,7 +7,7 @@ import { currentScope, currentSession, listSessions, MAX_PINS_PER_SESSION, MAX_S
 import { deleteDocument } from "../src/docs/store";
 import type { Ctx } from "../src/core/context";
 import { ToolError } from "../src/core/errors";
-import { makeCtx, seedIdentity, TestClock } from "./helpers";
+import { makeCtx, seedIdentity, TestClock } from "./support/helpers";
 
 type Out = Record<string, any>;
 

@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import { chunkSpans, MAX_CHUNK_BYTES, MIN_CHUNK_BYTES } from "../src/docs/chunker";
 import { chunkKey, collectOrphanChunks, deleteDocument, getDocument, MAX_DOCUMENT_BYTES, ORPHAN_GRACE_MS, putDocument, storeStatus } from "../src/docs/store";
 import { sha256Hex } from "../src/db/ids";
-import { count, makeCtx, refusal, seedIdentity, TestClock } from "./helpers";
+import { count, makeCtx, refusal, seedIdentity, TestClock } from "./support/helpers";
 
 /** Deterministic pseudo-random bytes (xorshift32), so failures reproduce. */
 function randomBytes(n: number, seed: number): Uint8Array {

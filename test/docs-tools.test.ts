@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { resolvePrev, resolveReference } from "../src/core/pipeline";
-import { call, count, fails, makeCtx, ok, seedIdentity, TestClock } from "./helpers";
+import { call, count, fails, makeCtx, ok, seedIdentity, TestClock } from "./support/helpers";
 
 async function freshCtx(clock = new TestClock()) {
   const id = await seedIdentity(`docs-tools-${crypto.randomUUID().slice(0, 8)}`, "writer");

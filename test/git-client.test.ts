@@ -7,8 +7,8 @@ import { isProtectedBranch, isSafeRef, isSafeRepoPath, parseOwnerName, parseRang
 import { cleanText } from "../src/git/untrusted";
 import { compact } from "../src/git/output";
 import { ToolError } from "../src/core/errors";
-import { errorBody, example, FAKE_API, FakeGitHub } from "./github/fake";
-import { seedIdentity } from "./helpers";
+import { errorBody, example, FAKE_API, FakeGitHub } from "./support/github/fake";
+import { seedIdentity } from "./support/helpers";
 
 const REPO = { owner: "octocat", repo: "Hello-World" };
 // GitHub's own example lacks `language`, which its schema requires; a real answer has it.

@@ -6,9 +6,9 @@ import { clearSql, deletePresetSql, setInstallationSql, setPresetSql, setTokenSq
 import type { Ctx } from "../src/core/context";
 import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
-import { errorBody, example, exampleItem, FakeGitHub } from "./github/fake";
-import { connectGitHub } from "./github/tenant";
-import { call, fails, newWorld, ok } from "./helpers";
+import { errorBody, example, exampleItem, FakeGitHub } from "./support/github/fake";
+import { connectGitHub } from "./support/github/tenant";
+import { call, fails, newWorld, ok } from "./support/helpers";
 
 afterEach(() => vi.restoreAllMocks());
 

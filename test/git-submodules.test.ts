@@ -4,9 +4,9 @@ import { parseGitmodules, submoduleTarget } from "../src/git/submodules";
 import type { Ctx } from "../src/core/context";
 import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
-import { errorBody, example, FakeGitHub, type FakeRequest } from "./github/fake";
-import { connectGitHub } from "./github/tenant";
-import { fails, newWorld, ok } from "./helpers";
+import { errorBody, example, FakeGitHub, type FakeRequest } from "./support/github/fake";
+import { connectGitHub } from "./support/github/tenant";
+import { fails, newWorld, ok } from "./support/helpers";
 
 afterEach(() => vi.restoreAllMocks());
 

@@ -5,10 +5,10 @@ import { GitWriter } from "../src/git/writer";
 import type { Ctx } from "../src/core/context";
 import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
-import { errorBody, FakeGitHub } from "./github/fake";
-import { FakeRepo } from "./github/fake-repo";
-import { connectGitHub } from "./github/tenant";
-import { call, fails, makeCtx, ok, seedIdentity } from "./helpers";
+import { errorBody, FakeGitHub } from "./support/github/fake";
+import { FakeRepo } from "./support/github/fake-repo";
+import { connectGitHub } from "./support/github/tenant";
+import { call, fails, makeCtx, ok, seedIdentity } from "./support/helpers";
 
 const REPO = "octocat/Hello-World";
 let n = 0;

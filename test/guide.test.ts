@@ -2,7 +2,7 @@
 import { describe, expect, it } from "vitest";
 import { findTopic, GUIDE_TOPICS, renderTopic } from "../src/guide/topics";
 import { ALL_TOOLS, TOOLSETS } from "../src/server/registry";
-import { ALL_TOOL_NAMES } from "./tool-names";
+import { ALL_TOOL_NAMES } from "./support/tool-names";
 
 describe("guide", () => {
   it("walks a task from the claim through the log and the handoff to the reviewer's verdict and done", () => {

@@ -6,7 +6,7 @@ import { clearRateLimitSql, parseLimit, setRateLimitSql } from "../src/auth/rate
 import { decide, WINDOW_MS, type WindowState } from "../src/durable/rate-limit";
 import { MAX_MCP_BODY_BYTES } from "../src/http/body";
 import worker from "../src/index";
-import { seedIdentity, workerFetch } from "./helpers";
+import { seedIdentity, workerFetch } from "./support/helpers";
 
 const MCP = "http://ledger.test/mcp";
 const rpc = (method: string, params: unknown = {}, id: number | string = 1) => JSON.stringify({ jsonrpc: "2.0", id, method, params });

@@ -4,8 +4,8 @@ import { describe, expect, it } from "vitest";
 import { IDENTITY_CACHE_MS, identityForKey } from "../src/auth/identity";
 import { provisionKey, revokeKeySql } from "../src/auth/provision";
 import { createDb } from "../src/db/client";
-import { connectClient, seedIdentity, workerFetch } from "./helpers";
-import { ALL_TOOL_NAMES } from "./tool-names";
+import { connectClient, seedIdentity, workerFetch } from "./support/helpers";
+import { ALL_TOOL_NAMES } from "./support/tool-names";
 
 const MCP = "http://ledger.test/mcp";
 const rpc = (method: string, params: unknown = {}, id = 1) => JSON.stringify({ jsonrpc: "2.0", id, method, params });

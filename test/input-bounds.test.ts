@@ -11,7 +11,7 @@ import { toolListing } from "../src/core/listing";
 import { DOC_OPS } from "../src/docs/ops";
 import { jsonSchema } from "../src/core/json-schema";
 import { CONTROL_TEXT, DEEP, fuzzCases } from "./fuzz/cases";
-import { call, makeCtx, ok, seedIdentity } from "./helpers";
+import { call, makeCtx, ok, seedIdentity } from "./support/helpers";
 
 type Schema = Record<string, unknown>;
 

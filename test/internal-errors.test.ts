@@ -7,8 +7,8 @@ import { INTERNAL_FAILURE_TEXT, toErrorBody } from "../src/core/errors";
 import { publicFetch } from "../src/net/public-fetch";
 import type { AiBinding } from "../src/search/embedder";
 import type { VectorizeBinding } from "../src/search/vector-index";
-import { dohAnswer } from "./doh";
-import { newWorld, ok, refusal } from "./helpers";
+import { dohAnswer } from "./support/doh";
+import { newWorld, ok, refusal } from "./support/helpers";
 import { withStandIns } from "./support/env-stand-ins";
 
 const WORKERD = "internal error; reference = 7c1f0a9be23d4411";

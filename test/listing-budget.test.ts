@@ -8,7 +8,7 @@ import { encode } from "gpt-tokenizer/encoding/cl100k_base";
 import { compactSurface } from "../src/server/compact";
 import { selectTools } from "../src/server/registry";
 import { leanSchema, listedTool, SMALL_OUTPUT_SCHEMA_CHARS, toolListing } from "../src/core/listing";
-import { connectClient, seedIdentity } from "./helpers";
+import { connectClient, seedIdentity } from "./support/helpers";
 
 const tokens = (value: unknown) => encode(JSON.stringify(value)).length;
 const ALL = selectTools({ toolsets: ["all"], readonly: false });

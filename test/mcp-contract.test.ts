@@ -13,7 +13,7 @@ import { ALL_TOOLS, selectTools, TOOLSETS } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { toolListing } from "../src/core/listing";
 import { ToolError } from "../src/core/errors";
-import { call, connectClient, count, fails, makeCtx, ok, seedIdentity, type Structured } from "./helpers";
+import { call, connectClient, count, fails, makeCtx, ok, seedIdentity, type Structured } from "./support/helpers";
 
 type JsonSchema = { type?: string; properties?: Record<string, JsonSchema & { description?: string }>; anyOf?: JsonSchema[]; oneOf?: unknown; allOf?: unknown; required?: string[] };
 

@@ -6,8 +6,8 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import { describe, expect, it } from "vitest";
-import { live, othersAttachment } from "./confirm-rig";
-import { connectClient, makeCtx, ok, seedIdentity, workerFetch } from "./helpers";
+import { live, othersAttachment } from "./support/confirm-rig";
+import { connectClient, makeCtx, ok, seedIdentity, workerFetch } from "./support/helpers";
 
 const MODERN = "2026-07-28";
 

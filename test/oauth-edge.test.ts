@@ -6,9 +6,9 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import worker from "../src/index";
-import { dohAnswer, isDoh, type DnsRecords } from "./doh";
-import { workerFetch } from "./helpers";
-import { authorizeUrl, pkcePair, tokenRequest, type Fetcher } from "./oauth-flow";
+import { dohAnswer, isDoh, type DnsRecords } from "./support/doh";
+import { workerFetch } from "./support/helpers";
+import { authorizeUrl, pkcePair, tokenRequest, type Fetcher } from "./support/oauth-flow";
 
 const BASE = "https://ledger.test";
 const REDIRECT = "http://127.0.0.1:33418/callback";

@@ -9,9 +9,9 @@ import { OAUTH_PURGE_JOB, OAUTH_PURGE_LIMITS, purgeOAuth } from "../src/cron/oau
 import worker from "../src/index";
 import { iconSvg } from "../src/server/icons";
 import { ALL_TOOLS } from "../src/server/registry";
-import { dohAnswer } from "./doh";
-import { connectClient, seedIdentity, workerFetch } from "./helpers";
-import { authorizeUrl, authorizeWithKey, Browser, decide, hiddenField, pkcePair, registerClient, signInWithKey, tokenRequest, type Fetcher } from "./oauth-flow";
+import { dohAnswer } from "./support/doh";
+import { connectClient, seedIdentity, workerFetch } from "./support/helpers";
+import { authorizeUrl, authorizeWithKey, Browser, decide, hiddenField, pkcePair, registerClient, signInWithKey, tokenRequest, type Fetcher } from "./support/oauth-flow";
 
 const BASE = "https://ledger.test";
 const REDIRECT = "http://127.0.0.1:33418/callback";

@@ -8,7 +8,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
-import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type Who, type World } from "./helpers";
+import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type Who, type World } from "./support/helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
 

@@ -13,11 +13,11 @@ import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { planBranch } from "../src/plans/execute";
 import requestAtHead from "./fixtures/review/llm/hono-request-79677607.ts.txt?raw";
-import { errorBody, FakeGitHub } from "./github/fake";
-import { FakeRepo } from "./github/fake-repo";
-import { connectGitHub } from "./github/tenant";
-import { ScriptedAi, withAi } from "./llm-stand-in";
-import { call, count, fails, newWorld, ok, refusedWithoutWrites, type World } from "./helpers";
+import { errorBody, FakeGitHub } from "./support/github/fake";
+import { FakeRepo } from "./support/github/fake-repo";
+import { connectGitHub } from "./support/github/tenant";
+import { ScriptedAi, withAi } from "./support/llm-stand-in";
+import { call, count, fails, newWorld, ok, refusedWithoutWrites, type World } from "./support/helpers";
 
 const START = "2026-07-20T09:00:00.000Z";
 const REPO = "honojs/hono";

@@ -13,13 +13,13 @@ import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { draftPlan, redraftPlan } from "../src/plans/generate";
 import type { Plan } from "../src/plans/schema";
-import { indexed, rig, workflowsUseFakeGitHub } from "./code-rig";
+import { indexed, rig, workflowsUseFakeGitHub } from "./support/code-rig";
 import { REPO } from "./fixtures/code/shop";
 import discountAnswer from "./fixtures/plans/discount.answer.json?raw";
 import lockoutAnswer from "./fixtures/plans/lockout.answer.txt?raw";
 import refinedAnswer from "./fixtures/plans/lockout-refined.answer.json?raw";
-import { call, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
-import { MODEL, ScriptedAi, withAi } from "./llm-stand-in";
+import { call, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
+import { MODEL, ScriptedAi, withAi } from "./support/llm-stand-in";
 
 workflowsUseFakeGitHub();
 afterEach(() => vi.restoreAllMocks());

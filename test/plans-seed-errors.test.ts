@@ -7,7 +7,7 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
 import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
-import { newWorld } from "./helpers";
+import { newWorld } from "./support/helpers";
 
 async function failure(ctx: Ctx, name: string, args: unknown) {
   const r = await callTool(findTool(name)!, ctx, args);

@@ -3,7 +3,7 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
 import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { call, count, fails, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, sqlOf, type World } from "./helpers";
+import { call, count, fails, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, sqlOf, type World } from "./support/helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
 

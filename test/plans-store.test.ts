@@ -4,7 +4,7 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
 import { dependencyGraph, findCycle } from "../src/plans/schema";
 import { getPlan, setPlanStatus } from "../src/plans/store";
-import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
+import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
 

@@ -10,7 +10,7 @@ import { findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { effortHours, MAX_DIAGRAM_CHARS, MAX_EDGES, MAX_FILE_LINKS, MAX_FILES } from "../src/plans/visualize";
 import { BIG, HOSTILE, PLAN } from "./fixtures/plans";
-import { call, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
+import { call, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
 

@@ -13,8 +13,8 @@ import { complete, MAX_COMPLETION_VALUES, RESOURCE_TEMPLATE_COMPLETIONS } from "
 import type { Ctx } from "../src/core/context";
 import { getAnyPrompt, InvalidPromptParams, listAllPrompts, MAX_EMBEDDED_CHARS, WORKFLOW_PROMPTS } from "../src/server/prompts";
 import { attachGuideSkills, guideSkillFiles, guideSkills, SKILLS_PREFIX, toolsNamedIn } from "../src/server/skills";
-import { ALL_TOOL_NAMES } from "./tool-names";
-import { makeCtx, ok, seedIdentity, type Structured } from "./helpers";
+import { ALL_TOOL_NAMES } from "./support/tool-names";
+import { makeCtx, ok, seedIdentity, type Structured } from "./support/helpers";
 
 const uid = () => crypto.randomUUID().slice(0, 8);
 

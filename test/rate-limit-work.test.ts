@@ -12,7 +12,7 @@ import { type PipelineOp, type PipelineSurface, runExecute } from "../src/core/p
 import { ALL_TOOLS } from "../src/server/registry";
 import { toolListing } from "../src/core/listing";
 import worker from "../src/index";
-import { count, makeCtx, seedIdentity, type TestIdentity } from "./helpers";
+import { count, makeCtx, seedIdentity, type TestIdentity } from "./support/helpers";
 
 type Rpc = { jsonrpc: "2.0"; id: unknown; result?: any; error?: { code: number; message: string; data?: any } };
 

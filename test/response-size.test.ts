@@ -8,7 +8,7 @@ import { ALL_TOOLS, findTool } from "../src/server/registry";
 import { callTool } from "../src/core/call";
 import { listedTool } from "../src/core/listing";
 import { ToolError } from "../src/core/errors";
-import { call, fails, makeCtx, ok, seedIdentity, TestClock, type Structured } from "./helpers";
+import { call, fails, makeCtx, ok, seedIdentity, TestClock, type Structured } from "./support/helpers";
 
 const WHY = "Recorded by the response-size tests with enough words";
 const bigDiff = (n: number, seed: string) => `--- a\n+++ b\n${`+${seed} line of a large generated change\n`.repeat(Math.ceil(n / 40))}`.slice(0, n);

@@ -36,7 +36,7 @@ import requestIdDiff from "./fixtures/review/invariants/hono-request-id.diff?raw
 import benchDeno from "./fixtures/review/llm/hono-bench-deno-fbd7ed70.diff?raw";
 import requestDiff from "./fixtures/review/llm/hono-request-param-79677607.diff?raw";
 import workerdRename from "./fixtures/review/llm/hono-workerd-rename-f634c824.diff?raw";
-import { call, fails, newWorld, ok, refusal, type Structured } from "./helpers";
+import { call, fails, newWorld, ok, refusal, type Structured } from "./support/helpers";
 
 const START = "2026-11-20T12:00:00.000Z";
 

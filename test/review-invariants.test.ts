@@ -8,9 +8,9 @@ import releaseDiff from "./fixtures/review/invariants/hono-release-oidc.diff?raw
 import requestIdDiff from "./fixtures/review/invariants/hono-request-id.diff?raw";
 import websocketDiff from "./fixtures/review/invariants/hono-websocket-refactor.diff?raw";
 import honoYaml from "./fixtures/review/invariants/hono.review-invariants.yml?raw";
-import { errorBody, example, FakeGitHub } from "./github/fake";
-import { connectGitHub } from "./github/tenant";
-import { fails, newWorld, ok } from "./helpers";
+import { errorBody, example, FakeGitHub } from "./support/github/fake";
+import { connectGitHub } from "./support/github/tenant";
+import { fails, newWorld, ok } from "./support/helpers";
 import { findTool } from "../src/server/registry";
 
 afterEach(() => vi.restoreAllMocks());

@@ -20,10 +20,10 @@ import jwtDiff from "./fixtures/review/llm/hono-jwt-bun-1749f6a9.diff?raw";
 import requestDiff from "./fixtures/review/llm/hono-request-param-79677607.diff?raw";
 import requestAtHead from "./fixtures/review/llm/hono-request-79677607.ts.txt?raw";
 import renameDiff from "./fixtures/review/llm/hono-workerd-rename-f634c824.diff?raw";
-import { errorBody, example, exampleItem, FakeGitHub } from "./github/fake";
-import { connectGitHub } from "./github/tenant";
-import { MODEL, ScriptedAi, withAi } from "./llm-stand-in";
-import { call, fails, newWorld, ok } from "./helpers";
+import { errorBody, example, exampleItem, FakeGitHub } from "./support/github/fake";
+import { connectGitHub } from "./support/github/tenant";
+import { MODEL, ScriptedAi, withAi } from "./support/llm-stand-in";
+import { call, fails, newWorld, ok } from "./support/helpers";
 import { withStandIns } from "./support/env-stand-ins";
 
 afterEach(() => vi.restoreAllMocks());

@@ -21,10 +21,10 @@ import { updateReviewSettings } from "../src/review/settings";
 import type { Finding } from "../src/review/types";
 import { reviewDiffBatchReviewer, useBatchReviewer } from "../src/review/wiring-reactive";
 import { isSafeRepoPath } from "../src/git/tokens";
-import { diffEntries, type DiffEntry } from "./github/diff-entries";
-import { errorBody, example, exampleItem, FAKE_API, FakeGitHub, type FakeReply, type FakeRequest } from "./github/fake";
-import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";
-import { call, count, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./helpers";
+import { diffEntries, type DiffEntry } from "./support/github/diff-entries";
+import { errorBody, example, exampleItem, FAKE_API, FakeGitHub, type FakeReply, type FakeRequest } from "./support/github/fake";
+import { connectGitHub, TEST_CREDENTIALS_KEY } from "./support/github/tenant";
+import { call, count, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
 import jsxDiff from "./fixtures/review/reactive/hono-3feb3551.diff?raw";
 import requestDiff from "./fixtures/review/reactive/hono-79677607.diff?raw";
 

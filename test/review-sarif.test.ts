@@ -15,7 +15,7 @@ import jwtHotspot from "./fixtures/review/diff/jwt-hotspot.diff?raw";
 import publicApiIndex from "./fixtures/review/diff/public-api-index.diff?raw";
 import refactorChurn from "./fixtures/review/diff/refactor-churn.diff?raw";
 import schemaText from "./fixtures/review/sarif-schema-2.1.0.json?raw";
-import { newWorld, ok } from "./helpers";
+import { newWorld, ok } from "./support/helpers";
 
 const schema = JSON.parse(schemaText) as Record<string, unknown>;
 const validator = new Validator(schema, "4", false);

@@ -11,7 +11,7 @@ import gitLog from "./fixtures/review/secrets/hono-git-log.txt?raw";
 import bayerPng from "./fixtures/review/secrets/three-bayer-png.txt?raw";
 import uuids from "./fixtures/review/secrets/uuids.txt?raw";
 import releaseDiff from "./fixtures/review/invariants/hono-release-oidc.diff?raw";
-import { fails, newWorld, ok } from "./helpers";
+import { fails, newWorld, ok } from "./support/helpers";
 
 const world = () => newWorld("secrets", { start: "2026-06-01T12:00:00.000Z" });
 

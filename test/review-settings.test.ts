@@ -6,9 +6,9 @@ import type { Ctx } from "../src/core/context";
 import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { pathRules } from "../src/review/preflight";
 import { DEFAULT_CONFIG_PATHS, DEFAULT_HOTSPOTS, globProblem, reviewSettingsFor, SETTINGS_GLOB_OPTIONS } from "../src/review/settings";
-import { errorBody, example, FakeGitHub } from "./github/fake";
-import { connectGitHub } from "./github/tenant";
-import { fails, MINUTE, newWorld, ok, refusedWithoutWrites } from "./helpers";
+import { errorBody, example, FakeGitHub } from "./support/github/fake";
+import { connectGitHub } from "./support/github/tenant";
+import { fails, MINUTE, newWorld, ok, refusedWithoutWrites } from "./support/helpers";
 
 afterEach(() => vi.restoreAllMocks());
 

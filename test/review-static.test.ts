@@ -5,9 +5,9 @@ import { staticStage } from "../src/review/static-analysis";
 import { findingSchema } from "../src/review/types";
 import scanning from "./fixtures/review/github/code-scanning-express.json";
 import tscRun from "./fixtures/review/github/hono-d4853a8-tsc.json";
-import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "./github/fake";
-import { connectGitHub } from "./github/tenant";
-import { call, fails, newWorld, ok, type World } from "./helpers";
+import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "./support/github/fake";
+import { connectGitHub } from "./support/github/tenant";
+import { call, fails, newWorld, ok, type World } from "./support/helpers";
 
 afterEach(() => vi.restoreAllMocks());
 

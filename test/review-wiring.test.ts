@@ -6,7 +6,7 @@
 import { describe, expect, it } from "vitest";
 import releaseDiff from "./fixtures/review/invariants/hono-release-oidc.diff?raw";
 import honoYaml from "./fixtures/review/invariants/hono.review-invariants.yml?raw";
-import { newWorld, ok } from "./helpers";
+import { newWorld, ok } from "./support/helpers";
 
 describe("review_diff with the wired stages", () => {
   it("runs inline invariants first in the merge, and fail_on_invariant_ids forces a failure", async () => {

@@ -13,7 +13,7 @@ import { EmbeddingError, LocalHashEmbedder, MAX_EMBED_CHARS, WorkersAiEmbedder, 
 import { reciprocalRankFusion, RRF_K } from "../src/search/hybrid";
 import { backfillEmbeddings, selectSemantic } from "../src/search/semantic";
 import { D1VectorIndex, decodeVector, encodeVector, VectorizeVectorIndex, type VectorizeBinding, type VectorRecord } from "../src/search/vector-index";
-import { newWorld, ok, settle, type Structured, type World } from "./helpers";
+import { newWorld, ok, settle, type Structured, type World } from "./support/helpers";
 import { withStandIns } from "./support/env-stand-ins";
 
 const T0 = "2030-03-01T00:00:00.000Z";

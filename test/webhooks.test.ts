@@ -12,7 +12,7 @@ import { MAX_KEPT_DELIVERIES } from "../src/server/webhook-backlog";
 import { KEEP_PAYLOAD_BYTES, MAX_ATTEMPTS } from "../src/server/webhooks";
 import { MAX_WEBHOOK_BODY_BYTES } from "../src/http/body";
 import worker from "../src/index";
-import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
 
 const APP_SECRET = "app-webhook-secret-0123456789";
 const TENANT_SECRET = "tenant-webhook-secret-abcdef0123";

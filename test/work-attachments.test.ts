@@ -12,7 +12,7 @@ import type { Env } from "../src/env";
 import type { Ctx } from "../src/core/context";
 import { uploadPrefix } from "../src/work/attachments";
 import { ATTACHMENT_SWEEP_JOB, sweepRowlessUploads } from "../src/work/attachment-sweep";
-import { call, count, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./helpers";
+import { call, count, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();

@@ -15,7 +15,7 @@ import type { Ctx } from "../src/core/context";
 import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { claimHandoff } from "../src/work/claims";
 import { HANDOFF_KINDS } from "../src/work/handoffs";
-import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "./helpers";
+import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "./support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();

@@ -9,7 +9,7 @@ import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
 import { keyFromTitle } from "../src/work/projects";
 import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./helpers";
+import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./support/helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();

@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uuidv7 } from "../src/db/ids";
-import { call, count, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./helpers";
+import { call, count, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wse-${name}`, { start: T0 });

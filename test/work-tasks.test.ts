@@ -23,7 +23,7 @@ import type { Env } from "../src/env";
 import worker from "../src/index";
 import type { Ctx } from "../src/core/context";
 import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "./helpers";
+import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "./support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();

@@ -15,7 +15,7 @@ import { parseArgs } from "node:util";
 import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
 import { createKeyWithCommand, createLocalState, ROOT, type LocalState } from "../../scripts/wrangler";
 import { startBearerProxy, type BearerProxy } from "./bearer-proxy";
-import { Browser, decide, registerClient, signInWithKey } from "../oauth-flow";
+import { Browser, decide, registerClient, signInWithKey } from "../support/oauth-flow";
 import { judge, oneLine, outcomeOf, parseExpectedFailures, renderTable, type Check, type ScenarioResult } from "./baseline";
 
 const SUITE = path.join(ROOT, "node_modules", "@modelcontextprotocol", "conformance", "dist", "index.js");

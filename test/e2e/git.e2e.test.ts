@@ -7,13 +7,13 @@ import { Client as ModernClient, StreamableHTTPClientTransport as ModernTranspor
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { FakeGitHub } from "../github/fake";
-import { FakeArchives } from "../github/fake-archive";
-import { FakeRepo } from "../github/fake-repo";
-import { diffEntries } from "../github/diff-entries";
-import { errorBody, example, exampleItem } from "../github/fake";
+import { FakeGitHub } from "../support/github/fake";
+import { FakeArchives } from "../support/github/fake-archive";
+import { FakeRepo } from "../support/github/fake-repo";
+import { diffEntries } from "../support/github/diff-entries";
+import { errorBody, example, exampleItem } from "../support/github/fake";
 import { readFileSync } from "node:fs";
-import { serveFetch, type LoopbackServer } from "./github-server";
+import { serveFetch, type LoopbackServer } from "./support/github-server";
 
 type S = Record<string, unknown> & { ok: boolean };
 const structured = (r: Awaited<ReturnType<Client["callTool"]>>) => r.structuredContent as S;

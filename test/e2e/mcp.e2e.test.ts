@@ -2,7 +2,7 @@
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { ALL_TOOL_NAMES } from "../tool-names";
+import { ALL_TOOL_NAMES } from "../support/tool-names";
 
 const baseUrl = inject("baseUrl");
 

@@ -8,8 +8,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { authorizeUrl, pkcePair, registerClient } from "../oauth-flow";
-import { E2E_REDIRECT } from "./oauth-server";
+import { authorizeUrl, pkcePair, registerClient } from "../support/oauth-flow";
+import { E2E_REDIRECT } from "./support/oauth-server";
 
 // Chromium keeps `Secure` cookies (the pages' __Host- CSRF and consent cookies) from plain http only on
 // `localhost`, not on 127.0.0.1: a person at `npm start` opens localhost too (docs/protocol.md).

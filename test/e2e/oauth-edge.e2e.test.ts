@@ -4,8 +4,8 @@
  */
 import { createServer, type Server } from "node:net";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
-import { authorizeUrl, pkcePair, tokenRequest } from "../oauth-flow";
-import { E2E_REDIRECT } from "./oauth-server";
+import { authorizeUrl, pkcePair, tokenRequest } from "../support/oauth-flow";
+import { E2E_REDIRECT } from "./support/oauth-server";
 
 let listener: Server;
 let port = 0;

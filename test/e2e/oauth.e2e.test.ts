@@ -9,8 +9,8 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from "@modelcontextprotocol/sdk/shared/auth.js";
 import { describe, expect, inject, it } from "vitest";
 import { operatorCommand } from "../../scripts/wrangler";
-import { authorizeUrl, Browser, decide, pkcePair, signInWithKey, tokenRequest, type Fetcher } from "../oauth-flow";
-import { ACCESS_TOKEN_TTL_SECONDS, E2E_REDIRECT as REDIRECT } from "./oauth-server";
+import { authorizeUrl, Browser, decide, pkcePair, signInWithKey, tokenRequest, type Fetcher } from "../support/oauth-flow";
+import { ACCESS_TOKEN_TTL_SECONDS, E2E_REDIRECT as REDIRECT } from "./support/oauth-server";
 
 const send: Fetcher = (url, init) => fetch(url, init);
 

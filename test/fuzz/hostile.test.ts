@@ -5,7 +5,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { findSecrets } from "../../src/review/secrets";
-import { connectClient, seedIdentity } from "../helpers";
+import { connectClient, seedIdentity } from "../support/helpers";
 import { DEFAULT_SIZES, hostileCases, keyShapedStrings, sharedStreamPdf, type HostileCall } from "./hostile";
 
 const SMALL = { markdownBrackets: 2048, importLines: 200, pdfPages: 3, pdfStreamBytes: 20_000, keys: 50, diffFiles: 3, diffLines: 10, yamlDepth: 50, grepLines: 20 };

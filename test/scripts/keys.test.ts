@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { expect, it } from "vitest";
 import { suggestSlug } from "../../src/auth/provision";
-import { runScript } from "./run-script";
+import { runScript } from "./support/run-script";
 
 const keys = (args: string[], persistTo: string) => runScript("keys.ts", [...args, "--persist-to", persistTo]);
 

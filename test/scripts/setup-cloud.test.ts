@@ -8,7 +8,7 @@ import { parse } from "smol-toml";
 import { expect, it } from "vitest";
 import { kvTitle, METADATA_KEYS, setBindingValue } from "../../scripts/setup-cloud";
 import { ROOT } from "../../scripts/wrangler";
-import { runScript } from "./run-script";
+import { runScript } from "./support/run-script";
 
 const toml = readFileSync(path.join(ROOT, "wrangler.toml"), "utf8");
 type Binding = Record<string, string>;

@@ -2,7 +2,7 @@
 import { createServer, type Server } from "node:net";
 import { afterAll, expect, it } from "vitest";
 import { DEFAULT_INSPECTOR_PORT, parseStartArgs, START_OPTIONS, USAGE, wranglerDevArgs } from "../../scripts/start-args";
-import { runScript } from "./run-script";
+import { runScript } from "./support/run-script";
 
 const held: Server[] = [];
 afterAll(() => held.forEach((s) => s.close()));

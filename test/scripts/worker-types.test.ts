@@ -4,7 +4,7 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT } from "../../scripts/wrangler";
-import { runScript } from "./run-script";
+import { runScript } from "./support/run-script";
 
 describe("worker types", () => {
   let dir = "";

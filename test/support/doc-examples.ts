@@ -18,7 +18,7 @@ import { readdirSync, readFileSync, statSync } from "node:fs";
 import path from "node:path";
 import ts from "typescript";
 import { isMap, isScalar, isSeq, parseDocument, type Node as YamlNode } from "yaml";
-import { ALL_TOOL_NAMES } from "../tool-names";
+import { ALL_TOOL_NAMES } from "./tool-names";
 
 /** A value the run supplies: `"<name>"` or a bare key `name`. */
 export class Placeholder {

@@ -5,12 +5,12 @@ import type { ClientCapabilities } from "@modelcontextprotocol/sdk/types.js";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
-import { provisionKey } from "../src/auth/provision";
-import type { Clock } from "../src/db/time";
-import type { Ctx } from "../src/core/context";
-import { ToolError } from "../src/core/errors";
-import { findTool } from "../src/server/registry";
-import { callTool } from "../src/core/call";
+import { provisionKey } from "../../src/auth/provision";
+import type { Clock } from "../../src/db/time";
+import type { Ctx } from "../../src/core/context";
+import { ToolError } from "../../src/core/errors";
+import { findTool } from "../../src/server/registry";
+import { callTool } from "../../src/core/call";
 
 export interface TestIdentity {
   key: string;

@@ -3,10 +3,10 @@
  * few things the doc tests read out of it: headings as GitHub anchors, relative links, sections and
  * tables. Fenced code is never read as markdown (a `# comment` in a shell block is not a heading).
  */
-const raw = import.meta.glob<string>(["../README.md", "../docs/*.md", "../bench/README.md"], { query: "?raw", import: "default", eager: true });
+const raw = import.meta.glob<string>(["../../README.md", "../../docs/*.md", "../../bench/README.md"], { query: "?raw", import: "default", eager: true });
 
 /** Repository path (`README.md`, `docs/work.md`) → text. */
-export const PAGES: Record<string, string> = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.replace(/^\.\.\//, ""), v]));
+export const PAGES: Record<string, string> = Object.fromEntries(Object.entries(raw).map(([k, v]) => [k.replace(/^(\.\.\/)+/, ""), v]));
 
 /** The page's lines outside fenced code blocks, numbered from 1. */
 function proseLines(text: string): { line: string; n: number }[] {

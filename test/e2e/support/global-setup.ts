@@ -3,10 +3,10 @@
  * exactly as a user makes them, and stops it (and workerd) afterwards.
  */
 import type { TestProject } from "vitest/node";
-import { freePort, startDevServer, type DevServer } from "../../scripts/dev-server";
-import { createKeyWithCommand, createLocalState, keysCommand, querySql, type LocalState } from "../../scripts/wrangler";
+import { freePort, startDevServer, type DevServer } from "../../../scripts/dev-server";
+import { createKeyWithCommand, createLocalState, keysCommand, querySql, type LocalState } from "../../../scripts/wrangler";
 import { ACCESS_TOKEN_TTL_SECONDS, startCimdHost, type CimdHost } from "./oauth-server";
-import { encryptToken } from "../../src/git/credentials";
+import { encryptToken } from "../../../src/git/credentials";
 
 declare module "vitest" {
   export interface ProvidedContext {

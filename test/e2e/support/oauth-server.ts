@@ -8,7 +8,7 @@ import { execFileSync } from "node:child_process";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:https";
 import path from "node:path";
-import { freePort } from "../../scripts/dev-server";
+import { freePort } from "../../../scripts/dev-server";
 
 export const ACCESS_TOKEN_TTL_SECONDS = 60;
 /** The loopback callback every e2e OAuth client registers (nothing listens: the tests read the redirect). */

@@ -5,8 +5,8 @@
 import { env } from "cloudflare:workers";
 import { introspectWorkflowInstance } from "cloudflare:test";
 import { afterEach, beforeEach, expect } from "vitest";
-import type { Ctx } from "../src/core/context";
-import { NAME, OWNER, REPO, SHOP_TREE } from "./fixtures/code/shop";
+import type { Ctx } from "../../src/core/context";
+import { NAME, OWNER, REPO, SHOP_TREE } from "../fixtures/code/shop";
 import { example, exampleItem, FakeGitHub } from "./github/fake";
 import { FakeArchives, type ArchiveTree } from "./github/fake-archive";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "./github/tenant";

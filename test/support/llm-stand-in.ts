@@ -1,8 +1,8 @@
 /** A Workers AI binding for tests: scripted chat answers, a record of what the model was shown. */
-import type { AiChatInput } from "../src/llm/workers-ai";
-import type { Ctx } from "../src/core/context";
-import type { AiBinding } from "../src/search/embedder";
-import { withStandIns } from "./support/env-stand-ins";
+import type { AiChatInput } from "../../src/llm/workers-ai";
+import type { Ctx } from "../../src/core/context";
+import type { AiBinding } from "../../src/search/embedder";
+import { withStandIns } from "./env-stand-ins";
 
 /** The model wrangler.toml names (LLM_MODEL); the stand-in refuses any other, as Workers AI does. */
 export const MODEL = "@cf/meta/llama-3.3-70b-instruct-fp8-fast";

@@ -1,8 +1,8 @@
 /** Connecting a test tenant to the fake GitHub: a stored token, and a ctx whose env points at the fake. */
 import { env } from "cloudflare:workers";
 import { vi } from "vitest";
-import { encryptToken } from "../../src/git/credentials";
-import type { Ctx } from "../../src/core/context";
+import { encryptToken } from "../../../src/git/credentials";
+import type { Ctx } from "../../../src/core/context";
 import type { FakeGitHub } from "./fake";
 
 export const TEST_CREDENTIALS_KEY = "test-credentials-key-0123456789abcdef";

@@ -1,8 +1,8 @@
 /** Sessions with runs for tests that call tools through the registry rather than over HTTP. */
 import { env } from "cloudflare:workers";
-import { sessionStub } from "../src/durable/session";
-import type { Ctx } from "../src/core/context";
-import { bindSessionRun } from "../src/work/run-model";
+import { sessionStub } from "../../src/durable/session";
+import type { Ctx } from "../../src/core/context";
+import { bindSessionRun } from "../../src/work/run-model";
 
 /**
  * `ctx` inside a fresh MCP session: writes mint and then reuse the session's run. Each call

@@ -2,7 +2,7 @@
  * DNS-over-HTTPS answers for tests whose code checks where a name points before fetching it
  * (src/net/public-fetch.ts): a stubbed fetch hands DoH URLs here.
  */
-import { DOH_ENDPOINT } from "../src/net/public-fetch";
+import { DOH_ENDPOINT } from "../../src/net/public-fetch";
 
 export const PUBLIC_V4 = "93.184.215.14";
 

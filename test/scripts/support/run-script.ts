@@ -6,7 +6,7 @@
  */
 import { spawnSync, type SpawnSyncReturns } from "node:child_process";
 import path from "node:path";
-import { ROOT } from "../../scripts/wrangler";
+import { ROOT } from "../../../scripts/wrangler";
 
 const DEADLINE_MS = 45_000;
 
