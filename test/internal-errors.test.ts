@@ -5,7 +5,7 @@
 import { describe, expect, it, vi } from "vitest";
 import { INTERNAL_FAILURE_TEXT, toErrorBody } from "../src/core/errors";
 import { publicFetch } from "../src/net/public-fetch";
-import type { AiBinding } from "../src/search/embedder";
+import type { AiBinding } from "../src/llm/workers-ai";
 import type { VectorizeBinding } from "../src/search/vector-index";
 import { dohAnswer } from "./support/doh";
 import { newWorld, ok, refusal } from "./support/helpers";

@@ -11,7 +11,7 @@ import { OpenAiCompatibleModel } from "../src/llm/openai";
 import type { CompletionRequest } from "../src/llm/types";
 import { DEFAULT_WORKERS_AI_MODEL, WorkersAiModel, type AiChatInput, type AiRunOptions } from "../src/llm/workers-ai";
 import { ToolError } from "../src/core/errors";
-import type { AiBinding } from "../src/search/embedder";
+import type { AiBinding } from "../src/llm/workers-ai";
 import { withStandIns, type StandInEnv } from "./support/env-stand-ins";
 
 const ask = (over: Partial<CompletionRequest> = {}): CompletionRequest => ({

@@ -1,6 +1,6 @@
 import type { Clock } from "../db/time";
 import type { Env } from "../env";
-import type { Confirmer } from "./confirm";
+import type { Confirmer } from "./confirmer";
 import type { Meter } from "./meter";
 
 /** Everything a tool handler may use: who is calling, and the stores it may touch. */

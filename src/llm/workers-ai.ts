@@ -4,7 +4,6 @@
  * Workers AI's `response_format: { type: "json_object" }`; in that mode the answer's `response`
  * may arrive already parsed, as an object.
  */
-import type { AiBinding } from "../search/embedder";
 import type { Completion, CompletionModel, CompletionRequest } from "./types";
 import {
   backendWords, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS, llmMalformed, llmRejected, llmTimeout, llmUnavailable, realSleep,
@@ -12,6 +11,14 @@ import {
 } from "./common";
 
 /** The chat input of Workers AI's text-generation models, as this adapter sends it. */
+/**
+ * The slice of the Workers AI binding this server uses: `env.AI.run` for chat completions here,
+ * and for text embeddings in src/search/embedder.ts (one binding serves both).
+ */
+export interface AiBinding {
+  run(model: string, input: { text: string[] } | AiChatInput, options?: AiRunOptions): Promise<unknown>;
+}
+
 export interface AiChatInput {
   messages: { role: "system" | "user" | "assistant"; content: string }[];
   max_tokens?: number;

@@ -3,7 +3,7 @@
  * (wrangler dev, tests) a deterministic feature-hashing embedder stands in. The local one is
  * lexical, not semantic: it knows shared words and word pieces, not meaning.
  */
-import type { AiChatInput, AiRunOptions } from "../llm/workers-ai";
+import type { AiBinding } from "../llm/workers-ai";
 
 export interface Embedder {
   /** Recorded with every vector, so a change of model re-embeds everything. */
@@ -90,14 +90,6 @@ export class LocalHashEmbedder implements Embedder {
     });
     return l2Normalize(v);
   }
-}
-
-/**
- * The slice of the Workers AI binding this server uses: `env.AI.run` for text embeddings here,
- * and for chat completions in src/llm/workers-ai.ts (one binding serves both).
- */
-export interface AiBinding {
-  run(model: string, input: { text: string[] } | AiChatInput, options?: AiRunOptions): Promise<unknown>;
 }
 
 /** Workers AI accepts at most this many texts per embedding call. */

@@ -10,24 +10,12 @@
 import { GUIDE_TOPICS } from "../guide/topics";
 import type { Ctx } from "../core/context";
 import { excerpt } from "../core/errors";
-import { InvalidPromptParams, listAllPrompts, findWorkflowPrompt } from "./prompts";
+import { InvalidPromptParams, listAllPrompts, findWorkflowPrompt, type CompletionSource } from "./prompts";
 
 /** The spec's cap on values in one completion result. */
 export const MAX_COMPLETION_VALUES = 100;
 /** Longest value completed: nothing longer can complete to a valid argument (prompt arguments stop at 1000 characters). */
 export const MAX_COMPLETION_VALUE_CHARS = 1000;
-
-export type CompletionSource =
-  | "project_key"
-  | "open_task"
-  | "actor"
-  | "entity_path"
-  | "changeset"
-  | "guide_topic"
-  | "repo_owner"
-  | "repo_name"
-  | "document_path"
-  | "document_hash";
 
 export type CompletionRef = { type: "ref/prompt"; name: string } | { type: "ref/resource"; uri: string };
 

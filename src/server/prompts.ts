@@ -24,7 +24,19 @@ import type { Ctx } from "../core/context";
 import type { AnyToolDef } from "../core/define-tool";
 import { excerpt, ToolError } from "../core/errors";
 import { callTool } from "../core/call";
-import type { CompletionSource } from "./completions";
+
+/** Where a prompt argument's or template variable's completions come from (src/server/completions.ts answers them). */
+export type CompletionSource =
+  | "project_key"
+  | "open_task"
+  | "actor"
+  | "entity_path"
+  | "changeset"
+  | "guide_topic"
+  | "repo_owner"
+  | "repo_name"
+  | "document_path"
+  | "document_hash";
 
 /**
  * JSON-RPC -32602 Invalid params for prompts/get and completion/complete. A v2 ProtocolError, so

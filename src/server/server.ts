@@ -7,7 +7,8 @@ import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topi
 import { projectBriefTool } from "../work/projects";
 import { listPresetsTool } from "../git/presets";
 import type { Ctx } from "../core/context";
-import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, type ConfirmationAnswer, confirmationForm, type Confirmer, InputNeeded } from "../core/confirm";
+import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, confirmationForm, InputNeeded } from "../core/confirm";
+import type { ConfirmationAnswer, Confirmer } from "../core/confirmer";
 import type { AnyToolDef } from "../core/define-tool";
 import { excerpt, ToolError } from "../core/errors";
 import { serverIcons, toolIcons } from "./icons";

@@ -1,5 +1,5 @@
 import type { Env } from "../../src/env";
-import type { AiBinding } from "../../src/search/embedder";
+import type { AiBinding } from "../../src/llm/workers-ai";
 import type { VectorizeBinding } from "../../src/search/vector-index";
 
 /** Overrides of an env where AI and VECTORS may be stand-ins. */

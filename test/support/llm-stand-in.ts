@@ -1,7 +1,7 @@
 /** A Workers AI binding for tests: scripted chat answers, a record of what the model was shown. */
 import type { AiChatInput } from "../../src/llm/workers-ai";
 import type { Ctx } from "../../src/core/context";
-import type { AiBinding } from "../../src/search/embedder";
+import type { AiBinding } from "../../src/llm/workers-ai";
 import { withStandIns } from "./env-stand-ins";
 
 /** The model wrangler.toml names (LLM_MODEL); the stand-in refuses any other, as Workers AI does. */
