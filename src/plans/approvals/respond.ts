@@ -1,27 +1,20 @@
 /**
- * The approval tools (seed 004 "Other plan management tools"): request_approval, respond_approval,
- * and list_approvals to find requests. A request reaches its approvers' inbox as a handoff of kind
- * approval; the answer closes that handoff and tells the requester, and an approved whole-plan
- * request moves the plan to approved, if the plan is still the version that was asked about.
+ * respond_approval (seed 004 "Other plan management tools"): the answer closes the request's
+ * handoff and tells the requester, and an approved whole-plan request moves the plan to approved,
+ * if the plan is still the version that was asked about.
  */
 import { z } from "zod";
-import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
-import { actorRefField, afterTimeAndId, cursorField, keysetPage, limitField, resolveActor } from "../../work/common";
-import { answerStatements, dueAtField, handoffStatements, maybeHandoff, parseDueAt, type Verdict } from "../../work/handoffs";
-import { approvalBody, approvalSummary } from "./request";
+import { answerStatements, maybeHandoff, type Verdict } from "../../work/handoffs";
+import { PLAN_STATUSES, type PlanStatus } from "../document/schema";
+import { findPlan, setPlanStatus } from "../store/model";
 import {
-  ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, APPROVAL_STATUSES, approvalExists, approvalFingerprint, approvalNotFound, approvalSchema,
-  findApproval, findPending, insertApprovalStatement, listApprovals, type Approval, type ApprovalAction,
+  ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, approvalNotFound, approvalSchema, findApproval, type Approval, type ApprovalAction,
 } from "./model";
-import { MAX_STEPS, PLAN_STATUSES, planIdField, type PlanStatus } from "../document/schema";
-import { findPlan, getPlan, readVersion, setPlanStatus, type PlanMeta } from "../store/model";
 
-const MAX_APPROVERS = 10;
-const NOTE_MAX = 5_000;
 const COMMENT_MAX = 5_000;
 const MODIFICATIONS_MAX = 10_000;
 
@@ -30,93 +23,6 @@ const VERDICT: Record<ApprovalAction, Verdict> = { approve: "approved", reject: 
 
 /** Statuses an approval moves a plan from; a plan already executing or done keeps its status. */
 const APPROVABLE: readonly PlanStatus[] = ["ready", "needs_clarification"];
-
-const OPTIONS = [
-  { label: "approve", summary: "Approve as written." },
-  { label: "reject", summary: "Reject; say why in comment." },
-  { label: "request_modification", summary: "Ask for changes; say which in modifications." },
-];
-
-const stepNumbersOf = (requested: readonly number[]) => [...new Set(requested)].sort((a, b) => a - b);
-
-/** Who may answer: the approvers named, or else the plan's creator; never the requester. */
-async function approversFor(ctx: Ctx, refs: readonly string[] | undefined, plan: PlanMeta): Promise<string[]> {
-  if (refs === undefined) {
-    if (plan.created_by === ctx.actorId) {
-      throw invalidInput(`No approver: you created plan ${plan.id}, and nobody approves their own request.`, "Name who should approve in approver_actor_ids (actor ids or external_refs; actor_query lists them).");
-    }
-    return [plan.created_by];
-  }
-  const ids = [...new Set(await Promise.all(refs.map((r) => resolveActor(ctx, r))))];
-  if (ids.includes(ctx.actorId)) {
-    throw invalidInput("You cannot be an approver of your own request.", "Leave yourself (and \"me\") out of approver_actor_ids; nobody approves their own request.");
-  }
-  return ids;
-}
-
-export const requestApprovalTool = defineTool({
-  name: "request_approval",
-  title: "Request approval of a plan",
-  toolset: "plans",
-  description:
-    "Create an approval request for a plan or specific steps of its current version. It reaches the approvers' inbox as a handoff of kind approval; they answer with respond_approval. Asking again while the same plan version and steps are pending returns the pending request (deduplicated).",
-  input: z.object({
-    plan_id: planIdField.describe("Plan ID to request approval for."),
-    step_numbers: z.array(z.number().int().min(1).max(100_000)).max(MAX_STEPS).optional()
-      .describe("Optional specific step numbers to approve (steps of the current version); omitted or [] asks about the whole plan."),
-    approver_actor_ids: z.array(actorRefField("An approver.")).min(1).max(MAX_APPROVERS).optional()
-      .describe("Who may answer (any one of them). Defaults to the plan's creator, unless that is you."),
-    note: z.string().trim().max(NOTE_MAX).optional().describe("A note to the approvers, put first in the request."),
-    due_at: dueAtField.optional().describe("When an answer is needed (ISO-8601): a date or an instant."),
-  }),
-  output: z.object({
-    request: approvalSchema.describe("The request."),
-    deduplicated: z.boolean().describe("True when a pending request for the same plan version and steps was returned instead of a new one."),
-  }),
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  idempotency: "derived",
-  run: async (ctx, input) => {
-    const meta = await getPlan(ctx, input.plan_id);
-    const plan = await readVersion(ctx, meta.id, meta.version);
-    const numbers = stepNumbersOf(input.step_numbers ?? []);
-    const missing = numbers.filter((n) => !plan.steps.some((s) => s.step_number === n));
-    if (missing.length > 0) {
-      const known = plan.steps.map((s) => s.step_number);
-      throw invalidInput(`Step${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found in plan ${meta.id}`,
-        `Version ${meta.version} has steps ${known.length > 30 ? `${known.slice(0, 30).join(", ")}, …` : known.join(", ") || "(none)"}; load_plan shows them. Omit step_numbers to ask about the whole plan.`);
-    }
-    const approvers = await approversFor(ctx, input.approver_actor_ids, meta);
-    const dueAt = parseDueAt(input.due_at);
-    const fingerprint = approvalFingerprint(meta.id, meta.version, numbers);
-    const pending = await findPending(ctx, fingerprint);
-    if (pending) return { request: pending, deduplicated: true };
-
-    const steps = numbers.map((n) => plan.steps.find((s) => s.step_number === n)!);
-    const id = uuidv7();
-    const summary = approvalSummary(plan, steps);
-    const note = input.note ?? "";
-    const handoff = handoffStatements(ctx, {
-      kind: "approval", title: summary, body: approvalBody({ requestId: id, planName: meta.name, plan, steps, note }), recipients: approvers,
-      options: OPTIONS, allowFreeText: false, dueAt,
-    }, approvalExists(ctx, id));
-    // One batch: the request's row first, then its handoff only if the row was written.
-    const [inserted] = await ctx.d1.batch<Record<string, unknown>>([
-      insertApprovalStatement(ctx, {
-        id, planId: meta.id, planVersion: meta.version, steps: numbers, approvers, summary, note, dueAt: dueAt ? iso(dueAt) : null, handoffId: handoff.id, createdAt: iso(ctx.clock.now()),
-      }),
-      ...handoff.statements,
-    ]);
-    if (inserted!.results.length > 0) return { request: (await findApproval(ctx, id))!, deduplicated: false };
-    // Not written: a racing request for the same steps won, or the plan moved on meanwhile.
-    const raced = await findPending(ctx, fingerprint);
-    if (raced) return { request: raced, deduplicated: true };
-    throw new ToolError("conflict", `Plan ${meta.id} changed while this call ran (it was at version ${meta.version}); no request was made.`, {
-      hint: "Load the plan again and request approval of its current version.",
-      retryable: true,
-    });
-  },
-  summarize: (r) => `${r.deduplicated ? "Already pending" : "Requested"}: ${r.request.summary} (request ${r.request.id}, plan ${r.request.plan_id} v${r.request.plan_version}).`,
-});
 
 /** Why respond_approval may not be used by the caller, or null when it may. */
 async function refusal(ctx: Ctx, request: Approval): Promise<ToolError | null> {
@@ -230,29 +136,3 @@ export const respondApprovalTool = defineTool({
   },
   summarize: (r) => `Approval request ${r.request.id} ${r.request.status}; plan ${r.request.plan_id} is ${r.plan_status ?? "deleted"}${r.warnings ? ` (${r.warnings.length} warning(s))` : ""}.`,
 });
-
-export const listApprovalsTool = defineTool({
-  name: "list_approvals",
-  title: "List approval requests",
-  toolset: "plans",
-  description: "Approval requests, newest first, optionally of one plan and in one status. The ones waiting for you are also in your inbox.",
-  input: z.object({
-    plan_id: planIdField.optional().describe("Only requests for this plan."),
-    status: z.enum(APPROVAL_STATUSES).optional().describe("Only requests in this status."),
-    limit: limitField(20, 100),
-    cursor: cursorField,
-  }),
-  output: z.object({
-    items: z.array(approvalSchema).describe("Approval requests, newest first."),
-    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
-  }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
-  run: async (ctx, input) => {
-    const rows = await listApprovals(ctx, { planId: input.plan_id, status: input.status, limit: input.limit + 1, after: afterTimeAndId(input.cursor, "created_at", "id") });
-    const { page, cursor } = keysetPage(rows, input.limit, (a) => [a.created_at, a.id]);
-    return { items: page, ...cursor };
-  },
-  summarize: (r) => `${r.items.length} approval request(s)${r.next_cursor ? ", more with next_cursor" : ""}.`,
-});
-
-export const approvalTools = [requestApprovalTool, respondApprovalTool, listApprovalsTool];

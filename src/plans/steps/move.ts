@@ -1,24 +1,20 @@
 /**
- * Step tracking (seed 004 "Execution tracking"): start_step, complete_step, fail_step and
- * view_progress over the plan's current version. A step's move is a compare-and-swap on its row
- * (rev), so two agents cannot both start one step. A step plan_to_tasks linked to a task moves
+ * Step tracking (seed 004 "Execution tracking"): start_step, complete_step and fail_step over the
+ * plan's current version. A step's move is a compare-and-swap on its row (rev), so two agents cannot
+ * both start one step. A step plan_to_tasks linked to a task moves
  * through that task's own tools (task_claim, task_update, task_release), so leases, fencing
  * tokens, acceptance criteria and review gates hold for plan steps as for any task.
  */
 import { z } from "zod";
-import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { defineTool, type AnyToolDef } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { toolNamed } from "../../core/catalog";
 import { runTool } from "../../core/call";
-import {
-  followSteps, impliedStatus, progressSchema, readStepRows, stepStates, stepStateSchema, summarize,
-  type StepRow, type StepState, type StepStatus, type StoredStepStatus,
-} from "../progress/engine";
+import { followSteps, progressSchema, stepStateSchema, summarize, type StepState, type StepStatus, type StoredStepStatus } from "../progress/engine";
 import { planIdParam } from "../document/params";
 import { PLAN_STATUSES, type Plan } from "../document/schema";
-import { getPlan, planActivity, readVersion, type PlanMeta } from "../store/model";
+import { applyMoves, load, stepOf } from "./model";
 
 /** Failures fail_step re-queues with retry before the step stays failed (the reference's limit). */
 export const MAX_RETRIES = 3;
@@ -27,99 +23,8 @@ const stepParam = z.number().int().min(1).max(100_000).describe("The step's step
 const fencingField = z.number().int().min(0).optional()
   .describe("For a step linked to a task: the fencing token task_claim (or start_step) gave you; passed on to the task's own tool.");
 
-interface Loaded {
-  meta: PlanMeta;
-  plan: Plan;
-  rows: Map<number, StepRow>;
-  states: StepState[];
-}
-
-async function load(ctx: Ctx, planId: string): Promise<Loaded> {
-  const meta = await getPlan(ctx, planId);
-  const [plan, rows] = await Promise.all([readVersion(ctx, meta.id, meta.version), readStepRows(ctx, meta.id)]);
-  return { meta, plan, rows, states: stepStates(plan, rows) };
-}
-
-function stepOf(l: Loaded, n: number): StepState {
-  const s = l.states.find((x) => x.step_number === n);
-  if (!s) {
-    const numbers = l.plan.steps.map((x) => x.step_number);
-    throw new ToolError("not_found", `Step ${n} not found in plan ${l.meta.id}`, {
-      hint: numbers.length > 0 ? `The plan's steps are ${numbers.slice(0, 30).join(", ")}${numbers.length > 30 ? ", …" : ""}.` : "The plan has no steps: save a version with steps first.",
-    });
-  }
-  return s;
-}
-
 const notNow = (s: StepState, verb: string, allowed: readonly StepStatus[], hint: string) =>
   new ToolError("invalid_transition", `Step ${s.step_number} is ${s.status}; only ${allowed.join(" or ")} steps can be ${verb}.`, { hint });
-
-const lostRace = (n: number) =>
-  new ToolError("conflict", `Step ${n} changed while this call ran; no move of this call was stored.`, {
-    hint: "view_progress shows where it stands now; decide again from there.",
-    retryable: true,
-  });
-
-interface Move {
-  status: StoredStepStatus;
-  retries?: number;
-  started?: boolean;
-  finished?: boolean;
-  notes?: string;
-  error?: string;
-  files_modified?: string[];
-}
-
-/**
- * One step's move as a statement: inserted when the step never moved, else updated only if its
- * row is still at the rev the caller read (a racing move makes this change nothing).
- */
-function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state"], m: Move): D1PreparedStatement {
-  const now = iso(ctx.clock.now());
-  const started = m.started ? now : (seen?.started_at ?? null);
-  const startedBy = m.started ? ctx.actorId : (seen?.started_by ?? null);
-  const finished = m.finished ? now : null;
-  const finishedBy = m.finished ? ctx.actorId : null;
-  const notes = m.notes ?? seen?.notes ?? "";
-  const error = m.error ?? seen?.error ?? "";
-  const files = JSON.stringify(m.files_modified ?? (seen ? JSON.parse(seen.files_modified) as string[] : []));
-  const retries = m.retries ?? seen?.retries ?? 0;
-  return ctx.d1
-    .prepare(`INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, retries, started_at, started_by, finished_at, finished_by, notes, error, files_modified, rev, updated_at)
-              VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13)
-              ON CONFLICT (tenant_id, plan_id, step_number) DO UPDATE SET status = ?4, retries = ?5, started_at = ?6, started_by = ?7, finished_at = ?8,
-                finished_by = ?9, notes = ?10, error = ?11, files_modified = ?12, rev = plan_steps.rev + 1, updated_at = ?13
-              WHERE plan_steps.rev IS ?14
-              RETURNING step_number`)
-    .bind(ctx.tenantId, planId, n, m.status, retries, started, startedBy, finished, finishedBy, notes, error, files, now, seen?.rev ?? null);
-}
-
-/**
- * Fails the batch when the move before it changed nothing (its compare-and-swap lost), so a batch
- * of moves lands whole or not at all. SQLite has no RAISE outside triggers; json() of text that is
- * not JSON is an error, and D1 rolls back a batch on any error.
- */
-const abortIfUnchanged = (ctx: Ctx, n: number) =>
-  ctx.d1.prepare(`SELECT CASE WHEN changes() = 0 THEN json(?) END`).bind(`${LOST_MOVE} ${n}`);
-const LOST_MOVE = "lost step move";
-
-/** Applies moves atomically; a lost compare-and-swap on any of them stores none, reported as conflict. */
-async function applyMoves(ctx: Ctx, l: Loaded, moves: ReadonlyArray<{ n: number; move: Move }>): Promise<void> {
-  if (moves.length === 0) return;
-  try {
-    await ctx.d1.batch(moves.flatMap(({ n, move }) => [
-      moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move),
-      abortIfUnchanged(ctx, n),
-      planActivity(ctx, l.meta.id, `plan.step_${move.status}`, `plan ${l.meta.name}: step ${n} ${move.status}${move.error ? `: ${move.error}` : ""}`),
-    ]));
-  } catch (err) {
-    if (!/malformed JSON/i.test(String(err))) throw err;
-    // Which move lost is not in the error; the first one that no longer matches what was read is.
-    const now = await load(ctx, l.meta.id);
-    const lost = moves.find(({ n }) => now.rows.get(n)?.state?.rev !== l.rows.get(n)?.state?.rev) ?? moves[0]!;
-    throw lostRace(lost.n);
-  }
-}
 
 const task = (name: string): AnyToolDef => toolNamed(name);
 
@@ -305,39 +210,3 @@ export const failStepTool = defineTool({
   },
   summarize: (r) => `${summarizeMove(r)}${r.skipped_dependents.length > 0 ? ` Skipped with it: ${r.skipped_dependents.join(", ")}.` : ""}`,
 });
-
-export const viewProgressTool = defineTool({
-  name: "view_progress",
-  title: "A plan's execution progress",
-  toolset: "plans",
-  description:
-    "Where a saved plan's steps stand: counts and percentage, the ready and in-progress steps, and every step's status (recomputed from depends_on), who started and finished it, notes, errors, the commit execute_plan made, and the task that tracks it (plan_to_tasks). A linked step's status follows its task.",
-  input: z.object({ plan_id: planIdParam }),
-  output: z.object({
-    plan_id: z.string().describe("The plan."),
-    plan_version: z.number().int().describe("The current version, whose steps are shown."),
-    plan_status: z.enum(PLAN_STATUSES).describe("The plan's stored status."),
-    implied_status: z.enum(PLAN_STATUSES).describe("The status the steps imply (completed once every step is completed or skipped, …); differs from plan_status when tasks moved the steps since the last step tool call."),
-    progress: progressSchema.describe("Counts and percentage."),
-    ready_steps: z.array(z.number().int()).describe("Steps ready to start."),
-    current_steps: z.array(z.number().int()).describe("Steps in progress."),
-    steps: z.array(stepStateSchema).describe("Every step, in plan order."),
-  }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
-  run: async (ctx, input) => {
-    const l = await load(ctx, input.plan_id);
-    return {
-      plan_id: l.meta.id,
-      plan_version: l.meta.version,
-      plan_status: l.meta.status,
-      implied_status: impliedStatus(l.meta.status, l.states),
-      progress: summarize(l.states),
-      ready_steps: l.states.filter((s) => s.status === "ready").map((s) => s.step_number),
-      current_steps: l.states.filter((s) => s.status === "in_progress").map((s) => s.step_number),
-      steps: l.states,
-    };
-  },
-  summarize: (r) => `Plan ${r.plan_id} v${r.plan_version}: ${r.progress.percentage}% (${r.progress.completed_steps}/${r.progress.total_steps} completed, ${r.progress.in_progress_steps} in progress, ${r.progress.ready_steps} ready).`,
-});
-
-export const stepTools = [startStepTool, completeStepTool, failStepTool, viewProgressTool];

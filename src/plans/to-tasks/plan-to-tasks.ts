@@ -16,6 +16,7 @@ import { readStepRows } from "../progress/engine";
 import { planIdParam } from "../document/params";
 import { type Plan, type PlanStep } from "../document/schema";
 import { getPlan, planActivity, readVersion } from "../store/model";
+import { linkStepStatement } from "./model";
 
 const PRIORITY: Record<PlanStep["priority"], number> = { critical: 0, high: 1, medium: 2, low: 3 };
 const MAX_CRITERIA = 50;
@@ -117,8 +118,7 @@ export const planToTasksTool = defineTool({
     try {
       made = await createTasks(ctx, project.id, items, (ids) => [
         ...todo.map((step, i) =>
-          ctx.d1.prepare(`INSERT INTO plan_step_tasks (tenant_id, plan_id, step_number, task_id, created_at) VALUES (?, ?, ?, ?, ?)`)
-            .bind(ctx.tenantId, meta.id, step.step_number, ids[i], now)),
+          linkStepStatement(ctx, meta.id, step.step_number, ids[i]!, now)),
         // On the plan's own timeline too: a later plan write (a new version) then makes the same
         // plan_to_tasks call a new one rather than a retry to replay.
         planActivity(ctx, meta.id, "plan.tasks_created", `Tasks for step(s) ${todo.map((s) => s.step_number).join(", ")} in ${project.key}`),

@@ -1,7 +1,7 @@
 /** visualize_plan (seed 004 "Planning Tools"): a Mermaid diagram of a plan passed in or of a saved one. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { planParam, parsePlan, versionField } from "../document/params";
 import { completePlan, planIdField, type Plan } from "../document/schema";
@@ -61,7 +61,7 @@ export const visualizePlanTool = defineTool({
     truncated: z.boolean().describe("True when part of the plan is left out of the diagram."),
     notes: z.array(z.string()).describe("What was left out or assumed, if anything."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const plan = await planToDraw(ctx, input);
     const { mermaid, truncated, notes } = drawPlan(plan, input.diagram_type);
