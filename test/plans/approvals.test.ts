@@ -137,6 +137,22 @@ describe("request_approval", () => {
     expect(fresh.deduplicated).toBe(false);
     expect(fresh.request.id).not.toBe(first.id);
   });
+
+  it("request_approval: steps not in the plan, an unknown approver or plan, a bad due_at, unknown keys", async () => {
+    const { alice } = await team();
+    const state = tenantState(alice.tenantId);
+    const steps = await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [2, 9, 7], approver_actor_ids: ["bob"] }, "invalid_input", state);
+    expect(steps.message).toBe("Steps 7, 9 not found in plan rate-limit");
+    expect(steps.hint).toContain("Version 1 has steps 1, 2, 3");
+    expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [4], approver_actor_ids: ["bob"] }, "invalid_input", state)).message)
+      .toBe("Step 4 not found in plan rate-limit");
+    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["nobody"] }, "not_found", state);
+    expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: "nope", approver_actor_ids: ["bob"] }, "not_found", state)).message).toBe("Plan nope not found");
+    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], due_at: "next week" }, "invalid_input", state);
+    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: [] }, "invalid_input", state);
+    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], step_numbers: [0] }, "invalid_input", state);
+    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], approver: "bob" }, "invalid_input", state);
+  });
 });
 
 describe("respond_approval", () => {
@@ -271,24 +287,6 @@ describe("respond_approval", () => {
     const c = await ok(bob.ctx, "respond_approval", { request_id: b.id, action: "reject" });
     expect(c).toMatchObject({ request: { status: "rejected" }, warnings: [`The request's handoff ${b.handoff_id} was already cancelled, so it was left as it was and the requester was not notified through it.`] });
   });
-});
-
-describe("bad input changes nothing", () => {
-  it("request_approval: steps not in the plan, an unknown approver or plan, a bad due_at, unknown keys", async () => {
-    const { alice } = await team();
-    const state = tenantState(alice.tenantId);
-    const steps = await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [2, 9, 7], approver_actor_ids: ["bob"] }, "invalid_input", state);
-    expect(steps.message).toBe("Steps 7, 9 not found in plan rate-limit");
-    expect(steps.hint).toContain("Version 1 has steps 1, 2, 3");
-    expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [4], approver_actor_ids: ["bob"] }, "invalid_input", state)).message)
-      .toBe("Step 4 not found in plan rate-limit");
-    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["nobody"] }, "not_found", state);
-    expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: "nope", approver_actor_ids: ["bob"] }, "not_found", state)).message).toBe("Plan nope not found");
-    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], due_at: "next week" }, "invalid_input", state);
-    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: [] }, "invalid_input", state);
-    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], step_numbers: [0] }, "invalid_input", state);
-    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], approver: "bob" }, "invalid_input", state);
-  });
 
   it("respond_approval: an unknown action, request_modification without modifications, modifications with another action, an unknown request", async () => {
     const { alice, bob } = await team();
@@ -307,24 +305,6 @@ describe("bad input changes nothing", () => {
   });
 });
 
-describe("tenant isolation", () => {
-  it("another tenant's plan, request and actors are not_found; its lists do not show them", async () => {
-    const { alice, bob } = await team();
-    const req = await request(alice, { approver_actor_ids: ["bob"] });
-    const other = await newWorld("approvals-other", { start: START, actor: "bob" });
-    const mine = tenantState(alice.tenantId);
-    // The other tenant's "bob" is not alice's bob, and alice's plan is not theirs.
-    await refusedWithoutWrites(other.ctx, "request_approval", { plan_id: PLAN.id, approver_actor_ids: [bob.id.actorId] }, "not_found", mine);
-    await ok(other.ctx, "save_plan", { plan: PLAN });
-    expect((await fails(other.ctx, "request_approval", { plan_id: PLAN.id, approver_actor_ids: [bob.id.actorId] })).code).toBe("not_found");
-    const theirs = await other.other("dave");
-    await refusedWithoutWrites(theirs.ctx, "respond_approval", { request_id: req.id, action: "approve" }, "not_found", mine);
-    expect((await ok(other.ctx, "list_approvals", {})).items).toEqual([]);
-    expect((await ok(other.ctx, "list_approvals", { plan_id: PLAN.id })).items).toEqual([]);
-    await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [1], approver_actor_ids: [theirs.id.actorId] }, "not_found", mine);
-  });
-});
-
 describe("list_approvals", () => {
   it("newest first, by plan and status, paged with a cursor", async () => {
     const { w, alice, bob } = await team();
@@ -340,9 +320,27 @@ describe("list_approvals", () => {
     expect(rest.next_cursor).toBeUndefined();
     expect((await ok(alice, "list_approvals", { status: "pending" })).items.map((a: Structured) => a.id)).toEqual([made[3], made[2], made[0]]);
   });
+
+  describe("tenant isolation", () => {
+    it("another tenant's plan, request and actors are not_found; its lists do not show them", async () => {
+      const { alice, bob } = await team();
+      const req = await request(alice, { approver_actor_ids: ["bob"] });
+      const other = await newWorld("approvals-other", { start: START, actor: "bob" });
+      const mine = tenantState(alice.tenantId);
+      // The other tenant's "bob" is not alice's bob, and alice's plan is not theirs.
+      await refusedWithoutWrites(other.ctx, "request_approval", { plan_id: PLAN.id, approver_actor_ids: [bob.id.actorId] }, "not_found", mine);
+      await ok(other.ctx, "save_plan", { plan: PLAN });
+      expect((await fails(other.ctx, "request_approval", { plan_id: PLAN.id, approver_actor_ids: [bob.id.actorId] })).code).toBe("not_found");
+      const theirs = await other.other("dave");
+      await refusedWithoutWrites(theirs.ctx, "respond_approval", { request_id: req.id, action: "approve" }, "not_found", mine);
+      expect((await ok(other.ctx, "list_approvals", {})).items).toEqual([]);
+      expect((await ok(other.ctx, "list_approvals", { plan_id: PLAN.id })).items).toEqual([]);
+      await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [1], approver_actor_ids: [theirs.id.actorId] }, "not_found", mine);
+    });
+  });
 });
 
-describe("delete_plan and approvals", () => {
+describe("delete_plan", () => {
   it("takes the plan's requests with it and cancels a pending request's handoff, so it leaves the approver's inbox", async () => {
     const { alice, bob } = await team();
     const req = await request(alice, { approver_actor_ids: ["bob"] });

@@ -1,85 +1,52 @@
-/** Step tracking (start/complete/fail/view_progress) and plan_to_tasks: readiness, retries, races, tasks as the steps' state, tenants. */
-import { env } from "cloudflare:workers";
+/** Step tracking (start/complete/fail/view_progress): readiness, retries, races, tasks as the steps' state, tenants. */
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/core/context";
 import { DERIVED_WINDOW_MS } from "../../src/core/idempotency";
-import { call, count, fails, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, sqlOf, type World } from "../support/helpers";
+import { plan, saved, statuses, stepRows } from "../support/plan-steps";
+import { call, count, fails, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, sqlOf } from "../support/helpers";
 
 const START = "2026-07-01T09:00:00.000Z";
 
-/** 1 → (2, 3) → 4, and 5 on its own: a diamond plus an independent step. */
-function plan(id: string, extra: Record<string, unknown> = {}): { id: string; goal: string; steps: Array<Record<string, unknown>> } {
-  return {
-    id,
-    goal: "Add rate limiting to the public API",
-    steps: [
-      { step_number: 1, title: "Add a limiter module", priority: "high", files_to_create: [{ path: "src/http/limit.ts", change_type: "create" }], acceptance_criteria: ["limit.ts exports a token bucket"] },
-      { step_number: 2, title: "Wire it into the router", depends_on: [1], files_to_modify: [{ path: "src/http/router.ts" }] },
-      { step_number: 3, title: "Document the limits", depends_on: [1], priority: "low" },
-      { step_number: 4, title: "Tests", depends_on: [2, 3], acceptance_criteria: ["429 after the limit", "headers carry the remaining budget"] },
-      { step_number: 5, title: "Dashboard panel" },
-    ],
-    ...extra,
-  };
-}
-
-async function saved(w: World, id = "rl"): Promise<void> {
-  await ok(w.ctx, "save_plan", { plan: plan(id) });
-}
-
-const statuses = async (ctx: Ctx, id: string) =>
-  Object.fromEntries(((await ok(ctx, "view_progress", { plan_id: id })).steps as Array<{ step_number: number; status: string }>).map((s) => [s.step_number, s.status]));
-
-const stepRows = (ctx: Ctx) => async () => ({
-  steps: (await env.DB.prepare(`SELECT * FROM plan_steps WHERE tenant_id = ? ORDER BY plan_id, step_number`).bind(ctx.tenantId).all()).results,
-  links: (await env.DB.prepare(`SELECT * FROM plan_step_tasks WHERE tenant_id = ? ORDER BY plan_id, step_number`).bind(ctx.tenantId).all()).results,
-  tasks: (await env.DB.prepare(`SELECT id, status, assignee_actor_id FROM tasks WHERE tenant_id = ? ORDER BY id`).bind(ctx.tenantId).all()).results,
-  plans: (await env.DB.prepare(`SELECT id, status FROM plans WHERE tenant_id = ? ORDER BY id`).bind(ctx.tenantId).all()).results,
-});
-
-describe("view_progress and readiness", () => {
-  it("derives ready and pending from depends_on before anything moved", async () => {
+describe("start_step", () => {
+  it("starts a pending step with a warning, and refuses to start one that is not pending or ready", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
-    const p = await ok(w.ctx, "view_progress", { plan_id: "rl" });
-    expect(p).toMatchObject({ plan_id: "rl", plan_version: 1, plan_status: "ready", implied_status: "ready", ready_steps: [1, 5], current_steps: [] });
-    expect(p.progress).toEqual({ total_steps: 5, completed_steps: 0, failed_steps: 0, skipped_steps: 0, in_progress_steps: 0, blocked_steps: 0, ready_steps: 2, pending_steps: 3, percentage: 0 });
-    expect(p.steps[3]).toMatchObject({ step_number: 4, id: "step_4", title: "Tests", status: "pending", depends_on: [2, 3], retries: 0, started_at: null, commit: null, task: null });
+    const early = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 4 });
+    expect(early.warnings).toEqual(["Step 4 depends on step(s) 2, 3, not completed yet."]);
+    // Within the retry window the identical call is a retry of the first and gets its success back;
+    // once the window has passed it is a new call, and the step is no longer pending or ready.
+    expect((await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 4 })).idempotent_replay).toBe(true);
+    w.clock.advance(DERIVED_WINDOW_MS);
+    const again = await refusedWithoutWrites(w.ctx, "start_step", { plan_id: "rl", step_number: 4 }, "invalid_transition", stepRows(w.ctx));
+    expect(again.message).toBe("Step 4 is in_progress; only pending or ready steps can be started.");
+    await ok(w.ctx, "complete_step", { plan_id: "rl", step_number: 5 });
+    const finished = await fails(w.ctx, "start_step", { plan_id: "rl", step_number: 5 });
+    expect(finished).toMatchObject({ code: "invalid_transition", message: "Step 5 is completed; only pending or ready steps can be started." });
   });
-});
 
-describe("a new version of a plan whose steps have moved", () => {
-  const progressOf = async (ctx: Ctx, id = "rl") => {
-    const p = await ok(ctx, "view_progress", { plan_id: id });
-    return { version: p.plan_version, plan_status: p.plan_status, implied_status: p.implied_status };
-  };
-
-  it("save_plan overwriting an executing plan keeps its progress, and its status says what the steps say", async () => {
-    const w = await newWorld("steps-overwrite", { start: START });
+  it("start, fail with retry, start again at once: the second start is a new call that starts the step, not a replay", async () => {
+    const w = await newWorld("steps", { start: START });
     await saved(w);
     await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting to the public and admin APIs" }), overwrite: true });
-    expect(await progressOf(w.ctx)).toEqual({ version: 2, plan_status: "executing", implied_status: "executing" });
-    expect((await ok(w.ctx, "list_plans", { status: "executing" })).items.map((p: { id: string }) => p.id)).toEqual(["rl"]);
-    // A rollback is a new version too.
-    await ok(w.ctx, "rollback_plan", { plan_id: "rl", target_version: 1 });
-    expect(await progressOf(w.ctx)).toEqual({ version: 3, plan_status: "executing", implied_status: "executing" });
+    await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "flaky", retry: true });
+    const restarted = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+    expect(restarted.idempotent_replay).toBeUndefined();
+    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
   });
 
-  it("a plan whose every step is done stays completed through an overwrite; one with nothing moved is ready again", async () => {
-    const w = await newWorld("steps-overwrite-done", { start: START });
-    await ok(w.ctx, "save_plan", { plan: { id: "one", goal: "One step", steps: [{ step_number: 1, title: "Do it" }] } });
-    await ok(w.ctx, "start_step", { plan_id: "one", step_number: 1 });
-    await ok(w.ctx, "complete_step", { plan_id: "one", step_number: 1 });
-    await ok(w.ctx, "save_plan", { plan: { id: "one", goal: "One step, described", steps: [{ step_number: 1, title: "Do it" }] }, overwrite: true });
-    expect(await progressOf(w.ctx, "one")).toEqual({ version: 2, plan_status: "completed", implied_status: "completed" });
-    await saved(w, "idle");
-    await ok(w.ctx, "save_plan", { plan: plan("idle", { goal: "Changed" }), overwrite: true });
-    expect(await progressOf(w.ctx, "idle")).toEqual({ version: 2, plan_status: "ready", implied_status: "ready" });
+  it("two agents starting the same step at once: exactly one wins, the other is told", async () => {
+    const w = await newWorld("steps", { start: START });
+    await saved(w);
+    const b = await w.other("b");
+    const [x, y] = await Promise.all([call(w.ctx, "start_step", { plan_id: "rl", step_number: 1 }), call(b.ctx, "start_step", { plan_id: "rl", step_number: 1 })]);
+    expect([x.isError, y.isError].sort()).toEqual([false, true]);
+    const loser = x.isError ? x : y;
+    expect(["conflict", "invalid_transition"]).toContain(loser.error.code);
+    expect(await count(`SELECT COUNT(*) AS n FROM plan_steps WHERE tenant_id = ? AND plan_id = 'rl' AND status = 'in_progress'`, w.id.tenantId)).toBe(1);
   });
 });
 
-describe("start_step, complete_step, fail_step", () => {
+describe("complete_step", () => {
   it("walks a plan to completed: readiness recomputed after every move, the plan executing then completed", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
@@ -101,22 +68,6 @@ describe("start_step, complete_step, fail_step", () => {
     expect((await ok(w.ctx, "list_plans", { status: "completed" })).items.map((p: { id: string }) => p.id)).toEqual(["rl"]);
   });
 
-  it("starts a pending step with a warning, and refuses to start one that is not pending or ready", async () => {
-    const w = await newWorld("steps", { start: START });
-    await saved(w);
-    const early = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 4 });
-    expect(early.warnings).toEqual(["Step 4 depends on step(s) 2, 3, not completed yet."]);
-    // Within the retry window the identical call is a retry of the first and gets its success back;
-    // once the window has passed it is a new call, and the step is no longer pending or ready.
-    expect((await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 4 })).idempotent_replay).toBe(true);
-    w.clock.advance(DERIVED_WINDOW_MS);
-    const again = await refusedWithoutWrites(w.ctx, "start_step", { plan_id: "rl", step_number: 4 }, "invalid_transition", stepRows(w.ctx));
-    expect(again.message).toBe("Step 4 is in_progress; only pending or ready steps can be started.");
-    await ok(w.ctx, "complete_step", { plan_id: "rl", step_number: 5 });
-    const finished = await fails(w.ctx, "start_step", { plan_id: "rl", step_number: 5 });
-    expect(finished).toMatchObject({ code: "invalid_transition", message: "Step 5 is completed; only pending or ready steps can be started." });
-  });
-
   it("refuses to complete a step whose dependencies are not done, and one already finished", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
@@ -128,17 +79,9 @@ describe("start_step, complete_step, fail_step", () => {
     w.clock.advance(DERIVED_WINDOW_MS);
     expect((await fails(w.ctx, "complete_step", { plan_id: "rl", step_number: 1 })).message).toBe("Step 1 is completed; only in_progress or ready steps can be completed.");
   });
+});
 
-  it("start, fail with retry, start again at once: the second start is a new call that starts the step, not a replay", async () => {
-    const w = await newWorld("steps", { start: START });
-    await saved(w);
-    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "flaky", retry: true });
-    const restarted = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    expect(restarted.idempotent_replay).toBeUndefined();
-    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
-  });
-
+describe("fail_step", () => {
   it("fail_step with skip_dependents lands whole or not at all: a dependent moved meanwhile stores none of its moves", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
@@ -212,16 +155,16 @@ describe("start_step, complete_step, fail_step", () => {
     const done = await refusedWithoutWrites(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "late" }, "invalid_transition", stepRows(w.ctx));
     expect(done.message).toBe("Step 1 is completed; only pending or ready or in_progress or blocked or failed steps can be failed.");
   });
+});
 
-  it("two agents starting the same step at once: exactly one wins, the other is told", async () => {
+describe("view_progress", () => {
+  it("derives ready and pending from depends_on before anything moved", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
-    const b = await w.other("b");
-    const [x, y] = await Promise.all([call(w.ctx, "start_step", { plan_id: "rl", step_number: 1 }), call(b.ctx, "start_step", { plan_id: "rl", step_number: 1 })]);
-    expect([x.isError, y.isError].sort()).toEqual([false, true]);
-    const loser = x.isError ? x : y;
-    expect(["conflict", "invalid_transition"]).toContain(loser.error.code);
-    expect(await count(`SELECT COUNT(*) AS n FROM plan_steps WHERE tenant_id = ? AND plan_id = 'rl' AND status = 'in_progress'`, w.id.tenantId)).toBe(1);
+    const p = await ok(w.ctx, "view_progress", { plan_id: "rl" });
+    expect(p).toMatchObject({ plan_id: "rl", plan_version: 1, plan_status: "ready", implied_status: "ready", ready_steps: [1, 5], current_steps: [] });
+    expect(p.progress).toEqual({ total_steps: 5, completed_steps: 0, failed_steps: 0, skipped_steps: 0, in_progress_steps: 0, blocked_steps: 0, ready_steps: 2, pending_steps: 3, percentage: 0 });
+    expect(p.steps[3]).toMatchObject({ step_number: 4, id: "step_4", title: "Tests", status: "pending", depends_on: [2, 3], retries: 0, started_at: null, commit: null, task: null });
   });
 
   it("follows the current version: a step added by a new version is tracked, a removed step's state is ignored", async () => {
@@ -250,6 +193,58 @@ describe("start_step, complete_step, fail_step", () => {
     expect(await count(`SELECT COUNT(*) AS n FROM plan_steps WHERE plan_id = 'rl' AND tenant_id = ?`, w.id.tenantId)).toBe(0);
   });
 
+  describe("a new version of a plan whose steps have moved", () => {
+    const progressOf = async (ctx: Ctx, id = "rl") => {
+      const p = await ok(ctx, "view_progress", { plan_id: id });
+      return { version: p.plan_version, plan_status: p.plan_status, implied_status: p.implied_status };
+    };
+
+    it("save_plan overwriting an executing plan keeps its progress, and its status says what the steps say", async () => {
+      const w = await newWorld("steps-overwrite", { start: START });
+      await saved(w);
+      await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+      await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting to the public and admin APIs" }), overwrite: true });
+      expect(await progressOf(w.ctx)).toEqual({ version: 2, plan_status: "executing", implied_status: "executing" });
+      expect((await ok(w.ctx, "list_plans", { status: "executing" })).items.map((p: { id: string }) => p.id)).toEqual(["rl"]);
+      // A rollback is a new version too.
+      await ok(w.ctx, "rollback_plan", { plan_id: "rl", target_version: 1 });
+      expect(await progressOf(w.ctx)).toEqual({ version: 3, plan_status: "executing", implied_status: "executing" });
+    });
+
+    it("a plan whose every step is done stays completed through an overwrite; one with nothing moved is ready again", async () => {
+      const w = await newWorld("steps-overwrite-done", { start: START });
+      await ok(w.ctx, "save_plan", { plan: { id: "one", goal: "One step", steps: [{ step_number: 1, title: "Do it" }] } });
+      await ok(w.ctx, "start_step", { plan_id: "one", step_number: 1 });
+      await ok(w.ctx, "complete_step", { plan_id: "one", step_number: 1 });
+      await ok(w.ctx, "save_plan", { plan: { id: "one", goal: "One step, described", steps: [{ step_number: 1, title: "Do it" }] }, overwrite: true });
+      expect(await progressOf(w.ctx, "one")).toEqual({ version: 2, plan_status: "completed", implied_status: "completed" });
+      await saved(w, "idle");
+      await ok(w.ctx, "save_plan", { plan: plan("idle", { goal: "Changed" }), overwrite: true });
+      expect(await progressOf(w.ctx, "idle")).toEqual({ version: 2, plan_status: "ready", implied_status: "ready" });
+    });
+  });
+
+  describe("the timeline", () => {
+    it("records plan writes and step moves as activity, and nothing for a refused move", async () => {
+      const w = await newWorld("steps", { start: START });
+      await saved(w);
+      await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+      // Past the retry window, so the identical call is a new one and is refused.
+      w.clock.advance(DERIVED_WINDOW_MS);
+      await fails(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
+      await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "red", retry: true });
+      await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting, per key" }), overwrite: true });
+      await ok(w.ctx, "rollback_plan", { plan_id: "rl", target_version: 1 });
+      await ok(w.ctx, "delete_plan", { plan_id: "rl" });
+      const items = (await ok(w.ctx, "activity_query", { object_type: "plan" })).items as Array<{ verb: string; object_id: string; summary: string }>;
+      expect(items.map((i) => i.verb).reverse()).toEqual(["plan.created", "plan.step_in_progress", "plan.step_pending", "plan.updated", "plan.rolled_back", "plan.deleted"]);
+      expect(items.every((i) => i.object_id === "rl")).toBe(true);
+      expect(items.find((i) => i.verb === "plan.step_pending")!.summary).toBe("plan Add Rate Limiting To The Public Api: step 1 pending: red");
+    });
+  });
+});
+
+describe("delete_plan", () => {
   it("delete_plan takes the steps' state and task links with it, and leaves the tasks", async () => {
     const w = await newWorld("steps", { start: START });
     await saved(w);
@@ -261,171 +256,5 @@ describe("start_step, complete_step, fail_step", () => {
     expect(after.steps).toEqual([]);
     expect(after.links).toEqual([]);
     expect(after.tasks).toHaveLength(5);
-  });
-});
-
-describe("plan_to_tasks", () => {
-  async function withProject(w: World) {
-    await saved(w);
-    await ok(w.ctx, "project_create", { key: "API", title: "Public API" });
-  }
-
-  it("creates a task per step atomically: dependencies, criteria, priority, labels and a link back to the plan", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    const r = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API", labels: ["q3"] });
-    expect(r).toMatchObject({ plan_id: "rl", plan_version: 1, project_key: "API", already_linked: [], not_needed: [], warnings: [] });
-    expect(r.created.map((c: { step_number: number; ref: string }) => `${c.step_number}=${c.ref}`)).toEqual(["1=API-1", "2=API-2", "3=API-3", "4=API-4", "5=API-5"]);
-    const id = (n: number) => r.created.find((c: { step_number: number }) => c.step_number === n).task_id as string;
-
-    const t4 = (await ok(w.ctx, "task_get", { task_id: id(4) })).task;
-    expect(t4).toMatchObject({ title: "Tests", status: "todo", state: "blocked", priority: 2, labels: ["plan", "q3"], assignee_actor_id: null });
-    expect([...t4.depends_on].sort()).toEqual([id(2), id(3)].sort());
-    expect(t4.acceptance_criteria).toEqual([{ text: "429 after the limit", met: false }, { text: "headers carry the remaining budget", met: false }]);
-    expect(t4.body).toContain("Plan: Add Rate Limiting To The Public Api (plan_id rl, version 1), step 4 (step_4).");
-    const t1 = (await ok(w.ctx, "task_get", { task_id: id(1) })).task;
-    expect(t1).toMatchObject({ priority: 1, state: "ready" });
-    expect(t1.body).toContain("- create `src/http/limit.ts`");
-    expect((await ok(w.ctx, "task_get", { task_id: id(3) })).task.priority).toBe(3);
-
-    const p = await ok(w.ctx, "view_progress", { plan_id: "rl" });
-    expect(p.steps[0].task).toEqual({ id: id(1), ref: "API-1", status: "todo", assignee_actor_id: null, lease_expires_at: null });
-  });
-
-  it("step state follows the tasks: claimed, finished and cancelled by the task tools", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    const r = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
-    const ref = (n: number) => r.created.find((c: { step_number: number }) => c.step_number === n).ref as string;
-    const claimed = await ok(w.ctx, "task_claim", { task_id: ref(1) });
-    expect(claimed.claimed).toBe(true);
-    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
-    await ok(w.ctx, "task_update", { task_id: ref(1), patch: { acceptance_criteria: [{ text: "limit.ts exports a token bucket", met: true }] } });
-    await ok(w.ctx, "task_update", { task_id: ref(1), patch: { status: "done" } });
-    await ok(w.ctx, "task_update", { task_id: ref(5), patch: { status: "cancelled" } });
-    expect(await statuses(w.ctx, "rl")).toEqual({ 1: "completed", 2: "ready", 3: "ready", 4: "pending", 5: "skipped" });
-    const p = await ok(w.ctx, "view_progress", { plan_id: "rl" });
-    expect(p.progress.percentage).toBe(40);
-    // The plan's stored status follows its tasks: list_plans finds it by what the tasks did.
-    expect(p).toMatchObject({ plan_status: "executing", implied_status: "executing" });
-    for (const n of [2, 3]) await ok(w.ctx, "task_update", { task_id: ref(n), patch: { status: "done" } });
-    await ok(w.ctx, "task_update", { task_id: ref(4), patch: { acceptance_criteria: [{ text: "429 after the limit", met: true }, { text: "headers carry the remaining budget", met: true }] } });
-    await ok(w.ctx, "task_update", { task_id: ref(4), patch: { status: "done" } });
-    expect((await ok(w.ctx, "list_plans", { status: "completed" })).items.map((x: { id: string }) => x.id)).toEqual(["rl"]);
-    expect((await ok(w.ctx, "view_progress", { plan_id: "rl" })).progress.percentage).toBe(100);
-  });
-
-  it("step tools on linked steps go through the tasks: start claims under a lease, another actor cannot take it, complete respects the criteria", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
-    const started = await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1, lease_seconds: 600 });
-    expect(started.lease).toMatchObject({ task_ref: "API-1", lease_expires_at: "2026-07-01T09:10:00.000Z" });
-    expect(typeof started.lease.fencing_token).toBe("number");
-    expect(started.step.task).toMatchObject({ status: "in_progress", assignee_actor_id: w.id.actorId });
-
-    const b = await w.other("b");
-    const taken = await fails(b.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    expect(taken.code).toBe("invalid_transition");
-    const stolen = await fails(b.ctx, "complete_step", { plan_id: "rl", step_number: 1 });
-    expect(stolen.code).toBe("lease_held");
-    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
-
-    const unmet = await fails(w.ctx, "complete_step", { plan_id: "rl", step_number: 1, fencing_token: started.lease.fencing_token });
-    expect(unmet).toMatchObject({ code: "criteria_unmet", message: 'Acceptance criterion not met: "limit.ts exports a token bucket"' });
-    await ok(w.ctx, "task_update", { task_id: "API-1", patch: { acceptance_criteria: [{ text: "limit.ts exports a token bucket", met: true }] } });
-    const done = await ok(w.ctx, "complete_step", { plan_id: "rl", step_number: 1, fencing_token: started.lease.fencing_token, notes: "done" });
-    expect(done.step).toMatchObject({ status: "completed", notes: "done", task: { status: "done" } });
-    expect(done.plan_status).toBe("executing");
-  });
-
-  it("fail_step on a linked step releases its task (the step shows failed) and skip cancels the task", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
-    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    const failed = await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "tests red", skip_dependents: true });
-    expect(failed.step).toMatchObject({ status: "failed", task: { status: "todo", assignee_actor_id: null } });
-    expect(failed.skipped_dependents).toEqual([2, 3, 4]);
-    for (const ref of ["API-2", "API-3", "API-4"]) expect((await ok(w.ctx, "task_get", { task_id: ref })).task.status).toBe("cancelled");
-    expect((await ok(w.ctx, "task_get", { task_id: "API-5" })).task.status).toBe("todo");
-    // Claiming the task again moves the step on: the failure was before the task's last move.
-    w.clock.advance(MINUTE);
-    await ok(w.ctx, "task_claim", { task_id: "API-1" });
-    expect((await statuses(w.ctx, "rl"))[1]).toBe("in_progress");
-
-    const skip = await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "dropped", skip: true });
-    expect(skip.step).toMatchObject({ status: "skipped", task: { status: "cancelled" } });
-  });
-
-  it("is idempotent over linked steps, links only a new version's new steps, and gives finished steps no task", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    await ok(w.ctx, "complete_step", { plan_id: "rl", step_number: 5 });
-    const first = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
-    expect(first.created.map((c: { step_number: number }) => c.step_number)).toEqual([1, 2, 3, 4]);
-    expect(first.not_needed).toEqual([5]);
-    // Past the retry window the identical call is a new one (within it, it would replay the first).
-    w.clock.advance(DERIVED_WINDOW_MS);
-    const again = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
-    expect(again.idempotent_replay).toBeUndefined();
-    expect(again.created).toEqual([]);
-    expect(again.already_linked.map((c: { step_number: number }) => c.step_number)).toEqual([1, 2, 3, 4]);
-
-    const next = plan("rl");
-    next.steps.push({ step_number: 6, title: "Load test", depends_on: [4, 5] });
-    await ok(w.ctx, "save_plan", { plan: next, overwrite: true });
-    const more = await ok(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" });
-    expect(more.created).toEqual([{ step_number: 6, task_id: expect.any(String), ref: "API-5" }]);
-    const t6 = (await ok(w.ctx, "task_get", { task_id: "API-5" })).task;
-    expect(t6.depends_on).toEqual([first.created.find((c: { step_number: number }) => c.step_number === 4).task_id]);
-    expect(await count(`SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ?`, w.id.tenantId)).toBe(5);
-  });
-
-  it("two racing calls create each step's task once", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    const b = await w.other("b");
-    const results = await Promise.all([call(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" }), call(b.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API" })]);
-    expect(await count(`SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ?`, w.id.tenantId)).toBe(5);
-    expect(await count(`SELECT COUNT(*) AS n FROM plan_step_tasks WHERE tenant_id = ?`, w.id.tenantId)).toBe(5);
-    for (const r of results) if (r.isError) expect(r.error).toMatchObject({ code: "conflict", retryable: true });
-  });
-
-  it("refuses bad input and foreign projects without writing anything", async () => {
-    const w = await newWorld("p2t", { start: START });
-    await withProject(w);
-    const state = stepRows(w.ctx);
-    await refusedWithoutWrites(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "NOPE" }, "not_found", state);
-    await refusedWithoutWrites(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API", labels: ["two words"] }, "invalid_input", state);
-    await refusedWithoutWrites(w.ctx, "plan_to_tasks", { plan_id: "rl", project_id: "API", assignee_actor_id: "ghost" }, "not_found", state);
-    await refusedWithoutWrites(w.ctx, "plan_to_tasks", { plan_id: "rl" }, "invalid_input", state);
-    await ok(w.ctx, "save_plan", { plan: { id: "empty", goal: "Nothing yet" } });
-    await refusedWithoutWrites(w.ctx, "plan_to_tasks", { plan_id: "empty", project_id: "API" }, "invalid_input", state);
-    const them = await newWorld("p2t", { start: START });
-    await ok(them.ctx, "project_create", { key: "API", title: "Theirs" });
-    await saved(them, "theirs");
-    // Their project key resolves in their tenant only: ours is untouched by their call.
-    await ok(them.ctx, "plan_to_tasks", { plan_id: "theirs", project_id: "API" });
-    expect(await count(`SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ?`, w.id.tenantId)).toBe(0);
-  });
-});
-
-describe("the timeline", () => {
-  it("records plan writes and step moves as activity, and nothing for a refused move", async () => {
-    const w = await newWorld("steps", { start: START });
-    await saved(w);
-    await ok(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    // Past the retry window, so the identical call is a new one and is refused.
-    w.clock.advance(DERIVED_WINDOW_MS);
-    await fails(w.ctx, "start_step", { plan_id: "rl", step_number: 1 });
-    await ok(w.ctx, "fail_step", { plan_id: "rl", step_number: 1, error: "red", retry: true });
-    await ok(w.ctx, "save_plan", { plan: plan("rl", { goal: "Add rate limiting, per key" }), overwrite: true });
-    await ok(w.ctx, "rollback_plan", { plan_id: "rl", target_version: 1 });
-    await ok(w.ctx, "delete_plan", { plan_id: "rl" });
-    const items = (await ok(w.ctx, "activity_query", { object_type: "plan" })).items as Array<{ verb: string; object_id: string; summary: string }>;
-    expect(items.map((i) => i.verb).reverse()).toEqual(["plan.created", "plan.step_in_progress", "plan.step_pending", "plan.updated", "plan.rolled_back", "plan.deleted"]);
-    expect(items.every((i) => i.object_id === "rl")).toBe(true);
-    expect(items.find((i) => i.verb === "plan.step_pending")!.summary).toBe("plan Add Rate Limiting To The Public Api: step 1 pending: red");
   });
 });
