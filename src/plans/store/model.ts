@@ -142,7 +142,7 @@ export async function insertPlan(ctx: Ctx, plan: Plan, meta: { name: string; tag
 
 /**
  * Appends `plan` as the version after `from.version` and makes it current, with `change.status`
- * (appendFollowingSteps in progress.ts says which). Fails with conflict when another write moved the
+ * (appendFollowingSteps in progress/engine.ts says which). Fails with conflict when another write moved the
  * plan on first, or the plan has MAX_VERSIONS versions.
  */
 export async function appendVersion(

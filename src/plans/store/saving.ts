@@ -1,4 +1,8 @@
-/** The one way a plan document is saved: save_plan, and create_plan's auto_save, go through savePlan. */
+/**
+ * The one way a plan document is saved: save_plan, and create_plan's auto_save, go through savePlan.
+ * Apart from model.ts because a new version carries the steps' progress over (progress/engine.ts),
+ * and the progress engine reads the model: in one file they would import each other.
+ */
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
