@@ -13,7 +13,7 @@ import { gitTools } from "../git/tools";
 import { docsTools } from "../docs/tools";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review/tools";
-import { planTools } from "../plans/tools";
+import { planTools } from "../plans";
 import { searchTools } from "../work/search";
 import { runTools } from "../work/runs";
 import { skillTools } from "../work/skills";

@@ -16,7 +16,7 @@ const SEED_CODES: Record<string, string> = {
   timeout: "TIMEOUT",
 };
 
-/** Our messages that say which seed code they are (plan ids have no spaces; see src/plans/store.ts and execute.ts). */
+/** Our messages that say which seed code they are (plan ids have no spaces; see src/plans/store/model.ts and src/plans/execution/run.ts). */
 const PLAN_NOT_FOUND = /^Plan \S+ not found$/;
 const STEP_FAILED = /^Step \d+ failed: /;
 

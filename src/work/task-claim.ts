@@ -4,7 +4,7 @@ import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
 import { defineTool } from "../core/define-tool";
 import { notFound, ToolError } from "../core/errors";
-import { followTask } from "../plans/progress";
+import { followTask } from "../plans/progress/engine";
 import { activityStatement } from "./common";
 import { findProject, projectSchema } from "./projects";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";

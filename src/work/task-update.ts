@@ -6,7 +6,7 @@ import { defineTool } from "../core/define-tool";
 import { excerpt, invalidInput, ToolError } from "../core/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
-import { followTask } from "../plans/progress";
+import { followTask } from "../plans/progress/engine";
 import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "./handoffs";
 import { LABEL } from "./task-create";
 import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { resolveSince } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
-import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/handoff";
+import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/progress/handoff";
 import { commitScope } from "../commits";
 import { CHARS_PER_TOKEN } from "../context";
 import { promptContext } from "../prompt-context";

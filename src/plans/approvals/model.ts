@@ -1,0 +1,184 @@
+/**
+ * Approval requests for plans in D1 (seed 004's request_approval and respond_approval). A request
+ * is for one version of a plan, the whole plan or some of its steps, and reaches its approvers as
+ * a handoff of kind approval. The statements here go into the tools' batches beside the handoff's
+ * own, so a request and its handoff are written together, and answered together: an answer is a
+ * compare-and-swap from pending, so of two racing answers exactly one lands.
+ */
+import { z } from "zod";
+import type { Ctx } from "../../core/context";
+import { ToolError } from "../../core/errors";
+import { jsonArray, type Condition } from "../../work/common";
+
+export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "modification_requested"] as const;
+export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];
+export const APPROVAL_ACTIONS = ["approve", "reject", "request_modification"] as const;
+export type ApprovalAction = (typeof APPROVAL_ACTIONS)[number];
+
+/** What each action makes of a request. */
+export const ACTION_STATUS: Record<ApprovalAction, Exclude<ApprovalStatus, "pending">> = {
+  approve: "approved",
+  reject: "rejected",
+  request_modification: "modification_requested",
+};
+
+/** The reference's kinds of request: the whole plan, one step, or several. */
+export const approvalType = (steps: readonly number[]) => (steps.length === 0 ? "full_plan" : steps.length === 1 ? "step" : "step_group");
+
+export const approvalSchema = z.object({
+  id: z.string().describe("Request id (request_id for respond_approval)."),
+  plan_id: z.string().describe("The plan."),
+  plan_version: z.number().int().describe("The plan version the request is for."),
+  type: z.enum(["full_plan", "step", "step_group"]).describe("full_plan, step or step_group."),
+  step_numbers: z.array(z.number().int()).describe("The steps asked about, ascending; [] for the whole plan."),
+  status: z.enum(APPROVAL_STATUSES).describe("pending, approved, rejected or modification_requested."),
+  summary: z.string().describe("What is to be approved, in a line."),
+  note: z.string().describe("The requester's note (\"\" when none)."),
+  approver_actor_ids: z.array(z.string()).describe("Actor ids of who may answer."),
+  requested_by: z.string().describe("Actor id of the requester."),
+  created_at: z.string().describe("When it was requested."),
+  due_at: z.string().nullable().describe("When an answer is needed, or null."),
+  responded_by: z.string().nullable().describe("Who answered, or null while pending."),
+  responded_at: z.string().nullable().describe("When, or null."),
+  comment: z.string().nullable().describe("The answer's comment, or null."),
+  modifications: z.string().nullable().describe("The modifications asked for (request_modification), or null."),
+  handoff_id: z.string().describe("The approval handoff in the approvers' inbox."),
+});
+export type Approval = z.infer<typeof approvalSchema>;
+
+interface ApprovalRow {
+  id: string;
+  plan_id: string;
+  plan_version: number;
+  step_numbers: string;
+  approver_ids: string;
+  status: ApprovalStatus;
+  summary: string;
+  note: string;
+  requested_by: string;
+  created_at: string;
+  due_at: string | null;
+  responded_by: string | null;
+  responded_at: string | null;
+  comment: string | null;
+  modifications: string | null;
+  handoff_id: string;
+}
+const COLUMNS = "id, plan_id, plan_version, step_numbers, approver_ids, status, summary, note, requested_by, created_at, due_at, responded_by, responded_at, comment, modifications, handoff_id";
+
+export function toApproval(r: ApprovalRow): Approval {
+  const { approver_ids, step_numbers, ...rest } = r;
+  const steps = jsonArray<number>(step_numbers);
+  return { ...rest, type: approvalType(steps), step_numbers: steps, approver_actor_ids: jsonArray<string>(approver_ids) };
+}
+
+/** The reference's words for a request that does not exist (or is another tenant's). */
+export const approvalNotFound = (id: string) =>
+  new ToolError("not_found", `Approval request ${id} not found`, { hint: "list_approvals shows the approval requests; inbox shows the ones waiting for you." });
+
+export async function findApproval(ctx: Ctx, id: string): Promise<Approval | null> {
+  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<ApprovalRow>();
+  return row ? toApproval(row) : null;
+}
+
+/** One pending request per plan, version and steps: a repeated request finds the first. */
+export const approvalFingerprint = (planId: string, version: number, steps: readonly number[]) =>
+  `${planId}@${version}#${steps.length === 0 ? "plan" : steps.join(",")}`;
+
+export async function findPending(ctx: Ctx, fingerprint: string): Promise<Approval | null> {
+  const row = await ctx.d1
+    .prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE tenant_id = ? AND fingerprint = ? AND status = 'pending'`)
+    .bind(ctx.tenantId, fingerprint)
+    .first<ApprovalRow>();
+  return row ? toApproval(row) : null;
+}
+
+export interface NewApproval {
+  id: string;
+  planId: string;
+  planVersion: number;
+  steps: readonly number[];
+  approvers: readonly string[];
+  summary: string;
+  note: string;
+  dueAt: string | null;
+  handoffId: string;
+  createdAt: string;
+}
+
+/**
+ * The request's row, for the first place in a batch: written only while the plan is still at the
+ * version asked about, and not when a pending request holds its fingerprint (then it returns no row).
+ */
+export function insertApprovalStatement(ctx: Ctx, a: NewApproval): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO plan_approvals (tenant_id, id, plan_id, plan_version, step_numbers, approver_ids, status, summary, note, requested_by, created_at, due_at, handoff_id, fingerprint)
+       SELECT ?, ?, ?, ?, ?, ?, 'pending', ?, ?, ?, ?, ?, ?, ?
+       WHERE EXISTS (SELECT 1 FROM plans WHERE tenant_id = ? AND id = ? AND current_version = ?)
+       ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
+    )
+    .bind(ctx.tenantId, a.id, a.planId, a.planVersion, JSON.stringify(a.steps), JSON.stringify(a.approvers), a.summary, a.note, ctx.actorId, a.createdAt, a.dueAt,
+      a.handoffId, approvalFingerprint(a.planId, a.planVersion, a.steps), ctx.tenantId, a.planId, a.planVersion);
+}
+
+/** True in a batch once the request named is in the tenant (its row was written earlier in the batch). */
+export const approvalExists = (ctx: Ctx, id: string): Condition => ({
+  sql: "EXISTS (SELECT 1 FROM plan_approvals WHERE tenant_id = ? AND id = ?)",
+  params: [ctx.tenantId, id],
+});
+
+export interface ApprovalAnswer {
+  status: Exclude<ApprovalStatus, "pending">;
+  comment: string | null;
+  modifications: string | null;
+  at: string;
+}
+
+/**
+ * The answer, as a compare-and-swap from pending (it returns the row only when it landed), and the
+ * condition that holds once it did, for the statements that must follow only the winning answer.
+ */
+export function answerApprovalStatement(ctx: Ctx, id: string, a: ApprovalAnswer): { statement: D1PreparedStatement; landed: Condition } {
+  return {
+    statement: ctx.d1
+      .prepare(`UPDATE plan_approvals SET status = ?, responded_by = ?, responded_at = ?, comment = ?, modifications = ?
+                WHERE tenant_id = ? AND id = ? AND status = 'pending' RETURNING ${COLUMNS}`)
+      .bind(a.status, ctx.actorId, a.at, a.comment, a.modifications, ctx.tenantId, id),
+    landed: {
+      sql: "EXISTS (SELECT 1 FROM plan_approvals WHERE tenant_id = ? AND id = ? AND status = ? AND responded_by = ? AND responded_at = ?)",
+      params: [ctx.tenantId, id, a.status, ctx.actorId, a.at],
+    },
+  };
+}
+
+export interface ApprovalFilter {
+  planId?: string;
+  status?: ApprovalStatus;
+  limit: number;
+  after: { sql: string; params: Array<string | number | null> } | null;
+}
+
+/** Newest first. */
+export async function listApprovals(ctx: Ctx, f: ApprovalFilter): Promise<Approval[]> {
+  const where = ["tenant_id = ?"];
+  const params: Array<string | number | null> = [ctx.tenantId];
+  if (f.planId !== undefined) { where.push("plan_id = ?"); params.push(f.planId); }
+  if (f.status) { where.push("status = ?"); params.push(f.status); }
+  if (f.after) { where.push(f.after.sql); params.push(...f.after.params); }
+  const rows = await ctx.d1
+    .prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+    .bind(...params, f.limit)
+    .all<ApprovalRow>();
+  return rows.results.map(toApproval);
+}
+
+/** "name (id)" for each actor id, to name who may answer in a hint. */
+export async function actorLabels(ctx: Ctx, ids: readonly string[]): Promise<string> {
+  const rows = await ctx.d1
+    .prepare(`SELECT id, name FROM actors WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
+    .bind(ctx.tenantId, JSON.stringify(ids))
+    .all<{ id: string; name: string }>();
+  const names = new Map(rows.results.map((r) => [r.id, r.name]));
+  return ids.map((id) => (names.has(id) ? `${names.get(id)} (${id})` : id)).join(", ");
+}
