@@ -470,7 +470,7 @@ function grammarImports(grammar: string, body: string, budget: WorkBudget): Impo
  * synchronous and the grammars load asynchronously, so an async caller (indexGraph) awaits this
  * first. A grammar that fails to load costs the document its imports (extractGraph says so).
  */
-export async function loadGraphGrammar(path: string, mime: string): Promise<void> {
+async function loadGraphGrammar(path: string, mime: string): Promise<void> {
   const lang = languageOf(path, mime);
   const grammar = lang ? grammarOf(lang, path, mime) : null;
   if (!grammar) return;
@@ -485,8 +485,8 @@ export async function loadGraphGrammar(path: string, mime: string): Promise<void
  * The references a document makes, deduplicated, in the order they appear by kind. The work is
  * bounded twice: each language's patterns read at most MAX_EXTRACT_CHARS of the text (a fixed
  * number of linear passes), and at most MAX_SCANNED_MATCHES matches are looked at in all. Imports
- * are read with the document's grammar when it has one: load it first with loadGraphGrammar; the
- * parse is bounded by the same size and nesting limits as the code index's.
+ * are read with the document's grammar when it has one, loaded beforehand (indexGraph loads it;
+ * see loadImportGrammar); the parse is bounded by the same size and nesting limits as the code index's.
  */
 export function extractGraph(path: string, mime: string, text: string): GraphExtraction {
   const lang = languageOf(path, mime);

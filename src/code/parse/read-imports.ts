@@ -4,6 +4,7 @@
  * bounds as parseSource. The read itself is synchronous (a caller may hold no promise), so the
  * grammar is loaded beforehand with `loadImportGrammar`.
  */
+import type { Tree } from "web-tree-sitter";
 import { syntaxRefusal } from "./bounds";
 import { importsOfTree } from "./imports";
 import { loadedParser, parserFor } from "./runtime";
@@ -13,7 +14,7 @@ import type { ImportRef } from "./types";
 /** The languages read here (the keys parseSource selects a grammar by). */
 export const IMPORT_GRAMMARS = Object.keys(SPECS);
 
-export type ImportsRead = { read: true; imports: ImportRef[] } | { read: false; note: string };
+type ImportsRead = { read: true; imports: ImportRef[] } | { read: false; note: string };
 
 /** Loads the language's grammar so that `readImports` can use it; a grammar that cannot load throws. */
 export async function loadImportGrammar(language: string): Promise<void> {
@@ -32,12 +33,17 @@ export function readImports(language: string, text: string): ImportsRead {
   if (refusal) return { read: false, note: refusal.note };
   const loaded = loadedParser(language);
   if (!loaded) return { read: false, note: `the ${language} grammar is not loaded` };
-  const tree = loaded.parser.parse(text);
-  if (!tree) return { read: false, note: `the ${language} parse failed` };
+  let tree: Tree | null = null;
   try {
+    tree = loaded.parser.parse(text);
+    if (!tree) return { read: false, note: `the ${language} parse failed` };
     return { read: true, imports: importsOfTree(tree.rootNode, language, loaded.grammar, spec).imports };
+  } catch (error) {
+    // A parse that throws costs the file its imports, as it costs parseSource's file its symbols.
+    console.warn(`code parse: ${language} import read failed`, error instanceof Error ? error.message : error);
+    return { read: false, note: `the ${language} parse failed` };
   } finally {
     // The tree lives in wasm memory, outside the garbage collector's reach.
-    tree.delete();
+    tree?.delete();
   }
 }
