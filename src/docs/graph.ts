@@ -1,7 +1,10 @@
 /**
  * The document store's knowledge graph (seed 003): a document node per live path, and edges
  * extracted when content is added: LINKS_TO (markdown links), IMPORTS (code imports and includes)
- * and DEFINES (top-level symbols). Extraction is regex-level per language, not a parser.
+ * and DEFINES (top-level symbols). Imports of TypeScript/JavaScript, Python and Go are read with
+ * the code index's tree-sitter grammars (src/code/parse), so both answer "what does this file
+ * import" the same way; everything else (markdown links, the other languages' imports, every
+ * language's symbols) is read with linear-time patterns, line by line, not a parser.
  *
  * An edge to another document is stored as the path it names plus a resolution scheme (which
  * suffixes a reference may omit: `./util` → `util.ts`, `util/index.ts`, …) and resolved when the
@@ -15,6 +18,9 @@ import type { Ctx } from "../core/context";
 import { excerpt, invalidInput, notFound } from "../core/errors";
 import { re2Lines, re2Matches, type Re2Match } from "../core/re2";
 import { WorkBudget } from "../core/work-budget";
+import { languageOf as codeLanguageOf } from "../code/parse/languages";
+import { loadImportGrammar, readImports } from "../code/parse/read-imports";
+import type { ImportRef } from "../code/parse/types";
 import { normalizePath } from "./store";
 
 export const RELATIONS = ["LINKS_TO", "IMPORTS", "DEFINES"] as const;
@@ -74,6 +80,19 @@ const EXTENSIONS: Record<string, Lang> = {
   java: "jvm", kt: "jvm", kts: "jvm", scala: "jvm",
   rb: "ruby",
 };
+
+/**
+ * The tree-sitter grammar that reads a document's imports. Markdown, Rust, C/C++, Java/Kotlin/Scala
+ * and Ruby have no grammar in src/code/parse: their references are read by the patterns below.
+ */
+function grammarOf(lang: Lang, path: string, mime: string): string | null {
+  if (lang === "python" || lang === "go") return lang;
+  if (lang !== "js") return null;
+  const byName = codeLanguageOf(path);
+  if (byName === "typescript" || byName === "tsx" || byName === "javascript") return byName;
+  // A script known by its media type only.
+  return /typescript/.test(mime) ? "typescript" : "javascript";
+}
 
 function languageOf(path: string, mime: string): Lang | null {
   const dot = path.lastIndexOf(".");
@@ -155,13 +174,6 @@ function fenceOf(line: string): string | null {
   return t.startsWith("```") ? "```" : t.startsWith("~~~") ? "~~~" : null;
 }
 
-/** The name before ` as ` in an import clause (`numpy as np` → `numpy`), whitespace-split. */
-function beforeAs(part: string): string {
-  const words = part.split(/[ \t]+/).filter((w) => w !== "");
-  const as = words.indexOf("as");
-  return (as < 0 ? words : words.slice(0, as)).join(" ");
-}
-
 const MD_LINK = pattern(String.raw`!?\[[^\]]*\]\(\s*(<[^>]*>|[^)\s]+)(?:\s+["'(][^)]*)?\)`);
 const MD_REF = pattern(String.raw`^\s{0,3}\[[^\]]+\]:\s*(\S+)`);
 const MD_AUTOLINK = pattern(String.raw`<(https?://[^>\s]+)>`);
@@ -211,12 +223,6 @@ function markdownEdges(path: string, text: string, scan: Scan): ExtractedEdge[] 
   return out;
 }
 
-const JS_IMPORTS = [
-  String.raw`^\s*import\s+(?:type\s+)?(?:[\w*$\{\}\s,]+?\s+from\s+)?["']([^"']+)["']`,
-  String.raw`^\s*export\s+(?:type\s+)?(?:\*|\{[^}]*\})(?:\s+as\s+\w+)?\s+from\s+["']([^"']+)["']`,
-  String.raw`\brequire\(\s*["']([^"']+)["']\s*\)`,
-  String.raw`\bimport\(\s*["']([^"']+)["']\s*\)`,
-].map(pattern);
 const JS_NAME = String.raw`([A-Za-z_$][\w$]*)`;
 const JS_DEFS: [() => RE2JS, string][] = [
   [pattern(String.raw`^(?:export\s+)?(?:default\s+)?(?:declare\s+)?(?:async\s+)?function\s*\*?\s*${JS_NAME}`), "function"],
@@ -228,7 +234,7 @@ const JS_DEFS: [() => RE2JS, string][] = [
   [pattern(String.raw`^(?:export\s+)?(?:declare\s+)?namespace\s+([A-Za-z_$][\w$.]*)`), "namespace"],
 ];
 
-function jsEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
+function jsEdges(path: string, text: string, scan: Scan, imports: readonly ImportRef[]): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
   const addImport = (spec: string) => {
@@ -242,7 +248,7 @@ function jsEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
       out.push(edge("IMPORTS", [], null, "module", `module:js:${spec}`, spec));
     }
   };
-  for (const re of JS_IMPORTS) for (const m of scan(re, text)) addImport(m[1]!);
+  for (const i of imports) addImport(i.specifier);
   for (const [re, kind] of JS_DEFS) {
     for (const m of scan(re, text)) {
       // `const enum E` is the enum pattern's (RE2 has no lookahead to say so in the pattern).
@@ -253,14 +259,12 @@ function jsEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   return out;
 }
 
-const PY_IMPORT = pattern(String.raw`^[ \t]*import[ \t]+([\w., \t]+)$`);
-const PY_FROM = pattern(String.raw`^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]*\(?([\w \t,*]*)`);
 const PY_DEF = pattern(String.raw`^(?:async\s+)?def\s+(\w+)`);
 const PY_CLASS = pattern(String.raw`^class\s+(\w+)`);
 // `X = …` but not `X == …`: the character after '=' is consumed instead of looked ahead at.
 const PY_CONST = pattern(String.raw`^([A-Z][A-Z0-9_]*)\s*(?::[^=\n]+)?=(?:[^=]|$)`);
 
-function pythonEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
+function pythonEdges(path: string, text: string, scan: Scan, imports: readonly ImportRef[]): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
   const dir = dirOf(path);
   const addModule = (mod: string, names: string[]) => {
@@ -286,15 +290,9 @@ function pythonEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
     // An absolute import is a module next to this file, one under the store's root, or a package.
     out.push(edge("IMPORTS", [join(dir, rest), rest], "py", "module", `module:python:${mod}`, mod));
   };
-  for (const m of scan(PY_IMPORT, text)) {
-    for (const part of m[1]!.split(",")) {
-      const mod = beforeAs(part);
-      if (/^[\w.]+$/.test(mod)) addModule(mod, []);
-    }
-  }
-  for (const m of scan(PY_FROM, text)) {
-    const names = m[2]!.split(",").map(beforeAs).filter((n) => /^\w+$/.test(n));
-    if (m[1]! !== "") addModule(m[1]!, names);
+  for (const i of imports) {
+    // A module is dots and names (`..pkg.mod`); `from . import *` names no sibling module.
+    if (/^[\w.]+$/.test(i.specifier)) addModule(i.specifier, i.names.filter((n) => /^\w+$/.test(n)));
   }
   for (const m of scan(PY_DEF, text)) out.push(symbol(path, m[1]!, "function"));
   for (const m of scan(PY_CLASS, text)) out.push(symbol(path, m[1]!, "class"));
@@ -302,21 +300,15 @@ function pythonEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   return out;
 }
 
-const GO_IMPORT = pattern(String.raw`^import\s+(?:[\w.]+\s+)?"([^"]+)"`);
-const GO_IMPORT_BLOCK = pattern(String.raw`^import\s*\(([\s\S]*?)^\)`);
-const GO_IMPORT_LINE = pattern(String.raw`^\s*(?:[\w.]+\s+)?"([^"]+)"`);
 const GO_FUNC = pattern(String.raw`^func\s+(?:\(\s*\w*\s*\*?(\w+)[^)]*\)\s*)?(\w+)`);
 const GO_TYPE = pattern(String.raw`^type\s+(\w+)(?:\[[^\]]*\])?\s+(struct|interface)?`);
 const GO_VALUE = pattern(String.raw`^(const|var)\s+(\w+)`);
 const GO_BLOCK = pattern(String.raw`^(const|var|type)\s*\(([\s\S]*?)^\)`);
 const GO_BLOCK_NAME = pattern(String.raw`^\t(\w+)`);
 
-function goEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
+function goEdges(path: string, text: string, scan: Scan, imports: readonly ImportRef[]): ExtractedEdge[] {
   const out: ExtractedEdge[] = [];
-  const addImport = (spec: string) => out.push(edge("IMPORTS", [], null, "module", `module:go:${spec}`, spec));
-  for (const m of scan(GO_IMPORT, text)) addImport(m[1]!);
-  // Blocks do not overlap, so the inner scans read each character at most once more.
-  for (const block of scan(GO_IMPORT_BLOCK, text)) for (const m of scan(GO_IMPORT_LINE, block[1]!)) addImport(m[1]!);
+  for (const i of imports) out.push(edge("IMPORTS", [], null, "module", `module:go:${i.specifier}`, i.specifier));
   for (const m of scan(GO_FUNC, text)) out.push(m[1] ? symbol(path, `${m[1]}.${m[2]}`, "method") : symbol(path, m[2]!, "function"));
   for (const m of scan(GO_TYPE, text)) out.push(symbol(path, m[1]!, m[2] ?? "type"));
   for (const m of scan(GO_VALUE, text)) out.push(symbol(path, m[2]!, m[1]!));
@@ -434,7 +426,8 @@ function rubyEdges(path: string, text: string, scan: Scan): ExtractedEdge[] {
   return out;
 }
 
-const EXTRACTORS: Record<Lang, (path: string, text: string, scan: Scan) => ExtractedEdge[]> = {
+/** The imports are those `grammarOf`'s grammar read (none for a language without one). */
+const EXTRACTORS: Record<Lang, (path: string, text: string, scan: Scan, imports: readonly ImportRef[]) => ExtractedEdge[]> = {
   markdown: markdownEdges,
   js: jsEdges,
   python: pythonEdges,
@@ -452,9 +445,48 @@ export interface GraphExtraction {
 }
 
 /**
+ * The imports a grammar reads in `body`, each counted against the budget; none, with a note, when
+ * the text is over the grammar's bounds (src/code/parse/limits.ts) or the grammar is not loaded.
+ */
+function grammarImports(grammar: string, body: string, budget: WorkBudget): ImportRef[] {
+  const read = readImports(grammar, body);
+  if (!read.read) {
+    budget.cut(`graph: imports were not read (${read.note})`);
+    return [];
+  }
+  const kept: ImportRef[] = [];
+  for (const i of read.imports) {
+    if (!budget.take(1)) {
+      budget.cut(`graph: stopped after ${MAX_SCANNED_MATCHES} candidate references; later ones were not recorded`);
+      break;
+    }
+    kept.push(i);
+  }
+  return kept;
+}
+
+/**
+ * Loads the grammar `extractGraph` reads this document's imports with, if it has one. Extraction is
+ * synchronous and the grammars load asynchronously, so an async caller (indexGraph) awaits this
+ * first. A grammar that fails to load costs the document its imports (extractGraph says so).
+ */
+async function loadGraphGrammar(path: string, mime: string): Promise<void> {
+  const lang = languageOf(path, mime);
+  const grammar = lang ? grammarOf(lang, path, mime) : null;
+  if (!grammar) return;
+  try {
+    await loadImportGrammar(grammar);
+  } catch (error) {
+    console.warn(`docs graph: the ${grammar} grammar did not load`, error instanceof Error ? error.message : error);
+  }
+}
+
+/**
  * The references a document makes, deduplicated, in the order they appear by kind. The work is
  * bounded twice: each language's patterns read at most MAX_EXTRACT_CHARS of the text (a fixed
- * number of linear passes), and at most MAX_SCANNED_MATCHES matches are looked at in all.
+ * number of linear passes), and at most MAX_SCANNED_MATCHES matches are looked at in all. Imports
+ * are read with the document's grammar when it has one, loaded beforehand (indexGraph loads it;
+ * see loadImportGrammar); the parse is bounded by the same size and nesting limits as the code index's.
  */
 export function extractGraph(path: string, mime: string, text: string): GraphExtraction {
   const lang = languageOf(path, mime);
@@ -472,9 +504,11 @@ export function extractGraph(path: string, mime: string, text: string): GraphExt
       yield m;
     }
   };
+  const grammar = grammarOf(lang, path, mime);
+  const imports = grammar ? grammarImports(grammar, body, budget) : [];
   const seen = new Set<string>();
   const edges: ExtractedEdge[] = [];
-  for (const e of EXTRACTORS[lang](path, body, scan)) {
+  for (const e of EXTRACTORS[lang](path, body, scan, imports)) {
     const key = `${e.relation}\u0000${e.node_key}\u0000${e.targets.join("\u0000")}`;
     if (seen.has(key)) continue;
     seen.add(key);
@@ -501,6 +535,7 @@ const ROWS_PER_INSERT = 400;
  * the out-edges recorded for this path's content and drops those of versions no longer live.
  */
 export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash: string; mime: string; text: string | null }): Promise<{ edges: number; note: string | null }> {
+  if (doc.text !== null) await loadGraphGrammar(doc.path, doc.mime);
   const { edges, note } = doc.text === null ? { edges: [], note: null } : extractGraph(doc.path, doc.mime, doc.text);
   const rows: unknown[][] = [];
   edges.forEach((e, seq) => {

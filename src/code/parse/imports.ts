@@ -1,6 +1,7 @@
 /** The imports of a parsed file, and where they sit (the reference pass skips their identifiers). */
-import type { Node, Query } from "web-tree-sitter";
+import type { Language, Node, Query } from "web-tree-sitter";
 import { MAX_IMPORTS } from "./limits";
+import { queryFor } from "./queries";
 import type { LanguageSpec } from "./spec";
 import type { ImportRef } from "./types";
 
@@ -21,4 +22,9 @@ export function collectImports(root: Node, query: Query, spec: LanguageSpec): Im
     }
   }
   return result;
+}
+
+/** The imports of a tree its grammar parsed, through the grammar's compiled import query. */
+export function importsOfTree(root: Node, language: string, grammar: Language, spec: LanguageSpec): Imports {
+  return collectImports(root, queryFor(language, grammar, "imports", spec.importQuery), spec);
 }

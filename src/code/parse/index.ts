@@ -4,66 +4,45 @@
  * its wasm runs in a Worker); every other file, a file too big to parse, or a parse that fails gets
  * overlapping line windows and nothing else.
  */
+import { syntaxRefusal } from "./bounds";
 import { chunkItems } from "./chunks";
-import { ecmascript } from "./grammars/ecmascript";
-import { go } from "./grammars/go";
-import { python } from "./grammars/python";
-import { collectImports } from "./imports";
+import { importsOfTree } from "./imports";
 import { languageOf } from "./languages";
-import { MAX_CHUNK_TEXT_FACTOR, MAX_CHUNKS, MAX_NESTING_WORK, MAX_SYNTAX_CHARS } from "./limits";
+import { MAX_CHUNK_TEXT_FACTOR, MAX_CHUNKS } from "./limits";
 import { SourceLines } from "./lines";
 import { outline } from "./outline";
 import { queryFor } from "./queries";
 import { collectReferences } from "./references";
 import { languageFor, parserFor } from "./runtime";
 import type { LanguageSpec } from "./spec";
+import { SPECS } from "./specs";
 import type { ParsedFile } from "./types";
 import { windowChunks } from "./windows";
 
 export type { CodeChunk, ImportRef, ParsedFile, SymbolDef, SymbolRef } from "./types";
 export { languageOf } from "./languages";
 export { resolveImport } from "./resolve";
-
-const SPECS: Readonly<Record<string, LanguageSpec>> = {
-  typescript: ecmascript("typescript"),
-  tsx: ecmascript("typescript"),
-  javascript: ecmascript("javascript"),
-  python,
-  go,
-};
+export { nestingWork } from "./bounds";
 
 export async function parseSource(path: string, text: string): Promise<ParsedFile> {
   const language = languageOf(path);
   const lines = new SourceLines(text);
   const spec = SPECS[language];
   let note: string | undefined;
-  if (spec && text.length <= MAX_SYNTAX_CHARS) {
-    if (nestingWork(text) > MAX_NESTING_WORK) {
-      note = `brackets nest too deep for the syntax queries' work limit (${MAX_NESTING_WORK}); indexed as line windows, without symbols`;
-    } else {
-      try {
-        const parsed = await parseWithGrammar(language, spec, text, lines);
-        if (parsed) return withBoundedChunks(parsed, lines);
-      } catch (error) {
-        // A grammar that cannot load or a parse that throws costs the file its symbols, not its chunks.
-        console.warn(`code parse: ${language} parse of ${path.slice(-200)} failed, using line windows`, error instanceof Error ? error.message : error);
-      }
+  const refusal = spec ? syntaxRefusal(text) : undefined;
+  // A file over the size limit gets line windows without a note, as every file without a grammar does.
+  if (refusal?.reason === "nesting") {
+    note = `${refusal.note}; indexed as line windows, without symbols`;
+  } else if (spec && !refusal) {
+    try {
+      const parsed = await parseWithGrammar(language, spec, text, lines);
+      if (parsed) return withBoundedChunks(parsed, lines);
+    } catch (error) {
+      // A grammar that cannot load or a parse that throws costs the file its symbols, not its chunks.
+      console.warn(`code parse: ${language} parse of ${path.slice(-200)} failed, using line windows`, error instanceof Error ? error.message : error);
     }
   }
   return { language, syntax: false, chunks: windowChunks(lines, 1, lines.count, "", "window"), symbols: [], references: [], imports: [], ...(note ? { note } : {}) };
-}
-
-/** Bracket depth summed over the text: what the queries will cost, estimated in one pass. */
-export function nestingWork(text: string): number {
-  let depth = 0;
-  let work = 0;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
-    if (c === 40 || c === 91 || c === 123) depth++;
-    else if ((c === 41 || c === 93 || c === 125) && depth > 0) depth--;
-    work += depth;
-  }
-  return work;
 }
 
 /** The outline's chunks, or line windows when they would repeat the text many times over. */
@@ -85,7 +64,7 @@ async function parseWithGrammar(language: string, spec: LanguageSpec, text: stri
   try {
     const root = tree.rootNode;
     const found = outline(root, text, spec);
-    const { imports, ranges } = collectImports(root, queryFor(language, grammar, "imports", spec.importQuery), spec);
+    const { imports, ranges } = importsOfTree(root, language, grammar, spec);
     const references = collectReferences(root, queryFor(language, grammar, "references", spec.referenceQuery), {
       source: text,
       scopes: found.scopes,

@@ -108,3 +108,13 @@ export async function parserFor(language: string): Promise<Parser | undefined> {
   }
   return parser;
 }
+
+/**
+ * The language's grammar and parser if an earlier `parserFor` loaded them, else undefined: for
+ * synchronous callers, which load them first with `parserFor` (the runtime only starts async).
+ */
+export function loadedParser(language: string): { grammar: Language; parser: Parser } | undefined {
+  const grammar = languages.get(language);
+  const parser = parsers.get(language);
+  return grammar && parser ? { grammar, parser } : undefined;
+}
