@@ -135,27 +135,27 @@ describe("change_verify", () => {
     await ok(w.ctx, "decision_set_status", { decision_id: d.id, status: "accepted" });
     expect(await verify(w)).toMatchObject({ intact: true, checked: 2 });
   });
-});
 
-describe("rows from before the chain", () => {
-  it("are counted, then chained oldest first by the sweep", async () => {
-    const w = await newWorld("chain-legacy", { start: T0 });
-    for (const i of [1, 2]) {
-      await env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'old.path', 'add', 'from before')`)
-        .bind(`legacy-${w.slug}-${i}`, w.id.tenantId, T0).run();
-    }
-    const start = await env.DB.prepare(`SELECT events_seq FROM ledger_chain_start WHERE id = 1`).first<{ events_seq: number }>();
-    // As if migration 0037 ran now: these two rows predate the chain.
-    await env.DB.prepare(`UPDATE ledger_chain_start SET events_seq = (SELECT MAX(seq) FROM events) WHERE id = 1`).run();
-    try {
-      await logSome(w, 1);
-      expect(await verify(w)).toMatchObject({ intact: true, checked: 1, unchained_legacy: 2 });
-      expect(await chainLegacyRows(env.DB, w.id.tenantId, T0, 10)).toBe(2);
-      expect(await verify(w)).toMatchObject({ intact: true, checked: 3, unchained_legacy: 0 });
-      await env.DB.prepare(`UPDATE events SET reasoning = 'rewritten' WHERE id = ?`).bind(`legacy-${w.slug}-1`).run();
-      expect((await verify(w)).first_break).toMatchObject({ position: 2, row_id: `legacy-${w.slug}-1`, reason: "edited" });
-    } finally {
-      await env.DB.prepare(`UPDATE ledger_chain_start SET events_seq = ? WHERE id = 1`).bind(start!.events_seq).run();
-    }
+  describe("rows from before the chain", () => {
+    it("are counted, then chained oldest first by the sweep", async () => {
+      const w = await newWorld("chain-legacy", { start: T0 });
+      for (const i of [1, 2]) {
+        await env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'old.path', 'add', 'from before')`)
+          .bind(`legacy-${w.slug}-${i}`, w.id.tenantId, T0).run();
+      }
+      const start = await env.DB.prepare(`SELECT events_seq FROM ledger_chain_start WHERE id = 1`).first<{ events_seq: number }>();
+      // As if migration 0037 ran now: these two rows predate the chain.
+      await env.DB.prepare(`UPDATE ledger_chain_start SET events_seq = (SELECT MAX(seq) FROM events) WHERE id = 1`).run();
+      try {
+        await logSome(w, 1);
+        expect(await verify(w)).toMatchObject({ intact: true, checked: 1, unchained_legacy: 2 });
+        expect(await chainLegacyRows(env.DB, w.id.tenantId, T0, 10)).toBe(2);
+        expect(await verify(w)).toMatchObject({ intact: true, checked: 3, unchained_legacy: 0 });
+        await env.DB.prepare(`UPDATE events SET reasoning = 'rewritten' WHERE id = ?`).bind(`legacy-${w.slug}-1`).run();
+        expect((await verify(w)).first_break).toMatchObject({ position: 2, row_id: `legacy-${w.slug}-1`, reason: "edited" });
+      } finally {
+        await env.DB.prepare(`UPDATE ledger_chain_start SET events_seq = ? WHERE id = 1`).bind(start!.events_seq).run();
+      }
+    });
   });
 });

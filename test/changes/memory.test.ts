@@ -699,39 +699,39 @@ describe("stale_decisions", () => {
     const empty = await ok(ctx, "stale_decisions", {});
     expect(empty).toMatchObject({ ok: true, items: [], isError: false });
   });
-});
 
-describe("tenant isolation of active memory", () => {
-  it("tenant B never sees A's attempts or decisions, and B's queries do not count as A's active use", async () => {
-    const clock = new TestClock(new Date(T0));
-    const A = (await world("iso-a", "agent", clock)).ctx;
-    const B = (await world("iso-b", "agent", clock)).ctx;
+  describe("tenant isolation of active memory", () => {
+    it("tenant B never sees A's attempts or decisions, and B's queries do not count as A's active use", async () => {
+      const clock = new TestClock(new Date(T0));
+      const A = (await world("iso-a", "agent", clock)).ctx;
+      const B = (await world("iso-b", "agent", clock)).ctx;
 
-    const addId = await log(A, { entity_path: "users.email", change_type: "add", reasoning: "email login for tenant a" });
-    clock.advance(MINUTE);
-    await log(A, { entity_path: "users.email", change_type: "revert", reasoning: "tenant a reverted email login" });
-    const decision = await log(A, { entity_path: "cfg.flag", change_type: "add", reasoning: "feature flag for the pilot", revisit_after: "30d", stale_when: "pilot customers onboarded" });
-    await log(A, { entity_path: "cfg.lib", change_type: "add", reasoning: "old sdk", expires_when: "library:sdk>=2.0" });
-    clock.advance(31 * DAY);
+      const addId = await log(A, { entity_path: "users.email", change_type: "add", reasoning: "email login for tenant a" });
+      clock.advance(MINUTE);
+      await log(A, { entity_path: "users.email", change_type: "revert", reasoning: "tenant a reverted email login" });
+      const decision = await log(A, { entity_path: "cfg.flag", change_type: "add", reasoning: "feature flag for the pilot", revisit_after: "30d", stale_when: "pilot customers onboarded" });
+      await log(A, { entity_path: "cfg.lib", change_type: "add", reasoning: "old sdk", expires_when: "library:sdk>=2.0" });
+      clock.advance(31 * DAY);
 
-    // B does what would surface A's decisions, on A's paths.
-    await ok(B, "blame", { entity_path: "cfg.flag" });
-    await ok(B, "change_diff", { entity_path: "cfg" });
-    await log(B, { entity_path: "notes", change_type: "modify", reasoning: "pilot customers onboarded last week" });
+      // B does what would surface A's decisions, on A's paths.
+      await ok(B, "blame", { entity_path: "cfg.flag" });
+      await ok(B, "change_diff", { entity_path: "cfg" });
+      await log(B, { entity_path: "notes", change_type: "modify", reasoning: "pilot customers onboarded last week" });
 
-    expect(await attempts(B, { entity_path: "users.email", min_confidence: "proximity_low" })).toEqual([]);
-    expect(await attempts(B, { description: "email" })).toEqual([]);
-    expect(await stale(B)).toEqual([]);
+      expect(await attempts(B, { entity_path: "users.email", min_confidence: "proximity_low" })).toEqual([]);
+      expect(await attempts(B, { description: "email" })).toEqual([]);
+      expect(await stale(B)).toEqual([]);
 
-    // A sees its own manual_review row only: B's blame and B's echo did not count for A.
-    const aRows = await stale(A);
-    expect(aRows.map((r) => r.flag)).toEqual(["manual_review"]);
-    expect(aRows.map((r) => r.id)).not.toContain(decision);
+      // A sees its own manual_review row only: B's blame and B's echo did not count for A.
+      const aRows = await stale(A);
+      expect(aRows.map((r) => r.flag)).toEqual(["manual_review"]);
+      expect(aRows.map((r) => r.id)).not.toContain(decision);
 
-    // Positive control: A's own blame does count.
-    await ok(A, "blame", { entity_path: "cfg.flag" });
-    const after = await stale(A);
-    expect(after.find((r) => r.id === decision)).toMatchObject({ flag: "revisit_due", active_use_signals: ["queried"] });
-    expect((await attempts(A, { entity_path: "users.email" })).map((r) => r.id)).toEqual([addId]);
+      // Positive control: A's own blame does count.
+      await ok(A, "blame", { entity_path: "cfg.flag" });
+      const after = await stale(A);
+      expect(after.find((r) => r.id === decision)).toMatchObject({ flag: "revisit_due", active_use_signals: ["queried"] });
+      expect((await attempts(A, { entity_path: "users.email" })).map((r) => r.id)).toEqual([addId]);
+    });
   });
 });

@@ -63,136 +63,193 @@ async function walk(ctx: Ctx, tool: string, args: Record<string, unknown>): Prom
   return { items, pages };
 }
 
-describe("dotted-prefix semantics", () => {
-  const stored = [
-    "users", "users.email", "users.email.domain", "Users.name", "usersX", "usersX.email", "users_email", "users-archive",
-    "src/auth.py", "src/auth.py::login", "src/utils.py",
-    "user_tier", "user_tier.v2", "userXtier", "userXtier.v2",
-    "promo.50%", "promo.50%.code", "promo.500.code", "a%b", "a%b.c", "aXb.c",
-    "dir/sub", "dir/sub.leaf",
-  ];
-  let s: Setup;
-  beforeAll(async () => {
-    s = await setup("r-prefix");
-    for (const entity_path of stored) await log(s, { entity_path });
+const long = `${"segment_".repeat(120)}end`; // 963 characters, with LIKE metacharacters
+
+describe("change_diff", () => {
+  describe("dotted-prefix semantics", () => {
+    const stored = [
+      "users", "users.email", "users.email.domain", "Users.name", "usersX", "usersX.email", "users_email", "users-archive",
+      "src/auth.py", "src/auth.py::login", "src/utils.py",
+      "user_tier", "user_tier.v2", "userXtier", "userXtier.v2",
+      "promo.50%", "promo.50%.code", "promo.500.code", "a%b", "a%b.c", "aXb.c",
+      "dir/sub", "dir/sub.leaf",
+    ];
+    let s: Setup;
+    beforeAll(async () => {
+      s = await setup("r-prefix");
+      for (const entity_path of stored) await log(s, { entity_path });
+    });
+
+    it("covers the path itself and its dotted descendants only", async () => {
+      expect(sorted(paths(await ok(s.ctx, "change_diff", { entity_path: "users" })))).toEqual(sorted(["users", "users.email", "users.email.domain", "Users.name"]));
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "users.email" }))).toEqual(["users.email.domain", "users.email"]);
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "usersX" }))).toEqual(["usersX.email", "usersX"]);
+    });
+
+    it("does not treat '/' or '::' as a prefix separator", async () => {
+      expect((await ok(s.ctx, "change_diff", { entity_path: "src/" })).items).toEqual([]);
+      expect((await ok(s.ctx, "change_diff", { entity_path: "src" })).items).toEqual([]);
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "src/auth.py" }))).toEqual(["src/auth.py"]);
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "src/auth.py::login" }))).toEqual(["src/auth.py::login"]);
+    });
+
+    it("matches _, % and \\ literally", async () => {
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "user_tier" }))).toEqual(["user_tier.v2", "user_tier"]);
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "userXtier" }))).toEqual(["userXtier.v2", "userXtier"]);
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "a%b" }))).toEqual(["a%b.c", "a%b"]);
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "promo.50%" }))).toEqual(["promo.50%.code", "promo.50%"]);
+      for (const wild of ["user%", "users%", "user_", "%", "_", "users_", "a_b", "promo.50_"]) {
+        expect((await ok(s.ctx, "change_diff", { entity_path: wild })).items, wild).toEqual([]);
+      }
+      // A backslash is a path separator spelling: the query is canonicalized like the write was.
+      expect(paths(await ok(s.ctx, "change_diff", { entity_path: "dir\\sub" }))).toEqual(["dir/sub.leaf", "dir/sub"]);
+      expect((await ok(s.ctx, "change_diff", { entity_path: "dir\\%" })).items).toEqual([]);
+    });
+
+    it("is case-insensitive on the prefix half and case-sensitive on the exact half", async () => {
+      // USERS is not users (exact half), but users.* are USERS.* (prefix half).
+      expect(sorted(paths(await ok(s.ctx, "change_diff", { entity_path: "USERS" })))).toEqual(sorted(["users.email", "users.email.domain", "Users.name"]));
+      const miss = await ok(s.ctx, "blame", { entity_path: "Users.email" });
+      expect(miss.status).toBe("no_history");
+      expect(miss.error).toBe("No history found for 'Users.email'");
+      expect((await ok(s.ctx, "blame", { entity_path: "users.email" })).entity_path).toBe("users.email");
+      expect((await ok(s.ctx, "blame", { entity_path: "Users.name" })).entity_path).toBe("Users.name");
+      expect((await ok(s.ctx, "blame", { entity_path: "users.name" })).status).toBe("no_history");
+    });
+
+    it("applies the same semantics to change_history's entity_path", async () => {
+      expect(sorted(paths(await ok(s.ctx, "change_history", { entity_path: "users" })))).toEqual(sorted(["users", "users.email", "users.email.domain", "Users.name"]));
+      expect(paths(await ok(s.ctx, "change_history", { entity_path: "user_tier" }))).toEqual(["user_tier.v2", "user_tier"]);
+      expect((await ok(s.ctx, "change_history", { entity_path: "src/" })).items).toEqual([]);
+      expect(paths(await ok(s.ctx, "change_history", { entity_path: " ./src//auth.py " }))).toEqual(["src/auth.py"]);
+      // No entity_path: everything.
+      expect((await ok(s.ctx, "change_history", { limit: 1000 })).items).toHaveLength(stored.length);
+    });
   });
 
-  it("covers the path itself and its dotted descendants only", async () => {
-    expect(sorted(paths(await ok(s.ctx, "change_diff", { entity_path: "users" })))).toEqual(sorted(["users", "users.email", "users.email.domain", "Users.name"]));
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "users.email" }))).toEqual(["users.email.domain", "users.email"]);
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "usersX" }))).toEqual(["usersX.email", "usersX"]);
+  describe("ordering, limits and cursors", () => {
+    it("change_diff is newest first, defaults to 20, and pages through every event exactly once", async () => {
+      const s = await setup("r-diff-page");
+      const logged: string[] = [];
+      for (let i = 0; i < 25; i++) {
+        s.clock.advance(MINUTE);
+        logged.push((await log(s, { entity_path: `orders.col${i}` })).id);
+      }
+      await log(s, { entity_path: "ordersX.col" });
+      const first = await ok(s.ctx, "change_diff", { entity_path: "orders" });
+      expect(first.items).toHaveLength(20);
+      expect(typeof first.next_cursor).toBe("string");
+      expect(ids(first)).toEqual([...logged].reverse().slice(0, 20));
+      const times = first.items.map((e: Structured) => e.timestamp as string);
+      expect(times).toEqual([...times].sort().reverse());
+
+      const { items, pages } = await walk(s.ctx, "change_diff", { entity_path: "orders", limit: 7 });
+      expect(pages).toBe(4);
+      expect(items.map((e) => e.id)).toEqual([...logged].reverse());
+      expect(new Set(items.map((e) => e.id)).size).toBe(25);
+
+      const exact = await ok(s.ctx, "change_diff", { entity_path: "orders", limit: 25 });
+      expect(exact.items).toHaveLength(25);
+      expect(exact).not.toHaveProperty("next_cursor");
+    });
+
+    it("caps limit at 1000 and refuses bad limits and cursors", async () => {
+      const s = await setup("r-limits");
+      await log(s, { entity_path: "a.b" });
+      for (const tool of ["change_diff", "change_history", "changeset", "change_search"]) {
+        const base = tool === "change_search" ? { query: "a.b" } : tool === "changeset" ? { changeset_id: "x" } : { entity_path: "a.b" };
+        for (const limit of [1001, 0, -1, 2.5, "10"]) {
+          const err = await fails(s.ctx, tool, { ...base, limit });
+          expect(err.code, `${tool} ${limit}`).toBe("invalid_input");
+          expect(err.message).toContain("limit");
+        }
+        expect((await call(s.ctx, tool, { ...base, limit: 1000 })).ok).toBe(true);
+        for (const cursor of ["garbage", btoa(JSON.stringify({ s: -1 })), btoa(JSON.stringify({ s: "5" })), btoa("[]"), "x".repeat(201)]) {
+          const err = await fails(s.ctx, tool, { ...base, cursor });
+          expect(err.code, `${tool} ${cursor}`).toBe("invalid_input");
+        }
+      }
+    });
+
+    it("newest first breaks timestamp ties by append order", async () => {
+      const s = await setup("r-ties");
+      const a = await ok(s.ctx, "log_change", { entity_path: "tie.x", change_type: "add", reasoning: WHY });
+      const b = await ok(s.ctx, "log_change", { entity_path: "tie.x", change_type: "modify", reasoning: WHY });
+      const c = await ok(s.ctx, "log_change", { entity_path: "tie.x", change_type: "remove", reasoning: WHY });
+      expect(a.timestamp).toBe(c.timestamp);
+      expect(ids(await ok(s.ctx, "change_diff", { entity_path: "tie.x" }))).toEqual([c.id, b.id, a.id]);
+      expect((await ok(s.ctx, "blame", { entity_path: "tie.x" })).id).toBe(c.id);
+    });
   });
 
-  it("does not treat '/' or '::' as a prefix separator", async () => {
-    expect((await ok(s.ctx, "change_diff", { entity_path: "src/" })).items).toEqual([]);
-    expect((await ok(s.ctx, "change_diff", { entity_path: "src" })).items).toEqual([]);
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "src/auth.py" }))).toEqual(["src/auth.py"]);
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "src/auth.py::login" }))).toEqual(["src/auth.py::login"]);
-  });
+  describe("long paths and queries (D1 refuses LIKE patterns over 50 bytes)", () => {
+    const deep = "src/components/dashboard/widgets/RevenueChart.tsx::render"; // 57 characters
 
-  it("matches _, % and \\ literally", async () => {
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "user_tier" }))).toEqual(["user_tier.v2", "user_tier"]);
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "userXtier" }))).toEqual(["userXtier.v2", "userXtier"]);
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "a%b" }))).toEqual(["a%b.c", "a%b"]);
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "promo.50%" }))).toEqual(["promo.50%.code", "promo.50%"]);
-    for (const wild of ["user%", "users%", "user_", "%", "_", "users_", "a_b", "promo.50_"]) {
-      expect((await ok(s.ctx, "change_diff", { entity_path: wild })).items, wild).toEqual([]);
-    }
-    // A backslash is a path separator spelling: the query is canonicalized like the write was.
-    expect(paths(await ok(s.ctx, "change_diff", { entity_path: "dir\\sub" }))).toEqual(["dir/sub.leaf", "dir/sub"]);
-    expect((await ok(s.ctx, "change_diff", { entity_path: "dir\\%" })).items).toEqual([]);
-  });
-
-  it("is case-insensitive on the prefix half and case-sensitive on the exact half", async () => {
-    // USERS is not users (exact half), but users.* are USERS.* (prefix half).
-    expect(sorted(paths(await ok(s.ctx, "change_diff", { entity_path: "USERS" })))).toEqual(sorted(["users.email", "users.email.domain", "Users.name"]));
-    const miss = await ok(s.ctx, "blame", { entity_path: "Users.email" });
-    expect(miss.status).toBe("no_history");
-    expect(miss.error).toBe("No history found for 'Users.email'");
-    expect((await ok(s.ctx, "blame", { entity_path: "users.email" })).entity_path).toBe("users.email");
-    expect((await ok(s.ctx, "blame", { entity_path: "Users.name" })).entity_path).toBe("Users.name");
-    expect((await ok(s.ctx, "blame", { entity_path: "users.name" })).status).toBe("no_history");
-  });
-
-  it("applies the same semantics to change_history's entity_path", async () => {
-    expect(sorted(paths(await ok(s.ctx, "change_history", { entity_path: "users" })))).toEqual(sorted(["users", "users.email", "users.email.domain", "Users.name"]));
-    expect(paths(await ok(s.ctx, "change_history", { entity_path: "user_tier" }))).toEqual(["user_tier.v2", "user_tier"]);
-    expect((await ok(s.ctx, "change_history", { entity_path: "src/" })).items).toEqual([]);
-    expect(paths(await ok(s.ctx, "change_history", { entity_path: " ./src//auth.py " }))).toEqual(["src/auth.py"]);
-    // No entity_path: everything.
-    expect((await ok(s.ctx, "change_history", { limit: 1000 })).items).toHaveLength(stored.length);
-  });
-});
-
-describe("ordering, limits and cursors", () => {
-  it("change_diff is newest first, defaults to 20, and pages through every event exactly once", async () => {
-    const s = await setup("r-diff-page");
-    const logged: string[] = [];
-    for (let i = 0; i < 25; i++) {
+    it("change_diff, blame, change_history and prior_attempts work on paths far over 50 bytes", async () => {
+      const s = await setup("r-long-paths");
+      const a = await log(s, { entity_path: deep, change_type: "add" });
+      const child = await log(s, { entity_path: `${long}.child_col`, change_type: "add" });
+      const parent = await log(s, { entity_path: long, change_type: "modify" });
+      await log(s, { entity_path: `${long}X.other`, change_type: "add" });
+      await log(s, { entity_path: `${long.toUpperCase()}.shout`, change_type: "add" });
       s.clock.advance(MINUTE);
-      logged.push((await log(s, { entity_path: `orders.col${i}` })).id);
-    }
-    await log(s, { entity_path: "ordersX.col" });
-    const first = await ok(s.ctx, "change_diff", { entity_path: "orders" });
-    expect(first.items).toHaveLength(20);
-    expect(typeof first.next_cursor).toBe("string");
-    expect(ids(first)).toEqual([...logged].reverse().slice(0, 20));
-    const times = first.items.map((e: Structured) => e.timestamp as string);
-    expect(times).toEqual([...times].sort().reverse());
+      const revert = await log(s, { entity_path: deep, change_type: "revert", reasoning: "Reverted: the chart re-rendered on every websocket tick instead" });
 
-    const { items, pages } = await walk(s.ctx, "change_diff", { entity_path: "orders", limit: 7 });
-    expect(pages).toBe(4);
-    expect(items.map((e) => e.id)).toEqual([...logged].reverse());
-    expect(new Set(items.map((e) => e.id)).size).toBe(25);
+      expect(ids(await ok(s.ctx, "change_diff", { entity_path: deep }))).toEqual([revert.id, a.id]);
+      expect(sorted(paths(await ok(s.ctx, "change_diff", { entity_path: long })))).toEqual(sorted([long, `${long}.child_col`, `${long.toUpperCase()}.shout`]));
+      expect(ids(await ok(s.ctx, "change_diff", { entity_path: `${long}.child_col` }))).toEqual([child.id]);
+      expect((await ok(s.ctx, "blame", { entity_path: long })).id).toBe(parent.id);
+      expect(await ok(s.ctx, "blame", { entity_path: deep })).toMatchObject({ id: revert.id, status: "reverted" });
+      expect(ids(await ok(s.ctx, "change_history", { entity_path: deep }))).toEqual([revert.id, a.id]);
 
-    const exact = await ok(s.ctx, "change_diff", { entity_path: "orders", limit: 25 });
-    expect(exact.items).toHaveLength(25);
-    expect(exact).not.toHaveProperty("next_cursor");
+      const prior = await ok(s.ctx, "prior_attempts", { entity_path: deep });
+      expect(prior.items).toHaveLength(1);
+      expect(prior.items[0]).toMatchObject({ id: a.id, outcome: "reverted", confidence: "exact" });
+      const byDescription = await ok(s.ctx, "prior_attempts", { description: "the chart re-rendered on every websocket tick instead" });
+      expect(byDescription.items.map((e: Structured) => e.id)).toEqual([a.id]);
+    });
   });
 
-  it("change_history defaults to 50 and pages without duplicates", async () => {
-    const s = await setup("r-hist-page");
-    const base = Date.parse("2026-05-01T00:00:00.000Z");
-    const bulk = await insertEvents(
-      s.id.tenantId,
-      Array.from({ length: 55 }, (_, i) => ({ entity_path: `t.c${i}`, timestamp: new Date(base + i * MINUTE).toISOString() })),
-    );
-    const first = await ok(s.ctx, "change_history", {});
-    expect(first.items).toHaveLength(50);
-    expect(ids(first)).toEqual([...bulk].reverse().slice(0, 50));
-    const second = await ok(s.ctx, "change_history", { cursor: first.next_cursor });
-    expect(ids(second)).toEqual([...bulk].reverse().slice(50));
-    expect(second).not.toHaveProperty("next_cursor");
-    const { items } = await walk(s.ctx, "change_history", { limit: 10 });
-    expect(items.map((e) => e.id)).toEqual([...bulk].reverse());
-  });
+  describe("tenant isolation", () => {
+    it("tenant B never sees tenant A's events through any read tool", async () => {
+      const a = await setup("r-iso-a", "agent");
+      const b = await setup("r-iso-b", "agent");
+      const added = await log(a, { entity_path: "shared.path", change_type: "add", changeset_id: "cs-shared", project: "proj", reasoning: "Isolation needle: added the shared column" });
+      await log(a, { entity_path: "shared.path.child", change_type: "add", changeset_id: "cs-shared", project: "proj" });
+      a.clock.advance(MINUTE);
+      await log(a, { entity_path: "shared.path", change_type: "revert", changeset_id: "cs-shared", project: "proj", reasoning: "Isolation needle: reverted, went with a view instead" });
+      const own = await log(b, { entity_path: "b.only", change_type: "add", reasoning: "Tenant B's own event for contrast" });
 
-  it("caps limit at 1000 and refuses bad limits and cursors", async () => {
-    const s = await setup("r-limits");
-    await log(s, { entity_path: "a.b" });
-    for (const tool of ["change_diff", "change_history", "changeset", "change_search"]) {
-      const base = tool === "change_search" ? { query: "a.b" } : tool === "changeset" ? { changeset_id: "x" } : { entity_path: "a.b" };
-      for (const limit of [1001, 0, -1, 2.5, "10"]) {
-        const err = await fails(s.ctx, tool, { ...base, limit });
-        expect(err.code, `${tool} ${limit}`).toBe("invalid_input");
-        expect(err.message).toContain("limit");
-      }
-      expect((await call(s.ctx, tool, { ...base, limit: 1000 })).ok).toBe(true);
-      for (const cursor of ["garbage", btoa(JSON.stringify({ s: -1 })), btoa(JSON.stringify({ s: "5" })), btoa("[]"), "x".repeat(201)]) {
-        const err = await fails(s.ctx, tool, { ...base, cursor });
-        expect(err.code, `${tool} ${cursor}`).toBe("invalid_input");
-      }
-    }
-  });
+      // A sees its own history (so the empty answers below are meaningful).
+      expect((await ok(a.ctx, "change_diff", { entity_path: "shared" })).items).toHaveLength(3);
+      expect((await ok(a.ctx, "changeset", { changeset_id: "cs-shared" })).items).toHaveLength(3);
+      expect((await ok(a.ctx, "change_search", { query: "isolation needle" })).items).toHaveLength(2);
+      expect((await ok(a.ctx, "change_search", { query: "is" })).items.length).toBeGreaterThan(0);
+      const priorA = await ok(a.ctx, "prior_attempts", { entity_path: "shared.path" });
+      expect(priorA.items.map((e: Structured) => e.id)).toContain(added.id);
+      expect((await ok(a.ctx, "prior_attempts", { description: "isolation needle" })).items.length).toBeGreaterThan(0);
 
-  it("newest first breaks timestamp ties by append order", async () => {
-    const s = await setup("r-ties");
-    const a = await ok(s.ctx, "log_change", { entity_path: "tie.x", change_type: "add", reasoning: WHY });
-    const b = await ok(s.ctx, "log_change", { entity_path: "tie.x", change_type: "modify", reasoning: WHY });
-    const c = await ok(s.ctx, "log_change", { entity_path: "tie.x", change_type: "remove", reasoning: WHY });
-    expect(a.timestamp).toBe(c.timestamp);
-    expect(ids(await ok(s.ctx, "change_diff", { entity_path: "tie.x" }))).toEqual([c.id, b.id, a.id]);
-    expect((await ok(s.ctx, "blame", { entity_path: "tie.x" })).id).toBe(c.id);
+      // B sees none of it.
+      expect((await ok(b.ctx, "change_diff", { entity_path: "shared.path" })).items).toEqual([]);
+      expect((await ok(b.ctx, "change_diff", { entity_path: "shared" })).items).toEqual([]);
+      const blame = await ok(b.ctx, "blame", { entity_path: "shared.path" });
+      expect(blame).toMatchObject({ id: "", status: "no_history", error: "No history found for 'shared.path'" });
+      expect(ids(await ok(b.ctx, "change_history", {}))).toEqual([own.id]);
+      expect((await ok(b.ctx, "change_history", { entity_path: "shared" })).items).toEqual([]);
+      expect((await ok(b.ctx, "change_history", { project: "proj" })).items).toEqual([]);
+      expect((await ok(b.ctx, "change_history", { changeset_id: "cs-shared" })).items).toEqual([]);
+      expect(await call(b.ctx, "changeset", { changeset_id: "cs-shared" })).toMatchObject({ items: [], error: "No events found for changeset 'cs-shared'" });
+      expect((await ok(b.ctx, "change_search", { query: "isolation needle" })).items).toEqual([]);
+      expect((await ok(b.ctx, "change_search", { query: "is" })).items).toEqual([]);
+      expect((await ok(b.ctx, "change_search", { query: "shared" })).items).toEqual([]);
+      expect((await ok(b.ctx, "prior_attempts", { entity_path: "shared.path", min_confidence: "proximity_low" })).items).toEqual([]);
+      expect((await ok(b.ctx, "prior_attempts", { description: "isolation needle", min_confidence: "proximity_low" })).items).toEqual([]);
+
+      // A cursor minted for A's data does not open A's rows for B either.
+      const pageA = await ok(a.ctx, "change_diff", { entity_path: "shared", limit: 1 });
+      expect(pageA.next_cursor).toBeDefined();
+      expect((await ok(b.ctx, "change_diff", { entity_path: "shared", cursor: pageA.next_cursor })).items).toEqual([]);
+    });
   });
 });
 
@@ -298,6 +355,23 @@ describe("change_history", () => {
     expect(paths(await ok(s.ctx, "change_history", { project: "billing", changeset_id: "cs-1" }))).toEqual(["p.a"]);
     expect(paths(await ok(s.ctx, "change_history", { project: "billing", entity_path: "q" }))).toEqual(["q.a"]);
     expect((await ok(s.ctx, "change_history", { project: "nope" })).items).toEqual([]);
+  });
+
+  it("change_history defaults to 50 and pages without duplicates", async () => {
+    const s = await setup("r-hist-page");
+    const base = Date.parse("2026-05-01T00:00:00.000Z");
+    const bulk = await insertEvents(
+      s.id.tenantId,
+      Array.from({ length: 55 }, (_, i) => ({ entity_path: `t.c${i}`, timestamp: new Date(base + i * MINUTE).toISOString() })),
+    );
+    const first = await ok(s.ctx, "change_history", {});
+    expect(first.items).toHaveLength(50);
+    expect(ids(first)).toEqual([...bulk].reverse().slice(0, 50));
+    const second = await ok(s.ctx, "change_history", { cursor: first.next_cursor });
+    expect(ids(second)).toEqual([...bulk].reverse().slice(50));
+    expect(second).not.toHaveProperty("next_cursor");
+    const { items } = await walk(s.ctx, "change_history", { limit: 10 });
+    expect(items.map((e) => e.id)).toEqual([...bulk].reverse());
   });
 });
 
@@ -461,35 +535,6 @@ describe("change_search", () => {
     expect(ids(page1)).toEqual(newestFirst.slice(0, 20));
     expect((await ok(theirs.ctx, "change_search", { query: "needle-q", limit: 1000, fields: ["id"] })).items).toHaveLength(450);
   });
-});
-
-describe("long paths and queries (D1 refuses LIKE patterns over 50 bytes)", () => {
-  const deep = "src/components/dashboard/widgets/RevenueChart.tsx::render"; // 57 characters
-  const long = `${"segment_".repeat(120)}end`; // 963 characters, with LIKE metacharacters
-
-  it("change_diff, blame, change_history and prior_attempts work on paths far over 50 bytes", async () => {
-    const s = await setup("r-long-paths");
-    const a = await log(s, { entity_path: deep, change_type: "add" });
-    const child = await log(s, { entity_path: `${long}.child_col`, change_type: "add" });
-    const parent = await log(s, { entity_path: long, change_type: "modify" });
-    await log(s, { entity_path: `${long}X.other`, change_type: "add" });
-    await log(s, { entity_path: `${long.toUpperCase()}.shout`, change_type: "add" });
-    s.clock.advance(MINUTE);
-    const revert = await log(s, { entity_path: deep, change_type: "revert", reasoning: "Reverted: the chart re-rendered on every websocket tick instead" });
-
-    expect(ids(await ok(s.ctx, "change_diff", { entity_path: deep }))).toEqual([revert.id, a.id]);
-    expect(sorted(paths(await ok(s.ctx, "change_diff", { entity_path: long })))).toEqual(sorted([long, `${long}.child_col`, `${long.toUpperCase()}.shout`]));
-    expect(ids(await ok(s.ctx, "change_diff", { entity_path: `${long}.child_col` }))).toEqual([child.id]);
-    expect((await ok(s.ctx, "blame", { entity_path: long })).id).toBe(parent.id);
-    expect(await ok(s.ctx, "blame", { entity_path: deep })).toMatchObject({ id: revert.id, status: "reverted" });
-    expect(ids(await ok(s.ctx, "change_history", { entity_path: deep }))).toEqual([revert.id, a.id]);
-
-    const prior = await ok(s.ctx, "prior_attempts", { entity_path: deep });
-    expect(prior.items).toHaveLength(1);
-    expect(prior.items[0]).toMatchObject({ id: a.id, outcome: "reverted", confidence: "exact" });
-    const byDescription = await ok(s.ctx, "prior_attempts", { description: "the chart re-rendered on every websocket tick instead" });
-    expect(byDescription.items.map((e: Structured) => e.id)).toEqual([a.id]);
-  });
 
   it("change_search finds a match for a query far over 50 bytes, on both paths of the search", async () => {
     const s = await setup("r-long-query");
@@ -500,6 +545,23 @@ describe("long paths and queries (D1 refuses LIKE patterns over 50 bytes)", () =
     expect(paths(await ok(s.ctx, "change_search", { query: phrase.replace("%_", "%X") }))).toEqual([]);
   });
 
+  describe("change_search query plan", () => {
+    it("walks the FTS index as the outer loop, so a page does not scan the tenant's events", async () => {
+      const { FTS_BATCH_SQL } = await import("../../src/changes/substring-walk");
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_BATCH_SQL}`)
+        .bind("abc", '"abc"', Number.MAX_SAFE_INTEGER, 200, "tenant")
+        .all<{ id: number; parent: number; detail: string }>();
+      const details = plan.results.map((r) => r.detail);
+      const fts = details.findIndex((d) => d.includes("events_fts"));
+      const events = details.findIndex((d) => /SEARCH e USING INTEGER PRIMARY KEY/.test(d));
+      expect(fts, details.join(" | ")).toBeGreaterThanOrEqual(0);
+      expect(events, details.join(" | ")).toBeGreaterThan(fts);
+      expect(details.some((d) => /SEARCH e USING (COVERING )?INDEX events_tenant/.test(d)), details.join(" | ")).toBe(false);
+    });
+  });
+});
+
+describe("stale_decisions", () => {
   it("stale_decisions sees a query on a dotted descendant of a long decision path", async () => {
     const s = await setup("r-long-stale");
     const decision = await log(s, { entity_path: long, entity_type: "table", change_type: "modify", revisit_after: "1d" });
@@ -509,62 +571,5 @@ describe("long paths and queries (D1 refuses LIKE patterns over 50 bytes)", () =
     const stale = await ok(s.ctx, "stale_decisions", {});
     expect(stale.items.map((e: Structured) => e.id)).toEqual([decision.id]);
     expect(stale.items[0]).toMatchObject({ flag: "revisit_due", active_use_signals: ["queried"] });
-  });
-});
-
-describe("tenant isolation", () => {
-  it("tenant B never sees tenant A's events through any read tool", async () => {
-    const a = await setup("r-iso-a", "agent");
-    const b = await setup("r-iso-b", "agent");
-    const added = await log(a, { entity_path: "shared.path", change_type: "add", changeset_id: "cs-shared", project: "proj", reasoning: "Isolation needle: added the shared column" });
-    await log(a, { entity_path: "shared.path.child", change_type: "add", changeset_id: "cs-shared", project: "proj" });
-    a.clock.advance(MINUTE);
-    await log(a, { entity_path: "shared.path", change_type: "revert", changeset_id: "cs-shared", project: "proj", reasoning: "Isolation needle: reverted, went with a view instead" });
-    const own = await log(b, { entity_path: "b.only", change_type: "add", reasoning: "Tenant B's own event for contrast" });
-
-    // A sees its own history (so the empty answers below are meaningful).
-    expect((await ok(a.ctx, "change_diff", { entity_path: "shared" })).items).toHaveLength(3);
-    expect((await ok(a.ctx, "changeset", { changeset_id: "cs-shared" })).items).toHaveLength(3);
-    expect((await ok(a.ctx, "change_search", { query: "isolation needle" })).items).toHaveLength(2);
-    expect((await ok(a.ctx, "change_search", { query: "is" })).items.length).toBeGreaterThan(0);
-    const priorA = await ok(a.ctx, "prior_attempts", { entity_path: "shared.path" });
-    expect(priorA.items.map((e: Structured) => e.id)).toContain(added.id);
-    expect((await ok(a.ctx, "prior_attempts", { description: "isolation needle" })).items.length).toBeGreaterThan(0);
-
-    // B sees none of it.
-    expect((await ok(b.ctx, "change_diff", { entity_path: "shared.path" })).items).toEqual([]);
-    expect((await ok(b.ctx, "change_diff", { entity_path: "shared" })).items).toEqual([]);
-    const blame = await ok(b.ctx, "blame", { entity_path: "shared.path" });
-    expect(blame).toMatchObject({ id: "", status: "no_history", error: "No history found for 'shared.path'" });
-    expect(ids(await ok(b.ctx, "change_history", {}))).toEqual([own.id]);
-    expect((await ok(b.ctx, "change_history", { entity_path: "shared" })).items).toEqual([]);
-    expect((await ok(b.ctx, "change_history", { project: "proj" })).items).toEqual([]);
-    expect((await ok(b.ctx, "change_history", { changeset_id: "cs-shared" })).items).toEqual([]);
-    expect(await call(b.ctx, "changeset", { changeset_id: "cs-shared" })).toMatchObject({ items: [], error: "No events found for changeset 'cs-shared'" });
-    expect((await ok(b.ctx, "change_search", { query: "isolation needle" })).items).toEqual([]);
-    expect((await ok(b.ctx, "change_search", { query: "is" })).items).toEqual([]);
-    expect((await ok(b.ctx, "change_search", { query: "shared" })).items).toEqual([]);
-    expect((await ok(b.ctx, "prior_attempts", { entity_path: "shared.path", min_confidence: "proximity_low" })).items).toEqual([]);
-    expect((await ok(b.ctx, "prior_attempts", { description: "isolation needle", min_confidence: "proximity_low" })).items).toEqual([]);
-
-    // A cursor minted for A's data does not open A's rows for B either.
-    const pageA = await ok(a.ctx, "change_diff", { entity_path: "shared", limit: 1 });
-    expect(pageA.next_cursor).toBeDefined();
-    expect((await ok(b.ctx, "change_diff", { entity_path: "shared", cursor: pageA.next_cursor })).items).toEqual([]);
-  });
-});
-
-describe("change_search query plan", () => {
-  it("walks the FTS index as the outer loop, so a page does not scan the tenant's events", async () => {
-    const { FTS_BATCH_SQL } = await import("../../src/changes/substring-walk");
-    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_BATCH_SQL}`)
-      .bind("abc", '"abc"', Number.MAX_SAFE_INTEGER, 200, "tenant")
-      .all<{ id: number; parent: number; detail: string }>();
-    const details = plan.results.map((r) => r.detail);
-    const fts = details.findIndex((d) => d.includes("events_fts"));
-    const events = details.findIndex((d) => /SEARCH e USING INTEGER PRIMARY KEY/.test(d));
-    expect(fts, details.join(" | ")).toBeGreaterThanOrEqual(0);
-    expect(events, details.join(" | ")).toBeGreaterThan(fts);
-    expect(details.some((d) => /SEARCH e USING (COVERING )?INDEX events_tenant/.test(d)), details.join(" | ")).toBe(false);
   });
 });

@@ -9,7 +9,7 @@ import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test"
 import { describe, expect, it } from "vitest";
 import { applyCodePush } from "../../src/code/push";
 import { FREQUENT_CRON, runMaintenance } from "../../src/cron/maintenance";
-import { indexed, rig, workflowsUseFakeGitHub } from "../support/code-rig";
+import { indexed, type Rig, rig, workflowsUseFakeGitHub } from "../support/code-rig";
 import { NAME, OWNER, REPO, SHOP_TREE as TREE } from "../fixtures/code/shop";
 import { example } from "../support/github/fake";
 import type { ArchiveTree } from "../support/github/fake-archive";
@@ -17,35 +17,34 @@ import { call, fails, ok, type Structured } from "../support/helpers";
 
 workflowsUseFakeGitHub();
 
-describe("index_workspace and index_status", () => {
-  it("indexes a repository through a workflow: files, chunks, symbols; binaries, lock files and vendored code left out", async () => {
-    const r = await rig("code-full");
-    const started = await indexed(r);
-    expect(started).toMatchObject({ repo: REPO, ref: "main", phase: "queued" });
-    const status = await ok(r.ctx, "index_status", { repo: REPO });
-    expect(status.items).toHaveLength(1);
-    const s = status.items[0];
-    expect(s).toMatchObject({ phase: "complete", complete: true, indexed_commit: r.sha, files_total: 6, files_done: 6, fresh: true, truncated: false, errors: [] });
-    expect(s.skipped).toMatchObject({ binary: 1, lockfile: 1, vendored: 1 });
-    expect(s.chunks).toBeGreaterThanOrEqual(6);
-    expect(s.symbols).toBeGreaterThanOrEqual(5);
-    const info = await ok(r.ctx, "get_workspace_info", {});
-    expect(info).toMatchObject({ workspace_path: `${REPO}@main`, branch: "main", commit: r.sha, total_files: 6, index_status: { healthy: true, phase: "complete" } });
-    expect(info.cache_stats.commit_keyed).toBe(true);
-  });
+/** One rig indexed once, shared by the tests of the tools that read it (indexing runs a whole workflow). */
+function indexedOnce(prefix: string): () => Promise<{ r: Rig; started: Structured }> {
+  let made: Promise<{ r: Rig; started: Structured }> | undefined;
+  return () => (made ??= rig(prefix).then(async (r) => ({ r, started: await indexed(r) })));
+}
 
-  it("refuses a second job while one runs, and starts again once it is done", async () => {
-    const r = await rig("code-lock");
+const full = indexedOnce("code-full");
+const search = indexedOnce("code-search");
+const symbols = indexedOnce("code-symbols");
+
+/** The same repository asked to index twice at once; the first job is left running. */
+let locked: Promise<{ r: Rig; first: Structured; second: Structured }> | undefined;
+const lock = () =>
+  (locked ??= rig("code-lock").then(async (r) => {
     const first = await ok(r.ctx, "index_workspace", { repo: REPO });
     const second = await ok(r.ctx, "index_workspace", { repo: REPO });
+    return { r, first, second };
+  }));
+
+describe("index_workspace", () => {
+  it("indexes a repository through a workflow: files, chunks, symbols; binaries, lock files and vendored code left out", async () => {
+    const { started } = await full();
+    expect(started).toMatchObject({ repo: REPO, ref: "main", phase: "queued" });
+  });
+
+  it("refuses a second job while one runs", async () => {
+    const { first, second } = await lock();
     expect(second).toMatchObject({ status: "already_running", job_id: first.job_id });
-    await using instance = await introspectWorkflowInstance(env.CODE_INDEX, first.job_id);
-    await instance.waitForStatus("complete");
-    const again = await ok(r.ctx, "reindex_workspace", { repo: REPO });
-    expect(again.status).toBe("started");
-    expect(again.job_id).not.toBe(first.job_id);
-    await using re = await introspectWorkflowInstance(env.CODE_INDEX, again.job_id);
-    await re.waitForStatus("complete");
   });
 
   it("retries a failed step and resumes where it stopped: the steps before it are not run again", async () => {
@@ -99,17 +98,72 @@ describe("index_workspace and index_status", () => {
   });
 });
 
-describe("retrieval", () => {
-  it("semantic_search, codebase_retrieval and get_file answer from the index, naming the commit", async () => {
-    const r = await rig("code-search");
-    await indexed(r);
+describe("index_status", () => {
+  it("reports the finished job: its commit, the files, chunks and symbols, and what was skipped", async () => {
+    const { r } = await full();
+    const status = await ok(r.ctx, "index_status", { repo: REPO });
+    expect(status.items).toHaveLength(1);
+    const s = status.items[0];
+    expect(s).toMatchObject({ phase: "complete", complete: true, indexed_commit: r.sha, files_total: 6, files_done: 6, fresh: true, truncated: false, errors: [] });
+    expect(s.skipped).toMatchObject({ binary: 1, lockfile: 1, vendored: 1 });
+    expect(s.chunks).toBeGreaterThanOrEqual(6);
+    expect(s.symbols).toBeGreaterThanOrEqual(5);
+  });
+});
+
+describe("get_workspace_info", () => {
+  it("names the indexed workspace, its commit and the index's health", async () => {
+    const { r } = await full();
+    const info = await ok(r.ctx, "get_workspace_info", {});
+    expect(info).toMatchObject({ workspace_path: `${REPO}@main`, branch: "main", commit: r.sha, total_files: 6, index_status: { healthy: true, phase: "complete" } });
+    expect(info.cache_stats.commit_keyed).toBe(true);
+  });
+});
+
+describe("reindex_workspace", () => {
+  it("starts again once the running job is done", async () => {
+    const { r, first } = await lock();
+    await using instance = await introspectWorkflowInstance(env.CODE_INDEX, first.job_id);
+    await instance.waitForStatus("complete");
+    const again = await ok(r.ctx, "reindex_workspace", { repo: REPO });
+    expect(again.status).toBe("started");
+    expect(again.job_id).not.toBe(first.job_id);
+    await using re = await introspectWorkflowInstance(env.CODE_INDEX, again.job_id);
+    await re.waitForStatus("complete");
+  });
+});
+
+describe("semantic_search", () => {
+  it("answers from the index, naming the commit", async () => {
+    const { r } = await search();
     const found = await call(r.ctx, "semantic_search", { query: "how are passwords hashed at sign in" });
     expect(found.ok).toBe(true);
     const top2 = found.results.slice(0, 2).map((h: Structured) => h.path);
     expect(top2).toEqual(expect.arrayContaining(["src/crypto/hash.ts"]));
     expect(found.indexes).toEqual([{ repo: REPO, ref: "main", commit: r.sha }]);
     expect(found.results[0].relevance).toBe(1);
+  });
 
+  it("never searches another tenant's index", async () => {
+    const a = await rig("code-iso-a");
+    await indexed(a);
+    const b = await rig("code-iso-b");
+    expect((await fails(b.ctx, "semantic_search", { query: "password" })).code).toBe("index_not_found");
+    expect((await fails(b.ctx, "get_file", { path: "src/cart/total.ts" })).code).toBe("index_not_found");
+    expect((await ok(b.ctx, "index_status", {})).items).toEqual([]);
+    expect((await ok(b.ctx, "git_commit_retrieval", { query: "password hashing" })).total_found).toBe(0);
+    expect((await fails(b.ctx, "clear_index", { repo: REPO })).code).toBe("index_not_found");
+    // B indexes the same repository: each sees only its own rows.
+    await indexed(b);
+    const aHits = await ok(a.ctx, "semantic_search", { query: "password", top_k: 50 });
+    const bHits = await ok(b.ctx, "semantic_search", { query: "password", top_k: 50 });
+    expect(aHits.results.length).toBe(bHits.results.length);
+  });
+});
+
+describe("codebase_retrieval", () => {
+  it("answers from the index, filtered by file type, tests left out unless asked for", async () => {
+    const { r } = await search();
     const cart = await ok(r.ctx, "codebase_retrieval", { query: "shopping cart total price", options: { file_types: [".ts"] } });
     expect(cart.results[0].path).toBe("src/cart/total.ts");
     expect(cart.results.every((h: Structured) => h.path.endsWith(".ts"))).toBe(true);
@@ -117,35 +171,73 @@ describe("retrieval", () => {
     expect(noTests.results.some((h: Structured) => h.path.startsWith("tests/"))).toBe(false);
     const withTests = await ok(r.ctx, "codebase_retrieval", { query: "login test", options: { include_tests: true } });
     expect(withTests.results.some((h: Structured) => h.path.startsWith("tests/"))).toBe(true);
+  });
+});
 
+describe("get_file", () => {
+  it("answers from the index, naming the commit", async () => {
+    const { r } = await search();
     const file = await ok(r.ctx, "get_file", { path: "src/cart/total.ts" });
     expect(file).toMatchObject({ path: "src/cart/total.ts", lines: 6, language: "typescript", metadata: { commit: r.sha, repo: REPO, git_status: "committed" } });
     expect(file.content).toBe(TREE["src/cart/total.ts"]);
     expect((await ok(r.ctx, "get_file", { path: "src/cart/total.ts", start_line: 4, end_line: 4 })).content).toBe("export function cartTotal(items: LineItem[]): number {");
     expect((await fails(r.ctx, "get_file", { path: "package-lock.json" })).code).toBe("file_not_found");
   });
+});
 
-  it("symbols: search, definition, references, callers, callees and impact", async () => {
-    const r = await rig("code-symbols");
-    await indexed(r);
+describe("symbol_search", () => {
+  it("finds a symbol by part of its name", async () => {
+    const { r } = await symbols();
     const sym = await ok(r.ctx, "symbol_search", { query: "hash" });
     expect(sym.items[0]).toMatchObject({ name: "hashPassword", path: "src/crypto/hash.ts", exported: true });
+  });
+});
+
+describe("symbol_definition", () => {
+  it("answers a symbol's definition with its code, and symbol_not_found for an unknown one", async () => {
+    const { r } = await symbols();
     const def = await ok(r.ctx, "symbol_definition", { symbol: "cartTotal" });
     expect(def.items[0]).toMatchObject({ path: "src/cart/total.ts", start_line: 4, kind: "function" });
     expect(def.items[0].code).toContain("items.reduce");
+    expect((await fails(r.ctx, "symbol_definition", { symbol: "noSuchThing" })).code).toBe("symbol_not_found");
+  });
+});
+
+describe("find_callers", () => {
+  it("names the functions that call a symbol", async () => {
+    const { r } = await symbols();
     const callers = await ok(r.ctx, "find_callers", { symbol: "hashPassword" });
     expect(callers.items).toEqual([expect.objectContaining({ caller: "login", path: "src/auth/login.ts", lines: [5] })]);
+  });
+});
+
+describe("find_callees", () => {
+  it("names what a function calls, with where each is defined", async () => {
+    const { r } = await symbols();
     const callees = await ok(r.ctx, "find_callees", { symbol: "login" });
     expect(callees.items.map((c: Structured) => c.name).sort()).toEqual(["checkPassword", "hashPassword"]);
     expect(callees.items.find((c: Structured) => c.name === "hashPassword").definitions[0].path).toBe("src/crypto/hash.ts");
+  });
+});
+
+describe("symbol_references", () => {
+  it("finds the references to a symbol, calls among them", async () => {
+    const { r } = await symbols();
     const refs = await ok(r.ctx, "symbol_references", { symbol: "login" });
     expect(refs.items.some((x: Structured) => x.path === "tests/login.test.ts" && x.kind === "call")).toBe(true);
+  });
+});
+
+describe("impact_analysis", () => {
+  it("names the files that import a changed file, by depth, and refuses a call without paths", async () => {
+    const { r } = await symbols();
     const impact = await ok(r.ctx, "impact_analysis", { paths: ["src/crypto/hash.ts"] });
     expect(impact.files.map((f: Structured) => [f.path, f.depth])).toEqual([["src/auth/login.ts", 1], ["tests/login.test.ts", 2]]);
-    expect((await fails(r.ctx, "symbol_definition", { symbol: "noSuchThing" })).code).toBe("symbol_not_found");
     expect((await fails(r.ctx, "impact_analysis", {})).code).toBe("invalid_input");
   });
+});
 
+describe("get_context_for_prompt", () => {
   it("get_context_for_prompt packs the best files and their imports within the budget, with the seed's validation messages", async () => {
     const r = await rig("code-context");
     await indexed(r);
@@ -170,7 +262,9 @@ describe("retrieval", () => {
       expect(e.message).toContain(message);
     }
   });
+});
 
+describe("git_commit_retrieval", () => {
   it("git_commit_retrieval finds back-filled commits by message", async () => {
     const r = await rig("code-commits");
     await indexed(r);
@@ -179,22 +273,6 @@ describe("retrieval", () => {
     expect(res.commits[0]).toMatchObject({ sha: r.sha, author: "Ada", relevance_score: 1, repo: REPO });
     expect((await ok(r.ctx, "git_commit_retrieval", { query: "password", author: "Grace" })).total_found).toBe(0);
     expect((await fails(r.ctx, "git_commit_retrieval", { query: "password", since: "whenever" })).code).toBe("invalid_input");
-  });
-
-  it("never searches another tenant's index", async () => {
-    const a = await rig("code-iso-a");
-    await indexed(a);
-    const b = await rig("code-iso-b");
-    expect((await fails(b.ctx, "semantic_search", { query: "password" })).code).toBe("index_not_found");
-    expect((await fails(b.ctx, "get_file", { path: "src/cart/total.ts" })).code).toBe("index_not_found");
-    expect((await ok(b.ctx, "index_status", {})).items).toEqual([]);
-    expect((await ok(b.ctx, "git_commit_retrieval", { query: "password hashing" })).total_found).toBe(0);
-    expect((await fails(b.ctx, "clear_index", { repo: REPO })).code).toBe("index_not_found");
-    // B indexes the same repository: each sees only its own rows.
-    await indexed(b);
-    const aHits = await ok(a.ctx, "semantic_search", { query: "password", top_k: 50 });
-    const bHits = await ok(b.ctx, "semantic_search", { query: "password", top_k: 50 });
-    expect(aHits.results.length).toBe(bHits.results.length);
   });
 });
 

@@ -109,6 +109,23 @@ describe("git_status", () => {
     expect(r.groups[1].repos[0]).toMatchObject({ label: "octocat/gone", error: "repo_not_found" });
     expect(r.groups[1].repos[0].ok).toBeUndefined();
   });
+
+  describe("markdown renderings", () => {
+    it("git_status, git_inventory, git_parity and list_presets render readable markdown", async () => {
+      const { gh, ctx } = await setup();
+      gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+        .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A, true) }))
+        .on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }))
+        .on("GET /repos/{owner}/{repo}/commits/{ref}/status", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { state: "success", total_count: 1 }) }))
+        .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({ body: { total_count: 0, check_runs: [] } }))
+        .on("GET /repos/{owner}/{repo}/commits", () => ({ body: [commitItem(SHA_A, "x", "2026-05-30T00:00:00Z")] }))
+        .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
+      expect(await text(ctx, "git_status", { repo: "octocat/Hello-World" })).toBe("# git_status\n\n### octocat/Hello-World\n```\n## main\n```\nhead aaaaaaa · protected · status success (1)");
+      expect(await text(ctx, "git_inventory", { repo: "octocat/Hello-World" })).toContain("| octocat/Hello-World | ## main...origin/main | aaaaaaa | 0 | 0 | tracking origin/main |");
+      expect(await text(ctx, "git_parity", { pairs: [{ left: "octocat/a", right: "octocat/b@main" }] })).toContain("### tenant: OK\n| pair | result |\n|---|---|\n| octocat/a / octocat/b@main | match aaaaaaa |");
+      expect(await text(ctx, "list_presets", { repo: "octocat/Hello-World" })).toBe("# list_presets\n\n### ledger:git_presets\n(no presets)\n\n### octocat/Hello-World:.rethunk/git-mcp-presets.json\n(no preset file)");
+    });
+  });
 });
 
 describe("git_inventory", () => {
@@ -171,7 +188,7 @@ describe("git_inventory", () => {
   });
 });
 
-describe("presets", () => {
+describe("list_presets", () => {
   const presetFile = (json: unknown) => {
     const content = btoa(typeof json === "string" ? json : JSON.stringify(json));
     return example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", name: "git-mcp-presets.json", path: ".rethunk/git-mcp-presets.json", content, size: content.length });
@@ -369,6 +386,72 @@ describe("git_log", () => {
     expect(json).not.toMatch(/\n| {2}|null|false|"ok"/);
     expect(JSON.parse(json)).toEqual({ groups: [{ workspace_root: "octocat/Hello-World", repo: "Hello-World", branch: "HEAD", commits: [expect.objectContaining({ sha7: "0000000" })] }] });
   });
+
+  describe("errors under format", () => {
+    it("a failure asked for format json is the seed's minified error payload with its format version; markdown keeps the envelope's text", async () => {
+      const { gh, ctx } = await setup();
+      const json = await callTool(findTool("git_log")!, ctx, { repo: "octocat/Hello-World", since: "bad;", format: "json" });
+      expect(json.isError).toBe(true);
+      const body = JSON.parse((json.content[0] as { text: string }).text);
+      expect(body).toEqual({ error: "invalid_since", message: expect.stringContaining("bad;"), hint: expect.stringContaining("ISO"), retryable: false, jsonFormatVersion: "2" });
+      expect(json.structuredContent).toMatchObject({ ok: false, error: { code: "invalid_since" } });
+      // Refused for its arguments (nothing parsed): still JSON, since the caller asked for it.
+      const unknown = await callTool(findTool("git_status")!, ctx, { repo: "octocat/Hello-World", nope: 1, format: "json" });
+      expect(JSON.parse((unknown.content[0] as { text: string }).text)).toMatchObject({ error: "invalid_input", jsonFormatVersion: "2" });
+      gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") }))
+        .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+      const github = await callTool(findTool("git_diff_summary")!, ctx, { repo: "octocat/Hello-World", range: "a...b", format: "json" });
+      expect(JSON.parse((github.content[0] as { text: string }).text)).toMatchObject({ error: "git_diff_failed", jsonFormatVersion: "2" });
+      expect(await text(ctx, "git_log", { repo: "octocat/Hello-World", since: "bad;" })).toMatch(/^Error \[invalid_since\]: /);
+    });
+  });
+
+  describe("credentials and the registered repositories", () => {
+    it("takes a repository registered in the work ledger by id, and refuses one registered on another host before any request", async () => {
+      const { gh, ctx } = await setup();
+      gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }));
+      const here = (await ok(ctx, "repo_register", { remote_url: "https://api.github.test/acme/api" })).repository;
+      const r = await ok(ctx, "git_log", { repo: here.id });
+      expect(r.groups[0].workspace_root).toBe("acme/api");
+      expect(gh.requests[0]!.path).toMatchObject({ owner: "acme", repo: "api" });
+      const elsewhere = (await ok(ctx, "repo_register", { remote_url: "https://github.com/acme/web" })).repository;
+      await refusedLocally(ctx, gh, "git_log", { repo: elsewhere.id }, "repo_not_on_github");
+    });
+
+    it("a tenant without credentials gets github_not_configured, after validation", async () => {
+      const { ctx } = await setup();
+      const b = await newWorld("gitread-nocreds", { start: "2026-06-01T12:00:00.000Z" });
+      const bCtx = { ...b.ctx, env: ctx.env };
+      for (const [name, args] of [["git_status", { repo: "octocat/Hello-World" }], ["git_log", { repo: "octocat/Hello-World" }], ["git_diff_summary", { repo: "octocat/Hello-World", range: "a...b" }]] as const) {
+        const err = await fails(bCtx, name, args);
+        expect(err.code, name).toBe("github_not_configured");
+      }
+      const r = await call(bCtx, "git_log", { repo: "octocat/Hello-World", since: "bad;" });
+      expect(r.error.code).toBe("invalid_since");
+    });
+  });
+
+  describe("the seed's workspace pick over registered repositories", () => {
+    it("workspaceRoot names the repository, rootIndex the Nth registered one (repo_query's order), allWorkspaceRoots all of them; nestedRoots is git_inventory's repos", async () => {
+      const { gh, ctx } = await setup();
+      gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }))
+        .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
+        .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }));
+      for (const name of ["zeta", "alpha", "mid"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+      const roots = async (args: Record<string, unknown>) => (await ok(ctx, "git_log", args)).groups.map((g: { workspace_root: string }) => g.workspace_root);
+      expect(await roots({ workspaceRoot: "acme/zeta" })).toEqual(["acme/zeta"]);
+      expect(await roots({ rootIndex: 1 })).toEqual(["acme/mid"]);
+      expect(await roots({ allWorkspaceRoots: true })).toEqual(["acme/alpha", "acme/mid", "acme/zeta"]);
+      const out = await refusedLocally(ctx, gh, "git_log", { rootIndex: 3 }, "root_index_out_of_range");
+      expect(out.message).toContain("3 registered");
+      await refusedLocally(ctx, gh, "git_log", { repo: "acme/zeta", rootIndex: 0 }, "invalid_input");
+      await refusedLocally(ctx, gh, "git_status", { workspaceRoot: "acme/zeta", allWorkspaceRoots: true }, "invalid_input");
+      await refusedLocally(ctx, gh, "git_diff_summary", { range: "a...b" }, "invalid_input");
+      const inv = (await ok(ctx, "git_inventory", { nestedRoots: ["acme/alpha", "acme/mid"] })).inventories[0];
+      expect(inv.entries.map((e: { path: string }) => e.path)).toEqual(["acme/alpha", "acme/mid"]);
+      await refusedLocally(ctx, gh, "git_inventory", { nestedRoots: ["acme/alpha"], repos: ["acme/mid"] }, "invalid_input");
+    });
+  });
 });
 
 describe("git_diff_summary", () => {
@@ -440,89 +523,6 @@ describe("git_diff_summary", () => {
     expect(md).toContain("# git_diff_summary: main...feature");
     expect(md).toContain("### src/old.ts → src/new.ts (renamed, +0 -0)");
     expect(md).toContain("Excluded: package-lock.json");
-  });
-});
-
-describe("errors under format", () => {
-  it("a failure asked for format json is the seed's minified error payload with its format version; markdown keeps the envelope's text", async () => {
-    const { gh, ctx } = await setup();
-    const json = await callTool(findTool("git_log")!, ctx, { repo: "octocat/Hello-World", since: "bad;", format: "json" });
-    expect(json.isError).toBe(true);
-    const body = JSON.parse((json.content[0] as { text: string }).text);
-    expect(body).toEqual({ error: "invalid_since", message: expect.stringContaining("bad;"), hint: expect.stringContaining("ISO"), retryable: false, jsonFormatVersion: "2" });
-    expect(json.structuredContent).toMatchObject({ ok: false, error: { code: "invalid_since" } });
-    // Refused for its arguments (nothing parsed): still JSON, since the caller asked for it.
-    const unknown = await callTool(findTool("git_status")!, ctx, { repo: "octocat/Hello-World", nope: 1, format: "json" });
-    expect(JSON.parse((unknown.content[0] as { text: string }).text)).toMatchObject({ error: "invalid_input", jsonFormatVersion: "2" });
-    gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") }))
-      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
-    const github = await callTool(findTool("git_diff_summary")!, ctx, { repo: "octocat/Hello-World", range: "a...b", format: "json" });
-    expect(JSON.parse((github.content[0] as { text: string }).text)).toMatchObject({ error: "git_diff_failed", jsonFormatVersion: "2" });
-    expect(await text(ctx, "git_log", { repo: "octocat/Hello-World", since: "bad;" })).toMatch(/^Error \[invalid_since\]: /);
-  });
-});
-
-describe("markdown renderings", () => {
-  it("git_status, git_inventory, git_parity and list_presets render readable markdown", async () => {
-    const { gh, ctx } = await setup();
-    gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
-      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A, true) }))
-      .on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }))
-      .on("GET /repos/{owner}/{repo}/commits/{ref}/status", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { state: "success", total_count: 1 }) }))
-      .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({ body: { total_count: 0, check_runs: [] } }))
-      .on("GET /repos/{owner}/{repo}/commits", () => ({ body: [commitItem(SHA_A, "x", "2026-05-30T00:00:00Z")] }))
-      .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
-    expect(await text(ctx, "git_status", { repo: "octocat/Hello-World" })).toBe("# git_status\n\n### octocat/Hello-World\n```\n## main\n```\nhead aaaaaaa · protected · status success (1)");
-    expect(await text(ctx, "git_inventory", { repo: "octocat/Hello-World" })).toContain("| octocat/Hello-World | ## main...origin/main | aaaaaaa | 0 | 0 | tracking origin/main |");
-    expect(await text(ctx, "git_parity", { pairs: [{ left: "octocat/a", right: "octocat/b@main" }] })).toContain("### tenant: OK\n| pair | result |\n|---|---|\n| octocat/a / octocat/b@main | match aaaaaaa |");
-    expect(await text(ctx, "list_presets", { repo: "octocat/Hello-World" })).toBe("# list_presets\n\n### ledger:git_presets\n(no presets)\n\n### octocat/Hello-World:.rethunk/git-mcp-presets.json\n(no preset file)");
-  });
-});
-
-describe("credentials and the registered repositories", () => {
-  it("takes a repository registered in the work ledger by id, and refuses one registered on another host before any request", async () => {
-    const { gh, ctx } = await setup();
-    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }));
-    const here = (await ok(ctx, "repo_register", { remote_url: "https://api.github.test/acme/api" })).repository;
-    const r = await ok(ctx, "git_log", { repo: here.id });
-    expect(r.groups[0].workspace_root).toBe("acme/api");
-    expect(gh.requests[0]!.path).toMatchObject({ owner: "acme", repo: "api" });
-    const elsewhere = (await ok(ctx, "repo_register", { remote_url: "https://github.com/acme/web" })).repository;
-    await refusedLocally(ctx, gh, "git_log", { repo: elsewhere.id }, "repo_not_on_github");
-  });
-
-  it("a tenant without credentials gets github_not_configured, after validation", async () => {
-    const { ctx } = await setup();
-    const b = await newWorld("gitread-nocreds", { start: "2026-06-01T12:00:00.000Z" });
-    const bCtx = { ...b.ctx, env: ctx.env };
-    for (const [name, args] of [["git_status", { repo: "octocat/Hello-World" }], ["git_log", { repo: "octocat/Hello-World" }], ["git_diff_summary", { repo: "octocat/Hello-World", range: "a...b" }]] as const) {
-      const err = await fails(bCtx, name, args);
-      expect(err.code, name).toBe("github_not_configured");
-    }
-    const r = await call(bCtx, "git_log", { repo: "octocat/Hello-World", since: "bad;" });
-    expect(r.error.code).toBe("invalid_since");
-  });
-});
-
-describe("the seed's workspace pick over registered repositories", () => {
-  it("workspaceRoot names the repository, rootIndex the Nth registered one (repo_query's order), allWorkspaceRoots all of them; nestedRoots is git_inventory's repos", async () => {
-    const { gh, ctx } = await setup();
-    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ body: [] }))
-      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
-      .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }));
-    for (const name of ["zeta", "alpha", "mid"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
-    const roots = async (args: Record<string, unknown>) => (await ok(ctx, "git_log", args)).groups.map((g: { workspace_root: string }) => g.workspace_root);
-    expect(await roots({ workspaceRoot: "acme/zeta" })).toEqual(["acme/zeta"]);
-    expect(await roots({ rootIndex: 1 })).toEqual(["acme/mid"]);
-    expect(await roots({ allWorkspaceRoots: true })).toEqual(["acme/alpha", "acme/mid", "acme/zeta"]);
-    const out = await refusedLocally(ctx, gh, "git_log", { rootIndex: 3 }, "root_index_out_of_range");
-    expect(out.message).toContain("3 registered");
-    await refusedLocally(ctx, gh, "git_log", { repo: "acme/zeta", rootIndex: 0 }, "invalid_input");
-    await refusedLocally(ctx, gh, "git_status", { workspaceRoot: "acme/zeta", allWorkspaceRoots: true }, "invalid_input");
-    await refusedLocally(ctx, gh, "git_diff_summary", { range: "a...b" }, "invalid_input");
-    const inv = (await ok(ctx, "git_inventory", { nestedRoots: ["acme/alpha", "acme/mid"] })).inventories[0];
-    expect(inv.entries.map((e: { path: string }) => e.path)).toEqual(["acme/alpha", "acme/mid"]);
-    await refusedLocally(ctx, gh, "git_inventory", { nestedRoots: ["acme/alpha"], repos: ["acme/mid"] }, "invalid_input");
   });
 });
 
