@@ -6,7 +6,7 @@
  */
 import { env } from "cloudflare:workers";
 import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { applyCodePush } from "../../src/code/push";
 import { FREQUENT_CRON, runMaintenance } from "../../src/cron/maintenance";
 import { indexed, type Rig, rig, workflowsUseFakeGitHub } from "../support/code-rig";
@@ -17,24 +17,20 @@ import { call, fails, ok, type Structured } from "../support/helpers";
 
 workflowsUseFakeGitHub();
 
-/** One rig indexed once, shared by the tests of the tools that read it (indexing runs a whole workflow). */
+/** One rig indexed once, shared by the tests of the tools that read the index (indexing runs a whole workflow). */
 function indexedOnce(prefix: string): () => Promise<{ r: Rig; started: Structured }> {
   let made: Promise<{ r: Rig; started: Structured }> | undefined;
-  return () => (made ??= rig(prefix).then(async (r) => ({ r, started: await indexed(r) })));
+  return async () => {
+    const shared = await (made ??= rig(prefix).then(async (r) => ({ r, started: await indexed(r) })));
+    // The setup takes the fake GitHub away after each test: the test at hand gets it back, as a rig of its own would have it.
+    vi.spyOn(globalThis, "fetch").mockImplementation(shared.r.gh.fetch);
+    return shared;
+  };
 }
 
 const full = indexedOnce("code-full");
 const search = indexedOnce("code-search");
 const symbols = indexedOnce("code-symbols");
-
-/** The same repository asked to index twice at once; the first job is left running. */
-let locked: Promise<{ r: Rig; first: Structured; second: Structured }> | undefined;
-const lock = () =>
-  (locked ??= rig("code-lock").then(async (r) => {
-    const first = await ok(r.ctx, "index_workspace", { repo: REPO });
-    const second = await ok(r.ctx, "index_workspace", { repo: REPO });
-    return { r, first, second };
-  }));
 
 describe("index_workspace", () => {
   it("indexes a repository through a workflow: files, chunks, symbols; binaries, lock files and vendored code left out", async () => {
@@ -43,8 +39,12 @@ describe("index_workspace", () => {
   });
 
   it("refuses a second job while one runs", async () => {
-    const { first, second } = await lock();
+    const r = await rig("code-lock");
+    const first = await ok(r.ctx, "index_workspace", { repo: REPO });
+    const second = await ok(r.ctx, "index_workspace", { repo: REPO });
     expect(second).toMatchObject({ status: "already_running", job_id: first.job_id });
+    await using instance = await introspectWorkflowInstance(env.CODE_INDEX, first.job_id);
+    await instance.waitForStatus("complete");
   });
 
   it("retries a failed step and resumes where it stopped: the steps before it are not run again", async () => {
@@ -122,7 +122,8 @@ describe("get_workspace_info", () => {
 
 describe("reindex_workspace", () => {
   it("starts again once the running job is done", async () => {
-    const { r, first } = await lock();
+    const r = await rig("code-relock");
+    const first = await ok(r.ctx, "index_workspace", { repo: REPO });
     await using instance = await introspectWorkflowInstance(env.CODE_INDEX, first.job_id);
     await instance.waitForStatus("complete");
     const again = await ok(r.ctx, "reindex_workspace", { repo: REPO });
