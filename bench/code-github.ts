@@ -1,7 +1,7 @@
 /**
  * The fake GitHub the code benchmark indexes from, on a loopback port: the test suite's FakeGitHub
  * and FakeArchives (every request checked against GitHub's OpenAPI description, tarballs shaped
- * like git archive's) with the operations an index job calls (see test/code-index.test.ts rig()):
+ * like git archive's) with the operations an index job calls (see test/code/index.test.ts rig()):
  * the repository, the ref's head commit, and the commit list (empty: the benchmark times the
  * index, not the commit backfill).
  */

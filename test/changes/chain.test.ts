@@ -1,0 +1,161 @@
+/**
+ * The tamper-evident log (seed 000, `selvedge verify`): a per-tenant hash chain over change events
+ * and decisions, checked by change_verify and by the nightly sweep.
+ */
+import { env } from "cloudflare:workers";
+import { describe, expect, it, vi } from "vitest";
+import { chainLegacyRows } from "../../src/changes/chain";
+import { CHAIN_SWEEP_JOB, sweepChains } from "../../src/cron/chain-sweep";
+import { count, newWorld, ok, type Structured, type World } from "../support/helpers";
+
+const T0 = "2030-02-01T00:00:00.000Z";
+
+async function logSome(w: World, n: number, prefix = "svc.flag"): Promise<string[]> {
+  const ids: string[] = [];
+  for (let i = 0; i < n; i++) {
+    ids.push((await ok(w.ctx, "log_change", { entity_path: `${prefix}${i}`, change_type: "add", reasoning: `Flag ${i} gates the rollout of feature ${i}` })).id as string);
+  }
+  return ids;
+}
+
+const verify = (w: World, args: Record<string, unknown> = {}) => ok(w.ctx, "change_verify", args);
+
+// First in the file: the sweep walks every tenant, and the tests below leave broken chains behind.
+describe("the nightly chain sweep", () => {
+  it("verifies every tenant within a bounded budget, resumes from its cursor, and fails loudly on a break", async () => {
+    const a = await newWorld("chain-sweep-a", { start: T0 });
+    const b = await newWorld("chain-sweep-b", { start: T0 });
+    await logSome(a, 3);
+    const bIds = await logSome(b, 3);
+    const limits = { entries: 2, legacy: 10, tenants: 1000 };
+    // A tiny budget: several runs, each resuming where the last stopped, until all tenants are swept.
+    const details: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const detail = await sweepChains(env.DB, new Date(T0), limits);
+      details.push(detail);
+      if (detail.endsWith("all tenants swept")) break;
+    }
+    expect(details.length).toBeGreaterThan(1);
+    expect(details.at(-1)).toMatch(/all tenants swept$/);
+    expect(await env.DB.prepare(`SELECT cursor FROM cron_cursors WHERE job = ?`).bind(CHAIN_SWEEP_JOB).first()).toEqual({ cursor: "" });
+
+    await env.DB.prepare(`UPDATE events SET reasoning = 'tampered' WHERE id = ?`).bind(bIds[0]).run();
+    const error = vi.spyOn(console, "error").mockImplementation(() => {});
+    try {
+      await expect(sweepChains(env.DB, new Date(T0))).rejects.toThrow(new RegExp(`BROKEN.*${b.id.tenantId} \\(edited event ${bIds[0]}\\)`));
+      expect(error.mock.calls.map((c) => String(c[0]))).toContainEqual(expect.stringContaining(`BROKEN tenant ${b.id.tenantId}`));
+    } finally {
+      error.mockRestore();
+    }
+    expect(await count(`SELECT COUNT(*) AS n FROM ledger_chain WHERE tenant_id = ?`, a.id.tenantId)).toBe(3);
+  });
+});
+
+describe("change_verify", () => {
+  it("finds an untouched chain intact, over events, renames and decisions", async () => {
+    const w = await newWorld("chain-ok", { start: T0 });
+    await logSome(w, 3);
+    await ok(w.ctx, "log_change", { entity_path: "src/new.ts", rename_from: "src/old.ts", change_type: "rename", reasoning: "Clearer module name for the billing code" });
+    await ok(w.ctx, "decision_log", { title: "Queue", choice: "Cloudflare Queues", rationale: "Runs under wrangler dev" });
+    const r = await verify(w);
+    expect(r).toMatchObject({ intact: true, checked: 6, position: 6, first_break: null, unchained_legacy: 0 });
+    expect(r.next_cursor).toBeUndefined();
+    // One chain per tenant: another tenant's chain starts at 1 and does not see this one.
+    const other = await newWorld("chain-ok-other", { start: T0 });
+    await logSome(other, 1);
+    expect(await verify(other)).toMatchObject({ intact: true, checked: 1, position: 1 });
+  });
+
+  it("names the row whose reasoning was edited with raw SQL", async () => {
+    const w = await newWorld("chain-edit", { start: T0 });
+    const ids = await logSome(w, 4);
+    await env.DB.prepare(`UPDATE events SET reasoning = 'nothing to see here' WHERE id = ?`).bind(ids[2]).run();
+    const r = await verify(w);
+    expect(r.intact).toBe(false);
+    expect(r.first_break).toMatchObject({ position: 3, kind: "event", row_id: ids[2], reason: "edited" });
+    expect(r.first_break.message).toContain(ids[2]);
+  });
+
+  it("names a deleted row, and a row inserted around the ledger", async () => {
+    const w = await newWorld("chain-delete", { start: T0 });
+    const ids = await logSome(w, 3);
+    await env.DB.prepare(`DELETE FROM events WHERE id = ?`).bind(ids[1]).run();
+    expect((await verify(w)).first_break).toMatchObject({ position: 2, kind: "event", row_id: ids[1], reason: "deleted" });
+
+    const v = await newWorld("chain-stray", { start: T0 });
+    await logSome(v, 2);
+    await env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type) VALUES ('forged-1', ?, ?, 'svc.x', 'add')`).bind(v.id.tenantId, T0).run();
+    expect((await verify(v)).first_break).toMatchObject({ position: null, kind: "event", row_id: "forged-1", reason: "unchained" });
+  });
+
+  it("notices a deleted or rewritten chain entry", async () => {
+    const w = await newWorld("chain-entry", { start: T0 });
+    const ids = await logSome(w, 4);
+    await env.DB.prepare(`DELETE FROM ledger_chain WHERE tenant_id = ? AND pos = 2`).bind(w.id.tenantId).run();
+    expect((await verify(w)).first_break).toMatchObject({ position: 3, row_id: ids[2], reason: "link_broken" });
+
+    const v = await newWorld("chain-entry-hash", { start: T0 });
+    const vids = await logSome(v, 3);
+    // A rewritten entry no longer matches its row.
+    await env.DB.prepare(`UPDATE ledger_chain SET hash = ? WHERE tenant_id = ? AND pos = 2`).bind("0".repeat(64), v.id.tenantId).run();
+    expect((await verify(v)).first_break).toMatchObject({ position: 2, row_id: vids[1], reason: "edited" });
+  });
+
+  it("stays one unforked chain under concurrent writers", async () => {
+    const w = await newWorld("chain-race", { start: T0 });
+    const bob = await w.other("bob");
+    const writes = Array.from({ length: 12 }, (_, i) =>
+      i % 3 === 2
+        ? ok(bob.ctx, "decision_log", { title: `Choice ${i}`, choice: `Option ${i}` })
+        : ok(i % 2 ? bob.ctx : w.ctx, "log_change", { entity_path: `race.c${i}`, change_type: "add", reasoning: `Concurrent write number ${i} of the race` }),
+    );
+    await Promise.all(writes);
+    const positions = await env.DB.prepare(`SELECT pos FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(w.id.tenantId).all<{ pos: number }>();
+    expect(positions.results.map((r) => r.pos)).toEqual(Array.from({ length: 12 }, (_, i) => i + 1));
+    expect(await verify(w)).toMatchObject({ intact: true, checked: 12 });
+  });
+
+  it("pages with a cursor and reports a break on a later page", async () => {
+    const w = await newWorld("chain-page", { start: T0 });
+    const ids = await logSome(w, 5);
+    await env.DB.prepare(`UPDATE events SET diff = 'x' WHERE id = ?`).bind(ids[4]).run();
+    const first = await verify(w, { limit: 2 });
+    expect(first).toMatchObject({ intact: true, checked: 2, position: 2 });
+    const second = await verify(w, { limit: 2, cursor: first.next_cursor });
+    expect(second).toMatchObject({ intact: true, checked: 2, position: 4 });
+    const third = await verify(w, { limit: 2, cursor: second.next_cursor });
+    expect(third.first_break).toMatchObject({ position: 5, row_id: ids[4], reason: "edited" });
+  });
+
+  it("keeps git_commit back-fill and decision status changes outside the chain", async () => {
+    const w = await newWorld("chain-mutable", { start: T0 });
+    const [id] = await logSome(w, 1);
+    const d = (await ok(w.ctx, "decision_log", { title: "Store", choice: "D1", status: "proposed" })).decision as Structured;
+    await env.DB.prepare(`UPDATE events SET git_commit = 'abc1234' WHERE id = ?`).bind(id).run();
+    await ok(w.ctx, "decision_set_status", { decision_id: d.id, status: "accepted" });
+    expect(await verify(w)).toMatchObject({ intact: true, checked: 2 });
+  });
+
+  describe("rows from before the chain", () => {
+    it("are counted, then chained oldest first by the sweep", async () => {
+      const w = await newWorld("chain-legacy", { start: T0 });
+      for (const i of [1, 2]) {
+        await env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'old.path', 'add', 'from before')`)
+          .bind(`legacy-${w.slug}-${i}`, w.id.tenantId, T0).run();
+      }
+      const start = await env.DB.prepare(`SELECT events_seq FROM ledger_chain_start WHERE id = 1`).first<{ events_seq: number }>();
+      // As if migration 0037 ran now: these two rows predate the chain.
+      await env.DB.prepare(`UPDATE ledger_chain_start SET events_seq = (SELECT MAX(seq) FROM events) WHERE id = 1`).run();
+      try {
+        await logSome(w, 1);
+        expect(await verify(w)).toMatchObject({ intact: true, checked: 1, unchained_legacy: 2 });
+        expect(await chainLegacyRows(env.DB, w.id.tenantId, T0, 10)).toBe(2);
+        expect(await verify(w)).toMatchObject({ intact: true, checked: 3, unchained_legacy: 0 });
+        await env.DB.prepare(`UPDATE events SET reasoning = 'rewritten' WHERE id = ?`).bind(`legacy-${w.slug}-1`).run();
+        expect((await verify(w)).first_break).toMatchObject({ position: 2, row_id: `legacy-${w.slug}-1`, reason: "edited" });
+      } finally {
+        await env.DB.prepare(`UPDATE ledger_chain_start SET events_seq = ? WHERE id = 1`).bind(start!.events_seq).run();
+      }
+    });
+  });
+});
