@@ -5,7 +5,7 @@
  */
 import picomatch from "picomatch";
 import { excerpt, invalidInput } from "../core/errors";
-import type { DocScope } from "./op";
+import type { DocScope } from "./shared";
 
 export function globMatcher(patterns: readonly string[]): (path: string) => boolean {
   if (patterns.length === 0) return () => false;

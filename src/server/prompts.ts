@@ -17,7 +17,7 @@ import type { GetPromptResult, Prompt, PromptMessage } from "@modelcontextprotoc
 import { changesetTool, blameTool, priorAttemptsTool } from "../changes/tools";
 import { canonicalPath } from "../changes/paths";
 import { CHANGE_TYPES } from "../changes/vocab";
-import { getPrompt as getDocsPrompt, listPrompts as listDocsPrompts, MAX_PROMPT_ARGUMENT_CHARS } from "../docs/prompts";
+import { getPrompt as getDocsPrompt, listPrompts as listDocsPrompts, MAX_PROMPT_ARGUMENT_CHARS } from "../docs/prompts/prompts";
 import { findTask, type Task } from "../work/task-model";
 import { projectBriefTool } from "../work/projects";
 import type { Ctx } from "../core/context";

@@ -9,7 +9,7 @@
 import { applyCodePush } from "../code/push";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import { applyDocWatches } from "../docs/watch";
+import { applyDocWatches } from "../docs/github/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";

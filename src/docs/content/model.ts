@@ -1,0 +1,112 @@
+/** Pieces several document-store ops share: parameter fields, document rows, path matching. */
+import picomatch from "picomatch";
+import { z } from "zod";
+import { boundedJson } from "../../core/bounds";
+import type { Ctx } from "../../core/context";
+import { excerpt, invalidInput } from "../../core/errors";
+import { PENDING_NOTE } from "../store/ingest";
+import { globMatcher } from "../scope";
+import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store/store";
+
+export const tagsField = z.array(z.string().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
+export const metadataObjectField = boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_METADATA_JSON_CHARS, maxDepth: 6 });
+export const collectionField = z.string().min(1).max(MAX_LABEL_CHARS);
+export const labelField = z.string().min(1).max(MAX_LABEL_CHARS);
+export const mimeField = z.string().min(3).max(MAX_MIME_CHARS);
+export const pathField = z.string().min(1).max(MAX_PATH_CHARS);
+/** A glob over stored paths (picomatch); one without a slash matches file names in any folder. */
+export const globField = z.string().min(1).max(MAX_PATH_CHARS);
+export const hashField = z.string().min(8).max(64);
+
+/** The columns every op that answers documents reads, and the row they give. */
+export const DOC_COLUMNS = `d.id, d.path, d.name, d.hash, d.size, d.mime_type, d.collection, d.tags, d.metadata, d.created_at, d.modified_at, d.indexed_at,
+  t.status AS text_status, t.note AS text_note`;
+export const DOC_FROM = `documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash`;
+
+export interface DocRow {
+  id: string;
+  path: string;
+  name: string;
+  hash: string;
+  size: number;
+  mime_type: string;
+  collection: string | null;
+  tags: string;
+  metadata: string;
+  created_at: string;
+  modified_at: string;
+  indexed_at: string | null;
+  text_status: string | null;
+  text_note: string | null;
+}
+
+/** text: text-indexed; binary: stored, not text-indexed; pending: not indexed yet. */
+export const docType = (r: Pick<DocRow, "text_status">) => (r.text_status === "text" ? "text" : r.text_status ? "binary" : "pending");
+
+/** pending until the version's indexing finishes (src/docs/index-queue.ts); then how its text was indexed. */
+export const indexStatus = (r: Pick<DocRow, "indexed_at" | "text_status">) => (r.indexed_at === null ? "pending" : (r.text_status ?? "binary"));
+
+export function documentView(r: DocRow) {
+  return {
+    id: r.id,
+    hash: r.hash,
+    path: r.path,
+    name: r.name,
+    size: r.size,
+    mime_type: r.mime_type,
+    type: docType(r),
+    index_status: indexStatus(r),
+    ...(r.indexed_at === null ? { index_note: PENDING_NOTE } : r.text_status && r.text_status !== "text" && r.text_note ? { index_note: r.text_note } : {}),
+    tags: JSON.parse(r.tags) as string[],
+    metadata: JSON.parse(r.metadata) as Record<string, unknown>,
+    collection: r.collection,
+    created: r.created_at,
+    modified: r.modified_at,
+    indexed: r.indexed_at,
+  };
+}
+
+/** Whether a string is a glob rather than a plain path. */
+export const isGlob = (s: string) => picomatch.scan(s).isGlob;
+
+/** At most this many live documents are matched by one glob (delete, update, pin). */
+export const MAX_GLOB_MATCHES = 10_000;
+
+/**
+ * Live documents whose path matches one of `names`: an exact path, a glob, or a bare file name
+ * (matched in any folder). Exact paths are looked up directly; globs scan the tenant's paths.
+ */
+export async function matchDocuments(ctx: Ctx, names: readonly string[]): Promise<DocRow[]> {
+  const exact = names.filter((n) => !isGlob(n));
+  const globs = names.filter((n) => isGlob(n) || !n.includes("/"));
+  const seen = new Map<string, DocRow>();
+  for (const n of exact) {
+    const row = await ctx.d1
+      .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`)
+      .bind(ctx.tenantId, n.replace(/^\/+/, ""))
+      .first<DocRow>();
+    if (row) seen.set(row.path, row);
+  }
+  if (globs.length > 0) {
+    const match = globMatcher(globs);
+    const rows = await ctx.d1
+      .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.deleted_at IS NULL ORDER BY d.path LIMIT ?`)
+      .bind(ctx.tenantId, MAX_GLOB_MATCHES + 1)
+      .all<DocRow>();
+    for (const r of rows.results) if (match(r.path)) seen.set(r.path, r);
+  }
+  return [...seen.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
+}
+
+/** A live document by its full hash or an unambiguous prefix of at least 8 characters. */
+export async function documentsByHash(ctx: Ctx, hash: string): Promise<DocRow[]> {
+  const h = hash.toLowerCase();
+  if (!/^[0-9a-f]{8,64}$/.test(h)) {
+    throw invalidInput(`hash '${excerpt(hash)}' is not a SHA-256 hex digest or a prefix of one`, "Pass the 64 hex characters an add returned, or at least the first 8.");
+  }
+  const rows = await ctx.d1
+    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.hash >= ? AND d.hash <= ? AND d.deleted_at IS NULL ORDER BY d.modified_at DESC LIMIT 50`)
+    .bind(ctx.tenantId, h, `${h}g`)
+    .all<DocRow>();
+  return rows.results;
+}
