@@ -38,7 +38,7 @@ export type AnyOpDef = OpDef<any>;
 
 /**
  * What a docs session's pins cover (docs_session pin/unpin): a live document is in scope when its
- * path matches one of the globs (as ./scope matches them) or its content hash is listed. `list` and
+ * path matches one of the globs (as src/core/glob.ts matches them) or its content hash is listed. `list` and
  * `search` restrict themselves to it when the caller has a current session with pins.
  */
 export interface DocScope {

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineOp } from "../shared";
-import { currentScope } from "../sessions/model";
-import { globMatcher, scopeMatcher } from "../scope";
+import { currentScope, scopeMatcher } from "../sessions/model";
+import { globMatcher } from "../../core/glob";
 import { collectionField, DOC_COLUMNS, DOC_FROM, type DocRow, documentView, globField } from "./model";
 
 const SORT_COLUMNS = { name: "d.name", size: "d.size", created: "d.created_at", modified: "d.modified_at", indexed: "d.indexed_at" } as const;

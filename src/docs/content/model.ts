@@ -5,7 +5,7 @@ import { boundedJson } from "../../core/bounds";
 import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput } from "../../core/errors";
 import { PENDING_NOTE } from "../store/ingest";
-import { globMatcher } from "../scope";
+import { globMatcher } from "../../core/glob";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store/store";
 
 export const tagsField = z.array(z.string().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);

@@ -15,7 +15,7 @@ import { boundedJson, firstControl } from "../../core/bounds";
 import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput, ToolError } from "../../core/errors";
 import { knownMime } from "../extract/mime";
-import { globMatcher } from "../scope";
+import { globMatcher } from "../../core/glob";
 import { ingestDocument, type IndexStatus } from "../store/ingest";
 import { MAX_DOCUMENT_BYTES, MAX_LABEL_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS, normalizePath } from "../store/store";
 

@@ -7,7 +7,8 @@
  * bounded per call (bytes scanned, weighted by the pattern's program size, and wall time between
  * fetches): when a bound is reached the call answers what it found with `truncated: true`.
  */
-import { globMatcher, scopeMatcher } from "../scope";
+import { globMatcher } from "../../core/glob";
+import { scopeMatcher } from "../sessions/model";
 import { RE2JS } from "re2js";
 import { compileRe2 } from "../../core/re2";
 import type { Ctx } from "../../core/context";

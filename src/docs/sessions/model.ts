@@ -17,7 +17,7 @@
  *   daemon's cache; this server has no per-process cache (any isolate may serve any call), so
  *   it changes nothing else here.
  */
-import { globMatcher } from "../scope";
+import { globMatcher } from "../../core/glob";
 import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
 import { firstControl } from "../../core/bounds";
 import type { Ctx } from "../../core/context";
@@ -308,4 +308,12 @@ export async function currentSession(ctx: Ctx): Promise<CurrentSession | null> {
 /** Every session of the caller, oldest first, and the current one's name. */
 export async function listSessions(ctx: Ctx): Promise<{ current: string | null; sessions: SessionView[] }> {
   return docSessionStub(ctx).list();
+}
+
+/** Whether a live document is within a session's pins; null when the scope restricts nothing. */
+export function scopeMatcher(scope: DocScope | null | undefined): ((path: string, hash: string) => boolean) | null {
+  if (!scope || (scope.patterns.length === 0 && scope.hashes.length === 0)) return null;
+  const globs = globMatcher(scope.patterns);
+  const hashes = scope.hashes.map((h) => h.toLowerCase());
+  return (path, hash) => globs(path) || hashes.some((h) => hash.startsWith(h));
 }
