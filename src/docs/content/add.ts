@@ -7,8 +7,7 @@ import { noLocalFilesystem, quotedPath } from "../store/local-paths";
 import { mimeFromName } from "../extract/mime";
 import { defineOp } from "../shared";
 import { MAX_PATH_CHARS } from "../store/store";
-import { collectionField, labelField, metadataObjectField, mimeField, pathField, tagsField } from "./model";
-import { metadataOf } from "./metadata";
+import { collectionField, labelField, metadataObjectField, metadataOf, mimeField, pathField, tagsField } from "./model";
 
 /** Inline content is capped by what one MCP call may carry (2 MiB of arguments). */
 export const MAX_INLINE_CHARS = 1024 * 1024;

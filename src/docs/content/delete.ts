@@ -3,8 +3,7 @@ import { iso } from "../../db/time";
 import { pruneGraph } from "../graph/graph";
 import { defineOp } from "../shared";
 import { forgetDocumentEmbeddings } from "../store/text-index";
-import { globField, pathField } from "./model";
-import { idGroups, noMatch, selectDocuments } from "./update";
+import { globField, idGroups, noMatch, pathField, selectDocuments } from "./model";
 
 export const deleteOp = defineOp({
   name: "delete",

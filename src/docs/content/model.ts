@@ -1,9 +1,9 @@
-/** Pieces several document-store ops share: parameter fields, document rows, path matching. */
+/** The content room's model: parameter fields, document rows, the documents a write names, metadata forms. */
 import picomatch from "picomatch";
 import { z } from "zod";
 import { boundedJson } from "../../core/bounds";
 import type { Ctx } from "../../core/context";
-import { excerpt, invalidInput } from "../../core/errors";
+import { excerpt, invalidInput, notFound } from "../../core/errors";
 import { PENDING_NOTE } from "../store/ingest";
 import { globMatcher } from "../../core/glob";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store/store";
@@ -43,7 +43,7 @@ export interface DocRow {
 /** text: text-indexed; binary: stored, not text-indexed; pending: not indexed yet. */
 export const docType = (r: Pick<DocRow, "text_status">) => (r.text_status === "text" ? "text" : r.text_status ? "binary" : "pending");
 
-/** pending until the version's indexing finishes (src/docs/index-queue.ts); then how its text was indexed. */
+/** pending until the version's indexing finishes (src/docs/store/index-queue.ts); then how its text was indexed. */
 export const indexStatus = (r: Pick<DocRow, "indexed_at" | "text_status">) => (r.indexed_at === null ? "pending" : (r.text_status ?? "binary"));
 
 export function documentView(r: DocRow) {
@@ -109,4 +109,34 @@ export async function documentsByHash(ctx: Ctx, hash: string): Promise<DocRow[]>
     .bind(ctx.tenantId, h, `${h}g`)
     .all<DocRow>();
   return rows.results;
+}
+
+/** The documents a write op names: by hash (prefix), by name/path, or by glob pattern(s). */
+export async function selectDocuments(ctx: Ctx, p: { hash?: string; name?: string; names?: string[]; pattern?: string }): Promise<DocRow[]> {
+  const given = [p.hash, p.name, p.names, p.pattern].filter((v) => v !== undefined).length;
+  if (given === 0) throw invalidInput("Name the documents: pass 'hash', 'name', 'names' or 'pattern'.", "e.g. {\"name\": \"notes.md\"} or {\"pattern\": \"drafts/*.md\"}.");
+  if (p.hash !== undefined) return documentsByHash(ctx, p.hash);
+  return matchDocuments(ctx, [...(p.name !== undefined ? [p.name] : []), ...(p.names ?? []), ...(p.pattern !== undefined ? [p.pattern] : [])]);
+}
+
+/** Document ids as JSON arrays for `id IN (SELECT value FROM json_each(?))`: one statement per thousand, not per row. */
+export function idGroups(docs: readonly { id: string }[], size = 1000): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < docs.length; i += size) out.push(JSON.stringify(docs.slice(i, i + size).map((d) => d.id)));
+  return out;
+}
+
+export const noMatch = (what: string) =>
+  notFound("document matching", what, "List the store (paths_only: true) to check the names; globs like '*.md' match file names in any folder.");
+
+/** Metadata as the seed passes it: an object, or 'key=value' strings (update's form). */
+export function metadataOf(value: Record<string, unknown> | string[] | undefined): Record<string, unknown> | undefined {
+  if (value === undefined || !Array.isArray(value)) return value;
+  const out: Record<string, unknown> = {};
+  for (const pair of value) {
+    const at = pair.indexOf("=");
+    if (at <= 0) throw invalidInput(`metadata entry '${excerpt(pair, 60)}' is not key=value.`, "Write each entry as key=value, e.g. \"status=reviewed\".");
+    out[pair.slice(0, at).trim()] = pair.slice(at + 1);
+  }
+  return out;
 }

@@ -1,28 +1,8 @@
 import { z } from "zod";
-import type { Ctx } from "../../core/context";
-import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { invalidInput, ToolError } from "../../core/errors";
 import { defineOp } from "../shared";
 import { MAX_METADATA_JSON_CHARS, MAX_TAGS } from "../store/store";
-import { type DocRow, documentsByHash, globField, hashField, matchDocuments, metadataObjectField, pathField, tagsField } from "./model";
-import { metadataOf } from "./metadata";
-
-/** The documents a write op names: by hash (prefix), by name/path, or by glob pattern(s). */
-export async function selectDocuments(ctx: Ctx, p: { hash?: string; name?: string; names?: string[]; pattern?: string }): Promise<DocRow[]> {
-  const given = [p.hash, p.name, p.names, p.pattern].filter((v) => v !== undefined).length;
-  if (given === 0) throw invalidInput("Name the documents: pass 'hash', 'name', 'names' or 'pattern'.", "e.g. {\"name\": \"notes.md\"} or {\"pattern\": \"drafts/*.md\"}.");
-  if (p.hash !== undefined) return documentsByHash(ctx, p.hash);
-  return matchDocuments(ctx, [...(p.name !== undefined ? [p.name] : []), ...(p.names ?? []), ...(p.pattern !== undefined ? [p.pattern] : [])]);
-}
-
-/** Document ids as JSON arrays for `id IN (SELECT value FROM json_each(?))`: one statement per thousand, not per row. */
-export function idGroups(docs: readonly { id: string }[], size = 1000): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < docs.length; i += size) out.push(JSON.stringify(docs.slice(i, i + size).map((d) => d.id)));
-  return out;
-}
-
-export const noMatch = (what: string) =>
-  notFound("document matching", what, "List the store (paths_only: true) to check the names; globs like '*.md' match file names in any folder.");
+import { globField, hashField, idGroups, metadataObjectField, metadataOf, noMatch, pathField, selectDocuments, tagsField } from "./model";
 
 export const updateOp = defineOp({
   name: "update",
