@@ -113,7 +113,7 @@ export const joinPath = (...parts: string[]) => parts.filter((p) => p !== "").jo
 /** Whether `path` lies at or below the folder `dir` ('' contains everything). */
 export const within = (path: string, dir: string) => dir === "" || path === dir || path.startsWith(`${dir}/`);
 
-/** include/exclude as one predicate, each glob matched as everywhere in the store (./scope). */
+/** include/exclude as one predicate, each glob matched as everywhere in the store (src/core/glob.ts). */
 export function pathFilter(include: string[] | undefined, exclude: string[] | undefined, fields = ["include", "exclude"]): (path: string) => boolean {
   const compile = (globs: string[] | undefined, field: string) => {
     if (!globs?.length) return null;

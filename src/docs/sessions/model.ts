@@ -104,7 +104,7 @@ interface Matches {
   scan_truncated: boolean;
 }
 
-/** Live documents of the caller's tenant whose path matches the glob, as list, search and grep match it (./scope). */
+/** Live documents of the caller's tenant whose path matches the glob, as list, search and grep match it (src/core/glob.ts). */
 async function matchGlob(ctx: Ctx, glob: string): Promise<Matches> {
   const isMatch = globMatcher([glob]);
   const prefix = literalPrefix(glob);
