@@ -2,8 +2,8 @@ import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { ZodError } from "zod";
 import { capText, extractText, htmlToText, MAX_INDEXED_TEXT_BYTES } from "../../../src/docs/extract/extract";
-import { trigramSimilarity } from "../../../src/docs/search/fuzzy";
-import { MISSING_QUERY_MESSAGE, searchDocuments, searchOp, type SearchResponse } from "../../../src/docs/search/search";
+import { MISSING_QUERY_MESSAGE, searchDocuments, type SearchResponse, trigramSimilarity } from "../../../src/docs/search/model";
+import { searchOp } from "../../../src/docs/search/search";
 import { deleteDocument, putDocument } from "../../../src/docs/store/store";
 import { documentTitle, indexText, vocabulary } from "../../../src/docs/store/text-index";
 import type { Ctx } from "../../../src/core/context";
@@ -151,323 +151,325 @@ describe("indexText", () => {
   });
 });
 
-describe("search: keyword", () => {
-  it("ranks by bm25, finds by content, path and name, and snippets around the match", async () => {
-    const ctx = await freshCtx();
-    const filler = "Lorem ipsum dolor sit amet. ".repeat(40);
-    const a = await add(ctx, "notes/database.md", `# Database tuning\n\n${filler}\nIndex the hot columns for database optimization.\n${filler}`, { mime: "text/markdown" });
-    await add(ctx, "notes/other.md", "# Gardening\n\nTomatoes need sun.\n", { mime: "text/markdown" });
-    await add(ctx, "src/optimizer/plan.ts", "export function plan() { return 1; }\n");
-    const r = await search(ctx, { query: "database optimization", type: "keyword" });
-    // Both words: the database note; then any word: "optimizer" in a path stems like "optimization".
-    expect(r).toMatchObject({ total: 2, type: "keyword" });
-    expect(typeof r.execution_time_ms).toBe("number");
-    expect(r.results!.map((x) => x.path)).toEqual(["notes/database.md", "src/optimizer/plan.ts"]);
-    const hit = r.results![0]!;
-    expect(hit).toMatchObject({ id: a.id, hash: a.hash, title: "Database tuning", path: "notes/database.md", score: 1 });
-    expect(hit.snippet.length).toBeLessThanOrEqual(202);
-    expect(hit.snippet.toLowerCase()).toContain("database");
-    expect(hit).not.toHaveProperty("line_start");
-    // Path words are searchable: "src" appears only in a path.
-    expect((await search(ctx, { query: "src", type: "keyword" })).results!.map((x) => x.path)).toEqual(["src/optimizer/plan.ts"]);
-    // Porter stemming: "tomato" finds "Tomatoes".
-    expect((await search(ctx, { query: "tomato", type: "keyword" })).results!.map((x) => x.path)).toEqual(["notes/other.md"]);
-  });
-
-  it("tops up with documents holding any of the words, below those holding all", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "both.txt", "alpha beta gamma");
-    await add(ctx, "one.txt", "alpha only here");
-    await add(ctx, "none.txt", "nothing relevant");
-    const r = await search(ctx, { query: "alpha beta", type: "keyword" });
-    expect(r.results!.map((x) => x.path)).toEqual(["both.txt", "one.txt"]);
-    expect(r.total).toBe(2);
-    expect(r.results![0]!.score).toBeGreaterThan(r.results![1]!.score);
-  });
-
-  it("gives numbered lines with context around the first match", async () => {
-    const ctx = await freshCtx();
-    const lines = Array.from({ length: 60 }, (_, i) => `line ${i + 1} of filler text`);
-    lines[41] = "here the NEEDLE appears";
-    await add(ctx, "big.txt", lines.join("\n"));
-    const r = await search(ctx, { query: "needle", type: "keyword", line_numbers: true, context: 2 });
-    const hit = r.results![0]!;
-    expect(hit.line_start).toBe(40);
-    expect(hit.line_end).toBe(44);
-    expect(hit.snippet.split("\n")).toEqual([
-      "40: line 40 of filler text",
-      "41: line 41 of filler text",
-      "42: here the NEEDLE appears",
-      "43: line 43 of filler text",
-      "44: line 44 of filler text",
-    ]);
-    const plain = await search(ctx, { query: "needle", type: "keyword", context: 1 });
-    expect(plain.results![0]).toMatchObject({ line_start: 41, line_end: 43, snippet: "line 41 of filler text\nhere the NEEDLE appears\nline 43 of filler text" });
-    const only = await search(ctx, { query: "needle", type: "keyword", line_numbers: true });
-    expect(only.results![0]).toMatchObject({ line_start: 42, line_end: 42, snippet: "42: here the NEEDLE appears" });
-  });
-
-  it("counts lines correctly deep inside a long document", async () => {
-    const ctx = await freshCtx();
-    const lines = Array.from({ length: 3000 }, (_, i) => `row ${i + 1} padding padding padding`);
-    lines[2499] = "the marker word zanzibar";
-    await add(ctx, "long.txt", lines.join("\n"));
-    const r = await search(ctx, { query: "zanzibar", type: "keyword", line_numbers: true });
-    expect(r.results![0]).toMatchObject({ line_start: 2500, line_end: 2500, snippet: "2500: the marker word zanzibar" });
-  });
-
-  it("returns only paths with paths_only", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "a/one.md", "shared word kiwi");
-    await add(ctx, "b/two.md", "kiwi again, kiwi");
-    const r = await search(ctx, { query: "kiwi", type: "keyword", paths_only: true });
-    expect(Object.keys(r).sort()).toEqual(["execution_time_ms", "paths", "search_stats", "total", "type"]);
-    expect(r.total).toBe(2);
-    expect([...r.paths!].sort()).toEqual(["a/one.md", "b/two.md"]);
-  });
-
-  it("filters by path_pattern glob and by tags", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "docs/guide/intro.md", "mango guide", { tags: ["guide"] });
-    await add(ctx, "docs/api.txt", "mango api", { tags: ["api"] });
-    await add(ctx, "src/mango.ts", "const mango = 1;");
-    const md = await search(ctx, { query: "mango", type: "keyword", path_pattern: "docs/**/*.md" });
-    expect(md.results!.map((x) => x.path)).toEqual(["docs/guide/intro.md"]);
-    expect(md.total).toBe(1);
-    const docs = await search(ctx, { query: "mango", type: "keyword", path_pattern: "docs/**" });
-    expect(docs.results!.map((x) => x.path).sort()).toEqual(["docs/api.txt", "docs/guide/intro.md"]);
-    const tagged = await search(ctx, { query: "mango", type: "keyword", tags: ["api", "nope"] });
-    expect(tagged.results!.map((x) => x.path)).toEqual(["docs/api.txt"]);
-    // A glob picomatch cannot use is refused as invalid_input, or else matches nothing: never a crash.
-    const weird = await search(ctx, { query: "mango", type: "keyword", path_pattern: "[" }).catch((e: unknown) => e);
-    if (weird instanceof Error) expect((weird as ToolError).code).toBe("invalid_input");
-    else expect((weird as SearchResponse).results).toEqual([]);
-  });
-
-  it("treats FTS syntax in queries as plain words and never errors in SQL", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "ops.txt", "near and or not: the NEAR operator and the star * of col:value \"quoted\"");
-    for (const query of ['"quoted', "star *", "NEAR(", "NEAR(a b)", "and", "AND OR NOT", "col:value", "-not", "^near", "a'b", "(x", "{path}:near", "x\u2028y"]) {
-      const r = await search(ctx, { query, type: "keyword", fuzzy: true });
-      expect(Array.isArray(r.results), query).toBe(true);
-    }
-    expect((await search(ctx, { query: "AND", type: "keyword" })).results!.map((x) => x.path)).toEqual(["ops.txt"]);
-    for (const query of ['"', "*", "( ) :", "-"]) {
-      const err = await refusal(search(ctx, { query, type: "keyword" }));
-      expect(err.code).toBe("invalid_input");
-      expect(err.message).toContain("no words");
-    }
-  });
-});
-
-describe("search: hash lookup", () => {
-  it("finds live documents by full hash or a prefix of 8+ hex characters", async () => {
-    const ctx = await freshCtx();
-    const a = await add(ctx, "h/one.txt", "hash lookup target");
-    await add(ctx, "h/two.txt", "something else entirely");
-    const full = await search(ctx, { hash: a.hash });
-    expect(full).toMatchObject({ total: 1, type: "hash" });
-    expect(full.results![0]).toMatchObject({ id: a.id, hash: a.hash, path: "h/one.txt", title: "one.txt", score: 1 });
-    expect(full.results![0]!.snippet).toBe("hash lookup target");
-    const prefix = await search(ctx, { hash: a.hash.slice(0, 8).toUpperCase() });
-    expect(prefix.results!.map((x) => x.id)).toEqual([a.id]);
-    const err = await refusal(search(ctx, { hash: a.hash.slice(0, 7) }));
-    expect(err.code).toBe("invalid_input");
-    expect(err.message).toContain("8 hex characters");
-    expect((await refusal(search(ctx, { hash: "zzzzzzzzzz" }))).code).toBe("invalid_input");
-    const both = await search(ctx, { hash: a.hash, query: "ignored" });
-    expect(both.warnings?.[0]).toContain("hash lookup");
-    expect((await search(ctx, { hash: "00000000" })).total).toBe(0);
-  });
-});
-
-describe("search: fuzzy", () => {
-  it("finds a misspelt word only with fuzzy (the seed's default), above the similarity threshold", async () => {
-    const ctx = await freshCtx();
-    const k = await add(ctx, "infra/cluster.md", "# Setup\n\nWe run kubernetes in three regions.\n", { mime: "text/markdown" });
-    await add(ctx, "infra/other.md", "Nothing about containers here.\n");
-    expect(trigramSimilarity("kubernetis", "kubernetes")).toBeCloseTo(16 / 22, 5);
-    expect((await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: false })).total).toBe(0);
-    expect((await search(ctx, { query: "kubernetis", type: "keyword" })).results!.map((x) => x.id)).toEqual([k.id]);
-    const r = await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: true });
-    expect(r.results!.map((x) => x.id)).toEqual([k.id]);
-    expect(r.search_stats.fuzzy_expansions).toEqual({ kubernetis: ["kubernetes"] });
-    expect(r.results![0]!.snippet).toContain("kubernetes");
-    // A stricter threshold than the word's similarity finds nothing.
-    expect((await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: true, similarity: 0.95 })).total).toBe(0);
-    // File names are in the vocabulary too ("cluster" is only in the path).
-    expect((await search(ctx, { query: "clustr", type: "keyword", fuzzy: false })).total).toBe(0);
-    expect((await search(ctx, { query: "clustr", type: "keyword", fuzzy: true, similarity: 0.6 })).results!.map((x) => x.id)).toContain(k.id);
-  });
-
-  it("ranks exact matches above fuzzy ones", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "exact.txt", "the database is fine");
-    await add(ctx, "typo.txt", "the databases are many");
-    await add(ctx, "near.txt", "the databse typo lives here");
-    const r = await search(ctx, { query: "databse", type: "keyword", fuzzy: true });
-    expect(r.results![0]!.path).toBe("near.txt");
-    expect(r.results!.map((x) => x.path)).toContain("exact.txt");
-    expect(r.results![0]!.score).toBeGreaterThan(r.results![1]!.score);
-  });
-});
-
-describe("search: semantic and hybrid", () => {
-  it("ranks by embeddings with the local embedder, and fuses with keywords in hybrid", async () => {
-    const ctx = await freshCtx();
-    const d = await add(ctx, "guides/deploy.md", "# Deploying the service\n\nDeployment steps for production rollouts.\n", { mime: "text/markdown" });
-    await add(ctx, "guides/cooking.md", "# Pasta\n\nBoil water, add salt.\n", { mime: "text/markdown" });
-    await settle(ctx);
-    expect(await count(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'document' AND status = 'ready'`, ctx.tenantId)).toBe(2);
-    const sem = await search(ctx, { query: "deploying production rollout", type: "semantic" });
-    expect(sem.type).toBe("semantic");
-    expect(sem.results![0]!.id).toBe(d.id);
-    expect(sem.results![0]!.score).toBeGreaterThan(0);
-    expect(sem.results![0]!.score).toBeLessThanOrEqual(1);
-    const hyb = await search(ctx, { query: "deployment rollouts" });
-    expect(hyb.type).toBe("hybrid");
-    expect(hyb.results![0]).toMatchObject({ id: d.id, score: 1 });
-    expect(hyb.results![0]!.score_breakdown!.keyword_score).not.toBeNull();
-    expect(hyb.results![0]!.score_breakdown!.vector_score).not.toBeNull();
-    expect(hyb.warnings).toBeUndefined();
-  });
-
-  it("says when documents still wait for their embedding", async () => {
-    const ctx = await freshCtx();
-    const p = await add(ctx, "p.txt", "pending embedding words");
-    await settle(ctx);
-    // As if the embedder had been down: the row stays pending for the backfill.
-    await env.DB.prepare(`UPDATE embeddings SET status = 'pending' WHERE tenant_id = ? AND object_id = ?`).bind(ctx.tenantId, p.id).run();
-    const r = await search(ctx, { query: "pending words" });
-    expect(r.type).toBe("hybrid");
-    expect(r.warnings?.join(" ")).toContain("waiting for an embedding");
-    expect(r.results!.map((x) => x.path)).toEqual(["p.txt"]);
-  });
-
-  it("falls back to keywords in hybrid when semantic search is off, and refuses semantic-only", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "f.txt", "fallback keyword words");
-    await settle(ctx);
-    const off = offCtx(ctx);
-    const r = await search(off, { query: "fallback" });
-    expect(r.type).toBe("keyword");
-    expect(r.warnings?.[0]).toContain("switched off");
-    expect(r.results!.map((x) => x.path)).toEqual(["f.txt"]);
-    const err = await refusal(search(off, { query: "fallback", type: "semantic" }));
-    expect(err.code).toBe("semantic_unavailable");
-  });
-});
-
-describe("search: live versions only", () => {
-  it("never returns replaced or deleted versions, in any mode", async () => {
-    const ctx = await freshCtx();
-    const v1 = await add(ctx, "notes/plan.md", "the original zebra plan");
-    await settle(ctx);
-    const v2 = await add(ctx, "notes/plan.md", "the revised giraffe plan");
-    await settle(ctx);
-    for (const type of ["keyword", "semantic", "hybrid"]) {
-      const old = await search(ctx, { query: "zebra", type });
-      expect(old.results!.map((x) => x.id), type).not.toContain(v1.id);
-      const cur = await search(ctx, { query: "giraffe plan", type });
-      expect(cur.results!.map((x) => x.id), type).toContain(v2.id);
-      expect(cur.results!.map((x) => x.id), type).not.toContain(v1.id);
-    }
-    expect((await search(ctx, { hash: v1.hash })).total).toBe(0);
-    // The replaced version's embedding was dropped once the new one was indexed.
-    expect(await count(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_id = ?`, ctx.tenantId, v1.id)).toBe(0);
-    expect(await count(`SELECT COUNT(*) AS n FROM local_vectors WHERE namespace = ? AND id = ?`, ctx.tenantId, `document:${v1.id}`)).toBe(0);
-    await deleteDocument(ctx, { path: "notes/plan.md" });
-    for (const type of ["keyword", "semantic", "hybrid"]) expect((await search(ctx, { query: "giraffe plan", type })).total, type).toBe(0);
-    expect((await search(ctx, { hash: v2.hash })).total).toBe(0);
-    expect(await count(`SELECT COUNT(*) AS n FROM doc_search WHERE tenant_id = ?`, ctx.tenantId)).toBe(0);
-  });
-});
-
-describe("search: scope and tenancy", () => {
-  it("restricts to the session's pinned globs and hashes", async () => {
-    const ctx = await freshCtx();
-    const a = await add(ctx, "pinned/a.md", "papaya smoothie recipe with papaya and lime");
-    const b = await add(ctx, "loose/b.md", "papaya smoothie recipe with papaya and mint");
-    const c = await add(ctx, "loose/c.md", "papaya smoothie recipe with papaya and honey");
-    const params = searchOp.params.parse({ query: "papaya", type: "keyword" });
-    const byGlob = await searchDocuments(ctx, params, { patterns: ["pinned/**"], hashes: [] });
-    expect(byGlob.results!.map((x) => x.id)).toEqual([a.id]);
-    const byHash = await searchDocuments(ctx, params, { patterns: ["pinned/**"], hashes: [c.hash] });
-    expect(byHash.results!.map((x) => x.id).sort()).toEqual([a.id, c.id].sort());
-    expect(byHash.total).toBe(2);
-    const unscoped = await searchDocuments(ctx, params, { patterns: [], hashes: [] });
-    expect(unscoped.results!.map((x) => x.id).sort()).toEqual([a.id, b.id, c.id].sort());
-    const hashScoped = await searchDocuments(ctx, searchOp.params.parse({ hash: b.hash }), { patterns: ["pinned/**"], hashes: [] });
-    expect(hashScoped.total).toBe(0);
-    await settle(ctx);
-    const sem = await searchDocuments(ctx, searchOp.params.parse({ query: "papaya smoothie recipe", type: "semantic" }), { patterns: ["pinned/**"], hashes: [] });
-    expect(sem.results!.map((x) => x.id)).toEqual([a.id]);
-  });
-
-  it("shows a tenant nothing of another tenant's documents", async () => {
-    const one = await freshCtx();
-    const two = await freshCtx();
-    const a = await add(one, "secret/plan.md", "# Quokka plan\n\nquokka strategy", { mime: "text/markdown" });
-    await settle(one);
-    await add(two, "mine.md", "unrelated content");
-    await settle(two);
-    for (const type of ["keyword", "semantic", "hybrid"]) {
-      const r = await search(two, { query: "quokka strategy", type, fuzzy: true });
-      expect(r.total, type).toBe(0);
-      expect(r.results, type).toEqual([]);
-    }
-    expect((await search(two, { query: "quoka", type: "keyword", fuzzy: true })).total).toBe(0);
-    expect((await search(two, { hash: a.hash.slice(0, 12) })).total).toBe(0);
-    expect((await search(two, { query: "secret", type: "keyword" })).total).toBe(0);
-    expect((await search(one, { query: "quokka", type: "keyword" })).results!.map((x) => x.id)).toEqual([a.id]);
-  });
-});
-
-describe("search: parameters", () => {
-  it("refuses a missing query and hash with the seed's text, and renames q", async () => {
-    const err = await refusal(() => searchOp.normalize!({ limit: 3 }));
-    expect(err.code).toBe("invalid_input");
-    expect(err.message).toBe(MISSING_QUERY_MESSAGE);
-    expect((await refusal(() => searchOp.normalize!({ query: "   " }))).message).toBe(MISSING_QUERY_MESSAGE);
-    expect((await refusal(() => searchOp.normalize!({ query: null, hash: null }))).message).toBe(MISSING_QUERY_MESSAGE);
-    expect(searchOp.normalize!({ q: "hello", limit: "5", similarity: "0.8", context: "2" })).toEqual({ query: "hello", limit: 5, similarity: 0.8, context: 2 });
-    expect((await refusal(() => searchOp.normalize!({ q: "a", query: "b" }))).code).toBe("invalid_input");
-    const ctx = await freshCtx();
-    await add(ctx, "q.txt", "renamed parameter works");
-    expect((await search(ctx, { q: "renamed", type: "keyword" })).total).toBe(1);
-    // Called directly (as the lead's engine may), the op still refuses an empty request.
-    expect((await refusal(searchDocuments(ctx, searchOp.params.parse({})))).message).toBe(MISSING_QUERY_MESSAGE);
-  });
-
-  it("applies the seed's defaults and bounds", () => {
-    expect(searchOp.params.parse({ query: "x" })).toEqual({
-      query: "x", limit: 10, type: "hybrid", fuzzy: true, similarity: 0.7, paths_only: false, line_numbers: false, context: 0, use_session: true,
+describe("docs_query", () => {
+  describe("search: keyword", () => {
+    it("ranks by bm25, finds by content, path and name, and snippets around the match", async () => {
+      const ctx = await freshCtx();
+      const filler = "Lorem ipsum dolor sit amet. ".repeat(40);
+      const a = await add(ctx, "notes/database.md", `# Database tuning\n\n${filler}\nIndex the hot columns for database optimization.\n${filler}`, { mime: "text/markdown" });
+      await add(ctx, "notes/other.md", "# Gardening\n\nTomatoes need sun.\n", { mime: "text/markdown" });
+      await add(ctx, "src/optimizer/plan.ts", "export function plan() { return 1; }\n");
+      const r = await search(ctx, { query: "database optimization", type: "keyword" });
+      // Both words: the database note; then any word: "optimizer" in a path stems like "optimization".
+      expect(r).toMatchObject({ total: 2, type: "keyword" });
+      expect(typeof r.execution_time_ms).toBe("number");
+      expect(r.results!.map((x) => x.path)).toEqual(["notes/database.md", "src/optimizer/plan.ts"]);
+      const hit = r.results![0]!;
+      expect(hit).toMatchObject({ id: a.id, hash: a.hash, title: "Database tuning", path: "notes/database.md", score: 1 });
+      expect(hit.snippet.length).toBeLessThanOrEqual(202);
+      expect(hit.snippet.toLowerCase()).toContain("database");
+      expect(hit).not.toHaveProperty("line_start");
+      // Path words are searchable: "src" appears only in a path.
+      expect((await search(ctx, { query: "src", type: "keyword" })).results!.map((x) => x.path)).toEqual(["src/optimizer/plan.ts"]);
+      // Porter stemming: "tomato" finds "Tomatoes".
+      expect((await search(ctx, { query: "tomato", type: "keyword" })).results!.map((x) => x.path)).toEqual(["notes/other.md"]);
     });
-    for (const bad of [{ limit: 0 }, { limit: 101 }, { limit: 2.5 }, { similarity: 1.5 }, { context: 21 }, { type: "regex" }, { query: "x".repeat(1001) }, { hash: "a".repeat(65) }, { tags: Array(65).fill("t") }]) {
-      expect(() => searchOp.params.parse({ query: "x", ...bad }), JSON.stringify(bad).slice(0, 60)).toThrow(ZodError);
-    }
-    expect(() => searchOp.params.parse({ query: "x", unknown: 1 })).not.toThrow(); // strictness is the engine's generic rule
+
+    it("tops up with documents holding any of the words, below those holding all", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "both.txt", "alpha beta gamma");
+      await add(ctx, "one.txt", "alpha only here");
+      await add(ctx, "none.txt", "nothing relevant");
+      const r = await search(ctx, { query: "alpha beta", type: "keyword" });
+      expect(r.results!.map((x) => x.path)).toEqual(["both.txt", "one.txt"]);
+      expect(r.total).toBe(2);
+      expect(r.results![0]!.score).toBeGreaterThan(r.results![1]!.score);
+    });
+
+    it("gives numbered lines with context around the first match", async () => {
+      const ctx = await freshCtx();
+      const lines = Array.from({ length: 60 }, (_, i) => `line ${i + 1} of filler text`);
+      lines[41] = "here the NEEDLE appears";
+      await add(ctx, "big.txt", lines.join("\n"));
+      const r = await search(ctx, { query: "needle", type: "keyword", line_numbers: true, context: 2 });
+      const hit = r.results![0]!;
+      expect(hit.line_start).toBe(40);
+      expect(hit.line_end).toBe(44);
+      expect(hit.snippet.split("\n")).toEqual([
+        "40: line 40 of filler text",
+        "41: line 41 of filler text",
+        "42: here the NEEDLE appears",
+        "43: line 43 of filler text",
+        "44: line 44 of filler text",
+      ]);
+      const plain = await search(ctx, { query: "needle", type: "keyword", context: 1 });
+      expect(plain.results![0]).toMatchObject({ line_start: 41, line_end: 43, snippet: "line 41 of filler text\nhere the NEEDLE appears\nline 43 of filler text" });
+      const only = await search(ctx, { query: "needle", type: "keyword", line_numbers: true });
+      expect(only.results![0]).toMatchObject({ line_start: 42, line_end: 42, snippet: "42: here the NEEDLE appears" });
+    });
+
+    it("counts lines correctly deep inside a long document", async () => {
+      const ctx = await freshCtx();
+      const lines = Array.from({ length: 3000 }, (_, i) => `row ${i + 1} padding padding padding`);
+      lines[2499] = "the marker word zanzibar";
+      await add(ctx, "long.txt", lines.join("\n"));
+      const r = await search(ctx, { query: "zanzibar", type: "keyword", line_numbers: true });
+      expect(r.results![0]).toMatchObject({ line_start: 2500, line_end: 2500, snippet: "2500: the marker word zanzibar" });
+    });
+
+    it("returns only paths with paths_only", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "a/one.md", "shared word kiwi");
+      await add(ctx, "b/two.md", "kiwi again, kiwi");
+      const r = await search(ctx, { query: "kiwi", type: "keyword", paths_only: true });
+      expect(Object.keys(r).sort()).toEqual(["execution_time_ms", "paths", "search_stats", "total", "type"]);
+      expect(r.total).toBe(2);
+      expect([...r.paths!].sort()).toEqual(["a/one.md", "b/two.md"]);
+    });
+
+    it("filters by path_pattern glob and by tags", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "docs/guide/intro.md", "mango guide", { tags: ["guide"] });
+      await add(ctx, "docs/api.txt", "mango api", { tags: ["api"] });
+      await add(ctx, "src/mango.ts", "const mango = 1;");
+      const md = await search(ctx, { query: "mango", type: "keyword", path_pattern: "docs/**/*.md" });
+      expect(md.results!.map((x) => x.path)).toEqual(["docs/guide/intro.md"]);
+      expect(md.total).toBe(1);
+      const docs = await search(ctx, { query: "mango", type: "keyword", path_pattern: "docs/**" });
+      expect(docs.results!.map((x) => x.path).sort()).toEqual(["docs/api.txt", "docs/guide/intro.md"]);
+      const tagged = await search(ctx, { query: "mango", type: "keyword", tags: ["api", "nope"] });
+      expect(tagged.results!.map((x) => x.path)).toEqual(["docs/api.txt"]);
+      // A glob picomatch cannot use is refused as invalid_input, or else matches nothing: never a crash.
+      const weird = await search(ctx, { query: "mango", type: "keyword", path_pattern: "[" }).catch((e: unknown) => e);
+      if (weird instanceof Error) expect((weird as ToolError).code).toBe("invalid_input");
+      else expect((weird as SearchResponse).results).toEqual([]);
+    });
+
+    it("treats FTS syntax in queries as plain words and never errors in SQL", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "ops.txt", "near and or not: the NEAR operator and the star * of col:value \"quoted\"");
+      for (const query of ['"quoted', "star *", "NEAR(", "NEAR(a b)", "and", "AND OR NOT", "col:value", "-not", "^near", "a'b", "(x", "{path}:near", "x\u2028y"]) {
+        const r = await search(ctx, { query, type: "keyword", fuzzy: true });
+        expect(Array.isArray(r.results), query).toBe(true);
+      }
+      expect((await search(ctx, { query: "AND", type: "keyword" })).results!.map((x) => x.path)).toEqual(["ops.txt"]);
+      for (const query of ['"', "*", "( ) :", "-"]) {
+        const err = await refusal(search(ctx, { query, type: "keyword" }));
+        expect(err.code).toBe("invalid_input");
+        expect(err.message).toContain("no words");
+      }
+    });
   });
 
-  it("keeps the page within limit and reports the full total", async () => {
-    const ctx = await freshCtx();
-    for (let i = 0; i < 7; i++) await add(ctx, `many/${i}.txt`, `common lychee word number ${i}`);
-    const r = await search(ctx, { query: "lychee", type: "keyword", limit: 3 });
-    expect(r.results).toHaveLength(3);
-    expect(r.total).toBe(7);
-    const scores = r.results!.map((x) => x.score);
-    expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+  describe("search: hash lookup", () => {
+    it("finds live documents by full hash or a prefix of 8+ hex characters", async () => {
+      const ctx = await freshCtx();
+      const a = await add(ctx, "h/one.txt", "hash lookup target");
+      await add(ctx, "h/two.txt", "something else entirely");
+      const full = await search(ctx, { hash: a.hash });
+      expect(full).toMatchObject({ total: 1, type: "hash" });
+      expect(full.results![0]).toMatchObject({ id: a.id, hash: a.hash, path: "h/one.txt", title: "one.txt", score: 1 });
+      expect(full.results![0]!.snippet).toBe("hash lookup target");
+      const prefix = await search(ctx, { hash: a.hash.slice(0, 8).toUpperCase() });
+      expect(prefix.results!.map((x) => x.id)).toEqual([a.id]);
+      const err = await refusal(search(ctx, { hash: a.hash.slice(0, 7) }));
+      expect(err.code).toBe("invalid_input");
+      expect(err.message).toContain("8 hex characters");
+      expect((await refusal(search(ctx, { hash: "zzzzzzzzzz" }))).code).toBe("invalid_input");
+      const both = await search(ctx, { hash: a.hash, query: "ignored" });
+      expect(both.warnings?.[0]).toContain("hash lookup");
+      expect((await search(ctx, { hash: "00000000" })).total).toBe(0);
+    });
   });
-});
 
-describe("search: stopwords", () => {
-  it("ranks by the words that carry meaning, and still answers a query of nothing but stopwords", async () => {
-    const ctx = await freshCtx();
-    await add(ctx, "a.md", "the cache is warmed at the start of the run");
-    await add(ctx, "b.md", "the of and to in is it that the of and to");
-    const r = await searchOp.run(ctx, searchOp.params.parse({ query: "the cache and the run", type: "keyword" }));
-    expect((r.results as { path: string }[]).map((x) => x.path)).toEqual(["a.md"]);
-    const only = await searchOp.run(ctx, searchOp.params.parse({ query: "the and of", type: "keyword" }));
-    expect((only.results as { path: string }[]).map((x) => x.path).sort()).toEqual(["a.md", "b.md"]);
+  describe("search: fuzzy", () => {
+    it("finds a misspelt word only with fuzzy (the seed's default), above the similarity threshold", async () => {
+      const ctx = await freshCtx();
+      const k = await add(ctx, "infra/cluster.md", "# Setup\n\nWe run kubernetes in three regions.\n", { mime: "text/markdown" });
+      await add(ctx, "infra/other.md", "Nothing about containers here.\n");
+      expect(trigramSimilarity("kubernetis", "kubernetes")).toBeCloseTo(16 / 22, 5);
+      expect((await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: false })).total).toBe(0);
+      expect((await search(ctx, { query: "kubernetis", type: "keyword" })).results!.map((x) => x.id)).toEqual([k.id]);
+      const r = await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: true });
+      expect(r.results!.map((x) => x.id)).toEqual([k.id]);
+      expect(r.search_stats.fuzzy_expansions).toEqual({ kubernetis: ["kubernetes"] });
+      expect(r.results![0]!.snippet).toContain("kubernetes");
+      // A stricter threshold than the word's similarity finds nothing.
+      expect((await search(ctx, { query: "kubernetis", type: "keyword", fuzzy: true, similarity: 0.95 })).total).toBe(0);
+      // File names are in the vocabulary too ("cluster" is only in the path).
+      expect((await search(ctx, { query: "clustr", type: "keyword", fuzzy: false })).total).toBe(0);
+      expect((await search(ctx, { query: "clustr", type: "keyword", fuzzy: true, similarity: 0.6 })).results!.map((x) => x.id)).toContain(k.id);
+    });
+
+    it("ranks exact matches above fuzzy ones", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "exact.txt", "the database is fine");
+      await add(ctx, "typo.txt", "the databases are many");
+      await add(ctx, "near.txt", "the databse typo lives here");
+      const r = await search(ctx, { query: "databse", type: "keyword", fuzzy: true });
+      expect(r.results![0]!.path).toBe("near.txt");
+      expect(r.results!.map((x) => x.path)).toContain("exact.txt");
+      expect(r.results![0]!.score).toBeGreaterThan(r.results![1]!.score);
+    });
+  });
+
+  describe("search: semantic and hybrid", () => {
+    it("ranks by embeddings with the local embedder, and fuses with keywords in hybrid", async () => {
+      const ctx = await freshCtx();
+      const d = await add(ctx, "guides/deploy.md", "# Deploying the service\n\nDeployment steps for production rollouts.\n", { mime: "text/markdown" });
+      await add(ctx, "guides/cooking.md", "# Pasta\n\nBoil water, add salt.\n", { mime: "text/markdown" });
+      await settle(ctx);
+      expect(await count(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'document' AND status = 'ready'`, ctx.tenantId)).toBe(2);
+      const sem = await search(ctx, { query: "deploying production rollout", type: "semantic" });
+      expect(sem.type).toBe("semantic");
+      expect(sem.results![0]!.id).toBe(d.id);
+      expect(sem.results![0]!.score).toBeGreaterThan(0);
+      expect(sem.results![0]!.score).toBeLessThanOrEqual(1);
+      const hyb = await search(ctx, { query: "deployment rollouts" });
+      expect(hyb.type).toBe("hybrid");
+      expect(hyb.results![0]).toMatchObject({ id: d.id, score: 1 });
+      expect(hyb.results![0]!.score_breakdown!.keyword_score).not.toBeNull();
+      expect(hyb.results![0]!.score_breakdown!.vector_score).not.toBeNull();
+      expect(hyb.warnings).toBeUndefined();
+    });
+
+    it("says when documents still wait for their embedding", async () => {
+      const ctx = await freshCtx();
+      const p = await add(ctx, "p.txt", "pending embedding words");
+      await settle(ctx);
+      // As if the embedder had been down: the row stays pending for the backfill.
+      await env.DB.prepare(`UPDATE embeddings SET status = 'pending' WHERE tenant_id = ? AND object_id = ?`).bind(ctx.tenantId, p.id).run();
+      const r = await search(ctx, { query: "pending words" });
+      expect(r.type).toBe("hybrid");
+      expect(r.warnings?.join(" ")).toContain("waiting for an embedding");
+      expect(r.results!.map((x) => x.path)).toEqual(["p.txt"]);
+    });
+
+    it("falls back to keywords in hybrid when semantic search is off, and refuses semantic-only", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "f.txt", "fallback keyword words");
+      await settle(ctx);
+      const off = offCtx(ctx);
+      const r = await search(off, { query: "fallback" });
+      expect(r.type).toBe("keyword");
+      expect(r.warnings?.[0]).toContain("switched off");
+      expect(r.results!.map((x) => x.path)).toEqual(["f.txt"]);
+      const err = await refusal(search(off, { query: "fallback", type: "semantic" }));
+      expect(err.code).toBe("semantic_unavailable");
+    });
+  });
+
+  describe("search: live versions only", () => {
+    it("never returns replaced or deleted versions, in any mode", async () => {
+      const ctx = await freshCtx();
+      const v1 = await add(ctx, "notes/plan.md", "the original zebra plan");
+      await settle(ctx);
+      const v2 = await add(ctx, "notes/plan.md", "the revised giraffe plan");
+      await settle(ctx);
+      for (const type of ["keyword", "semantic", "hybrid"]) {
+        const old = await search(ctx, { query: "zebra", type });
+        expect(old.results!.map((x) => x.id), type).not.toContain(v1.id);
+        const cur = await search(ctx, { query: "giraffe plan", type });
+        expect(cur.results!.map((x) => x.id), type).toContain(v2.id);
+        expect(cur.results!.map((x) => x.id), type).not.toContain(v1.id);
+      }
+      expect((await search(ctx, { hash: v1.hash })).total).toBe(0);
+      // The replaced version's embedding was dropped once the new one was indexed.
+      expect(await count(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_id = ?`, ctx.tenantId, v1.id)).toBe(0);
+      expect(await count(`SELECT COUNT(*) AS n FROM local_vectors WHERE namespace = ? AND id = ?`, ctx.tenantId, `document:${v1.id}`)).toBe(0);
+      await deleteDocument(ctx, { path: "notes/plan.md" });
+      for (const type of ["keyword", "semantic", "hybrid"]) expect((await search(ctx, { query: "giraffe plan", type })).total, type).toBe(0);
+      expect((await search(ctx, { hash: v2.hash })).total).toBe(0);
+      expect(await count(`SELECT COUNT(*) AS n FROM doc_search WHERE tenant_id = ?`, ctx.tenantId)).toBe(0);
+    });
+  });
+
+  describe("search: scope and tenancy", () => {
+    it("restricts to the session's pinned globs and hashes", async () => {
+      const ctx = await freshCtx();
+      const a = await add(ctx, "pinned/a.md", "papaya smoothie recipe with papaya and lime");
+      const b = await add(ctx, "loose/b.md", "papaya smoothie recipe with papaya and mint");
+      const c = await add(ctx, "loose/c.md", "papaya smoothie recipe with papaya and honey");
+      const params = searchOp.params.parse({ query: "papaya", type: "keyword" });
+      const byGlob = await searchDocuments(ctx, params, { patterns: ["pinned/**"], hashes: [] });
+      expect(byGlob.results!.map((x) => x.id)).toEqual([a.id]);
+      const byHash = await searchDocuments(ctx, params, { patterns: ["pinned/**"], hashes: [c.hash] });
+      expect(byHash.results!.map((x) => x.id).sort()).toEqual([a.id, c.id].sort());
+      expect(byHash.total).toBe(2);
+      const unscoped = await searchDocuments(ctx, params, { patterns: [], hashes: [] });
+      expect(unscoped.results!.map((x) => x.id).sort()).toEqual([a.id, b.id, c.id].sort());
+      const hashScoped = await searchDocuments(ctx, searchOp.params.parse({ hash: b.hash }), { patterns: ["pinned/**"], hashes: [] });
+      expect(hashScoped.total).toBe(0);
+      await settle(ctx);
+      const sem = await searchDocuments(ctx, searchOp.params.parse({ query: "papaya smoothie recipe", type: "semantic" }), { patterns: ["pinned/**"], hashes: [] });
+      expect(sem.results!.map((x) => x.id)).toEqual([a.id]);
+    });
+
+    it("shows a tenant nothing of another tenant's documents", async () => {
+      const one = await freshCtx();
+      const two = await freshCtx();
+      const a = await add(one, "secret/plan.md", "# Quokka plan\n\nquokka strategy", { mime: "text/markdown" });
+      await settle(one);
+      await add(two, "mine.md", "unrelated content");
+      await settle(two);
+      for (const type of ["keyword", "semantic", "hybrid"]) {
+        const r = await search(two, { query: "quokka strategy", type, fuzzy: true });
+        expect(r.total, type).toBe(0);
+        expect(r.results, type).toEqual([]);
+      }
+      expect((await search(two, { query: "quoka", type: "keyword", fuzzy: true })).total).toBe(0);
+      expect((await search(two, { hash: a.hash.slice(0, 12) })).total).toBe(0);
+      expect((await search(two, { query: "secret", type: "keyword" })).total).toBe(0);
+      expect((await search(one, { query: "quokka", type: "keyword" })).results!.map((x) => x.id)).toEqual([a.id]);
+    });
+  });
+
+  describe("search: parameters", () => {
+    it("refuses a missing query and hash with the seed's text, and renames q", async () => {
+      const err = await refusal(() => searchOp.normalize!({ limit: 3 }));
+      expect(err.code).toBe("invalid_input");
+      expect(err.message).toBe(MISSING_QUERY_MESSAGE);
+      expect((await refusal(() => searchOp.normalize!({ query: "   " }))).message).toBe(MISSING_QUERY_MESSAGE);
+      expect((await refusal(() => searchOp.normalize!({ query: null, hash: null }))).message).toBe(MISSING_QUERY_MESSAGE);
+      expect(searchOp.normalize!({ q: "hello", limit: "5", similarity: "0.8", context: "2" })).toEqual({ query: "hello", limit: 5, similarity: 0.8, context: 2 });
+      expect((await refusal(() => searchOp.normalize!({ q: "a", query: "b" }))).code).toBe("invalid_input");
+      const ctx = await freshCtx();
+      await add(ctx, "q.txt", "renamed parameter works");
+      expect((await search(ctx, { q: "renamed", type: "keyword" })).total).toBe(1);
+      // Called directly (as the lead's engine may), the op still refuses an empty request.
+      expect((await refusal(searchDocuments(ctx, searchOp.params.parse({})))).message).toBe(MISSING_QUERY_MESSAGE);
+    });
+
+    it("applies the seed's defaults and bounds", () => {
+      expect(searchOp.params.parse({ query: "x" })).toEqual({
+        query: "x", limit: 10, type: "hybrid", fuzzy: true, similarity: 0.7, paths_only: false, line_numbers: false, context: 0, use_session: true,
+      });
+      for (const bad of [{ limit: 0 }, { limit: 101 }, { limit: 2.5 }, { similarity: 1.5 }, { context: 21 }, { type: "regex" }, { query: "x".repeat(1001) }, { hash: "a".repeat(65) }, { tags: Array(65).fill("t") }]) {
+        expect(() => searchOp.params.parse({ query: "x", ...bad }), JSON.stringify(bad).slice(0, 60)).toThrow(ZodError);
+      }
+      expect(() => searchOp.params.parse({ query: "x", unknown: 1 })).not.toThrow(); // strictness is the engine's generic rule
+    });
+
+    it("keeps the page within limit and reports the full total", async () => {
+      const ctx = await freshCtx();
+      for (let i = 0; i < 7; i++) await add(ctx, `many/${i}.txt`, `common lychee word number ${i}`);
+      const r = await search(ctx, { query: "lychee", type: "keyword", limit: 3 });
+      expect(r.results).toHaveLength(3);
+      expect(r.total).toBe(7);
+      const scores = r.results!.map((x) => x.score);
+      expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    });
+  });
+
+  describe("search: stopwords", () => {
+    it("ranks by the words that carry meaning, and still answers a query of nothing but stopwords", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "a.md", "the cache is warmed at the start of the run");
+      await add(ctx, "b.md", "the of and to in is it that the of and to");
+      const r = await searchOp.run(ctx, searchOp.params.parse({ query: "the cache and the run", type: "keyword" }));
+      expect((r.results as { path: string }[]).map((x) => x.path)).toEqual(["a.md"]);
+      const only = await searchOp.run(ctx, searchOp.params.parse({ query: "the and of", type: "keyword" }));
+      expect((only.results as { path: string }[]).map((x) => x.path).sort()).toEqual(["a.md", "b.md"]);
+    });
   });
 });

@@ -66,100 +66,102 @@ const searchPaths = async (ctx: Ctx, query: string): Promise<string[]> =>
 const grepPaths = async (ctx: Ctx, pattern: string): Promise<string[]> =>
   (await ok(ctx, "docs_query", q({ op: "grep", params: { pattern, files_with_matches: true } }))).files.map((f: Structured) => f.path);
 
-describe("add: indexing off the request", () => {
-  it("stores large text and PDFs at once as pending, indexes small text inline, and the queue finishes the rest", async () => {
-    holdQueue();
-    const ctx = await freshCtx();
-    const added = await ok(ctx, "docs_execute", x(
-      add("notes/small.md", "# Small\nThe quokka note."),
-      add("notes/big.md", bigMarkdown("wombat")),
-      { op: "add", params: { name: "papers/scan.pdf", content_base64: btoa("%PDF-1.4\nthis is not really a pdf") } },
-    ));
-    const [small, big, pdf] = added.results.map((r: Structured) => r.data);
-    expect(small.index_status).toBe("text");
-    expect(big).toMatchObject({ index_status: "pending", index_note: PENDING_NOTE });
-    expect(pdf).toMatchObject({ index_status: "pending" });
-    const bigRow = (await docRow(ctx, "notes/big.md"))!;
-    const pdfRow = (await docRow(ctx, "papers/scan.pdf"))!;
-    expect(held).toEqual([
-      { tenant_id: ctx.tenantId, doc_id: bigRow.id, hash: bigRow.hash },
-      { tenant_id: ctx.tenantId, doc_id: pdfRow.id, hash: pdfRow.hash },
-    ]);
-    // Nothing of the big document was extracted on the request: it is pending, and not found yet.
-    expect(bigRow.indexed_at).toBeNull();
-    expect(await getDoc(ctx, "notes/big.md")).toMatchObject({ index_status: "pending", index_note: PENDING_NOTE });
-    expect((await getDoc(ctx, "notes/small.md")).index_status).toBe("text");
-    expect(await searchPaths(ctx, "wombat")).toEqual([]);
-    expect(await grepPaths(ctx, "wombat")).toEqual([]);
-    expect(await searchPaths(ctx, "quokka")).toEqual(["notes/small.md"]);
-    const listed = (await ok(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }))).documents as Structured[];
-    expect(listed.map((d) => [d.path, d.index_status])).toEqual([["notes/big.md", "pending"], ["papers/scan.pdf", "pending"], ["notes/small.md", "text"]]);
-
-    expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 1, pending_index: 2 });
-
-    const result = await deliver(held);
-    expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
-    expect(result.retryMessages).toEqual([]);
-    expect(await getDoc(ctx, "notes/big.md")).toMatchObject({ index_status: "text" });
-    expect((await getDoc(ctx, "notes/big.md")).index_note).toBeUndefined();
-    expect(await searchPaths(ctx, "wombat")).toEqual(["notes/big.md"]);
-    expect(await grepPaths(ctx, "wombat")).toEqual(["notes/big.md"]);
-    // The graph was built from the queued document too.
-    const edges = await env.DB.prepare(`SELECT target FROM doc_graph_edges WHERE tenant_id = ? AND src_path = 'notes/big.md' AND relation = 'LINKS_TO'`).bind(ctx.tenantId).all<{ target: string }>();
-    expect(edges.results.map((e) => e.target)).toContain("notes/guide.md");
-    expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 2, binary: 1, pending_index: 0 });
-    const scanned = await getDoc(ctx, "papers/scan.pdf");
-    expect(scanned.index_status).toBe("failed");
-    expect(scanned.index_note).toMatch(/PDF could not be read/);
-  });
-
-  // Before: 18.8 s for the markdown, ~35 s for the source, 20 s for the PDF, and another tenant waited behind each.
-  it("stores hostile markdown, source and a PDF bomb at once, indexes each within a second, and another tenant's call is not delayed", async () => {
-    holdQueue();
-    const ctx = await freshCtx();
-    const other = await freshCtx();
-    const pdf = buildPdf(await deflatePadded(textContent(["Hello from a bomb"]), 100 * 1024 * 1024), { pages: 16, flate: true });
-    const hostile = [
-      add("hostile.md", `${"[".repeat(128 * 1024)}\nSee [the guide](guide.md).\n`),
-      add("src/imports.ts", `import b from "./b";\n${"import a\n".repeat(20_000)}`),
-      { op: "add", params: { name: "bomb.pdf", content_base64: base64(pdf) } },
-    ];
-    for (const op of hostile) {
-      const started = Date.now();
-      let otherMs = 0;
-      const [added] = await Promise.all([
-        ok(ctx, "docs_execute", x(op)),
-        (async () => {
-          const t = Date.now();
-          await ok(other, "whoami", {});
-          otherMs = Date.now() - t;
-        })(),
+describe("docs_execute", () => {
+  describe("add: indexing off the request", () => {
+    it("stores large text and PDFs at once as pending, indexes small text inline, and the queue finishes the rest", async () => {
+      holdQueue();
+      const ctx = await freshCtx();
+      const added = await ok(ctx, "docs_execute", x(
+        add("notes/small.md", "# Small\nThe quokka note."),
+        add("notes/big.md", bigMarkdown("wombat")),
+        { op: "add", params: { name: "papers/scan.pdf", content_base64: btoa("%PDF-1.4\nthis is not really a pdf") } },
+      ));
+      const [small, big, pdf] = added.results.map((r: Structured) => r.data);
+      expect(small.index_status).toBe("text");
+      expect(big).toMatchObject({ index_status: "pending", index_note: PENDING_NOTE });
+      expect(pdf).toMatchObject({ index_status: "pending" });
+      const bigRow = (await docRow(ctx, "notes/big.md"))!;
+      const pdfRow = (await docRow(ctx, "papers/scan.pdf"))!;
+      expect(held).toEqual([
+        { tenant_id: ctx.tenantId, doc_id: bigRow.id, hash: bigRow.hash },
+        { tenant_id: ctx.tenantId, doc_id: pdfRow.id, hash: pdfRow.hash },
       ]);
-      expect(Date.now() - started, op.params.name).toBeLessThan(1000);
-      expect(otherMs, `another tenant's call during ${op.params.name}`).toBeLessThan(1000);
-      expect(added.results[0].data.index_status).toBe("pending");
-    }
-    expect(held).toHaveLength(3);
-    // The consumer's work on each is bounded too: a second at most, and each says how it ended.
-    for (const m of held) {
-      const started = Date.now();
-      expect((await deliver([m])).explicitAcks).toHaveLength(1);
-      expect(Date.now() - started).toBeLessThan(1000);
-    }
-    expect((await getDoc(ctx, "hostile.md")).index_status).toBe("text");
-    expect((await getDoc(ctx, "src/imports.ts")).index_status).toBe("text");
-    expect(await grepPaths(ctx, "the guide")).toEqual(["hostile.md"]);
-    const bomb = await getDoc(ctx, "bomb.pdf");
-    expect(bomb.index_status).toBe("failed");
-    expect(bomb.index_note).toContain("inflates past");
-  });
+      // Nothing of the big document was extracted on the request: it is pending, and not found yet.
+      expect(bigRow.indexed_at).toBeNull();
+      expect(await getDoc(ctx, "notes/big.md")).toMatchObject({ index_status: "pending", index_note: PENDING_NOTE });
+      expect((await getDoc(ctx, "notes/small.md")).index_status).toBe("text");
+      expect(await searchPaths(ctx, "wombat")).toEqual([]);
+      expect(await grepPaths(ctx, "wombat")).toEqual([]);
+      expect(await searchPaths(ctx, "quokka")).toEqual(["notes/small.md"]);
+      const listed = (await ok(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }))).documents as Structured[];
+      expect(listed.map((d) => [d.path, d.index_status])).toEqual([["notes/big.md", "pending"], ["papers/scan.pdf", "pending"], ["notes/small.md", "text"]]);
 
-  it("runs on the real local queue: the document becomes searchable without anyone calling the consumer", async () => {
-    const ctx = await freshCtx();
-    const added = await ok(ctx, "docs_execute", x(add("real/queue.md", bigMarkdown("platypus"))));
-    expect(added.results[0].data.index_status).toBe("pending");
-    await vi.waitFor(async () => expect((await getDoc(ctx, "real/queue.md")).index_status).toBe("text"), { timeout: 20_000, interval: 250 });
-    expect(await searchPaths(ctx, "platypus")).toEqual(["real/queue.md"]);
+      expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 1, pending_index: 2 });
+
+      const result = await deliver(held);
+      expect(result.explicitAcks.sort()).toEqual(["m0", "m1"]);
+      expect(result.retryMessages).toEqual([]);
+      expect(await getDoc(ctx, "notes/big.md")).toMatchObject({ index_status: "text" });
+      expect((await getDoc(ctx, "notes/big.md")).index_note).toBeUndefined();
+      expect(await searchPaths(ctx, "wombat")).toEqual(["notes/big.md"]);
+      expect(await grepPaths(ctx, "wombat")).toEqual(["notes/big.md"]);
+      // The graph was built from the queued document too.
+      const edges = await env.DB.prepare(`SELECT target FROM doc_graph_edges WHERE tenant_id = ? AND src_path = 'notes/big.md' AND relation = 'LINKS_TO'`).bind(ctx.tenantId).all<{ target: string }>();
+      expect(edges.results.map((e) => e.target)).toContain("notes/guide.md");
+      expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 2, binary: 1, pending_index: 0 });
+      const scanned = await getDoc(ctx, "papers/scan.pdf");
+      expect(scanned.index_status).toBe("failed");
+      expect(scanned.index_note).toMatch(/PDF could not be read/);
+    });
+
+    // Before: 18.8 s for the markdown, ~35 s for the source, 20 s for the PDF, and another tenant waited behind each.
+    it("stores hostile markdown, source and a PDF bomb at once, indexes each within a second, and another tenant's call is not delayed", async () => {
+      holdQueue();
+      const ctx = await freshCtx();
+      const other = await freshCtx();
+      const pdf = buildPdf(await deflatePadded(textContent(["Hello from a bomb"]), 100 * 1024 * 1024), { pages: 16, flate: true });
+      const hostile = [
+        add("hostile.md", `${"[".repeat(128 * 1024)}\nSee [the guide](guide.md).\n`),
+        add("src/imports.ts", `import b from "./b";\n${"import a\n".repeat(20_000)}`),
+        { op: "add", params: { name: "bomb.pdf", content_base64: base64(pdf) } },
+      ];
+      for (const op of hostile) {
+        const started = Date.now();
+        let otherMs = 0;
+        const [added] = await Promise.all([
+          ok(ctx, "docs_execute", x(op)),
+          (async () => {
+            const t = Date.now();
+            await ok(other, "whoami", {});
+            otherMs = Date.now() - t;
+          })(),
+        ]);
+        expect(Date.now() - started, op.params.name).toBeLessThan(1000);
+        expect(otherMs, `another tenant's call during ${op.params.name}`).toBeLessThan(1000);
+        expect(added.results[0].data.index_status).toBe("pending");
+      }
+      expect(held).toHaveLength(3);
+      // The consumer's work on each is bounded too: a second at most, and each says how it ended.
+      for (const m of held) {
+        const started = Date.now();
+        expect((await deliver([m])).explicitAcks).toHaveLength(1);
+        expect(Date.now() - started).toBeLessThan(1000);
+      }
+      expect((await getDoc(ctx, "hostile.md")).index_status).toBe("text");
+      expect((await getDoc(ctx, "src/imports.ts")).index_status).toBe("text");
+      expect(await grepPaths(ctx, "the guide")).toEqual(["hostile.md"]);
+      const bomb = await getDoc(ctx, "bomb.pdf");
+      expect(bomb.index_status).toBe("failed");
+      expect(bomb.index_note).toContain("inflates past");
+    });
+
+    it("runs on the real local queue: the document becomes searchable without anyone calling the consumer", async () => {
+      const ctx = await freshCtx();
+      const added = await ok(ctx, "docs_execute", x(add("real/queue.md", bigMarkdown("platypus"))));
+      expect(added.results[0].data.index_status).toBe("pending");
+      await vi.waitFor(async () => expect((await getDoc(ctx, "real/queue.md")).index_status).toBe("text"), { timeout: 20_000, interval: 250 });
+      expect(await searchPaths(ctx, "platypus")).toEqual(["real/queue.md"]);
+    });
   });
 });
 
