@@ -3,7 +3,7 @@ import { iso } from "../../db/time";
 import { pruneGraph } from "../graph/graph";
 import { defineOp } from "../shared";
 import { forgetDocumentEmbeddings } from "../store/text-index";
-import { globField, idGroups, noMatch, pathField, selectDocuments } from "./model";
+import { globField, markDeleted, noMatch, pathField, selectDocuments } from "./model";
 
 export const deleteOp = defineOp({
   name: "delete",
@@ -21,15 +21,7 @@ export const deleteOp = defineOp({
     if (docs.length === 0) throw noMatch([p.name, ...(p.names ?? []), p.pattern].filter(Boolean).join(", "));
     if (p.dry_run) return { deleted: docs.map((d) => ({ path: d.path, hash: d.hash })), count: docs.length, dry_run: true };
     const now = iso(ctx.clock.now());
-    // Guarded by id and liveness: a version replaced meanwhile is not deleted in its successor's place.
-    const results = await ctx.d1.batch<{ id: string; path: string; hash: string }>(
-      idGroups(docs).map((ids) =>
-        ctx.d1
-          .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING id, path, hash`)
-          .bind(now, ctx.tenantId, ids),
-      ),
-    );
-    const rows = results.flatMap((r) => r.results);
+    const rows = await markDeleted(ctx, docs, now);
     // Search already hides deleted versions; this frees their vectors.
     await forgetDocumentEmbeddings(ctx, rows.map((r) => r.id));
     // Graph rows of a deleted path are already invisible (edges count only while their source is

@@ -5,7 +5,7 @@ import { defineOp } from "../shared";
 import { relatedDocuments } from "../graph/graph";
 import { noLocalFilesystem } from "../store/local-paths";
 import { getDocument } from "../store/store";
-import { DOC_COLUMNS, DOC_FROM, type DocRow, documentsByHash, documentView, hashField, pathField } from "./model";
+import { type DocRow, documentAtPath, documentsByHash, documentsNamed, documentView, hashField, pathField } from "./model";
 
 /** The most content one get returns inline; bigger documents come back cut, and say so. */
 export const MAX_CONTENT_BYTES = 1024 * 1024;
@@ -22,19 +22,13 @@ const params = z.object({
 /** A document by path, or by file name when exactly one live document has it. */
 async function byName(ctx: Ctx, name: string): Promise<DocRow> {
   const path = name.replace(/^\/+/, "");
-  const exact = await ctx.d1
-    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`)
-    .bind(ctx.tenantId, path)
-    .first<DocRow>();
+  const exact = await documentAtPath(ctx, path);
   if (exact) return exact;
-  const named = await ctx.d1
-    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.name = ? AND d.deleted_at IS NULL ORDER BY d.path LIMIT 6`)
-    .bind(ctx.tenantId, path)
-    .all<DocRow>();
-  if (named.results.length === 1) return named.results[0]!;
-  if (named.results.length > 1) {
-    throw new ToolError("ambiguous_name", `${named.results.length > 5 ? "More than 5" : named.results.length} documents are named '${excerpt(path)}'.`, {
-      hint: `Pass the full path, e.g. ${named.results.slice(0, 5).map((r) => `'${r.path}'`).join(", ")}.`,
+  const named = await documentsNamed(ctx, path, 6);
+  if (named.length === 1) return named[0]!;
+  if (named.length > 1) {
+    throw new ToolError("ambiguous_name", `${named.length > 5 ? "More than 5" : named.length} documents are named '${excerpt(path)}'.`, {
+      hint: `Pass the full path, e.g. ${named.slice(0, 5).map((r) => `'${r.path}'`).join(", ")}.`,
     });
   }
   throw notFound("document", excerpt(path), "Check the path with list (paths_only: true), or get it by hash.");

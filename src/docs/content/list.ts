@@ -2,9 +2,7 @@ import { z } from "zod";
 import { defineOp } from "../shared";
 import { currentScope, scopeMatcher } from "../sessions/model";
 import { globMatcher } from "../../core/glob";
-import { collectionField, DOC_COLUMNS, DOC_FROM, type DocRow, documentView, globField } from "./model";
-
-const SORT_COLUMNS = { name: "d.name", size: "d.size", created: "d.created_at", modified: "d.modified_at", indexed: "d.indexed_at" } as const;
+import { collectionField, type DocRow, documentView, globField, listDocuments } from "./model";
 
 export const MAX_LIST_LIMIT = 1000;
 
@@ -29,46 +27,10 @@ export const listOp = defineOp({
   description: "List stored documents with filters (type, extension, tags, collection, path glob) and sorting; newest first by default.",
   params,
   async run(ctx, p) {
-    const where = ["d.tenant_id = ?", "d.deleted_at IS NULL"];
-    const binds: unknown[] = [ctx.tenantId];
-    if (p.type === "text") where.push("t.status = 'text'");
-    if (p.type === "binary") where.push("(t.status IS NULL OR t.status <> 'text')");
-    if (p.extension) {
-      where.push("d.name LIKE ? ESCAPE '\\'");
-      binds.push(`%.${p.extension.replace(/^\./, "").replace(/[\\%_]/g, (c) => `\\${c}`)}`);
-    }
-    if (p.collection) {
-      where.push("d.collection = ?");
-      binds.push(p.collection);
-    }
-    for (const tag of p.tags ?? []) {
-      where.push("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE json_each.value = ?)");
-      binds.push(tag);
-    }
     const scope = scopeMatcher(p.use_session ? await currentScope(ctx) : null);
     const glob = p.path_pattern ? globMatcher([p.path_pattern]) : null;
-    const order = `${SORT_COLUMNS[p.sort_by]} ${p.sort_order === "asc" ? "ASC" : "DESC"}, d.path ASC`;
-    // Filters SQL cannot express (globs, session pins) are applied to the rows SQL returns; the
-    // scan is bounded, and `recent` is a window over modification time taken before sorting.
-    const needsScan = glob !== null || scope !== null;
-    const inner = `SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE ${where.join(" AND ")}`;
-    const windowed = p.recent ? `SELECT * FROM (${inner} ORDER BY d.modified_at DESC LIMIT ${p.recent}) d` : inner;
-    const sql = p.recent ? `${windowed} ORDER BY ${order.replace(/d\.(\w+)/g, "$1")}` : `${windowed} ORDER BY ${order}`;
-    let rows: DocRow[];
-    let total: number;
-    if (needsScan) {
-      const all = await ctx.d1.prepare(`${sql} LIMIT 20001`).bind(...binds).all<DocRow>();
-      const kept = all.results.filter((r) => (!glob || glob(r.path)) && (!scope || scope(r.path, r.hash)));
-      total = kept.length;
-      rows = kept.slice(p.offset, p.offset + p.limit);
-    } else {
-      const [page, count] = await ctx.d1.batch<DocRow & { n: number }>([
-        ctx.d1.prepare(`${sql} LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
-        ctx.d1.prepare(`SELECT COUNT(*) AS n FROM (${windowed})`).bind(...binds),
-      ]);
-      rows = page!.results;
-      total = count!.results[0]!.n;
-    }
+    const keep = glob !== null || scope !== null ? (r: DocRow) => (!glob || glob(r.path)) && (!scope || scope(r.path, r.hash)) : null;
+    const { rows, total } = await listDocuments(ctx, p, keep);
     const next = p.offset + rows.length < total ? { next_offset: p.offset + rows.length } : {};
     const scoped = scope ? { session_scoped: true } : {};
     if (p.paths_only) return { total, paths: rows.map((r) => r.path), ...next, ...scoped };

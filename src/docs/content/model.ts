@@ -66,6 +66,80 @@ export function documentView(r: DocRow) {
   };
 }
 
+/** The live document at a stored path, if any. */
+export function documentAtPath(ctx: Ctx, path: string): Promise<DocRow | null> {
+  return ctx.d1
+    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`)
+    .bind(ctx.tenantId, path)
+    .first<DocRow>();
+}
+
+/** Up to `limit` live documents with this file name, by path. */
+export async function documentsNamed(ctx: Ctx, name: string, limit: number): Promise<DocRow[]> {
+  const rows = await ctx.d1
+    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.name = ? AND d.deleted_at IS NULL ORDER BY d.path LIMIT ?`)
+    .bind(ctx.tenantId, name, limit)
+    .all<DocRow>();
+  return rows.results;
+}
+
+const SORT_COLUMNS = { name: "d.name", size: "d.size", created: "d.created_at", modified: "d.modified_at", indexed: "d.indexed_at" } as const;
+
+/** What list filters and sorts by in SQL. */
+export interface ListQuery {
+  type?: "text" | "binary" | undefined;
+  extension?: string | undefined;
+  collection?: string | undefined;
+  tags?: string[] | undefined;
+  sort_by: keyof typeof SORT_COLUMNS;
+  sort_order: "asc" | "desc";
+  recent?: number | undefined;
+  limit: number;
+  offset: number;
+}
+
+/** One page of live documents for list and their total; `keep`, when given, filters what SQL cannot (globs, pins). */
+export async function listDocuments(ctx: Ctx, p: ListQuery, keep: ((r: DocRow) => boolean) | null): Promise<{ rows: DocRow[]; total: number }> {
+  const where = ["d.tenant_id = ?", "d.deleted_at IS NULL"];
+  const binds: unknown[] = [ctx.tenantId];
+  if (p.type === "text") where.push("t.status = 'text'");
+  if (p.type === "binary") where.push("(t.status IS NULL OR t.status <> 'text')");
+  if (p.extension) {
+    where.push("d.name LIKE ? ESCAPE '\\'");
+    binds.push(`%.${p.extension.replace(/^\./, "").replace(/[\\%_]/g, (c) => `\\${c}`)}`);
+  }
+  if (p.collection) {
+    where.push("d.collection = ?");
+    binds.push(p.collection);
+  }
+  for (const tag of p.tags ?? []) {
+    where.push("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE json_each.value = ?)");
+    binds.push(tag);
+  }
+  const order = `${SORT_COLUMNS[p.sort_by]} ${p.sort_order === "asc" ? "ASC" : "DESC"}, d.path ASC`;
+  // Filters SQL cannot express (globs, session pins) are applied to the rows SQL returns; the
+  // scan is bounded, and `recent` is a window over modification time taken before sorting.
+  const inner = `SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE ${where.join(" AND ")}`;
+  const windowed = p.recent ? `SELECT * FROM (${inner} ORDER BY d.modified_at DESC LIMIT ${p.recent}) d` : inner;
+  const sql = p.recent ? `${windowed} ORDER BY ${order.replace(/d\.(\w+)/g, "$1")}` : `${windowed} ORDER BY ${order}`;
+  let rows: DocRow[];
+  let total: number;
+  if (keep) {
+    const all = await ctx.d1.prepare(`${sql} LIMIT 20001`).bind(...binds).all<DocRow>();
+    const kept = all.results.filter(keep);
+    total = kept.length;
+    rows = kept.slice(p.offset, p.offset + p.limit);
+  } else {
+    const [page, count] = await ctx.d1.batch<DocRow & { n: number }>([
+      ctx.d1.prepare(`${sql} LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
+      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM (${windowed})`).bind(...binds),
+    ]);
+    rows = page!.results;
+    total = count!.results[0]!.n;
+  }
+  return { rows, total };
+}
+
 /** Whether a string is a glob rather than a plain path. */
 export const isGlob = (s: string) => picomatch.scan(s).isGlob;
 
@@ -81,10 +155,7 @@ export async function matchDocuments(ctx: Ctx, names: readonly string[]): Promis
   const globs = names.filter((n) => isGlob(n) || !n.includes("/"));
   const seen = new Map<string, DocRow>();
   for (const n of exact) {
-    const row = await ctx.d1
-      .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`)
-      .bind(ctx.tenantId, n.replace(/^\/+/, ""))
-      .first<DocRow>();
+    const row = await documentAtPath(ctx, n.replace(/^\/+/, ""));
     if (row) seen.set(row.path, row);
   }
   if (globs.length > 0) {
@@ -128,6 +199,45 @@ export function idGroups(docs: readonly { id: string }[], size = 1000): string[]
 
 export const noMatch = (what: string) =>
   notFound("document matching", what, "List the store (paths_only: true) to check the names; globs like '*.md' match file names in any folder.");
+
+/** Marks the live versions of `docs` deleted at `now`, a thousand per statement; answers the rows it changed. */
+export async function markDeleted(ctx: Ctx, docs: readonly { id: string }[], now: string): Promise<{ id: string; path: string; hash: string }[]> {
+  // Guarded by id and liveness: a version replaced meanwhile is not deleted in its successor's place.
+  const results = await ctx.d1.batch<{ id: string; path: string; hash: string }>(
+    idGroups(docs).map((ids) =>
+      ctx.d1
+        .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING id, path, hash`)
+        .bind(now, ctx.tenantId, ids),
+    ),
+  );
+  return results.flatMap((r) => r.results);
+}
+
+/**
+ * Merges `patch` into the metadata of the live versions of `docs` and adds and removes tags,
+ * a thousand per statement; answers the rows it changed (a row whose result would pass the
+ * bounds is left as it was and not answered).
+ */
+export async function applyUpdate(ctx: Ctx, docs: readonly { id: string }[], json: { patch: string; add: string; remove: string }) {
+  // Each row is changed in one statement from its own current value, so two updates running
+  // at once both land; the size bounds are checked on the result, in the same statement.
+  const merged = `json_patch(metadata, ?3)`;
+  const tags = `(SELECT json_group_array(value) FROM (SELECT value FROM json_each(tags) WHERE value NOT IN (SELECT value FROM json_each(?5))
+                 UNION SELECT value FROM json_each(?4) WHERE value NOT IN (SELECT value FROM json_each(?5))))`;
+  const results = await ctx.d1.batch<{ path: string; hash: string; tags: string; metadata: string }>(
+    idGroups(docs).map((ids) =>
+      ctx.d1
+        .prepare(
+          `UPDATE documents SET metadata = ${merged}, tags = ${tags}
+           WHERE tenant_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND deleted_at IS NULL
+             AND length(${merged}) <= ${MAX_METADATA_JSON_CHARS} AND json_array_length(${tags}) <= ${MAX_TAGS}
+           RETURNING path, hash, tags, metadata`,
+        )
+        .bind(ctx.tenantId, ids, json.patch, json.add, json.remove),
+    ),
+  );
+  return results.flatMap((r) => r.results);
+}
 
 /** Metadata as the seed passes it: an object, or 'key=value' strings (update's form). */
 export function metadataOf(value: Record<string, unknown> | string[] | undefined): Record<string, unknown> | undefined {

@@ -11,6 +11,7 @@ import { assertSafeRef, isSafeRepoPath } from "../../git/tokens";
 import { type BlobMode, GitWriter, mappingGitHubErrors, type TreeEntry } from "../../git/writer";
 import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
+import { collectionExists, collectionFiles, type FileRef, snapshotById, snapshotFiles } from "../collections/model";
 import { joinPath, MAX_GLOB_CHARS, MAX_GLOBS, pathFilter, relativePath } from "../github/import";
 import { isLocalPath, noLocalFilesystem, quotedPath } from "../store/local-paths";
 import { defineOp } from "../shared";
@@ -45,11 +46,7 @@ const params = z.object({
 
 type Params = z.output<typeof params>;
 
-interface Source {
-  path: string;
-  hash: string;
-  size: number;
-}
+type Source = FileRef;
 
 /** The documents a restore covers, in path order: a collection's live documents or a snapshot's entries. */
 async function selection(ctx: Ctx, p: Params): Promise<{ what: string; files: Source[] }> {
@@ -57,21 +54,15 @@ async function selection(ctx: Ctx, p: Params): Promise<{ what: string; files: So
     throw invalidInput("restore needs exactly one of collection or snapshot_id", "Pass collection (a name from list_collections) or snapshot_id (from list_snapshots), not both.");
   }
   if (p.collection !== undefined) {
-    const rows = await ctx.d1.prepare(
-      `SELECT path, hash, size FROM documents WHERE tenant_id = ? AND collection = ? AND deleted_at IS NULL ORDER BY path`,
-    ).bind(ctx.tenantId, p.collection).all<Source>();
-    if (rows.results.length === 0) {
-      const known = await ctx.d1.prepare(`SELECT 1 AS x FROM doc_collections WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, p.collection).first();
-      if (!known) throw notFound("collection", excerpt(p.collection), "List the collections with list_collections.");
+    const files = await collectionFiles(ctx, p.collection);
+    if (files.length === 0) {
+      if (!(await collectionExists(ctx, p.collection))) throw notFound("collection", excerpt(p.collection), "List the collections with list_collections.");
     }
-    return { what: `collection '${p.collection}'`, files: rows.results };
+    return { what: `collection '${p.collection}'`, files };
   }
-  const snap = await ctx.d1.prepare(`SELECT id, label FROM doc_snapshots WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, p.snapshot_id!).first<{ id: string; label: string | null }>();
+  const snap = await snapshotById(ctx, p.snapshot_id!);
   if (!snap) throw notFound("snapshot", excerpt(p.snapshot_id!), "List the snapshots with list_snapshots.");
-  const rows = await ctx.d1.prepare(
-    `SELECT path, doc_hash AS hash, size FROM doc_snapshot_entries WHERE tenant_id = ? AND snapshot_id = ? ORDER BY path`,
-  ).bind(ctx.tenantId, snap.id).all<Source>();
-  return { what: snap.label ? `snapshot '${snap.label}'` : `snapshot ${snap.id}`, files: rows.results };
+  return { what: snap.label ? `snapshot '${snap.label}'` : `snapshot ${snap.id}`, files: await snapshotFiles(ctx, snap.id) };
 }
 
 const tooLarge = (what: string) =>

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { invalidInput, ToolError } from "../../core/errors";
 import { defineOp } from "../shared";
 import { MAX_METADATA_JSON_CHARS, MAX_TAGS } from "../store/store";
-import { globField, hashField, idGroups, metadataObjectField, metadataOf, noMatch, pathField, selectDocuments, tagsField } from "./model";
+import { applyUpdate, globField, hashField, metadataObjectField, metadataOf, noMatch, pathField, selectDocuments, tagsField } from "./model";
 
 export const updateOp = defineOp({
   name: "update",
@@ -27,24 +27,8 @@ export const updateOp = defineOp({
     const add = JSON.stringify(p.tags ?? []);
     const remove = JSON.stringify(p.remove_tags ?? []);
     if (p.dry_run) return { matched: docs.length, updated: docs.map((d) => ({ path: d.path, hash: d.hash })), dry_run: true };
-    // Each row is changed in one statement from its own current value, so two updates running
-    // at once both land; the size bounds are checked on the result, in the same statement.
-    const merged = `json_patch(metadata, ?3)`;
-    const tags = `(SELECT json_group_array(value) FROM (SELECT value FROM json_each(tags) WHERE value NOT IN (SELECT value FROM json_each(?5))
-                   UNION SELECT value FROM json_each(?4) WHERE value NOT IN (SELECT value FROM json_each(?5))))`;
-    const results = await ctx.d1.batch<{ path: string; hash: string; tags: string; metadata: string }>(
-      idGroups(docs).map((ids) =>
-        ctx.d1
-          .prepare(
-            `UPDATE documents SET metadata = ${merged}, tags = ${tags}
-             WHERE tenant_id = ?1 AND id IN (SELECT value FROM json_each(?2)) AND deleted_at IS NULL
-               AND length(${merged}) <= ${MAX_METADATA_JSON_CHARS} AND json_array_length(${tags}) <= ${MAX_TAGS}
-             RETURNING path, hash, tags, metadata`,
-          )
-          .bind(ctx.tenantId, ids, patch, add, remove),
-      ),
-    );
-    const updated = results.flatMap((r) => r.results).map((r) => ({ path: r.path, hash: r.hash, tags: JSON.parse(r.tags) as string[], metadata: JSON.parse(r.metadata) as Record<string, unknown> }));
+    const rows = await applyUpdate(ctx, docs, { patch, add, remove });
+    const updated = rows.map((r) => ({ path: r.path, hash: r.hash, tags: JSON.parse(r.tags) as string[], metadata: JSON.parse(r.metadata) as Record<string, unknown> }));
     if (updated.length < docs.length) {
       const done = new Set(updated.map((u) => u.path));
       const missed = docs.filter((d) => !done.has(d.path)).map((d) => d.path);

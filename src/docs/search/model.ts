@@ -553,6 +553,39 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
   return base({ results });
 }
 
+/** For status detailed: live documents by index state, and the counts of collections, snapshots and past versions. */
+export async function storeBreakdown(ctx: Ctx) {
+  const [states, counts] = await ctx.d1.batch<Record<string, number | string | null>>([
+    ctx.d1
+      .prepare(
+        `SELECT CASE WHEN d.indexed_at IS NULL THEN 'pending' ELSE COALESCE(t.status, 'binary') END AS state, COUNT(*) AS n FROM documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash
+         WHERE d.tenant_id = ? AND d.deleted_at IS NULL GROUP BY 1`,
+      )
+      .bind(ctx.tenantId),
+    ctx.d1
+      .prepare(
+        `SELECT (SELECT COUNT(*) FROM doc_collections WHERE tenant_id = ?1) AS collections,
+                (SELECT COUNT(*) FROM doc_snapshots WHERE tenant_id = ?1) AS snapshots,
+                (SELECT COUNT(*) FROM documents WHERE tenant_id = ?1 AND deleted_at IS NOT NULL) AS past_versions`,
+      )
+      .bind(ctx.tenantId),
+  ]);
+  return { states: states!.results, counts: counts!.results[0] as Record<string, number> };
+}
+
+/** For status file_types: live documents and bytes per file extension, the 100 commonest. */
+export async function fileTypeCounts(ctx: Ctx) {
+  const rows = await ctx.d1
+    .prepare(
+      `SELECT CASE WHEN instr(name, '.') = 0 THEN '' ELSE lower(replace(name, rtrim(name, replace(name, '.', '')), '')) END AS ext,
+              COUNT(*) AS documents, SUM(size) AS bytes
+       FROM documents WHERE tenant_id = ? AND deleted_at IS NULL GROUP BY 1 ORDER BY documents DESC, ext LIMIT 100`,
+    )
+    .bind(ctx.tenantId)
+    .all<{ ext: string; documents: number; bytes: number }>();
+  return rows.results;
+}
+
 /*
  * Fuzzy matching for document search: a misspelt query word is replaced by the tenant's indexed
  * words (doc_terms) that are close to it by trigram similarity.

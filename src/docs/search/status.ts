@@ -1,6 +1,7 @@
 import { z } from "zod";
 import { defineOp } from "../shared";
 import { storeStatus } from "../store/store";
+import { fileTypeCounts, storeBreakdown } from "./model";
 
 export const statusOp = defineOp({
   name: "status",
@@ -13,39 +14,18 @@ export const statusOp = defineOp({
   async run(ctx, p) {
     const out: Record<string, unknown> = { ...(await storeStatus(ctx)) };
     if (p.detailed) {
-      const [states, counts] = await ctx.d1.batch<Record<string, number | string | null>>([
-        ctx.d1
-          .prepare(
-            `SELECT CASE WHEN d.indexed_at IS NULL THEN 'pending' ELSE COALESCE(t.status, 'binary') END AS state, COUNT(*) AS n FROM documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash
-             WHERE d.tenant_id = ? AND d.deleted_at IS NULL GROUP BY 1`,
-          )
-          .bind(ctx.tenantId),
-        ctx.d1
-          .prepare(
-            `SELECT (SELECT COUNT(*) FROM doc_collections WHERE tenant_id = ?1) AS collections,
-                    (SELECT COUNT(*) FROM doc_snapshots WHERE tenant_id = ?1) AS snapshots,
-                    (SELECT COUNT(*) FROM documents WHERE tenant_id = ?1 AND deleted_at IS NOT NULL) AS past_versions`,
-          )
-          .bind(ctx.tenantId),
-      ]);
-      const byState = Object.fromEntries(states!.results.map((r) => [String(r.state), Number(r.n)]));
+      const { states, counts } = await storeBreakdown(ctx);
+      const byState = Object.fromEntries(states.map((r) => [String(r.state), Number(r.n)]));
       out.detailed = {
         text_indexed: byState.text ?? 0,
         binary: (byState.binary ?? 0) + (byState.failed ?? 0),
         pending_index: byState.pending ?? 0,
-        ...(counts!.results[0] as Record<string, number>),
+        ...counts,
       };
     }
     if (p.file_types) {
-      const rows = await ctx.d1
-        .prepare(
-          `SELECT CASE WHEN instr(name, '.') = 0 THEN '' ELSE lower(replace(name, rtrim(name, replace(name, '.', '')), '')) END AS ext,
-                  COUNT(*) AS documents, SUM(size) AS bytes
-           FROM documents WHERE tenant_id = ? AND deleted_at IS NULL GROUP BY 1 ORDER BY documents DESC, ext LIMIT 100`,
-        )
-        .bind(ctx.tenantId)
-        .all<{ ext: string; documents: number; bytes: number }>();
-      out.file_types = rows.results.map((r) => ({ extension: r.ext ? `.${r.ext}` : "(none)", documents: r.documents, bytes: r.bytes }));
+      const rows = await fileTypeCounts(ctx);
+      out.file_types = rows.map((r) => ({ extension: r.ext ? `.${r.ext}` : "(none)", documents: r.documents, bytes: r.bytes }));
     }
     return out;
   },
