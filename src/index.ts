@@ -1,5 +1,5 @@
 import { runMaintenance } from "./cron/maintenance";
-import { DOC_INDEX_QUEUE, handleIndexBatch } from "./docs/index-queue";
+import { DOC_INDEX_QUEUE, handleIndexBatch } from "./docs/store/index-queue";
 import { edge } from "./edge";
 import type { Env } from "./env";
 

@@ -3,7 +3,7 @@
  * it: the live indexes asked for (with their heads checked), the packed files, and whether any
  * index is behind its branch. One function, so both read the same code the same way.
  */
-import { globMatcher } from "../docs/scope";
+import { globMatcher } from "../core/glob";
 import type { Ctx } from "../core/context";
 import { cached } from "./cache";
 import { packContext, type Packed } from "./context";

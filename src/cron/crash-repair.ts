@@ -3,7 +3,7 @@
  * finds the leftovers past a grace time, so work still in flight is never taken for dead.
  */
 import type { Env } from "../env";
-import { sweepPendingIndexes } from "../docs/index-queue";
+import { sweepPendingIndexes } from "../docs/store/index-queue";
 import { sweepRowlessUploads } from "../work/attachment-sweep";
 
 export const CRASH_REPAIR_JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {

@@ -6,7 +6,7 @@
  * and the envelope are the registry's own, never a copy. `describe` gives any op's schemas on demand.
  */
 import { z } from "zod";
-import { DOCS_SURFACE, DOC_OPS } from "../docs/ops";
+import { DOCS_SURFACE, DOC_OPS } from "../docs/composite/surface";
 import { type NamedOp, opResolver } from "./compact-names";
 import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepParamsSchema, stepSchema } from "../core/composite";
 import { CANNOT_ASK } from "../core/confirm";

@@ -40,7 +40,7 @@ export const RESOURCE_TEMPLATE_COMPLETIONS: Readonly<Record<string, Readonly<Rec
   "ledger://repos/{owner}/{name}/presets": { owner: "repo_owner", name: "repo_name" },
 };
 
-/** The document store's built-in prompts (src/docs/prompts.ts) whose arguments have values to offer. */
+/** The document store's built-in prompts (src/docs/prompts/prompts.ts) whose arguments have values to offer. */
 const DOCS_PROMPT_COMPLETIONS: Readonly<Record<string, Readonly<Record<string, CompletionSource>>>> = {
   summarize_document: { name: "document_path", hash: "document_hash" },
 };

@@ -1,12 +1,12 @@
 /**
  * MCP prompts: the built-in workflow prompts (start a session on a project, prepare a handoff,
  * review a change before logging it), joined with the document store's prompts
- * (src/docs/prompts.ts: its own built-ins and the tenant's PROMPT-*.md documents).
+ * (src/docs/prompts/prompts.ts: its own built-ins and the tenant's PROMPT-*.md documents).
  *
  * Name clashes: a workflow prompt here wins over a document store prompt of the same name (a
  * `PROMPT-start-session.md` is not listed and cannot be fetched), because these prompts read
  * the ledger as the caller sees it and a document cannot. Within the document store, a
- * document still replaces that store's own built-ins (see src/docs/prompts.ts).
+ * document still replaces that store's own built-ins (see src/docs/prompts/prompts.ts).
  *
  * Every refusal is an {@link InvalidPromptParams} (JSON-RPC -32602): an unknown prompt, an
  * unknown, missing, over-long or unresolvable argument (a project, task or actor the caller's
@@ -17,7 +17,7 @@ import type { GetPromptResult, Prompt, PromptMessage } from "@modelcontextprotoc
 import { changesetTool, blameTool, priorAttemptsTool } from "../changes/tools";
 import { canonicalPath } from "../changes/paths";
 import { CHANGE_TYPES } from "../changes/vocab";
-import { getPrompt as getDocsPrompt, listPrompts as listDocsPrompts, MAX_PROMPT_ARGUMENT_CHARS } from "../docs/prompts";
+import { getPrompt as getDocsPrompt, listPrompts as listDocsPrompts, MAX_PROMPT_ARGUMENT_CHARS } from "../docs/prompts/prompts";
 import { findTask, type Task } from "../work/task-model";
 import { projectBriefTool } from "../work/projects";
 import type { Ctx } from "../core/context";

@@ -10,7 +10,7 @@ import { handoffTools } from "../work/handoffs";
 import { knowledgeTools } from "../work/knowledge";
 import { repoTools } from "../work/repos";
 import { gitTools } from "../git/tools";
-import { docsTools } from "../docs/tools";
+import { docsTools } from "../docs";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review/tools";
 import { planTools } from "../plans";

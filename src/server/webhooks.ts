@@ -9,7 +9,7 @@
 import { applyCodePush } from "../code/push";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
-import { applyDocWatches } from "../docs/watch";
+import { applyDocWatches } from "../docs/github/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
@@ -134,7 +134,7 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
 }
 
 /**
- * A push also syncs the document store's watches on that repository and branch (src/docs/watch.ts)
+ * A push also syncs the document store's watches on that repository and branch (src/docs/github/watch.ts)
  * and moves the code index of that branch (src/code/push.ts); neither needs a registered
  * repository, and their notes join the delivery's outcome.
  */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from "vitest";
 import { parseSource } from "../../src/code/parse";
-import { extractText } from "../../src/docs/extract";
-import { MAX_PDF_STREAM_INFLATED, PDF_INFLATE_BUDGET } from "../../src/docs/pdf-cost";
-import { documentTitle } from "../../src/docs/text-index";
+import { extractText } from "../../src/docs/extract/extract";
+import { MAX_PDF_STREAM_INFLATED, PDF_INFLATE_BUDGET } from "../../src/docs/extract/pdf-cost";
+import { documentTitle } from "../../src/docs/store/text-index";
 import { parseUnifiedDiff } from "../../src/review/diff";
 import { runInvariants, type InvariantsConfig } from "../../src/review/invariants";
 import { buildPdf, deflatePadded, textContent } from "../fixtures/pdf";

@@ -8,7 +8,7 @@ import { describe, expect, it } from "vitest";
 import { ALL_TOOLS, findTool } from "../../src/server/registry";
 import { callTool } from "../../src/core/call";
 import { toolListing } from "../../src/core/listing";
-import { DOC_OPS } from "../../src/docs/ops";
+import { DOC_OPS } from "../../src/docs/composite/surface";
 import { jsonSchema } from "../../src/core/json-schema";
 import { CONTROL_TEXT, DEEP, fuzzCases } from "../fuzz/cases";
 import { call, makeCtx, ok, seedIdentity } from "../support/helpers";

@@ -4,7 +4,7 @@
  */
 import { describe, expect, it } from "vitest";
 import { encode } from "gpt-tokenizer/encoding/cl100k_base";
-import { DOC_OPS } from "../../src/docs/ops";
+import { DOC_OPS } from "../../src/docs/composite/surface";
 import { compactSurface } from "../../src/server/compact";
 import { ALL_TOOLS } from "../../src/server/registry";
 import { callTool } from "../../src/core/call";

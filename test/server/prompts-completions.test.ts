@@ -7,7 +7,7 @@ import { InMemoryTransport } from "@modelcontextprotocol/sdk/inMemory.js";
 import { McpServer, ProtocolError } from "@modelcontextprotocol/server";
 import { beforeAll, describe, expect, it } from "vitest";
 import { z } from "zod";
-import { ingestDocument } from "../../src/docs/ingest";
+import { ingestDocument } from "../../src/docs/store/ingest";
 import { GUIDE_TOPICS } from "../../src/guide/topics";
 import { complete, MAX_COMPLETION_VALUES, RESOURCE_TEMPLATE_COMPLETIONS } from "../../src/server/completions";
 import type { Ctx } from "../../src/core/context";

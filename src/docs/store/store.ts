@@ -1,0 +1,435 @@
+/**
+ * Document store core (seed 003): content-addressed documents whose bytes live in R2 as
+ * content-defined chunks, deduplicated within a tenant and never across tenants, with metadata,
+ * versions, collections and snapshots in D1. No tools here yet; the docs toolset builds on it.
+ */
+import { sha256Hex, uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Env } from "../../env";
+import type { Ctx } from "../../core/context";
+import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
+import { concatBytes } from "../../net/bytes";
+import { firstControl } from "../../core/bounds";
+import { chunkSpans } from "./chunker";
+
+export const MAX_DOCUMENT_BYTES = 16 * 1024 * 1024;
+export const MAX_PATH_CHARS = 1024;
+export const MAX_SEGMENT_CHARS = 255;
+export const MAX_TAGS = 64;
+export const MAX_TAG_CHARS = 128;
+export const MAX_METADATA_JSON_CHARS = 16 * 1024;
+export const MAX_LABEL_CHARS = 256;
+export const MAX_MIME_CHARS = 255;
+
+/**
+ * How long a chunk no document reaches is kept before the collector may delete it. A put marks
+ * every existing chunk it will rely on (touched_at) before it decides not to upload it, and
+ * commits its references well within this window; see collectOrphanChunks.
+ */
+export const ORPHAN_GRACE_MS = 60 * 60 * 1000;
+/** A collector that claimed chunks and died leaves claims; after this they are taken again. */
+export const GC_CLAIM_STALE_MS = 15 * 60 * 1000;
+
+/** At most 100 bound parameters per D1 statement; lists of hashes go in groups of this many. */
+const IN_GROUP = 90;
+
+export const chunkKey = (tenantId: string, hash: string) => `${tenantId}/docs/chunks/${hash}`;
+
+const HASH_RE = /^[0-9a-f]{64}$/;
+
+/**
+ * The canonical form of a document path: forward slashes, no leading slash, no empty or `.`
+ * segments. `..` is refused rather than resolved: a name that climbs out of its folder is a
+ * mistake or an attack, and restoring it to a repository later must not write outside its target.
+ */
+export function normalizePath(raw: unknown): string {
+  if (typeof raw !== "string") throw invalidInput("path must be a string", "Pass the document's path, e.g. 'notes/meeting.md'.");
+  // A cheap bound before scanning and splitting: normalizing only shortens a path by its redundant slashes and dots.
+  if (raw.length > MAX_PATH_CHARS * 4) {
+    throw invalidInput(`path is longer than ${MAX_PATH_CHARS} characters`, "Use a shorter path.");
+  }
+  const at = firstControl(raw, true);
+  if (at >= 0) {
+    throw invalidInput(`path '${excerpt(raw)}' contains a control character (code ${raw.charCodeAt(at)})`, "Remove control characters (newlines, tabs, NUL) from the path.");
+  }
+  const segments = raw.replace(/\\/g, "/").split("/").filter((s) => s !== "" && s !== ".");
+  if (segments.includes("..")) {
+    throw invalidInput(`path '${excerpt(raw)}' contains a '..' segment`, "Give the path without '..'; paths are relative to the store's root.");
+  }
+  if (segments.length === 0) throw invalidInput("path is empty", "Pass a path with a file name, e.g. 'notes/meeting.md'.");
+  const long = segments.find((s) => s.length > MAX_SEGMENT_CHARS);
+  if (long) throw invalidInput(`path segment '${excerpt(long)}' is longer than ${MAX_SEGMENT_CHARS} characters`, "Shorten that folder or file name.");
+  const path = segments.join("/");
+  if (path.length > MAX_PATH_CHARS) throw invalidInput(`path is longer than ${MAX_PATH_CHARS} characters`, "Use a shorter path.");
+  return path;
+}
+
+function checkLabel(what: string, value: unknown): string | null {
+  if (value === undefined || value === null) return null;
+  if (typeof value !== "string" || value.trim() === "") throw invalidInput(`${what} must be a non-empty string`, `Pass a ${what} name or leave it out.`);
+  if (value.length > MAX_LABEL_CHARS) throw invalidInput(`${what} is longer than ${MAX_LABEL_CHARS} characters`, `Use a shorter ${what}.`);
+  if (firstControl(value, true) >= 0) throw invalidInput(`${what} '${excerpt(value)}' contains a control character`, `Remove control characters from the ${what}.`);
+  return value;
+}
+
+function checkTags(tags: unknown): string[] {
+  if (tags === undefined || tags === null) return [];
+  if (!Array.isArray(tags) || tags.some((t) => typeof t !== "string" || t === "" || t.length > MAX_TAG_CHARS)) {
+    throw invalidInput(`tags must be an array of non-empty strings of at most ${MAX_TAG_CHARS} characters`, "Pass tags as e.g. [\"meeting\", \"2024-01\"].");
+  }
+  const unique = [...new Set(tags as string[])];
+  if (unique.length > MAX_TAGS) throw invalidInput(`at most ${MAX_TAGS} tags per document (got ${unique.length})`, "Drop some tags.");
+  return unique;
+}
+
+function checkMetadata(metadata: unknown): string {
+  if (metadata === undefined || metadata === null) return "{}";
+  if (typeof metadata !== "object" || Array.isArray(metadata)) {
+    throw invalidInput("metadata must be an object of key-value pairs", "Pass metadata as e.g. {\"author\": \"Jane\"}.");
+  }
+  const json = JSON.stringify(metadata);
+  if (json.length > MAX_METADATA_JSON_CHARS) {
+    throw invalidInput(`metadata is ${json.length} characters of JSON; the limit is ${MAX_METADATA_JSON_CHARS}`, "Keep metadata to short key-value pairs; store large content as a document.");
+  }
+  return json;
+}
+
+function checkMime(mime: unknown): string {
+  if (mime === undefined || mime === null) return "application/octet-stream";
+  if (typeof mime !== "string" || !/^[\w.+-]+\/[\w.+-]+(\s*;.*)?$/.test(mime) || mime.length > MAX_MIME_CHARS) {
+    throw invalidInput(`mime_type '${excerpt(String(mime))}' is not a MIME type`, "Pass e.g. 'text/markdown' or leave it out.");
+  }
+  return mime;
+}
+
+export function tooLarge(size: number): ToolError {
+  return new ToolError("document_too_large", `The document is ${size} bytes; the limit is ${MAX_DOCUMENT_BYTES} bytes (16 MiB).`, {
+    hint: "Split the document into parts of at most 16 MiB and add each under its own path.",
+  });
+}
+
+export interface PutDocumentInput {
+  path: string;
+  bytes: Uint8Array;
+  mimeType?: string;
+  tags?: string[];
+  metadata?: Record<string, unknown>;
+  collection?: string;
+  snapshotLabel?: string;
+}
+
+export interface PutDocumentResult {
+  id: string;
+  path: string;
+  hash: string;
+  size: number;
+  /** Bytes of chunks this put uploaded. */
+  bytes_stored: number;
+  /** Bytes of the document already held by this tenant (or repeated within it), not uploaded again. */
+  bytes_deduped: number;
+  chunks: number;
+  snapshot_id: string | null;
+}
+
+interface Piece {
+  hash: string;
+  offset: number;
+  length: number;
+}
+
+function groups<T>(items: T[], size = IN_GROUP): T[][] {
+  const out: T[][] = [];
+  for (let i = 0; i < items.length; i += size) out.push(items.slice(i, i + size));
+  return out;
+}
+
+export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<PutDocumentResult> {
+  // Everything the caller gave is checked before anything is written: a refused put stores nothing.
+  const path = normalizePath(input.path);
+  if (!(input.bytes instanceof Uint8Array)) throw invalidInput("bytes must be binary content", "Pass the document's bytes.");
+  if (input.bytes.byteLength > MAX_DOCUMENT_BYTES) throw tooLarge(input.bytes.byteLength);
+  const mime = checkMime(input.mimeType);
+  const tags = checkTags(input.tags);
+  const metadata = checkMetadata(input.metadata);
+  const collection = checkLabel("collection", input.collection);
+  const snapshotLabel = checkLabel("snapshot_label", input.snapshotLabel);
+
+  const bytes = input.bytes;
+  const hash = await sha256Hex(bytes);
+  const pieces: Piece[] = [];
+  for (const span of chunkSpans(bytes)) {
+    pieces.push({ hash: await sha256Hex(bytes.subarray(span.offset, span.offset + span.length)), ...span });
+  }
+  const unique = new Map<string, Piece>();
+  for (const p of pieces) if (!unique.has(p.hash)) unique.set(p.hash, p);
+  const now = iso(ctx.clock.now());
+
+  // Marking a chunk touched is what makes relying on it safe: the collector only claims chunks
+  // untouched for the grace period, and never one a put has just touched. A chunk already
+  // claimed is being deleted, so it is neither relied on nor re-uploaded under the collector.
+  const present = new Set<string>();
+  for (const group of groups([...unique.keys()])) {
+    const marks = group.map(() => "?").join(",");
+    const touched = await ctx.d1
+      .prepare(`UPDATE doc_chunks SET touched_at = ? WHERE tenant_id = ? AND gc_claimed_at IS NULL AND hash IN (${marks}) RETURNING hash`)
+      .bind(now, ctx.tenantId, ...group)
+      .all<{ hash: string }>();
+    for (const r of touched.results) present.add(r.hash);
+  }
+  const missing = [...unique.values()].filter((p) => !present.has(p.hash));
+  for (const group of groups(missing.map((p) => p.hash))) {
+    const claimed = await ctx.d1
+      .prepare(`SELECT hash FROM doc_chunks WHERE tenant_id = ? AND hash IN (${group.map(() => "?").join(",")})`)
+      .bind(ctx.tenantId, ...group)
+      .all<{ hash: string }>();
+    if (claimed.results.length > 0) {
+      throw new ToolError("conflict", "Part of this document's content is being removed by the orphan collector right now.", {
+        hint: "Retry in a minute; the content will then be stored afresh.",
+        retryable: true,
+      });
+    }
+  }
+
+  let bytesStored = 0;
+  for (const group of groups(missing, 8)) {
+    await Promise.all(
+      group.map((p) => ctx.env.BLOBS.put(chunkKey(ctx.tenantId, p.hash), bytes.subarray(p.offset, p.offset + p.length), { sha256: p.hash })),
+    );
+    for (const p of group) bytesStored += p.length;
+  }
+
+  const previous = await ctx.d1
+    .prepare(`SELECT created_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
+    .bind(ctx.tenantId, path)
+    .first<{ created_at: string }>();
+  const id = uuidv7(ctx.clock.now().getTime());
+  const snapshotId = snapshotLabel !== null ? uuidv7(ctx.clock.now().getTime()) : null;
+  const name = path.slice(path.lastIndexOf("/") + 1);
+
+  const statements: D1PreparedStatement[] = [];
+  // A chunk row appears only now that its object is in R2; a racing put of the same chunk just
+  // refreshes touched_at.
+  for (const group of groups(missing, 16)) {
+    statements.push(
+      ctx.d1
+        .prepare(
+          `INSERT INTO doc_chunks (tenant_id, hash, size, created_at, touched_at) VALUES ${group.map(() => "(?, ?, ?, ?, ?)").join(", ")}
+           ON CONFLICT (tenant_id, hash) DO UPDATE SET touched_at = excluded.touched_at`,
+        )
+        .bind(...group.flatMap((p) => [ctx.tenantId, p.hash, p.length, now, now])),
+    );
+  }
+  for (const group of groups(pieces.map((p, seq) => ({ ...p, seq })), 16)) {
+    statements.push(
+      ctx.d1
+        .prepare(`INSERT OR IGNORE INTO document_chunks (tenant_id, doc_hash, seq, chunk_hash, created_at) VALUES ${group.map(() => "(?, ?, ?, ?, ?)").join(", ")}`)
+        .bind(...group.flatMap((p) => [ctx.tenantId, hash, p.seq, p.hash, now])),
+    );
+  }
+  if (collection !== null) {
+    statements.push(ctx.d1.prepare(`INSERT OR IGNORE INTO doc_collections (tenant_id, name, created_at) VALUES (?, ?, ?)`).bind(ctx.tenantId, collection, now));
+  }
+  // Closing the live version and inserting the new one in one batch keeps exactly one live
+  // version per path, whichever of two racing puts commits last.
+  statements.push(
+    ctx.d1.prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(now, ctx.tenantId, path),
+    ctx.d1
+      .prepare(
+        `INSERT INTO documents (tenant_id, id, path, name, hash, size, mime_type, collection, tags, metadata, created_at, modified_at)
+         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(ctx.tenantId, id, path, name, hash, bytes.byteLength, mime, collection, JSON.stringify(tags), metadata, previous?.created_at ?? now, now),
+  );
+  if (snapshotId !== null) {
+    statements.push(
+      ctx.d1.prepare(`INSERT INTO doc_snapshots (tenant_id, id, label, collection, created_at) VALUES (?, ?, ?, ?, ?)`).bind(ctx.tenantId, snapshotId, snapshotLabel, collection, now),
+      ctx.d1
+        .prepare(`INSERT INTO doc_snapshot_entries (tenant_id, snapshot_id, path, doc_hash, size, mime_type) VALUES (?, ?, ?, ?, ?, ?)`)
+        .bind(ctx.tenantId, snapshotId, path, hash, bytes.byteLength, mime),
+    );
+  }
+  await ctx.d1.batch(statements);
+
+  return {
+    id,
+    path,
+    hash,
+    size: bytes.byteLength,
+    bytes_stored: bytesStored,
+    bytes_deduped: bytes.byteLength - bytesStored,
+    chunks: pieces.length,
+    snapshot_id: snapshotId,
+  };
+}
+
+export interface StoredDocument {
+  hash: string;
+  path: string | null;
+  name: string | null;
+  size: number;
+  mime_type: string;
+  bytes: Uint8Array;
+}
+
+export async function getDocument(ctx: Ctx, ref: { path: string } | { hash: string }): Promise<StoredDocument> {
+  let hash: string;
+  let path: string;
+  let name: string | null;
+  let size: number;
+  let mime: string;
+  if ("path" in ref) {
+    const p = normalizePath(ref.path);
+    const row = await ctx.d1
+      .prepare(`SELECT path, name, hash, size, mime_type FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
+      .bind(ctx.tenantId, p)
+      .first<{ path: string; name: string; hash: string; size: number; mime_type: string }>();
+    if (!row) throw notFound("document", p, "List the store's documents to find the path, or get it by hash.");
+    ({ hash, path, name, size, mime_type: mime } = row);
+  } else {
+    if (typeof ref.hash !== "string" || !HASH_RE.test(ref.hash)) {
+      throw invalidInput(`hash '${excerpt(String(ref.hash))}' is not a SHA-256 hex digest`, "Pass the 64 lowercase hex characters an add returned.");
+    }
+    hash = ref.hash;
+    // The live version at a path describes the content best; a snapshot entry describes old content.
+    const row = await ctx.d1
+      .prepare(
+        `SELECT path, name, size, mime_type FROM documents WHERE tenant_id = ?1 AND hash = ?2 AND deleted_at IS NULL
+         UNION ALL SELECT path, NULL, size, mime_type FROM doc_snapshot_entries WHERE tenant_id = ?1 AND doc_hash = ?2 LIMIT 1`,
+      )
+      .bind(ctx.tenantId, hash)
+      .first<{ path: string; name: string | null; size: number; mime_type: string }>();
+    if (!row) throw notFound("document with hash", hash, "No live document or snapshot in this store has that content.");
+    ({ path, name, size, mime_type: mime } = row);
+    name ??= path.slice(path.lastIndexOf("/") + 1);
+  }
+  const chunkRows = await ctx.d1
+    .prepare(`SELECT chunk_hash FROM document_chunks WHERE tenant_id = ? AND doc_hash = ? ORDER BY seq`)
+    .bind(ctx.tenantId, hash)
+    .all<{ chunk_hash: string }>();
+  const parts: Uint8Array[] = [];
+  for (const group of groups(chunkRows.results, 8)) {
+    const got = await Promise.all(group.map((r) => ctx.env.BLOBS.get(chunkKey(ctx.tenantId, r.chunk_hash))));
+    for (const obj of got) {
+      if (!obj) throw corrupt(hash);
+      parts.push(new Uint8Array(await obj.arrayBuffer()));
+    }
+  }
+  const bytes = concatBytes(parts);
+  if (chunkRows.results.length === 0 || bytes.byteLength !== size || (await sha256Hex(bytes)) !== hash) throw corrupt(hash);
+  return { hash, path, name, size, mime_type: mime, bytes };
+}
+
+const corrupt = (hash: string) =>
+  new ToolError("integrity_error", `The stored content of ${hash} is missing or does not match its hash.`, {
+    hint: "Add the document again to store its bytes afresh, and report this to the server's operators.",
+  });
+
+export async function deleteDocument(ctx: Ctx, ref: { path: string }): Promise<{ path: string; hash: string; deleted: true }> {
+  const path = normalizePath(ref.path);
+  const row = await ctx.d1
+    .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL RETURNING hash`)
+    .bind(iso(ctx.clock.now()), ctx.tenantId, path)
+    .first<{ hash: string }>();
+  if (!row) throw notFound("document", path, "List the store's documents to find the path.");
+  return { path, hash: row.hash, deleted: true };
+}
+
+export interface StoreStatus {
+  total_objects: number;
+  /** Sum of the live documents' sizes. */
+  total_bytes: number;
+  /** Distinct chunks the live documents use. */
+  unique_blocks: number;
+  /** total_bytes minus the bytes of those distinct chunks: what deduplication saves. */
+  deduplicated_bytes: number;
+  /** deduplicated_bytes / total_bytes (0 for an empty store), as in the seed's example (0.2). */
+  dedup_ratio: number;
+}
+
+export async function storeStatus(ctx: Ctx): Promise<StoreStatus> {
+  const [docs, blocks] = await ctx.d1.batch<{ n: number; bytes: number }>([
+    ctx.d1.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS bytes FROM documents WHERE tenant_id = ? AND deleted_at IS NULL`).bind(ctx.tenantId),
+    ctx.d1
+      .prepare(
+        `SELECT COUNT(*) AS n, COALESCE(SUM(c.size), 0) AS bytes FROM doc_chunks c WHERE c.tenant_id = ?1 AND EXISTS (
+           SELECT 1 FROM document_chunks dc JOIN documents d ON d.tenant_id = dc.tenant_id AND d.hash = dc.doc_hash AND d.deleted_at IS NULL
+           WHERE dc.tenant_id = ?1 AND dc.chunk_hash = c.hash)`,
+      )
+      .bind(ctx.tenantId),
+  ]);
+  const total = docs!.results[0]!;
+  const unique = blocks!.results[0]!;
+  const deduplicated = Math.max(0, total.bytes - unique.bytes);
+  return {
+    total_objects: total.n,
+    total_bytes: total.bytes,
+    unique_blocks: unique.n,
+    deduplicated_bytes: deduplicated,
+    dedup_ratio: total.bytes === 0 ? 0 : deduplicated / total.bytes,
+  };
+}
+
+/** A chunk some live document version or snapshot of its tenant still reaches. */
+const CHUNK_REFERENCED = `EXISTS (SELECT 1 FROM document_chunks dc WHERE dc.tenant_id = c.tenant_id AND dc.chunk_hash = c.hash AND (
+  EXISTS (SELECT 1 FROM documents d WHERE d.tenant_id = dc.tenant_id AND d.hash = dc.doc_hash AND d.deleted_at IS NULL)
+  OR EXISTS (SELECT 1 FROM doc_snapshot_entries e WHERE e.tenant_id = dc.tenant_id AND e.doc_hash = dc.doc_hash)))`;
+
+export interface OrphanCollection {
+  chunks_deleted: number;
+  bytes_freed: number;
+}
+
+/**
+ * Deletes up to `limit` chunks no live document version or snapshot reaches (all tenants unless
+ * `tenantId` is given), for a cron job.
+ *
+ * Race with a put that is about to rely on an existing chunk: the put first sets the chunk's
+ * touched_at (only when unclaimed) and only then skips uploading it; the collector claims a chunk
+ * in one compare-and-swap statement that requires it unreferenced, unclaimed and untouched for
+ * ORPHAN_GRACE_MS. D1 runs the two statements one after the other: if the touch comes first the
+ * claim fails, if the claim comes first the put sees the chunk claimed and refuses (retryable)
+ * instead of relying on it or uploading under the collector. The object is deleted from R2 before
+ * its row, so a row always means the object exists; a collector that dies after claiming leaves
+ * claims that a later run takes again after GC_CLAIM_STALE_MS.
+ */
+export async function collectOrphanChunks(env: Env, tenantId: string | undefined, limit: number, now: Date = new Date()): Promise<OrphanCollection> {
+  const claimAt = iso(now);
+  const cutoff = iso(new Date(now.getTime() - ORPHAN_GRACE_MS));
+  const staleClaim = iso(new Date(now.getTime() - GC_CLAIM_STALE_MS));
+  const take = Math.max(1, Math.min(Math.floor(limit), 1000));
+  const tenantFilter = tenantId === undefined ? "" : "AND c.tenant_id = ?4";
+  const claimed = await env.DB.prepare(
+    `UPDATE doc_chunks SET gc_claimed_at = ?1 WHERE rowid IN (
+       SELECT c.rowid FROM doc_chunks c WHERE c.touched_at < ?2 AND (c.gc_claimed_at IS NULL OR c.gc_claimed_at < ?3) ${tenantFilter}
+         AND NOT ${CHUNK_REFERENCED} LIMIT ${take})
+     RETURNING tenant_id, hash, size`,
+  )
+    .bind(...(tenantId === undefined ? [claimAt, cutoff, staleClaim] : [claimAt, cutoff, staleClaim, tenantId]))
+    .all<{ tenant_id: string; hash: string; size: number }>();
+  const rows = claimed.results;
+  if (rows.length === 0) return { chunks_deleted: 0, bytes_freed: 0 };
+  await env.BLOBS.delete(rows.map((r) => chunkKey(r.tenant_id, r.hash)));
+  let deleted = 0;
+  let freed = 0;
+  for (const group of groups(rows, 30)) {
+    const res = await env.DB.prepare(
+      `DELETE FROM doc_chunks WHERE gc_claimed_at = ? AND (tenant_id, hash) IN (VALUES ${group.map(() => "(?, ?)").join(", ")}) RETURNING size`,
+    )
+      .bind(claimAt, ...group.flatMap((r) => [r.tenant_id, r.hash]))
+      .all<{ size: number }>();
+    deleted += res.results.length;
+    for (const r of res.results) freed += r.size;
+  }
+  // Chunk lists of content nothing reaches any more: a put of that content inserts them again in
+  // the same batch that makes it reachable, so deleting them here cannot race it.
+  await env.DB.prepare(
+    `DELETE FROM document_chunks WHERE rowid IN (
+       SELECT dc.rowid FROM document_chunks dc WHERE 1 = 1 ${tenantId === undefined ? "" : "AND dc.tenant_id = ?1"}
+         AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.tenant_id = dc.tenant_id AND d.hash = dc.doc_hash AND d.deleted_at IS NULL)
+         AND NOT EXISTS (SELECT 1 FROM doc_snapshot_entries e WHERE e.tenant_id = dc.tenant_id AND e.doc_hash = dc.doc_hash)
+       LIMIT 5000)`,
+  )
+    .bind(...(tenantId === undefined ? [] : [tenantId]))
+    .run();
+  return { chunks_deleted: deleted, bytes_freed: freed };
+}
