@@ -20,7 +20,7 @@ import type { LanguageSpec } from "./spec";
 import type { ParsedFile } from "./types";
 import { windowChunks } from "./windows";
 
-export type { CodeChunk, ImportRef, ParsedFile, SymbolDef, SymbolRef } from "./types";
+export type { CodeChunk, ParsedFile } from "./types";
 export { languageOf } from "./languages";
 export { resolveImport } from "./resolve";
 
