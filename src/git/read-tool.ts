@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import type { Ctx } from "../core/context";
-import { defineTool, type ToolDef } from "../core/define-tool";
+import { defineTool, READ_ONLY, type ToolDef } from "../core/define-tool";
 import { ToolError } from "../core/errors";
 import { GitHubError, type GitHubClient } from "./client";
 import { githubFor, githubToolError } from "./credentials";
@@ -78,7 +78,7 @@ export function gitReadTool<I extends z.ZodObject, O extends z.ZodObject>(def: G
     toolset: "git",
     input,
     output: def.output,
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    annotations: { ...READ_ONLY, openWorld: true },
     run: async (ctx, parsed) => {
       try {
         const args = await applyPick(ctx, parsed as z.output<I> & Format & Picked);

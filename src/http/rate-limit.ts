@@ -10,7 +10,7 @@ import type { Env } from "../env";
 import { type ErrorBody, excerpt, ToolError } from "../core/errors";
 import { BATCH_ALLOWANCE, type Meter } from "../core/meter";
 
-export { DEFAULT_KEY_PER_MIN, DEFAULT_TENANT_PER_MIN, limitsFor, perMinute } from "../auth/rate-limits";
+export { limitsFor, perMinute } from "../auth/rate-limits";
 
 /** The two counters every authenticated request is checked against. */
 export function callerBuckets(env: Env, identity: Identity): Bucket[] {

@@ -10,7 +10,7 @@ import { DOCS_SURFACE, DOC_OPS } from "../docs/composite/surface";
 import { type NamedOp, opResolver } from "./compact-names";
 import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, MAX_STEPS, openResult, queryTool, sessionParamsSchema, sessionTool, stepParamsSchema, stepSchema } from "../core/composite";
 import { CANNOT_ASK } from "../core/confirm";
-import { defineTool, type AnyToolDef } from "../core/define-tool";
+import { defineTool, READ_ONLY, type AnyToolDef } from "../core/define-tool";
 import { type ErrorBody, excerpt, notFound, ToolError } from "../core/errors";
 import { jsonSchema } from "../core/json-schema";
 import { type OpKind, outcome, type PipelineOp, type PipelineSurface, queryText, type RawStep } from "../core/pipeline";
@@ -189,7 +189,7 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     input: z.object({ steps: z.array(stepSchema).min(1).max(MAX_STEPS).optional().describe(`1–${MAX_STEPS} steps, {op, params}.`), ...oneStep }),
     output: openResult,
     listOutput: false,
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+    annotations: { ...READ_ONLY, openWorld: true },
     cost: "ops",
     run: (ctx, input) => queryTool(ctx, pipeline, stepsOf(input.steps, input.op, input.params, "steps")),
     text: (payload, input) => queryText(payload, input.steps?.length ?? 1),

@@ -7,7 +7,7 @@ import type { Tool } from "@modelcontextprotocol/server";
 import { z } from "zod";
 import { completionModel } from "../llm";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
-import { defineTool } from "../core/define-tool";
+import { defineTool, READ_ONLY } from "../core/define-tool";
 import type { Surface } from "../core/context";
 
 /** The toolsets seed 004 (code context, review, planning) is served by. */
@@ -89,7 +89,7 @@ export function manifestTool(source: ManifestSource): AnyToolDef {
         language_model: z.boolean().describe("A language model is configured: create_plan, refine_plan, review_changes and the other LLM paths work."),
       }).describe("What this server is set up for."),
     }),
-    annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+    annotations: READ_ONLY,
     run: async (ctx) => {
       const surface = ctx.surface ?? EVERYTHING;
       const tools = source.select(surface).filter((t) => SEED_004_TOOLSETS.includes(t.toolset));

@@ -8,7 +8,7 @@
  */
 import { parse } from "yaml";
 
-export type CheckStatus = "SUCCESS" | "FAILURE" | "WARNING" | "SKIPPED" | "INFO";
+type CheckStatus = "SUCCESS" | "FAILURE" | "WARNING" | "SKIPPED" | "INFO";
 
 export interface Check {
   id: string;
@@ -18,7 +18,7 @@ export interface Check {
   errorMessage?: string;
 }
 
-export type Outcome = "pass" | "fail" | "skipped" | "error";
+type Outcome = "pass" | "fail" | "skipped" | "error";
 
 export interface ScenarioResult {
   scenario: string;

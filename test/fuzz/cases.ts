@@ -6,7 +6,7 @@
 
 type Schema = Record<string, unknown>;
 
-export type FuzzKind = "oversized" | "deep" | "wrong_type" | "control";
+type FuzzKind = "oversized" | "deep" | "wrong_type" | "control";
 
 export interface FuzzCase {
   tool: string;
@@ -20,7 +20,7 @@ export interface FuzzCase {
 export const CONTROL_TEXT = "ok\u0007\u001b[31mred\u0008\u007f";
 
 /** Bigger than any string bound a tool declares, and about half the /mcp body limit. */
-export const HUGE_STRING_LENGTH = 1_000_000;
+const HUGE_STRING_LENGTH = 1_000_000;
 
 const DEPTH = 5_000;
 

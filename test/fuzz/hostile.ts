@@ -55,7 +55,7 @@ export function keyShapedStrings(count: number, seed = 7): string {
 }
 
 /** A unified diff of `files` files, each one hunk adding `lines` lines. */
-export function longDiff(files: number, lines: number): string {
+function longDiff(files: number, lines: number): string {
   const out: string[] = [];
   for (let f = 0; f < files; f++) {
     out.push(`diff --git a/src/f${f}.ts b/src/f${f}.ts`, `--- a/src/f${f}.ts`, `+++ b/src/f${f}.ts`, `@@ -0,0 +1,${lines} @@`);
@@ -65,7 +65,7 @@ export function longDiff(files: number, lines: number): string {
 }
 
 /** YAML nested `depth` flow sequences deep: a recursive parser's stack, not its input bound, gives out first. */
-export const deepYaml = (depth: number) => `security:\n  - id: DEEP\n    paths: ${"[".repeat(depth)}${"]".repeat(depth)}\n`;
+const deepYaml = (depth: number) => `security:\n  - id: DEEP\n    paths: ${"[".repeat(depth)}${"]".repeat(depth)}\n`;
 
 /** One deny rule over every file: each added line of a diff is matched against it. */
 const DENY_EVAL = 'security:\n  - id: SEC001\n    rule: "No eval"\n    paths: ["**/*"]\n    severity: high\n    category: security\n    action: deny\n    deny:\n      regex:\n        pattern: "eval\\\\("\n';

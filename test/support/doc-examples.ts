@@ -39,13 +39,13 @@ export interface DocExample {
 }
 
 /** The names an example call may start with: every registered tool, and compact mode's three. */
-export const CALLABLE = new Set<string>([...ALL_TOOL_NAMES, "query", "execute", "session"]);
+const CALLABLE = new Set<string>([...ALL_TOOL_NAMES, "query", "execute", "session"]);
 
 /** The longest mapping read as one example: longer means an unbalanced brace, reported rather than scanned on. */
 const MAX_MAPPING_CHARS = 4_000;
 const SKETCH_ENTRIES = new Set(["...", "…"]);
 
-export class ExampleError extends Error {}
+class ExampleError extends Error {}
 
 /** Every example call in one text; `line` is the line the text starts at in its source. */
 export function examplesInText(text: string, source: string, line = 1): DocExample[] {
@@ -298,7 +298,7 @@ export function guideTopics(root: string): GuideTopicText[] {
 }
 
 /** The guide's examples, each topic a source of its own (`guide:<id>`). */
-export const guideExamples = (root: string): Map<string, DocExample[]> =>
+const guideExamples = (root: string): Map<string, DocExample[]> =>
   new Map(guideTopics(root).map((t) => [`guide:${t.id}`, examplesInText(t.body, `guide:${t.id}`, t.line)]));
 
 function walk(dir: string, keep: (file: string) => boolean): string[] {

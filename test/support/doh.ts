@@ -4,7 +4,7 @@
  */
 import { DOH_ENDPOINT } from "../../src/net/public-fetch";
 
-export const PUBLIC_V4 = "93.184.215.14";
+const PUBLIC_V4 = "93.184.215.14";
 
 export interface DnsRecords {
   A?: string[];

@@ -19,7 +19,7 @@ import { SPECS } from "./specs";
 import type { ParsedFile } from "./types";
 import { windowChunks } from "./windows";
 
-export type { CodeChunk, ImportRef, ParsedFile, SymbolDef, SymbolRef } from "./types";
+export type { CodeChunk, ParsedFile } from "./types";
 export { languageOf } from "./languages";
 export { resolveImport } from "./resolve";
 export { nestingWork } from "./bounds";

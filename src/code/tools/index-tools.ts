@@ -4,7 +4,7 @@ import { confirmFirst } from "../../core/confirm";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { isSafeRef } from "../../git/tokens";
 import type { Ctx } from "../../core/context";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { cacheStats } from "../cache";
 import { dropGeneration } from "../indexer";
@@ -160,7 +160,7 @@ export const indexStatusTool = defineTool({
   description: "Each index's phase (complete says plainly when it is done), progress, errors, indexed commit and freshness against the branch head.",
   input: z.object({ repo: optionalRepoField, check_head: z.boolean().default(true).describe("Compare with the branch head on GitHub (at most once a minute).") }),
   output: z.object({ items: z.array(statusItem).describe("One per indexed repository and ref.") }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   run: async (ctx, input) => {
     const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
     let rows = await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined);
@@ -231,7 +231,7 @@ export const getWorkspaceInfoTool = defineTool({
     }).describe("Retrieval cache."),
     repositories: z.array(workspaceSchema).describe("Every indexed repository and ref (the top-level fields describe the first)."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
     const rows = await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined);
