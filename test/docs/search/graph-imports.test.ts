@@ -1,10 +1,10 @@
 // The docs graph reads TypeScript/JavaScript, Python and Go imports with the code index's tree-sitter
 // grammars (src/code/parse): what only a parser tells apart from an import-shaped line.
 import { describe, expect, it } from "vitest";
-import { extractGraph, indexGraph } from "../../src/docs/graph/graph";
-import { graphOp } from "../../src/docs/search/graph";
-import { putDocument } from "../../src/docs/store/store";
-import { makeCtx, seedIdentity } from "../support/helpers";
+import { extractGraph, indexGraph } from "../../../src/docs/graph/graph";
+import { graphOp } from "../../../src/docs/search/graph";
+import { putDocument } from "../../../src/docs/store/store";
+import { makeCtx, seedIdentity } from "../../support/helpers";
 
 const importKeys = (path: string, text: string, mime = "text/plain") =>
   extractGraph(path, mime, text)

@@ -1,10 +1,10 @@
 import { describe, expect, it } from "vitest";
-import { extractEdges, extractGraph, GRAPH_TARGET_REQUIRED, indexGraph, MAX_EDGES_PER_DOCUMENT, MAX_EXTRACT_CHARS, pruneGraph, relatedDocuments } from "../src/docs/graph/graph";
-import { graphOp } from "../src/docs/search/graph";
-import { deleteDocument, putDocument } from "../src/docs/store/store";
-import { indexDocument } from "../src/docs/store/text-index";
-import type { Ctx } from "../src/core/context";
-import { makeCtx, refusal, seedIdentity } from "./support/helpers";
+import { extractEdges, extractGraph, GRAPH_TARGET_REQUIRED, indexGraph, MAX_EDGES_PER_DOCUMENT, MAX_EXTRACT_CHARS, pruneGraph, relatedDocuments } from "../../../src/docs/graph/graph";
+import { graphOp } from "../../../src/docs/search/graph";
+import { deleteDocument, putDocument } from "../../../src/docs/store/store";
+import { indexDocument } from "../../../src/docs/store/text-index";
+import type { Ctx } from "../../../src/core/context";
+import { makeCtx, refusal, seedIdentity } from "../../support/helpers";
 
 let tenantSeq = 0;
 async function freshCtx(): Promise<Ctx> {
