@@ -1,6 +1,6 @@
 /**
  * Converts gitleaks' published rule set (scripts/gitleaks/gitleaks.toml, MIT, copied unchanged
- * from the gitleaks repository at tag v8.30.0) into src/review/gitleaks-rules.ts, the rules
+ * from the gitleaks repository at tag v8.30.0) into src/review/scanners/gitleaks-rules.ts, the rules
  * scrub_secrets, validate_content and the review prompts scan with.
  *
  *   npx tsx scripts/gitleaks-rules.ts
@@ -37,7 +37,7 @@ interface TomlRule {
 
 const root = path.resolve(import.meta.dirname, "..");
 const source = path.join(root, "scripts/gitleaks/gitleaks.toml");
-const target = path.join(root, "src/review/gitleaks-rules.ts");
+const target = path.join(root, "src/review/scanners/gitleaks-rules.ts");
 
 function checked(pattern: string, where: string): string {
   try {
