@@ -12,7 +12,6 @@
 import { repoKey } from "../../code/store";
 import { uuidv7 } from "../../db/ids";
 import { iso, systemClock } from "../../db/time";
-import type { ReviewSessionDO } from "../../durable/review-sessions";
 import type { Env } from "../../env";
 import { GitHubClient, GitHubError } from "../../git/client";
 import { apiBase, githubFor, githubToolError, tenantTokenSource } from "../../git/credentials";
@@ -39,8 +38,11 @@ export interface BatchReview {
 /** Reviews one batch of a session: its unified diff, the paths in it, where it comes from. */
 export type BatchReviewer = (ctx: Ctx, input: { diff: string; changedFiles: string[]; repo: RepoName; headSha: string }) => Promise<BatchReview>;
 
-/** The session's object: named by tenant and session, so no id reaches another tenant's object. */
-export const reviewSessionStub = (env: Env, tenantId: string, sessionId: string): DurableObjectStub<ReviewSessionDO> =>
+/**
+ * The session's object: named by tenant and session, so no id reaches another tenant's object. Its
+ * type comes from the binding (env.REVIEWS), so review code never imports the object that runs it.
+ */
+export const reviewSessionStub = (env: Env, tenantId: string, sessionId: string) =>
   env.REVIEWS.get(env.REVIEWS.idFromName(`${tenantId}:${sessionId}`));
 
 /** REVIEW_STEP_GAP_MS: the least time between a session's steps (default 0; at most an hour). */

@@ -18,35 +18,7 @@
  */
 import { RE2JS, type Matcher } from "re2js";
 import { WorkBudget } from "../../core/work-budget";
-import { GITLEAKS } from "./gitleaks-rules";
-
-export interface GitleaksAllowlist {
-  /** Every listed check must hold (gitleaks' condition = "AND"); otherwise any one. */
-  and?: boolean;
-  /** What regexes look at: the secret (default), the whole match, or the line. */
-  target?: "match" | "line";
-  regexes?: string[];
-  /** Lowercased; the secret must not contain one. */
-  stopwords?: string[];
-  paths?: string[];
-}
-
-export interface GitleaksRule {
-  id: string;
-  regex: string;
-  entropy?: number;
-  /** Lowercased; the rule runs only when the lowercased text contains one (none: always). */
-  keywords: string[];
-  secretGroup?: number;
-  /** The rule applies only to files whose path matches. */
-  path?: string;
-  allowlists?: GitleaksAllowlist[];
-}
-
-export interface GitleaksConfig {
-  allowlist: GitleaksAllowlist;
-  rules: GitleaksRule[];
-}
+import { GITLEAKS, type GitleaksAllowlist, type GitleaksRule } from "./gitleaks-rules";
 
 /** The reference scrubber's secret types (its SecretType), which scrub_secrets reports as `type`. */
 export type SecretType =
