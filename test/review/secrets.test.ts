@@ -3,7 +3,7 @@ import { describe, expect, it } from "vitest";
 import lockfile from "../../package-lock.json?raw";
 import { GITLEAKS, GITLEAKS_SOURCE } from "../../src/review/scanners/gitleaks-rules";
 import { findSecrets, maskSecret, scanSecrets, scrubForPrompt, scrubSecrets, shannonEntropy } from "../../src/review/scanners/secrets";
-import { MAX_CONTENT } from "../../src/review/secrets/scrub";
+import { MAX_CONTENT } from "../../src/review/secrets/model";
 import samples from "../fixtures/review/secrets/gitleaks-samples.json";
 import apiGo from "../fixtures/review/secrets/gitleaks-api.go.txt?raw";
 import envProd from "../fixtures/review/secrets/gitleaks-env.prod.txt?raw";

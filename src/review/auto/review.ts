@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { repoField } from "../../git/repo";
-import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { defineTool, READ_ONLY, type AnyToolDef } from "../../core/define-tool";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
 import { invalidInput } from "../../core/errors";
 import { runTool } from "../../core/call";
@@ -86,7 +86,7 @@ export const reviewAutoTool = defineTool({
     "Chooses the review: with a diff, review_diff (deterministic preflight, optional stages); without one, review_git_diff (an LLM review of a pull request, branch or commit on GitHub; repo defaults as review_git_diff's does). tool forces either. Arguments meant for the other tool are refused. Answers {selected_tool, rationale, output}.",
   input,
   output,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   run: async (ctx, args) => {
     const { selected, rationale } = select(args);
     refuseForeign(selected, args);
@@ -109,5 +109,3 @@ export const reviewAutoTool = defineTool({
     return `${head}\n${reviewGitDiffTool.summarize!(r.output as z.output<typeof reviewGitDiffTool.output>)}`;
   },
 });
-
-export const autoTools: AnyToolDef[] = [reviewAutoTool];

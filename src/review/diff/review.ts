@@ -1,5 +1,5 @@
 /** review_diff (seed 004): the deterministic preflight of a unified diff, with optional stages, SARIF and markdown. */
-import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { reviewDiff, reviewDiffInput, reviewDiffResultSchema, type ReviewDiffResult } from "../pipeline/review-diff";
 import { reviewStages } from "../pipeline/wiring";
 
@@ -26,9 +26,7 @@ export const reviewDiffTool = defineTool({
     "Deterministic review of a unified diff: classification (feature, bugfix, refactor, infra, docs), hotspots, risk 1–5, findings PRE001–PRE005, a CI gate (should_fail), optional SARIF 2.1.0 and markdown. With repo, that repository's review settings apply; invariants, GitHub's static-analysis results and LLM passes run when asked for and available.",
   input: reviewDiffInput,
   output: reviewDiffResultSchema,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   run: (ctx, input) => reviewDiff(ctx, input, reviewStages),
   text: (r) => reviewDiffText(r),
 });
-
-export const diffTools: AnyToolDef[] = [reviewDiffTool];

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { repoField, resolveRepo } from "../../git/repo";
 import { assertSafeRef } from "../../git/tokens";
 import type { Ctx } from "../../core/context";
-import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound, ToolError } from "../../core/errors";
 import { looksLikeUnifiedDiff, MISSING_DIFF_MESSAGE, NO_SCOPE_MESSAGE, parseUnifiedDiff, toChangedFileView } from "../unified-diff/parse";
 import { MAX_INVARIANTS_BYTES, normalizeRepoPath, parseInvariants, PathRefused, readInvariantsFile, runInvariants } from "../checks/invariants";
@@ -31,7 +31,7 @@ async function tenantRepo(ctx: Ctx, ref: string) {
   }
 }
 
-const check = defineTool({
+export const checkInvariantsTool = defineTool({
   name: "check_invariants",
   title: "Check invariants",
   description:
@@ -54,7 +54,7 @@ const check = defineTool({
     findings: z.array(findingSchema).describe("One per invariant violated in a file."),
     error: z.string().optional().describe("Why loading failed."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   async run(ctx, input) {
     const diff = input.diff.trim();
     if (!diff) throw invalidInput(MISSING_DIFF_MESSAGE, "Pass the output of git diff (or a pull request's .diff).");
@@ -105,5 +105,3 @@ const check = defineTool({
   summarize: (r) =>
     r.success ? `${r.findings.length} invariant violation(s) in ${r.checked_invariants} check(s)${r.warnings.length ? `, ${r.warnings.length} warning(s)` : ""}.` : `Invariants not loaded: ${r.error}`,
 });
-
-export const invariantTools: AnyToolDef[] = [check];

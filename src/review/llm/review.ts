@@ -3,7 +3,7 @@ import { z } from "zod";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { repoField } from "../../git/repo";
 import { requireModel } from "../../llm";
-import { defineTool, type AnyToolDef } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { diffForTarget, emptyScope, parseTarget } from "../target/git-target";
 import { DEFAULT_REPO_NOTE, repoOrDefault } from "../target/repo-default";
@@ -112,7 +112,7 @@ export const reviewChangesTool = defineTool({
     llm_timeout_ms: timeoutField,
   }),
   output: reviewResultSchema,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   run: async (ctx, input) => {
     const options: ReviewOptions = {
       confidenceThreshold: input.confidence_threshold,
@@ -167,7 +167,7 @@ export const reviewGitDiffTool = defineTool({
     }).describe("Where the diff came from."),
     review: reviewResultSchema.describe("The review, as review_changes answers it."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: true },
+  annotations: { ...READ_ONLY, openWorld: true },
   run: async (ctx, input) => {
     const target = parseTarget(input.target, input.base);
     const o = input.options;
@@ -200,5 +200,3 @@ export const reviewGitDiffTool = defineTool({
   },
   summarize: (r) => `${r.git_info.repo} ${r.git_info.resolved}: ${summarize(r.review)}`,
 });
-
-export const llmReviewTools: AnyToolDef[] = [reviewChangesTool, reviewGitDiffTool] as unknown as AnyToolDef[];
