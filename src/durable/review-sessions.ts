@@ -1,6 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { RESULT_KEY, runStep, type Snapshot, type SteerOutcome, type StepEnv, stepGapMs, syncRow } from "../review/reactive-sessions/runner";
+import { syncRow } from "../review/reactive/model";
+import { RESULT_KEY, runStep, type Snapshot, type SteerOutcome, type StepEnv, stepGapMs } from "../review/reactive-sessions/runner";
 import { applyOutcome, nextSteps, type ReviewResult, type SessionState, settle, TERMINAL } from "../review/reactive-sessions/plan";
 import { batchReviewer } from "../review/reactive-sessions/batch-reviewer";
 

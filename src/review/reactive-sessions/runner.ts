@@ -22,9 +22,10 @@ import { FULL_COMMIT_SHA } from "../../core/sha";
 import { commentableLines, publishReview } from "./publish";
 import {
   type BatchFinding, type BatchResult, DEFAULT_WORKERS, MAX_CHANGED_FILES, MAX_WORKERS, mergeBatches, parseChangedFiles, planSteps, type PlannedStep,
-  type ReviewResult, type SessionSpec, type SessionState, type StepOutcome, TERMINAL,
+  type ReviewResult, type SessionSpec, type SessionState, type StepOutcome,
 } from "./plan";
 import { reviewSettingsFor } from "../settings/model";
+import { activeSessionIds, findSessionRow, insertSessionRow, sessionOfHead, syncRow } from "../reactive/model";
 import type { ChangeType, Finding } from "../pipeline/types";
 
 /** What one batch's review returns: review_diff's result, as much of it as a session keeps. */
@@ -55,35 +56,6 @@ export const sessionNotFound = (id: string) =>
   new ToolError("session_not_found", `Session not found: ${id.slice(0, 100)}`, {
     hint: "Pass a session_id that reactive_review_pr returned to your tenant; get_review_status shows what a session is doing.",
   });
-
-// ---------------------------------------------------------------------------------------------
-// The D1 record
-
-interface SessionRow {
-  id: string;
-  status: SessionState["status"];
-  state: string | null;
-  result: string | null;
-}
-
-export async function findSessionRow(d1: D1Database, tenantId: string, id: string): Promise<SessionRow | null> {
-  return d1.prepare(`SELECT id, status, state, result FROM review_sessions WHERE tenant_id = ? AND id = ?`).bind(tenantId, id).first<SessionRow>();
-}
-
-/** Writes what the object holds into the session's row; the whole state and the result once it has ended. */
-export async function syncRow(d1: D1Database, state: SessionState, result: ReviewResult | null): Promise<void> {
-  const done = state.steps.filter((s) => s.status === "completed" || s.status === "skipped").length;
-  const ended = TERMINAL.has(state.status);
-  await d1.prepare(
-    `UPDATE review_sessions SET status = ?, total_steps = ?, completed_steps = ?, findings_count = ?, error = ?, updated_at = ?, finished_at = ?,
-       review_id = ?, review_url = ?, result = coalesce(?, result), state = ?
-     WHERE tenant_id = ? AND id = ?`,
-  ).bind(
-    state.status, state.steps.length, done, state.findingsCount, state.error, state.updatedAt, state.finishedAt,
-    state.review?.id ?? null, state.review?.url ?? null, result ? JSON.stringify(result) : null, ended ? JSON.stringify(state) : null,
-    state.spec.tenantId, state.spec.sessionId,
-  ).run();
-}
 
 // ---------------------------------------------------------------------------------------------
 // Steps
@@ -245,13 +217,11 @@ type StartCtx = Pick<Ctx, "env" | "d1" | "tenantId" | "actorId" | "actorName" | 
 
 /** Ends the pull request's running or paused sessions: a new head makes their review stale. */
 async function supersede(ctx: StartCtx, repo: string, pullNumber: number, by: string, commit: string): Promise<string[]> {
-  const active = await ctx.d1.prepare(
-    `SELECT id FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND status IN ('executing', 'paused') AND id <> ?`,
-  ).bind(ctx.tenantId, repo, pullNumber, by).all<{ id: string }>();
-  for (const { id } of active.results) {
+  const active = await activeSessionIds(ctx.d1, ctx.tenantId, repo, pullNumber, by);
+  for (const id of active) {
     await reviewSessionStub(ctx.env, ctx.tenantId, id).cancel(`Superseded by session ${by} (head ${commit.slice(0, 12)})`);
   }
-  return active.results.map((r) => r.id);
+  return active;
 }
 
 export interface Started {
@@ -265,10 +235,7 @@ export async function startSession(ctx: StartCtx, input: Omit<SessionSpec, "sess
   const spec: SessionSpec = { ...input, sessionId: uuidv7(now.getTime()), tenantId: ctx.tenantId, actorId: ctx.actorId, actorName: ctx.actorName, createdAt: iso(now) };
   const state = initialState(spec);
   const key = repoKey(spec.owner, spec.name);
-  await ctx.d1.prepare(
-    `INSERT INTO review_sessions (tenant_id, id, repo, pull_number, commit_hash, base_ref, source, status, total_steps, created_by, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).bind(ctx.tenantId, spec.sessionId, key, spec.pullNumber, spec.commitHash, spec.baseRef, spec.source, state.status, state.steps.length, ctx.actorId, spec.createdAt, spec.createdAt).run();
+  await insertSessionRow(ctx.d1, state, key);
   const replaced = spec.pullNumber === null ? [] : await supersede(ctx, key, spec.pullNumber, spec.sessionId, spec.commitHash);
   try {
     await reviewSessionStub(ctx.env, ctx.tenantId, spec.sessionId).start(state);
@@ -421,10 +388,7 @@ export async function reviewPullRequestEvent(ctx: Ctx, payload: Json): Promise<s
   const head = str(obj(pr.head).sha).toLowerCase();
   const base = str(obj(pr.base).ref);
   if (!FULL_COMMIT_SHA.test(head) || !isSafeRef(base)) return `reactive review: PR #${number} has no usable head sha or base ref`;
-  const prior = await ctx.d1.prepare(
-    `SELECT id, status FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND commit_hash = ? AND status IN ('executing', 'paused', 'completed')
-     ORDER BY created_at DESC LIMIT 1`,
-  ).bind(ctx.tenantId, repoKey(repo.owner, repo.name), number, head).first<{ id: string; status: string }>();
+  const prior = await sessionOfHead(ctx.d1, ctx.tenantId, repoKey(repo.owner, repo.name), number, head);
   if (prior) return `reactive review: PR #${number} at ${head.slice(0, 12)} already has session ${prior.id} (${prior.status})`;
   const started = await startSession(ctx, {
     owner: repo.owner, name: repo.name, pullNumber: number, commitHash: head, baseRef: base,
