@@ -30,51 +30,53 @@ const WITHOUT_REPO: Record<string, Record<string, unknown>> = {
   check_invariants: { diff: releaseDiff },
 };
 
-describe("repo left out of the seed-004 review tools", () => {
-  it("with no registered repository: repo_required, pointing at repo_register, and nothing is asked of GitHub", async () => {
-    const { gh, ctx } = await setup("rdef-none");
-    for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
-      // review_git_diff refuses without a model before any repository is looked at.
-      if (tool === "review_git_diff") continue;
-      const err = await fails(ctx, tool, args);
-      expect(err.code, tool).toBe("repo_required");
-      expect(err.hint, tool).toContain("repo_register");
-    }
-    expect(gh.requests).toHaveLength(0);
-  });
+describe("check_invariants", () => {
+  describe("repo left out of the seed-004 review tools", () => {
+    it("with no registered repository: repo_required, pointing at repo_register, and nothing is asked of GitHub", async () => {
+      const { gh, ctx } = await setup("rdef-none");
+      for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
+        // review_git_diff refuses without a model before any repository is looked at.
+        if (tool === "review_git_diff") continue;
+        const err = await fails(ctx, tool, args);
+        expect(err.code, tool).toBe("repo_required");
+        expect(err.hint, tool).toContain("repo_register");
+      }
+      expect(gh.requests).toHaveLength(0);
+    });
 
-  it("with several: refused naming every candidate as owner/name", async () => {
-    const { gh, ctx } = await setup("rdef-many");
-    for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
-    for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
-      if (tool === "review_git_diff") continue;
-      const err = await fails(ctx, tool, args);
-      expect(err.code, tool).toBe("repo_required");
-      expect(err.message, tool).toContain("2 registered repositories");
-      expect(err.hint, tool).toContain("acme/api, acme/web");
-    }
-    expect(gh.requests).toHaveLength(0);
-  });
+    it("with several: refused naming every candidate as owner/name", async () => {
+      const { gh, ctx } = await setup("rdef-many");
+      for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+      for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
+        if (tool === "review_git_diff") continue;
+        const err = await fails(ctx, tool, args);
+        expect(err.code, tool).toBe("repo_required");
+        expect(err.message, tool).toContain("2 registered repositories");
+        expect(err.hint, tool).toContain("acme/api, acme/web");
+      }
+      expect(gh.requests).toHaveLength(0);
+    });
 
-  it("with one: that one (check_invariants reads its invariants file)", async () => {
-    const { gh, ctx } = await setup("rdef-one");
-    await ok(ctx, "repo_register", { remote_url: "https://api.github.test/acme/api" });
-    const r = await ok(ctx, "check_invariants", { diff: releaseDiff });
-    expect(r.success).toBe(true);
-    expect(r.checked_invariants).toBeGreaterThan(0);
-    expect(gh.requests[0]).toMatchObject({ op: "GET /repos/{owner}/{repo}/contents/{path}", path: { owner: "acme", repo: "api", path: ".review-invariants.yml" } });
-  });
+    it("with one: that one (check_invariants reads its invariants file)", async () => {
+      const { gh, ctx } = await setup("rdef-one");
+      await ok(ctx, "repo_register", { remote_url: "https://api.github.test/acme/api" });
+      const r = await ok(ctx, "check_invariants", { diff: releaseDiff });
+      expect(r.success).toBe(true);
+      expect(r.checked_invariants).toBeGreaterThan(0);
+      expect(gh.requests[0]).toMatchObject({ op: "GET /repos/{owner}/{repo}/contents/{path}", path: { owner: "acme", repo: "api", path: ".review-invariants.yml" } });
+    });
 
-  it("the caller's run's repository wins over the ambiguity", async () => {
-    const { gh, ctx } = await setup("rdef-run");
-    for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
-    const s = await inSession(ctx);
-    await ok(s, "run_heartbeat", { repository_id: "acme/web" });
-    const r = await ok(s, "check_invariants", { diff: releaseDiff });
-    expect(r.success).toBe(true);
-    expect(gh.requests[0]!.path).toMatchObject({ owner: "acme", repo: "web" });
-    // An explicit repo still wins over the run's.
-    await ok(s, "check_invariants", { diff: releaseDiff, repo: "acme/api" });
-    expect(gh.requests.at(-1)!.path).toMatchObject({ owner: "acme", repo: "api" });
+    it("the caller's run's repository wins over the ambiguity", async () => {
+      const { gh, ctx } = await setup("rdef-run");
+      for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+      const s = await inSession(ctx);
+      await ok(s, "run_heartbeat", { repository_id: "acme/web" });
+      const r = await ok(s, "check_invariants", { diff: releaseDiff });
+      expect(r.success).toBe(true);
+      expect(gh.requests[0]!.path).toMatchObject({ owner: "acme", repo: "web" });
+      // An explicit repo still wins over the run's.
+      await ok(s, "check_invariants", { diff: releaseDiff, repo: "acme/api" });
+      expect(gh.requests.at(-1)!.path).toMatchObject({ owner: "acme", repo: "api" });
+    });
   });
 });
