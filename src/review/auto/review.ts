@@ -10,7 +10,9 @@ import { defineTool, READ_ONLY, type AnyToolDef } from "../../core/define-tool";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
 import { invalidInput } from "../../core/errors";
 import { runTool } from "../../core/call";
-import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, reviewDiffText, reviewDiffTool } from "../diff/review";
+import { reviewDiffTool } from "../diff/review";
+import { reviewDiffText } from "../pipeline/result-text";
+import { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema } from "../pipeline/review-diff";
 import { reviewGitDiffTool } from "../llm/review";
 
 const gitOptionsSchema = reviewGitDiffTool.input.shape.options.unwrap();

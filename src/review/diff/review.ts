@@ -1,22 +1,8 @@
 /** review_diff (seed 004): the deterministic preflight of a unified diff, with optional stages, SARIF and markdown. */
 import { defineTool, READ_ONLY } from "../../core/define-tool";
-import { reviewDiff, reviewDiffInput, reviewDiffResultSchema, type ReviewDiffResult } from "../pipeline/review-diff";
+import { reviewDiff, reviewDiffInput, reviewDiffResultSchema } from "../pipeline/review-diff";
+import { reviewDiffText } from "../pipeline/result-text";
 import { reviewStages } from "../pipeline/wiring";
-
-export { reviewDiffInputShape, reviewDiffOptionsSchema, reviewDiffResultSchema, type ReviewDiffOptions } from "../pipeline/review-diff";
-
-/** The findings listed in the text content; structuredContent has them all. */
-const TEXT_FINDINGS = 20;
-
-export function reviewDiffText(r: ReviewDiffResult): string {
-  const lines = [r.summary, r.should_fail ? `CI gate: FAIL (${r.fail_reasons.length} reason${r.fail_reasons.length === 1 ? "" : "s"})` : "CI gate: pass"];
-  for (const f of r.findings.slice(0, TEXT_FINDINGS)) {
-    lines.push(`- ${f.severity} ${f.id} (${f.category}) ${f.location.file}:${f.location.startLine}: ${f.title}`);
-  }
-  if (r.findings.length > TEXT_FINDINGS) lines.push(`… and ${r.findings.length - TEXT_FINDINGS} more in structuredContent.findings`);
-  if (r.metadata.warnings.length > 0) lines.push(`Warnings: ${r.metadata.warnings.join("; ")}`);
-  return lines.join("\n");
-}
 
 export const reviewDiffTool = defineTool({
   name: "review_diff",
