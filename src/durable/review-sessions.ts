@@ -1,15 +1,16 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { RESULT_KEY, runStep, type Snapshot, type SteerOutcome, type StepEnv, stepGapMs, syncRow } from "../review/reactive";
-import { applyOutcome, nextSteps, type ReviewResult, type SessionState, settle, TERMINAL } from "../review/reactive-plan";
-import { batchReviewer } from "../review/wiring-reactive";
+import { syncRow } from "../review/reactive/model";
+import { RESULT_KEY, runStep, type Snapshot, type SteerOutcome, type StepEnv, stepGapMs } from "../review/reactive-sessions/runner";
+import { applyOutcome, nextSteps, type ReviewResult, type SessionState, settle, TERMINAL } from "../review/reactive-sessions/plan";
+import { batchReviewer } from "../review/reactive-sessions/batch-reviewer";
 
 const STATE = "state";
 /** An ended session's live state is kept this long (its row in D1 keeps a copy for good). */
 export const RETAIN_MS = 7 * 24 * 60 * 60_000;
 
 /**
- * One reactive review session (src/review/reactive.ts), named by tenant and session id. It holds
+ * One reactive review session (src/review/reactive-sessions/runner.ts), named by tenant and session id. It holds
  * the plan, each batch's findings and the merged result, and its alarm runs the next step; a
  * pause clears the alarm, a resume sets it again. The object serializes everything done to the
  * session, so a pause that arrives while a step runs is kept when the step's outcome is recorded.

@@ -12,7 +12,7 @@ import { repoTools } from "../work/repos";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs";
 import { codeTools } from "../code/tools";
-import { reviewTools } from "../review/tools";
+import { reviewTools } from "../review";
 import { planTools } from "../plans";
 import { searchTools } from "../work/search";
 import { runTools } from "../work/runs";

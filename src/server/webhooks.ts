@@ -14,7 +14,7 @@ import type { Env } from "../env";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { FULL_COMMIT_SHA } from "../core/sha";
-import { reviewPullRequestEvent } from "../review/reactive";
+import { reviewPullRequestEvent } from "../review/reactive-sessions/runner";
 import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
 import { findTask } from "../work/task-model";
 
@@ -200,7 +200,7 @@ async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
 
 /**
  * A pull request delivery also starts (or, for a new head, replaces) the pull request's reactive
- * review where the repository's review settings opt in (src/review/reactive.ts); its note joins
+ * review where the repository's review settings opt in (src/review/reactive-sessions/runner.ts); its note joins
  * the delivery's outcome.
  */
 async function onPullRequestWithReview(ctx: Ctx, payload: Json): Promise<Outcome> {

@@ -3,8 +3,8 @@ import { parseSource } from "../../src/code/parse";
 import { extractText } from "../../src/docs/extract/extract";
 import { MAX_PDF_STREAM_INFLATED, PDF_INFLATE_BUDGET } from "../../src/docs/extract/pdf-cost";
 import { documentTitle } from "../../src/docs/store/text-index";
-import { parseUnifiedDiff } from "../../src/review/diff";
-import { runInvariants, type InvariantsConfig } from "../../src/review/invariants";
+import { parseUnifiedDiff } from "../../src/review/unified-diff/parse";
+import { runInvariants, type InvariantsConfig } from "../../src/review/checks/invariants";
 import { buildPdf, deflatePadded, textContent } from "../fixtures/pdf";
 
 const MB = 1024 * 1024;

@@ -4,7 +4,7 @@
  * names; and the generators build what they say (a real PDF sharing one stream, distinct keys).
  */
 import { describe, expect, it } from "vitest";
-import { findSecrets } from "../../src/review/secrets";
+import { findSecrets } from "../../src/review/scanners/secrets";
 import { connectClient, seedIdentity } from "../support/helpers";
 import { DEFAULT_SIZES, hostileCases, keyShapedStrings, sharedStreamPdf, type HostileCall } from "./hostile";
 

@@ -13,7 +13,7 @@ import { extractJson, unusableAnswer } from "../../llm/answer";
 import type { CompletionModel } from "../../llm/types";
 import { describeIssues } from "../../core/inputs";
 import { maskSecrets } from "../../core/secrets";
-import { promptScrubber } from "../../review/secrets";
+import { promptScrubber } from "../../review/scanners/secrets";
 import { completePlan, planInputSchema, type Plan, type PlanInput } from "../document/schema";
 import { drawPlan } from "../diagrams/draw";
 

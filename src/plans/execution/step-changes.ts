@@ -12,7 +12,7 @@ import { isSafeRepoPath } from "../../git/tokens";
 import { extractJson, unusableAnswer } from "../../llm/answer";
 import { excerpt } from "../../core/errors";
 import { clippedString } from "../../core/text";
-import { promptScrubber, scrubForPrompt } from "../../review/secrets";
+import { promptScrubber, scrubForPrompt } from "../../review/scanners/secrets";
 import type { Plan, PlanStep } from "../document/schema";
 
 /** Files one step may name: each is read, shown whole, and may be rewritten whole. */

@@ -1,0 +1,82 @@
+/**
+ * Seed 004's review tools take no repository (they run in one workspace): here `repo` defaults to
+ * the caller's run's repository, else the tenant's only registered one, and is refused naming the
+ * candidates when that is ambiguous.
+ */
+import { describe, expect, it } from "vitest";
+import releaseDiff from "../fixtures/review/invariants/hono-release-oidc.diff?raw";
+import honoYaml from "../fixtures/review/invariants/hono.review-invariants.yml?raw";
+import { example, FakeGitHub } from "../support/github/fake";
+import { connectGitHub } from "../support/github/tenant";
+import { fails, newWorld, ok } from "../support/helpers";
+import { inSession } from "../support/run-helpers";
+
+const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
+const fileBody = (text: string, path: string) =>
+  example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", name: path.split("/").pop(), path, content: b64(text), size: text.length });
+
+async function setup(prefix: string) {
+  const w = await newWorld(prefix, { start: "2026-06-01T12:00:00.000Z" });
+  const gh = new FakeGitHub();
+  const ctx = await connectGitHub(w.ctx, gh);
+  gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => ({ body: fileBody(honoYaml, req.path.path ?? "") }));
+  return { gh, ctx };
+}
+
+const WITHOUT_REPO: Record<string, Record<string, unknown>> = {
+  review_git_diff: { target: "#12" },
+  reactive_review_pr: { commit_hash: "0123456789abcdef0123456789abcdef01234567", base_ref: "main", changed_files: "src/a.ts" },
+  run_static_analysis: {},
+  check_invariants: { diff: releaseDiff },
+};
+
+describe("check_invariants", () => {
+  describe("repo left out of the seed-004 review tools", () => {
+    it("with no registered repository: repo_required, pointing at repo_register, and nothing is asked of GitHub", async () => {
+      const { gh, ctx } = await setup("rdef-none");
+      for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
+        // review_git_diff refuses without a model before any repository is looked at.
+        if (tool === "review_git_diff") continue;
+        const err = await fails(ctx, tool, args);
+        expect(err.code, tool).toBe("repo_required");
+        expect(err.hint, tool).toContain("repo_register");
+      }
+      expect(gh.requests).toHaveLength(0);
+    });
+
+    it("with several: refused naming every candidate as owner/name", async () => {
+      const { gh, ctx } = await setup("rdef-many");
+      for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+      for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
+        if (tool === "review_git_diff") continue;
+        const err = await fails(ctx, tool, args);
+        expect(err.code, tool).toBe("repo_required");
+        expect(err.message, tool).toContain("2 registered repositories");
+        expect(err.hint, tool).toContain("acme/api, acme/web");
+      }
+      expect(gh.requests).toHaveLength(0);
+    });
+
+    it("with one: that one (check_invariants reads its invariants file)", async () => {
+      const { gh, ctx } = await setup("rdef-one");
+      await ok(ctx, "repo_register", { remote_url: "https://api.github.test/acme/api" });
+      const r = await ok(ctx, "check_invariants", { diff: releaseDiff });
+      expect(r.success).toBe(true);
+      expect(r.checked_invariants).toBeGreaterThan(0);
+      expect(gh.requests[0]).toMatchObject({ op: "GET /repos/{owner}/{repo}/contents/{path}", path: { owner: "acme", repo: "api", path: ".review-invariants.yml" } });
+    });
+
+    it("the caller's run's repository wins over the ambiguity", async () => {
+      const { gh, ctx } = await setup("rdef-run");
+      for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+      const s = await inSession(ctx);
+      await ok(s, "run_heartbeat", { repository_id: "acme/web" });
+      const r = await ok(s, "check_invariants", { diff: releaseDiff });
+      expect(r.success).toBe(true);
+      expect(gh.requests[0]!.path).toMatchObject({ owner: "acme", repo: "web" });
+      // An explicit repo still wins over the run's.
+      await ok(s, "check_invariants", { diff: releaseDiff, repo: "acme/api" });
+      expect(gh.requests.at(-1)!.path).toMatchObject({ owner: "acme", repo: "api" });
+    });
+  });
+});
