@@ -22,7 +22,6 @@ import { windowChunks } from "./windows";
 export type { CodeChunk, ParsedFile } from "./types";
 export { languageOf } from "./languages";
 export { resolveImport } from "./resolve";
-export { nestingWork } from "./bounds";
 
 export async function parseSource(path: string, text: string): Promise<ParsedFile> {
   const language = languageOf(path);

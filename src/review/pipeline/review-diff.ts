@@ -56,7 +56,6 @@ export const reviewDiffOptionsSchema = z.object({
   include_sarif: z.boolean().default(false).describe("Add `sarif`: the findings as a SARIF 2.1.0 log."),
   include_markdown: z.boolean().default(false).describe("Add `markdown`: a GitHub-flavoured summary."),
 });
-export type ReviewDiffOptions = z.output<typeof reviewDiffOptionsSchema>;
 
 const sha = (which: string) =>
   z.string().min(1).max(200).refine(isSafeRef, "must be a commit sha or ref ([A-Za-z0-9_./+-], no '..')").optional().describe(which);
