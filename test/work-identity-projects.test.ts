@@ -7,7 +7,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
-import { keyFromTitle } from "../src/work/projects";
+import { keyFromTitle } from "../src/work/projects/model";
 import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
 import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./support/helpers";
 

@@ -11,7 +11,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../src/core/context";
-import { normalizeRemote } from "../src/work/repos";
+import { normalizeRemote } from "../src/work/repos/model";
 import { call, count, fails, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
 import { mintRun } from "./support/run-helpers";
 

@@ -11,7 +11,7 @@ import { describe, expect, it } from "vitest";
 import { runMaintenance } from "../src/cron/maintenance";
 import type { Env } from "../src/env";
 import type { Ctx } from "../src/core/context";
-import { runKeyFor, RUN_KEY } from "../src/work/run-model";
+import { runKeyFor, RUN_KEY } from "../src/work/runs/model";
 import { call, connectClient, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, seedIdentity, workerFetch, type Structured, type World } from "./support/helpers";
 import { inSession } from "./support/run-helpers";
 

@@ -10,8 +10,8 @@ import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
 import { defineTool } from "../core/define-tool";
 import { invalidInput, ToolError } from "../core/errors";
-import { actorRefField, afterTimeAndId, cursorField, keysetPage, limitField, resolveActor } from "../work/common";
-import { answerStatements, dueAtField, handoffStatements, maybeHandoff, parseDueAt, type Verdict } from "../work/handoffs";
+import { actorRefField, afterTimeAndId, cursorField, keysetPage, limitField, resolveActor } from "../work/shared";
+import { answerStatements, dueAtField, handoffStatements, maybeHandoff, parseDueAt, type Verdict } from "../work/handoffs/model";
 import { approvalBody, approvalSummary } from "./approval-body";
 import {
   ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, APPROVAL_STATUSES, approvalExists, approvalFingerprint, approvalNotFound, approvalSchema,

@@ -9,8 +9,8 @@
 import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
-import { jsonArray } from "../work/common";
-import type { TaskStatus } from "../work/task-summary";
+import { jsonArray } from "../work/shared";
+import type { TaskStatus } from "../work/tasks/summary";
 import type { Plan, PlanStatus } from "./schema";
 import { appendVersion, findPlan, readVersion, setPlanStatus, type PlanMeta } from "./store";
 

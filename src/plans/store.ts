@@ -7,7 +7,7 @@ import { z } from "zod";
 import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
-import { activityStatement, jsonArray } from "../work/common";
+import { activityStatement, jsonArray } from "../work/shared";
 import { PLAN_STATUSES, planSchema, type Plan, type PlanStatus } from "./schema";
 
 /** Versions one plan keeps. History is never rewritten, so past this a plan is saved under a new id. */

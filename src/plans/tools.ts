@@ -6,7 +6,7 @@ import { z } from "zod";
 import { iso } from "../db/time";
 import { defineTool } from "../core/define-tool";
 import { invalidInput } from "../core/errors";
-import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/common";
+import { afterTimeAndId, cursorField, keysetPage, limitField } from "../work/shared";
 import { approvalTools } from "./approval-tools";
 import { diffPlans, planDiffSchema } from "./diff";
 import { executePlanTool } from "./execute-tool";

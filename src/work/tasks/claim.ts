@@ -1,15 +1,15 @@
 /** task_claim and task_release: leased claims through the scope's ClaimsDO. */
 import { z } from "zod";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { notFound, ToolError } from "../core/errors";
-import { followTask } from "../plans/progress";
-import { activityStatement } from "./common";
-import { findProject, projectSchema } from "./projects";
-import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
-import { LABEL } from "./task-create";
-import { findTask, taskRefField, taskSchema } from "./task-model";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { notFound, ToolError } from "../../core/errors";
+import { followTask } from "../../plans/progress";
+import { activityStatement } from "../shared";
+import { findProject, projectSchema } from "../projects/model";
+import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
+import { LABEL } from "./create";
+import { findTask, taskRefField, taskSchema } from "./model";
 
 /** The Durable Object that serializes a scope's claims: a project's, or a tenant's whole pool. */
 const claimsStub = (ctx: Ctx, projectId: string | null) =>

@@ -1,12 +1,12 @@
 /** Skills (seed 001): the playbook shelf. Project-scoped skills shadow tenant-wide ones by slug. */
 import { z } from "zod";
-import { sha256Hex, uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, notFound, ToolError } from "../core/errors";
-import { activityStatement, jsonArray, limitField } from "./common";
-import { findProject } from "./projects";
+import { sha256Hex, uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { activityStatement, jsonArray, limitField } from "../shared";
+import { findProject } from "../projects/model";
 
 const SLUG = z.string().max(64).regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "slug is lower-case letters, digits and hyphens (max 64), e.g. release-checklist");
 const BODY_MAX = 64 * 1024;

@@ -1,13 +1,13 @@
 /** task_query and task_get. */
 import { z } from "zod";
-import { defineTool } from "../core/define-tool";
-import { commentSchema, type CommentRow, toComment } from "./collab";
-import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "./common";
-import { reviewStanding, reviewStandingSchema } from "./handoffs";
-import { findProject, projectBriefTool, projectSchema } from "./projects";
-import { LABEL } from "./task-create";
-import { findTask, taskRefField, taskSchema } from "./task-model";
-import { TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
+import { defineTool } from "../../core/define-tool";
+import { commentSchema, type CommentRow, toComment } from "../collab/model";
+import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "../shared";
+import { reviewStanding, reviewStandingSchema } from "../handoffs/model";
+import { findProject, projectBriefTool, projectSchema } from "../projects/model";
+import { LABEL } from "./create";
+import { findTask, taskRefField, taskSchema } from "./model";
+import { TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./summary";
 
 /** Sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
 const ORDERS = {

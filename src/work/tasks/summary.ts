@@ -1,7 +1,7 @@
 /** The short form of a task that lists (whoami, briefs, queries) share, and its derived state. */
 import { z } from "zod";
-import type { Ctx } from "../core/context";
-import { jsonArray } from "./common";
+import type { Ctx } from "../../core/context";
+import { jsonArray } from "../shared";
 
 export const TASK_STATUSES = ["todo", "in_progress", "in_review", "done", "cancelled"] as const;
 export type TaskStatus = (typeof TASK_STATUSES)[number];

@@ -10,10 +10,10 @@
  * write's own UPDATE (leaseGuardSql), never a read followed by a write.
  */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { invalidInput, ToolError } from "../core/errors";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { invalidInput, ToolError } from "../../core/errors";
 
 export const DEFAULT_LEASE_SECONDS = 3600;
 

@@ -1,14 +1,14 @@
 /** Identity and directory (seed 001): whoami, register_actor, actor_query. */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { ToolError } from "../core/errors";
-import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
-import { notificationSchema } from "./collab";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { ToolError } from "../../core/errors";
+import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "../shared";
+import { notificationSchema } from "../collab/model";
 import { guideTool } from "./guide";
-import { openTasksFor, taskSummarySchema } from "./task-summary";
+import { openTasksFor, taskSummarySchema } from "../tasks/summary";
 
 export const ACTOR_KINDS = ["agent", "human", "service"] as const;
 

@@ -1,14 +1,14 @@
 /** task_create and task_create_many: one creation path, atomic for a whole batch. */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { BRIEF_IN_LISTING } from "../core/json-schema";
-import { invalidInput, notFound } from "../core/errors";
-import { activityStatement, actorRefField, dateField, resolveActor } from "./common";
-import { findProject } from "./projects";
-import { criterionSchema, findTask, selectTask, taskSchema, toTask, type TaskRow } from "./task-model";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { BRIEF_IN_LISTING } from "../../core/json-schema";
+import { invalidInput, notFound } from "../../core/errors";
+import { activityStatement, actorRefField, dateField, resolveActor } from "../shared";
+import { findProject } from "../projects/model";
+import { criterionSchema, findTask, selectTask, taskSchema, toTask, type TaskRow } from "./model";
 
 export const LABEL = z.string().min(1).max(50).regex(/^[\p{L}\p{N}_.:/-]+$/u, "labels are single words: letters, digits, _ . : / -");
 

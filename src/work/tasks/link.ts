@@ -1,10 +1,10 @@
 /** task_link: dependency edges and parent links, cycle-checked edge by edge. */
 import { z } from "zod";
-import { iso } from "../db/time";
-import { defineTool } from "../core/define-tool";
-import { invalidInput } from "../core/errors";
-import { activityStatement } from "./common";
-import { findTask, MAX_DEPENDENCIES, taskRefField, taskSchema } from "./task-model";
+import { iso } from "../../db/time";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput } from "../../core/errors";
+import { activityStatement } from "../shared";
+import { findTask, MAX_DEPENDENCIES, taskRefField, taskSchema } from "./model";
 
 // Whether ?3 is reachable from ?1 by following depends_on edges (binds: start, tenant, target).
 const REACHES_SQL = `WITH RECURSIVE reach(id) AS (

@@ -1,12 +1,12 @@
 /** Product feedback (seed 001): what gets in an agent's way, filed for this server's operators, and its lifecycle. */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import { secretKinds } from "../core/secrets";
-import { defineTool } from "../core/define-tool";
-import { notFound, ToolError } from "../core/errors";
-import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
-import type { Ctx } from "../core/context";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import { secretKinds } from "../../core/secrets";
+import { defineTool } from "../../core/define-tool";
+import { notFound, ToolError } from "../../core/errors";
+import { activityStatement, cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
+import type { Ctx } from "../../core/context";
 
 export const FEEDBACK_KINDS = ["bug", "friction", "capability", "docs"] as const;
 export const FEEDBACK_STATUSES = ["open", "accepted", "in_progress", "shipped", "declined"] as const;

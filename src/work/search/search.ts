@@ -3,12 +3,12 @@
  * triggers keep: word matches ranked by bm25 first, then substring (trigram) matches.
  */
 import { z } from "zod";
-import { ftsPhrase, ftsQuery, ftsWords } from "../db/fts";
-import { defineTool } from "../core/define-tool";
-import { invalidInput } from "../core/errors";
-import { clipCodePoints } from "../core/text";
-import { limitField } from "./common";
-import { findProject } from "./projects";
+import { ftsPhrase, ftsQuery, ftsWords } from "../../db/fts";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput } from "../../core/errors";
+import { clipCodePoints } from "../../core/text";
+import { limitField } from "../shared";
+import { findProject } from "../projects/model";
 
 export const SEARCH_TYPES = ["project", "task", "decision", "note", "comment", "work_request", "event"] as const;
 

@@ -4,19 +4,19 @@
  * and by the scheduled backfill, so an embedder outage never blocks or loses a write.
  */
 import { z } from "zod";
-import { ftsAnyWord, ftsPhrase, ftsWords } from "../db/fts";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import { secretKinds } from "../core/secrets";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, notFound, ToolError } from "../core/errors";
-import { rankHybrid } from "../search/rank";
-import { embedAfterResponse, queueEmbedding } from "../search/semantic";
-import { noteEmbedText } from "../search/sources";
-import { snippetAround } from "../search/snippet";
-import { activityStatement, jsonArray } from "./common";
-import { findProject } from "./projects";
+import { ftsAnyWord, ftsPhrase, ftsWords } from "../../db/fts";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import { secretKinds } from "../../core/secrets";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { rankHybrid } from "../../search/rank";
+import { embedAfterResponse, queueEmbedding } from "../../search/semantic";
+import { noteEmbedText } from "../../search/sources";
+import { snippetAround } from "../../search/snippet";
+import { activityStatement, jsonArray } from "../shared";
+import { findProject } from "../projects/model";
 
 export const NOTE_KINDS = ["note", "runbook", "finding", "snippet"] as const;
 const BODY_MAX = 64 * 1024;

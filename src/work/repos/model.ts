@@ -1,15 +1,15 @@
 /** Repositories and code refs (seed 001): where "done" points at real code. */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, notFound, ToolError } from "../core/errors";
-import { activityStatement, afterTimeAndId, cursorField, decodeKeyset, limitField, keysetPage } from "./common";
-import { findObject } from "./collab";
-import { findProject } from "./projects";
-import { runFilterValue, runRepoContext, type RunRepoContext } from "./run-model";
-import { findTask } from "./task-model";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { activityStatement, afterTimeAndId, cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
+import { findObject } from "../collab/model";
+import { findProject } from "../projects/model";
+import { runFilterValue, runRepoContext, type RunRepoContext } from "../runs/model";
+import { findTask } from "../tasks/model";
 
 export interface RemoteParts { host: string; owner: string; name: string; url: string }
 

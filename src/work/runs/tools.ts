@@ -4,18 +4,18 @@
  * with a verdict, and read what a run or a whole tree did.
  */
 import { z } from "zod";
-import { boundedJson } from "../core/bounds";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, ToolError } from "../core/errors";
-import { activityStatement, actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "./common";
-import { findRepository } from "./repos";
+import { boundedJson } from "../../core/bounds";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, ToolError } from "../../core/errors";
+import { activityStatement, actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "../shared";
+import { findRepository } from "../repos/model";
 import {
   currentRunId, END_STATUSES, findRun, insertRun, noCurrentRun, releaseSessionRun, RUN_COLUMNS, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES,
   runSchema, toRun, type RunRow,
-} from "./run-model";
+} from "./model";
 
 const runRefField = (description: string) =>
   z.string().min(1).max(100).describe(`${description} A run_key (run-…) or a run id.`);

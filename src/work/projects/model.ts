@@ -1,16 +1,16 @@
 /** Projects (seed 001): project_create, project_update, project_query, project_brief. */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { notFound, ToolError } from "../core/errors";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { notFound, ToolError } from "../../core/errors";
 import {
   activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, actorRefField, clearable, cursorField, dateField, afterTimeAndId, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema,
   resolveActor, keysetPage,
-} from "./common";
-import { repoRefCondition } from "./repos";
-import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./task-summary";
+} from "../shared";
+import { repoRefCondition } from "../repos/model";
+import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
 

@@ -1,13 +1,13 @@
 /** Attachments (seed 001): links and files on work objects; file bytes live in R2. */
 import { z } from "zod";
-import { confirmFirst } from "../core/confirm";
-import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, notFound, ToolError } from "../core/errors";
-import { activityStatement, limitField } from "./common";
-import { findObject } from "./collab";
+import { confirmFirst } from "../../core/confirm";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { activityStatement, limitField } from "../shared";
+import { findObject } from "../collab/model";
 
 export const ATTACHABLE = ["project", "task", "decision", "note", "comment", "handoff"] as const;
 type Attachable = (typeof ATTACHABLE)[number];

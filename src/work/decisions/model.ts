@@ -1,17 +1,17 @@
 /** Decisions (seed 001): decision_log, decision_set_status, decision_query. Append-only by design. */
 import { z } from "zod";
-import { appendChained } from "../changes/chain";
-import { ftsQuery } from "../db/fts";
-import { uuidv7 } from "../db/ids";
-import { iso, resolveSince } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, notFound, ToolError } from "../core/errors";
-import { rankHybrid } from "../search/rank";
-import { embedAfterResponse, queueEmbedding } from "../search/semantic";
-import { decisionEmbedText } from "../search/sources";
-import { activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "./common";
-import { findProject } from "./projects";
+import { appendChained } from "../../changes/chain";
+import { ftsQuery } from "../../db/fts";
+import { uuidv7 } from "../../db/ids";
+import { iso, resolveSince } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { rankHybrid } from "../../search/rank";
+import { embedAfterResponse, queueEmbedding } from "../../search/semantic";
+import { decisionEmbedText } from "../../search/sources";
+import { activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "../shared";
+import { findProject } from "../projects/model";
 
 export const DECISION_STATUSES = ["proposed", "accepted", "rejected"] as const;
 

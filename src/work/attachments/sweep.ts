@@ -3,9 +3,9 @@
  * claims it (blob_versions) leave an object no row names. This sweep deletes such objects once
  * they are older than the grace time, a few pages of one tenant's uploads per run.
  */
-import { sweepRowlessObjects } from "../cron/rowless-objects";
-import type { Env } from "../env";
-import { uploadPrefix } from "./attachments";
+import { sweepRowlessObjects } from "../../cron/rowless-objects";
+import type { Env } from "../../env";
+import { uploadPrefix } from "./model";
 
 export const ATTACHMENT_SWEEP_JOB = "attachment_rowless_upload_sweep";
 /** An upload commits its row right after its put; an hour is far beyond any request. */

@@ -1,16 +1,16 @@
 /** task_update (state machine, optimistic concurrency, done gates) and task_assign. */
 import { z } from "zod";
-import { iso } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { excerpt, invalidInput, ToolError } from "../core/errors";
-import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "./claims";
-import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "./common";
-import { followTask } from "../plans/progress";
-import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "./handoffs";
-import { LABEL } from "./task-create";
-import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./task-model";
-import { TASK_STATUSES, type TaskStatus } from "./task-summary";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { excerpt, invalidInput, ToolError } from "../../core/errors";
+import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
+import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "../shared";
+import { followTask } from "../../plans/progress";
+import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "../handoffs/model";
+import { LABEL } from "./create";
+import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./model";
+import { TASK_STATUSES, type TaskStatus } from "./summary";
 
 /** Reasons a task may not be done yet, checked in this order; the first one refuses. */
 async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvidence: boolean, reviewer: string | null): Promise<void> {

@@ -4,12 +4,12 @@
  * the reaper. The run tools themselves live in runs.ts.
  */
 import { z } from "zod";
-import { uuidv7 } from "../db/ids";
-import { iso, parseOffset } from "../db/time";
-import { sessionStub, type SessionRecord, type SessionRun } from "../durable/session";
-import type { Env } from "../env";
-import type { Ctx } from "../core/context";
-import { notFound, ToolError } from "../core/errors";
+import { uuidv7 } from "../../db/ids";
+import { iso, parseOffset } from "../../db/time";
+import { sessionStub, type SessionRecord, type SessionRun } from "../../durable/session";
+import type { Env } from "../../env";
+import type { Ctx } from "../../core/context";
+import { notFound, ToolError } from "../../core/errors";
 
 export const RUN_KINDS = ["session", "subagent"] as const;
 export const RUN_STATUSES = ["running", "succeeded", "failed", "cancelled", "abandoned"] as const;

@@ -1,9 +1,9 @@
 /** Tasks as stored and as returned, the state machine, and the reads the task tools share. */
 import { z } from "zod";
-import type { Ctx } from "../core/context";
-import { notFound } from "../core/errors";
-import { jsonArray } from "./common";
-import { TASK_STATE_SQL, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./task-summary";
+import type { Ctx } from "../../core/context";
+import { notFound } from "../../core/errors";
+import { jsonArray } from "../shared";
+import { TASK_STATE_SQL, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
 
 export const criterionSchema = z.object({
   text: z.string().trim().min(1).max(1000).describe("What must be true."),

@@ -1,14 +1,14 @@
 /** Handoffs and the inbox (seed 001): typed work requests between actors. */
 import { z } from "zod";
-import { boundedJson } from "../core/bounds";
-import { uuidv7 } from "../db/ids";
-import { iso, parseIsoInstant } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { excerpt, invalidInput, notFound, ToolError } from "../core/errors";
-import { activityStatement, actorRefField, type Condition, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "./common";
-import { findProject } from "./projects";
-import { findTask } from "./task-model";
+import { boundedJson } from "../../core/bounds";
+import { uuidv7 } from "../../db/ids";
+import { iso, parseIsoInstant } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
+import { activityStatement, actorRefField, type Condition, cursorField, afterTimeAndId, jsonArray, limitField, resolveActor, keysetPage } from "../shared";
+import { findProject } from "../projects/model";
+import { findTask } from "../tasks/model";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
 export type HandoffKind = (typeof HANDOFF_KINDS)[number];

@@ -1,16 +1,16 @@
 /** Comments, the activity log, and notifications (seed 001): the shared room of the work ledger. */
 import { z } from "zod";
-import { boundedJson } from "../core/bounds";
-import { sha256Hex, uuidv7 } from "../db/ids";
-import { iso, resolveSince } from "../db/time";
-import type { Ctx } from "../core/context";
-import { defineTool } from "../core/define-tool";
-import { invalidInput, notFound } from "../core/errors";
-import { ACTIVITY_ACTOR_NAME, activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "./common";
-import { stableStringify } from "../core/idempotency";
-import { findProject } from "./projects";
-import { findRun, runFilterValue } from "./run-model";
-import { findTask } from "./task-model";
+import { boundedJson } from "../../core/bounds";
+import { sha256Hex, uuidv7 } from "../../db/ids";
+import { iso, resolveSince } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { defineTool } from "../../core/define-tool";
+import { invalidInput, notFound } from "../../core/errors";
+import { ACTIVITY_ACTOR_NAME, activityStatement, actorRefField, cursorField, decodeKeyset, jsonArray, limitField, resolveActor, keysetPage } from "../shared";
+import { stableStringify } from "../../core/idempotency";
+import { findProject } from "../projects/model";
+import { findRun, runFilterValue } from "../runs/model";
+import { findTask } from "../tasks/model";
 
 export const OBJECT_TYPES = ["project", "task", "decision", "work_request", "note"] as const;
 type ObjectType = (typeof OBJECT_TYPES)[number];

@@ -1,7 +1,7 @@
 /** guide (seed 001): the static agent manual, also served as ledger://guide resources. */
 import { z } from "zod";
-import { defineTool } from "../core/define-tool";
-import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
+import { defineTool } from "../../core/define-tool";
+import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../../guide/topics";
 
 const TOPIC_IDS = GUIDE_TOPICS.map((t) => t.id) as [string, ...string[]];
 
