@@ -1,22 +1,11 @@
 import { changeTools } from "../changes/tools";
-import { identityTools } from "../work/identity/model";
-import { projectTools } from "../work/projects/model";
-import { taskTools } from "../work/tasks/index";
-import { attachmentTools } from "../work/attachments/model";
-import { collabTools } from "../work/collab/model";
-import { decisionTools } from "../work/decisions/model";
-import { feedbackTools } from "../work/feedback/model";
-import { handoffTools } from "../work/handoffs/model";
-import { knowledgeTools } from "../work/knowledge/model";
-import { repoTools } from "../work/repos/model";
+import { attachmentTools, collabTools, decisionTools, feedbackTools, handoffTools, identityTools, knowledgeTools, onTaskStatusChange, projectTools, repoTools, runTools, searchTools, skillTools, taskTools } from "../work";
+import { followTask } from "../plans/progress";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs/tools";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review/tools";
 import { planTools } from "../plans/tools";
-import { searchTools } from "../work/search/search";
-import { runTools } from "../work/runs/tools";
-import { skillTools } from "../work/skills/model";
 import { registerCatalog } from "../core/catalog";
 import type { Surface } from "../core/context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
@@ -64,6 +53,9 @@ export const findTool = (name: string): AnyToolDef | undefined => TOOLS_BY_NAME.
 
 // Tools that run another by name (a plan step's task tools) find it through the ground floor.
 registerCatalog(findTool);
+
+// A plan step follows its linked task; the tasks room calls out without naming plans.
+onTaskStatusChange(followTask);
 
 const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
 

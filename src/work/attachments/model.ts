@@ -309,5 +309,3 @@ export const attachmentQueryTool = defineTool({
   },
   summarize: (r) => `${r.items.length} attachment(s).`,
 });
-
-export const attachmentTools = [attachAddTool, attachRemoveTool, attachmentQueryTool];

@@ -317,5 +317,3 @@ export const notificationMarkReadTool = defineTool({
   },
   summarize: (r) => `${r.marked} marked read.`,
 });
-
-export const collabTools = [commentAddTool, commentQueryTool, activityLogTool, activityQueryTool, notificationQueryTool, notificationMarkReadTool];

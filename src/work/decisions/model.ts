@@ -220,5 +220,3 @@ export const decisionQueryTool = defineTool({
   },
   summarize: (r) => `${r.items.length} decision(s) (${r.mode}).`,
 });
-
-export const decisionTools = [decisionLogTool, decisionSetStatusTool, decisionQueryTool];

@@ -223,5 +223,3 @@ export const featureRequestSetStatusTool = defineTool({
   },
   summarize: (r) => `${r.request.title} is ${r.request.status}.`,
 });
-
-export const feedbackTools = [featureRequestCreateTool, featureRequestQueryTool, featureRequestSetStatusTool];

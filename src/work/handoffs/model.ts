@@ -526,5 +526,3 @@ export const inboxTool = defineTool({
   },
   summarize: (r) => `${r.total} item(s) in your inbox${r.acked ? `, ${r.acked} acknowledged` : ""}.`,
 });
-
-export const handoffTools = [handoffCreateTool, handoffClaimTool, handoffRespondTool, handoffResolveTool, handoffQueryTool, inboxTool];

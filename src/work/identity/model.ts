@@ -7,7 +7,6 @@ import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, activityStatement, cursorField, decodeKeyset, jsonArray, limitField, keysetPage } from "../shared";
 import { notificationSchema } from "../collab/model";
-import { guideTool } from "./guide";
 import { openTasksFor, taskSummarySchema } from "../tasks/summary";
 
 export const ACTOR_KINDS = ["agent", "human", "service"] as const;
@@ -309,5 +308,3 @@ export const actorQueryTool = defineTool({
   },
   summarize: (r) => `${r.items.length} actor(s).`,
 });
-
-export const identityTools = [whoamiTool, registerActorTool, actorQueryTool, guideTool];

@@ -309,5 +309,3 @@ export const knowledgeSearchTool = defineTool({
   },
   summarize: (r) => `${r.items.length} note(s) (${r.mode}${r.match !== "none" ? `, ${r.match}` : ""}).`,
 });
-
-export const knowledgeTools = [knowledgeWriteTool, knowledgeUpdateTool, knowledgeSearchTool];

@@ -348,5 +348,3 @@ export const projectBriefTool = defineTool({
   },
   summarize: (r) => `${r.project.key} (${r.project.status}): ${r.task_counts.total} task(s), ${r.task_counts.ready} ready, ${r.task_counts.blocked} blocked.`,
 });
-
-export const projectTools = [projectCreateTool, projectUpdateTool, projectQueryTool, projectBriefTool];

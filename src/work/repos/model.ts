@@ -488,8 +488,6 @@ export const codeRefQueryTool = defineTool({
   summarize: (r) => `${r.items.length} code ref(s).`,
 });
 
-export const repoTools = [repoRegisterTool, repoLinkTool, repoQueryTool, taskCodeRefTool, codeRefAddTool, codeRefUpdateTool, codeRefQueryTool];
-
 /** Forgets a repository (its GitHub App access was removed); its code refs and recorded commits stay as history. */
 export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<void> {
   await ctx.d1.batch([

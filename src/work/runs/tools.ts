@@ -308,5 +308,3 @@ export const runSummaryTool = defineTool({
   },
   summarize: (r) => `${r.run.run_key}: ${r.activity_total} activity, ${r.tasks_created} task(s) created, ${r.tasks_completed} done, ${r.decisions_logged} decision(s).`,
 });
-
-export const runTools = [runForkTool, runHeartbeatTool, runEndTool, runQueryTool, runGetTool, runSummaryTool];

@@ -142,5 +142,3 @@ export const searchTool = defineTool({
   },
   summarize: (r) => `${r.items.length} result(s) (${r.mode}).`,
 });
-
-export const searchTools = [searchTool];

@@ -191,5 +191,3 @@ export const skillUpsertTool = defineTool({
   },
   summarize: (r) => `${r.created ? "Created" : r.changed ? "Updated" : "Unchanged:"} ${r.skill.slug} v${r.skill.version}.`,
 });
-
-export const skillTools = [skillListTool, skillGetTool, skillUpsertTool];

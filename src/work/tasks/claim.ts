@@ -4,12 +4,11 @@ import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { notFound, ToolError } from "../../core/errors";
-import { followTask } from "../../plans/progress";
 import { activityStatement } from "../shared";
 import { findProject, projectSchema } from "../projects/model";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
 import { LABEL } from "./create";
-import { findTask, taskRefField, taskSchema } from "./model";
+import { findTask, taskRefField, taskSchema, taskStatusChanged } from "./model";
 
 /** The Durable Object that serializes a scope's claims: a project's, or a tenant's whole pool. */
 const claimsStub = (ctx: Ctx, projectId: string | null) =>
@@ -79,7 +78,7 @@ export const taskClaimTool = defineTool({
         fencing_token: null, extended: false, holder_actor_id: outcome.holder ?? null,
       };
     }
-    if (!outcome.extended) await followTask(ctx, outcome.taskId);
+    if (!outcome.extended) await taskStatusChanged(ctx, outcome.taskId);
     const task = await findTask(ctx, outcome.taskId);
     const p = await findProject(ctx, task.project_id);
     return {

@@ -102,3 +102,20 @@ export async function findTask(ctx: Ctx, ref: string): Promise<Task> {
 
 export const taskRefField = (description: string) => z.string().min(1).max(100).describe(`${description} Id or ref (API-12).`);
 
+
+/**
+ * Who follows a task's status. Plans build on tasks (a plan step follows its linked task), so the
+ * dependency runs plans → tasks: the catalog registers plans' listener here once, and the task
+ * tools call out through this without knowing who listens. Listeners swallow their own errors: a
+ * follower's failure never fails the task write that already landed.
+ */
+export type TaskStatusListener = (ctx: Ctx, taskId: string) => Promise<void>;
+const taskStatusListeners: TaskStatusListener[] = [];
+
+export function onTaskStatusChange(listener: TaskStatusListener): void {
+  if (!taskStatusListeners.includes(listener)) taskStatusListeners.push(listener);
+}
+
+export async function taskStatusChanged(ctx: Ctx, taskId: string): Promise<void> {
+  for (const listener of taskStatusListeners) await listener(ctx, taskId);
+}

@@ -6,10 +6,9 @@ import { defineTool } from "../../core/define-tool";
 import { excerpt, invalidInput, ToolError } from "../../core/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "../shared";
-import { followTask } from "../../plans/progress";
 import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "../handoffs/model";
 import { LABEL } from "./create";
-import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, TRANSITIONS, type Criterion, type Task } from "./model";
+import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, taskStatusChanged, TRANSITIONS, type Criterion, type Task } from "./model";
 import { TASK_STATUSES, type TaskStatus } from "./summary";
 
 /** Reasons a task may not be done yet, checked in this order; the first one refuses. */
@@ -232,7 +231,7 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
       hint: "Re-read it with task_get and retry.", retryable: true,
     });
   }
-  if (to !== task.status) await followTask(ctx, task.id);
+  if (to !== task.status) await taskStatusChanged(ctx, task.id);
   const after = await findTask(ctx, task.id);
   const moved = to === "in_review" && task.status !== "in_review" && reviewer ? await liveReview(ctx, task.id, reviewer) : null;
   return {

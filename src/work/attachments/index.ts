@@ -1,0 +1,3 @@
+import { attachAddTool, attachmentQueryTool, attachRemoveTool } from "./model";
+
+export const attachmentTools = [attachAddTool, attachRemoveTool, attachmentQueryTool];

@@ -1,0 +1,3 @@
+import { decisionLogTool, decisionQueryTool, decisionSetStatusTool } from "./model";
+
+export const decisionTools = [decisionLogTool, decisionSetStatusTool, decisionQueryTool];

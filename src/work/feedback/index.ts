@@ -1,0 +1,3 @@
+import { featureRequestCreateTool, featureRequestQueryTool, featureRequestSetStatusTool } from "./model";
+
+export const feedbackTools = [featureRequestCreateTool, featureRequestQueryTool, featureRequestSetStatusTool];

@@ -1,0 +1,3 @@
+import { knowledgeSearchTool, knowledgeUpdateTool, knowledgeWriteTool } from "./model";
+
+export const knowledgeTools = [knowledgeWriteTool, knowledgeUpdateTool, knowledgeSearchTool];

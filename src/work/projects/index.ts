@@ -1,0 +1,3 @@
+import { projectBriefTool, projectCreateTool, projectQueryTool, projectUpdateTool } from "./model";
+
+export const projectTools = [projectCreateTool, projectUpdateTool, projectQueryTool, projectBriefTool];

@@ -1,0 +1,3 @@
+import { skillGetTool, skillListTool, skillUpsertTool } from "./model";
+
+export const skillTools = [skillListTool, skillGetTool, skillUpsertTool];
