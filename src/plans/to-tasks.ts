@@ -11,7 +11,7 @@ import { defineTool } from "../core/define-tool";
 import { ToolError } from "../core/errors";
 import { actorRefField } from "../work/shared";
 import { findProject } from "../work/projects/model";
-import { createTasks, LABEL, type ManyItem } from "../work/tasks/create";
+import { createTasks, LABEL, type ManyItem } from "../work/tasks/model";
 import { readStepRows } from "./progress";
 import { planIdParam } from "./params";
 import { type Plan, type PlanStep } from "./schema";

@@ -19,7 +19,7 @@ import { canonicalPath } from "../changes/paths";
 import { CHANGE_TYPES } from "../changes/vocab";
 import { getPrompt as getDocsPrompt, listPrompts as listDocsPrompts, MAX_PROMPT_ARGUMENT_CHARS } from "../docs/prompts";
 import { findTask, type Task } from "../work/tasks/model";
-import { projectBriefTool } from "../work/projects/model";
+import { projectBriefTool } from "../work/projects/brief";
 import type { Ctx } from "../core/context";
 import type { AnyToolDef } from "../core/define-tool";
 import { excerpt, ToolError } from "../core/errors";

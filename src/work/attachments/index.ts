@@ -1,3 +1,5 @@
-import { attachAddTool, attachmentQueryTool, attachRemoveTool } from "./model";
+import { attachAddTool } from "./add";
+import { attachRemoveTool } from "./remove";
+import { attachmentQueryTool } from "./query";
 
 export const attachmentTools = [attachAddTool, attachRemoveTool, attachmentQueryTool];

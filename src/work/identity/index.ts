@@ -1,4 +1,6 @@
-import { actorQueryTool, registerActorTool, whoamiTool } from "./model";
+import { actorQueryTool } from "./query";
 import { guideTool } from "./guide";
+import { registerActorTool } from "./register";
+import { whoamiTool } from "./whoami";
 
 export const identityTools = [whoamiTool, registerActorTool, actorQueryTool, guideTool];

@@ -1,3 +1,6 @@
-import { projectBriefTool, projectCreateTool, projectQueryTool, projectUpdateTool } from "./model";
+import { projectBriefTool } from "./brief";
+import { projectCreateTool } from "./create";
+import { projectQueryTool } from "./query";
+import { projectUpdateTool } from "./update";
 
 export const projectTools = [projectCreateTool, projectUpdateTool, projectQueryTool, projectBriefTool];

@@ -3,13 +3,9 @@ import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
-import { defineTool } from "../../core/define-tool";
 import { invalidInput, notFound, ToolError } from "../../core/errors";
-import { activityStatement, afterTimeAndId, cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
-import { findObject } from "../collab/model";
-import { findProject } from "../projects/model";
-import { runFilterValue, runRepoContext, type RunRepoContext } from "../runs/model";
-import { findTask } from "../tasks/model";
+import { activityStatement } from "../shared";
+import { runRepoContext, type RunRepoContext } from "../runs/model";
 
 export interface RemoteParts { host: string; owner: string; name: string; url: string }
 
@@ -51,7 +47,7 @@ export function parseRepoRef(raw: string, host = "github.com"): RemoteParts | nu
 }
 
 /** A remote as it may be echoed back: user-info (any credentials) and query or fragment removed. */
-function redactRemote(raw: string): string {
+export function redactRemote(raw: string): string {
   return raw.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/]*@/i, "$1***@").replace(/[?#].*$/s, "");
 }
 
@@ -105,139 +101,7 @@ export async function repositoryByRemote(ctx: Ctx, parts: RemoteParts): Promise<
   return ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url).first<Repository>();
 }
 
-export const repoRegisterTool = defineTool({
-  name: "repo_register",
-  title: "Register a repository",
-  toolset: "repos",
-  // The remote's credentials are stripped by the tool itself before anything is stored or echoed.
-  verbatim: ["remote_url"],
-  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url (a URL, or owner/name alone), or owner and name (host defaults to github.com). A default_branch given for a repository already registered with another one is refused with conflict (the registered one stands). The server cannot see your working directory, so there is no autodetection here.",
-  input: z.object({
-    remote_url: z.string().max(500).optional().describe("The remote (https://github.com/acme/api(.git), git@github.com:acme/api.git, ssh://…) or owner/name alone."),
-    host: z.string().max(200).optional().describe("Git host (default github.com) when giving owner and name."),
-    owner: z.string().max(100).optional().describe("Owner, with name."),
-    name: z.string().max(100).optional().describe("Repository name, with owner."),
-    slug: z.string().max(200).optional().describe("owner/name (or a remote URL), instead of owner and name."),
-    default_branch: z.string().min(1).max(200).optional().describe("Default branch (default main); fixed at registration."),
-  }),
-  output: z.object({ repository: repositorySchema.describe("The repository."), created: z.boolean().describe("False when it was already registered.") }),
-  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
-  idempotency: "derived",
-  run: async (ctx, input) => {
-    // Either field takes either form: a remote URL or owner/name alone.
-    const remote = input.remote_url ?? input.slug ?? (input.owner && input.name ? `${input.owner}/${input.name}` : undefined);
-    if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url (the output of `git remote get-url origin`, or owner/name), or owner and name.");
-    const parts = parseRepoRef(remote, input.host);
-    if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use owner/name, https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
-    const result = await registerRepository(ctx, parts, input.default_branch ?? "main");
-    // Found, not created: a default branch the caller named but did not get would be a write acknowledged and dropped.
-    if (!result.created && input.default_branch !== undefined && input.default_branch !== result.repository.default_branch) {
-      throw new ToolError("conflict", `${result.repository.slug} is already registered with default branch '${result.repository.default_branch}', not '${input.default_branch}'.`, {
-        hint: "Omit default_branch to resolve the registered repository; its default branch is fixed at registration.",
-      });
-    }
-    return result;
-  },
-  summarize: (r) => `${r.created ? "Registered" : "Found"} ${r.repository.slug} (${r.repository.id}).`,
-});
-
 export const REPO_ROLES = ["primary", "dependency", "docs"] as const;
-
-export const repoLinkTool = defineTool({
-  name: "repo_link",
-  title: "Link a repository to a project",
-  toolset: "repos",
-  description: "Link a project to a registered repository, with a role (primary, dependency or docs). Linking again with the same role, or with none, changes nothing. Changing the role is deliberate: pass the role you replace as expected_role; a different role without it is refused with conflict.",
-  input: z.object({
-    project_id: z.string().min(1).max(100).describe("Project id or key."),
-    repository_id: z.string().min(1).max(200).optional().describe("Repository id (or owner/name)."),
-    repo_slug: z.string().min(1).max(200).optional().describe("owner/name, instead of repository_id."),
-    role: z.enum(REPO_ROLES).optional().describe("primary, dependency or docs; a new link defaults to primary, an existing one keeps its role unless given."),
-    expected_role: z.enum(REPO_ROLES).optional().describe("To change an existing link's role: the role it has now (else conflict). Needs role."),
-  }),
-  output: z.object({ project_id: z.string().describe("Project."), repository: repositorySchema.describe("Repository."), role: z.enum(REPO_ROLES).describe("The link's role.") }),
-  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
-  idempotency: "derived",
-  run: async (ctx, input) => {
-    const ref = input.repository_id ?? input.repo_slug;
-    if (!ref) throw invalidInput("repository_id or repo_slug is required.", "Name the repository to link.");
-    if (input.expected_role && !input.role) throw invalidInput("expected_role needs role, the role to change it to.", "Pass role, or drop expected_role.");
-    const [project, repo] = await Promise.all([findProject(ctx, input.project_id), findRepository(ctx, ref)]);
-    const role = input.role ?? "primary";
-    const key = [ctx.tenantId, project.id, repo.id] as const;
-    // Compare-and-swap: a new link, or a role change from exactly the role the caller named.
-    const write = input.expected_role
-      ? ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`)
-        .bind(role, ...key, input.expected_role, role)
-      : ctx.d1.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-        .bind(...key, role, iso(ctx.clock.now()));
-    const [, , link] = await ctx.d1.batch<{ role: (typeof REPO_ROLES)[number] }>([
-      write,
-      activityStatement(ctx, {
-        verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${role}`,
-        metadata: input.expected_role ? { repository_id: repo.id, previous_role: input.expected_role } : { repository_id: repo.id }, ifPreviousChanged: true,
-      }),
-      ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(...key),
-    ]);
-    const stored = link!.results[0]?.role;
-    if (!stored) {
-      throw new ToolError("conflict", `${repo.slug} is not linked to ${project.key}, so it has no role ${input.expected_role} to replace.`, { hint: "Drop expected_role to link it." });
-    }
-    if (input.role && stored !== input.role) {
-      throw new ToolError("conflict", `${repo.slug} is linked to ${project.key} as ${stored}${input.expected_role ? `, not ${input.expected_role}` : ""}; the link was left as it is.`, {
-        hint: `To make it ${input.role}, retry with expected_role: ${stored}.`,
-      });
-    }
-    return { project_id: project.id, repository: repo, role: stored };
-  },
-  summarize: (r) => `${r.repository.slug} is a ${r.role} repository of the project.`,
-});
-
-export const repoQueryTool = defineTool({
-  name: "repo_query",
-  title: "Find repositories",
-  toolset: "repos",
-  description: "List the tenant's repositories, by slug order; project_id shows a project's linked repositories with their roles.",
-  input: z.object({
-    repository_id: z.string().min(1).max(200).optional().describe("One repository (id or owner/name)."),
-    slug: z.string().min(1).max(200).optional().describe("Exact owner/name (case-insensitive)."),
-    project_id: z.string().min(1).max(100).optional().describe("Only repositories linked to this project."),
-    host: z.string().min(1).max(200).optional().describe("Only this host."),
-    q: z.string().max(200).optional().describe("Text in owner/name."),
-    limit: limitField(50, 200),
-    cursor: cursorField,
-  }),
-  output: z.object({
-    items: z.array(repositorySchema.extend({ role: z.string().optional().describe("The link's role, with project_id.") })).describe("Repositories."),
-    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
-  }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
-  run: async (ctx, input) => {
-    const where = ["r.tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    let join = "";
-    let role = "";
-    if (input.project_id) {
-      join = "JOIN project_repositories pr ON pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.project_id = ?";
-      role = ", pr.role";
-      params.unshift((await findProject(ctx, input.project_id)).id);
-    }
-    if (input.repository_id) { where.push("(r.id = ? OR r.slug = ? COLLATE NOCASE)"); params.push(input.repository_id, input.repository_id); }
-    if (input.slug) { where.push("r.slug = ? COLLATE NOCASE"); params.push(input.slug); }
-    if (input.host) { where.push("r.host = ?"); params.push(input.host.toLowerCase()); }
-    if (input.q?.trim()) { where.push("instr(lower(r.slug), lower(?)) > 0"); params.push(input.q.trim()); }
-    const after = decodeKeyset(input.cursor, 2);
-    if (after) { where.push("(r.slug > ? OR (r.slug = ? AND r.id > ?))"); params.push(after[0], after[0], after[1]); }
-    const rows = await ctx.d1
-      .prepare(`SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
-                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<Repository & { role?: string }>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.slug, last.id]);
-    return { items: page, ...cursor };
-  },
-  summarize: (r) => `${r.items.length} repository(ies).`,
-});
 
 export const REF_TYPES = ["commit", "branch", "pr", "tag", "compare"] as const;
 export const PR_STATES = ["open", "draft", "merged", "closed"] as const;
@@ -263,8 +127,8 @@ export const codeRefSchema = z.object({
 export type CodeRef = z.infer<typeof codeRefSchema>;
 export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
 
-const SHA = z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
-const refFields = {
+export const SHA = z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
+export const refFields = {
   ref_type: z.enum(REF_TYPES).describe("commit (needs sha), branch (needs branch), pr (needs pr_number or pr_url), tag (needs title or sha), compare (needs url)."),
   repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; defaults to the run's repository (run_heartbeat), else the project's only primary repository."),
   sha: SHA.optional().describe("Commit SHA; defaults to the run's HEAD when the ref is on the run's repository and branch."),
@@ -332,46 +196,6 @@ export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)
   return (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(id).first<CodeRef>())!;
 }
 
-export const taskCodeRefTool = defineTool({
-  name: "task_code_ref",
-  title: "Record a task's code",
-  toolset: "repos",
-  description: "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. Repository, branch and sha default from your current run (its last run_heartbeat), so a commit is often just task_id and ref_type; the repository otherwise defaults to the project's only primary repository.",
-  input: z.object({ task_id: z.string().min(1).max(100).describe("The task (id or KEY-number)."), ...refFields }),
-  output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  idempotency: "derived",
-  run: async (ctx, { task_id, ...r }) => {
-    const task = await findTask(ctx, task_id);
-    return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
-  },
-  summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
-});
-
-export const codeRefAddTool = defineTool({
-  name: "code_ref_add",
-  title: "Add a code ref",
-  toolset: "repos",
-  description: "Attach a code reference (commit, branch, PR, tag, compare) to a task, decision, note or project. Same run-context defaults as task_code_ref.",
-  input: z.object({
-    object_type: z.enum(CODE_REF_OBJECTS).describe("task, decision, note or project."),
-    object_id: z.string().min(1).max(100).describe("The object's id."),
-    ...refFields,
-  }),
-  output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
-  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
-  idempotency: "derived",
-  run: async (ctx, { object_type, object_id, ...r }) => {
-    if (object_type === "task") {
-      const task = await findTask(ctx, object_id);
-      return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
-    }
-    const target = await findObject(ctx, object_type, object_id);
-    return { code_ref: await addCodeRef(ctx, object_type, target.id, target.projectId, r) };
-  },
-  summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
-});
-
 /**
  * Writes a code ref's changed fields and their activity (pr.merged / pr.closed when a PR ends,
  * code_ref.updated otherwise); code_ref_update and the pull_request webhook share it.
@@ -407,86 +231,6 @@ export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record
   }
   return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
 }
-
-export const codeRefUpdateTool = defineTool({
-  name: "code_ref_update",
-  title: "Update a code ref",
-  toolset: "repos",
-  description: "Move a PR forward (pr_state open, draft, merged, closed) or fix a ref's sha, title or url. A PR that becomes merged or closed records pr.merged / pr.closed on the timeline.",
-  input: z.object({
-    code_ref_id: z.string().min(1).max(100).describe("The code ref."),
-    patch: z.object({
-      pr_state: z.enum(PR_STATES).optional().describe("New PR state."),
-      sha: SHA.optional().describe("Commit SHA."),
-      title: z.string().max(300).optional().describe("Title."),
-      url: z.string().url().max(500).optional().describe("Link."),
-    }).strict().refine((p) => Object.keys(p).length > 0, "patch names no field").describe("Fields to change."),
-  }),
-  output: z.object({ code_ref: codeRefSchema.describe("The ref after the change."), changed: z.array(z.string()).describe("Fields that changed.") }),
-  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
-  idempotency: "derived",
-  run: async (ctx, input) => {
-    const before = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(ctx.tenantId, input.code_ref_id).first<CodeRef>();
-    if (!before) throw notFound("code ref", input.code_ref_id, "code_ref_query lists them.");
-    if (input.patch.pr_state && before.ref_type !== "pr") throw invalidInput("pr_state applies to PR refs only.", "Drop pr_state for this ref.");
-    // A merged PR stays merged; a closed one may be reopened.
-    if (input.patch.pr_state && before.pr_state === "merged" && input.patch.pr_state !== "merged") {
-      throw new ToolError("invalid_transition", "A merged PR cannot move to another state.", { hint: "Record a new PR ref for follow-up work." });
-    }
-    const next: Record<string, string | null> = {};
-    if (input.patch.pr_state !== undefined) next.pr_state = input.patch.pr_state;
-    if (input.patch.sha !== undefined) next.sha = input.patch.sha.toLowerCase();
-    if (input.patch.title !== undefined) next.title = input.patch.title;
-    if (input.patch.url !== undefined) next.url = input.patch.url;
-    return applyCodeRefChange(ctx, before, next);
-  },
-  summarize: (r) => `Code ref ${r.code_ref.id}: ${r.changed.join(", ") || "no change"}.`,
-});
-
-export const codeRefQueryTool = defineTool({
-  name: "code_ref_query",
-  title: "Find code refs",
-  toolset: "repos",
-  description: "What code delivered this work: code refs by object, repository, ref type, PR state or run, newest first.",
-  input: z.object({
-    object_type: z.enum(CODE_REF_OBJECTS).optional().describe("Kind of object."),
-    object_id: z.string().min(1).max(100).optional().describe("The object (a task may be given by KEY-number)."),
-    repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name."),
-    ref_type: z.enum(REF_TYPES).optional().describe("Only this ref type."),
-    pr_state: z.enum(PR_STATES).optional().describe("Only PRs in this state."),
-    run_id: z.string().min(1).max(100).optional().describe("Only refs recorded in this run (run_key or run id)."),
-    limit: limitField(50, 200),
-    cursor: cursorField,
-  }),
-  output: z.object({ items: z.array(codeRefSchema).describe("Code refs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
-  run: async (ctx, input) => {
-    const where = ["tenant_id = ?", "deleted_at IS NULL"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
-    if (input.object_id) {
-      // Resolved the way code_ref_add resolves it: a task by KEY-number, a project by key.
-      const id = input.object_type === "task" || input.object_type === "project"
-        ? (await findObject(ctx, input.object_type, input.object_id)).id
-        : !input.object_type && /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id) ? (await findTask(ctx, input.object_id)).id : input.object_id;
-      where.push("object_id = ?");
-      params.push(id);
-    }
-    if (input.repository_id) { where.push("repository_id = ?"); params.push((await findRepository(ctx, input.repository_id)).id); }
-    if (input.ref_type) { where.push("ref_type = ?"); params.push(input.ref_type); }
-    if (input.pr_state) { where.push("pr_state = ?"); params.push(input.pr_state); }
-    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
-    const after = afterTimeAndId(input.cursor, "created_at", "id");
-    if (after) { where.push(after.sql); params.push(...after.params); }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<CodeRef>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
-    return { items: page, ...cursor };
-  },
-  summarize: (r) => `${r.items.length} code ref(s).`,
-});
 
 /** Forgets a repository (its GitHub App access was removed); its code refs and recorded commits stay as history. */
 export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<void> {

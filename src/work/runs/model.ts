@@ -1,7 +1,7 @@
 /**
  * Runs as stored and as returned, and what the rest of the server needs of them: resolving a
  * run reference, the session's lazily minted run, the run context code refs default from, and
- * the reaper. The run tools themselves live in runs.ts.
+ * the reaper. The run tools live beside it, one file per verb; the guards they share are here.
  */
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
@@ -10,6 +10,7 @@ import { sessionStub, type SessionRecord, type SessionRun } from "../../durable/
 import type { Env } from "../../env";
 import type { Ctx } from "../../core/context";
 import { notFound, ToolError } from "../../core/errors";
+import { boundedJson } from "../../core/bounds";
 
 export const RUN_KINDS = ["session", "subagent"] as const;
 export const RUN_STATUSES = ["running", "succeeded", "failed", "cancelled", "abandoned"] as const;
@@ -251,3 +252,70 @@ export async function reapSilentRuns(d1: D1Database, now: Date, afterMs: number,
     .run();
   return res.meta.changes ?? 0;
 }
+
+export const runRefField = (description: string) =>
+  z.string().min(1).max(100).describe(`${description} A run_key (run-…) or a run id.`);
+
+export const countsField = boundedJson(
+  z
+    .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "count names are snake_case, e.g. tests_passed"), z.number().int().min(0).max(1e12))
+    .refine((c) => Object.keys(c).length <= 50, "at most 50 counts"),
+  { maxBytes: 4096, maxDepth: 1 },
+).describe("Counters to record, e.g. {\"tasks_completed\": 3}; merged into the run's counts (a name given again is overwritten).");
+
+/** The run a call names, or the current run when it names none. */
+export async function targetRun(ctx: Ctx, ref: string | undefined): Promise<RunRow> {
+  if (ref) return findRun(ctx, ref);
+  const current = await currentRunId(ctx);
+  if (!current) throw noCurrentRun();
+  return findRun(ctx, current);
+}
+
+const runEnded = (run: RunRow) =>
+  new ToolError("run_ended", `Run ${run.run_key} has ended (${run.status}); ended runs cannot be changed.`, {
+    hint: "Heartbeat or end a running run instead. When it was your session's run, your next write starts a fresh one.",
+  });
+
+/**
+ * Another actor's run is visible to the whole tenant (run_query lists it), so refusing a write to
+ * it names the owner instead of pretending it does not exist; other tenants' runs stay not_found.
+ */
+async function notRunOwner(ctx: Ctx, run: RunRow): Promise<ToolError> {
+  const owner = await ctx.d1.prepare(`SELECT name FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, run.actor_id).first<{ name: string }>();
+  return new ToolError("not_run_owner", `Run ${run.run_key} belongs to ${owner?.name ?? "another actor"} (${run.actor_id}); only that actor or an operator key may heartbeat or end it.`, {
+    hint: `Ask ${owner?.name ?? "its owner"} to heartbeat or end it (a comment or handoff reaches them), or use an operator key. For work of your own, run_fork starts a child run under your current run.`,
+  });
+}
+
+/** Refuses early, before any other work, what the compare-and-swap below would refuse anyway. */
+export async function assertRunWritable(ctx: Ctx, run: RunRow): Promise<void> {
+  if (run.status !== "running") throw runEnded(run);
+  if (run.actor_id !== ctx.actorId && !ctx.operator) throw await notRunOwner(ctx, run);
+}
+
+/**
+ * Changes a running run in one compare-and-swap (it must still be running, and be the caller's
+ * own unless the key is an operator's), with `after` statements in the same batch, and returns
+ * it as it is now.
+ */
+export async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<string, unknown>, after: D1PreparedStatement[] = []): Promise<RunRow> {
+  await assertRunWritable(ctx, run);
+  const columns = Object.keys(sets);
+  const [updated] = await ctx.d1.batch<RunRow>([
+    ctx.d1
+      .prepare(`UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
+                WHERE tenant_id = ? AND id = ? AND status = 'running' AND (actor_id = ? OR ?) RETURNING ${RUN_COLUMNS}`)
+      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id, ctx.actorId, ctx.operator ? 1 : 0),
+    ...after,
+  ]);
+  const row = updated!.results[0];
+  if (!row) {
+    const now = await findRun(ctx, run.id);
+    throw now.status !== "running" ? runEnded(now) : await notRunOwner(ctx, now);
+  }
+  return row;
+}
+
+/** What an operator's change to another actor's run adds to its activity row. */
+export const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> =>
+  run.actor_id === ctx.actorId ? {} : { run_owner_actor_id: run.actor_id, operator_override: true };

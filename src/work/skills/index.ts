@@ -1,3 +1,5 @@
-import { skillGetTool, skillListTool, skillUpsertTool } from "./model";
+import { skillGetTool } from "./get";
+import { skillListTool } from "./list";
+import { skillUpsertTool } from "./upsert";
 
 export const skillTools = [skillListTool, skillGetTool, skillUpsertTool];

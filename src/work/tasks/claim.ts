@@ -7,8 +7,7 @@ import { notFound, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { findProject, projectSchema } from "../projects/model";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
-import { LABEL } from "./create";
-import { findTask, taskRefField, taskSchema, taskStatusChanged } from "./model";
+import { findTask, LABEL, taskRefField, taskSchema, taskStatusChanged } from "./model";
 
 /** The Durable Object that serializes a scope's claims: a project's, or a tenant's whole pool. */
 const claimsStub = (ctx: Ctx, projectId: string | null) =>

@@ -4,9 +4,8 @@ import { defineTool } from "../../core/define-tool";
 import { commentSchema, type CommentRow, toComment } from "../collab/model";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "../shared";
 import { reviewStanding, reviewStandingSchema } from "../handoffs/model";
-import { findProject, projectBriefTool, projectSchema } from "../projects/model";
-import { LABEL } from "./create";
-import { findTask, taskRefField, taskSchema } from "./model";
+import { findProject, projectSchema, readProjectBrief } from "../projects/model";
+import { findTask, LABEL, taskRefField, taskSchema } from "./model";
 import { TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./summary";
 
 /** Sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
@@ -170,7 +169,7 @@ export const taskGetTool = defineTool({
     });
     const projectRow = project!.results[0] as z.infer<typeof projectSchema>;
     const brief = input.include?.includes("brief")
-      ? ((await projectBriefTool.run(ctx, { project: task.project_id, max_tasks: 10, max_decisions: 10, max_knowledge: 10, max_activity: 20 })) as Record<string, unknown>)
+      ? ((await readProjectBrief(ctx, { project: task.project_id, max_tasks: 10, max_decisions: 10, max_knowledge: 10, max_activity: 20 })) as Record<string, unknown>)
       : undefined;
     return {
       task,

@@ -7,8 +7,7 @@ import { excerpt, invalidInput, ToolError } from "../../core/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "../shared";
 import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "../handoffs/model";
-import { LABEL } from "./create";
-import { criterionSchema, findTask, REOPEN, taskRefField, taskSchema, taskStatusChanged, TRANSITIONS, type Criterion, type Task } from "./model";
+import { type Criterion, criterionSchema, findTask, LABEL, REOPEN, type Task, taskRefField, taskSchema, taskStatusChanged, TRANSITIONS } from "./model";
 import { TASK_STATUSES, type TaskStatus } from "./summary";
 
 /** Reasons a task may not be done yet, checked in this order; the first one refuses. */
