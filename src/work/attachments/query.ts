@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { limitField } from "../shared";
 import { ATTACHABLE, type Attachment, attachmentSchema, COLUMNS, resolveTarget } from "./model";
 
@@ -14,7 +14,7 @@ export const attachmentQueryTool = defineTool({
     limit: limitField(50, 200),
   }),
   output: z.object({ items: z.array(attachmentSchema).describe("Attachments, newest first.") }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const target = await resolveTarget(ctx, input.object_type, input.object_id);
     const rows = await ctx.d1

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { boundedJson } from "../../core/bounds";
 import { sha256Hex, uuidv7 } from "../../db/ids";
 import { iso, resolveSince } from "../../db/time";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";
 import { stableStringify } from "../../core/idempotency";
@@ -77,7 +77,7 @@ export const activityQueryTool = defineTool({
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];

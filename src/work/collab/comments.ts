@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";
 import { type CommentRow, commentSchema, findObject, objectFields, toComment } from "./model";
@@ -63,7 +63,7 @@ export const commentQueryTool = defineTool({
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const { id: objectId } = await findObject(ctx, input.object_type, input.object_id);
     const after = decodeKeyset(input.cursor, 1);

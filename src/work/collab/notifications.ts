@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { iso } from "../../db/time";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { notificationSchema } from "./model";
 
@@ -19,7 +19,7 @@ export const notificationQueryTool = defineTool({
     unread_count: z.number().int().describe("How many are unread in all."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const after = decodeKeyset(input.cursor, 1);
     const [rows, unread] = await ctx.d1.batch<z.infer<typeof notificationSchema> & { seq: number; n: number }>([

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { ftsQuery } from "../../db/fts";
 import { resolveSince } from "../../db/time";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { rankHybrid } from "../../search/rank";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
@@ -34,7 +34,7 @@ export const decisionQueryTool = defineTool({
     next_cursor: z.string().optional().describe("Listing only: pass as cursor for the next page."),
   }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["d.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];

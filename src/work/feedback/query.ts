@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { COLUMNS, FEEDBACK_KINDS, FEEDBACK_STATUSES, historyEntrySchema, historyOf, type Request, requestSchema } from "./model";
 
@@ -20,7 +20,7 @@ export const featureRequestQueryTool = defineTool({
     items: z.array(requestSchema.extend({ history: z.array(historyEntrySchema).optional().describe("With id: every status move, oldest first.") })).describe("Requests, newest first."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];

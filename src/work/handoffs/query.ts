@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { iso } from "../../db/time";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, afterTimeAndId, limitField, keysetPage } from "../shared";
 import { findTask } from "../tasks/model";
 import { HANDOFF_COLUMNS, HANDOFF_KINDS, HANDOFF_STATUSES, type HandoffRow, handoffSchema, toHandoff } from "./model";
@@ -20,7 +20,7 @@ export const handoffQueryTool = defineTool({
   }),
   output: z.object({ items: z.array(handoffSchema).describe("Handoffs."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["h.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];

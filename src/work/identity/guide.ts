@@ -1,6 +1,6 @@
 /** guide (seed 001): the static agent manual, also served as ledger://guide resources. */
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../../guide/topics";
 
 const TOPIC_IDS = GUIDE_TOPICS.map((t) => t.id) as [string, ...string[]];
@@ -16,7 +16,7 @@ export const guideTool = defineTool({
     text: z.string().describe("The guide text (markdown)."),
     topics: z.array(z.string()).describe("Every topic id."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (_ctx, input) => {
     const topic = input.topic ? findTopic(input.topic)! : null;
     return { topic: topic ? topic.id : "index", text: topic ? renderTopic(topic) : GUIDE_INDEX, topics: TOPIC_IDS };

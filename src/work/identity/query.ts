@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { ACTOR_COLUMNS, ACTOR_KINDS, type ActorRow, actorSchema, toActor } from "./model";
 
@@ -20,7 +20,7 @@ export const actorQueryTool = defineTool({
     items: z.array(actorSchema).describe("Matching actors."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ftsWords } from "../../db/fts";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { rankHybrid } from "../../search/rank";
 import { snippetAround } from "../../search/snippet";
 import { findProject } from "../projects/model";
@@ -35,7 +35,7 @@ export const knowledgeSearchTool = defineTool({
     embedder: z.string().describe("The embedding model that ranked by meaning (local-hash-* is lexical, not semantic), or \"\"."),
     note: z.string().describe("Anything the caller should know about this ranking (e.g. why it fell back), or \"\"."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const f: SearchFilters = { where: [], params: [] };
     const filter: Record<string, string> = {};

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { activityItemSchema, EMBEDDED_LIST_MAX, listsSchema } from "../shared";
 import { taskSummarySchema } from "../tasks/summary";
 import { projectSchema, readProjectBrief, taskCountsSchema } from "./model";
@@ -30,7 +30,7 @@ export const projectBriefTool = defineTool({
     recent_activity: z.array(activityItemSchema).describe("Recent activity in the project, newest first."),
     lists: listsSchema({ repositories: "Linked repositories (repo_query with project_id lists them all, by slug)." }),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: (ctx, input) => readProjectBrief(ctx, input),
   summarize: (r) => `${r.project.key} (${r.project.status}): ${r.task_counts.total} task(s), ${r.task_counts.ready} ready, ${r.task_counts.blocked} blocked.`,
 });

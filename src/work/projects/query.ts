@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { actorRefField, cursorField, afterTimeAndId, limitField, resolveActor, keysetPage } from "../shared";
 import { repoRefCondition } from "../repos/model";
 import { type Project, PROJECT_COLUMNS, PROJECT_STATUSES, projectSchema, taskCounts, taskCountsSchema } from "./model";
@@ -24,7 +24,7 @@ export const projectQueryTool = defineTool({
     next_cursor: z.string().optional().describe("Pass as cursor for the next page; absent on the last page."),
   }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?", "deleted_at IS NULL"];
     const params: unknown[] = [ctx.tenantId];

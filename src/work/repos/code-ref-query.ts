@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { afterTimeAndId, cursorField, limitField, keysetPage } from "../shared";
 import { findObject } from "../collab/model";
 import { runFilterValue } from "../runs/model";
@@ -22,7 +22,7 @@ export const codeRefQueryTool = defineTool({
     cursor: cursorField,
   }),
   output: z.object({ items: z.array(codeRefSchema).describe("Code refs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?", "deleted_at IS NULL"];
     const params: unknown[] = [ctx.tenantId];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { findProject } from "../projects/model";
 import { type Repository, repositorySchema } from "./model";
@@ -22,7 +22,7 @@ export const repoQueryTool = defineTool({
     items: z.array(repositorySchema.extend({ role: z.string().optional().describe("The link's role, with project_id.") })).describe("Repositories."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["r.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "../shared";
 import { findRun, RUN_COLUMNS, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES, runSchema, toRun, type RunRow } from "./model";
@@ -20,7 +20,7 @@ export const runQueryTool = defineTool({
     cursor: cursorField,
   }),
   output: z.object({ items: z.array(runSchema).describe("Runs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
@@ -61,7 +61,7 @@ export const runGetTool = defineTool({
     children_truncated: z.boolean().optional().describe("With include_children: true when the subtree has more runs after these (lists.children pages them)."),
     lists: listsSchema({ children: "The subtree below the run (run_get with the cursor continues it)." }).optional().describe("With include_children: how many runs the subtree holds and how to page the rest."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     if ((input.run_key === undefined) === (input.run_id === undefined)) throw invalidInput("Pass exactly one of run_key and run_id.", "Name the run by its key (run-…) or by its id.");
     if (input.cursor !== undefined && !input.include_children) throw invalidInput("cursor pages the subtree: it goes with include_children: true.", "Pass include_children: true with the cursor, or drop the cursor.");

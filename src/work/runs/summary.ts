@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { runSchema, toRun } from "./model";
 import { runRefField, targetRun } from "./model";
 
@@ -31,7 +31,7 @@ export const runSummaryTool = defineTool({
     activity_total: rollupField("Activity rows of every kind"),
     child_runs: z.number().int().describe("Runs forked directly from it."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const run = await targetRun(ctx, input.run_id);
     const names = Object.keys(ROLLUP);

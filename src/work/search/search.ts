@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { ftsQuery, ftsWords } from "../../db/fts";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { limitField } from "../shared";
 import { findProject } from "../projects/model";
@@ -23,7 +23,7 @@ export const searchTool = defineTool({
     items: z.array(hitSchema).describe("Matches, best first."),
     mode: z.enum(["words", "words+trigram", "trigram"]).describe("Which matchers ran: words; words then a trigram top-up; or trigram alone (q had no words)."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const { q } = input;
     const trigram = trigramQuery(q);

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound } from "../../core/errors";
 import { findProject } from "../projects/model";
 import { resolveSkill, type SkillRow, skillSchema, SLUG, toSkill } from "./model";
@@ -16,7 +16,7 @@ export const skillGetTool = defineTool({
     version: z.number().int().min(1).max(1_000_000).optional().describe("Read this version instead of the current one."),
   }),
   output: z.object({ skill: skillSchema.describe("The skill, with its body.") }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     if ((input.slug === undefined) === (input.skill_id === undefined)) throw invalidInput("Pass exactly one of slug and skill_id.", "Name the skill by slug (usual) or by id.");
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { limitField } from "../shared";
 import { findProject } from "../projects/model";
 import { COLUMNS, type SkillRow, skillSchema, toSkill } from "./model";
@@ -19,7 +19,7 @@ export const skillListTool = defineTool({
   }),
   output: z.object({ items: z.array(skillSchema).describe("Skills by slug.") }),
   fields: true,
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
     const where = ["s.tenant_id = ?", "s.project_id IN (?, '')", "s.status = ?"];

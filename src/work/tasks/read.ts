@@ -1,6 +1,6 @@
 /** task_query and task_get. */
 import { z } from "zod";
-import { defineTool } from "../../core/define-tool";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { commentSchema, type CommentRow, toComment } from "../collab/model";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "../shared";
 import { reviewStanding, reviewStandingSchema } from "../handoffs/model";
@@ -47,7 +47,7 @@ export const taskQueryTool = defineTool({
     items: z.array(taskSummarySchema).describe("Tasks."),
     next_cursor: z.string().optional().describe("Pass as cursor (with the same filters) for the next page; absent on the last page."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["t.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
@@ -117,7 +117,7 @@ export const taskGetTool = defineTool({
     lists: listsSchema(TASK_GET_LISTS),
     brief: z.record(z.string(), z.unknown()).optional().describe("The project brief, with include: ['brief']."),
   }),
-  annotations: { readOnly: true, destructive: false, idempotent: true, openWorld: false },
+  annotations: READ_ONLY,
   run: async (ctx, input) => {
     const task = await findTask(ctx, input.task_id);
     const review = task.reviewer_actor_id ? reviewStanding(ctx, task, task.reviewer_actor_id) : Promise.resolve(null);
