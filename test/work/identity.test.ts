@@ -6,10 +6,10 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/core/context";
-import { keyFromTitle } from "../src/work/projects/model";
-import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "./support/helpers";
+import type { Ctx } from "../../src/core/context";
+import { keyFromTitle } from "../../src/work/projects/model";
+import { DERIVED_WINDOW_MS } from "../../src/core/idempotency";
+import { call, count, makeCtx, MINUTE, ok, seedIdentity, TestClock, type Structured, type TestIdentity, refusedWithoutWrites } from "../support/helpers";
 
 const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();

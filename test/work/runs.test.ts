@@ -8,12 +8,12 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { runMaintenance } from "../src/cron/maintenance";
-import type { Env } from "../src/env";
-import type { Ctx } from "../src/core/context";
-import { runKeyFor, RUN_KEY } from "../src/work/runs/model";
-import { call, connectClient, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, seedIdentity, workerFetch, type Structured, type World } from "./support/helpers";
-import { inSession } from "./support/run-helpers";
+import { runMaintenance } from "../../src/cron/maintenance";
+import type { Env } from "../../src/env";
+import type { Ctx } from "../../src/core/context";
+import { runKeyFor, RUN_KEY } from "../../src/work/runs/model";
+import { call, connectClient, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, seedIdentity, workerFetch, type Structured, type World } from "../support/helpers";
+import { inSession } from "../support/run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const HOUR = 60 * MINUTE;

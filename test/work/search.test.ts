@@ -1,8 +1,8 @@
 /** The global keyword search: every indexed kind, ranking, the trigram top-up, limits, tenancy, freshness. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { uuidv7 } from "../src/db/ids";
-import { call, count, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./support/helpers";
+import { uuidv7 } from "../../src/db/ids";
+import { call, count, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wse-${name}`, { start: T0 });

@@ -1,8 +1,8 @@
 /** Product feedback: feature_request_create and feature_request_query. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { call, count, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
+import { DERIVED_WINDOW_MS } from "../../src/core/idempotency";
+import { call, count, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wfb-${name}`, { start: T0 });

@@ -8,11 +8,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Env } from "../src/env";
-import type { Ctx } from "../src/core/context";
-import { uploadPrefix } from "../src/work/attachments/model";
-import { ATTACHMENT_SWEEP_JOB, sweepRowlessUploads } from "../src/work/attachments/sweep";
-import { call, count, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
+import type { Env } from "../../src/env";
+import type { Ctx } from "../../src/core/context";
+import { uploadPrefix } from "../../src/work/attachments/model";
+import { ATTACHMENT_SWEEP_JOB, sweepRowlessUploads } from "../../src/work/attachments/sweep";
+import { call, count, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();

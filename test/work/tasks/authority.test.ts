@@ -10,11 +10,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { identityForKey } from "../src/auth/identity";
-import { createDb } from "../src/db/client";
-import type { Ctx } from "../src/core/context";
-import { call, connectClient, count, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "./support/helpers";
-import { inSession } from "./support/run-helpers";
+import { identityForKey } from "../../../src/auth/identity";
+import { createDb } from "../../../src/db/client";
+import type { Ctx } from "../../../src/core/context";
+import { call, connectClient, count, interleaved, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "../../support/helpers";
+import { inSession } from "../../support/run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const SECOND = 1000;

@@ -4,8 +4,8 @@
  * to the count.
  */
 import { describe, expect, it } from "vitest";
-import { ALL_TOOLS } from "../src/server/registry";
-import { connectClient, seedIdentity } from "./support/helpers";
+import { ALL_TOOLS } from "../../src/server/registry";
+import { connectClient, seedIdentity } from "../support/helpers";
 
 const SEED_001_TOOLS: Record<string, readonly string[]> = {
   "Identity & directory": ["whoami", "register_actor", "actor_query"],

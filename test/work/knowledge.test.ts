@@ -1,8 +1,8 @@
 /** Knowledge: knowledge_write, knowledge_update, knowledge_search, and notes as targets elsewhere. */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { backfillEmbeddings } from "../src/search/semantic";
-import { call, count, newWorld, ok, refusedWithoutWrites, settle, type Structured, type World } from "./support/helpers";
+import { backfillEmbeddings } from "../../src/search/semantic";
+import { call, count, newWorld, ok, refusedWithoutWrites, settle, type Structured, type World } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wkn-${name}`, { start: T0 });

@@ -18,12 +18,12 @@ import {
 } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { FREQUENT_CRON, jobsFor, runMaintenance } from "../src/cron/maintenance";
-import type { Env } from "../src/env";
-import worker from "../src/index";
-import type { Ctx } from "../src/core/context";
-import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "./support/helpers";
+import { FREQUENT_CRON, jobsFor, runMaintenance } from "../../../src/cron/maintenance";
+import type { Env } from "../../../src/env";
+import worker from "../../../src/index";
+import type { Ctx } from "../../../src/core/context";
+import { DERIVED_WINDOW_MS } from "../../../src/core/idempotency";
+import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "../../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();
@@ -451,7 +451,7 @@ describe("task_update", () => {
     await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ index: 0, text: "Only item", met: true }] } }, "invalid_input", state);
     await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ index: 0, met: true }], acceptance_criteria: [] } }, "invalid_input", state);
     // A checklist changed between the read and the write is a conflict, not a lost update.
-    const { updateTask } = await import("../src/work/tasks/update");
+    const { updateTask } = await import("../../../src/work/tasks/update");
     const racing = env.DB.prepare("UPDATE tasks SET acceptance_criteria = ? WHERE id = ?").bind(JSON.stringify([{ text: "Only item", met: false }, { text: "Added meanwhile", met: false }]), u.id);
     const raced = { ...w.ctx, d1: new Proxy(w.ctx.d1, { get: (d1, k) => (k === "batch" ? async (stmts: D1PreparedStatement[]) => { await racing.run(); return d1.batch(stmts); } : Reflect.get(d1, k).bind?.(d1) ?? Reflect.get(d1, k)) }) };
     await expect(updateTask(raced, u.id as string, { criteria_updates: [{ index: 0, met: true }] })).rejects.toMatchObject({ code: "conflict" });

@@ -11,11 +11,11 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/core/context";
-import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { claimHandoff } from "../src/work/claims/model";
-import { HANDOFF_KINDS } from "../src/work/handoffs/model";
-import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "./support/helpers";
+import type { Ctx } from "../../src/core/context";
+import { DERIVED_WINDOW_MS } from "../../src/core/idempotency";
+import { claimHandoff } from "../../src/work/claims/model";
+import { HANDOFF_KINDS } from "../../src/work/handoffs/model";
+import { call, count, fails, MINUTE, ok, refusedWithoutWrites, type Structured, newWorld, type World, type Who } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number, base = T0) => new Date(Date.parse(base) + ms).toISOString();

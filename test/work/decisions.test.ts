@@ -9,12 +9,12 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/core/context";
-import { ALL_TOOLS } from "../src/server/registry";
-import { toolListing } from "../src/core/listing";
-import { DERIVED_WINDOW_MS } from "../src/core/idempotency";
-import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, settle, type Structured, newWorld, type World } from "./support/helpers";
-import { mintRun } from "./support/run-helpers";
+import type { Ctx } from "../../src/core/context";
+import { ALL_TOOLS } from "../../src/server/registry";
+import { toolListing } from "../../src/core/listing";
+import { DERIVED_WINDOW_MS } from "../../src/core/idempotency";
+import { call, count, DAY, MINUTE, ok, refusedWithoutWrites, settle, type Structured, newWorld, type World } from "../support/helpers";
+import { mintRun } from "../support/run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();

@@ -1,7 +1,7 @@
 /** Skills: skill_upsert, skill_get, skill_list. */
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../src/db/ids";
-import { call, count, newWorld, ok, refusedWithoutWrites, type Structured } from "./support/helpers";
+import { sha256Hex } from "../../src/db/ids";
+import { call, count, newWorld, ok, refusedWithoutWrites, type Structured } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wsk-${name}`, { start: T0 });

@@ -10,10 +10,10 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import type { Ctx } from "../src/core/context";
-import { normalizeRemote } from "../src/work/repos/model";
-import { call, count, fails, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "./support/helpers";
-import { mintRun } from "./support/run-helpers";
+import type { Ctx } from "../../src/core/context";
+import { normalizeRemote } from "../../src/work/repos/model";
+import { call, count, fails, makeCtx, MINUTE, ok, refusedWithoutWrites, seedIdentity, TestClock, type Structured, type TestIdentity } from "../support/helpers";
+import { mintRun } from "../support/run-helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const UUID_V7 = /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
