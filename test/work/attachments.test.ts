@@ -128,7 +128,8 @@ async function objects(w: World) {
   return { p, t, d, c, h };
 }
 
-describe("attach_add: links", () => {
+describe("attach_add", () => {
+describe("links", () => {
   it("attaches a link to a project (by key), a task (by KEY-number), a decision, a comment and a handoff", async () => {
     const w = await world("links");
     const { p, t, d, c, h } = await objects(w);
@@ -226,7 +227,7 @@ describe("attach_add: links", () => {
   });
 });
 
-describe("attach_add: files", () => {
+describe("files", () => {
   it("stores inline content in R2 under the tenant's prefix as version 1 of storage_path, and records size, MIME and file name", async () => {
     const w = await world("file-inline");
     const p = await project(w.ctx, "APP");
@@ -353,6 +354,7 @@ describe("attach_add: files", () => {
     await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big" }, "blob_not_found");
     expect((await list(w.ctx, "task", "APP-1")).map((x) => x.id)).toEqual([b.id, a.id]);
   });
+});
 });
 
 describe("tenant isolation", () => {

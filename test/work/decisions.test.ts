@@ -478,7 +478,7 @@ describe("decision_query", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("comment_add / comment_query", () => {
+describe("comment_add", () => {
   it("comments on a project, a task, a decision and a work request, each recorded as comment.added on the right project", async () => {
     const w = await world("comment-objects");
     const api = await project(w.ctx, "API");
@@ -615,6 +615,9 @@ describe("comment_add / comment_query", () => {
     await rejects(w.ctx, "comment_add", { object_type: "project", object_id: api.id, body: "hi", author: "me" }, "invalid_input");
   });
 
+});
+
+describe("comment_query", () => {
   it("comment_query pages oldest first with a complete cursor and only the object's own comments", async () => {
     const w = await world("comment-pages");
     const api = await project(w.ctx, "API");
@@ -634,6 +637,9 @@ describe("comment_add / comment_query", () => {
     await rejects(w.ctx, "comment_query", { object_type: "project", object_id: api.id, cursor: "garbage" }, "invalid_input");
   });
 
+});
+
+describe("comment_add", () => {
   it("a retried comment_add replays: one comment, one notification per mention", async () => {
     const w = await world("comment-replay");
     const bob = await w.other("bob");
@@ -822,7 +828,7 @@ describe("activity_query", () => {
 
 // ---------------------------------------------------------------------------------------------
 
-describe("notifications", () => {
+describe("notification_query", () => {
   it("notification_query shows only your own, newest first, with unread_only and unread_count; cursor pages them", async () => {
     const w = await world("notif-own");
     const bob = await w.other("bob");
@@ -872,6 +878,9 @@ describe("notifications", () => {
     await rejects(bob.ctx, "notification_query", { recipient: "carol" }, "invalid_input");
   });
 
+});
+
+describe("notification_mark_read", () => {
   it("notification_mark_read marks only your own ids, counts the changed ones, and is idempotent", async () => {
     const w = await world("notif-mark");
     const bob = await w.other("bob");

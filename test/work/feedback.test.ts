@@ -88,7 +88,8 @@ describe("feature_request_query", () => {
   });
 });
 
-describe("feature_request_set_status (the seed's lifecycle)", () => {
+describe("feature_request_set_status", () => {
+describe("the seed's lifecycle", () => {
   const history = (tenantId: string) => count("SELECT COUNT(*) AS n FROM feature_request_events WHERE tenant_id = ?", tenantId);
 
   it("moves a request open → accepted → in_progress → shipped with notes, keeps every move, and tells the filer", async () => {
@@ -140,4 +141,5 @@ describe("feature_request_set_status (the seed's lifecycle)", () => {
     const stranger = await other.other("ops", { operator: true });
     await refusedWithoutWrites(stranger.ctx, "feature_request_set_status", { id: a, status: "declined" }, "not_found", state);
   });
+});
 });

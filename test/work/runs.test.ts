@@ -302,7 +302,7 @@ describe("run_end", () => {
   });
 });
 
-describe("run_query and run_get", () => {
+describe("run_query", () => {
   it("lists runs newest first with every filter and a complete cursor", async () => {
     const w = await world("query");
     const bob = await w.other("bob");
@@ -346,6 +346,9 @@ describe("run_query and run_get", () => {
     await rejects(w.ctx, "run_query", { limit: 0 }, "invalid_input");
   });
 
+});
+
+describe("run_get", () => {
   it("reads one run by key or id, and with include_children its whole subtree", async () => {
     const w = await world("get");
     const s = await inSession(w.ctx);

@@ -20,6 +20,7 @@ async function addNote(w: World, title: string, body: string, projectId: string 
   return id;
 }
 
+describe("search", () => {
 describe("search finds every kind of object", () => {
   it("projects, tasks, decisions, notes, comments, work requests and change events, each with its title, snippet and project", async () => {
     const w = await world("kinds");
@@ -231,4 +232,5 @@ describe("tenancy and freshness", () => {
     await env.DB.prepare("INSERT INTO search_fts (search_fts) VALUES ('integrity-check')").run();
     await env.DB.prepare("INSERT INTO search_fts_trgm (search_fts_trgm) VALUES ('integrity-check')").run();
   });
+});
 });

@@ -36,7 +36,7 @@ describe("skill_upsert", () => {
   });
 });
 
-describe("skill_get and skill_list", () => {
+describe("skill_get", () => {
   it("a project skill shadows the tenant-wide skill of the same slug", async () => {
     const w = await world("shadow");
     await ok(w.ctx, "project_create", { title: "Api", key: "API" });
@@ -53,6 +53,9 @@ describe("skill_get and skill_list", () => {
     expect(tenantOnly.map((s) => s.body)).toEqual(["welcome", "tenant review"]);
   });
 
+});
+
+describe("skill_list", () => {
   it("filters by status, tag and text, and needs exactly one of slug and skill_id", async () => {
     const w = await world("filters");
     await ok(w.ctx, "skill_upsert", { slug: "old", body: "x", description: "Retired", tags: ["legacy"] });
