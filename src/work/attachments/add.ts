@@ -95,7 +95,7 @@ export const attachAddTool = defineTool({
 
     // A key no other upload uses: a racing upload to the same path can never write over these bytes.
     // Dying between this put and the batch below leaves an object no row names: the
-    // attachment_orphans sweep (attachment-sweep.ts) deletes it after a grace time.
+    // attachment_orphans sweep (sweep.ts) deletes it after a grace time.
     const objectKey = `${uploadPrefix(ctx.tenantId)}${uuidv7()}/${path}`;
     const mime = input.mime_type ?? "application/octet-stream";
     await ctx.env.BLOBS.put(objectKey, bytes, { httpMetadata: { contentType: mime }, customMetadata: { storage_path: path, sha256 }, sha256 });
