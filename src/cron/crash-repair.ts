@@ -4,7 +4,7 @@
  */
 import type { Env } from "../env";
 import { sweepPendingIndexes } from "../docs/store/index-queue";
-import { sweepRowlessUploads } from "../work/attachment-sweep";
+import { sweepRowlessUploads } from "../work/attachments/sweep";
 
 export const CRASH_REPAIR_JOBS: Record<string, (env: Env, now: Date) => Promise<string>> = {
   /** Documents stored but never indexed (the worker died in between, or the queue lost them). */

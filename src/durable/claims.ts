@@ -1,6 +1,6 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
-import { claimHandoff, claimNext, claimTask, reapExpiredLeases, type ClaimOutcome, type ClaimScope, type HandoffClaimOutcome } from "../work/claims";
+import { claimHandoff, claimNext, claimTask, reapExpiredLeases, type ClaimOutcome, type ClaimScope, type HandoffClaimOutcome } from "../work/claims/model";
 
 /**
  * One per claim scope (a project, or a tenant's whole pool). It runs that scope's claims one at

@@ -17,7 +17,7 @@ import { buildServer, type ServeOptions } from "../server/server";
 import type { SurfaceView } from "../server/surface-help";
 import { replayInitialize } from "../server/handshake";
 import { requestStateKey } from "../server/request-state-key";
-import { bindSessionRun, RUN_SERIES_KEY } from "../work/run-model";
+import { bindSessionRun, RUN_SERIES_KEY } from "../work/runs/model";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { callerBuckets, charge, requestMeter, type Throttle, throttleError } from "./rate-limit";
 import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";

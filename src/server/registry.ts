@@ -1,22 +1,10 @@
 import { changeTools } from "../changes/tools";
-import { identityTools } from "../work/identity";
-import { projectTools } from "../work/projects";
-import { taskTools } from "../work/tasks";
-import { attachmentTools } from "../work/attachments";
-import { collabTools } from "../work/collab";
-import { decisionTools } from "../work/decisions";
-import { feedbackTools } from "../work/feedback";
-import { handoffTools } from "../work/handoffs";
-import { knowledgeTools } from "../work/knowledge";
-import { repoTools } from "../work/repos";
+import { attachmentTools, collabTools, decisionTools, feedbackTools, handoffTools, identityTools, knowledgeTools, onTaskStatusChange, projectTools, repoTools, runTools, searchTools, skillTools, taskTools } from "../work";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review";
 import { planTools } from "../plans";
-import { searchTools } from "../work/search";
-import { runTools } from "../work/runs";
-import { skillTools } from "../work/skills";
 import { registerCatalog } from "../core/catalog";
 import type { Surface } from "../core/context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
@@ -24,6 +12,7 @@ import { invalidInput } from "../core/errors";
 import { listedTool } from "../core/listing";
 import { manifestTool } from "./manifest";
 import { withSeed004Errors } from "./seed004-errors";
+import { followTask } from "../plans/progress/engine";
 
 // The default surface stays under the smallest client tool cap we know of (Cursor, 40 tools):
 // collab, repos, feedback, skills and runs are opt-in with ?toolsets=… or "all".
@@ -64,6 +53,9 @@ export const findTool = (name: string): AnyToolDef | undefined => TOOLS_BY_NAME.
 
 // Tools that run another by name (a plan step's task tools) find it through the ground floor.
 registerCatalog(findTool);
+
+// A plan step follows its linked task; the tasks room calls out without naming plans.
+onTaskStatusChange(followTask);
 
 const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
 

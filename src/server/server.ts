@@ -4,7 +4,7 @@ import {
 } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
-import { projectBriefTool } from "../work/projects";
+import { projectBriefTool } from "../work/projects/brief";
 import { listPresetsTool } from "../git/presets";
 import type { Ctx } from "../core/context";
 import { answerOfForm, CANNOT_ASK, CONFIRM_WAIT_MS, confirmationForm, InputNeeded } from "../core/confirm";

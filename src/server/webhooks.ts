@@ -15,8 +15,8 @@ import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive-sessions/runner";
-import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos";
-import { findTask } from "../work/task-model";
+import { findTask } from "../work/tasks/model";
+import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos/model";
 
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
 export const KEEP_PAYLOAD_BYTES = 1_000_000;

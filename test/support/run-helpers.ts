@@ -2,7 +2,7 @@
 import { env } from "cloudflare:workers";
 import { sessionStub } from "../../src/durable/session";
 import type { Ctx } from "../../src/core/context";
-import { bindSessionRun } from "../../src/work/run-model";
+import { bindSessionRun } from "../../src/work/runs/model";
 
 /**
  * `ctx` inside a fresh MCP session: writes mint and then reuse the session's run. Each call

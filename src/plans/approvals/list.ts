@@ -1,9 +1,10 @@
 /** list_approvals (seed 004 "Other plan management tools"): the approval requests, to find one. */
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
-import { afterTimeAndId, cursorField, keysetPage, limitField } from "../../work/common";
 import { planIdField } from "../document/schema";
 import { APPROVAL_STATUSES, approvalSchema, listApprovals } from "./model";
+import { afterTimeAndId, keysetPage } from "../../db/cursor";
+import { cursorField, limitField } from "../../work/shared";
 
 export const listApprovalsTool = defineTool({
   name: "list_approvals",

@@ -8,7 +8,7 @@
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
-import { jsonArray, type Condition } from "../../work/common";
+import { jsonArray, Condition } from "../../work/shared";
 
 export const APPROVAL_STATUSES = ["pending", "approved", "rejected", "modification_requested"] as const;
 export type ApprovalStatus = (typeof APPROVAL_STATUSES)[number];

@@ -10,11 +10,11 @@ import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
-import { actorRefField, resolveActor } from "../../work/common";
-import { dueAtField, handoffStatements, parseDueAt } from "../../work/handoffs";
 import { MAX_STEPS, planIdField, type Plan, type PlanStep } from "../document/schema";
 import { getPlan, readVersion, type PlanMeta } from "../store/model";
 import { approvalExists, approvalFingerprint, approvalSchema, findApproval, findPending, insertApprovalStatement } from "./model";
+import { actorRefField, resolveActor } from "../../work/shared";
+import { dueAtField, handoffStatements, parseDueAt } from "../../work/handoffs/model";
 
 const MAX_APPROVERS = 10;
 const NOTE_MAX = 5_000;

@@ -8,9 +8,9 @@ import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
-import { answerStatements, maybeHandoff, type Verdict } from "../../work/handoffs";
 import { PLAN_STATUSES, type PlanStatus } from "../document/schema";
 import { findPlan, setPlanStatus } from "../store/model";
+import { answerStatements, maybeHandoff, type Verdict } from "../../work/handoffs/model";
 import {
   ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, approvalNotFound, approvalSchema, findApproval, type Approval, type ApprovalAction,
 } from "./model";

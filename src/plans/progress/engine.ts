@@ -9,10 +9,10 @@
 import { z } from "zod";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
-import { jsonArray } from "../../work/common";
-import type { TaskStatus } from "../../work/task-summary";
 import type { Plan, PlanStatus } from "../document/schema";
 import { appendVersion, findPlan, readVersion, setPlanStatus, type PlanMeta } from "../store/model";
+import { TaskStatus } from "../../work/tasks/summary";
+import { jsonArray } from "../../work/shared";
 
 export const STEP_STATUSES = ["pending", "ready", "in_progress", "completed", "failed", "skipped", "blocked"] as const;
 export type StepStatus = (typeof STEP_STATUSES)[number];

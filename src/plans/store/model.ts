@@ -7,8 +7,8 @@ import { z } from "zod";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
-import { activityStatement, jsonArray } from "../../work/common";
 import { PLAN_STATUSES, planSchema, type Plan, type PlanStatus } from "../document/schema";
+import { jsonArray, activityStatement } from "../../work/shared";
 
 /** Versions one plan keeps. History is never rewritten, so past this a plan is saved under a new id. */
 export const MAX_VERSIONS = 100;

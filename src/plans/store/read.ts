@@ -2,10 +2,11 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
-import { afterTimeAndId, cursorField, keysetPage, limitField } from "../../work/common";
 import { nameField, planIdParam, tagsField } from "../document/params";
 import { PLAN_STATUSES, planSchema } from "../document/schema";
 import { findPlan, findPlanByName, listPlans, planMetaSchema, planNotFound, readVersion } from "./model";
+import { afterTimeAndId, keysetPage } from "../../db/cursor";
+import { cursorField, limitField } from "../../work/shared";
 
 export const loadPlanTool = defineTool({
   name: "load_plan",

@@ -9,14 +9,14 @@ import { z } from "zod";
 import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
-import { actorRefField } from "../../work/common";
-import { findProject } from "../../work/projects";
-import { createTasks, LABEL, type ManyItem } from "../../work/task-create";
 import { readStepRows } from "../progress/engine";
 import { planIdParam } from "../document/params";
 import { type Plan, type PlanStep } from "../document/schema";
 import { getPlan, planActivity, readVersion } from "../store/model";
 import { linkStepStatement } from "./model";
+import { findProject } from "../../work/projects/model";
+import { actorRefField } from "../../work/shared";
+import { LABEL, ManyItem, createTasks } from "../../work/tasks/model";
 
 const PRIORITY: Record<PlanStep["priority"], number> = { critical: 0, high: 1, medium: 2, low: 3 };
 const MAX_CRITERIA = 50;

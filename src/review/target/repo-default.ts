@@ -8,7 +8,7 @@ import { resolveRepo } from "../../git/repo";
 import type { RepoName } from "../../git/tokens";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
-import { runRepoContext } from "../../work/run-model";
+import { runRepoContext } from "../../work/runs/model";
 
 /** Candidates named in a refusal, at most. */
 const MAX_CANDIDATES = 20;

@@ -1,0 +1,108 @@
+import { z } from "zod";
+import { boundedJson } from "../../core/bounds";
+import { sha256Hex, uuidv7 } from "../../db/ids";
+import { iso, resolveSince } from "../../db/time";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
+import { invalidInput } from "../../core/errors";
+import { actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";
+import { stableStringify } from "../../core/idempotency";
+import { findProject } from "../projects/model";
+import { findRun, runFilterValue } from "../runs/model";
+import { ACTIVITY_COLUMNS, type ActivityRow, activityRowSchema, findObject, OBJECT_TYPES, toActivity } from "./model";
+
+export const activityLogTool = defineTool({
+  name: "activity_log",
+  title: "Log activity",
+  toolset: "collab",
+  description: "Append a milestone to the activity log (verb + summary). Routine writes already record their own activity; use this for what is worth narrating. Append-only and de-duplicated: the same entry from the same actor is recorded once.",
+  input: z.object({
+    verb: z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/, "verb is dotted lower-case words, e.g. deploy.finished").max(100).describe("What happened, as dotted words (e.g. deploy.finished)."),
+    summary: z.string().trim().min(1).max(2000).describe("One or two sentences."),
+    object_type: z.enum(OBJECT_TYPES).optional().describe("The object it is about."),
+    object_id: z.string().min(1).max(100).optional().describe("The object's id (with object_type)."),
+    severity: z.enum(["info", "warn", "critical"]).default("info").describe("info (default), warn or critical."),
+    status: z.string().max(50).optional().describe("A status word, kept in metadata."),
+    run_id: z.string().min(1).max(100).optional().describe("The run it belongs to (a run_key or run id of your tenant); defaults to your current run."),
+    metadata: boundedJson(z.record(z.string(), z.unknown()), { maxBytes: 8192, maxDepth: 8 }).optional().describe("Extra structured data (up to 8KB as JSON, 8 levels deep)."),
+  }),
+  output: z.object({ activity: activityRowSchema.describe("The entry."), deduplicated: z.boolean().describe("True when the same entry was already logged and is returned instead.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    if ((input.object_type === undefined) !== (input.object_id === undefined)) {
+      throw invalidInput("object_type and object_id go together.", "Pass both to attach the entry to an object, or neither.");
+    }
+    const metadata = { ...(input.metadata ?? {}), ...(input.status ? { status: input.status } : {}) };
+    const target = input.object_type ? await findObject(ctx, input.object_type, input.object_id!) : null;
+    const projectId = target?.projectId ?? null;
+    const explicitRun = input.run_id ? (await findRun(ctx, input.run_id)).id : null;
+    // Only a run named explicitly tells entries apart: the same milestone logged again from a later session is still a duplicate.
+    const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", target?.id ?? "", input.severity, explicitRun ? { ...metadata, run_id: explicitRun } : metadata]));
+    const id = uuidv7();
+    const now = iso(ctx.clock.now());
+    const [, existing] = await ctx.d1.batch<ActivityRow>([
+      ctx.d1
+        .prepare(
+          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata, content_hash)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+        )
+        .bind(id, ctx.tenantId, now, ctx.actorId, input.verb, input.object_type ?? "", target?.id ?? "", projectId, input.summary, input.severity, ctx.sessionId,
+          explicitRun ?? ctx.runId ?? null, JSON.stringify(metadata), hash),
+      ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash),
+    ]);
+    const row = existing!.results[0]!;
+    return { activity: toActivity(row), deduplicated: row.id !== id };
+  },
+  summarize: (r) => (r.deduplicated ? `Already logged as ${r.activity.id}.` : `Logged ${r.activity.verb}.`),
+});
+
+export const activityQueryTool = defineTool({
+  name: "activity_query",
+  title: "Read activity",
+  toolset: "collab",
+  description: "The activity feed, newest first: filter by project, actor, object, verb, run or time window.",
+  input: z.object({
+    project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
+    actor_id: actorRefField("Only this actor's activity.").optional(),
+    object_type: z.string().max(50).optional().describe("Only activity on this kind of object."),
+    object_id: z.string().max(100).optional().describe("Only activity on this object."),
+    verb: z.string().max(100).optional().describe("Only this verb (e.g. task.claimed); a trailing .* matches a family (task.*)."),
+    run_id: z.string().min(1).max(100).optional().describe("Only activity attributed to this run (run_key or run id)."),
+    since: z.string().max(64).optional().describe("From (15m, 24h, 7d, 5mo, 1y or ISO-8601)."),
+    until: z.string().max(64).optional().describe("Up to (ISO-8601, or a relative window back from now)."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({
+    items: z.array(activityRowSchema).describe("Activity, newest first."),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
+  }),
+  fields: true,
+  annotations: READ_ONLY,
+  run: async (ctx, input) => {
+    const where = ["tenant_id = ?"];
+    const params: unknown[] = [ctx.tenantId];
+    if (input.project_id) { where.push("project_id = ?"); params.push((await findProject(ctx, input.project_id)).id); }
+    if (input.actor_id) { where.push("actor_id = ?"); params.push(await resolveActor(ctx, input.actor_id)); }
+    if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
+    if (input.object_id) { where.push("object_id = ?"); params.push(input.object_id); }
+    if (input.verb?.endsWith(".*")) { where.push("substr(verb, 1, ?) = ?"); params.push(input.verb.length - 1, input.verb.slice(0, -1)); }
+    else if (input.verb) { where.push("verb = ?"); params.push(input.verb); }
+    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
+    for (const [bound, op] of [[input.since, ">="], [input.until, "<="]] as const) {
+      if (!bound) continue;
+      const at = resolveSince(bound, ctx.clock.now());
+      if (at === null) throw invalidInput(`could not parse '${bound}' as a time`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
+      where.push(`at ${op} ?`);
+      params.push(at);
+    }
+    const after = decodeKeyset(input.cursor, 1);
+    if (after) { where.push("seq < ?"); params.push(after[0]); }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<ActivityRow>();
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    return { items: page.map(toActivity), ...cursor };
+  },
+  summarize: (r) => `${r.items.length} activity item(s).`,
+});

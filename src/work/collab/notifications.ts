@@ -1,0 +1,59 @@
+import { z } from "zod";
+import { iso } from "../../db/time";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
+import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
+import { notificationSchema } from "./model";
+
+export const notificationQueryTool = defineTool({
+  name: "notification_query",
+  title: "Read your notifications",
+  toolset: "collab",
+  description: "Your own notifications, newest first (there is no recipient parameter: you only ever see yours). unread_only: true filters to unread.",
+  input: z.object({
+    unread_only: z.boolean().default(false).describe("Only unread ones."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({
+    items: z.array(notificationSchema).describe("Notifications, newest first."),
+    unread_count: z.number().int().describe("How many are unread in all."),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
+  }),
+  annotations: READ_ONLY,
+  run: async (ctx, input) => {
+    const after = decodeKeyset(input.cursor, 1);
+    const [rows, unread] = await ctx.d1.batch<z.infer<typeof notificationSchema> & { seq: number; n: number }>([
+      ctx.d1
+        .prepare(`SELECT seq, id, kind, object_type, object_id, summary, from_actor_id, created_at, read_at FROM notifications
+                  WHERE tenant_id = ? AND actor_id = ? ${input.unread_only ? "AND read_at IS NULL" : ""} AND seq < ? ORDER BY seq DESC LIMIT ?`)
+        .bind(ctx.tenantId, ctx.actorId, after?.[0] ?? Number.MAX_SAFE_INTEGER, input.limit + 1),
+      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`).bind(ctx.tenantId, ctx.actorId),
+    ]);
+    const { page, cursor } = keysetPage(rows!.results, input.limit, (last) => [last.seq]);
+    return {
+      items: page.map(({ seq: _seq, n: _n, ...r }) => r),
+      unread_count: unread!.results[0]?.n ?? 0,
+      ...cursor,
+    };
+  },
+  summarize: (r) => `${r.items.length} notification(s), ${r.unread_count} unread.`,
+});
+
+export const notificationMarkReadTool = defineTool({
+  name: "notification_mark_read",
+  title: "Mark notifications read",
+  toolset: "collab",
+  description: "Mark some of your notifications read, by id. Ids that are not yours (or do not exist) are not counted. Returns how many were marked.",
+  input: z.object({ ids: z.array(z.string().min(1).max(100)).min(1).max(200).describe("Notification ids.") }),
+  output: z.object({ marked: z.number().int().describe("How many changed from unread to read.") }),
+  cost: { items: "ids" },
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  run: async (ctx, input) => {
+    const res = await ctx.d1
+      .prepare(`UPDATE notifications SET read_at = ? WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL AND id IN (SELECT value FROM json_each(?)) RETURNING id`)
+      .bind(iso(ctx.clock.now()), ctx.tenantId, ctx.actorId, JSON.stringify(input.ids))
+      .all<{ id: string }>();
+    return { marked: res.results.length };
+  },
+  summarize: (r) => `${r.marked} marked read.`,
+});

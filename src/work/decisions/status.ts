@@ -1,0 +1,36 @@
+import { z } from "zod";
+import { iso } from "../../db/time";
+import { defineTool } from "../../core/define-tool";
+import { ToolError } from "../../core/errors";
+import { activityStatement } from "../shared";
+import { DECISION_STATUSES, decisionSchema, findDecision } from "./model";
+
+export const decisionSetStatusTool = defineTool({
+  name: "decision_set_status",
+  title: "Set a decision's status",
+  toolset: "decisions",
+  description: "Move a decision's status; its content stays as logged.",
+  input: z.object({
+    decision_id: z.string().min(1).max(100).describe("The decision."),
+    status: z.enum(DECISION_STATUSES).describe("The new status."),
+  }),
+  output: z.object({ decision: decisionSchema.describe("The decision after the change."), changed: z.boolean().describe("False when it already had that status.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const before = await findDecision(ctx, input.decision_id);
+    if (before.status === input.status) return { decision: before, changed: false };
+    const now = iso(ctx.clock.now());
+    const [updated] = await ctx.d1.batch<{ id: string }>([
+      ctx.d1.prepare(`UPDATE decisions SET status = ?, status_changed_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+        .bind(input.status, now, ctx.tenantId, before.id, before.status),
+      activityStatement(ctx, {
+        verb: `decision.${input.status}`, objectType: "decision", objectId: before.id, projectId: before.project_id,
+        summary: `${before.title}: ${before.status} → ${input.status}`, ifPreviousChanged: true,
+      }),
+    ]);
+    if (updated!.results.length === 0) throw new ToolError("conflict", "The decision's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
+    return { decision: await findDecision(ctx, before.id), changed: true };
+  },
+  summarize: (r) => `${r.decision.title} is ${r.decision.status}.`,
+});

@@ -1,0 +1,282 @@
+/** Handoffs and the inbox (seed 001): typed work requests between actors. */
+import { z } from "zod";
+import { uuidv7 } from "../../db/ids";
+import { iso, parseIsoInstant } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
+import { activityStatement, type Condition, jsonArray } from "../shared";
+
+export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
+export type HandoffKind = (typeof HANDOFF_KINDS)[number];
+export const HANDOFF_STATUSES = ["open", "claimed", "responded", "resolved", "cancelled"] as const;
+export type HandoffStatus = (typeof HANDOFF_STATUSES)[number];
+export const LIVE = ["open", "claimed"];
+/** How a review is answered. Only `approved` unlocks done; the other two send the task back to in_progress. */
+export const VERDICTS = ["approved", "changes_requested", "rejected"] as const;
+export type Verdict = (typeof VERDICTS)[number];
+
+const optionSchema = z.object({ label: z.string().describe("Option."), summary: z.string().describe("What it means.") });
+
+export const handoffSchema = z.object({
+  id: z.string().describe("Handoff id."),
+  kind: z.enum(HANDOFF_KINDS).describe("handoff, question, review, collab or approval."),
+  title: z.string().describe("Title."),
+  body: z.string().describe("The request."),
+  from_actor_id: z.string().describe("Who asked."),
+  to_actor_ids: z.array(z.string()).describe("Recipients."),
+  status: z.enum(HANDOFF_STATUSES).describe("open, claimed, responded, resolved or cancelled."),
+  claimed_by: z.string().nullable().describe("The recipient working on it, or null."),
+  options: z.array(optionSchema).describe("Choices offered."),
+  allow_free_text: z.boolean().describe("Whether a response may be free text rather than an option."),
+  response: z.record(z.string(), z.unknown()).nullable().describe("The response, or null."),
+  responded_by: z.string().nullable().describe("Who responded, or null."),
+  responded_at: z.string().nullable().describe("When, or null."),
+  verdict: z.enum(VERDICTS).nullable().describe("A review's verdict (approved, changes_requested or rejected), or null: not answered yet, or not a review."),
+  resolution: z.string().nullable().describe("processed or cancelled once resolved, else null."),
+  resolution_note: z.string().describe("Note given when resolving."),
+  related_task_id: z.string().nullable().describe("Related task, or null."),
+  related_project_id: z.string().nullable().describe("Related project, or null."),
+  due_at: z.string().nullable().describe("Due time, or null."),
+  fingerprint: z.string().nullable().describe("De-duplication fingerprint, or null."),
+  created_at: z.string().describe("When it was created."),
+  updated_at: z.string().describe("Last change."),
+  acked: z.boolean().describe("Whether you (as a recipient) acknowledged it; false if you are not one."),
+});
+export type Handoff = z.infer<typeof handoffSchema>;
+
+export const HANDOFF_COLUMNS = `h.id, h.kind, h.title, h.body, h.from_actor_id, h.status, h.claimed_by, h.options, h.allow_free_text, h.response,
+  h.responded_by, h.responded_at, h.verdict, h.resolution, h.resolution_note, h.related_task_id, h.related_project_id, h.due_at, h.fingerprint,
+  h.created_at, h.updated_at,
+  (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS to_actor_ids,
+  (SELECT r.acked_at IS NOT NULL FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS acked`;
+
+export type HandoffRow = Omit<Handoff, "to_actor_ids" | "options" | "response" | "allow_free_text" | "acked"> & {
+  to_actor_ids: string; options: string; response: string | null; allow_free_text: number; acked: number | null;
+};
+
+export function toHandoff(r: HandoffRow): Handoff {
+  let response: Record<string, unknown> | null;
+  try { response = r.response ? (JSON.parse(r.response) as Record<string, unknown>) : null; } catch { response = {}; }
+  return {
+    ...r,
+    to_actor_ids: jsonArray<string>(r.to_actor_ids).sort(),
+    options: jsonArray<{ label: string; summary?: string }>(r.options).map((o) => ({ label: o.label, summary: o.summary ?? "" })),
+    allow_free_text: r.allow_free_text === 1,
+    response,
+    acked: r.acked === 1,
+  };
+}
+
+const selectHandoff = (ctx: Ctx, id: string) =>
+  ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`).bind(ctx.actorId, ctx.tenantId, id);
+
+/** The handoff, or null when there is none in the caller's tenant. */
+export async function maybeHandoff(ctx: Ctx, id: string): Promise<Handoff | null> {
+  const row = await selectHandoff(ctx, id).first<HandoffRow>();
+  return row ? toHandoff(row) : null;
+}
+
+export async function findHandoff(ctx: Ctx, id: string): Promise<Handoff> {
+  const h = await maybeHandoff(ctx, id);
+  if (!h) throw notFound("handoff", id, "handoff_query or inbox lists your handoffs.");
+  return h;
+}
+
+export type HandoffOption = { label: string; summary: string };
+
+/** A handoff to write: recipients already resolved to actor ids, due time already parsed. */
+export interface HandoffSpec {
+  kind: HandoffKind;
+  title: string;
+  body: string;
+  recipients: readonly string[];
+  options: readonly HandoffOption[];
+  allowFreeText: boolean;
+  relatedTaskId?: string | null;
+  relatedProjectId?: string | null;
+  dueAt?: Date | null;
+  fingerprint?: string | null;
+}
+
+/**
+ * The statements that write a handoff (its row, handoff.created, one recipient row and one
+ * notification per recipient) for a D1 batch. The row is written only when `when` holds and no
+ * live handoff holds its fingerprint; the rest only if the row was, so a caller that puts its own
+ * row before these (and `when` on it) gets both or neither.
+ */
+export function handoffStatements(ctx: Ctx, spec: HandoffSpec, when: Condition = { sql: "1", params: [] }): { id: string; statements: D1PreparedStatement[] } {
+  const id = uuidv7();
+  const now = iso(ctx.clock.now());
+  const projectId = spec.relatedProjectId ?? null;
+  const recipients = [...new Set(spec.recipients)];
+  const statements = [
+    ctx.d1
+      .prepare(
+        `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, options, allow_free_text, due_at, created_at, updated_at)
+         SELECT ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ? WHERE ${when.sql} ON CONFLICT DO NOTHING RETURNING id`,
+      )
+      .bind(id, ctx.tenantId, spec.kind, spec.title, spec.body, ctx.actorId, spec.relatedTaskId ?? null, projectId, spec.fingerprint ?? null,
+        JSON.stringify(spec.options), spec.allowFreeText ? 1 : 0, spec.dueAt ? iso(spec.dueAt) : null, now, now, ...when.params),
+    activityStatement(ctx, { verb: "handoff.created", objectType: "work_request", objectId: id, projectId, summary: `${spec.kind}: ${spec.title}`, ifPreviousChanged: true }),
+    // Recipients and notifications exist only if the handoff row was written.
+    ...recipients.flatMap((actor) => [
+      ctx.d1.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+        .bind(ctx.tenantId, id, actor, id),
+      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, ?, 'work_request', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+        .bind(uuidv7(), ctx.tenantId, actor, spec.kind, id, spec.title, ctx.actorId, now, id),
+    ]),
+  ];
+  return { id, statements };
+}
+
+/**
+ * No live review handoff on the task (addressed to `reviewer`, when given), as a condition for a
+ * handoff insert, so two racing requests cannot both open one.
+ */
+export const noLiveReview = (ctx: Ctx, taskId: string, reviewer?: string): Condition => ({
+  sql: `NOT EXISTS (SELECT 1 FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
+          ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""})`,
+  params: [ctx.tenantId, taskId, ...(reviewer ? [reviewer] : [])],
+});
+
+/** The task's live review handoff (to `reviewer`, when given), newest first, or null. */
+export async function liveReview(ctx: Ctx, taskId: string, reviewer?: string): Promise<{ id: string; to: string[] } | null> {
+  const row = await ctx.d1
+    .prepare(`SELECT h.id, (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS recipients
+              FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
+                ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""}
+              ORDER BY h.created_at DESC, h.id DESC LIMIT 1`)
+    .bind(ctx.tenantId, taskId, ...(reviewer ? [reviewer] : []))
+    .first<{ id: string; recipients: string }>();
+  return row ? { id: row.id, to: jsonArray<string>(row.recipients).sort() } : null;
+}
+
+/** One review at a time per task: a second request would become "the latest" and strand the first. */
+export async function refuseSecondReview(ctx: Ctx, task: { id: string; ref: string }): Promise<void> {
+  const open = await liveReview(ctx, task.id);
+  if (!open) return;
+  throw new ToolError("review_already_open", `${task.ref} already has an open review handoff, ${open.id} (to ${open.to.join(", ")}).`, {
+    hint: `Wait for its verdict (handoff_query { direction: "any", related_task_id: "${task.ref}" } shows it), or close it with handoff_resolve { handoff_id: "${open.id}", resolution: "cancelled" } and ask again.`,
+  });
+}
+
+/** Writes a handoff; a live one holding the same fingerprint is returned instead (deduplicated). */
+export async function createHandoff(ctx: Ctx, spec: HandoffSpec, onMiss?: () => Promise<void>): Promise<{ handoff: Handoff; deduplicated: boolean }> {
+  const review = spec.kind === "review" && spec.relatedTaskId ? noLiveReview(ctx, spec.relatedTaskId) : undefined;
+  const { id, statements } = handoffStatements(ctx, spec, review);
+  const [inserted] = await ctx.d1.batch<{ id: string }>(statements);
+  if (inserted!.results.length > 0) return { handoff: await findHandoff(ctx, id), deduplicated: false };
+  // Lost to a review opened meanwhile: say so rather than report a duplicate.
+  if (onMiss) await onMiss();
+  const live = await ctx.d1
+    .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.fingerprint = ? AND h.status IN ('open', 'claimed')`)
+    .bind(ctx.actorId, ctx.tenantId, spec.fingerprint ?? "")
+    .first<HandoffRow>();
+  if (!live) throw new ToolError("conflict", "The handoff could not be written and no live duplicate was found.", { hint: "Retry.", retryable: true });
+  return { handoff: toHandoff(live), deduplicated: true };
+}
+
+/** due_at as the handoff tools take it: a date or an instant, kept in UTC (parseDueAt). */
+export const dueAtField = z.string().max(64);
+
+export function parseDueAt(text: string | undefined): Date | null {
+  if (!text) return null;
+  const due = parseIsoInstant(text);
+  if (!due) throw invalidInput(`due_at '${excerpt(text, 64)}' is not an ISO-8601 time.`, "Use e.g. 2026-12-01 or 2026-12-01T17:00:00Z.");
+  return due;
+}
+
+/** How a handoff is answered (see answerStatements). */
+export interface HandoffAnswer {
+  response: Record<string, unknown>;
+  verdict: Verdict | null;
+  /** Close it as processed with the answer, when nothing is left to do once it is given (a review, an approval). */
+  resolve: boolean;
+  /** The statuses it may be answered from: the update is a compare-and-swap on them. */
+  from: readonly HandoffStatus[];
+  notifyAsker: boolean;
+  /** A further condition of the update: another write of the batch that must have landed first. */
+  when?: Condition;
+}
+
+/**
+ * The statements that record the caller's answer to `h` for a D1 batch: the update first (it
+ * returns the handoff's id when it landed), handoff.responded, the asker's notification. `landed`
+ * holds once this call's answer is the handoff's (same responder, same instant, same verdict), for
+ * the caller's own statements that must act only then.
+ */
+export function answerStatements(ctx: Ctx, h: Handoff, a: HandoffAnswer, now: string): { statements: D1PreparedStatement[]; landed: Condition } {
+  const when = a.when ?? { sql: "1", params: [] };
+  const landed = {
+    sql: `EXISTS (SELECT 1 FROM handoffs WHERE tenant_id = ? AND id = ? AND responded_by = ? AND responded_at = ? AND verdict IS ?)`,
+    params: [ctx.tenantId, h.id, ctx.actorId, now, a.verdict],
+  };
+  const summary = a.verdict ? `${a.verdict}: ${h.title}` : `answered: ${h.title}`;
+  const statements = [
+    ctx.d1
+      .prepare(`UPDATE handoffs SET status = ?, response = ?, responded_by = ?, responded_at = ?, verdict = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?,
+                  resolution = CASE WHEN ? THEN 'processed' ELSE resolution END, resolved_at = CASE WHEN ? THEN ? ELSE resolved_at END
+                WHERE tenant_id = ? AND id = ? AND status IN (SELECT value FROM json_each(?)) AND ${when.sql} RETURNING id`)
+      .bind(a.resolve ? "resolved" : "responded", JSON.stringify(a.response), ctx.actorId, now, a.verdict, ctx.actorId, now, a.resolve ? 1 : 0, a.resolve ? 1 : 0, now,
+        ctx.tenantId, h.id, JSON.stringify(a.from), ...when.params),
+    activityStatement(ctx, {
+      verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id,
+      summary, metadata: a.verdict ? { verdict: a.verdict, resolved: a.resolve } : {}, ifPreviousChanged: true,
+    }),
+  ];
+  if (a.notifyAsker) {
+    statements.push(
+      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE ${landed.sql}`)
+        .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, summary, ctx.actorId, now, ...landed.params),
+    );
+  }
+  return { statements, landed };
+}
+
+export const handoffIdField = z.string().min(1).max(100).describe("The handoff.");
+
+/** Where a task's review stands, as the done gate and task_get see it. */
+export const reviewStandingSchema = z.object({
+  handoff_id: z.string().describe("The latest review handoff addressed to the task's reviewer."),
+  status: z.enum(HANDOFF_STATUSES).describe("Its status."),
+  verdict: z.enum(VERDICTS).nullable().describe("Its verdict, or null while unanswered."),
+  requested_by: z.string().describe("Who asked for the review (its from_actor_id)."),
+  responded_by: z.string().nullable().describe("Who gave the verdict, or null."),
+  responded_at: z.string().nullable().describe("When, or null."),
+  approved: z.boolean().describe("True when this review unlocks done: approved by the task's reviewer, who is neither the one who asked nor the task's assignee."),
+  reason: z.string().describe("Why it does not unlock done (\"\" when approved)."),
+});
+export type ReviewStanding = z.infer<typeof reviewStandingSchema>;
+
+/**
+ * The latest review handoff on a task addressed to its reviewer, and whether it unlocks done. Only
+ * the latest counts, so a fresh round of review must itself be approved, and an approval counts
+ * only from the reviewer, never from whoever asked for it or the assignee doing the work.
+ */
+export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_actor_id: string | null }, reviewer: string): Promise<ReviewStanding | null> {
+  const h = await ctx.d1
+    .prepare(
+      `SELECT h.id, h.status, h.verdict, h.from_actor_id, h.responded_by, h.responded_at FROM handoffs h
+       WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review'
+         AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)
+       ORDER BY h.created_at DESC, h.id DESC LIMIT 1`,
+    )
+    .bind(ctx.tenantId, task.id, reviewer)
+    .first<{ id: string; status: Handoff["status"]; verdict: Verdict | null; from_actor_id: string; responded_by: string | null; responded_at: string | null }>();
+  if (!h) return null;
+  const reason = h.verdict === null
+    ? "the reviewer has not given a verdict yet"
+    : h.verdict !== "approved"
+      ? `the verdict is ${h.verdict}`
+      : h.responded_by !== reviewer
+        ? "it was approved by someone other than the task's reviewer"
+        : h.responded_by === h.from_actor_id || h.responded_by === task.assignee_actor_id
+          ? "it was approved by the one who asked for it or the task's assignee, and nobody approves their own work"
+          : "";
+  return {
+    handoff_id: h.id, status: h.status, verdict: h.verdict, requested_by: h.from_actor_id, responded_by: h.responded_by, responded_at: h.responded_at,
+    approved: reason === "", reason,
+  };
+}

@@ -1,0 +1,17 @@
+/** The work ledger's tool lists, one per room, for the catalog (the only importer of this file). */
+export { identityTools } from "./identity";
+export { projectTools } from "./projects";
+export { taskTools } from "./tasks";
+export { decisionTools } from "./decisions";
+export { handoffTools } from "./handoffs";
+export { knowledgeTools } from "./knowledge";
+export { collabTools } from "./collab";
+export { attachmentTools } from "./attachments";
+export { repoTools } from "./repos";
+export { feedbackTools } from "./feedback";
+export { skillTools } from "./skills";
+export { searchTools } from "./search";
+export { runTools } from "./runs";
+
+// The seam plans hang on: the catalog registers plans' step follower with the tasks room.
+export { onTaskStatusChange } from "./tasks/model";

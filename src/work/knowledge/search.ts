@@ -1,0 +1,78 @@
+import { z } from "zod";
+import { ftsWords } from "../../db/fts";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
+import { rankHybrid } from "../../search/rank";
+import { snippetAround } from "../../search/snippet";
+import { findProject } from "../projects/model";
+import { lexicalNotes, normalizeTags, NOTE_COLUMNS, NOTE_FROM, NOTE_KINDS, type NoteRow, noteSchema, type SearchFilters, tagsField, toNote } from "./model";
+
+const searchItemSchema = noteSchema.extend({
+  snippet: z.string().describe("The part of the body around the match (about 200 characters)."),
+  score: z.number().describe("Fused rank score (higher is better); compare within one result only."),
+  similarity: z.number().nullable().describe("Cosine similarity to q when the vector search found it, else null."),
+  lexical_rank: z.number().int().nullable().describe("Position in the full-text ranking, or null when only the vector search found it."),
+});
+
+export const knowledgeSearchTool = defineTool({
+  name: "knowledge_search",
+  title: "Search knowledge",
+  toolset: "knowledge",
+  description:
+    "Search notes by words and meaning (hybrid), or words alone. Search before you redo research.",
+  input: z.object({
+    q: z.string().trim().min(1).max(500).describe("What you are looking for, in words."),
+    project_id: z.string().min(1).max(100).optional().describe("Only this project's notes (id or key)."),
+    kind: z.enum(NOTE_KINDS).optional().describe("Only this kind."),
+    tags: tagsField.optional().describe("Only notes carrying every one of these tags."),
+    top_k: z.number().int().min(1).max(50).default(10).describe("Results to return."),
+    min_similarity: z.number().min(-1).max(1).optional().describe("Drop vector matches below this cosine similarity."),
+    lexical_only: z.boolean().default(false).describe("Rank by words only, skipping embeddings."),
+  }),
+  output: z.object({
+    items: z.array(searchItemSchema).describe("Matching notes, best first."),
+    mode: z.enum(["hybrid", "lexical"]).describe("hybrid: words and meaning fused; lexical: words only."),
+    match: z.enum(["words", "substring", "title", "none"]).describe("Which full-text strategy matched: ranked words, else substring (trigram), else title."),
+    embedder: z.string().describe("The embedding model that ranked by meaning (local-hash-* is lexical, not semantic), or \"\"."),
+    note: z.string().describe("Anything the caller should know about this ranking (e.g. why it fell back), or \"\"."),
+  }),
+  annotations: READ_ONLY,
+  run: async (ctx, input) => {
+    const f: SearchFilters = { where: [], params: [] };
+    const filter: Record<string, string> = {};
+    if (input.project_id) {
+      const project = await findProject(ctx, input.project_id);
+      f.where.push("n.project_id = ?"); f.params.push(project.id); filter.project_id = project.id;
+    }
+    if (input.kind) { f.where.push("n.kind = ?"); f.params.push(input.kind); filter.kind = input.kind; }
+    for (const tag of normalizeTags(input.tags ?? [])) { f.where.push("EXISTS (SELECT 1 FROM json_each(n.tags) WHERE value = ?)"); f.params.push(tag); }
+    let match: "words" | "substring" | "title" | "none" = "none";
+    const ranked = await rankHybrid({
+      env: ctx.env, tenantId: ctx.tenantId, type: "note", q: input.q, semantic: !input.lexical_only, minSimilarity: input.min_similarity,
+      // Tags are not vector metadata, so fetch extra neighbours for the tag filter to thin.
+      candidates: Math.min(100, input.top_k * (input.tags?.length ? 5 : 2)),
+      filter,
+      lexical: async () => {
+        const res = await lexicalNotes(ctx, input.q, f);
+        match = res.match;
+        return res.ids;
+      },
+    });
+    const ids = ranked.items.map((r) => r.id);
+    const rows: NoteRow[] = ids.length === 0 ? [] : await ctx.d1
+      .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
+      .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
+      .all<NoteRow>()
+      .then((r) => r.results);
+    const byId = new Map(rows.map((r) => [r.id, r]));
+    const needles = [input.q.trim(), ...ftsWords(input.q)];
+    const items = ranked.items
+      .filter((r) => byId.has(r.id))
+      .slice(0, input.top_k)
+      .map((r) => {
+        const row = byId.get(r.id)!;
+        return { ...toNote(row, false), snippet: snippetAround(row.body, needles), score: r.score, similarity: r.similarity, lexical_rank: r.lexical_rank };
+      });
+    return { items, mode: ranked.mode, match, embedder: ranked.embedder, note: ranked.note };
+  },
+  summarize: (r) => `${r.items.length} note(s) (${r.mode}${r.match !== "none" ? `, ${r.match}` : ""}).`,
+});

@@ -1,0 +1,49 @@
+import { z } from "zod";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import { defineTool } from "../../core/define-tool";
+import { activityStatement } from "../shared";
+import { findProject } from "../projects/model";
+import { BODY_MAX, findNote, normalizeTags, NOTE_KINDS, noteSchema, queueNoteEmbedding, secretWarnings, tagsField, TITLE_MAX, titleFrom, toNote } from "./model";
+
+export const knowledgeWriteTool = defineTool({
+  name: "knowledge_write",
+  title: "Write a knowledge note",
+  toolset: "knowledge",
+  description:
+    "Write down what you learned so the next agent need not.",
+  input: z.object({
+    body: z.string().trim().min(1).max(BODY_MAX).describe("The note (markdown)."),
+    title: z.string().trim().min(1).max(TITLE_MAX).optional().describe("Title; defaults to the body's first line."),
+    kind: z.enum(NOTE_KINDS).default("note").describe("Kind of note."),
+    project_id: z.string().min(1).max(100).optional().describe("Project id or key; omit for a tenant-wide note."),
+    tags: tagsField.optional(),
+  }),
+  output: z.object({
+    note: noteSchema.describe("The note as stored."),
+    embedding_status: z.literal("pending").describe("Always pending on write: the vector is made after the response."),
+    warnings: z.array(z.string()).describe("Things worth a second look (e.g. a secret in the body), or []."),
+  }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, input) => {
+    const project = input.project_id ? await findProject(ctx, input.project_id) : null;
+    const id = uuidv7(ctx.clock.now().getTime());
+    const now = iso(ctx.clock.now());
+    const title = input.title ?? titleFrom(input.body);
+    const embedding = await queueNoteEmbedding(ctx, id, title, input.body);
+    await ctx.d1.batch([
+      ctx.d1
+        .prepare(`INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`)
+        .bind(id, ctx.tenantId, project?.id ?? null, input.kind, title, input.body, JSON.stringify(normalizeTags(input.tags ?? [])), ctx.actorId, now, ctx.actorId, now),
+      embedding.stmt,
+      activityStatement(ctx, { verb: "knowledge.written", objectType: "note", objectId: id, projectId: project?.id ?? null, summary: `${input.kind}: ${title}`.slice(0, 300) }),
+    ]);
+    embedding.afterCommit();
+    const note = toNote(await findNote(ctx, id), true);
+    // The background embedding may already have finished; the write's own answer stays "pending".
+    return { note: { ...note, embedding_status: "pending" as const }, embedding_status: "pending" as const, warnings: secretWarnings(`${title}\n${input.body}`) };
+  },
+  summarize: (r) => `Wrote ${r.note.kind} ${r.note.id}: ${r.note.title} (embedding pending).`,
+});

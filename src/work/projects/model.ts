@@ -1,0 +1,153 @@
+/** Projects (seed 001): project_create, project_update, project_query, project_brief. */
+import { z } from "zod";
+import type { Ctx } from "../../core/context";
+import { notFound, ToolError } from "../../core/errors";
+import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
+import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
+
+export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
+
+export const projectSchema = z.object({
+  id: z.string().describe("Project id."),
+  key: z.string().describe("Short key, unique per tenant (case-insensitive); task refs are KEY-number."),
+  title: z.string().describe("Title."),
+  summary: z.string().describe("One-paragraph summary."),
+  description: z.string().describe("Longer description."),
+  status: z.enum(PROJECT_STATUSES).describe("planned, active, paused, completed, archived or cancelled."),
+  parent_project_id: z.string().nullable().describe("Parent project, or null."),
+  owner_actor_id: z.string().nullable().describe("Owner, or null."),
+  start_on: z.string().nullable().describe("Start date, or null."),
+  target_on: z.string().nullable().describe("Target date, or null."),
+  created_by: z.string().describe("Actor that created it."),
+  created_at: z.string().describe("Creation time."),
+  updated_at: z.string().describe("Last change."),
+});
+export type Project = z.infer<typeof projectSchema>;
+
+export const PROJECT_COLUMNS = `id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at`;
+
+export const KEY_RULE = /^[A-Za-z][A-Za-z0-9]{1,15}$/;
+
+/** A key from a title: initials of its words, or its first letters. */
+export function keyFromTitle(title: string): string {
+  // NFKD splits accented letters into letter + combining mark; drop the marks so "Café" stays one word.
+  const words = title.normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[^A-Za-z0-9 ]+/g, " ").trim().split(/\s+/).filter(Boolean);
+  const letters = words.length >= 2 ? words.map((w) => w[0]).join("") : (words[0] ?? "");
+  const key = letters.replace(/^[0-9]+/, "").slice(0, 6).toUpperCase();
+  return key.length >= 2 ? key : `P${key || "X"}`.padEnd(2, "X");
+}
+
+/** A project by id or key (case-insensitive), among live projects of the caller's tenant. */
+/** A live project of the caller's tenant by id or key (case-insensitive), or null. */
+export async function lookupProject(ctx: Ctx, ref: string): Promise<Project | null> {
+  return ctx.d1
+    .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE tenant_id = ? AND deleted_at IS NULL AND (id = ? OR key = ? COLLATE NOCASE) LIMIT 1`)
+    .bind(ctx.tenantId, ref.trim(), ref.trim())
+    .first<Project>();
+}
+
+export async function findProject(ctx: Ctx, ref: string): Promise<Project> {
+  const row = await lookupProject(ctx, ref);
+  if (!row) throw notFound("project", ref, "Use project_query to list projects, by id or key.");
+  return row;
+}
+
+export function checkDates(start: string | null | undefined, target: string | null | undefined): void {
+  if (start && target && start > target) {
+    throw new ToolError("invalid_dates", `start_on ${start} is after target_on ${target}.`, { hint: "Set a start date on or before the target date." });
+  }
+}
+
+/** Whether making `parentId` the parent of `projectId` would close a loop. */
+// Binds, in order: the would-be parent, the tenant, the project being re-parented.
+export const PARENT_CYCLE_SQL = `WITH RECURSIVE up(id) AS (
+    SELECT ?
+    UNION SELECT p.parent_project_id FROM projects p JOIN up ON p.id = up.id
+    WHERE p.tenant_id = ? AND p.parent_project_id IS NOT NULL)
+  SELECT 1 FROM up WHERE id = ?`;
+
+export async function checkParent(ctx: Ctx, parentRef: string, projectId: string | null): Promise<string> {
+  const parent = await findProject(ctx, parentRef);
+  if (projectId !== null) {
+    const loop = await ctx.d1.prepare(PARENT_CYCLE_SQL).bind(parent.id, ctx.tenantId, projectId).first();
+    if (loop) {
+      throw new ToolError("cycle", `Making ${parent.key} the parent of this project would create a cycle.`, {
+        hint: "A project cannot sit under itself or under one of its own sub-projects; pick another parent or clear it with null.",
+      });
+    }
+  }
+  return parent.id;
+}
+
+export const taskCountsSchema = z.object({
+  total: z.number().int().describe("All tasks."),
+  by_status: z.record(z.string(), z.number().int()).describe("Count per status."),
+  ready: z.number().int().describe("Open tasks whose dependencies are all done."),
+  blocked: z.number().int().describe("Open tasks waiting on a dependency."),
+});
+
+export async function taskCounts(ctx: Ctx, projectIds: string[]): Promise<Map<string, z.infer<typeof taskCountsSchema>>> {
+  const out = new Map<string, z.infer<typeof taskCountsSchema>>();
+  for (const id of projectIds) out.set(id, { total: 0, by_status: Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])), ready: 0, blocked: 0 });
+  for (let i = 0; i < projectIds.length; i += 90) {
+    const chunk = projectIds.slice(i, i + 90);
+    const rows = await ctx.d1
+      .prepare(
+        `SELECT t.project_id, t.status, (${TASK_STATE_SQL}) AS state, COUNT(*) AS n
+         FROM tasks t WHERE t.tenant_id = ? AND t.project_id IN (${chunk.map(() => "?").join(", ")}) GROUP BY t.project_id, t.status, state`,
+      )
+      .bind(ctx.tenantId, ...chunk)
+      .all<{ project_id: string; status: string; state: string; n: number }>();
+    for (const r of rows.results) {
+      const c = out.get(r.project_id)!;
+      c.total += r.n;
+      c.by_status[r.status] = (c.by_status[r.status] ?? 0) + r.n;
+      if (r.state === "ready") c.ready += r.n;
+      if (r.state === "blocked") c.blocked += r.n;
+    }
+  }
+  return out;
+}
+
+export interface BriefLimits { max_tasks: number; max_decisions: number; max_knowledge: number; max_activity: number }
+
+/** project_brief's answer; task_get's include=brief embeds the same. */
+export async function readProjectBrief(ctx: Ctx, input: { project: string } & BriefLimits) {
+  const project = await findProject(ctx, input.project);
+  const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }>([
+    ctx.d1
+      .prepare(
+        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
+           WHERE t.tenant_id = ? AND t.project_id = ? AND t.status NOT IN ('done', 'cancelled'))
+         ORDER BY CASE state WHEN 'ready' THEN 0 ELSE 1 END, priority ASC, created ASC LIMIT ?`,
+      )
+      .bind(ctx.tenantId, project.id, input.max_tasks),
+    ctx.d1
+      .prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
+      .bind(ctx.tenantId, project.id, input.max_activity),
+    ctx.d1
+      .prepare(`SELECT r.id, r.slug, pr.role, COUNT(*) OVER () AS n FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
+                WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug LIMIT ?`)
+      .bind(ctx.tenantId, project.id, EMBEDDED_LIST_MAX + 1),
+    ctx.d1
+      .prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
+      .bind(ctx.tenantId, project.id, input.max_decisions),
+    ctx.d1
+      .prepare(`SELECT id, title, kind AS status, updated_at AS at FROM knowledge_notes WHERE tenant_id = ? AND project_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`)
+      .bind(ctx.tenantId, project.id, input.max_knowledge),
+  ]);
+  const counts = await taskCounts(ctx, [project.id]);
+  const repoRows = reposRes!.results as unknown as Array<{ id: string; slug: string; role: string; n: number }>;
+  // The brief orders by role, repo_query by slug, so the pointer starts repo_query from its first page.
+  const repos = embeddedList(repoRows, repoRows[0]?.n ?? 0, { tool: "repo_query", arguments: { project_id: project.id } });
+  return {
+    project,
+    task_counts: counts.get(project.id)!,
+    top_open_tasks: (tasksRes!.results as TaskSummaryRow[]).map(toTaskSummary),
+    recent_decisions: decisionsRes!.results.map((d) => ({ id: d.id, title: d.title, status: d.status, at: d.at })),
+    knowledge: notesRes!.results.map((n) => ({ id: n.id, title: n.title, kind: n.status, updated_at: n.at })),
+    repositories: repos.items.map((r) => ({ id: r.id, slug: r.slug, role: r.role })),
+    recent_activity: activityRes!.results as Array<z.infer<typeof activityItemSchema>>,
+    lists: { repositories: repos.info },
+  };
+}

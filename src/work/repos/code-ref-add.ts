@@ -1,0 +1,45 @@
+import { z } from "zod";
+import { defineTool } from "../../core/define-tool";
+import { findObject } from "../collab/model";
+import { findTask } from "../tasks/model";
+import { addCodeRef, CODE_REF_OBJECTS, codeRefSchema, refFields } from "./model";
+
+export const taskCodeRefTool = defineTool({
+  name: "task_code_ref",
+  title: "Record a task's code",
+  toolset: "repos",
+  description: "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. Repository, branch and sha default from your current run (its last run_heartbeat), so a commit is often just task_id and ref_type; the repository otherwise defaults to the project's only primary repository.",
+  input: z.object({ task_id: z.string().min(1).max(100).describe("The task (id or KEY-number)."), ...refFields }),
+  output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, { task_id, ...r }) => {
+    const task = await findTask(ctx, task_id);
+    return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
+  },
+  summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
+});
+
+export const codeRefAddTool = defineTool({
+  name: "code_ref_add",
+  title: "Add a code ref",
+  toolset: "repos",
+  description: "Attach a code reference (commit, branch, PR, tag, compare) to a task, decision, note or project. Same run-context defaults as task_code_ref.",
+  input: z.object({
+    object_type: z.enum(CODE_REF_OBJECTS).describe("task, decision, note or project."),
+    object_id: z.string().min(1).max(100).describe("The object's id."),
+    ...refFields,
+  }),
+  output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
+  annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
+  idempotency: "derived",
+  run: async (ctx, { object_type, object_id, ...r }) => {
+    if (object_type === "task") {
+      const task = await findTask(ctx, object_id);
+      return { code_ref: await addCodeRef(ctx, "task", task.id, task.project_id, r) };
+    }
+    const target = await findObject(ctx, object_type, object_id);
+    return { code_ref: await addCodeRef(ctx, object_type, target.id, target.projectId, r) };
+  },
+  summarize: (r) => `Recorded ${r.code_ref.ref_type} ${r.code_ref.id}.`,
+});

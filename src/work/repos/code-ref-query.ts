@@ -1,0 +1,52 @@
+import { z } from "zod";
+import { defineTool, READ_ONLY } from "../../core/define-tool";
+import { afterTimeAndId, cursorField, limitField, keysetPage } from "../shared";
+import { findObject } from "../collab/model";
+import { runFilterValue } from "../runs/model";
+import { findTask } from "../tasks/model";
+import { CODE_REF_COLUMNS, CODE_REF_OBJECTS, type CodeRef, codeRefSchema, findRepository, PR_STATES, REF_TYPES } from "./model";
+
+export const codeRefQueryTool = defineTool({
+  name: "code_ref_query",
+  title: "Find code refs",
+  toolset: "repos",
+  description: "What code delivered this work: code refs by object, repository, ref type, PR state or run, newest first.",
+  input: z.object({
+    object_type: z.enum(CODE_REF_OBJECTS).optional().describe("Kind of object."),
+    object_id: z.string().min(1).max(100).optional().describe("The object (a task may be given by KEY-number)."),
+    repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name."),
+    ref_type: z.enum(REF_TYPES).optional().describe("Only this ref type."),
+    pr_state: z.enum(PR_STATES).optional().describe("Only PRs in this state."),
+    run_id: z.string().min(1).max(100).optional().describe("Only refs recorded in this run (run_key or run id)."),
+    limit: limitField(50, 200),
+    cursor: cursorField,
+  }),
+  output: z.object({ items: z.array(codeRefSchema).describe("Code refs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  annotations: READ_ONLY,
+  run: async (ctx, input) => {
+    const where = ["tenant_id = ?", "deleted_at IS NULL"];
+    const params: unknown[] = [ctx.tenantId];
+    if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
+    if (input.object_id) {
+      // Resolved the way code_ref_add resolves it: a task by KEY-number, a project by key.
+      const id = input.object_type === "task" || input.object_type === "project"
+        ? (await findObject(ctx, input.object_type, input.object_id)).id
+        : !input.object_type && /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id) ? (await findTask(ctx, input.object_id)).id : input.object_id;
+      where.push("object_id = ?");
+      params.push(id);
+    }
+    if (input.repository_id) { where.push("repository_id = ?"); params.push((await findRepository(ctx, input.repository_id)).id); }
+    if (input.ref_type) { where.push("ref_type = ?"); params.push(input.ref_type); }
+    if (input.pr_state) { where.push("pr_state = ?"); params.push(input.pr_state); }
+    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
+    const after = afterTimeAndId(input.cursor, "created_at", "id");
+    if (after) { where.push(after.sql); params.push(...after.params); }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<CodeRef>();
+    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
+    return { items: page, ...cursor };
+  },
+  summarize: (r) => `${r.items.length} code ref(s).`,
+});

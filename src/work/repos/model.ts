@@ -1,0 +1,242 @@
+/** Repositories and code refs (seed 001): where "done" points at real code. */
+import { z } from "zod";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import type { Ctx } from "../../core/context";
+import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { activityStatement } from "../shared";
+import { runRepoContext, type RunRepoContext } from "../runs/model";
+
+export interface RemoteParts { host: string; owner: string; name: string; url: string }
+
+/**
+ * Normalizes a git remote (https, ssh or scp-style; credentials dropped; `.git` and trailing
+ * slashes removed) to `https://host/owner/name`, lower-cased, so one repository has one key.
+ */
+export function normalizeRemote(raw: string): RemoteParts | null {
+  const text = raw.trim();
+  let host: string;
+  let path: string;
+  const scp = /^[^@\s/]+@([^:\s/]+):(.+)$/.exec(text);
+  if (scp) {
+    host = scp[1]!;
+    path = scp[2]!;
+  } else {
+    let u: URL;
+    try { u = new URL(text); } catch { return null; }
+    if (!["https:", "http:", "ssh:", "git:"].includes(u.protocol)) return null;
+    host = u.hostname;
+    path = u.pathname;
+  }
+  // Dot segments ("..", "%2e%2e") are refused before URL parsing would quietly resolve them away.
+  if (/(^|[/\\:])(?:\.|%2e){1,2}(?=[/\\?#]|$)/i.test(text)) return null;
+  const parts = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/i, "").split("/");
+  if (parts.length !== 2 || parts.some((p) => !/^[A-Za-z0-9._-]+$/.test(p) || /^\.+$/.test(p))) return null;
+  const [owner, name] = parts as [string, string];
+  host = host.toLowerCase();
+  return { host, owner, name, url: `https://${host}/${owner}/${name}`.toLowerCase() };
+}
+
+/**
+ * A repository named any way a person would: a remote URL (https, ssh or scp-style) or owner/name
+ * alone (on `host`, github.com unless given).
+ */
+export function parseRepoRef(raw: string, host = "github.com"): RemoteParts | null {
+  const text = raw.trim();
+  return /^[A-Za-z0-9._-]+\/[A-Za-z0-9._-]+$/.test(text) ? normalizeRemote(`https://${host}/${text}`) : normalizeRemote(text);
+}
+
+/** A remote as it may be echoed back: user-info (any credentials) and query or fragment removed. */
+export function redactRemote(raw: string): string {
+  return raw.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/]*@/i, "$1***@").replace(/[?#].*$/s, "");
+}
+
+export const repositorySchema = z.object({
+  id: z.string().describe("Repository id."),
+  host: z.string().describe("Git host, e.g. github.com."),
+  owner: z.string().describe("Owner."),
+  name: z.string().describe("Name."),
+  slug: z.string().describe("owner/name."),
+  remote_url: z.string().describe("Normalized remote URL (no credentials)."),
+  default_branch: z.string().describe("Default branch."),
+  created_at: z.string().describe("When it was registered."),
+});
+export type Repository = z.infer<typeof repositorySchema>;
+const REPO_COLUMNS = "id, host, owner, name, slug, remote_url, default_branch, created_at";
+
+/** The SQL condition (on a `repositories` row aliased `alias`) matching a reference by id, owner/name or remote URL. */
+export function repoRefCondition(ref: string, alias = "repositories"): { sql: string; params: string[] } {
+  const remote = normalizeRemote(ref)?.url ?? "";
+  return { sql: `(${alias}.id = ? OR ${alias}.slug = ? COLLATE NOCASE OR ${alias}.remote_url = ?)`, params: [ref.trim(), ref.trim(), remote] };
+}
+
+/** A registered repository of the caller's tenant, by id, owner/name or remote URL. */
+export async function findRepository(ctx: Ctx, ref: string): Promise<Repository> {
+  const match = repoRefCondition(ref);
+  const row = await ctx.d1
+    .prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND ${match.sql} LIMIT 1`)
+    .bind(ctx.tenantId, ...match.params)
+    .first<Repository>();
+  if (!row) throw notFound("repository", ref, "Register it with repo_register, or list them with repo_query.");
+  return row;
+}
+
+/** Registers a repository for the caller's tenant, or finds it; repo_register and the GitHub App webhooks share it. */
+export async function registerRepository(ctx: Ctx, parts: RemoteParts, defaultBranch: string): Promise<{ repository: Repository; created: boolean }> {
+  const id = uuidv7();
+  const now = iso(ctx.clock.now());
+  const [inserted, , found] = await ctx.d1.batch<Repository>([
+    ctx.d1
+      .prepare(`INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`)
+      .bind(id, ctx.tenantId, parts.host, parts.owner, parts.name, `${parts.owner}/${parts.name}`, parts.url, defaultBranch, ctx.actorId, now),
+    activityStatement(ctx, { verb: "repo.registered", objectType: "repository", objectId: id, summary: `registered ${parts.owner}/${parts.name}`, ifPreviousChanged: true }),
+    ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url),
+  ]);
+  return { repository: found!.results[0]!, created: inserted!.results.length > 0 };
+}
+
+/** A registered repository of the caller's tenant by its normalized remote URL, or null. */
+export async function repositoryByRemote(ctx: Ctx, parts: RemoteParts): Promise<Repository | null> {
+  return ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url).first<Repository>();
+}
+
+export const REPO_ROLES = ["primary", "dependency", "docs"] as const;
+
+export const REF_TYPES = ["commit", "branch", "pr", "tag", "compare"] as const;
+export const PR_STATES = ["open", "draft", "merged", "closed"] as const;
+export const CODE_REF_OBJECTS = ["task", "decision", "note", "project"] as const;
+
+export const codeRefSchema = z.object({
+  id: z.string().describe("Code ref id."),
+  object_type: z.enum(CODE_REF_OBJECTS).describe("What it is evidence for."),
+  object_id: z.string().describe("That object's id."),
+  ref_type: z.enum(REF_TYPES).describe("commit, branch, pr, tag or compare."),
+  repository_id: z.string().nullable().describe("Repository, or null."),
+  sha: z.string().nullable().describe("Commit SHA, or null."),
+  branch: z.string().nullable().describe("Branch, or null."),
+  pr_number: z.number().int().nullable().describe("PR number, or null."),
+  pr_url: z.string().nullable().describe("PR URL, or null."),
+  pr_state: z.enum(PR_STATES).nullable().describe("PR state, or null."),
+  title: z.string().describe("Title."),
+  url: z.string().nullable().describe("Link, or null."),
+  run_id: z.string().nullable().describe("Run it was recorded in, or null."),
+  created_by: z.string().describe("Who recorded it."),
+  created_at: z.string().describe("When."),
+});
+export type CodeRef = z.infer<typeof codeRefSchema>;
+export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
+
+export const SHA = z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
+export const refFields = {
+  ref_type: z.enum(REF_TYPES).describe("commit (needs sha), branch (needs branch), pr (needs pr_number or pr_url), tag (needs title or sha), compare (needs url)."),
+  repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; defaults to the run's repository (run_heartbeat), else the project's only primary repository."),
+  sha: SHA.optional().describe("Commit SHA; defaults to the run's HEAD when the ref is on the run's repository and branch."),
+  branch: z.string().min(1).max(250).optional().describe("Branch name; defaults to the run's branch when the ref is on the run's repository."),
+  pr_number: z.number().int().min(1).optional().describe("Pull request number."),
+  pr_url: z.string().url().max(500).optional().describe("Pull request URL."),
+  pr_state: z.enum(PR_STATES).optional().describe("open, draft, merged or closed."),
+  title: z.string().max(300).optional().describe("Title (the tag name for tags)."),
+  url: z.string().url().max(500).optional().describe("Link (required for compare)."),
+  run_id: z.string().min(1).max(100).optional().describe("The run it was recorded in (run_key or run id); defaults to your current run."),
+};
+export type RefInput = z.infer<z.ZodObject<typeof refFields>>;
+
+function checkRefShape(r: RefInput): void {
+  const need: Record<(typeof REF_TYPES)[number], [boolean, string]> = {
+    commit: [!!r.sha, "a commit needs sha"],
+    branch: [!!r.branch, "a branch needs branch"],
+    pr: [!!(r.pr_number || r.pr_url), "a pr needs pr_number or pr_url"],
+    tag: [!!(r.title || r.sha), "a tag needs title (its name) or sha"],
+    compare: [!!r.url, "a compare needs url"],
+  };
+  const [ok, why] = need[r.ref_type];
+  if (!ok) throw invalidInput(`${why}.`, "Add the field the ref_type needs.");
+  if (r.pr_state && r.ref_type !== "pr") throw invalidInput("pr_state is only for ref_type pr.", "Drop pr_state, or use ref_type pr.");
+}
+
+/**
+ * Fills a ref from the run it is recorded in: the run's repository when none is named, and its
+ * branch and HEAD only where they describe the same place (same repository; the HEAD only on the
+ * run's branch), so a ref to another repository or branch never borrows the run's commit.
+ */
+function withRunContext(r: RefInput, repositoryId: string | null, run: RunRepoContext | null): { ref: RefInput; repositoryId: string | null } {
+  if (!run) return { ref: r, repositoryId };
+  const sameRepo = !repositoryId || !run.repositoryId || repositoryId === run.repositoryId;
+  if (!sameRepo) return { ref: r, repositoryId };
+  const branch = r.branch ?? run.branch ?? undefined;
+  const sameBranch = !r.branch || r.branch === run.branch;
+  return { ref: { ...r, branch, sha: r.sha ?? (sameBranch ? run.headSha ?? undefined : undefined) }, repositoryId: repositoryId ?? run.repositoryId };
+}
+
+export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, input: RefInput): Promise<CodeRef> {
+  const run = await runRepoContext(ctx, input.run_id);
+  const filled = withRunContext(input, input.repository_id ? (await findRepository(ctx, input.repository_id)).id : null, run);
+  const r = filled.ref;
+  checkRefShape(r);
+  let repositoryId = filled.repositoryId;
+  if (!repositoryId && projectId) {
+    const primaries = await ctx.d1
+      .prepare(`SELECT repository_id FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND role = 'primary' LIMIT 2`)
+      .bind(ctx.tenantId, projectId)
+      .all<{ repository_id: string }>();
+    if (primaries.results.length === 1) repositoryId = primaries.results[0]!.repository_id;
+  }
+  const id = uuidv7();
+  const now = iso(ctx.clock.now());
+  const label = r.ref_type === "commit" ? r.sha!.toLowerCase().slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
+  await ctx.d1.batch([
+    ctx.d1
+      .prepare(`INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+      .bind(id, ctx.tenantId, objectType, objectId, r.ref_type, repositoryId, r.sha?.toLowerCase() ?? null, r.branch ?? null, r.pr_number ?? null,
+        r.pr_url ?? null, r.pr_state ?? (r.ref_type === "pr" ? "open" : null), r.title ?? "", r.url ?? null, run?.runId ?? null, ctx.actorId, now),
+    activityStatement(ctx, { verb: "code_ref.added", objectType, objectId, projectId, summary: `${r.ref_type} ${label}`, metadata: { code_ref_id: id } }),
+  ]);
+  return (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(id).first<CodeRef>())!;
+}
+
+/**
+ * Writes a code ref's changed fields and their activity (pr.merged / pr.closed when a PR ends,
+ * code_ref.updated otherwise); code_ref_update and the pull_request webhook share it.
+ */
+export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record<string, string | null>): Promise<{ code_ref: CodeRef; changed: string[] }> {
+  const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof CodeRef]);
+  if (changed.length === 0) return { code_ref: before, changed };
+  const prMove = changed.includes("pr_state") && (next.pr_state === "merged" || next.pr_state === "closed");
+  // The same project the ref's code_ref.added went to, so the move shows on that project's timeline.
+  const projectId = before.object_type === "project" ? before.object_id
+    : before.object_type === "task" || before.object_type === "decision"
+      ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
+        .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
+      : null;
+  // Compare-and-swap on the fields being changed: a change decided on a stale read (say, moving a PR
+  // that was merged meanwhile) is refused instead of overwriting the other write.
+  const [updated] = await ctx.d1.batch<{ id: string }>([
+    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND ${changed.map((c) => `${c} IS ?`).join(" AND ")} RETURNING id`)
+      .bind(...changed.map((c) => next[c]), ctx.tenantId, before.id, ...changed.map((c) => before[c as keyof CodeRef] ?? null)),
+    activityStatement(ctx, {
+      verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
+      summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
+      ifPreviousChanged: true,
+    }),
+  ]);
+  if (updated!.results.length === 0) {
+    const current = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, before.id).first<CodeRef>();
+    // Someone else made the same change: one write, already done.
+    if (current && changed.every((c) => current[c as keyof CodeRef] === next[c])) return { code_ref: current, changed: [] };
+    throw new ToolError("conflict", `Code ref ${before.id} changed (${changed.join(", ")}) while this call ran; your change was not stored.`, {
+      hint: "Re-read it with code_ref_query and decide again from what it holds now.",
+    });
+  }
+  return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
+}
+
+/** Forgets a repository (its GitHub App access was removed); its code refs and recorded commits stay as history. */
+export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<void> {
+  await ctx.d1.batch([
+    ctx.d1.prepare(`DELETE FROM project_repositories WHERE tenant_id = ? AND repository_id = ?`).bind(ctx.tenantId, repo.id),
+    ctx.d1.prepare(`DELETE FROM repositories WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, repo.id),
+    activityStatement(ctx, { verb: "repo.unregistered", objectType: "repository", objectId: repo.id, summary: `unregistered ${repo.slug}`, ifPreviousChanged: true }),
+  ]);
+}

@@ -1,0 +1,3 @@
+import { searchTool } from "./search";
+
+export const searchTools = [searchTool];

@@ -1,0 +1,90 @@
+/**
+ * Global keyword search (seed 001 `search`) over the search_docs index that migration 0015's
+ * triggers keep: word matches ranked by bm25 first, then substring (trigram) matches.
+ */
+import { z } from "zod";
+import { ftsPhrase } from "../../db/fts";
+import { clipCodePoints } from "../../core/text";
+
+export const SEARCH_TYPES = ["project", "task", "decision", "note", "comment", "work_request", "event"] as const;
+
+/** bm25 weight of a title hit relative to a body hit: a title names what the object is about. */
+const TITLE_WEIGHT = 10;
+const SNIPPET_MAX = 300;
+const TITLE_MAX = 80;
+
+export const hitSchema = z.object({
+  object_type: z.enum(SEARCH_TYPES).describe("project, task, decision, note, comment, work_request (a handoff) or event (a change-ledger entry)."),
+  object_id: z.string().describe("The object's id."),
+  title: z.string().describe("Its title; for an event the entity path, for a comment its first line."),
+  snippet: z.string().describe(`Body text around the match, matched text in **bold** (at most ${SNIPPET_MAX} characters).`),
+  rank: z.number().int().describe("1-based position in this result list."),
+  score: z.number().describe("Relevance, higher is better; comparable only among items with the same match."),
+  match: z.enum(["words", "trigram"]).describe("words: every word of q matched; trigram: q's pieces matched as substrings."),
+  project_id: z.string().nullable().describe("The project it belongs to, or null."),
+  on: z.object({
+    object_type: z.string().describe("Kind of object."),
+    object_id: z.string().describe("Its id."),
+  }).optional().describe("Comments only: the object the comment is on."),
+});
+type Hit = z.infer<typeof hitSchema>;
+
+export interface HitRow {
+  seq: number;
+  object_type: Hit["object_type"];
+  object_id: string;
+  project_id: string | null;
+  title: string;
+  lead: string;
+  snippet: string | null;
+  bm: number;
+  on_type: string | null;
+  on_id: string | null;
+}
+
+/**
+ * One ranked page of matches from either index, tenant-filtered. Objects of a soft-deleted project
+ * are hidden here rather than unindexed, so restoring the project brings them back. Ranking runs
+ * first on rowids alone and snippet() only for the page: a common word matches most of a tenant,
+ * and building a snippet per match before the sort cost three times the ranking itself.
+ * Parameters: ?1 the FTS5 query, ?2 the tenant, ?3 the page size, then the filters'.
+ */
+export function hitsSql(fts: "search_fts" | "search_fts_trgm", filters: string): string {
+  // snippet() counts tokens, and a trigram token is about one character.
+  const tokens = fts === "search_fts" ? 24 : 64;
+  return `WITH top AS (
+      SELECT d.seq, bm25(${fts}, ${TITLE_WEIGHT}, 1.0) AS bm
+      FROM ${fts} f
+        JOIN search_docs d ON d.seq = f.rowid
+        LEFT JOIN projects p ON p.id = d.project_id
+      WHERE ${fts} MATCH ?1 AND d.tenant_id = ?2 AND p.deleted_at IS NULL${filters}
+      ORDER BY bm, d.seq DESC LIMIT ?3)
+    SELECT top.seq, top.bm, d.object_type, d.object_id, d.project_id, d.title, substr(d.body, 1, 200) AS lead,
+      snippet(${fts}, 1, '**', '**', '…', ${tokens}) AS snippet, c.object_type AS on_type, c.object_id AS on_id
+    FROM top
+      CROSS JOIN ${fts} f ON f.rowid = top.seq
+      CROSS JOIN search_docs d ON d.seq = top.seq
+      LEFT JOIN comments c ON d.object_type = 'comment' AND c.id = d.object_id
+    WHERE ${fts} MATCH ?1
+    ORDER BY top.bm, top.seq DESC`;
+}
+
+/**
+ * The trigram query: each whitespace-separated piece of three or more characters must occur as a
+ * substring (shorter pieces cannot be matched by trigrams and are left out); a q made only of
+ * short pieces is matched whole. Null when nothing in q is long enough.
+ */
+export function trigramQuery(q: string): string | null {
+  const pieces = q.split(/\s+/).filter((p) => [...p].length >= 3);
+  if (pieces.length > 0) return pieces.map(ftsPhrase).join(" ");
+  return [...q].length >= 3 ? ftsPhrase(q) : null;
+}
+
+export function toHit(r: HitRow, rank: number, match: Hit["match"]): Hit {
+  const title = r.object_type === "comment" ? clipCodePoints((r.lead.split("\n")[0] ?? "").trim(), TITLE_MAX) : r.title;
+  return {
+    object_type: r.object_type, object_id: r.object_id, title, snippet: clipCodePoints(r.snippet ?? "", SNIPPET_MAX), rank,
+    score: Number((-r.bm).toPrecision(4)), match, project_id: r.project_id,
+    ...(r.on_type && r.on_id ? { on: { object_type: r.on_type, object_id: r.on_id } } : {}),
+  };
+}

@@ -1,0 +1,220 @@
+/** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
+import { z } from "zod";
+import type { Ctx } from "../../core/context";
+import { invalidInput, notFound } from "../../core/errors";
+import { activityStatement, actorRefField, dateField, jsonArray, resolveActor } from "../shared";
+import { TASK_STATE_SQL, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
+import { uuidv7 } from "../../db/ids";
+import { iso } from "../../db/time";
+import { BRIEF_IN_LISTING } from "../../core/json-schema";
+import { findProject } from "../projects/model";
+
+export const criterionSchema = z.object({
+  text: z.string().trim().min(1).max(1000).describe("What must be true."),
+  met: z.boolean().default(false).describe("Whether it is met."),
+});
+export type Criterion = z.infer<typeof criterionSchema>;
+
+/**
+ * The most tasks one task may wait on. task_link refuses edges past it, so depends_on (carried
+ * whole in every task answer) stays bounded, like labels (20) and acceptance_criteria (50).
+ */
+export const MAX_DEPENDENCIES = 100;
+
+export const taskSchema = taskSummarySchema.extend({
+  body: z.string().describe("Description."),
+  reviewer_actor_id: z.string().nullable().describe("Reviewer whose answer gates done, or null."),
+  parent_task_id: z.string().nullable().describe("Parent task, or null."),
+  acceptance_criteria: z.array(z.object({ text: z.string().describe("Criterion."), met: z.boolean().describe("Met?") })).describe("Checklist that must be all met before done."),
+  requires_evidence: z.boolean().describe("Whether done needs a code ref or attachment."),
+  depends_on: z.array(z.string()).describe(`Ids of the tasks this one waits on (at most ${MAX_DEPENDENCIES}).`),
+  claimed_at: z.string().nullable().describe("When the current claim started, or null."),
+  created_by: z.string().describe("Actor that created it."),
+  created_at: z.string().describe("Creation time."),
+  done_at: z.string().nullable().describe("When it was done, or null."),
+});
+export type Task = z.infer<typeof taskSchema>;
+
+/**
+ * Allowed status moves. done and cancelled are terminal unless the caller says allow_reopen.
+ */
+export const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
+  todo: ["in_progress", "in_review", "done", "cancelled"],
+  in_progress: ["todo", "in_review", "done", "cancelled"],
+  in_review: ["todo", "in_progress", "done", "cancelled"],
+  done: [],
+  cancelled: [],
+};
+export const REOPEN: Record<TaskStatus, readonly TaskStatus[]> = {
+  todo: [], in_progress: [], in_review: [], done: ["todo", "in_progress"], cancelled: ["todo"],
+};
+
+export const TASK_COLUMNS = `t.id, t.project_id, t.seq, p.key AS project_key, t.title, t.body, t.status, t.priority,
+  t.assignee_actor_id, t.reviewer_actor_id, t.due_on, t.parent_task_id, t.labels, t.acceptance_criteria,
+  t.requires_evidence, t.lease_expires_at, t.claimed_at, t.created_by, t.created_at, t.updated_at, t.done_at,
+  ${TASK_STATE_SQL} AS state,
+  (SELECT json_group_array(d.depends_on_task_id) FROM task_deps d WHERE d.tenant_id = t.tenant_id AND d.task_id = t.id) AS depends_on`;
+
+export interface TaskRow extends TaskSummaryRow {
+  body: string;
+  reviewer_actor_id: string | null;
+  parent_task_id: string | null;
+  acceptance_criteria: string;
+  requires_evidence: number;
+  claimed_at: string | null;
+  created_by: string;
+  created_at: string;
+  done_at: string | null;
+  depends_on: string;
+}
+
+export function toTask(r: TaskRow): Task {
+  return {
+    ...toTaskSummary(r),
+    body: r.body,
+    reviewer_actor_id: r.reviewer_actor_id,
+    parent_task_id: r.parent_task_id,
+    acceptance_criteria: jsonArray<Criterion>(r.acceptance_criteria),
+    requires_evidence: r.requires_evidence === 1,
+    depends_on: jsonArray<string>(r.depends_on).sort(),
+    claimed_at: r.claimed_at,
+    created_by: r.created_by,
+    created_at: r.created_at,
+    done_at: r.done_at,
+  };
+}
+
+export const selectTask = (ctx: Ctx, id: string): D1PreparedStatement =>
+  ctx.d1.prepare(`SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND t.id = ?`).bind(ctx.tenantId, id);
+
+/**
+ * A task by id or by its KEY-number reference, in the caller's tenant; anything else is
+ * not_found (another tenant's task included).
+ */
+export async function findTask(ctx: Ctx, ref: string): Promise<Task> {
+  const value = ref.trim();
+  const m = /^([A-Za-z][A-Za-z0-9]{1,15})-(\d{1,9})$/.exec(value);
+  const row = m
+    ? await ctx.d1
+        .prepare(`SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND p.deleted_at IS NULL AND p.key = ? COLLATE NOCASE AND t.seq = ?`)
+        .bind(ctx.tenantId, m[1], Number(m[2]))
+        .first<TaskRow>()
+    : await selectTask(ctx, value).first<TaskRow>();
+  if (!row) throw notFound("task", value, "Pass a task id or its KEY-number reference; task_query lists tasks.");
+  return toTask(row);
+}
+
+export const taskRefField = (description: string) => z.string().min(1).max(100).describe(`${description} Id or ref (API-12).`);
+
+
+/**
+ * Who follows a task's status. Plans build on tasks (a plan step follows its linked task), so the
+ * dependency runs plans → tasks: the catalog registers plans' listener here once, and the task
+ * tools call out through this without knowing who listens. Listeners swallow their own errors: a
+ * follower's failure never fails the task write that already landed.
+ */
+export type TaskStatusListener = (ctx: Ctx, taskId: string) => Promise<void>;
+const taskStatusListeners: TaskStatusListener[] = [];
+
+export function onTaskStatusChange(listener: TaskStatusListener): void {
+  if (!taskStatusListeners.includes(listener)) taskStatusListeners.push(listener);
+}
+
+export async function taskStatusChanged(ctx: Ctx, taskId: string): Promise<void> {
+  for (const listener of taskStatusListeners) await listener(ctx, taskId);
+}
+
+export const LABEL = z.string().min(1).max(50).regex(/^[\p{L}\p{N}_.:/-]+$/u, "labels are single words: letters, digits, _ . : / -");
+
+const itemFields = {
+  title: z.string().trim().min(1).max(300).describe("Title."),
+  body: z.string().max(65_536).optional().describe("Description."),
+  assignee_actor_id: actorRefField("Assignee.").optional(),
+  priority: z.number().int().min(0).max(4).default(2).describe("0 (highest) to 4."),
+  due_on: dateField("Due date (YYYY-MM-DD).").optional(),
+  parent_task_id: z.string().min(1).max(100).optional().describe("Parent task (makes this a subtask)."),
+  labels: z.array(LABEL).max(20).optional().describe("Labels."),
+  acceptance_criteria: z.array(criterionSchema).max(50).optional().describe("Checklist that must be met before done."),
+  requires_evidence: z.boolean().default(false).describe("Done needs a code ref or attachment."),
+  reviewer_actor_id: actorRefField("Reviewer, whose approval done waits for.").optional(),
+};
+
+const batchRef = z.object({ batch_index: z.number().int().min(0).max(99).describe("Index of an earlier item in this batch.") }).strict();
+
+export const createItemSchema = z.object({
+  ...itemFields,
+  depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one waits on."),
+});
+export const manyItemSchema = z.object({
+  ...itemFields,
+  depends_on: z.array(z.union([z.string().min(1).max(100), batchRef])).max(50).optional()
+    .describe("Tasks this one waits on: refs, or {batch_index: N}."),
+}).meta(BRIEF_IN_LISTING).describe("task_create's arguments without project_id; depends_on may also name {batch_index: N}.");
+export type ManyItem = z.output<typeof manyItemSchema>;
+
+/**
+ * Resolves every reference of a batch up front, so a bad one fails the call before any write.
+ * `alongside` adds statements to the same atomic batch (plan_to_tasks links steps to the new ids).
+ */
+export async function createTasks(
+  ctx: Ctx, projectRef: string, items: ManyItem[], alongside: (ids: readonly string[]) => D1PreparedStatement[] = () => [],
+): Promise<{ ids: string[]; refs: string[] }> {
+  const project = await findProject(ctx, projectRef);
+  const actorIds = new Map<string, string>();
+  const taskIds = new Map<string, string>();
+  for (const item of items) {
+    for (const ref of [item.assignee_actor_id, item.reviewer_actor_id]) {
+      if (ref && !actorIds.has(ref)) actorIds.set(ref, await resolveActor(ctx, ref));
+    }
+    for (const ref of [item.parent_task_id, ...(item.depends_on ?? [])]) {
+      if (typeof ref === "string" && !taskIds.has(ref)) taskIds.set(ref, (await findTask(ctx, ref)).id);
+    }
+  }
+  items.forEach((item, i) => {
+    for (const dep of item.depends_on ?? []) {
+      if (typeof dep !== "string" && dep.batch_index >= i) {
+        throw invalidInput(`tasks[${i}].depends_on refers to batch_index ${dep.batch_index}, which is not an earlier item.`,
+          "A batch item may depend only on items before it (batch_index < its own index), which keeps the batch acyclic.");
+      }
+    }
+  });
+
+  const now = iso(ctx.clock.now());
+  const ids = items.map(() => uuidv7(ctx.clock.now().getTime()));
+  const n = items.length;
+  const statements: D1PreparedStatement[] = [
+    // Numbers come from the project's counter, bumped once for the batch inside the same atomic batch.
+    ctx.d1.prepare(`UPDATE projects SET task_seq = task_seq + ? WHERE tenant_id = ? AND id = ?`).bind(n, ctx.tenantId, project.id),
+  ];
+  items.forEach((item, i) => {
+    statements.push(
+      ctx.d1
+        .prepare(
+          `INSERT INTO tasks (id, tenant_id, project_id, seq, title, body, status, priority, assignee_actor_id, reviewer_actor_id, due_on,
+             parent_task_id, labels, acceptance_criteria, requires_evidence, created_by, created_at, updated_at)
+           VALUES (?, ?, ?, (SELECT task_seq FROM projects WHERE id = ?) - ?, ?, ?, 'todo', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+        )
+        .bind(ids[i], ctx.tenantId, project.id, project.id, n - 1 - i, item.title, item.body ?? "", item.priority,
+          item.assignee_actor_id ? actorIds.get(item.assignee_actor_id)! : null,
+          item.reviewer_actor_id ? actorIds.get(item.reviewer_actor_id)! : null,
+          item.due_on ?? null, item.parent_task_id ? taskIds.get(item.parent_task_id)! : null,
+          JSON.stringify([...new Set(item.labels ?? [])]), JSON.stringify(item.acceptance_criteria ?? []),
+          item.requires_evidence ? 1 : 0, ctx.actorId, now, now),
+    );
+    const deps = new Set((item.depends_on ?? []).map((d) => (typeof d === "string" ? taskIds.get(d)! : ids[d.batch_index]!)));
+    for (const dep of deps) {
+      statements.push(
+        ctx.d1.prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) VALUES (?, ?, ?, ?)`).bind(ctx.tenantId, ids[i], dep, now),
+      );
+    }
+    statements.push(activityStatement(ctx, { verb: "task.created", objectType: "task", objectId: ids[i]!, projectId: project.id, summary: `created ${item.title}` }));
+  });
+  await ctx.d1.batch([...statements, ...alongside(ids)]);
+  const seqs = await ctx.d1
+    // One JSON parameter, not one per id: D1 allows at most 100 bound parameters.
+    .prepare(`SELECT id, seq FROM tasks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
+    .bind(ctx.tenantId, JSON.stringify(ids))
+    .all<{ id: string; seq: number }>();
+  const seqOf = new Map(seqs.results.map((r) => [r.id, r.seq]));
+  return { ids, refs: ids.map((id) => `${project.key}-${seqOf.get(id)}`) };
+}
