@@ -98,6 +98,7 @@ export const toolCalls = sqliteTable("tool_calls", {
 });
 
 export type EventRow = typeof events.$inferSelect;
+export type NewEvent = Omit<typeof events.$inferInsert, "seq">;
 
 /** The per-tenant hash chain over events and decisions (migrations/0037, src/changes/chain.ts). */
 export const ledgerChain = sqliteTable("ledger_chain", {
