@@ -5,7 +5,10 @@
  * D1 batch as the row, so a row and its link land together or not at all. verify walks the chain
  * and names the first row that was edited, deleted or written around the ledger.
  */
+import { desc, eq } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
+import { ledgerChain } from "../db/schema";
 import { ToolError } from "../core/errors";
 import { stableStringify } from "../core/idempotency";
 
@@ -49,16 +52,18 @@ const isHeadTaken = (err: unknown) => /UNIQUE constraint failed: ledger_chain\.t
  * a compare-and-swap on the head, which keeps concurrent writers from forking the chain.
  */
 export async function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
+  const db = dbOf({ d1 });
   for (let attempt = 1; ; attempt++) {
-    const head = await d1.prepare(`SELECT pos, hash FROM ledger_chain WHERE tenant_id = ? ORDER BY pos DESC LIMIT 1`).bind(tenantId).first<{ pos: number; hash: string }>();
+    const head = await db.select({ pos: ledgerChain.pos, hash: ledgerChain.hash }).from(ledgerChain)
+      .where(eq(ledgerChain.tenantId, tenantId)).orderBy(desc(ledgerChain.pos)).limit(1).get();
     let pos = head?.pos ?? 0;
     let hash = head?.hash ?? "";
     const appends: D1PreparedStatement[] = [];
     for (const link of links) {
       pos++;
       hash = await linkHash(hash, link);
-      appends.push(d1.prepare(`INSERT INTO ledger_chain (tenant_id, pos, kind, row_id, hash, created_at) VALUES (?, ?, ?, ?, ?, ?)`)
-        .bind(tenantId, pos, link.kind, String(link.row.id), hash, at));
+      // Plain statements, not db.batch: `writes` come from callers that build theirs without drizzle.
+      appends.push(statementOf(d1, db.insert(ledgerChain).values({ tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: at })));
     }
     try {
       return (await d1.batch([...writes, ...appends])).slice(0, writes.length);
@@ -72,7 +77,10 @@ export async function appendChained(d1: D1Database, tenantId: string, at: string
   }
 }
 
-/** Reads for verify, over a Worker's D1 binding or the operator command's wrangler. */
+/**
+ * Reads for verify, over a Worker's D1 binding or the operator command's wrangler. Hand SQL on
+ * purpose: wrangler takes SQL text, so these statements cannot go through drizzle's D1 driver.
+ */
 export interface SqlReader {
   all<T>(sql: string, params: unknown[]): Promise<T[]>;
 }
@@ -110,6 +118,7 @@ interface Entry {
   hash: string;
 }
 
+// Hand SQL: verify runs it over wrangler too (SqlReader), which takes SQL text only.
 const unchainedSql = (kind: ChainKind, legacy: boolean, select: string) =>
   `SELECT ${select} FROM ${TABLE[kind]} r WHERE r.tenant_id = ?
      AND r.seq ${legacy ? "<=" : ">"} (SELECT ${START_COLUMN[kind]} FROM ledger_chain_start WHERE id = 1)

@@ -1,5 +1,7 @@
 /** The event shape every change-ledger read returns, and the shared ways of reading events. */
 import { z } from "zod";
+import { dbOf, statementOf } from "../db/client";
+import { toolCalls } from "../db/schema";
 import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
 import { decodeKeyset, encodeKeyset } from "../db/cursor";
@@ -33,6 +35,10 @@ export type ChangeEvent = z.infer<typeof eventSchema>;
 /** An event plus its append position, used for ordering and cursors. */
 export type EventWithSeq = ChangeEvent & { seq: number };
 
+/**
+ * Hand SQL: every read of events selects these, the FTS5 walk (substring-walk.ts) included, and
+ * the actor name and superseded_by are correlated subqueries per row; one text serves them all.
+ */
 export const EVENT_COLUMNS = `e.seq, e.id, e.timestamp, e.entity_path, e.entity_type, e.change_type, e.diff, e.reasoning,
   e.agent, COALESCE((SELECT a.name FROM actors a WHERE a.tenant_id = e.tenant_id AND a.id = e.actor_id), '') AS actor, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
   e.expires_when, e.stale_when, e.supersedes, e."constraint",
@@ -118,9 +124,9 @@ export function decodeCursor(cursor: string | undefined): number | null {
 
 /** Records that a change-ledger tool was called on an entity (the stale_decisions "queried" signal). */
 export function recordToolCall(ctx: Ctx, tool: string, entityPath: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(`INSERT INTO tool_calls (tenant_id, timestamp, tool_name, entity_path, success, error_msg, actor_id) VALUES (?, ?, ?, ?, 1, '', ?)`)
-    .bind(ctx.tenantId, iso(ctx.clock.now()), tool, entityPath, ctx.actorId);
+  const row = { tenantId: ctx.tenantId, timestamp: iso(ctx.clock.now()), toolName: tool, entityPath, success: 1, errorMsg: "", actorId: ctx.actorId };
+  // A plain statement: it rides in the first round trip of reads that stay hand SQL (FTS5).
+  return statementOf(ctx.d1, dbOf(ctx).insert(toolCalls).values(row));
 }
 
 export interface EventQuery {

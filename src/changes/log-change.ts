@@ -1,5 +1,7 @@
 /** log_change: the change ledger's only writer. */
+import { byColumnName, dbOf, statementOf } from "../db/client";
 import { uuidv7 } from "../db/ids";
+import { events, type NewEvent } from "../db/schema";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
@@ -63,6 +65,7 @@ async function resolveSupersede(
   path: string,
   explicitId: string,
 ): Promise<{ id: string; entityType: string }> {
+  // Hand SQL: the path match is a NOCASE range seek shared with the ledger's reads (paths.ts).
   const match = pathMatchSql(path);
   if (explicitId !== "") {
     const row = await ctx.d1
@@ -103,6 +106,7 @@ async function resolveSupersede(
  */
 async function defaultProject(ctx: Ctx): Promise<string> {
   if (!ctx.runId) return "";
+  // Hand SQL: reads the work ledger's runs, repositories and projects, whose queries live with them.
   const row = await ctx.d1
     .prepare(
       `SELECT r.name AS repository,
@@ -187,56 +191,54 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   const metadata: Record<string, unknown> = {};
   const constraint = input.constraint?.trim() ?? "";
   const base = {
-    tenant_id: ctx.tenantId,
+    tenantId: ctx.tenantId,
     timestamp,
     // The name the client gives is what the seed shows, searches and filters by; the key's actor
     // (actor_id) is recorded beside it and is what tenancy, authority and notices go by.
     agent: input.agent?.trim() || ctx.actorName,
-    actor_id: ctx.actorId,
-    session_id: input.session_id?.trim() || ctx.sessionId,
-    git_commit: input.git_commit?.trim() ?? "",
+    actorId: ctx.actorId,
+    sessionId: input.session_id?.trim() || ctx.sessionId,
+    gitCommit: input.git_commit?.trim() ?? "",
     project: input.project?.trim() || (await defaultProject(ctx)),
-    changeset_id: input.changeset_id?.trim() ?? "",
+    changesetId: input.changeset_id?.trim() ?? "",
   };
   const id = uuidv7(now.getTime());
-  const rows: Array<Record<string, string>> = [];
+  const rows: NewEvent[] = [];
   if (changeType === "rename" && renameFrom !== "") {
     // The dual-event pattern: history on the old path ends with a rename, and the new path
     // starts with a create that remembers where it came from. The decision fields go on the create.
     rows.push({
-      ...base, id: uuidv7(now.getTime()), entity_path: renameFrom, entity_type: entityType, change_type: "rename",
+      ...base, id: uuidv7(now.getTime()), entityPath: renameFrom, entityType, changeType: "rename",
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_to: path }),
-      revisit_after: "", revisit_due: "", expires_when: "", stale_when: "", supersedes: "", constraint: "",
+      revisitAfter: "", revisitDue: "", expiresWhen: "", staleWhen: "", supersedes: "", constraint: "",
     });
     rows.push({
-      ...base, id, entity_path: path, entity_type: entityType, change_type: "create",
+      ...base, id, entityPath: path, entityType, changeType: "create",
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_from: renameFrom }),
-      revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
-      stale_when: input.stale_when?.trim() ?? "", supersedes: "", constraint,
+      revisitAfter: revisit.stored, revisitDue: revisit.due, expiresWhen,
+      staleWhen: input.stale_when?.trim() ?? "", supersedes: "", constraint,
     });
   } else {
     rows.push({
-      ...base, id, entity_path: path, entity_type: entityType, change_type: changeType,
+      ...base, id, entityPath: path, entityType, changeType,
       diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify(metadata),
-      revisit_after: revisit.stored, revisit_due: revisit.due, expires_when: expiresWhen,
-      stale_when: input.stale_when?.trim() ?? "", supersedes, constraint,
+      revisitAfter: revisit.stored, revisitDue: revisit.due, expiresWhen,
+      staleWhen: input.stale_when?.trim() ?? "", supersedes, constraint,
     });
   }
-  const columns = Object.keys(rows[0]!);
-  // Quoted: "constraint" is an SQL keyword.
-  const insert = `INSERT INTO events (${columns.map((c) => `"${c}"`).join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`;
+  const db = dbOf(ctx);
   // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch, made after the response.
-  const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id! }));
-  const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entity_path!, r.change_type!, r.reasoning!), now)));
+  const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id }));
+  const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entityPath, r.changeType, r.reasoning), now)));
   // In the feed of the work-ledger project whose key (or id) the change carries, if there is one.
   const activity = activityStatement(ctx, {
     verb: "change.logged", objectType: "change", objectId: id, projectId: base.project === "" ? null : ((await lookupProject(ctx, base.project))?.id ?? null),
     summary: changeSummary(changeType, path, renameFrom, reasoning.text),
-    metadata: { change_type: changeType, entity_path: path, agent: base.agent, ...(base.changeset_id ? { changeset_id: base.changeset_id } : {}) },
+    metadata: { change_type: changeType, entity_path: path, agent: base.agent, ...(base.changesetId ? { changeset_id: base.changesetId } : {}) },
   });
   // One atomic batch: both halves of a rename land with their chain entries and the feed's row, or nothing does.
-  await appendChained(ctx.d1, ctx.tenantId, timestamp, [...rows.map((r) => ctx.d1.prepare(insert).bind(...columns.map((c) => r[c]))), ...queued, activity],
-    rows.map((row) => ({ kind: "event", row })));
+  await appendChained(ctx.d1, ctx.tenantId, timestamp, [...rows.map((r) => statementOf(ctx.d1, db.insert(events).values(r))), ...queued, activity],
+    rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })));
   embedAfterResponse(ctx, embedRefs);
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
 }

@@ -3,6 +3,9 @@
  * never surfaces a decision: it needs a sign of life (queried since, or changeset activity),
  * an expiry condition that fired, or a stale_when condition echoed by later work.
  */
+import { desc, eq } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
+import { events } from "../db/schema";
 import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
 import { EVENT_COLUMNS, eventFilters, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
@@ -93,6 +96,7 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
   where.push(`NOT EXISTS (SELECT 1 FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> '')`);
 
   const recorded = scope.record ? [scope.record(path)] : [];
+  // Hand SQL for the decisions: NOT EXISTS / EXISTS over later events, and EVENT_COLUMNS (see events.ts).
   const results = await scope.d1.batch<EventRowRaw & { changeset_activity: number }>([
     ...recorded,
     scope.d1
@@ -103,9 +107,8 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
          FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq ASC LIMIT ?`,
       )
       .bind(...params, MAX_DECISIONS),
-    scope.d1
-      .prepare(`SELECT e.seq, e.id, e.entity_path, e.reasoning, e.diff FROM events e WHERE e.tenant_id = ? ORDER BY e.seq DESC LIMIT ?`)
-      .bind(scope.tenantId, ECHO_WINDOW),
+    statementOf(scope.d1, dbOf(scope).select({ seq: events.seq, id: events.id, entity_path: events.entityPath, reasoning: events.reasoning, diff: events.diff })
+      .from(events).where(eq(events.tenantId, scope.tenantId)).orderBy(desc(events.seq)).limit(ECHO_WINDOW)),
   ]);
   const [decisionsRes, recentRes] = results.slice(recorded.length);
   const candidates: Candidate[] = decisionsRes!.results.map((r) => ({

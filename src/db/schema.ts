@@ -2,7 +2,7 @@
  * drizzle table definitions mirroring migrations/ (the SQL there is the source of truth;
  * FTS5 tables and triggers exist only in SQL because drizzle cannot describe them).
  */
-import { integer, sqliteTable, text } from "drizzle-orm/sqlite-core";
+import { integer, primaryKey, sqliteTable, text } from "drizzle-orm/sqlite-core";
 
 export const tenants = sqliteTable("tenants", {
   id: text("id").primaryKey(),
@@ -59,7 +59,7 @@ export const idempotencyKeys = sqliteTable("idempotency_keys", {
   run: text("run").notNull().default(""),
   activityFrom: integer("activity_from").notNull().default(0),
   activityTo: integer("activity_to").notNull().default(0),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.tool, t.key] })]);
 
 export const events = sqliteTable("events", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -98,6 +98,7 @@ export const toolCalls = sqliteTable("tool_calls", {
 });
 
 export type EventRow = typeof events.$inferSelect;
+export type NewEvent = Omit<typeof events.$inferInsert, "seq">;
 
 /** The per-tenant hash chain over events and decisions (migrations/0037, src/changes/chain.ts). */
 export const ledgerChain = sqliteTable("ledger_chain", {
@@ -107,7 +108,7 @@ export const ledgerChain = sqliteTable("ledger_chain", {
   rowId: text("row_id").notNull(),
   hash: text("hash").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.pos] })]);
 
 /** The last event and decision written before the chain existed (the sweep chains those later). */
 export const ledgerChainStart = sqliteTable("ledger_chain_start", {
@@ -165,7 +166,7 @@ export const taskDeps = sqliteTable("task_deps", {
   taskId: text("task_id").notNull(),
   dependsOnTaskId: text("depends_on_task_id").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.taskId, t.dependsOnTaskId] })]);
 
 export const activity = sqliteTable("activity", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -216,7 +217,7 @@ export const handoffRecipients = sqliteTable("handoff_recipients", {
   handoffId: text("handoff_id").notNull(),
   actorId: text("actor_id").notNull(),
   ackedAt: text("acked_at"),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.handoffId, t.actorId] })]);
 
 export const codeRefs = sqliteTable("code_refs", {
   id: text("id").primaryKey(),
@@ -266,7 +267,7 @@ export const blobVersions = sqliteTable("blob_versions", {
   mimeType: text("mime_type").notNull(),
   createdBy: text("created_by").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.storagePath, t.version] })]);
 
 export const repositories = sqliteTable("repositories", {
   id: text("id").primaryKey(),
@@ -287,7 +288,7 @@ export const projectRepositories = sqliteTable("project_repositories", {
   repositoryId: text("repository_id").notNull(),
   role: text("role").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.projectId, t.repositoryId] })]);
 
 export const decisions = sqliteTable("decisions", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -398,7 +399,7 @@ export const skillVersions = sqliteTable("skill_versions", {
   contentHash: text("content_hash").notNull(),
   updatedBy: text("updated_by").notNull(),
   updatedAt: text("updated_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.skillId, t.version] })]);
 
 export const knowledgeNotes = sqliteTable("knowledge_notes", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -426,14 +427,14 @@ export const embeddings = sqliteTable("embeddings", {
   attempts: integer("attempts").notNull(),
   lastError: text("last_error").notNull(),
   updatedAt: text("updated_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId] })]);
 
 export const localVectors = sqliteTable("local_vectors", {
   namespace: text("namespace").notNull(),
   id: text("id").notNull(),
   vector: text("vector").notNull(),
   metadata: text("metadata").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.namespace, t.id] })]);
 
 /** What the global search indexes (search_fts, search_fts_trgm): kept by triggers, never written by code. */
 export const searchDocs = sqliteTable("search_docs", {
@@ -487,7 +488,7 @@ export const gitPresets = sqliteTable("git_presets", {
   parityPairs: text("parity_pairs").notNull(),
   workspaceRootHint: text("workspace_root_hint").notNull(),
   updatedAt: text("updated_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.name] })]);
 
 /** Where a bounded scheduled job stopped, so its next run continues there. */
 export const cronCursors = sqliteTable("cron_cursors", {
@@ -511,7 +512,7 @@ export const webhookDeliveries = sqliteTable("webhook_deliveries", {
   processedAt: text("processed_at"),
   contentHash: text("content_hash").notNull(),
   duplicateOf: text("duplicate_of").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.deliveryId] })]);
 
 export const webhookBacklog = sqliteTable("webhook_backlog", {
   tenantId: text("tenant_id").notNull(),
@@ -522,7 +523,7 @@ export const webhookBacklog = sqliteTable("webhook_backlog", {
   bytes: integer("bytes").notNull(),
   contentHash: text("content_hash").notNull(),
   receivedAt: text("received_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.deliveryId] })]);
 
 export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {
   tenantId: text("tenant_id").primaryKey(),
@@ -543,7 +544,7 @@ export const gitCommits = sqliteTable("git_commits", {
   files: text("files").notNull(),
   deliveryId: text("delivery_id").notNull(),
   recordedAt: text("recorded_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.repositoryId, t.sha] })]);
 
 // Document store (migrations/0022_docs.sql).
 export const docChunks = sqliteTable("doc_chunks", {
@@ -553,7 +554,7 @@ export const docChunks = sqliteTable("doc_chunks", {
   createdAt: text("created_at").notNull(),
   touchedAt: text("touched_at").notNull(),
   gcClaimedAt: text("gc_claimed_at"),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.hash] })]);
 
 export const documentChunks = sqliteTable("document_chunks", {
   tenantId: text("tenant_id").notNull(),
@@ -561,7 +562,7 @@ export const documentChunks = sqliteTable("document_chunks", {
   seq: integer("seq").notNull(),
   chunkHash: text("chunk_hash").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.docHash, t.seq] })]);
 
 export const documents = sqliteTable("documents", {
   tenantId: text("tenant_id").notNull(),
@@ -580,13 +581,13 @@ export const documents = sqliteTable("documents", {
   /** Tries to index this version (migrations/0043): the queue gives up after a few. */
   indexAttempts: integer("index_attempts").notNull().default(0),
   deletedAt: text("deleted_at"),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
 
 export const docCollections = sqliteTable("doc_collections", {
   tenantId: text("tenant_id").notNull(),
   name: text("name").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.name] })]);
 
 export const docSnapshots = sqliteTable("doc_snapshots", {
   tenantId: text("tenant_id").notNull(),
@@ -594,7 +595,7 @@ export const docSnapshots = sqliteTable("doc_snapshots", {
   label: text("label"),
   collection: text("collection"),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
 
 export const docSnapshotEntries = sqliteTable("doc_snapshot_entries", {
   tenantId: text("tenant_id").notNull(),
@@ -603,7 +604,7 @@ export const docSnapshotEntries = sqliteTable("doc_snapshot_entries", {
   docHash: text("doc_hash").notNull(),
   size: integer("size").notNull(),
   mimeType: text("mime_type").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.snapshotId, t.path] })]);
 
 export const docTexts = sqliteTable("doc_texts", {
   tenantId: text("tenant_id").notNull(),
@@ -615,7 +616,7 @@ export const docTexts = sqliteTable("doc_texts", {
   truncated: integer("truncated").notNull(),
   note: text("note"),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.hash] })]);
 
 // Document store search (migrations/0024_docs_search.sql): kept by indexText and triggers.
 export const docSearch = sqliteTable("doc_search", {
@@ -650,7 +651,7 @@ export const docGraphEdges = sqliteTable("doc_graph_edges", {
   nodeType: text("node_type").notNull(),
   label: text("label").notNull(),
   kind: text("kind"),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.srcPath, t.srcHash, t.seq, t.alt] })]);
 
 // Document store and GitHub: import sources and watches (migrations/0026_doc_github.sql).
 export const docGithubSources = sqliteTable("doc_github_sources", {
@@ -663,7 +664,7 @@ export const docGithubSources = sqliteTable("doc_github_sources", {
   blobSha: text("blob_sha").notNull(),
   docHash: text("doc_hash").notNull(),
   importedAt: text("imported_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.path] })]);
 
 export const docWatches = sqliteTable("doc_watches", {
   tenantId: text("tenant_id").notNull(),
@@ -679,7 +680,7 @@ export const docWatches = sqliteTable("doc_watches", {
   lastCommit: text("last_commit"),
   lastSyncedAt: text("last_synced_at"),
   lastNote: text("last_note"),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
 
 export const localVectorGenerations = sqliteTable("local_vector_generations", {
   namespace: text("namespace").primaryKey(),
@@ -732,7 +733,7 @@ export const codeFiles = sqliteTable("code_files", {
   text: text("text").notNull(),
   parsed: integer("parsed").notNull(),
   syntax: integer("syntax").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.generation, t.path] })]);
 
 export const codeChunks = sqliteTable("code_chunks", {
   seq: integer("seq").primaryKey(),
@@ -850,7 +851,7 @@ export const reviewSettings = sqliteTable("review_settings", {
   invariantsPath: text("invariants_path").notNull().default(".review-invariants.yml"),
   updatedAt: text("updated_at").notNull(),
   updatedBy: text("updated_by").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.repo] })]);
 
 /** Reactive review sessions (migrations/0032); the live plan is in ReviewSessionDO. */
 export const reviewSessions = sqliteTable("review_sessions", {
@@ -874,7 +875,7 @@ export const reviewSessions = sqliteTable("review_sessions", {
   createdAt: text("created_at").notNull(),
   updatedAt: text("updated_at").notNull(),
   finishedAt: text("finished_at"),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
 
 // Plans (seed 004): one row per plan, and every version of its document (migrations/0033).
 
@@ -892,7 +893,7 @@ export const plans = sqliteTable("plans", {
   createdBy: text("created_by").notNull(),
   updatedAt: text("updated_at").notNull(),
   updatedBy: text("updated_by").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
 
 /** Append-only: an overwrite or a rollback adds a version. */
 export const planVersions = sqliteTable("plan_versions", {
@@ -904,7 +905,7 @@ export const planVersions = sqliteTable("plan_versions", {
   changeSummary: text("change_summary").notNull(),
   createdAt: text("created_at").notNull(),
   createdBy: text("created_by").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.version] })]);
 
 /** Execution state of plan steps; pending/ready/blocked are derived, not stored (migrations/0034). */
 export const planSteps = sqliteTable("plan_steps", {
@@ -925,7 +926,7 @@ export const planSteps = sqliteTable("plan_steps", {
   commitSha: text("commit_sha"),
   rev: integer("rev").notNull().default(0),
   updatedAt: text("updated_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.stepNumber] })]);
 
 /** The task plan_to_tasks made for a step (migrations/0034). */
 export const planStepTasks = sqliteTable("plan_step_tasks", {
@@ -934,7 +935,7 @@ export const planStepTasks = sqliteTable("plan_step_tasks", {
   stepNumber: integer("step_number").notNull(),
   taskId: text("task_id").notNull(),
   createdAt: text("created_at").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.stepNumber] })]);
 
 /** Approval requests for a plan version, whole or some steps; each reaches its approvers as a handoff (migrations/0035). */
 export const planApprovals = sqliteTable("plan_approvals", {
@@ -956,4 +957,4 @@ export const planApprovals = sqliteTable("plan_approvals", {
   modifications: text("modifications"),
   handoffId: text("handoff_id").notNull(),
   fingerprint: text("fingerprint").notNull(),
-});
+}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
