@@ -58,7 +58,7 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
       a.summary, a.severity ?? "info", ctx.sessionId, ctx.runId ?? null, JSON.stringify(a.metadata ?? {}));
 }
 
-export { afterTimeAndId, decodeKeyset, encodeKeyset, keysetPage } from "../db/cursor";
+export { afterTimeAndId, decodeKeyset, keysetPage } from "../db/cursor";
 
 export const limitField = (def: number, max: number) =>
   z.number().int().min(1).max(max).default(def).describe("Results to return.");

@@ -8,25 +8,6 @@ import { ALL_TOOLS } from "../../src/server/registry";
 
 const SOURCES = import.meta.glob<string>("../**/*.test.ts", { query: "?raw", import: "default", eager: true });
 
-/**
- * Tools of the work, plans, review and docs systems whose tests are being regrouped under their
- * names on other branches of the same change; each name leaves this set when its describe lands.
- * A name here that already has a describe fails the test, so the set can only shrink.
- */
-const PENDING_AT_MERGE: ReadonlySet<string> = new Set([
-  // work
-  "attach_add", "comment_add", "comment_query", "feature_request_set_status", "notification_mark_read", "notification_query",
-  "run_get", "run_query", "search", "skill_get", "skill_list",
-  // plans
-  "compare_plan_versions", "complete_step", "delete_plan", "execute_plan", "fail_step", "list_plans", "load_plan",
-  "rollback_plan", "save_plan", "start_step", "view_history", "view_progress", "visualize_plan",
-  // review
-  "check_invariants", "get_review_status", "get_review_telemetry", "pause_review", "reactive_review_pr", "resume_review",
-  "review_diff", "review_settings", "run_static_analysis",
-  // docs
-  "docs_execute", "docs_query",
-]);
-
 /** The first argument of every `describe(...)` (and `describe.sequential`/`.concurrent`) written as a plain string. */
 function describedNames(): Set<string> {
   const names = new Set<string>();
@@ -49,11 +30,7 @@ describe("every tool's tests sit under its name", () => {
   });
 
   it("every tool in the catalog has a describe named for it", () => {
-    expect(tools.filter((name) => !described.has(name) && !PENDING_AT_MERGE.has(name))).toEqual([]);
+    expect(tools.filter((name) => !described.has(name))).toEqual([]);
   });
 
-  it("PENDING_AT_MERGE holds only tools of the catalog that still have no describe", () => {
-    expect([...PENDING_AT_MERGE].filter((name) => !tools.includes(name))).toEqual([]);
-    expect([...PENDING_AT_MERGE].filter((name) => described.has(name))).toEqual([]);
-  });
 });

@@ -8,9 +8,9 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { sha256Hex } from "../src/db/ids";
-import type { Ctx } from "../src/core/context";
-import { call, count, newWorld, ok, type Structured, type Who, type World } from "./support/helpers";
+import { sha256Hex } from "../../src/db/ids";
+import type { Ctx } from "../../src/core/context";
+import { call, count, newWorld, ok, type Structured, type Who, type World } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
 const world = (name: string) => newWorld(`wr-${name}`, { start: T0 });
