@@ -148,8 +148,12 @@ async function scale(server: BenchServer, github: BenchGitHub, credentialsKey: s
     const run = await indexRepo(t, "scale");
     const cpu = (await server.workerdCpuMs()) - cpu0;
     const s = run.status;
-    console.log(`\nscale repository: three 0.187.0 + rxjs 7.8.2 + zod's src (${Object.keys(tree).length} files served; ${s.files_total} indexed, skipped ${JSON.stringify(s.skipped)}, ${s.chunks} chunks, ${s.symbols} symbols)`);
-    console.log(`indexed end to end in ${run.seconds.toFixed(1)} s (index_workspace → index_status complete); workerd CPU over the run ${(cpu / 1000).toFixed(1)} s; slowest index_status answer meanwhile ${(run.slowestStatusMs / 1000).toFixed(1)} s`);
+    console.log(
+      `\nscale repository: three 0.187.0 + rxjs 7.8.2 + zod's src (${Object.keys(tree).length} files served; ${s.files_total} indexed, skipped ${JSON.stringify(s.skipped)}, ${s.chunks} chunks, ${s.symbols} symbols)`,
+    );
+    console.log(
+      `indexed end to end in ${run.seconds.toFixed(1)} s (index_workspace → index_status complete); workerd CPU over the run ${(cpu / 1000).toFixed(1)} s; slowest index_status answer meanwhile ${(run.slowestStatusMs / 1000).toFixed(1)} s`,
+    );
     const steps = stepTimes(server.output(), run.jobId);
     if (steps.length === 0) console.log("no [code-index] step lines in wrangler dev's output");
     else printSteps(steps);
@@ -164,7 +168,11 @@ async function scale(server: BenchServer, github: BenchGitHub, credentialsKey: s
     const context = await time((i) => t.call("get_context_for_prompt", { query: ask(i), bypass_cache: true }));
     console.log(`\n| operation (${s.files_total} files, ${s.chunks} chunks, ${REQUESTS} sequential requests) | p50 ms | p99 ms |`);
     console.log("|---|---|---|");
-    for (const [name, f] of [["GET /healthz (floor)", floor], ["semantic_search (top_k 10, fast, cache bypassed)", search], ["get_context_for_prompt (defaults, cache bypassed)", context]] as const) {
+    for (const [name, f] of [
+      ["GET /healthz (floor)", floor],
+      ["semantic_search (top_k 10, fast, cache bypassed)", search],
+      ["get_context_for_prompt (defaults, cache bypassed)", context],
+    ] as const) {
       console.log(`| ${name} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} |`);
     }
   } finally {

@@ -81,7 +81,12 @@ async function schemaPart(server: BenchServer, only: string[] | undefined): Prom
   }
   const all = rows.map((o) => o.cpuMs).sort((a, b) => a - b);
   console.log(`\nWorst per tool: max ${all.at(-1)?.toFixed(1)} ms CPU, median ${all[Math.floor(all.length / 2)]?.toFixed(1)} ms.`);
-  console.log(`Answers over all cases: ${[...codes.entries()].sort((a, b) => b[1] - a[1]).map(([k, v]) => `${k} ${v}`).join(", ")}.`);
+  console.log(
+    `Answers over all cases: ${[...codes.entries()]
+      .sort((a, b) => b[1] - a[1])
+      .map(([k, v]) => `${k} ${v}`)
+      .join(", ")}.`,
+  );
 }
 
 /** BENCH_FUZZ_SIZES=keys=10000,pdfStreamBytes=10485760 overrides the hostile content's sizes. */
@@ -179,7 +184,9 @@ async function hostilePart(server: BenchServer, only: string[] | undefined): Pro
     const w = worst.get(o.c.tool);
     if (!w || o.wallMs > w.wallMs) worst.set(o.c.tool, o);
   }
-  const sizeText = Object.entries(sizes).map(([k, v]) => `${k}=${v}`).join(", ");
+  const sizeText = Object.entries(sizes)
+    .map(([k, v]) => `${k}=${v}`)
+    .join(", ");
   console.log(`\n## Hostile content: the slowest call per tool (${outcomes.length} calls, one at a time; ${sizeText})\n`);
   console.log("| tool | slowest content | wall ms | workerd CPU ms | another tenant's mcp.echo, max ms (calls) | response bytes | answer | says what was cut |");
   console.log("|---|---|---|---|---|---|---|---|");

@@ -32,13 +32,19 @@ async function main(): Promise<void> {
     try {
       const first = await session.call("review_diff", { diff });
       const stats = first.stats as { files_changed: number; lines_added: number; lines_removed: number };
-      console.log(`diff: ${stats.files_changed} files, +${stats.lines_added}/-${stats.lines_removed}, ${diff.length.toLocaleString("en")} characters; risk ${String(first.risk_score)}, ${(first.findings as unknown[]).length} findings`);
+      console.log(
+        `diff: ${stats.files_changed} files, +${stats.lines_added}/-${stats.lines_removed}, ${diff.length.toLocaleString("en")} characters; risk ${String(first.risk_score)}, ${(first.findings as unknown[]).length} findings`,
+      );
       const floor = await cell(server, async () => (await fetch(`${server.base}/healthz`)).text());
       const plain = await cell(server, () => session.call("review_diff", { diff }));
       const outputs = await cell(server, () => session.call("review_diff", { diff, options: { include_sarif: true, include_markdown: true } }));
       console.log(`\n| operation (${REQUESTS} sequential requests) | p50 ms | p99 ms | workerd CPU ms per call |`);
       console.log("|---|---|---|---|");
-      for (const [name, f] of [["GET /healthz (floor)", floor], ["review_diff, 50-file diff, defaults", plain], ["review_diff, 50-file diff, include_sarif + include_markdown", outputs]] as const) {
+      for (const [name, f] of [
+        ["GET /healthz (floor)", floor],
+        ["review_diff, 50-file diff, defaults", plain],
+        ["review_diff, 50-file diff, include_sarif + include_markdown", outputs],
+      ] as const) {
         console.log(`| ${name} | ${f.p50.toFixed(1)} | ${f.p99.toFixed(1)} | ${f.cpuMs.toFixed(2)} |`);
       }
     } finally {

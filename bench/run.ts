@@ -32,7 +32,10 @@ async function main(): Promise<void> {
       ["plain route, blame's query", async () => void (await (await fetch(plain)).text())],
       ["tools/call blame", async () => void (await callTool("blame", { entity_path: "table7.col2" }))],
       ["tools/call change_history", async () => void (await callTool("change_history", { limit: 20 }))],
-      ["tools/call log_change", async (i) => void (await callTool("log_change", { entity_path: `bench.col${i % 50}`, change_type: "modify", reasoning: "Benchmark write with a reasonably long reason" }))],
+      [
+        "tools/call log_change",
+        async (i) => void (await callTool("log_change", { entity_path: `bench.col${i % 50}`, change_type: "modify", reasoning: "Benchmark write with a reasonably long reason" })),
+      ],
     ];
     console.log(`\n## Throughput and latency (${REQUESTS} requests per cell, after 100 warm-up)\n`);
     console.log("| operation | clients | req/s | p50 ms | p99 ms |");

@@ -37,10 +37,7 @@ async function main(argv: string[]): Promise<number> {
   if (values.tenant && !SLUG.test(values.tenant)) throw new Error("--tenant must be a slug");
   const target: Target = { remote: values.remote, persistTo: values["persist-to"] };
   const reader = wranglerReader(target);
-  const tenants = await reader.all<{ id: string; slug: string }>(
-    `SELECT id, slug FROM tenants ${values.tenant ? "WHERE slug = ?" : ""} ORDER BY slug`,
-    values.tenant ? [values.tenant] : [],
-  );
+  const tenants = await reader.all<{ id: string; slug: string }>(`SELECT id, slug FROM tenants ${values.tenant ? "WHERE slug = ?" : ""} ORDER BY slug`, values.tenant ? [values.tenant] : []);
   if (values.tenant && tenants.length === 0) throw new Error(`no tenant '${values.tenant}'${values.remote ? " in the deployed database" : " locally"}`);
   let broken = 0;
   for (const t of tenants) {
@@ -66,7 +63,10 @@ async function main(argv: string[]): Promise<number> {
   return broken > 0 ? 1 : 0;
 }
 
-main(process.argv.slice(2)).then((code) => process.exit(code), (err: Error) => {
-  console.error(err.message);
-  process.exit(2);
-});
+main(process.argv.slice(2)).then(
+  (code) => process.exit(code),
+  (err: Error) => {
+    console.error(err.message);
+    process.exit(2);
+  },
+);

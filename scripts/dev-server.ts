@@ -29,8 +29,7 @@ export async function startDevServer(opts: { persistTo: string; env?: EnvOverlay
   const vars = Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
   const child = spawn(
     process.execPath,
-    [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(port),
-      "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", "--test-scheduled", ...vars],
+    [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", "--test-scheduled", ...vars],
     // Its own process group, so stopping it takes workerd down too.
     { cwd: ROOT, env: wranglerEnv(opts.env), detached: true, stdio: ["ignore", "pipe", "pipe"] },
   );

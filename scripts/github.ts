@@ -127,12 +127,14 @@ export async function main(argv: string[]): Promise<void> {
       if (values.tenant && !SLUG.test(values.tenant)) throw new Error("--tenant must be a slug");
       if (values.status && !/^[a-z]{1,20}$/.test(values.status)) throw new Error("--status must be a delivery status");
       const filters = [values.tenant ? `t.slug = '${values.tenant}'` : "", values.status ? `d.status = '${values.status}'` : ""].filter(Boolean);
-      console.table(await querySql<Record<string, string>>(
-        `SELECT d.delivery_id, coalesce(t.slug, '') AS tenant, d.event, d.action, d.repository, d.status, d.attempts, d.error, d.received_at
+      console.table(
+        await querySql<Record<string, string>>(
+          `SELECT d.delivery_id, coalesce(t.slug, '') AS tenant, d.event, d.action, d.repository, d.status, d.attempts, d.error, d.received_at
          FROM webhook_deliveries d LEFT JOIN tenants t ON t.id = d.tenant_id ${filters.length ? `WHERE ${filters.join(" AND ")}` : ""}
          ORDER BY d.received_at DESC LIMIT 50`,
-        target,
-      ));
+          target,
+        ),
+      );
       return;
     }
     case "replay": {

@@ -80,8 +80,10 @@ export async function main(argv: string[]): Promise<void> {
         if (!tenant) throw new Error(`no tenant '${values.tenant}'${values.remote ? " in the deployed database" : " locally"}`);
         await executeSql([values.clear ? clearRateLimitSql(tenant.id) : setRateLimitSql(tenant.id, { keyPerMin, tenantPerMin })], target);
         if (!values.quiet) {
-          console.log(`${values.clear ? "Cleared" : "Set"} the rate limits of tenant '${values.tenant}'${values.remote ? " (remote)" : " (local)"}; ` +
-            `running servers apply it within ${IDENTITY_CACHE_MS / 1000} s.`);
+          console.log(
+            `${values.clear ? "Cleared" : "Set"} the rate limits of tenant '${values.tenant}'${values.remote ? " (remote)" : " (local)"}; ` +
+              `running servers apply it within ${IDENTITY_CACHE_MS / 1000} s.`,
+          );
         }
       }
       if (values.quiet) return;

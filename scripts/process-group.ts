@@ -26,8 +26,11 @@ function groupAncestors(): number[] {
   const ancestors: number[] = [];
   try {
     const pgid = Number(execFileSync("ps", ["-o", "pgid=", "-p", String(process.pid)], { encoding: "utf8" }).trim());
-    for (let pid = process.ppid; pid > 1 && ancestors.length < 16; ) {
-      const [ppid, group] = execFileSync("ps", ["-o", "ppid=,pgid=", "-p", String(pid)], { encoding: "utf8" }).trim().split(/\s+/).map(Number);
+    for (let pid = process.ppid; pid > 1 && ancestors.length < 16;) {
+      const [ppid, group] = execFileSync("ps", ["-o", "ppid=,pgid=", "-p", String(pid)], { encoding: "utf8" })
+        .trim()
+        .split(/\s+/)
+        .map(Number);
       if (group !== pgid) break;
       ancestors.push(pid);
       pid = ppid!;

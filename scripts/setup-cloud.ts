@@ -102,15 +102,20 @@ async function existing(kinds: Set<Step["kind"]>): Promise<Map<string, string>> 
   const found = new Map<string, string>();
   if (kinds.has("d1")) for (const db of await json<Array<{ name: string; uuid: string }>>(["d1", "list", "--json"])) found.set(`d1:${db.name}`, db.uuid);
   if (kinds.has("kv")) for (const ns of await json<Array<{ title: string; id: string }>>(["kv", "namespace", "list"])) found.set(`kv:${ns.title}`, ns.id);
-  if (kinds.has("r2")) for (const line of (await wrangler(["r2", "bucket", "list"])).split("\n")) {
-    const name = line.match(/^name:\s+(\S+)/)?.[1];
-    if (name) found.set(`r2:${name}`, name);
-  }
+  if (kinds.has("r2"))
+    for (const line of (await wrangler(["r2", "bucket", "list"])).split("\n")) {
+      const name = line.match(/^name:\s+(\S+)/)?.[1];
+      if (name) found.set(`r2:${name}`, name);
+    }
   if (kinds.has("vectorize")) for (const ix of await json<Array<{ name: string }>>(["vectorize", "list", "--json"])) found.set(`vectorize:${ix.name}`, ix.name);
-  if (kinds.has("queue")) for (const line of (await wrangler(["queues", "list"])).split("\n")) {
-    const name = line.split("│").map((c) => c.trim()).filter(Boolean)[1];
-    if (name) found.set(`queue:${name}`, name);
-  }
+  if (kinds.has("queue"))
+    for (const line of (await wrangler(["queues", "list"])).split("\n")) {
+      const name = line
+        .split("│")
+        .map((c) => c.trim())
+        .filter(Boolean)[1];
+      if (name) found.set(`queue:${name}`, name);
+    }
   return found;
 }
 

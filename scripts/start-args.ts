@@ -46,9 +46,7 @@ export async function parseStartArgs(argv: string[], env: EnvOverlay): Promise<S
   const asked = values["inspector-port"] ?? env.INSPECTOR_PORT;
   // An explicit port is used as given (wrangler says so if it is taken); the default must not collide
   // with another `npm start` that already holds 9229.
-  const inspectorPort = asked !== undefined
-    ? parsePort(asked, "--inspector-port", "INSPECTOR_PORT")
-    : (await isFree(DEFAULT_INSPECTOR_PORT)) ? DEFAULT_INSPECTOR_PORT : await freePort();
+  const inspectorPort = asked !== undefined ? parsePort(asked, "--inspector-port", "INSPECTOR_PORT") : (await isFree(DEFAULT_INSPECTOR_PORT)) ? DEFAULT_INSPECTOR_PORT : await freePort();
   if (inspectorPort === port) throw new Error(`--inspector-port ${inspectorPort} is the port the server listens on: give another one`);
   return { help: values.help, port, inspectorPort, persistTo: values["persist-to"] };
 }
@@ -56,6 +54,17 @@ export async function parseStartArgs(argv: string[], env: EnvOverlay): Promise<S
 /** The `wrangler dev` arguments for these options. */
 export function wranglerDevArgs(opts: StartOptions, envFiles: string[]): string[] {
   // --test-scheduled: local dev has no cron clock, so /__scheduled?cron=… is the way to run the jobs (docs/operations.md: Cron).
-  return ["dev", "--ip", "127.0.0.1", "--port", String(opts.port), "--inspector-port", String(opts.inspectorPort), "--test-scheduled",
-    "--show-interactive-dev-session=false", ...(opts.persistTo ? ["--persist-to", opts.persistTo] : []), ...envFiles];
+  return [
+    "dev",
+    "--ip",
+    "127.0.0.1",
+    "--port",
+    String(opts.port),
+    "--inspector-port",
+    String(opts.inspectorPort),
+    "--test-scheduled",
+    "--show-interactive-dev-session=false",
+    ...(opts.persistTo ? ["--persist-to", opts.persistTo] : []),
+    ...envFiles,
+  ];
 }

@@ -49,11 +49,7 @@ async function main(argv: string[]): Promise<void> {
   // Its own process group (detached), which superviseGroup stops as a whole. A process outside the
   // terminal's foreground group may not read the terminal, so stdin is closed and wrangler's
   // keyboard shortcuts are off (Ctrl-C here stops it).
-  const child = spawn(
-    process.execPath,
-    [WRANGLER, ...wranglerDevArgs({ ...opts, persistTo }, envFiles)],
-    { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"], env: wranglerEnv(), detached: true },
-  );
+  const child = spawn(process.execPath, [WRANGLER, ...wranglerDevArgs({ ...opts, persistTo }, envFiles)], { cwd: ROOT, stdio: ["ignore", "inherit", "inherit"], env: wranglerEnv(), detached: true });
   superviseGroup(child);
 }
 

@@ -124,11 +124,12 @@ export function uncovered(catalog: CatalogToolset[], tables: string[]): string[]
 function main(): void {
   const check = process.argv.includes("--check");
   const catalog = JSON.parse(readFileSync(path.join(ROOT, "test/__catalog__/toolsets.json"), "utf8")) as CatalogToolset[];
-  const describe = (name: string) =>
-    (JSON.parse(readFileSync(path.join(ROOT, "test/__toolsnaps__", `${name}.json`), "utf8")) as { description: string }).description;
+  const describe = (name: string) => (JSON.parse(readFileSync(path.join(ROOT, "test/__toolsnaps__", `${name}.json`), "utf8")) as { description: string }).description;
   const stale: string[] = [];
   const tables: string[] = [];
-  for (const file of readdirSync(path.join(ROOT, "docs")).filter((f) => f.endsWith(".md")).sort()) {
+  for (const file of readdirSync(path.join(ROOT, "docs"))
+    .filter((f) => f.endsWith(".md"))
+    .sort()) {
     const page = path.join(ROOT, "docs", file);
     const before = readFileSync(page, "utf8");
     const after = renderPage(before, catalog, describe);

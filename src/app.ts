@@ -30,7 +30,9 @@ app.route("/webhooks", webhookRoutes);
 app.route("/", oauthRoutes);
 app.route("/", oauthClientRoutes);
 
-app.notFound((c) => c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404));
+app.notFound((c) =>
+  c.json({ ok: false, error: { code: "not_found", message: `No route for ${c.req.method} ${new URL(c.req.url).pathname}`, hint: "MCP clients connect to POST /mcp.", retryable: false } }, 404),
+);
 
 // Nothing thrown reaches the client as a stack trace.
 app.onError((err, c) => {

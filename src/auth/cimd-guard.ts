@@ -96,7 +96,10 @@ function assertionIssuer(assertion: string): string | null {
 function basicClientId(header: string | null): string | null {
   const text = header?.trim() ?? "";
   // The provider splits the scheme at a space or a tab; so must this, or a tab would slip past.
-  const gap = [" ", "\t"].map((c) => text.indexOf(c)).filter((i) => i >= 0).sort((a, b) => a - b)[0];
+  const gap = [" ", "\t"]
+    .map((c) => text.indexOf(c))
+    .filter((i) => i >= 0)
+    .sort((a, b) => a - b)[0];
   if (gap === undefined || text.slice(0, gap).toLowerCase() !== "basic") return null;
   try {
     const credentials = atob(text.slice(gap).trim());

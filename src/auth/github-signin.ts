@@ -14,7 +14,11 @@ export const githubWebBase = (env: Env) => (env.GITHUB_OAUTH_URL || "https://git
 /** A failure of the exchange with GitHub, said in words a person signing in can act on. */
 export class GithubSignInError extends Error {}
 
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 export function randomToken(bytes = 32): string {
   const b = new Uint8Array(bytes);

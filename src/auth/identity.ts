@@ -63,8 +63,14 @@ export async function identityForApiKey(db: Db, text: string): Promise<Identity 
 async function lookup(db: Db, hash: string): Promise<Identity | null> {
   const row = await db
     .select({
-      tenantId: apiKeys.tenantId, actorId: apiKeys.actorId, actorName: actors.name, keyId: apiKeys.id, role: apiKeys.role,
-      keyPerMin: tenantRateLimits.keyPerMin, tenantPerMin: tenantRateLimits.tenantPerMin, overridden: tenantRateLimits.tenantId,
+      tenantId: apiKeys.tenantId,
+      actorId: apiKeys.actorId,
+      actorName: actors.name,
+      keyId: apiKeys.id,
+      role: apiKeys.role,
+      keyPerMin: tenantRateLimits.keyPerMin,
+      tenantPerMin: tenantRateLimits.tenantPerMin,
+      overridden: tenantRateLimits.tenantId,
     })
     .from(apiKeys)
     .innerJoin(actors, eq(actors.id, apiKeys.actorId))

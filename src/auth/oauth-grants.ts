@@ -30,15 +30,32 @@ export interface GrantRecord {
 export async function recordGrant(d1: D1Database, g: GrantRecord, cimd: boolean): Promise<void> {
   const at = g.createdAt.toISOString();
   await d1.batch([
-    d1.prepare(
-      `UPDATE oauth_grants SET revoked_at = ?, revoked_reason = 'replaced'
+    d1
+      .prepare(
+        `UPDATE oauth_grants SET revoked_at = ?, revoked_reason = 'replaced'
        WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL AND grant_id <> ? AND (? = 0 OR redirect_uri = ?)`,
-    ).bind(at, g.userId, g.clientId, g.grantId, cimd ? 1 : 0, g.redirectUri),
-    d1.prepare(
-      `INSERT OR IGNORE INTO oauth_grants (grant_id, tenant_id, actor_id, user_id, client_id, client_name, redirect_uri, scope,
+      )
+      .bind(at, g.userId, g.clientId, g.grantId, cimd ? 1 : 0, g.redirectUri),
+    d1
+      .prepare(
+        `INSERT OR IGNORE INTO oauth_grants (grant_id, tenant_id, actor_id, user_id, client_id, client_name, redirect_uri, scope,
          signed_in_with, github_login, key_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    ).bind(g.grantId, g.tenantId, g.actorId, g.userId, g.clientId, g.clientName, g.redirectUri, g.scope.join(" "),
-      g.signedInWith, g.githubLogin ?? null, g.keyId ?? null, at, g.expiresAt.toISOString()),
+      )
+      .bind(
+        g.grantId,
+        g.tenantId,
+        g.actorId,
+        g.userId,
+        g.clientId,
+        g.clientName,
+        g.redirectUri,
+        g.scope.join(" "),
+        g.signedInWith,
+        g.githubLogin ?? null,
+        g.keyId ?? null,
+        at,
+        g.expiresAt.toISOString(),
+      ),
   ]);
 }
 
@@ -80,15 +97,23 @@ export interface GrantStanding {
  * An ending found here (a revoked key, a changed GitHub mapping) is written to the mirror.
  */
 export async function grantStanding(d1: D1Database, grantId: string, tenantId: string, now = new Date()): Promise<GrantStanding | null> {
-  const row = await d1.prepare(
-    `SELECT ${grantEndedSql("?")} AS ended, g.revoked_at AS revokedAt,
+  const row = await d1
+    .prepare(
+      `SELECT ${grantEndedSql("?")} AS ended, g.revoked_at AS revokedAt,
        CASE WHEN g.key_id IS NOT NULL THEN k.role WHEN g.signed_in_with = 'github' THEN m.role END AS role,
        r.tenant_id AS overridden, r.key_per_min AS keyPerMin, r.tenant_per_min AS tenantPerMin
      FROM oauth_grants g ${GRANT_BASIS_JOINS} LEFT JOIN tenant_rate_limits r ON r.tenant_id = g.tenant_id
      WHERE g.grant_id = ? AND g.tenant_id = ?`,
-  ).bind(now.toISOString(), grantId, tenantId).first<{
-    ended: string | null; revokedAt: string | null; role: string | null; overridden: string | null; keyPerMin: number | null; tenantPerMin: number | null;
-  }>();
+    )
+    .bind(now.toISOString(), grantId, tenantId)
+    .first<{
+      ended: string | null;
+      revokedAt: string | null;
+      role: string | null;
+      overridden: string | null;
+      keyPerMin: number | null;
+      tenantPerMin: number | null;
+    }>();
   if (!row) return null;
   if (row.ended) {
     if (!row.revokedAt && row.ended !== GRANT_ENDED.expired) await endGrant(d1, grantId, row.ended, now);
@@ -102,8 +127,7 @@ export async function grantStanding(d1: D1Database, grantId: string, tenantId: s
 
 /** Marks a grant ended in the mirror (the first reason stays); true when this call ended it. */
 export async function endGrant(d1: D1Database, grantId: string, reason: string, now = new Date()): Promise<boolean> {
-  const res = await d1.prepare("UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE grant_id = ? AND revoked_at IS NULL")
-    .bind(now.toISOString(), reason, grantId).run();
+  const res = await d1.prepare("UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE grant_id = ? AND revoked_at IS NULL").bind(now.toISOString(), reason, grantId).run();
   return (res.meta.changes ?? 0) > 0;
 }
 
@@ -125,10 +149,13 @@ export interface GithubSignIn {
  * renamed login be taken) is refused.
  */
 export async function githubActor(d1: D1Database, login: string, githubUserId: number): Promise<GithubSignIn | null> {
-  const row = await d1.prepare(
-    `SELECT m.tenant_id AS tenantId, m.actor_id AS actorId, a.name AS actorName, m.role, m.github_user_id AS githubUserId
+  const row = await d1
+    .prepare(
+      `SELECT m.tenant_id AS tenantId, m.actor_id AS actorId, a.name AS actorName, m.role, m.github_user_id AS githubUserId
      FROM oauth_github_users m JOIN actors a ON a.id = m.actor_id AND a.tenant_id = m.tenant_id WHERE m.login = ?`,
-  ).bind(login.toLowerCase()).first<{ tenantId: string; actorId: string; actorName: string; role: string; githubUserId: number | null }>();
+    )
+    .bind(login.toLowerCase())
+    .first<{ tenantId: string; actorId: string; actorName: string; role: string; githubUserId: number | null }>();
   if (!row) return null;
   if (row.githubUserId === null) {
     await d1.prepare("UPDATE oauth_github_users SET github_user_id = ? WHERE login = ? AND github_user_id IS NULL").bind(githubUserId, login.toLowerCase()).run();

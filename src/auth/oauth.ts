@@ -125,21 +125,25 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
         const { pending, ...props } = o.props as PendingGrantProps;
         const granted: CallerProps = { ...props, grantId: o.grantId, scope: accessOf(o.scope), ...(pending.keyId ? { signingKeyId: pending.keyId } : {}) };
         const now = new Date();
-        await recordGrant(o.env.DB, {
-          grantId: o.grantId,
-          tenantId: props.tenantId,
-          actorId: props.actorId,
-          userId: o.userId,
-          clientId: o.clientId,
-          clientName: pending.clientName,
-          redirectUri: pending.redirectUri,
-          scope: o.scope,
-          signedInWith: pending.signedInWith,
-          githubLogin: pending.githubLogin,
-          keyId: pending.keyId,
-          createdAt: now,
-          expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000),
-        }, isCimdClientId(o.clientId));
+        await recordGrant(
+          o.env.DB,
+          {
+            grantId: o.grantId,
+            tenantId: props.tenantId,
+            actorId: props.actorId,
+            userId: o.userId,
+            clientId: o.clientId,
+            clientName: pending.clientName,
+            redirectUri: pending.redirectUri,
+            scope: o.scope,
+            signedInWith: pending.signedInWith,
+            githubLogin: pending.githubLogin,
+            keyId: pending.keyId,
+            createdAt: now,
+            expiresAt: new Date(now.getTime() + REFRESH_TOKEN_TTL * 1000),
+          },
+          isCimdClientId(o.clientId),
+        );
         return { newProps: granted, accessTokenProps: granted };
       }
       if (o.grantType === "refresh_token") {
@@ -152,8 +156,7 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
       return undefined;
     },
     // /mcp's refusals stay JSON-RPC errors, with the provider's challenge (naming the resource metadata) kept.
-    onError: ({ status, headers, description, internal }) =>
-      internal.category === "protected-resource" && status === 401 ? jsonRpcUnauthorized(status, headers, description) : undefined,
+    onError: ({ status, headers, description, internal }) => (internal.category === "protected-resource" && status === 401 ? jsonRpcUnauthorized(status, headers, description) : undefined),
   };
 }
 
@@ -180,6 +183,8 @@ export async function endGrantEverywhere(env: Env, grantId: string, userId: stri
 /** The Bearer challenge /mcp answers a refused credential with (the provider's own, for a caller refused after it). */
 export function bearerChallenge(requestUrl: string, description: string, error: "invalid_token" | "insufficient_scope" = "invalid_token"): string {
   const origin = canonicalOrigin(new URL(requestUrl));
-  return `Bearer realm="OAuth", resource_metadata="${origin}/.well-known/oauth-protected-resource${MCP_PATH}", error="${error}", ` +
-    `scope="${SCOPES.join(" ")}", error_description="${description.replace(/["\\]/g, "")}"`;
+  return (
+    `Bearer realm="OAuth", resource_metadata="${origin}/.well-known/oauth-protected-resource${MCP_PATH}", error="${error}", ` +
+    `scope="${SCOPES.join(" ")}", error_description="${description.replace(/["\\]/g, "")}"`
+  );
 }

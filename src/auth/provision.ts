@@ -10,7 +10,12 @@ export const SLUG_RULE = "1 to 63 characters of lowercase letters, digits, '.', 
 
 /** The slug closest to `text` (lowercased, other characters as '-'), or "" when nothing of it is usable. */
 export function suggestSlug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9._-]+/g, "-").replace(/^[^a-z0-9]+/, "").slice(0, 63).replace(/[._-]+$/, "");
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9._-]+/g, "-")
+    .replace(/^[^a-z0-9]+/, "")
+    .slice(0, 63)
+    .replace(/[._-]+$/, "");
 }
 
 /** Refuses a tenant or actor name that is not a slug, saying the rule and the nearest slug to use instead. */
@@ -40,7 +45,10 @@ export type KeyRole = (typeof KEY_ROLES)[number];
 export function generateApiKey(): string {
   const bytes = new Uint8Array(32);
   crypto.getRandomValues(bytes);
-  const b64 = btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+  const b64 = btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
   return `${KEY_PREFIX}${b64}`;
 }
 

@@ -51,7 +51,9 @@ export function setRateLimitSql(tenantId: string, limits: { keyPerMin?: LimitSet
     keyPerMin !== undefined ? "key_per_min = excluded.key_per_min" : "",
     tenantPerMin !== undefined ? "tenant_per_min = excluded.tenant_per_min" : "",
     "updated_at = excluded.updated_at",
-  ].filter(Boolean).join(", ");
+  ]
+    .filter(Boolean)
+    .join(", ");
   return `INSERT INTO tenant_rate_limits (tenant_id, key_per_min, tenant_per_min, updated_at)
    VALUES (${quote(tenantId)}, ${keyPerMin === undefined ? "NULL" : column(keyPerMin)}, ${tenantPerMin === undefined ? "NULL" : column(tenantPerMin)}, '${now.toISOString()}')
    ON CONFLICT (tenant_id) DO UPDATE SET ${updates}`;

@@ -21,8 +21,25 @@ export type ChainKind = "event" | "decision";
  */
 export const CHAINED_COLUMNS: Record<ChainKind, readonly string[]> = {
   event: [
-    "id", "timestamp", "entity_type", "entity_path", "change_type", "diff", "reasoning", "agent", "actor_id", "session_id",
-    "project", "changeset_id", "metadata", "revisit_after", "revisit_due", "expires_when", "stale_when", "supersedes", "constraint",
+    "id",
+    "timestamp",
+    "entity_type",
+    "entity_path",
+    "change_type",
+    "diff",
+    "reasoning",
+    "agent",
+    "actor_id",
+    "session_id",
+    "project",
+    "changeset_id",
+    "metadata",
+    "revisit_after",
+    "revisit_due",
+    "expires_when",
+    "stale_when",
+    "supersedes",
+    "constraint",
   ],
   decision: ["id", "project_id", "title", "choice", "context", "rationale", "options", "supersedes_decision_id", "created_by", "created_at"],
 };
@@ -54,8 +71,7 @@ const isHeadTaken = (err: unknown) => /UNIQUE constraint failed: ledger_chain\.t
 export async function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
   const db = dbOf({ d1 });
   for (let attempt = 1; ; attempt++) {
-    const head = await db.select({ pos: ledgerChain.pos, hash: ledgerChain.hash }).from(ledgerChain)
-      .where(eq(ledgerChain.tenantId, tenantId)).orderBy(desc(ledgerChain.pos)).limit(1).get();
+    const head = await db.select({ pos: ledgerChain.pos, hash: ledgerChain.hash }).from(ledgerChain).where(eq(ledgerChain.tenantId, tenantId)).orderBy(desc(ledgerChain.pos)).limit(1).get();
     let pos = head?.pos ?? 0;
     let hash = head?.hash ?? "";
     const appends: D1PreparedStatement[] = [];
@@ -86,7 +102,13 @@ export interface SqlReader {
 }
 
 export const d1Reader = (d1: D1Database): SqlReader => ({
-  all: async <T>(sql: string, params: unknown[]) => (await d1.prepare(sql).bind(...params).all<T>()).results,
+  all: async <T>(sql: string, params: unknown[]) =>
+    (
+      await d1
+        .prepare(sql)
+        .bind(...params)
+        .all<T>()
+    ).results,
 });
 
 export interface ChainBreak {
@@ -139,10 +161,7 @@ export async function verifyChain(db: SqlReader, tenantId: string, opts: { after
     }
     previous = at.hash;
   }
-  const entries = await db.all<Entry>(
-    `SELECT pos, kind, row_id, hash FROM ledger_chain WHERE tenant_id = ? AND pos > ? ORDER BY pos LIMIT ?`,
-    [tenantId, opts.after, opts.limit + 1],
-  );
+  const entries = await db.all<Entry>(`SELECT pos, kind, row_id, hash FROM ledger_chain WHERE tenant_id = ? AND pos > ? ORDER BY pos LIMIT ?`, [tenantId, opts.after, opts.limit + 1]);
   const more = entries.length > opts.limit;
   const page = entries.slice(0, opts.limit);
   const rows = new Map<string, Record<string, unknown>>();
@@ -203,7 +222,13 @@ export async function chainLegacyRows(d1: D1Database, tenantId: string, at: stri
         .bind(tenantId, Math.min(50, max - done))
         .all<Record<string, unknown>>();
       if (results.length === 0) break;
-      await appendChained(d1, tenantId, at, [], results.map((row) => ({ kind, row })));
+      await appendChained(
+        d1,
+        tenantId,
+        at,
+        [],
+        results.map((row) => ({ kind, row })),
+      );
       done += results.length;
     }
   }

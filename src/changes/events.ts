@@ -14,21 +14,21 @@ export const eventSchema = z.object({
   entity_path: z.string().describe("Canonical path of the entity that changed."),
   entity_type: z.string().describe("Kind of entity (column, table, file, function, …, other)."),
   change_type: z.string().describe("What happened (add, remove, modify, rename, …)."),
-  diff: z.string().describe("The diff text, or \"\"."),
-  reasoning: z.string().describe("Why the change was made, or \"\"."),
+  diff: z.string().describe('The diff text, or "".'),
+  reasoning: z.string().describe('Why the change was made, or "".'),
   agent: z.string().describe("The agent that logged it, as it named itself (default: its key's actor)."),
-  actor: z.string().describe("The actor whose API key logged it, or \"\"."),
-  session_id: z.string().describe("Session correlation id, or \"\"."),
-  git_commit: z.string().describe("Commit hash, or \"\"."),
-  project: z.string().describe("Project name, or \"\"."),
-  changeset_id: z.string().describe("Changeset slug grouping related changes, or \"\"."),
+  actor: z.string().describe('The actor whose API key logged it, or "".'),
+  session_id: z.string().describe('Session correlation id, or "".'),
+  git_commit: z.string().describe('Commit hash, or "".'),
+  project: z.string().describe('Project name, or "".'),
+  changeset_id: z.string().describe('Changeset slug grouping related changes, or "".'),
   metadata: z.record(z.string(), z.unknown()).describe("Extra data, e.g. renamed_from; {} when none."),
-  revisit_after: z.string().describe("Revisit date or offset for the decision, or \"\"."),
-  expires_when: z.string().describe("Condition under which the decision expires, or \"\"."),
-  stale_when: z.string().describe("Free-text condition that suggests a review, or \"\"."),
-  supersedes: z.string().describe("Id of the removal this supersede re-opens, or \"\"."),
-  constraint: z.string().describe("What the change must keep holding, or \"\"."),
-  superseded_by: z.string().describe("Id of the latest supersede event that re-opened this one, or \"\"."),
+  revisit_after: z.string().describe('Revisit date or offset for the decision, or "".'),
+  expires_when: z.string().describe('Condition under which the decision expires, or "".'),
+  stale_when: z.string().describe('Free-text condition that suggests a review, or "".'),
+  supersedes: z.string().describe('Id of the removal this supersede re-opens, or "".'),
+  constraint: z.string().describe('What the change must keep holding, or "".'),
+  superseded_by: z.string().describe('Id of the latest supersede event that re-opened this one, or "".'),
 });
 export type ChangeEvent = z.infer<typeof eventSchema>;
 
@@ -189,7 +189,11 @@ export function eventFilters(ctx: Pick<Ctx, "actorId">, f: EventFilters): { wher
     where.push("e.actor_id = ?");
     params.push(ctx.actorId);
   }
-  for (const [column, value] of [["project", f.project?.trim()], ["changeset_id", f.changeset_id?.trim()], ["agent", agent]] as const) {
+  for (const [column, value] of [
+    ["project", f.project?.trim()],
+    ["changeset_id", f.changeset_id?.trim()],
+    ["agent", agent],
+  ] as const) {
     if (value) {
       where.push(`e.${column} = ?`);
       params.push(value);

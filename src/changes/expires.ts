@@ -9,21 +9,15 @@ import { ToolError } from "../core/errors";
 import { iso, parseIsoInstant } from "../db/time";
 import { canonicalPath } from "./paths";
 
-export type ExpiresCondition =
-  | { kind: "library"; name: string; version: string }
-  | { kind: "entity"; path: string }
-  | { kind: "date"; at: string }
-  | { kind: "manual"; label: string };
+export type ExpiresCondition = { kind: "library"; name: string; version: string } | { kind: "entity"; path: string } | { kind: "date"; at: string } | { kind: "manual"; label: string };
 
-const FORMS_HINT =
-  "Use one of: 'library:NAME>=VERSION' (e.g. library:stripe>=9.0), 'entity:PATH:changes' (e.g. entity:users.email:changes), 'date:YYYY-MM-DD', 'manual:LABEL'.";
+const FORMS_HINT = "Use one of: 'library:NAME>=VERSION' (e.g. library:stripe>=9.0), 'entity:PATH:changes' (e.g. entity:users.email:changes), 'date:YYYY-MM-DD', 'manual:LABEL'.";
 
 const LIBRARY = /^library:([A-Za-z0-9@][A-Za-z0-9@/._-]*)\s*>=\s*(\d+(?:\.\d+)*)$/;
 
 export function parseExpiresWhen(raw: string): ExpiresCondition {
   const text = raw.trim();
-  const fail = (why: string) =>
-    new ToolError("invalid_expires_when", `could not parse expires_when '${raw}': ${why}`, { hint: FORMS_HINT });
+  const fail = (why: string) => new ToolError("invalid_expires_when", `could not parse expires_when '${raw}': ${why}`, { hint: FORMS_HINT });
   const colon = text.indexOf(":");
   const kind = colon > 0 ? text.slice(0, colon).toLowerCase() : "";
   const body = colon > 0 ? text.slice(colon + 1) : "";

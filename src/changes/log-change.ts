@@ -53,18 +53,12 @@ export function resolveRevisit(raw: string, loggedAt: Date): { stored: string; d
   if (offset !== null) return { stored: text.toLowerCase(), due: iso(new Date(loggedAt.getTime() + offset)) };
   const at = parseIsoInstant(text);
   if (at) return { stored: iso(at), due: iso(at) };
-  throw new ToolError(
-    "invalid_revisit_after",
-    `could not parse revisit_after '${raw}' as an ISO-8601 date or a relative offset`,
-    { hint: "Use a date such as 2026-12-01, or an offset from now such as 90d, 6mo or 1y (m = minutes, mo = months)." },
-  );
+  throw new ToolError("invalid_revisit_after", `could not parse revisit_after '${raw}' as an ISO-8601 date or a relative offset`, {
+    hint: "Use a date such as 2026-12-01, or an offset from now such as 90d, 6mo or 1y (m = minutes, mo = months).",
+  });
 }
 
-async function resolveSupersede(
-  ctx: Ctx,
-  path: string,
-  explicitId: string,
-): Promise<{ id: string; entityType: string }> {
+async function resolveSupersede(ctx: Ctx, path: string, explicitId: string): Promise<{ id: string; entityType: string }> {
   // Hand SQL: the path match is a NOCASE range seek shared with the ledger's reads (paths.ts).
   const match = pathMatchSql(path);
   if (explicitId !== "") {
@@ -73,11 +67,9 @@ async function resolveSupersede(
       .bind(ctx.tenantId, explicitId, ...match.params)
       .first<{ id: string; entity_type: string }>();
     if (!row) {
-      throw new ToolError(
-        "supersede_target_not_found",
-        `supersedes id '${explicitId}' does not match any event on entity '${path}'`,
-        { hint: "Pass the id of an event on this entity (see change_diff or prior_attempts), or omit supersedes to re-open the most recent removal." },
-      );
+      throw new ToolError("supersede_target_not_found", `supersedes id '${explicitId}' does not match any event on entity '${path}'`, {
+        hint: "Pass the id of an event on this entity (see change_diff or prior_attempts), or omit supersedes to re-open the most recent removal.",
+      });
     }
     return { id: row.id, entityType: row.entity_type };
   }
@@ -89,11 +81,9 @@ async function resolveSupersede(
     .bind(ctx.tenantId, ...match.params, ...REMOVAL_LIST)
     .first<{ id: string; entity_type: string }>();
   if (!row) {
-    throw new ToolError(
-      "no_removal_to_supersede",
-      `no reverted decision to supersede on '${path}' — no removal event (${REMOVAL_LIST.join(", ")}) found`,
-      { hint: "Pass an explicit event id in supersedes, or log the change with another change_type." },
-    );
+    throw new ToolError("no_removal_to_supersede", `no reverted decision to supersede on '${path}' — no removal event (${REMOVAL_LIST.join(", ")}) found`, {
+      hint: "Pass an explicit event id in supersedes, or log the change with another change_type.",
+    });
   }
   return { id: row.id, entityType: row.entity_type };
 }
@@ -208,22 +198,53 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     // The dual-event pattern: history on the old path ends with a rename, and the new path
     // starts with a create that remembers where it came from. The decision fields go on the create.
     rows.push({
-      ...base, id: uuidv7(now.getTime()), entityPath: renameFrom, entityType, changeType: "rename",
-      diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_to: path }),
-      revisitAfter: "", revisitDue: "", expiresWhen: "", staleWhen: "", supersedes: "", constraint: "",
+      ...base,
+      id: uuidv7(now.getTime()),
+      entityPath: renameFrom,
+      entityType,
+      changeType: "rename",
+      diff: diff.text,
+      reasoning: reasoning.text,
+      metadata: JSON.stringify({ ...metadata, renamed_to: path }),
+      revisitAfter: "",
+      revisitDue: "",
+      expiresWhen: "",
+      staleWhen: "",
+      supersedes: "",
+      constraint: "",
     });
     rows.push({
-      ...base, id, entityPath: path, entityType, changeType: "create",
-      diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify({ ...metadata, renamed_from: renameFrom }),
-      revisitAfter: revisit.stored, revisitDue: revisit.due, expiresWhen,
-      staleWhen: input.stale_when?.trim() ?? "", supersedes: "", constraint,
+      ...base,
+      id,
+      entityPath: path,
+      entityType,
+      changeType: "create",
+      diff: diff.text,
+      reasoning: reasoning.text,
+      metadata: JSON.stringify({ ...metadata, renamed_from: renameFrom }),
+      revisitAfter: revisit.stored,
+      revisitDue: revisit.due,
+      expiresWhen,
+      staleWhen: input.stale_when?.trim() ?? "",
+      supersedes: "",
+      constraint,
     });
   } else {
     rows.push({
-      ...base, id, entityPath: path, entityType, changeType,
-      diff: diff.text, reasoning: reasoning.text, metadata: JSON.stringify(metadata),
-      revisitAfter: revisit.stored, revisitDue: revisit.due, expiresWhen,
-      staleWhen: input.stale_when?.trim() ?? "", supersedes, constraint,
+      ...base,
+      id,
+      entityPath: path,
+      entityType,
+      changeType,
+      diff: diff.text,
+      reasoning: reasoning.text,
+      metadata: JSON.stringify(metadata),
+      revisitAfter: revisit.stored,
+      revisitDue: revisit.due,
+      expiresWhen,
+      staleWhen: input.stale_when?.trim() ?? "",
+      supersedes,
+      constraint,
     });
   }
   const db = dbOf(ctx);
@@ -232,13 +253,21 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entityPath, r.changeType, r.reasoning), now)));
   // In the feed of the work-ledger project whose key (or id) the change carries, if there is one.
   const activity = activityStatement(ctx, {
-    verb: "change.logged", objectType: "change", objectId: id, projectId: base.project === "" ? null : ((await lookupProject(ctx, base.project))?.id ?? null),
+    verb: "change.logged",
+    objectType: "change",
+    objectId: id,
+    projectId: base.project === "" ? null : ((await lookupProject(ctx, base.project))?.id ?? null),
     summary: changeSummary(changeType, path, renameFrom, reasoning.text),
     metadata: { change_type: changeType, entity_path: path, agent: base.agent, ...(base.changesetId ? { changeset_id: base.changesetId } : {}) },
   });
   // One atomic batch: both halves of a rename land with their chain entries and the feed's row, or nothing does.
-  await appendChained(ctx.d1, ctx.tenantId, timestamp, [...rows.map((r) => statementOf(ctx.d1, db.insert(events).values(r))), ...queued, activity],
-    rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })));
+  await appendChained(
+    ctx.d1,
+    ctx.tenantId,
+    timestamp,
+    [...rows.map((r) => statementOf(ctx.d1, db.insert(events).values(r))), ...queued, activity],
+    rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })),
+  );
   embedAfterResponse(ctx, embedRefs);
   return { id, timestamp, status: "ok", error: "", warnings, supersedes };
 }

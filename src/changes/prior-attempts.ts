@@ -50,12 +50,7 @@ const minutesBetween = (a: string, b: string) => (Date.parse(b) - Date.parse(a))
 const removalReason = (removal: EventWithSeq): string => removal.reasoning;
 
 /** Infers outcomes on one path's timeline (oldest first). Exported for unit tests. */
-export function inferOutcomes(
-  timeline: EventWithSeq[],
-  byId: Map<string, EventWithSeq>,
-  windowMinutes: number,
-  matchType: MatchType,
-): Array<PriorAttempt & { seq: number }> {
+export function inferOutcomes(timeline: EventWithSeq[], byId: Map<string, EventWithSeq>, windowMinutes: number, matchType: MatchType): Array<PriorAttempt & { seq: number }> {
   const out: Array<PriorAttempt & { seq: number }> = [];
   const currentStatus = statusOf(timeline[timeline.length - 1]?.change_type);
   const closedSomething = new Set<string>();
@@ -71,11 +66,11 @@ export function inferOutcomes(
     }
     closedSomething.add(closing.id);
     const supersede = closing.superseded_by ? byId.get(closing.superseded_by) : undefined;
-    const confidence: Confidence = EXPLICIT_REMOVALS.has(closing.change_type)
-      ? "exact"
-      : minutesBetween(attempt.timestamp, closing.timestamp) <= windowMinutes ? "proximity_high" : "proximity_low";
+    const confidence: Confidence = EXPLICIT_REMOVALS.has(closing.change_type) ? "exact" : minutesBetween(attempt.timestamp, closing.timestamp) <= windowMinutes ? "proximity_high" : "proximity_low";
     out.push({
-      ...publicEvent(attempt), seq: attempt.seq, ...base,
+      ...publicEvent(attempt),
+      seq: attempt.seq,
+      ...base,
       outcome: closing.superseded_by ? "reopened" : "reverted",
       confidence,
       outcome_reasoning: removalReason(closing),
@@ -88,7 +83,9 @@ export function inferOutcomes(
     if (e.change_type !== "reject" || closedSomething.has(e.id)) continue;
     const supersede = e.superseded_by ? byId.get(e.superseded_by) : undefined;
     out.push({
-      ...publicEvent(e), seq: e.seq, ...base,
+      ...publicEvent(e),
+      seq: e.seq,
+      ...base,
       outcome: e.superseded_by ? "reopened" : "rejected",
       confidence: "exact",
       outcome_reasoning: removalReason(e),
@@ -192,11 +189,15 @@ async function attemptsOf(ctx: Ctx, rows: EventRowRaw[], input: PriorAttemptsInp
     list.push(e);
     timelines.set(key, list);
   }
-  const floor: ReadonlySet<Confidence> =
-    input.min_confidence === "proximity_low" ? new Set(["exact", "proximity_high", "proximity_low"]) : new Set(["exact", "proximity_high"]);
+  const floor: ReadonlySet<Confidence> = input.min_confidence === "proximity_low" ? new Set(["exact", "proximity_high", "proximity_low"]) : new Set(["exact", "proximity_high"]);
   return [...timelines.entries()]
-    .flatMap(([path, timeline]) => inferOutcomes(timeline, byId, input.window_minutes, matchType)
-      .map((a) => ({ ...a, timeline: path, ...(a.entity_path === path ? {} : { note: `an earlier path of ${path} (renamed or moved since)` }) })))
+    .flatMap(([path, timeline]) =>
+      inferOutcomes(timeline, byId, input.window_minutes, matchType).map((a) => ({
+        ...a,
+        timeline: path,
+        ...(a.entity_path === path ? {} : { note: `an earlier path of ${path} (renamed or moved since)` }),
+      })),
+    )
     .filter((a) => floor.has(a.confidence))
     .sort((a, b) => b.seq - a.seq);
 }
@@ -228,10 +229,7 @@ export const NEAR_NAMES_SQL = `SELECT DISTINCT entity_path FROM events WHERE ten
 
 /** Paths naming the same entity as `path`, spelled slightly differently. */
 async function nearNames(ctx: Ctx, path: string): Promise<string[]> {
-  const res = await ctx.d1
-    .prepare(NEAR_NAMES_SQL)
-    .bind(ctx.tenantId, path, MAX_PATHS)
-    .all<{ entity_path: string }>();
+  const res = await ctx.d1.prepare(NEAR_NAMES_SQL).bind(ctx.tenantId, path, MAX_PATHS).all<{ entity_path: string }>();
   return res.results.map((r) => r.entity_path);
 }
 
@@ -274,10 +272,7 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
       best.set(path, Math.round(n.similarity * 1000) / 1000);
     }
   }
-  const pending = await ctx.d1
-    .prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'change_event' AND status = 'pending'`)
-    .bind(ctx.tenantId)
-    .first<{ n: number }>();
+  const pending = await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'change_event' AND status = 'pending'`).bind(ctx.tenantId).first<{ n: number }>();
   const note = pending && pending.n > 0 ? `${pending.n} change event(s) still waiting for an embedding are not matched by fuzzy until the backfill runs` : "";
   // The local embedder knows shared words, not meaning: nothing near is no proof that nothing is related.
   if (best.size === 0 && layer.embedder instanceof LocalHashEmbedder) return { rows: null, note: LOCAL_NO_MATCH + (note ? `; ${note}` : ""), unmatched: true };
@@ -313,12 +308,12 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
     const [, res] = await ctx.d1.batch<EventRowRaw>([
       record,
       // The newest events, read newest first and turned back into a timeline below.
-      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq DESC LIMIT ?`)
-        .bind(ctx.tenantId, ...match.params, MAX_EVENTS),
+      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq DESC LIMIT ?`).bind(ctx.tenantId, ...match.params, MAX_EVENTS),
     ]);
     groups.push(await attemptsOf(ctx, res!.results.reverse(), input, "exact"));
-    groups.push((await attemptsOf(ctx, await readPaths(ctx, await nearNames(ctx, queried)), input, "near_name"))
-      .map((a) => (a.note === "" ? { ...a, note: `a near-identical name of ${queried}` } : a)));
+    groups.push(
+      (await attemptsOf(ctx, await readPaths(ctx, await nearNames(ctx, queried)), input, "near_name")).map((a) => (a.note === "" ? { ...a, note: `a near-identical name of ${queried}` } : a)),
+    );
   } else if (description !== "") {
     groups.push(await attemptsOf(ctx, await readPaths(ctx, await pathsMentioning(ctx, description, [record])), input, "substring"));
   } else {
@@ -333,11 +328,22 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
     } else {
       // As the seed does without its semantic extra: substring matching, and a note saying so.
       note = found.unmatched ? `${found.note}; fell back to substring` : `fuzzy matching unavailable (${found.note}); fell back to substring`;
-      groups.push(await attemptsOf(ctx, await readPaths(ctx, (await pathsMentioning(ctx, fuzzy, [])).filter((p) => !skip.paths.has(p))), input, "substring"));
+      groups.push(
+        await attemptsOf(
+          ctx,
+          await readPaths(
+            ctx,
+            (await pathsMentioning(ctx, fuzzy, [])).filter((p) => !skip.paths.has(p)),
+          ),
+          input,
+          "substring",
+        ),
+      );
     }
   }
   const seen = new Set<string>();
-  const items = groups.flat()
+  const items = groups
+    .flat()
     .filter((a) => !seen.has(a.id) && seen.add(a.id))
     .slice(0, input.limit)
     .map(({ seq: _seq, timeline: _timeline, ...a }) => a);

@@ -2,10 +2,7 @@
 import { resolveSince } from "../db/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
-import {
-  EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent,
-  type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters,
-} from "./events";
+import { EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters } from "./events";
 import { canonicalPath, pathMatchSql } from "./paths";
 import { walkContaining } from "./substring-walk";
 import { REMOVALS } from "./vocab";
@@ -46,9 +43,26 @@ export function statusOf(changeType: string | undefined): DecisionStatus {
 export type BlameResult = ChangeEvent & { status: DecisionStatus; error: string };
 
 const EMPTY_EVENT: ChangeEvent = {
-  id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "", actor: "",
-  session_id: "", git_commit: "", project: "", changeset_id: "", metadata: {}, revisit_after: "", expires_when: "",
-  stale_when: "", supersedes: "", constraint: "", superseded_by: "",
+  id: "",
+  timestamp: "",
+  entity_path: "",
+  entity_type: "",
+  change_type: "",
+  diff: "",
+  reasoning: "",
+  agent: "",
+  actor: "",
+  session_id: "",
+  git_commit: "",
+  project: "",
+  changeset_id: "",
+  metadata: {},
+  revisit_after: "",
+  expires_when: "",
+  stale_when: "",
+  supersedes: "",
+  constraint: "",
+  superseded_by: "",
 };
 
 /** The latest event on an exact path (shared with the benchmark's plain route). */
@@ -63,19 +77,14 @@ export async function blame(ctx: Ctx, input: { entity_path: string }): Promise<B
   return { ...publicEvent(toEvent(row)), status: statusOf(row.change_type), error: "" };
 }
 
-export async function changeHistory(
-  ctx: Ctx,
-  input: { since?: string; entity_path?: string; project?: string; changeset_id?: string; limit: number; cursor?: string },
-): Promise<Page> {
+export async function changeHistory(ctx: Ctx, input: { since?: string; entity_path?: string; project?: string; changeset_id?: string; limit: number; cursor?: string }): Promise<Page> {
   const where: string[] = [];
   const params: unknown[] = [];
   const since = resolveSince(input.since ?? "", ctx.clock.now());
   if (since === null) {
-    throw new ToolError(
-      "invalid_since",
-      `could not parse '${input.since}' as a relative time (e.g. '7d', '24h', '15m', '5mo', '1y') or ISO 8601 timestamp`,
-      { hint: "Use a relative window such as 15m, 24h, 7d, 5mo or 1y (m = minutes, mo = months), or an ISO-8601 time such as 2026-11-01T00:00:00Z." },
-    );
+    throw new ToolError("invalid_since", `could not parse '${input.since}' as a relative time (e.g. '7d', '24h', '15m', '5mo', '1y') or ISO 8601 timestamp`, {
+      hint: "Use a relative window such as 15m, 24h, 7d, 5mo or 1y (m = minutes, mo = months), or an ISO-8601 time such as 2026-11-01T00:00:00Z.",
+    });
   }
   if (since !== "") {
     where.push("e.timestamp >= ?");
@@ -89,10 +98,7 @@ export async function changeHistory(
   return pageFrom(rows!.results, limit);
 }
 
-export async function changeset(
-  ctx: Ctx,
-  input: { changeset_id: string; limit: number; cursor?: string },
-): Promise<Page & { error: string }> {
+export async function changeset(ctx: Ctx, input: { changeset_id: string; limit: number; cursor?: string }): Promise<Page & { error: string }> {
   const id = input.changeset_id.trim();
   if (id === "") {
     throw new ToolError("invalid_changeset_id", "changeset_id must be a non-empty string", { hint: "Pass the changeset slug used in log_change." });

@@ -41,7 +41,9 @@ const ECHO_WINDOW = 500;
 const DAY_MS = 86_400_000;
 
 const STOPWORDS = new Set(
-  "about above after again against also because been before being below between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while will with would your when".split(" "),
+  "about above after again against also because been before being below between both could does doing down during each from further have having here into itself just more most once only other over same should some such than that their them then there these they this those through under until very were what when where which while will with would your when".split(
+    " ",
+  ),
 );
 
 /** Lowercased word tokens of four or more characters, minus stopwords. */
@@ -73,10 +75,7 @@ export interface StaleScope {
 }
 
 export function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecision[]> {
-  return evaluateStaleDecisions(
-    { d1: ctx.d1, tenantId: ctx.tenantId, actorId: ctx.actorId, now: ctx.clock.now(), record: (path) => recordToolCall(ctx, "stale_decisions", path) },
-    input,
-  );
+  return evaluateStaleDecisions({ d1: ctx.d1, tenantId: ctx.tenantId, actorId: ctx.actorId, now: ctx.clock.now(), record: (path) => recordToolCall(ctx, "stale_decisions", path) }, input);
 }
 
 export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInput): Promise<StaleDecision[]> {
@@ -107,8 +106,15 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
          FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq ASC LIMIT ?`,
       )
       .bind(...params, MAX_DECISIONS),
-    statementOf(scope.d1, dbOf(scope).select({ seq: events.seq, id: events.id, entity_path: events.entityPath, reasoning: events.reasoning, diff: events.diff })
-      .from(events).where(eq(events.tenantId, scope.tenantId)).orderBy(desc(events.seq)).limit(ECHO_WINDOW)),
+    statementOf(
+      scope.d1,
+      dbOf(scope)
+        .select({ seq: events.seq, id: events.id, entity_path: events.entityPath, reasoning: events.reasoning, diff: events.diff })
+        .from(events)
+        .where(eq(events.tenantId, scope.tenantId))
+        .orderBy(desc(events.seq))
+        .limit(ECHO_WINDOW),
+    ),
   ]);
   const [decisionsRes, recentRes] = results.slice(recorded.length);
   const candidates: Candidate[] = decisionsRes!.results.map((r) => ({
@@ -128,9 +134,9 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
     if (cond?.kind === "entity") {
       const m = pathMatchSql(cond.path);
       lookups.push({
-        kind: "entity", index,
-        stmt: scope.d1.prepare(`SELECT e.id FROM events e WHERE e.tenant_id = ? AND e.seq > ? AND ${m.sql} ORDER BY e.seq ASC LIMIT 1`)
-          .bind(scope.tenantId, c.event.seq, ...m.params),
+        kind: "entity",
+        index,
+        stmt: scope.d1.prepare(`SELECT e.id FROM events e WHERE e.tenant_id = ? AND e.seq > ? AND ${m.sql} ORDER BY e.seq ASC LIMIT 1`).bind(scope.tenantId, c.event.seq, ...m.params),
       });
     }
   });
@@ -237,16 +243,10 @@ function parseStoredCondition(text: string): ExpiresCondition | null {
   }
 }
 
-function judgeExpiry(
-  cond: ExpiresCondition,
-  nowIso: string,
-  laterEventId: string | undefined,
-): { status: StaleDecision["expires_status"]; detail: string } {
+function judgeExpiry(cond: ExpiresCondition, nowIso: string, laterEventId: string | undefined): { status: StaleDecision["expires_status"]; detail: string } {
   switch (cond.kind) {
     case "date":
-      return cond.at <= nowIso
-        ? { status: "expired", detail: `the date ${cond.at} has passed` }
-        : { status: "not_expired", detail: `expires at ${cond.at}` };
+      return cond.at <= nowIso ? { status: "expired", detail: `the date ${cond.at} has passed` } : { status: "not_expired", detail: `expires at ${cond.at}` };
     case "entity":
       return laterEventId !== undefined
         ? { status: "expired", detail: `${cond.path} changed after the decision (event ${laterEventId})` }

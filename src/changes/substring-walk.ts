@@ -58,10 +58,7 @@ export async function walkContaining(ctx: Ctx, needle: string, opts: WalkOptions
     let exhausted: boolean;
     let next: number;
     if (short) {
-      const results = await ctx.d1.batch<EventRowRaw>([
-        ...extra,
-        ctx.d1.prepare(SCAN_BATCH_SQL).bind(needle, ctx.tenantId, before, BATCH),
-      ]);
+      const results = await ctx.d1.batch<EventRowRaw>([...extra, ctx.d1.prepare(SCAN_BATCH_SQL).bind(needle, ctx.tenantId, before, BATCH)]);
       rows = results[results.length - 1]!.results;
       exhausted = rows.length < BATCH;
       next = rows[rows.length - 1]?.seq ?? 0;

@@ -10,7 +10,6 @@ import { blame, changeDiff, changeHistory, changeSearch, changeset, SEARCH_QUERY
 import { staleDecisions } from "./stale-decisions";
 import { CHANGE_TYPES } from "./vocab";
 
-
 const PATH_MAX = 1024;
 const LABEL_MAX = 256;
 
@@ -29,9 +28,7 @@ function closest(word: string, options: readonly string[]): string | undefined {
   const dist = (a: string, b: string) => {
     const d = Array.from({ length: a.length + 1 }, (_, i) => [i, ...Array<number>(b.length).fill(0)]);
     for (let j = 1; j <= b.length; j++) d[0]![j] = j;
-    for (let i = 1; i <= a.length; i++)
-      for (let j = 1; j <= b.length; j++)
-        d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    for (let i = 1; i <= a.length; i++) for (let j = 1; j <= b.length; j++) d[i]![j] = Math.min(d[i - 1]![j]! + 1, d[i]![j - 1]! + 1, d[i - 1]![j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
     return d[a.length]![b.length]!;
   };
   const best = options.map((o) => [o, dist(word.toLowerCase(), o)] as const).sort((x, y) => x[1] - y[1])[0];
@@ -53,8 +50,7 @@ export const logChangeTool = defineTool({
   name: "log_change",
   title: "Log a code change",
   toolset: "changes",
-  description:
-    "Record what changed and why, after every meaningful change. Append-only; warnings never block the write.",
+  description: "Record what changed and why, after every meaningful change. Append-only; warnings never block the write.",
   input: z.object({
     entity_path: entityPathField("The thing that changed: users.email, src/auth.py::login, env/STRIPE_SECRET_KEY, deps/stripe."),
     change_type: changeTypeField,
@@ -63,12 +59,21 @@ export const logChangeTool = defineTool({
     reasoning: z.string().max(200_000).optional().describe("Why, from your own context (weak or missing reasoning draws a warning)."),
     agent: label("Your agent's name (claude-code, …); default: your key's actor."),
     session_id: label("Session correlation id (default: the MCP session)."),
-    git_commit: z.string().max(64).regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)").optional().describe("Commit hash, when known."),
+    git_commit: z
+      .string()
+      .max(64)
+      .regex(/^(?:[0-9a-fA-F]{4,64})?$/, "git_commit must be a hex commit hash (4–64 characters)")
+      .optional()
+      .describe("Commit hash, when known."),
     project: label("Project name (default: your run's repository's project, else the repository's name)."),
     changeset_id: label("Slug grouping the changes of one feature or task."),
     rename_from: z.string().max(PATH_MAX).optional().describe("With change_type 'rename': the previous path (entity_path is the new one)."),
     revisit_after: z.string().max(64).optional().describe("When to revisit this decision: a date (2026-12-01) or an offset (90d, 6mo, 1y)."),
-    expires_when: z.string().max(PATH_MAX + 32).optional().describe("When the decision stops holding: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD or manual:LABEL."),
+    expires_when: z
+      .string()
+      .max(PATH_MAX + 32)
+      .optional()
+      .describe("When the decision stops holding: library:NAME>=VERSION, entity:PATH:changes, date:YYYY-MM-DD or manual:LABEL."),
     stale_when: z.string().max(2000).optional().describe("Conditions that should prompt a review."),
     supersedes: z.string().max(64).optional().describe("With change_type 'supersede': the removal it re-opens (default: the latest)."),
     constraint: z.string().max(2000).optional().describe("What the change must keep holding (a limit, an invariant); found by change_search."),
@@ -77,9 +82,9 @@ export const logChangeTool = defineTool({
     id: z.string().describe("The new event's id (for a rename, the create event on the new path)."),
     timestamp: z.string().describe("When it was logged (UTC ISO-8601)."),
     status: z.literal("ok").describe("'ok' when the event was written."),
-    error: z.literal("").describe("Always \"\" on success; failures use the error envelope."),
+    error: z.literal("").describe('Always "" on success; failures use the error envelope.'),
     warnings: z.array(z.string()).describe("Advisory warnings; the event was written regardless."),
-    supersedes: z.string().describe("Id of the removal this supersede re-opened, or \"\"."),
+    supersedes: z.string().describe('Id of the removal this supersede re-opened, or "".'),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   // Each call is a new event, except a retry: the identical call resent at once (no other
@@ -94,8 +99,7 @@ export const changeDiffTool = defineTool({
   seedName: "diff",
   title: "Diff an entity's history",
   toolset: "changes",
-  description:
-    "History of an entity or dotted prefix (users → users, users.*), newest first. (Seed name: diff.)",
+  description: "History of an entity or dotted prefix (users → users, users.*), newest first. (Seed name: diff.)",
   input: z.object({
     entity_path: entityPathField("Exact entity or dotted prefix."),
     limit: limitField(20),
@@ -112,8 +116,7 @@ export const blameTool = defineTool({
   name: "blame",
   title: "Blame an entity",
   toolset: "changes",
-  description:
-    "The latest change to an exact entity, with its reasoning and decision status; run it before touching something.",
+  description: "The latest change to an exact entity, with its reasoning and decision status; run it before touching something.",
   input: z.object({ entity_path: entityPathField("The exact entity.") }),
   output: eventSchema.extend({
     status: z.enum(["active", "reverted", "reopened", "no_history"]).describe("Decision status from the latest event."),
@@ -167,8 +170,7 @@ export const changeSearchTool = defineTool({
   seedName: "search",
   title: "Search events",
   toolset: "changes",
-  description:
-    "Literal substring search over path, diff, reasoning, agent and constraint, newest first. (Seed name: search.)",
+  description: "Literal substring search over path, diff, reasoning, agent and constraint, newest first. (Seed name: search.)",
   input: z.object({
     query: z.string().min(1).max(SEARCH_QUERY_MAX).describe("Text to find."),
     limit: limitField(20),
@@ -183,21 +185,22 @@ export const changeSearchTool = defineTool({
 
 const attemptSchema = eventSchema.extend({
   outcome: z.enum(["reverted", "reopened", "rejected", "active"]).describe("Inferred outcome of the attempt."),
-  confidence: z.enum(["exact", "proximity_high", "proximity_low"]).describe("exact: closed by revert/reject; proximity_*: an add→remove inside / outside the window; active attempts are proximity_low."),
-  outcome_reasoning: z.string().describe("Why it was undone (the removal's reasoning), or \"\" while active."),
-  supersede_reasoning: z.string().describe("Reasoning of the supersede that re-opened it, or \"\"."),
+  confidence: z
+    .enum(["exact", "proximity_high", "proximity_low"])
+    .describe("exact: closed by revert/reject; proximity_*: an add→remove inside / outside the window; active attempts are proximity_low."),
+  outcome_reasoning: z.string().describe('Why it was undone (the removal\'s reasoning), or "" while active.'),
+  supersede_reasoning: z.string().describe('Reasoning of the supersede that re-opened it, or "".'),
   current_status: z.enum(["active", "reverted", "reopened", "no_history"]).describe("The entity's status now."),
   match_type: z.enum(["exact", "substring", "near_name", "fuzzy"]).describe("How it was found: entity_path, description, a near-identical name of entity_path, or fuzzy."),
   similarity: z.number().describe("Semantic similarity (0–1) of a fuzzy match, else 0."),
-  note: z.string().describe("Extra note, or \"\"."),
+  note: z.string().describe('Extra note, or "".'),
 });
 
 export const priorAttemptsTool = defineTool({
   name: "prior_attempts",
   title: "Prior attempts on an entity",
   toolset: "changes",
-  description:
-    "Call before editing an entity: earlier attempts and how they ended, so you do not repeat an undone change. Usually empty.",
+  description: "Call before editing an entity: earlier attempts and how they ended, so you do not repeat an undone change. Usually empty.",
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("The entity you will change (exact or dotted prefix)."),
     description: z.string().max(4096).optional().describe("Free text when you have no path; a substring of reasoning, diffs and paths."),
@@ -206,7 +209,7 @@ export const priorAttemptsTool = defineTool({
     window_minutes: z.number().int().min(1).max(525_600).default(10_080).describe("An add→remove pair within this is proximity_high."),
     limit: limitField(20),
   }),
-  output: page(attemptSchema).extend({ note: z.string().describe("Why fuzzy fell back to substring or missed events, or \"\".") }),
+  output: page(attemptSchema).extend({ note: z.string().describe('Why fuzzy fell back to substring or missed events, or "".') }),
   fields: true,
   annotations: READ_ONLY,
   run: (ctx, input) => priorAttempts(ctx, input),
@@ -215,13 +218,13 @@ export const priorAttemptsTool = defineTool({
 
 const staleSchema = eventSchema.extend({
   flag: z.enum(["expired", "revisit_due", "review_suggested", "manual_review"]).describe("Why it surfaced (precedence expired > revisit_due > review_suggested > manual_review)."),
-  revisit_due: z.string().describe("When the revisit fell due (UTC ISO-8601), or \"\"."),
+  revisit_due: z.string().describe('When the revisit fell due (UTC ISO-8601), or "".'),
   days_overdue: z.number().int().min(0).describe("Whole days past the revisit date (0 if not date-due)."),
   active_use_signals: z.array(z.string()).describe("Signals that the entity is in use: queried, changeset_activity."),
   matched_terms: z.array(z.string()).describe("stale_when keywords echoed by later work."),
-  matched_event_id: z.string().describe("The later event that echoed stale_when, or \"\"."),
-  expires_status: z.enum(["", "expired", "not_expired", "manual_review"]).describe("Result of evaluating expires_when, or \"\"."),
-  expired_pattern: z.string().describe("The expires_when that fired, or \"\"."),
+  matched_event_id: z.string().describe('The later event that echoed stale_when, or "".'),
+  expires_status: z.enum(["", "expired", "not_expired", "manual_review"]).describe('Result of evaluating expires_when, or "".'),
+  expired_pattern: z.string().describe('The expires_when that fired, or "".'),
   expires_detail: z.string().describe("What the expiry check found."),
   stale_reason: z.string().describe("One templated sentence saying why."),
 });
@@ -230,8 +233,7 @@ export const staleDecisionsTool = defineTool({
   name: "stale_decisions",
   title: "Stale decisions due for revisit",
   toolset: "changes",
-  description:
-    "Decisions due for a revisit (date, expires_when or stale_when) whose entity is still in use, most overdue first.",
+  description: "Decisions due for a revisit (date, expires_when or stale_when) whose entity is still in use, most overdue first.",
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),
@@ -251,8 +253,7 @@ export const changeVerifyTool = defineTool({
   seedName: "verify",
   title: "Verify the tamper-evident log",
   toolset: "changes",
-  description:
-    "Check the tenant's hash chain over change events and decisions; names the first row edited, deleted or written around the ledger. (Seed: selvedge verify.)",
+  description: "Check the tenant's hash chain over change events and decisions; names the first row edited, deleted or written around the ledger. (Seed: selvedge verify.)",
   input: z.object({
     limit: z.number().int().min(1).max(5000).default(1000).describe("Chain entries to check in this call."),
     cursor: cursorField,
@@ -261,13 +262,16 @@ export const changeVerifyTool = defineTool({
     intact: z.boolean().describe("False when a break was found."),
     checked: z.number().int().describe("Chain entries checked by this call."),
     position: z.number().int().describe("Position of the last entry checked."),
-    first_break: z.object({
-      position: z.number().int().nullable().describe("Chain position of the break; null for a row with no entry."),
-      kind: z.enum(["event", "decision", ""]).describe("What the broken row is."),
-      row_id: z.string().describe("The row's id, or \"\"."),
-      reason: z.enum(["edited", "deleted", "link_broken", "unchained"]).describe("What was found."),
-      message: z.string().describe("One sentence."),
-    }).nullable().describe("The first broken link, or null."),
+    first_break: z
+      .object({
+        position: z.number().int().nullable().describe("Chain position of the break; null for a row with no entry."),
+        kind: z.enum(["event", "decision", ""]).describe("What the broken row is."),
+        row_id: z.string().describe('The row\'s id, or "".'),
+        reason: z.enum(["edited", "deleted", "link_broken", "unchained"]).describe("What was found."),
+        message: z.string().describe("One sentence."),
+      })
+      .nullable()
+      .describe("The first broken link, or null."),
     unchained_legacy: z.number().int().describe("Rows from before the chain existed, not chained yet (the nightly sweep chains them)."),
     next_cursor: z.string().optional().describe("More entries follow: pass as cursor to continue."),
   }),
@@ -279,14 +283,4 @@ export const changeVerifyTool = defineTool({
   summarize: (r) => (r.first_break ? `BROKEN: ${r.first_break.message}.` : `${r.checked} link(s) intact${r.next_cursor ? "; more follow" : ""}.`),
 });
 
-export const changeTools = [
-  logChangeTool,
-  changeDiffTool,
-  blameTool,
-  changeHistoryTool,
-  changesetTool,
-  changeSearchTool,
-  priorAttemptsTool,
-  staleDecisionsTool,
-  changeVerifyTool,
-];
+export const changeTools = [logChangeTool, changeDiffTool, blameTool, changeHistoryTool, changesetTool, changeSearchTool, priorAttemptsTool, staleDecisionsTool, changeVerifyTool];

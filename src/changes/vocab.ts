@@ -1,13 +1,8 @@
 /** The change ledger's closed vocabularies (seed 000, plus the later revert/reject/supersede). */
-export const CHANGE_TYPES = [
-  "add", "remove", "modify", "rename", "retype", "create", "delete", "index_add", "index_remove", "migrate",
-  "revert", "reject", "supersede",
-] as const;
+export const CHANGE_TYPES = ["add", "remove", "modify", "rename", "retype", "create", "delete", "index_add", "index_remove", "migrate", "revert", "reject", "supersede"] as const;
 export type ChangeType = (typeof CHANGE_TYPES)[number];
 
-export const ENTITY_TYPES = [
-  "column", "table", "file", "function", "class", "endpoint", "dependency", "env_var", "index", "schema", "config", "other",
-] as const;
+export const ENTITY_TYPES = ["column", "table", "file", "function", "class", "endpoint", "dependency", "env_var", "index", "schema", "config", "other"] as const;
 export type EntityType = (typeof ENTITY_TYPES)[number];
 
 /** Change types that undo an earlier attempt; a supersede re-opens one of them. */

@@ -5,7 +5,6 @@
 import { secretKinds } from "../core/secrets";
 import type { ChangeType, EntityType } from "./vocab";
 
-
 export const DIFF_MAX_BYTES = 65_536;
 export const REASONING_MAX_BYTES = 32_768;
 
@@ -24,10 +23,8 @@ export function boundText(text: string, maxBytes: number, field: string): { text
   };
 }
 
-const GENERIC_REASONING =
-  /^(?:user request|as requested|per request|done|updated?|changed?|fix(?:ed)?|add(?:ed)?|removed?|n\/a|na|none|todo|see (?:diff|code|pr))[.!]?$/i;
-const ALTERNATIVE_MARKER =
-  /\b(?:instead|went with|chose|chosen|opted|in favou?r of|rather than|picked|alternative)\b/i;
+const GENERIC_REASONING = /^(?:user request|as requested|per request|done|updated?|changed?|fix(?:ed)?|add(?:ed)?|removed?|n\/a|na|none|todo|see (?:diff|code|pr))[.!]?$/i;
+const ALTERNATIVE_MARKER = /\b(?:instead|went with|chose|chosen|opted|in favou?r of|rather than|picked|alternative)\b/i;
 const REVISIT_CHANGES: ReadonlySet<string> = new Set(["add", "modify", "create", "migrate"]);
 const REVISIT_ENTITIES: ReadonlySet<string> = new Set(["table", "schema", "dependency", "config"]);
 
@@ -45,7 +42,10 @@ export interface WarningInput {
 /** The advisory warnings for a change, in the seed's order (truncation warnings come first, from the caller). */
 export function changeWarnings(c: WarningInput): string[] {
   const out: string[] = [];
-  for (const [field, text] of [["diff", c.diff], ["reasoning", c.reasoning]] as const) {
+  for (const [field, text] of [
+    ["diff", c.diff],
+    ["reasoning", c.reasoning],
+  ] as const) {
     const kinds = secretKinds(text);
     if (kinds.length > 0) {
       out.push(`${field} looks like it contains a secret (${kinds.join(", ")}); it was stored as given: rotate it if it is real and log the change again without it`);

@@ -98,7 +98,14 @@ const unreadable = (detail: string) =>
 class Tally {
   readonly files: RepoFile[] = [];
   readonly skipped: Record<SkipReason, number> = {
-    binary: 0, vendored: 0, generated: 0, lockfile: 0, too_large: 0, over_limit: 0, not_text: 0, unsafe_path: 0,
+    binary: 0,
+    vendored: 0,
+    generated: 0,
+    lockfile: 0,
+    too_large: 0,
+    over_limit: 0,
+    not_text: 0,
+    unsafe_path: 0,
   };
   readonly examples: Array<{ path: string; reason: SkipReason }> = [];
   totalBytes = 0;
@@ -117,15 +124,18 @@ async function readArchive(body: ReadableStream<Uint8Array>, ref: string, limits
   // The download is read through a reader of our own, so stopping can cancel it directly and
   // wait for that: cancelling the tar reader at the far end of the chain does not reach it.
   const download = body.getReader();
-  const counted = new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      const { done, value } = await download.read();
-      if (done) return controller.close();
-      bytesRead += value.byteLength;
-      controller.enqueue(value);
+  const counted = new ReadableStream<Uint8Array>(
+    {
+      async pull(controller) {
+        const { done, value } = await download.read();
+        if (done) return controller.close();
+        bytesRead += value.byteLength;
+        controller.enqueue(value);
+      },
+      cancel: (reason) => download.cancel(reason),
     },
-    cancel: (reason) => download.cancel(reason),
-  }, { highWaterMark: 0 });
+    { highWaterMark: 0 },
+  );
   const entries = counted
     .pipeThrough(new DecompressionStream("gzip"))
     // Strict: a cut-off or corrupt archive is an error, never a shorter list of files passed off as whole.
@@ -173,8 +183,12 @@ async function readArchive(body: ReadableStream<Uint8Array>, ref: string, limits
   }
   commit ??= commitOf(undefined, ref, "");
   return {
-    commit, files: tally.files, skipped: tally.skipped, skipped_examples: tally.examples,
-    truncated: next === "truncated", bytes_read: bytesRead,
+    commit,
+    files: tally.files,
+    skipped: tally.skipped,
+    skipped_examples: tally.examples,
+    truncated: next === "truncated",
+    bytes_read: bytesRead,
   };
 }
 

@@ -31,9 +31,7 @@ export async function recordCommits(d1: D1Database, tenantId: string, repo: stri
   for (let i = 0; i < commits.length; i += 50) {
     const results = await d1.batch(
       commits.slice(i, i + 50).flatMap((c) => [
-        d1
-          .prepare(`DELETE FROM code_commits WHERE tenant_id = ? AND repo = ? AND sha = ? AND files_changed = '[]' AND ? <> '[]'`)
-          .bind(tenantId, repo, c.sha, JSON.stringify(c.files)),
+        d1.prepare(`DELETE FROM code_commits WHERE tenant_id = ? AND repo = ? AND sha = ? AND files_changed = '[]' AND ? <> '[]'`).bind(tenantId, repo, c.sha, JSON.stringify(c.files)),
         d1
           .prepare(
             `INSERT INTO code_commits (tenant_id, repo, scope, sha, message, author, date, files_changed, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
@@ -66,9 +64,8 @@ export async function backfillCommits(env: Env, tenantId: string, owner: string,
   }
   const records: CommitRecord[] = [];
   for (const [i, c] of list.slice(0, BACKFILL_COMMITS).entries()) {
-    const files = i < BACKFILL_DETAILS
-      ? ((await gh.request<ApiCommit>("GET /repos/{owner}/{repo}/commits/{ref}", { owner, repo: name, ref: c.sha, per_page: 100 })).data.files ?? []).map((f) => f.filename)
-      : [];
+    const files =
+      i < BACKFILL_DETAILS ? ((await gh.request<ApiCommit>("GET /repos/{owner}/{repo}/commits/{ref}", { owner, repo: name, ref: c.sha, per_page: 100 })).data.files ?? []).map((f) => f.filename) : [];
     records.push({ sha: c.sha, message: c.commit.message, author: c.commit.author?.name ?? "", date: c.commit.author?.date ?? "", files });
   }
   return recordCommits(env.DB, tenantId, repo, records, "backfill");

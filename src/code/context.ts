@@ -116,7 +116,11 @@ export async function packContext(env: Env, tenantId: string, indexes: IndexRow[
     if (!byFile.has(key) && byFile.size >= req.maxFiles) continue;
     byFile.set(key, [...(byFile.get(key) ?? []), h]);
   }
-  const files = await loadFiles(env.DB, tenantId, [...byFile.keys()].map((k) => ({ generation: k.split("\u0000")[0]!, path: k.split("\u0000")[1]! })));
+  const files = await loadFiles(
+    env.DB,
+    tenantId,
+    [...byFile.keys()].map((k) => ({ generation: k.split("\u0000")[0]!, path: k.split("\u0000")[1]! })),
+  );
   const out: PackedFile[] = [];
   let used = 0;
   let truncated = false;
@@ -140,8 +144,15 @@ export async function packContext(env: Env, tenantId: string, indexes: IndexRow[
     const ranges: [number, number][] = whole ? [[1, lines.length]] : fileHits.length > 0 ? rangesOf(fileHits, lines.length) : head;
     const content = whole ? file.text : excerpt(lines, ranges);
     const entry: PackedFile = {
-      repo: names.get(file.generation) ?? "", path: file.path, language: file.language, relevance: fileHits[0]?.relevance ?? 0,
-      reason: pinned.has(key) ? "pinned" : "match", whole, line_ranges: ranges, tokens: estimateTokens(content), content,
+      repo: names.get(file.generation) ?? "",
+      path: file.path,
+      language: file.language,
+      relevance: fileHits[0]?.relevance ?? 0,
+      reason: pinned.has(key) ? "pinned" : "match",
+      whole,
+      line_ranges: ranges,
+      tokens: estimateTokens(content),
+      content,
     };
     if (!add(entry) && !whole) continue;
     if (!out.includes(entry)) {
@@ -155,13 +166,29 @@ export async function packContext(env: Env, tenantId: string, indexes: IndexRow[
     const chosen = new Set(out.map((f) => `${f.repo}\u0000${f.path}`));
     for (const index of indexes) {
       const mine = out.filter((f) => f.repo === names.get(index.generation)).map((f) => f.path);
-      const related = (await importsOf(env.DB, tenantId, index.generation, mine)).map((r) => r.target_path).filter((p, i, a) => a.indexOf(p) === i && !chosen.has(`${names.get(index.generation)}\u0000${p}`) && req.pathFilter(p));
-      const loaded = await loadFiles(env.DB, tenantId, related.map((path) => ({ generation: index.generation, path })));
+      const related = (await importsOf(env.DB, tenantId, index.generation, mine))
+        .map((r) => r.target_path)
+        .filter((p, i, a) => a.indexOf(p) === i && !chosen.has(`${names.get(index.generation)}\u0000${p}`) && req.pathFilter(p));
+      const loaded = await loadFiles(
+        env.DB,
+        tenantId,
+        related.map((path) => ({ generation: index.generation, path })),
+      );
       for (const file of loaded.values()) {
         const tokens = estimateTokens(file.text);
         if (tokens > WHOLE_FILE_TOKENS) continue; // a big dependency would crowd out the matches
         const lineCount = file.text.split("\n").length;
-        add({ repo: names.get(index.generation) ?? "", path: file.path, language: file.language, relevance: 0, reason: "related", whole: true, line_ranges: [[1, lineCount]], tokens, content: file.text });
+        add({
+          repo: names.get(index.generation) ?? "",
+          path: file.path,
+          language: file.language,
+          relevance: 0,
+          reason: "related",
+          whole: true,
+          line_ranges: [[1, lineCount]],
+          tokens,
+          content: file.text,
+        });
       }
     }
   }

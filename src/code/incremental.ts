@@ -31,7 +31,10 @@ export async function applyIncremental(env: Env, job: IndexJob, target: Target):
   const gh = githubFor(env, job.tenantId);
   const compare = (
     await gh.request<{ files?: CompareFile[] }>("GET /repos/{owner}/{repo}/compare/{basehead}", {
-      owner: index.owner, repo: index.name, basehead: `${job.base ?? index.commit_sha}...${target.commit}`, per_page: 100,
+      owner: index.owner,
+      repo: index.name,
+      basehead: `${job.base ?? index.commit_sha}...${target.commit}`,
+      per_page: 100,
     })
   ).data;
   const changed = compare.files ?? [];
@@ -76,7 +79,11 @@ async function removePaths(env: Env, tenantId: string, generation: string, paths
       ),
       d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = 'code_chunk' AND object_id IN (SELECT value FROM json_each(?))`).bind(tenantId, JSON.stringify(ids)),
     ]);
-    if (layer && ids.length > 0) await layer.index.deleteByIds(tenantId, ids.map((id) => vectorId("code_chunk", id)));
+    if (layer && ids.length > 0)
+      await layer.index.deleteByIds(
+        tenantId,
+        ids.map((id) => vectorId("code_chunk", id)),
+      );
   }
 }
 

@@ -89,7 +89,9 @@ export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promi
     await updateJob(env.DB, job.tenantId, job.indexId, job.jobId, { phase: "parsing" }, now());
     return { files: index.files_total, skipped: 0 };
   }
-  while (!(await dropGenerationBatch(env.DB, job.tenantId, target.generation)).done) { /* a stale attempt's rows */ }
+  while (!(await dropGenerationBatch(env.DB, job.tenantId, target.generation)).done) {
+    /* a stale attempt's rows */
+  }
   const archive = await fetchRepoArchive(githubFor(env, job.tenantId), { owner: index.owner, name: index.name }, target.commit, { limits: effectiveLimits(index.limits) });
   const d1 = env.DB;
   await writeBatches(
@@ -102,10 +104,20 @@ export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promi
   );
   const skipped = Object.values(archive.skipped).reduce((a, b) => a + b, 0);
   await updateJob(
-    d1, job.tenantId, job.indexId, job.jobId,
+    d1,
+    job.tenantId,
+    job.indexId,
+    job.jobId,
     {
-      phase: "parsing", fetched: 1, files_total: archive.files.length, files_done: 0, chunks_total: 0, symbols_total: 0,
-      bytes_total: archive.files.reduce((n, f) => n + f.size, 0), skipped: JSON.stringify(archive.skipped), truncated: archive.truncated ? 1 : 0,
+      phase: "parsing",
+      fetched: 1,
+      files_total: archive.files.length,
+      files_done: 0,
+      chunks_total: 0,
+      symbols_total: 0,
+      bytes_total: archive.files.reduce((n, f) => n + f.size, 0),
+      skipped: JSON.stringify(archive.skipped),
+      truncated: archive.truncated ? 1 : 0,
     },
     now(),
   );
@@ -173,9 +185,7 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
     await d1.prepare(`SELECT path, text FROM code_files WHERE tenant_id = ? AND generation = ? AND parsed = 0 ORDER BY path LIMIT ?`).bind(tenantId, gen, limit).all<{ path: string; text: string }>()
   ).results;
   if (files.length === 0) return { parsed: 0, remaining: 0 };
-  const known = new Set(
-    (await d1.prepare(`SELECT path FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(tenantId, gen).all<{ path: string }>()).results.map((r) => r.path),
-  );
+  const known = new Set((await d1.prepare(`SELECT path FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(tenantId, gen).all<{ path: string }>()).results.map((r) => r.path));
   const scope = scopeToken(gen);
   const statements: D1PreparedStatement[] = [];
   let chunks = 0;
@@ -199,7 +209,9 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
     chunks += parsed.chunks.length;
     symbols += parsed.symbols.length;
     statements.push(
-      d1.prepare(`UPDATE code_files SET parsed = 1, language = ?, syntax = ? WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(parsed.language, parsed.syntax ? 1 : 0, tenantId, gen, file.path),
+      d1
+        .prepare(`UPDATE code_files SET parsed = 1, language = ?, syntax = ? WHERE tenant_id = ? AND generation = ? AND path = ?`)
+        .bind(parsed.language, parsed.syntax ? 1 : 0, tenantId, gen, file.path),
     );
   }
   await writeBatches(d1, statements);
@@ -254,7 +266,11 @@ export async function dropGeneration(env: Env, tenantId: string, generation: str
   const { done, chunkIds } = await dropGenerationBatch(env.DB, tenantId, generation);
   const { layer } = selectSemantic(env);
   if (layer && chunkIds.length > 0) {
-    for (let i = 0; i < chunkIds.length; i += 1000) await layer.index.deleteByIds(tenantId, chunkIds.slice(i, i + 1000).map((id) => vectorId("code_chunk", id)));
+    for (let i = 0; i < chunkIds.length; i += 1000)
+      await layer.index.deleteByIds(
+        tenantId,
+        chunkIds.slice(i, i + 1000).map((id) => vectorId("code_chunk", id)),
+      );
   }
   return done;
 }

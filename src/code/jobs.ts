@@ -22,13 +22,7 @@ async function workflowEnded(env: Env, jobId: string): Promise<boolean> {
   }
 }
 
-export async function startIndexJob(
-  env: Env,
-  index: IndexRow,
-  kind: "full" | "incremental",
-  opts: { fresh?: boolean; base?: string; head?: string },
-  now: Date,
-): Promise<JobStart> {
+export async function startIndexJob(env: Env, index: IndexRow, kind: "full" | "incremental", opts: { fresh?: boolean; base?: string; head?: string }, now: Date): Promise<JobStart> {
   const jobId = uuidv7(now.getTime());
   const fresh = opts.fresh === true;
   let claimed = await claimJob(env.DB, index, jobId, kind, fresh, now);

@@ -12,7 +12,13 @@ export const limitsField = z
   .object({
     max_files: z.number().int().min(1).max(HARD_CAPS.maxFiles).optional().describe(`Most files read (default ${DEFAULT_ARCHIVE_LIMITS.maxFiles}).`),
     max_file_bytes: z.number().int().min(1024).max(HARD_CAPS.maxFileBytes).optional().describe(`Larger files are skipped (default ${DEFAULT_ARCHIVE_LIMITS.maxFileBytes}).`),
-    max_total_bytes: z.number().int().min(1024 * 1024).max(HARD_CAPS.maxTotalBytes).optional().describe(`Most bytes read in all (default ${DEFAULT_ARCHIVE_LIMITS.maxTotalBytes}).`),
+    max_total_bytes: z
+      .number()
+      .int()
+      .min(1024 * 1024)
+      .max(HARD_CAPS.maxTotalBytes)
+      .optional()
+      .describe(`Most bytes read in all (default ${DEFAULT_ARCHIVE_LIMITS.maxTotalBytes}).`),
   })
   .strict()
   .optional()

@@ -46,8 +46,13 @@ export async function promptContext(ctx: Ctx, req: PromptContextRequest): Promis
   const key = ["prompt_context", indexes.map((i) => `${i.generation}@${i.commit_sha}`), keyed];
   const packed = await cached(ctx.tenantId, key, bypassCache, () =>
     packContext(ctx.env, ctx.tenantId, indexes, {
-      query: req.query, maxFiles: req.maxFiles, tokenBudget: req.tokenBudget, includeRelated: req.includeRelated, minRelevance: req.minRelevance,
-      pathFilter: (p) => include(p) && !exclude(p), pinned: req.pinned,
+      query: req.query,
+      maxFiles: req.maxFiles,
+      tokenBudget: req.tokenBudget,
+      includeRelated: req.includeRelated,
+      minRelevance: req.minRelevance,
+      pathFilter: (p) => include(p) && !exclude(p),
+      pinned: req.pinned,
     }),
   );
   const behind = indexes.filter((i) => i.head_sha && i.head_sha !== i.commit_sha);
@@ -56,7 +61,9 @@ export async function promptContext(ctx: Ctx, req: PromptContextRequest): Promis
     indexes,
     freshness: {
       fresh: indexes.every((i) => i.head_sha) ? behind.length === 0 : null,
-      warning: behind.map((i) => `${i.owner}/${i.name}@${i.ref} is indexed at ${i.commit_sha.slice(0, 12)} but the branch is at ${i.head_sha.slice(0, 12)}; run index_workspace to catch up.`).join(" "),
+      warning: behind
+        .map((i) => `${i.owner}/${i.name}@${i.ref} is indexed at ${i.commit_sha.slice(0, 12)} but the branch is at ${i.head_sha.slice(0, 12)}; run index_workspace to catch up.`)
+        .join(" "),
     },
   };
 }

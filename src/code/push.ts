@@ -14,7 +14,6 @@ const str = (v: unknown) => (typeof v === "string" ? v : "");
 const arr = (v: unknown): unknown[] => (Array.isArray(v) ? v : []);
 const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
 
-
 export async function applyCodePush(ctx: Ctx, payload: Json): Promise<string | null> {
   const repository = obj(payload.repository);
   const owner = str(obj(repository.owner).login) || str(obj(repository.owner).name);
@@ -22,12 +21,14 @@ export async function applyCodePush(ctx: Ctx, payload: Json): Promise<string | n
   const ref = str(payload.ref);
   if (!owner || !name || !ref.startsWith("refs/heads/")) return null;
   const repo = repoKey(owner, name);
-  const commits: CommitRecord[] = arr(payload.commits).map(obj).flatMap((c) => {
-    const sha = str(c.id).toLowerCase();
-    if (!FULL_COMMIT_SHA.test(sha)) return [];
-    const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))];
-    return [{ sha, message: str(c.message), author: str(obj(c.author).name), date: str(c.timestamp), files }];
-  });
+  const commits: CommitRecord[] = arr(payload.commits)
+    .map(obj)
+    .flatMap((c) => {
+      const sha = str(c.id).toLowerCase();
+      if (!FULL_COMMIT_SHA.test(sha)) return [];
+      const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))];
+      return [{ sha, message: str(c.message), author: str(obj(c.author).name), date: str(c.timestamp), files }];
+    });
   const recorded = await recordCommits(ctx.d1, ctx.tenantId, repo, commits, "push");
   const branch = ref.slice("refs/heads/".length);
   const head = str(payload.after).toLowerCase();

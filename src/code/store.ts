@@ -128,16 +128,12 @@ const DROP_BATCH = 2_000;
 /** Deletes a generation's rows, a bounded batch per table; true when nothing is left. */
 export async function dropGenerationBatch(d1: D1Database, tenantId: string, generation: string): Promise<{ done: boolean; chunkIds: string[] }> {
   if (!generation) return { done: true, chunkIds: [] };
-  const chunkIds = (
-    await d1.prepare(`SELECT id FROM code_chunks WHERE tenant_id = ? AND generation = ? LIMIT ?`).bind(tenantId, generation, DROP_BATCH).all<{ id: string }>()
-  ).results.map((r) => r.id);
+  const chunkIds = (await d1.prepare(`SELECT id FROM code_chunks WHERE tenant_id = ? AND generation = ? LIMIT ?`).bind(tenantId, generation, DROP_BATCH).all<{ id: string }>()).results.map(
+    (r) => r.id,
+  );
   const results = await d1.batch([
-    ...GENERATION_TABLES.map((t) =>
-      d1.prepare(`DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE tenant_id = ? AND generation = ? LIMIT ?)`).bind(tenantId, generation, DROP_BATCH),
-    ),
-    d1
-      .prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = 'code_chunk' AND object_id IN (SELECT value FROM json_each(?))`)
-      .bind(tenantId, JSON.stringify(chunkIds)),
+    ...GENERATION_TABLES.map((t) => d1.prepare(`DELETE FROM ${t} WHERE rowid IN (SELECT rowid FROM ${t} WHERE tenant_id = ? AND generation = ? LIMIT ?)`).bind(tenantId, generation, DROP_BATCH)),
+    d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = 'code_chunk' AND object_id IN (SELECT value FROM json_each(?))`).bind(tenantId, JSON.stringify(chunkIds)),
   ]);
   const deleted = results.slice(0, GENERATION_TABLES.length).reduce((n, r) => n + r.meta.changes, 0);
   return { done: deleted === 0, chunkIds };

@@ -26,7 +26,11 @@ export interface RefRow {
 const gens = (generations: string[]) => JSON.stringify(generations);
 
 /** The last segment of a qualified name (UserService.login → login), which references record. */
-export const simpleName = (symbol: string) => symbol.split(/[.:#]+/).filter(Boolean).pop() ?? symbol;
+export const simpleName = (symbol: string) =>
+  symbol
+    .split(/[.:#]+/)
+    .filter(Boolean)
+    .pop() ?? symbol;
 
 /** Definitions by name: exact (case-insensitive) first, then prefix, then substring; exported before not. */
 export async function findSymbols(d1: D1Database, tenantId: string, generations: string[], query: string, kind: string | undefined, limit: number): Promise<SymbolRow[]> {
@@ -91,9 +95,7 @@ export async function callsWithin(d1: D1Database, tenantId: string, def: SymbolR
 export async function importersOf(d1: D1Database, tenantId: string, generation: string, paths: string[]): Promise<{ path: string; target_path: string }[]> {
   if (paths.length === 0) return [];
   const rows = await d1
-    .prepare(
-      `SELECT DISTINCT path, target_path FROM code_imports WHERE tenant_id = ? AND generation = ? AND target_path IN (SELECT value FROM json_each(?)) ORDER BY path`,
-    )
+    .prepare(`SELECT DISTINCT path, target_path FROM code_imports WHERE tenant_id = ? AND generation = ? AND target_path IN (SELECT value FROM json_each(?)) ORDER BY path`)
     .bind(tenantId, generation, JSON.stringify(paths))
     .all<{ path: string; target_path: string }>();
   return rows.results;
@@ -103,9 +105,7 @@ export async function importersOf(d1: D1Database, tenantId: string, generation: 
 export async function importsOf(d1: D1Database, tenantId: string, generation: string, paths: string[]): Promise<{ path: string; target_path: string }[]> {
   if (paths.length === 0) return [];
   const rows = await d1
-    .prepare(
-      `SELECT DISTINCT path, target_path FROM code_imports WHERE tenant_id = ? AND generation = ? AND path IN (SELECT value FROM json_each(?)) AND target_path <> '' ORDER BY path`,
-    )
+    .prepare(`SELECT DISTINCT path, target_path FROM code_imports WHERE tenant_id = ? AND generation = ? AND path IN (SELECT value FROM json_each(?)) AND target_path <> '' ORDER BY path`)
     .bind(tenantId, generation, JSON.stringify(paths))
     .all<{ path: string; target_path: string }>();
   return rows.results;
@@ -114,5 +114,10 @@ export async function importsOf(d1: D1Database, tenantId: string, generation: st
 /** Lines start..end of an indexed file (1-based, inclusive), or '' when the file is gone. */
 export async function fileLines(d1: D1Database, tenantId: string, generation: string, path: string, start: number, end: number): Promise<string> {
   const row = await d1.prepare(`SELECT text FROM code_files WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, generation, path).first<{ text: string }>();
-  return row ? row.text.split("\n").slice(start - 1, end).join("\n") : "";
+  return row
+    ? row.text
+        .split("\n")
+        .slice(start - 1, end)
+        .join("\n")
+    : "";
 }

@@ -14,8 +14,10 @@ const MAX_TERMS = 4_000;
 
 /** Words too common in code and questions to rank anything. */
 const STOP = new Set(
-  ("a an and are as at be by can do does for from how i if in is it of on or the this to was what when where which who why with " +
-    "const let var function return import export new true false null undefined self def func").split(" "),
+  (
+    "a an and are as at be by can do does for from how i if in is it of on or the this to was what when where which who why with " +
+    "const let var function return import export new true false null undefined self def func"
+  ).split(" "),
 );
 
 /** The lower-case parts of one identifier, the whole first. */

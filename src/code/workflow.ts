@@ -34,30 +34,73 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
   override async run(event: Readonly<WorkflowEvent<IndexJob>>, step: WorkflowStep): Promise<{ commit: string; files: number }> {
     const job = event.payload;
     try {
-      const target = await step.do("resolve", STEP, timed(job.jobId, "resolve", () => resolveTarget(this.env, job)));
+      const target = await step.do(
+        "resolve",
+        STEP,
+        timed(job.jobId, "resolve", () => resolveTarget(this.env, job)),
+      );
       let files: number;
       if (job.kind === "incremental") {
-        files = (await step.do("fetch changed", STEP, timed(job.jobId, "fetch changed", () => applyIncremental(this.env, job, target)))).files;
+        files = (
+          await step.do(
+            "fetch changed",
+            STEP,
+            timed(job.jobId, "fetch changed", () => applyIncremental(this.env, job, target)),
+          )
+        ).files;
       } else {
-        files = (await step.do("fetch", STEP, timed(job.jobId, "fetch", () => fetchFiles(this.env, job, target)))).files;
-        await step.do("commits", STEP, timed(job.jobId, "commits", () => commitsStep(this.env, job)));
+        files = (
+          await step.do(
+            "fetch",
+            STEP,
+            timed(job.jobId, "fetch", () => fetchFiles(this.env, job, target)),
+          )
+        ).files;
+        await step.do(
+          "commits",
+          STEP,
+          timed(job.jobId, "commits", () => commitsStep(this.env, job)),
+        );
       }
       for (let i = 0; i < MAX_BATCHES; i++) {
-        const r = await step.do(`parse ${i}`, STEP, timed(job.jobId, `parse ${i}`, () => parseBatch(this.env, job, target)));
+        const r = await step.do(
+          `parse ${i}`,
+          STEP,
+          timed(job.jobId, `parse ${i}`, () => parseBatch(this.env, job, target)),
+        );
         if (r.remaining === 0) break;
       }
       for (let i = 0; i < MAX_BATCHES; i++) {
-        const r = await step.do(`embed ${i}`, STEP, timed(job.jobId, `embed ${i}`, () => embedBatch(this.env, job, target)));
+        const r = await step.do(
+          `embed ${i}`,
+          STEP,
+          timed(job.jobId, `embed ${i}`, () => embedBatch(this.env, job, target)),
+        );
         // Chunks whose embedding keeps failing stay pending for the scheduled backfill.
         if (r.remaining === 0 || r.stalled) break;
       }
       if (job.kind === "full") {
-        const { old } = await step.do("switch", STEP, timed(job.jobId, "switch", () => switchGeneration(this.env, job, target)));
+        const { old } = await step.do(
+          "switch",
+          STEP,
+          timed(job.jobId, "switch", () => switchGeneration(this.env, job, target)),
+        );
         for (let i = 0; i < MAX_BATCHES; i++) {
-          if (await step.do(`drop ${i}`, STEP, timed(job.jobId, `drop ${i}`, () => dropGeneration(this.env, job.tenantId, old)))) break;
+          if (
+            await step.do(
+              `drop ${i}`,
+              STEP,
+              timed(job.jobId, `drop ${i}`, () => dropGeneration(this.env, job.tenantId, old)),
+            )
+          )
+            break;
         }
       } else {
-        await step.do("advance", STEP, timed(job.jobId, "advance", () => finishIncrementalJob(this.env, job, target.commit)));
+        await step.do(
+          "advance",
+          STEP,
+          timed(job.jobId, "advance", () => finishIncrementalJob(this.env, job, target.commit)),
+        );
       }
       return { commit: target.commit, files };
     } catch (err) {

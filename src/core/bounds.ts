@@ -14,8 +14,7 @@ export const MAX_ARG_BYTES = 2 * 1024 * 1024;
 export const SINGLE_LINE_MAX = 300;
 
 /** A path inside the arguments for messages: top-level names as given, then indexes and keys. */
-const describePath = (path: readonly (string | number)[]) =>
-  path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? excerpt(p, 40) : `.${excerpt(p, 40)}`)).join("") || "arguments";
+const describePath = (path: readonly (string | number)[]) => path.map((p, i) => (typeof p === "number" ? `[${p}]` : i === 0 ? excerpt(p, 40) : `.${excerpt(p, 40)}`)).join("") || "arguments";
 
 /**
  * Refuses arguments nested deeper than MAX_ARG_DEPTH or larger than MAX_ARG_BYTES, walking them
@@ -30,10 +29,7 @@ export function checkArgShape(raw: unknown): void {
     else if (v === null || typeof v !== "object") bytes += 8;
     else {
       if (depth >= MAX_ARG_DEPTH) {
-        throw invalidInput(
-          `Parameter '${describePath(path.slice(0, 1))}' is nested more than ${MAX_ARG_DEPTH} levels deep.`,
-          "Flatten the value; no parameter of any tool needs that much nesting.",
-        );
+        throw invalidInput(`Parameter '${describePath(path.slice(0, 1))}' is nested more than ${MAX_ARG_DEPTH} levels deep.`, "Flatten the value; no parameter of any tool needs that much nesting.");
       }
       const entries = Array.isArray(v) ? v.map((x, i) => [i, x] as const) : Object.entries(v);
       bytes += 2;

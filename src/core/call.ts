@@ -78,14 +78,9 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const rule = def.idempotency === "derived" ? {} : def.idempotency;
     const derive = parsed.idempotency_key === undefined && rule !== undefined && !def.annotations.readOnly && (rule.when?.(parsed) ?? true);
     const key = derive ? await derivedKey(ctx, args) : (parsed.idempotency_key as string | undefined);
-    const masked = masksSecrets(def) && allowSecrets !== true
-      ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])]))
-      : { value: toolArgs, found: [] };
+    const masked = masksSecrets(def) && allowSecrets !== true ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])])) : { value: toolArgs, found: [] };
     const run = async () => def.run(await attributed(def, confirm === true ? { ...charged, confirmed: true } : charged), masked.value);
-    const { result, replay } =
-      key && !def.annotations.readOnly
-        ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined)
-        : { result: await run(), replay: false };
+    const { result, replay } = key && !def.annotations.readOnly ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined) : { result: await run(), replay: false };
     const parsedResult = def.output.parse(result) as Record<string, unknown>;
     const { value: payload, truncation } = capResponse(fields ? project(parsedResult, fields) : parsedResult);
     const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}), ...(truncation ? { truncation } : {}), ...metered(def, ctx) };
@@ -117,8 +112,9 @@ export function failureResult(err: unknown, data: Record<string, unknown> = {}, 
   const error = toErrorBody(err);
   const structured = { ...data, ok: false, error };
   const text = textOf(error);
-  const result = text === undefined
-    ? render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`)
-    : { content: [{ type: "text" as const, text }], structuredContent: structured };
+  const result =
+    text === undefined
+      ? render(structured, `Error [${error.code}]: ${error.message}${error.hint ? `\nHint: ${error.hint}` : ""}`)
+      : { content: [{ type: "text" as const, text }], structuredContent: structured };
   return { ...result, isError: true };
 }

@@ -21,7 +21,10 @@ export const stepParamsSchema = boundedJson(z.record(z.string().max(200), z.unkn
  * read operation. Use the 'execute' tool …"), which a schema error could not give.
  */
 export const namedField = (description: string, names?: readonly string[]) =>
-  z.string().max(64).meta(names ? { description, enum: [...names] } : { description });
+  z
+    .string()
+    .max(64)
+    .meta(names ? { description, enum: [...names] } : { description });
 
 /** A step of a composite call; `ops` lists the op names its tool runs, for the listing. */
 export const stepSchemaOf = (ops?: readonly string[]) =>
@@ -29,9 +32,7 @@ export const stepSchemaOf = (ops?: readonly string[]) =>
     z
       .object({
         op: namedField("The operation (describe lists them).", ops),
-        params: stepParamsSchema
-          .optional()
-          .describe("The op's parameters. A top-level string \"$prev\", \"$prev.field\" or \"$prev.field[N].sub\" takes that value from the previous step's result."),
+        params: stepParamsSchema.optional().describe('The op\'s parameters. A top-level string "$prev", "$prev.field" or "$prev.field[N].sub" takes that value from the previous step\'s result.'),
       })
       // The seed lets a step carry its params at top level ({op: "describe", target: "search"}).
       .catchall(z.unknown()),

@@ -24,10 +24,7 @@ export const CONFIRM_WAIT_MS = 5 * 60 * 1000;
 export const CANNOT_ASK: Confirmer = { answer: () => "unavailable" };
 
 /** The parameter a tool that asks takes (added by the registry): the confirmation for a client that cannot be asked. */
-export const confirmField = z
-  .boolean()
-  .optional()
-  .describe("true confirms this operation where the client cannot ask the person (no elicitation); a client that can ask is asked anyway.");
+export const confirmField = z.boolean().optional().describe("true confirms this operation where the client cannot ask the person (no elicitation); a client that can ask is asked anyway.");
 
 /** The one-question form every confirmation sends. */
 export const confirmationForm = (message: string) => ({
@@ -37,8 +34,7 @@ export const confirmationForm = (message: string) => ({
 });
 
 /** Accepted only with an explicit yes; a decline, a cancel or a "no" in the form is a decline. */
-export const answerOfForm = (action: string, content: Record<string, unknown> | undefined): "accepted" | "declined" =>
-  action === "accept" && content?.confirm === true ? "accepted" : "declined";
+export const answerOfForm = (action: string, content: Record<string, unknown> | undefined): "accepted" | "declined" => (action === "accept" && content?.confirm === true ? "accepted" : "declined");
 
 /** Thrown through the registry (never enveloped) so the server can answer `input_required`. */
 export class InputNeeded extends Error {

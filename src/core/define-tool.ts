@@ -3,7 +3,25 @@ import type { Ctx } from "./context";
 import type { ErrorBody } from "./errors";
 import type { CallCost } from "./meter";
 
-export type ToolsetId = "changes" | "identity" | "projects" | "tasks" | "decisions" | "handoffs" | "collab" | "repos" | "feedback" | "skills" | "knowledge" | "search" | "runs" | "git" | "docs" | "code" | "review" | "plans"
+export type ToolsetId =
+  | "changes"
+  | "identity"
+  | "projects"
+  | "tasks"
+  | "decisions"
+  | "handoffs"
+  | "collab"
+  | "repos"
+  | "feedback"
+  | "skills"
+  | "knowledge"
+  | "search"
+  | "runs"
+  | "git"
+  | "docs"
+  | "code"
+  | "review"
+  | "plans"
   /** The tools of compact mode (src/server/compact.ts), which is a surface, not a toolset one can select. */
   | "compact";
 

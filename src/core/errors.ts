@@ -2,13 +2,7 @@
  * The one error type tools and services throw. The registry maps it (and anything else) to
  * the envelope `{ ok: false, error: { code, message, hint, retryable } }` in one place.
  */
-export type CommonErrorCode =
-  | "invalid_input"
-  | "not_found"
-  | "conflict"
-  | "idempotency_key_reused"
-  | "idempotency_in_progress"
-  | "internal_error";
+export type CommonErrorCode = "invalid_input" | "not_found" | "conflict" | "idempotency_key_reused" | "idempotency_in_progress" | "internal_error";
 
 export interface ToolErrorInit {
   hint?: string;
@@ -40,8 +34,7 @@ export class ToolError extends Error {
 export const invalidInput = (message: string, hint: string) => new ToolError("invalid_input", message, { hint });
 
 /** An id that does not exist, or belongs to another tenant: the two are indistinguishable on purpose. */
-export const notFound = (what: string, id: string, hint: string) =>
-  new ToolError("not_found", `${what} '${id}' not found`, { hint });
+export const notFound = (what: string, id: string, hint: string) => new ToolError("not_found", `${what} '${id}' not found`, { hint });
 
 export interface ErrorBody {
   code: string;

@@ -10,12 +10,7 @@ import { invalidInput } from "./errors";
 /** Kept in every projected item whatever `fields` says, so a row can always be fetched again. */
 const ALWAYS = ["id"];
 
-export const fieldsField = z
-  .array(z.string().min(1).max(64))
-  .min(1)
-  .max(50)
-  .optional()
-  .describe("Only these item keys (and id).");
+export const fieldsField = z.array(z.string().min(1).max(64)).min(1).max(50).optional().describe("Only these item keys (and id).");
 
 /** The object schema of a list tool's `items`; a tool marked `fields` without one is a bug. */
 export function itemSchema(def: AnyToolDef): z.ZodObject {
@@ -31,7 +26,10 @@ export function checkFields(def: AnyToolDef, fields: readonly string[]): void {
   const unknown = fields.filter((f) => !known.includes(f));
   if (unknown.length > 0) {
     throw invalidInput(
-      `fields: ${def.name} items have no key ${unknown.slice(0, 5).map((f) => `'${f.slice(0, 64)}'`).join(", ")}`,
+      `fields: ${def.name} items have no key ${unknown
+        .slice(0, 5)
+        .map((f) => `'${f.slice(0, 64)}'`)
+        .join(", ")}`,
       `Pick from: ${known.join(", ")}.`,
     );
   }

@@ -89,14 +89,18 @@ export async function runIdempotent<T>(
   // longer a retry. Delete and insert in one batch rather than update in place: the new row's rowid
   // then orders it after everything the actor wrote before.
   const [, inserted] = await ctx.d1.batch<{ key: string }>([
-    ctx.d1.prepare(
-      `DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND actor_id = ?2 AND tool = ?3 AND key = ?4
+    ctx.d1
+      .prepare(
+        `DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND actor_id = ?2 AND tool = ?3 AND key = ?4
          AND (expires_at <= ?5 OR (status = 'pending' AND created_at <= ?6)${derived ? ` OR (status = 'done' AND (${NO_LONGER_A_RETRY}))` : ""})`,
-    ).bind(...scope, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS))),
-    ctx.d1.prepare(
-      `INSERT INTO idempotency_keys (tenant_id, actor_id, tool, key, request_hash, status, result, created_at, expires_at, run, activity_from)
+      )
+      .bind(...scope, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS))),
+    ctx.d1
+      .prepare(
+        `INSERT INTO idempotency_keys (tenant_id, actor_id, tool, key, request_hash, status, result, created_at, expires_at, run, activity_from)
        VALUES (?, ?, ?, ?, ?, 'pending', NULL, ?, ?, ?, ${ACTIVITY_HEAD}) ON CONFLICT (tenant_id, actor_id, tool, key) DO NOTHING RETURNING key`,
-    ).bind(...scope, requestHash, iso(now), iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))), await runOf(ctx), ctx.tenantId),
+      )
+      .bind(...scope, requestHash, iso(now), iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))), await runOf(ctx), ctx.tenantId),
   ]);
   const reserved = inserted!.results[0];
 
@@ -110,11 +114,9 @@ export async function runIdempotent<T>(
       .first<StoredKey>();
     if (!stored) throw new ToolError("idempotency_in_progress", "The idempotency key changed hands while this call ran.", { hint: "Retry the call.", retryable: true });
     if (stored.request_hash !== requestHash) {
-      throw new ToolError(
-        "idempotency_key_reused",
-        `idempotency_key '${key}' was already used for a different ${tool} call.`,
-        { hint: "Use a new idempotency_key for a different write; reuse a key only to retry the identical call." },
-      );
+      throw new ToolError("idempotency_key_reused", `idempotency_key '${key}' was already used for a different ${tool} call.`, {
+        hint: "Use a new idempotency_key for a different write; reuse a key only to retry the identical call.",
+      });
     }
     if (stored.status !== "done" || stored.result === null) {
       throw new ToolError("idempotency_in_progress", `A ${tool} call with idempotency_key '${key}' is still running.`, {
@@ -136,9 +138,12 @@ export async function runIdempotent<T>(
     throw err;
   }
   // Only a derived key lets go of an answer its tool will not replay; a caller's own key keeps any.
-  await (derived?.keep?.(result) === false
-    ? ctx.d1.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`).bind(...scope)
-    : ctx.d1.prepare(`UPDATE idempotency_keys SET status = 'done', result = ?, activity_to = ${ACTIVITY_HEAD} WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`)
-      .bind(JSON.stringify(result), ctx.tenantId, ...scope)).run();
+  await (
+    derived?.keep?.(result) === false
+      ? ctx.d1.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`).bind(...scope)
+      : ctx.d1
+          .prepare(`UPDATE idempotency_keys SET status = 'done', result = ?, activity_to = ${ACTIVITY_HEAD} WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`)
+          .bind(JSON.stringify(result), ctx.tenantId, ...scope)
+  ).run();
   return { result, replay: false };
 }

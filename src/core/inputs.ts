@@ -67,10 +67,7 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
         continue;
       }
       if (Object.prototype.hasOwnProperty.call(raw, snake)) {
-        throw invalidInput(
-          `Both '${snake}' and its alias '${key}' were given${inWhere}.`,
-          `Pass only '${snake}' (snake_case is the canonical spelling).`,
-        );
+        throw invalidInput(`Both '${snake}' and its alias '${key}' were given${inWhere}.`, `Pass only '${snake}' (snake_case is the canonical spelling).`);
       }
       name = snake;
     }
@@ -82,12 +79,13 @@ export function normalizeArgs(raw: unknown, schema: z.ZodObject, where = ""): Re
   }
   if (unknown.length > 0) {
     // A hostile call can send thousands of keys: name a few, never echo them all.
-    const named = unknown.slice(0, 10).map((k) => excerpt(k, 40)).join(", ");
+    const named = unknown
+      .slice(0, 10)
+      .map((k) => excerpt(k, 40))
+      .join(", ");
     throw invalidInput(
       `Unknown parameter${unknown.length > 1 ? "s" : ""}${inWhere}: ${named}${unknown.length > 10 ? ` and ${unknown.length - 10} more` : ""}.`,
-      allowed.length > 0
-        ? `Allowed${where ? ` in ${where}` : " parameters"}: ${allowed.join(", ")} (camelCase aliases are accepted).`
-        : "This tool takes no parameters.",
+      allowed.length > 0 ? `Allowed${where ? ` in ${where}` : " parameters"}: ${allowed.join(", ")} (camelCase aliases are accepted).` : "This tool takes no parameters.",
     );
   }
   return out;

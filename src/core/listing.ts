@@ -10,17 +10,9 @@ import { truncationField } from "./response-cap";
 // A tool's schemas as every surface lists them and the call pipeline (./call.ts) enforces them: one
 // compilation per definition, whichever catalog the definition is listed in.
 
-const idempotencyKeyField = z
-  .string()
-  .min(1)
-  .max(200)
-  .optional()
-  .describe("Retry key (24 h): replays the first result.");
+const idempotencyKeyField = z.string().min(1).max(200).optional().describe("Retry key (24 h): replays the first result.");
 
-const allowSecretsField = z
-  .boolean()
-  .optional()
-  .describe("Keep secrets unmasked.");
+const allowSecretsField = z.boolean().optional().describe("Keep secrets unmasked.");
 
 const warningsField = z.array(z.string()).optional().describe("Things worth a second look, e.g. secret-shaped text that was masked.");
 

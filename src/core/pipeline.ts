@@ -183,8 +183,7 @@ export interface QueryStepResult {
 }
 
 export type PipelineAnswer =
-  | { kind: "single"; op: string; outcome: StepOutcome }
-  | { kind: "steps"; steps: QueryStepResult[]; totalSteps: number; completedSteps: number; failedSteps: number; firstError: ErrorBody | null };
+  { kind: "single"; op: string; outcome: StepOutcome } | { kind: "steps"; steps: QueryStepResult[]; totalSteps: number; completedSteps: number; failedSteps: number; firstError: ErrorBody | null };
 
 /**
  * The read pipeline. Each step sees the previous step's result as `$prev` (`{}` for the first);
@@ -245,9 +244,7 @@ export async function runExecute(ctx: Ctx, surface: PipelineSurface, operations:
   for (let i = 0; i < operations.length; i++) {
     const o = await runStep(ctx, surface, ops[i]!, stepParams(operations[i]!), prev, i, shares[i]!);
     results.push(
-      o.ok
-        ? { stepIndex: i, op: ops[i]!.name, success: true, ...(surface.headlineFields ? headline(o.data) : {}), data: o.data }
-        : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error },
+      o.ok ? { stepIndex: i, op: ops[i]!.name, success: true, ...(surface.headlineFields ? headline(o.data) : {}), data: o.data } : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error },
     );
     prev = o.ok ? o.data : { error: o.error };
     if (!o.ok) {

@@ -49,25 +49,28 @@ async function providerPurge(env: Env, now: Date, batchSize: number) {
     if (!saved) throw err;
     result = await helpers.purgeExpiredData({ batchSize });
   }
-  await env.DB.prepare(
-    "INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at",
-  ).bind(OAUTH_PURGE_JOB, result.done ? "" : (result.cursor ?? ""), iso(now)).run();
+  await env.DB.prepare("INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at")
+    .bind(OAUTH_PURGE_JOB, result.done ? "" : (result.cursor ?? ""), iso(now))
+    .run();
   return result;
 }
 
 async function endJudgedGrants(d1: D1Database, now: Date, limit: number): Promise<number> {
-  const { results } = await d1.prepare(
-    `SELECT grant_id AS grantId, ended FROM (SELECT g.grant_id, ${grantEndedSql("?")} AS ended FROM oauth_grants g ${GRANT_BASIS_JOINS} WHERE g.revoked_at IS NULL)
+  const { results } = await d1
+    .prepare(
+      `SELECT grant_id AS grantId, ended FROM (SELECT g.grant_id, ${grantEndedSql("?")} AS ended FROM oauth_grants g ${GRANT_BASIS_JOINS} WHERE g.revoked_at IS NULL)
      WHERE ended IS NOT NULL AND ended <> ? LIMIT ?`,
-  ).bind(iso(now), GRANT_ENDED.expired, limit).all<{ grantId: string; ended: string }>();
+    )
+    .bind(iso(now), GRANT_ENDED.expired, limit)
+    .all<{ grantId: string; ended: string }>();
   for (const r of results) await endGrant(d1, r.grantId, r.ended, now);
   return results.length;
 }
 
 async function endAtProvider(env: Env, now: Date, limit: number): Promise<number> {
-  const { results } = await env.DB.prepare(
-    "SELECT grant_id AS grantId, user_id AS userId FROM oauth_grants WHERE revoked_at IS NOT NULL AND provider_ended_at IS NULL LIMIT ?",
-  ).bind(limit).all<{ grantId: string; userId: string }>();
+  const { results } = await env.DB.prepare("SELECT grant_id AS grantId, user_id AS userId FROM oauth_grants WHERE revoked_at IS NOT NULL AND provider_ended_at IS NULL LIMIT ?")
+    .bind(limit)
+    .all<{ grantId: string; userId: string }>();
   const helpers = oauthHelpers(env);
   for (const r of results) {
     await helpers.revokeGrant(r.grantId, r.userId);
@@ -81,7 +84,9 @@ async function endGoneGrants(env: Env, now: Date, limit: number): Promise<number
   const { results } = await env.DB.prepare(
     `SELECT grant_id AS grantId, user_id AS userId FROM oauth_grants WHERE revoked_at IS NULL AND expires_at > ? AND created_at <= ?
      ORDER BY checked_at IS NOT NULL, checked_at LIMIT ?`,
-  ).bind(iso(now), iso(new Date(now.getTime() - KV_SETTLE_MS)), limit).all<{ grantId: string; userId: string }>();
+  )
+    .bind(iso(now), iso(new Date(now.getTime() - KV_SETTLE_MS)), limit)
+    .all<{ grantId: string; userId: string }>();
   let gone = 0;
   for (const r of results) {
     // The provider (1.2.x) keeps a grant under this key until it is revoked, purged or expires.
@@ -102,6 +107,8 @@ export async function purgeOAuth(env: Env, now: Date, limits: OAuthPurgeLimits =
   const revoked = await endAtProvider(env, now, limits.providerRevokes);
   const gone = await endGoneGrants(env, now, limits.checks);
   const dropped = await dropEndedRotations(env.DB, now, limits.rotations);
-  return `provider purge: ${purged.grantsPurged} grant(s) and ${purged.tokensPurged} token(s) removed (${purged.done ? "sweep complete" : "more next run"}); ` +
-    `${ended} grant(s) found ended, ${revoked} deleted from the provider, ${gone} gone from the provider marked ended; ${dropped} rotation record(s) dropped`;
+  return (
+    `provider purge: ${purged.grantsPurged} grant(s) and ${purged.tokensPurged} token(s) removed (${purged.done ? "sweep complete" : "more next run"}); ` +
+    `${ended} grant(s) found ended, ${revoked} deleted from the provider, ${gone} gone from the provider marked ended; ${dropped} rotation record(s) dropped`
+  );
 }

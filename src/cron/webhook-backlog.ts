@@ -35,7 +35,10 @@ export async function drainWebhookBacklog(env: Env, now: Date): Promise<string> 
   let duplicates = 0;
   let waiting = 0;
   for (const row of await oldestKept(env, BACKLOG_PER_RUN)) {
-    if (full.has(row.bucket)) { waiting++; continue; }
+    if (full.has(row.bucket)) {
+      waiting++;
+      continue;
+    }
     let perMinute = limits.get(row.tenant_id);
     if (perMinute === undefined) limits.set(row.tenant_id, (perMinute = await webhookLimit(env, row.tenant_id)));
     if (!(await admitted(env, row.bucket, perMinute))) {

@@ -32,7 +32,6 @@ export function decodeKeyset(cursor: string | undefined, arity: number): Array<s
   throw invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this tool issued.`, "Pass next_cursor from the previous page of the same query unchanged, or omit cursor.");
 }
 
-
 /**
  * The condition that resumes a newest-first listing ordered by (time DESC, id DESC) after the
  * cursor's row, or null for the first page.

@@ -46,20 +46,24 @@ export const tenantRateLimits = sqliteTable("tenant_rate_limits", {
   updatedAt: text("updated_at").notNull(),
 });
 
-export const idempotencyKeys = sqliteTable("idempotency_keys", {
-  tenantId: text("tenant_id").notNull(),
-  actorId: text("actor_id").notNull(),
-  tool: text("tool").notNull(),
-  key: text("key").notNull(),
-  requestHash: text("request_hash").notNull(),
-  status: text("status").notNull(),
-  result: text("result"),
-  createdAt: text("created_at").notNull(),
-  expiresAt: text("expires_at").notNull(),
-  run: text("run").notNull().default(""),
-  activityFrom: integer("activity_from").notNull().default(0),
-  activityTo: integer("activity_to").notNull().default(0),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.tool, t.key] })]);
+export const idempotencyKeys = sqliteTable(
+  "idempotency_keys",
+  {
+    tenantId: text("tenant_id").notNull(),
+    actorId: text("actor_id").notNull(),
+    tool: text("tool").notNull(),
+    key: text("key").notNull(),
+    requestHash: text("request_hash").notNull(),
+    status: text("status").notNull(),
+    result: text("result"),
+    createdAt: text("created_at").notNull(),
+    expiresAt: text("expires_at").notNull(),
+    run: text("run").notNull().default(""),
+    activityFrom: integer("activity_from").notNull().default(0),
+    activityTo: integer("activity_to").notNull().default(0),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.tool, t.key] })],
+);
 
 export const events = sqliteTable("events", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -101,14 +105,18 @@ export type EventRow = typeof events.$inferSelect;
 export type NewEvent = Omit<typeof events.$inferInsert, "seq">;
 
 /** The per-tenant hash chain over events and decisions (migrations/0037, src/changes/chain.ts). */
-export const ledgerChain = sqliteTable("ledger_chain", {
-  tenantId: text("tenant_id").notNull(),
-  pos: integer("pos").notNull(),
-  kind: text("kind").notNull(),
-  rowId: text("row_id").notNull(),
-  hash: text("hash").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.pos] })]);
+export const ledgerChain = sqliteTable(
+  "ledger_chain",
+  {
+    tenantId: text("tenant_id").notNull(),
+    pos: integer("pos").notNull(),
+    kind: text("kind").notNull(),
+    rowId: text("row_id").notNull(),
+    hash: text("hash").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.pos] })],
+);
 
 /** The last event and decision written before the chain existed (the sweep chains those later). */
 export const ledgerChainStart = sqliteTable("ledger_chain_start", {
@@ -161,12 +169,16 @@ export const tasks = sqliteTable("tasks", {
   leaseToken: integer("lease_token").notNull(),
 });
 
-export const taskDeps = sqliteTable("task_deps", {
-  tenantId: text("tenant_id").notNull(),
-  taskId: text("task_id").notNull(),
-  dependsOnTaskId: text("depends_on_task_id").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.taskId, t.dependsOnTaskId] })]);
+export const taskDeps = sqliteTable(
+  "task_deps",
+  {
+    tenantId: text("tenant_id").notNull(),
+    taskId: text("task_id").notNull(),
+    dependsOnTaskId: text("depends_on_task_id").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.taskId, t.dependsOnTaskId] })],
+);
 
 export const activity = sqliteTable("activity", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -212,12 +224,16 @@ export const handoffs = sqliteTable("handoffs", {
   verdict: text("verdict"),
 });
 
-export const handoffRecipients = sqliteTable("handoff_recipients", {
-  tenantId: text("tenant_id").notNull(),
-  handoffId: text("handoff_id").notNull(),
-  actorId: text("actor_id").notNull(),
-  ackedAt: text("acked_at"),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.handoffId, t.actorId] })]);
+export const handoffRecipients = sqliteTable(
+  "handoff_recipients",
+  {
+    tenantId: text("tenant_id").notNull(),
+    handoffId: text("handoff_id").notNull(),
+    actorId: text("actor_id").notNull(),
+    ackedAt: text("acked_at"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.handoffId, t.actorId] })],
+);
 
 export const codeRefs = sqliteTable("code_refs", {
   id: text("id").primaryKey(),
@@ -257,17 +273,21 @@ export const attachments = sqliteTable("attachments", {
   blobVersion: integer("blob_version"),
 });
 
-export const blobVersions = sqliteTable("blob_versions", {
-  tenantId: text("tenant_id").notNull(),
-  storagePath: text("storage_path").notNull(),
-  version: integer("version").notNull(),
-  objectKey: text("object_key").notNull(),
-  sha256: text("sha256"),
-  sizeBytes: integer("size_bytes").notNull(),
-  mimeType: text("mime_type").notNull(),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.storagePath, t.version] })]);
+export const blobVersions = sqliteTable(
+  "blob_versions",
+  {
+    tenantId: text("tenant_id").notNull(),
+    storagePath: text("storage_path").notNull(),
+    version: integer("version").notNull(),
+    objectKey: text("object_key").notNull(),
+    sha256: text("sha256"),
+    sizeBytes: integer("size_bytes").notNull(),
+    mimeType: text("mime_type").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.storagePath, t.version] })],
+);
 
 export const repositories = sqliteTable("repositories", {
   id: text("id").primaryKey(),
@@ -282,13 +302,17 @@ export const repositories = sqliteTable("repositories", {
   createdAt: text("created_at").notNull(),
 });
 
-export const projectRepositories = sqliteTable("project_repositories", {
-  tenantId: text("tenant_id").notNull(),
-  projectId: text("project_id").notNull(),
-  repositoryId: text("repository_id").notNull(),
-  role: text("role").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.projectId, t.repositoryId] })]);
+export const projectRepositories = sqliteTable(
+  "project_repositories",
+  {
+    tenantId: text("tenant_id").notNull(),
+    projectId: text("project_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    role: text("role").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.projectId, t.repositoryId] })],
+);
 
 export const decisions = sqliteTable("decisions", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -387,19 +411,23 @@ export const skills = sqliteTable("skills", {
   updatedAt: text("updated_at").notNull(),
 });
 
-export const skillVersions = sqliteTable("skill_versions", {
-  tenantId: text("tenant_id").notNull(),
-  skillId: text("skill_id").notNull(),
-  version: integer("version").notNull(),
-  name: text("name").notNull(),
-  description: text("description").notNull(),
-  body: text("body").notNull(),
-  tags: text("tags").notNull(),
-  status: text("status").notNull(),
-  contentHash: text("content_hash").notNull(),
-  updatedBy: text("updated_by").notNull(),
-  updatedAt: text("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.skillId, t.version] })]);
+export const skillVersions = sqliteTable(
+  "skill_versions",
+  {
+    tenantId: text("tenant_id").notNull(),
+    skillId: text("skill_id").notNull(),
+    version: integer("version").notNull(),
+    name: text("name").notNull(),
+    description: text("description").notNull(),
+    body: text("body").notNull(),
+    tags: text("tags").notNull(),
+    status: text("status").notNull(),
+    contentHash: text("content_hash").notNull(),
+    updatedBy: text("updated_by").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.skillId, t.version] })],
+);
 
 export const knowledgeNotes = sqliteTable("knowledge_notes", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
@@ -417,24 +445,32 @@ export const knowledgeNotes = sqliteTable("knowledge_notes", {
   updatedAt: text("updated_at").notNull(),
 });
 
-export const embeddings = sqliteTable("embeddings", {
-  tenantId: text("tenant_id").notNull(),
-  objectType: text("object_type").notNull(),
-  objectId: text("object_id").notNull(),
-  contentHash: text("content_hash").notNull(),
-  status: text("status").notNull(),
-  model: text("model").notNull(),
-  attempts: integer("attempts").notNull(),
-  lastError: text("last_error").notNull(),
-  updatedAt: text("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId] })]);
+export const embeddings = sqliteTable(
+  "embeddings",
+  {
+    tenantId: text("tenant_id").notNull(),
+    objectType: text("object_type").notNull(),
+    objectId: text("object_id").notNull(),
+    contentHash: text("content_hash").notNull(),
+    status: text("status").notNull(),
+    model: text("model").notNull(),
+    attempts: integer("attempts").notNull(),
+    lastError: text("last_error").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId] })],
+);
 
-export const localVectors = sqliteTable("local_vectors", {
-  namespace: text("namespace").notNull(),
-  id: text("id").notNull(),
-  vector: text("vector").notNull(),
-  metadata: text("metadata").notNull(),
-}, (t) => [primaryKey({ columns: [t.namespace, t.id] })]);
+export const localVectors = sqliteTable(
+  "local_vectors",
+  {
+    namespace: text("namespace").notNull(),
+    id: text("id").notNull(),
+    vector: text("vector").notNull(),
+    metadata: text("metadata").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.namespace, t.id] })],
+);
 
 /** What the global search indexes (search_fts, search_fts_trgm): kept by triggers, never written by code. */
 export const searchDocs = sqliteTable("search_docs", {
@@ -481,14 +517,18 @@ export const githubCredentials = sqliteTable("github_credentials", {
   updatedAt: text("updated_at").notNull(),
 });
 
-export const gitPresets = sqliteTable("git_presets", {
-  tenantId: text("tenant_id").notNull(),
-  name: text("name").notNull(),
-  nestedRoots: text("nested_roots").notNull(),
-  parityPairs: text("parity_pairs").notNull(),
-  workspaceRootHint: text("workspace_root_hint").notNull(),
-  updatedAt: text("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.name] })]);
+export const gitPresets = sqliteTable(
+  "git_presets",
+  {
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    nestedRoots: text("nested_roots").notNull(),
+    parityPairs: text("parity_pairs").notNull(),
+    workspaceRootHint: text("workspace_root_hint").notNull(),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);
 
 /** Where a bounded scheduled job stopped, so its next run continues there. */
 export const cronCursors = sqliteTable("cron_cursors", {
@@ -497,33 +537,41 @@ export const cronCursors = sqliteTable("cron_cursors", {
   updatedAt: text("updated_at").notNull(),
 });
 
-export const webhookDeliveries = sqliteTable("webhook_deliveries", {
-  tenantId: text("tenant_id").notNull(),
-  deliveryId: text("delivery_id").notNull(),
-  event: text("event").notNull(),
-  action: text("action").notNull(),
-  repository: text("repository").notNull(),
-  status: text("status").notNull(),
-  error: text("error").notNull(),
-  attempts: integer("attempts").notNull(),
-  payload: text("payload").notNull(),
-  receivedAt: text("received_at").notNull(),
-  attemptedAt: text("attempted_at"),
-  processedAt: text("processed_at"),
-  contentHash: text("content_hash").notNull(),
-  duplicateOf: text("duplicate_of").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.deliveryId] })]);
+export const webhookDeliveries = sqliteTable(
+  "webhook_deliveries",
+  {
+    tenantId: text("tenant_id").notNull(),
+    deliveryId: text("delivery_id").notNull(),
+    event: text("event").notNull(),
+    action: text("action").notNull(),
+    repository: text("repository").notNull(),
+    status: text("status").notNull(),
+    error: text("error").notNull(),
+    attempts: integer("attempts").notNull(),
+    payload: text("payload").notNull(),
+    receivedAt: text("received_at").notNull(),
+    attemptedAt: text("attempted_at"),
+    processedAt: text("processed_at"),
+    contentHash: text("content_hash").notNull(),
+    duplicateOf: text("duplicate_of").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.deliveryId] })],
+);
 
-export const webhookBacklog = sqliteTable("webhook_backlog", {
-  tenantId: text("tenant_id").notNull(),
-  deliveryId: text("delivery_id").notNull(),
-  event: text("event").notNull(),
-  bucket: text("bucket").notNull(),
-  payload: text("payload").notNull(),
-  bytes: integer("bytes").notNull(),
-  contentHash: text("content_hash").notNull(),
-  receivedAt: text("received_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.deliveryId] })]);
+export const webhookBacklog = sqliteTable(
+  "webhook_backlog",
+  {
+    tenantId: text("tenant_id").notNull(),
+    deliveryId: text("delivery_id").notNull(),
+    event: text("event").notNull(),
+    bucket: text("bucket").notNull(),
+    payload: text("payload").notNull(),
+    bytes: integer("bytes").notNull(),
+    contentHash: text("content_hash").notNull(),
+    receivedAt: text("received_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.deliveryId] })],
+);
 
 export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {
   tenantId: text("tenant_id").primaryKey(),
@@ -532,91 +580,123 @@ export const githubWebhookSecrets = sqliteTable("github_webhook_secrets", {
   updatedAt: text("updated_at").notNull(),
 });
 
-export const gitCommits = sqliteTable("git_commits", {
-  tenantId: text("tenant_id").notNull(),
-  repositoryId: text("repository_id").notNull(),
-  sha: text("sha").notNull(),
-  ref: text("ref").notNull(),
-  message: text("message").notNull(),
-  authorName: text("author_name").notNull(),
-  authorEmail: text("author_email").notNull(),
-  committedAt: text("committed_at").notNull(),
-  files: text("files").notNull(),
-  deliveryId: text("delivery_id").notNull(),
-  recordedAt: text("recorded_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.repositoryId, t.sha] })]);
+export const gitCommits = sqliteTable(
+  "git_commits",
+  {
+    tenantId: text("tenant_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    sha: text("sha").notNull(),
+    ref: text("ref").notNull(),
+    message: text("message").notNull(),
+    authorName: text("author_name").notNull(),
+    authorEmail: text("author_email").notNull(),
+    committedAt: text("committed_at").notNull(),
+    files: text("files").notNull(),
+    deliveryId: text("delivery_id").notNull(),
+    recordedAt: text("recorded_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.repositoryId, t.sha] })],
+);
 
 // Document store (migrations/0022_docs.sql).
-export const docChunks = sqliteTable("doc_chunks", {
-  tenantId: text("tenant_id").notNull(),
-  hash: text("hash").notNull(),
-  size: integer("size").notNull(),
-  createdAt: text("created_at").notNull(),
-  touchedAt: text("touched_at").notNull(),
-  gcClaimedAt: text("gc_claimed_at"),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.hash] })]);
+export const docChunks = sqliteTable(
+  "doc_chunks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    hash: text("hash").notNull(),
+    size: integer("size").notNull(),
+    createdAt: text("created_at").notNull(),
+    touchedAt: text("touched_at").notNull(),
+    gcClaimedAt: text("gc_claimed_at"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.hash] })],
+);
 
-export const documentChunks = sqliteTable("document_chunks", {
-  tenantId: text("tenant_id").notNull(),
-  docHash: text("doc_hash").notNull(),
-  seq: integer("seq").notNull(),
-  chunkHash: text("chunk_hash").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.docHash, t.seq] })]);
+export const documentChunks = sqliteTable(
+  "document_chunks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    docHash: text("doc_hash").notNull(),
+    seq: integer("seq").notNull(),
+    chunkHash: text("chunk_hash").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.docHash, t.seq] })],
+);
 
-export const documents = sqliteTable("documents", {
-  tenantId: text("tenant_id").notNull(),
-  id: text("id").notNull(),
-  path: text("path").notNull(),
-  name: text("name").notNull(),
-  hash: text("hash").notNull(),
-  size: integer("size").notNull(),
-  mimeType: text("mime_type").notNull(),
-  collection: text("collection"),
-  tags: text("tags").notNull(),
-  metadata: text("metadata").notNull(),
-  createdAt: text("created_at").notNull(),
-  modifiedAt: text("modified_at").notNull(),
-  indexedAt: text("indexed_at"),
-  /** Tries to index this version (migrations/0043): the queue gives up after a few. */
-  indexAttempts: integer("index_attempts").notNull().default(0),
-  deletedAt: text("deleted_at"),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
+export const documents = sqliteTable(
+  "documents",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    path: text("path").notNull(),
+    name: text("name").notNull(),
+    hash: text("hash").notNull(),
+    size: integer("size").notNull(),
+    mimeType: text("mime_type").notNull(),
+    collection: text("collection"),
+    tags: text("tags").notNull(),
+    metadata: text("metadata").notNull(),
+    createdAt: text("created_at").notNull(),
+    modifiedAt: text("modified_at").notNull(),
+    indexedAt: text("indexed_at"),
+    /** Tries to index this version (migrations/0043): the queue gives up after a few. */
+    indexAttempts: integer("index_attempts").notNull().default(0),
+    deletedAt: text("deleted_at"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);
 
-export const docCollections = sqliteTable("doc_collections", {
-  tenantId: text("tenant_id").notNull(),
-  name: text("name").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.name] })]);
+export const docCollections = sqliteTable(
+  "doc_collections",
+  {
+    tenantId: text("tenant_id").notNull(),
+    name: text("name").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.name] })],
+);
 
-export const docSnapshots = sqliteTable("doc_snapshots", {
-  tenantId: text("tenant_id").notNull(),
-  id: text("id").notNull(),
-  label: text("label"),
-  collection: text("collection"),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
+export const docSnapshots = sqliteTable(
+  "doc_snapshots",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    label: text("label"),
+    collection: text("collection"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);
 
-export const docSnapshotEntries = sqliteTable("doc_snapshot_entries", {
-  tenantId: text("tenant_id").notNull(),
-  snapshotId: text("snapshot_id").notNull(),
-  path: text("path").notNull(),
-  docHash: text("doc_hash").notNull(),
-  size: integer("size").notNull(),
-  mimeType: text("mime_type").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.snapshotId, t.path] })]);
+export const docSnapshotEntries = sqliteTable(
+  "doc_snapshot_entries",
+  {
+    tenantId: text("tenant_id").notNull(),
+    snapshotId: text("snapshot_id").notNull(),
+    path: text("path").notNull(),
+    docHash: text("doc_hash").notNull(),
+    size: integer("size").notNull(),
+    mimeType: text("mime_type").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.snapshotId, t.path] })],
+);
 
-export const docTexts = sqliteTable("doc_texts", {
-  tenantId: text("tenant_id").notNull(),
-  hash: text("hash").notNull(),
-  status: text("status").notNull(),
-  extractor: text("extractor").notNull(),
-  text: text("text"),
-  textBytes: integer("text_bytes").notNull(),
-  truncated: integer("truncated").notNull(),
-  note: text("note"),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.hash] })]);
+export const docTexts = sqliteTable(
+  "doc_texts",
+  {
+    tenantId: text("tenant_id").notNull(),
+    hash: text("hash").notNull(),
+    status: text("status").notNull(),
+    extractor: text("extractor").notNull(),
+    text: text("text"),
+    textBytes: integer("text_bytes").notNull(),
+    truncated: integer("truncated").notNull(),
+    note: text("note"),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.hash] })],
+);
 
 // Document store search (migrations/0024_docs_search.sql): kept by indexText and triggers.
 export const docSearch = sqliteTable("doc_search", {
@@ -638,49 +718,61 @@ export const docTerms = sqliteTable("doc_terms", {
 
 // Document store: the knowledge graph's edges (migrations/0025_docs_grep_graph.sql; the trigram
 // index doc_texts_fts there is an FTS5 table, queried with SQL).
-export const docGraphEdges = sqliteTable("doc_graph_edges", {
-  tenantId: text("tenant_id").notNull(),
-  srcPath: text("src_path").notNull(),
-  srcHash: text("src_hash").notNull(),
-  seq: integer("seq").notNull(),
-  alt: integer("alt").notNull(),
-  relation: text("relation").notNull(),
-  target: text("target"),
-  scheme: text("scheme"),
-  nodeKey: text("node_key").notNull(),
-  nodeType: text("node_type").notNull(),
-  label: text("label").notNull(),
-  kind: text("kind"),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.srcPath, t.srcHash, t.seq, t.alt] })]);
+export const docGraphEdges = sqliteTable(
+  "doc_graph_edges",
+  {
+    tenantId: text("tenant_id").notNull(),
+    srcPath: text("src_path").notNull(),
+    srcHash: text("src_hash").notNull(),
+    seq: integer("seq").notNull(),
+    alt: integer("alt").notNull(),
+    relation: text("relation").notNull(),
+    target: text("target"),
+    scheme: text("scheme"),
+    nodeKey: text("node_key").notNull(),
+    nodeType: text("node_type").notNull(),
+    label: text("label").notNull(),
+    kind: text("kind"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.srcPath, t.srcHash, t.seq, t.alt] })],
+);
 
 // Document store and GitHub: import sources and watches (migrations/0026_doc_github.sql).
-export const docGithubSources = sqliteTable("doc_github_sources", {
-  tenantId: text("tenant_id").notNull(),
-  path: text("path").notNull(),
-  repoKey: text("repo_key").notNull(),
-  repoPath: text("repo_path").notNull(),
-  ref: text("ref").notNull(),
-  commitSha: text("commit_sha").notNull(),
-  blobSha: text("blob_sha").notNull(),
-  docHash: text("doc_hash").notNull(),
-  importedAt: text("imported_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.path] })]);
+export const docGithubSources = sqliteTable(
+  "doc_github_sources",
+  {
+    tenantId: text("tenant_id").notNull(),
+    path: text("path").notNull(),
+    repoKey: text("repo_key").notNull(),
+    repoPath: text("repo_path").notNull(),
+    ref: text("ref").notNull(),
+    commitSha: text("commit_sha").notNull(),
+    blobSha: text("blob_sha").notNull(),
+    docHash: text("doc_hash").notNull(),
+    importedAt: text("imported_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.path] })],
+);
 
-export const docWatches = sqliteTable("doc_watches", {
-  tenantId: text("tenant_id").notNull(),
-  id: text("id").notNull(),
-  session: text("session").notNull(),
-  repo: text("repo").notNull(),
-  repoKey: text("repo_key").notNull(),
-  repoPath: text("repo_path").notNull(),
-  ref: text("ref").notNull(),
-  prefix: text("prefix").notNull(),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
-  lastCommit: text("last_commit"),
-  lastSyncedAt: text("last_synced_at"),
-  lastNote: text("last_note"),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
+export const docWatches = sqliteTable(
+  "doc_watches",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    session: text("session").notNull(),
+    repo: text("repo").notNull(),
+    repoKey: text("repo_key").notNull(),
+    repoPath: text("repo_path").notNull(),
+    ref: text("ref").notNull(),
+    prefix: text("prefix").notNull(),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    lastCommit: text("last_commit"),
+    lastSyncedAt: text("last_synced_at"),
+    lastNote: text("last_note"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);
 
 export const localVectorGenerations = sqliteTable("local_vector_generations", {
   namespace: text("namespace").primaryKey(),
@@ -723,17 +815,21 @@ export const codeIndexes = sqliteTable("code_indexes", {
   limits: text("limits").notNull(),
 });
 
-export const codeFiles = sqliteTable("code_files", {
-  tenantId: text("tenant_id").notNull(),
-  generation: text("generation").notNull(),
-  path: text("path").notNull(),
-  language: text("language").notNull(),
-  size: integer("size").notNull(),
-  lines: integer("lines").notNull(),
-  text: text("text").notNull(),
-  parsed: integer("parsed").notNull(),
-  syntax: integer("syntax").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.generation, t.path] })]);
+export const codeFiles = sqliteTable(
+  "code_files",
+  {
+    tenantId: text("tenant_id").notNull(),
+    generation: text("generation").notNull(),
+    path: text("path").notNull(),
+    language: text("language").notNull(),
+    size: integer("size").notNull(),
+    lines: integer("lines").notNull(),
+    text: text("text").notNull(),
+    parsed: integer("parsed").notNull(),
+    syntax: integer("syntax").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.generation, t.path] })],
+);
 
 export const codeChunks = sqliteTable("code_chunks", {
   seq: integer("seq").primaryKey(),
@@ -841,120 +937,148 @@ export const oauthRefreshTokens = sqliteTable("oauth_refresh_tokens", {
 
 // Code review (seed 004): per-repository review settings (migrations/0031).
 
-export const reviewSettings = sqliteTable("review_settings", {
-  tenantId: text("tenant_id").notNull(),
-  repo: text("repo").notNull(),
-  hotspots: text("hotspots"),
-  configPaths: text("config_paths"),
-  reactive: integer("reactive").notNull().default(0),
-  publish: integer("publish").notNull().default(0),
-  invariantsPath: text("invariants_path").notNull().default(".review-invariants.yml"),
-  updatedAt: text("updated_at").notNull(),
-  updatedBy: text("updated_by").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.repo] })]);
+export const reviewSettings = sqliteTable(
+  "review_settings",
+  {
+    tenantId: text("tenant_id").notNull(),
+    repo: text("repo").notNull(),
+    hotspots: text("hotspots"),
+    configPaths: text("config_paths"),
+    reactive: integer("reactive").notNull().default(0),
+    publish: integer("publish").notNull().default(0),
+    invariantsPath: text("invariants_path").notNull().default(".review-invariants.yml"),
+    updatedAt: text("updated_at").notNull(),
+    updatedBy: text("updated_by").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.repo] })],
+);
 
 /** Reactive review sessions (migrations/0032); the live plan is in ReviewSessionDO. */
-export const reviewSessions = sqliteTable("review_sessions", {
-  tenantId: text("tenant_id").notNull(),
-  id: text("id").notNull(),
-  repo: text("repo").notNull(),
-  pullNumber: integer("pull_number"),
-  commitHash: text("commit_hash").notNull(),
-  baseRef: text("base_ref").notNull(),
-  source: text("source").notNull(),
-  status: text("status").notNull(),
-  totalSteps: integer("total_steps").notNull(),
-  completedSteps: integer("completed_steps").notNull().default(0),
-  findingsCount: integer("findings_count").notNull().default(0),
-  error: text("error"),
-  result: text("result"),
-  state: text("state"),
-  reviewId: integer("review_id"),
-  reviewUrl: text("review_url"),
-  createdBy: text("created_by").notNull(),
-  createdAt: text("created_at").notNull(),
-  updatedAt: text("updated_at").notNull(),
-  finishedAt: text("finished_at"),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
+export const reviewSessions = sqliteTable(
+  "review_sessions",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    repo: text("repo").notNull(),
+    pullNumber: integer("pull_number"),
+    commitHash: text("commit_hash").notNull(),
+    baseRef: text("base_ref").notNull(),
+    source: text("source").notNull(),
+    status: text("status").notNull(),
+    totalSteps: integer("total_steps").notNull(),
+    completedSteps: integer("completed_steps").notNull().default(0),
+    findingsCount: integer("findings_count").notNull().default(0),
+    error: text("error"),
+    result: text("result"),
+    state: text("state"),
+    reviewId: integer("review_id"),
+    reviewUrl: text("review_url"),
+    createdBy: text("created_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    finishedAt: text("finished_at"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);
 
 // Plans (seed 004): one row per plan, and every version of its document (migrations/0033).
 
-export const plans = sqliteTable("plans", {
-  tenantId: text("tenant_id").notNull(),
-  id: text("id").notNull(),
-  name: text("name").notNull(),
-  nameLower: text("name_lower").notNull(),
-  goal: text("goal").notNull(),
-  status: text("status").notNull(),
-  tags: text("tags").notNull().default("[]"),
-  currentVersion: integer("current_version").notNull(),
-  stepCount: integer("step_count").notNull(),
-  createdAt: text("created_at").notNull(),
-  createdBy: text("created_by").notNull(),
-  updatedAt: text("updated_at").notNull(),
-  updatedBy: text("updated_by").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
+export const plans = sqliteTable(
+  "plans",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    name: text("name").notNull(),
+    nameLower: text("name_lower").notNull(),
+    goal: text("goal").notNull(),
+    status: text("status").notNull(),
+    tags: text("tags").notNull().default("[]"),
+    currentVersion: integer("current_version").notNull(),
+    stepCount: integer("step_count").notNull(),
+    createdAt: text("created_at").notNull(),
+    createdBy: text("created_by").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    updatedBy: text("updated_by").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);
 
 /** Append-only: an overwrite or a rollback adds a version. */
-export const planVersions = sqliteTable("plan_versions", {
-  tenantId: text("tenant_id").notNull(),
-  planId: text("plan_id").notNull(),
-  version: integer("version").notNull(),
-  plan: text("plan").notNull(),
-  changeType: text("change_type").notNull(),
-  changeSummary: text("change_summary").notNull(),
-  createdAt: text("created_at").notNull(),
-  createdBy: text("created_by").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.version] })]);
+export const planVersions = sqliteTable(
+  "plan_versions",
+  {
+    tenantId: text("tenant_id").notNull(),
+    planId: text("plan_id").notNull(),
+    version: integer("version").notNull(),
+    plan: text("plan").notNull(),
+    changeType: text("change_type").notNull(),
+    changeSummary: text("change_summary").notNull(),
+    createdAt: text("created_at").notNull(),
+    createdBy: text("created_by").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.version] })],
+);
 
 /** Execution state of plan steps; pending/ready/blocked are derived, not stored (migrations/0034). */
-export const planSteps = sqliteTable("plan_steps", {
-  tenantId: text("tenant_id").notNull(),
-  planId: text("plan_id").notNull(),
-  stepNumber: integer("step_number").notNull(),
-  status: text("status").notNull().default("pending"),
-  retries: integer("retries").notNull().default(0),
-  startedAt: text("started_at"),
-  startedBy: text("started_by"),
-  finishedAt: text("finished_at"),
-  finishedBy: text("finished_by"),
-  notes: text("notes").notNull().default(""),
-  error: text("error").notNull().default(""),
-  filesModified: text("files_modified").notNull().default("[]"),
-  repo: text("repo"),
-  branch: text("branch"),
-  commitSha: text("commit_sha"),
-  rev: integer("rev").notNull().default(0),
-  updatedAt: text("updated_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.stepNumber] })]);
+export const planSteps = sqliteTable(
+  "plan_steps",
+  {
+    tenantId: text("tenant_id").notNull(),
+    planId: text("plan_id").notNull(),
+    stepNumber: integer("step_number").notNull(),
+    status: text("status").notNull().default("pending"),
+    retries: integer("retries").notNull().default(0),
+    startedAt: text("started_at"),
+    startedBy: text("started_by"),
+    finishedAt: text("finished_at"),
+    finishedBy: text("finished_by"),
+    notes: text("notes").notNull().default(""),
+    error: text("error").notNull().default(""),
+    filesModified: text("files_modified").notNull().default("[]"),
+    repo: text("repo"),
+    branch: text("branch"),
+    commitSha: text("commit_sha"),
+    rev: integer("rev").notNull().default(0),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.stepNumber] })],
+);
 
 /** The task plan_to_tasks made for a step (migrations/0034). */
-export const planStepTasks = sqliteTable("plan_step_tasks", {
-  tenantId: text("tenant_id").notNull(),
-  planId: text("plan_id").notNull(),
-  stepNumber: integer("step_number").notNull(),
-  taskId: text("task_id").notNull(),
-  createdAt: text("created_at").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.stepNumber] })]);
+export const planStepTasks = sqliteTable(
+  "plan_step_tasks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    planId: text("plan_id").notNull(),
+    stepNumber: integer("step_number").notNull(),
+    taskId: text("task_id").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.planId, t.stepNumber] })],
+);
 
 /** Approval requests for a plan version, whole or some steps; each reaches its approvers as a handoff (migrations/0035). */
-export const planApprovals = sqliteTable("plan_approvals", {
-  tenantId: text("tenant_id").notNull(),
-  id: text("id").notNull(),
-  planId: text("plan_id").notNull(),
-  planVersion: integer("plan_version").notNull(),
-  stepNumbers: text("step_numbers").notNull().default("[]"),
-  approverIds: text("approver_ids").notNull(),
-  status: text("status").notNull(),
-  summary: text("summary").notNull(),
-  note: text("note").notNull().default(""),
-  requestedBy: text("requested_by").notNull(),
-  createdAt: text("created_at").notNull(),
-  dueAt: text("due_at"),
-  respondedBy: text("responded_by"),
-  respondedAt: text("responded_at"),
-  comment: text("comment"),
-  modifications: text("modifications"),
-  handoffId: text("handoff_id").notNull(),
-  fingerprint: text("fingerprint").notNull(),
-}, (t) => [primaryKey({ columns: [t.tenantId, t.id] })]);
+export const planApprovals = sqliteTable(
+  "plan_approvals",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    planId: text("plan_id").notNull(),
+    planVersion: integer("plan_version").notNull(),
+    stepNumbers: text("step_numbers").notNull().default("[]"),
+    approverIds: text("approver_ids").notNull(),
+    status: text("status").notNull(),
+    summary: text("summary").notNull(),
+    note: text("note").notNull().default(""),
+    requestedBy: text("requested_by").notNull(),
+    createdAt: text("created_at").notNull(),
+    dueAt: text("due_at"),
+    respondedBy: text("responded_by"),
+    respondedAt: text("responded_at"),
+    comment: text("comment"),
+    modifications: text("modifications"),
+    handoffId: text("handoff_id").notNull(),
+    fingerprint: text("fingerprint").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);

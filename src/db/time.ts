@@ -36,18 +36,14 @@ export function parseOffset(text: string): number | null {
   const m = RELATIVE.exec(text.trim());
   if (!m) return null;
   if (m[2] === "M") {
-    throw invalidInput(
-      `'${text.trim()}' is ambiguous: a capital M could mean months or minutes.`,
-      `Write ${m[1]}mo for ${m[1]} months or ${m[1]}m for ${m[1]} minutes (mo = months, m = minutes).`,
-    );
+    throw invalidInput(`'${text.trim()}' is ambiguous: a capital M could mean months or minutes.`, `Write ${m[1]}mo for ${m[1]} months or ${m[1]}m for ${m[1]} minutes (mo = months, m = minutes).`);
   }
   return Number(m[1]) * UNIT_MS[m[2]!.toLowerCase()]!;
 }
 
 // Dates and date-times of ISO 8601's extended form. A time without an offset is UTC.
 const ISO_DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
-const ISO_DATETIME =
-  /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
+const ISO_DATETIME = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2})(?::(\d{2})(\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?$/i;
 
 /** Parses an ISO-8601 date or date-time to an instant, or null when it is not one. */
 export function parseIsoInstant(text: string): Date | null {

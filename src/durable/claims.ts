@@ -57,7 +57,10 @@ export class ClaimsDO extends DurableObject<Env> {
 
   private async releaseDue(): Promise<void> {
     const now = new Date();
-    const due = this.ctx.storage.sql.exec<{ task_id: string }>(`SELECT task_id FROM leases WHERE expires_at <= ?`, now.toISOString()).toArray().map((r) => r.task_id);
+    const due = this.ctx.storage.sql
+      .exec<{ task_id: string }>(`SELECT task_id FROM leases WHERE expires_at <= ?`, now.toISOString())
+      .toArray()
+      .map((r) => r.task_id);
     if (due.length > 0) {
       // Tasks released, extended or finished meanwhile are left alone by the re-check in D1.
       await reapExpiredLeases(this.env.DB, now, due);

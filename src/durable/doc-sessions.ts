@@ -29,13 +29,9 @@ export interface SessionView {
   pins: number;
 }
 
-export type StartOutcome =
-  | { ok: true; session: SessionView; resumed: boolean; previous: string | null; sessions: number }
-  | { ok: false; reason: "too_many_sessions"; names: string[] };
+export type StartOutcome = { ok: true; session: SessionView; resumed: boolean; previous: string | null; sessions: number } | { ok: false; reason: "too_many_sessions"; names: string[] };
 
-export type StopOutcome =
-  | { ok: true; name: string; cleared: boolean; pins_dropped: number; pins_kept: number; was_current: boolean }
-  | { ok: false; reason: "no_active_session" | "not_found" };
+export type StopOutcome = { ok: true; name: string; cleared: boolean; pins_dropped: number; pins_kept: number; was_current: boolean } | { ok: false; reason: "no_active_session" | "not_found" };
 
 export type PinOutcome =
   | { ok: true; session: string; added: PinEntry[]; already: PinEntry[]; total_pins: number }
@@ -43,9 +39,7 @@ export type PinOutcome =
   | { ok: false; reason: "too_many_pins"; session: string; total_pins: number };
 
 export type UnpinOutcome =
-  | { ok: true; session: string; removed: PinEntry[]; total_pins: number }
-  | { ok: false; reason: "no_active_session" }
-  | { ok: false; reason: "not_pinned"; session: string; pins: PinEntry[] };
+  { ok: true; session: string; removed: PinEntry[]; total_pins: number } | { ok: false; reason: "no_active_session" } | { ok: false; reason: "not_pinned"; session: string; pins: PinEntry[] };
 
 export interface CurrentSession extends SessionView {
   pinned: PinEntry[];
@@ -116,23 +110,14 @@ export class DocSessionDO extends DurableObject<Env> {
       const previous = this.currentName();
       const existing = this.session(input.name);
       if (existing) {
-        this.sql.exec(
-          `UPDATE sessions SET description = COALESCE(?, description), warm = ?, resumed_at = ? WHERE name = ?`,
-          input.description,
-          input.warm ? 1 : 0,
-          input.now,
-          input.name,
-        );
+        this.sql.exec(`UPDATE sessions SET description = COALESCE(?, description), warm = ?, resumed_at = ? WHERE name = ?`, input.description, input.warm ? 1 : 0, input.now, input.name);
       } else {
-        const names = this.sql.exec<{ name: string }>(`SELECT name FROM sessions ORDER BY started_at, rowid`).toArray().map((r) => r.name);
+        const names = this.sql
+          .exec<{ name: string }>(`SELECT name FROM sessions ORDER BY started_at, rowid`)
+          .toArray()
+          .map((r) => r.name);
         if (names.length >= input.maxSessions) return { ok: false, reason: "too_many_sessions", names };
-        this.sql.exec(
-          `INSERT INTO sessions (name, description, warm, started_at, resumed_at) VALUES (?, ?, ?, ?, NULL)`,
-          input.name,
-          input.description ?? "",
-          input.warm ? 1 : 0,
-          input.now,
-        );
+        this.sql.exec(`INSERT INTO sessions (name, description, warm, started_at, resumed_at) VALUES (?, ?, ?, ?, NULL)`, input.name, input.description ?? "", input.warm ? 1 : 0, input.now);
       }
       this.sql.exec(`INSERT INTO state (key, value) VALUES ('current', ?) ON CONFLICT (key) DO UPDATE SET value = excluded.value`, input.name);
       const sessions = this.sql.exec<{ n: number }>(`SELECT COUNT(*) AS n FROM sessions`).one().n;

@@ -42,9 +42,7 @@ const estimate = (s: WindowState, now: number) => s.previous * (1 - Math.min(Mat
  * `cost` is at most `limit` (a larger one never fits; the caller refuses it outright).
  */
 function retryAfter(s: WindowState, limit: number, now: number, cost: number): number {
-  const at = s.count + cost <= limit
-    ? s.start + WINDOW_MS * (1 - (limit - s.count - cost) / s.previous)
-    : s.start + WINDOW_MS + WINDOW_MS * (1 - (limit - cost) / s.count);
+  const at = s.count + cost <= limit ? s.start + WINDOW_MS * (1 - (limit - s.count - cost) / s.previous) : s.start + WINDOW_MS + WINDOW_MS * (1 - (limit - cost) / s.count);
   return Math.max(1, Math.ceil((at - now) / 1000));
 }
 
@@ -91,7 +89,9 @@ export class RateLimitDO extends DurableObject<Env> {
     if (state.start === before.start && state.count === before.count && state.previous === before.previous) return;
     this.ctx.storage.sql.exec(
       `INSERT INTO counter (id, start, count, previous) VALUES (1, ?, ?, ?) ON CONFLICT (id) DO UPDATE SET start = excluded.start, count = excluded.count, previous = excluded.previous`,
-      state.start, state.count, state.previous,
+      state.start,
+      state.count,
+      state.previous,
     );
     // Once a minute at most (when the window rolls): an object nobody calls clears itself.
     if (state.start !== before.start) void this.ctx.storage.setAlarm(state.start + 2 * WINDOW_MS);

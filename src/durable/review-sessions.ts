@@ -100,11 +100,13 @@ export class ReviewSessionDO extends DurableObject<Env> {
     await this.save(state);
 
     const x: StepEnv = { env: this.env, store: this.ctx.storage, reviewer: batchReviewer(), waitUntil: (p) => this.ctx.waitUntil(p) };
-    const outcomes = await Promise.all(due.map(async (s) => {
-      const startedAt = Date.now();
-      const outcome = await runStep(x, state, s);
-      return { number: s.number, startedAt, finishedAt: Date.now(), outcome };
-    }));
+    const outcomes = await Promise.all(
+      due.map(async (s) => {
+        const startedAt = Date.now();
+        const outcome = await runStep(x, state, s);
+        return { number: s.number, startedAt, finishedAt: Date.now(), outcome };
+      }),
+    );
 
     // Read again: a pause or a cancel may have arrived while the steps ran.
     const fresh = (await this.load()) ?? state;

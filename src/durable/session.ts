@@ -74,10 +74,13 @@ export class SessionDO extends DurableObject<Env> {
       return q.answer;
     }
     return new Promise<string | null>((resolve) => {
-      const timer = setTimeout(() => {
-        this.questions.delete(id);
-        resolve(null);
-      }, Math.max(0, q.deadline - Date.now()));
+      const timer = setTimeout(
+        () => {
+          this.questions.delete(id);
+          resolve(null);
+        },
+        Math.max(0, q.deadline - Date.now()),
+      );
       q.resolve = (answer) => {
         clearTimeout(timer);
         this.questions.delete(id);

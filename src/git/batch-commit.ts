@@ -25,23 +25,42 @@ const MAX_TOTAL_FILES = 500;
 /** A hosted remote has no separate push: the Git Data API writes the remote branch itself. */
 const PUSH_NOTE = "Committed through the GitHub API: the commits are already on the remote branch, there is nothing to push.";
 
-const fileField = z.object({
-  path: z.string().min(1).max(4096).describe("Path relative to the repository root (no leading '/', no '..' segments)."),
-  content: z.string().max(Math.ceil((MAX_FILE_BYTES * 4) / 3) + 4).optional().describe("The file's whole new content (at most 1 MiB). Omit when delete is true."),
-  encoding: z.enum(["utf-8", "base64"]).default("utf-8").describe('"utf-8" (default) for text, or "base64" for binary content.'),
-  delete: z.boolean().default(false).describe("true to delete the file in this commit instead of writing it."),
-}).strict();
+const fileField = z
+  .object({
+    path: z.string().min(1).max(4096).describe("Path relative to the repository root (no leading '/', no '..' segments)."),
+    content: z
+      .string()
+      .max(Math.ceil((MAX_FILE_BYTES * 4) / 3) + 4)
+      .optional()
+      .describe("The file's whole new content (at most 1 MiB). Omit when delete is true."),
+    encoding: z.enum(["utf-8", "base64"]).default("utf-8").describe('"utf-8" (default) for text, or "base64" for binary content.'),
+    delete: z.boolean().default(false).describe("true to delete the file in this commit instead of writing it."),
+  })
+  .strict();
 
 const input = z.object({
   repo: repoField.optional(),
   ...pickFields,
   branch: z.string().max(256).optional().describe("The branch to commit on. Defaults to the repository's default branch."),
   base: z.string().max(256).optional().describe("When `branch` does not exist yet: create it from this branch or commit. Ignored when the branch exists."),
-  commits: z.array(z.object({
-    message: z.string().min(1).max(20_000).describe("The commit message."),
-    files: z.array(fileField).min(1).max(100).describe("The files this commit writes or deletes (1–100)."),
-  }).strict()).min(1).max(50).describe("Commits to create, in order (1–50). Processing stops at the first failure."),
-  push: z.union([z.enum(["never", "after"]), z.boolean()]).default("never").describe('The seed\'s push: "never" (default) or "after" (true is the same). Commits made here are already on GitHub, so "after" pushes nothing; the result reports push as done once every commit landed.'),
+  commits: z
+    .array(
+      z
+        .object({
+          message: z.string().min(1).max(20_000).describe("The commit message."),
+          files: z.array(fileField).min(1).max(100).describe("The files this commit writes or deletes (1–100)."),
+        })
+        .strict(),
+    )
+    .min(1)
+    .max(50)
+    .describe("Commits to create, in order (1–50). Processing stops at the first failure."),
+  push: z
+    .union([z.enum(["never", "after"]), z.boolean()])
+    .default("never")
+    .describe(
+      'The seed\'s push: "never" (default) or "after" (true is the same). Commits made here are already on GitHub, so "after" pushes nothing; the result reports push as done once every commit landed.',
+    ),
   format: formatField,
 });
 
@@ -63,19 +82,21 @@ const output = z.object({
   committed: z.number().int().describe("Entries committed (they precede any failed entry)."),
   total: z.number().int().describe("Entries given."),
   results: z.array(resultItem).describe("One per committed entry, then the failed one; later entries are not attempted."),
-  push: z.object({
-    ok: z.boolean().describe("true: the commits are on the remote branch."),
-    branch: z.string().describe("The branch."),
-    upstream: z.string().describe("origin/<branch>: the branch on GitHub is its own upstream."),
-    note: z.string().describe("Why nothing was pushed."),
-  }).optional().describe('Only when push "after" was asked and every commit landed, as the seed.'),
+  push: z
+    .object({
+      ok: z.boolean().describe("true: the commits are on the remote branch."),
+      branch: z.string().describe("The branch."),
+      upstream: z.string().describe("origin/<branch>: the branch on GitHub is its own upstream."),
+      note: z.string().describe("Why nothing was pushed."),
+    })
+    .optional()
+    .describe('Only when push "after" was asked and every commit landed, as the seed.'),
 });
 
 type Result = z.input<typeof output>;
 type Item = z.input<typeof resultItem>;
 
-const decodedSize = (content: string, encoding: string) =>
-  encoding === "base64" ? Math.floor((content.replace(/=+$/, "").length * 3) / 4) : new TextEncoder().encode(content).length;
+const decodedSize = (content: string, encoding: string) => (encoding === "base64" ? Math.floor((content.replace(/=+$/, "").length * 3) / 4) : new TextEncoder().encode(content).length);
 
 /** Refusals that need no request: the whole call is refused and nothing is sent to GitHub. */
 function validate(data: z.output<typeof input>): Result | null {
@@ -90,8 +111,20 @@ function validate(data: z.output<typeof input>): Result | null {
       if (!isSafeRepoPath(f.path)) {
         // The seed reports this per entry; here it is found before anything is written, so nothing lands.
         return {
-          ok: false, branch: data.branch ?? "", committed: 0, total: data.commits.length,
-          results: [{ index, ok: false, message: entry.message, files: entry.files.map((x) => x.path), error: "path_escapes_repository", detail: `'${f.path.slice(0, 200)}' is not a path inside the repository.` }],
+          ok: false,
+          branch: data.branch ?? "",
+          committed: 0,
+          total: data.commits.length,
+          results: [
+            {
+              index,
+              ok: false,
+              message: entry.message,
+              files: entry.files.map((x) => x.path),
+              error: "path_escapes_repository",
+              detail: `'${f.path.slice(0, 200)}' is not a path inside the repository.`,
+            },
+          ],
         };
       }
       if (seen.has(f.path)) throw invalidInput(`commits[${index}] lists '${f.path}' twice.`, "List each path once per commit.");
@@ -216,12 +249,16 @@ export const batchCommit = defineTool({
         if (created) await w.createBranch(branch, cur.sha);
         else await w.moveBranch(branch, head, cur.sha);
       }
-      const pushed = (data.push === "after" || data.push === true) && committed === data.commits.length
-        ? { ok: true, branch, upstream: `origin/${branch}`, note: PUSH_NOTE }
-        : undefined;
+      const pushed = (data.push === "after" || data.push === true) && committed === data.commits.length ? { ok: true, branch, upstream: `origin/${branch}`, note: PUSH_NOTE } : undefined;
       return {
-        ok: committed === data.commits.length, branch, created: created && committed > 0, headSha: committed > 0 ? cur.sha : undefined,
-        committed, total: data.commits.length, results, push: pushed,
+        ok: committed === data.commits.length,
+        branch,
+        created: created && committed > 0,
+        headSha: committed > 0 ? cur.sha : undefined,
+        committed,
+        total: data.commits.length,
+        results,
+        push: pushed,
       };
     });
   },

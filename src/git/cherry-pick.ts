@@ -12,10 +12,7 @@ import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";
 import { pickedRepo, pickFields } from "./workspace";
 import { assertSafeRef, parseRange, unsafeRef } from "./tokens";
-import {
-  confirmBranchWrite,
-  cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED,
-} from "./writer";
+import { confirmBranchWrite, cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED } from "./writer";
 
 /** Checked before de-duplication, as the seed's later versions do; each pick costs up to six requests. */
 const MAX_COMMITS = 100;
@@ -23,7 +20,11 @@ const MAX_COMMITS = 100;
 const input = z.object({
   repo: repoField.optional(),
   ...pickFields,
-  sources: z.array(z.string().max(600)).min(1).max(50).describe("Source specs, in order (1–50): a full or short SHA, an A..B or A...B range (commits in B not in A, oldest first), or a branch name (expands to onto..branch)."),
+  sources: z
+    .array(z.string().max(600))
+    .min(1)
+    .max(50)
+    .describe("Source specs, in order (1–50): a full or short SHA, an A..B or A...B range (commits in B not in A, oldest first), or a branch name (expands to onto..branch)."),
   onto: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
   delete_merged_branches: deleteBranchesField,
   delete_merged_worktrees: deleteWorktreesField,
@@ -45,12 +46,15 @@ const output = z.object({
   picked: z.number().int().describe("Unique commits to replay."),
   applied: z.number().int().describe("New commits on the destination; lower than picked when patch-equivalent commits were dropped."),
   results: z.array(resultItem).describe("One per source."),
-  conflict: z.object({
-    stage: z.literal("cherry-pick").describe("Always cherry-pick."),
-    commit: z.string().describe("The commit that did not apply."),
-    paths: z.array(z.string()).describe("Paths both sides changed differently (file level)."),
-    detail: z.string().describe("GitHub's words."),
-  }).optional().describe("Present when a commit conflicted; nothing was applied."),
+  conflict: z
+    .object({
+      stage: z.literal("cherry-pick").describe("Always cherry-pick."),
+      commit: z.string().describe("The commit that did not apply."),
+      paths: z.array(z.string()).describe("Paths both sides changed differently (file level)."),
+      detail: z.string().describe("GitHub's words."),
+    })
+    .optional()
+    .describe("Present when a commit conflicted; nothing was applied."),
   warnings: z.array(z.string()).optional().describe("Flags that had no effect, and why."),
 });
 
@@ -147,7 +151,12 @@ export const gitCherryPick = defineTool({
         }
       }
       return {
-        ok: true, onto: dest.branch, headSha: head.sha, picked: queue.length, applied, results,
+        ok: true,
+        onto: dest.branch,
+        headSha: head.sha,
+        picked: queue.length,
+        applied,
+        results,
         warnings: data.delete_merged_worktrees ? [WORKTREES_UNSUPPORTED] : undefined,
       };
     });
@@ -155,9 +164,14 @@ export const gitCherryPick = defineTool({
   errorText: gitErrorText,
   text(result, data) {
     if (data.format === "json") return JSON.stringify(compact(result));
-    const lines = [`# git_cherry_pick ${result.ok ? "ok" : "conflict"}: ${result.applied} applied of ${result.picked} picked onto ${result.onto}${result.headSha ? `, head ${result.headSha.slice(0, 7)}` : ""}`];
+    const lines = [
+      `# git_cherry_pick ${result.ok ? "ok" : "conflict"}: ${result.applied} applied of ${result.picked} picked onto ${result.onto}${result.headSha ? `, head ${result.headSha.slice(0, 7)}` : ""}`,
+    ];
     for (const r of result.results) lines.push(`- ${r.source} (${r.kind}): ${r.keptCommits}/${r.resolvedCommits} kept${r.branchDeleted ? ", branch deleted" : ""}`);
-    if (result.conflict) lines.push(`**Conflict** at ${result.conflict.commit.slice(0, 7)}${result.conflict.paths.length ? ` in ${result.conflict.paths.join(", ")}` : ""}: ${result.conflict.detail}. ${result.onto} was not changed.`);
+    if (result.conflict)
+      lines.push(
+        `**Conflict** at ${result.conflict.commit.slice(0, 7)}${result.conflict.paths.length ? ` in ${result.conflict.paths.join(", ")}` : ""}: ${result.conflict.detail}. ${result.onto} was not changed.`,
+      );
     for (const warning of result.warnings ?? []) lines.push(`> ${warning}`);
     return lines.join("\n");
   },

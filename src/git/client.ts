@@ -20,8 +20,7 @@ export interface GitHubResponse<T> {
 }
 
 export type GitHubErrorCode =
-  | "github_not_found" | "github_conflict" | "github_unprocessable" | "github_auth_failed" | "github_forbidden"
-  | "github_rate_limited" | "github_unavailable" | "github_error";
+  "github_not_found" | "github_conflict" | "github_unprocessable" | "github_auth_failed" | "github_forbidden" | "github_rate_limited" | "github_unavailable" | "github_error";
 
 export class GitHubError extends Error {
   constructor(
@@ -131,7 +130,9 @@ export class GitHubClient {
     const cacheKey = method === "GET" ? `${await tokenTag(token)} ${url.href}` : "";
     let cached: CachedResponse | undefined;
     const res = await this.exchange({
-      method, url, token,
+      method,
+      url,
+      token,
       body: body === undefined ? undefined : JSON.stringify(body),
       // Looked up per attempt, as a concurrent call may have filled the cache meanwhile.
       headers: (): Record<string, string> => {
@@ -244,8 +245,7 @@ function rawGithubMessage(text: string): string {
   }
 }
 
-const isRateLimited = (res: Response, message: string) =>
-  res.status === 429 || (res.status === 403 && (res.headers.get("x-ratelimit-remaining") === "0" || /rate limit/i.test(message)));
+const isRateLimited = (res: Response, message: string) => res.status === 429 || (res.status === 403 && (res.headers.get("x-ratelimit-remaining") === "0" || /rate limit/i.test(message)));
 
 /** How long to wait before retrying, or null when retrying cannot help. */
 function retryWaitMs(res: Response, message: string, attempt: number): number | null {
@@ -269,11 +269,16 @@ function toError(res: Response, message: string): GitHubError {
     return new GitHubError("github_rate_limited", res.status, `GitHub rate limit: ${message}`, true, new Date(at).toISOString());
   }
   switch (res.status) {
-    case 401: return new GitHubError("github_auth_failed", 401, `GitHub refused the credentials: ${message}`, false);
-    case 403: return new GitHubError("github_forbidden", 403, `GitHub refused access: ${message}`, false);
-    case 404: return new GitHubError("github_not_found", 404, `Not found on GitHub: ${message}`, false);
-    case 409: return new GitHubError("github_conflict", 409, `GitHub reported a conflict: ${message}`, false);
-    case 422: return new GitHubError("github_unprocessable", 422, `GitHub refused the request: ${message}`, false);
+    case 401:
+      return new GitHubError("github_auth_failed", 401, `GitHub refused the credentials: ${message}`, false);
+    case 403:
+      return new GitHubError("github_forbidden", 403, `GitHub refused access: ${message}`, false);
+    case 404:
+      return new GitHubError("github_not_found", 404, `Not found on GitHub: ${message}`, false);
+    case 409:
+      return new GitHubError("github_conflict", 409, `GitHub reported a conflict: ${message}`, false);
+    case 422:
+      return new GitHubError("github_unprocessable", 422, `GitHub refused the request: ${message}`, false);
     default:
       return new GitHubError(res.status >= 500 ? "github_unavailable" : "github_error", res.status, `GitHub answered ${res.status}: ${message}`, res.status >= 500);
   }

@@ -52,7 +52,14 @@ const fileSchema = z.object({
   diff: z.string().optional().describe("The unified diff hunk text, at most max_lines_per_file lines."),
 });
 
-export interface ApiFile { filename: string; status: string; additions: number; deletions: number; patch?: string; previous_filename?: string }
+export interface ApiFile {
+  filename: string;
+  status: string;
+  additions: number;
+  deletions: number;
+  patch?: string;
+  previous_filename?: string;
+}
 
 const STATUS: Record<string, z.infer<typeof fileSchema>["status"]> = { added: "added", removed: "deleted", renamed: "renamed", copied: "added" };
 
@@ -73,18 +80,31 @@ export async function filesFor(git: Git, r: RepoName, range: string | undefined,
     return files;
   };
   if (pull !== undefined) {
-    const files = await paged(async (page) => (await git.gh.request<ApiFile[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...p, pull_number: pull, per_page: 100, page })
-      .catch((err: unknown) => explainMissing(git, r, err, refMissing(`pull request #${pull}`)))).data);
+    const files = await paged(
+      async (page) =>
+        (
+          await git.gh
+            .request<ApiFile[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...p, pull_number: pull, per_page: 100, page })
+            .catch((err: unknown) => explainMissing(git, r, err, refMissing(`pull request #${pull}`)))
+        ).data,
+    );
     return { label: `pull request #${pull}`, files };
   }
   const parsed = parseRange(range ?? "HEAD")!;
   if (parsed.kind === "single") {
     const ref = parsed.ref === "HEAD" ? await defaultBranch(git, r) : parsed.ref;
-    const files = await paged(async (page) => (await git.gh.request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...p, ref, per_page: 100, page })
-      .catch((err: unknown) => explainMissing(git, r, err, refMissing(`ref '${ref}'`)))).data.files ?? []);
+    const files = await paged(
+      async (page) =>
+        (
+          await git.gh
+            .request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...p, ref, per_page: 100, page })
+            .catch((err: unknown) => explainMissing(git, r, err, refMissing(`ref '${ref}'`)))
+        ).data.files ?? [],
+    );
     return { label: range ?? "HEAD", files };
   }
-  const res = await git.gh.request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...p, basehead: `${parsed.base}...${parsed.head}`, per_page: 1 })
+  const res = await git.gh
+    .request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...p, basehead: `${parsed.base}...${parsed.head}`, per_page: 1 })
     .catch((err: unknown) => explainMissing(git, r, err, refMissing(`range '${range}'`)));
   const files = res.data.files ?? [];
   const notes = [
@@ -97,7 +117,8 @@ export async function filesFor(git: Git, r: RepoName, range: string | undefined,
 export const gitDiffSummaryTool = gitReadTool({
   name: "git_diff_summary",
   title: "Diff summary on GitHub",
-  description: "A token-efficient diff through the GitHub API: per file the status, additions, deletions, rename oldPath and the patch cut to max_lines_per_file, at most max_files files, lock files/dist/vendor excluded by default. range is A...B or A..B (compared from the merge base), a single ref (its diff against its parent; HEAD = the default branch's head, the default), or pass pull_request for a pull request's files. staged/unstaged have no meaning without a working tree: unsupported_range.",
+  description:
+    "A token-efficient diff through the GitHub API: per file the status, additions, deletions, rename oldPath and the patch cut to max_lines_per_file, at most max_files files, lock files/dist/vendor excluded by default. range is A...B or A..B (compared from the merge base), a single ref (its diff against its parent; HEAD = the default branch's head, the default), or pass pull_request for a pull request's files. staged/unstaged have no meaning without a working tree: unsupported_range.",
   input: z.object({
     repo: repoField.optional(),
     range: z.string().max(600).optional().describe('"A...B" or "A..B" (refs or SHAs), a single ref, or "HEAD" (default: the default branch\'s last commit).'),

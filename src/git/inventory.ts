@@ -6,9 +6,7 @@ import { z } from "zod";
 import { invalidInput, ToolError } from "../core/errors";
 import { GitHubError } from "./client";
 import { findPreset, type ParityPair, pairSchema, presetMergeField, presetNameField, type PresetSource } from "./presets";
-import {
-  cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams, statusHeader,
-} from "./read-tool";
+import { cell, defaultBranch, errorCode, fullName, type Git, gitReadTool, isNotFound, mapLimit, rethrowFatal, repoNotFound, repoParams, statusHeader } from "./read-tool";
 import { resolveRepo, repoField } from "./repo";
 import { assertSafeRef, isSafeRef, type RepoName } from "./tokens";
 
@@ -61,11 +59,17 @@ const inventorySchema = z.object({
   presetSchemaVersion: z.union([z.number(), z.string()]).optional().describe("The preset file's schemaVersion, when a preset came from one."),
   nestedRootsTruncated: z.boolean().optional().describe("True when more repositories were in scope than max_roots."),
   nestedRootsOmittedCount: z.number().int().optional().describe("How many were left out."),
-  upstream: z.object({ mode: z.literal("fixed"), remote: z.string().describe("The remote."), branch: z.string().describe("The branch.") }).optional().describe("The fixed upstream (only when remote and branch were given)."),
+  upstream: z
+    .object({ mode: z.literal("fixed"), remote: z.string().describe("The remote."), branch: z.string().describe("The branch.") })
+    .optional()
+    .describe("The fixed upstream (only when remote and branch were given)."),
   entries: z.array(entrySchema).describe("One entry per repository."),
 });
 
-interface Upstream { remote: string; branch: string }
+interface Upstream {
+  remote: string;
+  branch: string;
+}
 
 async function inventoryEntry(git: Git, label: string, ref: string | undefined, upstream: Upstream | null): Promise<Entry> {
   const mode = upstream ? "fixed" : "auto";
@@ -120,17 +124,29 @@ export const gitInventoryTool = gitReadTool({
   fanOut: true,
   name: "git_inventory",
   title: "Ahead/behind across repositories",
-  description: "For each repository in scope (repos, a preset's nestedRoots, or else repo), where a branch (ref, default: the default branch) stands against its upstream: auto mode compares with the default branch (origin/<default>); passing both remote and branch fixes the upstream (remote origin = the repository itself, or a fork owner in the same network). Entries carry the seed's notes and skip reasons; over max_roots the list is truncated (nestedRootsTruncated, nestedRootsOmittedCount). Up to 3 GitHub requests per repository.",
+  description:
+    "For each repository in scope (repos, a preset's nestedRoots, or else repo), where a branch (ref, default: the default branch) stands against its upstream: auto mode compares with the default branch (origin/<default>); passing both remote and branch fixes the upstream (remote origin = the repository itself, or a fork owner in the same network). Entries carry the seed's notes and skip reasons; over max_roots the list is truncated (nestedRootsTruncated, nestedRootsOmittedCount). Up to 3 GitHub requests per repository.",
   input: z.object({
     repo: repoField.optional(),
-    repos: z.array(repoField).min(1).max(MAX_ROOTS).optional().describe(`Repositories to inventory (the seed's nestedRoots), each owner/name or a registered repository; at most ${MAX_ROOTS}, those beyond max_roots are counted, not read.`),
+    repos: z
+      .array(repoField)
+      .min(1)
+      .max(MAX_ROOTS)
+      .optional()
+      .describe(`Repositories to inventory (the seed's nestedRoots), each owner/name or a registered repository; at most ${MAX_ROOTS}, those beyond max_roots are counted, not read.`),
     nested_roots: z.array(repoField).min(1).max(MAX_ROOTS).optional().describe("The seed's name for repos (nestedRoots): give one or the other."),
     preset: presetNameField,
     preset_merge: presetMergeField,
     ref: z.string().min(1).max(256).optional().describe("The branch to inspect in each repository (default: its default branch)."),
     remote: z.string().min(1).max(256).optional().describe('Fixed upstream remote: "origin" (the repository itself) or a fork owner. Give with branch.'),
     branch: z.string().min(1).max(256).optional().describe("Fixed upstream branch. Give with remote."),
-    max_roots: z.number().int().min(1).max(MAX_ROOTS).default(DEFAULT_ROOTS).describe(`At most this many repositories (1–${MAX_ROOTS}, default ${DEFAULT_ROOTS}, the seed's figures); the rest are counted in nestedRootsOmittedCount.`),
+    max_roots: z
+      .number()
+      .int()
+      .min(1)
+      .max(MAX_ROOTS)
+      .default(DEFAULT_ROOTS)
+      .describe(`At most this many repositories (1–${MAX_ROOTS}, default ${DEFAULT_ROOTS}, the seed's figures); the rest are counted in nestedRootsOmittedCount.`),
   }),
   output: z.object({ inventories: z.array(inventorySchema).describe("One inventory (the seed's per-root shape).") }),
   requestBudget: INVENTORY_BUDGET,
@@ -138,14 +154,20 @@ export const gitInventoryTool = gitReadTool({
     if ((input.remote === undefined) !== (input.branch === undefined)) {
       throw new ToolError("remote_branch_mismatch", "Pass both remote and branch for a fixed upstream, or neither for auto mode.", { hint: 'e.g. remote: "origin", branch: "main".' });
     }
-    if (input.remote !== undefined && (!isSafeUpstreamToken(input.remote) || !isSafeUpstreamToken(input.branch!) || !isSafeRef(input.branch!) || (input.remote !== "origin" && !FORK_OWNER.test(input.remote)))) {
-      throw new ToolError("invalid_remote_or_branch", "remote or branch is not a safe token.", { hint: 'remote is "origin" or a GitHub owner; branch is a branch name of [A-Za-z0-9_./+-] without .. or a leading -.' });
+    if (
+      input.remote !== undefined &&
+      (!isSafeUpstreamToken(input.remote) || !isSafeUpstreamToken(input.branch!) || !isSafeRef(input.branch!) || (input.remote !== "origin" && !FORK_OWNER.test(input.remote)))
+    ) {
+      throw new ToolError("invalid_remote_or_branch", "remote or branch is not a safe token.", {
+        hint: 'remote is "origin" or a GitHub owner; branch is a branch name of [A-Za-z0-9_./+-] without .. or a leading -.',
+      });
     }
     assertSafeRef("ref", input.ref);
     if (!input.repo && !input.repos?.length && !input.nested_roots?.length && !input.preset) {
       throw new ToolError("invalid_input", "Name what to inventory: repo, repos or preset.", { hint: "Pass repos (owner/name list), a preset name, or repo for one repository." });
     }
-    if (input.nested_roots && input.repos) throw invalidInput("repos and nested_roots were both given; nested_roots is the seed's name for repos.", "Give the repositories once, in repos or nested_roots.");
+    if (input.nested_roots && input.repos)
+      throw invalidInput("repos and nested_roots were both given; nested_roots is the seed's name for repos.", "Give the repositories once, in repos or nested_roots.");
     const repos = input.repos ?? input.nested_roots;
     // Inline repositories are the caller's input: refused before any request. A preset's are data, skipped per entry.
     for (const ref of repos ?? []) await resolveRepo(git.ctx, ref);
@@ -159,14 +181,16 @@ export const gitInventoryTool = gitReadTool({
     const entries = await mapLimit(kept, 4, (label) => inventoryEntry(git, label, input.ref, upstream));
     const omitted = labels.length - kept.length;
     return {
-      inventories: [{
-        workspace_root: input.repo ?? "tenant",
-        presetSchemaVersion: preset?.source.presetSchemaVersion,
-        nestedRootsTruncated: omitted > 0,
-        nestedRootsOmittedCount: omitted || undefined,
-        upstream: upstream ? { mode: "fixed" as const, ...upstream } : undefined,
-        entries,
-      }],
+      inventories: [
+        {
+          workspace_root: input.repo ?? "tenant",
+          presetSchemaVersion: preset?.source.presetSchemaVersion,
+          nestedRootsTruncated: omitted > 0,
+          nestedRootsOmittedCount: omitted || undefined,
+          upstream: upstream ? { mode: "fixed" as const, ...upstream } : undefined,
+          entries,
+        },
+      ],
     };
   },
   markdown: (result) => {
@@ -281,12 +305,14 @@ export const gitParityTool = gitReadTool({
       }
     });
     return {
-      parity: [{
-        workspace_root: input.repo ?? "tenant",
-        presetSchemaVersion: preset?.source.presetSchemaVersion,
-        status: rows.every((r) => "match" in r && r.match) ? ("OK" as const) : ("MISMATCH" as const),
-        pairs: rows,
-      }],
+      parity: [
+        {
+          workspace_root: input.repo ?? "tenant",
+          presetSchemaVersion: preset?.source.presetSchemaVersion,
+          status: rows.every((r) => "match" in r && r.match) ? ("OK" as const) : ("MISMATCH" as const),
+          pairs: rows,
+        },
+      ],
     };
   },
   markdown: (result) => {

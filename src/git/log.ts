@@ -10,9 +10,7 @@ import { ToolError } from "../core/errors";
 import { compileRe2 } from "../core/re2";
 import { RE2JS } from "re2js";
 import { cleanText } from "./untrusted";
-import {
-  ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams,
-} from "./read-tool";
+import { ageRelative, cell, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams } from "./read-tool";
 import { assertSafeRef, isSafeRepoPath, type RepoName } from "./tokens";
 
 const SHELL_META = /[\n\r;|&`$<>]/;
@@ -75,7 +73,13 @@ const unmodified = (v: number | undefined) => (v ? v : undefined);
  */
 const grepMatcher = (pattern: string) => compileRe2(pattern, RE2JS.CASE_INSENSITIVE | RE2JS.MULTILINE, "grep");
 
-async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: string; paths?: string[]; author?: string; max_commits: number; stats: boolean }, grep: RE2JS | null, sinceIso: string): Promise<z.input<typeof groupSchema>> {
+async function logRepo(
+  git: Git,
+  r: RepoName,
+  input: { branch?: string; since: string; paths?: string[]; author?: string; max_commits: number; stats: boolean },
+  grep: RE2JS | null,
+  sinceIso: string,
+): Promise<z.input<typeof groupSchema>> {
   const want = input.max_commits + 1;
   const filtering = Boolean(input.author || grep);
   const author = input.author?.toLowerCase();
@@ -94,8 +98,11 @@ async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: s
     // One page size for the whole walk: GitHub's page offsets are multiples of it.
     const perPage = filtering ? PER_PAGE : Math.min(PER_PAGE, want);
     for (let page = 1; ; page++) {
-      const res = await git.gh.request<ApiCommit[]>("GET /repos/{owner}/{repo}/commits", { ...repoParams(r), sha: input.branch, path, since: sinceIso, per_page: perPage, page })
-        .catch((err: unknown) => explainMissing(git, r, err, () => new ToolError("git_log_failed", `${fullName(r)}: no branch or commit '${input.branch}'.`, { hint: "Check branch; omit it for the default branch." })));
+      const res = await git.gh
+        .request<ApiCommit[]>("GET /repos/{owner}/{repo}/commits", { ...repoParams(r), sha: input.branch, path, since: sinceIso, per_page: perPage, page })
+        .catch((err: unknown) =>
+          explainMissing(git, r, err, () => new ToolError("git_log_failed", `${fullName(r)}: no branch or commit '${input.branch}'.`, { hint: "Check branch; omit it for the default branch." })),
+        );
       for (const c of res.data) {
         if (!matches(c)) continue;
         if (!seen.has(c.sha)) found++;
@@ -112,8 +119,13 @@ async function logRepo(git: Git, r: RepoName, input: { branch?: string; since: s
   const kept = all.slice(0, input.max_commits);
   const now = git.ctx.clock.now();
   const stats = input.stats
-    ? await mapLimit(kept.slice(0, MAX_STATS), 4, async (c) =>
-      (await git.gh.request<{ stats?: { additions?: number; deletions?: number }; files?: unknown[] }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...repoParams(r), ref: c.sha, per_page: 100 })).data)
+    ? await mapLimit(
+        kept.slice(0, MAX_STATS),
+        4,
+        async (c) =>
+          (await git.gh.request<{ stats?: { additions?: number; deletions?: number }; files?: unknown[] }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...repoParams(r), ref: c.sha, per_page: 100 }))
+            .data,
+      )
     : [];
   const commits: Commit[] = kept.map((c, i) => {
     const s = stats[i];
@@ -145,7 +157,12 @@ export const gitLogTool = gitReadTool({
     repos: reposField,
     since: z.string().min(1).max(100).default("7.days").describe('Since when: ISO (2026-04-01T00:00:00Z) or relative (7.days, 48.hours, 2.weeks.ago). Default "7.days".'),
     paths: z.array(z.string().min(1).max(1000)).max(MAX_PATHS).optional().describe(`Only commits touching one of these repository paths (at most ${MAX_PATHS}; each costs its own listing).`),
-    grep: z.string().min(1).max(200).optional().describe("Only commits whose message matches this regular expression (RE2 syntax, case-insensitive; ^ and $ match at line ends), as git log -i --grep."),
+    grep: z
+      .string()
+      .min(1)
+      .max(200)
+      .optional()
+      .describe("Only commits whose message matches this regular expression (RE2 syntax, case-insensitive; ^ and $ match at line ends), as git log -i --grep."),
     author: z.string().min(1).max(200).optional().describe("Only commits whose author name, email or GitHub login contains this (case-insensitive)."),
     max_commits: z.number().int().min(1).max(MAX_COMMITS).default(50).describe(`Commits per repository (default 50, cap ${MAX_COMMITS}).`),
     branch: z.string().min(1).max(256).optional().describe("Branch, tag or SHA to log from (default: the default branch, the seed's HEAD)."),
@@ -153,11 +170,20 @@ export const gitLogTool = gitReadTool({
   }),
   output: z.object({ groups: z.array(groupSchema).describe("One group per repository.") }),
   run: async (git, input) => {
-    if (SHELL_META.test(input.since)) throw new ToolError("invalid_since", `since '${input.since.slice(0, 100)}' contains shell metacharacters and was rejected.`, { hint: "Use ISO (2026-04-01T00:00:00Z) or a relative form like 7.days." });
+    if (SHELL_META.test(input.since))
+      throw new ToolError("invalid_since", `since '${input.since.slice(0, 100)}' contains shell metacharacters and was rejected.`, {
+        hint: "Use ISO (2026-04-01T00:00:00Z) or a relative form like 7.days.",
+      });
     const sinceIso = parseSince(input.since, git.ctx.clock.now());
-    if (!sinceIso) throw new ToolError("invalid_since", `since '${input.since.slice(0, 100)}' is neither ISO nor a relative form.`, { hint: "Use ISO (2026-04-01T00:00:00Z) or a relative form like 7.days, 48.hours, 2.weeks.ago." });
+    if (!sinceIso)
+      throw new ToolError("invalid_since", `since '${input.since.slice(0, 100)}' is neither ISO nor a relative form.`, {
+        hint: "Use ISO (2026-04-01T00:00:00Z) or a relative form like 7.days, 48.hours, 2.weeks.ago.",
+      });
     for (const p of input.paths ?? []) {
-      if (SHELL_META.test(p) || !isSafeRepoPath(p)) throw new ToolError("invalid_paths", `path '${p.slice(0, 200)}' was rejected.`, { hint: "Paths are relative to the repository root, without .., empty segments, backslashes or shell metacharacters." });
+      if (SHELL_META.test(p) || !isSafeRepoPath(p))
+        throw new ToolError("invalid_paths", `path '${p.slice(0, 200)}' was rejected.`, {
+          hint: "Paths are relative to the repository root, without .., empty segments, backslashes or shell metacharacters.",
+        });
     }
     const branch = input.branch === "HEAD" ? undefined : input.branch;
     assertSafeRef("branch", branch);

@@ -13,7 +13,16 @@ import { pickedRepo, pickFields } from "./workspace";
 import { assertSafeRef, isSafeRef, unsafeRef } from "./tokens";
 import {
   confirmBranchWrite,
-  cleanupBranch, type CommitInfo, type Comparison, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED,
+  cleanupBranch,
+  type CommitInfo,
+  type Comparison,
+  deleteBranchesField,
+  deleteWorktreesField,
+  destination,
+  GitWriter,
+  mappingGitHubErrors,
+  pickOnto,
+  WORKTREES_UNSUPPORTED,
 } from "./writer";
 
 /** A rebase replays each commit with several requests; longer histories fall back to a merge commit. */
@@ -27,7 +36,12 @@ const input = z.object({
   ...pickFields,
   sources: z.array(z.string().max(256)).min(1).max(20).describe("Source branches (or commits) to merge, in order (1–20)."),
   into: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
-  strategy: z.enum(STRATEGIES).default("auto").describe('"auto" (default): fast-forward, else rebase, else a merge commit, per source. "ff-only" fails on divergence. "rebase" replays the source onto the destination, no merge-commit fallback. "merge" always creates a merge commit.'),
+  strategy: z
+    .enum(STRATEGIES)
+    .default("auto")
+    .describe(
+      '"auto" (default): fast-forward, else rebase, else a merge commit, per source. "ff-only" fails on divergence. "rebase" replays the source onto the destination, no merge-commit fallback. "merge" always creates a merge commit.',
+    ),
   message: z.string().min(1).max(20_000).optional().describe("Merge commit message, used only when a merge commit is created. Default: Merge branch '<source>' into <into>."),
   delete_merged_branches: deleteBranchesField,
   delete_merged_worktrees: deleteWorktreesField,
@@ -66,7 +80,8 @@ async function rebase(w: GitWriter, head: CommitInfo, source: string, cmp: Compa
   // Merge commits are dropped, as git rebase does without --rebase-merges: their parents' commits are replayed.
   for (const c of cmp.commits.filter((x) => x.parents.length === 1)) {
     const r = await pickOnto(w, cur, await w.commit(c.sha));
-    if (r.kind === "conflict") return { conflict: { ok: false, outcome: "conflicts", error: "rebase_conflicts", conflictStage: "rebase", conflictPaths: r.paths, detail: `${c.sha.slice(0, 7)}: ${r.detail}`, source } };
+    if (r.kind === "conflict")
+      return { conflict: { ok: false, outcome: "conflicts", error: "rebase_conflicts", conflictStage: "rebase", conflictPaths: r.paths, detail: `${c.sha.slice(0, 7)}: ${r.detail}`, source } };
     if (r.kind === "applied") cur = { sha: r.sha, tree: r.tree, parents: [cur.sha], message: "" };
   }
   return { head: cur };
@@ -77,7 +92,17 @@ async function mergeCommit(w: GitWriter, head: CommitInfo, source: string, sourc
   if (r.kind === "merged") return { head: { sha: r.sha, tree: r.tree, parents: [head.sha, sourceSha], message } };
   if (r.kind === "up_to_date") return { head };
   const theirs = await w.commit(sourceSha);
-  return { conflict: { source, ok: false, outcome: "conflicts", error: "merge_conflicts", conflictStage: "merge", conflictPaths: await w.conflictPaths(cmp.mergeBaseTree, head.tree, theirs.tree), detail: r.detail } };
+  return {
+    conflict: {
+      source,
+      ok: false,
+      outcome: "conflicts",
+      error: "merge_conflicts",
+      conflictStage: "merge",
+      conflictPaths: await w.conflictPaths(cmp.mergeBaseTree, head.tree, theirs.tree),
+      detail: r.detail,
+    },
+  };
 }
 
 /** Lands one source on head per the strategy: the new head, or the failed result. */
@@ -141,7 +166,13 @@ export const gitMerge = defineTool({
         }
       }
       return {
-        ok, into: dest.branch, strategy: data.strategy, headSha: head.sha, applied: results.filter((r) => r.ok).length, total: data.sources.length, results,
+        ok,
+        into: dest.branch,
+        strategy: data.strategy,
+        headSha: head.sha,
+        applied: results.filter((r) => r.ok).length,
+        total: data.sources.length,
+        results,
         warnings: data.delete_merged_worktrees ? [WORKTREES_UNSUPPORTED] : undefined,
       };
     });

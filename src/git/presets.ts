@@ -84,10 +84,7 @@ export function parsePresetFile(text: string, source: Omit<PresetSource, "preset
 export async function repoPresets(git: Git, r: RepoName, ref?: string): Promise<PresetSource> {
   const source = { workspaceRoot: fullName(r), presetFile: `${fullName(r)}:${PRESET_FILE}` };
   try {
-    const res = await git.gh.request<{ type?: string; content?: string; size?: number } | unknown[]>(
-      "GET /repos/{owner}/{repo}/contents/{path}",
-      { ...repoParams(r), path: PRESET_FILE, ref },
-    );
+    const res = await git.gh.request<{ type?: string; content?: string; size?: number } | unknown[]>("GET /repos/{owner}/{repo}/contents/{path}", { ...repoParams(r), path: PRESET_FILE, ref });
     const file = res.data;
     if (Array.isArray(file) || file.type !== "file") return { ...source, fileExists: false, presets: new Map() };
     if ((file.size ?? 0) > MAX_FILE_BYTES || file.content === undefined) {
@@ -175,7 +172,8 @@ export const listPresetsTool = gitReadTool({
   output: z.object({ roots: z.array(rootRow).describe("One row per preset source: the tenant's store, then the repository's file.") }),
   run: async (git, input) => {
     assertSafeRef("ref", input.ref);
-    if (input.ref !== undefined && !input.repo) throw new ToolError("invalid_input", "ref names where to read a repository's preset file, but no repo was given.", { hint: "Pass repo with ref, or drop ref." });
+    if (input.ref !== undefined && !input.repo)
+      throw new ToolError("invalid_input", "ref names where to read a repository's preset file, but no repo was given.", { hint: "Pass repo with ref, or drop ref." });
     const r = input.repo ? await resolveRepo(git.ctx, input.repo) : null;
     const roots = [toRow(await tenantPresets(git))];
     if (r) {

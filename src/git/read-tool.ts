@@ -31,15 +31,16 @@ function budgeted(client: GitHubClient, budget: number): Git["gh"] {
   return {
     request: (op, params, body) => {
       if (++used > budget) {
-        return Promise.reject(new ToolError("request_budget_exceeded", `This call would need more than ${budget} GitHub requests.`, {
-          hint: "Narrow it: fewer repos or paths, a shorter since, a smaller max_commits, or stats off.",
-        }));
+        return Promise.reject(
+          new ToolError("request_budget_exceeded", `This call would need more than ${budget} GitHub requests.`, {
+            hint: "Narrow it: fewer repos or paths, a shorter since, a smaller max_commits, or stats off.",
+          }),
+        );
       }
       return client.request(op, params, body);
     },
   };
 }
-
 
 /** The seed fans out across workspace roots; here across repositories. */
 export const MAX_REPOS = MAX_PICKED;
@@ -188,4 +189,7 @@ export const statusHeader = (branch: string, base: string, ahead: number, behind
 };
 
 /** Markdown table cells: GitHub text must not break the table. */
-export const cell = (text: string | number | undefined) => String(text ?? "").replace(/\|/g, "\\|").replace(/\n/g, " ");
+export const cell = (text: string | number | undefined) =>
+  String(text ?? "")
+    .replace(/\|/g, "\\|")
+    .replace(/\n/g, " ");

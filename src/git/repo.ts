@@ -8,7 +8,11 @@ import { ToolError } from "../core/errors";
 import { apiBase } from "./credentials";
 import { parseOwnerName, type RepoName } from "./tokens";
 
-export const repoField = z.string().min(1).max(200).describe("The repository: owner/name (e.g. octocat/Hello-World) on the configured GitHub, or a repository id or slug registered with repo_register.");
+export const repoField = z
+  .string()
+  .min(1)
+  .max(200)
+  .describe("The repository: owner/name (e.g. octocat/Hello-World) on the configured GitHub, or a repository id or slug registered with repo_register.");
 
 /** The web host of the configured API: api.github.com serves github.com; GHE serves its own host. */
 export function githubHost(base: string): string {

@@ -11,7 +11,21 @@ import type { RepoName } from "./tokens";
 import { assertSafeRef } from "./tokens";
 import { cleanText } from "./untrusted";
 import {
-  cell, defaultBranch, errorCode, explainMissing, fullName, type Git, gitReadTool, mapLimit, rethrowFatal, reposField, reposInScope, repoParams, statusHeader, REQUEST_BUDGET, MAX_REPOS,
+  cell,
+  defaultBranch,
+  errorCode,
+  explainMissing,
+  fullName,
+  type Git,
+  gitReadTool,
+  mapLimit,
+  rethrowFatal,
+  reposField,
+  reposInScope,
+  repoParams,
+  statusHeader,
+  REQUEST_BUDGET,
+  MAX_REPOS,
 } from "./read-tool";
 import { followSubmodule, type Gitmodules, listSubmodules, MAX_SUBMODULES, type RepoCache, REQUESTS_PER_SUBMODULE, submoduleField } from "./submodules";
 
@@ -38,17 +52,23 @@ const rowSchema = z.object({
   ahead: z.number().int().optional().describe("Commits on branch not on base."),
   behind: z.number().int().optional().describe("Commits on base not on branch."),
   protected: z.boolean().optional().describe("True when branch protection applies (omitted otherwise)."),
-  pullRequest: z.object({
-    number: z.number().int().describe("Pull request number."),
-    title: z.string().describe("Its title."),
-    url: z.string().describe("Its web address."),
-    draft: z.boolean().optional().describe("True for a draft."),
-    base: z.string().describe("The branch it targets."),
-  }).optional().describe("The open pull request from this branch, if any."),
-  combinedStatus: z.object({
-    state: z.string().describe("success, pending, failure or error (GitHub's combined commit status)."),
-    total: z.number().int().describe("How many statuses it combines."),
-  }).optional().describe("The combined commit status of the head."),
+  pullRequest: z
+    .object({
+      number: z.number().int().describe("Pull request number."),
+      title: z.string().describe("Its title."),
+      url: z.string().describe("Its web address."),
+      draft: z.boolean().optional().describe("True for a draft."),
+      base: z.string().describe("The branch it targets."),
+    })
+    .optional()
+    .describe("The open pull request from this branch, if any."),
+  combinedStatus: z
+    .object({
+      state: z.string().describe("success, pending, failure or error (GitHub's combined commit status)."),
+      total: z.number().int().describe("How many statuses it combines."),
+    })
+    .optional()
+    .describe("The combined commit status of the head."),
   checks: checksSchema.optional().describe("Check runs on the head."),
   submodule: submoduleField.optional().describe("On a submodule's row: where .gitmodules points."),
   error: z.string().optional().describe("The error code when this repository (several repos only) or submodule could not be read."),
@@ -57,7 +77,10 @@ type Row = z.input<typeof rowSchema>;
 
 const FAILED = new Set(["failure", "timed_out", "cancelled", "action_required", "startup_failure"]);
 
-interface CheckRun { status: string; conclusion: string | null }
+interface CheckRun {
+  status: string;
+  conclusion: string | null;
+}
 
 function summarizeChecks(runs: CheckRun[], total: number): z.input<typeof checksSchema> {
   const out = { total, success: 0, failure: 0, pending: 0, other: 0 };
@@ -75,13 +98,22 @@ async function branchStatus(git: Git, r: RepoName, input: { branch?: string; bas
   const fallback = input.branch && input.base ? "" : await defaultBranch(git, r);
   const branch = input.branch ?? fallback;
   const base = input.base ?? fallback;
-  const head = await git.gh.request<{ commit: { sha: string }; protected: boolean; _links: { html: string } }>("GET /repos/{owner}/{repo}/branches/{branch}", { ...p, branch })
+  const head = await git.gh
+    .request<{ commit: { sha: string }; protected: boolean; _links: { html: string } }>("GET /repos/{owner}/{repo}/branches/{branch}", { ...p, branch })
     .catch((err: unknown) => explainMissing(git, r, err, () => branchNotFound(r, branch)));
   const sha = head.data.commit.sha;
   const [compare, pulls, status, checks] = await Promise.all([
-    branch === base ? null : git.gh.request<{ ahead_by: number; behind_by: number }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...p, basehead: `${base}...${branch}`, per_page: 1 })
-      .catch((err: unknown) => explainMissing(git, r, err, () => branchNotFound(r, base))),
-    git.gh.request<Array<{ number: number; title: string; html_url: string; draft?: boolean; base: { ref: string } }>>("GET /repos/{owner}/{repo}/pulls", { ...p, state: "open", head: `${r.owner}:${branch}`, per_page: 1 }),
+    branch === base
+      ? null
+      : git.gh
+          .request<{ ahead_by: number; behind_by: number }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...p, basehead: `${base}...${branch}`, per_page: 1 })
+          .catch((err: unknown) => explainMissing(git, r, err, () => branchNotFound(r, base))),
+    git.gh.request<Array<{ number: number; title: string; html_url: string; draft?: boolean; base: { ref: string } }>>("GET /repos/{owner}/{repo}/pulls", {
+      ...p,
+      state: "open",
+      head: `${r.owner}:${branch}`,
+      per_page: 1,
+    }),
     git.gh.request<{ state: string; total_count: number }>("GET /repos/{owner}/{repo}/commits/{ref}/status", { ...p, ref: sha, per_page: 1 }),
     git.gh.request<{ total_count: number; check_runs: CheckRun[] }>("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { ...p, ref: sha, per_page: 100 }),
   ]);
@@ -157,7 +189,12 @@ export const gitStatusTool = gitReadTool({
     repos: reposField,
     branch: z.string().min(1).max(256).optional().describe("The branch (default: the repository's default branch)."),
     base: z.string().min(1).max(256).optional().describe("The branch to count ahead/behind against (default: the default branch)."),
-    include_submodules: z.boolean().default(true).describe(`The seed's includeSubmodules (default true): follow the submodules .gitmodules lists at the branch head, reporting each one's pinned commit and, in its own repository, ahead/behind against the branch it tracks (.gitmodules branch, else its default branch). At most ${MAX_SUBMODULES} per call. false skips them.`),
+    include_submodules: z
+      .boolean()
+      .default(true)
+      .describe(
+        `The seed's includeSubmodules (default true): follow the submodules .gitmodules lists at the branch head, reporting each one's pinned commit and, in its own repository, ahead/behind against the branch it tracks (.gitmodules branch, else its default branch). At most ${MAX_SUBMODULES} per call. false skips them.`,
+      ),
   }),
   output: z.object({ groups: z.array(groupSchema).describe("One group per repository.") }),
   // The default budget, plus what the seed's submodule cap can cost on top of every repository's own reads.

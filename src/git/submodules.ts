@@ -22,7 +22,7 @@ const GITMODULES_MAX_BYTES = 64 * 1024;
 const URL_SHOWN = 300;
 
 export const submoduleField = z.object({
-  name: z.string().describe("Its name in .gitmodules ([submodule \"name\"])."),
+  name: z.string().describe('Its name in .gitmodules ([submodule "name"]).'),
   url: z.string().optional().describe("Its url as .gitmodules gives it (omitted when .gitmodules gives none)."),
   repository: z.string().optional().describe("The repository it maps to on the configured GitHub (owner/name)."),
 });
@@ -205,15 +205,20 @@ export async function followSubmodule(git: Git, superproject: RepoName, sha: str
   const repository = fullName(target.repo);
   const seen = await submoduleRepo(git, target.repo, cache);
   if ("code" in seen) {
-    const why = seen.code === "github_not_found" || seen.code === "github_forbidden" ? "not found, or not visible to the tenant's GitHub credentials" : `could not be read: ${seen.code.replace(/_/g, " ")}`;
+    const why =
+      seen.code === "github_not_found" || seen.code === "github_forbidden" ? "not found, or not visible to the tenant's GitHub credentials" : `could not be read: ${seen.code.replace(/_/g, " ")}`;
     return row(`(pinned ${pin.headAbbrev}; ${repository} ${why})`, "submodule_unreachable", { ...pin, submodule: { name, url, repository } });
   }
-  const tracked = sub.branch === "." ? branch : sub.branch ?? seen.defaultBranch;
+  const tracked = sub.branch === "." ? branch : (sub.branch ?? seen.defaultBranch);
   if (!isSafeRef(tracked)) {
     return row(`(pinned ${pin.headAbbrev}; .gitmodules branch is outside the safe ref token set — not compared)`, "unsafe_ref_token", { ...pin, submodule: { name, url, repository } });
   }
   try {
-    const compare = await git.gh.request<{ ahead_by: number; behind_by: number }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...repoParams(target.repo), basehead: `${tracked}...${pinned}`, per_page: 1 });
+    const compare = await git.gh.request<{ ahead_by: number; behind_by: number }>("GET /repos/{owner}/{repo}/compare/{basehead}", {
+      ...repoParams(target.repo),
+      basehead: `${tracked}...${pinned}`,
+      per_page: 1,
+    });
     const { ahead_by: ahead, behind_by: behind } = compare.data;
     return {
       label,

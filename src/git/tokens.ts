@@ -13,8 +13,17 @@ const REF_CHARS = /^[A-Za-z0-9_./+-]{1,256}$/;
 
 /** The seed's ref token: [A-Za-z0-9_./+-], 1–256, no leading `-`, `..`, `@{`, `//`, trailing `/`, `.lock` or `.`. */
 export function isSafeRef(ref: string): boolean {
-  return REF_CHARS.test(ref) && !ref.startsWith("-") && !ref.includes("..") && !ref.includes("@{") && !ref.includes("//") &&
-    !ref.endsWith("/") && !ref.endsWith(".lock") && !ref.endsWith(".") && !ref.startsWith("/");
+  return (
+    REF_CHARS.test(ref) &&
+    !ref.startsWith("-") &&
+    !ref.includes("..") &&
+    !ref.includes("@{") &&
+    !ref.includes("//") &&
+    !ref.endsWith("/") &&
+    !ref.endsWith(".lock") &&
+    !ref.endsWith(".") &&
+    !ref.startsWith("/")
+  );
 }
 
 export interface RepoName {

@@ -9,6 +9,4 @@ import { gitMerge } from "./merge";
 import { listPresetsTool } from "./presets";
 import { gitStatusTool } from "./status";
 
-export const gitTools: AnyToolDef[] = [
-  gitStatusTool, gitInventoryTool, gitParityTool, listPresetsTool, batchCommit, gitDiffSummaryTool, gitLogTool, gitMerge, gitCherryPick,
-];
+export const gitTools: AnyToolDef[] = [gitStatusTool, gitInventoryTool, gitParityTool, listPresetsTool, batchCommit, gitDiffSummaryTool, gitLogTool, gitMerge, gitCherryPick];

@@ -15,8 +15,19 @@ import type { RepoName } from "./tokens";
 export const MAX_PICKED = 20;
 const MAX_ROOT_INDEX = 9999;
 
-export const workspaceRootField = z.string().min(1).max(200).optional().describe("The seed's workspaceRoot: the repository, as repo takes it (owner/name, or a registered id or slug). Give it or repo, not both.");
-export const rootIndexField = z.number().int().min(0).max(MAX_ROOT_INDEX).optional().describe("The seed's rootIndex: the tenant's Nth registered repository (0-based) in repo_query's order (by slug).");
+export const workspaceRootField = z
+  .string()
+  .min(1)
+  .max(200)
+  .optional()
+  .describe("The seed's workspaceRoot: the repository, as repo takes it (owner/name, or a registered id or slug). Give it or repo, not both.");
+export const rootIndexField = z
+  .number()
+  .int()
+  .min(0)
+  .max(MAX_ROOT_INDEX)
+  .optional()
+  .describe("The seed's rootIndex: the tenant's Nth registered repository (0-based) in repo_query's order (by slug).");
 export const allWorkspaceRootsField = z.boolean().default(false).describe(`The seed's allWorkspaceRoots: every repository registered with repo_register (at most ${MAX_PICKED}).`);
 
 export const pickFields = { workspace_root: workspaceRootField, root_index: rootIndexField };
@@ -48,7 +59,10 @@ export async function applyPick<T extends Picked>(ctx: Ctx, input: T): Promise<T
   const picks = [root !== undefined && "workspace_root", index !== undefined && "root_index", all && "all_workspace_roots"].filter(Boolean);
   const clash = picks.length > 1 ? picks : picks.length === 1 && input.repo !== undefined && !all ? ["repo", ...picks] : all && input.repos?.length ? ["repos", ...picks] : [];
   if (clash.length > 0) {
-    throw invalidInput(`${clash.join(" and ")} were given together; they name the repositories in different ways.`, "Give one: repo (or workspace_root, the seed's name for it), root_index, repos, or all_workspace_roots.");
+    throw invalidInput(
+      `${clash.join(" and ")} were given together; they name the repositories in different ways.`,
+      "Give one: repo (or workspace_root, the seed's name for it), root_index, repos, or all_workspace_roots.",
+    );
   }
   if (root !== undefined) return { ...input, repo: root };
   if (index === undefined && !all) return input;
@@ -64,7 +78,10 @@ export async function applyPick<T extends Picked>(ctx: Ctx, input: T): Promise<T
   }
   if (ids.length === 0) throw invalidInput("all_workspace_roots: the tenant has no registered repositories.", "Register them with repo_register, or pass repos (owner/name list).");
   if (ids.length > MAX_PICKED) {
-    throw invalidInput(`all_workspace_roots: the tenant has ${ids.length} registered repositories; one call covers at most ${MAX_PICKED}.`, "Pass repos (a list of at most 20), or root_index for one.");
+    throw invalidInput(
+      `all_workspace_roots: the tenant has ${ids.length} registered repositories; one call covers at most ${MAX_PICKED}.`,
+      "Pass repos (a list of at most 20), or root_index for one.",
+    );
   }
   return { ...input, repos: ids };
 }

@@ -70,7 +70,11 @@ export async function confirmBranchWrite(ctx: Ctx, w: GitWriter, branch: string,
 export class GitWriter {
   private spent = 0;
 
-  constructor(readonly gh: GitHubClient, readonly repo: RepoName, private readonly budget = REQUEST_BUDGET) {}
+  constructor(
+    readonly gh: GitHubClient,
+    readonly repo: RepoName,
+    private readonly budget = REQUEST_BUDGET,
+  ) {}
 
   private request<T>(op: Operation, params: Params, body?: unknown): Promise<GitHubResponse<T>> {
     if (++this.spent > this.budget) {
@@ -114,7 +118,9 @@ export class GitWriter {
 
   async commit(sha: string): Promise<CommitInfo> {
     const res = await this.request<{ sha: string; tree: { sha: string }; parents: { sha: string }[]; message: string; author: CommitInfo["author"] }>(
-      "GET /repos/{owner}/{repo}/git/commits/{commit_sha}", { ...this.p, commit_sha: sha });
+      "GET /repos/{owner}/{repo}/git/commits/{commit_sha}",
+      { ...this.p, commit_sha: sha },
+    );
     const d = res.data;
     return { sha: d.sha, tree: d.tree.sha, parents: d.parents.map((p) => p.sha), message: d.message, author: d.author };
   }
@@ -138,8 +144,11 @@ export class GitWriter {
 
   /** Every entry of a tree, recursively; null when GitHub truncated the listing (very large trees). */
   async treeListing(tree: string): Promise<{ path: string; type: string; mode: string; sha: string }[] | null> {
-    const res = await this.request<{ truncated: boolean; tree: { path: string; type: string; mode: string; sha: string }[] }>(
-      "GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { ...this.p, tree_sha: tree, recursive: "1" });
+    const res = await this.request<{ truncated: boolean; tree: { path: string; type: string; mode: string; sha: string }[] }>("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", {
+      ...this.p,
+      tree_sha: tree,
+      recursive: "1",
+    });
     return res.data.truncated ? null : res.data.tree;
   }
 
@@ -153,14 +162,19 @@ export class GitWriter {
   async compare(base: string, head: string): Promise<Comparison | null> {
     try {
       const res = await this.request<{
-        status: Comparison["status"]; ahead_by: number; total_commits: number;
+        status: Comparison["status"];
+        ahead_by: number;
+        total_commits: number;
         merge_base_commit: { sha: string; commit: { tree: { sha: string } } };
         commits: { sha: string; parents: { sha: string }[] }[];
       }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...this.p, basehead: `${base}...${head}`, per_page: 100 });
       const d = res.data;
       return {
-        status: d.status, aheadBy: d.ahead_by, totalCommits: d.total_commits,
-        mergeBase: d.merge_base_commit.sha, mergeBaseTree: d.merge_base_commit.commit.tree.sha,
+        status: d.status,
+        aheadBy: d.ahead_by,
+        totalCommits: d.total_commits,
+        mergeBase: d.merge_base_commit.sha,
+        mergeBaseTree: d.merge_base_commit.commit.tree.sha,
         commits: d.commits.map((c) => ({ sha: c.sha, parents: c.parents.map((p) => p.sha) })),
       };
     } catch (err) {
@@ -222,8 +236,7 @@ export class GitWriter {
   /** GitHub's own merge of `head` into `base` (a branch): 201 merged, 204 nothing to do, 409 conflict. */
   async merge(base: string, head: string, message: string): Promise<MergeResult> {
     try {
-      const res = await this.request<{ sha: string; commit: { tree: { sha: string } } } | null>(
-        "POST /repos/{owner}/{repo}/merges", this.p, { base, head, commit_message: message });
+      const res = await this.request<{ sha: string; commit: { tree: { sha: string } } } | null>("POST /repos/{owner}/{repo}/merges", this.p, { base, head, commit_message: message });
       if (res.status === 204 || !res.data) return { kind: "up_to_date" };
       return { kind: "merged", sha: res.data.sha, tree: res.data.commit.tree.sha };
     } catch (err) {
@@ -242,7 +255,9 @@ export class GitWriter {
     const paths = new Set([...ours.keys(), ...theirs.keys()]);
     const out: string[] = [];
     for (const p of [...paths].sort()) {
-      const b = base.get(p), o = ours.get(p), t = theirs.get(p);
+      const b = base.get(p),
+        o = ours.get(p),
+        t = theirs.get(p);
       // File names are whoever pushed them: returned as cleaned data.
       if (o !== b && t !== b && o !== t) out.push(cleanText(p));
       if (out.length >= MAX_CONFLICT_PATHS) break;
@@ -305,12 +320,17 @@ export async function cleanupBranch(w: GitWriter, branch: string, destination: s
 // ---------------------------------------------------------------------------------------------
 // Inputs and refusals the three tools share.
 
+export const deleteBranchesField = z
+  .boolean()
+  .default(false)
+  .describe(
+    "After every source landed, delete each source branch on GitHub (DELETE git/refs). Protected names (main, master, dev, develop, stable, trunk, prod, production, release*, hotfix*) and the destination are never deleted.",
+  );
 
-export const deleteBranchesField = z.boolean().default(false).describe(
-  "After every source landed, delete each source branch on GitHub (DELETE git/refs). Protected names (main, master, dev, develop, stable, trunk, prod, production, release*, hotfix*) and the destination are never deleted.");
-
-export const deleteWorktreesField = z.boolean().default(false).describe(
-  "Accepted for compatibility with the seed; there are no worktrees over the GitHub API, so nothing is removed and a warning says so.");
+export const deleteWorktreesField = z
+  .boolean()
+  .default(false)
+  .describe("Accepted for compatibility with the seed; there are no worktrees over the GitHub API, so nothing is removed and a warning says so.");
 
 export const WORKTREES_UNSUPPORTED = "deleteMergedWorktrees has no meaning over the GitHub API (there is no local worktree); nothing was removed.";
 

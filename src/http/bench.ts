@@ -41,16 +41,20 @@ benchRoutes.post("/seed", async (c) => {
             printf('Change %d: widen the column because batch %d overflowed during the nightly import of region %d', i, i % 1000, i % 17),
             printf('agent-%d', i % 5), 'bench', printf('cs-%d', i % 2000)
      FROM k`,
-  ).bind(tenant, start, n).run();
+  )
+    .bind(tenant, start, n)
+    .run();
   return c.json({ ok: true, inserted: n });
 });
 
 /** A small vocabulary so synthetic notes share words the way a team's notes do. */
-const WORDS = ("deploy worker wrangler queue lease claim token cache etag github review merge branch commit schema migration index " +
+const WORDS = (
+  "deploy worker wrangler queue lease claim token cache etag github review merge branch commit schema migration index " +
   "search vector embedding tenant session alarm cron backfill retry timeout latency p99 budget incident runbook rollback restore bookmark " +
   "database replica shard partition region edge route origin header cookie oauth key secret rotate audit log metric trace span sample " +
   "flaky test suite race fixture mock stub snapshot contract envelope error hint retryable idempotent cursor page limit filter sort rank " +
-  "decision option tradeoff cost risk owner deadline release tag changelog version pin toolchain node typescript lint format build bundle").split(" ");
+  "decision option tradeoff cost risk owner deadline release tag changelog version pin toolchain node typescript lint format build bundle"
+).split(" ");
 
 function syntheticNote(i: number): { title: string; body: string } {
   const pick = (k: number) => WORDS[(i * 7919 + k * 104_729) % WORDS.length]!;
@@ -81,7 +85,10 @@ benchRoutes.post("/seed-notes", async (c) => {
     `INSERT INTO embeddings (tenant_id, object_type, object_id, content_hash, status, model, attempts, last_error, updated_at) VALUES (?, 'note', ?, '', 'ready', ?, 0, '', ?)`,
   );
   await c.env.DB.batch(notes.flatMap((x) => [insertNote.bind(x.id, tenant, x.title, x.body, actor, at, actor, at), insertState.bind(tenant, x.id, layer.embedder.model, at)]));
-  await layer.index.upsert(tenant, notes.map((x, k) => ({ id: vectorId("note", x.id), values: vectors[k]!, metadata: { object_type: "note", project_id: "", kind: "note" } })));
+  await layer.index.upsert(
+    tenant,
+    notes.map((x, k) => ({ id: vectorId("note", x.id), values: vectors[k]!, metadata: { object_type: "note", project_id: "", kind: "note" } })),
+  );
   return c.json({ ok: true, inserted: n });
 });
 

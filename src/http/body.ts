@@ -44,6 +44,5 @@ export async function readCapped(req: Request, max: number): Promise<Uint8Array 
   return concatBytes(chunks);
 }
 
-
 /** "1 MiB", "25 MiB": how a cap reads in an error message. */
 export const mebibytes = (bytes: number): string => `${+(bytes / (1024 * 1024)).toFixed(2)} MiB`;

@@ -1,6 +1,11 @@
 import {
-  createMcpHandler, isLegacyRequest, ProtocolErrorCode as ErrorCode, WebStandardStreamableHTTPServerTransport,
-  type JSONRPCMessage, type LoggingLevel, type TransportSendOptions,
+  createMcpHandler,
+  isLegacyRequest,
+  ProtocolErrorCode as ErrorCode,
+  WebStandardStreamableHTTPServerTransport,
+  type JSONRPCMessage,
+  type LoggingLevel,
+  type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
 import { accessOfRequest, type Caller, callerOf } from "../auth/caller";
@@ -45,12 +50,13 @@ function refusal(c: Context<AppEnv>, status: 400 | 413 | 429 | 503, rpcCode: num
 }
 
 // -32000, as the SDK's own transport answers an oversized body.
-const tooLarge = (c: Context<AppEnv>) => refusal(c, 413, -32000, {
-  code: "payload_too_large",
-  message: `Payload Too Large: /mcp request bodies are limited to ${MAX_MCP_BODY_BYTES} bytes (${mebibytes(MAX_MCP_BODY_BYTES)}).`,
-  hint: "Send less in one call: split the work over several calls, or store large content as an attachment or document and pass its id.",
-  retryable: false,
-});
+const tooLarge = (c: Context<AppEnv>) =>
+  refusal(c, 413, -32000, {
+    code: "payload_too_large",
+    message: `Payload Too Large: /mcp request bodies are limited to ${MAX_MCP_BODY_BYTES} bytes (${mebibytes(MAX_MCP_BODY_BYTES)}).`,
+    hint: "Send less in one call: split the work over several calls, or store large content as an attachment or document and pass its id.",
+    retryable: false,
+  });
 
 function unauthorized(c: Context<AppEnv>, description: string) {
   c.header("WWW-Authenticate", bearerChallenge(c.req.url, description));
@@ -61,7 +67,10 @@ function surfaceOf(c: Context<AppEnv>): Surface {
   const raw = c.req.query("toolsets") ?? c.req.header("X-MCP-Toolsets") ?? "";
   const readonly = c.req.query("readonly") ?? c.req.header("X-MCP-Readonly") ?? "";
   return {
-    toolsets: raw.split(",").map((s) => s.trim()).filter(Boolean),
+    toolsets: raw
+      .split(",")
+      .map((s) => s.trim())
+      .filter(Boolean),
     // A read-only credential (an OAuth token without ledger:write) gets the read-only surface whatever the URL asks.
     readonly: readonly === "1" || readonly.toLowerCase() === "true" || accessOfRequest(c) === "readonly",
   };
@@ -100,8 +109,7 @@ class BoundedTransport extends WebStandardStreamableHTTPServerTransport {
   }
 }
 
-const isInitialize = (body: unknown): boolean =>
-  (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === "object" && (m as { method?: unknown }).method === "initialize");
+const isInitialize = (body: unknown): boolean => (Array.isArray(body) ? body : [body]).some((m) => m && typeof m === "object" && (m as { method?: unknown }).method === "initialize");
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
 const kindOf = (v: unknown) => (v === null ? "null" : Array.isArray(v) ? "an array" : `a ${typeof v}`);
@@ -130,12 +138,18 @@ function refuseBatch(c: Context<AppEnv>, body: unknown, session: SessionRecord |
   if (body.length === 0) return refusal(c, 400, -32600, { code: "invalid_request", message: "Invalid Request: the JSON-RPC batch is empty.", hint, retryable: false });
   const revision = revisionOf(c, body, session);
   if (revision < NO_BATCHES_FROM) return null;
-  return refusal(c, 400, -32600, {
-    code: "batch_not_supported",
-    message: `Invalid Request: JSON-RPC batches are not part of MCP protocol revision ${excerpt(revision, 20)} (batching was removed in ${NO_BATCHES_FROM}).`,
-    hint,
-    retryable: false,
-  }, idOf(body));
+  return refusal(
+    c,
+    400,
+    -32600,
+    {
+      code: "batch_not_supported",
+      message: `Invalid Request: JSON-RPC batches are not part of MCP protocol revision ${excerpt(revision, 20)} (batching was removed in ${NO_BATCHES_FROM}).`,
+      hint,
+      retryable: false,
+    },
+    idOf(body),
+  );
 }
 
 /**
@@ -166,10 +180,11 @@ function guardToolCalls(transport: BoundedTransport): void {
     const error: ErrorBody = {
       code: "invalid_input",
       message: problem,
-      hint: "Pass the tool's parameters as an object, e.g. {\"name\": \"blame\", \"arguments\": {\"entity_path\": \"users.email\"}}; tools/list shows each tool's inputSchema.",
+      hint: 'Pass the tool\'s parameters as an object, e.g. {"name": "blame", "arguments": {"entity_path": "users.email"}}; tools/list shows each tool\'s inputSchema.',
       retryable: false,
     };
-    void transport.send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: problem, data: { ok: false, error } } })
+    void transport
+      .send({ jsonrpc: "2.0", id: message.id, error: { code: ErrorCode.InvalidParams, message: problem, data: { ok: false, error } } })
       .catch((err) => console.error("could not answer an invalid tools/call", err));
   };
 }
@@ -190,9 +205,7 @@ function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
  * on the key's identity (usually cached), so the two Durable Object round trips run side by side.
  * This comes before the body is read: a throttled caller costs no parsing.
  */
-async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<
-  { ok: true; identity: Caller; session: SessionRecord | null; meter: Meter } | { ok: false; response: Response }
-> {
+async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<{ ok: true; identity: Caller; session: SessionRecord | null; meter: Meter } | { ok: false; response: Response }> {
   // The OAuth provider has already checked the credential (token or API key); an OAuth grant's revocation is checked here.
   const lookup = callerOf(c);
   const [identity, session, counted] = await Promise.all([
@@ -337,9 +350,11 @@ mcpRoutes.post("/", async (c) => {
   const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
   if (!initializing || !response.ok) return response;
 
-  const params = ((Array.isArray(body) ? body : [body]).find((m) => m?.method === "initialize") as {
-    params?: { protocolVersion?: string; clientInfo?: { name?: string; version?: string }; capabilities?: unknown };
-  }).params;
+  const params = (
+    (Array.isArray(body) ? body : [body]).find((m) => m?.method === "initialize") as {
+      params?: { protocolVersion?: string; clientInfo?: { name?: string; version?: string }; capabilities?: unknown };
+    }
+  ).params;
   await sessionStub(c.env, newSessionId).open({
     tenantId: caller.identity.tenantId,
     actorId: caller.identity.actorId,

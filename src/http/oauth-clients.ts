@@ -16,12 +16,14 @@ import { redirectUrisProblem } from "../auth/oauth";
 import { createDb } from "../db/client";
 import type { Env } from "../env";
 
-const body = z.object({
-  client_name: z.string().trim().min(1).max(MAX_CLIENT_NAME_CHARS),
-  redirect_uris: z.array(z.string().max(MAX_URI_CHARS)).min(1).max(MAX_REDIRECT_URIS),
-  /** A confidential client gets a secret and authenticates at the token endpoint; a public one uses PKCE alone. */
-  confidential: z.boolean().optional(),
-}).strict();
+const body = z
+  .object({
+    client_name: z.string().trim().min(1).max(MAX_CLIENT_NAME_CHARS),
+    redirect_uris: z.array(z.string().max(MAX_URI_CHARS)).min(1).max(MAX_REDIRECT_URIS),
+    /** A confidential client gets a secret and authenticates at the token endpoint; a public one uses PKCE alone. */
+    confidential: z.boolean().optional(),
+  })
+  .strict();
 
 const refuse = (code: string, message: string, status: 400 | 401 | 403) =>
   Response.json({ ok: false, error: { code, message, hint: "POST /oauth/clients with an operator API key and {client_name, redirect_uris, confidential?}.", retryable: false } }, { status });
@@ -35,7 +37,15 @@ oauthClientRoutes.post("/oauth/clients", async (c) => {
   if (!identity.operator) return refuse("forbidden", "Only an operator key may register OAuth clients.", 403);
   if (!c.env.OAUTH_PROVIDER) throw new Error("the OAuth provider did not hand this request on");
   const parsed = body.safeParse(await c.req.json().catch(() => null));
-  if (!parsed.success) return refuse("invalid_input", parsed.error.issues.map((i) => `${i.path.join(".") || "body"}: ${i.message}`).join("; ").slice(0, 500), 400);
+  if (!parsed.success)
+    return refuse(
+      "invalid_input",
+      parsed.error.issues
+        .map((i) => `${i.path.join(".") || "body"}: ${i.message}`)
+        .join("; ")
+        .slice(0, 500),
+      400,
+    );
   const problem = redirectUrisProblem(parsed.data.redirect_uris);
   if (problem) return refuse("invalid_redirect_uri", problem, 400);
   const client = await c.env.OAUTH_PROVIDER.createClient({
@@ -45,13 +55,16 @@ oauthClientRoutes.post("/oauth/clients", async (c) => {
     grantTypes: ["authorization_code", "refresh_token"],
     responseTypes: ["code"],
   });
-  return c.json({
-    ok: true,
-    client_id: client.clientId,
-    ...(client.clientSecret ? { client_secret: client.clientSecret } : {}),
-    client_name: client.clientName,
-    redirect_uris: client.redirectUris,
-    token_endpoint_auth_method: client.tokenEndpointAuthMethod,
-    registered_by: identity.actorName,
-  }, 201);
+  return c.json(
+    {
+      ok: true,
+      client_id: client.clientId,
+      ...(client.clientSecret ? { client_secret: client.clientSecret } : {}),
+      client_name: client.clientName,
+      redirect_uris: client.redirectUris,
+      token_endpoint_auth_method: client.tokenEndpointAuthMethod,
+      registered_by: identity.actorName,
+    },
+    201,
+  );
 });

@@ -71,8 +71,13 @@ async function authRequest(c: Context<AppEnv>): Promise<AuthRequest | Response> 
   // Before the provider fetches a client's metadata document, the address rules decide whether it may.
   const refused = await cimdRefusal(new URL(c.req.url).searchParams.get("client_id") ?? "", c.env.OAUTH_CIMD_LOCAL_ORIGINS);
   if (refused !== null) {
-    return message(c, 400, "App not verified", `This app names itself by a URL this server does not fetch: ${refused}`,
-      "An app that signs in by URL must publish its client metadata at a public https address. Ask the app's publisher, or connect another way.");
+    return message(
+      c,
+      400,
+      "App not verified",
+      `This app names itself by a URL this server does not fetch: ${refused}`,
+      "An app that signs in by URL must publish its client metadata at a public https address. Ask the app's publisher, or connect another way.",
+    );
   }
   let request: AuthRequest;
   try {
@@ -106,11 +111,14 @@ async function describeClient(oauth: OAuthHelpers, request: AuthRequest) {
 }
 
 function toolsets(): { full: ToolsetLine[]; readonly: ToolsetLine[]; optIn: string[] } {
-  const lines = (readonly: boolean) => TOOLSETS.filter((t) => t.default).map((t) => ({
-    id: t.id,
-    description: t.description,
-    tools: ALL_TOOLS.filter((d) => d.toolset === t.id && (!readonly || d.annotations.readOnly)).length,
-  })).filter((t) => t.tools > 0);
+  const lines = (readonly: boolean) =>
+    TOOLSETS.filter((t) => t.default)
+      .map((t) => ({
+        id: t.id,
+        description: t.description,
+        tools: ALL_TOOLS.filter((d) => d.toolset === t.id && (!readonly || d.annotations.readOnly)).length,
+      }))
+      .filter((t) => t.tools > 0);
   return { full: lines(false), readonly: lines(true), optIn: TOOLSETS.filter((t) => !t.default).map((t) => t.id) };
 }
 
@@ -129,9 +137,7 @@ async function showConsent(c: Context<AppEnv>, request: AuthRequest, who: Signed
   for (const cookie of extra?.getSetCookie() ?? []) headers.append("Set-Cookie", cookie);
   // A client asking for nothing gets the default (both scopes); one asking only to read is offered only that.
   const access = requestedAccess(request.scope);
-  const html = (
-    <ConsentPage client={client} handle={consent.handle} actor={who.actorName} tenant={who.tenantSlug} operator={who.operator} access={access} toolsets={toolsets()} />
-  ).toString();
+  const html = (<ConsentPage client={client} handle={consent.handle} actor={who.actorName} tenant={who.tenantSlug} operator={who.operator} access={access} toolsets={toolsets()} />).toString();
   return page(c, html, 200, [originOf(request.redirectUri)], headers);
 }
 
@@ -205,8 +211,14 @@ oauthRoutes.get(GITHUB_CALLBACK_PATH, async (c) => {
   }
   const actor = await githubActor(c.env.DB, user.login, user.id);
   if (!actor) {
-    return message(c, 403, "Not allowed to sign in", `The GitHub account @${user.login} is not mapped to an actor of any tenant on this server.`,
-      `Ask an operator to run: npm run oauth -- map-github --login ${user.login} --tenant <tenant> --actor <actor>`, headers);
+    return message(
+      c,
+      403,
+      "Not allowed to sign in",
+      `The GitHub account @${user.login} is not mapped to an actor of any tenant on this server.`,
+      `Ask an operator to run: npm run oauth -- map-github --login ${user.login} --tenant <tenant> --actor <actor>`,
+      headers,
+    );
   }
   return showConsent(c, request, { ...actor, tenantSlug: await tenantSlug(c.env.DB, actor.tenantId), signedInWith: "github", githubLogin: user.login.toLowerCase() }, headers);
 });
@@ -246,7 +258,8 @@ oauthRoutes.post("/authorize/consent", async (c) => {
     approved.headers.set("Location", redirectTo);
     return new Response(null, { status: 302, headers: approved.headers });
   } catch (err) {
-    if (err instanceof AuthorizationError) return message(c, 400, "Consent expired", err.description, "The page expired, was already used, or was opened in another browser. Start again from the app.");
+    if (err instanceof AuthorizationError)
+      return message(c, 400, "Consent expired", err.description, "The page expired, was already used, or was opened in another browser. Start again from the app.");
     throw err;
   }
 });

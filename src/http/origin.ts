@@ -11,7 +11,10 @@ const LOOPBACK = new Set(["localhost", "127.0.0.1", "[::1]"]);
  * elsewhere; a deployment that serves browser pages on its own domain lists that origin.
  */
 function originAllowed(origin: string, requestUrl: string, env: Env): boolean {
-  const allowed = (env.ALLOWED_ORIGINS ?? "").split(",").map((s) => s.trim()).filter(Boolean);
+  const allowed = (env.ALLOWED_ORIGINS ?? "")
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (allowed.includes(origin)) return true;
   const own = new URL(requestUrl);
   return origin === own.origin && LOOPBACK.has(own.hostname);

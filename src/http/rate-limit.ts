@@ -119,9 +119,7 @@ function overBudget(t: Throttle & { units: number }): ErrorBody & { retry_after_
     message: never
       ? `Rate limited: this call needs ${t.units} units (one per op, one per batch item beyond ${BATCH_ALLOWANCE}), more than ${WHOSE[t.scope]} limit of ${t.perMinute} a minute allows. Nothing was done.`
       : `Rate limited: this call needs ${t.units} units (one per op, one per batch item beyond ${BATCH_ALLOWANCE}) and ${WHOSE[t.scope]} limit of ${t.perMinute} a minute has fewer left. Nothing was done; ${t.units} units fit after ${wait}.`,
-    hint: never
-      ? `This call can never fit: ${split}.`
-      : `Wait ${wait} and retry, or ${split} and spread them out. An operator can change the tenant's limits with \`npm run keys -- rate-limit\`.`,
+    hint: never ? `This call can never fit: ${split}.` : `Wait ${wait} and retry, or ${split} and spread them out. An operator can change the tenant's limits with \`npm run keys -- rate-limit\`.`,
     retryable: !never,
     retry_after_seconds: t.retryAfterSeconds,
   };

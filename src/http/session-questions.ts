@@ -1,6 +1,4 @@
-import {
-  isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCResponse, type Transport,
-} from "@modelcontextprotocol/server";
+import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage, type JSONRPCResponse, type Transport } from "@modelcontextprotocol/server";
 import { sessionStub } from "../durable/session";
 import type { Env } from "../env";
 import { CONFIRM_WAIT_MS } from "../core/confirm";
@@ -20,12 +18,10 @@ export function declaresFormElicitation(capabilities: unknown): boolean {
   return isObject(elicitation) && (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
 }
 
-const isResponse = (m: unknown): m is JSONRPCResponse =>
-  isObject(m) && (isJSONRPCResultResponse(m as JSONRPCMessage) || isJSONRPCErrorResponse(m as JSONRPCMessage));
+const isResponse = (m: unknown): m is JSONRPCResponse => isObject(m) && (isJSONRPCResultResponse(m as JSONRPCMessage) || isJSONRPCErrorResponse(m as JSONRPCMessage));
 
 /** A body made only of JSON-RPC responses: a client answering the server's questions. */
-export const isAnswerBody = (body: unknown): body is JSONRPCResponse | JSONRPCResponse[] =>
-  Array.isArray(body) ? body.length > 0 && body.every(isResponse) : isResponse(body);
+export const isAnswerBody = (body: unknown): body is JSONRPCResponse | JSONRPCResponse[] => (Array.isArray(body) ? body.length > 0 && body.every(isResponse) : isResponse(body));
 
 /** Hands each answer to the call waiting for it; false when one matched no open question. */
 export async function deliverAnswers(env: Env, sessionId: string, body: JSONRPCResponse | JSONRPCResponse[]): Promise<boolean> {

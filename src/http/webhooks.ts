@@ -23,8 +23,14 @@ function fail(c: C, status: 400 | 401 | 413, code: string, message: string, hint
   return c.json({ ok: false, error: { code, message, hint, retryable: false } }, status);
 }
 
-const tooLarge = (c: C) => fail(c, 413, "payload_too_large", `Webhook bodies are limited to ${MAX_WEBHOOK_BODY_BYTES} bytes (${mebibytes(MAX_WEBHOOK_BODY_BYTES)}), GitHub's own cap.`,
-  "GitHub never sends more than this; check what is posting to this URL.");
+const tooLarge = (c: C) =>
+  fail(
+    c,
+    413,
+    "payload_too_large",
+    `Webhook bodies are limited to ${MAX_WEBHOOK_BODY_BYTES} bytes (${mebibytes(MAX_WEBHOOK_BODY_BYTES)}), GitHub's own cap.`,
+    "GitHub never sends more than this; check what is posting to this URL.",
+  );
 
 async function validSignature(secret: string | null, body: string, signature: string | undefined): Promise<boolean> {
   if (!secret || !body || !signature) return false;
@@ -53,7 +59,9 @@ async function tenantSecret(env: Env, slug: string): Promise<{ tenantId: string;
   const row = await env.DB.prepare(
     `SELECT t.id AS tenant_id, s.secret, r.tenant_id IS NOT NULL AS overridden, r.tenant_per_min
      FROM tenants t JOIN github_webhook_secrets s ON s.tenant_id = t.id LEFT JOIN tenant_rate_limits r ON r.tenant_id = t.id WHERE t.slug = ?`,
-  ).bind(slug).first<{ tenant_id: string; secret: string; overridden: number; tenant_per_min: number | null }>();
+  )
+    .bind(slug)
+    .first<{ tenant_id: string; secret: string; overridden: number; tenant_per_min: number | null }>();
   if (!row) return null;
   try {
     return {
@@ -75,7 +83,9 @@ async function installationSource(env: Env, payload: Record<string, unknown>): P
   const row = await env.DB.prepare(
     `SELECT c.tenant_id, r.tenant_id IS NOT NULL AS overridden, r.tenant_per_min
      FROM github_credentials c LEFT JOIN tenant_rate_limits r ON r.tenant_id = c.tenant_id WHERE c.kind = 'app' AND c.installation_id = ?`,
-  ).bind(String(id)).first<{ tenant_id: string; overridden: number; tenant_per_min: number | null }>();
+  )
+    .bind(String(id))
+    .first<{ tenant_id: string; overridden: number; tenant_per_min: number | null }>();
   return { tenantId: row?.tenant_id ?? "", bucket, override: row?.overridden ? row.tenant_per_min : undefined };
 }
 
@@ -92,12 +102,19 @@ async function receive(c: C, signer: () => Promise<Signer>): Promise<Response> {
   const body = new TextDecoder().decode(bytes);
   const { secret, source: fromUrl } = await signer();
   if (!(await validSignature(secret, body, c.req.header("x-hub-signature-256")))) {
-    return fail(c, 401, "bad_signature", "Missing or invalid X-Hub-Signature-256.", "Sign the raw body with the webhook's secret (HMAC-SHA256); the App URL uses GITHUB_WEBHOOK_SECRET, a tenant URL that tenant's own secret.");
+    return fail(
+      c,
+      401,
+      "bad_signature",
+      "Missing or invalid X-Hub-Signature-256.",
+      "Sign the raw body with the webhook's secret (HMAC-SHA256); the App URL uses GITHUB_WEBHOOK_SECRET, a tenant URL that tenant's own secret.",
+    );
   }
 
   const event = c.req.header("x-github-event") ?? "";
   const deliveryId = c.req.header("x-github-delivery") ?? "";
-  if (!/^[a-z_]{1,100}$/.test(event) || !/^[A-Za-z0-9-]{1,100}$/.test(deliveryId)) return fail(c, 400, "bad_headers", "X-GitHub-Event and X-GitHub-Delivery are required.", "Send GitHub's headers: X-GitHub-Event (e.g. push) and X-GitHub-Delivery (a unique id).");
+  if (!/^[a-z_]{1,100}$/.test(event) || !/^[A-Za-z0-9-]{1,100}$/.test(deliveryId))
+    return fail(c, 400, "bad_headers", "X-GitHub-Event and X-GitHub-Delivery are required.", "Send GitHub's headers: X-GitHub-Event (e.g. push) and X-GitHub-Delivery (a unique id).");
   let payload: Record<string, unknown>;
   try {
     const parsed: unknown = JSON.parse(body);
@@ -123,10 +140,19 @@ async function receive(c: C, signer: () => Promise<Signer>): Promise<Response> {
     return c.json({ ok: false, error: throttleError(throttle) }, 429);
   }
 
-  const recorded = await recordDelivery(c.env, {
-    tenantId: tenant, deliveryId, event, payload, rawPayload: body, contentHash,
-    ignoredBecause: tenant ? undefined : "no tenant is connected to this GitHub App installation",
-  }, now);
+  const recorded = await recordDelivery(
+    c.env,
+    {
+      tenantId: tenant,
+      deliveryId,
+      event,
+      payload,
+      rawPayload: body,
+      contentHash,
+      ignoredBecause: tenant ? undefined : "no tenant is connected to this GitHub App installation",
+    },
+    now,
+  );
   if (!recorded.fresh) {
     return c.json({ ok: true, delivery: deliveryId, duplicate: true, ...(recorded.duplicateOf ? { duplicate_of: recorded.duplicateOf } : {}) }, 200);
   }
@@ -139,8 +165,10 @@ export const webhookRoutes = new Hono<{ Bindings: Env }>();
 
 webhookRoutes.post("/github", (c) => receive(c, async () => ({ secret: c.env.GITHUB_WEBHOOK_SECRET || null, source: null })));
 
-webhookRoutes.post("/github/:tenant", (c) => receive(c, async () => {
-  const found = await tenantSecret(c.env, c.req.param("tenant"));
-  if (!found) return { secret: null, source: null };
-  return { secret: found.secret, source: { tenantId: found.tenantId, bucket: { scope: "webhooks", name: `webhooks:${found.tenantId}` }, override: found.override } };
-}));
+webhookRoutes.post("/github/:tenant", (c) =>
+  receive(c, async () => {
+    const found = await tenantSecret(c.env, c.req.param("tenant"));
+    if (!found) return { secret: null, source: null };
+    return { secret: found.secret, source: { tenantId: found.tenantId, bucket: { scope: "webhooks", name: `webhooks:${found.tenantId}` }, override: found.override } };
+  }),
+);

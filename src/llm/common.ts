@@ -27,8 +27,7 @@ export const llmTimeout = (provider: string, ms: number) =>
   });
 
 /** The backend refused the request itself (credentials, model name, a request it cannot take): retrying cannot help. */
-export const llmRejected = (provider: string, detail: string, hint: string) =>
-  new ToolError("llm_rejected", `The language model (${provider}) refused the request: ${detail}`, { hint });
+export const llmRejected = (provider: string, detail: string, hint: string) => new ToolError("llm_rejected", `The language model (${provider}) refused the request: ${detail}`, { hint });
 
 /** The backend answered, but not in the shape its API documents. */
 export const llmMalformed = (provider: string, detail: string) =>
@@ -59,7 +58,10 @@ export async function withTimeout<T>(ms: number, run: (signal: AbortSignal) => P
 
 /** A failure worth another attempt after `waitMs`; `error` is what the caller gets when the attempts run out. */
 export class RetryableFailure extends Error {
-  constructor(readonly error: ToolError, readonly waitMs: number) {
+  constructor(
+    readonly error: ToolError,
+    readonly waitMs: number,
+  ) {
     super(error.message);
   }
 }

@@ -20,7 +20,7 @@ export function completionModel(env: Env, fetchFn?: typeof fetch): CompletionMod
 }
 
 export const LLM_NOT_CONFIGURED_HINT =
-  "An operator configures a model: bind Workers AI (the AI binding, as in wrangler.toml's production environment), or set the secret LLM_API_KEY and the var LLM_BASE_URL (an OpenAI-compatible endpoint) with LLM_MODEL; LLM_PROVIDER=\"off\" turns both off.";
+  'An operator configures a model: bind Workers AI (the AI binding, as in wrangler.toml\'s production environment), or set the secret LLM_API_KEY and the var LLM_BASE_URL (an OpenAI-compatible endpoint) with LLM_MODEL; LLM_PROVIDER="off" turns both off.';
 
 /** `instead`: what the caller can do without a model, put before how an operator adds one. */
 export const llmNotConfigured = (what: string, instead = "") =>

@@ -7,8 +7,18 @@
 import { ToolError } from "../core/errors";
 import type { Completion, CompletionModel, CompletionRequest } from "./types";
 import {
-  backendWords, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS, llmMalformed, llmRejected, llmTimeout, llmUnavailable, realSleep,
-  RetryableFailure, type RetryPolicy, withRetries, withTimeout,
+  backendWords,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_TIMEOUT_MS,
+  llmMalformed,
+  llmRejected,
+  llmTimeout,
+  llmUnavailable,
+  realSleep,
+  RetryableFailure,
+  type RetryPolicy,
+  withRetries,
+  withTimeout,
 } from "./common";
 
 const PROVIDER = "openai-compatible";
@@ -102,29 +112,34 @@ export class OpenAiCompatibleModel implements CompletionModel {
       ...(req.json ? { response_format: { type: "json_object" } } : {}),
     });
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const answer = await withTimeout(timeoutMs, (signal) => withRetries(this.policy, async (attempt) => {
-      if (signal.aborted) throw llmTimeout(PROVIDER, timeoutMs);
-      let res: Response;
-      try {
-        res = await this.fetchFn(endpoint.href, {
-          method: "POST",
-          headers: { Authorization: `Bearer ${this.apiKey}`, "Content-Type": "application/json", Accept: "application/json" },
-          body,
-          signal,
-        });
-      } catch (err) {
-        if (signal.aborted) throw llmTimeout(PROVIDER, timeoutMs);
-        throw new RetryableFailure(llmUnavailable(PROVIDER, `${endpoint.host} could not be reached (${this.words(err instanceof Error ? err.message : String(err))})`), 1000 * attempt);
-      }
-      if (res.ok) {
-        try {
-          return (await res.json()) as ChatCompletionBody;
-        } catch {
-          throw llmMalformed(PROVIDER, "the answer is not JSON");
-        }
-      }
-      throw this.failure(res, await res.text().catch(() => ""), attempt);
-    }), () => llmTimeout(PROVIDER, timeoutMs));
+    const answer = await withTimeout(
+      timeoutMs,
+      (signal) =>
+        withRetries(this.policy, async (attempt) => {
+          if (signal.aborted) throw llmTimeout(PROVIDER, timeoutMs);
+          let res: Response;
+          try {
+            res = await this.fetchFn(endpoint.href, {
+              method: "POST",
+              headers: { Authorization: `Bearer ${this.apiKey}`, "Content-Type": "application/json", Accept: "application/json" },
+              body,
+              signal,
+            });
+          } catch (err) {
+            if (signal.aborted) throw llmTimeout(PROVIDER, timeoutMs);
+            throw new RetryableFailure(llmUnavailable(PROVIDER, `${endpoint.host} could not be reached (${this.words(err instanceof Error ? err.message : String(err))})`), 1000 * attempt);
+          }
+          if (res.ok) {
+            try {
+              return (await res.json()) as ChatCompletionBody;
+            } catch {
+              throw llmMalformed(PROVIDER, "the answer is not JSON");
+            }
+          }
+          throw this.failure(res, await res.text().catch(() => ""), attempt);
+        }),
+      () => llmTimeout(PROVIDER, timeoutMs),
+    );
     return this.read(answer);
   }
 

@@ -6,8 +6,18 @@
  */
 import type { Completion, CompletionModel, CompletionRequest } from "./types";
 import {
-  backendWords, DEFAULT_MAX_TOKENS, DEFAULT_TIMEOUT_MS, llmMalformed, llmRejected, llmTimeout, llmUnavailable, realSleep,
-  RetryableFailure, type RetryPolicy, withRetries, withTimeout,
+  backendWords,
+  DEFAULT_MAX_TOKENS,
+  DEFAULT_TIMEOUT_MS,
+  llmMalformed,
+  llmRejected,
+  llmTimeout,
+  llmUnavailable,
+  realSleep,
+  RetryableFailure,
+  type RetryPolicy,
+  withRetries,
+  withTimeout,
 } from "./common";
 
 /** The chat input of Workers AI's text-generation models, as this adapter sends it. */
@@ -67,15 +77,20 @@ export class WorkersAiModel implements CompletionModel {
       ...(req.json ? { response_format: { type: "json_object" as const } } : {}),
     };
     const timeoutMs = req.timeoutMs ?? DEFAULT_TIMEOUT_MS;
-    const result = await withTimeout(timeoutMs, (signal) => withRetries(this.policy, async (attempt) => {
-      // Given up on already: no more attempts behind the caller's back.
-      if (signal.aborted) throw llmTimeout(PROVIDER, timeoutMs);
-      try {
-        return await this.ai.run(this.model, input, { signal });
-      } catch (err) {
-        throw this.failure(err, attempt);
-      }
-    }), () => llmTimeout(PROVIDER, timeoutMs));
+    const result = await withTimeout(
+      timeoutMs,
+      (signal) =>
+        withRetries(this.policy, async (attempt) => {
+          // Given up on already: no more attempts behind the caller's back.
+          if (signal.aborted) throw llmTimeout(PROVIDER, timeoutMs);
+          try {
+            return await this.ai.run(this.model, input, { signal });
+          } catch (err) {
+            throw this.failure(err, attempt);
+          }
+        }),
+      () => llmTimeout(PROVIDER, timeoutMs),
+    );
     return this.read(result);
   }
 
@@ -83,7 +98,11 @@ export class WorkersAiModel implements CompletionModel {
     const words = backendWords(err instanceof Error ? err.message : String(err));
     if (JSON_MODE.test(words)) return llmMalformed(PROVIDER, `the model could not keep to JSON (${words})`);
     if (ALLOCATION.test(words)) {
-      return llmRejected(PROVIDER, words, "The account's Workers AI allocation is used up: wait for it to renew, move to the Workers Paid plan, or configure LLM_API_KEY and LLM_BASE_URL for another endpoint.");
+      return llmRejected(
+        PROVIDER,
+        words,
+        "The account's Workers AI allocation is used up: wait for it to renew, move to the Workers Paid plan, or configure LLM_API_KEY and LLM_BASE_URL for another endpoint.",
+      );
     }
     if (NO_MODEL.test(words)) return llmRejected(PROVIDER, words, `Set LLM_MODEL to a Workers AI text-generation model (e.g. ${DEFAULT_WORKERS_AI_MODEL}).`);
     if (TOO_LARGE.test(words)) return llmRejected(PROVIDER, words, "Send a smaller diff (exclude_patterns, include_patterns) or fewer file contexts.");

@@ -104,7 +104,7 @@ const V4_NOT_PUBLIC: Array<[number, number, number, number, number]> = [
 function inV4Block(ip: number[], [a, b, c, d, bits]: [number, number, number, number, number]): boolean {
   const asInt = (w: number, x: number, y: number, z: number) => ((w << 24) | (x << 16) | (y << 8) | z) >>> 0;
   const mask = bits === 0 ? 0 : (0xffffffff << (32 - bits)) >>> 0;
-  return ((asInt(ip[0]!, ip[1]!, ip[2]!, ip[3]!) & mask) >>> 0) === ((asInt(a, b, c, d) & mask) >>> 0);
+  return (asInt(ip[0]!, ip[1]!, ip[2]!, ip[3]!) & mask) >>> 0 === (asInt(a, b, c, d) & mask) >>> 0;
 }
 
 export function isPublicIPv4(ip: number[]): boolean {

@@ -53,7 +53,13 @@ export function stem(word: string): string {
 
 /** Lower-case words with accents folded, so "Café" and "cafe" share features. */
 export function words(text: string): string[] {
-  return text.normalize("NFKD").replace(/\p{M}/gu, "").toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+  return (
+    text
+      .normalize("NFKD")
+      .replace(/\p{M}/gu, "")
+      .toLowerCase()
+      .match(/[\p{L}\p{N}]+/gu) ?? []
+  );
 }
 
 /**
@@ -105,7 +111,10 @@ export const AI_MODEL_DIMS: Record<string, number> = {
 export const DEFAULT_AI_MODEL = "@cf/baai/bge-base-en-v1.5";
 
 export class EmbeddingError extends Error {
-  constructor(message: string, readonly transient: boolean) {
+  constructor(
+    message: string,
+    readonly transient: boolean,
+  ) {
     super(message);
   }
 }

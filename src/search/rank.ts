@@ -53,7 +53,10 @@ export async function rankHybrid(req: RankRequest): Promise<RankResult> {
   let near: { id: string; similarity: number }[];
   try {
     near = await nearest(layer, req.tenantId, req.q, {
-      type: req.type, topK: req.candidates, filter: req.filter, minSimilarity: req.minSimilarity ?? layer.embedder.minSimilarity,
+      type: req.type,
+      topK: req.candidates,
+      filter: req.filter,
+      minSimilarity: req.minSimilarity ?? layer.embedder.minSimilarity,
     });
   } catch (err) {
     const message = failureText(err, "search vector query");
@@ -63,9 +66,7 @@ export async function rankHybrid(req: RankRequest): Promise<RankResult> {
   const lexical = await lexicalIds;
   const similarity = new Map(near.map((n) => [n.id, n.similarity]));
   const fused = reciprocalRankFusion([lexical, near.map((n) => n.id)]);
-  const pending = await req.env.DB.prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = ? AND status = 'pending'`)
-    .bind(req.tenantId, req.type)
-    .first<{ n: number }>();
+  const pending = await req.env.DB.prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = ? AND status = 'pending'`).bind(req.tenantId, req.type).first<{ n: number }>();
   const note = pending && pending.n > 0 ? `${pending.n} ${req.type}(s) still waiting for an embedding are matched by words only until the backfill runs` : "";
   return {
     mode: "hybrid",

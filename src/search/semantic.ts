@@ -107,15 +107,20 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
     if (live.length === 0) return;
     const texts = live.map((r) => source.text(byId.get(r.object_id)!));
     const vectors = await layer.embedder.embed(texts);
-    await layer.index.upsert(tenantId, live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })));
+    await layer.index.upsert(
+      tenantId,
+      live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })),
+    );
     const hashes = await Promise.all(texts.map((t) => sha256Hex(t)));
     // The vector is of the object's current text, so that text's hash is recorded. The compare
     // on the hash read above leaves a row re-queued meanwhile pending for the next pass.
     await d1.batch(
       live.map((r, i) =>
         d1
-          .prepare(`UPDATE embeddings SET status = 'ready', content_hash = ?, model = ?, last_error = '', updated_at = ?
-                    WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND content_hash = ?`)
+          .prepare(
+            `UPDATE embeddings SET status = 'ready', content_hash = ?, model = ?, last_error = '', updated_at = ?
+                    WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND content_hash = ?`,
+          )
           .bind(hashes[i], layer.embedder.model, iso(now), tenantId, type, r.object_id, r.content_hash),
       ),
     );
@@ -150,9 +155,7 @@ export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<E
   if (!layer || refs.length === 0) return null;
   const rows: PendingRow[] = [];
   for (const ref of refs) {
-    const row = await env.DB.prepare(
-      `SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`,
-    )
+    const row = await env.DB.prepare(`SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`)
       .bind(ref.tenantId, ref.type, ref.id)
       .first<PendingRow>();
     if (row) rows.push(row);
@@ -183,9 +186,7 @@ export async function backfillEmbeddings(env: Env, now: Date, limit = BACKFILL_B
   )
     .bind(iso(now), layer.embedder.model, limit)
     .run();
-  const pending = await env.DB.prepare(
-    `SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE status = 'pending' ORDER BY attempts, updated_at LIMIT ?`,
-  )
+  const pending = await env.DB.prepare(`SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE status = 'pending' ORDER BY attempts, updated_at LIMIT ?`)
     .bind(limit)
     .all<PendingRow>();
   const report = await embedRows(env.DB, layer, pending.results, now);

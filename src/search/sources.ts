@@ -62,13 +62,11 @@ export const codeChunkEmbedText = (path: string, symbol: string, text: string) =
 /** Characters of a document's text that go into its embedding (the embedder cuts at 4000 anyway). */
 export const DOCUMENT_EMBED_CHARS = 4000;
 
-export const documentEmbedText = (title: string, path: string, text: string) =>
-  `${title}\n${path}\n\n${text.slice(0, DOCUMENT_EMBED_CHARS)}`;
+export const documentEmbedText = (title: string, path: string, text: string) => `${title}\n${path}\n\n${text.slice(0, DOCUMENT_EMBED_CHARS)}`;
 
 export const noteEmbedText = (title: string, body: string) => `${title}\n\n${body}`;
 
-export const decisionEmbedText = (d: { title: string; choice: string; context: string; rationale: string }) =>
-  [d.title, d.choice, d.context, d.rationale].filter((s) => s.length > 0).join("\n\n");
+export const decisionEmbedText = (d: { title: string; choice: string; context: string; rationale: string }) => [d.title, d.choice, d.context, d.rationale].filter((s) => s.length > 0).join("\n\n");
 
 /** Vector ids carry the object type and its UUID: under Vectorize's 64-byte cap and unique across tenants. */
 export const vectorId = (type: EmbedObjectType, objectId: string) => `${type}:${objectId}`;

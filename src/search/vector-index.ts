@@ -141,9 +141,7 @@ export class D1VectorIndex implements VectorIndex {
 
   /** Moves the namespace's generation, in the same batch as the rows it changes. */
   private bump(namespace: string): D1PreparedStatement {
-    return this.d1
-      .prepare(`INSERT INTO local_vector_generations (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1`)
-      .bind(namespace);
+    return this.d1.prepare(`INSERT INTO local_vector_generations (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1`).bind(namespace);
   }
 
   async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {

@@ -42,7 +42,17 @@ function example(name: string, schema: Record<string, unknown>): Record<string, 
   for (const key of (schema.required ?? []) as string[]) {
     const p = props[key] ?? {};
     const alt = ((p.anyOf ?? []) as Record<string, unknown>[])[0] ?? p;
-    params[key] = Array.isArray(alt.enum) ? alt.enum[0] : alt.type === "array" ? [] : alt.type === "object" ? {} : alt.type === "integer" || alt.type === "number" ? 1 : alt.type === "boolean" ? true : `<${key}>`;
+    params[key] = Array.isArray(alt.enum)
+      ? alt.enum[0]
+      : alt.type === "array"
+        ? []
+        : alt.type === "object"
+          ? {}
+          : alt.type === "integer" || alt.type === "number"
+            ? 1
+            : alt.type === "boolean"
+              ? true
+              : `<${key}>`;
   }
   return { op: name, params };
 }
@@ -101,7 +111,11 @@ function docsOps(): CompactOp[] {
         kind: o.category,
         description: o.description,
         inputSchema: input,
-        annotations: { readOnlyHint: o.category === "query", destructiveHint: o.category === "execute", openWorldHint: o.name === "download" || o.name === "restore" || o.name === "add" || o.name === "watch" },
+        annotations: {
+          readOnlyHint: o.category === "query",
+          destructiveHint: o.category === "execute",
+          openWorldHint: o.name === "download" || o.name === "restore" || o.name === "add" || o.name === "watch",
+        },
         examples: [example(name, input)],
       }),
     };
@@ -148,7 +162,7 @@ function build(surface: Surface): CompactSurface {
         if (p.target === undefined) {
           const byToolset: Record<string, { op: string; kind: OpKind; line: string }[]> = {};
           for (const o of ops.values()) (byToolset[o.toolset] ??= []).push({ op: o.pipeline.name, kind: o.pipeline.kind, line: o.line });
-          return { toolsets: byToolset, total_ops: ops.size, hint: "Describe one op with {\"op\": \"describe\", \"params\": {\"target\": \"<op>\"}}." };
+          return { toolsets: byToolset, total_ops: ops.size, hint: 'Describe one op with {"op": "describe", "params": {"target": "<op>"}}.' };
         }
         const found = resolver.resolve(p.target);
         const op = found && ops.get(found.name);
@@ -184,7 +198,7 @@ function compactTools(pipeline: PipelineSurface, readonly: boolean): AnyToolDef[
     name: "query",
     title: "Read",
     description:
-      "Run read ops in order; each step sees the previous result as $prev (\"$prev.items[0].id\"). {\"steps\":[{\"op\":\"describe\"}]} lists every op; {\"op\":\"describe\",\"params\":{\"target\":\"task_query\"}} gives its schema.",
+      'Run read ops in order; each step sees the previous result as $prev ("$prev.items[0].id"). {"steps":[{"op":"describe"}]} lists every op; {"op":"describe","params":{"target":"task_query"}} gives its schema.',
     toolset: "compact",
     input: z.object({ steps: z.array(stepSchema).min(1).max(MAX_STEPS).optional().describe(`1–${MAX_STEPS} steps, {op, params}.`), ...oneStep }),
     output: openResult,

@@ -62,7 +62,10 @@ function startsWith(column: string, prefix: string): { sql: string; params: stri
 
 /** One page of distinct values: reads one row past the cap to know whether there are more. */
 async function distinct(ctx: Ctx, sql: string, params: unknown[]): Promise<Completion> {
-  const rows = await ctx.d1.prepare(`${sql} LIMIT ${MAX_COMPLETION_VALUES + 1}`).bind(...params).all<{ v: string }>();
+  const rows = await ctx.d1
+    .prepare(`${sql} LIMIT ${MAX_COMPLETION_VALUES + 1}`)
+    .bind(...params)
+    .all<{ v: string }>();
   return page(rows.results.map((r) => r.v));
 }
 
@@ -129,11 +132,11 @@ const SOURCES: Record<CompletionSource, Completer> = {
   repo_name: (ctx, prefix, context) => {
     const owner = given(context, "owner");
     const m = startsWith("name", prefix);
-    return distinct(
-      ctx,
-      `SELECT DISTINCT name AS v FROM repositories WHERE tenant_id = ? ${owner ? "AND owner = ? COLLATE NOCASE" : ""} AND ${m.sql} ORDER BY name COLLATE NOCASE`,
-      [ctx.tenantId, ...(owner ? [owner] : []), ...m.params],
-    );
+    return distinct(ctx, `SELECT DISTINCT name AS v FROM repositories WHERE tenant_id = ? ${owner ? "AND owner = ? COLLATE NOCASE" : ""} AND ${m.sql} ORDER BY name COLLATE NOCASE`, [
+      ctx.tenantId,
+      ...(owner ? [owner] : []),
+      ...m.params,
+    ]);
   },
   document_path: (ctx, prefix) => {
     const m = startsWith("path", prefix);

@@ -79,15 +79,20 @@ export function manifestTool(source: ManifestSource): AnyToolDef {
       capabilities: z.array(z.string()).describe("The seed-004 toolsets on this connection (code, review, plans)."),
       tools: z.array(z.string()).describe("The names of the seed-004 tools on this connection."),
       tool_details: z.array(toolSchema).describe("Each of those tools, as the registry lists it."),
-      discoverability: z.object({
-        source: z.string().describe("Where the manifest comes from."),
-        missing_toolsets: z.array(z.object({ toolset: z.string().describe("A seed-004 toolset not on this connection."), description: z.string().describe("What it holds.") }))
-          .describe("Seed-004 toolsets this connection did not ask for (add them with ?toolsets=…)."),
-        readonly: z.boolean().describe("This connection lists read-only tools only."),
-      }).describe("How to find more."),
-      features: z.object({
-        language_model: z.boolean().describe("A language model is configured: create_plan, refine_plan, review_changes and the other LLM paths work."),
-      }).describe("What this server is set up for."),
+      discoverability: z
+        .object({
+          source: z.string().describe("Where the manifest comes from."),
+          missing_toolsets: z
+            .array(z.object({ toolset: z.string().describe("A seed-004 toolset not on this connection."), description: z.string().describe("What it holds.") }))
+            .describe("Seed-004 toolsets this connection did not ask for (add them with ?toolsets=…)."),
+          readonly: z.boolean().describe("This connection lists read-only tools only."),
+        })
+        .describe("How to find more."),
+      features: z
+        .object({
+          language_model: z.boolean().describe("A language model is configured: create_plan, refine_plan, review_changes and the other LLM paths work."),
+        })
+        .describe("What this server is set up for."),
     }),
     annotations: READ_ONLY,
     run: async (ctx) => {
@@ -111,6 +116,7 @@ export function manifestTool(source: ManifestSource): AnyToolDef {
         features: { language_model: completionModel(ctx.env) !== null },
       };
     },
-    summarize: (r) => `${r.tools.length} seed-004 tool(s) on this connection (${r.capabilities.join(", ") || "none"})${r.discoverability.missing_toolsets.length ? `; not asked for: ${r.discoverability.missing_toolsets.map((m) => m.toolset).join(", ")}` : ""}.`,
+    summarize: (r) =>
+      `${r.tools.length} seed-004 tool(s) on this connection (${r.capabilities.join(", ") || "none"})${r.discoverability.missing_toolsets.length ? `; not asked for: ${r.discoverability.missing_toolsets.map((m) => m.toolset).join(", ")}` : ""}.`,
   }) as AnyToolDef;
 }

@@ -26,17 +26,7 @@ import { excerpt, ToolError } from "../core/errors";
 import { callTool } from "../core/call";
 
 /** Where a prompt argument's or template variable's completions come from (src/server/completions.ts answers them). */
-export type CompletionSource =
-  | "project_key"
-  | "open_task"
-  | "actor"
-  | "entity_path"
-  | "changeset"
-  | "guide_topic"
-  | "repo_owner"
-  | "repo_name"
-  | "document_path"
-  | "document_hash";
+export type CompletionSource = "project_key" | "open_task" | "actor" | "entity_path" | "changeset" | "guide_topic" | "repo_owner" | "repo_name" | "document_path" | "document_hash";
 
 /**
  * JSON-RPC -32602 Invalid params for prompts/get and completion/complete. A v2 ProtocolError, so
@@ -127,7 +117,9 @@ const startSession: WorkflowPrompt = {
     const project = brief.project as { key: string; title: string; status: string };
     const key = project.key;
     const counts = brief.task_counts as { by_status: Record<string, number>; ready: number; blocked: number };
-    const open = Object.entries(counts.by_status).filter(([s, n]) => n > 0 && s !== "done" && s !== "cancelled").map(([s, n]) => `${n} ${s}`);
+    const open = Object.entries(counts.by_status)
+      .filter(([s, n]) => n > 0 && s !== "done" && s !== "cancelled")
+      .map(([s, n]) => `${n} ${s}`);
     const tasks = open.length ? `open tasks: ${open.join(", ")} (${counts.ready} ready, ${counts.blocked} blocked)` : "no open tasks";
     const instructions = [
       `Start a working session on project ${key} (${json(project.title)}, status ${project.status}; ${tasks}).`,
@@ -144,7 +136,10 @@ const startSession: WorkflowPrompt = {
       text(instructions),
       {
         role: "user",
-        content: { type: "resource", resource: { uri: `ledger://project/${encodeURIComponent(key)}/brief`, mimeType: "application/json", text: embedded(brief, step("project_brief", { project: key })) } },
+        content: {
+          type: "resource",
+          resource: { uri: `ledger://project/${encodeURIComponent(key)}/brief`, mimeType: "application/json", text: embedded(brief, step("project_brief", { project: key })) },
+        },
       },
     ];
   },
@@ -170,7 +165,11 @@ const prepareHandoff: WorkflowPrompt = {
       `Prepare a handoff of task ${ref} ${json(task.title)} to ${who}.`,
       `The task is ${task.status}${task.assignee_actor_id === ctx.actorId ? ", assigned to you" : task.assignee_actor_id ? "" : ", unassigned"}${task.lease_expires_at ? `, leased until ${task.lease_expires_at}` : ""}.` +
         (closed ? " It is closed: make sure a handoff is what is needed (a follow-up task may fit better)." : ""),
-      open.length > 0 ? `Acceptance criteria not yet met:\n${open.map((c) => `- ${c}`).join("\n")}` : task.acceptance_criteria.length > 0 ? "All acceptance criteria are met." : "The task has no acceptance criteria.",
+      open.length > 0
+        ? `Acceptance criteria not yet met:\n${open.map((c) => `- ${c}`).join("\n")}`
+        : task.acceptance_criteria.length > 0
+          ? "All acceptance criteria are met."
+          : "The task has no acceptance criteria.",
       "",
       `1. Re-read the task: ${step("task_get", { task_id: ref })} gives its blockers, subtasks, comments, review standing and activity.`,
       `2. Bring the record up to date before you hand it on: log_change for every change not yet logged (with the task's changeset_id; ${step("changeset", { changeset_id: "…" })} shows what is logged), decision_log for decisions taken, knowledge_write for what you learned, task_code_ref for the commit, branch or pull request so far.`,
@@ -211,7 +210,11 @@ const reviewChange: WorkflowPrompt = {
         : `What was tried before: prior_attempts found ${tried} earlier attempt(s) (below). Do not re-apply a change that was reverted or rejected unless you can say why it holds now; log such a re-attempt with change_type "supersede".`,
       `The wider history: ${step("change_diff", { entity_path: path })} lists every change to the entity and its dotted children, ${step("stale_decisions", { entity_path: path })} the decisions due for a revisit.`,
       ...(changeset
-        ? [events > 0 ? `The rest of the feature: changeset ${json(changeset)} so far (below); keep this change consistent with it.` : `The feature: changeset ${json(changeset)} has no logged change yet; this one starts it.`]
+        ? [
+            events > 0
+              ? `The rest of the feature: changeset ${json(changeset)} so far (below); keep this change consistent with it.`
+              : `The feature: changeset ${json(changeset)} has no logged change yet; this one starts it.`,
+          ]
         : []),
       "Check the change itself: it does what the task needs and no more, and you can say why in a sentence or two.",
       `Then log it: ${step("log_change", logArgs)}. change_type is one of ${CHANGE_TYPES.join(", ")}; the reasoning says why, from your own context, not what the diff already shows.`,
@@ -251,7 +254,10 @@ function checkArguments(prompt: WorkflowPrompt, args: Record<string, string>): v
   const unknown = Object.keys(args).filter((k) => !known.has(k));
   if (unknown.length > 0) {
     throw new InvalidPromptParams(
-      `Prompt '${prompt.name}' has no argument ${unknown.slice(0, 5).map((k) => `'${excerpt(k, 40)}'`).join(", ")}; it takes ${prompt.arguments.map((a) => a.name).join(", ")}.`,
+      `Prompt '${prompt.name}' has no argument ${unknown
+        .slice(0, 5)
+        .map((k) => `'${excerpt(k, 40)}'`)
+        .join(", ")}; it takes ${prompt.arguments.map((a) => a.name).join(", ")}.`,
     );
   }
   for (const a of prompt.arguments) {

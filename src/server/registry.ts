@@ -1,5 +1,20 @@
 import { changeTools } from "../changes/tools";
-import { attachmentTools, collabTools, decisionTools, feedbackTools, handoffTools, identityTools, knowledgeTools, onTaskStatusChange, projectTools, repoTools, runTools, searchTools, skillTools, taskTools } from "../work";
+import {
+  attachmentTools,
+  collabTools,
+  decisionTools,
+  feedbackTools,
+  handoffTools,
+  identityTools,
+  knowledgeTools,
+  onTaskStatusChange,
+  projectTools,
+  repoTools,
+  runTools,
+  searchTools,
+  skillTools,
+  taskTools,
+} from "../work";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs";
 import { codeTools } from "../code/tools";
@@ -34,10 +49,28 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "skills", description: "Skills: versioned markdown playbooks by slug, tenant-wide or per project.", default: false },
   { id: "collab", description: "Comments with mentions, attachments (links and files), the activity log, and your notifications.", default: false },
   { id: "git", description: "Git on GitHub: status, inventory, parity, log, diff summaries, multi-file commits, merges and cherry-picks through the GitHub API.", default: false },
-  { id: "docs", description: "Document store: content-addressed documents with search, grep, a knowledge graph, collections and snapshots, behind three composite tools (docs_query, docs_execute, docs_session).", default: false },
-  { id: "code", description: "Code context over the team's GitHub repositories: indexing on the platform's workflows, semantic and keyword code search, files, symbols and context for a prompt.", default: false },
-  { id: "review", description: "Code review on GitHub: the deterministic review_diff preflight with SARIF, YAML invariants, secret scrubbing, LLM reviews of diffs and pull requests, GitHub's own check results, and reactive pull-request review sessions.", default: false },
-  { id: "plans", description: "Plans: write (create_plan, save_plan), refine, approve through the inbox, turn into tasks, track step by step, visualize and execute implementation plans; every version kept, compared and rolled back.", default: false },
+  {
+    id: "docs",
+    description: "Document store: content-addressed documents with search, grep, a knowledge graph, collections and snapshots, behind three composite tools (docs_query, docs_execute, docs_session).",
+    default: false,
+  },
+  {
+    id: "code",
+    description: "Code context over the team's GitHub repositories: indexing on the platform's workflows, semantic and keyword code search, files, symbols and context for a prompt.",
+    default: false,
+  },
+  {
+    id: "review",
+    description:
+      "Code review on GitHub: the deterministic review_diff preflight with SARIF, YAML invariants, secret scrubbing, LLM reviews of diffs and pull requests, GitHub's own check results, and reactive pull-request review sessions.",
+    default: false,
+  },
+  {
+    id: "plans",
+    description:
+      "Plans: write (create_plan, save_plan), refine, approve through the inbox, turn into tasks, track step by step, visualize and execute implementation plans; every version kept, compared and rolled back.",
+    default: false,
+  },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
 ];
 
@@ -45,7 +78,25 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
 const toolManifest = manifestTool({ toolsets: TOOLSETS, select: (surface) => selectTools(surface), listing: (def) => listedTool(def, "lean") });
 
 /** Every tool the server has, grouped by toolset. */
-export const ALL_TOOLS: readonly AnyToolDef[] = [...changeTools, ...identityTools, ...projectTools, ...taskTools, ...decisionTools, ...handoffTools, ...knowledgeTools, ...collabTools, ...attachmentTools, ...repoTools, ...feedbackTools, ...skillTools, ...searchTools, ...runTools, ...gitTools, ...docsTools, ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools])];
+export const ALL_TOOLS: readonly AnyToolDef[] = [
+  ...changeTools,
+  ...identityTools,
+  ...projectTools,
+  ...taskTools,
+  ...decisionTools,
+  ...handoffTools,
+  ...knowledgeTools,
+  ...collabTools,
+  ...attachmentTools,
+  ...repoTools,
+  ...feedbackTools,
+  ...skillTools,
+  ...searchTools,
+  ...runTools,
+  ...gitTools,
+  ...docsTools,
+  ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),
+];
 
 const TOOLS_BY_NAME = new Map(ALL_TOOLS.map((t) => [t.name, t]));
 
@@ -67,10 +118,7 @@ export function selectTools(surface: Surface): AnyToolDef[] {
   const known = new Set<string>(TOOLSETS.map((t) => t.id));
   const unknown = surface.toolsets.filter((t) => t !== "all" && t !== "default" && !known.has(t));
   if (unknown.length > 0) {
-    throw invalidInput(
-      `Unknown toolset${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}.`,
-      `Known toolsets: ${[...known].join(", ")}, or "all".`,
-    );
+    throw invalidInput(`Unknown toolset${unknown.length > 1 ? "s" : ""}: ${unknown.join(", ")}.`, `Known toolsets: ${[...known].join(", ")}, or "all".`);
   }
   const wanted = new Set<ToolsetId>();
   const asked = surface.toolsets.length > 0 ? surface.toolsets : ["default"];
@@ -83,9 +131,7 @@ export function selectTools(surface: Surface): AnyToolDef[] {
 }
 
 /** The work ledger's toolsets (seed 001): beside any of them, short names such as `search` or `history` would be ambiguous. */
-const WORK_LEDGER_TOOLSETS: ReadonlySet<ToolsetId> = new Set([
-  "identity", "projects", "tasks", "decisions", "handoffs", "knowledge", "search", "repos", "feedback", "skills", "collab", "runs",
-]);
+const WORK_LEDGER_TOOLSETS: ReadonlySet<ToolsetId> = new Set(["identity", "projects", "tasks", "decisions", "handoffs", "knowledge", "search", "repos", "feedback", "skills", "collab", "runs"]);
 
 /** How a surface names its tools: the name each is listed under, and the tool a tools/call name means. */
 export interface SurfaceNaming {

@@ -10,7 +10,11 @@ import type { Env } from "../env";
 let isolateKey: string | undefined;
 const derived = new Map<string, string>();
 
-const b64url = (bytes: ArrayBuffer | Uint8Array) => btoa(String.fromCharCode(...new Uint8Array(bytes))).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const b64url = (bytes: ArrayBuffer | Uint8Array) =>
+  btoa(String.fromCharCode(...new Uint8Array(bytes)))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 export async function requestStateKey(env: Env): Promise<string> {
   if (env.REQUEST_STATE_KEY && env.REQUEST_STATE_KEY.length >= 32) return env.REQUEST_STATE_KEY;

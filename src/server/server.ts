@@ -1,6 +1,18 @@
 import {
-  CLIENT_CAPABILITIES_META_KEY, createRequestStateCodec, inputRequired, inputResponse, LOG_LEVEL_META_KEY, McpServer, ProtocolError, ProtocolErrorCode,
-  ResourceNotFoundError, ResourceTemplate, type CallToolResult, type LoggingLevel, type RequestStateCodec, type ServerContext,
+  CLIENT_CAPABILITIES_META_KEY,
+  createRequestStateCodec,
+  inputRequired,
+  inputResponse,
+  LOG_LEVEL_META_KEY,
+  McpServer,
+  ProtocolError,
+  ProtocolErrorCode,
+  ResourceNotFoundError,
+  ResourceTemplate,
+  type CallToolResult,
+  type LoggingLevel,
+  type RequestStateCodec,
+  type ServerContext,
 } from "@modelcontextprotocol/server";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/server/validators/cf-worker";
 import { GUIDE_INDEX, GUIDE_TOPICS, findTopic, renderTopic } from "../guide/topics";
@@ -94,20 +106,23 @@ function canElicit(sctx: ServerContext): boolean {
  */
 export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], options: ServeOptions): Promise<McpServer> {
   const codec = stateCodec(options.stateKey, ctx);
-  const mcp = new McpServer({ ...SERVER_INFO, icons: serverIcons(options.origin) }, {
-    capabilities: {
-      tools: { listChanged: false },
-      resources: { listChanged: false },
-      prompts: { listChanged: false },
-      completions: {},
-      logging: {},
+  const mcp = new McpServer(
+    { ...SERVER_INFO, icons: serverIcons(options.origin) },
+    {
+      capabilities: {
+        tools: { listChanged: false },
+        resources: { listChanged: false },
+        prompts: { listChanged: false },
+        completions: {},
+        logging: {},
+      },
+      instructions: instructionsFor(options.surface),
+      // The SDK's default validator on Node (Ajv) generates code, which production Workers forbid.
+      jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
+      cacheHints: CACHE_HINTS,
+      requestState: { verify: (state, sctx) => codec.verify(state, sctx) },
     },
-    instructions: instructionsFor(options.surface),
-    // The SDK's default validator on Node (Ajv) generates code, which production Workers forbid.
-    jsonSchemaValidator: new CfWorkerJsonSchemaValidator(),
-    cacheHints: CACHE_HINTS,
-    requestState: { verify: (state, sctx) => codec.verify(state, sctx) },
-  });
+  );
   registerResources(mcp, ctx);
   await attachGuideSkills(mcp);
   const server = mcp.server;
@@ -193,10 +208,7 @@ function askOnStream(sctx: ServerContext): Confirmer {
     ask: async ({ key, message }) => {
       let result;
       try {
-        result = await sctx.mcpReq.elicitInput(
-          { mode: "form", message, requestedSchema: confirmationForm(message) },
-          { relatedRequestId: sctx.mcpReq.id, timeout: CONFIRM_WAIT_MS },
-        );
+        result = await sctx.mcpReq.elicitInput({ mode: "form", message, requestedSchema: confirmationForm(message) }, { relatedRequestId: sctx.mcpReq.id, timeout: CONFIRM_WAIT_MS });
       } catch (err) {
         console.warn("a confirmation got no answer", err);
         throw new ToolError("confirmation_unanswered", `Not done: the confirmation got no answer (${message})`, {

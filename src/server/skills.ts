@@ -66,9 +66,7 @@ function renderTool(def: AnyToolDef): string {
   const listed = listedTool(def, "lean");
   const schema = listed.inputSchema as { properties?: Record<string, JsonSchemaProperty>; required?: string[] };
   const required = new Set(schema.required ?? []);
-  const params = Object.entries(schema.properties ?? {}).map(
-    ([name, p]) => `- \`${name}\` (${typeOf(p)}${required.has(name) ? ", required" : ""}): ${p.description ?? ""}`.trimEnd(),
-  );
+  const params = Object.entries(schema.properties ?? {}).map(([name, p]) => `- \`${name}\` (${typeOf(p)}${required.has(name) ? ", required" : ""}): ${p.description ?? ""}`.trimEnd());
   const kind = def.annotations.readOnly ? "reads" : def.annotations.destructive ? "writes, destructive" : "writes";
   return [`## ${def.name}`, "", `${listed.title ?? def.name} (${kind}, toolset ${def.toolset}). ${listed.description ?? ""}`.trim(), "", ...(params.length ? params : ["No parameters."])].join("\n");
 }
@@ -84,7 +82,8 @@ export function guideSkillFiles(): Record<string, string> {
       : `\nThe whole guide: the guide tool, or the resource ledger://guide.\n`;
     files[`${topic.id}/SKILL.md`] = `${frontmatter}\n${renderTopic(topic)}${more}`;
     if (tools.length) {
-      files[`${topic.id}/references/tools.md`] = `# Tools named in "${topic.title}"\n\nAs tools/list describes them; a tool outside the default toolsets needs ?toolsets=… (or all) on the /mcp URL.\n\n${tools.map(renderTool).join("\n\n")}\n`;
+      files[`${topic.id}/references/tools.md`] =
+        `# Tools named in "${topic.title}"\n\nAs tools/list describes them; a tool outside the default toolsets needs ?toolsets=… (or all) on the /mcp URL.\n\n${tools.map(renderTool).join("\n\n")}\n`;
     }
   }
   return files;

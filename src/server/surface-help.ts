@@ -46,7 +46,9 @@ export function offSurfaceError(name: string, view: SurfaceView): ToolError | nu
   }
   if (view.compact) {
     reasons.push(`in compact mode '${quoted}' is an op, not a tool`);
-    fixes.push(`call ${def.annotations.readOnly ? `query with {"steps":[{"op":"${quoted}","params":{…}}]}` : `execute with {"operations":[{"op":"${quoted}","params":{…}}]}`}, or connect without ?mode=compact`);
+    fixes.push(
+      `call ${def.annotations.readOnly ? `query with {"steps":[{"op":"${quoted}","params":{…}}]}` : `execute with {"operations":[{"op":"${quoted}","params":{…}}]}`}, or connect without ?mode=compact`,
+    );
   }
   return new ToolError("tool_not_on_surface", `${reasons.join("; ")}.`, { hint: `To use it, ${fixes.join("; ")}.` });
 }
@@ -111,11 +113,11 @@ function render(view: SurfaceView, names: ReadonlySet<string>): string {
   const lines = PARTS.filter((p) => p.needs.every((n) => names.has(n)) && !(p.unless?.every((n) => names.has(n)) ?? false)).map((p) => p.text);
   for (const a of ABSENT) {
     // Absent because of the toolsets, not because the surface is read-only.
-    if (names.has(a.needs) || view.readonly && !findTool(a.needs)!.annotations.readOnly) continue;
+    if (names.has(a.needs) || (view.readonly && !findTool(a.needs)!.annotations.readOnly)) continue;
     lines.splice(lines.length - 1, 0, `${a.text}: to add it, ${enableHint(view, a.toolset)}.`);
   }
   if (view.compact) {
-    lines.splice(1, 0, "This is compact mode: each tool named here is an op; run reads through query and writes through execute ({\"op\": name, \"params\": {…}}); describe lists them all.");
+    lines.splice(1, 0, 'This is compact mode: each tool named here is an op; run reads through query and writes through execute ({"op": name, "params": {…}}); describe lists them all.');
   }
   return lines.join("\n");
 }

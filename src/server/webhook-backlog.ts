@@ -38,7 +38,9 @@ export async function keepThrottled(env: Env, d: ThrottledDelivery, now: Date): 
      WHERE (SELECT count(*) FROM webhook_backlog WHERE tenant_id = ?1) < ?9
        AND (SELECT coalesce(sum(bytes), 0) FROM webhook_backlog WHERE tenant_id = ?1) + ?6 <= ?10
      ON CONFLICT DO NOTHING RETURNING delivery_id`,
-  ).bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), d.bucket, d.rawPayload, bytes, d.contentHash, iso(now), MAX_KEPT_DELIVERIES, MAX_KEPT_BYTES).first();
+  )
+    .bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), d.bucket, d.rawPayload, bytes, d.contentHash, iso(now), MAX_KEPT_DELIVERIES, MAX_KEPT_BYTES)
+    .first();
   if (kept) return "queued";
   const waiting = await env.DB.prepare(`SELECT 1 FROM webhook_backlog WHERE tenant_id = ? AND delivery_id = ?`).bind(d.tenantId, d.deliveryId).first();
   return waiting ? "already_queued" : null;
@@ -56,9 +58,9 @@ export interface KeptDelivery {
 
 /** The longest-waiting kept deliveries, oldest first. */
 export async function oldestKept(env: Env, limit: number): Promise<KeptDelivery[]> {
-  const rows = await env.DB.prepare(
-    `SELECT tenant_id, delivery_id, event, bucket, payload, content_hash, received_at FROM webhook_backlog ORDER BY received_at, rowid LIMIT ?`,
-  ).bind(limit).all<KeptDelivery>();
+  const rows = await env.DB.prepare(`SELECT tenant_id, delivery_id, event, bucket, payload, content_hash, received_at FROM webhook_backlog ORDER BY received_at, rowid LIMIT ?`)
+    .bind(limit)
+    .all<KeptDelivery>();
   return rows.results;
 }
 
@@ -69,9 +71,18 @@ export async function oldestKept(env: Env, limit: number): Promise<KeptDelivery[
  */
 export async function feedKept(env: Env, row: KeptDelivery, now: Date): Promise<"processed" | "duplicate"> {
   const payload = JSON.parse(row.payload) as Record<string, unknown>;
-  const recorded = await recordDelivery(env, {
-    tenantId: row.tenant_id, deliveryId: row.delivery_id, event: row.event, payload, rawPayload: row.payload, contentHash: row.content_hash,
-  }, new Date(row.received_at));
+  const recorded = await recordDelivery(
+    env,
+    {
+      tenantId: row.tenant_id,
+      deliveryId: row.delivery_id,
+      event: row.event,
+      payload,
+      rawPayload: row.payload,
+      contentHash: row.content_hash,
+    },
+    new Date(row.received_at),
+  );
   if (recorded.fresh) await processDelivery(env, row.tenant_id, row.delivery_id, now, payload);
   await env.DB.prepare(`DELETE FROM webhook_backlog WHERE tenant_id = ? AND delivery_id = ?`).bind(row.tenant_id, row.delivery_id).run();
   return recorded.fresh ? "processed" : "duplicate";

@@ -53,9 +53,17 @@ async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
   const row = await env.DB.prepare(
     `INSERT INTO actors (id, tenant_id, name, kind, display_name, created_at) VALUES (?, ?, 'github', 'service', 'GitHub webhooks', ?)
      ON CONFLICT (tenant_id, name) DO UPDATE SET name = name RETURNING id`,
-  ).bind(uuidv7(now.getTime()), tenantId, iso(now)).first<{ id: string }>();
+  )
+    .bind(uuidv7(now.getTime()), tenantId, iso(now))
+    .first<{ id: string }>();
   return {
-    env, d1: env.DB, tenantId, actorId: row!.id, actorName: "github", operator: false, sessionId: "",
+    env,
+    d1: env.DB,
+    tenantId,
+    actorId: row!.id,
+    actorName: "github",
+    operator: false,
+    sessionId: "",
     clock: { now: () => new Date() },
     waitUntil: () => undefined,
   };
@@ -74,17 +82,26 @@ const isOutcome = (v: Repository | Outcome): v is Outcome => "status" in v;
 // ---------------------------------------------------------------------------------------------
 // push
 
-interface PushedCommit { sha: string; message: string; authorName: string; authorEmail: string; at: string; files: string[] }
+interface PushedCommit {
+  sha: string;
+  message: string;
+  authorName: string;
+  authorEmail: string;
+  at: string;
+  files: string[];
+}
 
 function pushedCommits(payload: Json): PushedCommit[] {
-  return arr(payload.commits).map(obj).flatMap((c) => {
-    const sha = str(c.id).toLowerCase();
-    const at = Date.parse(str(c.timestamp));
-    if (!FULL_COMMIT_SHA.test(sha) || Number.isNaN(at)) return [];
-    const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))].slice(0, 3000);
-    const author = obj(c.author);
-    return [{ sha, message: str(c.message).slice(0, 8000), authorName: str(author.name).slice(0, 200), authorEmail: str(author.email).slice(0, 200), at: iso(new Date(at)), files }];
-  });
+  return arr(payload.commits)
+    .map(obj)
+    .flatMap((c) => {
+      const sha = str(c.id).toLowerCase();
+      const at = Date.parse(str(c.timestamp));
+      if (!FULL_COMMIT_SHA.test(sha) || Number.isNaN(at)) return [];
+      const files = [...new Set([...arr(c.added), ...arr(c.modified), ...arr(c.removed)].map(str).filter((f) => f && f.length <= 1000))].slice(0, 3000);
+      const author = obj(c.author);
+      return [{ sha, message: str(c.message).slice(0, 8000), authorName: str(author.name).slice(0, 200), authorEmail: str(author.email).slice(0, 200), at: iso(new Date(at)), files }];
+    });
 }
 
 /**
@@ -97,16 +114,21 @@ function pushedCommits(payload: Json): PushedCommit[] {
  */
 function backfillStatements(ctx: Ctx, repo: Repository, projectNames: string[], commits: PushedCommit[]): D1PreparedStatement[] {
   const names = JSON.stringify(projectNames.map((n) => n.toLowerCase()));
-  return [...commits].sort((a, b) => a.at.localeCompare(b.at)).filter((c) => c.files.length > 0).map((c) => {
-    const files = JSON.stringify(c.files);
-    return ctx.d1.prepare(
-      `UPDATE events SET git_commit = ?1
+  return [...commits]
+    .sort((a, b) => a.at.localeCompare(b.at))
+    .filter((c) => c.files.length > 0)
+    .map((c) => {
+      const files = JSON.stringify(c.files);
+      return ctx.d1
+        .prepare(
+          `UPDATE events SET git_commit = ?1
        WHERE tenant_id = ?2 AND git_commit = '' AND timestamp <= ?3 AND timestamp >= ?4
          AND lower(project) IN (SELECT value FROM json_each(?5))
          AND (entity_path IN (SELECT value FROM json_each(?6))
               OR (instr(entity_path, '::') > 1 AND substr(entity_path, 1, instr(entity_path, '::') - 1) IN (SELECT value FROM json_each(?6))))`,
-    ).bind(c.sha, ctx.tenantId, c.at, iso(new Date(Date.parse(c.at) - BACKFILL_WINDOW_MS)), names, files);
-  });
+        )
+        .bind(c.sha, ctx.tenantId, c.at, iso(new Date(Date.parse(c.at) - BACKFILL_WINDOW_MS)), names, files);
+    });
 }
 
 async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
@@ -115,16 +137,23 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
   const ref = str(payload.ref).slice(0, 300);
   const commits = pushedCommits(payload);
   const now = iso(ctx.clock.now());
-  const inserts = commits.map((c) => ctx.d1.prepare(
-    `INSERT INTO git_commits (tenant_id, repository_id, sha, ref, message, author_name, author_email, committed_at, files, delivery_id, recorded_at)
+  const inserts = commits.map((c) =>
+    ctx.d1
+      .prepare(
+        `INSERT INTO git_commits (tenant_id, repository_id, sha, ref, message, author_name, author_email, committed_at, files, delivery_id, recorded_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  ).bind(ctx.tenantId, repo.id, c.sha, ref, c.message, c.authorName, c.authorEmail, c.at, JSON.stringify(c.files), deliveryId, now));
+      )
+      .bind(ctx.tenantId, repo.id, c.sha, ref, c.message, c.authorName, c.authorEmail, c.at, JSON.stringify(c.files), deliveryId, now),
+  );
   let explained = 0;
   if (ref === `refs/heads/${repo.default_branch}`) {
-    const linked = await ctx.d1.prepare(
-      `SELECT p.key FROM project_repositories pr JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
+    const linked = await ctx.d1
+      .prepare(
+        `SELECT p.key FROM project_repositories pr JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
        WHERE pr.tenant_id = ? AND pr.repository_id = ? AND p.deleted_at IS NULL`,
-    ).bind(ctx.tenantId, repo.id).all<{ key: string }>();
+      )
+      .bind(ctx.tenantId, repo.id)
+      .all<{ key: string }>();
     const results = await batchAll(ctx, [...inserts, ...backfillStatements(ctx, repo, [...linked.results.map((r) => r.key), repo.slug, repo.name], commits)]);
     explained = results.slice(inserts.length).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
   } else {
@@ -172,9 +201,12 @@ async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
   const repo = await payloadRepository(ctx, payload);
   if (isOutcome(repo)) return repo;
 
-  const refs = (await ctx.d1.prepare(
-    `SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND repository_id = ? AND ref_type = 'pr' AND pr_number = ? AND deleted_at IS NULL`,
-  ).bind(ctx.tenantId, repo.id, number).all<CodeRef>()).results;
+  const refs = (
+    await ctx.d1
+      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND repository_id = ? AND ref_type = 'pr' AND pr_number = ? AND deleted_at IS NULL`)
+      .bind(ctx.tenantId, repo.id, number)
+      .all<CodeRef>()
+  ).results;
   let moved = 0;
   // A merged PR stays merged, as code_ref_update enforces.
   for (const ref of refs.filter((r) => r.pr_state !== "merged")) moved += (await applyCodeRefChange(ctx, ref, { pr_state: state })).changed.length > 0 ? 1 : 0;
@@ -229,7 +261,10 @@ async function syncRepositories(ctx: Ctx, add: unknown[], remove: unknown[]): Pr
   for (const parts of parse(add)) added += (await registerRepository(ctx, parts, "main")).created ? 1 : 0;
   for (const parts of parse(remove)) {
     const repo = await repositoryByRemote(ctx, parts);
-    if (repo) { await unregisterRepository(ctx, repo); removed++; }
+    if (repo) {
+      await unregisterRepository(ctx, repo);
+      removed++;
+    }
   }
   return { status: "processed", note: `${added} repository(ies) registered, ${removed} unregistered` };
 }
@@ -282,19 +317,36 @@ export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promi
   const row = await env.DB.prepare(
     `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at, content_hash)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING delivery_id`,
-  ).bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, d.ignoredBecause ? "ignored" : "pending", d.ignoredBecause ?? "",
-    keep ? d.rawPayload : "", iso(now), d.ignoredBecause ? iso(now) : null, d.contentHash).first();
+  )
+    .bind(
+      d.tenantId,
+      d.deliveryId,
+      d.event.slice(0, 100),
+      action,
+      repository,
+      d.ignoredBecause ? "ignored" : "pending",
+      d.ignoredBecause ?? "",
+      keep ? d.rawPayload : "",
+      iso(now),
+      d.ignoredBecause ? iso(now) : null,
+      d.contentHash,
+    )
+    .first();
   if (row) return { fresh: true };
   // Which rule refused it: the delivery id first (GitHub's own redelivery), else the body.
   const seen = await env.DB.prepare(
     `SELECT delivery_id FROM webhook_deliveries WHERE tenant_id = ?1 AND (delivery_id = ?2 OR (content_hash = ?3 AND duplicate_of = ''))
      ORDER BY delivery_id = ?2 DESC LIMIT 1`,
-  ).bind(d.tenantId, d.deliveryId, d.contentHash).first<{ delivery_id: string }>();
+  )
+    .bind(d.tenantId, d.deliveryId, d.contentHash)
+    .first<{ delivery_id: string }>();
   if (!seen || seen.delivery_id === d.deliveryId) return { fresh: false, duplicateOf: null };
   await env.DB.prepare(
     `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at, content_hash, duplicate_of)
      VALUES (?, ?, ?, ?, ?, 'duplicate', ?, '', ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  ).bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, `the same body as delivery ${seen.delivery_id}`, iso(now), iso(now), d.contentHash, seen.delivery_id).run();
+  )
+    .bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, `the same body as delivery ${seen.delivery_id}`, iso(now), iso(now), d.contentHash, seen.delivery_id)
+    .run();
   return { fresh: false, duplicateOf: seen.delivery_id };
 }
 
@@ -309,7 +361,9 @@ export async function processDelivery(env: Env, tenantId: string, deliveryId: st
      WHERE tenant_id = ? AND delivery_id = ? AND attempts < ?
        AND (status IN ('pending', 'failed') OR (status = 'processing' AND attempted_at < ?))
      RETURNING event, payload`,
-  ).bind(iso(now), tenantId, deliveryId, MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS))).first<{ event: string; payload: string }>();
+  )
+    .bind(iso(now), tenantId, deliveryId, MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS)))
+    .first<{ event: string; payload: string }>();
   if (!claimed) return null;
   let result: Outcome | { status: "failed"; note: string };
   try {
@@ -321,7 +375,8 @@ export async function processDelivery(env: Env, tenantId: string, deliveryId: st
     result = { status: "failed", note: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   }
   await env.DB.prepare(`UPDATE webhook_deliveries SET status = ?, error = ?, processed_at = ? WHERE tenant_id = ? AND delivery_id = ?`)
-    .bind(result.status, result.status === "processed" ? "" : result.note, iso(new Date()), tenantId, deliveryId).run();
+    .bind(result.status, result.status === "processed" ? "" : result.note, iso(new Date()), tenantId, deliveryId)
+    .run();
   return result;
 }
 
@@ -332,7 +387,9 @@ export async function retryDeliveries(env: Env, now: Date): Promise<string> {
      WHERE attempts < ? AND payload <> '' AND tenant_id <> ''
        AND (status = 'failed' OR (status IN ('pending', 'processing') AND coalesce(attempted_at, received_at) < ?))
      ORDER BY received_at LIMIT ?`,
-  ).bind(MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS)), RETRY_BATCH).all<{ tenant_id: string; delivery_id: string }>();
+  )
+    .bind(MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS)), RETRY_BATCH)
+    .all<{ tenant_id: string; delivery_id: string }>();
   let succeeded = 0;
   for (const d of due.results) {
     const r = await processDelivery(env, d.tenant_id, d.delivery_id, now);
@@ -343,8 +400,8 @@ export async function retryDeliveries(env: Env, now: Date): Promise<string> {
 
 /** Cron: deliveries are kept for inspection and replay for DELIVERY_RETENTION_MS. */
 export async function dropOldDeliveries(env: Env, now: Date): Promise<string> {
-  const res = await env.DB.prepare(
-    `DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? LIMIT 5000)`,
-  ).bind(iso(new Date(now.getTime() - DELIVERY_RETENTION_MS))).run();
+  const res = await env.DB.prepare(`DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? LIMIT 5000)`)
+    .bind(iso(new Date(now.getTime() - DELIVERY_RETENTION_MS)))
+    .run();
   return `${res.meta.changes ?? 0} old delivery(ies) removed`;
 }

@@ -31,12 +31,18 @@ function ClientFacts(props: { client: ConsentDescription }) {
     <section aria-label="Client">
       <p>
         <strong>{client.clientName}</strong>{" "}
-        {client.clientDomain ? <span>published by <strong>{client.clientDomain}</strong></span> : <span class="muted">(registered itself; its name is not verified)</span>}
+        {client.clientDomain ? (
+          <span>
+            published by <strong>{client.clientDomain}</strong>
+          </span>
+        ) : (
+          <span class="muted">(registered itself; its name is not verified)</span>
+        )}
       </p>
-      <p>Access will be sent to <strong>{client.redirectHost}</strong>.</p>
-      {client.redirectIsLoopback ? (
-        <p class="warning">This sends access to an app on your computer. Continue only if you just started signing in from it.</p>
-      ) : null}
+      <p>
+        Access will be sent to <strong>{client.redirectHost}</strong>.
+      </p>
+      {client.redirectIsLoopback ? <p class="warning">This sends access to an app on your computer. Continue only if you just started signing in from it.</p> : null}
     </section>
   );
 }
@@ -47,20 +53,34 @@ export function SignInPage(props: { client: ConsentDescription; action: string; 
       <h1>Sign in to agent-ledger</h1>
       <p>An app wants to connect to agent-ledger on your behalf:</p>
       <ClientFacts client={props.client} />
-      {props.error ? <p class="error" role="alert">{props.error}</p> : null}
+      {props.error ? (
+        <p class="error" role="alert">
+          {props.error}
+        </p>
+      ) : null}
       <form method="post" action={props.action}>
         <input type="hidden" name={CSRF_FIELD} value={props.csrf} />
         <fieldset>
           <legend>With an API key</legend>
-          <label for="api_key">Paste an agent-ledger API key (<code>alk_…</code>); the app acts as that key's actor.</label>
+          <label for="api_key">
+            Paste an agent-ledger API key (<code>alk_…</code>); the app acts as that key's actor.
+          </label>
           <input id="api_key" name="api_key" type="password" autocomplete="off" spellcheck={false} />
-          <p><button class="primary" type="submit" name="signin" value="key">Sign in with the key</button></p>
+          <p>
+            <button class="primary" type="submit" name="signin" value="key">
+              Sign in with the key
+            </button>
+          </p>
         </fieldset>
         {props.github ? (
           <fieldset>
             <legend>With GitHub</legend>
             <p class="muted">Your GitHub account must be mapped to an actor by an operator.</p>
-            <p><button type="submit" name="signin" value="github">Sign in with GitHub</button></p>
+            <p>
+              <button type="submit" name="signin" value="github">
+                Sign in with GitHub
+              </button>
+            </p>
           </fieldset>
         ) : null}
       </form>
@@ -87,7 +107,9 @@ export function ConsentPage(props: {
   const list = (lines: ToolsetLine[]) => (
     <ul>
       {lines.map((t) => (
-        <li><strong>{t.id}</strong> ({t.tools} tool{t.tools === 1 ? "" : "s"}): <span class="muted">{t.description}</span></li>
+        <li>
+          <strong>{t.id}</strong> ({t.tools} tool{t.tools === 1 ? "" : "s"}): <span class="muted">{t.description}</span>
+        </li>
       ))}
     </ul>
   );
@@ -107,7 +129,9 @@ export function ConsentPage(props: {
             <label>
               <input type="radio" name="access" value="full" checked /> Read and write (<code>{SCOPE_READ}</code> <code>{SCOPE_WRITE}</code>)
             </label>
-          ) : ""}
+          ) : (
+            ""
+          )}
           <label>
             <input type="radio" name="access" value="readonly" checked={props.access === "readonly"} /> Read only (<code>{SCOPE_READ}</code>): only tools that change nothing
           </label>
@@ -117,10 +141,16 @@ export function ConsentPage(props: {
         {props.access === "full" ? list(props.toolsets.full) : ""}
         <p class="muted">With read only:</p>
         {list(props.toolsets.readonly)}
-        <p class="muted">The connector's URL can add {props.toolsets.optIn.join(", ")} with <code>?toolsets=</code>; read-only access stays read-only whatever the URL asks.</p>
+        <p class="muted">
+          The connector's URL can add {props.toolsets.optIn.join(", ")} with <code>?toolsets=</code>; read-only access stays read-only whatever the URL asks.
+        </p>
         <p>
-          <button class="primary" type="submit" name="decision" value="allow">Allow</button>{" "}
-          <button type="submit" name="decision" value="deny">Deny</button>
+          <button class="primary" type="submit" name="decision" value="allow">
+            Allow
+          </button>{" "}
+          <button type="submit" name="decision" value="deny">
+            Deny
+          </button>
         </p>
       </form>
     </Layout>
@@ -131,7 +161,9 @@ export function MessagePage(props: { title: string; message: string; hint?: stri
   return (
     <Layout title={props.title}>
       <h1>{props.title}</h1>
-      <p class="error" role="alert">{props.message}</p>
+      <p class="error" role="alert">
+        {props.message}
+      </p>
       {props.hint ? <p>{props.hint}</p> : null}
     </Layout>
   );

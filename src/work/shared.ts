@@ -7,8 +7,7 @@ import type { Ctx } from "../core/context";
 import { notFound } from "../core/errors";
 
 /** An actor reference as tools take it: an actor id, its external_ref, or "me". */
-export const actorRefField = (description: string) =>
-  z.string().min(1).max(200).describe(`${description} Actor id, external_ref or "me".`);
+export const actorRefField = (description: string) => z.string().min(1).max(200).describe(`${description} Actor id, external_ref or "me".`);
 
 /**
  * Resolves an actor reference to an actor id in the caller's tenant. Another tenant's actor is
@@ -17,11 +16,8 @@ export const actorRefField = (description: string) =>
 export async function resolveActor(ctx: Ctx, ref: string): Promise<string> {
   const value = ref.trim();
   if (value === "me") return ctx.actorId;
-  const row = await ctx.d1
-    .prepare(`SELECT id FROM actors WHERE tenant_id = ? AND (id = ? OR name = ?) LIMIT 1`)
-    .bind(ctx.tenantId, value, value)
-    .first<{ id: string }>();
-  if (!row) throw notFound("actor", value, "Use actor_query to find actor ids, or \"me\" for yourself.");
+  const row = await ctx.d1.prepare(`SELECT id FROM actors WHERE tenant_id = ? AND (id = ? OR name = ?) LIMIT 1`).bind(ctx.tenantId, value, value).first<{ id: string }>();
+  if (!row) throw notFound("actor", value, 'Use actor_query to find actor ids, or "me" for yourself.');
   return row.id;
 }
 
@@ -54,14 +50,26 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
       `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
        SELECT ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?${a.ifPreviousChanged ? " WHERE changes() > 0" : ""}`,
     )
-    .bind(uuidv7(now.getTime()), ctx.tenantId, iso(now), ctx.actorId, a.verb, a.objectType, a.objectId, a.projectId ?? null,
-      a.summary, a.severity ?? "info", ctx.sessionId, ctx.runId ?? null, JSON.stringify(a.metadata ?? {}));
+    .bind(
+      uuidv7(now.getTime()),
+      ctx.tenantId,
+      iso(now),
+      ctx.actorId,
+      a.verb,
+      a.objectType,
+      a.objectId,
+      a.projectId ?? null,
+      a.summary,
+      a.severity ?? "info",
+      ctx.sessionId,
+      ctx.runId ?? null,
+      JSON.stringify(a.metadata ?? {}),
+    );
 }
 
 export { afterTimeAndId, decodeKeyset, keysetPage } from "../db/cursor";
 
-export const limitField = (def: number, max: number) =>
-  z.number().int().min(1).max(max).default(def).describe("Results to return.");
+export const limitField = (def: number, max: number) => z.number().int().min(1).max(max).default(def).describe("Results to return.");
 
 export const cursorField = z.string().max(500).optional().describe("next_cursor of the previous page.");
 
@@ -94,7 +102,7 @@ export const activityItemSchema = z.object({
   object_type: z.string().describe("Kind of object."),
   object_id: z.string().describe("The object's id."),
   actor_id: z.string().describe("Who did it."),
-  actor_name: z.string().describe("Their name (\"\" if the actor is gone)."),
+  actor_name: z.string().describe('Their name ("" if the actor is gone).'),
   summary: z.string().describe("One line."),
 });
 export type ActivityItem = z.infer<typeof activityItemSchema>;

@@ -31,11 +31,20 @@ function network(routes: Record<string, Route> = {}, dns: Record<string, DnsReco
     if (!route) throw new Error(`Unexpected outbound request in a test: ${url}`);
     return route();
   });
-  return { reached, lookups: () => vi.mocked(globalThis.fetch).mock.calls.map(([i]) => (i instanceof Request ? i.url : String(i))).filter(isDoh) };
+  return {
+    reached,
+    lookups: () =>
+      vi
+        .mocked(globalThis.fetch)
+        .mock.calls.map(([i]) => (i instanceof Request ? i.url : String(i)))
+        .filter(isDoh),
+  };
 }
 
-const cimdDoc = (clientId: string, extra: Record<string, unknown> = {}): Route => () =>
-  Response.json({ client_id: clientId, client_name: "Some App", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", ...extra }, { headers: { "Cache-Control": "no-store" } });
+const cimdDoc =
+  (clientId: string, extra: Record<string, unknown> = {}): Route =>
+  () =>
+    Response.json({ client_id: clientId, client_name: "Some App", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none", ...extra }, { headers: { "Cache-Control": "no-store" } });
 
 async function authorizeAs(clientId: string): Promise<{ status: number; text: string }> {
   const { challenge } = await pkcePair();
@@ -132,7 +141,8 @@ describe("client metadata documents are fetched only from public addresses", () 
   it("the token endpoint refuses a repeated client_id and an oversized body before looking anything up", async () => {
     const net = network();
     const twice = await send(`${BASE}/oauth/token`, {
-      method: "POST", headers: { "Content-Type": "application/x-www-form-urlencoded" },
+      method: "POST",
+      headers: { "Content-Type": "application/x-www-form-urlencoded" },
       body: "grant_type=refresh_token&refresh_token=u:g:x&client_id=https%3A%2F%2Fa.example%2Fc&client_id=https%3A%2F%2Fb.example%2Fc",
     });
     expect(twice.status).toBe(400);
@@ -152,13 +162,16 @@ describe("dynamic client registration is bounded", () => {
   const good = { client_name: "Bounded", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" };
 
   it("accepts every field at its bound", async () => {
-    const res = await register({
-      ...good,
-      client_name: "n".repeat(200),
-      redirect_uris: Array.from({ length: 10 }, (_, i) => `https://app.example/${i}/${"p".repeat(1970)}`),
-      client_uri: `https://app.example/${"c".repeat(1980)}`,
-      contacts: Array.from({ length: 10 }, (_, i) => `ops${i}@app.example`),
-    }, "198.51.100.2");
+    const res = await register(
+      {
+        ...good,
+        client_name: "n".repeat(200),
+        redirect_uris: Array.from({ length: 10 }, (_, i) => `https://app.example/${i}/${"p".repeat(1970)}`),
+        client_uri: `https://app.example/${"c".repeat(1980)}`,
+        contacts: Array.from({ length: 10 }, (_, i) => `ops${i}@app.example`),
+      },
+      "198.51.100.2",
+    );
     expect(res.status, await res.clone().text()).toBe(201);
   });
 
@@ -199,11 +212,13 @@ describe("dynamic client registration is rate limited per source", () => {
     return res;
   };
   const attempt = (ip: string) =>
-    limited(new Request(`${BASE}/oauth/register`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", "CF-Connecting-IP": ip },
-      body: JSON.stringify({ client_name: "Burst", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }),
-    }));
+    limited(
+      new Request(`${BASE}/oauth/register`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "CF-Connecting-IP": ip },
+        body: JSON.stringify({ client_name: "Burst", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }),
+      }),
+    );
 
   it("lets OAUTH_REGISTER_PER_MIN through per address, then answers 429 with Retry-After; other addresses are unaffected", async () => {
     const before = await clientCount();
@@ -225,10 +240,14 @@ describe("dynamic client registration is rate limited per source", () => {
   });
 
   it("counts requests without CF-Connecting-IP (no Cloudflare in front) together, rather than not at all", async () => {
-    const anonymous = () => limited(new Request(`${BASE}/oauth/register`, {
-      method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ client_name: "Local", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }),
-    }));
+    const anonymous = () =>
+      limited(
+        new Request(`${BASE}/oauth/register`, {
+          method: "POST",
+          headers: { "Content-Type": "application/json" },
+          body: JSON.stringify({ client_name: "Local", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" }),
+        }),
+      );
     const statuses: number[] = [];
     for (let i = 0; i < 4; i++) statuses.push((await anonymous()).status);
     expect(statuses).toEqual([201, 201, 201, 429]);

@@ -29,7 +29,12 @@ async function tokensFor(key: string, access: "full" | "readonly" = "full") {
   const { verifier, challenge } = await pkcePair();
   const redirect = await authorizeWithKey(send, BASE, { clientId, redirectUri: REDIRECT, challenge, key, access });
   const res = await tokenRequest(send, BASE, {
-    grant_type: "authorization_code", code: redirect.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${BASE}/mcp`,
+    grant_type: "authorization_code",
+    code: redirect.searchParams.get("code")!,
+    redirect_uri: REDIRECT,
+    client_id: clientId,
+    code_verifier: verifier,
+    resource: `${BASE}/mcp`,
   });
   expect(res.status, await res.clone().text()).toBe(200);
   const body = (await res.json()) as { access_token: string; refresh_token: string; scope: string };
@@ -246,7 +251,8 @@ describe("sign-in and consent pages", () => {
       throw new Error(`Unexpected outbound request in a test: ${url}`);
     });
     const id = await seedIdentity("oauth-gh", "octo");
-    const clientId = (await (await registerClient(viaWorker, BASE, { client_name: "GH Client", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).json() as { client_id: string }).client_id;
+    const clientId = ((await (await registerClient(viaWorker, BASE, { client_name: "GH Client", redirect_uris: [REDIRECT], token_endpoint_auth_method: "none" })).json()) as { client_id: string })
+      .client_id;
     const { challenge } = await pkcePair();
 
     async function throughGithub(): Promise<Response> {
@@ -376,7 +382,6 @@ describe("tokens at /mcp", () => {
     const asAgent = await (await signInWithKey(new Browser(send), authorizeUrl(BASE, { clientId, redirectUri: REDIRECT, challenge }), agent.key)).text();
     expect(asAgent).not.toContain("operator role");
   });
-
 });
 
 describe("pre-registered clients (POST /oauth/clients)", () => {
@@ -393,10 +398,17 @@ describe("pre-registered clients (POST /oauth/clients)", () => {
     const { verifier, challenge } = await pkcePair();
     const redirect = await authorizeWithKey(send, BASE, { clientId: made.client_id, redirectUri: REDIRECT, challenge, key: boss.key });
     const token = await tokenRequest(send, BASE, {
-      grant_type: "authorization_code", code: redirect.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: made.client_id, code_verifier: verifier, resource: `${BASE}/mcp`,
+      grant_type: "authorization_code",
+      code: redirect.searchParams.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: made.client_id,
+      code_verifier: verifier,
+      resource: `${BASE}/mcp`,
     });
     expect(token.status, await token.clone().text()).toBe(200);
-    const secretful = (await (await create(boss.key, { client_name: "Server-side connector", redirect_uris: ["https://connector.example/cb"], confidential: true })).json()) as { client_secret?: string };
+    const secretful = (await (await create(boss.key, { client_name: "Server-side connector", redirect_uris: ["https://connector.example/cb"], confidential: true })).json()) as {
+      client_secret?: string;
+    };
     expect(secretful.client_secret?.length).toBeGreaterThan(20);
   });
 
@@ -446,7 +458,9 @@ describe("a grant ends with the API key that signed it in", () => {
     await env.DB.prepare(
       `INSERT INTO oauth_grants (grant_id, tenant_id, actor_id, user_id, client_id, client_name, redirect_uri, scope, signed_in_with, github_login, created_at, expires_at)
        VALUES ('ghgrant-1', ?, ?, ?, 'c', 'C', ?, 'ledger:read ledger:write', 'github', 'map-user', ?, ?)`,
-    ).bind(a.tenantId, a.actorId, a.actorId, REDIRECT, now.toISOString(), new Date(now.getTime() + 3_600_000).toISOString()).run();
+    )
+      .bind(a.tenantId, a.actorId, a.actorId, REDIRECT, now.toISOString(), new Date(now.getTime() + 3_600_000).toISOString())
+      .run();
     expect(await grantStanding(env.DB, "ghgrant-1", a.tenantId)).toMatchObject({ operator: true });
     await env.DB.prepare(mapGithubSql("map-user", "oauth-ghmap", "gh-a", "agent")).run();
     expect(await grantStanding(env.DB, "ghgrant-1", a.tenantId)).toMatchObject({ operator: false });
@@ -458,7 +472,9 @@ describe("a grant ends with the API key that signed it in", () => {
 
 describe("refresh-token rotation and reuse", () => {
   const ageRotations = (grantId: string) =>
-    env.DB.prepare("UPDATE oauth_refresh_tokens SET rotated_at = ? WHERE grant_id = ?").bind(new Date(Date.now() - REFRESH_RETRY_GRACE_MS - 1000).toISOString(), grantId).run();
+    env.DB.prepare("UPDATE oauth_refresh_tokens SET rotated_at = ? WHERE grant_id = ?")
+      .bind(new Date(Date.now() - REFRESH_RETRY_GRACE_MS - 1000).toISOString(), grantId)
+      .run();
   const grantOf = (token: string) => token.split(":")[1]!;
 
   it("a chain of refreshes works, each new access token calls /mcp", async () => {
@@ -553,7 +569,12 @@ describe("consent never grants more than the client asked", () => {
     expect(html).not.toContain('value="full"');
     const back = await decide(browser, BASE, html, "allow", "full");
     const res = await tokenRequest(send, BASE, {
-      grant_type: "authorization_code", code: back.searchParams.get("code")!, redirect_uri: REDIRECT, client_id: clientId, code_verifier: verifier, resource: `${BASE}/mcp`,
+      grant_type: "authorization_code",
+      code: back.searchParams.get("code")!,
+      redirect_uri: REDIRECT,
+      client_id: clientId,
+      code_verifier: verifier,
+      resource: `${BASE}/mcp`,
     });
     const token = (await res.json()) as { access_token: string; scope: string };
     expect(token.scope).toBe("ledger:read");
@@ -611,7 +632,8 @@ describe("oauth_purge", () => {
   });
 
   it("works in bounded batches and resumes where it stopped", async () => {
-    for (let i = 0; i < 3; i++) await env.OAUTH_KV.put(`grant:batch-user:batchgrant000${i}`, JSON.stringify({ id: `batchgrant000${i}`, clientId: "gone", userId: "batch-user", scope: [], createdAt: 1, expiresAt: 2 }));
+    for (let i = 0; i < 3; i++)
+      await env.OAUTH_KV.put(`grant:batch-user:batchgrant000${i}`, JSON.stringify({ id: `batchgrant000${i}`, clientId: "gone", userId: "batch-user", scope: [], createdAt: 1, expiresAt: 2 }));
     const first = await purgeOAuth(env, later(), { ...OAUTH_PURGE_LIMITS, providerBatch: 1 });
     expect(first).toMatch(/more next run/);
     const cursor = await env.DB.prepare("SELECT cursor FROM cron_cursors WHERE job = ?").bind(OAUTH_PURGE_JOB).first<{ cursor: string }>();

@@ -12,7 +12,10 @@ const T0 = "2026-03-01T10:00:00.000Z";
 const WHY = "Emails must be unique so password resets reach one account";
 
 const activityRows = (tenantId: string) =>
-  env.DB.prepare("SELECT verb, object_type, object_id, project_id, actor_id, summary FROM activity WHERE tenant_id = ? AND verb = 'change.logged' ORDER BY seq").bind(tenantId).all<Structured>().then((r) => r.results);
+  env.DB.prepare("SELECT verb, object_type, object_id, project_id, actor_id, summary FROM activity WHERE tenant_id = ? AND verb = 'change.logged' ORDER BY seq")
+    .bind(tenantId)
+    .all<Structured>()
+    .then((r) => r.results);
 
 describe("log_change", () => {
   describe("change events in the activity feed", () => {
@@ -28,13 +31,13 @@ describe("log_change", () => {
       const feed = await ok(w.ctx, "activity_query", { verb: "change.*" });
       expect(feed.items).toHaveLength(1);
       expect((feed.items as Structured[])[0]).toMatchObject({
-        object_id: logged.id, project_id: api.id, actor_name: "alice",
+        object_id: logged.id,
+        project_id: api.id,
+        actor_name: "alice",
         metadata: { change_type: "modify", entity_path: "users.email", agent: "claude-code" },
       });
       // Every feed item carries the name beside the id: the project's own creation too.
-      expect((await ok(w.ctx, "activity_query", { project_id: "API" })).items).toEqual(
-        expect.arrayContaining([expect.objectContaining({ verb: "project.created", actor_name: "alice" })]),
-      );
+      expect((await ok(w.ctx, "activity_query", { project_id: "API" })).items).toEqual(expect.arrayContaining([expect.objectContaining({ verb: "project.created", actor_name: "alice" })]));
     });
 
     it("a change whose project is no work-ledger project is in the tenant's feed without a project", async () => {
@@ -74,9 +77,7 @@ describe("log_change", () => {
       await ok(b.ctx, "project_create", { title: "API", key: "API" });
       await ok(a.ctx, "log_change", { entity_path: "users.email", change_type: "modify", reasoning: WHY, project: "API" });
       expect((await ok(b.ctx, "activity_query", { verb: "change.*" })).items).toEqual([]);
-      expect((await ok(b.ctx, "project_brief", { project: "API" })).recent_activity).toEqual(
-        expect.not.arrayContaining([expect.objectContaining({ verb: "change.logged" })]),
-      );
+      expect((await ok(b.ctx, "project_brief", { project: "API" })).recent_activity).toEqual(expect.not.arrayContaining([expect.objectContaining({ verb: "change.logged" })]));
       expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'change.logged'", b.id.tenantId)).toBe(0);
     });
   });

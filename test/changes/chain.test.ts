@@ -141,7 +141,8 @@ describe("change_verify", () => {
       const w = await newWorld("chain-legacy", { start: T0 });
       for (const i of [1, 2]) {
         await env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'old.path', 'add', 'from before')`)
-          .bind(`legacy-${w.slug}-${i}`, w.id.tenantId, T0).run();
+          .bind(`legacy-${w.slug}-${i}`, w.id.tenantId, T0)
+          .run();
       }
       const start = await env.DB.prepare(`SELECT events_seq FROM ledger_chain_start WHERE id = 1`).first<{ events_seq: number }>();
       // As if migration 0037 ran now: these two rows predate the chain.

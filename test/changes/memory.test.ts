@@ -12,15 +12,40 @@ const T0 = "2026-06-01T12:00:00.000Z";
 const at = (ms: number) => new Date(Date.parse(T0) + ms).toISOString();
 
 const EVENT_KEYS = [
-  "id", "timestamp", "entity_path", "entity_type", "change_type", "diff", "reasoning", "agent", "actor", "session_id", "git_commit",
-  "project", "changeset_id", "metadata", "revisit_after", "expires_when", "stale_when", "supersedes", "constraint", "superseded_by",
+  "id",
+  "timestamp",
+  "entity_path",
+  "entity_type",
+  "change_type",
+  "diff",
+  "reasoning",
+  "agent",
+  "actor",
+  "session_id",
+  "git_commit",
+  "project",
+  "changeset_id",
+  "metadata",
+  "revisit_after",
+  "expires_when",
+  "stale_when",
+  "supersedes",
+  "constraint",
+  "superseded_by",
 ];
-const ATTEMPT_KEYS = [
-  ...EVENT_KEYS, "outcome", "confidence", "outcome_reasoning", "supersede_reasoning", "current_status", "match_type", "similarity", "note",
-].sort();
+const ATTEMPT_KEYS = [...EVENT_KEYS, "outcome", "confidence", "outcome_reasoning", "supersede_reasoning", "current_status", "match_type", "similarity", "note"].sort();
 const STALE_KEYS = [
-  ...EVENT_KEYS, "flag", "revisit_due", "days_overdue", "active_use_signals", "matched_terms", "matched_event_id", "expires_status",
-  "expired_pattern", "expires_detail", "stale_reason",
+  ...EVENT_KEYS,
+  "flag",
+  "revisit_due",
+  "days_overdue",
+  "active_use_signals",
+  "matched_terms",
+  "matched_event_id",
+  "expires_status",
+  "expired_pattern",
+  "expires_detail",
+  "stale_reason",
 ].sort();
 
 interface World {
@@ -163,8 +188,12 @@ describe("prior_attempts", () => {
     const reopened = await attempts(ctx, { entity_path: "deps.moment" });
     expect(reopened).toHaveLength(1);
     expect(reopened[0]).toMatchObject({
-      id: lone, outcome: "reopened", confidence: "exact", superseded_by: sup.id,
-      supersede_reasoning: "need moment-timezone parity for the importer", current_status: "reopened",
+      id: lone,
+      outcome: "reopened",
+      confidence: "exact",
+      superseded_by: sup.id,
+      supersede_reasoning: "need moment-timezone parity for the importer",
+      current_status: "reopened",
     });
   });
 
@@ -301,8 +330,11 @@ describe("prior_attempts", () => {
     // 450 newer events that mention "flag" only in passing on one busy path: the walk must
     // page through several FTS batches to reach old.flag.
     const stmts = Array.from({ length: 450 }, (_, i) =>
-      env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'busy.path', 'modify', 'flag tweak')`)
-        .bind(`walk-${i}-${crypto.randomUUID()}`, id.tenantId, at(DAY + i * MINUTE)),
+      env.DB.prepare(`INSERT INTO events (id, tenant_id, timestamp, entity_path, change_type, reasoning) VALUES (?, ?, ?, 'busy.path', 'modify', 'flag tweak')`).bind(
+        `walk-${i}-${crypto.randomUUID()}`,
+        id.tenantId,
+        at(DAY + i * MINUTE),
+      ),
     );
     for (let i = 0; i < stmts.length; i += 100) await env.DB.batch(stmts.slice(i, i + 100));
     expect(paths(await attempts(ctx, { description: "the beta" }))).toEqual(["old.flag"]);
@@ -361,7 +393,12 @@ describe("prior_attempts", () => {
     const { ctx, clock } = await world("pa-moved");
     const added = await log(ctx, { entity_path: "src/auth.py::login_rate_limit", change_type: "add", entity_type: "function", reasoning: "throttle logins per IP to stop credential stuffing" });
     clock.advance(MINUTE);
-    await log(ctx, { entity_path: "lib/auth.py::login_rate_limit", change_type: "rename", rename_from: "src/auth.py::login_rate_limit", reasoning: "moved auth into lib/ with the rest of the shared code" });
+    await log(ctx, {
+      entity_path: "lib/auth.py::login_rate_limit",
+      change_type: "rename",
+      rename_from: "src/auth.py::login_rate_limit",
+      reasoning: "moved auth into lib/ with the rest of the shared code",
+    });
     clock.advance(MINUTE);
     await log(ctx, { entity_path: "lib/security.py::login_rate_limit", change_type: "rename", rename_from: "lib/auth.py::login_rate_limit", reasoning: "security helpers get their own module" });
     clock.advance(MINUTE);

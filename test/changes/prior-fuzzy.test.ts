@@ -27,7 +27,9 @@ const rows = (r: Structured) => r.items as Structured[];
 /** A payment-token column added and reverted a few hours later, plus unrelated history. */
 async function cardTokenHistory(ctx: Ctx, clock: { advance(ms: number): void }): Promise<{ added: string }> {
   const added = await log(ctx, {
-    entity_path: "users.card_token", change_type: "add", entity_type: "column",
+    entity_path: "users.card_token",
+    change_type: "add",
+    entity_type: "column",
     reasoning: "store the tokenized payment card credentials on the users table for one-click checkout",
   });
   clock.advance(3 * 60 * MINUTE);
@@ -51,7 +53,10 @@ describe("prior_attempts", () => {
       const found = rows(r);
       expect(found.map((a) => a.entity_path)).toEqual(["users.card_token"]);
       expect(found[0]).toMatchObject({
-        id: added, outcome: "reverted", confidence: "proximity_high", match_type: "fuzzy",
+        id: added,
+        outcome: "reverted",
+        confidence: "proximity_high",
+        match_type: "fuzzy",
         outcome_reasoning: "PCI scope: card tokens now live only in the provider vault",
       });
       expect(found[0]!.similarity).toBeGreaterThan(0);
@@ -83,7 +88,7 @@ describe("prior_attempts", () => {
       expect(r.find((a) => a.id === added)).toMatchObject({ match_type: "fuzzy", outcome: "reverted", outcome_reasoning: "moved to the provider vault" });
     });
 
-    it("is off by default: no fuzzy key and fuzzy \"\" answer exactly as without it", async () => {
+    it('is off by default: no fuzzy key and fuzzy "" answer exactly as without it', async () => {
       const w = await newWorld("fz-off", { start: T0 });
       await cardTokenHistory(w.ctx, w.clock);
       const plain = await prior(w.ctx, { entity_path: "cache.sessions", min_confidence: "proximity_low" });
@@ -96,10 +101,7 @@ describe("prior_attempts", () => {
     it("refuses a fuzzy that is not a string, or too long, as invalid_input, and writes nothing", async () => {
       const w = await newWorld("fz-bad", { start: T0 });
       await cardTokenHistory(w.ctx, w.clock);
-      const state = () => Promise.all([
-        count(`SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?`, w.id.tenantId),
-        count(`SELECT COUNT(*) AS n FROM events WHERE tenant_id = ?`, w.id.tenantId),
-      ]);
+      const state = () => Promise.all([count(`SELECT COUNT(*) AS n FROM tool_calls WHERE tenant_id = ?`, w.id.tenantId), count(`SELECT COUNT(*) AS n FROM events WHERE tenant_id = ?`, w.id.tenantId)]);
       for (const fuzzy of [true, 42, ["payment"], "x".repeat(4097)]) {
         const e = await refusedWithoutWrites(w.ctx, "prior_attempts", { entity_path: "users", fuzzy }, "invalid_input", state);
         expect(e.message).toContain("fuzzy");
@@ -177,7 +179,10 @@ describe("prior_attempts", () => {
       w.clock.advance(MINUTE);
       await log(w.ctx, { entity_path: "user.email", change_type: "remove", reasoning: "still breaks SSO" });
       const r = rows(await prior(w.ctx, { entity_path: "users.email" }));
-      expect(r.map((a) => [a.id, a.match_type, a.outcome])).toEqual([[exact, "exact", "reverted"], [near, "near_name", "reverted"]]);
+      expect(r.map((a) => [a.id, a.match_type, a.outcome])).toEqual([
+        [exact, "exact", "reverted"],
+        [near, "near_name", "reverted"],
+      ]);
       expect(r[1]!.note).toBe("a near-identical name of users.email");
       expect(r[1]!.outcome_reasoning).toBe("still breaks SSO");
     });

@@ -31,10 +31,7 @@ const ids = (r: Structured): string[] => r.items.map((e: Structured) => e.id as 
 const sorted = (xs: string[]) => [...xs].sort();
 
 /** Bulk rows straight into D1 (the FTS triggers index them as log_change's rows are). */
-async function insertEvents(
-  tenantId: string,
-  rows: Array<{ entity_path: string; timestamp: string; reasoning?: string; diff?: string; change_type?: string; agent?: string }>,
-): Promise<string[]> {
+async function insertEvents(tenantId: string, rows: Array<{ entity_path: string; timestamp: string; reasoning?: string; diff?: string; change_type?: string; agent?: string }>): Promise<string[]> {
   const out: string[] = [];
   const stmts = rows.map((r) => {
     const id = uuidv7(Date.parse(r.timestamp));
@@ -68,11 +65,29 @@ const long = `${"segment_".repeat(120)}end`; // 963 characters, with LIKE metach
 describe("change_diff", () => {
   describe("dotted-prefix semantics", () => {
     const stored = [
-      "users", "users.email", "users.email.domain", "Users.name", "usersX", "usersX.email", "users_email", "users-archive",
-      "src/auth.py", "src/auth.py::login", "src/utils.py",
-      "user_tier", "user_tier.v2", "userXtier", "userXtier.v2",
-      "promo.50%", "promo.50%.code", "promo.500.code", "a%b", "a%b.c", "aXb.c",
-      "dir/sub", "dir/sub.leaf",
+      "users",
+      "users.email",
+      "users.email.domain",
+      "Users.name",
+      "usersX",
+      "usersX.email",
+      "users_email",
+      "users-archive",
+      "src/auth.py",
+      "src/auth.py::login",
+      "src/utils.py",
+      "user_tier",
+      "user_tier.v2",
+      "userXtier",
+      "userXtier.v2",
+      "promo.50%",
+      "promo.50%.code",
+      "promo.500.code",
+      "a%b",
+      "a%b.c",
+      "aXb.c",
+      "dir/sub",
+      "dir/sub.leaf",
     ];
     let s: Setup;
     beforeAll(async () => {
@@ -258,7 +273,13 @@ describe("blame", () => {
     const s = await setup("r-blame");
     const add = await log(s, { entity_path: "users.email", change_type: "add", diff: "+email" });
     expect(await ok(s.ctx, "blame", { entity_path: "users.email" })).toMatchObject({
-      id: add.id, change_type: "add", diff: "+email", status: "active", error: "", agent: "reader-agent", isError: false,
+      id: add.id,
+      change_type: "add",
+      diff: "+email",
+      status: "active",
+      error: "",
+      agent: "reader-agent",
+      isError: false,
     });
     await log(s, { entity_path: "users.email.domain", change_type: "add" }); // a child does not count
     expect((await ok(s.ctx, "blame", { entity_path: "users.email" })).id).toBe(add.id);
@@ -278,11 +299,30 @@ describe("blame", () => {
     const s = await setup("r-blame-miss");
     const r = await call(s.ctx, "blame", { entity_path: "./nothing//here" });
     expect(r).toEqual({
-      ok: true, isError: false,
-      id: "", timestamp: "", entity_path: "", entity_type: "", change_type: "", diff: "", reasoning: "", agent: "", actor: "",
-      session_id: "", git_commit: "", project: "", changeset_id: "", metadata: {}, revisit_after: "", expires_when: "",
-      stale_when: "", supersedes: "", constraint: "", superseded_by: "",
-      status: "no_history", error: "No history found for 'nothing/here'",
+      ok: true,
+      isError: false,
+      id: "",
+      timestamp: "",
+      entity_path: "",
+      entity_type: "",
+      change_type: "",
+      diff: "",
+      reasoning: "",
+      agent: "",
+      actor: "",
+      session_id: "",
+      git_commit: "",
+      project: "",
+      changeset_id: "",
+      metadata: {},
+      revisit_after: "",
+      expires_when: "",
+      stale_when: "",
+      supersedes: "",
+      constraint: "",
+      superseded_by: "",
+      status: "no_history",
+      error: "No history found for 'nothing/here'",
     });
   });
 
@@ -460,7 +500,7 @@ describe("change_search", () => {
   });
 
   it("treats quotes and FTS syntax as plain text", async () => {
-    for (const q of ['"', '""', '"hi"', "*", "AND", "NEAR(", "NEAR(the", "a OR b", "entity_path:auth", "^abc", "-x -y", "(((", "'; --", "\"unterminated"]) {
+    for (const q of ['"', '""', '"hi"', "*", "AND", "NEAR(", "NEAR(the", "a OR b", "entity_path:auth", "^abc", "-x -y", "(((", "'; --", '"unterminated']) {
       const r = await call(s.ctx, "change_search", { query: q });
       expect(r.ok, q).toBe(true);
     }
@@ -514,7 +554,10 @@ describe("change_search", () => {
     const matching = inserted.filter((_, i) => rows[i]!.entity_path.startsWith("bulk.e"));
     expect(matching).toHaveLength(260);
     // Newer: 450 matches in another tenant, which the FTS index returns first.
-    await insertEvents(theirs.id.tenantId, Array.from({ length: 450 }, (_, i) => ({ entity_path: `their.e${i}`, timestamp: t(300 + i), diff: "needle-q elsewhere" })));
+    await insertEvents(
+      theirs.id.tenantId,
+      Array.from({ length: 450 }, (_, i) => ({ entity_path: `their.e${i}`, timestamp: t(300 + i), diff: "needle-q elsewhere" })),
+    );
     const newestFirst = [...matching].reverse();
 
     const all = await ok(mine.ctx, "change_search", { query: "needle-q", limit: 1000, fields: ["entity_path"] });
@@ -548,15 +591,16 @@ describe("change_search", () => {
   describe("change_search query plan", () => {
     it("walks the FTS index as the outer loop, so a page does not scan the tenant's events", async () => {
       const { FTS_BATCH_SQL } = await import("../../src/changes/substring-walk");
-      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_BATCH_SQL}`)
-        .bind("abc", '"abc"', Number.MAX_SAFE_INTEGER, 200, "tenant")
-        .all<{ id: number; parent: number; detail: string }>();
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${FTS_BATCH_SQL}`).bind("abc", '"abc"', Number.MAX_SAFE_INTEGER, 200, "tenant").all<{ id: number; parent: number; detail: string }>();
       const details = plan.results.map((r) => r.detail);
       const fts = details.findIndex((d) => d.includes("events_fts"));
       const events = details.findIndex((d) => /SEARCH e USING INTEGER PRIMARY KEY/.test(d));
       expect(fts, details.join(" | ")).toBeGreaterThanOrEqual(0);
       expect(events, details.join(" | ")).toBeGreaterThan(fts);
-      expect(details.some((d) => /SEARCH e USING (COVERING )?INDEX events_tenant/.test(d)), details.join(" | ")).toBe(false);
+      expect(
+        details.some((d) => /SEARCH e USING (COVERING )?INDEX events_tenant/.test(d)),
+        details.join(" | "),
+      ).toBe(false);
     });
   });
 });

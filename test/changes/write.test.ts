@@ -67,8 +67,7 @@ interface RawRow {
 }
 
 const rowById = (id: string) => env.DB.prepare("SELECT * FROM events WHERE id = ?").bind(id).first<RawRow>();
-const rowsOf = async (tenantId: string) =>
-  (await env.DB.prepare("SELECT * FROM events WHERE tenant_id = ? ORDER BY seq").bind(tenantId).all<RawRow>()).results;
+const rowsOf = async (tenantId: string) => (await env.DB.prepare("SELECT * FROM events WHERE tenant_id = ? ORDER BY seq").bind(tenantId).all<RawRow>()).results;
 
 const warned = (r: Structured, re: RegExp) => (r.warnings as string[]).some((w) => re.test(w));
 const log = (ctx: Ctx, args: Record<string, unknown>) => ok(ctx, "log_change", { reasoning: WHY, ...args });
@@ -79,8 +78,13 @@ describe("log_change", () => {
       const s = await setup("w-happy");
       s.clock.set("2026-03-04T05:06:07.089Z");
       const r = await call(s.ctx, "log_change", {
-        entity_path: "users.email", entity_type: "column", change_type: "add",
-        diff: "+ email TEXT NOT NULL", reasoning: WHY, project: "billing", changeset_id: "add-email",
+        entity_path: "users.email",
+        entity_type: "column",
+        change_type: "add",
+        diff: "+ email TEXT NOT NULL",
+        reasoning: WHY,
+        project: "billing",
+        changeset_id: "add-email",
       });
       expect(r.isError).toBe(false);
       expect(r).toMatchObject({ ok: true, timestamp: "2026-03-04T05:06:07.089Z", status: "ok", error: "", warnings: [], supersedes: "" });
@@ -93,10 +97,26 @@ describe("log_change", () => {
 
       const b = await ok(s.ctx, "blame", { entity_path: "users.email" });
       expect(b).toMatchObject({
-        id: r.id, timestamp: r.timestamp, entity_path: "users.email", entity_type: "column", change_type: "add",
-        diff: "+ email TEXT NOT NULL", reasoning: WHY, agent: "claude-code", session_id: "sess-default", git_commit: "",
-        project: "billing", changeset_id: "add-email", metadata: {}, revisit_after: "", expires_when: "", stale_when: "",
-        supersedes: "", superseded_by: "", status: "active", error: "",
+        id: r.id,
+        timestamp: r.timestamp,
+        entity_path: "users.email",
+        entity_type: "column",
+        change_type: "add",
+        diff: "+ email TEXT NOT NULL",
+        reasoning: WHY,
+        agent: "claude-code",
+        session_id: "sess-default",
+        git_commit: "",
+        project: "billing",
+        changeset_id: "add-email",
+        metadata: {},
+        revisit_after: "",
+        expires_when: "",
+        stale_when: "",
+        supersedes: "",
+        superseded_by: "",
+        status: "active",
+        error: "",
       });
       const row = await rowById(r.id);
       expect(row!.tenant_id).toBe(s.id.tenantId);
@@ -234,9 +254,7 @@ describe("log_change", () => {
     it("warns on empty, short and generic reasoning", async () => {
       const s = await setup("w-reason");
       const empty = await ok(s.ctx, "log_change", { entity_path: "a.b", change_type: "modify" });
-      expect(empty.warnings.filter((w: string) => w.startsWith("reasoning"))).toEqual([
-        "reasoning is empty: record why this change was made, not just what changed",
-      ]);
+      expect(empty.warnings.filter((w: string) => w.startsWith("reasoning"))).toEqual(["reasoning is empty: record why this change was made, not just what changed"]);
       const blank = await ok(s.ctx, "log_change", { entity_path: "a.b", change_type: "modify", reasoning: "   " });
       expect(warned(blank, /reasoning is empty/)).toBe(true);
 
@@ -276,13 +294,17 @@ describe("log_change", () => {
       expect(warned(revertWithCondition, /expires_when or stale_when/)).toBe(false);
 
       const bare = await log(s.ctx, {
-        entity_path: "cache.ttl", change_type: "reject", reasoning: "Caching here caused stale balances for customers",
+        entity_path: "cache.ttl",
+        change_type: "reject",
+        reasoning: "Caching here caused stale balances for customers",
         expires_when: "manual:finance sign-off",
       });
       expect(warned(bare, /reject without an alternative/)).toBe(true);
       expect(warned(bare, /expires_when or stale_when/)).toBe(false);
       const withAlternative = await log(s.ctx, {
-        entity_path: "cache.ttl", change_type: "reject", reasoning: "Went with write-through caching rather than a TTL",
+        entity_path: "cache.ttl",
+        change_type: "reject",
+        reasoning: "Went with write-through caching rather than a TTL",
         expires_when: "manual:finance sign-off",
       });
       expect(withAlternative.warnings).toEqual([]);
@@ -369,7 +391,9 @@ describe("log_change", () => {
     it("masks secrets in reasoning too, naming the field", async () => {
       const s = await setup("w-secret-reason");
       const r = await ok(s.ctx, "log_change", {
-        entity_path: "env/AWS_KEY", change_type: "modify", entity_type: "env_var",
+        entity_path: "env/AWS_KEY",
+        change_type: "modify",
+        entity_type: "env_var",
         reasoning: "Rotated the key; the old one was AKIAABCDEFGHIJKLMNOP and is now revoked",
       });
       expect(r.warnings.some((w: string) => w.includes("AWS access key in 'reasoning'"))).toBe(true);
@@ -391,8 +415,12 @@ describe("log_change", () => {
       await log(s.ctx, { entity_path: "src/old_auth.py::login", entity_type: "function", change_type: "add" });
       s.clock.advance(MINUTE);
       const r = await log(s.ctx, {
-        entity_path: "src/auth.py::login", rename_from: "./src//old_auth.py::login", change_type: "rename", entity_type: "function",
-        revisit_after: "90d", changeset_id: "auth-split",
+        entity_path: "src/auth.py::login",
+        rename_from: "./src//old_auth.py::login",
+        change_type: "rename",
+        entity_type: "function",
+        revisit_after: "90d",
+        changeset_id: "auth-split",
       });
       const rows = await rowsOf(s.id.tenantId);
       expect(rows).toHaveLength(3);
@@ -421,8 +449,19 @@ describe("log_change", () => {
     it("treats empty optional fields as not given, as the seed's defaults do", async () => {
       const s = await setup("w-empty-optionals");
       const r = await ok(s.ctx, "log_change", {
-        entity_path: "users.email", change_type: "modify", reasoning: WHY, rename_from: "", supersedes: "", git_commit: "",
-        revisit_after: "", expires_when: "", stale_when: "", project: "", changeset_id: "", session_id: "", agent: "",
+        entity_path: "users.email",
+        change_type: "modify",
+        reasoning: WHY,
+        rename_from: "",
+        supersedes: "",
+        git_commit: "",
+        revisit_after: "",
+        expires_when: "",
+        stale_when: "",
+        project: "",
+        changeset_id: "",
+        session_id: "",
+        agent: "",
       });
       expect(r.warnings).toEqual([]);
       const blamed = await ok(s.ctx, "blame", { entity_path: "users.email" });
@@ -470,7 +509,10 @@ describe("log_change", () => {
       expect(err.message).toMatch(/6M.*ambiguous/);
       expect(err.hint).toContain("6mo");
       expect(err.hint).toContain("6m ");
-      for (const [tool, args] of [["change_history", { since: "6M" }], ["decision_query", { since: "2 M" }]] as const) {
+      for (const [tool, args] of [
+        ["change_history", { since: "6M" }],
+        ["decision_query", { since: "2 M" }],
+      ] as const) {
         const e = await fails(s.ctx, tool, args);
         expect(e.code, tool).toBe("invalid_input");
         expect(e.message, tool).toContain("ambiguous");
@@ -511,8 +553,16 @@ describe("log_change", () => {
     it("rejects anything else with invalid_expires_when and a hint listing the forms", async () => {
       const s = await setup("w-expires-bad");
       for (const bad of [
-        "when stripe upgrades", "library:stripe>=latest", "library:stripe", "entity:users.email", "entity::changes",
-        "date:tomorrow", "date:2026-02-30", "manual:", "manual:   ", "expires:soon",
+        "when stripe upgrades",
+        "library:stripe>=latest",
+        "library:stripe",
+        "entity:users.email",
+        "entity::changes",
+        "date:tomorrow",
+        "date:2026-02-30",
+        "manual:",
+        "manual:   ",
+        "expires:soon",
       ]) {
         const err = await rejects(s, { entity_path: "billing.plan", change_type: "modify", expires_when: bad, reasoning: WHY }, "invalid_expires_when");
         for (const form of ["library:NAME>=VERSION", "entity:PATH:changes", "date:YYYY-MM-DD", "manual:LABEL"]) {
@@ -664,10 +714,16 @@ describe("log_change", () => {
       expect(await ok(s.ctx, "blame", { entity_path: "api.rate_limit" })).toMatchObject({ constraint: "Must stay under 600 requests per minute for the partner tier" });
       const plain = await log(s.ctx, { entity_path: "api.timeout", change_type: "modify" });
       const diff = await ok(s.ctx, "change_diff", { entity_path: "api" });
-      expect((diff.items as Structured[]).map((e) => [e.id, e.constraint])).toEqual([[plain.id, ""], [r.id, "Must stay under 600 requests per minute for the partner tier"]]);
+      expect((diff.items as Structured[]).map((e) => [e.id, e.constraint])).toEqual([
+        [plain.id, ""],
+        [r.id, "Must stay under 600 requests per minute for the partner tier"],
+      ]);
       for (const query of ["partner tier", "600"]) {
         const found = await ok(s.ctx, "change_search", { query });
-        expect((found.items as Structured[]).map((e) => e.id), query).toEqual([r.id]);
+        expect(
+          (found.items as Structured[]).map((e) => e.id),
+          query,
+        ).toEqual([r.id]);
       }
     });
 
@@ -733,7 +789,12 @@ describe("log_change", () => {
     it("accepts camelCase aliases, refuses both spellings at once", async () => {
       const s = await setup("w-alias");
       const r = await ok(s.ctx, "log_change", {
-        entityPath: "users.email", changeType: "modify", changesetId: "cs-alias", entityType: "column", reasoning: WHY, revisitAfter: "30d",
+        entityPath: "users.email",
+        changeType: "modify",
+        changesetId: "cs-alias",
+        entityType: "column",
+        reasoning: WHY,
+        revisitAfter: "30d",
       });
       const row = (await rowById(r.id))!;
       expect(row).toMatchObject({ entity_path: "users.email", change_type: "modify", changeset_id: "cs-alias", entity_type: "column", revisit_after: "30d" });
@@ -853,7 +914,9 @@ describe("log_change", () => {
       await env.DB.prepare(
         `INSERT INTO idempotency_keys (tenant_id, actor_id, tool, key, request_hash, status, result, created_at, expires_at)
        VALUES (?, ?, 'log_change', 'k-pending', ?, 'pending', NULL, ?, ?)`,
-      ).bind(s.id.tenantId, s.id.actorId, hash, now.toISOString(), new Date(now.getTime() + DAY).toISOString()).run();
+      )
+        .bind(s.id.tenantId, s.id.actorId, hash, now.toISOString(), new Date(now.getTime() + DAY).toISOString())
+        .run();
       const err = await rejects(s, args, "idempotency_in_progress");
       expect(err.retryable).toBe(true);
       s.clock.advance(3 * MINUTE);

@@ -32,7 +32,11 @@ function noise(seed: number, bytes: number): string {
   let x = seed >>> 0 || 1;
   let out = "";
   while (out.length < bytes) {
-    x ^= x << 13; x >>>= 0; x ^= x >>> 17; x ^= x << 5; x >>>= 0;
+    x ^= x << 13;
+    x >>>= 0;
+    x ^= x >>> 17;
+    x ^= x << 5;
+    x >>>= 0;
     out += x.toString(16).padStart(8, "0");
   }
   return out.slice(0, bytes);
@@ -119,16 +123,26 @@ describe("fetchRepoArchive", () => {
     archives.add("octo", "hello", "main", { [LONG_PATH]: "long\n", "short.ts": "short\n" });
     const result = await fetchRepoArchive(client, REPO, "main");
     expect(latin1(archives.lastTar!)).toContain("././@LongLink");
-    expect(result.files.map((f) => [f.path, f.text])).toEqual([["short.ts", "short\n"], [LONG_PATH, "long\n"]]);
+    expect(result.files.map((f) => [f.path, f.text])).toEqual([
+      ["short.ts", "short\n"],
+      [LONG_PATH, "long\n"],
+    ]);
   });
 
   it("only: keeps just the paths asked for, counts their skips, and stops reading once all have passed", async () => {
     const { archives, client } = setup();
     archives.add("octo", "hello", "main", {
-      "a/one.ts": "one\n", "a/two.ts": "two\n", "b/three.ts": "three\n", "b/yarn.lock": "# lock\n", ...filler(200),
+      "a/one.ts": "one\n",
+      "a/two.ts": "two\n",
+      "b/three.ts": "three\n",
+      "b/yarn.lock": "# lock\n",
+      ...filler(200),
     });
     const result = await fetchRepoArchive(client, REPO, "main", { only: new Set(["a/two.ts", "b/yarn.lock", "b/three.ts"]) });
-    expect(result.files.map((f) => [f.path, f.text])).toEqual([["a/two.ts", "two\n"], ["b/three.ts", "three\n"]]);
+    expect(result.files.map((f) => [f.path, f.text])).toEqual([
+      ["a/two.ts", "two\n"],
+      ["b/three.ts", "three\n"],
+    ]);
     expect(result.skipped.lockfile).toBe(1);
     expect(result.skipped_examples).toEqual([{ path: "b/yarn.lock", reason: "lockfile" }]);
     expect(result.truncated).toBe(false);
@@ -285,7 +299,11 @@ describe("fetchRepoArchive", () => {
     // The tar is a 1,024-byte global header, two directory blocks, then 4,608 bytes a file (a header and 4,096 of body).
     const betweenEntries = 1024 + 2 * 512 + 5 * 4608;
     // The connection dropped mid-gzip; the tar cut inside an entry; the tar cut between entries (no end-of-archive blocks).
-    for (const cut of [{ layer: "gzip", at: 20_000 }, { layer: "tar", at: 30_000 }, { layer: "tar", at: betweenEntries }] as const) {
+    for (const cut of [
+      { layer: "gzip", at: 20_000 },
+      { layer: "tar", at: 30_000 },
+      { layer: "tar", at: betweenEntries },
+    ] as const) {
       archives.cut = cut;
       const err = await fetchRepoArchive(client, REPO, "main").catch((e: unknown) => e);
       expect(err, JSON.stringify(cut)).toBeInstanceOf(ToolError);
@@ -297,16 +315,41 @@ describe("fetchRepoArchive", () => {
 describe("eligibility", () => {
   it("skips by path: vendored at any depth, lock files, generated names, binary extensions, size", () => {
     const cases: Array<[string, string]> = [
-      ["src/app.ts", "ok"], ["README.md", "ok"], ["docs/logo.svg", "ok"], ["Makefile", "ok"], ["src/distance.ts", "ok"],
-      ["node_modules/x/index.js", "vendored"], ["a/b/vendor/lib.go", "vendored"], ["third_party/z.c", "vendored"],
-      [".git/config", "vendored"], ["web/.next/server.js", "vendored"], ["py/__pycache__/m.cpython-312.pyc", "vendored"],
-      ["x/.venv/lib/site.py", "vendored"], ["target/debug/main.rs", "vendored"], ["coverage/lcov.info", "vendored"],
-      ["package-lock.json", "lockfile"], ["web/yarn.lock", "lockfile"], ["pnpm-lock.yaml", "lockfile"], ["Cargo.lock", "lockfile"],
-      ["go.sum", "lockfile"], ["poetry.lock", "lockfile"], ["composer.lock", "lockfile"], ["Gemfile.lock", "lockfile"],
-      ["public/app.min.js", "generated"], ["style.min.css", "generated"], ["app.js.map", "generated"], ["api/v1/api.pb.go", "generated"],
-      ["proto/msg_pb2.py", "generated"], ["src/schema.generated.ts", "generated"],
-      ["img/a.PNG", "binary"], ["fonts/x.woff2", "binary"], ["release.tar.gz", "binary"], ["bin/tool.exe", "binary"],
-      ["mod.wasm", "binary"], ["paper.pdf", "binary"], ["clip.mp4", "binary"],
+      ["src/app.ts", "ok"],
+      ["README.md", "ok"],
+      ["docs/logo.svg", "ok"],
+      ["Makefile", "ok"],
+      ["src/distance.ts", "ok"],
+      ["node_modules/x/index.js", "vendored"],
+      ["a/b/vendor/lib.go", "vendored"],
+      ["third_party/z.c", "vendored"],
+      [".git/config", "vendored"],
+      ["web/.next/server.js", "vendored"],
+      ["py/__pycache__/m.cpython-312.pyc", "vendored"],
+      ["x/.venv/lib/site.py", "vendored"],
+      ["target/debug/main.rs", "vendored"],
+      ["coverage/lcov.info", "vendored"],
+      ["package-lock.json", "lockfile"],
+      ["web/yarn.lock", "lockfile"],
+      ["pnpm-lock.yaml", "lockfile"],
+      ["Cargo.lock", "lockfile"],
+      ["go.sum", "lockfile"],
+      ["poetry.lock", "lockfile"],
+      ["composer.lock", "lockfile"],
+      ["Gemfile.lock", "lockfile"],
+      ["public/app.min.js", "generated"],
+      ["style.min.css", "generated"],
+      ["app.js.map", "generated"],
+      ["api/v1/api.pb.go", "generated"],
+      ["proto/msg_pb2.py", "generated"],
+      ["src/schema.generated.ts", "generated"],
+      ["img/a.PNG", "binary"],
+      ["fonts/x.woff2", "binary"],
+      ["release.tar.gz", "binary"],
+      ["bin/tool.exe", "binary"],
+      ["mod.wasm", "binary"],
+      ["paper.pdf", "binary"],
+      ["clip.mp4", "binary"],
     ];
     for (const [path, want] of cases) expect(pathEligibility(path, 100), path).toBe(want);
     expect(pathEligibility("src/app.ts", 11, 10)).toBe("too_large");

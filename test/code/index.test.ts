@@ -233,7 +233,10 @@ describe("impact_analysis", () => {
   it("names the files that import a changed file, by depth, and refuses a call without paths", async () => {
     const { r } = await symbols();
     const impact = await ok(r.ctx, "impact_analysis", { paths: ["src/crypto/hash.ts"] });
-    expect(impact.files.map((f: Structured) => [f.path, f.depth])).toEqual([["src/auth/login.ts", 1], ["tests/login.test.ts", 2]]);
+    expect(impact.files.map((f: Structured) => [f.path, f.depth])).toEqual([
+      ["src/auth/login.ts", 1],
+      ["tests/login.test.ts", 2],
+    ]);
     expect((await fails(r.ctx, "impact_analysis", {})).code).toBe("invalid_input");
   });
 });
@@ -295,13 +298,29 @@ describe("a push to an indexed branch", () => {
     };
     r.gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", (req) => {
       expect((req.path as { basehead: string }).basehead).toBe(`${r.sha}...${head}`);
-      return { body: example("GET /repos/{owner}/{repo}/compare/{basehead}", { files: [diffFile("src/cart/total.ts", "modified"), diffFile("src/cart/discount.ts", "added"), diffFile("scripts/report.py", "removed")] }) };
+      return {
+        body: example("GET /repos/{owner}/{repo}/compare/{basehead}", {
+          files: [diffFile("src/cart/total.ts", "modified"), diffFile("src/cart/discount.ts", "added"), diffFile("scripts/report.py", "removed")],
+        }),
+      };
     });
     await using workflows = await introspectWorkflow(env.CODE_INDEX);
     const note = await applyCodePush(r.ctx, {
-      ref: "refs/heads/main", before: r.sha, after: head,
+      ref: "refs/heads/main",
+      before: r.sha,
+      after: head,
       repository: { name: NAME, owner: { login: OWNER } },
-      commits: [{ id: head, message: "Cart: tax and discounts", timestamp: "2026-11-20T13:00:00Z", author: { name: "Grace" }, added: ["src/cart/discount.ts"], modified: ["src/cart/total.ts"], removed: ["scripts/report.py"] }],
+      commits: [
+        {
+          id: head,
+          message: "Cart: tax and discounts",
+          timestamp: "2026-11-20T13:00:00Z",
+          author: { name: "Grace" },
+          added: ["src/cart/discount.ts"],
+          modified: ["src/cart/total.ts"],
+          removed: ["scripts/report.py"],
+        },
+      ],
     });
     expect(note).toMatch(/1 commit\(s\) recorded, incremental index job \S+ started/);
     const [instance] = await workflows.get();
@@ -317,7 +336,11 @@ describe("a push to an indexed branch", () => {
     expect(ids(after.results, "scripts/report.py")).toEqual([]);
     expect((await ok(r.ctx, "symbol_definition", { symbol: "applyDiscount" })).items[0].path).toBe("src/cart/discount.ts");
     expect((await fails(r.ctx, "symbol_definition", { symbol: "cartTotal" })).code).toBe("symbol_not_found");
-    expect((await ok(r.ctx, "git_commit_retrieval", { query: "discounts" })).commits[0]).toMatchObject({ sha: head, author: "Grace", files_changed: ["src/cart/discount.ts", "src/cart/total.ts", "scripts/report.py"] });
+    expect((await ok(r.ctx, "git_commit_retrieval", { query: "discounts" })).commits[0]).toMatchObject({
+      sha: head,
+      author: "Grace",
+      files_changed: ["src/cart/discount.ts", "src/cart/total.ts", "scripts/report.py"],
+    });
   });
 
   it("leaves other branches, unknown repositories and tags alone", async () => {
@@ -339,7 +362,8 @@ describe("clear_index", () => {
     await env.DB.prepare(`DELETE FROM code_indexes WHERE tenant_id = ?`).bind(r.ctx.tenantId).run();
     const sweep = () => runMaintenance(env as never, new Date("2026-11-20T12:05:00.000Z"), FREQUENT_CRON);
     let lines = await sweep();
-    for (let i = 0; i < 5 && (await env.DB.prepare(`SELECT count(*) AS n FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(r.ctx.tenantId, gen).first<{ n: number }>())!.n > 0; i++) lines = await sweep();
+    for (let i = 0; i < 5 && (await env.DB.prepare(`SELECT count(*) AS n FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(r.ctx.tenantId, gen).first<{ n: number }>())!.n > 0; i++)
+      lines = await sweep();
     expect(lines.find((l) => l.job === "code_orphan_generations")).toMatchObject({ ok: true });
     for (const table of ["code_files", "code_chunks", "code_symbols", "code_symbol_refs", "code_imports"]) {
       const n = await env.DB.prepare(`SELECT count(*) AS n FROM ${table} WHERE tenant_id = ?`).bind(r.ctx.tenantId).first<{ n: number }>();

@@ -40,7 +40,10 @@ describe("tool_manifest", () => {
       const d = manifest.tool_details.find((x) => x.name === t.name)!;
       expect(d.description, t.name).toBe(t.description);
       const schema = t.inputSchema as { properties?: Record<string, { description?: string }>; required?: string[] };
-      expect(d.parameters.map((p) => p.name), t.name).toEqual(Object.keys(schema.properties ?? {}));
+      expect(
+        d.parameters.map((p) => p.name),
+        t.name,
+      ).toEqual(Object.keys(schema.properties ?? {}));
       for (const p of d.parameters) {
         expect(p.description, `${t.name}.${p.name}`).toBe(schema.properties![p.name]!.description);
         expect(p.required, `${t.name}.${p.name}`).toBe((schema.required ?? []).includes(p.name));

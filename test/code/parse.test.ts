@@ -47,7 +47,13 @@ describe("the wasm runtime", () => {
     // The smallest valid module: if this compiled, the parses below would prove nothing about production.
     // (workers-types declares the constructor abstract for that reason, hence Reflect.)
     expect(() => Reflect.construct(WebAssembly.Module, [new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0])])).toThrow(/disallowed/);
-    for (const [path, text] of [["a.ts", "let a = 1"], ["a.tsx", "const a = <div/>"], ["a.js", "a()"], ["a.py", "a()"], ["a.go", "package a"]]) {
+    for (const [path, text] of [
+      ["a.ts", "let a = 1"],
+      ["a.tsx", "const a = <div/>"],
+      ["a.js", "a()"],
+      ["a.py", "a()"],
+      ["a.go", "package a"],
+    ]) {
       const parsed = await parseSource(path!, text!);
       expect(parsed.syntax, path).toBe(true);
     }
@@ -61,11 +67,19 @@ describe("TypeScript (zod)", () => {
     const parsed = await parseSource("src/v4/core/checks.ts", zodChecks);
     expect(parsed).toMatchObject({ language: "typescript", syntax: true });
     expect(symbol(parsed, "$ZodCheckDef")).toEqual({
-      name: "$ZodCheckDef", qualified: "$ZodCheckDef", kind: "interface", start_line: 11, end_line: 18, exported: true,
+      name: "$ZodCheckDef",
+      qualified: "$ZodCheckDef",
+      kind: "interface",
+      start_line: 11,
+      end_line: 18,
+      exported: true,
       signature: "export interface $ZodCheckDef",
     });
     expect(symbol(parsed, "_whenHasSize")).toMatchObject({
-      kind: "function", start_line: 42, end_line: 45, exported: false,
+      kind: "function",
+      start_line: 42,
+      end_line: 45,
+      exported: false,
       signature: "const _whenHasSize = (payload: schemas.ParsePayload): boolean =>",
     });
     expect(symbol(parsed, "handleCheckPropertyResult")).toMatchObject({ kind: "function", start_line: 1000, end_line: 1008, exported: false });
@@ -89,7 +103,11 @@ describe("TypeScript (zod)", () => {
     const known = new Set(zodCore);
     expect(known.has("src/v4/core/core.ts")).toBe(true);
     expect(parsed.imports.map((i) => resolveImport("src/v4/core/checks.ts", i.specifier, known))).toEqual([
-      "src/v4/core/core.ts", "src/v4/core/errors.ts", "src/v4/core/regexes.ts", "src/v4/core/schemas.ts", "src/v4/core/util.ts",
+      "src/v4/core/core.ts",
+      "src/v4/core/errors.ts",
+      "src/v4/core/regexes.ts",
+      "src/v4/core/schemas.ts",
+      "src/v4/core/util.ts",
     ]);
   });
 
@@ -100,9 +118,7 @@ describe("TypeScript (zod)", () => {
     expect(methods).toEqual(["$ZodRegistry.add", "$ZodRegistry.clear", "$ZodRegistry.remove", "$ZodRegistry.get", "$ZodRegistry.has"]);
     expect(symbol(parsed, "$ZodRegistry.clear")).toMatchObject({ kind: "method", start_line: 45, end_line: 49, signature: "clear(): this" });
     // The class fits the limits, so it is one chunk.
-    expect(parsed.chunks.filter((c) => c.symbol.startsWith("$ZodRegistry"))).toEqual([
-      expect.objectContaining({ start_line: 27, end_line: 77, symbol: "$ZodRegistry", kind: "class" }),
-    ]);
+    expect(parsed.chunks.filter((c) => c.symbol.startsWith("$ZodRegistry"))).toEqual([expect.objectContaining({ start_line: 27, end_line: 77, symbol: "$ZodRegistry", kind: "class" })]);
     expectWellFormedChunks(parsed.chunks, zodRegistries);
   });
 
@@ -114,17 +130,24 @@ describe("TypeScript (zod)", () => {
       "abstract class Base { private secret() {} protected abstract shape(): void; #hidden() {} }",
       "const helper = function () {}, limit = 3;",
       "export { Base, helper };",
-      "export * from \"./all.js\";",
-      "import Default, { named as alias } from \"./mod.js\";",
-      "const lazy = import(\"./lazy.js\");",
+      'export * from "./all.js";',
+      'import Default, { named as alias } from "./mod.js";',
+      'const lazy = import("./lazy.js");',
     ].join("\n");
     const parsed = await parseSource("src/forms.ts", source);
     expect(parsed.symbols.map((s) => [s.qualified, s.kind, s.exported])).toEqual([
-      ["default", "class", true], ["default.run", "method", true],
-      ["Shapes", "namespace", false], ["Shapes.area", "function", true],
+      ["default", "class", true],
+      ["default.run", "method", true],
+      ["Shapes", "namespace", false],
+      ["Shapes.area", "function", true],
       ["Color", "enum", true],
-      ["Base", "class", true], ["Base.secret", "method", false], ["Base.shape", "method", true], ["Base.#hidden", "method", false],
-      ["helper", "function", true], ["limit", "variable", false], ["lazy", "variable", false],
+      ["Base", "class", true],
+      ["Base.secret", "method", false],
+      ["Base.shape", "method", true],
+      ["Base.#hidden", "method", false],
+      ["helper", "function", true],
+      ["limit", "variable", false],
+      ["lazy", "variable", false],
     ]);
     expect(parsed.imports).toEqual([
       { specifier: "./all.js", line: 7, names: ["*"] },
@@ -132,7 +155,12 @@ describe("TypeScript (zod)", () => {
       { specifier: "./lazy.js", line: 9, names: [] },
     ]);
     expect(parsed.chunks.map((c) => [c.start_line, c.kind, c.symbol])).toEqual([
-      [1, "class", "default"], [2, "module", "Shapes"], [3, "type", "Color"], [4, "class", "Base"], [5, "function", "helper"], [5, "module", ""],
+      [1, "class", "default"],
+      [2, "module", "Shapes"],
+      [3, "type", "Color"],
+      [4, "class", "Base"],
+      [5, "function", "helper"],
+      [5, "module", ""],
     ]);
   });
 });
@@ -173,7 +201,12 @@ describe("Python (flatted)", () => {
     const parsed = await parseSource("python/flatted.py", flattedPy);
     expect(parsed).toMatchObject({ language: "python", syntax: true });
     expect(symbol(parsed, "stringify")).toEqual({
-      name: "stringify", qualified: "stringify", kind: "function", start_line: 136, end_line: 144, exported: true,
+      name: "stringify",
+      qualified: "stringify",
+      kind: "function",
+      start_line: 136,
+      end_line: 144,
+      exported: true,
       signature: "def stringify(value, *args, **kwargs):",
     });
     expect(symbol(parsed, "_Known")).toMatchObject({ kind: "class", start_line: 19, end_line: 22, exported: false });
@@ -181,7 +214,9 @@ describe("Python (flatted)", () => {
     expect(symbol(parsed, "_wrap")).toMatchObject({ exported: false });
     expect(parsed.imports).toEqual([{ specifier: "json", line: 17, names: [] }]);
     expect(parsed.chunks.map((c) => [c.start_line, c.end_line, c.kind, c.symbol]).slice(0, 3)).toEqual([
-      [1, 17, "module", ""], [19, 22, "class", "_Known"], [24, 26, "class", "_String"],
+      [1, 17, "module", ""],
+      [19, 22, "class", "_Known"],
+      [24, 26, "class", "_String"],
     ]);
     expectWellFormedChunks(parsed.chunks, flattedPy);
   });
@@ -201,13 +236,18 @@ describe("Python declarations", () => {
     const source = "import os\n\n@dataclass\nclass Point:\n    x: int\n\n    def __repr__(self):\n        return fmt(self)\n\n    def _norm(self):\n        return 0\n\nLIMIT = 10\n_cache = {}\n";
     const parsed = await parseSource("geo/point.py", source);
     expect(parsed.symbols.map((s) => [s.qualified, s.kind, s.start_line, s.end_line, s.exported])).toEqual([
-      ["Point", "class", 3, 11, true], ["Point.__repr__", "method", 7, 8, true], ["Point._norm", "method", 10, 11, false],
-      ["LIMIT", "variable", 13, 13, true], ["_cache", "variable", 14, 14, false],
+      ["Point", "class", 3, 11, true],
+      ["Point.__repr__", "method", 7, 8, true],
+      ["Point._norm", "method", 10, 11, false],
+      ["LIMIT", "variable", 13, 13, true],
+      ["_cache", "variable", 14, 14, false],
     ]);
     expect(symbol(parsed, "Point").signature).toBe("class Point:");
     expect(parsed.references).toContainEqual({ name: "fmt", line: 8, enclosing: "Point.__repr__", kind: "call" });
     expect(parsed.chunks.map((c) => [c.start_line, c.end_line, c.kind, c.symbol])).toEqual([
-      [1, 1, "module", ""], [3, 11, "class", "Point"], [13, 14, "module", ""],
+      [1, 1, "module", ""],
+      [3, 11, "class", "Point"],
+      [13, 14, "module", ""],
     ]);
   });
 });
@@ -217,7 +257,11 @@ describe("Go (flatted)", () => {
     const parsed = await parseSource("golang/pkg/flatted/flatted.go", flattedGo);
     expect(parsed).toMatchObject({ language: "go", syntax: true });
     expect(symbol(parsed, "Stringify")).toMatchObject({
-      kind: "function", start_line: 16, end_line: 143, exported: true, signature: "func Stringify(value, replacer, space any) (string, error)",
+      kind: "function",
+      start_line: 16,
+      end_line: 143,
+      exported: true,
+      signature: "func Stringify(value, replacer, space any) (string, error)",
     });
     expect(symbol(parsed, "flattedIndex")).toMatchObject({ kind: "type", start_line: 13, exported: false });
     expect(symbol(parsed, "revive")).toMatchObject({ exported: false });
@@ -242,12 +286,18 @@ describe("Go (flatted)", () => {
   });
 
   it("qualifies methods by their receiver type", async () => {
-    const source = "package store\n\ntype Store[K comparable] struct{ items map[K]int }\n\nfunc (s *Store[K]) Get(k K) int {\n\treturn s.lookup(k)\n}\n\nfunc (Store[K]) lookup(k K) int { return 0 }\n";
+    const source =
+      "package store\n\ntype Store[K comparable] struct{ items map[K]int }\n\nfunc (s *Store[K]) Get(k K) int {\n\treturn s.lookup(k)\n}\n\nfunc (Store[K]) lookup(k K) int { return 0 }\n";
     const parsed = await parseSource("store/store.go", source);
     expect(symbol(parsed, "Store.Get")).toMatchObject({ kind: "method", start_line: 5, end_line: 7, exported: true });
     expect(symbol(parsed, "Store.lookup")).toMatchObject({ kind: "method", exported: false });
     expect(parsed.references).toContainEqual({ name: "lookup", line: 6, enclosing: "Store.Get", kind: "call" });
-    expect(parsed.chunks.map((c) => [c.symbol, c.kind])).toEqual([["", "module"], ["Store", "type"], ["Store.Get", "method"], ["Store.lookup", "method"]]);
+    expect(parsed.chunks.map((c) => [c.symbol, c.kind])).toEqual([
+      ["", "module"],
+      ["Store", "type"],
+      ["Store.Get", "method"],
+      ["Store.lookup", "method"],
+    ]);
   });
 });
 
@@ -302,9 +352,24 @@ describe("without a grammar, or with a broken file", () => {
 
 describe("languageOf", () => {
   it("names languages by extension", () => {
-    expect(["a.ts", "a.d.ts", "a.mts", "a.tsx", "a.js", "a.jsx", "a.cjs", "a.py", "a.go", "README.md", "x.json", "lib.rs", "A.java", "Dockerfile", ".eslintrc", "LICENSE"].map(languageOf)).toEqual(
-      ["typescript", "typescript", "typescript", "tsx", "javascript", "javascript", "javascript", "python", "go", "markdown", "json", "rust", "java", "dockerfile", "text", "text"],
-    );
+    expect(["a.ts", "a.d.ts", "a.mts", "a.tsx", "a.js", "a.jsx", "a.cjs", "a.py", "a.go", "README.md", "x.json", "lib.rs", "A.java", "Dockerfile", ".eslintrc", "LICENSE"].map(languageOf)).toEqual([
+      "typescript",
+      "typescript",
+      "typescript",
+      "tsx",
+      "javascript",
+      "javascript",
+      "javascript",
+      "python",
+      "go",
+      "markdown",
+      "json",
+      "rust",
+      "java",
+      "dockerfile",
+      "text",
+      "text",
+    ]);
   });
 });
 

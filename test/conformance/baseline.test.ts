@@ -9,7 +9,13 @@ const planned = new Map([
 const check = (status: Check["status"], id = "c", errorMessage?: string): Check => ({ id, status, ...(errorMessage ? { errorMessage } : {}) });
 
 const result = (scenario: string, revision: string, outcome: ScenarioResult["outcome"]): ScenarioResult => ({
-  scenario, revision, outcome, passed: outcome === "pass" ? 1 : 0, failed: outcome === "fail" ? 1 : 0, warnings: 0, seconds: 1,
+  scenario,
+  revision,
+  outcome,
+  passed: outcome === "pass" ? 1 : 0,
+  failed: outcome === "fail" ? 1 : 0,
+  warnings: 0,
+  seconds: 1,
 });
 
 describe("conformance scenario outcome", () => {

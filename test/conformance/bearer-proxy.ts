@@ -20,15 +20,12 @@ export function startBearerProxy(upstream: string, key: string, mcpPath = "/mcp"
   const target = new URL(upstream);
   const server = createServer((req, res) => {
     const headers = forwardedHeaders(req, key, mcpPath);
-    const up = request(
-      { host: target.hostname, port: target.port, method: req.method, path: req.url, headers },
-      (upRes) => {
-        res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, upRes.rawHeaders);
-        // A JSON response is flushed whole; an SSE one must reach the suite before the stream ends.
-        res.flushHeaders();
-        upRes.pipe(res);
-      },
-    );
+    const up = request({ host: target.hostname, port: target.port, method: req.method, path: req.url, headers }, (upRes) => {
+      res.writeHead(upRes.statusCode ?? 502, upRes.statusMessage, upRes.rawHeaders);
+      // A JSON response is flushed whole; an SSE one must reach the suite before the stream ends.
+      res.flushHeaders();
+      upRes.pipe(res);
+    });
     up.on("error", (err) => {
       if (!res.headersSent) res.writeHead(502, { "content-type": "text/plain" });
       res.end(`proxy: ${err.message}`);

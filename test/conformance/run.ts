@@ -38,8 +38,22 @@ async function plan(): Promise<Map<string, string[]>> {
   const inputRequired = [...listed.matchAll(/^\s*- (input-required-result-[a-z0-9-]+)/gm)].map((m) => m[1]!);
   if (inputRequired.length === 0) throw new Error(`the suite listed no input-required-result scenarios:\n${listed}`);
   return new Map([
-    [CURRENT, ["server-stateless", ...LISTS, "dns-rebinding-protection", "caching", "http-header-validation", "http-custom-header-server-validation",
-      "sep-2164-resource-not-found", "json-schema-2020-12", "server-sse-multiple-streams", ...inputRequired, ...AUTHORIZATION]],
+    [
+      CURRENT,
+      [
+        "server-stateless",
+        ...LISTS,
+        "dns-rebinding-protection",
+        "caching",
+        "http-header-validation",
+        "http-custom-header-server-validation",
+        "sep-2164-resource-not-found",
+        "json-schema-2020-12",
+        "server-sse-multiple-streams",
+        ...inputRequired,
+        ...AUTHORIZATION,
+      ],
+    ],
     // dns-rebinding-protection is also run here: on this revision its probe is an initialize the server accepts.
     [PREVIOUS, ["server-initialize", "ping", "logging-set-level", ...LISTS, "dns-rebinding-protection"]],
   ]);
@@ -123,19 +137,23 @@ async function runAuthorization(issuer: string, key: string, revision: string, w
   const started = Date.now();
   const port = await freePort();
   const registered = await registerClient(fetch, issuer, {
-    client_name: "MCP conformance suite", redirect_uris: [`http://127.0.0.1:${port}/callback`],
-    token_endpoint_auth_method: "none", grant_types: ["authorization_code", "refresh_token"], response_types: ["code"],
+    client_name: "MCP conformance suite",
+    redirect_uris: [`http://127.0.0.1:${port}/callback`],
+    token_endpoint_auth_method: "none",
+    grant_types: ["authorization_code", "refresh_token"],
+    response_types: ["code"],
   });
   if (registered.status !== 201) throw new Error(`registering the suite's client answered ${registered.status}: ${await registered.text()}`);
   const { client_id: clientId } = (await registered.json()) as { client_id: string };
   let signIn: Promise<string | null> | undefined;
-  const run = await runSuite(
-    ["authorization", "--url", issuer, "--spec-version", revision, "-o", dir, "--client-id", clientId, "--port", String(port), "--resource", `${issuer}/mcp`],
-    (output) => {
-      const url = /^(https?:\/\/\S+\/authorize\?\S+)$/m.exec(output)?.[1];
-      if (url && !signIn) signIn = signInAsPerson(issuer, url, key).then(() => null, (err: unknown) => String(err));
-    },
-  );
+  const run = await runSuite(["authorization", "--url", issuer, "--spec-version", revision, "-o", dir, "--client-id", clientId, "--port", String(port), "--resource", `${issuer}/mcp`], (output) => {
+    const url = /^(https?:\/\/\S+\/authorize\?\S+)$/m.exec(output)?.[1];
+    if (url && !signIn)
+      signIn = signInAsPerson(issuer, url, key).then(
+        () => null,
+        (err: unknown) => String(err),
+      );
+  });
   const signInError = signIn ? await signIn : "the suite printed no authorization URL";
   await writeFile(path.join(dir, "output.txt"), `${run.output}${signInError ? `\nsign-in: ${signInError}\n` : ""}`);
   const seconds = (Date.now() - started) / 1000 / AUTHORIZATION.length;

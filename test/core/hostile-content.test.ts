@@ -77,13 +77,27 @@ describe("invariants budget", () => {
     const files = Array.from({ length: 3000 }, (_, i) => ({ path: `src/f${i}.ts`, oldPath: `src/f${i}.ts`, added: [i === 0 ? "forbidden()" : "const a = 1;"] }));
     const config: InvariantsConfig = {
       warnings: [],
-      sections: [{
-        name: "rules",
-        invariants: Array.from({ length: 200 }, (_, i) => ({ id: `inv${i}`, rule: "no forbidden calls", paths: ["**"], severity: "HIGH" as const, category: "security" as const, action: "deny", deny: { regex: { pattern: "forbidden\\(" } } })),
-      }],
+      sections: [
+        {
+          name: "rules",
+          invariants: Array.from({ length: 200 }, (_, i) => ({
+            id: `inv${i}`,
+            rule: "no forbidden calls",
+            paths: ["**"],
+            severity: "HIGH" as const,
+            category: "security" as const,
+            action: "deny",
+            deny: { regex: { pattern: "forbidden\\(" } },
+          })),
+        },
+      ],
     };
     const started = performance.now();
-    const r = runInvariants(files, files.map((f) => f.path), config);
+    const r = runInvariants(
+      files,
+      files.map((f) => f.path),
+      config,
+    );
     const ms = performance.now() - started;
     console.log(`hostile invariants 200 x 3000 files: ${Math.round(ms)} ms, ${r.checked} checks`);
     expect(ms).toBeLessThan(1000);
@@ -96,7 +110,20 @@ describe("invariants budget", () => {
     const files = [{ path: "big.ts", oldPath: "big.ts", added: Array.from({ length: 1000 }, () => "abcdefghij".repeat(100)) }];
     const config = (pattern: string, n: number): InvariantsConfig => ({
       warnings: [],
-      sections: [{ name: "s", invariants: Array.from({ length: n }, (_, i) => ({ id: `i${i}`, rule: "r", paths: ["**"], severity: "HIGH" as const, category: "security" as const, action: "deny", deny: { regex: { pattern } } })) }],
+      sections: [
+        {
+          name: "s",
+          invariants: Array.from({ length: n }, (_, i) => ({
+            id: `i${i}`,
+            rule: "r",
+            paths: ["**"],
+            severity: "HIGH" as const,
+            category: "security" as const,
+            action: "deny",
+            deny: { regex: { pattern } },
+          })),
+        },
+      ],
     });
     const started = performance.now();
     const heavy = runInvariants(files, ["big.ts"], config("(?:[a-z]{2}|[a-z]{3}){300}[0-9]", 50));

@@ -19,7 +19,8 @@ type Schema = Record<string, unknown>;
 function unbounded(tool: string, s: Schema, path: string, out: string[]): void {
   if (s.type === "string" && s.maxLength === undefined && !s.enum && s.const === undefined) out.push(`${tool}: ${path} (string without maxLength)`);
   if (s.type === "array" && s.maxItems === undefined) out.push(`${tool}: ${path} (array without maxItems)`);
-  const freeForm = (s.type === "object" && (!s.properties || (s.additionalProperties !== undefined && s.additionalProperties !== false))) ||
+  const freeForm =
+    (s.type === "object" && (!s.properties || (s.additionalProperties !== undefined && s.additionalProperties !== false))) ||
     (s.type === undefined && !s.anyOf && !s.oneOf && !s.allOf && !s.enum && s.const === undefined);
   if (freeForm && (s["x-max-bytes"] === undefined || s["x-max-depth"] === undefined)) out.push(`${tool}: ${path} (free-form JSON without x-max-bytes and x-max-depth)`);
   // Inside a value bounded as a whole (bytes and depth), its parts need no bounds of their own.

@@ -53,7 +53,11 @@ describe("workerd's internal error text", () => {
 
   it("a search whose embedder fails inside the runtime still answers, without quoting the runtime", { timeout: 20_000 }, async () => {
     const w = await newWorld("internal-embedder", { start: "2026-06-01T12:00:00.000Z" });
-    const ai: AiBinding = { run: async () => { throw new Error(WORKERD); } };
+    const ai: AiBinding = {
+      run: async () => {
+        throw new Error(WORKERD);
+      },
+    };
     const vectors: VectorizeBinding = {
       upsert: async () => ({}),
       query: async () => ({ matches: [], count: 0 }),

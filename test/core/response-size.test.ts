@@ -26,7 +26,11 @@ describe("fields", () => {
     for (const def of ALL_TOOLS) {
       const props = (listedTool(def, "lean").inputSchema as { properties: Record<string, unknown> }).properties;
       expect("fields" in props, def.name).toBe(def.fields === true);
-      if (def.fields) expect((listedTool(def, "full").outputSchema as unknown as { anyOf: Array<{ properties: { items?: { type: string; items: { type: string } } } }> }).anyOf[0]!.properties.items).toMatchObject({ type: "array", items: { type: "object" } });
+      if (def.fields)
+        expect((listedTool(def, "full").outputSchema as unknown as { anyOf: Array<{ properties: { items?: { type: string; items: { type: string } } } }> }).anyOf[0]!.properties.items).toMatchObject({
+          type: "array",
+          items: { type: "object" },
+        });
     }
   });
 

@@ -80,8 +80,9 @@ describe("attach_add: uploads racing for one storage_path", () => {
     const t = await taskIn(w.ctx, "ATT");
     const who = await callers(w, 4);
     const contents = who.map((_, i) => `report from racer ${i}`);
-    const results = await Promise.all(who.map((c, i) =>
-      call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt", content_base64: b64(contents[i]!) })));
+    const results = await Promise.all(
+      who.map((c, i) => call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "out/report.txt", content_base64: b64(contents[i]!) })),
+    );
     const { won, lost } = outcome(results);
     expect(won).toHaveLength(1);
     expect(lost).toHaveLength(3);
@@ -106,8 +107,9 @@ describe("attach_add: uploads racing for one storage_path", () => {
     const w = await world("att-same");
     const t = await taskIn(w.ctx, "ATS");
     const who = await callers(w, 3);
-    const results = await Promise.all(who.map((c) =>
-      call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "same.txt", content_base64: b64("identical"), mime_type: "text/plain" })));
+    const results = await Promise.all(
+      who.map((c) => call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "same.txt", content_base64: b64("identical"), mime_type: "text/plain" })),
+    );
     const { won } = outcome(results);
     expect(won).toHaveLength(3);
     for (const r of won) expect(r.attachment).toMatchObject({ blob_version: 1, size_bytes: 9, mime_type: "text/plain" });
@@ -123,8 +125,9 @@ describe("attach_add: uploads racing for one storage_path", () => {
     const t = await taskIn(w.ctx, "ATR");
     const first = (await ok(w.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "r.txt", content_base64: b64("v1") })).attachment as Structured;
     const who = await callers(w, 2);
-    const results = await Promise.all(who.map((c, i) =>
-      call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "r.txt", content_base64: b64(`v2 by ${i}`), expected_version: 1 })));
+    const results = await Promise.all(
+      who.map((c, i) => call(c.ctx, "attach_add", { object_type: "task", object_id: t.id, kind: "file", storage_path: "r.txt", content_base64: b64(`v2 by ${i}`), expected_version: 1 })),
+    );
     const { won } = outcome(results, "version_conflict");
     expect(won).toHaveLength(1);
     const content = `v2 by ${results.indexOf(won[0]!)}`;
@@ -134,7 +137,10 @@ describe("attach_add: uploads racing for one storage_path", () => {
     expect(await r2Text(stored[0]!.object_key as string)).toBe("v1");
     expect(await r2Text(stored[1]!.object_key as string)).toBe(content);
     expect(await r2Keys(w.id.tenantId)).toEqual(stored.map((v) => v.object_key).sort());
-    expect((await attachmentsAt(w.id.tenantId, "r.txt")).map((a) => [a.id, a.blob_version])).toEqual([[first.id, 1], [(won[0]!.attachment as Structured).id, 2]]);
+    expect((await attachmentsAt(w.id.tenantId, "r.txt")).map((a) => [a.id, a.blob_version])).toEqual([
+      [first.id, 1],
+      [(won[0]!.attachment as Structured).id, 2],
+    ]);
   });
 
   it("replacing a stored file is deliberate: expected_version stores the next version, and earlier attachments keep their bytes", async () => {
@@ -157,7 +163,10 @@ describe("attach_add: uploads racing for one storage_path", () => {
     const byPath = (await ok(w.ctx, "attach_add", file)).attachment as Structured;
     expect(byPath).toMatchObject({ blob_version: 2, size_bytes: 6 });
     const stored = await versions(w.id.tenantId, "plan.md");
-    expect(stored.map((v) => [v.version, v.size_bytes])).toEqual([[1, 6], [2, 6]]);
+    expect(stored.map((v) => [v.version, v.size_bytes])).toEqual([
+      [1, 6],
+      [2, 6],
+    ]);
     expect(await r2Text(stored[0]!.object_key as string)).toBe("plan A");
     expect(await r2Text(stored[1]!.object_key as string)).toBe("plan B");
     expect((await env.DB.prepare("SELECT blob_version FROM attachments WHERE id = ?").bind(v1.id).first<Structured>())!.blob_version).toBe(1);
@@ -276,8 +285,7 @@ describe("repo_link: links racing for one project and repository", () => {
     const repo = (await ok(w.ctx, "repo_register", { slug: "acme/api" })).repository as Structured;
     return { w, repo, who: await callers(w, 2) };
   }
-  const storedRole = async (tenantId: string) =>
-    (await env.DB.prepare("SELECT role FROM project_repositories WHERE tenant_id = ?").bind(tenantId).all<{ role: string }>()).results.map((r) => r.role);
+  const storedRole = async (tenantId: string) => (await env.DB.prepare("SELECT role FROM project_repositories WHERE tenant_id = ?").bind(tenantId).all<{ role: string }>()).results.map((r) => r.role);
 
   it("two first links with different roles: one links, the other gets conflict", async () => {
     const { w, repo, who } = await setup("rl-race");
@@ -339,8 +347,9 @@ describe("code refs", () => {
     // A move decided on a stale read is refused (conflict); one decided after the merge is an invalid transition.
     const { won } = outcome(results, ["conflict", "invalid_transition"]);
     expect(won.length).toBeGreaterThanOrEqual(1);
-    const moves = (await env.DB.prepare("SELECT verb FROM activity WHERE tenant_id = ? AND verb IN ('pr.merged', 'pr.closed') ORDER BY seq").bind(w.id.tenantId).all<{ verb: string }>())
-      .results.map((m) => m.verb.slice(3));
+    const moves = (await env.DB.prepare("SELECT verb FROM activity WHERE tenant_id = ? AND verb IN ('pr.merged', 'pr.closed') ORDER BY seq").bind(w.id.tenantId).all<{ verb: string }>()).results.map(
+      (m) => m.verb.slice(3),
+    );
     expect(moves.slice().sort()).toEqual(won.map((r) => r.code_ref.pr_state as string).sort());
     // What is stored is the last acknowledged move, and nothing moved a merged PR on.
     const stored = (await env.DB.prepare("SELECT pr_state FROM code_refs WHERE id = ?").bind(ref.id).first<Structured>())!.pr_state;

@@ -51,9 +51,7 @@ const shape = (name: string, declared: string, notNull: boolean, pk: number): Co
 function drizzleShapes(table: SQLiteTable): ColumnShape[] {
   const config = getTableConfig(table);
   const composite = config.primaryKeys[0]?.columns.map((c) => c.name) ?? [];
-  return config.columns
-    .map((c) => shape(c.name, c.getSQLType(), c.notNull, c.primary ? 1 : composite.indexOf(c.name) + 1))
-    .sort((a, b) => a.name.localeCompare(b.name));
+  return config.columns.map((c) => shape(c.name, c.getSQLType(), c.notNull, c.primary ? 1 : composite.indexOf(c.name) + 1)).sort((a, b) => a.name.localeCompare(b.name));
 }
 
 async function databaseShapes(table: string): Promise<ColumnShape[]> {
@@ -67,9 +65,7 @@ async function migratedTables(): Promise<string[]> {
   const { results } = await env.DB.prepare(`SELECT name, sql FROM sqlite_master WHERE type = 'table' ORDER BY name`).all<{ name: string; sql: string | null }>();
   const virtual = results.filter((t) => /^CREATE VIRTUAL TABLE/i.test(t.sql ?? "")).map((t) => t.name);
   const shadow = (name: string) => virtual.some((v) => name.startsWith(`${v}_`) && /^(data|idx|content|docsize|config)$/.test(name.slice(v.length + 1)));
-  return results
-    .map((t) => t.name)
-    .filter((n) => !virtual.includes(n) && !shadow(n) && !/^(sqlite_|d1_|_cf_)/.test(n));
+  return results.map((t) => t.name).filter((n) => !virtual.includes(n) && !shadow(n) && !/^(sqlite_|d1_|_cf_)/.test(n));
 }
 
 describe("drizzle schema against the migrations", () => {

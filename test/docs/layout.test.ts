@@ -20,7 +20,13 @@ describe("the document store's layout", () => {
   });
 
   it("has no arrow from the code index up into docs", () => {
-    const codeToDocs = paths.filter((p) => p.startsWith("src/code/")).flatMap((p) => importsOf(p).filter((s) => /(^|\/)docs(\/|$)/.test(s)).map((s) => `${p} → ${s}`));
+    const codeToDocs = paths
+      .filter((p) => p.startsWith("src/code/"))
+      .flatMap((p) =>
+        importsOf(p)
+          .filter((s) => /(^|\/)docs(\/|$)/.test(s))
+          .map((s) => `${p} → ${s}`),
+      );
     expect(codeToDocs).toEqual([]);
   });
 

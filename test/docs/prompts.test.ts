@@ -129,7 +129,7 @@ describe("prompts/list", () => {
 describe("prompts/get", () => {
   it("returns a prompt document's whole markdown as one assistant message", async () => {
     const { ctx, client } = await tenant();
-    const markdown = "# Research workflow for MCP\n\n1. Search.\n2. Read — ünïcödé kept.\n\n```json\n{\"a\": 1}\n```\n";
+    const markdown = '# Research workflow for MCP\n\n1. Search.\n2. Read — ünïcödé kept.\n\n```json\n{"a": 1}\n```\n';
     await put(ctx, "deep/er/PROMPT-research-mcp.md", markdown);
     const got = await client.getPrompt({ name: "research_mcp" });
     expect(got).toEqual({

@@ -20,7 +20,10 @@ const backticked = (cell: string) => [...cell.matchAll(/`([^`]+)`/g)].map((m) =>
 
 /** A seed-name cell: names split on `/` or `,`; `—` (with or without a note in parentheses) is none. */
 function seedNames(cell: string): string[] {
-  const bare = cell.replace(/\(.*\)/g, "").replace(/`/g, "").trim();
+  const bare = cell
+    .replace(/\(.*\)/g, "")
+    .replace(/`/g, "")
+    .trim();
   if (bare === "—" || bare === "") return [];
   return bare.split(/\s*[/,]\s*/).filter(Boolean);
 }
@@ -48,7 +51,12 @@ describe("docs/differences.md", () => {
     it(`names every seed-${seed} name that ${page} maps to a tool of another name`, () => {
       const rows = toolRows(page);
       expect(rows.length, page).toBeGreaterThan(0);
-      const missing = rows.flatMap((r) => r.seed.filter((s) => !r.tools.includes(s)).filter((s) => !seedSection(seed).includes(`\`${s}\``)).map((s) => `${s} (${r.row})`));
+      const missing = rows.flatMap((r) =>
+        r.seed
+          .filter((s) => !r.tools.includes(s))
+          .filter((s) => !seedSection(seed).includes(`\`${s}\``))
+          .map((s) => `${s} (${r.row})`),
+      );
       expect(missing, `seed names without a row in differences.md's seed ${seed} section`).toEqual([]);
       // The seed-name column covers the seed: as many distinct names as the seed has tools.
       expect(new Set(rows.flatMap((r) => r.seed)).size, `${page}: seed names`).toBe(tools);
@@ -58,8 +66,14 @@ describe("docs/differences.md", () => {
   it("has every registered tool in exactly one page's tool table, and no tool that is not registered", () => {
     const listed = Object.values(SEEDS).flatMap(({ page }) => toolRows(page).flatMap((r) => r.tools));
     const registered = ALL_TOOLS.map((t) => t.name);
-    expect(listed.filter((t) => !registered.includes(t)), "listed but not registered").toEqual([]);
-    expect(registered.filter((t) => !listed.includes(t)), "registered but in no tool table").toEqual([]);
+    expect(
+      listed.filter((t) => !registered.includes(t)),
+      "listed but not registered",
+    ).toEqual([]);
+    expect(
+      registered.filter((t) => !listed.includes(t)),
+      "registered but in no tool table",
+    ).toEqual([]);
     expect(listed.length, "a tool listed twice").toBe(new Set(listed).size);
   });
 });

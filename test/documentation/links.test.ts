@@ -65,7 +65,8 @@ describe("the docs' links", () => {
         const page = PAGES[`docs/${m[1]}`];
         const heading = m[2]?.trim().toLowerCase();
         if (page === undefined) broken.push(`${file}: docs/${m[1]}: no such page`);
-        else if (heading && !page.split("\n").some((l) => /^#+ /.test(l) && l.replace(/^#+ /, "").replace(/`/g, "").toLowerCase().startsWith(heading))) broken.push(`${file}: docs/${m[1]}: no heading "${m[2]}"`);
+        else if (heading && !page.split("\n").some((l) => /^#+ /.test(l) && l.replace(/^#+ /, "").replace(/`/g, "").toLowerCase().startsWith(heading)))
+          broken.push(`${file}: docs/${m[1]}: no heading "${m[2]}"`);
       }
     }
     expect(broken).toEqual([]);

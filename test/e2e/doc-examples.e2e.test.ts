@@ -98,7 +98,14 @@ async function makeTenants(slugs: string[]): Promise<Map<string, Tenant>> {
 const call = async (client: Client, name: string, args: Record<string, unknown>): Promise<S> => (await client.callTool({ name, arguments: args })).structuredContent as S;
 
 /** The plan the fixture saves, as an agent edits it before saving the next version. */
-const PLAN = { id: "doc-plan", goal: "Add rate limiting", steps: [{ step_number: 1, title: "Add a limiter" }, { step_number: 2, title: "Test it", depends_on: [1] }] };
+const PLAN = {
+  id: "doc-plan",
+  goal: "Add rate limiting",
+  steps: [
+    { step_number: 1, title: "Add a limiter" },
+    { step_number: 2, title: "Test it", depends_on: [1] },
+  ],
+};
 
 const REPO = "acme/web";
 
@@ -191,7 +198,11 @@ describe("documented examples, as written", () => {
     tenants = await makeTenants(runs.map((r) => r.slug));
   }, 120_000);
   afterAll(() => {
-    console.log(`Documented examples run, by source:\n${Object.entries(counts).map(([s, n]) => `  ${s}: ${n}`).join("\n")}`);
+    console.log(
+      `Documented examples run, by source:\n${Object.entries(counts)
+        .map(([s, n]) => `  ${s}: ${n}`)
+        .join("\n")}`,
+    );
   });
 
   it("finds examples in the README, the guide's walkthrough and the hints in src/", () => {
@@ -199,7 +210,10 @@ describe("documented examples, as written", () => {
     // An emptied document cannot pass: each kind of source keeps examples to run.
     expect(total(isPage), "examples in README.md and docs/").toBeGreaterThanOrEqual(5);
     expect(sources.get("guide:walkthrough")?.filter((e) => !e.sketch).length ?? 0, "calls in the walkthrough").toBeGreaterThanOrEqual(10);
-    expect(total((s) => s.startsWith("src/")), "examples in src/ strings").toBeGreaterThanOrEqual(5);
+    expect(
+      total((s) => s.startsWith("src/")),
+      "examples in src/ strings",
+    ).toBeGreaterThanOrEqual(5);
   });
 
   it("no example hides: call arguments in README.md and docs/ are written as calls, so they run", async () => {
@@ -234,7 +248,11 @@ describe("documented examples, as written", () => {
           const answer = r.structuredContent as S | undefined;
           expect(answer, `${on}: no structured answer (${JSON.stringify(r.content).slice(0, 300)})`).toBeDefined();
           if (RUN_CLEAN.has(source)) expect(errorsIn(answer!), on).toEqual([]);
-          else expect(errorsIn(answer!).filter((x) => SHAPE_ERRORS.has(x.code)), on).toEqual([]);
+          else
+            expect(
+              errorsIn(answer!).filter((x) => SHAPE_ERRORS.has(x.code)),
+              on,
+            ).toEqual([]);
           answers.push(answer);
         }
       } finally {

@@ -50,13 +50,17 @@ describe("document store over HTTP (wrangler dev)", () => {
     const copy = structured(await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "add", params: { name: `e2e/${run}/copy.md`, content: body } }] } }));
     expect(copy.results[0].data).toMatchObject({ hash: stored.hash, bytes_stored: 0, bytes_deduped: stored.size });
 
-    const piped = structured(await a.callTool({
-      name: "docs_query",
-      arguments: { steps: [
-        { op: "list", params: { path_pattern: `e2e/${run}/**`, sort_by: "name", sort_order: "asc" } },
-        { op: "get", params: { hash: "$prev.documents[1].hash", include_content: true } },
-      ] },
-    }));
+    const piped = structured(
+      await a.callTool({
+        name: "docs_query",
+        arguments: {
+          steps: [
+            { op: "list", params: { path_pattern: `e2e/${run}/**`, sort_by: "name", sort_order: "asc" } },
+            { op: "get", params: { hash: "$prev.documents[1].hash", include_content: true } },
+          ],
+        },
+      }),
+    );
     expect(piped).toMatchObject({ ok: true, totalSteps: 2, completedSteps: 2 });
     expect(piped.steps[1].result).toMatchObject({ path: `e2e/${run}/copy.md`, content: body });
 
@@ -79,12 +83,19 @@ describe("document store over HTTP (wrangler dev)", () => {
 
   it("restores a collection as a dry run: lists the paths it would write and writes nothing", async () => {
     const collection = `e2e-${run}`;
-    await a.callTool({ name: "docs_execute", arguments: { operations: [
-      { op: "add", params: { name: `restore/${run}/a.md`, content: "# A", collection } },
-      { op: "add", params: { name: `restore/${run}/b.txt`, content: "B", collection } },
-    ] } });
+    await a.callTool({
+      name: "docs_execute",
+      arguments: {
+        operations: [
+          { op: "add", params: { name: `restore/${run}/a.md`, content: "# A", collection } },
+          { op: "add", params: { name: `restore/${run}/b.txt`, content: "B", collection } },
+        ],
+      },
+    });
     const before = structured(await a.callTool({ name: "docs_query", arguments: { steps: [{ op: "status" }] } }));
-    const dry = structured(await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "restore", params: { collection, output_directory: "out", dry_run: true, include_patterns: ["**/*.md"] } }] } }));
+    const dry = structured(
+      await a.callTool({ name: "docs_execute", arguments: { operations: [{ op: "restore", params: { collection, output_directory: "out", dry_run: true, include_patterns: ["**/*.md"] } }] } }),
+    );
     expect(dry).toMatchObject({ ok: true, succeeded: 1 });
     expect(dry.results[0].data).toMatchObject({ dry_run: true, total_files: 1 });
     expect(dry.results[0].data.files[0].path).toBe(`out/restore/${run}/a.md`);

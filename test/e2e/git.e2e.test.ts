@@ -60,14 +60,21 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
   });
 
   it("commits, merges and cherry-picks on GitHub, moving branches without force", async () => {
-    const committed = structured(await client.callTool({
-      name: "batch_commit",
-      // A client without elicitation confirms writes to the default branch with the parameter.
-      arguments: { repo: REPO, format: "json", confirm: true, commits: [
-        { message: "feat: b", files: [{ path: "src/b.ts", content: "b1\n" }] },
-        { message: "docs: readme", files: [{ path: "README.md", content: "hello world\n" }] },
-      ] },
-    }));
+    const committed = structured(
+      await client.callTool({
+        name: "batch_commit",
+        // A client without elicitation confirms writes to the default branch with the parameter.
+        arguments: {
+          repo: REPO,
+          format: "json",
+          confirm: true,
+          commits: [
+            { message: "feat: b", files: [{ path: "src/b.ts", content: "b1\n" }] },
+            { message: "docs: readme", files: [{ path: "README.md", content: "hello world\n" }] },
+          ],
+        },
+      }),
+    );
     expect(committed).toMatchObject({ ok: true, committed: 2, total: 2 });
     expect(repo.files("main")).toMatchObject({ "README.md": "hello world\n", "src/b.ts": "b1\n", "src/a.ts": "a1\n" });
 
@@ -88,7 +95,10 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
 
   it("asks before a batch_commit to the default branch (input_required): a no changes nothing, a yes commits, with progress", async () => {
     const before = repo.refs.get("main");
-    const commits = [{ message: "chore: e", files: [{ path: "src/e.ts", content: "e1\n" }] }, { message: "chore: f", files: [{ path: "src/f.ts", content: "f1\n" }] }];
+    const commits = [
+      { message: "chore: e", files: [{ path: "src/e.ts", content: "e1\n" }] },
+      { message: "chore: f", files: [{ path: "src/f.ts", content: "f1\n" }] },
+    ];
     const no = await connectModern(inject("keyA"), false);
     const declined = await no.client.callTool({ name: "batch_commit", arguments: { repo: REPO, format: "json", commits } });
     expect(declined.isError).toBe(true);
@@ -107,7 +117,10 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     expect(repo.files("main")).toMatchObject({ "src/e.ts": "e1\n", "src/f.ts": "f1\n" });
 
     // A feature branch is not asked about.
-    const feature = await yes.client.callTool({ name: "batch_commit", arguments: { repo: REPO, branch: "feature/quiet", base: "main", format: "json", commits: [{ message: "chore: q", files: [{ path: "q.txt", content: "q" }] }] } });
+    const feature = await yes.client.callTool({
+      name: "batch_commit",
+      arguments: { repo: REPO, branch: "feature/quiet", base: "main", format: "json", commits: [{ message: "chore: q", files: [{ path: "q.txt", content: "q" }] }] },
+    });
     expect(feature.structuredContent).toMatchObject({ ok: true, created: true });
     expect(yes.asked).toHaveLength(1);
     await yes.client.close();
@@ -116,20 +129,46 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     const res = await fetch(`${inject("baseUrl")}/mcp?toolsets=git`, {
       method: "POST",
       headers: {
-        Authorization: `Bearer ${inject("keyA")}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "batch_commit",
+        Authorization: `Bearer ${inject("keyA")}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": "2026-07-28",
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": "batch_commit",
       },
       body: JSON.stringify({
-        jsonrpc: "2.0", id: 1, method: "tools/call",
+        jsonrpc: "2.0",
+        id: 1,
+        method: "tools/call",
         params: {
-          name: "batch_commit", arguments: { repo: REPO, branch: "feature/quiet", format: "json", commits: [{ message: "g", files: [{ path: "g.txt", content: "g" }] }, { message: "h", files: [{ path: "h.txt", content: "h" }] }] },
-          _meta: { progressToken: "p1", "io.modelcontextprotocol/protocolVersion": "2026-07-28", "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} },
+          name: "batch_commit",
+          arguments: {
+            repo: REPO,
+            branch: "feature/quiet",
+            format: "json",
+            commits: [
+              { message: "g", files: [{ path: "g.txt", content: "g" }] },
+              { message: "h", files: [{ path: "h.txt", content: "h" }] },
+            ],
+          },
+          _meta: {
+            progressToken: "p1",
+            "io.modelcontextprotocol/protocolVersion": "2026-07-28",
+            "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+            "io.modelcontextprotocol/clientCapabilities": {},
+          },
         },
       }),
     });
     expect(res.headers.get("content-type")).toContain("text/event-stream");
-    const frames = (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { progress: number; progressToken: string }; result?: unknown });
-    expect(frames.filter((f) => f.method === "notifications/progress").map((f) => [f.params!.progressToken, f.params!.progress])).toEqual([["p1", 1], ["p1", 2]]);
+    const frames = (await res.text())
+      .split("\n")
+      .filter((l) => l.startsWith("data: "))
+      .map((l) => JSON.parse(l.slice(6)) as { method?: string; params?: { progress: number; progressToken: string }; result?: unknown });
+    expect(frames.filter((f) => f.method === "notifications/progress").map((f) => [f.params!.progressToken, f.params!.progress])).toEqual([
+      ["p1", 1],
+      ["p1", 2],
+    ]);
     expect(frames.at(-1)!.result).toMatchObject({ structuredContent: { ok: true, committed: 2 } });
   });
 
@@ -176,7 +215,11 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
       const found = structured(await code.callTool({ name: "semantic_search", arguments: { query: "total price of the cart items" } }));
       expect((found.results as S[]).slice(0, 2).map((h) => h.path)).toContain("src/cart.ts");
       // Each grammar ran inside the bundle: symbols of TypeScript, Python and Go.
-      for (const [symbol, path] of [["cartTotal", "src/cart.ts"], ["monthly_revenue", "scripts/report.py"], ["Add", "cmd/main.go"]]) {
+      for (const [symbol, path] of [
+        ["cartTotal", "src/cart.ts"],
+        ["monthly_revenue", "scripts/report.py"],
+        ["Add", "cmd/main.go"],
+      ]) {
         const def = structured(await code.callTool({ name: "symbol_definition", arguments: { symbol } }));
         expect(def, symbol).toMatchObject({ ok: true, items: [{ path }] });
       }
@@ -190,13 +233,19 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     // A real change (honojs/hono 7967760, MIT) as pull request #9 of the fake repository.
     const files = diffEntries(readFileSync(`${import.meta.dirname}/../fixtures/review/reactive/hono-79677607.diff`, "utf8"));
     const head = repo.write("fix/params", { "src/request.ts": "changed\n" }, "fix(request): handle params on unmatched requests", repo.refs.get("main"));
-    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}", () => ({ body: example("GET /repos/{owner}/{repo}/pulls/{pull_number}", { number: 9, head: { sha: head }, base: { ref: "main" }, requested_teams: [] }) }));
-    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", () => ({ body: files.map((f) => exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...f, changes: f.additions + f.deletions })) }));
+    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}", () => ({
+      body: example("GET /repos/{owner}/{repo}/pulls/{pull_number}", { number: 9, head: { sha: head }, base: { ref: "main" }, requested_teams: [] }),
+    }));
+    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", () => ({
+      body: files.map((f) => exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...f, changes: f.additions + f.deletions })),
+    }));
     // No .review-invariants.yml in this repository.
     gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
     const review = await connect(inject("keyA"), "review");
     try {
-      const started = structured(await review.callTool({ name: "reactive_review_pr", arguments: { repo: REPO, commit_hash: head, base_ref: "main", changed_files: files.map((f) => f.filename).join(","), pull_number: 9 } }));
+      const started = structured(
+        await review.callTool({ name: "reactive_review_pr", arguments: { repo: REPO, commit_hash: head, base_ref: "main", changed_files: files.map((f) => f.filename).join(","), pull_number: 9 } }),
+      );
       expect(started).toMatchObject({ ok: true, status: "executing", total_steps: 3 });
       let status: S = { ok: false };
       for (let i = 0; i < 120; i++) {

@@ -33,9 +33,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(a.transport.sessionId).toMatch(/^[0-9a-f-]{36}$/);
     expect(a.client.getServerVersion()).toMatchObject({ name: "agent-ledger" });
     const { tools } = await a.client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(
-      ALL_TOOL_NAMES,
-    );
+    expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOL_NAMES);
     // mcp.echo, listed on every surface, is the one tool that lists no output schema (its answer is still validated).
     for (const t of tools) if (t.name !== "mcp.echo") expect(t.outputSchema, t.name).toBeDefined();
     expect(tools.find((t) => t.name === "mcp.echo")?.outputSchema).toBeUndefined();
@@ -43,9 +41,34 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
 
   it("calls every tool for real", async () => {
     const c = a.client;
-    const logged = structured(await c.callTool({ name: "log_change", arguments: { entity_path: "./users.email", change_type: "add", entity_type: "column", reasoning: "Email needed for password reset links", changeset_id: "e2e-auth", project: "web", revisit_after: "90d" } }));
+    const logged = structured(
+      await c.callTool({
+        name: "log_change",
+        arguments: {
+          entity_path: "./users.email",
+          change_type: "add",
+          entity_type: "column",
+          reasoning: "Email needed for password reset links",
+          changeset_id: "e2e-auth",
+          project: "web",
+          revisit_after: "90d",
+        },
+      }),
+    );
     expect(logged).toMatchObject({ ok: true, status: "ok", error: "" });
-    const reverted = structured(await c.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "revert", reasoning: "Reverted: went with a separate contacts table instead", changeset_id: "e2e-auth", project: "web", stale_when: "contacts table dropped" } }));
+    const reverted = structured(
+      await c.callTool({
+        name: "log_change",
+        arguments: {
+          entity_path: "users.email",
+          change_type: "revert",
+          reasoning: "Reverted: went with a separate contacts table instead",
+          changeset_id: "e2e-auth",
+          project: "web",
+          stale_when: "contacts table dropped",
+        },
+      }),
+    );
     expect(reverted.ok).toBe(true);
 
     const blame = structured(await c.callTool({ name: "blame", arguments: { entity_path: "users.email" } }));
@@ -89,14 +112,79 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const ro = await connect(inject("keyA"), "?readonly=1&toolsets=all");
     const { tools } = await ro.client.listTools();
     expect(tools.map((t) => t.name)).not.toContain("log_change");
-    expect(tools.map((t) => t.name).sort()).toEqual(["actor_query", "blame", "change_diff", "change_verify", "change_history", "change_search", "changeset", "prior_attempts", "project_brief", "project_query", "stale_decisions", "task_get", "task_query", "tool_manifest",
-      "activity_query", "comment_query", "decision_query", "notification_query", "handoff_query", "repo_query", "code_ref_query", "attachment_query", "feature_request_query", "guide", "skill_get", "skill_list", "search", "knowledge_search", "run_query", "run_get", "run_summary",
-      "git_status", "git_inventory", "git_parity", "list_presets", "git_log", "git_diff_summary", "docs_query", "mcp.echo",
-      "semantic_search", "codebase_retrieval", "get_file", "get_context_for_prompt", "git_commit_retrieval", "get_workspace_info", "index_status",
-      "symbol_search", "symbol_definition", "symbol_references", "find_callers", "find_callees", "impact_analysis",
-      "review_diff", "check_invariants", "scrub_secrets", "validate_content", "run_static_analysis",
-      "review_auto", "review_changes", "review_git_diff", "get_review_status", "get_review_telemetry",
-      "load_plan", "list_plans", "view_history", "compare_plan_versions", "list_approvals", "view_progress", "visualize_plan"].sort());
+    expect(tools.map((t) => t.name).sort()).toEqual(
+      [
+        "actor_query",
+        "blame",
+        "change_diff",
+        "change_verify",
+        "change_history",
+        "change_search",
+        "changeset",
+        "prior_attempts",
+        "project_brief",
+        "project_query",
+        "stale_decisions",
+        "task_get",
+        "task_query",
+        "tool_manifest",
+        "activity_query",
+        "comment_query",
+        "decision_query",
+        "notification_query",
+        "handoff_query",
+        "repo_query",
+        "code_ref_query",
+        "attachment_query",
+        "feature_request_query",
+        "guide",
+        "skill_get",
+        "skill_list",
+        "search",
+        "knowledge_search",
+        "run_query",
+        "run_get",
+        "run_summary",
+        "git_status",
+        "git_inventory",
+        "git_parity",
+        "list_presets",
+        "git_log",
+        "git_diff_summary",
+        "docs_query",
+        "mcp.echo",
+        "semantic_search",
+        "codebase_retrieval",
+        "get_file",
+        "get_context_for_prompt",
+        "git_commit_retrieval",
+        "get_workspace_info",
+        "index_status",
+        "symbol_search",
+        "symbol_definition",
+        "symbol_references",
+        "find_callers",
+        "find_callees",
+        "impact_analysis",
+        "review_diff",
+        "check_invariants",
+        "scrub_secrets",
+        "validate_content",
+        "run_static_analysis",
+        "review_auto",
+        "review_changes",
+        "review_git_diff",
+        "get_review_status",
+        "get_review_telemetry",
+        "load_plan",
+        "list_plans",
+        "view_history",
+        "compare_plan_versions",
+        "list_approvals",
+        "view_progress",
+        "visualize_plan",
+      ].sort(),
+    );
     await ro.client.close();
     const named = await connect(inject("keyA"), "?toolsets=changes");
     expect((await named.client.listTools()).tools).toHaveLength(10); // the seed's eight, change_verify and mcp.echo
@@ -128,7 +216,9 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
   it("writes a note, embeds it after the response, and finds it by words and meaning", async () => {
     const s = await connect(inject("keyA"));
     const c = s.client;
-    const written = structured(await c.callTool({ name: "knowledge_write", arguments: { title: "Restoring D1", body: "Use a time travel bookmark to restore the database.", kind: "runbook", tags: ["d1"] } }));
+    const written = structured(
+      await c.callTool({ name: "knowledge_write", arguments: { title: "Restoring D1", body: "Use a time travel bookmark to restore the database.", kind: "runbook", tags: ["d1"] } }),
+    );
     expect(written).toMatchObject({ ok: true, embedding_status: "pending" });
     const id = (written.note as { id: string }).id;
     // The embedding is made after the response (waitUntil); poll until the note reports it.
@@ -167,19 +257,21 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     const c = a.client;
     const project = structured(await c.callTool({ name: "project_create", arguments: { title: "E2E Flow", key: "FLOW" } }));
     expect(project.ok).toBe(true);
-    const plan = structured(await c.callTool({
-      name: "task_create_many",
-      arguments: {
-        project_id: "FLOW",
-        tasks: [
-          { title: "Schema", priority: 0, acceptance_criteria: [{ text: "migration applied" }] },
-          { title: "API", priority: 1, depends_on: [{ batch_index: 0 }] },
-          { title: "Docs", priority: 3 },
-          { title: "Metrics", priority: 3 },
-          { title: "Alerts", priority: 3 },
-        ],
-      },
-    }));
+    const plan = structured(
+      await c.callTool({
+        name: "task_create_many",
+        arguments: {
+          project_id: "FLOW",
+          tasks: [
+            { title: "Schema", priority: 0, acceptance_criteria: [{ text: "migration applied" }] },
+            { title: "API", priority: 1, depends_on: [{ batch_index: 0 }] },
+            { title: "Docs", priority: 3 },
+            { title: "Metrics", priority: 3 },
+            { title: "Alerts", priority: 3 },
+          ],
+        },
+      }),
+    );
     expect(plan.refs).toEqual(["FLOW-1", "FLOW-2", "FLOW-3", "FLOW-4", "FLOW-5"]);
     const first = structured(await c.callTool({ name: "task_claim", arguments: { project_id: "FLOW" } }));
     expect(first).toMatchObject({ claimed: true, task: { ref: "FLOW-1", status: "in_progress" } });
@@ -191,7 +283,10 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     // Four more agents of the same tenant race for the four remaining tasks (FLOW-2 is now ready).
     const racers = await Promise.all(inject("raceKeys").map((k) => connect(k)));
     const claims = await Promise.all(racers.map((r) => r.client.callTool({ name: "task_claim", arguments: { project_id: "FLOW" } })));
-    const refs = claims.map((r) => (structured(r).task as { ref: string } | null)?.ref).filter(Boolean).sort();
+    const refs = claims
+      .map((r) => (structured(r).task as { ref: string } | null)?.ref)
+      .filter(Boolean)
+      .sort();
     expect(refs).toEqual(["FLOW-2", "FLOW-3", "FLOW-4", "FLOW-5"]);
     const empty = structured(await c.callTool({ name: "task_claim", arguments: { project_id: "FLOW" } }));
     expect(empty).toMatchObject({ claimed: false, reason: "pool_empty" });
@@ -203,4 +298,3 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
     expect(me.actor).toMatchObject({ external_ref: "claude-code" });
   });
 });
-

@@ -43,8 +43,7 @@ beforeAll(async () => {
     executablePath: "/usr/bin/chromium",
     headless: true,
     javaScriptEnabled: false,
-    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking",
-      "--disable-component-update", "--disable-sync"],
+    args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
   });
 });
 afterAll(async () => {

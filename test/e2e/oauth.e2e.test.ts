@@ -103,7 +103,6 @@ async function codeFor(clientId: string, challenge: string): Promise<string> {
 
 let early: { token: string; at: number };
 
-
 describe("OAuth end to end (wrangler dev, MCP SDK client)", () => {
   it("DCR: discovery from the 401, registration, PKCE authorization with consent, token, a tool call", async () => {
     const provider = new TestProvider();
@@ -242,18 +241,22 @@ describe("OAuth end to end (wrangler dev, MCP SDK client)", () => {
     await client.close();
   });
 
-  it("an expired access token is refused with the challenge, so the client refreshes", async () => {
-    const wait = early.at + (ACCESS_TOKEN_TTL_SECONDS + 2) * 1000 - Date.now();
-    if (wait > 0) await new Promise((r) => setTimeout(r, wait));
-    const res = await fetch(`${base}/mcp`, {
-      method: "POST",
-      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${early.token}` },
-      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
-    });
-    expect(res.status).toBe(401);
-    expect(res.headers.get("WWW-Authenticate")).toMatch(/error="invalid_token"/);
-    expect(res.headers.get("WWW-Authenticate")).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
-  }, (ACCESS_TOKEN_TTL_SECONDS + 30) * 1000);
+  it(
+    "an expired access token is refused with the challenge, so the client refreshes",
+    async () => {
+      const wait = early.at + (ACCESS_TOKEN_TTL_SECONDS + 2) * 1000 - Date.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      const res = await fetch(`${base}/mcp`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${early.token}` },
+        body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "x", version: "1" } } }),
+      });
+      expect(res.status).toBe(401);
+      expect(res.headers.get("WWW-Authenticate")).toMatch(/error="invalid_token"/);
+      expect(res.headers.get("WWW-Authenticate")).toContain(`resource_metadata="${base}/.well-known/oauth-protected-resource/mcp"`);
+    },
+    (ACCESS_TOKEN_TTL_SECONDS + 30) * 1000,
+  );
 
   it("API keys keep working on /mcp beside OAuth", async () => {
     const transport = new StreamableHTTPClientTransport(new URL(`${base}/mcp`), { requestInit: { headers: { Authorization: `Bearer ${inject("keyB")}` } } });

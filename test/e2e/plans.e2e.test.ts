@@ -18,12 +18,14 @@ async function connect(key: string, name: string): Promise<Client> {
   return client;
 }
 
-const caller = (client: Client) => async (name: string, args: Record<string, unknown>): Promise<S> => {
-  const r = await client.callTool({ name, arguments: args });
-  const sc = r.structuredContent as S;
-  if (r.isError) throw new Error(`${name}: ${JSON.stringify(sc.error)}`);
-  return sc;
-};
+const caller =
+  (client: Client) =>
+  async (name: string, args: Record<string, unknown>): Promise<S> => {
+    const r = await client.callTool({ name, arguments: args });
+    const sc = r.structuredContent as S;
+    if (r.isError) throw new Error(`${name}: ${JSON.stringify(sc.error)}`);
+    return sc;
+  };
 
 const PLAN = {
   id: "e2e-cart-total",

@@ -33,8 +33,21 @@ describe("review toolset over HTTP (wrangler dev)", () => {
   it("lists the review tools", async () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual([
-      "check_invariants", "get_review_status", "get_review_telemetry", "mcp.echo", "pause_review", "reactive_review_pr", "resume_review",
-      "review_auto", "review_changes", "review_diff", "review_git_diff", "review_settings", "run_static_analysis", "scrub_secrets", "validate_content",
+      "check_invariants",
+      "get_review_status",
+      "get_review_telemetry",
+      "mcp.echo",
+      "pause_review",
+      "reactive_review_pr",
+      "resume_review",
+      "review_auto",
+      "review_changes",
+      "review_diff",
+      "review_git_diff",
+      "review_settings",
+      "run_static_analysis",
+      "scrub_secrets",
+      "validate_content",
     ]);
   });
 

@@ -32,7 +32,9 @@ describe("webhooks and cron over HTTP (wrangler dev)", () => {
     expect(await copy.json()).toMatchObject({ duplicate: true, duplicate_of: id });
     expect((await deliver(body, { secret: "not-the-secret" })).status).toBe(401);
     const unsigned = await fetch(`${inject("baseUrl")}/webhooks/github/e2e-a`, {
-      method: "POST", headers: { "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": crypto.randomUUID() }, body,
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-GitHub-Event": "ping", "X-GitHub-Delivery": crypto.randomUUID() },
+      body,
     });
     expect(unsigned.status).toBe(401);
   });

@@ -68,7 +68,8 @@ function longDiff(files: number, lines: number): string {
 const deepYaml = (depth: number) => `security:\n  - id: DEEP\n    paths: ${"[".repeat(depth)}${"]".repeat(depth)}\n`;
 
 /** One deny rule over every file: each added line of a diff is matched against it. */
-const DENY_EVAL = 'security:\n  - id: SEC001\n    rule: "No eval"\n    paths: ["**/*"]\n    severity: high\n    category: security\n    action: deny\n    deny:\n      regex:\n        pattern: "eval\\\\("\n';
+const DENY_EVAL =
+  'security:\n  - id: SEC001\n    rule: "No eval"\n    paths: ["**/*"]\n    severity: high\n    category: security\n    action: deny\n    deny:\n      regex:\n        pattern: "eval\\\\("\n';
 
 async function deflate(bytes: Uint8Array): Promise<Uint8Array> {
   const stream = new Blob([bytes]).stream().pipeThrough(new CompressionStream("deflate"));
@@ -93,7 +94,9 @@ const base64 = (bytes: Uint8Array): string => {
 };
 
 const docAdd = (name: string, params: Record<string, unknown>): HostileCall => ({
-  path: DOCS, name: "docs_execute", args: { operations: [{ op: "add", params: { name, ...params } }] },
+  path: DOCS,
+  name: "docs_execute",
+  args: { operations: [{ op: "add", params: { name, ...params } }] },
 });
 
 /** How big the content is; the defaults are the sizes the outside probe found slow. */
@@ -139,13 +142,19 @@ export async function hostileCases(sizes: HostileSizes = DEFAULT_SIZES, tag = "h
   return [
     { tool: "docs_execute add", label: `markdown of ${sizes.markdownBrackets} '['`, ...docAdd(`${tag}/brackets.md`, { content: "[".repeat(sizes.markdownBrackets) }) },
     { tool: "docs_execute add", label: `TypeScript of ${sizes.importLines} 'import a' lines`, ...docAdd(`${tag}/imports.ts`, { content: imports }) },
-    { tool: "docs_execute add", label: `PDF: ${sizes.pdfPages} pages sharing one ${Math.round(sizes.pdfStreamBytes / 1048576)} MiB Flate stream (${pdf.length} bytes)`, ...docAdd(`${tag}/shared.pdf`, { content_base64: base64(pdf) }) },
+    {
+      tool: "docs_execute add",
+      label: `PDF: ${sizes.pdfPages} pages sharing one ${Math.round(sizes.pdfStreamBytes / 1048576)} MiB Flate stream (${pdf.length} bytes)`,
+      ...docAdd(`${tag}/shared.pdf`, { content_base64: base64(pdf) }),
+    },
     { tool: "docs_execute add", label: `markdown of ${sizes.keys} key-shaped strings`, ...docAdd(`${tag}/keys.md`, { content: keys }) },
     {
       tool: "docs_execute update",
       label: "metadata on the bracket markdown",
       setup: [docAdd(`${tag}/brackets2.md`, { content: "[".repeat(sizes.markdownBrackets) })],
-      path: DOCS, name: "docs_execute", args: { operations: [{ op: "update", params: { name: `${tag}/brackets2.md`, tags: ["hostile"], metadata: { k: "v" } } }] },
+      path: DOCS,
+      name: "docs_execute",
+      args: { operations: [{ op: "update", params: { name: `${tag}/brackets2.md`, tags: ["hostile"], metadata: { k: "v" } } }] },
     },
     { tool: "docs_query grep", label: "(a*)*b over lines of a", setup: [docAdd(`${tag}/grep.txt`, { content: grepDoc })], ...grep("(a*)*b") },
     { tool: "docs_query grep", label: "(a|aa)*c$ over lines of a", ...grep("(a|aa)*c$") },
@@ -159,7 +168,14 @@ export async function hostileCases(sizes: HostileSizes = DEFAULT_SIZES, tag = "h
     {
       tool: "query (compact)",
       label: "two scrub_secrets steps",
-      path: COMPACT, name: "query", args: { steps: [{ op: "scrub_secrets", params: { content: keys.slice(0, Math.floor(keys.length / 2)) } }, { op: "scrub_secrets", params: { content: keys.slice(Math.floor(keys.length / 2)) } }] },
+      path: COMPACT,
+      name: "query",
+      args: {
+        steps: [
+          { op: "scrub_secrets", params: { content: keys.slice(0, Math.floor(keys.length / 2)) } },
+          { op: "scrub_secrets", params: { content: keys.slice(Math.floor(keys.length / 2)) } },
+        ],
+      },
     },
   ];
 }

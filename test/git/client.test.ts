@@ -16,8 +16,12 @@ const repoBody = () => example("GET /repos/{owner}/{repo}", { default_branch: "m
 
 function client(gh: FakeGitHub, opts: { waits?: number[]; maxWaitMs?: number; etags?: EtagCache; token?: string } = {}) {
   return new GitHubClient({
-    apiBase: gh.apiBase, token: async () => opts.token ?? "ghs_test", fetch: gh.fetch, etags: opts.etags ?? new EtagCache(),
-    sleep: async (ms) => void opts.waits?.push(ms), maxWaitMs: opts.maxWaitMs,
+    apiBase: gh.apiBase,
+    token: async () => opts.token ?? "ghs_test",
+    fetch: gh.fetch,
+    etags: opts.etags ?? new EtagCache(),
+    sleep: async (ms) => void opts.waits?.push(ms),
+    maxWaitMs: opts.maxWaitMs,
   });
 }
 
@@ -92,7 +96,8 @@ describe("GitHubClient", () => {
   it("waits out retry-after on a rate limit, then succeeds", async () => {
     let n = 0;
     const gh = new FakeGitHub().on("GET /repos/{owner}/{repo}", () =>
-      ++n === 1 ? { status: 429, body: errorBody("API rate limit exceeded"), headers: { "retry-after": "2" } } : { body: repoBody() });
+      ++n === 1 ? { status: 429, body: errorBody("API rate limit exceeded"), headers: { "retry-after": "2" } } : { body: repoBody() },
+    );
     const waits: number[] = [];
     expect((await client(gh, { waits }).request("GET /repos/{owner}/{repo}", REPO)).status).toBe(200);
     expect(waits).toEqual([2000]);
@@ -101,10 +106,14 @@ describe("GitHubClient", () => {
   it("gives up with a retryable github_rate_limited naming the reset when the wait is too long", async () => {
     const reset = Math.floor(Date.now() / 1000) + 3600;
     const gh = new FakeGitHub().on("GET /repos/{owner}/{repo}", () => ({
-      status: 403, body: errorBody("API rate limit exceeded for installation"), headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(reset) },
+      status: 403,
+      body: errorBody("API rate limit exceeded for installation"),
+      headers: { "x-ratelimit-remaining": "0", "x-ratelimit-reset": String(reset) },
     }));
     const waits: number[] = [];
-    const err = (await client(gh, { waits }).request("GET /repos/{owner}/{repo}", REPO).catch((e: unknown) => e)) as GitHubError;
+    const err = (await client(gh, { waits })
+      .request("GET /repos/{owner}/{repo}", REPO)
+      .catch((e: unknown) => e)) as GitHubError;
     expect(err).toMatchObject({ code: "github_rate_limited", retryable: true, resetAt: new Date(reset * 1000).toISOString() });
     expect(waits).toEqual([]);
     const tool = githubToolError(err) as ToolError;
@@ -114,8 +123,7 @@ describe("GitHubClient", () => {
 
   it("backs off on a secondary rate limit without retry-after, within the wait budget", async () => {
     let n = 0;
-    const gh = new FakeGitHub().on("GET /repos/{owner}/{repo}", () =>
-      ++n === 1 ? { status: 403, body: errorBody("You have exceeded a secondary rate limit") } : { body: repoBody() });
+    const gh = new FakeGitHub().on("GET /repos/{owner}/{repo}", () => (++n === 1 ? { status: 403, body: errorBody("You have exceeded a secondary rate limit") } : { body: repoBody() }));
     const waits: number[] = [];
     await client(gh, { waits, maxWaitMs: 120_000 }).request("GET /repos/{owner}/{repo}", REPO);
     expect(waits).toEqual([60_000]);
@@ -128,21 +136,34 @@ describe("GitHubClient", () => {
     expect((await client(flaky, { waits }).request("GET /repos/{owner}/{repo}", REPO)).status).toBe(200);
     expect(waits).toEqual([500, 1500]);
     const down = new FakeGitHub().on("GET /repos/{owner}/{repo}", () => ({ status: 503, body: errorBody("Service Unavailable") }));
-    expect(await client(down).request("GET /repos/{owner}/{repo}", REPO).catch((e: unknown) => e)).toMatchObject({ code: "github_unavailable", retryable: true });
+    expect(
+      await client(down)
+        .request("GET /repos/{owner}/{repo}", REPO)
+        .catch((e: unknown) => e),
+    ).toMatchObject({ code: "github_unavailable", retryable: true });
     expect(down.requests).toHaveLength(3);
   });
 
   it("cleans GitHub's error words of control and invisible characters", async () => {
     const gh = new FakeGitHub().on("POST /repos/{owner}/{repo}/merges", () => ({ status: 409, body: errorBody("Merge conflict in src/\u202eevil\u200b.ts\u0007") }));
-    const err = (await client(gh).request("POST /repos/{owner}/{repo}/merges", REPO, { base: "main", head: "x" }).catch((e: unknown) => e)) as Error;
+    const err = (await client(gh)
+      .request("POST /repos/{owner}/{repo}/merges", REPO, { base: "main", head: "x" })
+      .catch((e: unknown) => e)) as Error;
     expect(err.message).toContain("Merge conflict in src/evil.ts");
     for (const ch of ["\u202e", "\u200b", "\u0007"]) expect(err.message).not.toContain(ch);
   });
 
   it("maps 401, 403, 409 and 422 to stable codes with GitHub's message", async () => {
-    for (const [status, code] of [[401, "github_auth_failed"], [403, "github_forbidden"], [409, "github_conflict"], [422, "github_unprocessable"]] as const) {
+    for (const [status, code] of [
+      [401, "github_auth_failed"],
+      [403, "github_forbidden"],
+      [409, "github_conflict"],
+      [422, "github_unprocessable"],
+    ] as const) {
       const gh = new FakeGitHub().on("POST /repos/{owner}/{repo}/merges", () => ({ status, body: errorBody(`nope ${status}`) }));
-      const err = await client(gh).request("POST /repos/{owner}/{repo}/merges", REPO, { base: "main", head: "feature" }).catch((e: unknown) => e);
+      const err = await client(gh)
+        .request("POST /repos/{owner}/{repo}/merges", REPO, { base: "main", head: "feature" })
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ code, status });
       expect((err as Error).message).toContain(`nope ${status}`);
     }
@@ -178,10 +199,13 @@ describe("credentials", () => {
     const gh = new FakeGitHub().on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
     const testEnv = { ...env, GITHUB_API_URL: FAKE_API, GITHUB_CREDENTIALS_KEY: key };
     await env.DB.prepare(`INSERT INTO github_credentials (tenant_id, kind, secret, created_at, updated_at) VALUES (?, 'token', ?, 'now', 'now')`)
-      .bind(a.tenantId, await encryptToken("ghp_tenant_a", a.tenantId, key)).run();
+      .bind(a.tenantId, await encryptToken("ghp_tenant_a", a.tenantId, key))
+      .run();
     await githubFor(testEnv, a.tenantId, gh.fetch).request("GET /repos/{owner}/{repo}", REPO);
     expect(gh.requests[0]!.headers.get("authorization")).toBe("Bearer ghp_tenant_a");
-    const err = await githubFor(testEnv, b.tenantId, gh.fetch).request("GET /repos/{owner}/{repo}", REPO).catch((e: unknown) => e);
+    const err = await githubFor(testEnv, b.tenantId, gh.fetch)
+      .request("GET /repos/{owner}/{repo}", REPO)
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ToolError);
     expect(err).toMatchObject({ code: "github_not_configured" });
     expect((err as ToolError).hint).toMatch(/npm run github/);
@@ -191,7 +215,10 @@ describe("credentials", () => {
   it("mints a GitHub App installation token with an RS256 JWT and caches it until shortly before expiry", async () => {
     clearInstallationTokens();
     const t = await seedIdentity("git-cred-app", "agent");
-    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, ["sign", "verify"])) as CryptoKeyPair;
+    const pair = (await crypto.subtle.generateKey({ name: "RSASSA-PKCS1-v1_5", modulusLength: 2048, publicExponent: new Uint8Array([1, 0, 1]), hash: "SHA-256" }, true, [
+      "sign",
+      "verify",
+    ])) as CryptoKeyPair;
     const pkcs8 = new Uint8Array((await crypto.subtle.exportKey("pkcs8", pair.privateKey)) as ArrayBuffer);
     const pem = `-----BEGIN PRIVATE KEY-----\n${btoa(String.fromCharCode(...pkcs8))}\n-----END PRIVATE KEY-----`;
     expect(pemToPkcs8(pem)).toEqual(pkcs8);

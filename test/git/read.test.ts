@@ -59,11 +59,21 @@ describe("git_status", () => {
     gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }))
       .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A, false) }))
       .on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ body: compareBody(2, 1) }))
-      .on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [exampleItem("GET /repos/{owner}/{repo}/pulls", { number: 7, title: "Add \u202eevil\u200b thing", draft: false, base: { ref: "main" }, requested_teams: [] })] }))
+      .on("GET /repos/{owner}/{repo}/pulls", () => ({
+        body: [exampleItem("GET /repos/{owner}/{repo}/pulls", { number: 7, title: "Add \u202eevil\u200b thing", draft: false, base: { ref: "main" }, requested_teams: [] })],
+      }))
       .on("GET /repos/{owner}/{repo}/commits/{ref}/status", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { state: "pending", total_count: 2 }) }))
       .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => {
         const run = example<{ check_runs: Record<string, unknown>[] }>("GET /repos/{owner}/{repo}/commits/{ref}/check-runs").check_runs[0]!;
-        return { body: example("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", { total_count: 2, check_runs: [{ ...run, status: "completed", conclusion: "success" }, { ...run, status: "in_progress", conclusion: null }] }) };
+        return {
+          body: example("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
+            total_count: 2,
+            check_runs: [
+              { ...run, status: "completed", conclusion: "success" },
+              { ...run, status: "in_progress", conclusion: null },
+            ],
+          }),
+        };
       })
       .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
     const r = await ok(ctx, "git_status", { repo: "octocat/Hello-World", branch: "feature/x" });
@@ -84,8 +94,10 @@ describe("git_status", () => {
   it("answers branch_not_found and repo_not_found, and refuses unsafe refs before any request", async () => {
     const { gh, ctx } = await setup();
     let repoExists = true;
-    gh.on("GET /repos/{owner}/{repo}", () => (repoExists ? { body: repoBody() } : { status: 404, body: errorBody("Not Found") }))
-      .on("GET /repos/{owner}/{repo}/branches/{branch}", () => ({ status: 404, body: errorBody("Branch not found") }));
+    gh.on("GET /repos/{owner}/{repo}", () => (repoExists ? { body: repoBody() } : { status: 404, body: errorBody("Not Found") })).on("GET /repos/{owner}/{repo}/branches/{branch}", () => ({
+      status: 404,
+      body: errorBody("Branch not found"),
+    }));
     expect((await fails(ctx, "git_status", { repo: "octocat/Hello-World", branch: "nope", base: "main" })).code).toBe("branch_not_found");
     repoExists = false;
     expect((await fails(ctx, "git_status", { repo: "octocat/Hello-World" })).code).toBe("repo_not_found");
@@ -122,8 +134,12 @@ describe("git_status", () => {
         .on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") }));
       expect(await text(ctx, "git_status", { repo: "octocat/Hello-World" })).toBe("# git_status\n\n### octocat/Hello-World\n```\n## main\n```\nhead aaaaaaa · protected · status success (1)");
       expect(await text(ctx, "git_inventory", { repo: "octocat/Hello-World" })).toContain("| octocat/Hello-World | ## main...origin/main | aaaaaaa | 0 | 0 | tracking origin/main |");
-      expect(await text(ctx, "git_parity", { pairs: [{ left: "octocat/a", right: "octocat/b@main" }] })).toContain("### tenant: OK\n| pair | result |\n|---|---|\n| octocat/a / octocat/b@main | match aaaaaaa |");
-      expect(await text(ctx, "list_presets", { repo: "octocat/Hello-World" })).toBe("# list_presets\n\n### ledger:git_presets\n(no presets)\n\n### octocat/Hello-World:.rethunk/git-mcp-presets.json\n(no preset file)");
+      expect(await text(ctx, "git_parity", { pairs: [{ left: "octocat/a", right: "octocat/b@main" }] })).toContain(
+        "### tenant: OK\n| pair | result |\n|---|---|\n| octocat/a / octocat/b@main | match aaaaaaa |",
+      );
+      expect(await text(ctx, "list_presets", { repo: "octocat/Hello-World" })).toBe(
+        "# list_presets\n\n### ledger:git_presets\n(no presets)\n\n### octocat/Hello-World:.rethunk/git-mcp-presets.json\n(no preset file)",
+      );
     });
   });
 });
@@ -139,7 +155,17 @@ describe("git_inventory", () => {
     const [hello, gone, nobranch, bad] = r.inventories[0].entries;
     expect(r.inventories[0].workspace_root).toBe("tenant");
     expect(r.inventories[0].upstream).toBeUndefined();
-    expect(hello).toEqual({ label: "octocat/Hello-World", path: "octocat/Hello-World", upstreamMode: "auto", headAbbrev: "bbbbbbb", upstreamRef: "origin/main", ahead: "3", behind: "0", upstreamNote: "tracking origin/main", branchStatus: "## dev...origin/main [ahead 3]" });
+    expect(hello).toEqual({
+      label: "octocat/Hello-World",
+      path: "octocat/Hello-World",
+      upstreamMode: "auto",
+      headAbbrev: "bbbbbbb",
+      upstreamRef: "origin/main",
+      ahead: "3",
+      behind: "0",
+      upstreamNote: "tracking origin/main",
+      branchStatus: "## dev...origin/main [ahead 3]",
+    });
     expect(gone.skipReason).toMatch(/not found/);
     expect(nobranch.skipReason).toBe("(no branch dev — skip)");
     expect(bad.skipReason).toMatch(/rejected/);
@@ -147,8 +173,9 @@ describe("git_inventory", () => {
 
   it("fixed mode and truncation at max_roots (maxRoots alias)", async () => {
     const { gh, ctx } = await setup();
-    gh.on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) }))
-      .on("GET /repos/{owner}/{repo}/compare/{basehead}", (req) => (req.path.repo === "r1" ? { status: 404, body: errorBody("Not Found") } : { body: compareBody(0, 4) }));
+    gh.on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({ body: branchBody(req.path.branch!, SHA_A) })).on("GET /repos/{owner}/{repo}/compare/{basehead}", (req) =>
+      req.path.repo === "r1" ? { status: 404, body: errorBody("Not Found") } : { body: compareBody(0, 4) },
+    );
     const r = await ok(ctx, "git_inventory", { repos: ["octocat/r0", "octocat/r1", "octocat/r2"], ref: "feature", remote: "origin", branch: "release", maxRoots: 2 });
     const inv = r.inventories[0];
     expect(inv.upstream).toEqual({ mode: "fixed", remote: "origin", branch: "release" });
@@ -196,16 +223,25 @@ describe("list_presets", () => {
 
   async function storePreset(ctx: Ctx, name: string, roots: string[], pairs: unknown[] = []) {
     await env.DB.prepare(`INSERT INTO git_presets (tenant_id, name, nested_roots, parity_pairs, updated_at) VALUES (?, ?, ?, ?, ?)`)
-      .bind(ctx.tenantId, name, JSON.stringify(roots), JSON.stringify(pairs), "2026-06-01T00:00:00Z").run();
+      .bind(ctx.tenantId, name, JSON.stringify(roots), JSON.stringify(pairs), "2026-06-01T00:00:00Z")
+      .run();
   }
 
   it("list_presets reports the tenant's presets and the repository's file; tenants do not share presets", async () => {
     const { gh, ctx } = await setup();
     await storePreset(ctx, "services", ["octocat/api", "octocat/web"]);
-    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ body: presetFile({ schemaVersion: 1, presets: { mirrors: { parityPairs: [{ left: "octocat/a@main", right: "octocat/b@main" }], workspaceRootHint: "x" } } }) }));
+    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({
+      body: presetFile({ schemaVersion: 1, presets: { mirrors: { parityPairs: [{ left: "octocat/a@main", right: "octocat/b@main" }], workspaceRootHint: "x" } } }),
+    }));
     const r = await ok(ctx, "list_presets", { repo: "octocat/Hello-World" });
     expect(r.roots[0]).toMatchObject({ workspaceRoot: "tenant", presetFile: "ledger:git_presets", presets: [{ name: "services", nestedRootsCount: 2, parityPairsCount: 0 }] });
-    expect(r.roots[1]).toMatchObject({ workspaceRoot: "octocat/Hello-World", gitTop: "octocat/Hello-World", fileExists: true, presetSchemaVersion: 1, presets: [{ name: "mirrors", parityPairsCount: 1, workspaceRootHint: "x" }] });
+    expect(r.roots[1]).toMatchObject({
+      workspaceRoot: "octocat/Hello-World",
+      gitTop: "octocat/Hello-World",
+      fileExists: true,
+      presetSchemaVersion: 1,
+      presets: [{ name: "mirrors", parityPairsCount: 1, workspaceRootHint: "x" }],
+    });
     expect(gh.requests[0]!.path.path).toBe(".rethunk/git-mcp-presets.json");
 
     const b = await newWorld("gitread-b", { start: "2026-06-01T12:00:00.000Z" });
@@ -218,8 +254,7 @@ describe("list_presets", () => {
   it("reads the legacy flat shape, treats a missing file as no presets, and reports bad JSON and schema errors", async () => {
     const { gh, ctx } = await setup();
     let answer: () => { status?: number; body: unknown } = () => ({ body: presetFile({ schemaVersion: 2, $schema: "x", old: { nestedRoots: ["octocat/x"] } }) });
-    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => answer())
-      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+    gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => answer()).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
     expect((await ok(ctx, "list_presets", { repo: "octocat/Hello-World" })).roots[1].presets).toEqual([{ name: "old", nestedRootsCount: 1, parityPairsCount: 0, nestedRoots: ["octocat/x"] }]);
     answer = () => ({ status: 404, body: errorBody("Not Found") });
     const missing = (await ok(ctx, "list_presets", { repo: "octocat/Hello-World" })).roots[1];
@@ -259,11 +294,13 @@ describe("git_parity", () => {
       const sha = heads[req.query.sha ?? "main"];
       return sha ? { body: [commitItem(sha, "x", "2026-05-30T00:00:00Z")] } : { status: 404, body: errorBody("No commit found for SHA") };
     }).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
-    const r = await ok(ctx, "git_parity", { pairs: [
-      { left: "octocat/a@main", right: "octocat/b@mirror" },
-      { left: "octocat/a@main", right: "octocat/b@dev", label: "dev" },
-      { left: "octocat/a", right: "octocat/b@gone" },
-    ] });
+    const r = await ok(ctx, "git_parity", {
+      pairs: [
+        { left: "octocat/a@main", right: "octocat/b@mirror" },
+        { left: "octocat/a@main", right: "octocat/b@dev", label: "dev" },
+        { left: "octocat/a", right: "octocat/b@gone" },
+      ],
+    });
     const [same, differ, missing] = r.parity[0].pairs;
     expect(r.parity[0].status).toBe("MISMATCH");
     expect(same).toEqual({ label: "octocat/a@main / octocat/b@mirror", leftPath: "octocat/a@main", rightPath: "octocat/b@mirror", match: true, sha: SHA_A });
@@ -292,7 +329,15 @@ describe("git_log", () => {
     const g = r.groups[0];
     expect(g).toMatchObject({ workspace_root: "octocat/Hello-World", repo: "Hello-World", branch: "HEAD", truncated: true, omittedCount: 1 });
     expect(g.commits).toHaveLength(3);
-    expect(g.commits[0]).toEqual({ sha7: "0000000", shaFull: "0".repeat(40), subject: "commit 0", author: "Mona Lisa", email: "mona@example.com", date: "2026-06-01T11:00:00Z", ageRelative: "1h ago" });
+    expect(g.commits[0]).toEqual({
+      sha7: "0000000",
+      shaFull: "0".repeat(40),
+      subject: "commit 0",
+      author: "Mona Lisa",
+      email: "mona@example.com",
+      date: "2026-06-01T11:00:00Z",
+      ageRelative: "1h ago",
+    });
     expect(gh.requests[0]!.query).toMatchObject({ since: "2026-05-30T12:00:00Z", per_page: "4" });
     expect(gh.requests[0]!.query.sha).toBeUndefined();
   });
@@ -304,8 +349,9 @@ describe("git_log", () => {
       commitItem(SHA_B, "docs", "2026-06-01T09:00:00Z", { name: "Ada", email: "ada@example.com" }),
       commitItem(SHA_C, "fix the lexer", "2026-06-01T08:00:00Z", { name: "Bob", email: "bob@example.com" }),
     ];
-    gh.on("GET /repos/{owner}/{repo}/commits", (req) => ({ body: req.query.path === "src/a.ts" ? list.slice(0, 2) : list.slice(0, 1) }))
-      .on("GET /repos/{owner}/{repo}/commits/{ref}", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}", { stats: { additions: 5, deletions: 0, total: 5 }, files: [diffFile({})] }) }));
+    gh.on("GET /repos/{owner}/{repo}/commits", (req) => ({ body: req.query.path === "src/a.ts" ? list.slice(0, 2) : list.slice(0, 1) })).on("GET /repos/{owner}/{repo}/commits/{ref}", () => ({
+      body: example("GET /repos/{owner}/{repo}/commits/{ref}", { stats: { additions: 5, deletions: 0, total: 5 }, files: [diffFile({})] }),
+    }));
     const r = await ok(ctx, "git_log", { repo: "octocat/Hello-World", paths: ["src/a.ts", "src/b.ts"], grep: "FIX", author: "ada", stats: true, branch: "dev" });
     const g = r.groups[0];
     expect(g.commits).toHaveLength(1);
@@ -344,8 +390,7 @@ describe("git_log", () => {
     await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", paths: ["a|b"] }, "invalid_paths");
     await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", branch: "a~1" }, "unsafe_ref_token");
     await refusedLocally(ctx, gh, "git_log", { repo: "octocat/Hello-World", maxCommits: 501 }, "invalid_input");
-    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ status: 404, body: errorBody("No commit found for SHA: nope") }))
-      .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+    gh.on("GET /repos/{owner}/{repo}/commits", () => ({ status: 404, body: errorBody("No commit found for SHA: nope") })).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
     expect((await fails(ctx, "git_log", { repo: "octocat/Hello-World", branch: "nope" })).code).toBe("git_log_failed");
   });
 
@@ -370,7 +415,8 @@ describe("git_log", () => {
   it("reuses the ETag on a repeated read (a 304 answers from the cache)", async () => {
     const { gh, ctx } = await setup();
     gh.on("GET /repos/{owner}/{repo}/commits", (req) =>
-      req.headers.get("if-none-match") === '"log-v1"' ? { status: 304, headers: { etag: '"log-v1"' } } : { body: commits(2), headers: { etag: '"log-v1"' } });
+      req.headers.get("if-none-match") === '"log-v1"' ? { status: 304, headers: { etag: '"log-v1"' } } : { body: commits(2), headers: { etag: '"log-v1"' } },
+    );
     const first = await ok(ctx, "git_log", { repo: "octocat/etag-repo", since: "2026-05-01T00:00:00Z" });
     const second = await ok(ctx, "git_log", { repo: "octocat/etag-repo", since: "2026-05-01T00:00:00Z" });
     expect(gh.requests[1]!.headers.get("if-none-match")).toBe('"log-v1"');
@@ -398,8 +444,7 @@ describe("git_log", () => {
       // Refused for its arguments (nothing parsed): still JSON, since the caller asked for it.
       const unknown = await callTool(findTool("git_status")!, ctx, { repo: "octocat/Hello-World", nope: 1, format: "json" });
       expect(JSON.parse((unknown.content[0] as { text: string }).text)).toMatchObject({ error: "invalid_input", jsonFormatVersion: "2" });
-      gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") }))
-        .on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
+      gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") })).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
       const github = await callTool(findTool("git_diff_summary")!, ctx, { repo: "octocat/Hello-World", range: "a...b", format: "json" });
       expect(JSON.parse((github.content[0] as { text: string }).text)).toMatchObject({ error: "git_diff_failed", jsonFormatVersion: "2" });
       expect(await text(ctx, "git_log", { repo: "octocat/Hello-World", since: "bad;" })).toMatch(/^Error \[invalid_since\]: /);
@@ -422,7 +467,11 @@ describe("git_log", () => {
       const { ctx } = await setup();
       const b = await newWorld("gitread-nocreds", { start: "2026-06-01T12:00:00.000Z" });
       const bCtx = { ...b.ctx, env: ctx.env };
-      for (const [name, args] of [["git_status", { repo: "octocat/Hello-World" }], ["git_log", { repo: "octocat/Hello-World" }], ["git_diff_summary", { repo: "octocat/Hello-World", range: "a...b" }]] as const) {
+      for (const [name, args] of [
+        ["git_status", { repo: "octocat/Hello-World" }],
+        ["git_log", { repo: "octocat/Hello-World" }],
+        ["git_diff_summary", { repo: "octocat/Hello-World", range: "a...b" }],
+      ] as const) {
         const err = await fails(bCtx, name, args);
         expect(err.code, name).toBe("github_not_configured");
       }
@@ -482,8 +531,12 @@ describe("git_diff_summary", () => {
   it("diffs a single ref against its parent (HEAD = the default branch) and a pull request's files", async () => {
     const { gh, ctx } = await setup();
     gh.on("GET /repos/{owner}/{repo}", () => ({ body: repoBody({ default_branch: "trunk" }) }))
-      .on("GET /repos/{owner}/{repo}/commits/{ref}", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}", { files: [diffFile({ filename: "a.txt", status: "added", additions: 1, deletions: 0, patch: "+x" })] }) }))
-      .on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", () => ({ body: [exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { filename: "b.txt", status: "modified", additions: 2, deletions: 2, patch: "-a\n+b" })] }));
+      .on("GET /repos/{owner}/{repo}/commits/{ref}", () => ({
+        body: example("GET /repos/{owner}/{repo}/commits/{ref}", { files: [diffFile({ filename: "a.txt", status: "added", additions: 1, deletions: 0, patch: "+x" })] }),
+      }))
+      .on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", () => ({
+        body: [exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { filename: "b.txt", status: "modified", additions: 2, deletions: 2, patch: "-a\n+b" })],
+      }));
     const head = await ok(ctx, "git_diff_summary", { repo: "octocat/Hello-World" });
     expect(head).toMatchObject({ range: "HEAD", totalFiles: 1, files: [{ path: "a.txt", status: "added", diff: "+x" }] });
     expect(gh.requests.find((q) => q.op === "GET /repos/{owner}/{repo}/commits/{ref}")!.path.ref).toBe("trunk");
@@ -494,8 +547,10 @@ describe("git_diff_summary", () => {
   it("pages a commit's files past 100 and notes the compare API's 300-file cap", async () => {
     const { gh, ctx } = await setup();
     const many = (n: number, prefix: string) => Array.from({ length: n }, (_, i) => diffFile({ filename: `${prefix}/f${i}.ts`, status: "modified", additions: 1, deletions: 0, patch: "+x" }));
-    gh.on("GET /repos/{owner}/{repo}/commits/{ref}", (req) => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}", { files: req.query.page === "1" ? many(100, "a") : many(3, "b") }) }))
-      .on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ body: compareBody(1, 0, many(300, "c")) }));
+    gh.on("GET /repos/{owner}/{repo}/commits/{ref}", (req) => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}", { files: req.query.page === "1" ? many(100, "a") : many(3, "b") }) })).on(
+      "GET /repos/{owner}/{repo}/compare/{basehead}",
+      () => ({ body: compareBody(1, 0, many(300, "c")) }),
+    );
     const commit = await ok(ctx, "git_diff_summary", { repo: "octocat/Hello-World", range: SHA_A, max_files: 1 });
     expect(commit).toMatchObject({ totalFiles: 103, totalAdditions: 103, truncatedFiles: 102 });
     expect(gh.requests.filter((q) => q.op === "GET /repos/{owner}/{repo}/commits/{ref}").map((q) => q.query.page)).toEqual(["1", "2"]);
@@ -510,8 +565,9 @@ describe("git_diff_summary", () => {
     await refusedLocally(ctx, gh, "git_diff_summary", { repo: "octocat/Hello-World", range: "a....b" }, "unsafe_range_token");
     await refusedLocally(ctx, gh, "git_diff_summary", { repo: "octocat/Hello-World", range: "a...b", pull_request: 1 }, "invalid_input");
     await refusedLocally(ctx, gh, "git_diff_summary", { repo: "octocat/Hello-World", max_files: 0 }, "invalid_input");
-    gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") }))
-      .on("GET /repos/{owner}/{repo}", (req) => (req.path.repo === "gone" ? { status: 404, body: errorBody("Not Found") } : { body: repoBody() }));
+    gh.on("GET /repos/{owner}/{repo}/compare/{basehead}", () => ({ status: 404, body: errorBody("Not Found") })).on("GET /repos/{owner}/{repo}", (req) =>
+      req.path.repo === "gone" ? { status: 404, body: errorBody("Not Found") } : { body: repoBody() },
+    );
     expect((await fails(ctx, "git_diff_summary", { repo: "octocat/Hello-World", range: "main...nope" })).code).toBe("git_diff_failed");
     expect((await fails(ctx, "git_diff_summary", { repo: "octocat/gone", range: "main...nope" })).code).toBe("repo_not_found");
   });
@@ -537,7 +593,11 @@ describe("the github operator command's SQL", () => {
     const other = await newWorld("gitop-b", { start: "2026-06-01T12:00:00.000Z" });
     await expect(tenantTokenSource(envWithKey, other.id.tenantId)()).rejects.toMatchObject({ code: "github_not_configured" });
     await env.DB.prepare(setInstallationSql(w.id.tenantId, "123456")).run();
-    expect(await env.DB.prepare(`SELECT kind, secret, installation_id FROM github_credentials WHERE tenant_id = ?`).bind(w.id.tenantId).first()).toEqual({ kind: "app", secret: "", installation_id: "123456" });
+    expect(await env.DB.prepare(`SELECT kind, secret, installation_id FROM github_credentials WHERE tenant_id = ?`).bind(w.id.tenantId).first()).toEqual({
+      kind: "app",
+      secret: "",
+      installation_id: "123456",
+    });
     await env.DB.prepare(clearSql(w.id.tenantId)).run();
     await expect(tenantTokenSource(envWithKey, w.id.tenantId)()).rejects.toMatchObject({ code: "github_not_configured" });
     await expect(setTokenSql(w.id.tenantId, "short", KEY)).rejects.toThrow(/token/);
@@ -546,9 +606,13 @@ describe("the github operator command's SQL", () => {
 
   it("stores presets list_presets reads, validated as the tools read them", async () => {
     const { ctx } = await setup("gitop-preset");
-    await env.DB.prepare(setPresetSql(ctx.tenantId, "svc", JSON.stringify({ nestedRoots: ["octocat/api"], parityPairs: [{ left: "octocat/a@main", right: "octocat/b" }], workspaceRootHint: "it's" }))).run();
+    await env.DB.prepare(
+      setPresetSql(ctx.tenantId, "svc", JSON.stringify({ nestedRoots: ["octocat/api"], parityPairs: [{ left: "octocat/a@main", right: "octocat/b" }], workspaceRootHint: "it's" })),
+    ).run();
     const r = await ok(ctx, "list_presets", {});
-    expect(r.roots[0].presets).toEqual([{ name: "svc", nestedRootsCount: 1, parityPairsCount: 1, workspaceRootHint: "it's", nestedRoots: ["octocat/api"], parityPairs: [{ left: "octocat/a@main", right: "octocat/b" }] }]);
+    expect(r.roots[0].presets).toEqual([
+      { name: "svc", nestedRootsCount: 1, parityPairsCount: 1, workspaceRootHint: "it's", nestedRoots: ["octocat/api"], parityPairs: [{ left: "octocat/a@main", right: "octocat/b" }] },
+    ]);
     expect(() => setPresetSql(ctx.tenantId, "bad", JSON.stringify({ nestedRoots: "x" }))).toThrow();
     expect(() => setPresetSql(ctx.tenantId, "bad", JSON.stringify({ extra: 1 }))).toThrow();
     expect(() => setPresetSql(ctx.tenantId, "a'b", "{}")).toThrow(/name/);

@@ -34,8 +34,7 @@ const GITMODULES = [
 ].join("\n");
 
 /** The contents API's answer for a file (base64, as GitHub sends it). */
-const fileBody = (path: string, text: string) =>
-  example(CONTENTS, { type: "file", encoding: "base64", path, name: path.split("/").pop(), size: text.length, content: btoa(text), sha: SHA_D });
+const fileBody = (path: string, text: string) => example(CONTENTS, { type: "file", encoding: "base64", path, name: path.split("/").pop(), size: text.length, content: btoa(text), sha: SHA_D });
 
 /** The contents API's answer at a gitlink: type submodule, the pinned commit as its sha. */
 function gitlinkBody(path: string, sha: string, url: string) {
@@ -48,10 +47,18 @@ function superproject(gh: FakeGitHub, gitmodules: string, pins: Record<string, s
   return gh
     .on(REPO, (req) => {
       const found = repos[`${req.path.owner}/${req.path.repo}`] ?? { default_branch: "main" };
-      return "status" in found ? { status: found.status, body: errorBody("Not Found") } : { body: example(REPO, { default_branch: found.default_branch, language: "TypeScript", source: { language: "TypeScript" } }) };
+      return "status" in found
+        ? { status: found.status, body: errorBody("Not Found") }
+        : { body: example(REPO, { default_branch: found.default_branch, language: "TypeScript", source: { language: "TypeScript" } }) };
     })
-    .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) =>
-      ({ body: example("GET /repos/{owner}/{repo}/branches/{branch}", { name: req.path.branch, commit: { sha: SHA_A }, protected: false, _links: { html: `https://github.com/x/tree/${req.path.branch}` } }) }))
+    .on("GET /repos/{owner}/{repo}/branches/{branch}", (req) => ({
+      body: example("GET /repos/{owner}/{repo}/branches/{branch}", {
+        name: req.path.branch,
+        commit: { sha: SHA_A },
+        protected: false,
+        _links: { html: `https://github.com/x/tree/${req.path.branch}` },
+      }),
+    }))
     .on("GET /repos/{owner}/{repo}/pulls", () => ({ body: [] }))
     .on("GET /repos/{owner}/{repo}/commits/{ref}/status", () => ({ body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { total_count: 0, statuses: [] }) }))
     .on("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", () => ({ body: { total_count: 0, check_runs: [] } }))
@@ -87,8 +94,15 @@ describe("git_status", () => {
       expect(top).toMatchObject({ label: "octocat/Hello-World", ok: true, statusText: "## main" });
       expect(top.submodule).toBeUndefined();
       expect(reachable).toEqual({
-        label: "lib/reachable", path: `https://api.github.test/acme/lib/tree/${SHA_B}`, ok: true,
-        statusText: "## HEAD (pinned bbbbbbb)...main [behind 3]", base: "main", headSha: SHA_B, headAbbrev: "bbbbbbb", ahead: 0, behind: 3,
+        label: "lib/reachable",
+        path: `https://api.github.test/acme/lib/tree/${SHA_B}`,
+        ok: true,
+        statusText: "## HEAD (pinned bbbbbbb)...main [behind 3]",
+        base: "main",
+        headSha: SHA_B,
+        headAbbrev: "bbbbbbb",
+        ahead: 0,
+        behind: 3,
         submodule: { name: "lib/reachable", url: "https://api.github.test/acme/lib.git", repository: "acme/lib" },
       });
       // A relative url is resolved against the superproject; its repository is not visible to the tenant.
@@ -111,15 +125,24 @@ describe("git_status", () => {
 
     it("a submodule that cannot be read is a row with its reason, the call still answering: no gitlink, a path escaping the repository, an unreadable .gitmodules", async () => {
       const { gh, ctx } = await setup();
-      const gitmodules = '[submodule "gone"]\n\tpath = gone\n\turl = https://api.github.test/acme/lib\n[submodule "evil"]\n\tpath = ../../etc\n\turl = https://api.github.test/acme/lib\n[submodule "nopath"]\n\turl = https://api.github.test/acme/x\n[submodule "nourl"]\n\tpath = bare\n';
+      const gitmodules =
+        '[submodule "gone"]\n\tpath = gone\n\turl = https://api.github.test/acme/lib\n[submodule "evil"]\n\tpath = ../../etc\n\turl = https://api.github.test/acme/lib\n[submodule "nopath"]\n\turl = https://api.github.test/acme/x\n[submodule "nourl"]\n\tpath = bare\n';
       superproject(gh, gitmodules, { bare: SHA_B }, {});
       const rows = (await ok(ctx, "git_status", { repo: "octocat/Hello-World" })).groups[0].repos;
       expect(rows.map((row: { label: string; error?: string }) => [row.label, row.error])).toEqual([
-        ["octocat/Hello-World", undefined], ["gone", "submodule_not_pinned"], ["../../etc", "submodule_path_rejected"], ["bare", "submodule_url_unrecognized"],
+        ["octocat/Hello-World", undefined],
+        ["gone", "submodule_not_pinned"],
+        ["../../etc", "submodule_path_rejected"],
+        ["bare", "submodule_url_unrecognized"],
       ]);
       expect(rows[2].statusText).toBe("(submodule path escapes repository — rejected)");
       expect(rows[3]).toMatchObject({ headSha: SHA_B, submodule: { name: "nourl" }, statusText: "(pinned bbbbbbb; .gitmodules gives no url — not followed)" });
-      expect(gh.requests.filter((q) => q.op === CONTENTS).map((q) => q.path.path).sort()).toEqual([".gitmodules", "bare", "gone"]);
+      expect(
+        gh.requests
+          .filter((q) => q.op === CONTENTS)
+          .map((q) => q.path.path)
+          .sort(),
+      ).toEqual([".gitmodules", "bare", "gone"]);
 
       // .gitmodules that is not a file: a note on the group, the branch's own row intact.
       gh.on(CONTENTS, () => ({ body: [] }));
@@ -190,7 +213,8 @@ describe("git_status", () => {
 
 describe(".gitmodules and submodule URLs", () => {
   it("reads git-config syntax: quoted values, comments, escapes, repeated sections", () => {
-    const text = '# top\n[core]\n\tpath = not/a/submodule\n[submodule "a b"]\n\tPath = "dir/with space" # trailing\n\turl = git@github.com:o/r.git\n[submodule "a b"]\n\tbranch = dev\n[submodule "x"]\n\turl = https://github.com/o/x\n';
+    const text =
+      '# top\n[core]\n\tpath = not/a/submodule\n[submodule "a b"]\n\tPath = "dir/with space" # trailing\n\turl = git@github.com:o/r.git\n[submodule "a b"]\n\tbranch = dev\n[submodule "x"]\n\turl = https://github.com/o/x\n';
     expect(parseGitmodules(text)).toEqual([{ name: "a b", path: "dir/with space", url: "git@github.com:o/r.git", branch: "dev" }]);
   });
 

@@ -32,7 +32,13 @@ describe("batch_commit", () => {
       repo: REPO,
       commits: [
         { message: "feat: add b", files: [{ path: "src/b.ts", content: "b\n" }] },
-        { message: "chore: binary and cleanup", files: [{ path: "img/x.bin", content: btoa("\u0001\u0002"), encoding: "base64" }, { path: "README.md", delete: true }] },
+        {
+          message: "chore: binary and cleanup",
+          files: [
+            { path: "img/x.bin", content: btoa("\u0001\u0002"), encoding: "base64" },
+            { path: "README.md", delete: true },
+          ],
+        },
       ],
       format: "json",
     });
@@ -69,7 +75,7 @@ describe("batch_commit", () => {
     }
   });
 
-  it("push \"after\" (or true) reports the commits as on the remote, since the API wrote them there; workspaceRoot names the repository", async () => {
+  it('push "after" (or true) reports the commits as on the remote, since the API wrote them there; workspaceRoot names the repository', async () => {
     const { ctx, repo } = await setup();
     const entry = (path: string) => ({ message: `add ${path}`, files: [{ path, content: path }] });
     const r = await ok(ctx, "batch_commit", { workspaceRoot: REPO, commits: [entry("p.md")], push: "after" });
@@ -96,7 +102,13 @@ describe("batch_commit", () => {
 
   it("refuses bad input before sending any request", async () => {
     const { ctx, gh } = await setup();
-    const escape = await call(ctx, "batch_commit", { repo: REPO, commits: [{ message: "a", files: [{ path: "ok.txt", content: "1" }] }, { message: "b", files: [{ path: "../etc/passwd", content: "x" }] }] });
+    const escape = await call(ctx, "batch_commit", {
+      repo: REPO,
+      commits: [
+        { message: "a", files: [{ path: "ok.txt", content: "1" }] },
+        { message: "b", files: [{ path: "../etc/passwd", content: "x" }] },
+      ],
+    });
     expect(escape).toMatchObject({ ok: false, isError: false, committed: 0, total: 2, results: [{ index: 1, ok: false, error: "path_escapes_repository" }] });
     expect((await fails(ctx, "batch_commit", { repo: REPO, branch: "a..b", commits: [{ message: "a", files: [{ path: "a", content: "1" }] }] })).code).toBe("unsafe_ref_token");
     expect((await fails(ctx, "batch_commit", { repo: REPO, commits: [{ message: "a", files: [{ path: "a", content: "1", delete: true }] }] })).code).toBe("invalid_input");
@@ -136,7 +148,18 @@ describe("batch_commit", () => {
     const flat = new Map(repo.trees.get(base.tree)!);
     flat.set("run.sh", repo.blob("#!/bin/sh\n"));
     repo.refs.set("main", repo.commit(repo.tree(flat, new Map([["run.sh", "100755"]])), [main], "script"));
-    const r = await ok(ctx, "batch_commit", { repo: REPO, commits: [{ message: "edit", files: [{ path: "run.sh", content: "#!/bin/sh\necho hi\n" }, { path: "new.sh", content: "x" }] }] });
+    const r = await ok(ctx, "batch_commit", {
+      repo: REPO,
+      commits: [
+        {
+          message: "edit",
+          files: [
+            { path: "run.sh", content: "#!/bin/sh\necho hi\n" },
+            { path: "new.sh", content: "x" },
+          ],
+        },
+      ],
+    });
     const tree = repo.commits.get(r.headSha)!.tree;
     expect([repo.modeOf(tree, "run.sh"), repo.modeOf(tree, "new.sh")]).toEqual(["100755", "100644"]);
     const dir = await call(ctx, "batch_commit", { repo: REPO, commits: [{ message: "oops", files: [{ path: "src", content: "x" }] }] });
@@ -229,8 +252,8 @@ describe("git_merge", () => {
 
   it("ff-only refuses divergence; already-merged sources are up to date", async () => {
     const { ctx, repo, main } = await setup();
-    repo.write("feature/d", { "d": "d" }, "d", main);
-    const m2 = repo.write("main", { "e": "e" }, "e");
+    repo.write("feature/d", { d: "d" }, "d", main);
+    const m2 = repo.write("main", { e: "e" }, "e");
     const r = await call(ctx, "git_merge", { repo: REPO, sources: ["feature/d"], strategy: "ff-only" });
     expect(r).toMatchObject({ ok: false, isError: false, applied: 0, results: [{ source: "feature/d", ok: false, error: "cannot_fast_forward" }] });
     expect(repo.refs.get("main")).toBe(m2);
@@ -258,7 +281,7 @@ describe("git_merge", () => {
     const ok1 = repo.write("feature/ok", { "ok.txt": "1" }, "ok", main);
     repo.write("feature/bad", { "src/a.ts": "bad\n" }, "bad", main);
     repo.write("main", { "src/a.ts": "main\n" }, "main change");
-    repo.write("feature/never", { "n": "n" }, "n", main);
+    repo.write("feature/never", { n: "n" }, "n", main);
     const r = await call(ctx, "git_merge", { repo: REPO, sources: ["feature/ok", "feature/bad", "feature/never"], delete_merged_branches: true });
     expect(r).toMatchObject({ ok: false, applied: 1, total: 3 });
     expect(r.results.map((x: { source: string }) => x.source)).toEqual(["feature/ok", "feature/bad"]);
@@ -269,8 +292,8 @@ describe("git_merge", () => {
 
   it("renders markdown per source, and format json as the compact payload", async () => {
     const { ctx, repo, main } = await setup();
-    repo.write("feature/md", { "md": "1" }, "md", main);
-    repo.write("feature/cp", { "cp": "1" }, "cp", main);
+    repo.write("feature/md", { md: "1" }, "md", main);
+    repo.write("feature/cp", { cp: "1" }, "cp", main);
     const md = await callTool(findTool("git_merge")!, ctx, { repo: REPO, sources: ["feature/md"] });
     expect((md.content[0] as { text: string }).text).toMatch(/^# git_merge ok: 1\/1 into main \(auto\), head [0-9a-f]{7}\n- feature\/md: fast_forward/);
     const json = await callTool(findTool("git_cherry_pick")!, ctx, { repo: REPO, sources: ["feature/cp"], format: "json" });
@@ -281,8 +304,8 @@ describe("git_merge", () => {
 
   it("cleanup deletes merged source branches after full success, never protected names", async () => {
     const { ctx, repo, main } = await setup();
-    repo.write("feature/y", { "y": "y" }, "y", main);
-    repo.write("release/2.0", { "r": "r" }, "r", main);
+    repo.write("feature/y", { y: "y" }, "y", main);
+    repo.write("release/2.0", { r: "r" }, "r", main);
     const r = await ok(ctx, "git_merge", { repo: REPO, sources: ["feature/y", "release/2.0"], deleteMergedBranches: true, deleteMergedWorktrees: true });
     expect(r.results[0]).toMatchObject({ source: "feature/y", branchDeleted: true });
     expect(r.results[1].branchDeleted).toBeUndefined();
@@ -298,7 +321,7 @@ describe("git_merge", () => {
     expect((await call(ctx, "git_merge", { repo: REPO, sources: ["orphan"] })).results[0]).toMatchObject({ error: "merge_base_failed" });
     expect((await fails(ctx, "git_merge", { repo: REPO, sources: ["x"], into: "nowhere" })).code).toBe("destination_not_found");
     for (let i = 0; i < 101; i++) repo.write("long", { [`f${i}`]: String(i) }, `c${i}`, i === 0 ? main : undefined);
-    repo.write("main", { "m": "m" }, "m");
+    repo.write("main", { m: "m" }, "m");
     expect((await call(ctx, "git_merge", { repo: REPO, sources: ["long"], strategy: "rebase" })).results[0]).toMatchObject({ error: "merge_failed" });
     const before = gh.requests.length;
     expect((await fails(ctx, "git_merge", { repo: REPO, sources: ["ok", "-rf"] })).code).toBe("unsafe_ref_token");
@@ -311,11 +334,11 @@ describe("git_merge", () => {
 
   it("a destination moved during the merge is a retryable conflict; nothing forced, no temp refs", async () => {
     const { ctx, gh, repo, main } = await setup();
-    repo.write("feature/z", { "z": "z" }, "z", main);
-    repo.write("main", { "w": "w" }, "w");
+    repo.write("feature/z", { z: "z" }, "z", main);
+    repo.write("main", { w: "w" }, "w");
     let theirs = "";
     repo.before = (req) => {
-      if (req.op === "PATCH /repos/{owner}/{repo}/git/refs/{ref}" && !theirs) theirs = repo.write("main", { "late": "1" }, "late push");
+      if (req.op === "PATCH /repos/{owner}/{repo}/git/refs/{ref}" && !theirs) theirs = repo.write("main", { late: "1" }, "late push");
     };
     const err = await fails(ctx, "git_merge", { repo: REPO, sources: ["feature/z"], strategy: "merge" });
     expect(err).toMatchObject({ code: "conflict", retryable: true });
@@ -326,8 +349,8 @@ describe("git_merge", () => {
 
   it("a GitHub failure in the middle of a merge leaves no temporary branch", async () => {
     const { ctx, repo, main } = await setup();
-    repo.write("feature/q", { "q": "q" }, "q", main);
-    repo.write("main", { "p": "p" }, "p");
+    repo.write("feature/q", { q: "q" }, "q", main);
+    repo.write("main", { p: "p" }, "p");
     repo.before = (req) => (req.op === "POST /repos/{owner}/{repo}/merges" ? { status: 403, body: errorBody("Resource not accessible by integration") } : undefined);
     expect((await fails(ctx, "git_merge", { repo: REPO, sources: ["feature/q"] })).code).toBe("github_forbidden");
     expect(repo.tempRefs()).toEqual([]);
@@ -353,9 +376,9 @@ describe("git_cherry_pick", () => {
 
   it("expands branches and ranges oldest first, de-duplicates, skips what the destination already has", async () => {
     const { ctx, repo, main } = await setup();
-    const b1 = repo.write("feature/r", { "r1": "1" }, "r1", main);
-    const b2 = repo.write("feature/r", { "r2": "2" }, "r2");
-    repo.write("main", { "m": "m" }, "m");
+    const b1 = repo.write("feature/r", { r1: "1" }, "r1", main);
+    const b2 = repo.write("feature/r", { r2: "2" }, "r2");
+    repo.write("main", { m: "m" }, "m");
     const r = await ok(ctx, "git_cherry_pick", { repo: REPO, sources: ["feature/r", `${main}..${b2}`, b1, main.slice(0, 8)] });
     expect(r.results).toEqual([
       { source: "feature/r", kind: "branch", resolvedCommits: 2, keptCommits: 2 },
@@ -383,7 +406,7 @@ describe("git_cherry_pick", () => {
 
   it("stops at a conflict with nothing applied, the destination untouched and no temp refs", async () => {
     const { ctx, gh, repo, main } = await setup();
-    const good = repo.write("feature/t", { "good": "g" }, "good", main);
+    const good = repo.write("feature/t", { good: "g" }, "good", main);
     const bad = repo.write("feature/t", { "src/a.ts": "theirs\n" }, "bad");
     const m2 = repo.write("main", { "src/a.ts": "ours\n" }, "ours");
     const r = await call(ctx, "git_cherry_pick", { repo: REPO, sources: [good, bad] });
@@ -396,11 +419,11 @@ describe("git_cherry_pick", () => {
 
   it("a destination moved during the pick is a retryable conflict; merge commits cannot be picked", async () => {
     const { ctx, gh, repo, main } = await setup();
-    const c = repo.write("feature/v", { "v": "v" }, "v", main);
-    repo.write("main", { "w": "w" }, "w");
+    const c = repo.write("feature/v", { v: "v" }, "v", main);
+    repo.write("main", { w: "w" }, "w");
     let theirs = "";
     repo.before = (req) => {
-      if (req.op === "PATCH /repos/{owner}/{repo}/git/refs/{ref}" && !theirs) theirs = repo.write("main", { "late": "1" }, "late push");
+      if (req.op === "PATCH /repos/{owner}/{repo}/git/refs/{ref}" && !theirs) theirs = repo.write("main", { late: "1" }, "late push");
     };
     expect(await fails(ctx, "git_cherry_pick", { repo: REPO, sources: [c] })).toMatchObject({ code: "conflict", retryable: true });
     expect(repo.refs.get("main")).toBe(theirs);
@@ -432,15 +455,15 @@ describe("git_cherry_pick", () => {
     const { ctx, repo, main } = await setup();
     repo.refs.set("feature/done", main);
     repo.refs.set("hotfix/1", main);
-    const c = repo.write("feature/u", { "u": "u" }, "u", main);
-    repo.write("main", { "v": "v" }, "v");
+    const c = repo.write("feature/u", { u: "u" }, "u", main);
+    repo.write("main", { v: "v" }, "v");
     const r = await ok(ctx, "git_cherry_pick", { repo: REPO, sources: ["feature/done", "hotfix/1", "feature/u"], delete_merged_branches: true, delete_merged_worktrees: true });
     expect(r.results.map((x: { branchDeleted?: boolean }) => x.branchDeleted)).toEqual([true, undefined, undefined]);
     expect(repo.refs.has("feature/done")).toBe(false);
     expect(repo.refs.has("hotfix/1")).toBe(true);
     expect(repo.refs.has("feature/u")).toBe(true);
     expect(r.warnings).toHaveLength(1);
-    const d = repo.write("feature/w", { "w": "w" }, "w", c);
+    const d = repo.write("feature/w", { w: "w" }, "w", c);
     repo.before = (req) => (req.op === "POST /repos/{owner}/{repo}/merges" ? { status: 403, body: errorBody("Resource not accessible by integration") } : undefined);
     const head = repo.refs.get("main");
     expect((await fails(ctx, "git_cherry_pick", { repo: REPO, sources: [d] })).code).toBe("github_forbidden");

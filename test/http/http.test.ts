@@ -190,7 +190,10 @@ describe("HTTP surface", () => {
     const id = await seedIdentity("http-outside", "agent");
     const callAt = async (path: string, name: string, args: unknown, extra: Record<string, string> = {}) => {
       const res = await workerFetch(`http://ledger.test${path}`, { method: "POST", headers: headers(id.key, extra), body: rpc("tools/call", { name, arguments: args }) });
-      return (await res.json()) as { result?: { isError?: boolean; structuredContent: { ok: boolean; error: { code: string; message: string; hint: string; retryable: boolean } } }; error?: { code: number } };
+      return (await res.json()) as {
+        result?: { isError?: boolean; structuredContent: { ok: boolean; error: { code: string; message: string; hint: string; retryable: boolean } } };
+        error?: { code: number };
+      };
     };
     const offToolset = await callAt("/mcp", "comment_add", { object_type: "task", object_id: "x", body: "hi" });
     expect(offToolset.error).toBeUndefined();
@@ -255,9 +258,7 @@ describe("HTTP surface", () => {
     expect(transport.sessionId).toBeTruthy();
     expect(client.getServerVersion()?.name).toBe("agent-ledger");
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(
-      ALL_TOOL_NAMES,
-    );
+    expect(tools.map((t) => t.name).sort()).toEqual(ALL_TOOL_NAMES);
     const logged = await client.callTool({ name: "log_change", arguments: { entity_path: "users.email", change_type: "add", reasoning: "Need email for password resets" } });
     expect(logged.isError).toBeFalsy();
     expect(logged.structuredContent).toMatchObject({ ok: true, status: "ok" });
@@ -367,4 +368,3 @@ describe("resources", () => {
     await client.close();
   });
 });
-

@@ -149,7 +149,8 @@ describe("JSON-RPC shape", () => {
   it("refuses a batch without a header when the session negotiated 2025-06-18", async () => {
     const id = await seedIdentity("lim-batch-session", "agent");
     const init = await workerFetch(MCP, {
-      method: "POST", headers: headers(id.key),
+      method: "POST",
+      headers: headers(id.key),
       body: rpc("initialize", { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "raw", version: "1" } }),
     });
     const sessionId = init.headers.get("Mcp-Session-Id")!;
@@ -198,7 +199,8 @@ describe("JSON-RPC shape", () => {
   it("answers a bad tools/call inside a 2025-03-26 batch on its own, serving the rest", async () => {
     const id = await seedIdentity("lim-args-batch", "agent");
     const res = await workerFetch(MCP, {
-      method: "POST", headers: headers(id.key, { "MCP-Protocol-Version": "2025-03-26" }),
+      method: "POST",
+      headers: headers(id.key, { "MCP-Protocol-Version": "2025-03-26" }),
       body: JSON.stringify([
         { jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "guide", arguments: "nope" } },
         { jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "guide", arguments: {} } },
@@ -244,7 +246,10 @@ describe("rate limits: the sliding window", () => {
           let s: WindowState = { start: T0, count: 0, previous };
           const at = T0 + offset;
           let r = decide(s, limit, at);
-          while (r.verdict.allowed) { s = r.state; r = decide(s, limit, at); }
+          while (r.verdict.allowed) {
+            s = r.state;
+            r = decide(s, limit, at);
+          }
           const wait = r.verdict.retryAfterSeconds;
           expect(wait).toBeGreaterThanOrEqual(1);
           expect(wait).toBeLessThanOrEqual(120);
@@ -273,10 +278,8 @@ describe("rate limit counters", () => {
 });
 
 describe("rate limits over HTTP", () => {
-  const ping = (key: string, testEnv: typeof env, body = rpc("ping")) =>
-    direct(new Request(MCP, { method: "POST", headers: headers(key), body }), testEnv);
-  const keyIdOf = async (actorId: string) =>
-    (await env.DB.prepare("SELECT id FROM api_keys WHERE actor_id = ? ORDER BY created_at DESC LIMIT 1").bind(actorId).first<{ id: string }>())!.id;
+  const ping = (key: string, testEnv: typeof env, body = rpc("ping")) => direct(new Request(MCP, { method: "POST", headers: headers(key), body }), testEnv);
+  const keyIdOf = async (actorId: string) => (await env.DB.prepare("SELECT id FROM api_keys WHERE actor_id = ? ORDER BY created_at DESC LIMIT 1").bind(actorId).first<{ id: string }>())!.id;
 
   it("answers a key over its limit with 429, Retry-After and rate_limited, before reading the body; another tenant's key is unaffected", async () => {
     const testEnv = { ...env, RATE_LIMIT_KEY_PER_MIN: "3" };

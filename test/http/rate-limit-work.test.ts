@@ -24,11 +24,14 @@ async function direct(req: Request, testEnv: typeof env): Promise<Response> {
 }
 
 function post(id: TestIdentity, testEnv: typeof env, body: unknown, path = "/mcp"): Promise<Response> {
-  return direct(new Request(`http://ledger.test${path}`, {
-    method: "POST",
-    headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${id.key}` },
-    body: JSON.stringify(body),
-  }), testEnv);
+  return direct(
+    new Request(`http://ledger.test${path}`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${id.key}` },
+      body: JSON.stringify(body),
+    }),
+    testEnv,
+  );
 }
 
 /** One tools/call; its structuredContent and isError. */
@@ -40,8 +43,7 @@ async function callOver(id: TestIdentity, testEnv: typeof env, name: string, arg
 }
 
 const limits = (keyPerMin: number, tenantPerMin = 100_000) => ({ ...env, RATE_LIMIT_KEY_PER_MIN: String(keyPerMin), RATE_LIMIT_TENANT_PER_MIN: String(tenantPerMin) });
-const keyIdOf = async (id: TestIdentity) =>
-  (await env.DB.prepare("SELECT id FROM api_keys WHERE actor_id = ? ORDER BY created_at DESC LIMIT 1").bind(id.actorId).first<{ id: string }>())!.id;
+const keyIdOf = async (id: TestIdentity) => (await env.DB.prepare("SELECT id FROM api_keys WHERE actor_id = ? ORDER BY created_at DESC LIMIT 1").bind(id.actorId).first<{ id: string }>())!.id;
 const keyCount = async (id: TestIdentity) => (await env.RATE_LIMITS.getByName(`key:${await keyIdOf(id)}`).stored())?.count ?? 0;
 const tenantCount = async (id: TestIdentity) => (await env.RATE_LIMITS.getByName(`tenant:${id.tenantId}`).stored())?.count ?? 0;
 const tasksOf = (id: TestIdentity) => count("SELECT count(*) AS n FROM tasks WHERE tenant_id = ?", id.tenantId);
@@ -84,7 +86,10 @@ describe("a composite call counts its ops", () => {
   it("refuses a call that does not fit in what is left this minute, retryable, leaving the tenant's counter as it was", async () => {
     const { id, key } = await withProject("rl-left");
     const testEnv = limits(20, 1000);
-    const operations = (i: number) => [{ op: "task_create", params: { project_id: key, title: `a${i}` } }, { op: "task_create", params: { project_id: key, title: `b${i}` } }];
+    const operations = (i: number) => [
+      { op: "task_create", params: { project_id: key, title: `a${i}` } },
+      { op: "task_create", params: { project_id: key, title: `b${i}` } },
+    ];
     for (let i = 0; i < 9; i++) expect((await callOver(id, testEnv, "execute", { operations: operations(i) }, "/mcp?mode=compact")).ok).toBe(true);
     // 9 calls × 2 units = 18 of 20 counted; one more call is 1 (its request) + 1 (its second op): 20.
     expect(await keyCount(id)).toBe(18);
@@ -102,7 +107,13 @@ describe("a composite call counts its ops", () => {
   it("counts compact query steps, docs_query steps and docs_execute ops", async () => {
     const id = await seedIdentity(`rl-q-${crypto.randomUUID().slice(0, 8)}`, "agent");
     const testEnv = limits(1000);
-    const q = await callOver(id, testEnv, "query", { steps: [{ op: "project_query" }, { op: "describe" }, { op: "project_query" }, { op: "describe", params: { target: "task_create" } }, { op: "project_query" }] }, "/mcp?mode=compact");
+    const q = await callOver(
+      id,
+      testEnv,
+      "query",
+      { steps: [{ op: "project_query" }, { op: "describe" }, { op: "project_query" }, { op: "describe", params: { target: "task_create" } }, { op: "project_query" }] },
+      "/mcp?mode=compact",
+    );
     expect(q.ok, JSON.stringify(q).slice(0, 400)).toBe(true);
     expect(q.rate_limit.counted).toBe(5);
     const dq = await callOver(id, testEnv, "docs_query", { steps: [{ op: "list" }, { op: "status" }, { op: "list" }] }, "/mcp?toolsets=docs");
@@ -150,12 +161,33 @@ describe("a batch write counts its items beyond the allowance", () => {
     // Arrays that are attributes of the one thing written (labels, tags, dependencies, recipients
     // of one handoff, files of one step) are not batches; everything else with an array of items is.
     const attributes = new Set([
-      "whoami.include", "register_actor.capabilities", "task_create.labels", "task_create.acceptance_criteria", "task_create.depends_on",
-      "task_link.add_depends_on", "task_link.remove_depends_on", "task_claim.repository_ids", "decision_log.options", "handoff_create.to_actor_ids",
-      "handoff_create.options", "inbox.kinds", "inbox.fields", "knowledge_write.tags", "comment_add.mentions", "skill_upsert.tags",
-      "review_settings.hotspots", "review_settings.config_paths", "save_plan.tags", "create_plan.include_paths", "create_plan.exclude_paths",
-      "create_plan.save_tags", "refine_plan.focus_steps", "request_approval.step_numbers", "request_approval.approver_actor_ids",
-      "complete_step.files_modified", "plan_to_tasks.labels",
+      "whoami.include",
+      "register_actor.capabilities",
+      "task_create.labels",
+      "task_create.acceptance_criteria",
+      "task_create.depends_on",
+      "task_link.add_depends_on",
+      "task_link.remove_depends_on",
+      "task_claim.repository_ids",
+      "decision_log.options",
+      "handoff_create.to_actor_ids",
+      "handoff_create.options",
+      "inbox.kinds",
+      "inbox.fields",
+      "knowledge_write.tags",
+      "comment_add.mentions",
+      "skill_upsert.tags",
+      "review_settings.hotspots",
+      "review_settings.config_paths",
+      "save_plan.tags",
+      "create_plan.include_paths",
+      "create_plan.exclude_paths",
+      "create_plan.save_tags",
+      "refine_plan.focus_steps",
+      "request_approval.step_numbers",
+      "request_approval.approver_actor_ids",
+      "complete_step.files_modified",
+      "plan_to_tasks.labels",
     ]);
     const unpriced: string[] = [];
     for (const def of ALL_TOOLS.filter((t) => !t.annotations.readOnly)) {
@@ -177,7 +209,8 @@ describe("a $prev reference that brings in a batch", () => {
     const ran: number[] = [];
     const emit: PipelineOp = { name: "emit", kind: "execute", invoke: async () => ({ ok: true, data: { items: Array.from({ length: 16 }, (_, i) => i) } }) };
     const write: PipelineOp = {
-      name: "write", kind: "execute",
+      name: "write",
+      kind: "execute",
       units: (p) => 1 + (Array.isArray(p.items) ? Math.max(0, p.items.length - BATCH_ALLOWANCE) : 0),
       invoke: async (c, p) => (ran.push((p.items as unknown[]).length), { ok: true, data: { paid: c.paid ?? 0 } }),
     };
@@ -187,17 +220,21 @@ describe("a $prev reference that brings in a batch", () => {
     const answer = await runExecute(ctx, surface, [{ op: "emit" }, { op: "write", params: { items: "$prev.items" } }], false);
     expect(answer.succeeded).toBe(2);
     // Up front: 2 ops, one already paid by the request; then the 16-item batch's 6 units less its 1-unit share.
-    expect(charges).toEqual([{ extra: 1, units: 2 }, { extra: 6, units: 7 }]);
+    expect(charges).toEqual([
+      { extra: 1, units: 2 },
+      { extra: 6, units: 7 },
+    ]);
     expect(ran).toEqual([16]);
     expect(answer.results[1]!.data).toEqual({ paid: 7 });
   });
 });
 
 describe("when a counter cannot be reached", () => {
-  const broken = () => ({
-    ...limits(100),
-    RATE_LIMITS: { getByName: () => ({ hit: () => Promise.reject(new Error("counter down")), refund: () => Promise.reject(new Error("counter down")) }) },
-  }) as unknown as typeof env;
+  const broken = () =>
+    ({
+      ...limits(100),
+      RATE_LIMITS: { getByName: () => ({ hit: () => Promise.reject(new Error("counter down")), refund: () => Promise.reject(new Error("counter down")) }) },
+    }) as unknown as typeof env;
 
   it("lets one-unit calls through (fail open) and refuses calls that cost more (fail closed), doing nothing", async () => {
     const { id, key } = await withProject("rl-down");
@@ -213,7 +250,18 @@ describe("when a counter cannot be reached", () => {
     expect(big.isError).toBe(true);
     expect(big.error).toMatchObject({ code: "rate_limiter_unavailable", retryable: true });
     expect(big.error.hint).toContain("one unit");
-    const composite = await callOver(id, testEnv, "execute", { operations: [{ op: "task_create", params: { project_id: key, title: "x" } }, { op: "task_create", params: { project_id: key, title: "y" } }] }, "/mcp?mode=compact");
+    const composite = await callOver(
+      id,
+      testEnv,
+      "execute",
+      {
+        operations: [
+          { op: "task_create", params: { project_id: key, title: "x" } },
+          { op: "task_create", params: { project_id: key, title: "y" } },
+        ],
+      },
+      "/mcp?mode=compact",
+    );
     expect(composite.error.code).toBe("rate_limiter_unavailable");
     expect(await tasksOf(id)).toBe(1 + BATCH_ALLOWANCE);
   });

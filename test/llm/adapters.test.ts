@@ -15,13 +15,19 @@ import type { AiBinding } from "../../src/llm/workers-ai";
 import { withStandIns, type StandInEnv } from "../support/env-stand-ins";
 
 const ask = (over: Partial<CompletionRequest> = {}): CompletionRequest => ({
-  messages: [{ role: "system", content: "Answer in JSON." }, { role: "user", content: "Review this diff." }],
+  messages: [
+    { role: "system", content: "Answer in JSON." },
+    { role: "user", content: "Review this diff." },
+  ],
   ...over,
 });
 
 /** What a failed call threw, as the envelope would carry it. */
 async function failure(p: Promise<unknown>): Promise<ToolError> {
-  const err = await p.then(() => null, (e: unknown) => e);
+  const err = await p.then(
+    () => null,
+    (e: unknown) => e,
+  );
   expect(err).toBeInstanceOf(ToolError);
   return err as ToolError;
 }
@@ -36,7 +42,22 @@ function sleeper() {
 // Workers AI
 
 const TEXT_MODELS = new Set([DEFAULT_WORKERS_AI_MODEL, "@cf/meta/llama-3.1-8b-instruct-fast"]);
-const MESSAGE_KEYS = new Set(["messages", "max_tokens", "temperature", "response_format", "top_p", "top_k", "seed", "stream", "raw", "tools", "functions", "repetition_penalty", "frequency_penalty", "presence_penalty"]);
+const MESSAGE_KEYS = new Set([
+  "messages",
+  "max_tokens",
+  "temperature",
+  "response_format",
+  "top_p",
+  "top_k",
+  "seed",
+  "stream",
+  "raw",
+  "tools",
+  "functions",
+  "repetition_penalty",
+  "frequency_penalty",
+  "presence_penalty",
+]);
 
 /**
  * `env.AI` for text generation: `run(model, { messages, max_tokens?, temperature?,
@@ -47,8 +68,7 @@ class WorkersAiStandIn implements AiBinding {
   readonly calls: { model: string; input: AiChatInput; signal?: AbortSignal }[] = [];
   /** The next calls fail with these messages, one each. */
   readonly failNext: string[] = [];
-  answer: (input: AiChatInput) => unknown = (input) =>
-    input.response_format ? { findings: [], note: "ok" } : "A plain answer.";
+  answer: (input: AiChatInput) => unknown = (input) => (input.response_format ? { findings: [], note: "ok" } : "A plain answer.");
   /** Never answers (a hung inference) when set. */
   hang = false;
 
@@ -176,8 +196,10 @@ class ChatCompletionsStandIn {
     if (unknown.length) return this.error(400, `Unrecognized request argument supplied: ${unknown[0]}`, "invalid_request_error", null);
     if (typeof body.model !== "string" || !Array.isArray(body.messages) || body.messages.length === 0) return this.error(400, "model and messages are required", "invalid_request_error", null);
     const messages = body.messages as { role: unknown; content: unknown }[];
-    if (messages.some((m) => !["system", "user", "assistant", "developer"].includes(m.role as string) || typeof m.content !== "string")) return this.error(400, "Invalid message", "invalid_request_error", null);
-    if (body.temperature !== undefined && (typeof body.temperature !== "number" || body.temperature < 0 || body.temperature > 2)) return this.error(400, "temperature out of range", "invalid_request_error", null);
+    if (messages.some((m) => !["system", "user", "assistant", "developer"].includes(m.role as string) || typeof m.content !== "string"))
+      return this.error(400, "Invalid message", "invalid_request_error", null);
+    if (body.temperature !== undefined && (typeof body.temperature !== "number" || body.temperature < 0 || body.temperature > 2))
+      return this.error(400, "temperature out of range", "invalid_request_error", null);
     if (body.max_tokens !== undefined && !Number.isInteger(body.max_tokens)) return this.error(400, "max_tokens must be an integer", "invalid_request_error", null);
     const format = body.response_format as { type?: string } | undefined;
     if (format && format.type !== "json_object" && format.type !== "json_schema" && format.type !== "text") return this.error(400, "Invalid response_format.type", "invalid_request_error", null);
@@ -190,7 +212,11 @@ class ChatCompletionsStandIn {
     const next = this.script.shift();
     if (next) return Response.json(next.body, { status: next.status, headers: next.headers });
     return Response.json({
-      id: "chatcmpl-standin", object: "chat.completion", created: 1_767_225_600, model: "gpt-4o-mini-2024-07-18", system_fingerprint: "fp_standin",
+      id: "chatcmpl-standin",
+      object: "chat.completion",
+      created: 1_767_225_600,
+      model: "gpt-4o-mini-2024-07-18",
+      system_fingerprint: "fp_standin",
       choices: [{ index: 0, message: { role: "assistant", content: this.content, refusal: this.content === null ? "I can't help with that." : null }, logprobs: null, finish_reason: "stop" }],
       usage: { prompt_tokens: 200, completion_tokens: 12, total_tokens: 212 },
     });
@@ -201,13 +227,20 @@ class ChatCompletionsStandIn {
   }
 
   rateLimited(headers: Record<string, string>): Scripted {
-    return { status: 429, headers, body: { error: { message: "Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3, Used 3.", type: "requests", param: null, code: "rate_limit_exceeded" } } };
+    return {
+      status: 429,
+      headers,
+      body: { error: { message: "Rate limit reached for gpt-4o-mini on requests per min (RPM): Limit 3, Used 3.", type: "requests", param: null, code: "rate_limit_exceeded" } },
+    };
   }
 }
 
 function openai(standIn: ChatCompletionsStandIn, over: { key?: string; base?: string; model?: string; sleep?: (ms: number) => Promise<void>; maxWaitMs?: number } = {}) {
   return new OpenAiCompatibleModel({
-    apiKey: over.key ?? KEY, baseUrl: over.base ?? `${BASE}/`, model: over.model ?? "gpt-4o-mini", fetch: standIn.fetch,
+    apiKey: over.key ?? KEY,
+    baseUrl: over.base ?? `${BASE}/`,
+    model: over.model ?? "gpt-4o-mini",
+    fetch: standIn.fetch,
     policy: { sleep: over.sleep ?? (() => Promise.resolve()), ...(over.maxWaitMs !== undefined ? { maxWaitMs: over.maxWaitMs } : {}) },
   });
 }
@@ -260,7 +293,10 @@ describe("OpenAiCompatibleModel", () => {
     expect(err.message).toContain("HTTP 401 invalid_api_key");
     expect(`${err.message} ${err.hint}`).not.toContain(wrongKey);
     expect(err.hint).toContain("LLM_API_KEY");
-    api.script.push({ status: 429, body: { error: { message: "You exceeded your current quota, please check your plan and billing details.", type: "insufficient_quota", param: null, code: "insufficient_quota" } } });
+    api.script.push({
+      status: 429,
+      body: { error: { message: "You exceeded your current quota, please check your plan and billing details.", type: "insufficient_quota", param: null, code: "insufficient_quota" } },
+    });
     expect(await failure(openai(api).complete(ask()))).toMatchObject({ code: "llm_rejected", retryable: false });
     expect(api.requests).toHaveLength(1);
     api.content = null;

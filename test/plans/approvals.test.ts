@@ -63,9 +63,21 @@ describe("request_approval", () => {
     const { w, alice, bob } = await team();
     const req = await request(alice, { approver_actor_ids: ["bob"], note: "Before Friday, please.", due_at: "2026-07-03" });
     expect(req).toMatchObject({
-      plan_id: PLAN.id, plan_version: 1, type: "full_plan", step_numbers: [], status: "pending", summary: `Approve plan: ${PLAN.goal}`, note: "Before Friday, please.",
-      approver_actor_ids: [bob.id.actorId], requested_by: w.id.actorId, created_at: START, due_at: "2026-07-03T00:00:00.000Z",
-      responded_by: null, responded_at: null, comment: null, modifications: null,
+      plan_id: PLAN.id,
+      plan_version: 1,
+      type: "full_plan",
+      step_numbers: [],
+      status: "pending",
+      summary: `Approve plan: ${PLAN.goal}`,
+      note: "Before Friday, please.",
+      approver_actor_ids: [bob.id.actorId],
+      requested_by: w.id.actorId,
+      created_at: START,
+      due_at: "2026-07-03T00:00:00.000Z",
+      responded_by: null,
+      responded_at: null,
+      comment: null,
+      modifications: null,
     });
     expect(req.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
 
@@ -73,8 +85,15 @@ describe("request_approval", () => {
     expect(inbox.items).toHaveLength(1);
     const h = inbox.items[0];
     expect(h).toMatchObject({
-      id: req.handoff_id, kind: "approval", title: `Approve plan: ${PLAN.goal}`, from_actor_id: w.id.actorId, to_actor_ids: [bob.id.actorId], status: "open",
-      allow_free_text: false, due_at: "2026-07-03T00:00:00.000Z", related_project_id: null,
+      id: req.handoff_id,
+      kind: "approval",
+      title: `Approve plan: ${PLAN.goal}`,
+      from_actor_id: w.id.actorId,
+      to_actor_ids: [bob.id.actorId],
+      status: "open",
+      allow_free_text: false,
+      due_at: "2026-07-03T00:00:00.000Z",
+      related_project_id: null,
     });
     expect(h.options.map((o: Structured) => o.label)).toEqual(["approve", "reject", "request_modification"]);
     expect(h.body).toMatch(/^Before Friday, please\.\n/);
@@ -144,8 +163,9 @@ describe("request_approval", () => {
     const steps = await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [2, 9, 7], approver_actor_ids: ["bob"] }, "invalid_input", state);
     expect(steps.message).toBe("Steps 7, 9 not found in plan rate-limit");
     expect(steps.hint).toContain("Version 1 has steps 1, 2, 3");
-    expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [4], approver_actor_ids: ["bob"] }, "invalid_input", state)).message)
-      .toBe("Step 4 not found in plan rate-limit");
+    expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, step_numbers: [4], approver_actor_ids: ["bob"] }, "invalid_input", state)).message).toBe(
+      "Step 4 not found in plan rate-limit",
+    );
     await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["nobody"] }, "not_found", state);
     expect((await refusedWithoutWrites(alice, "request_approval", { plan_id: "nope", approver_actor_ids: ["bob"] }, "not_found", state)).message).toBe("Plan nope not found");
     await refusedWithoutWrites(alice, "request_approval", { plan_id: PLAN.id, approver_actor_ids: ["bob"], due_at: "next week" }, "invalid_input", state);
@@ -211,10 +231,7 @@ describe("respond_approval", () => {
   it("two approvers racing: exactly one answer lands, the other gets 'is already <status>', and the requester hears once", async () => {
     const { alice, bob, carol } = await team();
     const req = await request(alice, { approver_actor_ids: ["bob", "carol"] });
-    const [b, c] = await Promise.all([
-      call(bob.ctx, "respond_approval", { request_id: req.id, action: "approve" }),
-      call(carol.ctx, "respond_approval", { request_id: req.id, action: "reject" }),
-    ]);
+    const [b, c] = await Promise.all([call(bob.ctx, "respond_approval", { request_id: req.id, action: "approve" }), call(carol.ctx, "respond_approval", { request_id: req.id, action: "reject" })]);
     expect([b!.ok, c!.ok].filter(Boolean)).toHaveLength(1);
     const [won, lost] = b!.ok ? [b!, c!] : [c!, b!];
     const winner = b!.ok ? bob : carol;
@@ -285,7 +302,10 @@ describe("respond_approval", () => {
     const b = await request(alice, { step_numbers: [2], approver_actor_ids: ["bob"] });
     await ok(alice, "handoff_resolve", { handoff_id: b.handoff_id, resolution: "cancelled" });
     const c = await ok(bob.ctx, "respond_approval", { request_id: b.id, action: "reject" });
-    expect(c).toMatchObject({ request: { status: "rejected" }, warnings: [`The request's handoff ${b.handoff_id} was already cancelled, so it was left as it was and the requester was not notified through it.`] });
+    expect(c).toMatchObject({
+      request: { status: "rejected" },
+      warnings: [`The request's handoff ${b.handoff_id} was already cancelled, so it was left as it was and the requester was not notified through it.`],
+    });
   });
 
   it("respond_approval: an unknown action, request_modification without modifications, modifications with another action, an unknown request", async () => {

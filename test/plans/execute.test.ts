@@ -75,7 +75,10 @@ const ANSWERS: Record<number, Answer> = {
     changes: [{ path: "src/request-unmatched.test.ts", change_type: "create", content: unmatchedTest, explanation: "Covers param(key) and param() on an unmatched request." }],
   }),
   3: { reasoning: "A patch changeset for the release notes.", changes: [{ path: "./.changeset/params-unmatched.md", change_type: "create", content: changeset, explanation: "Release note." }] },
-  4: { reasoning: "Say what param() gives when nothing matched.", changes: [{ path: "src/request.ts", change_type: "modify", content: requestDocumented, explanation: "One line in the JSDoc example." }] },
+  4: {
+    reasoning: "Say what param() gives when nothing matched.",
+    changes: [{ path: "src/request.ts", change_type: "modify", content: requestDocumented, explanation: "One line in the JSDoc example." }],
+  },
 };
 
 const stepOf = (input: AiChatInput) => Number(/## Step (\d+):/.exec(input.messages[1]!.content)![1]);
@@ -100,8 +103,16 @@ async function setup(answers: Record<number, Answer> = ANSWERS): Promise<Setup> 
 }
 
 const writes = (gh: FakeGitHub) => gh.requests.filter((r) => r.method !== "GET");
-const stepRows = (ctx: Ctx) => env.DB.prepare(`SELECT step_number, status, repo, branch, commit_sha, files_modified, finished_by FROM plan_steps WHERE tenant_id = ? ORDER BY step_number`).bind(ctx.tenantId).all().then((r) => r.results);
-const planStatus = (ctx: Ctx, id: string) => env.DB.prepare(`SELECT status FROM plans WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<{ status: string }>().then((r) => r?.status);
+const stepRows = (ctx: Ctx) =>
+  env.DB.prepare(`SELECT step_number, status, repo, branch, commit_sha, files_modified, finished_by FROM plan_steps WHERE tenant_id = ? ORDER BY step_number`)
+    .bind(ctx.tenantId)
+    .all()
+    .then((r) => r.results);
+const planStatus = (ctx: Ctx, id: string) =>
+  env.DB.prepare(`SELECT status FROM plans WHERE tenant_id = ? AND id = ?`)
+    .bind(ctx.tenantId, id)
+    .first<{ status: string }>()
+    .then((r) => r?.status);
 const text = async (ctx: Ctx, args: unknown) => ((await callTool(findTool("execute_plan")!, ctx, args)).content[0] as { text: string }).text;
 
 describe("execute_plan", () => {
@@ -114,7 +125,9 @@ describe("execute_plan", () => {
       expect(r).toMatchObject({ success: true, plan_id: "hono-params", saved_plan: true, mode: "single_step", apply_changes: false, recorded_steps: [], plan_status: "ready" });
       expect(r.step_results).toHaveLength(1);
       expect(r.step_results[0]).toMatchObject({
-        step_number: 1, success: true, reasoning: expect.stringContaining("optional chaining"),
+        step_number: 1,
+        success: true,
+        reasoning: expect.stringContaining("optional chaining"),
         generated_code: [{ path: "src/request.ts", change_type: "modify", content: requestAtHead, explanation: expect.stringContaining("?.[1]") }],
       });
       expect(r.github).toMatchObject({ repo: REPO, branch: "plan/hono-params", base: "main", start_sha: main, branch_existed: false, branch_created: false, head_sha: null, commits: [] });
@@ -154,7 +167,12 @@ describe("execute_plan", () => {
       const json = /<details>\n<summary>Full JSON Response<\/summary>\n\n```json\n([\s\S]*)\n```\n<\/details>$/.exec(md);
       expect(json).not.toBeNull();
       const parsed = JSON.parse(json![1]!);
-      expect(parsed).toMatchObject({ success: true, plan_id: "hono-params", saved_plan: false, step_results: [{ step_number: 3, generated_code: [{ path: ".changeset/params-unmatched.md", change_type: "create", content: changeset }] }] });
+      expect(parsed).toMatchObject({
+        success: true,
+        plan_id: "hono-params",
+        saved_plan: false,
+        step_results: [{ step_number: 3, generated_code: [{ path: ".changeset/params-unmatched.md", change_type: "create", content: changeset }] }],
+      });
     });
 
     it("previews without a repository, saying the model saw no current content", async () => {
@@ -272,7 +290,10 @@ describe("execute_plan", () => {
       repo.before = (req) => (req.op === "POST /repos/{owner}/{repo}/git/commits" && ++commits === 2 ? { status: 422, body: errorBody("Invalid tree info") } : undefined);
       const r = await ok(ctx, "execute_plan", { plan_id: "hono-params", mode: "full_plan", apply_changes: true, repo: REPO });
       expect(r.step_results.map((s: { step_number: number; success: boolean; error?: { code: string } }) => [s.step_number, s.success, s.error?.code])).toEqual([
-        [1, true, undefined], [2, false, "commit_failed"], [3, false, "not_committed"], [4, false, "not_committed"],
+        [1, true, undefined],
+        [2, false, "commit_failed"],
+        [3, false, "not_committed"],
+        [4, false, "not_committed"],
       ]);
       expect(r.step_results[1].error.message).toContain("Invalid tree info");
       expect(r).toMatchObject({ success: false, recorded_steps: [1], plan_status: "executing", next_ready_steps: [2, 3, 4] });
@@ -345,7 +366,10 @@ describe("execute_plan", () => {
 
       const go = await ok(ctx, "execute_plan", { plan_id: "hono-params", mode: "full_plan", stop_on_failure: false, apply_changes: true, repo: REPO });
       // 2 and 4 wait on 1, which failed; 3 stands alone.
-      expect(go.step_results.map((s: { step_number: number; success: boolean }) => [s.step_number, s.success])).toEqual([[1, false], [3, true]]);
+      expect(go.step_results.map((s: { step_number: number; success: boolean }) => [s.step_number, s.success])).toEqual([
+        [1, false],
+        [3, true],
+      ]);
       expect(go).toMatchObject({ success: false, error: expect.stringMatching(/^Step 1 failed: /), recorded_steps: [3], plan_status: "executing" });
       expect(repo.files("plan/hono-params")).toEqual({ "src/request.ts": requestBefore, "README.md": "# Hono\n", ".changeset/params-unmatched.md": changeset });
       expect(repo.refs.get("main")).toBe(main);
@@ -358,7 +382,13 @@ describe("execute_plan", () => {
       const err = await fails(ctx, "execute_plan", { plan: PLAN, step_number: 1, repo: REPO });
       expect(err.code).toBe("no_changes");
 
-      const both = { reasoning: "The fix; the README needs nothing.", changes: [{ path: "src/request.ts", content: requestAtHead }, { path: "README.md", content: "# Hono\n" }] };
+      const both = {
+        reasoning: "The fix; the README needs nothing.",
+        changes: [
+          { path: "src/request.ts", content: requestAtHead },
+          { path: "README.md", content: "# Hono\n" },
+        ],
+      };
       const { ctx: ctx2 } = await setup({ ...ANSWERS, 1: both });
       const plan = { ...PLAN, steps: [{ ...PLAN.steps[0]!, files_to_modify: [{ path: "src/request.ts" }, { path: "README.md" }] }] };
       const r = await ok(ctx2, "execute_plan", { plan, step_number: 1, repo: REPO });
@@ -438,8 +468,10 @@ describe("execute_plan", () => {
       const ai = new ScriptedAi((input) => ANSWERS[stepOf(input)]!);
       const ctx = withAi(w.ctx, ai);
       await ok(ctx, "save_plan", { plan: PLAN });
-      const err = await refusedWithoutWrites(ctx, "execute_plan", { plan_id: "hono-params", step_number: 1, apply_changes: true, repo: REPO }, "github_not_configured",
-        async () => ({ steps: await stepRows(ctx), status: await planStatus(ctx, "hono-params") }));
+      const err = await refusedWithoutWrites(ctx, "execute_plan", { plan_id: "hono-params", step_number: 1, apply_changes: true, repo: REPO }, "github_not_configured", async () => ({
+        steps: await stepRows(ctx),
+        status: await planStatus(ctx, "hono-params"),
+      }));
       expect(err.message).toContain("no token or GitHub App installation");
       expect(err.hint).toContain("set-token");
       expect(ai.inputs).toHaveLength(0);

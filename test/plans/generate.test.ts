@@ -57,10 +57,20 @@ describe("create_plan", () => {
     // What the server sets: a fresh id (not the model's), version 1, times, step ids, the graph; no model diagrams.
     expect(plan.id).toMatch(/^[0-9a-f]{8}-[0-9a-f]{4}-7/);
     expect(plan).toMatchObject({ version: 1, created_at: "2026-11-20T12:00:00.000Z", updated_at: "2026-11-20T12:00:00.000Z" });
-    expect(plan.steps.map((x: Structured) => [x.step_number, x.id])).toEqual([[1, "step_1"], [2, "step_2"], [3, "step_3"], [4, "step_4"], [5, "step_5"]]);
+    expect(plan.steps.map((x: Structured) => [x.step_number, x.id])).toEqual([
+      [1, "step_1"],
+      [2, "step_2"],
+      [3, "step_3"],
+      [4, "step_4"],
+      [5, "step_5"],
+    ]);
     expect(plan.dependency_graph).toMatchObject({ critical_path: [1, 2, 3, 4], parallel_groups: [[1], [2], [3], [4, 5]], execution_order: [1, 2, 3, 4, 5] });
     // generate_diagrams (default true): visualize_plan's three diagrams of the finished plan.
-    expect(plan.architecture.diagrams.map((d: Structured) => [d.type, d.title])).toEqual([["flowchart", "Step dependencies"], ["architecture", "Files the steps change"], ["gantt", "Schedule"]]);
+    expect(plan.architecture.diagrams.map((d: Structured) => [d.type, d.title])).toEqual([
+      ["flowchart", "Step dependencies"],
+      ["architecture", "Files the steps change"],
+      ["gantt", "Schedule"],
+    ]);
     for (const [i, kind] of (["dependencies", "architecture", "gantt"] as const).entries()) {
       const drawn = await call(s.llm, "visualize_plan", { plan_id: plan.id, diagram_type: kind });
       expect(plan.architecture.diagrams[i].mermaid).toBe(drawn.mermaid);
@@ -72,7 +82,13 @@ describe("create_plan", () => {
     expect(res.context).toMatchObject({ token_budget: 12_000, indexes: [{ repo: REPO, ref: "main", commit: s.sha }] });
     expect(res.context.warning).toBeUndefined();
     expect(res).toMatchObject({ status: "needs_clarification", model: `workers-ai:${MODEL}`, warnings: [] });
-    expect(res.saved).toMatchObject({ plan_id: plan.id, version: 1, created: true, changed: true, plan: { name: "Lock A Users Account For 15 Minutes After Five Co", status: "ready", step_count: 5 } });
+    expect(res.saved).toMatchObject({
+      plan_id: plan.id,
+      version: 1,
+      created: true,
+      changed: true,
+      plan: { name: "Lock A Users Account For 15 Minutes After Five Co", status: "ready", step_count: 5 },
+    });
     expect((await ok(s.ctx, "load_plan", { plan_id: plan.id })).plan).toEqual(plan);
 
     // What the model was asked: JSON mode, the schema, the task and the code.
@@ -133,13 +149,32 @@ describe("create_plan", () => {
     expect(second.plan).toMatchObject({ id: first.plan.id, version: 2, created_at: first.plan.created_at });
     expect(second.saved).toMatchObject({ plan_id: first.plan.id, version: 2, created: false, changed: true, plan: { tags: ["cart", "q4"] } });
     const history = await ok(s.ctx, "view_history", { plan_id: first.plan.id });
-    expect(history.versions.map((v: Structured) => [v.version, v.change_type])).toEqual([[2, "modified"], [1, "created"]]);
+    expect(history.versions.map((v: Structured) => [v.version, v.change_type])).toEqual([
+      [2, "modified"],
+      [1, "created"],
+    ]);
   });
 
   it.each([
     ["an answer that is not JSON", () => "I'm sorry, but I need more details about the authentication system before I can write a plan.", /no JSON object in it/],
-    ["a plan with a dependency cycle", () => { const d = discount(); d.steps[0]!.depends_on = [3]; return d; }, /Steps 1 → 3 → 2 → 1 form a dependency cycle/],
-    ["a plan with a dangling depends_on", () => { const d = discount(); d.steps[2]!.depends_on = [2, 7]; return d; }, /steps\.2\.depends_on: Step 3 depends on step 7, which is not in the plan/],
+    [
+      "a plan with a dependency cycle",
+      () => {
+        const d = discount();
+        d.steps[0]!.depends_on = [3];
+        return d;
+      },
+      /Steps 1 → 3 → 2 → 1 form a dependency cycle/,
+    ],
+    [
+      "a plan with a dangling depends_on",
+      () => {
+        const d = discount();
+        d.steps[2]!.depends_on = [2, 7];
+        return d;
+      },
+      /steps\.2\.depends_on: Step 3 depends on step 7, which is not in the plan/,
+    ],
     ["a plan without steps", () => ({ ...discount(), steps: [], milestones: [], mvp_features: [] }), /it has no steps/],
   ])("refuses %s as llm_bad_output (retryable, the validation in the hint) and saves nothing", async (_what, reply, why) => {
     const s = await shop("plan-bad", reply);
@@ -230,7 +265,11 @@ describe("refine_plan", () => {
     const s = await saved("refine-id");
     s.clock.advance(60_000);
     const question = s.created.plan.questions_for_clarification[0];
-    const res = await ok(s.llm, "refine_plan", { plan_id: s.id, feedback: "Tell the user why sign-in was refused.", clarifications: JSON.stringify({ [question]: "Yes: say the account is locked." }) });
+    const res = await ok(s.llm, "refine_plan", {
+      plan_id: s.id,
+      feedback: "Tell the user why sign-in was refused.",
+      clarifications: JSON.stringify({ [question]: "Yes: say the account is locked." }),
+    });
     expect(res.plan).toMatchObject({ id: s.id, version: 2, created_at: s.created.plan.created_at, updated_at: "2026-11-20T12:01:00.000Z", questions_for_clarification: [] });
     expect(res.plan.steps.map((x: Structured) => x.id)).toEqual(["step_1", "step_2", "step_3", "step_4", "step_5"]);
     expect(res.plan.context_files).toEqual(s.created.plan.context_files);
@@ -302,7 +341,11 @@ describe("refine_plan", () => {
 
   it("refuses a bad answer, bad arguments and another tenant's plan without writing or asking the model", async () => {
     const s = await saved("refine-bad");
-    s.ai.reply = () => { const d = discount(); d.steps[1]!.depends_on = [3]; return d; };
+    s.ai.reply = () => {
+      const d = discount();
+      d.steps[1]!.depends_on = [3];
+      return d;
+    };
     const bad = await refusedWithoutWrites(s.llm, "refine_plan", { plan_id: s.id, feedback: "x" }, "llm_bad_output", rows(s.ctx));
     expect(bad.message).toContain("Steps 2 → 3 → 2 form a dependency cycle");
 
@@ -374,11 +417,18 @@ describe("get_context_for_prompt with handoff_mode", () => {
     // The discount plan touches the cart; the question is about sign-in, so the cart code is there because of the plan.
     const saved = await ok(s.ctx, "save_plan", { plan: { ...discount(), id: "discounts" }, name: "Discounts" });
     expect(saved.created).toBe(true);
-    await ok(s.ctx, "save_plan", { plan: { ...discount(), id: "discounts", steps: discount().steps.map((x) => (x.step_number === 1 ? { ...x, files_to_modify: [{ path: "src/cart/total.ts" }] } : x)) }, overwrite: true });
+    await ok(s.ctx, "save_plan", {
+      plan: { ...discount(), id: "discounts", steps: discount().steps.map((x) => (x.step_number === 1 ? { ...x, files_to_modify: [{ path: "src/cart/total.ts" }] } : x)) },
+      overwrite: true,
+    });
 
     const res = await ok(s.ctx, "get_context_for_prompt", { query: "login checkPassword", handoff_mode: "active_plan", plan_id: "discounts", max_files: 4 });
     expect(res.handoff).toMatchObject({
-      mode: "active_plan", plan_id: "discounts", plan_name: "Discounts", plan_version: 2, plan_status: "ready",
+      mode: "active_plan",
+      plan_id: "discounts",
+      plan_name: "Discounts",
+      plan_version: 2,
+      plan_status: "ready",
       objective: discount().goal,
       scope_out: ["Stacking several codes", "Fixed-amount discounts", "Code expiry"],
       unresolved_risks: ["Rounding makes totals off by a cent"],

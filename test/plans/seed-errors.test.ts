@@ -13,7 +13,7 @@ async function failure(ctx: Ctx, name: string, args: unknown) {
   const r = await callTool(findTool(name)!, ctx, args);
   expect(r.isError, name).toBe(true);
   const text = JSON.parse((r.content[0] as { text: string }).text) as { error: { code: string; message: string; details: { ledger_code: string; hint: string; retryable: boolean } } };
-  const envelope = (r.structuredContent as { ok: boolean; error: { code: string; message: string; hint: string; retryable: boolean } });
+  const envelope = r.structuredContent as { ok: boolean; error: { code: string; message: string; hint: string; retryable: boolean } };
   expect(envelope.ok).toBe(false);
   // Both readings carry the same failure.
   expect(text.error.message).toBe(envelope.error.message);

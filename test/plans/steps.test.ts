@@ -184,8 +184,10 @@ describe("view_progress", () => {
     await saved(w);
     const them = await newWorld("steps", { start: START });
     for (const [tool, args] of [
-      ["start_step", { plan_id: "rl", step_number: 1 }], ["complete_step", { plan_id: "rl", step_number: 1 }],
-      ["fail_step", { plan_id: "rl", step_number: 1, error: "x" }], ["view_progress", { plan_id: "rl" }],
+      ["start_step", { plan_id: "rl", step_number: 1 }],
+      ["complete_step", { plan_id: "rl", step_number: 1 }],
+      ["fail_step", { plan_id: "rl", step_number: 1, error: "x" }],
+      ["view_progress", { plan_id: "rl" }],
       ["plan_to_tasks", { plan_id: "rl", project_id: "X" }],
     ] as const) {
       expect(await fails(them.ctx, tool, args), tool).toMatchObject({ code: "not_found", message: "Plan rl not found" });

@@ -49,7 +49,12 @@ describe("save_plan", () => {
     expect(plan.risks).toEqual([{ issue: "Legitimate bursts get refused", mitigation: "", likelihood: "medium" }]);
     expect(plan.dependency_graph).toEqual({
       nodes: [1, 2, 3, 4].map((n) => ({ id: `step_${n}`, step_number: n })),
-      edges: [{ from: "step_1", to: "step_2", type: "blocks" }, { from: "step_1", to: "step_3", type: "blocks" }, { from: "step_2", to: "step_4", type: "blocks" }, { from: "step_3", to: "step_4", type: "blocks" }],
+      edges: [
+        { from: "step_1", to: "step_2", type: "blocks" },
+        { from: "step_1", to: "step_3", type: "blocks" },
+        { from: "step_2", to: "step_4", type: "blocks" },
+        { from: "step_3", to: "step_4", type: "blocks" },
+      ],
       critical_path: [1, 2, 4],
       parallel_groups: [[1], [2, 3], [4]],
       execution_order: [1, 2, 3, 4],
@@ -87,9 +92,20 @@ describe("save_plan", () => {
     it("a step depending on itself", () => refuse(steps([1, [1]]), /Step 1 names itself in depends_on/));
     it("a dangling depends_on", () => refuse(steps([1, []], [3, [2]]), /plan\.steps\.1\.depends_on: Step 3 depends on step 2, which is not in the plan/));
     it("a dangling blocks", () => refuse({ goal: "g", steps: [{ step_number: 1, title: "a", blocks: [7] }] }, /Step 1 names step 7 in blocks, which is not in the plan/));
-    it("a milestone naming a missing step", () => refuse({ goal: "g", steps: [{ step_number: 1, title: "a" }], milestones: [{ name: "M1", steps_included: [1, 2] }] }, /Milestone 'M1' includes step 2/));
+    it("a milestone naming a missing step", () =>
+      refuse({ goal: "g", steps: [{ step_number: 1, title: "a" }], milestones: [{ name: "M1", steps_included: [1, 2] }] }, /Milestone 'M1' includes step 2/));
     it("duplicate step numbers", () => refuse(steps([1, []], [1, []]), /Step number 1 is used by more than one step/));
-    it("duplicate step ids", () => refuse({ goal: "g", steps: [{ step_number: 1, title: "a", id: "x" }, { step_number: 2, title: "b", id: "x" }] }, /Step id 'x' is used by steps 1 and 2/));
+    it("duplicate step ids", () =>
+      refuse(
+        {
+          goal: "g",
+          steps: [
+            { step_number: 1, title: "a", id: "x" },
+            { step_number: 2, title: "b", id: "x" },
+          ],
+        },
+        /Step id 'x' is used by steps 1 and 2/,
+      ));
     it("no goal", () => refuse({ steps: [] }, /plan\.goal/));
     it("a bad enum deep inside", () => refuse({ goal: "g", steps: [{ step_number: 1, title: "a", priority: "urgent" }] }, /plan\.steps\.0\.priority/));
     it("text that is not JSON", () => refuse("{not json", /^plan must be valid JSON$/));
@@ -160,7 +176,11 @@ describe("load_plan", () => {
 describe("list_plans", () => {
   it("lists newest change first, filters by status and any tag, and pages with a cursor", async () => {
     const w = await newWorld("plans", { start: START });
-    for (const [i, tags] of [["a", ["x"]], ["b", ["y"]], ["c", ["x", "z"]]] as const) {
+    for (const [i, tags] of [
+      ["a", ["x"]],
+      ["b", ["y"]],
+      ["c", ["x", "z"]],
+    ] as const) {
       await ok(w.ctx, "save_plan", { plan: draft(i), tags: [...tags] });
       w.clock.advance(MINUTE);
     }
@@ -217,7 +237,10 @@ describe("view_history", () => {
 
     const history = await ok(w.ctx, "view_history", { plan_id: "v" });
     expect(history).toMatchObject({ plan_id: "v", current_version: 2, created_at: START, last_modified_at: "2026-07-01T09:01:00.000Z" });
-    expect(history.versions.map((v: { version: number; change_type: string; step_count: number }) => [v.version, v.change_type, v.step_count])).toEqual([[2, "modified", 5], [1, "created", 4]]);
+    expect(history.versions.map((v: { version: number; change_type: string; step_count: number }) => [v.version, v.change_type, v.step_count])).toEqual([
+      [2, "modified", 5],
+      [1, "created", 4],
+    ]);
     expect(history.versions[0].plan).toBeUndefined();
     const full = await ok(w.ctx, "view_history", { plan_id: "v", limit: 1, include_plans: true });
     expect(full.versions).toHaveLength(1);
@@ -225,14 +248,16 @@ describe("view_history", () => {
 
     const { diff } = await ok(w.ctx, "compare_plan_versions", { plan_id: "v", from_version: 1, to_version: 2 });
     expect(diff).toMatchObject({ from_version: 1, to_version: 2, steps_added: [5], steps_removed: [], files_added: [], files_removed: [], risks_added: [], field_changes: [] });
-    expect(diff.steps_modified).toEqual([{
-      step_number: 3,
-      title: "Document the limits in the README",
-      changes: [
-        { field: "priority", old_value: "low", new_value: "high" },
-        { field: "title", old_value: "Document the limits", new_value: "Document the limits in the README" },
-      ],
-    }]);
+    expect(diff.steps_modified).toEqual([
+      {
+        step_number: 3,
+        title: "Document the limits in the README",
+        changes: [
+          { field: "priority", old_value: "low", new_value: "high" },
+          { field: "title", old_value: "Document the limits", new_value: "Document the limits in the README" },
+        ],
+      },
+    ]);
     expect(diff.summary).toBe("1 step(s) added, 1 step(s) modified");
     const back = await ok(w.ctx, "compare_plan_versions", { plan_id: "v", from_version: 2, to_version: 1 });
     expect(back.diff.steps_removed).toEqual([5]);
@@ -319,7 +344,7 @@ describe("setPlanStatus", () => {
   it("moves the status only from the version and statuses the caller read", async () => {
     const w = await newWorld("plans", { start: START });
     await ok(w.ctx, "save_plan", { plan: draft("st") });
-    const meta = (await getPlan(w.ctx, "st"));
+    const meta = await getPlan(w.ctx, "st");
     const approved = await setPlanStatus(w.ctx, meta, "approved");
     expect(approved).toMatchObject({ status: "approved", version: 1 });
     // The status it leaves has moved on: nothing changes.
@@ -328,6 +353,6 @@ describe("setPlanStatus", () => {
     // A newer version: a status read at version 1 does not land on version 2.
     await ok(w.ctx, "save_plan", { plan: draft("st", { goal: "Changed" }), overwrite: true });
     expect(await setPlanStatus(w.ctx, approved!, "executing", ["approved", "ready"])).toBeNull();
-    expect((await getPlan(w.ctx, "st"))).toMatchObject({ status: "ready", version: 2 });
+    expect(await getPlan(w.ctx, "st")).toMatchObject({ status: "ready", version: 2 });
   });
 });

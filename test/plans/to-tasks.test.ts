@@ -23,7 +23,10 @@ describe("plan_to_tasks", () => {
     const t4 = (await ok(w.ctx, "task_get", { task_id: id(4) })).task;
     expect(t4).toMatchObject({ title: "Tests", status: "todo", state: "blocked", priority: 2, labels: ["plan", "q3"], assignee_actor_id: null });
     expect([...t4.depends_on].sort()).toEqual([id(2), id(3)].sort());
-    expect(t4.acceptance_criteria).toEqual([{ text: "429 after the limit", met: false }, { text: "headers carry the remaining budget", met: false }]);
+    expect(t4.acceptance_criteria).toEqual([
+      { text: "429 after the limit", met: false },
+      { text: "headers carry the remaining budget", met: false },
+    ]);
     expect(t4.body).toContain("Plan: Add Rate Limiting To The Public Api (plan_id rl, version 1), step 4 (step_4).");
     const t1 = (await ok(w.ctx, "task_get", { task_id: id(1) })).task;
     expect(t1).toMatchObject({ priority: 1, state: "ready" });
@@ -51,7 +54,15 @@ describe("plan_to_tasks", () => {
     // The plan's stored status follows its tasks: list_plans finds it by what the tasks did.
     expect(p).toMatchObject({ plan_status: "executing", implied_status: "executing" });
     for (const n of [2, 3]) await ok(w.ctx, "task_update", { task_id: ref(n), patch: { status: "done" } });
-    await ok(w.ctx, "task_update", { task_id: ref(4), patch: { acceptance_criteria: [{ text: "429 after the limit", met: true }, { text: "headers carry the remaining budget", met: true }] } });
+    await ok(w.ctx, "task_update", {
+      task_id: ref(4),
+      patch: {
+        acceptance_criteria: [
+          { text: "429 after the limit", met: true },
+          { text: "headers carry the remaining budget", met: true },
+        ],
+      },
+    });
     await ok(w.ctx, "task_update", { task_id: ref(4), patch: { status: "done" } });
     expect((await ok(w.ctx, "list_plans", { status: "completed" })).items.map((x: { id: string }) => x.id)).toEqual(["rl"]);
     expect((await ok(w.ctx, "view_progress", { plan_id: "rl" })).progress.percentage).toBe(100);

@@ -113,11 +113,22 @@ describe("visualize_plan", () => {
     it("gantt keeps every task after its dependencies when milestones run against them, and has one section without milestones", async () => {
       const w = await newWorld("viz", { start: START });
       // Milestone "Later" lists step 1, which needs step 2 of milestone "First": the sections split rather than name a task not yet drawn.
-      const r = await draw(w.ctx, {
-        goal: "g",
-        steps: [{ step_number: 1, title: "b", depends_on: [2] }, { step_number: 2, title: "a", estimated_effort: "2d" }, { step_number: 3, title: "c", depends_on: [1], estimated_effort: "1 week" }],
-        milestones: [{ name: "First", steps_included: [2, 3] }, { name: "Later", steps_included: [1] }],
-      }, "gantt");
+      const r = await draw(
+        w.ctx,
+        {
+          goal: "g",
+          steps: [
+            { step_number: 1, title: "b", depends_on: [2] },
+            { step_number: 2, title: "a", estimated_effort: "2d" },
+            { step_number: 3, title: "c", depends_on: [1], estimated_effort: "1 week" },
+          ],
+          milestones: [
+            { name: "First", steps_included: [2, 3] },
+            { name: "Later", steps_included: [1] },
+          ],
+        },
+        "gantt",
+      );
       expect(lines(r).slice(GANTT_HEAD.length)).toEqual([
         "    section First",
         "    2. a :crit, s2, 0, 16s",
@@ -142,13 +153,19 @@ describe("visualize_plan", () => {
       const w = await newWorld("viz", { start: START });
       expect(lines(await draw(w.ctx, { goal: "Nothing yet" }))).toEqual(["flowchart TD", '    empty["The plan has no steps"]']);
       expect(lines(await draw(w.ctx, { goal: "Nothing yet" }, "gantt")).slice(GANTT_HEAD.length)).toEqual(["    section Steps", "    The plan has no steps :none, 0, 0s"]);
-      const own = await draw(w.ctx, {
-        goal: "Talk",
-        steps: [{ step_number: 1, title: "Talk" }],
-        architecture: { diagrams: [{ type: "architecture", title: "Boxes\nand arrows", mermaid: "graph TD\n  A-->B" }] },
-      }, "architecture");
+      const own = await draw(
+        w.ctx,
+        {
+          goal: "Talk",
+          steps: [{ step_number: 1, title: "Talk" }],
+          architecture: { diagrams: [{ type: "architecture", title: "Boxes\nand arrows", mermaid: "graph TD\n  A-->B" }] },
+        },
+        "architecture",
+      );
       expect(lines(own)).toEqual(["flowchart LR", '    empty["No step lists files to create, modify or delete"]']);
-      expect(own.notes).toEqual(['The plan carries its own architecture diagram (architecture.diagrams, first: "Boxes and arrows"); load_plan returns it as written. This one is drawn from the files the steps change.']);
+      expect(own.notes).toEqual([
+        'The plan carries its own architecture diagram (architecture.diagrams, first: "Boxes and arrows"); load_plan returns it as written. This one is drawn from the files the steps change.',
+      ]);
     });
   });
 
@@ -169,7 +186,7 @@ describe("visualize_plan", () => {
         '    subgraph m3["Milestone 3"]',
         '        s4["4. graph TD A--#62;Bx"]',
         "    end",
-          // Escapes count in the bound; the emoji is two UTF-16 units, as Mermaid counts.
+        // Escapes count in the bound; the emoji is two UTF-16 units, as Mermaid counts.
         `    s5["5. #96;tick#96; 日本語 🎉 ${"x".repeat(39)}…"]`,
         '    s6["6. "]',
         "    s1 ==> s2",
@@ -347,7 +364,19 @@ describe("visualize_plan", () => {
     it("text that is not JSON", () => refused({ plan: "{not json" }, /^plan must be valid JSON$/));
     it("JSON that is not an object", () => refused({ plan: "[1]" }, /^plan must be a JSON object$/));
     it("an invalid plan, naming the step", () => refused({ plan: { goal: "g", steps: [{ step_number: 1, title: "a", depends_on: [2] }] } }, /Step 1 depends on step 2, which is not in the plan/));
-    it("a dependency cycle", () => refused({ plan: { goal: "g", steps: [{ step_number: 1, title: "a", depends_on: [2] }, { step_number: 2, title: "b", depends_on: [1] }] } }, /dependency cycle/));
+    it("a dependency cycle", () =>
+      refused(
+        {
+          plan: {
+            goal: "g",
+            steps: [
+              { step_number: 1, title: "a", depends_on: [2] },
+              { step_number: 2, title: "b", depends_on: [1] },
+            ],
+          },
+        },
+        /dependency cycle/,
+      ));
     it("both plan and plan_id", () => refused({ plan: PLAN, plan_id: "rate-limit" }, /^Pass plan or plan_id, not both\.$/));
     it("neither plan nor plan_id", () => refused({ diagram_type: "gantt" }, /^Either plan or plan_id is required$/));
     it("version without plan_id", () => refused({ plan: PLAN, version: 1 }, /^version goes with plan_id\.$/));
@@ -365,8 +394,18 @@ describe("visualize_plan", () => {
 
 describe("effort estimates", () => {
   it.each([
-    ["2-3 hours", 3], ["1 day", 8], ["30m", 0.5], ["1h 30m", 1.5], ["2 weeks", 80], ["1.5d", 12], ["2 to 3 days", 24],
-    ["3 hrs", 3], ["45 minutes", 0.75], ["4h", 4], ["1 month", 160], ["3–5 hours", 5],
+    ["2-3 hours", 3],
+    ["1 day", 8],
+    ["30m", 0.5],
+    ["1h 30m", 1.5],
+    ["2 weeks", 80],
+    ["1.5d", 12],
+    ["2 to 3 days", 24],
+    ["3 hrs", 3],
+    ["45 minutes", 0.75],
+    ["4h", 4],
+    ["1 month", 160],
+    ["3–5 hours", 5],
   ])("%s is %d hours", (text, hours) => expect(effortHours(text)).toBeCloseTo(hours, 6));
 
   it.each(["", "half a day", "medium", "10 story points", "2 devs"])("%j is unreadable", (text) => expect(effortHours(text)).toBeNull());

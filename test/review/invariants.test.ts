@@ -81,15 +81,24 @@ describe("check_invariants", () => {
       const { ctx } = await setup();
       const r = await check(ctx, { diff: releaseDiff, invariants: honoYaml });
       expect(r).toMatchObject({ success: true, invariants_path: "(inline)", checked_invariants: 3 });
-      expect(r.warnings).toEqual(["Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)", "Invariant DOC001 has no action; skipping deterministic evaluation"]);
-      expect(r.findings).toEqual([{
-        id: "CI001", severity: "HIGH", category: "security", confidence: 0.95, title: "Workflows must not grant id-token: write",
-        // The added line that grants it (line 18 of the new workflow).
-        location: { file: ".github/workflows/release.yml", startLine: 18, endLine: 18 },
-        evidence: ["deny.regex matched: /id-token:\\s*write/"],
-        impact: "A project invariant was violated by newly added code.",
-        recommendation: "Refactor the change to comply with the invariant or update the policy intentionally.",
-      }]);
+      expect(r.warnings).toEqual([
+        "Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)",
+        "Invariant DOC001 has no action; skipping deterministic evaluation",
+      ]);
+      expect(r.findings).toEqual([
+        {
+          id: "CI001",
+          severity: "HIGH",
+          category: "security",
+          confidence: 0.95,
+          title: "Workflows must not grant id-token: write",
+          // The added line that grants it (line 18 of the new workflow).
+          location: { file: ".github/workflows/release.yml", startLine: 18, endLine: 18 },
+          evidence: ["deny.regex matched: /id-token:\\s*write/"],
+          impact: "A project invariant was violated by newly added code.",
+          recommendation: "Refactor the change to comply with the invariant or update the policy intentionally.",
+        },
+      ]);
     });
 
     it("when_require fails when the trigger is added without its safeguard; require fails when absent", async () => {
@@ -99,19 +108,34 @@ describe("check_invariants", () => {
       const r = await check(ctx, { diff: unpinned, invariants: honoYaml });
       expect(r.findings.map((f: { id: string }) => f.id)).toEqual(["CI001", "CI002", "CI003"]);
       // A when_require finding is at the added line its `when` matched: the first `uses:` (21) and `npm publish` (33).
-      expect(r.findings.map((f: { location: { startLine: number; endLine: number } }) => [f.location.startLine, f.location.endLine])).toEqual([[18, 18], [21, 21], [33, 33]]);
+      expect(r.findings.map((f: { location: { startLine: number; endLine: number } }) => [f.location.startLine, f.location.endLine])).toEqual([
+        [18, 18],
+        [21, 21],
+        [33, 33],
+      ]);
       expect(r.findings[1].evidence).toEqual(["when.regex matched but require.regex missing: when=/uses:/ require=/uses: [\\w./-]+@[0-9a-f]{40}/"]);
-      expect(r.findings[2]).toMatchObject({ severity: "HIGH", impact: "Conditional invariant triggered; required safeguard appears missing.", recommendation: "Add the required safeguard or remove the triggering behavior." });
+      expect(r.findings[2]).toMatchObject({
+        severity: "HIGH",
+        impact: "Conditional invariant triggered; required safeguard appears missing.",
+        recommendation: "Add the required safeguard or remove the triggering behavior.",
+      });
       // The websocket refactor adds no `export { … } from './…'` line to an index.ts: nothing to check there.
       const ws = await check(ctx, { diff: websocketDiff, invariants: honoYaml });
       expect(ws).toMatchObject({ success: true, checked_invariants: 0, findings: [] });
       const req = await check(ctx, { diff: websocketDiff, invariants: honoYaml.replace('"src/middleware/*/index.ts"', '"src/adapter/*/websocket.ts"') });
       expect(req.findings).toEqual([
         // A missing require is reported at the file's first added line.
-        expect.objectContaining({ id: "MW001", location: { file: "src/adapter/cloudflare-workers/websocket.ts", startLine: 31, endLine: 31 }, evidence: ["require.regex not found: /^export \\{ \\w+ \\} from '\\.//m"] }),
+        expect.objectContaining({
+          id: "MW001",
+          location: { file: "src/adapter/cloudflare-workers/websocket.ts", startLine: 31, endLine: 31 },
+          evidence: ["require.regex not found: /^export \\{ \\w+ \\} from '\\.//m"],
+        }),
         expect.objectContaining({ id: "MW001", location: { file: "src/adapter/deno/websocket.ts", startLine: 24, endLine: 24 } }),
       ]);
-      expect(req.findings[0]).toMatchObject({ impact: "A required pattern was not found in newly added code for affected files.", recommendation: "Add the required construct (or adjust the policy if it is no longer appropriate)." });
+      expect(req.findings[0]).toMatchObject({
+        impact: "A required pattern was not found in newly added code for affected files.",
+        recommendation: "Add the required construct (or adjust the policy if it is no longer appropriate).",
+      });
     });
 
     it("globs: ** and braces, flags, comments count as added lines, one check per (invariant, file)", async () => {
@@ -119,7 +143,9 @@ describe("check_invariants", () => {
       const r = await check(ctx, { diff: requestIdDiff, invariants: honoYaml });
       // MW001: index.ts; MW002: {request-id,index}.ts; MW003: src/middleware/** (3 files).
       expect(r.checked_invariants).toBe(6);
-      expect(r.findings).toEqual([expect.objectContaining({ id: "MW003", severity: "LOW", category: "style", location: { file: "src/middleware/request-id/request-id.ts", startLine: 36, endLine: 36 } })]);
+      expect(r.findings).toEqual([
+        expect.objectContaining({ id: "MW003", severity: "LOW", category: "style", location: { file: "src/middleware/request-id/request-id.ts", startLine: 36, endLine: 36 } }),
+      ]);
       // The case-insensitive deny fires once Math.random appears in an added line of a matched file.
       const random = requestIdDiff.replace("generator = () => crypto.randomUUID(),", "generator = () => String(Math.random()),");
       const withRandom = await check(ctx, { diff: random, invariants: honoYaml });
@@ -161,7 +187,9 @@ describe("check_invariants", () => {
       expect(r.success).toBe(true);
       const failed = (id: string) => r.warnings.find((w: string) => w.startsWith(`Invariant ${id} `));
       expect(failed("W1")).toMatch(/^Invariant W1 evaluation failed: Error: Invalid regex: \/\(unclosed\/ \(.*missing closing \)/);
-      expect(failed("W2")).toBe("Invariant W2 evaluation failed: Error: Invalid regex: /on(?=open)/ (uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support)");
+      expect(failed("W2")).toBe(
+        "Invariant W2 evaluation failed: Error: Invalid regex: /on(?=open)/ (uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support)",
+      );
       expect(failed("W3")).toBe("Invariant W3 evaluation failed: Error: Invalid regex: /(evt)\\1/ (uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support)");
       expect(failed("W4")).toBe("Invariant W4 evaluation failed: Error: deny action requires deny.regex");
       expect(failed("W5")).toBe("Invariant W5 evaluation failed: Error: require action requires require.regex");
@@ -181,9 +209,7 @@ describe("check_invariants", () => {
       const r = await check(ctx, { diff: releaseDiff, invariants: honoYaml, changed_files: ["./.github/workflows/release.yml", "src/middleware/x/index.ts"] });
       // CI001–CI003 on release.yml; MW001 (require) and MW003 on an index.ts the diff does not touch.
       expect(r.checked_invariants).toBe(5);
-      expect(r.findings.map((f: { id: string; location: { file: string } }) => `${f.id} ${f.location.file}`)).toEqual([
-        "CI001 .github/workflows/release.yml", "MW001 src/middleware/x/index.ts",
-      ]);
+      expect(r.findings.map((f: { id: string; location: { file: string } }) => `${f.id} ${f.location.file}`)).toEqual(["CI001 .github/workflows/release.yml", "MW001 src/middleware/x/index.ts"]);
     });
   });
 
@@ -224,7 +250,10 @@ describe("check_invariants", () => {
       await refused({ diff: "  \n " }, 'Missing or invalid "diff" argument. Provide a unified diff string.');
       await refused({ diff: "just some words", invariants: honoYaml }, "No reviewable changes found in diff scope. Provide a unified diff with at least one changed file.");
       // Checking the first files of a wider diff would pass the rest off as checked.
-      await refused({ diff: Array.from({ length: MAX_DIFF_FILES + 1 }, (_, i) => `diff --git a/f${i}.ts b/f${i}.ts`).join("\n"), invariants: honoYaml }, `The diff changes more than ${MAX_DIFF_FILES} files.`);
+      await refused(
+        { diff: Array.from({ length: MAX_DIFF_FILES + 1 }, (_, i) => `diff --git a/f${i}.ts b/f${i}.ts`).join("\n"), invariants: honoYaml },
+        `The diff changes more than ${MAX_DIFF_FILES} files.`,
+      );
       await refused({ diff: releaseDiff, changed_files: ["--config"] }, "Invalid changed_files[0]: option-like paths are not allowed.");
       await refused({ diff: releaseDiff, changed_files: ["ok.ts", "../etc/passwd"] }, "Invalid changed_files[1]: path traversal is not allowed.");
       await refused({ diff: releaseDiff, changed_files: ["/etc/passwd"] }, "Invalid changed_files[0]: absolute or drive-qualified paths are not allowed. Use paths relative to the workspace.");
@@ -280,7 +309,11 @@ describe("check_invariants", () => {
       let repo: () => { status?: number; body: unknown } = () => ({ body: repoBody() });
       gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => answer()).on("GET /repos/{owner}/{repo}", () => repo());
       expect(await check(ctx, { diff: releaseDiff, repo: REPO, head_sha: SHA })).toMatchObject({
-        success: false, invariants_path: ".review-invariants.yml", checked_invariants: 0, warnings: [], findings: [],
+        success: false,
+        invariants_path: ".review-invariants.yml",
+        checked_invariants: 0,
+        warnings: [],
+        findings: [],
         error: `Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA}`,
       });
       answer = () => ({ body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "symlink", target: "../../etc/passwd", content: undefined, encoding: undefined }) });
@@ -321,7 +354,10 @@ describe("check_invariants", () => {
       const r = await invariantsStage(ctx, { files, changedFiles: files.map((f) => f.path), invariantsPath: ".review-invariants.yml", yaml: honoYaml });
       expect(r.executed).toBe(3);
       expect(r.findings.map((f) => f.id)).toEqual(["CI001"]);
-      expect(r.warnings).toEqual(["Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)", "Invariant DOC001 has no action; skipping deterministic evaluation"]);
+      expect(r.warnings).toEqual([
+        "Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)",
+        "Invariant DOC001 has no action; skipping deterministic evaluation",
+      ]);
       expect(r.promptText.split("\n")).toEqual([
         "ci:",
         "- [CI001] (HIGH/security) Workflows must not grant id-token: write",
@@ -348,11 +384,18 @@ describe("check_invariants", () => {
       expect(r).toMatchObject({ executed: 6, findings: [expect.objectContaining({ id: "MW003" })] });
       expect(gh.requests[0]!.query).toEqual({ ref: SHA });
       answer = () => ({ status: 404, body: errorBody("Not Found") });
-      expect(await invariantsStage(ctx, req)).toEqual({ findings: [], executed: 0, promptText: "", warnings: [`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA}`] });
+      expect(await invariantsStage(ctx, req)).toEqual({
+        findings: [],
+        executed: 0,
+        promptText: "",
+        warnings: [`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA}`],
+      });
       answer = () => ({ status: 401, body: errorBody("Bad credentials") });
       const denied = await invariantsStage(ctx, req);
       expect(denied.warnings[0]).toMatch(/^Failed to load\/run invariants: /);
-      expect(await invariantsStage(ctx, { ...req, invariantsPath: "../x.yml" })).toMatchObject({ warnings: ["Failed to load/run invariants: Error: Invalid invariants_path: path traversal is not allowed."] });
+      expect(await invariantsStage(ctx, { ...req, invariantsPath: "../x.yml" })).toMatchObject({
+        warnings: ["Failed to load/run invariants: Error: Invalid invariants_path: path traversal is not allowed."],
+      });
       expect(await invariantsStage(ctx, { ...req, repo: undefined })).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
       // At the default path, no file means no invariants; anything else there is still worth a warning.
       const byDefault = { ...req, invariantsPathIsDefault: true };

@@ -41,12 +41,16 @@ interface ModelFinding {
   confidence?: number;
 }
 const finding = (f: ModelFinding) => ({
-  id: f.id, title: `Finding ${f.id}`, body: "Why it matters.", confidence_score: f.confidence ?? 0.9, priority: f.priority, category: f.category,
+  id: f.id,
+  title: `Finding ${f.id}`,
+  body: "Why it matters.",
+  confidence_score: f.confidence ?? 0.9,
+  priority: f.priority,
+  category: f.category,
   code_location: { file_path: f.file, line_range: { start: f.start, end: f.end ?? f.start } },
   suggestion: { description: "Guard the access.", can_auto_fix: false },
 });
-const review = (findings: unknown[], verdict = "needs attention") =>
-  JSON.stringify({ findings, overall_correctness: verdict, overall_explanation: "Reviewed.", overall_confidence_score: 0.8 });
+const review = (findings: unknown[], verdict = "needs attention") => JSON.stringify({ findings, overall_correctness: verdict, overall_explanation: "Reviewed.", overall_confidence_score: 0.8 });
 
 /** On hono 79677607: src/request.ts changed lines 104 and 112; line 114 keeps the unguarded access. */
 const requestFindings = [
@@ -77,10 +81,16 @@ describe("review_changes", () => {
     expect(r.findings[0]).toMatchObject({ priority: 0, is_on_changed_line: false, code_location: { file_path: "src/request.ts", line_range: { start: 114, end: 114 } } });
     expect(r.findings[2]).toMatchObject({ id: "F3", is_on_changed_line: true, suggestion: { description: "Guard the access.", can_auto_fix: false } });
     expect(r).toMatchObject({
-      overall_correctness: "needs attention", overall_explanation: "Reviewed.", overall_confidence_score: 0.8,
+      overall_correctness: "needs attention",
+      overall_explanation: "Reviewed.",
+      overall_confidence_score: 0.8,
       changes_summary: { files_changed: 2, lines_added: 9, lines_removed: 2 },
       metadata: {
-        reviewed_at: "2026-06-01T12:00:00.000Z", model_used: `workers-ai:${MODEL}`, tool_version: "1.0.0", findings_filtered: 2, confidence_threshold: 0.7,
+        reviewed_at: "2026-06-01T12:00:00.000Z",
+        model_used: `workers-ai:${MODEL}`,
+        tool_version: "1.0.0",
+        findings_filtered: 2,
+        confidence_threshold: 0.7,
         categories_reviewed: ["correctness", "security", "performance", "maintainability", "style", "documentation"],
       },
     });
@@ -126,7 +136,12 @@ describe("review_changes", () => {
   });
 
   it("an unusable answer is llm_bad_output (retryable), not a crash or an empty review", async () => {
-    const answers = ["I could not review this.", '{"findings": []}', JSON.stringify({ findings: [], overall_correctness: "looks fine", overall_explanation: "", overall_confidence_score: 0.5 }), review([], "patch is correct").replace("0.8", "1.7")];
+    const answers = [
+      "I could not review this.",
+      '{"findings": []}',
+      JSON.stringify({ findings: [], overall_correctness: "looks fine", overall_explanation: "", overall_confidence_score: 0.5 }),
+      review([], "patch is correct").replace("0.8", "1.7"),
+    ];
     const { ai, ctx } = await world("rvc-bad", () => answers[ai.inputs.length - 1]);
     for (const expected of ["no JSON object", "overall_correctness", "overall_correctness", "overall_confidence_score"]) {
       const err = await fails(ctx, "review_changes", { diff: etagDiff });
@@ -158,7 +173,9 @@ describe("review_changes", () => {
     };
     expect((await refused({ diff: "  \n " })).message).toBe(MISSING_DIFF_MESSAGE);
     expect((await refused({ diff: "please review my code" })).message).toBe(NO_SCOPE_MESSAGE);
-    expect((await refused({ diff: etagDiff, categories: "correctness,bugs" })).message).toBe('Invalid category: "bugs". Valid: correctness, security, performance, maintainability, style, documentation');
+    expect((await refused({ diff: etagDiff, categories: "correctness,bugs" })).message).toBe(
+      'Invalid category: "bugs". Valid: correctness, security, performance, maintainability, style, documentation',
+    );
     expect((await refused({ diff: etagDiff, file_contexts: "{not json" })).message).toBe('Invalid "file_contexts" JSON format');
     expect((await refused({ diff: etagDiff, file_contexts: "[]" })).message).toContain("expected an object map");
     expect((await refused({ diff: etagDiff, file_contexts: '{"a.ts": 1}' })).message).toContain("all values must be strings");
@@ -188,9 +205,10 @@ describe("review_changes", () => {
 
 /** GitHub's file entries for a diff's files, as the pull request, commit and compare APIs list them. */
 function githubFiles(diff: string, op: "pulls" | "compare") {
-  const base = op === "pulls"
-    ? exampleItem<Record<string, unknown>>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files")
-    : example<{ files: Record<string, unknown>[] }>("GET /repos/{owner}/{repo}/compare/{basehead}").files[0]!;
+  const base =
+    op === "pulls"
+      ? exampleItem<Record<string, unknown>>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files")
+      : example<{ files: Record<string, unknown>[] }>("GET /repos/{owner}/{repo}/compare/{basehead}").files[0]!;
   return parseUnifiedDiff(diff).files.map((f) => {
     const at = f.section.indexOf("\n@@");
     const { patch: _p, previous_filename: _prev, ...rest } = base;
@@ -228,13 +246,21 @@ describe("review_git_diff", () => {
     expect(gh.requests.map((q) => q.op)).toEqual(["GET /repos/{owner}/{repo}/pulls/{pull_number}/files"]);
     expect(gh.requests[0]!.path.pull_number).toBe("5268");
     expect(r.git_info).toEqual({
-      repo: "honojs/hono", target: "#5268", resolved: "pull request #5268", command: "GET /repos/honojs/hono/pulls/5268/files",
-      files_changed: ["src/request.test.ts", "src/request.ts"], stats: { additions: 9, deletions: 2, files_count: 2 },
+      repo: "honojs/hono",
+      target: "#5268",
+      resolved: "pull request #5268",
+      command: "GET /repos/honojs/hono/pulls/5268/files",
+      files_changed: ["src/request.test.ts", "src/request.ts"],
+      stats: { additions: 9, deletions: 2, files_count: 2 },
     });
     expect(r.review.findings.map((f: { id: string }) => f.id)).toEqual(["F2", "F5", "F3"]);
     expect(r.review.changes_summary).toEqual({ files_changed: 2, lines_added: 9, lines_removed: 2 });
     // The rebuilt diff is the one git printed, less the index lines GitHub does not give.
-    const rebuilt = requestDiff.trimEnd().split("\n").filter((l) => !l.startsWith("index ")).join("\n");
+    const rebuilt = requestDiff
+      .trimEnd()
+      .split("\n")
+      .filter((l) => !l.startsWith("index "))
+      .join("\n");
     expect(ai.inputs[0]!.messages[1]!.content).toContain(rebuilt);
     for (const target of ["pr:5268", "5268"]) {
       await ok(ctx, "review_git_diff", { repo: "honojs/hono", target });
@@ -266,7 +292,10 @@ describe("review_git_diff", () => {
     await ok(ctx, "review_git_diff", { repo: "honojs/hono", target: "7967760", base: "0293343d" });
     expect(gh.requests.at(-1)).toMatchObject({ op: "GET /repos/{owner}/{repo}/compare/{basehead}", path: { basehead: "0293343d...7967760" } });
     const head = await ok(ctx, "review_git_diff", { repo: "honojs/hono", target: "head" });
-    expect(gh.requests.slice(-2).map((q) => [q.op, q.path.ref])).toEqual([["GET /repos/{owner}/{repo}", undefined], ["GET /repos/{owner}/{repo}/commits/{ref}", "trunk"]]);
+    expect(gh.requests.slice(-2).map((q) => [q.op, q.path.ref])).toEqual([
+      ["GET /repos/{owner}/{repo}", undefined],
+      ["GET /repos/{owner}/{repo}/commits/{ref}", "trunk"],
+    ]);
     expect(head.git_info.resolved).toBe("HEAD");
     await ok(ctx, "review_git_diff", { repo: "honojs/hono", target: "v4.13.2...v4.13.3" });
     expect(gh.requests.at(-1)!.path.basehead).toBe("v4.13.2...v4.13.3");
@@ -367,16 +396,29 @@ const views = (diff: string): ChangedFileView[] => parseUnifiedDiff(diff).files.
 
 function llmRequest(diff: string, over: Partial<LlmRequest> = {}, options: Partial<LlmRequest["options"]> = {}): LlmRequest {
   return {
-    diff, files: views(diff), riskScore: 3, testsTouched: true, classification: "bugfix", hotspots: [], invariantsForPrompt: "(none)",
+    diff,
+    files: views(diff),
+    riskScore: 3,
+    testsTouched: true,
+    classification: "bugfix",
+    hotspots: [],
+    invariantsForPrompt: "(none)",
     ...over,
     options: { llmForce: false, twoPass: true, riskThreshold: 3, tokenBudget: 8000, maxContextFiles: 5, ...options },
   };
 }
 
 const llmFinding = (id: string, severity: string, over: Record<string, unknown> = {}) => ({
-  id, severity, category: "correctness", confidence: 0.85, title: `Unguarded route lookup (${id})`,
-  location: { file: "src/request.ts", startLine: 114 }, evidence: ["this.#matchResult[0][this.routeIndex][1][key]", 42],
-  impact: "Throws on an unmatched request.", recommendation: "Use optional chaining here too.", ...over,
+  id,
+  severity,
+  category: "correctness",
+  confidence: 0.85,
+  title: `Unguarded route lookup (${id})`,
+  location: { file: "src/request.ts", startLine: 114 },
+  evidence: ["this.#matchResult[0][this.routeIndex][1][key]", 42],
+  impact: "Throws on an unmatched request.",
+  recommendation: "Use optional chaining here too.",
+  ...over,
 });
 
 describe("review_diff", () => {
@@ -442,12 +484,26 @@ describe("review_diff", () => {
       const { w } = await world("stage-context");
       const gh = new FakeGitHub();
       const ctx = await connectGitHub(w.ctx, gh);
-      gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => (req.path.path === "src/request.ts"
-        ? { body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", path: req.path.path, name: "request.ts", size: requestAtHead.length, content: btoa(requestAtHead) }) }
-        : { status: 404, body: errorBody("Not Found") }));
+      gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) =>
+        req.path.path === "src/request.ts"
+          ? {
+              body: example("GET /repos/{owner}/{repo}/contents/{path}", {
+                type: "file",
+                encoding: "base64",
+                path: req.path.path,
+                name: "request.ts",
+                size: requestAtHead.length,
+                content: btoa(requestAtHead),
+              }),
+            }
+          : { status: 404, body: errorBody("Not Found") },
+      );
       const model = new ScriptedModel(() => JSON.stringify({ findings: [] }));
       const r = await runLlmStage(ctx, llmRequest(requestDiff, { repo: { owner: "honojs", name: "hono" }, headSha: HEAD }), model);
-      expect(gh.requests.map((q) => [q.path.path, q.query.ref])).toEqual([["src/request.test.ts", HEAD], ["src/request.ts", HEAD]]);
+      expect(gh.requests.map((q) => [q.path.path, q.query.ref])).toEqual([
+        ["src/request.test.ts", HEAD],
+        ["src/request.ts", HEAD],
+      ]);
       expect(r.warnings).toEqual([`Context: src/request.test.ts could not be read at ${HEAD.slice(0, 12)} (github_not_found); left out.`]);
       const prompt = model.prompt(0);
       // Lines 85–131 (16 either side of the hunks at 101–107 and 109–115, merged), numbered from the file at head.
@@ -467,7 +523,11 @@ describe("review_diff", () => {
 
     it("plans context by priority within the token budget (new files and hotspot paths first; deleted and binary files never)", () => {
       const plan = planContext([...views(benchDeno), ...views(renameDiff)], ["runtime_tests"], 1000, 3);
-      expect(plan.map((a) => [a.file.path, a.priority])).toEqual([["benchmarks/deno/fast.ts", 7], ["benchmarks/deno/hono.ts", 5], ["package.json", 5]]);
+      expect(plan.map((a) => [a.file.path, a.priority])).toEqual([
+        ["benchmarks/deno/fast.ts", 7],
+        ["benchmarks/deno/hono.ts", 5],
+        ["package.json", 5],
+      ]);
       expect(plan.reduce((n, a) => n + a.chars, 0)).toBeLessThanOrEqual(1000 * 4);
       const hot = planContext(views(renameDiff), ["runtime_tests/workerd"], 50_000, 20);
       expect(hot.map((a) => a.file.path)).toEqual(["runtime_tests/workerd/index.test.ts", "runtime_tests/workerd/index.ts", "runtime_tests/workerd/vitest.config.ts", "package.json"]);
@@ -479,9 +539,15 @@ describe("review_diff", () => {
       const ctx = await connectGitHub(w.ctx, gh);
       const key = "AKIALALEMEL33243OLIA"; // gitleaks allowlists AWS's documented AKIA…EXAMPLE key, so a key from its own samples
       const file = requestAtHead.replace("export class HonoRequest", `const awsKey = '${key}'\nexport class HonoRequest`);
-      gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => ({ body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", path: req.path.path, size: file.length, content: btoa(file) }) }));
+      gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => ({
+        body: example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", path: req.path.path, size: file.length, content: btoa(file) }),
+      }));
       const model = new ScriptedModel(() => JSON.stringify({ findings: [llmFinding("F1", "HIGH")] }));
-      const r = await runLlmStage(ctx, llmRequest(jwtDiff, { repo: { owner: "honojs", name: "hono" }, headSha: HEAD, invariantsForPrompt: `security:\n- [SEC1] (HIGH/security) never log ${key}` }), model);
+      const r = await runLlmStage(
+        ctx,
+        llmRequest(jwtDiff, { repo: { owner: "honojs", name: "hono" }, headSha: HEAD, invariantsForPrompt: `security:\n- [SEC1] (HIGH/security) never log ${key}` }),
+        model,
+      );
       expect(model.requests).toHaveLength(2);
       for (const n of [0, 1]) {
         expect(model.prompt(n)).not.toContain(JWT);

@@ -56,11 +56,26 @@ const apiFile = (f: DiffEntry, sha: string) =>
 // A reviewer that reads the diff it is given: a LOW finding on every added line that uses
 // optional chaining, and an INFO finding on line 1 of the batch's first file (not a diff line).
 
-interface ReviewCall { tenantId: string; actor: string; diff: string; changedFiles: string[]; headSha: string; repo: string }
+interface ReviewCall {
+  tenantId: string;
+  actor: string;
+  diff: string;
+  changedFiles: string[];
+  headSha: string;
+  repo: string;
+}
 let calls: ReviewCall[] = [];
 
 const finding = (id: string, severity: Finding["severity"], file: string, line: number, title: string): Finding => ({
-  id, severity, category: "correctness", confidence: 0.9, title, location: { file, startLine: line }, evidence: [title], impact: "Reviewers should look.", recommendation: "Check it.",
+  id,
+  severity,
+  category: "correctness",
+  confidence: 0.9,
+  title,
+  location: { file, startLine: line },
+  evidence: [title],
+  impact: "Reviewers should look.",
+  recommendation: "Check it.",
 });
 
 const testReviewer: BatchReviewer = async (ctx, input) => {
@@ -78,7 +93,12 @@ const testReviewer: BatchReviewer = async (ctx, input) => {
     } else if (text.startsWith(" ")) line++;
   }
   const tests = input.changedFiles.filter((f) => f.includes(".test.")).length;
-  return { findings, risk_score: tests === input.changedFiles.length ? 1 : 3, classification: tests === input.changedFiles.length ? "refactor" : "bugfix", summary: `${input.changedFiles.length} file(s)` };
+  return {
+    findings,
+    risk_score: tests === input.changedFiles.length ? 1 : 3,
+    classification: tests === input.changedFiles.length ? "refactor" : "bugfix",
+    summary: `${input.changedFiles.length} file(s)`,
+  };
 };
 
 // ---------------------------------------------------------------------------------------------
@@ -98,7 +118,11 @@ afterEach(() => {
   useBatchReviewer(previousReviewer);
 });
 
-interface Rig { ctx: Ctx; gh: FakeGitHub; slug: string }
+interface Rig {
+  ctx: Ctx;
+  gh: FakeGitHub;
+  slug: string;
+}
 
 async function rig(prefix: string): Promise<Rig> {
   const w = await newWorld(prefix, { start: new Date().toISOString() });
@@ -118,11 +142,15 @@ async function rig(prefix: string): Promise<Rig> {
 
 /** A pull request #7 whose head is `sha` and whose files are `files`, 100 a page as GitHub pages them. */
 function servePull(gh: FakeGitHub, sha: string, files: DiffEntry[], number = 7) {
-  gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}", () => ({ body: example("GET /repos/{owner}/{repo}/pulls/{pull_number}", {
-    number, head: { sha }, base: { ref: "main" },
-    // GitHub's own example lists a team without the `type` its schema requires; a pull request without requested teams is as real.
-    requested_teams: [],
-  }) }));
+  gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}", () => ({
+    body: example("GET /repos/{owner}/{repo}/pulls/{pull_number}", {
+      number,
+      head: { sha },
+      base: { ref: "main" },
+      // GitHub's own example lists a team without the `type` its schema requires; a pull request without requested teams is as real.
+      requested_teams: [],
+    }),
+  }));
   gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", (req) => {
     const page = Number(req.query.page ?? "1");
     const perPage = Number(req.query.per_page ?? "30");
@@ -200,7 +228,17 @@ describe("reactive_review_pr", () => {
       const id = started.session_id as string;
 
       const before = await status(r, id);
-      expect(before.session).toMatchObject({ status: "executing", repo: REPO, pull_number: null, base_ref: JSX_PARENT, current_step: 1, total_steps: 3, source: "tool", title: "fix(jsx): allow a function component to return an array", author: "natsuki-engr" });
+      expect(before.session).toMatchObject({
+        status: "executing",
+        repo: REPO,
+        pull_number: null,
+        base_ref: JSX_PARENT,
+        current_step: 1,
+        total_steps: 3,
+        source: "tool",
+        title: "fix(jsx): allow a function component to return an array",
+        author: "natsuki-engr",
+      });
       expect(before.progress).toEqual({ completed_steps: 0, total_steps: 3, percentage: 0 });
       expect(before.result).toBeUndefined();
       // The first step waits for the alarm (the step gap here); nothing ran yet.
@@ -228,7 +266,12 @@ describe("reactive_review_pr", () => {
       const result = done.result;
       expect(result).toMatchObject({ reviewed_commit: JSX_SHA, risk_score: 3, classification: "bugfix", files_reviewed: 8, batches: 2, warnings: [] });
       // One TST001 per batch (each on its first file) and an OPT001 per added line with `?.`.
-      const optional = JSX_FILES.flatMap((f) => f.patch.split("\n").filter((l) => l.startsWith("+") && l.includes("?.")).map(() => f.filename));
+      const optional = JSX_FILES.flatMap((f) =>
+        f.patch
+          .split("\n")
+          .filter((l) => l.startsWith("+") && l.includes("?."))
+          .map(() => f.filename),
+      );
       expect(result.findings_total).toBe(2 + optional.length);
       expect(result.findings.filter((x: Finding) => x.id === "TST001").map((x: Finding) => x.location.file)).toEqual([JSX_FILES[0]!.filename, JSX_FILES[5]!.filename]);
       expect(result.findings.every((x: Structured) => x.inline === (x.id === "OPT001"))).toBe(true);
@@ -236,7 +279,16 @@ describe("reactive_review_pr", () => {
       expect(result.summary).toMatch(/^Reviewed 8 file\(s\) in 2 batch\(es\) at 3feb3551d46d\. Classified as bugfix\. Risk 3\/5\./);
 
       const stored = await row(r.ctx.tenantId, id);
-      expect(stored).toMatchObject({ status: "completed", repo: "honojs/hono", commit_hash: JSX_SHA, source: "tool", total_steps: 3, completed_steps: 3, findings_count: result.findings_total, error: null });
+      expect(stored).toMatchObject({
+        status: "completed",
+        repo: "honojs/hono",
+        commit_hash: JSX_SHA,
+        source: "tool",
+        total_steps: 3,
+        completed_steps: 3,
+        findings_count: result.findings_total,
+        error: null,
+      });
       expect(JSON.parse(stored!.result)).toEqual(result);
       expect(stored!.finished_at).not.toBeNull();
       // What is left is the cleanup of the object's copy, a week on.
@@ -364,7 +416,8 @@ describe("reactive_review_pr", () => {
     const p = structuredClone(def.examples.find((e) => e.action === action)!);
     const number = over.number ?? 7;
     return {
-      ...p, number,
+      ...p,
+      number,
       repository: { ...p.repository, full_name: REPO, name: NAME, owner: { ...p.repository.owner, login: OWNER }, html_url: `https://github.com/${REPO}` },
       pull_request: { ...p.pull_request, number, draft: over.draft ?? false, head: { ...p.pull_request.head, sha: over.sha ?? REQ_SHA }, base: { ...p.pull_request.base, ref: "main" } },
     };
@@ -375,11 +428,15 @@ describe("reactive_review_pr", () => {
     const body = JSON.stringify(payload);
     const delivery = crypto.randomUUID();
     const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request(`http://ledger.test/webhooks/github/${slug}`, {
-      method: "POST",
-      headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": delivery, "x-hub-signature-256": await sign(TENANT_SECRET, body) },
-      body,
-    }), { ...env }, ctx);
+    const res = await worker.fetch(
+      new Request(`http://ledger.test/webhooks/github/${slug}`, {
+        method: "POST",
+        headers: { "content-type": "application/json", "x-github-event": "pull_request", "x-github-delivery": delivery, "x-hub-signature-256": await sign(TENANT_SECRET, body) },
+        body,
+      }),
+      { ...env },
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(202);
     return (await env.DB.prepare(`SELECT status, error FROM webhook_deliveries WHERE delivery_id = ?`).bind(delivery).first<Structured>())!;
@@ -394,7 +451,10 @@ describe("reactive_review_pr", () => {
   }
 
   const sessionsOf = (tenantId: string) =>
-    env.DB.prepare(`SELECT id, status, commit_hash, pull_number, source, created_by, error FROM review_sessions WHERE tenant_id = ? ORDER BY created_at, id`).bind(tenantId).all<Structured>().then((x) => x.results);
+    env.DB.prepare(`SELECT id, status, commit_hash, pull_number, source, created_by, error FROM review_sessions WHERE tenant_id = ? ORDER BY created_at, id`)
+      .bind(tenantId)
+      .all<Structured>()
+      .then((x) => x.results);
 
   describe("pull_request webhooks", () => {
     it("starts a session for an opted-in repository: files listed from the pull request, reviewed, merged", async () => {
@@ -496,7 +556,13 @@ describe("reactive_review_pr", () => {
       servePull(r.gh, REQ_SHA, REQ_FILES);
       await updateReviewSettings(r.ctx, REPO, { publish });
       const { posted, reviews } = serveReviews(r.gh);
-      const started = await ok(r.ctx, "reactive_review_pr", { repo: REPO, commit_hash: REQ_SHA.slice(0, 10), base_ref: "main", changed_files: '["src/request.ts", "src/request.test.ts"]', pull_number: 7 });
+      const started = await ok(r.ctx, "reactive_review_pr", {
+        repo: REPO,
+        commit_hash: REQ_SHA.slice(0, 10),
+        base_ref: "main",
+        changed_files: '["src/request.ts", "src/request.test.ts"]',
+        pull_number: 7,
+      });
       expect(started.total_steps).toBe(3);
       return { r, id: started.session_id, posted, reviews };
     }
@@ -511,7 +577,9 @@ describe("reactive_review_pr", () => {
       expect(done.session).toMatchObject({ status: "completed", error: null, review_url: `https://github.com/${REPO}/pull/7#pullrequestreview-4242` });
       expect(lost.r.gh.count(POST)).toBe(1);
       expect((await telemetry(lost.r, lost.id)).telemetry.steps[2]).toMatchObject({
-        kind: "publish", status: "completed", note: "already published as review 4242 by an earlier attempt; not posted again",
+        kind: "publish",
+        status: "completed",
+        note: "already published as review 4242 by an earlier attempt; not posted again",
       });
 
       // GitHub answers 502 after creating it, and the look that follows fails too: the step is
@@ -549,7 +617,12 @@ describe("reactive_review_pr", () => {
       const again = await publishReview(sessionGitHub(env as unknown as Env, r.ctx.tenantId), { owner: OWNER, name: NAME, pullNumber: 7, commit: REQ_SHA }, done.result, id);
       expect(again).toEqual({ posted: true, id: 4242 + 250, url: reviews.at(-1)!.html_url, reused: true });
       expect(posted).toHaveLength(1);
-      expect(r.gh.requests.filter((q) => q.op === LIST).slice(-3).map((q) => q.query.page)).toEqual(["1", "2", "3"]);
+      expect(
+        r.gh.requests
+          .filter((q) => q.op === LIST)
+          .slice(-3)
+          .map((q) => q.query.page),
+      ).toEqual(["1", "2", "3"]);
     });
 
     it("posts one COMMENT review with the findings, inline where they sit on the diff, and records it", async () => {
@@ -588,8 +661,9 @@ describe("reactive_review_pr", () => {
     it("refuses a commit that is not the pull request's head, before recording anything", async () => {
       const r = await rig("rv-pubhead");
       servePull(r.gh, JSX_SHA, JSX_FILES);
-      await refusedWithoutWrites(r.ctx, "reactive_review_pr", { repo: REPO, commit_hash: REQ_SHA, base_ref: "main", changed_files: "src/request.ts", pull_number: 7 },
-        "commit_not_pr_head", () => sessionsOf(r.ctx.tenantId));
+      await refusedWithoutWrites(r.ctx, "reactive_review_pr", { repo: REPO, commit_hash: REQ_SHA, base_ref: "main", changed_files: "src/request.ts", pull_number: 7 }, "commit_not_pr_head", () =>
+        sessionsOf(r.ctx.tenantId),
+      );
     });
   });
 
@@ -669,7 +743,11 @@ describe("reactive_review_pr", () => {
       expect(direct.findings.map(place)).toContain("REQ001 src/request.ts:104");
       expect(done.result.findings.map(place).sort()).toEqual(direct.findings.map(place).sort());
       expect(done.result).toMatchObject({ reviewed_commit: REQ_SHA, risk_score: direct.risk_score, classification: direct.classification, files_reviewed: 2 });
-      expect(JSON.parse((await row(r.ctx.tenantId, s!.id))!.result).findings.map(place).sort()).toEqual(direct.findings.map(place).sort());
+      expect(
+        JSON.parse((await row(r.ctx.tenantId, s!.id))!.result)
+          .findings.map(place)
+          .sort(),
+      ).toEqual(direct.findings.map(place).sort());
 
       expect(posted).toHaveLength(1);
       expect(posted[0]!.body).toMatchObject({ event: "COMMENT", commit_id: REQ_SHA });
@@ -701,7 +779,11 @@ describe("get_review_telemetry", () => {
     const t = await telemetry(r, id);
     expect(t).toMatchObject({ session_id: id, session_status: "completed", session_error: null });
     expect(t.reactive_config).toEqual({ batch_size: 5, workers: 1, max_step_attempts: 3, step_gap_ms: HOUR });
-    expect(t.telemetry.steps.map((s: Structured) => [s.step_number, s.kind, s.status, s.files])).toEqual([[1, "review_batch", "completed", 5], [2, "review_batch", "completed", 3], [3, "merge", "completed", 0]]);
+    expect(t.telemetry.steps.map((s: Structured) => [s.step_number, s.kind, s.status, s.files])).toEqual([
+      [1, "review_batch", "completed", 5],
+      [2, "review_batch", "completed", 3],
+      [3, "merge", "completed", 0],
+    ]);
     const [b1, b2, merge] = t.telemetry.steps;
     expect(b1.findings + b2.findings).toBe(merge.findings);
     for (const s of t.telemetry.steps) {

@@ -28,7 +28,10 @@ describe("scrub_secrets", () => {
     it("finds gitleaks' own true positives, each by the rule gitleaks names", () => {
       expect(samples.tps.length).toBeGreaterThan(15);
       for (const tp of samples.tps) {
-        expect(findSecrets(tp.text).map((s) => s.pattern), tp.from).toContain(tp.rule);
+        expect(
+          findSecrets(tp.text).map((s) => s.pattern),
+          tp.from,
+        ).toContain(tp.rule);
       }
     });
 
@@ -57,7 +60,7 @@ describe("scrub_secrets", () => {
     });
 
     it("honours gitleaks:allow, path rules and path allowlists", () => {
-      const key = "awsToken := \"AKIALALEMEL33243OLIA\"";
+      const key = 'awsToken := "AKIALALEMEL33243OLIA"';
       expect(findSecrets(`${key} // gitleaks:allow`)).toEqual([]);
       // The global allowlist exempts lockfiles by path; the Terraform password rule needs a .tf path.
       expect(findSecrets(key, { filePath: "package-lock.json" })).toEqual([]);
@@ -215,8 +218,20 @@ describe("validate_content", () => {
     const { ctx } = await world();
     const r = await ok(ctx, "validate_content", { content: `${apiGo}\n(unclosed\n${"x".repeat(130)}` });
     expect(r).toMatchObject({ success: true, passed: false, secrets_scrubbed: true, tiers_run: ["tier1_deterministic", "tier2_heuristic"] });
-    expect(r.findings[0]).toEqual({ id: expect.stringMatching(/^secret-\d+$/), severity: "error", category: "security", rule_id: "SECRET-001", message: "Secret detected: aws_key (aws-access-token)", line: 20 });
-    expect(r.findings.find((f: { rule_id: string }) => f.rule_id === "T1-001")).toMatchObject({ severity: "error", category: "syntax", message: expect.stringMatching(/^Unclosed bracket: '\(' at position \d+$/), line: 26 });
+    expect(r.findings[0]).toEqual({
+      id: expect.stringMatching(/^secret-\d+$/),
+      severity: "error",
+      category: "security",
+      rule_id: "SECRET-001",
+      message: "Secret detected: aws_key (aws-access-token)",
+      line: 20,
+    });
+    expect(r.findings.find((f: { rule_id: string }) => f.rule_id === "T1-001")).toMatchObject({
+      severity: "error",
+      category: "syntax",
+      message: expect.stringMatching(/^Unclosed bracket: '\(' at position \d+$/),
+      line: 26,
+    });
     expect(r.findings.find((f: { rule_id: string }) => f.rule_id === "T2-004")).toMatchObject({ severity: "info", category: "style", message: "Line 27 exceeds 120 characters (130)", line: 27 });
     expect(r.by_severity).toEqual({ errors: 2, warnings: 0, info: 1 });
     expect(r.findings_count).toBe(3);
@@ -256,10 +271,24 @@ describe("validate_content", () => {
     ].join("\n");
     const r = await ok(ctx, "validate_content", { content: code, content_type: "generated_code", file_path: "src/load.ts" });
     expect(r.passed).toBe(true);
-    expect(r.findings.map((f: { rule_id: string; line: number }) => [f.rule_id, f.line])).toEqual([["T2-001", 2], ["T2-001", 6], ["T2-002", 3], ["T2-003", 4]]);
+    expect(r.findings.map((f: { rule_id: string; line: number }) => [f.rule_id, f.line])).toEqual([
+      ["T2-001", 2],
+      ["T2-001", 6],
+      ["T2-002", 3],
+      ["T2-003", 4],
+    ]);
     expect(r.findings[0]).toMatchObject({ severity: "warning", category: "completeness", message: "Found TODO: TODO: retry on 503..." });
-    expect(r.findings[2]).toMatchObject({ severity: "info", category: "best_practices", message: "Console statement found: console.log(", suggestion: "Consider using a proper logging library in production" });
-    expect(r.findings[3]).toMatchObject({ category: "maintainability", message: "Hardcoded URL found: https://api.acme-corp.io/v1/items...", suggestion: "Consider using environment variables for URLs" });
+    expect(r.findings[2]).toMatchObject({
+      severity: "info",
+      category: "best_practices",
+      message: "Console statement found: console.log(",
+      suggestion: "Consider using a proper logging library in production",
+    });
+    expect(r.findings[3]).toMatchObject({
+      category: "maintainability",
+      message: "Hardcoded URL found: https://api.acme-corp.io/v1/items...",
+      suggestion: "Consider using environment variables for URLs",
+    });
     // The same code as a review finding gets none of the code heuristics.
     expect((await ok(ctx, "validate_content", { content: code, content_type: "review_finding" })).findings).toEqual([]);
   });

@@ -14,8 +14,7 @@ afterEach(() => vi.restoreAllMocks());
 
 const REPO = "GET /repos/{owner}/{repo}";
 
-const stored = (ctx: Ctx, repo: string) => async () =>
-  env.DB.prepare(`SELECT * FROM review_settings WHERE tenant_id = ? AND repo = ?`).bind(ctx.tenantId, repo).first();
+const stored = (ctx: Ctx, repo: string) => async () => env.DB.prepare(`SELECT * FROM review_settings WHERE tenant_id = ? AND repo = ?`).bind(ctx.tenantId, repo).first();
 
 describe("review_settings", () => {
   describe("review_settings: read", () => {
@@ -37,13 +36,21 @@ describe("review_settings", () => {
   describe("review_settings: update and reset", () => {
     it("stores what is given, keeps what is not, and resets lists with null", async () => {
       const w = await newWorld("rvset", { start: "2026-06-01T12:00:00.000Z" });
-      const hotspots = [{ id: "jsx", paths: ["src/jsx/**"] }, { id: "adapters", paths: ["src/adapter/*/index.ts", "runtime-tests/**"] }];
+      const hotspots = [
+        { id: "jsx", paths: ["src/jsx/**"] },
+        { id: "adapters", paths: ["src/adapter/*/index.ts", "runtime-tests/**"] },
+      ];
       const r = await ok(w.ctx, "review_settings", { repo: "HonoJS/Hono", hotspots, config_paths: ["jsr.json", "**/*.toml"], invariants_path: "./.github/review-invariants.yml", reactive: true });
       expect(r.changed).toBe(true);
       expect(r.repo).toBe("HonoJS/Hono");
       expect(r.settings).toEqual({
-        hotspots, config_paths: ["jsr.json", "**/*.toml"], invariants_path: ".github/review-invariants.yml", reactive: true, publish: false,
-        updated_at: "2026-06-01T12:00:00.000Z", updated_by: w.id.actorName,
+        hotspots,
+        config_paths: ["jsr.json", "**/*.toml"],
+        invariants_path: ".github/review-invariants.yml",
+        reactive: true,
+        publish: false,
+        updated_at: "2026-06-01T12:00:00.000Z",
+        updated_by: w.id.actorName,
       });
       expect(r.effective).toEqual({ hotspots, config_paths: ["jsr.json", "**/*.toml"], hotspots_default: false, config_paths_default: false });
       // Stored under the lowercased key the review paths read.
@@ -91,7 +98,15 @@ describe("review_settings", () => {
       ["a .. segment", { hotspots: [{ id: "x", paths: ["../other/**"] }] }],
       ["a backslash", { config_paths: ["src\\*.ts"] }],
       ["surrounding spaces", { config_paths: [" src/** "] }],
-      ["duplicate hotspot ids", { hotspots: [{ id: "Auth", paths: ["a/**"] }, { id: "auth", paths: ["b/**"] }] }],
+      [
+        "duplicate hotspot ids",
+        {
+          hotspots: [
+            { id: "Auth", paths: ["a/**"] },
+            { id: "auth", paths: ["b/**"] },
+          ],
+        },
+      ],
       ["too many hotspot rules", { hotspots: Array.from({ length: 31 }, (_, i) => ({ id: `h${i}`, paths: ["x/**"] })) }],
       ["too many globs in a rule", { hotspots: [{ id: "x", paths: Array.from({ length: 21 }, (_, i) => `p${i}/**`) }] }],
       ["a rule without globs", { hotspots: [{ id: "x", paths: [] }] }],
@@ -111,7 +126,13 @@ describe("review_settings", () => {
 
     it("says which glob is wrong and why", async () => {
       const w = await newWorld("rvset", { start: "2026-06-01T12:00:00.000Z" });
-      const err = await fails(w.ctx, "review_settings", { repo: "honojs/hono", hotspots: [{ id: "ok", paths: ["a/**"] }, { id: "bad", paths: ["b/**", "src/(x"] }] });
+      const err = await fails(w.ctx, "review_settings", {
+        repo: "honojs/hono",
+        hotspots: [
+          { id: "ok", paths: ["a/**"] },
+          { id: "bad", paths: ["b/**", "src/(x"] },
+        ],
+      });
       expect(err.message).toMatch(/^hotspots\[1\]\.paths\[1\] 'src\/\(x' is not a valid glob/);
       expect(globProblem("src/**/*.{ts,tsx}")).toBeNull();
     });
@@ -170,15 +191,55 @@ describe("review_settings", () => {
     // The reference's rules (shared/reference/seed-behaviour.md §5.3, case-insensitive), against which the globs are checked.
     const CONFIG: RegExp[] = [/^package\.json$/i, /^package-lock\.json$/i, /^tsconfig(\..+)?\.json$/i, /^\.github\//i, /^dockerfile$/i, /^docker\//i, /^scripts\//i, /\.ya?ml$/i];
     const HOT: Record<string, RegExp> = {
-      "src/mcp": /^src\/mcp\//i, "src/reactive": /^src\/reactive\//i, "src/internal": /^src\/internal\//i, "src/http": /^src\/http\//i,
-      auth: /(^|\/)(auth|oauth|jwt|token)(\/|$)/i, security: /(^|\/)(security|crypto|tls|ssl)(\/|$)/i,
+      "src/mcp": /^src\/mcp\//i,
+      "src/reactive": /^src\/reactive\//i,
+      "src/internal": /^src\/internal\//i,
+      "src/http": /^src\/http\//i,
+      auth: /(^|\/)(auth|oauth|jwt|token)(\/|$)/i,
+      security: /(^|\/)(security|crypto|tls|ssl)(\/|$)/i,
     };
     const PATHS = [
-      "package.json", "Package.JSON", "web/package.json", "package-lock.json", "tsconfig.json", "tsconfig.build.json", "tsconfig.test.json", "tsconfigx.json",
-      ".github/workflows/ci.yml", ".github/CODEOWNERS", "Dockerfile", "docker/compose.yaml", "app/Dockerfile", "scripts/release.sh", "src/scripts/x.ts",
-      "wrangler.yaml", "a/b/c.YML", "notyaml.ymlx", "src/mcp/server.ts", "src/mcp", "SRC/MCP/tools/x.ts", "src/reactive/a.ts", "src/internal/b.ts",
-      "src/http/c.ts", "lib/src/http/c.ts", "src/auth/login.ts", "auth", "packages/oauth/index.ts", "src/jwt.ts", "src/token/refresh.ts", "tokens/x.ts",
-      "src/Security/audit.ts", "lib/crypto/x.ts", "tls/cert.pem", "src/ssl", "src/sslx/a.ts", "README.md", ".github", "docker", "scripts", "src/http",
+      "package.json",
+      "Package.JSON",
+      "web/package.json",
+      "package-lock.json",
+      "tsconfig.json",
+      "tsconfig.build.json",
+      "tsconfig.test.json",
+      "tsconfigx.json",
+      ".github/workflows/ci.yml",
+      ".github/CODEOWNERS",
+      "Dockerfile",
+      "docker/compose.yaml",
+      "app/Dockerfile",
+      "scripts/release.sh",
+      "src/scripts/x.ts",
+      "wrangler.yaml",
+      "a/b/c.YML",
+      "notyaml.ymlx",
+      "src/mcp/server.ts",
+      "src/mcp",
+      "SRC/MCP/tools/x.ts",
+      "src/reactive/a.ts",
+      "src/internal/b.ts",
+      "src/http/c.ts",
+      "lib/src/http/c.ts",
+      "src/auth/login.ts",
+      "auth",
+      "packages/oauth/index.ts",
+      "src/jwt.ts",
+      "src/token/refresh.ts",
+      "tokens/x.ts",
+      "src/Security/audit.ts",
+      "lib/crypto/x.ts",
+      "tls/cert.pem",
+      "src/ssl",
+      "src/sslx/a.ts",
+      "README.md",
+      ".github",
+      "docker",
+      "scripts",
+      "src/http",
     ];
     const matches = (globs: readonly string[], path: string) => globs.some((g) => picomatch(g, SETTINGS_GLOB_OPTIONS)(path));
 

@@ -29,8 +29,15 @@ function tscAnnotations(): Json[] {
   return tscRun.tsc_output.map((line) => {
     const m = re.exec(line)!;
     return exampleItem(ANNOTATIONS, {
-      path: m[1], start_line: Number(m[2]), end_line: Number(m[2]), start_column: Number(m[3]), end_column: Number(m[3]),
-      annotation_level: level[m[4]!], title: `TS${m[5]}`, message: m[6], raw_details: null,
+      path: m[1],
+      start_line: Number(m[2]),
+      end_line: Number(m[2]),
+      start_column: Number(m[3]),
+      end_column: Number(m[3]),
+      annotation_level: level[m[4]!],
+      title: `TS${m[5]}`,
+      message: m[6],
+      raw_details: null,
     });
   });
 }
@@ -86,12 +93,20 @@ describe("run_static_analysis", () => {
         confidence: 0.95,
         location: { file: "src/jsx/context-isolation.test.ts", startLine: 35, endLine: 35 },
       });
-      expect(r.findings[0].title).toBe("TypeScript TS1323: Dynamic imports are only supported when the '--module' flag is set to 'es2020', 'es2022', 'esnext', 'commonjs', 'amd', 'system', 'umd', 'node16', 'node18', 'node20', or 'nodenext'.");
+      expect(r.findings[0].title).toBe(
+        "TypeScript TS1323: Dynamic imports are only supported when the '--module' flag is set to 'es2020', 'es2022', 'esnext', 'commonjs', 'amd', 'system', 'umd', 'node16', 'node18', 'node20', or 'nodenext'.",
+      );
       expect(r.findings.map((f: Json) => f.id)).toEqual(Array.from({ length: 20 }, (_, i) => `TSCTS1323-${i + 1}`));
       const tsc = r.results.find((x: Json) => x.analyzer === "tsc");
       expect(tsc).toEqual({
-        analyzer: "tsc", included: true, available: true, sources: ["check_run:typecheck"], commit_sha: HONO_SHA,
-        findings: 20, matched: 37, truncated: true,
+        analyzer: "tsc",
+        included: true,
+        available: true,
+        sources: ["check_run:typecheck"],
+        commit_sha: HONO_SHA,
+        findings: 20,
+        matched: 37,
+        truncated: true,
       });
       // The spell checker's annotations are not TypeScript's: listed under their own name, not included.
       expect(r.results.find((x: Json) => x.analyzer === "github:mighty_readme")).toMatchObject({ included: false, available: true, findings: 0, matched: 1 });
@@ -135,9 +150,19 @@ describe("run_static_analysis", () => {
       const { gh, ctx } = await setup();
       const [first, second, third] = tscAnnotations();
       gh.on(RUNS, () => runsReply([checkRun("tsc", 3)]));
-      gh.on(ANNOTATIONS, () => ({ body: [{ ...first, annotation_level: "notice" }, { ...second, annotation_level: "warning" }, { ...third, annotation_level: "failure" }] }));
+      gh.on(ANNOTATIONS, () => ({
+        body: [
+          { ...first, annotation_level: "notice" },
+          { ...second, annotation_level: "warning" },
+          { ...third, annotation_level: "failure" },
+        ],
+      }));
       const all = await ok(ctx, "run_static_analysis", { repo: "honojs/hono" });
-      expect(all.findings.map((f: Json) => [f.severity, f.location.startLine])).toEqual([["HIGH", 121], ["MEDIUM", 102], ["LOW", 35]]);
+      expect(all.findings.map((f: Json) => [f.severity, f.location.startLine])).toEqual([
+        ["HIGH", 121],
+        ["MEDIUM", 102],
+        ["LOW", 35],
+      ]);
       const capped = await ok(ctx, "run_static_analysis", { repo: "honojs/hono", options: { max_findings_per_analyzer: 1 } });
       expect(capped.findings.map((f: Json) => f.severity)).toEqual(["HIGH"]);
       expect(capped.results[0]).toMatchObject({ matched: 3, findings: 1, truncated: true });
@@ -163,7 +188,9 @@ describe("run_static_analysis", () => {
       const rule = scanning.semgrep_alerts[0]!.rule.id;
       expect(r.findings.map((f: Json) => f.id)).toEqual([1, 2, 3].map((n) => `SEMGREP-${rule}-${n}`));
       expect(r.findings[0]).toMatchObject({
-        severity: "MEDIUM", category: "security", confidence: 0.85,
+        severity: "MEDIUM",
+        category: "security",
+        confidence: 0.85,
         location: { file: "examples/cookies/index.js", startLine: 36, endLine: 36 },
         title: scanning.semgrep_alerts[0]!.most_recent_instance.message.text,
       });
@@ -176,7 +203,9 @@ describe("run_static_analysis", () => {
       // Named, CodeQL's open alert is included; the dismissed one never is.
       const both = await ok(ctx, "run_static_analysis", { repo: "expressjs/express", ref: "master", options: { analyzers: ["semgrep", "github:codeql"] } });
       const codeql = both.findings.filter((f: Json) => String(f.id).startsWith("CODEQL-"));
-      expect(codeql).toEqual([expect.objectContaining({ id: "CODEQL-js/zipslip-1", severity: "HIGH", category: "security", location: { file: "spec-main/api-session-spec.ts", startLine: 917, endLine: 917 } })]);
+      expect(codeql).toEqual([
+        expect.objectContaining({ id: "CODEQL-js/zipslip-1", severity: "HIGH", category: "security", location: { file: "spec-main/api-session-spec.ts", startLine: 917, endLine: 917 } }),
+      ]);
       expect(both.analyzers).toEqual(["semgrep", "github:CodeQL"]);
 
       const all = await ok(ctx, "run_static_analysis", { repo: "expressjs/express", ref: "master", options: { analyzers: ["all"] } });
@@ -189,19 +218,25 @@ describe("run_static_analysis", () => {
       gh.on(RUNS, () => runsReply([]));
       const base = example<Json[]>(ALERTS)[0]!;
       const alert = (n: number, rule: Json) => ({ ...base, number: n, rule: { ...(base.rule as Json), id: `r${n}`, ...rule } });
-      gh.on(ALERTS, () => ({ body: [
-        alert(1, { security_severity_level: "critical", severity: "warning" }),
-        alert(2, { security_severity_level: "low", severity: "error" }),
-        alert(3, { severity: "error", tags: ["maintainability"] }),
-        alert(4, { severity: "warning", tags: ["reliability", "correctness"] }),
-        alert(5, { severity: "note", tags: ["performance"] }),
-        alert(6, { severity: "none", tags: [] }),
-      ] }));
+      gh.on(ALERTS, () => ({
+        body: [
+          alert(1, { security_severity_level: "critical", severity: "warning" }),
+          alert(2, { security_severity_level: "low", severity: "error" }),
+          alert(3, { severity: "error", tags: ["maintainability"] }),
+          alert(4, { severity: "warning", tags: ["reliability", "correctness"] }),
+          alert(5, { severity: "note", tags: ["performance"] }),
+          alert(6, { severity: "none", tags: [] }),
+        ],
+      }));
       const r = await ok(ctx, "run_static_analysis", { repo: "expressjs/express", ref: "master", options: { analyzers: ["github:CodeQL"] } });
       const byRule = Object.fromEntries(r.findings.map((f: Json) => [String(f.id).split("-")[1], [f.severity, f.category]]));
       expect(byRule).toEqual({
-        r1: ["CRITICAL", "security"], r2: ["LOW", "security"], r3: ["HIGH", "maintainability"],
-        r4: ["MEDIUM", "correctness"], r5: ["LOW", "performance"], r6: ["INFO", "correctness"],
+        r1: ["CRITICAL", "security"],
+        r2: ["LOW", "security"],
+        r3: ["HIGH", "maintainability"],
+        r4: ["MEDIUM", "correctness"],
+        r5: ["LOW", "performance"],
+        r6: ["INFO", "correctness"],
       });
     });
 
@@ -277,7 +312,12 @@ describe("run_static_analysis", () => {
   describe("run_static_analysis: bounds", () => {
     it("reads at most three pages of check runs, and says so", async () => {
       const { gh, ctx } = await setup();
-      gh.on(RUNS, (r: FakeRequest) => runsReply(Array.from({ length: 100 }, (_, i) => checkRun(`job ${r.query.page}-${i}`, 0)), 450));
+      gh.on(RUNS, (r: FakeRequest) =>
+        runsReply(
+          Array.from({ length: 100 }, (_, i) => checkRun(`job ${r.query.page}-${i}`, 0)),
+          450,
+        ),
+      );
       const r = await ok(ctx, "run_static_analysis", { repo: "honojs/hono" });
       expect(gh.requests.filter((q) => q.op === RUNS).map((q) => q.query.page)).toEqual(["1", "2", "3"]);
       expect(r.warnings).toContain("check runs: read the first 300 of 450 for main (the default branch); the rest were not read.");
@@ -314,14 +354,23 @@ describe("run_static_analysis", () => {
         w.clock.advance(ms);
         return reply();
       };
-      gh.on(RUNS, slow(30_000, () => runsReply([typecheck])));
-      gh.on(ANNOTATIONS, slow(40_000, () => ({ body: tscAnnotations() })));
+      gh.on(
+        RUNS,
+        slow(30_000, () => runsReply([typecheck])),
+      );
+      gh.on(
+        ANNOTATIONS,
+        slow(40_000, () => ({ body: tscAnnotations() })),
+      );
       gh.on(ALERTS, () => ({ body: alertList() }));
       const r = await ok(ctx, "run_static_analysis", { repo: "honojs/hono", options: { analyzers: ["tsc", "semgrep"], timeout_ms: 60_000 } });
       expect(r.success).toBe(false);
       expect(gh.count(ALERTS)).toBe(0);
       expect(r.findings).toHaveLength(20);
-      expect(r.results.map((x: Json) => [x.analyzer, x.available, x.skipped_reason])).toEqual([["tsc", true, undefined], ["semgrep", false, "incomplete"]]);
+      expect(r.results.map((x: Json) => [x.analyzer, x.available, x.skipped_reason])).toEqual([
+        ["tsc", true, undefined],
+        ["semgrep", false, "incomplete"],
+      ]);
       expect(r.warnings).toContain("timeout_ms (60000 ms) was reached before GitHub's results were all read; what was read is reported.");
     });
   });
@@ -399,7 +448,12 @@ describe("run_static_analysis", () => {
       const { gh, ctx } = await setup();
       honoTypecheck(gh);
       const out = await staticStage(ctx, {
-        repo: { owner: "honojs", name: "hono" }, headSha: HONO_SHA, changedFiles: tscRun.changed_files, analyzers: ["tsc"], timeoutMs: 60_000, maxFindingsPerAnalyzer: 5,
+        repo: { owner: "honojs", name: "hono" },
+        headSha: HONO_SHA,
+        changedFiles: tscRun.changed_files,
+        analyzers: ["tsc"],
+        timeoutMs: 60_000,
+        maxFindingsPerAnalyzer: 5,
       });
       expect(out.analyzersExecuted).toBe(1);
       expect(out.findings.map((f) => f.id)).toEqual(["TSCTS1323-1", "TSCTS1323-2", "TSCTS1323-3", "TSCTS1323-4", "TSCTS1323-5"]);

@@ -3,7 +3,19 @@ import { mkdir, mkdtemp, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { describe, expect, it } from "vitest";
-import { asCall, codePieces, collectExamples, docPages, examplesInMarkdown, examplesInSource, examplesInText, fillPlaceholders, FromAnswers, hiddenExamples, Placeholder } from "../support/doc-examples";
+import {
+  asCall,
+  codePieces,
+  collectExamples,
+  docPages,
+  examplesInMarkdown,
+  examplesInSource,
+  examplesInText,
+  fillPlaceholders,
+  FromAnswers,
+  hiddenExamples,
+  Placeholder,
+} from "../support/doc-examples";
 
 describe("examplesInText", () => {
   it("reads a tool's name followed by a flow mapping, in JSON or YAML, with the line it starts on", () => {
@@ -18,7 +30,7 @@ describe("examplesInText", () => {
   });
 
   it("skips words that are not tools, tools not followed by a mapping, and names inside longer words", () => {
-    const text = 'function { a: 1 } whoami (who you are) my_task_claim { a: 1 } task_claim_x { a: 1 } x.task_claim.y { a: 1 }';
+    const text = "function { a: 1 } whoami (who you are) my_task_claim { a: 1 } task_claim_x { a: 1 } x.task_claim.y { a: 1 }";
     expect(examplesInText(text, "x.md")).toEqual([]);
   });
 
@@ -50,10 +62,10 @@ describe("examplesInSource", () => {
   it("reads string literals, template texts and joined literals, never comments or code", () => {
     const code = [
       'import { x } from "task_claim {a: 1}";',
-      "// task_claim { task_id: \"in a comment\" }",
+      '// task_claim { task_id: "in a comment" }',
       "const a = { task_claim: 1 }; if (task_claim) { run(); }",
       'const hint = "Start one with index_workspace {repo: \\"owner/name\\"} and wait.";',
-      "const t = `Wait (handoff_query { related_task_id: \"${task.ref}\" } shows it)`;",
+      'const t = `Wait (handoff_query { related_task_id: "${task.ref}" } shows it)`;',
       'const joined = "call handoff_resolve { handoff_id: " +\n  "\\"h1\\", resolution: \\"cancelled\\" }";',
     ].join("\n");
     const found = examplesInSource(code, "src/x.ts");
@@ -70,7 +82,10 @@ describe("fillPlaceholders", () => {
   const [e] = examplesInMarkdown('handoff_claim { handoff_id, note: "<note>", ids: ["<id>"] }', "docs/work.md");
 
   it("takes the newest earlier answer's field of that name, then a binding", () => {
-    const answers = [{ ok: true, handoff_id: "old", id: "i0" }, { ok: true, items: [{ handoff: { handoff_id: "new" } }] }];
+    const answers = [
+      { ok: true, handoff_id: "old", id: "i0" },
+      { ok: true, items: [{ handoff: { handoff_id: "new" } }] },
+    ];
     expect(fillPlaceholders(e!, answers, { note: "n", id: "bound" })).toEqual({ handoff_id: "new", note: "n", ids: ["i0"] });
   });
 
@@ -130,7 +145,7 @@ describe("hiddenExamples", () => {
       "# Page",
       "",
       'Discovery: `{"op": "describe", "params": {"target": "search"}}` returns a schema;',
-      "a pipeline is `{steps: [{op, params}]}`, and `{ task_id: \"WEB-1\", lease_seconds: 60 }` claims.",
+      'a pipeline is `{steps: [{op, params}]}`, and `{ task_id: "WEB-1", lease_seconds: 60 }` claims.',
       "",
       "```yaml",
       "plan_id: p1",
@@ -151,7 +166,7 @@ describe("hiddenExamples", () => {
       'Run `query {"op": "describe"}` or `task_claim { task_id: "WEB-1" }`.',
       "Every tool answers `{ ok: false, error: { code, message, hint, retryable } }` or `{ isError: true }`;",
       "a failed step is `{ error: { code, message } }`; pipelines answer `{steps: [{stepIndex, op, result}], totalSteps}`",
-      "and lists `{ items, next_cursor? }`. Pass `task_id: \"WEB-1\"` to name one; a preset is `{\"nestedRoots\": [\"a/b\"]}`.",
+      'and lists `{ items, next_cursor? }`. Pass `task_id: "WEB-1"` to name one; a preset is `{"nestedRoots": ["a/b"]}`.',
       "Not YAML: `{a: [1, 2}` and `{}`.",
       "",
       "```ts",
@@ -176,13 +191,16 @@ describe("collectExamples", () => {
       await mkdir(path.join(root, "docs", "systems"), { recursive: true });
       await mkdir(path.join(root, "src", "guide"), { recursive: true });
       await writeFile(path.join(root, "README.md"), "Run `whoami {}`.\n");
-      await writeFile(path.join(root, "docs", "systems", "work.md"), "# Work\n\n`task_claim { task_id: \"WEB-1\" }`\n");
+      await writeFile(path.join(root, "docs", "systems", "work.md"), '# Work\n\n`task_claim { task_id: "WEB-1" }`\n');
       await writeFile(path.join(root, "docs", "empty.md"), "No calls here.\n");
       await writeFile(path.join(root, "src", "guide", "topics.ts"), 'export const T = [{ id: "walk", title: "W", body: `1. whoami {}\n2. task_claim { task_id: "WEB-12" }` }];\n');
       await writeFile(path.join(root, "src", "hint.ts"), 'export const H = "Try inbox { ack: [\\"a\\"] }.";\n');
       const found = collectExamples(root);
       expect([...found.keys()]).toEqual(["README.md", "docs/systems/work.md", "guide:walk", "src/hint.ts"]);
-      expect(found.get("guide:walk")!.map((e) => [e.tool, e.line])).toEqual([["whoami", 1], ["task_claim", 2]]);
+      expect(found.get("guide:walk")!.map((e) => [e.tool, e.line])).toEqual([
+        ["whoami", 1],
+        ["task_claim", 2],
+      ]);
       expect(found.get("docs/systems/work.md")![0]!.line).toBe(3);
       // The pages the hidden-example guard reads: every one, with or without examples.
       expect([...docPages(root).keys()]).toEqual(["README.md", "docs/empty.md", "docs/systems/work.md"]);

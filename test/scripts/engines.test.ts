@@ -34,7 +34,10 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 it("npm ci on the machine's Node (not the pinned one) prints no warning", () => {
   for (const f of ["package.json", "package-lock.json", ".npmrc"]) copyFileSync(path.join(ROOT, f), path.join(dir, f));
   // npm scripts put node_modules/.bin (the pinned Node) first on PATH; a user's `npm ci` does not have it.
-  const PATH = (process.env.PATH ?? "").split(path.delimiter).filter((p) => !p.endsWith(path.join("node_modules", ".bin"))).join(path.delimiter);
+  const PATH = (process.env.PATH ?? "")
+    .split(path.delimiter)
+    .filter((p) => !p.endsWith(path.join("node_modules", ".bin")))
+    .join(path.delimiter);
   const env: NodeJS.ProcessEnv = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith("npm_")) delete env[k];
   const run = spawnSync("npm", ["ci", "--dry-run", "--ignore-scripts", "--offline"], { cwd: dir, env: { ...env, PATH }, encoding: "utf8", timeout: 60_000 });

@@ -34,9 +34,17 @@ it("takes --inspector-port or $INSPECTOR_PORT as given, and refuses a port that 
 
 it("the usage line lists exactly the options the script takes, and its form, filled in, is accepted", async () => {
   const listed = [...USAGE.matchAll(/^ {2}--([a-z-]+)/gm)].map((m) => m[1]);
-  expect(listed.sort()).toEqual(Object.keys(START_OPTIONS).filter((o) => o !== "help").sort());
+  expect(listed.sort()).toEqual(
+    Object.keys(START_OPTIONS)
+      .filter((o) => o !== "help")
+      .sort(),
+  );
   // `npm start -- A B` hands the script `A B`: the first `--` is npm's, any other would end the options.
-  const synopsis = USAGE.split("\n")[0]!.replace(/^usage: npm start /, "").replace(/[[\]]/g, " ").trim().split(/\s+/);
+  const synopsis = USAGE.split("\n")[0]!
+    .replace(/^usage: npm start /, "")
+    .replace(/[[\]]/g, " ")
+    .trim()
+    .split(/\s+/);
   expect(synopsis[0]).toBe("--");
   let next = 9403;
   const argv = synopsis.slice(1).map((t) => (t === "<n>" ? String(next++) : t === "<dir>" ? "state" : t));

@@ -22,7 +22,9 @@ const alive = (pid: number) => {
 
 /** Every process below `root`, with its command line. */
 function descendants(root: number): Array<{ pid: number; args: string }> {
-  const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" }).trim().split("\n")
+  const rows = execFileSync("ps", ["-eo", "pid=,ppid=,args="], { encoding: "utf8" })
+    .trim()
+    .split("\n")
     .map((line) => line.trim().match(/^(\d+)\s+(\d+)\s+(.*)$/)!)
     .map((m) => ({ pid: Number(m[1]), ppid: Number(m[2]), args: m[3]! }));
   const found: Array<{ pid: number; args: string }> = [];
@@ -51,7 +53,10 @@ it("npm start stops wrangler and workerd on SIGINT, and starts offline without a
   const port = await freePort();
   // detached: npm leads a group of its own, as a shell job does; afterAll can then remove whatever is left.
   const npm = spawn("npm", ["start", "--", "--port", String(port), "--persist-to", path.join(dir, "state")], {
-    cwd: ROOT, detached: true, stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, "config") },
+    cwd: ROOT,
+    detached: true,
+    stdio: ["ignore", "pipe", "pipe"],
+    env: { ...process.env, XDG_CONFIG_HOME: path.join(dir, "config") },
   });
   let output = "";
   npm.stdout.on("data", (d) => (output += d));
@@ -86,7 +91,10 @@ it("npm start stops wrangler and workerd on SIGINT, and starts offline without a
 
   process.kill(npm.pid!, "SIGINT");
   const gone = await until(() => tree.every((p) => !alive(p.pid)), 20_000);
-  expect(tree.filter((p) => alive(p.pid)).map((p) => p.args.slice(0, 120)), "left running after SIGINT").toEqual([]);
+  expect(
+    tree.filter((p) => alive(p.pid)).map((p) => p.args.slice(0, 120)),
+    "left running after SIGINT",
+  ).toEqual([]);
   expect(gone).toBe(true);
   expect(await healthy()).toBe(false);
 

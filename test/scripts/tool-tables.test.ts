@@ -9,7 +9,15 @@ import { runScript } from "./support/run-script";
 const catalog = JSON.parse(readFileSync(path.join(ROOT, "test/__catalog__/toolsets.json"), "utf8")) as CatalogToolset[];
 
 const CATALOG: CatalogToolset[] = [
-  { toolset: "alpha", default: true, tools: [{ name: "a_get", readOnly: true }, { name: "a_put", readOnly: false }, { name: "a_list", seedName: "list", readOnly: true }] },
+  {
+    toolset: "alpha",
+    default: true,
+    tools: [
+      { name: "a_get", readOnly: true },
+      { name: "a_put", readOnly: false },
+      { name: "a_list", seedName: "list", readOnly: true },
+    ],
+  },
   { toolset: "beta", default: false, tools: [{ name: "b_run", readOnly: false }] },
 ];
 const DESCRIPTIONS: Record<string, string> = {
@@ -38,7 +46,9 @@ describe("npm run docs:tools", () => {
   });
 
   it("reads a catalog index that names exactly the tools with a committed snapshot", () => {
-    const snapshots = readdirSync(path.join(ROOT, "test/__toolsnaps__")).map((f) => f.replace(/\.json$/, "")).sort();
+    const snapshots = readdirSync(path.join(ROOT, "test/__toolsnaps__"))
+      .map((f) => f.replace(/\.json$/, ""))
+      .sort();
     expect(catalog.flatMap((s) => s.tools.map((t) => t.name)).sort()).toEqual(snapshots);
   });
 

@@ -43,9 +43,14 @@ const STANDIN_MODELS: Record<string, number> = {
  * word in common get similar vectors (what a real model does, and what lexical search cannot).
  */
 const CONCEPTS: Record<string, string> = {
-  automobile: "car", vehicle: "car", cars: "car",
-  motor: "engine", engines: "engine",
-  servicing: "maintenance", upkeep: "maintenance", service: "maintenance",
+  automobile: "car",
+  vehicle: "car",
+  cars: "car",
+  motor: "engine",
+  engines: "engine",
+  servicing: "maintenance",
+  upkeep: "maintenance",
+  service: "maintenance",
 };
 
 function fnv(s: string): number {
@@ -135,7 +140,10 @@ class VectorizeStandIn implements VectorizeBinding {
     return { mutationId: crypto.randomUUID() };
   }
 
-  async query(vector: number[], options: StandInQueryOptions): Promise<{ matches: { id: string; score: number; namespace?: string; values?: number[]; metadata?: Record<string, MetaValue> }[]; count: number }> {
+  async query(
+    vector: number[],
+    options: StandInQueryOptions,
+  ): Promise<{ matches: { id: string; score: number; namespace?: string; values?: number[]; metadata?: Record<string, MetaValue> }[]; count: number }> {
     this.queries.push(structuredClone(options));
     const topK = options.topK ?? 5;
     const returnValues = options.returnValues ?? false;
@@ -153,7 +161,9 @@ class VectorizeStandIn implements VectorizeBinding {
       .sort((a, b) => b.score - a.score)
       .slice(0, topK)
       .map(({ v, score }) => ({
-        id: v.id, score, namespace: v.namespace,
+        id: v.id,
+        score,
+        namespace: v.namespace,
         ...(returnValues ? { values: v.values } : {}),
         ...(returnMetadata === "all" || returnMetadata === true ? { metadata: v.metadata } : {}),
         ...(returnMetadata === "indexed" ? { metadata: Object.fromEntries(Object.entries(v.metadata).filter(([k]) => this.config.metadataIndexes.includes(k))) } : {}),
@@ -358,7 +368,10 @@ describe("D1VectorIndex (local D1)", () => {
   const ns = () => `ns-${crypto.randomUUID()}`;
   const rec = (id: string, values: number[], metadata: Record<string, string> = {}): VectorRecord => ({ id, values, metadata });
   const stored = (namespace: string) =>
-    env.DB.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE namespace = ?`).bind(namespace).first<{ n: number }>().then((r) => r?.n ?? 0);
+    env.DB.prepare(`SELECT COUNT(*) AS n FROM local_vectors WHERE namespace = ?`)
+      .bind(namespace)
+      .first<{ n: number }>()
+      .then((r) => r?.n ?? 0);
 
   it("upserts, queries by cosine similarity best first, and deletes", async () => {
     const n = ns();
@@ -375,7 +388,10 @@ describe("D1VectorIndex (local D1)", () => {
 
   it("caps topK at 100", async () => {
     const n = ns();
-    await index.upsert(n, Array.from({ length: 120 }, (_, i) => rec(`v${i}`, unit(1, i / 120, 0))));
+    await index.upsert(
+      n,
+      Array.from({ length: 120 }, (_, i) => rec(`v${i}`, unit(1, i / 120, 0))),
+    );
     expect(await index.query(n, unit(1, 0, 0), { topK: 500 })).toHaveLength(100);
     expect(await index.query(n, unit(1, 0, 0), { topK: 7 })).toHaveLength(7);
   });
@@ -487,7 +503,10 @@ describe("VectorizeVectorIndex (against a Vectorize stand-in)", () => {
 
   it("upserts 2,500 vectors in three calls of at most 1,000", async () => {
     const { binding, index } = setup();
-    await index.upsert("tenant-a", Array.from({ length: 2500 }, (_, i) => rec(`note:${i}`, unit(1, i, 0, 0))));
+    await index.upsert(
+      "tenant-a",
+      Array.from({ length: 2500 }, (_, i) => rec(`note:${i}`, unit(1, i, 0, 0))),
+    );
     expect(binding.upserts.map((u) => u.length)).toEqual([1000, 1000, 500]);
     expect(binding.upserts.flat().every((v) => v.namespace === "tenant-a")).toBe(true);
     expect(binding.vectors.size).toBe(2500);
@@ -495,7 +514,10 @@ describe("VectorizeVectorIndex (against a Vectorize stand-in)", () => {
 
   it("asks for ids and scores only, so up to 100 neighbours come back, and caps topK at 100", async () => {
     const { binding, index } = setup();
-    await index.upsert("tenant-a", Array.from({ length: 150 }, (_, i) => rec(`note:${i}`, unit(1, i / 150, 0, 0))));
+    await index.upsert(
+      "tenant-a",
+      Array.from({ length: 150 }, (_, i) => rec(`note:${i}`, unit(1, i / 150, 0, 0))),
+    );
     const fifty = await index.query("tenant-a", unit(1, 0, 0, 0), { topK: 50 });
     expect(fifty).toHaveLength(50);
     expect(binding.queries.at(-1)).toMatchObject({ topK: 50, returnValues: false, returnMetadata: "none" });
@@ -544,8 +566,14 @@ describe("VectorizeVectorIndex (against a Vectorize stand-in)", () => {
 
   it("deletes by id in calls of at most 1,000", async () => {
     const { binding, index } = setup();
-    await index.upsert("t", Array.from({ length: 1500 }, (_, i) => rec(`note:${i}`, unit(1, 0, 0, 0))));
-    await index.deleteByIds("t", Array.from({ length: 1200 }, (_, i) => `note:${i}`));
+    await index.upsert(
+      "t",
+      Array.from({ length: 1500 }, (_, i) => rec(`note:${i}`, unit(1, 0, 0, 0))),
+    );
+    await index.deleteByIds(
+      "t",
+      Array.from({ length: 1200 }, (_, i) => `note:${i}`),
+    );
     expect(binding.deletes.map((d) => d.length)).toEqual([1000, 200]);
     expect(binding.vectors.size).toBe(300);
   });
@@ -553,7 +581,10 @@ describe("VectorizeVectorIndex (against a Vectorize stand-in)", () => {
 
 describe("reciprocalRankFusion", () => {
   it("scores 1/(60+rank) summed over the lists", () => {
-    const fused = reciprocalRankFusion([["a", "b", "c"], ["c", "d"]]);
+    const fused = reciprocalRankFusion([
+      ["a", "b", "c"],
+      ["c", "d"],
+    ]);
     const byId = Object.fromEntries(fused.map((f) => [f.id, f]));
     expect(RRF_K).toBe(60);
     expect(byId.a!.score).toBeCloseTo(1 / 61, 12);
@@ -566,16 +597,34 @@ describe("reciprocalRankFusion", () => {
   });
 
   it("puts an item found by both lists ahead of items found by one", () => {
-    const fused = reciprocalRankFusion([["lex1", "lex2", "both"], ["vec1", "both", "vec2"]]);
+    const fused = reciprocalRankFusion([
+      ["lex1", "lex2", "both"],
+      ["vec1", "both", "vec2"],
+    ]);
     expect(fused[0]!.id).toBe("both");
     expect(fused[0]!.ranks).toEqual([3, 2]);
   });
 
   it("breaks ties by the first list's order", () => {
-    expect(reciprocalRankFusion([["a", "b"], ["x", "y"]]).map((f) => f.id)).toEqual(["a", "x", "b", "y"]);
+    expect(
+      reciprocalRankFusion([
+        ["a", "b"],
+        ["x", "y"],
+      ]).map((f) => f.id),
+    ).toEqual(["a", "x", "b", "y"]);
     // Equal sums: the one ranked higher in the first list wins.
-    expect(reciprocalRankFusion([["p", "q"], ["q", "p"]]).map((f) => f.id)).toEqual(["p", "q"]);
-    expect(reciprocalRankFusion([["m", "n"], ["n", "m"]]).map((f) => f.id)).toEqual(["m", "n"]);
+    expect(
+      reciprocalRankFusion([
+        ["p", "q"],
+        ["q", "p"],
+      ]).map((f) => f.id),
+    ).toEqual(["p", "q"]);
+    expect(
+      reciprocalRankFusion([
+        ["m", "n"],
+        ["n", "m"],
+      ]).map((f) => f.id),
+    ).toEqual(["m", "n"]);
   });
 
   it("keeps an id's best rank when a list repeats it", () => {

@@ -37,7 +37,10 @@ describe("compact mode's listing", () => {
       [{ toolsets: ["all"], readonly: true }, ["query", "mcp.echo"]],
     ] as const) {
       const listing = compactSurface(surface).tools.map(toolListing);
-      expect(listing.map((t) => t.name), JSON.stringify(surface)).toEqual(names);
+      expect(
+        listing.map((t) => t.name),
+        JSON.stringify(surface),
+      ).toEqual(names);
       console.info(`compact tools/list ${JSON.stringify(surface)}: ${tokens(listing)} tokens`);
       expect(tokens(listing), JSON.stringify(surface)).toBeLessThanOrEqual(1000);
     }

@@ -9,7 +9,7 @@ describe("guide", () => {
     const walk = findTopic("walkthrough");
     expect(walk, "a walkthrough topic").toBeDefined();
     const text = walk!.body;
-    const order = ["whoami", "task_claim", "prior_attempts", "log_change", "task_code_ref", "in_review", "handoff_create", "handoff_claim", "handoff_respond", "verdict", "\"done\"", "inbox { ack"];
+    const order = ["whoami", "task_claim", "prior_attempts", "log_change", "task_code_ref", "in_review", "handoff_create", "handoff_claim", "handoff_respond", "verdict", '"done"', "inbox { ack"];
     const at = order.map((word) => text.indexOf(word));
     expect(at.filter((i) => i < 0).length, `missing: ${order.filter((_, i) => at[i]! < 0).join(", ")}`).toBe(0);
     expect([...at].sort((a, b) => a - b)).toEqual(at);
@@ -22,7 +22,10 @@ describe("guide", () => {
     for (const topic of GUIDE_TOPICS) {
       // A call written as `name { … }` (a snake_case name, or a one-word tool) must be a real tool.
       const calls = [...topic.body.matchAll(/\b([a-z]+(?:_[a-z]+)+|whoami|inbox) \{/g)].map((m) => m[1]!);
-      expect(calls.filter((c) => !known.has(c)), topic.id).toEqual([]);
+      expect(
+        calls.filter((c) => !known.has(c)),
+        topic.id,
+      ).toEqual([]);
     }
   });
 

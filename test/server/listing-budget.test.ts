@@ -58,7 +58,14 @@ describe("tools/list size", () => {
   it("drops a nullable branch's repeated description, and lists a schema marked as repeating another tool's by its structure (inputs) or its name (outputs)", () => {
     const nullable = { anyOf: [{ type: "string", maxLength: 9, description: "Owner." }, { type: "null" }], description: "Owner. null clears." };
     expect(leanSchema(nullable)).toEqual({ anyOf: [{ type: "string" }, { type: "null" }], description: "Owner. null clears." });
-    const briefed = { type: "object", "x-brief": true, description: "Like task_create.", properties: { a: { type: "integer", description: "A.", default: 2, minimum: 0, enum: [1, 2] } }, required: ["a"], additionalProperties: false };
+    const briefed = {
+      type: "object",
+      "x-brief": true,
+      description: "Like task_create.",
+      properties: { a: { type: "integer", description: "A.", default: 2, minimum: 0, enum: [1, 2] } },
+      required: ["a"],
+      additionalProperties: false,
+    };
     expect(leanSchema(briefed)).toEqual({ type: "object", description: "Like task_create.", properties: { a: { type: "integer", enum: [1, 2] } }, required: ["a"] });
     expect(leanSchema(briefed, undefined, "output")).toEqual({ type: "object", description: "Like task_create." });
   });
@@ -101,7 +108,10 @@ describe("tools/list size", () => {
     for (const path of ["/mcp?schemas=full", "/mcp?output_schemas=full"]) {
       const full = await connectClient(id.key, path);
       const fullTools = (await full.client.listTools()).tools;
-      expect(fullTools.filter((t) => t.outputSchema === undefined).map((t) => t.name), path).toEqual(["mcp.echo"]);
+      expect(
+        fullTools.filter((t) => t.outputSchema === undefined).map((t) => t.name),
+        path,
+      ).toEqual(["mcp.echo"]);
       expect(JSON.stringify(fullTools), path).toContain("maxLength");
       await full.client.close();
     }

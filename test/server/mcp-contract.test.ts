@@ -132,11 +132,21 @@ describe("the envelope", () => {
   it("validates both success and failure payloads against the advertised output schema", async () => {
     const id = await seedIdentity("env-schema", "agent");
     const ctx = makeCtx(id);
-    await ok(ctx, "log_change", { entity_path: "users.email", change_type: "add", entity_type: "column", reasoning: "Store email for password reset links", revisit_after: "1m", changeset_id: "cs-1" });
+    await ok(ctx, "log_change", {
+      entity_path: "users.email",
+      change_type: "add",
+      entity_type: "column",
+      reasoning: "Store email for password reset links",
+      revisit_after: "1m",
+      changeset_id: "cs-1",
+    });
     await ok(ctx, "log_change", { entity_path: "users.email", change_type: "revert", reasoning: "Rolled back: went with a separate contacts table instead" });
     const validator = new CfWorkerJsonSchemaValidator();
     const samples: Record<string, unknown[]> = {
-      log_change: [{ entity_path: "a.b", change_type: "add" }, { entity_path: "a.b", change_type: "nope" }],
+      log_change: [
+        { entity_path: "a.b", change_type: "add" },
+        { entity_path: "a.b", change_type: "nope" },
+      ],
       change_diff: [{ entity_path: "users" }, { entity_path: "" }],
       blame: [{ entity_path: "users.email" }, { entity_path: "missing" }, {}],
       change_history: [{}, { since: "garbage" }],
@@ -338,7 +348,10 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   find_callees: { symbol: "cartTotal" },
   impact_analysis: { paths: ["src/cart.ts"] },
   review_diff: { diff: SAMPLE_DIFF, options: { include_sarif: true, include_markdown: true } },
-  check_invariants: { diff: SAMPLE_DIFF, invariants: "security:\n  - id: SEC001\n    rule: No eval\n    paths: ['src/**']\n    severity: HIGH\n    category: security\n    deny:\n      regex: 'eval\\('\n" },
+  check_invariants: {
+    diff: SAMPLE_DIFF,
+    invariants: "security:\n  - id: SEC001\n    rule: No eval\n    paths: ['src/**']\n    severity: HIGH\n    category: security\n    deny:\n      regex: 'eval\\('\n",
+  },
   scrub_secrets: { content: "token = ghp_0123456789abcdefghijABCDEFGHIJ012345" },
   validate_content: { content: "const total = 1;", content_type: "generated_code", file_path: "src/cart.ts" },
   run_static_analysis: { repo: "acme/api", options: { analyzers: ["tsc"] } },
@@ -351,7 +364,18 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   get_review_telemetry: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
   pause_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
   resume_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
-  save_plan: { plan: { id: "contract-plan", goal: "Show the cart total", steps: [{ step_number: 1, title: "Compute the total" }, { step_number: 2, title: "Test it", depends_on: [1] }] }, name: "Cart total", tags: ["cart"] },
+  save_plan: {
+    plan: {
+      id: "contract-plan",
+      goal: "Show the cart total",
+      steps: [
+        { step_number: 1, title: "Compute the total" },
+        { step_number: 2, title: "Test it", depends_on: [1] },
+      ],
+    },
+    name: "Cart total",
+    tags: ["cart"],
+  },
   load_plan: { name: "cart total" },
   list_plans: { tags: ["cart"] },
   view_history: { plan_id: "contract-plan" },
@@ -397,7 +421,24 @@ describe("no code generation at run time", () => {
       const { client, transport } = await connectClient(id.key, "/mcp?toolsets=all");
       await client.listTools();
       // Creators first, so the tools that read or change their objects find them.
-      const first = ["save_plan", "register_actor", "request_approval", "project_create", "task_create", "task_create_many", "task_claim", "decision_log", "handoff_create", "repo_register", "repo_link", "task_code_ref", "attach_add", "skill_upsert", "knowledge_write", "run_fork"];
+      const first = [
+        "save_plan",
+        "register_actor",
+        "request_approval",
+        "project_create",
+        "task_create",
+        "task_create_many",
+        "task_claim",
+        "decision_log",
+        "handoff_create",
+        "repo_register",
+        "repo_link",
+        "task_code_ref",
+        "attach_add",
+        "skill_upsert",
+        "knowledge_write",
+        "run_fork",
+      ];
       // Deletions last, so the tools that read what they delete find it.
       const last = ["delete_plan"];
       const rank = (name: string) => (first.includes(name) ? first.indexOf(name) : last.includes(name) ? first.length + 1 : first.length);
@@ -430,7 +471,16 @@ describe("no code generation at run time", () => {
           continue;
         }
         expect(result.isError, `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBeFalsy();
-        const sc = result.structuredContent as { request?: { id: string }; project?: { id: string }; decision?: { id: string }; handoff?: { id: string }; code_ref?: { id: string; ref_type: string }; attachment?: { id: string }; note?: { id: string }; run?: { run_key: string } };
+        const sc = result.structuredContent as {
+          request?: { id: string };
+          project?: { id: string };
+          decision?: { id: string };
+          handoff?: { id: string };
+          code_ref?: { id: string; ref_type: string };
+          attachment?: { id: string };
+          note?: { id: string };
+          run?: { run_key: string };
+        };
         if (sc.request && t.name === "request_approval") created.approval = sc.request.id;
         if (sc.project) created.project = sc.project.id;
         if (sc.decision) created.decision = sc.decision.id;
@@ -463,4 +513,3 @@ describe("the drizzle schema", () => {
     }
   });
 });
-

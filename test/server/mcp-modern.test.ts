@@ -69,7 +69,10 @@ async function rawModern(key: string, method: string, params: Record<string, unk
   });
   // A response that carried notifications is an SSE stream; its last frame is the answer.
   const frames: Frame[] = (res.headers.get("content-type") ?? "").includes("text/event-stream")
-    ? (await res.text()).split("\n").filter((l) => l.startsWith("data: ")).map((l) => JSON.parse(l.slice(6)) as Frame)
+    ? (await res.text())
+        .split("\n")
+        .filter((l) => l.startsWith("data: "))
+        .map((l) => JSON.parse(l.slice(6)) as Frame)
     : [(await res.json()) as Frame];
   return { status: res.status, body: frames.at(-1)! as Frame & { id: unknown }, frames };
 }
@@ -106,7 +109,9 @@ describe("2026-07-28 over HTTP", () => {
       method: "POST",
       headers: { Authorization: `Bearer ${me.key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "MCP-Protocol-Version": MODERN, "Mcp-Method": "tools/call" },
       body: JSON.stringify({
-        jsonrpc: "2.0", id: "req-9", method: "tools/list",
+        jsonrpc: "2.0",
+        id: "req-9",
+        method: "tools/list",
         params: { _meta: { "io.modelcontextprotocol/protocolVersion": MODERN, "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} } },
       }),
     });
@@ -131,7 +136,8 @@ describe("2026-07-28 over HTTP", () => {
     const me = await seedIdentity("modern-f", "agent");
     const base = { Authorization: `Bearer ${me.key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
     const init = await workerFetch("http://ledger.test/mcp", {
-      method: "POST", headers: base,
+      method: "POST",
+      headers: base,
       body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "initialize", params: { protocolVersion: "2025-06-18", capabilities: {}, clientInfo: { name: "old", version: "1" } } }),
     });
     expect(init.status).toBe(200);
@@ -139,7 +145,8 @@ describe("2026-07-28 over HTTP", () => {
     const session = init.headers.get("Mcp-Session-Id")!;
     expect(session).toBeTruthy();
     const call = await workerFetch("http://ledger.test/mcp", {
-      method: "POST", headers: { ...base, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18" },
+      method: "POST",
+      headers: { ...base, "Mcp-Session-Id": session, "MCP-Protocol-Version": "2025-06-18" },
       body: JSON.stringify({ jsonrpc: "2.0", id: 2, method: "tools/call", params: { name: "whoami", arguments: {} } }),
     });
     const body = (await call.json()) as { id: number; result: { structuredContent: { ok: boolean; session_id: string } } };

@@ -28,7 +28,7 @@ function allText(result: { messages: Array<{ content: unknown }> }): string {
   return result.messages
     .map((m) => {
       const c = m.content as { type: string; text?: string; resource?: { text?: string } };
-      return c.type === "text" ? c.text! : c.resource?.text ?? "";
+      return c.type === "text" ? c.text! : (c.resource?.text ?? "");
     })
     .join("\n");
 }
@@ -62,7 +62,8 @@ describe("workflow prompts", () => {
     b = (await tenant("pc-b")).ctx;
     await seedIdentity(ta.slug, "reviewer-bot");
     await ok(a, "project_create", { title: "Payments API", key: "PAY", summary: "Card payments" });
-    const t = (await ok(a, "task_create", { project_id: "PAY", title: "Retry failed captures", acceptance_criteria: [{ text: "retries are idempotent" }, { text: "backoff capped", met: true }] })).task as Structured;
+    const t = (await ok(a, "task_create", { project_id: "PAY", title: "Retry failed captures", acceptance_criteria: [{ text: "retries are idempotent" }, { text: "backoff capped", met: true }] }))
+      .task as Structured;
     taskRef = t.ref as string;
     const d = (await ok(a, "task_create", { project_id: "PAY", title: "Old work" })).task as Structured;
     await ok(a, "task_update", { task_id: d.id, patch: { status: "cancelled" } });
@@ -76,14 +77,8 @@ describe("workflow prompts", () => {
     const prompts = await listAllPrompts(a);
     expect(prompts.slice(0, 3).map((p) => p.name)).toEqual(["start_session", "prepare_handoff", "review_change"]);
     expect(prompts[0]).toMatchObject({ title: "Start a session on a project", arguments: [{ name: "project", required: true }] });
-    expect(prompts[1]!.arguments).toEqual([
-      expect.objectContaining({ name: "task", required: true }),
-      expect.objectContaining({ name: "to_actor", required: true }),
-    ]);
-    expect(prompts[2]!.arguments).toEqual([
-      expect.objectContaining({ name: "entity_path", required: true }),
-      expect.objectContaining({ name: "changeset_id", required: false }),
-    ]);
+    expect(prompts[1]!.arguments).toEqual([expect.objectContaining({ name: "task", required: true }), expect.objectContaining({ name: "to_actor", required: true })]);
+    expect(prompts[2]!.arguments).toEqual([expect.objectContaining({ name: "entity_path", required: true }), expect.objectContaining({ name: "changeset_id", required: false })]);
     expect(prompts.slice(3).map((p) => p.name)).toEqual(["search_codebase", "summarize_document", "research_docs"]);
     for (const p of prompts) expect(p.description).toBeTruthy();
   });
@@ -93,11 +88,24 @@ describe("workflow prompts", () => {
     const [instructions, brief] = r.messages;
     const text = (instructions!.content as { text: string }).text;
     expect(text).toContain('Start a working session on project PAY ("Payments API", status active; open tasks: 1 todo (1 ready, 0 blocked)).');
-    for (const tool of ["whoami", "project_brief", "inbox", "task_query", "task_claim", "knowledge_search", "decision_query", "prior_attempts", "blame", "log_change", "task_code_ref", "task_update"]) {
+    for (const tool of [
+      "whoami",
+      "project_brief",
+      "inbox",
+      "task_query",
+      "task_claim",
+      "knowledge_search",
+      "decision_query",
+      "prior_attempts",
+      "blame",
+      "log_change",
+      "task_code_ref",
+      "task_update",
+    ]) {
       expect(text).toContain(tool);
     }
     expect(text).toContain('task_query {"project_id":"PAY","state":"ready"}');
-    const resource = (brief!.content as { type: string; resource: { uri: string; mimeType: string; text: string } });
+    const resource = brief!.content as { type: string; resource: { uri: string; mimeType: string; text: string } };
     expect(resource.type).toBe("resource");
     expect(resource.resource.uri).toBe("ledger://project/PAY/brief");
     const embedded = JSON.parse(resource.resource.text) as Structured;

@@ -25,12 +25,15 @@ describe("every tool's tests sit under its name", () => {
 
   it("reads the test sources, this folder's and every other's", () => {
     const paths = Object.keys(SOURCES);
-    for (const file of ["mcp-contract.test.ts", "changes/write.test.ts", "code/index.test.ts"]) expect(paths.some((p) => p.endsWith(file)), file).toBe(true);
+    for (const file of ["mcp-contract.test.ts", "changes/write.test.ts", "code/index.test.ts"])
+      expect(
+        paths.some((p) => p.endsWith(file)),
+        file,
+      ).toBe(true);
     expect(described).toContain("log_change");
   });
 
   it("every tool in the catalog has a describe named for it", () => {
     expect(tools.filter((name) => !described.has(name))).toEqual([]);
   });
-
 });

@@ -30,7 +30,13 @@ function example(event: string, pick: (p: Payload) => boolean = () => true): Pay
 }
 
 let deliveries = 0;
-interface DeliverOptions { path?: string; secret?: string | null; delivery?: string; headers?: Record<string, string>; env?: Record<string, string> }
+interface DeliverOptions {
+  path?: string;
+  secret?: string | null;
+  delivery?: string;
+  headers?: Record<string, string>;
+  env?: Record<string, string>;
+}
 
 /** Posts a delivery to the worker and waits for what it does after the response. */
 async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string; retryAfter: string | null }> {
@@ -44,8 +50,7 @@ async function deliver(event: string, payload: Payload | string, o: DeliverOptio
   return { status: res.status, body: (await res.json()) as Structured, delivery, retryAfter: res.headers.get("Retry-After") };
 }
 
-const deliveryRow = (tenantId: string, delivery: string) =>
-  env.DB.prepare(`SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id = ?`).bind(tenantId, delivery).first<Structured>();
+const deliveryRow = (tenantId: string, delivery: string) => env.DB.prepare(`SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id = ?`).bind(tenantId, delivery).first<Structured>();
 
 async function runCron(at: Date): Promise<void> {
   const ctx = createExecutionContext();
@@ -103,9 +108,15 @@ describe("signatures and bad input", () => {
   it("refuses everything on the App URL when no App secret is configured", async () => {
     const body = JSON.stringify(ping());
     const ctx = createExecutionContext();
-    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
-      method: "POST", body, headers: { "x-github-event": "ping", "x-github-delivery": "no-secret-1", "x-hub-signature-256": await sign("anything-at-all", body) },
-    }), { ...testEnv, GITHUB_WEBHOOK_SECRET: undefined }, ctx);
+    const res = await worker.fetch(
+      new Request("http://ledger.test/webhooks/github", {
+        method: "POST",
+        body,
+        headers: { "x-github-event": "ping", "x-github-delivery": "no-secret-1", "x-hub-signature-256": await sign("anything-at-all", body) },
+      }),
+      { ...testEnv, GITHUB_WEBHOOK_SECRET: undefined },
+      ctx,
+    );
     expect(res.status).toBe(401);
   });
 
@@ -122,18 +133,25 @@ describe("signatures and bad input", () => {
     // The declared size alone refuses it: nothing of the body is read.
     let pulled = 0;
     const chunk = new TextEncoder().encode("x".repeat(64 * 1024));
-    const counted = (total: number) => new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (pulled >= total) return controller.close();
-        pulled += chunk.byteLength;
-        controller.enqueue(chunk);
-      },
-    });
+    const counted = (total: number) =>
+      new ReadableStream<Uint8Array>({
+        pull(controller) {
+          if (pulled >= total) return controller.close();
+          pulled += chunk.byteLength;
+          controller.enqueue(chunk);
+        },
+      });
     const post = async (body: ReadableStream<Uint8Array>, extra: Record<string, string> = {}) => {
       const ctx = createExecutionContext();
-      const res = await worker.fetch(new Request("http://ledger.test/webhooks/github", {
-        method: "POST", body, headers: { "x-github-event": "ping", "x-github-delivery": `big-${++deliveries}`, ...extra },
-      }), testEnv, ctx);
+      const res = await worker.fetch(
+        new Request("http://ledger.test/webhooks/github", {
+          method: "POST",
+          body,
+          headers: { "x-github-event": "ping", "x-github-delivery": `big-${++deliveries}`, ...extra },
+        }),
+        testEnv,
+        ctx,
+      );
       await waitOnExecutionContext(ctx);
       return res;
     };
@@ -199,7 +217,11 @@ describe("per-tenant repository webhooks", () => {
   it("processes a tenant-URL delivery for that tenant only, whatever installation the payload names", async () => {
     const other = await appTenant("hooks-own-other", 3001, "own/repo");
     await ok(makeCtx(a), "repo_register", { slug: "own/repo" });
-    const p = withRepo(example("push", (e) => e.commits.length > 0), "own/repo", 3001);
+    const p = withRepo(
+      example("push", (e) => e.commits.length > 0),
+      "own/repo",
+      3001,
+    );
     const r = await deliver("push", p, { path: "/webhooks/github/hooks-own", secret: TENANT_SECRET });
     expect(await deliveryRow(a.tenantId, r.delivery)).toMatchObject({ status: "processed" });
     expect(await count(`SELECT COUNT(*) AS n FROM git_commits WHERE tenant_id = ?`, a.tenantId)).toBe(1);
@@ -227,7 +249,11 @@ describe("the same body under a new delivery id", () => {
     a = await appTenant("hooks-hash", 9201, "hash/repo");
   });
   const push = (sha: string) => {
-    const p = withRepo(example("push", (e) => e.commits.length > 0), "hash/repo", 9201);
+    const p = withRepo(
+      example("push", (e) => e.commits.length > 0),
+      "hash/repo",
+      9201,
+    );
     p.ref = "refs/heads/main";
     p.commits = [{ ...p.commits[0], id: sha, timestamp: "2026-06-02T10:00:00Z", message: "once", added: [], modified: ["src/once.ts"], removed: [] }];
     return p;
@@ -260,8 +286,13 @@ describe("the same body under a new delivery id", () => {
     const body = JSON.stringify(push("e".repeat(40)));
     const results = await Promise.all([deliver("push", body), deliver("push", body), deliver("push", body)]);
     expect(results.map((r) => r.status).sort()).toEqual([200, 200, 202]);
-    const rows = (await env.DB.prepare(`SELECT status FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id IN (?, ?, ?)`)
-      .bind(a.id.tenantId, ...results.map((r) => r.delivery)).all<{ status: string }>()).results.map((r) => r.status).sort();
+    const rows = (
+      await env.DB.prepare(`SELECT status FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id IN (?, ?, ?)`)
+        .bind(a.id.tenantId, ...results.map((r) => r.delivery))
+        .all<{ status: string }>()
+    ).results
+      .map((r) => r.status)
+      .sort();
     expect(rows).toEqual(["duplicate", "duplicate", "processed"]);
   });
 
@@ -323,7 +354,9 @@ describe("rate limits", () => {
       `WITH RECURSIVE n(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM n WHERE x < ?2)
        INSERT INTO webhook_backlog (tenant_id, delivery_id, event, bucket, payload, bytes, content_hash, received_at)
        SELECT ?1, 'fill-' || x, 'ping', 'fill', '{}', 2, 'fill-' || x, '2000-01-01T00:00:00.000Z' FROM n`,
-    ).bind(own.tenantId, MAX_KEPT_DELIVERIES - 1).run();
+    )
+      .bind(own.tenantId, MAX_KEPT_DELIVERIES - 1)
+      .run();
     const over = await deliver("ping", ping(1), { path, secret: TENANT_SECRET });
     expect(over.status).toBe(429);
     expect(over.body.error.message).toContain("this tenant's webhook URL received more than 1 deliveries");
@@ -371,10 +404,15 @@ describe("rate limits", () => {
     const down = { ...testEnv, RATE_LIMITS: { getByName: () => ({ hit: () => Promise.reject(new Error("counter down")) }) } } as unknown as typeof env;
     const ctx = createExecutionContext();
     const body = JSON.stringify(ping(1));
-    const res = await worker.fetch(new Request("http://ledger.test/webhooks/github/hooks-rl-down", {
-      method: "POST", body,
-      headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": "down-1", "x-hub-signature-256": await sign(TENANT_SECRET, body) },
-    }), down, ctx);
+    const res = await worker.fetch(
+      new Request("http://ledger.test/webhooks/github/hooks-rl-down", {
+        method: "POST",
+        body,
+        headers: { "content-type": "application/json", "x-github-event": "ping", "x-github-delivery": "down-1", "x-hub-signature-256": await sign(TENANT_SECRET, body) },
+      }),
+      down,
+      ctx,
+    );
     await waitOnExecutionContext(ctx);
     expect(res.status).toBe(202);
     expect(await res.json()).toEqual({ ok: true, delivery: "down-1" });
@@ -409,7 +447,11 @@ describe("push", () => {
   });
 
   const push = (installationId: number, ref: string, files: string[], sha: string, timestamp: string) => {
-    const p = withRepo(example("push", (e) => e.commits.length > 0), "acme/api", installationId);
+    const p = withRepo(
+      example("push", (e) => e.commits.length > 0),
+      "acme/api",
+      installationId,
+    );
     p.ref = ref;
     p.commits = [{ ...p.commits[0], id: sha, timestamp, message: "touch files", added: [], modified: files, removed: [] }];
     return p;
@@ -468,7 +510,11 @@ describe("pull_request", () => {
   });
 
   const pr = (action: string, number: number, extra: Payload = {}) => {
-    const p = withRepo(example("pull_request", (e) => e.action === action), "acme/api", 8001);
+    const p = withRepo(
+      example("pull_request", (e) => e.action === action),
+      "acme/api",
+      8001,
+    );
     p.number = number;
     p.pull_request = { ...p.pull_request, number, title: "Fix the thing", body: "", ...extra };
     return p;
@@ -538,7 +584,11 @@ describe("failures and retries", () => {
   });
 
   it("records a failed delivery, retries it from the scheduled handler with attempts counted, and replays it on request", async () => {
-    const payload = withRepo(example("push", (e) => e.commits.length > 0), "acme/flaky", 5001);
+    const payload = withRepo(
+      example("push", (e) => e.commits.length > 0),
+      "acme/flaky",
+      5001,
+    );
     payload.ref = "refs/heads/main";
     // Break processing the way a schema drift would: the commits table is briefly unusable.
     await env.DB.prepare(`ALTER TABLE git_commits RENAME TO git_commits_away`).run();

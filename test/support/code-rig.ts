@@ -37,7 +37,9 @@ export async function rig(prefix: string, tree: ArchiveTree = SHOP_TREE): Promis
   const archives = new FakeArchives(gh);
   const sha = archives.add(OWNER, NAME, "main", tree);
   const heads = new Map([["main", sha]]);
-  gh.on("GET /repos/{owner}/{repo}", () => ({ body: example("GET /repos/{owner}/{repo}", { name: NAME, full_name: REPO, default_branch: "main", language: "TypeScript", source: { language: "TypeScript" } }) }));
+  gh.on("GET /repos/{owner}/{repo}", () => ({
+    body: example("GET /repos/{owner}/{repo}", { name: NAME, full_name: REPO, default_branch: "main", language: "TypeScript", source: { language: "TypeScript" } }),
+  }));
   gh.on("GET /repos/{owner}/{repo}/commits/{ref}", (req) => {
     const ref = (req.path as { ref: string }).ref;
     const head = heads.get(ref) ?? ref;
@@ -45,7 +47,10 @@ export async function rig(prefix: string, tree: ArchiveTree = SHOP_TREE): Promis
   });
   gh.on("GET /repos/{owner}/{repo}/commits", () => ({
     body: [
-      exampleItem("GET /repos/{owner}/{repo}/commits", { sha, commit: { message: "Add password hashing to sign-in", author: { name: "Ada", date: "2026-11-19T10:00:00Z", email: "ada@example.test" } } }),
+      exampleItem("GET /repos/{owner}/{repo}/commits", {
+        sha,
+        commit: { message: "Add password hashing to sign-in", author: { name: "Ada", date: "2026-11-19T10:00:00Z", email: "ada@example.test" } },
+      }),
     ],
   }));
   const ctx = await connectGitHub(w.ctx, gh);

@@ -298,8 +298,7 @@ export function guideTopics(root: string): GuideTopicText[] {
 }
 
 /** The guide's examples, each topic a source of its own (`guide:<id>`). */
-const guideExamples = (root: string): Map<string, DocExample[]> =>
-  new Map(guideTopics(root).map((t) => [`guide:${t.id}`, examplesInText(t.body, `guide:${t.id}`, t.line)]));
+const guideExamples = (root: string): Map<string, DocExample[]> => new Map(guideTopics(root).map((t) => [`guide:${t.id}`, examplesInText(t.body, `guide:${t.id}`, t.line)]));
 
 function walk(dir: string, keep: (file: string) => boolean): string[] {
   let entries: string[];

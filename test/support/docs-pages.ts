@@ -29,7 +29,11 @@ export function anchors(text: string): Set<string> {
   for (const { line } of proseLines(text)) {
     const m = /^#{1,6}\s+(.*?)\s*#*\s*$/.exec(line);
     if (!m) continue;
-    const base = m[1]!.toLowerCase().replace(/[^\p{L}\p{N}\s_-]/gu, "").trim().replace(/\s/g, "-");
+    const base = m[1]!
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, "")
+      .trim()
+      .replace(/\s/g, "-");
     const n = seen.get(base) ?? 0;
     seen.set(base, n + 1);
     out.add(n === 0 ? base : `${base}-${n}`);
@@ -66,7 +70,10 @@ export function tableRows(text: string, header: string[]): string[][] {
       inTable = false;
       continue;
     }
-    const cells = line.replace(/^\||\|$/g, "").split(/(?<!\\)\|/).map((c) => c.trim());
+    const cells = line
+      .replace(/^\||\|$/g, "")
+      .split(/(?<!\\)\|/)
+      .map((c) => c.trim());
     if (header.every((h, i) => cells[i] === h)) inTable = true;
     else if (inTable && !/^-+$/.test(cells[0] ?? "")) rows.push(cells);
   }

@@ -28,9 +28,7 @@ export async function seedIdentity(tenant: string, actor: string, opts: { operat
   const operator = opts.operator ?? false;
   const { key, statements } = await provisionKey(tenant, actor, new Date(), "", operator ? "operator" : "agent");
   for (const sql of statements) await env.DB.prepare(sql).run();
-  const row = await env.DB.prepare(
-    `SELECT a.tenant_id AS tenantId, a.id AS actorId, a.name AS actorName FROM actors a JOIN tenants t ON t.id = a.tenant_id WHERE t.slug = ? AND a.name = ?`,
-  )
+  const row = await env.DB.prepare(`SELECT a.tenant_id AS tenantId, a.id AS actorId, a.name AS actorName FROM actors a JOIN tenants t ON t.id = a.tenant_id WHERE t.slug = ? AND a.name = ?`)
     .bind(tenant, actor)
     .first<{ tenantId: string; actorId: string; actorName: string }>();
   return { key, ...row!, operator };
@@ -106,8 +104,7 @@ export async function fails(ctx: Ctx, name: string, args: unknown): Promise<{ co
   return r.error;
 }
 
-export const workerFetch = (input: RequestInfo | URL, init?: RequestInit) =>
-  exports.default.fetch(new Request(input, init));
+export const workerFetch = (input: RequestInfo | URL, init?: RequestInit) => exports.default.fetch(new Request(input, init));
 
 /**
  * An MCP SDK client talking to the worker under test over Streamable HTTP; `capabilities` are
@@ -131,7 +128,9 @@ export async function connectClient(
 }
 
 export async function count(sql: string, ...params: unknown[]): Promise<number> {
-  const row = await env.DB.prepare(sql).bind(...params).first<{ n: number }>();
+  const row = await env.DB.prepare(sql)
+    .bind(...params)
+    .first<{ n: number }>();
   return row?.n ?? 0;
 }
 

@@ -35,10 +35,13 @@ export class Browser {
   }
 }
 
-export const hiddenField = (html: string, name: string): string | null =>
-  new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, "&") ?? null;
+export const hiddenField = (html: string, name: string): string | null => new RegExp(`name="${name}" value="([^"]*)"`).exec(html)?.[1]?.replace(/&amp;/g, "&") ?? null;
 
-const base64url = (bytes: Uint8Array) => btoa(String.fromCharCode(...bytes)).replace(/\+/g, "-").replace(/\//g, "_").replace(/=+$/, "");
+const base64url = (bytes: Uint8Array) =>
+  btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, "-")
+    .replace(/\//g, "_")
+    .replace(/=+$/, "");
 
 export async function pkcePair(): Promise<{ verifier: string; challenge: string }> {
   const raw = new Uint8Array(32);
@@ -82,7 +85,11 @@ export async function decide(browser: Browser, base: string, consentHtml: string
 }
 
 /** The whole front channel with an API key: returns the code (and the rest of the redirect). */
-export async function authorizeWithKey(send: Fetcher, base: string, o: { clientId: string; redirectUri: string; challenge: string; key: string; access?: "full" | "readonly"; scope?: string }): Promise<URL> {
+export async function authorizeWithKey(
+  send: Fetcher,
+  base: string,
+  o: { clientId: string; redirectUri: string; challenge: string; key: string; access?: "full" | "readonly"; scope?: string },
+): Promise<URL> {
   const browser = new Browser(send);
   const consent = await signInWithKey(browser, authorizeUrl(base, o), o.key);
   if (consent.status !== 200) throw new Error(`sign-in answered ${consent.status}: ${await consent.text()}`);

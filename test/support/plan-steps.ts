@@ -9,7 +9,13 @@ export function plan(id: string, extra: Record<string, unknown> = {}): { id: str
     id,
     goal: "Add rate limiting to the public API",
     steps: [
-      { step_number: 1, title: "Add a limiter module", priority: "high", files_to_create: [{ path: "src/http/limit.ts", change_type: "create" }], acceptance_criteria: ["limit.ts exports a token bucket"] },
+      {
+        step_number: 1,
+        title: "Add a limiter module",
+        priority: "high",
+        files_to_create: [{ path: "src/http/limit.ts", change_type: "create" }],
+        acceptance_criteria: ["limit.ts exports a token bucket"],
+      },
       { step_number: 2, title: "Wire it into the router", depends_on: [1], files_to_modify: [{ path: "src/http/router.ts" }] },
       { step_number: 3, title: "Document the limits", depends_on: [1], priority: "low" },
       { step_number: 4, title: "Tests", depends_on: [2, 3], acceptance_criteria: ["429 after the limit", "headers carry the remaining budget"] },

@@ -82,9 +82,9 @@ async function blobBytes(key: string): Promise<Uint8Array | null> {
 
 /** The R2 key holding a version (default: the newest) of the file at a tenant's storage path. */
 async function objectKey(tenantId: string, path: string, version?: number): Promise<string> {
-  const row = await env.DB.prepare(
-    `SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND (? IS NULL OR version = ?) ORDER BY version DESC LIMIT 1`,
-  ).bind(tenantId, path, version ?? null, version ?? null).first<{ object_key: string }>();
+  const row = await env.DB.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND (? IS NULL OR version = ?) ORDER BY version DESC LIMIT 1`)
+    .bind(tenantId, path, version ?? null, version ?? null)
+    .first<{ object_key: string }>();
   if (!row) throw new Error(`no version stored at ${path}`);
   return row.object_key;
 }
@@ -129,232 +129,260 @@ async function objects(w: World) {
 }
 
 describe("attach_add", () => {
-describe("links", () => {
-  it("attaches a link to a project (by key), a task (by KEY-number), a decision, a comment and a handoff", async () => {
-    const w = await world("links");
-    const { p, t, d, c, h } = await objects(w);
-    expect(t.ref).toBe("APP-1");
-    const targets: Array<[string, string, string, string | undefined]> = [
-      // object_type, reference passed, canonical id stored, project on the activity row (not pinned for comments)
-      ["project", "APP", p.id as string, p.id as string],
-      ["task", "APP-1", t.id as string, p.id as string],
-      ["decision", d.id as string, d.id as string, p.id as string],
-      ["comment", c.id as string, c.id as string, undefined],
-      ["handoff", h.id as string, h.id as string, p.id as string],
-    ];
-    const made: Structured[] = [];
-    for (const [objectType, ref, canonical] of targets) {
+  describe("links", () => {
+    it("attaches a link to a project (by key), a task (by KEY-number), a decision, a comment and a handoff", async () => {
+      const w = await world("links");
+      const { p, t, d, c, h } = await objects(w);
+      expect(t.ref).toBe("APP-1");
+      const targets: Array<[string, string, string, string | undefined]> = [
+        // object_type, reference passed, canonical id stored, project on the activity row (not pinned for comments)
+        ["project", "APP", p.id as string, p.id as string],
+        ["task", "APP-1", t.id as string, p.id as string],
+        ["decision", d.id as string, d.id as string, p.id as string],
+        ["comment", c.id as string, c.id as string, undefined],
+        ["handoff", h.id as string, h.id as string, p.id as string],
+      ];
+      const made: Structured[] = [];
+      for (const [objectType, ref, canonical] of targets) {
+        w.clock.advance(MINUTE);
+        const url = `https://ci.example.com/runs/${objectType}?page=1#top`;
+        const a = await attach(w.ctx, { object_type: objectType, object_id: ref, kind: "link", url });
+        expect(a).toEqual({
+          id: expect.stringMatching(UUID_V7),
+          object_type: objectType,
+          object_id: canonical,
+          kind: "link",
+          url,
+          storage_path: null,
+          title: url,
+          filename: null,
+          mime_type: null,
+          size_bytes: null,
+          blob_version: null,
+          created_by: w.id.actorId,
+          created_at: w.clock.now().toISOString(),
+        });
+        expect(await list(w.ctx, objectType, ref)).toEqual([a]);
+        made.push(a);
+      }
+      // An explicit title is kept.
+      const titled = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "link", url: "http://docs.example.com/x", title: "Design doc" });
+      expect(titled).toMatchObject({ title: "Design doc", url: "http://docs.example.com/x", object_id: t.id });
+
+      // One attachment.added activity row per attachment, on the object, with the project's timeline.
+      const added = await activityRows(w.id.tenantId, "attachment.added");
+      expect(added).toHaveLength(targets.length + 1);
+      targets.forEach(([objectType, , canonical, projectId], i) => {
+        expect(added[i]).toMatchObject({ actor_id: w.id.actorId, object_type: objectType, object_id: canonical, at: made[i]!.created_at, session_id: "sess-1" });
+        if (projectId) expect(added[i]!.project_id).toBe(projectId);
+        expect(added[i]!.summary).toBe(`link: ${made[i]!.url}`);
+        expect(JSON.parse(added[i]!.metadata as string)).toEqual({ attachment_id: made[i]!.id });
+      });
+      // Links store nothing in R2.
+      expect(await blobs(w.id.tenantId)).toEqual([]);
+    });
+
+    it("refuses malformed link attachments with a hint and writes nothing", async () => {
+      const w = await world("link-bad");
+      const p = await project(w.ctx, "APP");
+      await task(w.ctx, p.id as string);
+      // Some state to keep: a live attachment, a stored file.
+      await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "link", url: "https://example.com/a" });
       w.clock.advance(MINUTE);
-      const url = `https://ci.example.com/runs/${objectType}?page=1#top`;
-      const a = await attach(w.ctx, { object_type: objectType, object_id: ref, kind: "link", url });
+      await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "keep.txt", content_base64: btoa("keep") });
+      const base = { object_type: "task", object_id: "APP-1", kind: "link" };
+
+      const missing = await rejects(w.ctx, "attach_add", base, "invalid_input");
+      expect(missing.message).toMatch(/url/);
+      await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", storage_path: "keep.txt" }, "invalid_input");
+      await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", content_base64: btoa("bytes") }, "invalid_input");
+      await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", storage_path: "new.txt", content_base64: btoa("bytes") }, "invalid_input");
+      for (const url of ["ftp://files.example.com/report.pdf", "javascript:alert(1)", "mailto:ops@example.com", "file:///etc/passwd", "data:text/html,hi", "not a url"]) {
+        const e = await rejects(w.ctx, "attach_add", { ...base, url }, "invalid_input");
+        expect(e.hint.length).toBeGreaterThan(0);
+      }
+      // A file attachment takes no url, and needs storage_path.
+      await rejects(w.ctx, "attach_add", { ...base, kind: "file", url: "https://example.com/b", storage_path: "x.txt", content_base64: btoa("x") }, "invalid_input");
+      const noPath = await rejects(w.ctx, "attach_add", { ...base, kind: "file", content_base64: btoa("x") }, "invalid_input");
+      expect(noPath.message).toMatch(/storage_path/);
+      // Unknown kinds and unknown keys are refused by the schema.
+      await rejects(w.ctx, "attach_add", { ...base, kind: "image", url: "https://example.com/b" }, "invalid_input");
+      await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", colour: "red" }, "invalid_input");
+
+      expect((await list(w.ctx, "task", "APP-1")).map((a) => a.kind)).toEqual(["file", "link"]);
+    });
+
+    it("refuses unknown objects (and notes, which this server does not have) as not_found", async () => {
+      const w = await world("link-nf");
+      await project(w.ctx, "APP");
+      const link = { kind: "link", url: "https://example.com/x" };
+      await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-9", ...link }, "not_found");
+      await rejects(w.ctx, "attach_add", { object_type: "project", object_id: "NOPE", ...link }, "not_found");
+      for (const type of ["decision", "comment", "handoff", "note"]) {
+        await rejects(w.ctx, "attach_add", { object_type: type, object_id: crypto.randomUUID(), ...link }, "not_found");
+      }
+      // A file for an unknown object is refused before anything reaches R2.
+      await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-9", kind: "file", storage_path: "f.bin", content_base64: btoa("abc") }, "not_found");
+      expect(await blobs(w.id.tenantId)).toEqual([]);
+    });
+  });
+
+  describe("files", () => {
+    it("stores inline content in R2 under the tenant's prefix as version 1 of storage_path, and records size, MIME and file name", async () => {
+      const w = await world("file-inline");
+      const p = await project(w.ctx, "APP");
+      const t = await task(w.ctx, p.id as string);
+      const bytes = sampleBytes();
+      const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "reports/2030-01/coverage.bin", content_base64: b64(bytes) });
       expect(a).toEqual({
         id: expect.stringMatching(UUID_V7),
-        object_type: objectType,
-        object_id: canonical,
-        kind: "link",
-        url,
-        storage_path: null,
-        title: url,
-        filename: null,
-        mime_type: null,
-        size_bytes: null,
-        blob_version: null,
+        object_type: "task",
+        object_id: t.id,
+        kind: "file",
+        url: null,
+        storage_path: "reports/2030-01/coverage.bin",
+        title: "coverage.bin",
+        filename: "coverage.bin",
+        mime_type: "application/octet-stream",
+        size_bytes: bytes.length,
+        blob_version: 1,
         created_by: w.id.actorId,
-        created_at: w.clock.now().toISOString(),
+        created_at: T0,
       });
-      expect(await list(w.ctx, objectType, ref)).toEqual([a]);
-      made.push(a);
-    }
-    // An explicit title is kept.
-    const titled = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "link", url: "http://docs.example.com/x", title: "Design doc" });
-    expect(titled).toMatchObject({ title: "Design doc", url: "http://docs.example.com/x", object_id: t.id });
+      // Each upload has a key of its own, so no other upload to the path can write over it.
+      const key = await objectKey(w.id.tenantId, "reports/2030-01/coverage.bin", 1);
+      expect(key).toMatch(new RegExp(`^${w.id.tenantId}/~v/[0-9a-f-]{36}/reports/2030-01/coverage\\.bin$`));
+      expect(await blobBytes(key)).toEqual(bytes);
+      expect((await env.BLOBS.head(key))!.httpMetadata?.contentType).toBe("application/octet-stream");
+      // Nothing lands outside the tenant's prefix under that path.
+      expect(await env.BLOBS.head("reports/2030-01/coverage.bin")).toBeNull();
 
-    // One attachment.added activity row per attachment, on the object, with the project's timeline.
-    const added = await activityRows(w.id.tenantId, "attachment.added");
-    expect(added).toHaveLength(targets.length + 1);
-    targets.forEach(([objectType, , canonical, projectId], i) => {
-      expect(added[i]).toMatchObject({ actor_id: w.id.actorId, object_type: objectType, object_id: canonical, at: made[i]!.created_at, session_id: "sess-1" });
-      if (projectId) expect(added[i]!.project_id).toBe(projectId);
-      expect(added[i]!.summary).toBe(`link: ${made[i]!.url}`);
-      expect(JSON.parse(added[i]!.metadata as string)).toEqual({ attachment_id: made[i]!.id });
+      // Explicit file name, title, MIME type and a matching size_bytes are kept; the MIME type reaches R2.
+      const html = new TextEncoder().encode("<h1>Coverage 93%</h1>\n");
+      const b = await attach(w.ctx, {
+        object_type: "project",
+        object_id: "APP",
+        kind: "file",
+        storage_path: "site/index.html",
+        content_base64: b64(html),
+        filename: "coverage.html",
+        title: "Coverage report",
+        mime_type: "text/html",
+        size_bytes: html.length,
+      });
+      expect(b).toMatchObject({ object_id: p.id, filename: "coverage.html", title: "Coverage report", mime_type: "text/html", size_bytes: html.length });
+      expect(await blobBytes(await objectKey(w.id.tenantId, "site/index.html"))).toEqual(html);
+      expect((await env.BLOBS.head(await objectKey(w.id.tenantId, "site/index.html")))!.httpMetadata?.contentType).toBe("text/html");
+
+      // A single-segment path, and an empty file.
+      const empty = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "file", storage_path: "empty.log", content_base64: "" });
+      expect(empty).toMatchObject({ filename: "empty.log", size_bytes: 0 });
+      expect(await blobBytes(await objectKey(w.id.tenantId, "empty.log"))).toEqual(new Uint8Array(0));
+
+      const stored = await Promise.all(["empty.log", "reports/2030-01/coverage.bin", "site/index.html"].map((p) => objectKey(w.id.tenantId, p)));
+      expect((await blobs(w.id.tenantId)).map((o) => [o.key, o.size]).sort()).toEqual(
+        [
+          [stored[0], 0],
+          [stored[1], bytes.length],
+          [stored[2], html.length],
+        ].sort(),
+      );
+      const added = await activityRows(w.id.tenantId, "attachment.added");
+      expect(added.map((r) => [r.object_type, r.object_id, r.summary])).toEqual([
+        ["task", t.id, "file: coverage.bin"],
+        ["project", p.id, "file: Coverage report"],
+        ["task", t.id, "file: empty.log"],
+      ]);
     });
-    // Links store nothing in R2.
-    expect(await blobs(w.id.tenantId)).toEqual([]);
-  });
 
-  it("refuses malformed link attachments with a hint and writes nothing", async () => {
-    const w = await world("link-bad");
-    const p = await project(w.ctx, "APP");
-    await task(w.ctx, p.id as string);
-    // Some state to keep: a live attachment, a stored file.
-    await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "link", url: "https://example.com/a" });
-    w.clock.advance(MINUTE);
-    await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "keep.txt", content_base64: btoa("keep") });
-    const base = { object_type: "task", object_id: "APP-1", kind: "link" };
+    it("accepts exactly 1 MiB inline and refuses a byte more, writing nothing", async () => {
+      const w = await world("file-size");
+      const p = await project(w.ctx, "APP");
+      await task(w.ctx, p.id as string);
+      const max = new Uint8Array(MIB).fill(0x5a);
+      const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "max.bin", content_base64: b64(max) });
+      expect(a.size_bytes).toBe(MIB);
+      expect((await env.BLOBS.head(await objectKey(w.id.tenantId, "max.bin")))!.size).toBe(MIB);
 
-    const missing = await rejects(w.ctx, "attach_add", base, "invalid_input");
-    expect(missing.message).toMatch(/url/);
-    await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", storage_path: "keep.txt" }, "invalid_input");
-    await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", content_base64: btoa("bytes") }, "invalid_input");
-    await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", storage_path: "new.txt", content_base64: btoa("bytes") }, "invalid_input");
-    for (const url of ["ftp://files.example.com/report.pdf", "javascript:alert(1)", "mailto:ops@example.com", "file:///etc/passwd", "data:text/html,hi", "not a url"]) {
-      const e = await rejects(w.ctx, "attach_add", { ...base, url }, "invalid_input");
-      expect(e.hint.length).toBeGreaterThan(0);
-    }
-    // A file attachment takes no url, and needs storage_path.
-    await rejects(w.ctx, "attach_add", { ...base, kind: "file", url: "https://example.com/b", storage_path: "x.txt", content_base64: btoa("x") }, "invalid_input");
-    const noPath = await rejects(w.ctx, "attach_add", { ...base, kind: "file", content_base64: btoa("x") }, "invalid_input");
-    expect(noPath.message).toMatch(/storage_path/);
-    // Unknown kinds and unknown keys are refused by the schema.
-    await rejects(w.ctx, "attach_add", { ...base, kind: "image", url: "https://example.com/b" }, "invalid_input");
-    await rejects(w.ctx, "attach_add", { ...base, url: "https://example.com/b", colour: "red" }, "invalid_input");
-
-    expect((await list(w.ctx, "task", "APP-1")).map((a) => a.kind)).toEqual(["file", "link"]);
-  });
-
-  it("refuses unknown objects (and notes, which this server does not have) as not_found", async () => {
-    const w = await world("link-nf");
-    await project(w.ctx, "APP");
-    const link = { kind: "link", url: "https://example.com/x" };
-    await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-9", ...link }, "not_found");
-    await rejects(w.ctx, "attach_add", { object_type: "project", object_id: "NOPE", ...link }, "not_found");
-    for (const type of ["decision", "comment", "handoff", "note"]) {
-      await rejects(w.ctx, "attach_add", { object_type: type, object_id: crypto.randomUUID(), ...link }, "not_found");
-    }
-    // A file for an unknown object is refused before anything reaches R2.
-    await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-9", kind: "file", storage_path: "f.bin", content_base64: btoa("abc") }, "not_found");
-    expect(await blobs(w.id.tenantId)).toEqual([]);
-  });
-});
-
-describe("files", () => {
-  it("stores inline content in R2 under the tenant's prefix as version 1 of storage_path, and records size, MIME and file name", async () => {
-    const w = await world("file-inline");
-    const p = await project(w.ctx, "APP");
-    const t = await task(w.ctx, p.id as string);
-    const bytes = sampleBytes();
-    const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "reports/2030-01/coverage.bin", content_base64: b64(bytes) });
-    expect(a).toEqual({
-      id: expect.stringMatching(UUID_V7),
-      object_type: "task",
-      object_id: t.id,
-      kind: "file",
-      url: null,
-      storage_path: "reports/2030-01/coverage.bin",
-      title: "coverage.bin",
-      filename: "coverage.bin",
-      mime_type: "application/octet-stream",
-      size_bytes: bytes.length,
-      blob_version: 1,
-      created_by: w.id.actorId,
-      created_at: T0,
+      const over = await rejects(
+        w.ctx,
+        "attach_add",
+        { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "over.bin", content_base64: b64(new Uint8Array(MIB + 1)) },
+        "invalid_input",
+      );
+      expect(over.hint).toMatch(/storage_path/);
+      await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "over.bin", content_base64: b64(new Uint8Array(2 * MIB)) }, "invalid_input");
+      expect(await blobs(w.id.tenantId)).toHaveLength(1);
     });
-    // Each upload has a key of its own, so no other upload to the path can write over it.
-    const key = await objectKey(w.id.tenantId, "reports/2030-01/coverage.bin", 1);
-    expect(key).toMatch(new RegExp(`^${w.id.tenantId}/~v/[0-9a-f-]{36}/reports/2030-01/coverage\\.bin$`));
-    expect(await blobBytes(key)).toEqual(bytes);
-    expect((await env.BLOBS.head(key))!.httpMetadata?.contentType).toBe("application/octet-stream");
-    // Nothing lands outside the tenant's prefix under that path.
-    expect(await env.BLOBS.head("reports/2030-01/coverage.bin")).toBeNull();
 
-    // Explicit file name, title, MIME type and a matching size_bytes are kept; the MIME type reaches R2.
-    const html = new TextEncoder().encode("<h1>Coverage 93%</h1>\n");
-    const b = await attach(w.ctx, {
-      object_type: "project", object_id: "APP", kind: "file", storage_path: "site/index.html", content_base64: b64(html),
-      filename: "coverage.html", title: "Coverage report", mime_type: "text/html", size_bytes: html.length,
+    it("refuses invalid base64, a wrong size_bytes and bad storage paths, writing nothing", async () => {
+      const w = await world("file-bad");
+      const p = await project(w.ctx, "APP");
+      await task(w.ctx, p.id as string);
+      await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "a/b.txt", content_base64: btoa("original") });
+      const file = { object_type: "task", object_id: "APP-1", kind: "file" };
+
+      for (const content of ["!!!not base64!!!", "abcde", "YWJj$"]) {
+        const e = await rejects(w.ctx, "attach_add", { ...file, storage_path: "bad.bin", content_base64: content }, "invalid_input");
+        expect(e.message).toMatch(/base64/);
+      }
+      // size_bytes must match the content; a mismatch does not overwrite what is stored at the path.
+      const mismatch = await rejects(w.ctx, "attach_add", { ...file, storage_path: "a/b.txt", content_base64: btoa("changed!"), size_bytes: 7 }, "invalid_input");
+      expect(mismatch.message).toMatch(/size_bytes/);
+      expect(await storedText(w.id.tenantId, "a/b.txt")).toBe("original");
+
+      for (const storage_path of ["/abs", "/abs/x.txt", "../x", "a/../b", "a/..", "a//b", "./a", "a/./b", ".", "..", "a/", "", "a\\b", "a/b\nc"]) {
+        await rejects(w.ctx, "attach_add", { ...file, storage_path, content_base64: btoa("x") }, "invalid_input");
+        await rejects(w.ctx, "attach_add", { ...file, storage_path }, "invalid_input");
+      }
+      // Dots inside a segment are plain names, not traversal.
+      const dotted = await attach(w.ctx, { ...file, storage_path: "v1.2/..hidden/report..final.txt", content_base64: btoa("ok") });
+      expect(dotted).toMatchObject({ filename: "report..final.txt", size_bytes: 2 });
+      expect(await storedText(w.id.tenantId, "v1.2/..hidden/report..final.txt")).toBe("ok");
     });
-    expect(b).toMatchObject({ object_id: p.id, filename: "coverage.html", title: "Coverage report", mime_type: "text/html", size_bytes: html.length });
-    expect(await blobBytes(await objectKey(w.id.tenantId, "site/index.html"))).toEqual(html);
-    expect((await env.BLOBS.head(await objectKey(w.id.tenantId, "site/index.html")))!.httpMetadata?.contentType).toBe("text/html");
 
-    // A single-segment path, and an empty file.
-    const empty = await attach(w.ctx, { object_type: "task", object_id: t.id, kind: "file", storage_path: "empty.log", content_base64: "" });
-    expect(empty).toMatchObject({ filename: "empty.log", size_bytes: 0 });
-    expect(await blobBytes(await objectKey(w.id.tenantId, "empty.log"))).toEqual(new Uint8Array(0));
+    it("attaches a pre-uploaded blob by storage_path, taking size and MIME type from R2", async () => {
+      const w = await world("file-stored");
+      const p = await project(w.ctx, "APP");
+      const t = await task(w.ctx, p.id as string);
+      const pdf = sampleBytes(5000);
+      await env.BLOBS.put(`${w.id.tenantId}/big/spec.pdf`, pdf, { httpMetadata: { contentType: "application/pdf" } });
+      await env.BLOBS.put(`${w.id.tenantId}/raw.dat`, new Uint8Array([1, 2, 3]));
+      const before = await blobs(w.id.tenantId);
 
-    const stored = await Promise.all(["empty.log", "reports/2030-01/coverage.bin", "site/index.html"].map((p) => objectKey(w.id.tenantId, p)));
-    expect((await blobs(w.id.tenantId)).map((o) => [o.key, o.size]).sort()).toEqual([[stored[0], 0], [stored[1], bytes.length], [stored[2], html.length]].sort());
-    const added = await activityRows(w.id.tenantId, "attachment.added");
-    expect(added.map((r) => [r.object_type, r.object_id, r.summary])).toEqual([
-      ["task", t.id, "file: coverage.bin"],
-      ["project", p.id, "file: Coverage report"],
-      ["task", t.id, "file: empty.log"],
-    ]);
+      const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/spec.pdf" });
+      expect(a).toMatchObject({
+        object_id: t.id,
+        kind: "file",
+        url: null,
+        storage_path: "big/spec.pdf",
+        filename: "spec.pdf",
+        title: "spec.pdf",
+        mime_type: "application/pdf",
+        size_bytes: 5000,
+        blob_version: 1,
+      });
+      // An object put in the bucket out of band becomes version 1 of its path, in place.
+      expect(await objectKey(w.id.tenantId, "big/spec.pdf", 1)).toBe(`${w.id.tenantId}/big/spec.pdf`);
+      // No content type stored: the default.
+      w.clock.advance(MINUTE);
+      const b = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "raw.dat", size_bytes: 3 });
+      expect(b).toMatchObject({ mime_type: "application/octet-stream", size_bytes: 3 });
+      // Attaching by reference leaves the stored objects as they were.
+      expect(await blobs(w.id.tenantId)).toEqual(before);
+      expect(await blobBytes(`${w.id.tenantId}/big/spec.pdf`)).toEqual(pdf);
+
+      // A size_bytes that disagrees with the stored object is refused.
+      const e = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/spec.pdf", size_bytes: 4999 }, "invalid_input");
+      expect(e.message).toMatch(/5000/);
+      // Nothing stored and nothing sent: blob_not_found, with a hint.
+      const missing = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/missing.pdf" }, "blob_not_found");
+      expect(missing.hint).toMatch(/content_base64/);
+      // A path is a key, not a prefix: "big" is no object.
+      await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big" }, "blob_not_found");
+      expect((await list(w.ctx, "task", "APP-1")).map((x) => x.id)).toEqual([b.id, a.id]);
+    });
   });
-
-  it("accepts exactly 1 MiB inline and refuses a byte more, writing nothing", async () => {
-    const w = await world("file-size");
-    const p = await project(w.ctx, "APP");
-    await task(w.ctx, p.id as string);
-    const max = new Uint8Array(MIB).fill(0x5a);
-    const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "max.bin", content_base64: b64(max) });
-    expect(a.size_bytes).toBe(MIB);
-    expect((await env.BLOBS.head(await objectKey(w.id.tenantId, "max.bin")))!.size).toBe(MIB);
-
-    const over = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "over.bin", content_base64: b64(new Uint8Array(MIB + 1)) }, "invalid_input");
-    expect(over.hint).toMatch(/storage_path/);
-    await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "over.bin", content_base64: b64(new Uint8Array(2 * MIB)) }, "invalid_input");
-    expect(await blobs(w.id.tenantId)).toHaveLength(1);
-  });
-
-  it("refuses invalid base64, a wrong size_bytes and bad storage paths, writing nothing", async () => {
-    const w = await world("file-bad");
-    const p = await project(w.ctx, "APP");
-    await task(w.ctx, p.id as string);
-    await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "a/b.txt", content_base64: btoa("original") });
-    const file = { object_type: "task", object_id: "APP-1", kind: "file" };
-
-    for (const content of ["!!!not base64!!!", "abcde", "YWJj$"]) {
-      const e = await rejects(w.ctx, "attach_add", { ...file, storage_path: "bad.bin", content_base64: content }, "invalid_input");
-      expect(e.message).toMatch(/base64/);
-    }
-    // size_bytes must match the content; a mismatch does not overwrite what is stored at the path.
-    const mismatch = await rejects(w.ctx, "attach_add", { ...file, storage_path: "a/b.txt", content_base64: btoa("changed!"), size_bytes: 7 }, "invalid_input");
-    expect(mismatch.message).toMatch(/size_bytes/);
-    expect(await storedText(w.id.tenantId, "a/b.txt")).toBe("original");
-
-    for (const storage_path of ["/abs", "/abs/x.txt", "../x", "a/../b", "a/..", "a//b", "./a", "a/./b", ".", "..", "a/", "", "a\\b", "a/b\nc"]) {
-      await rejects(w.ctx, "attach_add", { ...file, storage_path, content_base64: btoa("x") }, "invalid_input");
-      await rejects(w.ctx, "attach_add", { ...file, storage_path }, "invalid_input");
-    }
-    // Dots inside a segment are plain names, not traversal.
-    const dotted = await attach(w.ctx, { ...file, storage_path: "v1.2/..hidden/report..final.txt", content_base64: btoa("ok") });
-    expect(dotted).toMatchObject({ filename: "report..final.txt", size_bytes: 2 });
-    expect(await storedText(w.id.tenantId, "v1.2/..hidden/report..final.txt")).toBe("ok");
-  });
-
-  it("attaches a pre-uploaded blob by storage_path, taking size and MIME type from R2", async () => {
-    const w = await world("file-stored");
-    const p = await project(w.ctx, "APP");
-    const t = await task(w.ctx, p.id as string);
-    const pdf = sampleBytes(5000);
-    await env.BLOBS.put(`${w.id.tenantId}/big/spec.pdf`, pdf, { httpMetadata: { contentType: "application/pdf" } });
-    await env.BLOBS.put(`${w.id.tenantId}/raw.dat`, new Uint8Array([1, 2, 3]));
-    const before = await blobs(w.id.tenantId);
-
-    const a = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/spec.pdf" });
-    expect(a).toMatchObject({ object_id: t.id, kind: "file", url: null, storage_path: "big/spec.pdf", filename: "spec.pdf", title: "spec.pdf", mime_type: "application/pdf", size_bytes: 5000, blob_version: 1 });
-    // An object put in the bucket out of band becomes version 1 of its path, in place.
-    expect(await objectKey(w.id.tenantId, "big/spec.pdf", 1)).toBe(`${w.id.tenantId}/big/spec.pdf`);
-    // No content type stored: the default.
-    w.clock.advance(MINUTE);
-    const b = await attach(w.ctx, { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "raw.dat", size_bytes: 3 });
-    expect(b).toMatchObject({ mime_type: "application/octet-stream", size_bytes: 3 });
-    // Attaching by reference leaves the stored objects as they were.
-    expect(await blobs(w.id.tenantId)).toEqual(before);
-    expect(await blobBytes(`${w.id.tenantId}/big/spec.pdf`)).toEqual(pdf);
-
-    // A size_bytes that disagrees with the stored object is refused.
-    const e = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/spec.pdf", size_bytes: 4999 }, "invalid_input");
-    expect(e.message).toMatch(/5000/);
-    // Nothing stored and nothing sent: blob_not_found, with a hint.
-    const missing = await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big/missing.pdf" }, "blob_not_found");
-    expect(missing.hint).toMatch(/content_base64/);
-    // A path is a key, not a prefix: "big" is no object.
-    await rejects(w.ctx, "attach_add", { object_type: "task", object_id: "APP-1", kind: "file", storage_path: "big" }, "blob_not_found");
-    expect((await list(w.ctx, "task", "APP-1")).map((x) => x.id)).toEqual([b.id, a.id]);
-  });
-});
 });
 
 describe("tenant isolation", () => {
@@ -381,7 +409,10 @@ describe("tenant isolation", () => {
     await rejects(b.ctx, "attach_add", { object_type: "task", object_id: taskA.id, kind: "link", url: "https://b.example.com/" }, "not_found");
     await rejects(b.ctx, "attach_add", { object_type: "project", object_id: pa.id, kind: "link", url: "https://b.example.com/" }, "not_found");
     await rejects(b.ctx, "attach_add", { object_type: "task", object_id: taskA.id, kind: "file", storage_path: "shared/report.txt" }, "not_found");
-    for (const [type, ref] of [["task", taskA.id], ["project", pa.id]] as const) {
+    for (const [type, ref] of [
+      ["task", taskA.id],
+      ["project", pa.id],
+    ] as const) {
       const r = await call(b.ctx, "attachment_query", { object_type: type, object_id: ref });
       expect(r.error?.code).toBe("not_found");
       expect(JSON.stringify(r)).not.toContain(fileA.id as string);
@@ -437,7 +468,9 @@ describe("attach_remove", () => {
     // Both ends show on the project's timeline.
     const timeline = (await ok(w.ctx, "activity_query", { project_id: "APP", verb: "attachment.*" })).items as Structured[];
     expect(timeline.map((x) => [x.verb, (x.metadata as Structured).attachment_id])).toEqual([
-      ["attachment.removed", file.id], ["attachment.added", link.id], ["attachment.added", file.id],
+      ["attachment.removed", file.id],
+      ["attachment.added", link.id],
+      ["attachment.added", file.id],
     ]);
     expect(removed[0]!.summary).toContain("log.txt");
     expect(JSON.parse(removed[0]!.metadata as string)).toEqual({ attachment_id: file.id });
@@ -493,7 +526,8 @@ describe("attachment_query", () => {
     const w = await world("camel");
     const p = await project(w.ctx, "APP");
     await task(w.ctx, p.id as string);
-    const a = (await ok(w.ctx, "attach_add", { objectType: "task", objectId: "APP-1", kind: "file", storagePath: "c/d.json", contentBase64: btoa("{}"), mimeType: "application/json" })).attachment as Structured;
+    const a = (await ok(w.ctx, "attach_add", { objectType: "task", objectId: "APP-1", kind: "file", storagePath: "c/d.json", contentBase64: btoa("{}"), mimeType: "application/json" }))
+      .attachment as Structured;
     expect(a).toMatchObject({ storage_path: "c/d.json", mime_type: "application/json", size_bytes: 2 });
     expect((await ok(w.ctx, "attachment_query", { objectType: "task", objectId: "APP-1" })).items).toEqual([a]);
     expect((await ok(w.ctx, "attach_remove", { attachmentId: a.id })).removed).toBe(true);

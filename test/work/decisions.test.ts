@@ -43,20 +43,23 @@ async function comment(ctx: Ctx, objectType: string, objectId: string, body: str
 /** A work request (handoff) row; the handoff tools arrive later. */
 async function insertHandoff(tenantId: string, fromActorId: string, projectId: string | null): Promise<string> {
   const id = crypto.randomUUID();
-  await env.DB.prepare(
-    `INSERT INTO handoffs (id, tenant_id, kind, title, from_actor_id, related_project_id, created_at, updated_at) VALUES (?, ?, 'question', 'Which queue?', ?, ?, ?, ?)`,
-  ).bind(id, tenantId, fromActorId, projectId, T0, T0).run();
+  await env.DB.prepare(`INSERT INTO handoffs (id, tenant_id, kind, title, from_actor_id, related_project_id, created_at, updated_at) VALUES (?, ?, 'question', 'Which queue?', ?, ?, ?, ?)`)
+    .bind(id, tenantId, fromActorId, projectId, T0, T0)
+    .run();
   return id;
 }
 
 async function activityRows(tenantId: string, where = "1 = 1", ...params: unknown[]): Promise<Structured[]> {
-  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`).bind(tenantId, ...params).all<Structured>();
+  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`)
+    .bind(tenantId, ...params)
+    .all<Structured>();
   return rows.results;
 }
 
 async function notificationRows(tenantId: string, actorId?: string): Promise<Structured[]> {
   const rows = await env.DB.prepare(`SELECT * FROM notifications WHERE tenant_id = ? AND (? IS NULL OR actor_id = ?) ORDER BY seq`)
-    .bind(tenantId, actorId ?? null, actorId ?? null).all<Structured>();
+    .bind(tenantId, actorId ?? null, actorId ?? null)
+    .all<Structured>();
   return rows.results;
 }
 
@@ -80,7 +83,11 @@ const sorted = (xs: string[]) => [...xs].sort();
 
 /** Everything the tools in this file write for one tenant, so a refused call can be shown to write nothing. */
 async function tenantState(tenantId: string) {
-  const text = (sql: string) => env.DB.prepare(sql).bind(tenantId).first<{ s: string | null }>().then((r) => r?.s ?? "");
+  const text = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(tenantId)
+      .first<{ s: string | null }>()
+      .then((r) => r?.s ?? "");
   return {
     decisions: await text(
       `SELECT group_concat(id || ':' || ifnull(project_id, '-') || ':' || title || ':' || choice || ':' || status || ':' || status_changed_at || ':' ||
@@ -94,8 +101,7 @@ async function tenantState(tenantId: string) {
 }
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -109,10 +115,7 @@ describe("decision_log", () => {
       choice: "Use Cloudflare Queues",
       context: "We need at-least-once delivery.",
       rationale: "Managed, and close to the workers.",
-      options: [
-        { label: "Queues" },
-        { label: "Kafka", summary: "Self-hosted log", pros: ["mature"], cons: ["ops cost", "latency"] },
-      ],
+      options: [{ label: "Queues" }, { label: "Kafka", summary: "Self-hosted log", pros: ["mature"], cons: ["ops cost", "latency"] }],
       project_id: "api",
     });
     const d = r.decision as Structured;
@@ -138,8 +141,13 @@ describe("decision_log", () => {
     const acts = await activityRows(w.id.tenantId, "object_id = ?", d.id);
     expect(acts).toHaveLength(1);
     expect(acts[0]).toMatchObject({
-      verb: "decision.logged", object_type: "decision", project_id: api.id, actor_id: w.id.actorId, at: T0,
-      summary: "Queue backend: Use Cloudflare Queues", session_id: "sess-1",
+      verb: "decision.logged",
+      object_type: "decision",
+      project_id: api.id,
+      actor_id: w.id.actorId,
+      at: T0,
+      summary: "Queue backend: Use Cloudflare Queues",
+      session_id: "sess-1",
     });
 
     // The read path returns the same shape.
@@ -256,8 +264,15 @@ describe("decisions are append-only", () => {
     const before = await env.DB.prepare("SELECT * FROM decisions WHERE id = ?").bind(d.id).first<Structured>();
 
     for (const [column, value] of [
-      ["title", "Edited"], ["choice", "Edited"], ["context", "Edited"], ["rationale", "Edited"], ["options", "[]"],
-      ["project_id", "p"], ["supersedes_decision_id", "x"], ["created_by", "someone"], ["created_at", T0],
+      ["title", "Edited"],
+      ["choice", "Edited"],
+      ["context", "Edited"],
+      ["rationale", "Edited"],
+      ["options", "[]"],
+      ["project_id", "p"],
+      ["supersedes_decision_id", "x"],
+      ["created_by", "someone"],
+      ["created_at", T0],
     ] as const) {
       await expect(env.DB.prepare(`UPDATE decisions SET ${column} = ? WHERE id = ?`).bind(value, d.id).run(), column).rejects.toThrow(/append-only/);
     }
@@ -323,7 +338,8 @@ describe("decision_query", () => {
     const inRationale = await decide(w.ctx, { title: "Retries", choice: "Exponential backoff", rationale: "Thundering herds took the gateway down" });
     const dense = await decide(w.ctx, { title: "Postgres postgres postgres", choice: "Postgres" });
     const sparse = await decide(w.ctx, {
-      title: "Runbook", choice: "Write one",
+      title: "Runbook",
+      choice: "Write one",
       rationale: `${"words about many other things that matter for operations and people and time ".repeat(8)} postgres once`,
     });
 
@@ -357,9 +373,30 @@ describe("decision_query", () => {
     const uni = await decide(w.ctx, { title: "Café naïve 数据库", choice: "Ünïcode names 🚀" });
 
     const inputs = [
-      "\"postgres", "postgres\"", "\"\"", "postgres*", "*", "NEAR(postgres upgrade)", "postgres NEAR upgrade", "postgres AND", "AND OR NOT",
-      "(postgres", "postgres)", "title:postgres", "-postgres", "^postgres", "+", "{title choice}: postgres", "'); DROP TABLE decisions; --",
-      "\\", "%_", "café", "数据库", "🚀", "\u0000".slice(1), "a".repeat(500),
+      '"postgres',
+      'postgres"',
+      '""',
+      "postgres*",
+      "*",
+      "NEAR(postgres upgrade)",
+      "postgres NEAR upgrade",
+      "postgres AND",
+      "AND OR NOT",
+      "(postgres",
+      "postgres)",
+      "title:postgres",
+      "-postgres",
+      "^postgres",
+      "+",
+      "{title choice}: postgres",
+      "'); DROP TABLE decisions; --",
+      "\\",
+      "%_",
+      "café",
+      "数据库",
+      "🚀",
+      "\u0000".slice(1),
+      "a".repeat(500),
     ];
     for (const text of inputs) {
       const r = await call(w.ctx, "decision_query", { q: text });
@@ -368,7 +405,7 @@ describe("decision_query", () => {
       else expect(r.error?.code, JSON.stringify(text)).toBe("invalid_input");
     }
     const found = async (text: string) => ids((await ok(w.ctx, "decision_query", { q: text })).items as Structured[]);
-    expect(await found("\"postgres")).toEqual([pg.id]);
+    expect(await found('"postgres')).toEqual([pg.id]);
     expect(await found("postgres*")).toEqual([pg.id]);
     expect(await found("(postgres upgrade)")).toEqual([pg.id]);
     expect(await found("postgres AND upgrade")).toEqual([]); // "and" is a word to find, not an operator
@@ -499,8 +536,14 @@ describe("comment_add", () => {
       const r = await comment(w.ctx, type, objectId, `On the ${type}`);
       const c = r.comment as Structured;
       expect(c).toEqual({
-        id: expect.stringMatching(UUID_V7), object_type: type, object_id: objectId, body: `On the ${type}`,
-        author_actor_id: w.id.actorId, parent_comment_id: null, mentions: [], created_at: w.clock.now().toISOString(),
+        id: expect.stringMatching(UUID_V7),
+        object_type: type,
+        object_id: objectId,
+        body: `On the ${type}`,
+        author_actor_id: w.id.actorId,
+        parent_comment_id: null,
+        mentions: [],
+        created_at: w.clock.now().toISOString(),
       });
       expect(r.notified).toEqual([]);
       const thread = await ok(w.ctx, "comment_query", { object_type: type, object_id: objectId });
@@ -513,7 +556,7 @@ describe("comment_add", () => {
     expect(await notificationRows(w.id.tenantId)).toEqual([]);
   });
 
-  it("mentions by \"me\", external_ref and id notify exactly those actors, once each", async () => {
+  it('mentions by "me", external_ref and id notify exactly those actors, once each', async () => {
     const w = await world("comment-mentions");
     const bob = await w.other("bob");
     const carol = await w.other("carol");
@@ -614,7 +657,6 @@ describe("comment_add", () => {
     await rejects(w.ctx, "comment_add", { object_type: "project", object_id: api.id, body: "hi", mentions: Array(21).fill("me") }, "invalid_input");
     await rejects(w.ctx, "comment_add", { object_type: "project", object_id: api.id, body: "hi", author: "me" }, "invalid_input");
   });
-
 });
 
 describe("comment_query", () => {
@@ -636,7 +678,6 @@ describe("comment_query", () => {
     expect(items.map((c) => c.body)).toEqual(["c0", "c1", "c2", "c3", "c4"]);
     await rejects(w.ctx, "comment_query", { object_type: "project", object_id: api.id, cursor: "garbage" }, "invalid_input");
   });
-
 });
 
 describe("comment_add", () => {
@@ -665,13 +706,27 @@ describe("activity_log", () => {
 
     w.clock.advance(MINUTE);
     const r = await ok(w.ctx, "activity_log", {
-      verb: "deploy.finished", summary: "Deployed v1.2 to production", severity: "warn", status: "green", run_id: run.run_key,
+      verb: "deploy.finished",
+      summary: "Deployed v1.2 to production",
+      severity: "warn",
+      status: "green",
+      run_id: run.run_key,
       metadata: { version: "1.2", regions: ["eu", "us"] },
     });
     expect(r.deduplicated).toBe(false);
     expect(r.activity).toEqual({
-      id: expect.stringMatching(UUID_V7), at: at(MINUTE), actor_id: w.id.actorId, actor_name: "agent", verb: "deploy.finished", object_type: "", object_id: "",
-      project_id: null, summary: "Deployed v1.2 to production", severity: "warn", session_id: "sess-1", run_id: run.id,
+      id: expect.stringMatching(UUID_V7),
+      at: at(MINUTE),
+      actor_id: w.id.actorId,
+      actor_name: "agent",
+      verb: "deploy.finished",
+      object_type: "",
+      object_id: "",
+      project_id: null,
+      summary: "Deployed v1.2 to production",
+      severity: "warn",
+      session_id: "sess-1",
+      run_id: run.id,
       metadata: { version: "1.2", regions: ["eu", "us"], status: "green" },
     });
     const row = (await activityRows(w.id.tenantId, "id = ?", r.activity.id))[0]!;
@@ -760,7 +815,7 @@ describe("activity_query", () => {
     const seqs = await activityRows(w.id.tenantId);
     expect(ids(all)).toEqual(ids(seqs).reverse());
 
-    const q = async (args: Record<string, unknown>) => ((await ok(w.ctx, "activity_query", { limit: 200, ...args })).items as Structured[]);
+    const q = async (args: Record<string, unknown>) => (await ok(w.ctx, "activity_query", { limit: 200, ...args })).items as Structured[];
     const verbs = async (args: Record<string, unknown>) => (await q(args)).map((a) => a.verb as string);
 
     expect((await q({ project_id: "API" })).every((a) => a.project_id === api.id)).toBe(true);
@@ -847,8 +902,14 @@ describe("notification_query", () => {
     expect(bobs.unread_count).toBe(4);
     expect(bobs.next_cursor).toBeUndefined();
     expect(bobs.items[0]).toEqual({
-      id: expect.stringMatching(UUID_V7), kind: "mention", object_type: "comment", object_id: toBob[3], summary: "for bob 3",
-      from_actor_id: w.id.actorId, created_at: at(3 * MINUTE), read_at: null,
+      id: expect.stringMatching(UUID_V7),
+      kind: "mention",
+      object_type: "comment",
+      object_id: toBob[3],
+      summary: "for bob 3",
+      from_actor_id: w.id.actorId,
+      created_at: at(3 * MINUTE),
+      read_at: null,
     });
 
     const carols = await ok(carol.ctx, "notification_query", {});
@@ -877,7 +938,6 @@ describe("notification_query", () => {
     expect(ids(unreadPages.items)).toEqual(ids(unread.items as Structured[]));
     await rejects(bob.ctx, "notification_query", { recipient: "carol" }, "invalid_input");
   });
-
 });
 
 describe("notification_mark_read", () => {
@@ -940,7 +1000,12 @@ describe("tenant isolation", () => {
     expect(ids((await ok(b.ctx, "decision_query", { project_id: "API" })).items as Structured[])).toEqual([bDec.id]);
 
     // Comments.
-    for (const [type, id] of [["project", aApi.id], ["task", aTask.id], ["decision", aDec.id], ["work_request", aHandoff]] as const) {
+    for (const [type, id] of [
+      ["project", aApi.id],
+      ["task", aTask.id],
+      ["decision", aDec.id],
+      ["work_request", aHandoff],
+    ] as const) {
       await rejects(b.ctx, "comment_add", { object_type: type, object_id: id, body: "hi" }, "not_found");
       await rejects(b.ctx, "comment_query", { object_type: type, object_id: id }, "not_found");
     }
@@ -1027,4 +1092,3 @@ describe("follow-ups", () => {
     expect((await ok(other.ctx, "whoami", {})).recent_decisions).toEqual([]);
   });
 });
-

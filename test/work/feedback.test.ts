@@ -14,8 +14,19 @@ describe("feature_request_create", () => {
     const r = await ok(w.ctx, "feature_request_create", { title: "blame is slow on long paths", kind: "bug", tool_name: "blame", error_code: "internal_error", context: "looking up a file" });
     expect(r.deduplicated).toBe(false);
     expect(r.request).toMatchObject({
-      title: "blame is slow on long paths", body: "", kind: "bug", severity: "medium", tool_name: "blame", error_code: "internal_error",
-      context: "looking up a file", fingerprint: null, status: "open", resolution_note: "", occurrences: 1, actor_id: w.id.actorId, created_at: T0,
+      title: "blame is slow on long paths",
+      body: "",
+      kind: "bug",
+      severity: "medium",
+      tool_name: "blame",
+      error_code: "internal_error",
+      context: "looking up a file",
+      fingerprint: null,
+      status: "open",
+      resolution_note: "",
+      occurrences: 1,
+      actor_id: w.id.actorId,
+      created_at: T0,
     });
     expect(await rows(w.id.tenantId)).toBe(1);
   });
@@ -65,7 +76,7 @@ describe("feature_request_query", () => {
     expect(((await ok(w.ctx, "feature_request_query", { kind: "docs" })).items as Structured[]).map((r) => r.id)).toEqual([ids[3], ids[1]]);
     expect(((await ok(w.ctx, "feature_request_query", { status: ["declined"] })).items as Structured[]).map((r) => r.id)).toEqual([ids[0]]);
     expect(((await ok(w.ctx, "feature_request_query", { q: "turbo" })).items as Structured[]).map((r) => r.id)).toEqual([ids[2]]);
-    expect(((await ok(w.ctx, "feature_request_query", { id: ids[4] })).items as Structured[])).toHaveLength(1);
+    expect((await ok(w.ctx, "feature_request_query", { id: ids[4] })).items as Structured[]).toHaveLength(1);
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
@@ -89,57 +100,59 @@ describe("feature_request_query", () => {
 });
 
 describe("feature_request_set_status", () => {
-describe("the seed's lifecycle", () => {
-  const history = (tenantId: string) => count("SELECT COUNT(*) AS n FROM feature_request_events WHERE tenant_id = ?", tenantId);
+  describe("the seed's lifecycle", () => {
+    const history = (tenantId: string) => count("SELECT COUNT(*) AS n FROM feature_request_events WHERE tenant_id = ?", tenantId);
 
-  it("moves a request open → accepted → in_progress → shipped with notes, keeps every move, and tells the filer", async () => {
-    const w = await world("life");
-    const op = await w.other("ops", { operator: true });
-    const filed = await ok(w.ctx, "feature_request_create", { title: "No bulk ack", kind: "capability", fingerprint: "inbox:bulk" });
-    const id = filed.request.id;
-    w.clock.advance(MINUTE);
-    const accepted = await ok(op.ctx, "feature_request_set_status", { id, status: "accepted", note: "Planned for 0.3" });
-    expect(accepted).toMatchObject({ changed: true, request: { status: "accepted", resolution_note: "Planned for 0.3" } });
-    w.clock.advance(MINUTE);
-    await ok(op.ctx, "feature_request_set_status", { id, status: "in_progress", expected_status: "accepted" });
-    w.clock.advance(MINUTE);
-    const shipped = await ok(op.ctx, "feature_request_set_status", { id, status: "shipped", note: "In 0.3: inbox ack takes a list" });
-    expect(shipped.request).toMatchObject({ status: "shipped", resolution_note: "In 0.3: inbox ack takes a list" });
-    expect(shipped.history.map((h: Structured) => [h.from_status, h.to_status, h.actor_id])).toEqual([
-      ["open", "accepted", op.id.actorId], ["accepted", "in_progress", op.id.actorId], ["in_progress", "shipped", op.id.actorId],
-    ]);
-    // The filer reads the outcome and how it got there, and was notified of each move.
-    const [read] = (await ok(w.ctx, "feature_request_query", { id })).items as Structured[];
-    expect(read!.status).toBe("shipped");
-    expect(read!.history.map((h: Structured) => h.to_status)).toEqual(["accepted", "in_progress", "shipped"]);
-    expect(read!.history[0]).toMatchObject({ note: "Planned for 0.3", at: "2030-01-01T00:01:00.000Z" });
-    const notes = await ok(w.ctx, "notification_query", {});
-    expect(notes.items.filter((n: Structured) => n.kind === "feedback" && n.object_id === id)).toHaveLength(3);
-    // Setting the status it has is a no-op; a shipped request is closed, so its fingerprint files anew.
-    expect((await ok(op.ctx, "feature_request_set_status", { id, status: "shipped" })).changed).toBe(false);
-    expect((await ok(w.ctx, "feature_request_create", { title: "No bulk ack", kind: "capability", fingerprint: "inbox:bulk" })).deduplicated).toBe(false);
-  });
+    it("moves a request open → accepted → in_progress → shipped with notes, keeps every move, and tells the filer", async () => {
+      const w = await world("life");
+      const op = await w.other("ops", { operator: true });
+      const filed = await ok(w.ctx, "feature_request_create", { title: "No bulk ack", kind: "capability", fingerprint: "inbox:bulk" });
+      const id = filed.request.id;
+      w.clock.advance(MINUTE);
+      const accepted = await ok(op.ctx, "feature_request_set_status", { id, status: "accepted", note: "Planned for 0.3" });
+      expect(accepted).toMatchObject({ changed: true, request: { status: "accepted", resolution_note: "Planned for 0.3" } });
+      w.clock.advance(MINUTE);
+      await ok(op.ctx, "feature_request_set_status", { id, status: "in_progress", expected_status: "accepted" });
+      w.clock.advance(MINUTE);
+      const shipped = await ok(op.ctx, "feature_request_set_status", { id, status: "shipped", note: "In 0.3: inbox ack takes a list" });
+      expect(shipped.request).toMatchObject({ status: "shipped", resolution_note: "In 0.3: inbox ack takes a list" });
+      expect(shipped.history.map((h: Structured) => [h.from_status, h.to_status, h.actor_id])).toEqual([
+        ["open", "accepted", op.id.actorId],
+        ["accepted", "in_progress", op.id.actorId],
+        ["in_progress", "shipped", op.id.actorId],
+      ]);
+      // The filer reads the outcome and how it got there, and was notified of each move.
+      const [read] = (await ok(w.ctx, "feature_request_query", { id })).items as Structured[];
+      expect(read!.status).toBe("shipped");
+      expect(read!.history.map((h: Structured) => h.to_status)).toEqual(["accepted", "in_progress", "shipped"]);
+      expect(read!.history[0]).toMatchObject({ note: "Planned for 0.3", at: "2030-01-01T00:01:00.000Z" });
+      const notes = await ok(w.ctx, "notification_query", {});
+      expect(notes.items.filter((n: Structured) => n.kind === "feedback" && n.object_id === id)).toHaveLength(3);
+      // Setting the status it has is a no-op; a shipped request is closed, so its fingerprint files anew.
+      expect((await ok(op.ctx, "feature_request_set_status", { id, status: "shipped" })).changed).toBe(false);
+      expect((await ok(w.ctx, "feature_request_create", { title: "No bulk ack", kind: "capability", fingerprint: "inbox:bulk" })).deduplicated).toBe(false);
+    });
 
-  it("declines from any live status; refuses backward moves, moves out of a final status, a stale expected_status and non-operators, writing nothing", async () => {
-    const w = await world("life-bad");
-    const op = await w.other("ops", { operator: true });
-    const a = (await ok(w.ctx, "feature_request_create", { title: "A", kind: "bug" })).request.id;
-    const b = (await ok(w.ctx, "feature_request_create", { title: "B", kind: "bug" })).request.id;
-    await ok(op.ctx, "feature_request_set_status", { id: a, status: "in_progress" });
-    const state = async () => [await history(w.id.tenantId), await count("SELECT COUNT(*) AS n FROM feature_requests WHERE tenant_id = ? AND status = 'open'", w.id.tenantId)];
-    const back = await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: a, status: "accepted" }, "invalid_transition", state);
-    expect(back.hint).toContain("declined");
-    await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: b, status: "shipped", expected_status: "accepted" }, "conflict", state);
-    const filer = await refusedWithoutWrites(w.ctx, "feature_request_set_status", { id: b, status: "accepted" }, "operator_required", state);
-    expect(filer.hint).toContain("feature_request_query");
-    await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: b, status: "open" }, "invalid_input", state);
-    expect((await ok(op.ctx, "feature_request_set_status", { id: b, status: "declined", note: "works as designed" })).request.status).toBe("declined");
-    const final = await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: b, status: "accepted" }, "invalid_transition", state);
-    expect(final.hint).toContain("feature_request_create");
-    // Another tenant's operator cannot see it.
-    const other = await world("life-other");
-    const stranger = await other.other("ops", { operator: true });
-    await refusedWithoutWrites(stranger.ctx, "feature_request_set_status", { id: a, status: "declined" }, "not_found", state);
+    it("declines from any live status; refuses backward moves, moves out of a final status, a stale expected_status and non-operators, writing nothing", async () => {
+      const w = await world("life-bad");
+      const op = await w.other("ops", { operator: true });
+      const a = (await ok(w.ctx, "feature_request_create", { title: "A", kind: "bug" })).request.id;
+      const b = (await ok(w.ctx, "feature_request_create", { title: "B", kind: "bug" })).request.id;
+      await ok(op.ctx, "feature_request_set_status", { id: a, status: "in_progress" });
+      const state = async () => [await history(w.id.tenantId), await count("SELECT COUNT(*) AS n FROM feature_requests WHERE tenant_id = ? AND status = 'open'", w.id.tenantId)];
+      const back = await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: a, status: "accepted" }, "invalid_transition", state);
+      expect(back.hint).toContain("declined");
+      await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: b, status: "shipped", expected_status: "accepted" }, "conflict", state);
+      const filer = await refusedWithoutWrites(w.ctx, "feature_request_set_status", { id: b, status: "accepted" }, "operator_required", state);
+      expect(filer.hint).toContain("feature_request_query");
+      await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: b, status: "open" }, "invalid_input", state);
+      expect((await ok(op.ctx, "feature_request_set_status", { id: b, status: "declined", note: "works as designed" })).request.status).toBe("declined");
+      const final = await refusedWithoutWrites(op.ctx, "feature_request_set_status", { id: b, status: "accepted" }, "invalid_transition", state);
+      expect(final.hint).toContain("feature_request_create");
+      // Another tenant's operator cannot see it.
+      const other = await world("life-other");
+      const stranger = await other.other("ops", { operator: true });
+      await refusedWithoutWrites(stranger.ctx, "feature_request_set_status", { id: a, status: "declined" }, "not_found", state);
+    });
   });
-});
 });

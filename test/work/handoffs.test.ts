@@ -41,22 +41,27 @@ async function handoffRow(id: string): Promise<Structured> {
 }
 
 async function rows(sql: string, ...params: unknown[]): Promise<Structured[]> {
-  return (await env.DB.prepare(sql).bind(...params).all<Structured>()).results;
+  return (
+    await env.DB.prepare(sql)
+      .bind(...params)
+      .all<Structured>()
+  ).results;
 }
 
-const recipientsOf = async (handoffId: string) =>
-  (await rows("SELECT actor_id FROM handoff_recipients WHERE handoff_id = ? ORDER BY actor_id", handoffId)).map((r) => r.actor_id as string);
-const notificationsFor = (tenantId: string, objectId: string) =>
-  rows("SELECT * FROM notifications WHERE tenant_id = ? AND object_id = ? ORDER BY seq", tenantId, objectId);
-const activityOf = (tenantId: string, objectId: string) =>
-  rows("SELECT * FROM activity WHERE tenant_id = ? AND object_id = ? ORDER BY seq", tenantId, objectId);
+const recipientsOf = async (handoffId: string) => (await rows("SELECT actor_id FROM handoff_recipients WHERE handoff_id = ? ORDER BY actor_id", handoffId)).map((r) => r.actor_id as string);
+const notificationsFor = (tenantId: string, objectId: string) => rows("SELECT * FROM notifications WHERE tenant_id = ? AND object_id = ? ORDER BY seq", tenantId, objectId);
+const activityOf = (tenantId: string, objectId: string) => rows("SELECT * FROM activity WHERE tenant_id = ? AND object_id = ? ORDER BY seq", tenantId, objectId);
 const verbsOf = async (tenantId: string, objectId: string) => (await activityOf(tenantId, objectId)).map((a) => a.verb as string);
 const ids = (items: Structured[]) => items.map((h) => h.id as string);
 const sorted = (xs: string[]) => [...xs].sort();
 
 /** Everything the handoff tools write for one tenant, so a refused call can be shown to write nothing. */
 async function tenantState(tenantId: string) {
-  const text = (sql: string) => env.DB.prepare(sql).bind(tenantId).first<{ s: string | null }>().then((r) => r?.s ?? "");
+  const text = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(tenantId)
+      .first<{ s: string | null }>()
+      .then((r) => r?.s ?? "");
   return {
     handoffs: await text(
       `SELECT group_concat(id || ':' || kind || ':' || status || ':' || ifnull(claimed_by, '-') || ':' || ifnull(response, '-') || ':' ||
@@ -74,8 +79,7 @@ async function tenantState(tenantId: string) {
 }
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 /** inbox and whoami agree on how much is waiting for `ctx`; returns the inbox answer. */
 async function inboxAgrees(ctx: Ctx, args: Record<string, unknown> = {}): Promise<Structured> {
@@ -104,12 +108,33 @@ describe("handoff_create", () => {
     const h = r.handoff as Structured;
     expect(h.id).toMatch(UUID_V7);
     expect(h).toEqual({
-      id: h.id, kind: "question", title: "Which cache?", body: "Redis or KV for the session cache?", from_actor_id: w.id.actorId,
-      to_actor_ids: [bob.id.actorId], status: "open", claimed_by: null,
-      options: [{ label: "redis", summary: "" }, { label: "kv", summary: "Workers KV" }, { label: "d1", summary: "" }],
-      allow_free_text: false, response: null, responded_by: null, responded_at: null, verdict: null, resolution: null, resolution_note: "",
-      related_task_id: null, related_project_id: null, due_at: "2030-02-01T00:00:00.000Z", fingerprint: null,
-      created_at: T0, updated_at: T0, acked: false,
+      id: h.id,
+      kind: "question",
+      title: "Which cache?",
+      body: "Redis or KV for the session cache?",
+      from_actor_id: w.id.actorId,
+      to_actor_ids: [bob.id.actorId],
+      status: "open",
+      claimed_by: null,
+      options: [
+        { label: "redis", summary: "" },
+        { label: "kv", summary: "Workers KV" },
+        { label: "d1", summary: "" },
+      ],
+      allow_free_text: false,
+      response: null,
+      responded_by: null,
+      responded_at: null,
+      verdict: null,
+      resolution: null,
+      resolution_note: "",
+      related_task_id: null,
+      related_project_id: null,
+      due_at: "2030-02-01T00:00:00.000Z",
+      fingerprint: null,
+      created_at: T0,
+      updated_at: T0,
+      acked: false,
     });
     expect(await recipientsOf(h.id as string)).toEqual([bob.id.actorId]);
     const notes = await notificationsFor(w.id.tenantId, h.id as string);
@@ -123,7 +148,7 @@ describe("handoff_create", () => {
     expect((await create(w.ctx, { to_actor_ids: ["bob"] })).kind).toBe("handoff");
   });
 
-  it("several recipients by id, external_ref and \"me\" collapse duplicates: one recipient row and one notification each", async () => {
+  it('several recipients by id, external_ref and "me" collapse duplicates: one recipient row and one notification each', async () => {
     const w = await world("create-many");
     const bob = await w.other("bob");
     const carol = await w.other("carol");
@@ -165,7 +190,13 @@ describe("handoff_create", () => {
     await rejects(w.ctx, "handoff_create", { to_actor_ids: ["bob"], title: "Pick", urgency: "high" }, "invalid_input");
     // camelCase aliases are accepted.
     const h = await create(w.ctx, { toActorIds: ["bob"], title: "Pick", allowFreeText: false, options: ["a", "b"] });
-    expect(h).toMatchObject({ allow_free_text: false, options: [{ label: "a", summary: "" }, { label: "b", summary: "" }] });
+    expect(h).toMatchObject({
+      allow_free_text: false,
+      options: [
+        { label: "a", summary: "" },
+        { label: "b", summary: "" },
+      ],
+    });
     expect(await count("SELECT COUNT(*) AS n FROM handoffs WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
   });
 
@@ -289,9 +320,7 @@ describe("handoff_create fingerprint", () => {
     await w.other("carol");
     const actors = [w, bob, w, bob, w, bob];
     const results = await Promise.all(
-      actors.map((who, i) =>
-        call(who.ctx, "handoff_create", { to_actor_ids: ["bob", "carol"], title: `Deploy ${i}`, fingerprint: "deploy:v2", idempotency_key: `race-${i}` }),
-      ),
+      actors.map((who, i) => call(who.ctx, "handoff_create", { to_actor_ids: ["bob", "carol"], title: `Deploy ${i}`, fingerprint: "deploy:v2", idempotency_key: `race-${i}` })),
     );
     for (const r of results) expect(r.ok, JSON.stringify(r)).toBe(true);
     const winners = results.filter((r) => !r.deduplicated);
@@ -366,9 +395,7 @@ describe("handoff_claim", () => {
     const rs = await Promise.all(["x1", "x2", "x3", "x4"].map((n) => w.other(n)));
     const h = await create(w.ctx, { to_actor_ids: ["x1", "x2", "x3", "x4"] });
     const now = new Date(at(MINUTE));
-    const outcomes = await Promise.all(
-      rs.map((r) => claimHandoff(env.DB, { tenantId: w.id.tenantId, actorId: r.id.actorId, sessionId: "", handoffId: h.id as string, now })),
-    );
+    const outcomes = await Promise.all(rs.map((r) => claimHandoff(env.DB, { tenantId: w.id.tenantId, actorId: r.id.actorId, sessionId: "", handoffId: h.id as string, now })));
     const won = outcomes.filter((o) => o.claimed);
     expect(won).toEqual([{ claimed: true, already: false }]);
     const holder = (await handoffRow(h.id as string)).claimed_by as string;
@@ -410,8 +437,13 @@ describe("handoff_respond", () => {
     w.clock.advance(5 * MINUTE);
     const r = await ok(bob.ctx, "handoff_respond", { handoff_id: h.id, response: { chosen_option: "kv", text: "KV is enough", result_ref: "https://example.test/adr/7" } });
     expect(r.handoff).toMatchObject({
-      id: h.id, status: "responded", response: { chosen_option: "kv", text: "KV is enough", result_ref: "https://example.test/adr/7" },
-      responded_by: bob.id.actorId, responded_at: at(5 * MINUTE), claimed_by: bob.id.actorId, updated_at: at(5 * MINUTE),
+      id: h.id,
+      status: "responded",
+      response: { chosen_option: "kv", text: "KV is enough", result_ref: "https://example.test/adr/7" },
+      responded_by: bob.id.actorId,
+      responded_at: at(5 * MINUTE),
+      claimed_by: bob.id.actorId,
+      updated_at: at(5 * MINUTE),
     });
     const notes = await notificationsFor(w.id.tenantId, h.id as string);
     const response = notes.filter((n) => n.kind === "response");
@@ -442,8 +474,10 @@ describe("handoff_respond", () => {
     await rejects(bob.ctx, "handoff_respond", { handoff_id: strict.id }, "invalid_input");
     await rejects(bob.ctx, "handoff_respond", { handoff_id: strict.id, response: { text: 42 } }, "invalid_input");
     await rejects(bob.ctx, "handoff_respond", { handoff_id: strict.id, response: { text: "x".repeat(20_001) } }, "invalid_input");
-    expect((await ok(bob.ctx, "handoff_respond", { handoff_id: strict.id, response: { chosen_option: "hold", text: "after the freeze" } })).handoff.response)
-      .toEqual({ chosen_option: "hold", text: "after the freeze" });
+    expect((await ok(bob.ctx, "handoff_respond", { handoff_id: strict.id, response: { chosen_option: "hold", text: "after the freeze" } })).handoff.response).toEqual({
+      chosen_option: "hold",
+      text: "after the freeze",
+    });
 
     // Without options, any chosen_option is refused and the hint says to answer with text.
     const open = await create(w.ctx, { to_actor_ids: ["bob"] });
@@ -480,7 +514,11 @@ describe("handoff_respond", () => {
     await rejects(dave.ctx, "handoff_respond", { handoff_id: h.id, response: { text: "drive-by" } }, "not_recipient");
     await rejects(w.ctx, "handoff_respond", { handoff_id: h.id, response: { text: "answering myself" } }, "not_recipient");
     await rejects(bob.ctx, "handoff_respond", { handoff_id: crypto.randomUUID(), response: { text: "?" } }, "not_found");
-    expect((await ok(carol.ctx, "handoff_respond", { handoff_id: h.id, response: { text: "done" } })).handoff).toMatchObject({ status: "responded", responded_by: carol.id.actorId, claimed_by: carol.id.actorId });
+    expect((await ok(carol.ctx, "handoff_respond", { handoff_id: h.id, response: { text: "done" } })).handoff).toMatchObject({
+      status: "responded",
+      responded_by: carol.id.actorId,
+      claimed_by: carol.id.actorId,
+    });
     // Answered once: a second answer, even by the same recipient, is closed.
     await rejects(carol.ctx, "handoff_respond", { handoff_id: h.id, response: { text: "again" } }, "handoff_closed");
 

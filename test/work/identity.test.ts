@@ -43,8 +43,7 @@ async function world(name: string, actor = "agent", sessionId = "sess-1"): Promi
 }
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantRows(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantRows(ctx.tenantId));
 
 /** Row counts (and the latest change) of everything the tools in this file write, for one tenant. */
 async function tenantRows(tenantId: string) {
@@ -53,13 +52,19 @@ async function tenantRows(tenantId: string) {
     projects: await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", tenantId),
     activity: await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ?", tenantId),
     pendingKeys: await count("SELECT COUNT(*) AS n FROM idempotency_keys WHERE tenant_id = ? AND status = 'pending'", tenantId),
-    projectState: await env.DB.prepare("SELECT group_concat(id || ':' || key || ':' || title || ':' || status || ':' || ifnull(parent_project_id, '-') || ':' || updated_at, '|') AS s FROM (SELECT * FROM projects WHERE tenant_id = ? ORDER BY id)")
-      .bind(tenantId).first<{ s: string | null }>().then((r) => r?.s ?? ""),
+    projectState: await env.DB.prepare(
+      "SELECT group_concat(id || ':' || key || ':' || title || ':' || status || ':' || ifnull(parent_project_id, '-') || ':' || updated_at, '|') AS s FROM (SELECT * FROM projects WHERE tenant_id = ? ORDER BY id)",
+    )
+      .bind(tenantId)
+      .first<{ s: string | null }>()
+      .then((r) => r?.s ?? ""),
   };
 }
 
 async function activityRows(tenantId: string, where = "1 = 1", ...params: unknown[]) {
-  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`).bind(tenantId, ...params).all<Structured>();
+  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`)
+    .bind(tenantId, ...params)
+    .all<Structured>();
   return rows.results;
 }
 
@@ -87,8 +92,21 @@ async function insertTask(tenantId: string, createdBy: string, projectId: string
     `INSERT INTO tasks (id, tenant_id, project_id, seq, title, status, priority, assignee_actor_id, due_on, labels, created_by, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
   )
-    .bind(id, tenantId, projectId, t.seq, t.title ?? `task ${t.seq}`, t.status ?? "todo", t.priority ?? 2, t.assignee ?? null, t.dueOn ?? null,
-      JSON.stringify(t.labels ?? []), createdBy, created, created)
+    .bind(
+      id,
+      tenantId,
+      projectId,
+      t.seq,
+      t.title ?? `task ${t.seq}`,
+      t.status ?? "todo",
+      t.priority ?? 2,
+      t.assignee ?? null,
+      t.dueOn ?? null,
+      JSON.stringify(t.labels ?? []),
+      createdBy,
+      created,
+      created,
+    )
     .run();
   for (const dep of t.dependsOn ?? []) {
     await env.DB.prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) VALUES (?, ?, ?, ?)`).bind(tenantId, id, dep, created).run();
@@ -309,7 +327,12 @@ describe("register_actor", () => {
 
     // Every field given, camelCase aliases accepted.
     const human = await ok(w.ctx, "register_actor", {
-      externalRef: "alice@example.com", kind: "human", displayName: "Alice", group: "web", role: "lead", capabilities: ["typescript", "review"],
+      externalRef: "alice@example.com",
+      kind: "human",
+      displayName: "Alice",
+      group: "web",
+      role: "lead",
+      capabilities: ["typescript", "review"],
     });
     expect(human.created).toBe(true);
     expect(human.actor).toMatchObject({ external_ref: "alice@example.com", kind: "human", display_name: "Alice", group: "web", role: "lead", capabilities: ["typescript", "review"] });
@@ -325,7 +348,13 @@ describe("register_actor", () => {
     // Differing fields without update: true are refused, leaving the actor as it was.
     await rejects(w.ctx, "register_actor", { external_ref: "ci-bot", kind: "service", display_name: "CI" }, "conflict");
     const second = await ok(w.ctx, "register_actor", {
-      external_ref: "ci-bot", kind: "service", display_name: "CI", group: "infra", role: "builder", capabilities: ["deploy"], update: true,
+      external_ref: "ci-bot",
+      kind: "service",
+      display_name: "CI",
+      group: "infra",
+      role: "builder",
+      capabilities: ["deploy"],
+      update: true,
     });
     expect(second.created).toBe(false);
     expect(second.idempotent_replay).toBeUndefined();
@@ -385,9 +414,7 @@ describe("register_actor", () => {
 
   it("8 racing registrations of one external_ref converge on one actor, registered once", async () => {
     const w = await world("reg-race");
-    const results = await Promise.all(
-      Array.from({ length: 8 }, (_, i) => call(w.ctx, "register_actor", { external_ref: "racer", kind: "agent", idempotency_key: `race-${i}` })),
-    );
+    const results = await Promise.all(Array.from({ length: 8 }, (_, i) => call(w.ctx, "register_actor", { external_ref: "racer", kind: "agent", idempotency_key: `race-${i}` })));
     for (const r of results) expect(r.ok, JSON.stringify(r)).toBe(true);
     expect(results.some((r) => r.idempotent_replay)).toBe(false);
     const ids = new Set(results.map((r) => r.actor.id as string));
@@ -502,7 +529,13 @@ describe("project_create", () => {
   it("creates with an explicit key and every field, and writes project.created in the same call", async () => {
     const w = await world("pc-explicit");
     const r = await ok(w.ctx, "project_create", {
-      title: "Agent Ledger", key: "LEDG", summary: "The ledger", description: "Long text", status: "planned", start_on: "2026-06-01", target_on: "2028-02-29",
+      title: "Agent Ledger",
+      key: "LEDG",
+      summary: "The ledger",
+      description: "Long text",
+      status: "planned",
+      start_on: "2026-06-01",
+      target_on: "2028-02-29",
     });
     expect(r.idempotent_replay).toBeUndefined();
     expect(r.project).toEqual({
@@ -523,7 +556,13 @@ describe("project_create", () => {
     const activity = await activityRows(w.id.tenantId);
     expect(activity).toHaveLength(1);
     expect(activity[0]).toMatchObject({
-      verb: "project.created", object_type: "project", object_id: r.project.id, project_id: r.project.id, actor_id: w.id.actorId, at: T0, session_id: "sess-1",
+      verb: "project.created",
+      object_type: "project",
+      object_id: r.project.id,
+      project_id: r.project.id,
+      actor_id: w.id.actorId,
+      at: T0,
+      session_id: "sess-1",
     });
     expect(activity[0]!.summary).toContain("LEDG");
 
@@ -589,7 +628,7 @@ describe("project_create", () => {
     expect(await count("SELECT COUNT(*) AS n FROM projects WHERE tenant_id = ?", w.id.tenantId)).toBe(0);
   });
 
-  it("resolves owner \"me\" and external refs; an unknown owner or parent is not_found", async () => {
+  it('resolves owner "me" and external refs; an unknown owner or parent is not_found', async () => {
     const w = await world("pc-refs");
     const alice = await ok(w.ctx, "register_actor", { external_ref: "alice", kind: "human" });
     const mine = await createProject(w.ctx, { title: "Mine", owner_actor_id: "me" });
@@ -615,7 +654,13 @@ describe("project_update", () => {
     const w = await world(name);
     const parent = await createProject(w.ctx, { title: "Parent", key: "PAR" });
     const p = await createProject(w.ctx, {
-      title: "Child", key: "CHI", summary: "s", target_on: "2026-09-01", start_on: "2026-06-01", owner_actor_id: "me", parent_project_id: parent.id,
+      title: "Child",
+      key: "CHI",
+      summary: "s",
+      target_on: "2026-09-01",
+      start_on: "2026-06-01",
+      owner_actor_id: "me",
+      parent_project_id: parent.id,
     });
     w.clock.advance(MINUTE);
     return { w, parent, p };
@@ -1092,8 +1137,14 @@ describe("follow-ups", () => {
     expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(0);
     const insert = (hid: string, status: string) =>
       env.DB.batch([
-        env.DB.prepare(`INSERT INTO handoffs (id, tenant_id, kind, title, from_actor_id, status, created_at, updated_at) VALUES (?, ?, 'review', 'Look', ?, ?, ?, ?)`)
-          .bind(hid, w.id.tenantId, w.id.actorId, status, T0, T0),
+        env.DB.prepare(`INSERT INTO handoffs (id, tenant_id, kind, title, from_actor_id, status, created_at, updated_at) VALUES (?, ?, 'review', 'Look', ?, ?, ?, ?)`).bind(
+          hid,
+          w.id.tenantId,
+          w.id.actorId,
+          status,
+          T0,
+          T0,
+        ),
         env.DB.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) VALUES (?, ?, ?)`).bind(w.id.tenantId, hid, w.id.actorId),
       ]);
     await insert("h-open", "open");
@@ -1105,4 +1156,3 @@ describe("follow-ups", () => {
     expect((await ok(w.ctx, "whoami", {})).inbox.count).toBe(0);
   });
 });
-

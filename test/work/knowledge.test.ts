@@ -16,7 +16,10 @@ const embeddingRow = (w: World, id: string) =>
 const noteState = (w: World) => () =>
   Promise.all([
     count("SELECT COUNT(*) AS n FROM knowledge_notes WHERE tenant_id = ?", w.id.tenantId),
-    env.DB.prepare("SELECT id, title, body, tags, version FROM knowledge_notes WHERE tenant_id = ? ORDER BY seq").bind(w.id.tenantId).all().then((r) => r.results),
+    env.DB.prepare("SELECT id, title, body, tags, version FROM knowledge_notes WHERE tenant_id = ? ORDER BY seq")
+      .bind(w.id.tenantId)
+      .all()
+      .then((r) => r.results),
     count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ?", w.id.tenantId),
     count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ?", w.id.tenantId),
   ]);
@@ -29,8 +32,15 @@ describe("knowledge_write", () => {
     expect(r.embedding_status).toBe("pending");
     expect(r.warnings).toEqual([]);
     expect(r.note).toMatchObject({
-      title: "Restoring D1", kind: "runbook", tags: ["d1", "ops"], version: 1, embedding_status: "pending",
-      body: "# Restoring D1\n\nUse a time travel bookmark.", created_by: w.id.actorId, created_at: T0, updated_at: T0,
+      title: "Restoring D1",
+      kind: "runbook",
+      tags: ["d1", "ops"],
+      version: 1,
+      embedding_status: "pending",
+      body: "# Restoring D1\n\nUse a time travel bookmark.",
+      created_by: w.id.actorId,
+      created_at: T0,
+      updated_at: T0,
     });
     expect(r.note.project_id).toMatch(/^[0-9a-f-]{36}$/);
     expect((await embeddingRow(w, r.note.id))?.status).toBe("pending");
@@ -125,7 +135,13 @@ describe("knowledge_search", () => {
     const notes = {
       deploy: await write({ title: "Deployment runbook", body: "Deploy the worker with wrangler from CI after every merge.", kind: "runbook", project_id: "API", tags: ["ops", "ci"] }),
       cache: await write({ title: "ETag caching", body: "GitHub answers 304 to conditional requests; those do not count against the rate limit.", kind: "finding", tags: ["github"] }),
-      flaky: await write({ title: "Flaky claims test", body: "The race suite was flaky because lease alarms fired late. Deploy notes mention it too.", kind: "finding", project_id: "API", tags: ["ops"] }),
+      flaky: await write({
+        title: "Flaky claims test",
+        body: "The race suite was flaky because lease alarms fired late. Deploy notes mention it too.",
+        kind: "finding",
+        project_id: "API",
+        tags: ["ops"],
+      }),
     };
     await settle(w.ctx);
     return notes;
@@ -231,7 +247,17 @@ describe("knowledge_search", () => {
 
   it("refuses bad input", async () => {
     const w = await world("search-bad");
-    for (const args of [{}, { q: "" }, { q: "x".repeat(501) }, { q: "a", top_k: 0 }, { q: "a", top_k: 51 }, { q: "a", min_similarity: 2 }, { q: "a", kind: "essay" }, { q: "a", extra: 1 }, { q: "\u0000x" }]) {
+    for (const args of [
+      {},
+      { q: "" },
+      { q: "x".repeat(501) },
+      { q: "a", top_k: 0 },
+      { q: "a", top_k: 51 },
+      { q: "a", min_similarity: 2 },
+      { q: "a", kind: "essay" },
+      { q: "a", extra: 1 },
+      { q: "\u0000x" },
+    ]) {
       const r = await call(w.ctx, "knowledge_search", args);
       expect(r.error?.code, JSON.stringify(args)).toBe("invalid_input");
     }

@@ -62,7 +62,9 @@ async function repoQuery(ctx: Ctx, args: Record<string, unknown>): Promise<Struc
 }
 
 async function activityRows(tenantId: string, where = "1 = 1", ...params: unknown[]): Promise<Structured[]> {
-  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`).bind(tenantId, ...params).all<Structured>();
+  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`)
+    .bind(tenantId, ...params)
+    .all<Structured>();
   return rows.results;
 }
 
@@ -70,10 +72,16 @@ const ids = (items: Structured[]) => items.map((r) => r.id as string);
 
 /** Everything the repo tools write for one tenant, so a refused call can be shown to write nothing. */
 async function tenantState(tenantId: string) {
-  const text = (sql: string) => env.DB.prepare(sql).bind(tenantId).first<{ s: string | null }>().then((r) => r?.s ?? "");
+  const text = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(tenantId)
+      .first<{ s: string | null }>()
+      .then((r) => r?.s ?? "");
   return {
     repos: await text(`SELECT group_concat(id || ':' || slug || ':' || remote_url || ':' || default_branch, '|') AS s FROM (SELECT * FROM repositories WHERE tenant_id = ? ORDER BY id)`),
-    links: await text(`SELECT group_concat(project_id || ':' || repository_id || ':' || role, '|') AS s FROM (SELECT * FROM project_repositories WHERE tenant_id = ? ORDER BY project_id, repository_id)`),
+    links: await text(
+      `SELECT group_concat(project_id || ':' || repository_id || ':' || role, '|') AS s FROM (SELECT * FROM project_repositories WHERE tenant_id = ? ORDER BY project_id, repository_id)`,
+    ),
     refs: await text(
       `SELECT group_concat(id || ':' || object_type || ':' || object_id || ':' || ref_type || ':' || ifnull(repository_id, '-') || ':' || ifnull(sha, '-') || ':' ||
          ifnull(pr_state, '-') || ':' || title || ':' || ifnull(url, '-'), '|') AS s FROM (SELECT * FROM code_refs WHERE tenant_id = ? ORDER BY id)`,
@@ -85,8 +93,7 @@ async function tenantState(tenantId: string) {
 }
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 // ---------------------------------------------------------------------------------------------
 
@@ -122,7 +129,10 @@ describe("normalizeRemote", () => {
     expect(normalizeRemote("git@GITHUB.com:ACME/Api.GIT")!.url).toBe(upper.url);
 
     expect(normalizeRemote("https://gitlab.example.com/platform/billing.git")).toEqual({
-      host: "gitlab.example.com", owner: "platform", name: "billing", url: "https://gitlab.example.com/platform/billing",
+      host: "gitlab.example.com",
+      owner: "platform",
+      name: "billing",
+      url: "https://gitlab.example.com/platform/billing",
     });
     expect(normalizeRemote("git@gitlab.example.com:platform/billing.git")!.url).toBe("https://gitlab.example.com/platform/billing");
     // Dots, dashes and underscores inside a name are fine, and a leading dot (".github") too.
@@ -175,7 +185,10 @@ describe("repo_register", () => {
     await ok(w.ctx, "project_create", { title: "Tools", key: "TOOL" });
     await ok(w.ctx, "repo_link", { project_id: "BILL", repository_id: alone.repository.id });
     for (const ref of [alone.repository.id, "acme/billing", "git@github.com:acme/billing.git"]) {
-      expect((await ok(w.ctx, "project_query", { repository_id: ref })).items.map((p: Structured) => p.id), ref).toEqual([billing.project.id]);
+      expect(
+        (await ok(w.ctx, "project_query", { repository_id: ref })).items.map((p: Structured) => p.id),
+        ref,
+      ).toEqual([billing.project.id]);
     }
     expect((await ok(w.ctx, "project_query", { repository_id: "acme/tools" })).items).toEqual([]);
     expect((await ok(w.ctx, "project_query", {})).items).toHaveLength(2);
@@ -186,8 +199,14 @@ describe("repo_register", () => {
     const byUrl = await register(w.ctx, { remote_url: "git@github.com:acme/api.git" });
     expect(byUrl.created).toBe(true);
     expect(byUrl.repository).toEqual({
-      id: expect.stringMatching(UUID_V7), host: "github.com", owner: "acme", name: "api", slug: "acme/api",
-      remote_url: "https://github.com/acme/api", default_branch: "main", created_at: T0,
+      id: expect.stringMatching(UUID_V7),
+      host: "github.com",
+      owner: "acme",
+      name: "api",
+      slug: "acme/api",
+      remote_url: "https://github.com/acme/api",
+      default_branch: "main",
+      created_at: T0,
     });
     expect(byUrl.idempotent_replay).toBeUndefined();
 
@@ -242,9 +261,9 @@ describe("repo_register", () => {
     expect(res.ok).toBe(true);
     expect(res.repository.remote_url).toBe("https://github.com/acme/vault");
     expect(JSON.stringify(res)).not.toContain(token);
-    const rowText = await env.DB.prepare(
-      `SELECT id || host || owner || name || slug || remote_url || default_branch || created_by AS s FROM repositories WHERE tenant_id = ?`,
-    ).bind(w.id.tenantId).first<{ s: string }>();
+    const rowText = await env.DB.prepare(`SELECT id || host || owner || name || slug || remote_url || default_branch || created_by AS s FROM repositories WHERE tenant_id = ?`)
+      .bind(w.id.tenantId)
+      .first<{ s: string }>();
     expect(rowText!.s).toContain("acme/vault");
     expect(rowText!.s).not.toContain(token);
     expect(rowText!.s).not.toContain("x-access-token");
@@ -326,7 +345,11 @@ describe("repo_link", () => {
       { id: api.id, slug: "acme/api", role: "primary" },
     ]);
     const listed = await repoQuery(w.ctx, { project_id: "LNK" });
-    expect(listed.map((r) => [r.slug, r.role])).toEqual([["acme/api", "primary"], ["acme/docs", "docs"], ["acme/lib", "dependency"]]);
+    expect(listed.map((r) => [r.slug, r.role])).toEqual([
+      ["acme/api", "primary"],
+      ["acme/docs", "docs"],
+      ["acme/lib", "dependency"],
+    ]);
     expect(ids(listed)).not.toContain(unlinked.id);
     // Without project_id there is no role.
     expect((await repoQuery(w.ctx, {})).every((r) => r.role === undefined)).toBe(true);
@@ -405,15 +428,19 @@ describe("task_code_ref", () => {
     expect(commit.id).toMatch(UUID_V7);
     expect(await codeRef(w.ctx, ref, { ref_type: "branch", branch: "feature/x" })).toMatchObject({ ref_type: "branch", branch: "feature/x", sha: null });
     expect(await codeRef(w.ctx, ref, { ref_type: "pr", pr_number: 12 })).toMatchObject({ ref_type: "pr", pr_number: 12, pr_state: "open" });
-    expect(await codeRef(w.ctx, ref, { ref_type: "pr", pr_url: "https://github.com/acme/api/pull/13", pr_state: "draft" }))
-      .toMatchObject({ pr_number: null, pr_url: "https://github.com/acme/api/pull/13", pr_state: "draft" });
+    expect(await codeRef(w.ctx, ref, { ref_type: "pr", pr_url: "https://github.com/acme/api/pull/13", pr_state: "draft" })).toMatchObject({
+      pr_number: null,
+      pr_url: "https://github.com/acme/api/pull/13",
+      pr_state: "draft",
+    });
     expect(await codeRef(w.ctx, ref, { ref_type: "tag", title: "v1.2.0" })).toMatchObject({ ref_type: "tag", title: "v1.2.0" });
     expect(await codeRef(w.ctx, ref, { ref_type: "tag", sha: SHA_B })).toMatchObject({ ref_type: "tag", sha: SHA_B });
-    expect(await codeRef(w.ctx, ref, { ref_type: "compare", url: "https://github.com/acme/api/compare/a...b" }))
-      .toMatchObject({ ref_type: "compare", url: "https://github.com/acme/api/compare/a...b" });
+    expect(await codeRef(w.ctx, ref, { ref_type: "compare", url: "https://github.com/acme/api/compare/a...b" })).toMatchObject({
+      ref_type: "compare",
+      url: "https://github.com/acme/api/compare/a...b",
+    });
     const run = await mintRun(w.ctx);
-    expect(await codeRef(w.ctx, t.id as string, { ref_type: "commit", sha: "abcdef1", run_id: run.run_key, title: "short sha" }))
-      .toMatchObject({ sha: "abcdef1", run_id: run.id, title: "short sha" });
+    expect(await codeRef(w.ctx, t.id as string, { ref_type: "commit", sha: "abcdef1", run_id: run.run_key, title: "short sha" })).toMatchObject({ sha: "abcdef1", run_id: run.id, title: "short sha" });
 
     for (const args of [
       { ref_type: "commit" },
@@ -524,7 +551,10 @@ describe("code_ref_add", () => {
 
     const added = await activityRows(w.id.tenantId, "verb = 'code_ref.added'");
     expect(added.map((a) => [a.object_type, a.object_id, a.project_id])).toEqual([
-      ["decision", decision.id, p.id], ["decision", loose.id, null], ["project", p.id, p.id], ["task", t.id, p.id],
+      ["decision", decision.id, p.id],
+      ["decision", loose.id, null],
+      ["project", p.id, p.id],
+      ["task", t.id, p.id],
     ]);
 
     const note = await rejects(w.ctx, "code_ref_add", { object_type: "note", object_id: crypto.randomUUID(), ref_type: "commit", sha: SHA_A }, "not_found");
@@ -565,7 +595,8 @@ describe("code_ref_update", () => {
     expect((await verbs()).map((a) => a.verb).at(-1)).toBe("code_ref.updated");
 
     const fixed = await ok(w.ctx, "code_ref_update", {
-      code_ref_id: commit.id, patch: { sha: SHA_A, title: "the fix", url: "https://github.com/acme/api/commit/x" },
+      code_ref_id: commit.id,
+      patch: { sha: SHA_A, title: "the fix", url: "https://github.com/acme/api/commit/x" },
     });
     expect(fixed.changed).toEqual(["sha", "title", "url"]);
     expect(fixed.code_ref).toMatchObject({ sha: SHA_A.toLowerCase(), title: "the fix", url: "https://github.com/acme/api/commit/x" });
@@ -594,7 +625,10 @@ describe("code_ref_update", () => {
     await ok(w.ctx, "code_ref_update", { code_ref_id: onProject.id, patch: { pr_state: "merged" } });
     await ok(w.ctx, "code_ref_update", { code_ref_id: onDecision.id, patch: { pr_state: "closed" } });
     const moves = await activityRows(w.id.tenantId, "verb IN ('pr.merged', 'pr.closed')");
-    expect(moves.map((a) => [a.verb, a.object_type, a.project_id])).toEqual([["pr.merged", "project", p.id], ["pr.closed", "decision", p.id]]);
+    expect(moves.map((a) => [a.verb, a.object_type, a.project_id])).toEqual([
+      ["pr.merged", "project", p.id],
+      ["pr.closed", "decision", p.id],
+    ]);
     const brief = await ok(w.ctx, "project_brief", { project: "UPP" });
     expect((brief.recent_activity as Structured[]).map((a) => a.verb)).toEqual(expect.arrayContaining(["pr.merged", "pr.closed"]));
   });

@@ -39,8 +39,7 @@ async function tenantState(tenantId: string) {
   };
 }
 
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 /** A ctx whose writes are attributed to `runId`, as an out-of-process child's would be. */
 const attributedTo = (ctx: Ctx, runId: string): Ctx => ({ ...ctx, ensureRun: async () => runId, currentRun: async () => runId });
@@ -77,8 +76,16 @@ describe("the session's run over MCP", () => {
     await callOk("project_create", { title: "Runs over HTTP", key: "RH" });
     const [run] = await runRows(id.tenantId);
     expect(run).toMatchObject({
-      kind: "session", status: "running", actor_id: id.actorId, session_id: transport.sessionId, parent_run_id: null, root_run_id: run!.id,
-      label: "vitest", run_series_key: null, counts: "{}", ended_at: null,
+      kind: "session",
+      status: "running",
+      actor_id: id.actorId,
+      session_id: transport.sessionId,
+      parent_run_id: null,
+      root_run_id: run!.id,
+      label: "vitest",
+      run_series_key: null,
+      counts: "{}",
+      ended_at: null,
     });
     expect(run!.id).toMatch(UUID_V7);
     expect(run!.run_key).toBe(runKeyFor(run!.id as string));
@@ -117,7 +124,10 @@ describe("the session's run over MCP", () => {
   it("mints nothing for calls without a session, and tags a series from X-Run-Series-Key", async () => {
     const id = await seedIdentity(`wrun-nosess-${crypto.randomUUID().slice(0, 8)}`, "agent");
     const headers = (extra: Record<string, string> = {}) => ({
-      "Content-Type": "application/json", Accept: "application/json, text/event-stream", Authorization: `Bearer ${id.key}`, ...extra,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      Authorization: `Bearer ${id.key}`,
+      ...extra,
     });
     const body = JSON.stringify({ jsonrpc: "2.0", id: 1, method: "tools/call", params: { name: "project_create", arguments: { title: "No session", key: "NS" } } });
     const res = await workerFetch("http://ledger.test/mcp", { method: "POST", headers: headers(), body });
@@ -162,7 +172,11 @@ describe("the session's run through the registry", () => {
     w.clock.advance(2 * MINUTE);
     await ok(s, "task_create", { project_id: "RF", title: "c" });
     const runs = await runRows(w.id.tenantId);
-    expect(runs.map((r) => [r.kind, r.status])).toEqual([["session", "cancelled"], ["session", "running"], ["session", "running"]]);
+    expect(runs.map((r) => [r.kind, r.status])).toEqual([
+      ["session", "cancelled"],
+      ["session", "running"],
+      ["session", "running"],
+    ]);
     const sessionRun = runs.find((r) => r.session_id === s.sessionId && r.status === "running")!;
     expect((await activityRows(w.id.tenantId)).at(-1)).toMatchObject({ verb: "task.created", run_id: sessionRun.id });
   });
@@ -198,9 +212,23 @@ describe("run_fork", () => {
     const forked = await ok(s, "run_fork", { label: "write tests", goal: "cover runs", agent_role: "test-writer" });
     expect(forked.parent_run_key).toBe(parent.run_key);
     expect(forked.run).toMatchObject({
-      kind: "subagent", status: "running", parent_run_id: parent.id, root_run_id: parent.id, label: "write tests", goal: "cover runs", agent_role: "test-writer",
-      repository_id: parent.repository_id, branch: "feat/x", head_sha: SHA.toLowerCase(), dirty: true, session_id: s.sessionId, counts: {},
-      started_at: T0, last_heartbeat_at: T0, ended_at: null, actor_id: w.id.actorId,
+      kind: "subagent",
+      status: "running",
+      parent_run_id: parent.id,
+      root_run_id: parent.id,
+      label: "write tests",
+      goal: "cover runs",
+      agent_role: "test-writer",
+      repository_id: parent.repository_id,
+      branch: "feat/x",
+      head_sha: SHA.toLowerCase(),
+      dirty: true,
+      session_id: s.sessionId,
+      counts: {},
+      started_at: T0,
+      last_heartbeat_at: T0,
+      ended_at: null,
+      actor_id: w.id.actorId,
     });
     expect(forked.run.run_key).toMatch(RUN_KEY);
     expect((await activityRows(w.id.tenantId)).at(-1)).toMatchObject({ verb: "run.forked", run_id: parent.id });
@@ -278,7 +306,10 @@ describe("run_end", () => {
     const child = (await ok(s, "run_fork", { label: "child" })).run as Structured;
     w.clock.advance(5 * MINUTE);
     const ended = await ok(s, "run_end", { run_key: child.run_key, status: "succeeded", counts: { tasks_completed: 2 } });
-    expect(ended).toMatchObject({ run: { id: child.id, status: "succeeded", ended_at: at(5 * MINUTE), last_heartbeat_at: at(5 * MINUTE), counts: { tasks_completed: 2 } }, session_run_released: false });
+    expect(ended).toMatchObject({
+      run: { id: child.id, status: "succeeded", ended_at: at(5 * MINUTE), last_heartbeat_at: at(5 * MINUTE), counts: { tasks_completed: 2 } },
+      session_run_released: false,
+    });
     const rows = await activityRows(w.id.tenantId);
     expect(rows.at(-1)).toMatchObject({ verb: "run.succeeded", run_id: child.parent_run_id });
     await rejects(s, "run_end", { run_key: child.run_key, status: "failed" }, "run_ended");
@@ -309,7 +340,7 @@ describe("run_query", () => {
     const s = await inSession(w.ctx, { runSeriesKey: "nightly" });
     const b = await inSession(bob.ctx);
     await ok(s, "project_create", { title: "Q", key: "QQ" });
-    const [root] = await runRows(w.id.tenantId) as [Structured];
+    const [root] = (await runRows(w.id.tenantId)) as [Structured];
     const c1 = (await ok(s, "run_fork", { label: "c1" })).run as Structured;
     const c2 = (await ok(s, "run_fork", { label: "c2" })).run as Structured;
     const g1 = (await ok(attributedTo(w.ctx, c1.id as string), "run_fork", { label: "g1" })).run as Structured;
@@ -345,7 +376,6 @@ describe("run_query", () => {
     await rejects(w.ctx, "run_query", { root_run_id: "run-00000000" }, "not_found");
     await rejects(w.ctx, "run_query", { limit: 0 }, "invalid_input");
   });
-
 });
 
 describe("run_get", () => {
@@ -364,7 +394,11 @@ describe("run_get", () => {
     expect((await ok(w.ctx, "run_get", { run_id: root.id })).run).toEqual(byKey.run);
 
     const tree = await ok(w.ctx, "run_get", { run_key: root.run_key, include_children: true });
-    expect(tree.children.map((r: Structured) => [r.id, r.depth])).toEqual([[c1.id, 1], [c2.id, 1], [g1.id, 2]]);
+    expect(tree.children.map((r: Structured) => [r.id, r.depth])).toEqual([
+      [c1.id, 1],
+      [c2.id, 1],
+      [g1.id, 2],
+    ]);
     expect(tree.children_truncated).toBe(false);
     const sub = await ok(w.ctx, "run_get", { run_id: c1.id, include_children: true });
     expect(sub.children.map((r: Structured) => r.id)).toEqual([g1.id]);
@@ -395,15 +429,23 @@ describe("run_summary", () => {
     const runId = (await s.currentRun!())!;
     // The knowledge room is not on this branch; its verb is what the rollup counts.
     await env.DB.prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, summary, run_id) VALUES (?, ?, ?, ?, 'knowledge.written', 'note', 'n1', 'note', ?)`)
-      .bind(crypto.randomUUID(), w.id.tenantId, T0, w.id.actorId, runId).run();
+      .bind(crypto.randomUUID(), w.id.tenantId, T0, w.id.actorId, runId)
+      .run();
     // Someone else's writes in their own session are not this run's.
     await ok(await inSession(bob.ctx), "task_create", { project_id: "SM", title: "bob's" });
 
     const total = (await activityRows(w.id.tenantId)).filter((a) => a.run_id === runId).length;
     const summary = await ok(s, "run_summary", {});
     expect(summary).toMatchObject({
-      run: { id: runId }, tasks_created: 2, tasks_completed: 1, decisions_logged: 2, knowledge_written: 1, handoffs_created: 2, code_refs_added: 1,
-      activity_total: total, child_runs: 1,
+      run: { id: runId },
+      tasks_created: 2,
+      tasks_completed: 1,
+      decisions_logged: 2,
+      knowledge_written: 1,
+      handoffs_created: 2,
+      code_refs_added: 1,
+      activity_total: total,
+      child_runs: 1,
     });
     expect(total).toBeGreaterThan(10);
     const byKey = await ok(w.ctx, "run_summary", { run_id: summary.run.run_key });
@@ -472,7 +514,9 @@ describe("the run reaper", () => {
     const reports = await runAt(2 * HOUR + MINUTE);
     expect(reports.find((r) => r.job === "run_reaper")).toMatchObject({ ok: true, detail: expect.stringMatching(/^[1-9]\d* silent run\(s\) marked abandoned$/) });
     expect(await status()).toEqual({
-      vitest: ["abandoned", T0], "quiet child": ["running", null], "finished child": ["succeeded", T0],
+      vitest: ["abandoned", T0],
+      "quiet child": ["running", null],
+      "finished child": ["succeeded", T0],
     });
 
     // A shorter window from the environment; a nonsense one is reported, not applied.

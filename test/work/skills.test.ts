@@ -47,12 +47,14 @@ describe("skill_get", () => {
     expect((await ok(w.ctx, "skill_get", { slug: "review", project_id: "api" })).skill).toMatchObject({ id: projectOwn.skill.id, body: "api review" });
     expect((await ok(w.ctx, "skill_get", { skill_id: tenantWide.skill.id })).skill.body).toBe("tenant review");
     const listed = (await ok(w.ctx, "skill_list", { project_id: "API" })).items as Structured[];
-    expect(listed.map((s) => [s.slug, s.id])).toEqual([["onboarding", expect.any(String)], ["review", projectOwn.skill.id]]);
+    expect(listed.map((s) => [s.slug, s.id])).toEqual([
+      ["onboarding", expect.any(String)],
+      ["review", projectOwn.skill.id],
+    ]);
     expect(listed[0]!.body).toBeUndefined();
     const tenantOnly = (await ok(w.ctx, "skill_list", { include_body: true })).items as Structured[];
     expect(tenantOnly.map((s) => s.body)).toEqual(["welcome", "tenant review"]);
   });
-
 });
 
 describe("skill_list", () => {

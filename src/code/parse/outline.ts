@@ -55,9 +55,7 @@ export function outline(root: Node, source: string, spec: LanguageSpec): Outline
       found.forEach((def, i) => {
         const qualified = def.qualifier ? `${def.qualifier}.${def.name}` : prefix ? `${prefix}.${def.name}` : def.name;
         record(def, qualified);
-        const members = def.members
-          ? walk(def.members, { level: def.kind === "class" ? "class" : "module", exported: def.exported, exportedNames: new Set() }, qualified)
-          : undefined;
+        const members = def.members ? walk(def.members, { level: def.kind === "class" ? "class" : "module", exported: def.exported, exportedNames: new Set() }, qualified) : undefined;
         // Several definitions in one statement (`type ( A …; B … )`) split it; the first and last
         // take the statement's own first and last lines.
         const start = i === 0 ? firstLine(node) : firstLine(def.node);

@@ -61,15 +61,17 @@ function withoutNodeDetection<T>(start: () => T): T {
 }
 
 function initRuntime(): Promise<void> {
-  runtime ??= withoutNodeDetection(() => Parser.init({
-    // emscripten's hook for hosts that instantiate the main module themselves; it calls back with
-    // (instance, module) and ignores the return value in this build.
-    instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
-      const instance = new WebAssembly.Instance(runtimeWasm, imports);
-      done(instance, runtimeWasm);
-      return instance.exports;
-    },
-  })).catch((error: unknown) => {
+  runtime ??= withoutNodeDetection(() =>
+    Parser.init({
+      // emscripten's hook for hosts that instantiate the main module themselves; it calls back with
+      // (instance, module) and ignores the return value in this build.
+      instantiateWasm(imports: WebAssembly.Imports, done: (instance: WebAssembly.Instance, module: WebAssembly.Module) => void) {
+        const instance = new WebAssembly.Instance(runtimeWasm, imports);
+        done(instance, runtimeWasm);
+        return instance.exports;
+      },
+    }),
+  ).catch((error: unknown) => {
     // Let the next file try again rather than keep a failed start for the isolate's life.
     runtime = undefined;
     throw error;

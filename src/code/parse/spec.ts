@@ -65,10 +65,6 @@ export function unquote(text: string): string {
 }
 
 /** A definition named by `nameNode`, whose signature starts at `node` unless told otherwise. */
-export function definition(
-  node: Node,
-  nameNode: Node | null,
-  fields: Omit<Definition, "node" | "name" | "nameNode" | "declaration"> & { declaration?: Node; name?: string },
-): Definition {
+export function definition(node: Node, nameNode: Node | null, fields: Omit<Definition, "node" | "name" | "nameNode" | "declaration"> & { declaration?: Node; name?: string }): Definition {
   return { ...fields, node, nameNode, declaration: fields.declaration ?? node, name: fields.name ?? nameNode?.text ?? "" };
 }

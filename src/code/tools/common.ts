@@ -7,11 +7,7 @@ import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
 import { listIndexes, repoKey, type IndexRow } from "../store";
 
-export const codeRepoField = z
-  .string()
-  .min(1)
-  .max(200)
-  .describe("Repository: owner/name, or a repo_register id or slug.");
+export const codeRepoField = z.string().min(1).max(200).describe("Repository: owner/name, or a repo_register id or slug.");
 
 export const optionalRepoField = codeRepoField.optional().describe("Repository (owner/name or registered); omitted: every indexed one.");
 
@@ -29,9 +25,7 @@ export async function repoOf(ctx: Ctx, repo: string) {
 /** The live index of each repository asked for (the most recently indexed ref of each, or `ref`). */
 export async function liveIndexes(ctx: Ctx, repo: string | undefined, ref?: string): Promise<IndexRow[]> {
   const name = repo ? await repoOf(ctx, repo) : undefined;
-  const rows = (await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined)).filter(
-    (r) => r.generation !== "" && (ref === undefined || r.ref === ref),
-  );
+  const rows = (await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined)).filter((r) => r.generation !== "" && (ref === undefined || r.ref === ref));
   const newest = new Map<string, IndexRow>();
   for (const r of rows) {
     const seen = newest.get(r.repo);
@@ -39,7 +33,7 @@ export async function liveIndexes(ctx: Ctx, repo: string | undefined, ref?: stri
   }
   if (newest.size === 0) {
     throw new ToolError("index_not_found", repo ? `${repo}${ref ? `@${ref}` : ""} has no completed index yet.` : "No repository of this tenant has a completed index yet.", {
-      hint: "Start one with index_workspace {repo: \"owner/name\"} and wait until index_status says phase: complete.",
+      hint: 'Start one with index_workspace {repo: "owner/name"} and wait until index_status says phase: complete.',
     });
   }
   return [...newest.values()];
@@ -70,4 +64,3 @@ export async function checkHead(ctx: Ctx, row: IndexRow): Promise<IndexRow> {
     return row; // freshness stays as last known; GitHub being away does not fail a status read
   }
 }
-

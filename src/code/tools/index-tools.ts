@@ -114,11 +114,13 @@ const statusItem = z.object({
   symbols: z.number().int().describe("Symbol definitions indexed."),
   skipped: z.record(z.string(), z.number().int()).describe("Files left out, by reason (binary, vendored, generated, lockfile, too_large, over_limit, not_text)."),
   truncated: z.boolean().describe("A size limit stopped the read early."),
-  limits: z.object({
-    max_files: z.number().int().describe("Most files read."),
-    max_file_bytes: z.number().int().describe("Larger files are skipped."),
-    max_total_bytes: z.number().int().describe("Most bytes read in all."),
-  }).describe("The read limits in force for this repository."),
+  limits: z
+    .object({
+      max_files: z.number().int().describe("Most files read."),
+      max_file_bytes: z.number().int().describe("Larger files are skipped."),
+      max_total_bytes: z.number().int().describe("Most bytes read in all."),
+    })
+    .describe("The read limits in force for this repository."),
   errors: z.array(z.string()).describe("The last errors (up to 20)."),
   head_commit: z.string().describe("The ref's head on GitHub when last checked."),
   fresh: z.boolean().nullable().describe("True when the indexed commit is the head; null when unknown."),
@@ -209,12 +211,14 @@ const workspaceSchema = z.object({
   branch: z.string().describe("The ref indexed."),
   commit: z.string().describe("The indexed commit."),
   total_files: z.number().int().describe("Indexed file count."),
-  index_status: z.object({
-    healthy: z.boolean().describe("Complete, with no errors, at the branch head when known."),
-    last_indexed: z.string().describe("When it last became current."),
-    index_size: z.number().int().describe("Bytes of source indexed."),
-    phase: z.string().describe("As index_status reports it."),
-  }).describe("Index health."),
+  index_status: z
+    .object({
+      healthy: z.boolean().describe("Complete, with no errors, at the branch head when known."),
+      last_indexed: z.string().describe("When it last became current."),
+      index_size: z.number().int().describe("Bytes of source indexed."),
+      phase: z.string().describe("As index_status reports it."),
+    })
+    .describe("Index health."),
 });
 
 export const getWorkspaceInfoTool = defineTool({
@@ -224,11 +228,13 @@ export const getWorkspaceInfoTool = defineTool({
   description: "Index health and cache statistics per indexed repository.",
   input: z.object({ repo: optionalRepoField }),
   output: workspaceSchema.extend({
-    cache_stats: z.object({
-      hit_rate: z.number().describe("Cache hit rate (0–1) in this server process."),
-      size: z.number().int().describe("Cached answers."),
-      commit_keyed: z.boolean().describe("Answers are keyed by the commit they reflect."),
-    }).describe("Retrieval cache."),
+    cache_stats: z
+      .object({
+        hit_rate: z.number().describe("Cache hit rate (0–1) in this server process."),
+        size: z.number().int().describe("Cached answers."),
+        commit_keyed: z.boolean().describe("Answers are keyed by the commit they reflect."),
+      })
+      .describe("Retrieval cache."),
     repositories: z.array(workspaceSchema).describe("Every indexed repository and ref (the top-level fields describe the first)."),
   }),
   annotations: READ_ONLY,
@@ -236,7 +242,7 @@ export const getWorkspaceInfoTool = defineTool({
     const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
     const rows = await listIndexes(ctx.d1, ctx.tenantId, name ? repoKey(name.owner, name.name) : undefined);
     if (rows.length === 0) {
-      throw new ToolError("index_not_found", input.repo ? `${input.repo} has no index.` : "No repository is indexed yet.", { hint: "Start one with index_workspace {repo: \"owner/name\"}." });
+      throw new ToolError("index_not_found", input.repo ? `${input.repo} has no index.` : "No repository is indexed yet.", { hint: 'Start one with index_workspace {repo: "owner/name"}.' });
     }
     const host = new URL(ctx.env.GITHUB_API_URL || "https://api.github.com").hostname.replace(/^api\./, "");
     const repositories = rows.map((r) => ({

@@ -7,7 +7,6 @@ import { searchCode, type Chunk, type Hit } from "../retrieval";
 import type { IndexRow } from "../store";
 import { indexedOf, indexedSchema, liveIndexes, optionalRepoField, refField } from "./common";
 
-
 const queryField = z.string().trim().min(1).max(1000).describe("What you are looking for, in words or identifiers.");
 
 export const hitSchema = z.object({
@@ -27,7 +26,16 @@ const repoNames = (indexes: IndexRow[]) => new Map(indexes.map((i) => [i.generat
 
 function hitsOut(hits: Hit[], indexes: IndexRow[]): HitOut[] {
   const names = repoNames(indexes);
-  return hits.map((h) => ({ repo: names.get(h.generation) ?? "", path: h.path, start_line: h.start_line, end_line: h.end_line, symbol: h.symbol, language: h.language, relevance: h.relevance, content: h.text }));
+  return hits.map((h) => ({
+    repo: names.get(h.generation) ?? "",
+    path: h.path,
+    start_line: h.start_line,
+    end_line: h.end_line,
+    symbol: h.symbol,
+    language: h.language,
+    relevance: h.relevance,
+    content: h.text,
+  }));
 }
 
 /** The answer as markdown, for agents that read the text content. */
@@ -71,7 +79,11 @@ export const semanticSearchTool = defineTool({
     const args = { query: input.query, top_k: input.top_k, mode: input.mode };
     return cached(ctx.tenantId, ["semantic_search", cacheKeyOf(indexes), args], input.bypass_cache, async () => {
       const r = await searchCode(ctx.env, ctx.tenantId, indexes, {
-        query: input.query, topK: input.top_k, pool: input.mode === "deep" ? 10 : 3, mode: "hybrid", ...(input.timeout_ms ? { deadlineMs: input.timeout_ms } : {}),
+        query: input.query,
+        topK: input.top_k,
+        pool: input.mode === "deep" ? 10 : 3,
+        mode: "hybrid",
+        ...(input.timeout_ms ? { deadlineMs: input.timeout_ms } : {}),
       });
       return { results: hitsOut(r.hits, indexes), indexes: indexes.map(indexedOf), mode: r.mode, note: r.note };
     });
@@ -107,11 +119,13 @@ export const codebaseRetrievalTool = defineTool({
     repo: optionalRepoField,
   }),
   output: searchOutput.extend({
-    filters_applied: z.object({
-      file_types: z.array(z.string()).describe("Extensions kept."),
-      exclude_paths: z.array(z.string()).describe("Path prefixes left out."),
-      include_tests: z.boolean().describe("Whether tests were kept."),
-    }).describe("The filters as applied."),
+    filters_applied: z
+      .object({
+        file_types: z.array(z.string()).describe("Extensions kept."),
+        exclude_paths: z.array(z.string()).describe("Path prefixes left out."),
+        include_tests: z.boolean().describe("Whether tests were kept."),
+      })
+      .describe("The filters as applied."),
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
@@ -119,8 +133,7 @@ export const codebaseRetrievalTool = defineTool({
     const o = input.options;
     const types = (o.file_types ?? []).map((t) => (t.startsWith(".") ? t : `.${t}`).toLowerCase());
     const excluded = o.exclude_paths ?? [];
-    const filter = (c: Chunk) =>
-      (types.length === 0 || types.includes(extOf(c.path))) && !excluded.some((p) => c.path.startsWith(p.replace(/^\.?\//, ""))) && (o.include_tests || !isTestPath(c.path));
+    const filter = (c: Chunk) => (types.length === 0 || types.includes(extOf(c.path))) && !excluded.some((p) => c.path.startsWith(p.replace(/^\.?\//, ""))) && (o.include_tests || !isTestPath(c.path));
     const r = await searchCode(ctx.env, ctx.tenantId, indexes, { query: input.query, topK: o.top_k, pool: 8, mode: "hybrid", filter });
     return {
       results: hitsOut(r.hits, indexes),
@@ -152,13 +165,16 @@ export const getFileTool = defineTool({
     size: z.number().int().describe("File size in bytes."),
     lines: z.number().int().describe("Total line count."),
     language: z.string().describe("Language."),
-    metadata: z.object({
-      last_modified: z.string().describe("When the index took this content."),
-      git_status: z.string().describe("Always 'committed': the content is the indexed commit's."),
-      repo: z.string().describe("owner/name."),
-      ref: z.string().describe("The ref indexed."),
-      commit: z.string().describe("The commit the content is from."),
-    }).optional().describe("With include_metadata."),
+    metadata: z
+      .object({
+        last_modified: z.string().describe("When the index took this content."),
+        git_status: z.string().describe("Always 'committed': the content is the indexed commit's."),
+        repo: z.string().describe("owner/name."),
+        ref: z.string().describe("The ref indexed."),
+        commit: z.string().describe("The commit the content is from."),
+      })
+      .optional()
+      .describe("With include_metadata."),
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
@@ -192,7 +208,9 @@ export const getFileTool = defineTool({
       size: file.size,
       lines: file.lines,
       language: file.language,
-      ...(input.include_metadata ? { metadata: { last_modified: index.last_indexed_at, git_status: "committed", repo: `${index.owner}/${index.name}`, ref: index.ref, commit: index.commit_sha } } : {}),
+      ...(input.include_metadata
+        ? { metadata: { last_modified: index.last_indexed_at, git_status: "committed", repo: `${index.owner}/${index.name}`, ref: index.ref, commit: index.commit_sha } }
+        : {}),
     };
   },
   summarize: (r) => `${r.path}: ${r.lines} line(s), ${r.size} bytes.`,

@@ -35,7 +35,15 @@ const names = (indexes: IndexRow[]) => new Map(indexes.map((i) => [i.generation,
 const defOut = (indexes: IndexRow[]) => {
   const n = names(indexes);
   return (s: SymbolRow): z.infer<typeof defSchema> => ({
-    repo: n.get(s.generation) ?? "", name: s.name, qualified: s.qualified, kind: s.kind, path: s.path, start_line: s.start_line, end_line: s.end_line, exported: s.exported === 1, signature: s.signature,
+    repo: n.get(s.generation) ?? "",
+    name: s.name,
+    qualified: s.qualified,
+    kind: s.kind,
+    path: s.path,
+    start_line: s.start_line,
+    end_line: s.end_line,
+    exported: s.exported === 1,
+    signature: s.signature,
   });
 };
 
@@ -48,7 +56,11 @@ async function refsOut(ctx: Ctx, indexes: IndexRow[], refs: RefRow[]): Promise<z
     if (!files.has(key)) files.set(key, (await fileLines(ctx.d1, ctx.tenantId, r.generation, r.path, 1, Number.MAX_SAFE_INTEGER)).split("\n"));
   }
   return refs.map((r) => ({
-    repo: n.get(r.generation) ?? "", path: r.path, line: r.line, enclosing: r.enclosing, kind: r.kind === "call" ? "call" : "reference",
+    repo: n.get(r.generation) ?? "",
+    path: r.path,
+    line: r.line,
+    enclosing: r.enclosing,
+    kind: r.kind === "call" ? "call" : "reference",
     text: (files.get(`${r.generation}\u0000${r.path}`)?.[r.line - 1] ?? "").trim().slice(0, 300),
   }));
 }
@@ -162,11 +174,15 @@ export const findCalleesTool = defineTool({
   description: "What a definition calls, each resolved to its definitions where the index has them.",
   input: z.object({ symbol: symbolField, path: z.string().max(1024).optional().describe("The definition in this file."), repo: optionalRepoField }),
   output: z.object({
-    items: z.array(z.object({
-      name: z.string().describe("The name called."),
-      lines: z.array(z.number().int()).describe("Lines of the calls."),
-      definitions: z.array(defSchema).describe("Where it is defined (up to 5), or [] when outside the index."),
-    })).describe("Callees in call order."),
+    items: z
+      .array(
+        z.object({
+          name: z.string().describe("The name called."),
+          lines: z.array(z.number().int()).describe("Lines of the calls."),
+          definitions: z.array(defSchema).describe("Where it is defined (up to 5), or [] when outside the index."),
+        }),
+      )
+      .describe("Callees in call order."),
     caller: z.array(defSchema).describe("The definition(s) read."),
     indexes: indexesField,
   }),
@@ -201,23 +217,31 @@ export const impactAnalysisTool = defineTool({
     repo: optionalRepoField,
   }),
   output: z.object({
-    files: z.array(z.object({
-      repo: z.string().describe("owner/name."),
-      path: z.string().describe("A dependent file."),
-      depth: z.number().int().describe("Import hops from a changed file (0: references a changed symbol directly)."),
-      via: z.string().describe("The changed file or symbol it depends on."),
-    })).describe("Dependent files, nearest first."),
-    symbols: z.array(z.object({
-      repo: z.string().describe("owner/name."),
-      symbol: z.string().describe("A definition that uses a changed symbol ('' for top-level code)."),
-      path: z.string().describe("Its file."),
-      uses: z.string().describe("The changed symbol it uses."),
-    })).describe("Dependent definitions."),
+    files: z
+      .array(
+        z.object({
+          repo: z.string().describe("owner/name."),
+          path: z.string().describe("A dependent file."),
+          depth: z.number().int().describe("Import hops from a changed file (0: references a changed symbol directly)."),
+          via: z.string().describe("The changed file or symbol it depends on."),
+        }),
+      )
+      .describe("Dependent files, nearest first."),
+    symbols: z
+      .array(
+        z.object({
+          repo: z.string().describe("owner/name."),
+          symbol: z.string().describe("A definition that uses a changed symbol ('' for top-level code)."),
+          path: z.string().describe("Its file."),
+          uses: z.string().describe("The changed symbol it uses."),
+        }),
+      )
+      .describe("Dependent definitions."),
     indexes: indexesField,
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    if (!input.paths?.length && !input.symbols?.length) throw new ToolError("invalid_input", "impact_analysis needs paths or symbols.", { hint: "Pass paths: [\"src/a.ts\"] or symbols: [\"login\"]." });
+    if (!input.paths?.length && !input.symbols?.length) throw new ToolError("invalid_input", "impact_analysis needs paths or symbols.", { hint: 'Pass paths: ["src/a.ts"] or symbols: ["login"].' });
     const indexes = await liveIndexes(ctx, input.repo);
     const n = names(indexes);
     const files: { repo: string; path: string; depth: number; via: string }[] = [];

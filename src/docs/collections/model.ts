@@ -8,10 +8,7 @@ export interface PageParams {
 
 /** One page of rows plus the total, in one round trip. */
 async function page<T>(ctx: Ctx, sql: string, countSql: string, p: PageParams) {
-  const [rows, count] = await ctx.d1.batch<T & { n: number }>([
-    ctx.d1.prepare(`${sql} LIMIT ? OFFSET ?`).bind(ctx.tenantId, p.limit, p.offset),
-    ctx.d1.prepare(countSql).bind(ctx.tenantId),
-  ]);
+  const [rows, count] = await ctx.d1.batch<T & { n: number }>([ctx.d1.prepare(`${sql} LIMIT ? OFFSET ?`).bind(ctx.tenantId, p.limit, p.offset), ctx.d1.prepare(countSql).bind(ctx.tenantId)]);
   const total = count!.results[0]!.n;
   const items = rows!.results as T[];
   return { items, total, ...(p.offset + items.length < total ? { next_offset: p.offset + items.length } : {}) };
@@ -52,10 +49,7 @@ export interface FileRef {
 
 /** A collection's live documents, by path. */
 export async function collectionFiles(ctx: Ctx, collection: string): Promise<FileRef[]> {
-  const rows = await ctx.d1
-    .prepare(`SELECT path, hash, size FROM documents WHERE tenant_id = ? AND collection = ? AND deleted_at IS NULL ORDER BY path`)
-    .bind(ctx.tenantId, collection)
-    .all<FileRef>();
+  const rows = await ctx.d1.prepare(`SELECT path, hash, size FROM documents WHERE tenant_id = ? AND collection = ? AND deleted_at IS NULL ORDER BY path`).bind(ctx.tenantId, collection).all<FileRef>();
   return rows.results;
 }
 

@@ -12,7 +12,11 @@ export const docsExecute = defineTool({
     "Write to the document store: operations run in order and the batch stops at the first failure unless continue_on_error. Ops: add (inline content), update (metadata, tags), delete (names, globs), restore, download. Answers {results: [{stepIndex, op, success, the op's scalar fields (add's hash, update's matched), data | error}], totalOps, succeeded, failed}.",
   toolset: "docs",
   input: z.object({
-    operations: z.array(stepSchemaOf(DOCS_SURFACE.names("execute"))).min(1).max(MAX_OPERATIONS).describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
+    operations: z
+      .array(stepSchemaOf(DOCS_SURFACE.names("execute")))
+      .min(1)
+      .max(MAX_OPERATIONS)
+      .describe(`1–${MAX_OPERATIONS} operations, each {op, params}.`),
     continue_on_error: z.boolean().default(false).describe("Run every operation even after one fails (continueOnError is accepted)."),
   }),
   output: batchResult,

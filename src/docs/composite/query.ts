@@ -10,10 +10,14 @@ export const docsQuery = defineTool({
   seedName: "query",
   title: "Document store: read pipeline",
   description:
-    "Read the document store in one call: steps run in order, each seeing the previous result as $prev. Ops: search, grep, list, list_collections, list_snapshots, graph, get, status, describe (docs_query {\"steps\": [{\"op\": \"describe\", \"params\": {\"target\": \"search\"}}]} gives an op's parameters). One step answers its result directly; several answer {steps, totalSteps, completedSteps}.",
+    'Read the document store in one call: steps run in order, each seeing the previous result as $prev. Ops: search, grep, list, list_collections, list_snapshots, graph, get, status, describe (docs_query {"steps": [{"op": "describe", "params": {"target": "search"}}]} gives an op\'s parameters). One step answers its result directly; several answer {steps, totalSteps, completedSteps}.',
   toolset: "docs",
   input: z.object({
-    steps: z.array(stepSchemaOf(DOCS_SURFACE.names("query"))).min(1).max(MAX_STEPS).describe(`1–${MAX_STEPS} steps, each {op, params}.`),
+    steps: z
+      .array(stepSchemaOf(DOCS_SURFACE.names("query")))
+      .min(1)
+      .max(MAX_STEPS)
+      .describe(`1–${MAX_STEPS} steps, each {op, params}.`),
   }),
   output: openResult,
   annotations: READ_ONLY,

@@ -50,9 +50,22 @@ const describeOp = defineOp({
 
 /** Every op, in the seed's order per tool. */
 export const DOC_OPS: readonly AnyOpDef[] = [
-  searchOp, grepOp, listOp, listCollectionsOp, listSnapshotsOp, graphOp, getOp, statusOp, describeOp,
-  addOp, updateOp, deleteOp, restoreOp, download,
-  ...sessionOps, watchOp,
+  searchOp,
+  grepOp,
+  listOp,
+  listCollectionsOp,
+  listSnapshotsOp,
+  graphOp,
+  getOp,
+  statusOp,
+  describeOp,
+  addOp,
+  updateOp,
+  deleteOp,
+  restoreOp,
+  download,
+  ...sessionOps,
+  watchOp,
 ];
 
 function names(kind: OpKind): string[] {

@@ -22,7 +22,10 @@ const params = z.object({
   mime_type: mimeField.optional().describe("MIME type; by default derived from the name's extension."),
   disable_auto_mime: z.boolean().default(false).describe("Do not derive the MIME type from the name (stored as application/octet-stream unless mime_type is given)."),
   tags: tagsField.optional().describe("Document tags."),
-  metadata: z.union([metadataObjectField, z.array(z.string().min(1).max(1024)).max(64)]).optional().describe("Key-value metadata: an object, or 'key=value' strings."),
+  metadata: z
+    .union([metadataObjectField, z.array(z.string().min(1).max(1024)).max(64)])
+    .optional()
+    .describe("Key-value metadata: an object, or 'key=value' strings."),
   collection: collectionField.optional().describe("Add the document to this collection (created on first use)."),
   snapshot_label: labelField.optional().describe("Also record this version in a new snapshot with this label."),
   // From GitHub: the import's own fields, one definition for add and watch.
@@ -43,8 +46,17 @@ export const addOp = defineOp({
   params,
   normalize(raw) {
     const p = { ...raw };
-    if (p.url !== undefined) throw invalidInput("add stores local files or inline content. To fetch a URL, use 'download' with {url}.", "Send docs_execute {\"operations\": [{\"op\": \"download\", \"params\": {\"url\": …}}]} instead.");
-    for (const [from, to] of [["directory_path", "path"], ["directoryPath", "path"], ["include_patterns", "include"], ["exclude_patterns", "exclude"]] as const) {
+    if (p.url !== undefined)
+      throw invalidInput(
+        "add stores local files or inline content. To fetch a URL, use 'download' with {url}.",
+        'Send docs_execute {"operations": [{"op": "download", "params": {"url": …}}]} instead.',
+      );
+    for (const [from, to] of [
+      ["directory_path", "path"],
+      ["directoryPath", "path"],
+      ["include_patterns", "include"],
+      ["exclude_patterns", "exclude"],
+    ] as const) {
       if (p[from] !== undefined && p[to] === undefined) {
         p[to] = p[from];
         delete p[from];
@@ -63,14 +75,14 @@ export const addOp = defineOp({
       return p;
     }
     if ((p.content !== undefined || p.content_base64 !== undefined || p.contentBase64 !== undefined) && p.name === undefined) {
-      throw invalidInput("add requires 'name' when providing inline 'content'.", "Pass the path to store it under, e.g. {\"name\": \"notes/meeting.md\", \"content\": \"…\"}.");
+      throw invalidInput("add requires 'name' when providing inline 'content'.", 'Pass the path to store it under, e.g. {"name": "notes/meeting.md", "content": "…"}.');
     }
     // A path that is no path (another type, past the bound) is refused by the schema like any bad value.
     const readsDisk = typeof p.path === "string" && p.path.length <= MAX_PATH_CHARS;
     if (readsDisk && p.content === undefined && p.content_base64 === undefined && p.contentBase64 === undefined) {
       throw noLocalFilesystem(
         `add cannot read ${quotedPath(p.path as string)} from your disk`,
-        "Send the file inline as {\"name\": \"<path>\", \"content\": \"…\"} (content_base64 for binary), fetch a public https URL with 'download', or import from GitHub with {\"repo\": \"owner/name\", \"path\": \"<file or folder>\"}.",
+        'Send the file inline as {"name": "<path>", "content": "…"} (content_base64 for binary), fetch a public https URL with \'download\', or import from GitHub with {"repo": "owner/name", "path": "<file or folder>"}.',
       );
     }
     if (p.path !== undefined && p.name === undefined) {
@@ -86,7 +98,7 @@ export const addOp = defineOp({
     }
     if (p.content !== undefined && p.content_base64 !== undefined) throw invalidInput("Pass either 'content' or 'content_base64', not both.", "Use content for text and content_base64 for binary.");
     if (p.content === undefined && p.content_base64 === undefined) {
-      throw invalidInput("add needs inline 'content' (or 'content_base64') with 'name'.", "Pass e.g. {\"name\": \"notes/meeting.md\", \"content\": \"# Meeting\"}.");
+      throw invalidInput("add needs inline 'content' (or 'content_base64') with 'name'.", 'Pass e.g. {"name": "notes/meeting.md", "content": "# Meeting"}.');
     }
     const bytes = p.content !== undefined ? new TextEncoder().encode(p.content) : decodeBase64(p.content_base64!);
     const mime = p.mime_type ?? (p.disable_auto_mime ? undefined : mimeFromName(p.name!));

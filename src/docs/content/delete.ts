@@ -23,7 +23,10 @@ export const deleteOp = defineOp({
     const now = iso(ctx.clock.now());
     const rows = await markDeleted(ctx, docs, now);
     // Search already hides deleted versions; this frees their vectors.
-    await forgetDocumentEmbeddings(ctx, rows.map((r) => r.id));
+    await forgetDocumentEmbeddings(
+      ctx,
+      rows.map((r) => r.id),
+    );
     // Graph rows of a deleted path are already invisible (edges count only while their source is
     // live); pruning only frees them, so a huge glob delete frees the first hundred and moves on.
     for (const path of [...new Set(rows.map((r) => r.path))].slice(0, 100)) await pruneGraph(ctx, path);

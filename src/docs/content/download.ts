@@ -20,7 +20,6 @@ const MIN_DOWNLOAD_TIMEOUT_MS = 50;
 
 const MIME_RE = /^[\w.+-]+\/[\w.+-]+$/;
 
-
 const params = z.object({
   url: z.string().min(1).max(MAX_URL_CHARS).describe("The public https URL to fetch. Local, private, link-local and metadata hosts are refused; redirects are followed (at most 5) and re-checked."),
   path: z
@@ -28,7 +27,9 @@ const params = z.object({
     .min(1)
     .max(MAX_PATH_CHARS)
     .optional()
-    .describe("Where to store the document (also accepted as `name`). Default: the URL's host and path, e.g. example.com/data.csv; a URL ending in '/' is stored as …/index.html. The query string is not part of the default."),
+    .describe(
+      "Where to store the document (also accepted as `name`). Default: the URL's host and path, e.g. example.com/data.csv; a URL ending in '/' is stored as …/index.html. The query string is not part of the default.",
+    ),
   checksum: z
     .string()
     .max(7 + 64)
@@ -63,10 +64,7 @@ export function parseChecksum(raw: string): string {
   const m = /^(?:([a-z0-9-]+):)?([0-9a-f]+)$/i.exec(raw.trim());
   const algorithm = (m?.[1] ?? "sha256").toLowerCase().replace("sha-256", "sha256");
   if (!m || algorithm !== "sha256" || m[2]!.length !== 64) {
-    throw invalidInput(
-      `checksum '${excerpt(raw)}' is not a SHA-256 digest`,
-      "Pass 'sha256:' followed by 64 hex characters, or the 64 hex characters alone; other algorithms are not supported.",
-    );
+    throw invalidInput(`checksum '${excerpt(raw)}' is not a SHA-256 digest`, "Pass 'sha256:' followed by 64 hex characters, or the 64 hex characters alone; other algorithms are not supported.");
   }
   return m[2]!.toLowerCase();
 }
@@ -88,7 +86,6 @@ export function pathFromUrl(url: URL): string {
   return normalizePath([url.host, ...decoded].join("/"));
 }
 
-
 /** The caller's type, else the server's, else the stored name's extension, else the final URL's (a redirect often lands on the real file name). */
 function mimeFor(given: string | undefined, contentType: string | null, path: string, finalUrl: string): string {
   if (given !== undefined) return given;
@@ -106,10 +103,7 @@ export const download = defineOp({
   normalize(raw) {
     const out = { ...raw };
     if (out.url === undefined || out.url === null || out.url === "") {
-      throw invalidInput(
-        "download requires 'url'.",
-        "Pass {url: 'https://example.com/data.csv'}; to store inline content use 'add' with {name, content}.",
-      );
+      throw invalidInput("download requires 'url'.", "Pass {url: 'https://example.com/data.csv'}; to store inline content use 'add' with {name, content}.");
     }
     if ("content" in out) {
       throw invalidInput("download fetches 'url'; it takes no 'content'.", "To store inline content use 'add' with {name, content}.");
@@ -126,10 +120,7 @@ export const download = defineOp({
   async run(ctx, p) {
     // Everything checkable without the network is checked first: bad input fetches nothing and stores nothing.
     if (!p.post_index) {
-      throw invalidInput(
-        "post_index false is not supported: every stored document is indexed.",
-        "Leave post_index out (or pass true); delete the document afterwards if it should not be searchable.",
-      );
+      throw invalidInput("post_index false is not supported: every stored document is indexed.", "Leave post_index out (or pass true); delete the document afterwards if it should not be searchable.");
     }
     const url = checkPublicUrl(p.url);
     const expected = p.checksum === undefined ? null : parseChecksum(p.checksum);

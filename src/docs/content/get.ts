@@ -28,7 +28,10 @@ async function byName(ctx: Ctx, name: string): Promise<DocRow> {
   if (named.length === 1) return named[0]!;
   if (named.length > 1) {
     throw new ToolError("ambiguous_name", `${named.length > 5 ? "More than 5" : named.length} documents are named '${excerpt(path)}'.`, {
-      hint: `Pass the full path, e.g. ${named.slice(0, 5).map((r) => `'${r.path}'`).join(", ")}.`,
+      hint: `Pass the full path, e.g. ${named
+        .slice(0, 5)
+        .map((r) => `'${r.path}'`)
+        .join(", ")}.`,
     });
   }
   throw notFound("document", excerpt(path), "Check the path with list (paths_only: true), or get it by hash.");
@@ -83,11 +86,12 @@ export const getOp = defineOp({
     // A lookup key that is null (a $prev reference that missed) names nothing: the seed's refusal below says so.
     for (const key of ["hash", "name"]) if (p[key] === null) delete p[key];
     if (p.hash === undefined && p.name === undefined) {
-      const hint = p.query !== undefined
-        ? "To find a document by text, run a 'search' step first and pass \"$prev.results[0].hash\" as hash."
-        : p.id !== undefined
-          ? "'id' is not a get parameter: pass the document's content hash as 'hash' (search and list return it)."
-          : "Pass e.g. {\"hash\": \"e3b0c442…\"} or {\"name\": \"docs/design.md\"}.";
+      const hint =
+        p.query !== undefined
+          ? "To find a document by text, run a 'search' step first and pass \"$prev.results[0].hash\" as hash."
+          : p.id !== undefined
+            ? "'id' is not a get parameter: pass the document's content hash as 'hash' (search and list return it)."
+            : 'Pass e.g. {"hash": "e3b0c442…"} or {"name": "docs/design.md"}.';
       throw invalidInput("Provide 'hash' or 'name' for get.", hint);
     }
     return p;

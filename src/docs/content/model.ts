@@ -68,10 +68,7 @@ export function documentView(r: DocRow) {
 
 /** The live document at a stored path, if any. */
 export function documentAtPath(ctx: Ctx, path: string): Promise<DocRow | null> {
-  return ctx.d1
-    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`)
-    .bind(ctx.tenantId, path)
-    .first<DocRow>();
+  return ctx.d1.prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`).bind(ctx.tenantId, path).first<DocRow>();
 }
 
 /** Up to `limit` live documents with this file name, by path. */
@@ -125,7 +122,10 @@ export async function listDocuments(ctx: Ctx, p: ListQuery, keep: ((r: DocRow) =
   let rows: DocRow[];
   let total: number;
   if (keep) {
-    const all = await ctx.d1.prepare(`${sql} LIMIT 20001`).bind(...binds).all<DocRow>();
+    const all = await ctx.d1
+      .prepare(`${sql} LIMIT 20001`)
+      .bind(...binds)
+      .all<DocRow>();
     const kept = all.results.filter(keep);
     total = kept.length;
     rows = kept.slice(p.offset, p.offset + p.limit);
@@ -185,7 +185,7 @@ export async function documentsByHash(ctx: Ctx, hash: string): Promise<DocRow[]>
 /** The documents a write op names: by hash (prefix), by name/path, or by glob pattern(s). */
 export async function selectDocuments(ctx: Ctx, p: { hash?: string; name?: string; names?: string[]; pattern?: string }): Promise<DocRow[]> {
   const given = [p.hash, p.name, p.names, p.pattern].filter((v) => v !== undefined).length;
-  if (given === 0) throw invalidInput("Name the documents: pass 'hash', 'name', 'names' or 'pattern'.", "e.g. {\"name\": \"notes.md\"} or {\"pattern\": \"drafts/*.md\"}.");
+  if (given === 0) throw invalidInput("Name the documents: pass 'hash', 'name', 'names' or 'pattern'.", 'e.g. {"name": "notes.md"} or {"pattern": "drafts/*.md"}.');
   if (p.hash !== undefined) return documentsByHash(ctx, p.hash);
   return matchDocuments(ctx, [...(p.name !== undefined ? [p.name] : []), ...(p.names ?? []), ...(p.pattern !== undefined ? [p.pattern] : [])]);
 }
@@ -197,17 +197,14 @@ export function idGroups(docs: readonly { id: string }[], size = 1000): string[]
   return out;
 }
 
-export const noMatch = (what: string) =>
-  notFound("document matching", what, "List the store (paths_only: true) to check the names; globs like '*.md' match file names in any folder.");
+export const noMatch = (what: string) => notFound("document matching", what, "List the store (paths_only: true) to check the names; globs like '*.md' match file names in any folder.");
 
 /** Marks the live versions of `docs` deleted at `now`, a thousand per statement; answers the rows it changed. */
 export async function markDeleted(ctx: Ctx, docs: readonly { id: string }[], now: string): Promise<{ id: string; path: string; hash: string }[]> {
   // Guarded by id and liveness: a version replaced meanwhile is not deleted in its successor's place.
   const results = await ctx.d1.batch<{ id: string; path: string; hash: string }>(
     idGroups(docs).map((ids) =>
-      ctx.d1
-        .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING id, path, hash`)
-        .bind(now, ctx.tenantId, ids),
+      ctx.d1.prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING id, path, hash`).bind(now, ctx.tenantId, ids),
     ),
   );
   return results.flatMap((r) => r.results);
@@ -245,7 +242,7 @@ export function metadataOf(value: Record<string, unknown> | string[] | undefined
   const out: Record<string, unknown> = {};
   for (const pair of value) {
     const at = pair.indexOf("=");
-    if (at <= 0) throw invalidInput(`metadata entry '${excerpt(pair, 60)}' is not key=value.`, "Write each entry as key=value, e.g. \"status=reviewed\".");
+    if (at <= 0) throw invalidInput(`metadata entry '${excerpt(pair, 60)}' is not key=value.`, 'Write each entry as key=value, e.g. "status=reviewed".');
     out[pair.slice(0, at).trim()] = pair.slice(at + 1);
   }
   return out;

@@ -25,16 +25,22 @@ export const MAX_RESTORE_FILES = 200;
 export const MAX_COMMIT_BYTES = 8 * 1024 * 1024;
 
 const globs = (what: string) =>
-  z.array(z.string().min(1).max(MAX_GLOB_CHARS)).max(MAX_GLOBS).optional().describe(
-    `${what} (globs over the stored paths, at most ${MAX_GLOBS}); a pattern without '/' matches the file name ('*.md').`,
-  );
+  z
+    .array(z.string().min(1).max(MAX_GLOB_CHARS))
+    .max(MAX_GLOBS)
+    .optional()
+    .describe(`${what} (globs over the stored paths, at most ${MAX_GLOBS}); a pattern without '/' matches the file name ('*.md').`);
 
 const params = z.object({
   collection: z.string().min(1).max(MAX_LABEL_CHARS).optional().describe("Restore the live documents of this collection. Give collection or snapshot_id, not both."),
   snapshot_id: z.string().min(1).max(64).optional().describe("Restore the documents recorded in this snapshot (an id from list_snapshots)."),
-  output_directory: z.string().max(MAX_PATH_CHARS).optional().describe(
-    "Folder the files are written under: a relative prefix for the bundle's paths (a folder on your machine is refused: write the bundle there yourself), or the folder in the repository with repo ('/' is the repository root; required with repo).",
-  ),
+  output_directory: z
+    .string()
+    .max(MAX_PATH_CHARS)
+    .optional()
+    .describe(
+      "Folder the files are written under: a relative prefix for the bundle's paths (a folder on your machine is refused: write the bundle there yourself), or the folder in the repository with repo ('/' is the repository root; required with repo).",
+    ),
   dry_run: z.boolean().default(false).describe("List what would be written (and, with repo, which paths already exist) without reading contents or writing anything."),
   overwrite: z.boolean().default(false).describe("With repo: replace files that already exist at the target. When false they are left as they are and listed in skipped."),
   include_patterns: globs("Only restore documents matching one of these"),
@@ -136,19 +142,32 @@ async function toGitHub(ctx: Ctx, p: Params, what: string, files: Source[], outD
       });
     }
     const existing = new Map((listing ?? []).map((e) => [e.path, e]));
-    const planned: (typeof targets[number] & { exists: boolean; mode: BlobMode })[] = [];
+    const planned: ((typeof targets)[number] & { exists: boolean; mode: BlobMode })[] = [];
     const skipped: { path: string; reason: string }[] = [];
     for (const t of targets) {
       const at = existing.get(t.target);
       // A folder in the way of a file, or a file in the way of a folder the path needs, cannot be written.
-      const blockingFile = t.target.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/")).find((d) => existing.get(d)?.type === "blob");
+      const blockingFile = t.target
+        .split("/")
+        .slice(0, -1)
+        .map((_, i, parts) => parts.slice(0, i + 1).join("/"))
+        .find((d) => existing.get(d)?.type === "blob");
       if (at?.type === "tree" || at?.type === "commit") skipped.push({ path: t.target, reason: "a folder or submodule is at this path" });
       else if (blockingFile) skipped.push({ path: t.target, reason: `'${blockingFile}' is a file, so no folder can be made there` });
       else if (at && !p.overwrite) skipped.push({ path: t.target, reason: "exists (overwrite is false)" });
       else planned.push({ ...t, exists: at !== undefined, mode: at?.mode === "100755" ? "100755" : "100644" });
     }
     const listed = planned.map((f) => ({ path: f.target, source_path: f.path, hash: f.hash, size: f.size, exists: f.exists }));
-    const base = { target: "github", repo: `${repo.owner}/${repo.name}`, branch, output_directory: outDir, dry_run: p.dry_run, skipped, total_files: planned.length, total_bytes: planned.reduce((n, f) => n + f.size, 0) };
+    const base = {
+      target: "github",
+      repo: `${repo.owner}/${repo.name}`,
+      branch,
+      output_directory: outDir,
+      dry_run: p.dry_run,
+      skipped,
+      total_files: planned.length,
+      total_bytes: planned.reduce((n, f) => n + f.size, 0),
+    };
     if (p.dry_run) return { ...base, commit: null, created_branch: false, files: listed };
 
     const entries: TreeEntry[] = [];

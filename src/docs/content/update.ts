@@ -12,14 +12,20 @@ export const updateOp = defineOp({
     hash: hashField.optional().describe("Document hash (full or a prefix of at least 8 characters)."),
     name: pathField.optional().describe("Document path or file name."),
     pattern: globField.optional().describe("Glob over stored paths, e.g. 'drafts/**'."),
-    metadata: z.union([metadataObjectField, z.array(z.string().min(1).max(1024)).max(64)]).optional().describe("Metadata to merge in: 'key=value' strings or an object; a key set to null is removed."),
+    metadata: z
+      .union([metadataObjectField, z.array(z.string().min(1).max(1024)).max(64)])
+      .optional()
+      .describe("Metadata to merge in: 'key=value' strings or an object; a key set to null is removed."),
     tags: tagsField.optional().describe("Tags to add."),
     remove_tags: tagsField.optional().describe("Tags to remove."),
     dry_run: z.boolean().default(false).describe("Report what would change and change nothing."),
   }),
   async run(ctx, p) {
     if (p.metadata === undefined && p.tags === undefined && p.remove_tags === undefined) {
-      throw invalidInput("update needs something to change: metadata, tags or remove_tags.", 'e.g. docs_execute {"operations": [{"op": "update", "params": {"name": "notes.md", "metadata": ["status=reviewed"]}}]}.');
+      throw invalidInput(
+        "update needs something to change: metadata, tags or remove_tags.",
+        'e.g. docs_execute {"operations": [{"op": "update", "params": {"name": "notes.md", "metadata": ["status=reviewed"]}}]}.',
+      );
     }
     const docs = await selectDocuments(ctx, p);
     if (docs.length === 0) throw noMatch(p.hash ?? p.name ?? p.pattern ?? "");

@@ -171,7 +171,11 @@ export async function pdfCost(bytes: Uint8Array): Promise<PdfCost> {
   const sizeOf = (n: number) => streams.get(n)?.size ?? 0;
   // Without a page dictionary in sight, any page may read every stream.
   let costliest = pages.length === 0 ? content : 0;
-  for (const refs of pages) costliest = Math.max(costliest, refs.reduce((sum, n) => sum + sizeOf(n), 0));
+  for (const refs of pages)
+    costliest = Math.max(
+      costliest,
+      refs.reduce((sum, n) => sum + sizeOf(n), 0),
+    );
   const pageCost = forms + costliest;
   return { refuse: null, pageCost, pagesWithinBudget: Math.max(1, Math.floor(PDF_INFLATE_BUDGET / Math.max(1, pageCost))) };
 }

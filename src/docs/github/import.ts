@@ -33,9 +33,11 @@ export const MAX_GLOBS = 32;
 export const MAX_GLOB_CHARS = 256;
 
 const globField = (what: string) =>
-  z.array(z.string().min(1).max(MAX_GLOB_CHARS)).max(MAX_GLOBS).optional().describe(
-    `${what} (picomatch globs, at most ${MAX_GLOBS}). A pattern without '/' matches the file name anywhere ('*.md'); one with '/' matches the path relative to \`path\` ('guide/**/*.md').`,
-  );
+  z
+    .array(z.string().min(1).max(MAX_GLOB_CHARS))
+    .max(MAX_GLOBS)
+    .optional()
+    .describe(`${what} (picomatch globs, at most ${MAX_GLOBS}). A pattern without '/' matches the file name anywhere ('*.md'); one with '/' matches the path relative to \`path\` ('guide/**/*.md').`);
 
 export const githubImportParams = z.object({
   repo: repoField,
@@ -44,11 +46,15 @@ export const githubImportParams = z.object({
   include: globField("Only import files matching one of these"),
   exclude: globField("Skip files matching one of these"),
   recursive: z.boolean().default(true).describe("For a folder: include its subfolders (default true)."),
-  prefix: z.string().max(MAX_PATH_CHARS).optional().describe("Store folder the files land in, keeping their paths below `path`. Defaults to `path` itself, so files keep their repository paths; '' or '/' is the store root."),
+  prefix: z
+    .string()
+    .max(MAX_PATH_CHARS)
+    .optional()
+    .describe("Store folder the files land in, keeping their paths below `path`. Defaults to `path` itself, so files keep their repository paths; '' or '/' is the store root."),
   tags: z.array(z.string().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS).optional().describe("Tags for every imported document."),
-  metadata: boundedJson(z.record(z.string().max(256), z.unknown()), { maxBytes: 8192, maxDepth: 8 }).optional().describe(
-    "Key-value metadata for every imported document (up to 8KB as JSON). The source keys source, github_repo, github_ref, github_commit and github_path are set by the import.",
-  ),
+  metadata: boundedJson(z.record(z.string().max(256), z.unknown()), { maxBytes: 8192, maxDepth: 8 })
+    .optional()
+    .describe("Key-value metadata for every imported document (up to 8KB as JSON). The source keys source, github_repo, github_ref, github_commit and github_path are set by the import."),
   collection: z.string().min(1).max(MAX_LABEL_CHARS).optional().describe("Collection every imported document joins."),
   snapshot_label: z.string().min(1).max(MAX_LABEL_CHARS).optional().describe("Record one snapshot with this label holding every document this call imported."),
 });
@@ -138,7 +144,10 @@ type Requester = Pick<GitHubClient, "request">;
  */
 export class RequestBudget implements Requester {
   private spent = 0;
-  constructor(private readonly gh: Requester, readonly limit: number) {}
+  constructor(
+    private readonly gh: Requester,
+    readonly limit: number,
+  ) {}
 
   get left(): number {
     return Math.max(0, this.limit - this.spent);
@@ -146,10 +155,12 @@ export class RequestBudget implements Requester {
 
   request<T>(op: Operation, params?: Params, body?: unknown): Promise<GitHubResponse<T>> {
     if (++this.spent > this.limit) {
-      return Promise.reject(new ToolError("request_budget_exceeded", `This call would need more than ${this.limit} GitHub requests.`, {
-        hint: "Narrow it (a smaller path, include patterns) or repeat the call: files already imported are not fetched again by a watch.",
-        retryable: true,
-      }));
+      return Promise.reject(
+        new ToolError("request_budget_exceeded", `This call would need more than ${this.limit} GitHub requests.`, {
+          hint: "Narrow it (a smaller path, include patterns) or repeat the call: files already imported are not fetched again by a watch.",
+          retryable: true,
+        }),
+      );
     }
     return this.gh.request<T>(op, params, body);
   }
@@ -210,8 +221,7 @@ interface TreeItem {
 }
 
 async function listTree(gh: Requester, r: RepoName, sha: string, recursive: boolean): Promise<{ items: TreeItem[]; truncated: boolean }> {
-  const res = await gh.request<{ tree: TreeItem[]; truncated: boolean }>(
-    "GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { ...p(r), tree_sha: sha, ...(recursive ? { recursive: "1" } : {}) });
+  const res = await gh.request<{ tree: TreeItem[]; truncated: boolean }>("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { ...p(r), tree_sha: sha, ...(recursive ? { recursive: "1" } : {}) });
   return { items: res.data.tree, truncated: res.data.truncated };
 }
 
@@ -389,7 +399,12 @@ export async function runImport(ctx: Ctx, gh: Requester, prep: ResolvedImport, o
     planned.push({ ...f, storePath });
   }
 
-  const known = opts.skipUnchanged ? await importedBlobs(ctx, planned.map((f) => f.storePath)) : new Map<string, string>();
+  const known = opts.skipUnchanged
+    ? await importedBlobs(
+        ctx,
+        planned.map((f) => f.storePath),
+      )
+    : new Map<string, string>();
   const imported: ImportedFile[] = [];
   const sources: SourceRow[] = [];
   const entries: { path: string; hash: string; size: number; mime: string }[] = [];
@@ -485,14 +500,18 @@ function groups<T>(items: T[], size: number): T[][] {
 
 async function recordSources(ctx: Ctx, rows: SourceRow[]): Promise<void> {
   if (rows.length === 0) return;
-  await ctx.d1.batch(groups(rows, 10).map((g) =>
-    ctx.d1.prepare(
-      `INSERT INTO doc_github_sources (tenant_id, path, repo_key, repo_path, ref, commit_sha, blob_sha, doc_hash, imported_at)
+  await ctx.d1.batch(
+    groups(rows, 10).map((g) =>
+      ctx.d1
+        .prepare(
+          `INSERT INTO doc_github_sources (tenant_id, path, repo_key, repo_path, ref, commit_sha, blob_sha, doc_hash, imported_at)
        VALUES ${g.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
        ON CONFLICT (tenant_id, path) DO UPDATE SET repo_key = excluded.repo_key, repo_path = excluded.repo_path, ref = excluded.ref,
          commit_sha = excluded.commit_sha, blob_sha = excluded.blob_sha, doc_hash = excluded.doc_hash, imported_at = excluded.imported_at`,
-    ).bind(...g.flatMap((r) => [ctx.tenantId, r.path, r.repoKey, r.repoPath, r.ref, r.commit, r.blob, r.hash, r.at])),
-  ));
+        )
+        .bind(...g.flatMap((r) => [ctx.tenantId, r.path, r.repoKey, r.repoPath, r.ref, r.commit, r.blob, r.hash, r.at])),
+    ),
+  );
 }
 
 /**
@@ -502,11 +521,14 @@ async function recordSources(ctx: Ctx, rows: SourceRow[]): Promise<void> {
 async function importedBlobs(ctx: Ctx, paths: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
   for (const g of groups(paths, 90)) {
-    const rows = await ctx.d1.prepare(
-      `SELECT s.path, s.blob_sha FROM doc_github_sources s
+    const rows = await ctx.d1
+      .prepare(
+        `SELECT s.path, s.blob_sha FROM doc_github_sources s
        JOIN documents d ON d.tenant_id = s.tenant_id AND d.path = s.path AND d.deleted_at IS NULL AND d.hash = s.doc_hash
        WHERE s.tenant_id = ? AND s.path IN (${g.map(() => "?").join(", ")})`,
-    ).bind(ctx.tenantId, ...g).all<{ path: string; blob_sha: string }>();
+      )
+      .bind(ctx.tenantId, ...g)
+      .all<{ path: string; blob_sha: string }>();
     for (const r of rows.results) out.set(r.path, r.blob_sha);
   }
   return out;
@@ -521,7 +543,8 @@ async function recordSnapshot(ctx: Ctx, label: string, collection: string | null
   await ctx.d1.batch([
     ctx.d1.prepare(`INSERT INTO doc_snapshots (tenant_id, id, label, collection, created_at) VALUES (?, ?, ?, ?, ?)`).bind(ctx.tenantId, id, label, collection, iso(ctx.clock.now())),
     ...groups(entries, 16).map((g) =>
-      ctx.d1.prepare(`INSERT INTO doc_snapshot_entries (tenant_id, snapshot_id, path, doc_hash, size, mime_type) VALUES ${g.map(() => "(?, ?, ?, ?, ?, ?)").join(", ")}`)
+      ctx.d1
+        .prepare(`INSERT INTO doc_snapshot_entries (tenant_id, snapshot_id, path, doc_hash, size, mime_type) VALUES ${g.map(() => "(?, ?, ?, ?, ?, ?)").join(", ")}`)
         .bind(...g.flatMap((e) => [ctx.tenantId, id, e.path, e.hash, e.size, e.mime])),
     ),
   ]);

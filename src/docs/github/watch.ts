@@ -63,13 +63,15 @@ export interface SyncOutcome {
  * then someone else's content and stays.
  */
 async function deleteRemoved(ctx: Ctx, w: { repo_key: string; repo_path: string; prefix: string }, listed: Set<string>, singleFile: boolean): Promise<{ deleted: string[]; more: boolean }> {
-  const rows = await ctx.d1.prepare(
-    `SELECT s.path, s.repo_path, s.doc_hash, d.hash AS live_hash FROM doc_github_sources s
+  const rows = await ctx.d1
+    .prepare(
+      `SELECT s.path, s.repo_path, s.doc_hash, d.hash AS live_hash FROM doc_github_sources s
      LEFT JOIN documents d ON d.tenant_id = s.tenant_id AND d.path = s.path AND d.deleted_at IS NULL
      WHERE s.tenant_id = ?1 AND s.repo_key = ?2 AND (?3 = '' OR s.repo_path = ?3 OR substr(s.repo_path, 1, length(?3) + 1) = ?3 || '/')`,
-  ).bind(ctx.tenantId, w.repo_key, w.repo_path).all<{ path: string; repo_path: string; doc_hash: string; live_hash: string | null }>();
-  const gone = rows.results.filter((r) =>
-    (singleFile ? r.repo_path === w.repo_path : within(r.repo_path, w.repo_path)) && within(r.path, w.prefix) && !listed.has(r.repo_path));
+    )
+    .bind(ctx.tenantId, w.repo_key, w.repo_path)
+    .all<{ path: string; repo_path: string; doc_hash: string; live_hash: string | null }>();
+  const gone = rows.results.filter((r) => (singleFile ? r.repo_path === w.repo_path : within(r.repo_path, w.repo_path)) && within(r.path, w.prefix) && !listed.has(r.repo_path));
   const deleted: string[] = [];
   for (const r of gone.slice(0, MAX_DELETES_PER_SYNC)) {
     if (r.live_hash === r.doc_hash) {
@@ -92,7 +94,12 @@ async function deleteRemoved(ctx: Ctx, w: { repo_key: string; repo_path: string;
  * itself is gone, a push sync deletes what was imported from it; enabling a watch refuses instead.
  */
 export async function syncWatch(
-  ctx: Ctx, gh: RequestBudget, w: { repo: string; path: string; prefix?: string }, ref: string | undefined, maxFiles: number, opts: { deleteWhenMissing: boolean },
+  ctx: Ctx,
+  gh: RequestBudget,
+  w: { repo: string; path: string; prefix?: string },
+  ref: string | undefined,
+  maxFiles: number,
+  opts: { deleteWhenMissing: boolean },
 ): Promise<SyncOutcome & { prefix: string }> {
   const prep = await prepareImport(ctx, { repo: w.repo, path: w.path, ref, prefix: w.prefix === "" ? "/" : w.prefix });
   const repoKey = `${prep.repo.owner}/${prep.repo.name}`.toLowerCase();
@@ -127,9 +134,10 @@ export async function enableWatch(ctx: Ctx, t: WatchTarget): Promise<{ watch: Wa
   const prep = await prepareImport(ctx, { repo: t.repo, path: t.path, ref: t.ref || undefined, prefix: t.prefix });
   const key = keyOf({ ...t, path: prep.path }, prep.repo);
   // Checked before the first sync, so a refused watch imports nothing.
-  const held = await ctx.d1.prepare(
-    `SELECT COUNT(*) AS n, COALESCE(SUM(session = ? AND repo_key = ? AND repo_path = ? AND ref = ?), 0) AS same FROM doc_watches WHERE tenant_id = ?`,
-  ).bind(key.session, key.repo_key, key.repo_path, key.ref, ctx.tenantId).first<{ n: number; same: number }>();
+  const held = await ctx.d1
+    .prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(session = ? AND repo_key = ? AND repo_path = ? AND ref = ?), 0) AS same FROM doc_watches WHERE tenant_id = ?`)
+    .bind(key.session, key.repo_key, key.repo_path, key.ref, ctx.tenantId)
+    .first<{ n: number; same: number }>();
   if ((held?.n ?? 0) >= MAX_WATCHES && (held?.same ?? 0) === 0) {
     throw new ToolError("too_many_watches", `This tenant already has ${MAX_WATCHES} watches.`, {
       hint: "Disable watches you no longer need (watch with enable: false), or watch a common parent folder instead.",
@@ -145,13 +153,15 @@ export async function enableWatch(ctx: Ctx, t: WatchTarget): Promise<{ watch: Wa
   if (sync.import === null) throw pathNotFound(prep.path, key.repo, t.ref || "the default branch");
   const prefix = sync.prefix;
   const now = iso(ctx.clock.now());
-  const row = await ctx.d1.prepare(
-    `INSERT INTO doc_watches (tenant_id, id, session, repo, repo_key, repo_path, ref, prefix, created_by, created_at, last_commit, last_synced_at, last_note)
+  const row = await ctx.d1
+    .prepare(
+      `INSERT INTO doc_watches (tenant_id, id, session, repo, repo_key, repo_path, ref, prefix, created_by, created_at, last_commit, last_synced_at, last_note)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
      ON CONFLICT (tenant_id, session, repo_key, repo_path, ref, prefix) DO UPDATE SET
        last_commit = excluded.last_commit, last_synced_at = excluded.last_synced_at, last_note = excluded.last_note
      RETURNING ${WATCH_COLUMNS}`,
-  ).bind(ctx.tenantId, uuidv7(ctx.clock.now().getTime()), key.session, key.repo, key.repo_key, key.repo_path, key.ref, prefix, ctx.actorId, now, sync.import.commit, now, sync.note)
+    )
+    .bind(ctx.tenantId, uuidv7(ctx.clock.now().getTime()), key.session, key.repo, key.repo_key, key.repo_path, key.ref, prefix, ctx.actorId, now, sync.import.commit, now, sync.note)
     .first<WatchRow>();
   return { watch: row!, sync };
 }
@@ -161,10 +171,13 @@ export async function disableWatch(ctx: Ctx, t: WatchTarget): Promise<WatchRow[]
   const prep = await prepareImport(ctx, { repo: t.repo, path: t.path });
   const key = keyOf({ ...t, path: prep.path }, prep.repo);
   const prefix = t.prefix === undefined ? null : prep.prefix;
-  const removed = await ctx.d1.prepare(
-    `DELETE FROM doc_watches WHERE tenant_id = ? AND session = ? AND repo_key = ? AND repo_path = ? AND ref = ? AND (?6 IS NULL OR prefix = ?6)
+  const removed = await ctx.d1
+    .prepare(
+      `DELETE FROM doc_watches WHERE tenant_id = ? AND session = ? AND repo_key = ? AND repo_path = ? AND ref = ? AND (?6 IS NULL OR prefix = ?6)
      RETURNING ${WATCH_COLUMNS}`,
-  ).bind(ctx.tenantId, key.session, key.repo_key, key.repo_path, key.ref, prefix).all<WatchRow>();
+    )
+    .bind(ctx.tenantId, key.session, key.repo_key, key.repo_path, key.ref, prefix)
+    .all<WatchRow>();
   if (removed.results.length === 0) {
     throw new ToolError("not_found", `No watch on ${key.repo}${key.repo_path ? `:${key.repo_path}` : ""}${key.ref ? `@${key.ref}` : ""}${key.session ? ` in session '${key.session}'` : ""}.`, {
       hint: "Name the watch as it was enabled (session, repo, path, ref); listWatches shows them.",
@@ -183,9 +196,10 @@ export async function dropWatchesForSession(ctx: Ctx, session: string): Promise<
 }
 
 export async function listWatches(ctx: Ctx, session?: string): Promise<WatchRow[]> {
-  const rows = await ctx.d1.prepare(
-    `SELECT ${WATCH_COLUMNS} FROM doc_watches WHERE tenant_id = ? AND (?2 IS NULL OR session = ?2) ORDER BY created_at, id LIMIT ${MAX_WATCHES}`,
-  ).bind(ctx.tenantId, session ?? null).all<WatchRow>();
+  const rows = await ctx.d1
+    .prepare(`SELECT ${WATCH_COLUMNS} FROM doc_watches WHERE tenant_id = ? AND (?2 IS NULL OR session = ?2) ORDER BY created_at, id LIMIT ${MAX_WATCHES}`)
+    .bind(ctx.tenantId, session ?? null)
+    .all<WatchRow>();
   return rows.results;
 }
 
@@ -223,9 +237,9 @@ export async function applyDocWatches(ctx: Ctx, payload: Json): Promise<string |
   const after = str(payload.after).toLowerCase();
   if (!repoKey || !ref.startsWith("refs/heads/") || payload.deleted === true || !/^[0-9a-f]{40}$/.test(after)) return null;
   const branch = ref.slice("refs/heads/".length);
-  const watches = (await ctx.d1.prepare(`SELECT ${WATCH_COLUMNS} FROM doc_watches WHERE tenant_id = ? AND repo_key = ? ORDER BY created_at, id LIMIT ${MAX_WATCHES}`)
-    .bind(ctx.tenantId, repoKey).all<WatchRow>()).results
-    .filter((w) => (w.ref || str(repository.default_branch)) === branch);
+  const watches = (
+    await ctx.d1.prepare(`SELECT ${WATCH_COLUMNS} FROM doc_watches WHERE tenant_id = ? AND repo_key = ? ORDER BY created_at, id LIMIT ${MAX_WATCHES}`).bind(ctx.tenantId, repoKey).all<WatchRow>()
+  ).results.filter((w) => (w.ref || str(repository.default_branch)) === branch);
   if (watches.length === 0) return null;
 
   const touched = touchedPaths(payload);
@@ -251,8 +265,7 @@ export async function applyDocWatches(ctx: Ctx, payload: Json): Promise<string |
         note = `sync failed (${mapped instanceof ToolError ? mapped.code : "internal_error"}): ${mapped instanceof Error ? mapped.message.slice(0, 300) : "unexpected error"}`;
       }
     }
-    await ctx.d1.prepare(`UPDATE doc_watches SET last_commit = ?, last_synced_at = ?, last_note = ? WHERE tenant_id = ? AND id = ?`)
-      .bind(after, iso(ctx.clock.now()), note, ctx.tenantId, w.id).run();
+    await ctx.d1.prepare(`UPDATE doc_watches SET last_commit = ?, last_synced_at = ?, last_note = ? WHERE tenant_id = ? AND id = ?`).bind(after, iso(ctx.clock.now()), note, ctx.tenantId, w.id).run();
     notes.push(`${label}: ${note}`);
   }
   return `doc watches: ${notes.join("; ")}`.slice(0, 1000);

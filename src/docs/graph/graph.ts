@@ -71,13 +71,34 @@ export interface ExtractedEdge {
 type Lang = "markdown" | "js" | "python" | "go" | "rust" | "c" | "jvm" | "ruby";
 
 const EXTENSIONS: Record<string, Lang> = {
-  md: "markdown", markdown: "markdown", mdx: "markdown",
-  js: "js", mjs: "js", cjs: "js", jsx: "js", ts: "js", tsx: "js", mts: "js", cts: "js",
-  py: "python", pyi: "python",
+  md: "markdown",
+  markdown: "markdown",
+  mdx: "markdown",
+  js: "js",
+  mjs: "js",
+  cjs: "js",
+  jsx: "js",
+  ts: "js",
+  tsx: "js",
+  mts: "js",
+  cts: "js",
+  py: "python",
+  pyi: "python",
   go: "go",
   rs: "rust",
-  c: "c", h: "c", cc: "c", cpp: "c", cxx: "c", hpp: "c", hh: "c", hxx: "c", ino: "c",
-  java: "jvm", kt: "jvm", kts: "jvm", scala: "jvm",
+  c: "c",
+  h: "c",
+  cc: "c",
+  cpp: "c",
+  cxx: "c",
+  hpp: "c",
+  hh: "c",
+  hxx: "c",
+  ino: "c",
+  java: "jvm",
+  kt: "jvm",
+  kts: "jvm",
+  scala: "jvm",
   rb: "ruby",
 };
 
@@ -292,7 +313,11 @@ function pythonEdges(path: string, text: string, scan: Scan, imports: readonly I
   };
   for (const i of imports) {
     // A module is dots and names (`..pkg.mod`); `from . import *` names no sibling module.
-    if (/^[\w.]+$/.test(i.specifier)) addModule(i.specifier, i.names.filter((n) => /^\w+$/.test(n)));
+    if (/^[\w.]+$/.test(i.specifier))
+      addModule(
+        i.specifier,
+        i.names.filter((n) => /^\w+$/.test(n)),
+      );
   }
   for (const m of scan(PY_DEF, text)) out.push(symbol(path, m[1]!, "function"));
   for (const m of scan(PY_CLASS, text)) out.push(symbol(path, m[1]!, "class"));
@@ -719,7 +744,11 @@ async function walk(ctx: Ctx, root: GraphNode, opts: { depth: number; limit: num
           visit(targetNode(r, level), { from: docKey(r.src_path), to: targetKey(r), relation: r.relation }, direction);
         }
       } else {
-        for (const r of await incoming(ctx, frontier.map((n) => n.node_key), opts.relation)) {
+        for (const r of await incoming(
+          ctx,
+          frontier.map((n) => n.node_key),
+          opts.relation,
+        )) {
           visit(docNode(r.src_path, r.src_hash, level), { from: docKey(r.src_path), to: targetKey(r), relation: r.relation }, direction);
         }
       }
@@ -763,10 +792,7 @@ async function rootNode(ctx: Ctx, q: GraphQuery): Promise<{ root: GraphNode; not
   }
   if (q.name !== undefined) {
     const path = normalizePath(q.name);
-    const exact = await ctx.d1
-      .prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
-      .bind(ctx.tenantId, path)
-      .first<{ path: string; hash: string }>();
+    const exact = await ctx.d1.prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, path).first<{ path: string; hash: string }>();
     if (exact) return { root: docNode(exact.path, exact.hash, 0) };
     // A bare file name ("main.cpp") names the document if one has it.
     const named = await ctx.d1
@@ -775,7 +801,10 @@ async function rootNode(ctx: Ctx, q: GraphQuery): Promise<{ root: GraphNode; not
       .all<{ path: string; hash: string }>();
     const first = named.results[0];
     if (!first) throw notFound("document", path, "Pass the document's full path (list shows them), or its hash.");
-    const note = named.results.length > 1 ? `${named.results.length > 10 ? "More than 10" : named.results.length} documents are named '${path}'; showing ${first.path}. Pass the full path to choose another.` : undefined;
+    const note =
+      named.results.length > 1
+        ? `${named.results.length > 10 ? "More than 10" : named.results.length} documents are named '${path}'; showing ${first.path}. Pass the full path to choose another.`
+        : undefined;
     return note ? { root: docNode(first.path, first.hash, 0), note } : { root: docNode(first.path, first.hash, 0) };
   }
   const key = (q.node_key ?? q.node_id)!;
@@ -837,9 +866,7 @@ async function listType(ctx: Ctx, type: string, limit: number): Promise<Record<s
     throw invalidInput(`list_type '${excerpt(type, 40)}' is not a node type`, `Node types are: ${NODE_TYPES.join(", ")}; list_types shows how many of each exist.`);
   }
   const rows = await ctx.d1
-    .prepare(
-      `SELECT node_key, label, MIN(kind) AS kind FROM (${resolvedSql("g.node_type = ?2")}) WHERE dst_path IS NULL GROUP BY node_key, label ORDER BY node_key LIMIT ?3`,
-    )
+    .prepare(`SELECT node_key, label, MIN(kind) AS kind FROM (${resolvedSql("g.node_type = ?2")}) WHERE dst_path IS NULL GROUP BY node_key, label ORDER BY node_key LIMIT ?3`)
     .bind(ctx.tenantId, type, limit + 1)
     .all<{ node_key: string; label: string; kind: string | null }>();
   const nodes = rows.results.slice(0, limit).map((r) => (r.kind ? { node_key: r.node_key, type, label: r.label, kind: r.kind } : { node_key: r.node_key, type, label: r.label }));

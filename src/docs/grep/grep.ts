@@ -53,8 +53,7 @@ function containsOneOf(set: Set<string>): LiteralQuery {
 }
 
 /** Everything an Info says, as one query. */
-const full = (i: Info): LiteralQuery =>
-  i.exact ? and([i.query, containsOneOf(i.exact)]) : and([i.query, containsOneOf(i.prefix), containsOneOf(i.suffix)]);
+const full = (i: Info): LiteralQuery => (i.exact ? and([i.query, containsOneOf(i.exact)]) : and([i.query, containsOneOf(i.prefix), containsOneOf(i.suffix)]));
 
 function and(qs: LiteralQuery[]): LiteralQuery {
   const flat: LiteralQuery[] = [];
@@ -82,9 +81,7 @@ function or(qs: LiteralQuery[]): LiteralQuery {
     else flat.push(q);
   }
   // "zebrafish or zebra" is just "zebra": the longer alternative implies the shorter.
-  const kept = flat.filter(
-    (q, i) => !("lit" in q && flat.some((o, j) => j !== i && "lit" in o && q.lit.includes(o.lit) && (o.lit.length < q.lit.length || j < i))),
-  );
+  const kept = flat.filter((q, i) => !("lit" in q && flat.some((o, j) => j !== i && "lit" in o && q.lit.includes(o.lit) && (o.lit.length < q.lit.length || j < i))));
   if (kept.length === 0) return ALL;
   return kept.length === 1 ? kept[0]! : { or: kept };
 }
@@ -599,9 +596,7 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
   const matchEntry = (doc: Candidate, lines: string[], i: number): GrepMatch => {
     const shown = cutLine(lines[i]!, perLine);
     cutLines ||= shown.cut;
-    const entry: GrepMatch = params.line_numbers
-      ? { path: doc.path, hash: doc.hash, line_number: i + 1, line: shown.text }
-      : { path: doc.path, hash: doc.hash, line: shown.text };
+    const entry: GrepMatch = params.line_numbers ? { path: doc.path, hash: doc.hash, line_number: i + 1, line: shown.text } : { path: doc.path, hash: doc.hash, line: shown.text };
     if (shown.cut) entry.line_truncated = true;
     if (context > 0) {
       const before = lines.slice(Math.max(0, i - context), i);

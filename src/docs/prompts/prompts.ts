@@ -91,7 +91,12 @@ const BUILTINS: Builtin[] = [
       const get = hash
         ? hash.length === 64
           ? { steps: [{ op: "get", params: { hash, include_content: true } }] }
-          : { steps: [{ op: "search", params: { hash, limit: 1 } }, { op: "get", params: { hash: "$prev.results[0].hash", include_content: true } }] }
+          : {
+              steps: [
+                { op: "search", params: { hash, limit: 1 } },
+                { op: "get", params: { hash: "$prev.results[0].hash", include_content: true } },
+              ],
+            }
         : { steps: [{ op: "get", params: { name, include_content: true } }] };
       return [
         `Summarize the stored document ${hash ? `with hash ${json(hash)}` : json(name)}.`,
@@ -207,7 +212,11 @@ export async function getPrompt(ctx: Ctx, name: string, args: Record<string, str
   const file = (await filePrompts(ctx)).find((f) => f.name === name);
   if (file) {
     if (Object.keys(args).length > 0) {
-      throw promptArgsError(`Prompt '${excerpt(name, 80)}' comes from ${file.path} and takes no arguments (got ${Object.keys(args).map((k) => excerpt(k, 40)).join(", ")}).`);
+      throw promptArgsError(
+        `Prompt '${excerpt(name, 80)}' comes from ${file.path} and takes no arguments (got ${Object.keys(args)
+          .map((k) => excerpt(k, 40))
+          .join(", ")}).`,
+      );
     }
     if (file.size > MAX_PROMPT_DOCUMENT_BYTES) {
       throw new McpError(
@@ -237,17 +246,12 @@ export async function getPrompt(ctx: Ctx, name: string, args: Record<string, str
 
   const builtin = BUILTINS.find((b) => b.name === name);
   if (!builtin) {
-    throw new McpError(
-      ErrorCode.InvalidParams,
-      `Unknown prompt '${excerpt(name, 80)}'. Call prompts/list for the available prompts; a document named PROMPT-<name>.md in the store becomes a prompt.`,
-    );
+    throw new McpError(ErrorCode.InvalidParams, `Unknown prompt '${excerpt(name, 80)}'. Call prompts/list for the available prompts; a document named PROMPT-<name>.md in the store becomes a prompt.`);
   }
   const known = new Set(builtin.arguments.map((a) => a.name));
   const unknown = Object.keys(args).filter((k) => !known.has(k));
   if (unknown.length > 0) {
-    throw promptArgsError(
-      `Prompt '${name}' has no argument ${unknown.map((k) => `'${excerpt(k, 40)}'`).join(", ")}; it takes ${builtin.arguments.map((a) => a.name).join(", ")}.`,
-    );
+    throw promptArgsError(`Prompt '${name}' has no argument ${unknown.map((k) => `'${excerpt(k, 40)}'`).join(", ")}; it takes ${builtin.arguments.map((a) => a.name).join(", ")}.`);
   }
   for (const a of builtin.arguments) {
     const v = args[a.name];

@@ -7,8 +7,7 @@ import { MAX_PATH_CHARS } from "../store/store";
 export const grepOp = defineOp({
   name: "grep",
   category: "query",
-  description:
-    `Search the text of stored documents for an RE2 regular expression, line by line (linear time; no backreferences or lookaround). Returns matching lines with path, hash and optional line numbers and context; count → per-file counts; files_with_matches → paths. Lines over ${GREP_LINE_MAX} characters are cut around the match. A call has a work budget: when it is reached the answer is partial with truncated: true and a note.`,
+  description: `Search the text of stored documents for an RE2 regular expression, line by line (linear time; no backreferences or lookaround). Returns matching lines with path, hash and optional line numbers and context; count → per-file counts; files_with_matches → paths. Lines over ${GREP_LINE_MAX} characters are cut around the match. A call has a work budget: when it is reached the answer is partial with truncated: true and a note.`,
   params: z.object({
     pattern: z.string().min(1).max(GREP_PATTERN_MAX).describe("Regular expression (RE2 syntax), matched against each line, e.g. 'class\\s+\\w+Handler' or 'TODO|FIXME'."),
     paths: z

@@ -44,18 +44,23 @@ const LINE_CHARS = 400;
 /** Query words searched for in a page's text to place its snippet. */
 const SNIPPET_NEEDLES = 8;
 
-export const MISSING_QUERY_MESSAGE =
-  "Provide 'query' for search text, or 'hash' for a direct hash lookup. If you used 'q', rename it to 'query' or place it under step.params.";
+export const MISSING_QUERY_MESSAGE = "Provide 'query' for search text, or 'hash' for a direct hash lookup. If you used 'q', rename it to 'query' or place it under step.params.";
 const MISSING_QUERY_HINT = 'Example: docs_query {"steps": [{"op": "search", "params": {"query": "database optimization", "limit": 5}}]}, or "params": {"hash": "e3b0c442"}.';
 
 /** The search op's parameters, published by ./search and read by searchDocuments. */
 export const searchParams = z.object({
   query: z.string().max(MAX_QUERY_CHARS).optional().describe(`Search text (up to ${MAX_QUERY_CHARS} characters). Words are matched literally: quotes, *, AND, OR, NEAR( are plain text. Alias: q.`),
   limit: z.number().int().min(1).max(SEARCH_MAX_LIMIT).default(10).describe(`Maximum results (1–${SEARCH_MAX_LIMIT}, default 10).`),
-  type: z.enum(["hybrid", "keyword", "semantic"]).default("hybrid")
+  type: z
+    .enum(["hybrid", "keyword", "semantic"])
+    .default("hybrid")
     .describe("keyword (words, bm25), semantic (meaning, by embeddings) or hybrid (both, fused; default). Hybrid answers keyword results with a warning when semantic search is unavailable."),
-  fuzzy: z.boolean().default(true)
-    .describe("Default true, as in the seed: when the exact words fill fewer than limit results, words of 4+ letters are also matched to indexed words whose trigram similarity is at least `similarity` (finds misspellings)."),
+  fuzzy: z
+    .boolean()
+    .default(true)
+    .describe(
+      "Default true, as in the seed: when the exact words fill fewer than limit results, words of 4+ letters are also matched to indexed words whose trigram similarity is at least `similarity` (finds misspellings).",
+    ),
   similarity: z.number().min(0).max(1).default(0.7).describe("Fuzzy threshold, 0.0–1.0 (default 0.7): Dice coefficient of padded trigrams."),
   hash: z.string().max(64).optional().describe("Direct lookup by content hash: the full SHA-256 or a prefix of at least 8 hex characters. Finds live documents only."),
   paths_only: z.boolean().default(false).describe("Return only the matching paths ({total, type, execution_time_ms, paths})."),
@@ -110,7 +115,7 @@ export function normalizeSearchParams(raw: Record<string, unknown>): Record<stri
   }
   // The seed's search tolerates numbers sent as strings.
   for (const key of ["limit", "similarity", "context"]) if (key in p) p[key] = numeric(p[key]);
-  const has = (v: unknown) => typeof v === "string" ? v.trim() !== "" : v !== undefined && v !== null;
+  const has = (v: unknown) => (typeof v === "string" ? v.trim() !== "" : v !== undefined && v !== null);
   if (!has(p.query) && !has(p.hash)) throw invalidInput(MISSING_QUERY_MESSAGE, MISSING_QUERY_HINT);
   if (p.query === null || (typeof p.query === "string" && p.query.trim() === "")) delete p.query;
   if (p.hash === null) delete p.hash;
@@ -185,8 +190,7 @@ interface KeywordRow extends Partial<WindowCols> {
  * lower-cased text, in SQL, so a 1 MiB document sends WINDOW_CHARS back, not its whole text).
  * Computed once per row in a MATERIALIZED `page` CTE over doc_search `s`; needles are a JSON array.
  */
-const positionOf = (needlesParam: string) =>
-  `COALESCE((SELECT MIN(NULLIF(instr(lower(s.body), lower(n.value)), 0)) FROM json_each(${needlesParam}) n), 0)`;
+const positionOf = (needlesParam: string) => `COALESCE((SELECT MIN(NULLIF(instr(lower(s.body), lower(n.value)), 0)) FROM json_each(${needlesParam}) n), 0)`;
 /** The window around `page.pos` and the number of lines before it, from doc_search `s`. */
 const WINDOW_COLUMNS = `s.title, page.pos, max(1, page.pos - ${WINDOW_BEFORE}) AS win_from,
   substr(s.body, max(1, page.pos - ${WINDOW_BEFORE}), ${WINDOW_CHARS}) AS win,
@@ -218,9 +222,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   const tenant = bind(ctx.tenantId);
   const limit = bind(filters.inJs ? FILTER_CANDIDATES : q.want);
   const windows = q.windows !== null && !filters.inJs;
-  const everyCol = q.every
-    ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))`
-    : "0";
+  const everyCol = q.every ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))` : "0";
   const page = windows
     ? `, page AS MATERIALIZED (SELECT top.seq, top.bm, top.every, ${positionOf(bind(JSON.stringify(q.windows!.slice(0, SNIPPET_NEEDLES))))} AS pos
          FROM top JOIN doc_search s ON s.seq = top.seq WHERE s.tenant_id = ${tenant})`
@@ -250,9 +252,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   return { rows: kept.slice(0, q.want), total: kept.length, capped: total > all.length };
 }
 
-const STOPWORDS = new Set(
-  "a an and are as at be but by for from has have in into is it its of on or that the then there these this to was were will with".split(" "),
-);
+const STOPWORDS = new Set("a an and are as at be but by for from has have in into is it its of on or that the then there these this to was were will with".split(" "));
 
 interface KeywordOutcome {
   candidates: Candidate[];
@@ -284,18 +284,19 @@ async function keywordSearch(ctx: Ctx, queryWords: string[], want: number, param
       const top = best.get(t.kind)!;
       const rel = top > 0 ? Math.max(0, -row.bm) / top : 1;
       out.push({
-        seq: row.seq, doc_id: row.doc_id, path: row.path, hash: row.hash, score: round(t.base + t.span * rel), match: t.kind,
+        seq: row.seq,
+        doc_id: row.doc_id,
+        path: row.path,
+        hash: row.hash,
+        score: round(t.base + t.span * rel),
+        match: t.kind,
         ...(row.win !== undefined ? { window: { title: row.title!, pos: row.pos!, win_from: row.win_from!, win: row.win, lines_before: row.lines_before! } } : {}),
       });
     }
   };
   const phrases = words.map(ftsPhrase);
   const multi = words.length > 1;
-  const first = await keywordQuery(
-    ctx,
-    { match: phrases.join(" OR "), every: multi ? phrases.join(" AND ") : null, want, windows: windows ? words : null },
-    filters,
-  );
+  const first = await keywordQuery(ctx, { match: phrases.join(" OR "), every: multi ? phrases.join(" AND ") : null, want, windows: windows ? words : null }, filters);
   let total = first.total;
   let capped = first.capped;
   add(first.rows, (row) => (!multi || row.every ? { kind: "words", base: 0.5, span: 0.5 } : { kind: "any_word", base: 0.25, span: 0.25 }));
@@ -433,7 +434,11 @@ async function hashLookup(ctx: Ctx, hash: string, params: SearchParams, filters:
 
 /** The document ids a page of candidates names, with titles and snippets; a document gone meanwhile drops out. */
 async function present(ctx: Ctx, page: Candidate[], needles: string[], params: SearchParams, kind: Kind): Promise<SearchResult[]> {
-  const rows = await pageRows(ctx, page.flatMap((c) => (c.seq === null || c.window ? [] : [c.seq])), needles);
+  const rows = await pageRows(
+    ctx,
+    page.flatMap((c) => (c.seq === null || c.window ? [] : [c.seq])),
+    needles,
+  );
   const withLines = params.line_numbers || params.context > 0;
   const out: SearchResult[] = [];
   for (const c of page) {
@@ -645,8 +650,7 @@ export async function expandWords(ctx: Ctx, words: string[], threshold: number):
     }),
   );
   return eligible.map((word, i) => {
-    const variants = results[i]!.results
-      .filter((r) => r.term !== word)
+    const variants = results[i]!.results.filter((r) => r.term !== word)
       .map((r) => ({ term: r.term, similarity: trigramSimilarity(word, r.term) }))
       .filter((v) => v.similarity >= threshold)
       .sort((a, b) => b.similarity - a.similarity || (a.term < b.term ? -1 : 1))

@@ -10,6 +10,5 @@ export const searchOp = defineOp({
     "Search live documents by content, path and name: keyword (bm25), semantic or hybrid (default), with optional fuzzy matching of misspelt words, a glob or tag filter, or a direct lookup by content hash (8+ hex characters). Returns {total, type, execution_time_ms, results: [{id, hash, title, path, score, snippet, line_start?, line_end?}]} or, with paths_only, {…, paths}.",
   params: searchParams,
   normalize: normalizeSearchParams,
-  run: async (ctx, params) =>
-    (await searchDocuments(ctx, params, (params.use_session ? await currentScope(ctx) : null) ?? undefined)) as unknown as Record<string, unknown>,
+  run: async (ctx, params) => (await searchDocuments(ctx, params, (params.use_session ? await currentScope(ctx) : null) ?? undefined)) as unknown as Record<string, unknown>,
 });

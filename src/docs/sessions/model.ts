@@ -42,8 +42,7 @@ const SCAN_PAGE = 500;
 /** Letters, digits and `_ . : @ / -` (spaces inside): readable in listings, safe in any message. */
 export const SESSION_NAME_RE = /^[A-Za-z0-9_][A-Za-z0-9_ .:@/-]*$/;
 
-export const docSessionStub = (ctx: Pick<Ctx, "env" | "tenantId" | "actorId">) =>
-  ctx.env.DOC_SESSIONS.get(ctx.env.DOC_SESSIONS.idFromName(`${ctx.tenantId}/${ctx.actorId}`));
+export const docSessionStub = (ctx: Pick<Ctx, "env" | "tenantId" | "actorId">) => ctx.env.DOC_SESSIONS.get(ctx.env.DOC_SESSIONS.idFromName(`${ctx.tenantId}/${ctx.actorId}`));
 
 const noActiveSession = (action: string) =>
   new ToolError("no_active_session", `There is no current docs session to ${action}.`, {
@@ -173,9 +172,7 @@ export async function startSession(ctx: Ctx, input: StartInput): Promise<Record<
     resumed: out.resumed,
     previous: out.previous,
     sessions: out.sessions,
-    note: out.resumed
-      ? `Resumed session '${name}' with its ${out.session.pins} pin(s).`
-      : `Started session '${name}'. Pin documents to it; list and search then keep to them.`,
+    note: out.resumed ? `Resumed session '${name}' with its ${out.session.pins} pin(s).` : `Started session '${name}'. Pin documents to it; list and search then keep to them.`,
   };
 }
 
@@ -271,9 +268,7 @@ export async function unpinFromSession(ctx: Ctx, input: { path?: string | undefi
     if (out.reason === "no_active_session") throw noActiveSession("unpin from");
     const shown = out.pins.slice(0, 20).map((p) => `${p.kind} ${p.value}`);
     throw new ToolError("not_found", `${entry.kind} '${excerpt(entry.value)}' is not pinned in session '${out.session}'.`, {
-      hint: shown.length > 0
-        ? `Unpin a glob exactly as it was pinned, or a hash by its first 8+ characters. Pinned now: ${shown.join("; ")}.`
-        : "The session has no pins.",
+      hint: shown.length > 0 ? `Unpin a glob exactly as it was pinned, or a hash by its first 8+ characters. Pinned now: ${shown.join("; ")}.` : "The session has no pins.",
     });
   }
   // The documents the removed pins covered, so the caller sees what left the scope.

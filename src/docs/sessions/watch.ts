@@ -14,9 +14,12 @@ import { disableWatch, enableWatch, MAX_WATCHES, PUSH_MAX_FILES, type WatchTarge
 
 const params = z.object({
   session: z.string().min(1).max(MAX_LABEL_CHARS).optional().describe("The docs session the watch belongs to (ended with it). Omitted: a watch of its own, until disabled."),
-  root: z.string().min(1).max(MAX_PATH_CHARS + 200).optional().describe(
-    "What to watch: 'owner/repo:path' or 'owner/repo/path' ('owner/repo' for the whole repository). Or give repo and path separately.",
-  ),
+  root: z
+    .string()
+    .min(1)
+    .max(MAX_PATH_CHARS + 200)
+    .optional()
+    .describe("What to watch: 'owner/repo:path' or 'owner/repo/path' ('owner/repo' for the whole repository). Or give repo and path separately."),
   repo: repoField.optional().describe("The repository to watch (owner/name or a registered repository), when root is not given."),
   path: z.string().max(MAX_PATH_CHARS).optional().describe("The folder or file in the repository to watch; '' or '/' is the whole repository."),
   ref: z.string().max(256).optional().describe("The branch whose pushes count. Defaults to the repository's default branch (followed if it changes)."),
@@ -26,8 +29,7 @@ const params = z.object({
 
 type Params = z.output<typeof params>;
 
-const WATCH_INSTEAD =
-  "Watch a GitHub repository path instead: root 'owner/repo:folder', or repo (a registered repository or owner/name) and path; every push to it re-imports the files that changed.";
+const WATCH_INSTEAD = "Watch a GitHub repository path instead: root 'owner/repo:folder', or repo (a registered repository or owner/name) and path; every push to it re-imports the files that changed.";
 
 /** root and repo/path as one target; where both are given they must agree. */
 function target(p: Params): WatchTarget {
@@ -64,8 +66,7 @@ function target(p: Params): WatchTarget {
 export const watchOp = defineOp({
   name: "watch",
   category: "session",
-  description:
-    `Watch a GitHub repository folder or file: its files are imported now, and every push to the branch re-imports the files that changed and deletes the documents of removed ones (up to ${PUSH_MAX_FILES} files a push; the rest on the next). enable false removes the watch. At most ${MAX_WATCHES} watches per tenant.`,
+  description: `Watch a GitHub repository folder or file: its files are imported now, and every push to the branch re-imports the files that changed and deletes the documents of removed ones (up to ${PUSH_MAX_FILES} files a push; the rest on the next). enable false removes the watch. At most ${MAX_WATCHES} watches per tenant.`,
   params,
   async run(ctx, p) {
     // A watch belongs to the caller's current session unless it names one.

@@ -16,21 +16,26 @@ export const CHUNK_SWEEP_JOB = "docs_rowless_chunk_sweep";
  * an object younger than the grace period may belong to a put still in flight and is left alone.
  */
 export async function sweepRowlessChunks(env: Env, now: Date, pages = 4): Promise<string> {
-  const r = await sweepRowlessObjects(env, now, {
-    job: CHUNK_SWEEP_JOB,
-    prefix: (tenantId) => chunkKey(tenantId, ""),
-    graceMs: ORPHAN_GRACE_MS,
-    referenced: async (env, tenantId, hashes) => {
-      const known = new Set<string>();
-      for (let i = 0; i < hashes.length; i += 90) {
-        const group = hashes.slice(i, i + 90);
-        const rows = await env.DB.prepare(`SELECT hash FROM doc_chunks WHERE tenant_id = ? AND hash IN (${group.map(() => "?").join(",")})`)
-          .bind(tenantId, ...group)
-          .all<{ hash: string }>();
-        for (const row of rows.results) known.add(row.hash);
-      }
-      return known;
+  const r = await sweepRowlessObjects(
+    env,
+    now,
+    {
+      job: CHUNK_SWEEP_JOB,
+      prefix: (tenantId) => chunkKey(tenantId, ""),
+      graceMs: ORPHAN_GRACE_MS,
+      referenced: async (env, tenantId, hashes) => {
+        const known = new Set<string>();
+        for (let i = 0; i < hashes.length; i += 90) {
+          const group = hashes.slice(i, i + 90);
+          const rows = await env.DB.prepare(`SELECT hash FROM doc_chunks WHERE tenant_id = ? AND hash IN (${group.map(() => "?").join(",")})`)
+            .bind(tenantId, ...group)
+            .all<{ hash: string }>();
+          for (const row of rows.results) known.add(row.hash);
+        }
+        return known;
+      },
     },
-  }, pages);
+    pages,
+  );
   return `${r.listed} chunk object(s) checked, ${r.removed} without a row deleted${r.finished ? "; all tenants swept" : "; more next run"}`;
 }

@@ -56,8 +56,15 @@ const isMessage = (b: unknown): b is DocIndexMessage => {
 /** Indexing touches no actor's rows: the context names no actor. */
 function indexerCtx(env: Env, tenantId: string, exec: Pick<ExecutionContext, "waitUntil">): Ctx {
   return {
-    env, d1: env.DB, tenantId, actorId: "", actorName: "docs-indexer", operator: false, sessionId: "",
-    clock: systemClock, waitUntil: (p) => exec.waitUntil(p),
+    env,
+    d1: env.DB,
+    tenantId,
+    actorId: "",
+    actorName: "docs-indexer",
+    operator: false,
+    sessionId: "",
+    clock: systemClock,
+    waitUntil: (p) => exec.waitUntil(p),
   };
 }
 

@@ -22,8 +22,7 @@ export const INLINE_INDEX_MAX_BYTES = 64 * 1024;
 
 export const PENDING_NOTE = "stored; indexing runs in the background (index_status says pending until it is done), and search and grep find the document once it is indexed";
 
-export const indexesInline = (doc: Pick<IndexableDocument, "bytes" | "mime" | "path">): boolean =>
-  doc.bytes.byteLength <= INLINE_INDEX_MAX_BYTES && kindOf(doc.bytes, doc.mime, doc.path) !== "pdf";
+export const indexesInline = (doc: Pick<IndexableDocument, "bytes" | "mime" | "path">): boolean => doc.bytes.byteLength <= INLINE_INDEX_MAX_BYTES && kindOf(doc.bytes, doc.mime, doc.path) !== "pdf";
 
 /**
  * The one way new content enters the store (inline add, GitHub import, download, watch):

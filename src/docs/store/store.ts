@@ -52,7 +52,10 @@ export function normalizePath(raw: unknown): string {
   if (at >= 0) {
     throw invalidInput(`path '${excerpt(raw)}' contains a control character (code ${raw.charCodeAt(at)})`, "Remove control characters (newlines, tabs, NUL) from the path.");
   }
-  const segments = raw.replace(/\\/g, "/").split("/").filter((s) => s !== "" && s !== ".");
+  const segments = raw
+    .replace(/\\/g, "/")
+    .split("/")
+    .filter((s) => s !== "" && s !== ".");
   if (segments.includes("..")) {
     throw invalidInput(`path '${excerpt(raw)}' contains a '..' segment`, "Give the path without '..'; paths are relative to the store's root.");
   }
@@ -75,7 +78,7 @@ function checkLabel(what: string, value: unknown): string | null {
 function checkTags(tags: unknown): string[] {
   if (tags === undefined || tags === null) return [];
   if (!Array.isArray(tags) || tags.some((t) => typeof t !== "string" || t === "" || t.length > MAX_TAG_CHARS)) {
-    throw invalidInput(`tags must be an array of non-empty strings of at most ${MAX_TAG_CHARS} characters`, "Pass tags as e.g. [\"meeting\", \"2024-01\"].");
+    throw invalidInput(`tags must be an array of non-empty strings of at most ${MAX_TAG_CHARS} characters`, 'Pass tags as e.g. ["meeting", "2024-01"].');
   }
   const unique = [...new Set(tags as string[])];
   if (unique.length > MAX_TAGS) throw invalidInput(`at most ${MAX_TAGS} tags per document (got ${unique.length})`, "Drop some tags.");
@@ -85,7 +88,7 @@ function checkTags(tags: unknown): string[] {
 function checkMetadata(metadata: unknown): string {
   if (metadata === undefined || metadata === null) return "{}";
   if (typeof metadata !== "object" || Array.isArray(metadata)) {
-    throw invalidInput("metadata must be an object of key-value pairs", "Pass metadata as e.g. {\"author\": \"Jane\"}.");
+    throw invalidInput("metadata must be an object of key-value pairs", 'Pass metadata as e.g. {"author": "Jane"}.');
   }
   const json = JSON.stringify(metadata);
   if (json.length > MAX_METADATA_JSON_CHARS) {
@@ -192,16 +195,11 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
 
   let bytesStored = 0;
   for (const group of groups(missing, 8)) {
-    await Promise.all(
-      group.map((p) => ctx.env.BLOBS.put(chunkKey(ctx.tenantId, p.hash), bytes.subarray(p.offset, p.offset + p.length), { sha256: p.hash })),
-    );
+    await Promise.all(group.map((p) => ctx.env.BLOBS.put(chunkKey(ctx.tenantId, p.hash), bytes.subarray(p.offset, p.offset + p.length), { sha256: p.hash })));
     for (const p of group) bytesStored += p.length;
   }
 
-  const previous = await ctx.d1
-    .prepare(`SELECT created_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
-    .bind(ctx.tenantId, path)
-    .first<{ created_at: string }>();
+  const previous = await ctx.d1.prepare(`SELECT created_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, path).first<{ created_at: string }>();
   const id = uuidv7(ctx.clock.now().getTime());
   const snapshotId = snapshotLabel !== null ? uuidv7(ctx.clock.now().getTime()) : null;
   const name = path.slice(path.lastIndexOf("/") + 1);
@@ -219,7 +217,10 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
         .bind(...group.flatMap((p) => [ctx.tenantId, p.hash, p.length, now, now])),
     );
   }
-  for (const group of groups(pieces.map((p, seq) => ({ ...p, seq })), 16)) {
+  for (const group of groups(
+    pieces.map((p, seq) => ({ ...p, seq })),
+    16,
+  )) {
     statements.push(
       ctx.d1
         .prepare(`INSERT OR IGNORE INTO document_chunks (tenant_id, doc_hash, seq, chunk_hash, created_at) VALUES ${group.map(() => "(?, ?, ?, ?, ?)").join(", ")}`)
@@ -302,10 +303,7 @@ export async function getDocument(ctx: Ctx, ref: { path: string } | { hash: stri
     ({ path, name, size, mime_type: mime } = row);
     name ??= path.slice(path.lastIndexOf("/") + 1);
   }
-  const chunkRows = await ctx.d1
-    .prepare(`SELECT chunk_hash FROM document_chunks WHERE tenant_id = ? AND doc_hash = ? ORDER BY seq`)
-    .bind(ctx.tenantId, hash)
-    .all<{ chunk_hash: string }>();
+  const chunkRows = await ctx.d1.prepare(`SELECT chunk_hash FROM document_chunks WHERE tenant_id = ? AND doc_hash = ? ORDER BY seq`).bind(ctx.tenantId, hash).all<{ chunk_hash: string }>();
   const parts: Uint8Array[] = [];
   for (const group of groups(chunkRows.results, 8)) {
     const got = await Promise.all(group.map((r) => ctx.env.BLOBS.get(chunkKey(ctx.tenantId, r.chunk_hash))));
@@ -412,9 +410,7 @@ export async function collectOrphanChunks(env: Env, tenantId: string | undefined
   let deleted = 0;
   let freed = 0;
   for (const group of groups(rows, 30)) {
-    const res = await env.DB.prepare(
-      `DELETE FROM doc_chunks WHERE gc_claimed_at = ? AND (tenant_id, hash) IN (VALUES ${group.map(() => "(?, ?)").join(", ")}) RETURNING size`,
-    )
+    const res = await env.DB.prepare(`DELETE FROM doc_chunks WHERE gc_claimed_at = ? AND (tenant_id, hash) IN (VALUES ${group.map(() => "(?, ?)").join(", ")}) RETURNING size`)
       .bind(claimAt, ...group.flatMap((r) => [r.tenant_id, r.hash]))
       .all<{ size: number }>();
     deleted += res.results.length;

@@ -103,10 +103,7 @@ export type StoredExtraction = Pick<Extraction, "status" | "text" | "note">;
  * anything that marks the version indexed, so a crash after it costs only the steps after it.
  */
 export async function extractOnce(ctx: Ctx, doc: IndexableDocument): Promise<StoredExtraction> {
-  const stored = await ctx.d1
-    .prepare(`SELECT status, text, note FROM doc_texts WHERE tenant_id = ? AND hash = ?`)
-    .bind(ctx.tenantId, doc.hash)
-    .first<StoredExtraction>();
+  const stored = await ctx.d1.prepare(`SELECT status, text, note FROM doc_texts WHERE tenant_id = ? AND hash = ?`).bind(ctx.tenantId, doc.hash).first<StoredExtraction>();
   if (stored) return stored;
   const fresh = await extractText(doc.bytes, doc.mime, doc.path);
   await storeExtraction(ctx, doc.hash, fresh);
@@ -176,11 +173,7 @@ export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes"
   );
   const terms = vocabulary(`${doc.path}\n${title}\n${text ?? ""}`);
   for (let i = 0; i < terms.length; i += TERMS_PER_STATEMENT) {
-    statements.push(
-      ctx.d1
-        .prepare(`INSERT OR IGNORE INTO doc_terms (tenant_id, term) SELECT ?, value FROM json_each(?)`)
-        .bind(ctx.tenantId, JSON.stringify(terms.slice(i, i + TERMS_PER_STATEMENT))),
-    );
+    statements.push(ctx.d1.prepare(`INSERT OR IGNORE INTO doc_terms (tenant_id, term) SELECT ?, value FROM json_each(?)`).bind(ctx.tenantId, JSON.stringify(terms.slice(i, i + TERMS_PER_STATEMENT))));
   }
   statements.push(ctx.d1.prepare(`UPDATE documents SET indexed_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(now, ctx.tenantId, doc.id));
   const ref = { tenantId: ctx.tenantId, type: "document" as const, id: doc.id };
@@ -209,7 +202,10 @@ export async function forgetDocumentEmbeddings(ctx: Ctx, docIds: string[]): Prom
     .all<{ object_id: string }>();
   const { layer } = selectSemantic(ctx.env);
   if (layer && gone.results.length > 0) {
-    await layer.index.deleteByIds(ctx.tenantId, gone.results.map((r) => vectorId("document", r.object_id)));
+    await layer.index.deleteByIds(
+      ctx.tenantId,
+      gone.results.map((r) => vectorId("document", r.object_id)),
+    );
   }
 }
 
@@ -222,5 +218,8 @@ async function forgetClosedVersions(ctx: Ctx, path: string): Promise<void> {
     )
     .bind(ctx.tenantId, path)
     .all<{ object_id: string }>();
-  await forgetDocumentEmbeddings(ctx, closed.results.map((r) => r.object_id));
+  await forgetDocumentEmbeddings(
+    ctx,
+    closed.results.map((r) => r.object_id),
+  );
 }

@@ -33,7 +33,7 @@ export const approvalSchema = z.object({
   step_numbers: z.array(z.number().int()).describe("The steps asked about, ascending; [] for the whole plan."),
   status: z.enum(APPROVAL_STATUSES).describe("pending, approved, rejected or modification_requested."),
   summary: z.string().describe("What is to be approved, in a line."),
-  note: z.string().describe("The requester's note (\"\" when none)."),
+  note: z.string().describe('The requester\'s note ("" when none).'),
   approver_actor_ids: z.array(z.string()).describe("Actor ids of who may answer."),
   requested_by: z.string().describe("Actor id of the requester."),
   created_at: z.string().describe("When it was requested."),
@@ -82,14 +82,10 @@ export async function findApproval(ctx: Ctx, id: string): Promise<Approval | nul
 }
 
 /** One pending request per plan, version and steps: a repeated request finds the first. */
-export const approvalFingerprint = (planId: string, version: number, steps: readonly number[]) =>
-  `${planId}@${version}#${steps.length === 0 ? "plan" : steps.join(",")}`;
+export const approvalFingerprint = (planId: string, version: number, steps: readonly number[]) => `${planId}@${version}#${steps.length === 0 ? "plan" : steps.join(",")}`;
 
 export async function findPending(ctx: Ctx, fingerprint: string): Promise<Approval | null> {
-  const row = await ctx.d1
-    .prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE tenant_id = ? AND fingerprint = ? AND status = 'pending'`)
-    .bind(ctx.tenantId, fingerprint)
-    .first<ApprovalRow>();
+  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE tenant_id = ? AND fingerprint = ? AND status = 'pending'`).bind(ctx.tenantId, fingerprint).first<ApprovalRow>();
   return row ? toApproval(row) : null;
 }
 
@@ -118,8 +114,24 @@ export function insertApprovalStatement(ctx: Ctx, a: NewApproval): D1PreparedSta
        WHERE EXISTS (SELECT 1 FROM plans WHERE tenant_id = ? AND id = ? AND current_version = ?)
        ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
     )
-    .bind(ctx.tenantId, a.id, a.planId, a.planVersion, JSON.stringify(a.steps), JSON.stringify(a.approvers), a.summary, a.note, ctx.actorId, a.createdAt, a.dueAt,
-      a.handoffId, approvalFingerprint(a.planId, a.planVersion, a.steps), ctx.tenantId, a.planId, a.planVersion);
+    .bind(
+      ctx.tenantId,
+      a.id,
+      a.planId,
+      a.planVersion,
+      JSON.stringify(a.steps),
+      JSON.stringify(a.approvers),
+      a.summary,
+      a.note,
+      ctx.actorId,
+      a.createdAt,
+      a.dueAt,
+      a.handoffId,
+      approvalFingerprint(a.planId, a.planVersion, a.steps),
+      ctx.tenantId,
+      a.planId,
+      a.planVersion,
+    );
 }
 
 /** True in a batch once the request named is in the tenant (its row was written earlier in the batch). */
@@ -142,8 +154,10 @@ export interface ApprovalAnswer {
 export function answerApprovalStatement(ctx: Ctx, id: string, a: ApprovalAnswer): { statement: D1PreparedStatement; landed: Condition } {
   return {
     statement: ctx.d1
-      .prepare(`UPDATE plan_approvals SET status = ?, responded_by = ?, responded_at = ?, comment = ?, modifications = ?
-                WHERE tenant_id = ? AND id = ? AND status = 'pending' RETURNING ${COLUMNS}`)
+      .prepare(
+        `UPDATE plan_approvals SET status = ?, responded_by = ?, responded_at = ?, comment = ?, modifications = ?
+                WHERE tenant_id = ? AND id = ? AND status = 'pending' RETURNING ${COLUMNS}`,
+      )
       .bind(a.status, ctx.actorId, a.at, a.comment, a.modifications, ctx.tenantId, id),
     landed: {
       sql: "EXISTS (SELECT 1 FROM plan_approvals WHERE tenant_id = ? AND id = ? AND status = ? AND responded_by = ? AND responded_at = ?)",
@@ -163,9 +177,18 @@ export interface ApprovalFilter {
 export async function listApprovals(ctx: Ctx, f: ApprovalFilter): Promise<Approval[]> {
   const where = ["tenant_id = ?"];
   const params: Array<string | number | null> = [ctx.tenantId];
-  if (f.planId !== undefined) { where.push("plan_id = ?"); params.push(f.planId); }
-  if (f.status) { where.push("status = ?"); params.push(f.status); }
-  if (f.after) { where.push(f.after.sql); params.push(...f.after.params); }
+  if (f.planId !== undefined) {
+    where.push("plan_id = ?");
+    params.push(f.planId);
+  }
+  if (f.status) {
+    where.push("status = ?");
+    params.push(f.status);
+  }
+  if (f.after) {
+    where.push(f.after.sql);
+    params.push(...f.after.params);
+  }
   const rows = await ctx.d1
     .prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
     .bind(...params, f.limit)

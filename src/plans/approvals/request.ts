@@ -31,13 +31,16 @@ const stepNumbersOf = (requested: readonly number[]) => [...new Set(requested)].
 async function approversFor(ctx: Ctx, refs: readonly string[] | undefined, plan: PlanMeta): Promise<string[]> {
   if (refs === undefined) {
     if (plan.created_by === ctx.actorId) {
-      throw invalidInput(`No approver: you created plan ${plan.id}, and nobody approves their own request.`, "Name who should approve in approver_actor_ids (actor ids or external_refs; actor_query lists them).");
+      throw invalidInput(
+        `No approver: you created plan ${plan.id}, and nobody approves their own request.`,
+        "Name who should approve in approver_actor_ids (actor ids or external_refs; actor_query lists them).",
+      );
     }
     return [plan.created_by];
   }
   const ids = [...new Set(await Promise.all(refs.map((r) => resolveActor(ctx, r))))];
   if (ids.includes(ctx.actorId)) {
-    throw invalidInput("You cannot be an approver of your own request.", "Leave yourself (and \"me\") out of approver_actor_ids; nobody approves their own request.");
+    throw invalidInput("You cannot be an approver of your own request.", 'Leave yourself (and "me") out of approver_actor_ids; nobody approves their own request.');
   }
   return ids;
 }
@@ -53,19 +56,18 @@ const oneLine = (text: string, max: number) => {
   return flat.length <= max ? flat : `${flat.slice(0, max - 1)}…`;
 };
 
-const list = (items: readonly string[]) =>
-  items.length <= LIST_MAX ? items.join(", ") : `${items.slice(0, LIST_MAX).join(", ")} and ${items.length - LIST_MAX} more`;
+const list = (items: readonly string[]) => (items.length <= LIST_MAX ? items.join(", ") : `${items.slice(0, LIST_MAX).join(", ")} and ${items.length - LIST_MAX} more`);
 
-const filesOf = (steps: readonly PlanStep[]) =>
-  [...new Set(steps.flatMap((s) => [...s.files_to_modify.map((f) => f.path), ...s.files_to_create.map((f) => f.path), ...s.files_to_delete]))].sort();
+const filesOf = (steps: readonly PlanStep[]) => [...new Set(steps.flatMap((s) => [...s.files_to_modify.map((f) => f.path), ...s.files_to_create.map((f) => f.path), ...s.files_to_delete]))].sort();
 
 /** "Approve plan: <goal>", "Approve step <n>: <title>" or "Approve steps <n, m>: <titles>", as the reference words it. */
 export function approvalSummary(plan: Plan, steps: readonly PlanStep[]): string {
-  const text = steps.length === 0
-    ? `Approve plan: ${plan.goal}`
-    : steps.length === 1
-      ? `Approve step ${steps[0]!.step_number}: ${steps[0]!.title}`
-      : `Approve steps ${steps.map((s) => s.step_number).join(", ")}: ${steps.map((s) => s.title).join(", ")}`;
+  const text =
+    steps.length === 0
+      ? `Approve plan: ${plan.goal}`
+      : steps.length === 1
+        ? `Approve step ${steps[0]!.step_number}: ${steps[0]!.title}`
+        : `Approve steps ${steps.map((s) => s.step_number).join(", ")}: ${steps.map((s) => s.title).join(", ")}`;
   return oneLine(text, TITLE_MAX);
 }
 
@@ -142,10 +144,12 @@ export const requestApprovalTool = defineTool({
     "Create an approval request for a plan or specific steps of its current version. It reaches the approvers' inbox as a handoff of kind approval; they answer with respond_approval. Asking again while the same plan version and steps are pending returns the pending request (deduplicated).",
   input: z.object({
     plan_id: planIdField.describe("Plan ID to request approval for."),
-    step_numbers: z.array(z.number().int().min(1).max(100_000)).max(MAX_STEPS).optional()
+    step_numbers: z
+      .array(z.number().int().min(1).max(100_000))
+      .max(MAX_STEPS)
+      .optional()
       .describe("Optional specific step numbers to approve (steps of the current version); omitted or [] asks about the whole plan."),
-    approver_actor_ids: z.array(actorRefField("An approver.")).min(1).max(MAX_APPROVERS).optional()
-      .describe("Who may answer (any one of them). Defaults to the plan's creator, unless that is you."),
+    approver_actor_ids: z.array(actorRefField("An approver.")).min(1).max(MAX_APPROVERS).optional().describe("Who may answer (any one of them). Defaults to the plan's creator, unless that is you."),
     note: z.string().trim().max(NOTE_MAX).optional().describe("A note to the approvers, put first in the request."),
     due_at: dueAtField.optional().describe("When an answer is needed (ISO-8601): a date or an instant."),
   }),
@@ -162,8 +166,10 @@ export const requestApprovalTool = defineTool({
     const missing = numbers.filter((n) => !plan.steps.some((s) => s.step_number === n));
     if (missing.length > 0) {
       const known = plan.steps.map((s) => s.step_number);
-      throw invalidInput(`Step${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found in plan ${meta.id}`,
-        `Version ${meta.version} has steps ${known.length > 30 ? `${known.slice(0, 30).join(", ")}, …` : known.join(", ") || "(none)"}; load_plan shows them. Omit step_numbers to ask about the whole plan.`);
+      throw invalidInput(
+        `Step${missing.length > 1 ? "s" : ""} ${missing.join(", ")} not found in plan ${meta.id}`,
+        `Version ${meta.version} has steps ${known.length > 30 ? `${known.slice(0, 30).join(", ")}, …` : known.join(", ") || "(none)"}; load_plan shows them. Omit step_numbers to ask about the whole plan.`,
+      );
     }
     const approvers = await approversFor(ctx, input.approver_actor_ids, meta);
     const dueAt = parseDueAt(input.due_at);
@@ -175,14 +181,32 @@ export const requestApprovalTool = defineTool({
     const id = uuidv7();
     const summary = approvalSummary(plan, steps);
     const note = input.note ?? "";
-    const handoff = handoffStatements(ctx, {
-      kind: "approval", title: summary, body: approvalBody({ requestId: id, planName: meta.name, plan, steps, note }), recipients: approvers,
-      options: OPTIONS, allowFreeText: false, dueAt,
-    }, approvalExists(ctx, id));
+    const handoff = handoffStatements(
+      ctx,
+      {
+        kind: "approval",
+        title: summary,
+        body: approvalBody({ requestId: id, planName: meta.name, plan, steps, note }),
+        recipients: approvers,
+        options: OPTIONS,
+        allowFreeText: false,
+        dueAt,
+      },
+      approvalExists(ctx, id),
+    );
     // One batch: the request's row first, then its handoff only if the row was written.
     const [inserted] = await ctx.d1.batch<Record<string, unknown>>([
       insertApprovalStatement(ctx, {
-        id, planId: meta.id, planVersion: meta.version, steps: numbers, approvers, summary, note, dueAt: dueAt ? iso(dueAt) : null, handoffId: handoff.id, createdAt: iso(ctx.clock.now()),
+        id,
+        planId: meta.id,
+        planVersion: meta.version,
+        steps: numbers,
+        approvers,
+        summary,
+        note,
+        dueAt: dueAt ? iso(dueAt) : null,
+        handoffId: handoff.id,
+        createdAt: iso(ctx.clock.now()),
       }),
       ...handoff.statements,
     ]);

@@ -11,9 +11,7 @@ import { invalidInput, ToolError } from "../../core/errors";
 import { PLAN_STATUSES, type PlanStatus } from "../document/schema";
 import { findPlan, setPlanStatus } from "../store/model";
 import { answerStatements, maybeHandoff, type Verdict } from "../../work/handoffs/model";
-import {
-  ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, approvalNotFound, approvalSchema, findApproval, type Approval, type ApprovalAction,
-} from "./model";
+import { ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, approvalNotFound, approvalSchema, findApproval, type Approval, type ApprovalAction } from "./model";
 
 const COMMENT_MAX = 5_000;
 const MODIFICATIONS_MAX = 10_000;
@@ -116,9 +114,21 @@ export const respondApprovalTool = defineTool({
     const answerable = handoff !== null && ["open", "claimed", "responded"].includes(handoff.status);
     if (answerable) {
       const response = { chosen_option: input.action, ...(input.comment ? { text: input.comment } : {}), ...(modifications ? { modifications } : {}) };
-      statements.push(...answerStatements(ctx, handoff, {
-        response, verdict: VERDICT[input.action], resolve: true, from: ["open", "claimed", "responded"], notifyAsker: true, when: answer.landed,
-      }, now).statements);
+      statements.push(
+        ...answerStatements(
+          ctx,
+          handoff,
+          {
+            response,
+            verdict: VERDICT[input.action],
+            resolve: true,
+            from: ["open", "claimed", "responded"],
+            notifyAsker: true,
+            when: answer.landed,
+          },
+          now,
+        ).statements,
+      );
     }
     const [updated, handoffUpdated] = await ctx.d1.batch<Record<string, unknown>>(statements);
     if (updated!.results.length === 0) {

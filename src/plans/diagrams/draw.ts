@@ -48,12 +48,18 @@ export function drawPlan(plan: Drawable, kind: DiagramKind): Diagram {
 // Labels
 
 /** One line: control characters become spaces, invisible format characters (bidi overrides, zero widths) go. */
-const oneLine = (text: string) => text.replace(/\p{Cf}/gu, "").replace(/[\p{Cc}\s]+/gu, " ").trim();
+const oneLine = (text: string) =>
+  text
+    .replace(/\p{Cf}/gu, "")
+    .replace(/[\p{Cc}\s]+/gu, " ")
+    .trim();
 
 /** `text` on one line, each character escaped, cut with an ellipsis so the escaped result has at most `max` characters. */
 function label(text: string, max: number, escape: (ch: string) => string): string {
   // Every piece is at least one character long, so max + 1 of them decide whether it fits.
-  const pieces = Array.from(oneLine(text)).slice(0, max + 1).map(escape);
+  const pieces = Array.from(oneLine(text))
+    .slice(0, max + 1)
+    .map(escape);
   if (pieces.reduce((n, p) => n + p.length, 0) <= max) return pieces.join("");
   let out = "";
   for (const p of pieces) {
@@ -149,9 +155,8 @@ function dependencyEdges(plan: Drawable, critical: ReadonlySet<string>): { edges
   const all: Edge[] = plan.steps.flatMap((s) => s.depends_on.map((d) => [d, s.step_number] as const));
   if (all.length <= MAX_EDGES) return { edges: all, truncated: false, notes: [] };
   const reduced = impliedEdgesRemoved(plan.steps);
-  const notes = reduced.length < all.length
-    ? [`${all.length - reduced.length} of ${all.length} dependencies are not drawn: a longer chain of drawn ones implies each (the order shown is the same).`]
-    : [];
+  const notes =
+    reduced.length < all.length ? [`${all.length - reduced.length} of ${all.length} dependencies are not drawn: a longer chain of drawn ones implies each (the order shown is the same).`] : [];
   if (reduced.length <= MAX_EDGES) return { edges: reduced, truncated: false, notes };
   // Still too many for Mermaid: the critical path's edges first, then the others in plan order.
   const key = ([a, b]: Edge) => `${a}>${b}`;
@@ -161,7 +166,9 @@ function dependencyEdges(plan: Drawable, critical: ReadonlySet<string>): { edges
   const order = new Map(reduced.map((e, i) => [key(e), i]));
   edges.sort((a, b) => order.get(key(a))! - order.get(key(b))!);
   const missing = reduced.filter((e) => !drawn.has(key(e)));
-  notes.push(`${missing.length} of ${all.length} dependencies are left out to stay within Mermaid's ${MAX_EDGES} edges: some or all of those of steps ${listNumbers([...new Set(missing.map(([, to]) => to))], 10)}; load_plan has them all.`);
+  notes.push(
+    `${missing.length} of ${all.length} dependencies are left out to stay within Mermaid's ${MAX_EDGES} edges: some or all of those of steps ${listNumbers([...new Set(missing.map(([, to]) => to))], 10)}; load_plan has them all.`,
+  );
   return { edges, truncated: true, notes };
 }
 
@@ -222,7 +229,12 @@ interface FileNode {
 
 /** `./src\\a//b.ts` and `src/a/b.ts` are one file. */
 function normalizePath(raw: string): string {
-  const p = raw.trim().replace(/\\/g, "/").replace(/\/{2,}/g, "/").replace(/^(?:\.\/)+/, "").replace(/^\/+/, "");
+  const p = raw
+    .trim()
+    .replace(/\\/g, "/")
+    .replace(/\/{2,}/g, "/")
+    .replace(/^(?:\.\/)+/, "")
+    .replace(/^\/+/, "");
   return p === "" ? raw.trim() : p;
 }
 
@@ -273,7 +285,9 @@ export function architectureDiagram(plan: Drawable): Diagram {
   const notes: string[] = [];
   const own = plan.architecture.diagrams.filter((d) => d.type === "architecture");
   if (own.length > 0) {
-    notes.push(`The plan carries ${own.length === 1 ? "its own architecture diagram" : `${own.length} architecture diagrams of its own`} (architecture.diagrams, first: "${Array.from(oneLine(own[0]!.title)).slice(0, 80).join("")}"); load_plan returns ${own.length === 1 ? "it" : "them"} as written. This one is drawn from the files the steps change.`);
+    notes.push(
+      `The plan carries ${own.length === 1 ? "its own architecture diagram" : `${own.length} architecture diagrams of its own`} (architecture.diagrams, first: "${Array.from(oneLine(own[0]!.title)).slice(0, 80).join("")}"); load_plan returns ${own.length === 1 ? "it" : "them"} as written. This one is drawn from the files the steps change.`,
+    );
   }
   const all = filesOfPlan(plan);
   if (all.length === 0) {
@@ -394,11 +408,13 @@ export function ganttDiagram(plan: Drawable): Diagram {
     return { mermaid: lines.join("\n"), truncated: false, notes };
   }
   const guessed: number[] = [];
-  const hours = new Map(plan.steps.map((s) => {
-    const h = effortHours(s.estimated_effort);
-    if (h === null) guessed.push(s.step_number);
-    return [s.step_number, h ?? DEFAULT_EFFORT_HOURS] as const;
-  }));
+  const hours = new Map(
+    plan.steps.map((s) => {
+      const h = effortHours(s.estimated_effort);
+      if (h === null) guessed.push(s.step_number);
+      return [s.step_number, h ?? DEFAULT_EFFORT_HOURS] as const;
+    }),
+  );
   if (guessed.length > 0) notes.push(`No effort estimate could be read for step(s) ${listNumbers(guessed)}: ${DEFAULT_EFFORT_HOURS} hours each.`);
 
   const home = milestoneOfStep(plan);

@@ -13,31 +13,45 @@ export const planDiffSchema = z.object({
   summary: z.string().describe("One line: counts of what changed."),
   steps_added: z.array(z.number().int()).describe("Step numbers only in to_version."),
   steps_removed: z.array(z.number().int()).describe("Step numbers only in from_version."),
-  steps_modified: z.array(z.object({
-    step_number: z.number().int().describe("The step."),
-    title: z.string().describe("Its title in to_version."),
-    changes: z.array(z.object({
-      field: z.string().describe("The step's field that differs."),
-      old_value: valueField("Its value in from_version (absent when the field was added)."),
-      new_value: valueField("Its value in to_version (absent when the field was removed)."),
-    })).describe("The fields that differ."),
-  })).describe("Steps in both versions whose content differs."),
+  steps_modified: z
+    .array(
+      z.object({
+        step_number: z.number().int().describe("The step."),
+        title: z.string().describe("Its title in to_version."),
+        changes: z
+          .array(
+            z.object({
+              field: z.string().describe("The step's field that differs."),
+              old_value: valueField("Its value in from_version (absent when the field was added)."),
+              new_value: valueField("Its value in to_version (absent when the field was removed)."),
+            }),
+          )
+          .describe("The fields that differ."),
+      }),
+    )
+    .describe("Steps in both versions whose content differs."),
   files_added: z.array(z.string()).describe("Files the plan touches in to_version only."),
   files_removed: z.array(z.string()).describe("Files the plan touches in from_version only."),
-  scope_changes: z.object({
-    included_added: z.array(z.string()).describe("Scope items added to included."),
-    included_removed: z.array(z.string()).describe("Scope items removed from included."),
-    excluded_added: z.array(z.string()).describe("Scope items added to excluded."),
-    excluded_removed: z.array(z.string()).describe("Scope items removed from excluded."),
-  }).describe("Scope list changes."),
+  scope_changes: z
+    .object({
+      included_added: z.array(z.string()).describe("Scope items added to included."),
+      included_removed: z.array(z.string()).describe("Scope items removed from included."),
+      excluded_added: z.array(z.string()).describe("Scope items added to excluded."),
+      excluded_removed: z.array(z.string()).describe("Scope items removed from excluded."),
+    })
+    .describe("Scope list changes."),
   risks_added: z.array(z.string()).describe("Risks (by issue) in to_version only."),
   risks_removed: z.array(z.string()).describe("Risks (by issue) in from_version only."),
-  field_changes: z.array(z.object({
-    path: z.string().describe("Top-level plan field."),
-    type: z.enum(["added", "removed", "modified"]).describe("How it changed."),
-    old_value: valueField("Value in from_version."),
-    new_value: valueField("Value in to_version."),
-  })).describe("Other top-level fields that differ (steps and the computed graph are reported above)."),
+  field_changes: z
+    .array(
+      z.object({
+        path: z.string().describe("Top-level plan field."),
+        type: z.enum(["added", "removed", "modified"]).describe("How it changed."),
+        old_value: valueField("Value in from_version."),
+        new_value: valueField("Value in to_version."),
+      }),
+    )
+    .describe("Other top-level fields that differ (steps and the computed graph are reported above)."),
 });
 export type PlanDiff = z.infer<typeof planDiffSchema>;
 
@@ -45,7 +59,10 @@ export type PlanDiff = z.infer<typeof planDiffSchema>;
 const NOT_FIELDS = new Set(["version", "created_at", "updated_at", "steps", "dependency_graph"]);
 
 const same = (a: unknown, b: unknown) => canonicalJson(a) === canonicalJson(b);
-const minus = (a: readonly string[], b: readonly string[]) => { const s = new Set(b); return [...new Set(a)].filter((x) => !s.has(x)); };
+const minus = (a: readonly string[], b: readonly string[]) => {
+  const s = new Set(b);
+  return [...new Set(a)].filter((x) => !s.has(x));
+};
 
 function filesOf(plan: Plan): string[] {
   return [...new Set(plan.steps.flatMap((s) => [...s.files_to_modify.map((f) => f.path), ...s.files_to_create.map((f) => f.path), ...s.files_to_delete]))];
@@ -89,8 +106,12 @@ export function diffPlans(from: Plan, to: Plan): PlanDiff {
   const risksTo = to.risks.map((r) => r.issue);
   const fields = fieldChanges(from, to, NOT_FIELDS).map(({ key, ...rest }) => ({ path: key, ...rest }));
   const counts: Array<[number, string]> = [
-    [stepsAdded.length, "step(s) added"], [stepsRemoved.length, "step(s) removed"], [stepsModified.length, "step(s) modified"],
-    [minus(filesTo, filesFrom).length, "file(s) added"], [minus(filesFrom, filesTo).length, "file(s) removed"], [fields.length, "other field(s) changed"],
+    [stepsAdded.length, "step(s) added"],
+    [stepsRemoved.length, "step(s) removed"],
+    [stepsModified.length, "step(s) modified"],
+    [minus(filesTo, filesFrom).length, "file(s) added"],
+    [minus(filesFrom, filesTo).length, "file(s) removed"],
+    [fields.length, "other field(s) changed"],
   ];
   const said = counts.filter(([n]) => n > 0).map(([n, what]) => `${n} ${what}`);
   return {

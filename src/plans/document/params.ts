@@ -18,10 +18,9 @@ export const tagsField = z.array(z.string().trim().min(1).max(50)).max(20);
  * parsing; the document itself is validated against planInputSchema by parsePlan, so its errors
  * can name the step at fault. The object is listed with the plan's whole schema.
  */
-export const planParam = z.union([
-  z.string().min(1).max(MAX_PLAN_BYTES),
-  advertisedAs(boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_PLAN_BYTES, maxDepth: 10 }), planInputSchema),
-]).describe("The plan (EnhancedPlanOutput): a JSON string, as the reference takes it, or the object itself. Up to 256 KB and 200 steps.");
+export const planParam = z
+  .union([z.string().min(1).max(MAX_PLAN_BYTES), advertisedAs(boundedJson(z.record(z.string().max(200), z.unknown()), { maxBytes: MAX_PLAN_BYTES, maxDepth: 10 }), planInputSchema)])
+  .describe("The plan (EnhancedPlanOutput): a JSON string, as the reference takes it, or the object itself. Up to 256 KB and 200 steps.");
 
 /** A plan parameter (`param` names it in errors) as a validated plan document. */
 export function parsePlan(raw: string | Record<string, unknown>, tool: string, param = "plan"): PlanInput {

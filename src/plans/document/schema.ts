@@ -28,13 +28,15 @@ export const DIAGRAM_TYPES = ["architecture", "sequence", "flowchart", "er", "c4
 export const PLAN_STATUSES = ["generating", "needs_clarification", "ready", "approved", "executing", "completed", "failed"] as const;
 export type PlanStatus = (typeof PLAN_STATUSES)[number];
 
-const fileChange = z.looseObject({
-  path: z.string().min(1).max(1000).describe("File path relative to the repository root."),
-  change_type: z.enum(CHANGE_TYPES).default("modify").describe("create, modify (default), rename or delete."),
-  estimated_loc: z.number().int().min(0).max(1_000_000).optional().describe("Estimated lines of code affected."),
-  complexity: z.enum(COMPLEXITIES).optional().describe("trivial, simple, moderate or complex."),
-  reason: text("Why the file changes.").optional(),
-}).describe("A planned change to one file.");
+const fileChange = z
+  .looseObject({
+    path: z.string().min(1).max(1000).describe("File path relative to the repository root."),
+    change_type: z.enum(CHANGE_TYPES).default("modify").describe("create, modify (default), rename or delete."),
+    estimated_loc: z.number().int().min(0).max(1_000_000).optional().describe("Estimated lines of code affected."),
+    complexity: z.enum(COMPLEXITIES).optional().describe("trivial, simple, moderate or complex."),
+    reason: text("Why the file changes.").optional(),
+  })
+  .describe("A planned change to one file.");
 
 const stepFields = {
   step_number: stepNumber.describe("The step's number: unique in the plan; depends_on, blocks and milestones name steps by it."),
@@ -47,11 +49,15 @@ const stepFields = {
   blocks: stepRefs("Step numbers this step blocks."),
   can_parallel_with: stepRefs("Step numbers that can run at the same time as this one."),
   priority: z.enum(PRIORITIES).default("medium").describe("critical, high, medium (default) or low."),
-  estimated_effort: line("Estimated effort, e.g. \"2-3 hours\".").default(""),
+  estimated_effort: line('Estimated effort, e.g. "2-3 hours".').default(""),
   estimated_tokens: z.number().int().min(0).max(10_000_000).optional().describe("Estimated tokens of context the step needs."),
   acceptance_criteria: lines("How to tell the step is done."),
   rollback_strategy: text("How to undo the step if it fails.").optional(),
-  outputs: z.array(z.looseObject({ name: line("Variable name."), description: text("What it holds.").default("") })).max(MAX_ITEMS).optional().describe("Values the step produces for later steps."),
+  outputs: z
+    .array(z.looseObject({ name: line("Variable name."), description: text("What it holds.").default("") }))
+    .max(MAX_ITEMS)
+    .optional()
+    .describe("Values the step produces for later steps."),
   input_refs: z.array(z.string().max(LINE)).max(MAX_ITEMS).optional().describe("Values of earlier steps this step uses."),
 };
 
@@ -69,76 +75,129 @@ const feature = z.looseObject({
 });
 
 /** Computed from the steps on every save: the graph always agrees with depends_on. */
-export const dependencyGraphSchema = z.object({
-  nodes: z.array(z.object({ id: z.string().describe("Step id."), step_number: z.number().int().describe("Step number.") })).describe("One node per step."),
-  edges: z.array(z.object({
-    from: z.string().describe("Id of the step depended on."),
-    to: z.string().describe("Id of the dependent step."),
-    type: z.enum(["blocks", "informs"]).describe("blocks: `to` cannot start before `from` completes."),
-  })).describe("One edge per depends_on entry."),
-  critical_path: z.array(z.number().int()).describe("The longest dependency chain, by number of steps, first step first."),
-  parallel_groups: z.array(z.array(z.number().int())).describe("Steps by dependency depth: every step of a group can run once the groups before it are done."),
-  execution_order: z.array(z.number().int()).describe("A topological order of the steps, lowest step number first among the ready ones."),
-}).describe("The steps' dependency graph (DAG), computed by the server from depends_on; a graph sent in is replaced.");
+export const dependencyGraphSchema = z
+  .object({
+    nodes: z.array(z.object({ id: z.string().describe("Step id."), step_number: z.number().int().describe("Step number.") })).describe("One node per step."),
+    edges: z
+      .array(
+        z.object({
+          from: z.string().describe("Id of the step depended on."),
+          to: z.string().describe("Id of the dependent step."),
+          type: z.enum(["blocks", "informs"]).describe("blocks: `to` cannot start before `from` completes."),
+        }),
+      )
+      .describe("One edge per depends_on entry."),
+    critical_path: z.array(z.number().int()).describe("The longest dependency chain, by number of steps, first step first."),
+    parallel_groups: z.array(z.array(z.number().int())).describe("Steps by dependency depth: every step of a group can run once the groups before it are done."),
+    execution_order: z.array(z.number().int()).describe("A topological order of the steps, lowest step number first among the ready ones."),
+  })
+  .describe("The steps' dependency graph (DAG), computed by the server from depends_on; a graph sent in is replaced.");
 export type DependencyGraph = z.output<typeof dependencyGraphSchema>;
 
 const planFields = {
   goal: z.string().min(1).max(TEXT).describe("The goal, restated with its scope boundaries."),
-  scope: z.looseObject({
-    included: lines("What the plan covers."),
-    excluded: lines("What it explicitly leaves out."),
-    assumptions: lines("Assumptions it rests on."),
-    constraints: lines("Constraints it respects."),
-  }).prefault({}).describe("Scope boundaries."),
+  scope: z
+    .looseObject({
+      included: lines("What the plan covers."),
+      excluded: lines("What it explicitly leaves out."),
+      assumptions: lines("Assumptions it rests on."),
+      constraints: lines("Constraints it respects."),
+    })
+    .prefault({})
+    .describe("Scope boundaries."),
   mvp_features: z.array(feature).max(MAX_ITEMS).default([]).describe("Must-have features."),
   nice_to_have_features: z.array(feature).max(MAX_ITEMS).default([]).describe("Optional enhancements."),
-  architecture: z.looseObject({
-    notes: text("Architecture notes and decisions.").default(""),
-    patterns_used: z.array(z.string().max(LINE)).max(MAX_ITEMS).default([]).describe("Design patterns used."),
-    diagrams: z.array(z.looseObject({
-      type: z.enum(DIAGRAM_TYPES).describe("Diagram kind."),
-      title: line("Title."),
-      mermaid: z.string().max(50_000).describe("Mermaid source."),
-    })).max(20).default([]).describe("Diagrams."),
-  }).prefault({}).describe("Architecture."),
-  risks: z.array(z.looseObject({
-    issue: z.string().min(1).max(TEXT).describe("The risk."),
-    mitigation: text("How it is mitigated.").default(""),
-    likelihood: z.enum(["low", "medium", "high"]).default("medium").describe("low, medium (default) or high."),
-    impact: text("What happens if it materialises.").optional(),
-  })).max(MAX_ITEMS).default([]).describe("Risks and mitigations."),
-  milestones: z.array(z.looseObject({
-    name: z.string().min(1).max(LINE).describe("Milestone name."),
-    steps_included: stepRefs("Step numbers in the milestone."),
-    estimated_time: line("Estimated time.").default(""),
-    deliverables: z.array(z.string().max(TEXT)).max(MAX_ITEMS).optional().describe("Deliverables."),
-  })).max(MAX_ITEMS).default([]).describe("Milestones grouping steps."),
-  testing_strategy: z.looseObject({
-    unit: text("Unit testing approach.").default(""),
-    integration: text("Integration testing approach.").default(""),
-    e2e: text("End-to-end testing approach.").optional(),
-    coverage_target: line("Coverage target.").default(""),
-    test_files: z.array(z.string().max(1000)).max(MAX_ITEMS).optional().describe("Test files to create or change."),
-  }).prefault({}).describe("Testing strategy."),
-  acceptance_criteria: z.array(z.looseObject({
-    description: z.string().min(1).max(TEXT).describe("The criterion."),
-    verification: text("How to verify it.").default(""),
-  })).max(MAX_ITEMS).default([]).describe("Acceptance criteria of the whole plan."),
+  architecture: z
+    .looseObject({
+      notes: text("Architecture notes and decisions.").default(""),
+      patterns_used: z.array(z.string().max(LINE)).max(MAX_ITEMS).default([]).describe("Design patterns used."),
+      diagrams: z
+        .array(
+          z.looseObject({
+            type: z.enum(DIAGRAM_TYPES).describe("Diagram kind."),
+            title: line("Title."),
+            mermaid: z.string().max(50_000).describe("Mermaid source."),
+          }),
+        )
+        .max(20)
+        .default([])
+        .describe("Diagrams."),
+    })
+    .prefault({})
+    .describe("Architecture."),
+  risks: z
+    .array(
+      z.looseObject({
+        issue: z.string().min(1).max(TEXT).describe("The risk."),
+        mitigation: text("How it is mitigated.").default(""),
+        likelihood: z.enum(["low", "medium", "high"]).default("medium").describe("low, medium (default) or high."),
+        impact: text("What happens if it materialises.").optional(),
+      }),
+    )
+    .max(MAX_ITEMS)
+    .default([])
+    .describe("Risks and mitigations."),
+  milestones: z
+    .array(
+      z.looseObject({
+        name: z.string().min(1).max(LINE).describe("Milestone name."),
+        steps_included: stepRefs("Step numbers in the milestone."),
+        estimated_time: line("Estimated time.").default(""),
+        deliverables: z.array(z.string().max(TEXT)).max(MAX_ITEMS).optional().describe("Deliverables."),
+      }),
+    )
+    .max(MAX_ITEMS)
+    .default([])
+    .describe("Milestones grouping steps."),
+  testing_strategy: z
+    .looseObject({
+      unit: text("Unit testing approach.").default(""),
+      integration: text("Integration testing approach.").default(""),
+      e2e: text("End-to-end testing approach.").optional(),
+      coverage_target: line("Coverage target.").default(""),
+      test_files: z.array(z.string().max(1000)).max(MAX_ITEMS).optional().describe("Test files to create or change."),
+    })
+    .prefault({})
+    .describe("Testing strategy."),
+  acceptance_criteria: z
+    .array(
+      z.looseObject({
+        description: z.string().min(1).max(TEXT).describe("The criterion."),
+        verification: text("How to verify it.").default(""),
+      }),
+    )
+    .max(MAX_ITEMS)
+    .default([])
+    .describe("Acceptance criteria of the whole plan."),
   confidence_score: z.number().min(0).max(1).optional().describe("Confidence in the plan, 0 to 1."),
   questions_for_clarification: lines("Questions to answer before going on."),
-  alternative_approaches: z.array(z.looseObject({
-    name: line("Name."),
-    description: text("The approach.").default(""),
-    reason_not_chosen: text("Why not.").default(""),
-    pros: lines("Advantages."),
-    cons: lines("Disadvantages."),
-  })).max(MAX_ITEMS).optional().describe("Approaches considered and not chosen."),
-  context_files: z.array(z.string().max(1000)).max(MAX_ITEMS * 5).default([]).describe("Files read to make the plan."),
+  alternative_approaches: z
+    .array(
+      z.looseObject({
+        name: line("Name."),
+        description: text("The approach.").default(""),
+        reason_not_chosen: text("Why not.").default(""),
+        pros: lines("Advantages."),
+        cons: lines("Disadvantages."),
+      }),
+    )
+    .max(MAX_ITEMS)
+    .optional()
+    .describe("Approaches considered and not chosen."),
+  context_files: z
+    .array(z.string().max(1000))
+    .max(MAX_ITEMS * 5)
+    .default([])
+    .describe("Files read to make the plan."),
   codebase_insights: lines("What was learned about the codebase."),
 };
 
 /** Plan ids name a plan in messages and lookups: one line, no spaces. */
-export const planIdField = z.string().min(1).max(200).regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "is letters, digits, '.', '_', ':' and '-'");
+export const planIdField = z
+  .string()
+  .min(1)
+  .max(200)
+  .regex(/^[A-Za-z0-9][A-Za-z0-9._:-]*$/, "is letters, digits, '.', '_', ':' and '-'");
 
 /** A plan as it comes in: what the store fills (id, version, times, step ids, the graph) may be absent. */
 const planInputObject = z.looseObject({
@@ -154,15 +213,17 @@ export const planInputSchema = planInputObject.superRefine((plan, ctx) => checkS
 export type PlanInput = z.output<typeof planInputObject>;
 
 /** A stored plan, as load_plan and the history answer it. */
-export const planSchema = z.looseObject({
-  id: z.string().describe("Plan id."),
-  version: z.number().int().describe("The stored version this is."),
-  created_at: z.string().describe("When the plan was first saved."),
-  updated_at: z.string().describe("When this version was saved."),
-  ...planFields,
-  steps: z.array(step).describe("Implementation steps."),
-  dependency_graph: dependencyGraphSchema,
-}).describe("The plan (EnhancedPlanOutput).");
+export const planSchema = z
+  .looseObject({
+    id: z.string().describe("Plan id."),
+    version: z.number().int().describe("The stored version this is."),
+    created_at: z.string().describe("When the plan was first saved."),
+    updated_at: z.string().describe("When this version was saved."),
+    ...planFields,
+    steps: z.array(step).describe("Implementation steps."),
+    dependency_graph: dependencyGraphSchema,
+  })
+  .describe("The plan (EnhancedPlanOutput).");
 export type Plan = z.output<typeof planSchema>;
 
 type Issues = z.core.$RefinementCtx<unknown>;
@@ -189,7 +250,11 @@ function checkSteps(steps: PlanInput["steps"], milestones: PlanInput["milestones
           ctx.addIssue({ code: "custom", path: ["steps", i, field], message: `Step ${n} names itself in ${field}.` });
         } else if (!index.has(n)) {
           dangling = true;
-          ctx.addIssue({ code: "custom", path: ["steps", i, field], message: field === "depends_on" ? `Step ${s.step_number} depends on step ${n}, which is not in the plan.` : `Step ${s.step_number} names step ${n} in ${field}, which is not in the plan.` });
+          ctx.addIssue({
+            code: "custom",
+            path: ["steps", i, field],
+            message: field === "depends_on" ? `Step ${s.step_number} depends on step ${n}, which is not in the plan.` : `Step ${s.step_number} names step ${n} in ${field}, which is not in the plan.`,
+          });
         }
       }
     }
@@ -249,7 +314,10 @@ export function dependencyGraph(steps: readonly PlanStep[]): DependencyGraph {
   const waiting = new Map(steps.map((s) => [s.step_number, new Set(s.depends_on)]));
   const dependents = new Map<number, number[]>();
   for (const s of steps) for (const d of s.depends_on) dependents.set(d, [...(dependents.get(d) ?? []), s.step_number]);
-  let ready = steps.filter((s) => s.depends_on.length === 0).map((s) => s.step_number).sort((a, b) => a - b);
+  let ready = steps
+    .filter((s) => s.depends_on.length === 0)
+    .map((s) => s.step_number)
+    .sort((a, b) => a - b);
   while (ready.length > 0) {
     const n = ready.shift()!;
     order.push(n);
@@ -283,8 +351,7 @@ function compareChains(a: readonly number[], b: readonly number[]): number {
 
 /** JSON with object keys sorted, so two plans compare equal whatever order their keys came in. */
 export function canonicalJson(value: unknown): string {
-  return JSON.stringify(value, (_k, v: unknown) =>
-    v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v);
+  return JSON.stringify(value, (_k, v: unknown) => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : v));
 }
 
 /** The plan without what the store stamps on it: what "the plan changed" compares. */
@@ -302,7 +369,14 @@ export function completePlan(input: PlanInput, stamp: { id: string; version: num
 
 /** A name from the goal, as the reference names an unnamed plan: its first words, title-cased. */
 export function nameFromGoal(goal: string, today: string): string {
-  const cleaned = goal.slice(0, 50).replace(/[^\p{L}\p{N}\s]/gu, "").trim().replace(/\s+/g, " ");
+  const cleaned = goal
+    .slice(0, 50)
+    .replace(/[^\p{L}\p{N}\s]/gu, "")
+    .trim()
+    .replace(/\s+/g, " ");
   if (!cleaned) return `Plan ${today}`;
-  return cleaned.split(" ").map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase()).join(" ");
+  return cleaned
+    .split(" ")
+    .map((w) => w.charAt(0).toUpperCase() + w.slice(1).toLowerCase())
+    .join(" ");
 }

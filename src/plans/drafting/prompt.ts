@@ -25,7 +25,11 @@ export type PlanDiagram = Plan["architecture"]["diagrams"][number];
  * the model.
  */
 export function diagramsFor(plan: Plan): PlanDiagram[] {
-  const kinds = [["dependencies", "flowchart", "Step dependencies"], ["architecture", "architecture", "Files the steps change"], ["gantt", "gantt", "Schedule"]] as const;
+  const kinds = [
+    ["dependencies", "flowchart", "Step dependencies"],
+    ["architecture", "architecture", "Files the steps change"],
+    ["gantt", "gantt", "Schedule"],
+  ] as const;
   return kinds.map(([kind, type, title]) => ({ type, title, mermaid: drawPlan(plan, kind).mermaid }));
 }
 
@@ -52,9 +56,15 @@ function modelSchema(): unknown {
   delete schema.properties.architecture!.properties!.diagrams;
   delete schema.properties.steps!.items!.properties!.id;
   const prune = (v: unknown): unknown =>
-    Array.isArray(v) ? v.map(prune)
-      : v && typeof v === "object" ? Object.fromEntries(Object.entries(v).filter(([k]) => !DROP_KEYWORDS.has(k)).map(([k, x]) => [k, prune(x)]))
-      : v;
+    Array.isArray(v)
+      ? v.map(prune)
+      : v && typeof v === "object"
+        ? Object.fromEntries(
+            Object.entries(v)
+              .filter(([k]) => !DROP_KEYWORDS.has(k))
+              .map(([k, x]) => [k, prune(x)]),
+          )
+        : v;
   return prune(schema);
 }
 
@@ -121,7 +131,10 @@ async function ask(model: CompletionModel, user: string, found: () => string[], 
   const warnings: string[] = [];
   if (found().length > 0) warnings.push(`Secret-shaped text was masked before the model saw it: ${found().join(", ")}.`);
   const answer = await model.complete({
-    messages: [{ role: "system", content: SYSTEM_PROMPT }, { role: "user", content: user }],
+    messages: [
+      { role: "system", content: SYSTEM_PROMPT },
+      { role: "user", content: user },
+    ],
     json: true,
     temperature: 0,
     maxTokens: PLAN_MAX_TOKENS,
@@ -184,12 +197,21 @@ export async function redraftPlan(model: CompletionModel, req: RedraftRequest, d
   if (req.focusSteps?.length) {
     parts.push(`## Focus\nChange steps ${req.focusSteps.join(", ")} (and what must change with them); keep the other steps as they are, with their numbers.`);
   }
-  parts.push([
-    "## Instructions",
-    req.feedback || answers.length > 0 ? "Update the plan to take the feedback and answers into account." : "Add detail where the plan is thin: files, acceptance criteria, risks, rollback.",
-    "Keep the step numbers of the steps you keep. Remove the questions the answers settle from questions_for_clarification.",
-    "Answer with the complete updated plan as one JSON object, and nothing else.",
-  ].join("\n"));
+  parts.push(
+    [
+      "## Instructions",
+      req.feedback || answers.length > 0 ? "Update the plan to take the feedback and answers into account." : "Add detail where the plan is thin: files, acceptance criteria, risks, rollback.",
+      "Keep the step numbers of the steps you keep. Remove the questions the answers settle from questions_for_clarification.",
+      "Answer with the complete updated plan as one JSON object, and nothing else.",
+    ].join("\n"),
+  );
   const stepIds = new Map(req.current.steps.map((s) => [s.step_number, s.id]));
-  return ask(model, parts.join("\n\n"), found, { stamp: req.stamp, contextFiles: req.current.context_files, diagrams: req.current.architecture.diagrams.length > 0, stepIds }, diagrams, req.timeoutMs ?? DEFAULT_PLAN_TIMEOUT_MS);
+  return ask(
+    model,
+    parts.join("\n\n"),
+    found,
+    { stamp: req.stamp, contextFiles: req.current.context_files, diagrams: req.current.architecture.diagrams.length > 0, stepIds },
+    diagrams,
+    req.timeoutMs ?? DEFAULT_PLAN_TIMEOUT_MS,
+  );
 }

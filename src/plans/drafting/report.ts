@@ -42,18 +42,22 @@ export function planReport(r: ReportFacts): string {
   parts.push(`## Goal\n${p.goal}`);
   const scope = [list("Included", p.scope.included), list("Excluded", p.scope.excluded), list("Assumptions", p.scope.assumptions)].filter(Boolean);
   if (scope.length > 0) parts.push(["## Scope", ...scope].join("\n"));
-  parts.push([
-    `## Steps (${p.steps.length} total)`,
-    ...p.steps.map((s) => [
-      `### ${s.step_number}. ${s.title} ${PRIORITY_MARK[s.priority]}`,
-      ...(s.description ? [s.description] : []),
-      ...(s.files_to_modify.length ? [`- **Modify:** ${s.files_to_modify.map((f) => f.path).join(", ")}`] : []),
-      ...(s.files_to_create.length ? [`- **Create:** ${s.files_to_create.map((f) => f.path).join(", ")}`] : []),
-      ...(s.files_to_delete.length ? [`- **Delete:** ${s.files_to_delete.join(", ")}`] : []),
-      ...(s.depends_on.length ? [`- **Depends on:** Step(s) ${s.depends_on.join(", ")}`] : []),
-      ...(s.estimated_effort ? [`- **Effort:** ${s.estimated_effort}`] : []),
-    ].join("\n")),
-  ].join("\n\n"));
+  parts.push(
+    [
+      `## Steps (${p.steps.length} total)`,
+      ...p.steps.map((s) =>
+        [
+          `### ${s.step_number}. ${s.title} ${PRIORITY_MARK[s.priority]}`,
+          ...(s.description ? [s.description] : []),
+          ...(s.files_to_modify.length ? [`- **Modify:** ${s.files_to_modify.map((f) => f.path).join(", ")}`] : []),
+          ...(s.files_to_create.length ? [`- **Create:** ${s.files_to_create.map((f) => f.path).join(", ")}`] : []),
+          ...(s.files_to_delete.length ? [`- **Delete:** ${s.files_to_delete.join(", ")}`] : []),
+          ...(s.depends_on.length ? [`- **Depends on:** Step(s) ${s.depends_on.join(", ")}`] : []),
+          ...(s.estimated_effort ? [`- **Effort:** ${s.estimated_effort}`] : []),
+        ].join("\n"),
+      ),
+    ].join("\n\n"),
+  );
   const parallel = p.dependency_graph.parallel_groups.filter((g) => g.length > 1);
   if (parallel.length > 0) parts.push(["## Parallel Execution Opportunities", ...parallel.map((g) => `- Steps ${g.join(", ")} can run in parallel`)].join("\n"));
   if (p.dependency_graph.critical_path.length > 1) parts.push(`## Critical Path\nSteps ${p.dependency_graph.critical_path.join(" → ")}`);

@@ -25,9 +25,7 @@ import { runTool } from "../../core/call";
 import { parsePlan, WITHOUT_A_MODEL } from "../document/params";
 import { followSteps, type Progress, readStepRows, recordCommitStatement, type StepRow, type StepState, stepStates, summarize } from "../progress/engine";
 import { canonicalJson, completePlan, type Plan, planContent, type PlanInput, type PlanStep } from "../document/schema";
-import {
-  type CurrentFile, type GeneratedChange, MAX_GENERATED_BYTES, MAX_SHOWN_FILE_BYTES, readStepAnswer, STEP_SYSTEM_PROMPT, StepFailure, stepFiles, stepPrompt,
-} from "./step-changes";
+import { type CurrentFile, type GeneratedChange, MAX_GENERATED_BYTES, MAX_SHOWN_FILE_BYTES, readStepAnswer, STEP_SYSTEM_PROMPT, StepFailure, stepFiles, stepPrompt } from "./step-changes";
 import { findPlan, getPlan, type PlanMeta, readVersion } from "../store/model";
 
 export const EXECUTION_MODES = ["single_step", "all_ready", "full_plan"] as const;
@@ -128,7 +126,9 @@ async function resolvePlan(ctx: Ctx, req: ExecuteRequest, sent: PlanInput | unde
   // The sent plan is the saved one only when it says the same: step numbers must mean the same steps.
   const stored = await readVersion(ctx, meta.id, meta.version);
   if (planContent({ ...plan, created_at: stored.created_at }) === planContent(stored)) return { plan: stored, meta, label, id: meta.id };
-  warnings.push(`Plan ${meta.id} is saved, but the plan sent differs from its current version (v${meta.version}): it ran as sent, and its steps were not recorded. Pass plan_id to execute the saved version.`);
+  warnings.push(
+    `Plan ${meta.id} is saved, but the plan sent differs from its current version (v${meta.version}): it ran as sent, and its steps were not recorded. Pass plan_id to execute the saved version.`,
+  );
   return { plan, meta: null, label, id: doc.id };
 }
 
@@ -145,7 +145,15 @@ function checkSingleStep(target: Target, states: Map<number, StepState>, req: Ex
   const n = req.step_number!;
   const step = target.plan.steps.find((s) => s.step_number === n);
   if (!step) {
-    throw invalidInput(`Step ${n} is not in plan ${target.label}.`, `The plan's steps are ${target.plan.steps.map((s) => s.step_number).slice(0, 30).join(", ") || "none"}.`);
+    throw invalidInput(
+      `Step ${n} is not in plan ${target.label}.`,
+      `The plan's steps are ${
+        target.plan.steps
+          .map((s) => s.step_number)
+          .slice(0, 30)
+          .join(", ") || "none"
+      }.`,
+    );
   }
   const status = states.get(n)!.status;
   if (target.meta && !SINGLE_EXECUTABLE.has(status)) {
@@ -186,7 +194,12 @@ interface Repo {
 
 /** `plan/<id>`: the plan's own branch, so one plan's steps stack up on it call after call. */
 export function planBranch(label: string): string {
-  const slug = label.replace(/[^A-Za-z0-9._-]+/g, "-").replace(/\.{2,}/g, ".").replace(/^[-.]+|[-.]+$/g, "").slice(0, 100).replace(/\.lock$/, "");
+  const slug = label
+    .replace(/[^A-Za-z0-9._-]+/g, "-")
+    .replace(/\.{2,}/g, ".")
+    .replace(/^[-.]+|[-.]+$/g, "")
+    .slice(0, 100)
+    .replace(/\.lock$/, "");
   const branch = `plan/${slug || "unnamed"}`;
   return isSafeRef(branch) ? branch : "plan/unnamed";
 }
@@ -204,7 +217,9 @@ async function openRepo(ctx: Ctx, req: ExecuteRequest, label: string, warnings: 
   if (head && req.base !== undefined && req.base !== branch) warnings.push(`Branch '${branch}' exists: the steps start from its head, and base '${req.base}' is not used.`);
   const startSha = head ?? (await writer.branchHead(base)) ?? (await writer.resolveCommit(base));
   if (!startSha) {
-    throw new ToolError("base_not_found", `base '${base}' is neither a branch nor a commit of ${full}.`, { hint: "Pass an existing branch or commit SHA as base, or leave it out for the default branch." });
+    throw new ToolError("base_not_found", `base '${base}' is neither a branch nor a commit of ${full}.`, {
+      hint: "Pass an existing branch or commit SHA as base, or leave it out for the default branch.",
+    });
   }
   return { name, full, writer, branch, base, startSha, branchExists: head !== null };
 }
@@ -223,11 +238,16 @@ class Workspace {
   private async fetch(path: string): Promise<CurrentFile> {
     if (!this.repo) return { kind: "unknown" };
     const f = await readRepoFile(this.repo.writer.gh, this.repo.name, path, this.repo.startSha, MAX_SHOWN_FILE_BYTES);
-    const file: CurrentFile = f.kind === "file" ? { kind: "file", text: f.text }
-      : f.kind === "missing" ? { kind: "missing" }
-      : f.kind === "too_large" ? { kind: "unreadable", reason: `it is ${f.size} bytes, more than the ${MAX_SHOWN_FILE_BYTES} a model rewrites whole` }
-      : f.kind === "binary" ? { kind: "unreadable", reason: "it is a binary file" }
-      : { kind: "unreadable", reason: `it is a ${f.type}, not a file` };
+    const file: CurrentFile =
+      f.kind === "file"
+        ? { kind: "file", text: f.text }
+        : f.kind === "missing"
+          ? { kind: "missing" }
+          : f.kind === "too_large"
+            ? { kind: "unreadable", reason: `it is ${f.size} bytes, more than the ${MAX_SHOWN_FILE_BYTES} a model rewrites whole` }
+            : f.kind === "binary"
+              ? { kind: "unreadable", reason: "it is a binary file" }
+              : { kind: "unreadable", reason: `it is a ${f.type}, not a file` };
     this.files.set(path, file);
     return file;
   }
@@ -251,7 +271,10 @@ async function runStep(plan: Plan, step: PlanStep, model: CompletionModel, ws: W
     const { prompt, masked } = stepPrompt({ plan, step, files, current, additionalContext });
     if (masked.length > 0) base.warnings.push(`Secret-shaped text was masked before the model saw it: ${masked.join(", ")}.`);
     const answer = await model.complete({
-      messages: [{ role: "system", content: STEP_SYSTEM_PROMPT }, { role: "user", content: prompt }],
+      messages: [
+        { role: "system", content: STEP_SYSTEM_PROMPT },
+        { role: "user", content: prompt },
+      ],
       json: true,
       temperature: 0,
       maxTokens: STEP_MAX_TOKENS,
@@ -283,8 +306,7 @@ interface BatchCommitAnswer {
   results: { index: number; ok: boolean; sha?: string; error?: string; detail?: string }[];
 }
 
-const commitMessage = (label: string, step: StepResult, model: string) =>
-  `plan ${label} step ${step.step_number}: ${step.title.replace(/\s+/g, " ").trim()}\n\nGenerated by execute_plan (${model}).`;
+const commitMessage = (label: string, step: StepResult, model: string) => `plan ${label} step ${step.step_number}: ${step.title.replace(/\s+/g, " ").trim()}\n\nGenerated by execute_plan (${model}).`;
 
 function commitSteps(ctx: Ctx, repo: Repo, label: string, steps: StepResult[], model: string): Promise<BatchCommitAnswer> {
   return runTool<BatchCommitAnswer>(batchCommit as AnyToolDef, ctx, {
@@ -303,8 +325,20 @@ function commitSteps(ctx: Ctx, repo: Repo, label: string, steps: StepResult[], m
 const committedRow = (n: number): StepRow => ({
   step_number: n,
   state: {
-    status: "completed", retries: 0, rev: 1, started_at: null, started_by: null, finished_at: null, finished_by: null, notes: "", error: "",
-    files_modified: "[]", repo: null, branch: null, commit_sha: null, updated_at: "",
+    status: "completed",
+    retries: 0,
+    rev: 1,
+    started_at: null,
+    started_by: null,
+    finished_at: null,
+    finished_by: null,
+    notes: "",
+    error: "",
+    files_modified: "[]",
+    repo: null,
+    branch: null,
+    commit_sha: null,
+    updated_at: "",
   },
   task: null,
 });
@@ -390,7 +424,12 @@ async function applySteps(ctx: Ctx, repo: Repo, label: string, results: StepResu
     }
     r.success = false;
     r.error = entry
-      ? stepError(entry.error ?? "commit_failed", `The step's commit failed: ${entry.detail ?? entry.error ?? "unknown"}`, "Nothing of this step or the ones after it landed; retry the call (earlier steps stay committed on the branch).", true)
+      ? stepError(
+          entry.error ?? "commit_failed",
+          `The step's commit failed: ${entry.detail ?? entry.error ?? "unknown"}`,
+          "Nothing of this step or the ones after it landed; retry the call (earlier steps stay committed on the branch).",
+          true,
+        )
       : stepError("not_committed", "Not committed: an earlier step's commit in this call failed.", "Retry the call; the steps committed before the failure stay on the branch.", true);
   });
   return { branch: answer.branch, branch_created: answer.created === true, head_sha: answer.headSha ?? null, commits };
@@ -401,19 +440,31 @@ async function applySteps(ctx: Ctx, repo: Repo, label: string, results: StepResu
  * status as its steps imply. A step plan_to_tasks linked to a task keeps the task's state: the
  * commit is recorded on it, and the task moves through the task tools.
  */
-async function recordSteps(ctx: Ctx, meta: PlanMeta, plan: Plan, github: GitHubOutcome, results: StepResult[], warnings: string[]): Promise<{ rows: Map<number, StepRow> | null; status: string; recorded: number[] }> {
+async function recordSteps(
+  ctx: Ctx,
+  meta: PlanMeta,
+  plan: Plan,
+  github: GitHubOutcome,
+  results: StepResult[],
+  warnings: string[],
+): Promise<{ rows: Map<number, StepRow> | null; status: string; recorded: number[] }> {
   const fresh = await findPlan(ctx, meta.id);
   if (!fresh) {
     warnings.push(`Plan ${meta.id} was deleted while this call ran: the commits landed, but no step was recorded.`);
     return { rows: null, status: meta.status, recorded: [] };
   }
-  await ctx.d1.batch(github.commits.map((c) => {
-    const r = results.find((x) => x.step_number === c.step_number)!;
-    return recordCommitStatement(ctx, meta.id, c.step_number, {
-      repo: github.repo, branch: github.branch, sha: c.sha, files: r.generated_code.map((g) => g.path),
-      notes: `Committed by execute_plan${r.reasoning ? `: ${r.reasoning.slice(0, 500)}` : "."}`,
-    });
-  }));
+  await ctx.d1.batch(
+    github.commits.map((c) => {
+      const r = results.find((x) => x.step_number === c.step_number)!;
+      return recordCommitStatement(ctx, meta.id, c.step_number, {
+        repo: github.repo,
+        branch: github.branch,
+        sha: c.sha,
+        files: r.generated_code.map((g) => g.path),
+        notes: `Committed by execute_plan${r.reasoning ? `: ${r.reasoning.slice(0, 500)}` : "."}`,
+      });
+    }),
+  );
   const rows = await readStepRows(ctx, meta.id);
   const recorded = github.commits.map((c) => c.step_number);
   const linked = recorded.filter((n) => rows.get(n)?.task);
@@ -447,7 +498,14 @@ export async function executePlan(ctx: Ctx, req: ExecuteRequest): Promise<Execut
     const results = await runSteps(ctx, { plan, states, req, model, ws: new Workspace(repo), warnings }, single);
 
     const github: GitHubOutcome | null = repo && {
-      repo: repo.full, branch: repo.branch, base: repo.base, start_sha: repo.startSha, branch_existed: repo.branchExists, branch_created: false, head_sha: null, commits: [],
+      repo: repo.full,
+      branch: repo.branch,
+      base: repo.base,
+      start_sha: repo.startSha,
+      branch_existed: repo.branchExists,
+      branch_created: false,
+      head_sha: null,
+      commits: [],
       ...(req.apply_changes ? await applySteps(ctx, repo, label, results, modelName) : {}),
     };
     const failedFirst = results.find((r) => !r.success);

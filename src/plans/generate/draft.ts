@@ -26,44 +26,57 @@ import { appendFollowingSteps } from "../progress/engine";
 import { findPlan, findPlanByName, getPlan, readVersion, type PlanMeta } from "../store/model";
 
 const rangeError = (name: string, lo: number, hi: number) => `Invalid ${name} parameter: must be a number between ${lo} and ${hi}`;
-const intIn = (name: string, lo: number, hi: number) => z.number({ error: rangeError(name, lo, hi) }).int(rangeError(name, lo, hi)).min(lo, rangeError(name, lo, hi)).max(hi, rangeError(name, lo, hi));
+const intIn = (name: string, lo: number, hi: number) =>
+  z
+    .number({ error: rangeError(name, lo, hi) })
+    .int(rangeError(name, lo, hi))
+    .min(lo, rangeError(name, lo, hi))
+    .max(hi, rangeError(name, lo, hi));
 const globs = (d: string) => z.array(z.string().min(1).max(300)).max(20).optional().describe(d);
 
 /** What to do without a model, before how an operator adds one (the hint stays within the error's bound). */
 const WRITE_IT_YOURSELF =
   'Or write the plan yourself (get_context_for_prompt gives the code) and store it with save_plan, e.g. save_plan {"plan": {"goal": "Add rate limiting", "steps": [{"step_number": 1, "title": "Add a limiter", "files_to_create": [{"path": "src/limit.ts"}]}, {"step_number": 2, "title": "Test it", "depends_on": [1]}]}}.';
-const EDIT_IT_YOURSELF =
-  'Or edit the plan yourself (load_plan gives it) and store it, same id, as the next version with save_plan {"plan": "<plan>", "overwrite": true}.';
+const EDIT_IT_YOURSELF = 'Or edit the plan yourself (load_plan gives it) and store it, same id, as the next version with save_plan {"plan": "<plan>", "overwrite": true}.';
 
 // ---------------------------------------------------------------------------------------------
 // The answer both tools give
 
-const contextOut = z.object({
-  files: z.array(z.object({
-    repo: z.string().describe("owner/name."),
-    path: z.string().describe("File path."),
-    reason: z.enum(["pinned", "match", "related"]).describe("match: found by the task; related: imported by a match."),
-    relevance: z.number().describe("0–1 (0 for related files)."),
-    whole: z.boolean().describe("The whole file, or excerpts."),
-    tokens: z.number().int().describe("Estimated tokens shown to the model."),
-  })).describe("The code the model was shown, most relevant first."),
-  tokens_used: z.number().int().describe("Estimated tokens of code shown."),
-  token_budget: z.number().int().describe("context_token_budget."),
-  indexes: indexesField,
-  warning: z.string().optional().describe("Why the plan had less context than asked for: no index, nothing matched, or an index behind its branch."),
-}).describe("The code context the plan was made from (create_plan).");
+const contextOut = z
+  .object({
+    files: z
+      .array(
+        z.object({
+          repo: z.string().describe("owner/name."),
+          path: z.string().describe("File path."),
+          reason: z.enum(["pinned", "match", "related"]).describe("match: found by the task; related: imported by a match."),
+          relevance: z.number().describe("0–1 (0 for related files)."),
+          whole: z.boolean().describe("The whole file, or excerpts."),
+          tokens: z.number().int().describe("Estimated tokens shown to the model."),
+        }),
+      )
+      .describe("The code the model was shown, most relevant first."),
+    tokens_used: z.number().int().describe("Estimated tokens of code shown."),
+    token_budget: z.number().int().describe("context_token_budget."),
+    indexes: indexesField,
+    warning: z.string().optional().describe("Why the plan had less context than asked for: no index, nothing matched, or an index behind its branch."),
+  })
+  .describe("The code context the plan was made from (create_plan).");
 
 const draftedOutput = z.object({
   plan: planSchema,
   status: z.enum(["ready", "needs_clarification"]).describe("needs_clarification when the plan asks questions_for_clarification (answer them with refine_plan's clarifications)."),
   saved: savedSchema.optional().describe("What was saved, as save_plan answers; absent when nothing was (auto_save: false, or refining a plan that is not in the store)."),
   context: contextOut.optional(),
-  changes: z.object({
-    summary: z.string().describe("One line: what the refinement changed."),
-    steps_added: z.array(z.number().int()).describe("New step numbers."),
-    steps_removed: z.array(z.number().int()).describe("Step numbers gone."),
-    steps_modified: z.array(z.number().int()).describe("Steps whose content changed."),
-  }).optional().describe("What refine_plan changed (compare_plan_versions gives the detail)."),
+  changes: z
+    .object({
+      summary: z.string().describe("One line: what the refinement changed."),
+      steps_added: z.array(z.number().int()).describe("New step numbers."),
+      steps_removed: z.array(z.number().int()).describe("Step numbers gone."),
+      steps_modified: z.array(z.number().int()).describe("Steps whose content changed."),
+    })
+    .optional()
+    .describe("What refine_plan changed (compare_plan_versions gives the detail)."),
   model: z.string().describe("provider:model that wrote the plan."),
   warnings: z.array(z.string()).describe("Things to know: masked secrets, missing context, steps changed outside focus_steps."),
 });
@@ -75,7 +88,7 @@ function savedLine(r: z.output<typeof draftedOutput>, notSaved: string): string 
   return `${s.created ? "✅ Saved" : s.changed ? "✅ Saved as a new version" : "Unchanged"} as "${s.plan.name}" (plan_id ${s.plan_id}, v${s.version})`;
 }
 
-const statusOf = (plan: Plan) => (plan.questions_for_clarification.length > 0 ? "needs_clarification" as const : "ready" as const);
+const statusOf = (plan: Plan) => (plan.questions_for_clarification.length > 0 ? ("needs_clarification" as const) : ("ready" as const));
 
 // ---------------------------------------------------------------------------------------------
 // create_plan
@@ -88,11 +101,21 @@ const planNameTaken = (name: string, meta: PlanMeta) =>
 const NO_INDEX = "No repository of this tenant has a code index, so the plan was made from the task alone; index_workspace a repository for plans grounded in its code.";
 
 /** The code for the task, or none (with why) when the tenant has no index and no repo was named. */
-async function contextFor(ctx: Ctx, input: { task: string; repo?: string; max_context_files: number; context_token_budget: number; include_paths?: string[]; exclude_paths?: string[] }): Promise<PromptContext | null> {
+async function contextFor(
+  ctx: Ctx,
+  input: { task: string; repo?: string; max_context_files: number; context_token_budget: number; include_paths?: string[]; exclude_paths?: string[] },
+): Promise<PromptContext | null> {
   try {
     return await promptContext(ctx, {
-      query: input.task.slice(0, 1000), repo: input.repo, maxFiles: input.max_context_files, tokenBudget: input.context_token_budget,
-      includeRelated: true, minRelevance: 0.3, includePaths: input.include_paths, excludePaths: input.exclude_paths, bypassCache: false,
+      query: input.task.slice(0, 1000),
+      repo: input.repo,
+      maxFiles: input.max_context_files,
+      tokenBudget: input.context_token_budget,
+      includeRelated: true,
+      minRelevance: 0.3,
+      includePaths: input.include_paths,
+      excludePaths: input.exclude_paths,
+      bypassCache: false,
     });
   } catch (err) {
     // A repository the caller named must be indexed; without one named, planning goes on without code.
@@ -108,7 +131,12 @@ export const createPlanTool = defineTool({
   description:
     "Generate an implementation plan (EnhancedPlanOutput) for a task with the language model, from the most relevant code in the code index (as get_context_for_prompt finds it; without an index the plan is made from the task alone, with a warning). The plan is validated like save_plan's and saved by default (auto_save). Returns a Markdown report with the full plan JSON in a <details> block.",
   input: z.object({
-    task: z.string({ error: "Task is required and must be a non-empty string" }).trim().min(1, "Task is required and must be a non-empty string").max(10_000).describe("The task or goal to plan for: what to build or change, and any constraints."),
+    task: z
+      .string({ error: "Task is required and must be a non-empty string" })
+      .trim()
+      .min(1, "Task is required and must be a non-empty string")
+      .max(10_000)
+      .describe("The task or goal to plan for: what to build or change, and any constraints."),
     max_context_files: intIn("max_context_files", 1, 20).default(10).describe("Most files of code context to plan from."),
     context_token_budget: intIn("context_token_budget", 500, 100_000).default(12_000).describe("Token budget for the code context."),
     generate_diagrams: z.boolean().default(true).describe("Add Mermaid diagrams of the plan to architecture.diagrams (made from the plan, not by the model)."),
@@ -137,8 +165,12 @@ export const createPlanTool = defineTool({
     ];
     const now = iso(ctx.clock.now());
     const drafted = await draftPlan(model, {
-      task: input.task, mvpOnly: input.mvp_only, generateDiagrams: input.generate_diagrams, files,
-      contextNote: found === null ? "no repository has a code index." : files.length === 0 ? "nothing in the code index matched the task." : found.freshness.warning ? "the index is behind its branch" : "",
+      task: input.task,
+      mvpOnly: input.mvp_only,
+      generateDiagrams: input.generate_diagrams,
+      files,
+      contextNote:
+        found === null ? "no repository has a code index." : files.length === 0 ? "nothing in the code index matched the task." : found.freshness.warning ? "the index is behind its branch" : "",
       stamp: { id: target?.id ?? uuidv7(ctx.clock.now().getTime()), version: 1, created_at: now, updated_at: now },
     });
     let plan = drafted.plan;
@@ -157,15 +189,19 @@ export const createPlanTool = defineTool({
     };
     return answer(drafted, plan, saved, { context, warnings: [...warnings, ...drafted.warnings] });
   },
-  text: (r) => planReport({
-    plan: r.plan, status: r.status, model: r.model, warnings: r.warnings,
-    saved: savedLine(r, "Not saved (auto_save: false); save_plan saves it."),
-    context: r.context && [
-      r.context.files.length > 0
-        ? `${r.context.files.length} file(s) from ${r.context.indexes.map((i) => `${i.repo}@${i.ref}`).join(", ")}, about ${r.context.tokens_used} of ${r.context.token_budget} tokens: ${r.context.files.map((f) => f.path).join(", ")}`
-        : "No code context.",
-    ],
-  }),
+  text: (r) =>
+    planReport({
+      plan: r.plan,
+      status: r.status,
+      model: r.model,
+      warnings: r.warnings,
+      saved: savedLine(r, "Not saved (auto_save: false); save_plan saves it."),
+      context: r.context && [
+        r.context.files.length > 0
+          ? `${r.context.files.length} file(s) from ${r.context.indexes.map((i) => `${i.repo}@${i.ref}`).join(", ")}, about ${r.context.tokens_used} of ${r.context.token_budget} tokens: ${r.context.files.map((f) => f.path).join(", ")}`
+          : "No code context.",
+      ],
+    }),
 });
 
 function answer(drafted: Drafted, plan: Plan, saved: Saved | undefined, extra: Pick<DraftedOutput, "context" | "changes"> & { warnings: string[] }): DraftedOutput {
@@ -198,7 +234,10 @@ function parseClarifications(raw: string | Record<string, unknown> | undefined):
   }
   const parsed = clarificationsSchema.safeParse(value);
   if (!parsed.success) {
-    throw invalidInput("clarifications must be a JSON object of question → answer strings (at most 50, questions up to 1000 characters, answers up to 5000).", 'Pass e.g. {"Which database?": "D1"}; the plan\'s questions_for_clarification are the questions.');
+    throw invalidInput(
+      "clarifications must be a JSON object of question → answer strings (at most 50, questions up to 1000 characters, answers up to 5000).",
+      'Pass e.g. {"Which database?": "D1"}; the plan\'s questions_for_clarification are the questions.',
+    );
   }
   return parsed.data;
 }
@@ -248,10 +287,10 @@ export const refinePlanTool = defineTool({
     current_plan: planParam.optional().describe("The plan to refine (EnhancedPlanOutput): a JSON string or the object. Or plan_id."),
     plan_id: planIdParam.optional().describe("A saved plan to refine (its current version), instead of current_plan."),
     feedback: z.string().trim().min(1).max(10_000).optional().describe("What to change, add or reconsider."),
-    clarifications: z.union([
-      boundedJson(z.record(z.string().max(1000), z.unknown()), { maxBytes: MAX_CLARIFICATIONS_BYTES, maxDepth: 2 }),
-      z.string().min(1).max(MAX_CLARIFICATIONS_BYTES),
-    ]).optional().describe("Answers to the plan's questions_for_clarification: a JSON object of question → answer, or that object as a JSON string (the seed's form)."),
+    clarifications: z
+      .union([boundedJson(z.record(z.string().max(1000), z.unknown()), { maxBytes: MAX_CLARIFICATIONS_BYTES, maxDepth: 2 }), z.string().min(1).max(MAX_CLARIFICATIONS_BYTES)])
+      .optional()
+      .describe("Answers to the plan's questions_for_clarification: a JSON object of question → answer, or that object as a JSON string (the seed's form)."),
     focus_steps: z.array(z.number().int().min(1).max(100_000)).min(1).max(200).optional().describe("Step numbers to refine; the model is asked to keep the others as they are."),
     auto_save: z.boolean().default(true).describe("When the plan is saved (plan_id, or a current_plan whose id is saved), store the refinement as its next version."),
   }),
@@ -264,14 +303,26 @@ export const refinePlanTool = defineTool({
     const focus = input.focus_steps ? [...new Set(input.focus_steps)].sort((a, b) => a - b) : undefined;
     const missing = (focus ?? []).filter((n) => !current.steps.some((s) => s.step_number === n));
     if (missing.length > 0) {
-      throw invalidInput(`focus_steps names step(s) ${missing.join(", ")}, not in the plan.`, `The plan's steps are ${current.steps.map((s) => s.step_number).join(", ").slice(0, 300)}.`);
+      throw invalidInput(
+        `focus_steps names step(s) ${missing.join(", ")}, not in the plan.`,
+        `The plan's steps are ${current.steps
+          .map((s) => s.step_number)
+          .join(", ")
+          .slice(0, 300)}.`,
+      );
     }
     if (promptPlan(current).length > MAX_PROMPT_PLAN_CHARS) {
-      throw invalidInput(`The plan is too large to refine in one call (over ${MAX_PROMPT_PLAN_CHARS} characters of JSON).`, "Split it into smaller plans, or edit it yourself and save it with save_plan (overwrite: true).");
+      throw invalidInput(
+        `The plan is too large to refine in one call (over ${MAX_PROMPT_PLAN_CHARS} characters of JSON).`,
+        "Split it into smaller plans, or edit it yourself and save it with save_plan (overwrite: true).",
+      );
     }
     const model = requireModel(ctx.env, "refine_plan", EDIT_IT_YOURSELF);
     const drafted = await redraftPlan(model, {
-      current, feedback: input.feedback, clarifications, focusSteps: focus,
+      current,
+      feedback: input.feedback,
+      clarifications,
+      focusSteps: focus,
       stamp: { id: current.id, version: (meta?.version ?? current.version) + 1, created_at: current.created_at, updated_at: iso(ctx.clock.now()) },
     });
     const diff = diffPlans(current, drafted.plan);
@@ -299,10 +350,13 @@ export const refinePlanTool = defineTool({
     }
     return answer(drafted, plan, saved, { changes, warnings });
   },
-  text: (r, input) => planReport({
-    plan: r.plan, status: r.status, model: r.model, warnings: r.warnings,
-    saved: savedLine(r, input.auto_save ? "Not saved: the plan is not in the store; save_plan saves it." : "Not saved (auto_save: false)."),
-    changes: r.changes && `${r.changes.summary}.`,
-  }),
+  text: (r, input) =>
+    planReport({
+      plan: r.plan,
+      status: r.status,
+      model: r.model,
+      warnings: r.warnings,
+      saved: savedLine(r, input.auto_save ? "Not saved: the plan is not in the store; save_plan saves it." : "Not saved (auto_save: false)."),
+      changes: r.changes && `${r.changes.summary}.`,
+    }),
 });
-

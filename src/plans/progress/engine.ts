@@ -63,11 +63,14 @@ export const stepStateSchema = z.object({
   notes: z.string().describe("Completion or skip notes."),
   error: z.string().describe("The last failure's error, or ''."),
   files_modified: z.array(z.string()).describe("Files reported modified."),
-  commit: z.object({
-    repo: z.string().describe("owner/name."),
-    branch: z.string().describe("Branch the commit is on."),
-    sha: z.string().describe("Commit SHA."),
-  }).nullable().describe("What execute_plan committed for the step, or null."),
+  commit: z
+    .object({
+      repo: z.string().describe("owner/name."),
+      branch: z.string().describe("Branch the commit is on."),
+      sha: z.string().describe("Commit SHA."),
+    })
+    .nullable()
+    .describe("What execute_plan committed for the step, or null."),
   task: linkedTaskSchema.nullable().describe("The work-ledger task that tracks the step (plan_to_tasks), or null."),
 });
 export type StepState = z.infer<typeof stepStateSchema>;
@@ -88,13 +91,17 @@ export type Progress = z.infer<typeof progressSchema>;
 export async function readStepRows(ctx: Ctx, planId: string): Promise<Map<number, StepRow>> {
   const [states, links] = await ctx.d1.batch<Record<string, unknown>>([
     ctx.d1
-      .prepare(`SELECT step_number, status, retries, rev, started_at, started_by, finished_at, finished_by, notes, error, files_modified, repo, branch, commit_sha, updated_at
-                FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`)
+      .prepare(
+        `SELECT step_number, status, retries, rev, started_at, started_by, finished_at, finished_by, notes, error, files_modified, repo, branch, commit_sha, updated_at
+                FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`,
+      )
       .bind(ctx.tenantId, planId),
     ctx.d1
-      .prepare(`SELECT l.step_number, t.id, p.key || '-' || t.seq AS ref, t.status, t.assignee_actor_id, t.lease_expires_at, t.updated_at
+      .prepare(
+        `SELECT l.step_number, t.id, p.key || '-' || t.seq AS ref, t.status, t.assignee_actor_id, t.lease_expires_at, t.updated_at
                 FROM plan_step_tasks l JOIN tasks t ON t.tenant_id = l.tenant_id AND t.id = l.task_id JOIN projects p ON p.tenant_id = t.tenant_id AND p.id = t.project_id
-                WHERE l.tenant_id = ? AND l.plan_id = ?`)
+                WHERE l.tenant_id = ? AND l.plan_id = ?`,
+      )
       .bind(ctx.tenantId, planId),
   ]);
   const rows = new Map<number, StepRow>();
@@ -113,11 +120,15 @@ export async function readStepRows(ctx: Ctx, planId: string): Promise<Map<number
 /** A linked task's status as a step status; a todo task is pending unless the step failed since the task last moved. */
 function fromTask(task: NonNullable<StepRow["task"]>, state: StepRow["state"]): StoredStepStatus {
   switch (task.status) {
-    case "done": return "completed";
-    case "cancelled": return "skipped";
+    case "done":
+      return "completed";
+    case "cancelled":
+      return "skipped";
     case "in_progress":
-    case "in_review": return "in_progress";
-    default: return state?.status === "failed" && state.updated_at >= task.updated_at ? "failed" : "pending";
+    case "in_review":
+      return "in_progress";
+    default:
+      return state?.status === "failed" && state.updated_at >= task.updated_at ? "failed" : "pending";
   }
 }
 
@@ -125,17 +136,19 @@ export function stepStates(plan: Plan, rows: ReadonlyMap<number, StepRow>): Step
   const own = new Map<number, StoredStepStatus>();
   for (const s of plan.steps) {
     const row = rows.get(s.step_number);
-    own.set(s.step_number, row?.task ? fromTask(row.task, row.state) : row?.state?.status ?? "pending");
+    own.set(s.step_number, row?.task ? fromTask(row.task, row.state) : (row?.state?.status ?? "pending"));
   }
   // Dependencies come first in execution order, so each step sees its dependencies' final status.
   const status = new Map<number, StepStatus>();
   for (const n of plan.dependency_graph.execution_order) {
     const step = plan.steps.find((s) => s.step_number === n)!;
     const mine = own.get(n)!;
-    if (mine !== "pending") { status.set(n, mine); continue; }
+    if (mine !== "pending") {
+      status.set(n, mine);
+      continue;
+    }
     const deps = step.depends_on.map((d) => status.get(d)!);
-    status.set(n, deps.some((d) => d === "failed" || d === "blocked") ? "blocked"
-      : deps.every((d) => d === "completed" || d === "skipped") ? "ready" : "pending");
+    status.set(n, deps.some((d) => d === "failed" || d === "blocked") ? "blocked" : deps.every((d) => d === "completed" || d === "skipped") ? "ready" : "pending");
   }
   return plan.steps.map((s) => {
     const row = rows.get(s.step_number);
@@ -229,11 +242,13 @@ export async function followTask(ctx: Ctx, taskId: string): Promise<void> {
 export function recordCommitStatement(ctx: Ctx, planId: string, stepNumber: number, c: { repo: string; branch: string; sha: string; files: string[]; notes: string }): D1PreparedStatement {
   const now = iso(ctx.clock.now());
   return ctx.d1
-    .prepare(`INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, started_at, started_by, finished_at, finished_by, notes, files_modified, repo, branch, commit_sha, updated_at)
+    .prepare(
+      `INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, started_at, started_by, finished_at, finished_by, notes, files_modified, repo, branch, commit_sha, updated_at)
               VALUES (?, ?, ?, 'completed', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
               ON CONFLICT (tenant_id, plan_id, step_number) DO UPDATE SET status = 'completed', started_at = COALESCE(plan_steps.started_at, excluded.started_at),
                 started_by = COALESCE(plan_steps.started_by, excluded.started_by), finished_at = excluded.finished_at, finished_by = excluded.finished_by,
                 notes = excluded.notes, error = '', files_modified = excluded.files_modified, repo = excluded.repo, branch = excluded.branch,
-                commit_sha = excluded.commit_sha, rev = plan_steps.rev + 1, updated_at = excluded.updated_at`)
+                commit_sha = excluded.commit_sha, rev = plan_steps.rev + 1, updated_at = excluded.updated_at`,
+    )
     .bind(ctx.tenantId, planId, stepNumber, now, ctx.actorId, now, ctx.actorId, c.notes, JSON.stringify(c.files), c.repo, c.branch, c.sha, now);
 }

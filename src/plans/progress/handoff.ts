@@ -34,27 +34,41 @@ const stepSummarySchema = z.object({
   files: z.array(z.string()).describe("Files it modifies, creates or deletes."),
 });
 
-export const handoffSchema = z.object({
-  mode: z.literal("active_plan").describe("The handoff asked for."),
-  plan_id: z.string().describe("The plan's id."),
-  plan_name: z.string().describe("Its name."),
-  plan_version: z.number().int().describe("The version read (the current one)."),
-  plan_status: z.enum(PLAN_STATUSES).describe("The plan's status."),
-  objective: z.string().describe("The plan's goal."),
-  scope_in: z.array(z.string()).describe("What the plan covers (first 10)."),
-  scope_out: z.array(z.string()).describe("What it leaves out (first 10)."),
-  constraints: z.array(z.string()).describe("Constraints (first 10)."),
-  unresolved_risks: z.array(z.string()).describe("Its risks (first 10)."),
-  steps: z.object({
-    total: z.number().int().describe("Steps in the plan."),
-    ...Object.fromEntries(STEP_STATUSES.map((s) => [s, z.number().int().describe(`Steps ${s.replace("_", " ")}.`)])) as Record<StepStatus, z.ZodNumber>,
-  }).describe("Steps by status."),
-  current_step: stepSummarySchema.nullable().describe("The step to work on: the first in progress, else the first ready, else the next not completed in execution order; null when all are completed."),
-  completed_steps: z.array(z.object({ step_number: z.number().int().describe("Number."), title: z.string().describe("Title.") })).describe("Completed steps (first 5)."),
-  active_files: z.array(z.string()).describe("Files the ready and in-progress steps touch; those the index has come first in the context (reason: pinned)."),
-  linked_files: z.array(z.string()).describe("Every file the plan names (its context_files and its steps'), sorted (first 50)."),
-  next_actions: z.array(z.string()).describe("What to do next (up to 3)."),
-}).describe("The active plan (handoff_mode active_plan).");
+export const handoffSchema = z
+  .object({
+    mode: z.literal("active_plan").describe("The handoff asked for."),
+    plan_id: z.string().describe("The plan's id."),
+    plan_name: z.string().describe("Its name."),
+    plan_version: z.number().int().describe("The version read (the current one)."),
+    plan_status: z.enum(PLAN_STATUSES).describe("The plan's status."),
+    objective: z.string().describe("The plan's goal."),
+    scope_in: z.array(z.string()).describe("What the plan covers (first 10)."),
+    scope_out: z.array(z.string()).describe("What it leaves out (first 10)."),
+    constraints: z.array(z.string()).describe("Constraints (first 10)."),
+    unresolved_risks: z.array(z.string()).describe("Its risks (first 10)."),
+    steps: z
+      .object({
+        total: z.number().int().describe("Steps in the plan."),
+        ...(Object.fromEntries(
+          STEP_STATUSES.map((s) => [
+            s,
+            z
+              .number()
+              .int()
+              .describe(`Steps ${s.replace("_", " ")}.`),
+          ]),
+        ) as Record<StepStatus, z.ZodNumber>),
+      })
+      .describe("Steps by status."),
+    current_step: stepSummarySchema
+      .nullable()
+      .describe("The step to work on: the first in progress, else the first ready, else the next not completed in execution order; null when all are completed."),
+    completed_steps: z.array(z.object({ step_number: z.number().int().describe("Number."), title: z.string().describe("Title.") })).describe("Completed steps (first 5)."),
+    active_files: z.array(z.string()).describe("Files the ready and in-progress steps touch; those the index has come first in the context (reason: pinned)."),
+    linked_files: z.array(z.string()).describe("Every file the plan names (its context_files and its steps'), sorted (first 50)."),
+    next_actions: z.array(z.string()).describe("What to do next (up to 3)."),
+  })
+  .describe("The active plan (handoff_mode active_plan).");
 export type Handoff = z.infer<typeof handoffSchema>;
 
 const filesOf = (s: PlanStep) => [...s.files_to_modify.map((f) => f.path), ...s.files_to_create.map((f) => f.path), ...s.files_to_delete];
@@ -104,7 +118,10 @@ export async function activePlanHandoff(ctx: Ctx, planId: string): Promise<Hando
       acceptance_criteria: capped(current.acceptance_criteria, 5),
       files: filesOf(current).slice(0, MAX_ACTIVE_FILES),
     },
-    completed_steps: inOrder.filter((s) => statusOf(s) === "completed").slice(0, MAX_COMPLETED).map((s) => ({ step_number: s.step_number, title: s.title })),
+    completed_steps: inOrder
+      .filter((s) => statusOf(s) === "completed")
+      .slice(0, MAX_COMPLETED)
+      .map((s) => ({ step_number: s.step_number, title: s.title })),
     active_files: active.slice(0, MAX_ACTIVE_FILES),
     linked_files: linked.slice(0, MAX_LINKED_FILES),
     next_actions: next,
@@ -118,7 +135,14 @@ export function handoffMarkdown(h: Handoff): string {
   parts.push(`### Steps\n${h.steps.total} step(s): ${counts.join(", ") || "none"}.`);
   if (h.current_step) {
     const c = h.current_step;
-    parts.push([`### Current step`, `- Step ${c.step_number}: ${c.title} (${c.status.replace("_", " ")})`, ...(c.description ? [`- ${c.description}`] : []), ...(c.files.length ? [`- Files: ${c.files.join(", ")}`] : [])].join("\n"));
+    parts.push(
+      [
+        `### Current step`,
+        `- Step ${c.step_number}: ${c.title} (${c.status.replace("_", " ")})`,
+        ...(c.description ? [`- ${c.description}`] : []),
+        ...(c.files.length ? [`- Files: ${c.files.join(", ")}`] : []),
+      ].join("\n"),
+    );
   }
   if (h.completed_steps.length) parts.push(["### Completed steps", ...h.completed_steps.map((s) => `- Step ${s.step_number}: ${s.title}`)].join("\n"));
   if (h.unresolved_risks.length) parts.push(["### Risks", ...h.unresolved_risks.map((r) => `- ${r}`)].join("\n"));

@@ -33,7 +33,6 @@ export function stepOf(l: Loaded, n: number): StepState {
   return s;
 }
 
-
 const lostRace = (n: number) =>
   new ToolError("conflict", `Step ${n} changed while this call ran; no move of this call was stored.`, {
     hint: "view_progress shows where it stands now; decide again from there.",
@@ -62,15 +61,17 @@ function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state
   const finishedBy = m.finished ? ctx.actorId : null;
   const notes = m.notes ?? seen?.notes ?? "";
   const error = m.error ?? seen?.error ?? "";
-  const files = JSON.stringify(m.files_modified ?? (seen ? JSON.parse(seen.files_modified) as string[] : []));
+  const files = JSON.stringify(m.files_modified ?? (seen ? (JSON.parse(seen.files_modified) as string[]) : []));
   const retries = m.retries ?? seen?.retries ?? 0;
   return ctx.d1
-    .prepare(`INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, retries, started_at, started_by, finished_at, finished_by, notes, error, files_modified, rev, updated_at)
+    .prepare(
+      `INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, retries, started_at, started_by, finished_at, finished_by, notes, error, files_modified, rev, updated_at)
               VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, 1, ?13)
               ON CONFLICT (tenant_id, plan_id, step_number) DO UPDATE SET status = ?4, retries = ?5, started_at = ?6, started_by = ?7, finished_at = ?8,
                 finished_by = ?9, notes = ?10, error = ?11, files_modified = ?12, rev = plan_steps.rev + 1, updated_at = ?13
               WHERE plan_steps.rev IS ?14
-              RETURNING step_number`)
+              RETURNING step_number`,
+    )
     .bind(ctx.tenantId, planId, n, m.status, retries, started, startedBy, finished, finishedBy, notes, error, files, now, seen?.rev ?? null);
 }
 
@@ -79,19 +80,20 @@ function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state
  * of moves lands whole or not at all. SQLite has no RAISE outside triggers; json() of text that is
  * not JSON is an error, and D1 rolls back a batch on any error.
  */
-const abortIfUnchanged = (ctx: Ctx, n: number) =>
-  ctx.d1.prepare(`SELECT CASE WHEN changes() = 0 THEN json(?) END`).bind(`${LOST_MOVE} ${n}`);
+const abortIfUnchanged = (ctx: Ctx, n: number) => ctx.d1.prepare(`SELECT CASE WHEN changes() = 0 THEN json(?) END`).bind(`${LOST_MOVE} ${n}`);
 const LOST_MOVE = "lost step move";
 
 /** Applies moves atomically; a lost compare-and-swap on any of them stores none, reported as conflict. */
 export async function applyMoves(ctx: Ctx, l: Loaded, moves: ReadonlyArray<{ n: number; move: Move }>): Promise<void> {
   if (moves.length === 0) return;
   try {
-    await ctx.d1.batch(moves.flatMap(({ n, move }) => [
-      moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move),
-      abortIfUnchanged(ctx, n),
-      planActivity(ctx, l.meta.id, `plan.step_${move.status}`, `plan ${l.meta.name}: step ${n} ${move.status}${move.error ? `: ${move.error}` : ""}`),
-    ]));
+    await ctx.d1.batch(
+      moves.flatMap(({ n, move }) => [
+        moveStatement(ctx, l.meta.id, n, l.rows.get(n)?.state ?? null, move),
+        abortIfUnchanged(ctx, n),
+        planActivity(ctx, l.meta.id, `plan.step_${move.status}`, `plan ${l.meta.name}: step ${n} ${move.status}${move.error ? `: ${move.error}` : ""}`),
+      ]),
+    );
   } catch (err) {
     if (!/malformed JSON/i.test(String(err))) throw err;
     // Which move lost is not in the error; the first one that no longer matches what was read is.

@@ -20,8 +20,7 @@ import { applyMoves, load, stepOf } from "./model";
 export const MAX_RETRIES = 3;
 
 const stepParam = z.number().int().min(1).max(100_000).describe("The step's step_number.");
-const fencingField = z.number().int().min(0).optional()
-  .describe("For a step linked to a task: the fencing token task_claim (or start_step) gave you; passed on to the task's own tool.");
+const fencingField = z.number().int().min(0).optional().describe("For a step linked to a task: the fencing token task_claim (or start_step) gave you; passed on to the task's own tool.");
 
 const notNow = (s: StepState, verb: string, allowed: readonly StepStatus[], hint: string) =>
   new ToolError("invalid_transition", `Step ${s.step_number} is ${s.status}; only ${allowed.join(" or ")} steps can be ${verb}.`, { hint });
@@ -51,16 +50,18 @@ const moveOutput = z.object({
   progress: progressSchema.describe("The plan's progress after the move."),
   ready_steps: z.array(z.number().int()).describe("Steps ready to start now."),
   current_steps: z.array(z.number().int()).describe("Steps in progress."),
-  lease: z.object({
-    task_ref: z.string().describe("The task claimed."),
-    lease_expires_at: z.string().nullable().describe("When your lease runs out."),
-    fencing_token: z.number().int().nullable().describe("Pass it to complete_step / fail_step (or the task tools) for this step."),
-  }).optional().describe("For a step linked to a task: the claim start_step took."),
+  lease: z
+    .object({
+      task_ref: z.string().describe("The task claimed."),
+      lease_expires_at: z.string().nullable().describe("When your lease runs out."),
+      fencing_token: z.number().int().nullable().describe("Pass it to complete_step / fail_step (or the task tools) for this step."),
+    })
+    .optional()
+    .describe("For a step linked to a task: the claim start_step took."),
   warnings: z.array(z.string()).describe("What to know: dependencies not done yet, the retry limit reached, …"),
 });
 
-const summarizeMove = (r: z.output<typeof moveOutput>) =>
-  `Step ${r.step.step_number} (${r.step.title}) is ${r.step.status}; plan ${r.plan_id} ${r.progress.percentage}% done, ${r.plan_status}.`;
+const summarizeMove = (r: z.output<typeof moveOutput>) => `Step ${r.step.step_number} (${r.step.title}) is ${r.step.status}; plan ${r.plan_id} ${r.progress.percentage}% done, ${r.plan_status}.`;
 
 const STARTABLE: readonly StepStatus[] = ["pending", "ready"];
 
@@ -82,16 +83,25 @@ export const startStepTool = defineTool({
     const l = await load(ctx, input.plan_id);
     const s = stepOf(l, input.step_number);
     if (!STARTABLE.includes(s.status)) {
-      throw notNow(s, "started", STARTABLE, s.status === "failed" ? "fail_step with retry: true puts a failed step back to pending."
-        : s.status === "blocked" ? "A dependency failed: retry it (fail_step retry: true) or skip it, then this step can start."
-          : "view_progress lists the ready steps.");
+      throw notNow(
+        s,
+        "started",
+        STARTABLE,
+        s.status === "failed"
+          ? "fail_step with retry: true puts a failed step back to pending."
+          : s.status === "blocked"
+            ? "A dependency failed: retry it (fail_step retry: true) or skip it, then this step can start."
+            : "view_progress lists the ready steps.",
+      );
     }
     const open = s.depends_on.filter((d) => !["completed", "skipped"].includes(l.states.find((x) => x.step_number === d)!.status));
     const warnings = open.length > 0 ? [`Step ${s.step_number} depends on step(s) ${open.join(", ")}, not completed yet.`] : [];
     let lease: z.input<typeof moveOutput>["lease"];
     if (s.task) {
-      const claim = await runTool<{ claimed: boolean; reason: string; holder_actor_id: string | null; lease_expires_at: string | null; fencing_token: number | null }>(
-        task("task_claim"), ctx, { task_id: s.task.id, lease_seconds: input.lease_seconds });
+      const claim = await runTool<{ claimed: boolean; reason: string; holder_actor_id: string | null; lease_expires_at: string | null; fencing_token: number | null }>(task("task_claim"), ctx, {
+        task_id: s.task.id,
+        lease_seconds: input.lease_seconds,
+      });
       if (!claim.claimed) {
         throw new ToolError("conflict", `Step ${s.step_number} is tracked by task ${s.task.ref}, which could not be claimed (${claim.reason}).`, {
           hint: claim.reason === "held" ? "Another actor holds it under a live lease: pick another ready step (view_progress), or wait for the lease to end." : "task_get shows the task's state.",
@@ -127,9 +137,16 @@ export const completeStepTool = defineTool({
     const l = await load(ctx, input.plan_id);
     const s = stepOf(l, input.step_number);
     if (!COMPLETABLE.includes(s.status)) {
-      throw notNow(s, "completed", COMPLETABLE, s.status === "pending" || s.status === "blocked"
-        ? `Its dependencies (${s.depends_on.join(", ")}) are not all completed or skipped: finish them first.`
-        : s.status === "failed" ? "fail_step with retry: true puts it back to pending; start it again, then complete it." : "view_progress shows every step's status.");
+      throw notNow(
+        s,
+        "completed",
+        COMPLETABLE,
+        s.status === "pending" || s.status === "blocked"
+          ? `Its dependencies (${s.depends_on.join(", ")}) are not all completed or skipped: finish them first.`
+          : s.status === "failed"
+            ? "fail_step with retry: true puts it back to pending; start it again, then complete it."
+            : "view_progress shows every step's status.",
+      );
     }
     if (s.task) await runTool(task("task_update"), ctx, { task_id: s.task.id, patch: { status: "done" }, fencing_token: input.fencing_token });
     await applyMoves(ctx, l, [{ n: s.step_number, move: { status: "completed", started: s.status === "ready", finished: true, notes: input.notes, files_modified: input.files_modified } }]);
@@ -149,7 +166,11 @@ function dependentsOf(plan: Plan, n: number): number[] {
   const seen = new Set<number>();
   const queue = [n];
   while (queue.length > 0) {
-    for (const m of next.get(queue.shift()!) ?? []) if (!seen.has(m) && m !== n) { seen.add(m); queue.push(m); }
+    for (const m of next.get(queue.shift()!) ?? [])
+      if (!seen.has(m) && m !== n) {
+        seen.add(m);
+        queue.push(m);
+      }
   }
   return [...seen].sort((a, b) => a - b);
 }
@@ -161,8 +182,7 @@ export const failStepTool = defineTool({
   name: "fail_step",
   title: "Fail a plan step",
   toolset: "plans",
-  description:
-    `Record a step's failure with its error. retry: back to pending to try again (at most ${MAX_RETRIES} retries; then it stays failed); skip: skipped instead of failed, so dependents can go on; skip_dependents: every step that waits on it, not yet started, is skipped too. Steps depending on a failed step are blocked. A step linked to a task releases the task (retry, failure) or cancels it (skip), through the task's own tools.`,
+  description: `Record a step's failure with its error. retry: back to pending to try again (at most ${MAX_RETRIES} retries; then it stays failed); skip: skipped instead of failed, so dependents can go on; skip_dependents: every step that waits on it, not yet started, is skipped too. Steps depending on a failed step are blocked. A step linked to a task releases the task (retry, failure) or cancels it (skip), through the task's own tools.`,
   input: z.object({
     plan_id: planIdParam,
     step_number: stepParam,
@@ -188,9 +208,7 @@ export const failStepTool = defineTool({
     const retried = input.retry && s.retries < MAX_RETRIES;
     if (input.retry && !retried) warnings.push(`Step ${s.step_number} was retried ${s.retries} times, the most allowed: it stays failed.`);
     const status: StoredStepStatus = retried ? "pending" : input.skip ? "skipped" : "failed";
-    const dependents = input.skip_dependents
-      ? dependentsOf(l.plan, s.step_number).filter((d) => UNFINISHED.includes(l.states.find((x) => x.step_number === d)!.status))
-      : [];
+    const dependents = input.skip_dependents ? dependentsOf(l.plan, s.step_number).filter((d) => UNFINISHED.includes(l.states.find((x) => x.step_number === d)!.status)) : [];
     // The tasks first: their tools enforce leases, so a refusal there leaves the steps untouched.
     if (s.task && s.task.status === "in_progress") {
       await runTool(task("task_release"), ctx, { task_id: s.task.id, note: `step ${s.step_number} failed: ${input.error}`.slice(0, 2000), fencing_token: input.fencing_token });
@@ -203,7 +221,16 @@ export const failStepTool = defineTool({
       if (t && !["done", "cancelled"].includes(t.status)) await runTool(task("task_update"), ctx, { task_id: t.id, patch: { status: "cancelled" } });
     }
     await applyMoves(ctx, l, [
-      { n: s.step_number, move: { status, retries: retried ? s.retries + 1 : s.retries, error: input.error, finished: status !== "pending", notes: status === "skipped" ? `Skipped after failure: ${input.error}`.slice(0, 10_000) : undefined } },
+      {
+        n: s.step_number,
+        move: {
+          status,
+          retries: retried ? s.retries + 1 : s.retries,
+          error: input.error,
+          finished: status !== "pending",
+          notes: status === "skipped" ? `Skipped after failure: ${input.error}`.slice(0, 10_000) : undefined,
+        },
+      },
       ...dependents.map((d) => ({ n: d, move: { status: "skipped" as const, finished: true, notes: `Skipped due to failure of step ${s.step_number}` } })),
     ]);
     return { ...(await answer(ctx, l.meta.id, s.step_number, warnings)), skipped_dependents: dependents };

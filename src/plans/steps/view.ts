@@ -17,7 +17,9 @@ export const viewProgressTool = defineTool({
     plan_id: z.string().describe("The plan."),
     plan_version: z.number().int().describe("The current version, whose steps are shown."),
     plan_status: z.enum(PLAN_STATUSES).describe("The plan's stored status."),
-    implied_status: z.enum(PLAN_STATUSES).describe("The status the steps imply (completed once every step is completed or skipped, …); differs from plan_status when tasks moved the steps since the last step tool call."),
+    implied_status: z
+      .enum(PLAN_STATUSES)
+      .describe("The status the steps imply (completed once every step is completed or skipped, …); differs from plan_status when tasks moved the steps since the last step tool call."),
     progress: progressSchema.describe("Counts and percentage."),
     ready_steps: z.array(z.number().int()).describe("Steps ready to start."),
     current_steps: z.array(z.number().int()).describe("Steps in progress."),
@@ -37,5 +39,6 @@ export const viewProgressTool = defineTool({
       steps: l.states,
     };
   },
-  summarize: (r) => `Plan ${r.plan_id} v${r.plan_version}: ${r.progress.percentage}% (${r.progress.completed_steps}/${r.progress.total_steps} completed, ${r.progress.in_progress_steps} in progress, ${r.progress.ready_steps} ready).`,
+  summarize: (r) =>
+    `Plan ${r.plan_id} v${r.plan_version}: ${r.progress.percentage}% (${r.progress.completed_steps}/${r.progress.total_steps} completed, ${r.progress.in_progress_steps} in progress, ${r.progress.ready_steps} ready).`,
 });

@@ -47,14 +47,22 @@ interface PlanRow {
 const COLUMNS = "id, name, goal, status, tags, current_version, step_count, created_at, created_by, updated_at, updated_by";
 
 export const toMeta = (r: PlanRow): PlanMeta => ({
-  id: r.id, name: r.name, goal: r.goal, status: r.status, tags: jsonArray<string>(r.tags), version: r.current_version,
-  step_count: r.step_count, created_at: r.created_at, created_by: r.created_by, updated_at: r.updated_at, updated_by: r.updated_by,
+  id: r.id,
+  name: r.name,
+  goal: r.goal,
+  status: r.status,
+  tags: jsonArray<string>(r.tags),
+  version: r.current_version,
+  step_count: r.step_count,
+  created_at: r.created_at,
+  created_by: r.created_by,
+  updated_at: r.updated_at,
+  updated_by: r.updated_by,
 });
 
 const GOAL_PREVIEW = 300;
 
-export const planNotFound = (id: string) =>
-  new ToolError("not_found", `Plan ${id} not found`, { hint: "list_plans shows the plans you can use." });
+export const planNotFound = (id: string) => new ToolError("not_found", `Plan ${id} not found`, { hint: "list_plans shows the plans you can use." });
 
 export async function findPlan(ctx: Ctx, id: string): Promise<PlanMeta | null> {
   const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM plans WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<PlanRow>();
@@ -86,10 +94,7 @@ export interface VersionRow {
 }
 
 export async function readVersion(ctx: Ctx, planId: string, version: number): Promise<Plan> {
-  const row = await ctx.d1
-    .prepare(`SELECT plan FROM plan_versions WHERE tenant_id = ? AND plan_id = ? AND version = ?`)
-    .bind(ctx.tenantId, planId, version)
-    .first<{ plan: string }>();
+  const row = await ctx.d1.prepare(`SELECT plan FROM plan_versions WHERE tenant_id = ? AND plan_id = ? AND version = ?`).bind(ctx.tenantId, planId, version).first<{ plan: string }>();
   if (!row) {
     throw new ToolError("not_found", `Version ${version} not found for plan ${planId}`, { hint: "view_history lists the plan's versions." });
   }
@@ -125,13 +130,17 @@ export async function insertPlan(ctx: Ctx, plan: Plan, meta: { name: string; tag
   const now = plan.updated_at;
   const [inserted] = await ctx.d1.batch<PlanRow>([
     ctx.d1
-      .prepare(`INSERT INTO plans (tenant_id, id, name, name_lower, goal, status, tags, current_version, step_count, created_at, created_by, updated_at, updated_by)
-                VALUES (?, ?, ?, ?, ?, 'ready', ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`)
+      .prepare(
+        `INSERT INTO plans (tenant_id, id, name, name_lower, goal, status, tags, current_version, step_count, created_at, created_by, updated_at, updated_by)
+                VALUES (?, ?, ?, ?, ?, 'ready', ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
+      )
       .bind(ctx.tenantId, plan.id, meta.name, meta.name.toLowerCase(), plan.goal.slice(0, GOAL_PREVIEW), JSON.stringify(meta.tags), plan.steps.length, now, ctx.actorId, now, ctx.actorId),
     // Only when the row above was inserted: a taken id leaves the other plan's history alone.
     ctx.d1
-      .prepare(`INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
-                SELECT ?, ?, 1, ?, 'created', 'Plan saved', ?, ? WHERE changes() > 0`)
+      .prepare(
+        `INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
+                SELECT ?, ?, 1, ?, 'created', 'Plan saved', ?, ? WHERE changes() > 0`,
+      )
       .bind(ctx.tenantId, plan.id, JSON.stringify(plan), now, ctx.actorId),
     planActivity(ctx, plan.id, "plan.created", `saved plan ${meta.name} (${plan.steps.length} steps)`),
   ]);
@@ -145,12 +154,7 @@ export async function insertPlan(ctx: Ctx, plan: Plan, meta: { name: string; tag
  * (appendFollowingSteps in progress/engine.ts says which). Fails with conflict when another write moved the
  * plan on first, or the plan has MAX_VERSIONS versions.
  */
-export async function appendVersion(
-  ctx: Ctx,
-  from: PlanMeta,
-  plan: Plan,
-  change: { type: ChangeType; summary: string; name?: string; tags?: string[]; status: PlanStatus },
-): Promise<PlanMeta> {
+export async function appendVersion(ctx: Ctx, from: PlanMeta, plan: Plan, change: { type: ChangeType; summary: string; name?: string; tags?: string[]; status: PlanStatus }): Promise<PlanMeta> {
   if (from.version >= MAX_VERSIONS) {
     throw new ToolError("conflict", `Plan ${from.id} has ${from.version} versions, the most one plan keeps.`, {
       hint: "Save the plan under a new id (history is never rewritten), or delete_plan this one first.",
@@ -160,13 +164,29 @@ export async function appendVersion(
   const tags = change.tags ?? from.tags;
   const [updated] = await ctx.d1.batch<PlanRow>([
     ctx.d1
-      .prepare(`UPDATE plans SET name = ?, name_lower = ?, goal = ?, status = ?, tags = ?, current_version = ?, step_count = ?, updated_at = ?, updated_by = ?
-                WHERE tenant_id = ? AND id = ? AND current_version = ? RETURNING ${COLUMNS}`)
-      .bind(name, name.toLowerCase(), plan.goal.slice(0, GOAL_PREVIEW), change.status, JSON.stringify(tags), plan.version, plan.steps.length, plan.updated_at, ctx.actorId,
-        ctx.tenantId, from.id, from.version),
+      .prepare(
+        `UPDATE plans SET name = ?, name_lower = ?, goal = ?, status = ?, tags = ?, current_version = ?, step_count = ?, updated_at = ?, updated_by = ?
+                WHERE tenant_id = ? AND id = ? AND current_version = ? RETURNING ${COLUMNS}`,
+      )
+      .bind(
+        name,
+        name.toLowerCase(),
+        plan.goal.slice(0, GOAL_PREVIEW),
+        change.status,
+        JSON.stringify(tags),
+        plan.version,
+        plan.steps.length,
+        plan.updated_at,
+        ctx.actorId,
+        ctx.tenantId,
+        from.id,
+        from.version,
+      ),
     ctx.d1
-      .prepare(`INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
-                SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`)
+      .prepare(
+        `INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
+                SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`,
+      )
       .bind(ctx.tenantId, from.id, plan.version, JSON.stringify(plan), change.type, change.summary, plan.updated_at, ctx.actorId),
     planActivity(ctx, from.id, change.type === "rolled_back" ? "plan.rolled_back" : "plan.updated", `plan ${name} v${plan.version}: ${change.summary}`),
   ]);
@@ -206,9 +226,11 @@ export async function deletePlan(ctx: Ctx, id: string): Promise<number | null> {
     ctx.d1.prepare(`DELETE FROM plan_step_tasks WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
     // A pending approval of a plan that is gone asks nobody anything: its handoff leaves the inbox.
     ctx.d1
-      .prepare(`UPDATE handoffs SET status = 'cancelled', resolution = 'cancelled', resolution_note = 'The plan was deleted.', updated_at = ?
+      .prepare(
+        `UPDATE handoffs SET status = 'cancelled', resolution = 'cancelled', resolution_note = 'The plan was deleted.', updated_at = ?
                 WHERE tenant_id = ? AND status IN ('open', 'claimed')
-                  AND id IN (SELECT handoff_id FROM plan_approvals WHERE tenant_id = ? AND plan_id = ? AND status = 'pending')`)
+                  AND id IN (SELECT handoff_id FROM plan_approvals WHERE tenant_id = ? AND plan_id = ? AND status = 'pending')`,
+      )
       .bind(now, ctx.tenantId, ctx.tenantId, id),
     ctx.d1.prepare(`DELETE FROM plan_approvals WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
   ]);
@@ -227,12 +249,18 @@ export interface ListFilter {
 export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
   const where = ["tenant_id = ?"];
   const params: Array<string | number | null> = [ctx.tenantId];
-  if (f.status) { where.push("status = ?"); params.push(f.status); }
+  if (f.status) {
+    where.push("status = ?");
+    params.push(f.status);
+  }
   if (f.tags && f.tags.length > 0) {
     where.push(`EXISTS (SELECT 1 FROM json_each(plans.tags) t WHERE t.value IN (${f.tags.map(() => "?").join(", ")}))`);
     params.push(...f.tags);
   }
-  if (f.after) { where.push(f.after.sql); params.push(...f.after.params); }
+  if (f.after) {
+    where.push(f.after.sql);
+    params.push(...f.after.params);
+  }
   const rows = await ctx.d1
     .prepare(`SELECT ${COLUMNS} FROM plans WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, id DESC LIMIT ?`)
     .bind(...params, f.limit)
@@ -248,8 +276,10 @@ export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
 export async function setPlanStatus(ctx: Ctx, from: PlanMeta, to: PlanStatus, leaving: readonly PlanStatus[] = [from.status]): Promise<PlanMeta | null> {
   if (leaving.length === 0) return null;
   const row = await ctx.d1
-    .prepare(`UPDATE plans SET status = ?, updated_at = ?, updated_by = ? WHERE tenant_id = ? AND id = ? AND current_version = ?
-              AND status IN (SELECT value FROM json_each(?)) RETURNING ${COLUMNS}`)
+    .prepare(
+      `UPDATE plans SET status = ?, updated_at = ?, updated_by = ? WHERE tenant_id = ? AND id = ? AND current_version = ?
+              AND status IN (SELECT value FROM json_each(?)) RETURNING ${COLUMNS}`,
+    )
     .bind(to, iso(ctx.clock.now()), ctx.actorId, ctx.tenantId, from.id, from.version, JSON.stringify(leaving))
     .first<PlanRow>();
   return row ? toMeta(row) : null;

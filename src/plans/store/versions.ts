@@ -76,7 +76,8 @@ export const rollbackPlanTool = defineTool({
   name: "rollback_plan",
   title: "Roll a plan back to an earlier version",
   toolset: "plans",
-  description: "Make an earlier version of a plan current again, as a NEW version with the same content (history is never rewritten, so the rollback itself can be undone). Step progress carries over by step number; the status becomes what the steps imply (ready if none has moved).",
+  description:
+    "Make an earlier version of a plan current again, as a NEW version with the same content (history is never rewritten, so the rollback itself can be undone). Step progress carries over by step number; the status becomes what the steps imply (ready if none has moved).",
   input: z.object({
     plan_id: planIdParam,
     target_version: versionField("The version to restore."),

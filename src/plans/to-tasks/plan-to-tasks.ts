@@ -88,7 +88,8 @@ export const planToTasksTool = defineTool({
     const todo = plan.dependency_graph.execution_order.filter((n) => !linked.has(n) && !finished.has(n)).map((n) => byNumber.get(n)!);
     const warnings: string[] = [];
     for (const step of todo) {
-      if (rows.get(step.step_number)?.state?.status === "in_progress") warnings.push(`Step ${step.step_number} was in progress outside tasks; its task starts in todo: claim it (start_step or task_claim) to go on.`);
+      if (rows.get(step.step_number)?.state?.status === "in_progress")
+        warnings.push(`Step ${step.step_number} was in progress outside tasks; its task starts in todo: claim it (start_step or task_claim) to go on.`);
     }
     const index = new Map(todo.map((s, i) => [s.step_number, i]));
     const items: ManyItem[] = todo.map((step) => {
@@ -109,7 +110,9 @@ export const planToTasksTool = defineTool({
         depends_on: step.depends_on.filter((d) => !finished.has(d)).map((d) => (index.has(d) ? { batch_index: index.get(d)! } : linked.get(d)!.id)),
       };
     });
-    const already = [...linked.entries()].filter(([n]) => byNumber.has(n)).sort(([a], [b]) => a - b)
+    const already = [...linked.entries()]
+      .filter(([n]) => byNumber.has(n))
+      .sort(([a], [b]) => a - b)
       .map(([n, t]) => ({ step_number: n, task_id: t.id, ref: t.ref }));
     const notNeeded = [...finished].filter((n) => byNumber.has(n)).sort((a, b) => a - b);
     if (items.length === 0) return { plan_id: meta.id, plan_version: meta.version, project_key: project.key, created: [], already_linked: already, not_needed: notNeeded, warnings };
@@ -117,8 +120,7 @@ export const planToTasksTool = defineTool({
     let made: { ids: string[]; refs: string[] };
     try {
       made = await createTasks(ctx, project.id, items, (ids) => [
-        ...todo.map((step, i) =>
-          linkStepStatement(ctx, meta.id, step.step_number, ids[i]!, now)),
+        ...todo.map((step, i) => linkStepStatement(ctx, meta.id, step.step_number, ids[i]!, now)),
         // On the plan's own timeline too: a later plan write (a new version) then makes the same
         // plan_to_tasks call a new one rather than a retry to replay.
         planActivity(ctx, meta.id, "plan.tasks_created", `Tasks for step(s) ${todo.map((s) => s.step_number).join(", ")} in ${project.key}`),
@@ -131,9 +133,15 @@ export const planToTasksTool = defineTool({
       });
     }
     return {
-      plan_id: meta.id, plan_version: meta.version, project_key: project.key, warnings, already_linked: already, not_needed: notNeeded,
+      plan_id: meta.id,
+      plan_version: meta.version,
+      project_key: project.key,
+      warnings,
+      already_linked: already,
+      not_needed: notNeeded,
       created: todo.map((s, i) => ({ step_number: s.step_number, task_id: made.ids[i]!, ref: made.refs[i]! })),
     };
   },
-  summarize: (r) => `Plan ${r.plan_id}: ${r.created.length} task(s) created in ${r.project_key}${r.created.length > 0 ? ` (${r.created.map((c) => c.ref).join(", ")})` : ""}${r.already_linked.length > 0 ? `; ${r.already_linked.length} step(s) already had one` : ""}.`,
+  summarize: (r) =>
+    `Plan ${r.plan_id}: ${r.created.length} task(s) created in ${r.project_key}${r.created.length > 0 ? ` (${r.created.map((c) => c.ref).join(", ")})` : ""}${r.already_linked.length > 0 ? `; ${r.already_linked.length} step(s) already had one` : ""}.`,
 });

@@ -26,10 +26,17 @@ const skippedStepSchema = z.object({
 });
 
 const input = z.object({
-  tool: z.enum(["auto", ...SELECTABLE]).default("auto").describe("auto (default): review_diff when diff is given, else review_git_diff; or force one."),
+  tool: z
+    .enum(["auto", ...SELECTABLE])
+    .default("auto")
+    .describe("auto (default): review_diff when diff is given, else review_git_diff; or force one."),
   diff: z.string().max(1_000_000).optional().describe("Unified diff text (selects review_diff in auto mode)."),
   changed_files: reviewDiffInputShape.changed_files.describe("review_diff only: paths to review instead of those the diff names."),
-  repo: repoField.optional().describe("The repository: for review_git_diff, as review_git_diff takes it (default: your run's repository, else the tenant's only one); for review_diff, its review settings and stages apply (extension)."),
+  repo: repoField
+    .optional()
+    .describe(
+      "The repository: for review_git_diff, as review_git_diff takes it (default: your run's repository, else the tenant's only one); for review_diff, its review settings and stages apply (extension).",
+    ),
   head_sha: reviewDiffInputShape.head_sha.describe("review_diff only: the commit the diff ends at."),
   review_diff_options: reviewDiffOptionsSchema.meta(BRIEF_IN_LISTING).optional().describe("review_diff only: review_diff's options object (seed 004 §7), as review_diff lists it."),
   target: z.string().min(1).max(300).optional().describe('review_git_diff only: "#12", a branch, a commit SHA, "A...B" or "head" (default "staged", which needs a working tree and is refused).'),
@@ -57,9 +64,13 @@ function select(args: Input): { selected: Selected; rationale: string } {
 
 /** Arguments that belong to the other tool are refused rather than silently ignored (the reference's rule). */
 function refuseForeign(selected: Selected, args: Input): void {
-  const refuse = (what: string) => invalidInput(`${selected} selected; ${what} not applicable`, selected === "review_diff"
-    ? "Leave out target, base, include_patterns and review_git_diff_options, or pass tool: review_git_diff without a diff."
-    : "Leave out diff, changed_files, head_sha and review_diff_options, or pass a diff to review it with review_diff.");
+  const refuse = (what: string) =>
+    invalidInput(
+      `${selected} selected; ${what} not applicable`,
+      selected === "review_diff"
+        ? "Leave out target, base, include_patterns and review_git_diff_options, or pass tool: review_git_diff without a diff."
+        : "Leave out diff, changed_files, head_sha and review_diff_options, or pass a diff to review it with review_diff.",
+    );
   if (selected === "review_diff") {
     if (args.target !== undefined || args.base !== undefined || (args.include_patterns?.length ?? 0) > 0) throw refuse("git args (target/base/include_patterns) are");
     if (args.review_git_diff_options !== undefined) throw refuse("review_git_diff_options is");
@@ -96,12 +107,20 @@ export const reviewAutoTool = defineTool({
     if (selected === "review_diff") {
       if (!args.diff?.trim()) throw invalidInput("review_diff selected but no valid diff provided", "Pass diff (a unified diff), or tool: review_git_diff with repo and target.");
       const out = await runTool<z.output<typeof reviewDiffResultSchema>>(reviewDiffTool as AnyToolDef, ctx, {
-        diff: args.diff, changed_files: args.changed_files, repo: args.repo, head_sha: args.head_sha, options: args.review_diff_options ?? {},
+        diff: args.diff,
+        changed_files: args.changed_files,
+        repo: args.repo,
+        head_sha: args.head_sha,
+        options: args.review_diff_options ?? {},
       });
       return { selected_tool: selected, rationale, output: out, ...extra };
     }
     const out = await runTool<z.output<typeof reviewGitDiffTool.output>>(reviewGitDiffTool as AnyToolDef, ctx, {
-      repo: args.repo, target: args.target, base: args.base, include_patterns: args.include_patterns, options: args.review_git_diff_options,
+      repo: args.repo,
+      target: args.target,
+      base: args.base,
+      include_patterns: args.include_patterns,
+      options: args.review_git_diff_options,
     });
     return { selected_tool: selected, rationale, output: out, ...extra };
   },

@@ -141,7 +141,11 @@ function normalizeInvariant(raw: unknown, where: string): Invariant | string {
     return `Invariant ${id} dropped: at most ${MAX_GLOBS} path globs of at most ${MAX_GLOB_CHARS} characters`;
   }
   return {
-    id, rule, paths, severity: sev, category: cat,
+    id,
+    rule,
+    paths,
+    severity: sev,
+    category: cat,
     ...(typeof raw.action === "string" ? { action: raw.action } : {}),
     ...(isObject(raw.when) ? { when: raw.when } : {}),
     ...(isObject(raw.require) ? { require: raw.require } : {}),
@@ -293,9 +297,7 @@ function compile(def: InvariantRegex, cache: Map<string, RE2JS>): RE2JS {
   try {
     re = RE2JS.compile(RE2JS.translateRegExp(def.pattern), bits);
   } catch (err) {
-    const why = NON_RE2.test(def.pattern)
-      ? "uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support"
-      : err instanceof Error ? err.message : String(err);
+    const why = NON_RE2.test(def.pattern) ? "uses lookahead, lookbehind or a backreference, which RE2 (linear-time matching) does not support" : err instanceof Error ? err.message : String(err);
     throw fail(why);
   }
   cache.set(key, re);
@@ -408,7 +410,9 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
     const matchers = inv.paths.map((p) => picomatch(p, { dot: true }));
     const weight = programWeight(inv, cache);
     const stop = () => {
-      warnings.push(`Invariant evaluation stopped after ${checked} file checks: the work passed ${SCAN_BUDGET} (characters of added lines × pattern size, and glob matches); narrow the diff or the invariants' paths, or simplify their patterns`);
+      warnings.push(
+        `Invariant evaluation stopped after ${checked} file checks: the work passed ${SCAN_BUDGET} (characters of added lines × pattern size, and glob matches); narrow the diff or the invariants' paths, or simplify their patterns`,
+      );
       return { findings, warnings, checked };
     };
     const checkedBefore = checked;
@@ -423,8 +427,15 @@ export function runInvariants(files: readonly Pick<ChangedFileView, "path" | "ol
         if (fail) {
           const line = added.lineAt(fail.at);
           findings.push({
-            id: inv.id, severity: inv.severity, category: inv.category, confidence: 0.95, title: inv.rule.slice(0, 80),
-            location: { file, startLine: line, endLine: line }, evidence: [fail.evidence], impact: fail.impact, recommendation: fail.recommendation,
+            id: inv.id,
+            severity: inv.severity,
+            category: inv.category,
+            confidence: 0.95,
+            title: inv.rule.slice(0, 80),
+            location: { file, startLine: line, endLine: line },
+            evidence: [fail.evidence],
+            impact: fail.impact,
+            recommendation: fail.recommendation,
           });
         }
       } catch (err) {

@@ -94,7 +94,10 @@ class DeadlineReached extends Error {}
 export class Deadline {
   private readonly at: number;
   reached = false;
-  constructor(private readonly ctx: Pick<Ctx, "clock">, timeoutMs: number) {
+  constructor(
+    private readonly ctx: Pick<Ctx, "clock">,
+    timeoutMs: number,
+  ) {
     this.at = ctx.clock.now().getTime() + timeoutMs;
   }
   remaining(): number {
@@ -181,7 +184,11 @@ interface Alert {
 // --- Mapping -----------------------------------------------------------------------------------
 
 const firstLine = (text: string | null | undefined, max = MAX_TEXT) => {
-  const line = cleanText(text).split("\n").map((l) => l.trim()).find((l) => l.length > 0) ?? "";
+  const line =
+    cleanText(text)
+      .split("\n")
+      .map((l) => l.trim())
+      .find((l) => l.length > 0) ?? "";
   return line.length <= max ? line : `${line.slice(0, max - 1)}…`;
 };
 
@@ -202,12 +209,11 @@ const RULE_SEVERITY: Record<string, Severity> = { error: "HIGH", warning: "MEDIU
 function alertCategory(alert: Alert): Category {
   const tags = (alert.rule.tags ?? []).map((t) => t.toLowerCase());
   if (alert.rule.security_severity_level || tags.includes("security")) return "security";
-  return (CATEGORIES.find((c) => tags.includes(c)) ?? "correctness");
+  return CATEGORIES.find((c) => tags.includes(c)) ?? "correctness";
 }
 
 function alertSeverity(alert: Alert): Severity {
-  return SECURITY_SEVERITY[(alert.rule.security_severity_level ?? "").toLowerCase()] ??
-    RULE_SEVERITY[(alert.rule.severity ?? "").toLowerCase()] ?? "MEDIUM";
+  return SECURITY_SEVERITY[(alert.rule.security_severity_level ?? "").toLowerCase()] ?? RULE_SEVERITY[(alert.rule.severity ?? "").toLowerCase()] ?? "MEDIUM";
 }
 
 /** A finding before its id is numbered (ids count per analyzer, after filtering). */
@@ -224,7 +230,11 @@ const RECOMMENDATION: Record<string, string> = {
 const impactOf = (analyzer: string) => IMPACT[analyzer] ?? `${analyzer.slice("github:".length)} reported this on GitHub for this commit.`;
 const recommendationOf = (analyzer: string) => RECOMMENDATION[analyzer] ?? "Look at the result on GitHub and fix it, or dismiss it there with a reason.";
 
-const slug = (text: string) => text.replace(/[^A-Za-z0-9._/-]+/g, "-").replace(/^-+|-+$/g, "").slice(0, 80) || "result";
+const slug = (text: string) =>
+  text
+    .replace(/[^A-Za-z0-9._/-]+/g, "-")
+    .replace(/^-+|-+$/g, "")
+    .slice(0, 80) || "result";
 
 function annotationDraft(analyzer: string, run: CheckRun, a: Annotation): Draft {
   const text = `${a.title ?? ""}\n${a.message ?? ""}`;
@@ -261,11 +271,7 @@ function alertDraft(analyzer: string, alert: Alert): Draft {
     confidence: analyzer === "semgrep" ? 0.85 : 0.8,
     title: firstLine(inst.message?.text) || firstLine(alert.rule.description) || ruleId,
     location: { file: cleanText(inst.location?.path) || "(unknown file)", startLine: start, endLine: Math.max(start, inst.location?.end_line ?? start) },
-    evidence: [
-      `${firstLine(alert.tool.name, 100)} rule ${ruleId} (code-scanning alert #${alert.number})`,
-      ...(alert.rule.description ? [firstLine(alert.rule.description, 500)] : []),
-      alert.html_url,
-    ],
+    evidence: [`${firstLine(alert.tool.name, 100)} rule ${ruleId} (code-scanning alert #${alert.number})`, ...(alert.rule.description ? [firstLine(alert.rule.description, 500)] : []), alert.html_url],
     impact: impactOf(analyzer),
     recommendation: recommendationOf(analyzer),
   };
@@ -334,7 +340,11 @@ async function readCheckRuns(gh: GitHubClient, c: Collector, t: StaticTarget, de
   const runs: CheckRun[] = [];
   for (let page = 1; page <= MAX_CHECK_RUN_PAGES && deadline.more(); page++) {
     const res = await gh.request<{ total_count: number; check_runs: CheckRun[] }>("GET /repos/{owner}/{repo}/commits/{ref}/check-runs", {
-      ...repoParams(t.repo), ref: t.sha, filter: "latest", per_page: PER_PAGE, page,
+      ...repoParams(t.repo),
+      ref: t.sha,
+      filter: "latest",
+      per_page: PER_PAGE,
+      page,
     });
     runs.push(...res.data.check_runs);
     if (res.data.check_runs.length < PER_PAGE || runs.length >= res.data.total_count) return runs;
@@ -350,7 +360,10 @@ async function readAnnotations(gh: GitHubClient, c: Collector, t: StaticTarget, 
   const pages = Math.min(MAX_ANNOTATION_PAGES, Math.ceil(run.output.annotations_count / PER_PAGE));
   for (let page = 1; page <= pages && deadline.more(); page++) {
     const res = await gh.request<Annotation[]>("GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations", {
-      ...repoParams(t.repo), check_run_id: run.id, per_page: PER_PAGE, page,
+      ...repoParams(t.repo),
+      check_run_id: run.id,
+      per_page: PER_PAGE,
+      page,
     });
     out.push(...res.data);
     if (res.data.length < PER_PAGE) break;
@@ -408,7 +421,11 @@ async function gatherCodeScanning(gh: GitHubClient, c: Collector, t: StaticTarge
   try {
     for (let page = 1; page <= MAX_ALERT_PAGES && deadline.more(); page++) {
       const res = await gh.request<Alert[]>("GET /repos/{owner}/{repo}/code-scanning/alerts", {
-        ...repoParams(t.repo), ...(t.scanningRef ? { ref: t.scanningRef } : {}), state: "open", per_page: PER_PAGE, page,
+        ...repoParams(t.repo),
+        ...(t.scanningRef ? { ref: t.scanningRef } : {}),
+        state: "open",
+        per_page: PER_PAGE,
+        page,
       });
       alerts.push(...res.data);
       if (res.data.length < PER_PAGE) break;
@@ -485,17 +502,25 @@ export async function readStaticAnalysis(ctx: Ctx, target: StaticTarget, opts: S
     const matched = g.drafts.filter((d) => !changed || changed.has(d.location.file)).sort(severityOrder);
     const kept = included ? matched.slice(0, opts.maxFindingsPerAnalyzer) : [];
     kept.forEach(({ idStem, ...d }, i) => findings.push({ id: `${idStem}-${i + 1}`, ...d }));
-    const skipped = g.available ? undefined : c.incomplete ? "incomplete" : g.skipped ?? "no_github_results";
+    const skipped = g.available ? undefined : c.incomplete ? "incomplete" : (g.skipped ?? "no_github_results");
     if (included && !g.available && skipped === "no_github_results") {
-      c.warnings.push(analyzer === "tsc"
-        ? `tsc: GitHub has no TypeScript check run or tsc annotation for ${target.label}; this server cannot run tsc itself, it reports what CI ran.`
-        : analyzer === "semgrep"
-          ? `semgrep: GitHub has no Semgrep check run or open Semgrep code-scanning alert for ${target.label}; this server cannot run semgrep itself.`
-          : `${analyzer}: GitHub reports no check run or code-scanning result by that name for ${target.label}.`);
+      c.warnings.push(
+        analyzer === "tsc"
+          ? `tsc: GitHub has no TypeScript check run or tsc annotation for ${target.label}; this server cannot run tsc itself, it reports what CI ran.`
+          : analyzer === "semgrep"
+            ? `semgrep: GitHub has no Semgrep check run or open Semgrep code-scanning alert for ${target.label}; this server cannot run semgrep itself.`
+            : `${analyzer}: GitHub reports no check run or code-scanning result by that name for ${target.label}.`,
+      );
     }
     results.push({
-      analyzer, included, available: g.available, sources: [...g.sources], commit_sha: target.sha,
-      findings: kept.length, matched: matched.length, truncated: included && matched.length > kept.length,
+      analyzer,
+      included,
+      available: g.available,
+      sources: [...g.sources],
+      commit_sha: target.sha,
+      findings: kept.length,
+      matched: matched.length,
+      truncated: included && matched.length > kept.length,
       ...(skipped ? { skipped_reason: skipped } : {}),
     });
   }
@@ -524,7 +549,8 @@ export async function resolveTarget(ctx: Ctx, repo: RepoName, ref: string | unde
     const pull = ref === undefined ? null : PULL.exec(ref);
     if (pull) {
       const n = Number(pull[1]);
-      const res = await git.gh.request<{ head: { sha: string } }>("GET /repos/{owner}/{repo}/pulls/{pull_number}", { ...repoParams(repo), pull_number: n })
+      const res = await git.gh
+        .request<{ head: { sha: string } }>("GET /repos/{owner}/{repo}/pulls/{pull_number}", { ...repoParams(repo), pull_number: n })
         .catch((err: unknown) => explainMissing(git, repo, err, () => refNotFound(`pull request #${n}`)));
       return { repo, sha: res.data.head.sha, scanningRef: `refs/pull/${n}/merge`, label: `pull request #${n}` };
     }
@@ -533,15 +559,19 @@ export async function resolveTarget(ctx: Ctx, repo: RepoName, ref: string | unde
         hint: "Pass a branch, tag, commit sha or pull/<n>.",
       });
     }
-    const named = ref ?? await defaultBranch(git, repo);
-    const res = await git.gh.request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...repoParams(repo), ref: named, per_page: 1 })
+    const named = ref ?? (await defaultBranch(git, repo));
+    const res = await git.gh
+      .request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { ...repoParams(repo), ref: named, per_page: 1 })
       .catch((err: unknown) => explainMissing(git, repo, err, () => refNotFound(`ref '${named}'`)));
     const sha = res.data.sha;
     if (COMMIT_SHA_PREFIX.test(named) && sha.toLowerCase().startsWith(named.toLowerCase())) return { repo, sha, matchCommit: sha, label: sha.slice(0, 12) };
     return { repo, sha, scanningRef: named, label: ref === undefined ? `${named} (the default branch)` : named };
   } catch (err) {
     if (err instanceof DeadlineReached || deadline.reached) {
-      throw new ToolError("timeout", "timeout_ms ran out before the ref could be resolved on GitHub.", { hint: "Retry with a larger timeout_ms; GitHub may be slow or rate-limiting.", retryable: true });
+      throw new ToolError("timeout", "timeout_ms ran out before the ref could be resolved on GitHub.", {
+        hint: "Retry with a larger timeout_ms; GitHub may be slow or rate-limiting.",
+        retryable: true,
+      });
     }
     throw githubToolError(err);
   }

@@ -91,16 +91,18 @@ export function contextBlock(path: string, content: string, hunks: ChangedFileVi
 
 /** Errors after which no further file can be read in this call. */
 const isFatal = (err: unknown) =>
-  (err instanceof ToolError && err.code === "github_not_configured") ||
-  (err instanceof GitHubError && (err.code === "github_auth_failed" || err.code === "github_rate_limited"));
+  (err instanceof ToolError && err.code === "github_not_configured") || (err instanceof GitHubError && (err.code === "github_auth_failed" || err.code === "github_rate_limited"));
 
 async function fetchContext(ctx: Ctx, repo: RepoName, headSha: string, plan: Allocation[], warnings: string[]): Promise<string> {
   const gh = githubFor(ctx.env, ctx.tenantId);
   const blocks: string[] = [];
   for (const a of plan) {
     try {
-      const res = await gh.request<{ type?: string; content?: string; encoding?: string; size?: number } | unknown[]>(
-        "GET /repos/{owner}/{repo}/contents/{path}", { ...repoParams(repo), path: a.file.path, ref: headSha });
+      const res = await gh.request<{ type?: string; content?: string; encoding?: string; size?: number } | unknown[]>("GET /repos/{owner}/{repo}/contents/{path}", {
+        ...repoParams(repo),
+        path: a.file.path,
+        ref: headSha,
+      });
       const file = res.data;
       if (Array.isArray(file) || file.type !== "file" || file.encoding !== "base64" || file.content === undefined || (file.size ?? 0) > MAX_FILE_BYTES) {
         warnings.push(`Context: ${cleanText(a.file.path)} at ${headSha.slice(0, 12)} is not a readable file (a directory, or over 1 MB); left out.`);
@@ -122,13 +124,26 @@ async function fetchContext(ctx: Ctx, repo: RepoName, headSha: string, plan: All
 // ---------------------------------------------------------------------------------------------
 // The passes
 
-const SCHEMA = JSON.stringify({
-  findings: [{
-    id: "F001", severity: SEVERITIES.join("|"), category: CATEGORIES.join("|"), confidence: 0.8, title: "one line",
-    location: { file: "path/in/the/diff", startLine: 1, endLine: 1 }, evidence: ["the lines that show it"],
-    impact: "why it matters", recommendation: "what to change", suggested_patch: "optional unified diff",
-  }],
-}, null, 2);
+const SCHEMA = JSON.stringify(
+  {
+    findings: [
+      {
+        id: "F001",
+        severity: SEVERITIES.join("|"),
+        category: CATEGORIES.join("|"),
+        confidence: 0.8,
+        title: "one line",
+        location: { file: "path/in/the/diff", startLine: 1, endLine: 1 },
+        evidence: ["the lines that show it"],
+        impact: "why it matters",
+        recommendation: "what to change",
+        suggested_patch: "optional unified diff",
+      },
+    ],
+  },
+  null,
+  2,
+);
 
 function prompt(focus: string, sections: [string, string][], customInstructions: string): string {
   return [
@@ -156,7 +171,12 @@ function normalize(item: unknown): unknown {
     impact: clipped(f.impact, 2000),
     recommendation: clipped(f.recommendation, 2000),
     suggested_patch: typeof f.suggested_patch === "string" && f.suggested_patch ? clipped(f.suggested_patch, 8000) : undefined,
-    evidence: Array.isArray(f.evidence) ? f.evidence.filter((e): e is string => typeof e === "string").slice(0, 5).map((e) => clipped(e, 500)) : [],
+    evidence: Array.isArray(f.evidence)
+      ? f.evidence
+          .filter((e): e is string => typeof e === "string")
+          .slice(0, 5)
+          .map((e) => clipped(e, 500))
+      : [],
     location: loc && typeof loc === "object" ? { ...loc, endLine: (loc as { endLine?: unknown }).endLine ?? (loc as { startLine?: unknown }).startLine } : loc,
   };
 }
@@ -214,7 +234,11 @@ export async function runLlmStage(ctx: Ctx, req: LlmRequest, model: CompletionMo
     warnings.push(`The diff was cut to ${PROMPT_DIFF_CHARS} characters for the LLM passes (from ${diff.length}).`);
     diff = diff.slice(0, PROMPT_DIFF_CHARS);
   }
-  const sections: [string, string][] = [["DIFF", scrub(diff)], ["CONTEXT", scrub(context)], ["INVARIANTS", scrub(req.invariantsForPrompt)]];
+  const sections: [string, string][] = [
+    ["DIFF", scrub(diff)],
+    ["CONTEXT", scrub(context)],
+    ["INVARIANTS", scrub(req.invariantsForPrompt)],
+  ];
   const instructions = scrub(opts.customInstructions?.trim() ?? "");
   timings.secretsScrub = Date.now() - scrubStarted;
   if (found().length > 0) warnings.push(`Secret-shaped text was masked before the LLM passes: ${found().join(", ")}.`);
@@ -243,7 +267,10 @@ export async function runLlmStage(ctx: Ctx, req: LlmRequest, model: CompletionMo
   if (opts.twoPass && (req.riskScore >= opts.riskThreshold || serious)) {
     const detailedStarted = Date.now();
     try {
-      const detailed = readPass(await ask(prompt("correctness bugs, edge cases, security issues and performance regressions", [["STRUCTURAL FINDINGS", structural.json || '{"findings":[]}'], ...sections], instructions)), warnings);
+      const detailed = readPass(
+        await ask(prompt("correctness bugs, edge cases, security issues and performance regressions", [["STRUCTURAL FINDINGS", structural.json || '{"findings":[]}'], ...sections], instructions)),
+        warnings,
+      );
       findings = [...findings, ...detailed.findings];
       passes = 2;
     } catch (err) {

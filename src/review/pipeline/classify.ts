@@ -15,9 +15,17 @@ export function isDocsPath(path: string): boolean {
 export function isInfraPath(path: string): boolean {
   const p = path.toLowerCase();
   return (
-    p.startsWith(".github/") || p.startsWith("scripts/") || p.startsWith("infra/") ||
-    p === "package.json" || p === "package-lock.json" || p === "tsconfig.json" || p === "tsconfig.test.json" ||
-    p === "dockerfile" || p.startsWith("docker/") || p.endsWith(".yml") || p.endsWith(".yaml")
+    p.startsWith(".github/") ||
+    p.startsWith("scripts/") ||
+    p.startsWith("infra/") ||
+    p === "package.json" ||
+    p === "package-lock.json" ||
+    p === "tsconfig.json" ||
+    p === "tsconfig.test.json" ||
+    p === "dockerfile" ||
+    p.startsWith("docker/") ||
+    p.endsWith(".yml") ||
+    p.endsWith(".yaml")
   );
 }
 

@@ -45,10 +45,12 @@ function repoGlob(glob: string, where: string): Matcher {
  */
 const defaultGlob = (glob: string): Matcher => picomatch(glob, SETTINGS_GLOB_OPTIONS);
 
-const anyOf = (tests: Matcher[]): Matcher => (p) => tests.some((t) => t(p));
+const anyOf =
+  (tests: Matcher[]): Matcher =>
+  (p) =>
+    tests.some((t) => t(p));
 
-const hotspotMatchers = (rules: readonly HotspotRule[], glob: (g: string, where: string) => Matcher) =>
-  rules.map((h) => ({ id: h.id, test: anyOf(h.paths.map((g) => glob(g, `hotspot ${h.id}`))) }));
+const hotspotMatchers = (rules: readonly HotspotRule[], glob: (g: string, where: string) => Matcher) => rules.map((h) => ({ id: h.id, test: anyOf(h.paths.map((g) => glob(g, `hotspot ${h.id}`))) }));
 
 const DEFAULT_RULES = { hotspots: hotspotMatchers(DEFAULT_HOTSPOTS, defaultGlob), config: anyOf(DEFAULT_CONFIG_PATHS.map(defaultGlob)) };
 
@@ -99,7 +101,11 @@ export function runPreflight(parsed: ParsedDiff, provided: string[] | undefined,
     parsed.files.some((f) => f.hunks.some((h) => h.lines.some((l) => l.type !== "context" && EXPORT_LINE.test(l.content))));
   const raw = rawRisk({ filesChanged: changedFiles.length, hotspots: hotspots.length, publicApiChanged, configChanged, testsTouched });
   return {
-    changedFiles, hotspots, publicApiChanged, configChanged, testsTouched,
+    changedFiles,
+    hotspots,
+    publicApiChanged,
+    configChanged,
+    testsTouched,
     binaryChanged: parsed.files.some((f) => f.isBinary),
     riskScore: riskScore(raw),
     rawRiskScore: raw,
@@ -114,7 +120,10 @@ export function deterministicFindings(p: Preflight, classification: ChangeType):
   if (!p.testsTouched && classification !== "docs" && classification !== "infra") {
     const shown = p.changedFiles.slice(0, 10).join(", ") + (p.changedFiles.length > 10 ? ", ..." : "");
     add({
-      id: "PRE001", severity: "MEDIUM", category: "reliability", confidence: 0.95,
+      id: "PRE001",
+      severity: "MEDIUM",
+      category: "reliability",
+      confidence: 0.95,
       title: "No tests appear to be touched by this change",
       evidence: [`changed_files: ${shown}`],
       impact: "Regressions are more likely when behaviour changes without tests changing or being added.",
@@ -123,7 +132,10 @@ export function deterministicFindings(p: Preflight, classification: ChangeType):
   }
   if (p.publicApiChanged) {
     add({
-      id: "PRE002", severity: "HIGH", category: "architecture", confidence: 0.9,
+      id: "PRE002",
+      severity: "HIGH",
+      category: "architecture",
+      confidence: 0.9,
       title: "Possible public API surface change detected",
       evidence: ["Export lines changed, or an entry point or tool registration path changed."],
       impact: "Callers downstream may break if the change is not backward compatible.",
@@ -132,7 +144,10 @@ export function deterministicFindings(p: Preflight, classification: ChangeType):
   }
   if (p.configChanged) {
     add({
-      id: "PRE003", severity: "MEDIUM", category: "infra", confidence: 0.9,
+      id: "PRE003",
+      severity: "MEDIUM",
+      category: "infra",
+      confidence: 0.9,
       title: "Configuration or CI-related files changed",
       evidence: [`hotspots: ${p.hotspots.join(", ") || "(none)"}`],
       impact: "How the project builds, releases or runs can change in ways a code review does not show.",
@@ -141,7 +156,10 @@ export function deterministicFindings(p: Preflight, classification: ChangeType):
   }
   if (p.binaryChanged) {
     add({
-      id: "PRE004", severity: "LOW", category: "maintainability", confidence: 0.85,
+      id: "PRE004",
+      severity: "LOW",
+      category: "maintainability",
+      confidence: 0.85,
       title: "Binary file change detected in diff",
       evidence: ["The diff changes binary files, whose content cannot be reviewed from it."],
       impact: "Reviewers cannot judge a binary change for safety or correctness.",
@@ -150,7 +168,10 @@ export function deterministicFindings(p: Preflight, classification: ChangeType):
   }
   if (p.hotspots.length > 0) {
     add({
-      id: "PRE005", severity: "INFO", category: "maintainability", confidence: 0.9,
+      id: "PRE005",
+      severity: "INFO",
+      category: "maintainability",
+      confidence: 0.9,
       title: "Hotspot paths detected",
       evidence: [`hotspots: ${p.hotspots.join(", ")}`],
       impact: "Changes in these areas usually reach further than they look.",

@@ -34,13 +34,21 @@ export const reviewDiffOptionsSchema = z.object({
   confidence_threshold: z.number().min(0).max(1).default(0.55).describe("Drop findings below this confidence (0–1)."),
   max_findings: z.number().int().min(0).max(500).default(20).describe("Most findings returned (the gate still sees all that pass the filters)."),
   categories: z.array(z.enum(CATEGORIES)).max(CATEGORIES.length).optional().describe("Keep only findings of these categories (empty or absent: all)."),
-  invariants_path: z.string().min(1).max(300).refine(isSafeRepoPath, "must be a path inside the repository (no leading /, no ..)").optional()
+  invariants_path: z
+    .string()
+    .min(1)
+    .max(300)
+    .refine(isSafeRepoPath, "must be a path inside the repository (no leading /, no ..)")
+    .optional()
     .describe("Where the invariants YAML lives in `repo` (default: the repository's review settings, else .review-invariants.yml)."),
   enable_static_analysis: z.boolean().default(false).describe("Add what GitHub's checks and code scanning report for head_sha in `repo`."),
   static_analyzers: z.array(z.enum(ANALYZERS)).min(1).max(ANALYZERS.length).default(["tsc"]).describe("Which analyzers' results to read: tsc, semgrep."),
   static_analysis_timeout_ms: z.number().int().min(1000).max(600_000).default(60_000).describe("Time allowed per analyzer (ms)."),
   static_analysis_max_findings_per_analyzer: z.number().int().min(1).max(200).default(20).describe("Most findings kept per analyzer."),
-  semgrep_args: z.array(z.string().min(1).max(200)).max(20).optional()
+  semgrep_args: z
+    .array(z.string().min(1).max(200))
+    .max(20)
+    .optional()
     .describe("The seed's semgrep command-line arguments; nothing is run here (results are read from GitHub), so they are ignored with a warning."),
   enable_llm: z.boolean().default(false).describe("Run the language-model review passes."),
   llm_force: z.boolean().default(false).describe("Run the LLM even where the low-risk noise gate would skip it."),
@@ -57,8 +65,7 @@ export const reviewDiffOptionsSchema = z.object({
   include_markdown: z.boolean().default(false).describe("Add `markdown`: a GitHub-flavoured summary."),
 });
 
-const sha = (which: string) =>
-  z.string().min(1).max(200).refine(isSafeRef, "must be a commit sha or ref ([A-Za-z0-9_./+-], no '..')").optional().describe(which);
+const sha = (which: string) => z.string().min(1).max(200).refine(isSafeRef, "must be a commit sha or ref ([A-Za-z0-9_./+-], no '..')").optional().describe(which);
 
 /** review_diff's parameters: the seed's, plus `repo` and `invariants` (extensions). */
 export const reviewDiffInputShape = {
@@ -68,12 +75,19 @@ export const reviewDiffInputShape = {
     .min(1, MISSING_DIFF_MESSAGE)
     .max(MAX_DIFF_CHARS, `is longer than ${MAX_DIFF_CHARS.toLocaleString("en-US")} characters: review the change in parts`)
     .describe(`Unified diff text (git diff or diff -u; up to ${MAX_DIFF_CHARS.toLocaleString("en-US")} characters and ${MAX_DIFF_FILES} files).`),
-  changed_files: z.array(z.string().max(1000)).max(MAX_DIFF_FILES).optional()
-    .describe("Repository-relative paths to review instead of those the diff names (no leading -, no ..)."),
+  changed_files: z.array(z.string().max(1000)).max(MAX_DIFF_FILES).optional().describe("Repository-relative paths to review instead of those the diff names (no leading -, no ..)."),
   base_sha: sha("The commit the diff starts from."),
   head_sha: sha("The commit the diff ends at: where invariants and static-analysis results are read in `repo`."),
-  repo: repoField.optional().describe("Extension: the repository the diff belongs to (owner/name or registered). Its review settings apply (hotspot and config globs, invariants path) and the optional stages read from it on GitHub."),
-  invariants: z.string().max(65_536).optional().describe("Extension: invariants as inline YAML text (the .review-invariants.yml format, shown in check_invariants' description); wins over the repository's file."),
+  repo: repoField
+    .optional()
+    .describe(
+      "Extension: the repository the diff belongs to (owner/name or registered). Its review settings apply (hotspot and config globs, invariants path) and the optional stages read from it on GitHub.",
+    ),
+  invariants: z
+    .string()
+    .max(65_536)
+    .optional()
+    .describe("Extension: invariants as inline YAML text (the .review-invariants.yml format, shown in check_invariants' description); wins over the repository's file."),
   options: reviewDiffOptionsSchema.prefault({}).describe("Review options (seed 004); every one has a default."),
 };
 export const reviewDiffInput = z.object(reviewDiffInputShape);
@@ -90,39 +104,48 @@ export const reviewDiffResultSchema = z.object({
   findings: z.array(findingSchema).describe("Findings after the filters, at most max_findings."),
   should_fail: z.boolean().describe("The CI gate: a finding at or above fail_on_severity, or one named in fail_on_invariant_ids."),
   fail_reasons: z.array(z.string()).describe(`Why the gate fails (at most ${MAX_FAIL_REASONS}).`),
-  stats: z.object({
-    files_changed: z.number().int().describe("Changed files reviewed."),
-    lines_added: z.number().int().describe("Lines added."),
-    lines_removed: z.number().int().describe("Lines removed."),
-    duration_ms: ms("Whole review."),
-    deterministic_checks_executed: z.number().int().describe("Deterministic checks run (6: the reference's 5 and the secret scan)."),
-    invariants_executed: z.number().int().describe("Invariants evaluated."),
-    static_analyzers_executed: z.number().int().describe("Analyzers that had results."),
-    llm_passes_executed: z.number().int().describe("LLM passes run."),
-    llm_findings_added: z.number().int().describe("Findings the LLM returned (before merging)."),
-    llm_skipped_reason: z.string().optional().describe("Why the LLM did not run (missing_runtime, llm_not_configured, noise_gate_low_risk, …)."),
-    timings_ms: z.object({
-      preflight: ms("Parse, classify, preflight."),
-      invariants: ms("Invariants stage."),
-      static_analysis: ms("Static-analysis stage."),
-      context_fetch: ms("LLM: reading surrounding code."),
-      secrets_scrub: ms("LLM: scrubbing secrets from the prompt."),
-      llm_structural: ms("LLM: structural pass."),
-      llm_detailed: ms("LLM: detailed pass."),
-    }).describe("Time per stage (Workers advance the clock only across I/O, so pure computation reads 0)."),
-  }).describe("Counts and timings."),
-  metadata: z.object({
-    reviewed_at: z.string().describe("When (ISO 8601)."),
-    tool_version: z.string().describe("1.9.0 (the reference's version)."),
-    warnings: z.array(z.string()).describe("Stages skipped or degraded, and why."),
-    llm_model: z.string().optional().describe("The model that reviewed, when the LLM ran."),
-  }).describe("About the run."),
-  static_analysis: z.object({
-    analyzers_requested: z.array(z.enum(ANALYZERS)).describe("Analyzers asked for."),
-    analyzers_executed: z.number().int().describe("How many had results."),
-    warnings: z.array(z.string()).describe("Analyzers unavailable, and why."),
-    results: z.array(z.unknown()).describe("What each analyzer reported."),
-  }).optional().describe("With enable_static_analysis."),
+  stats: z
+    .object({
+      files_changed: z.number().int().describe("Changed files reviewed."),
+      lines_added: z.number().int().describe("Lines added."),
+      lines_removed: z.number().int().describe("Lines removed."),
+      duration_ms: ms("Whole review."),
+      deterministic_checks_executed: z.number().int().describe("Deterministic checks run (6: the reference's 5 and the secret scan)."),
+      invariants_executed: z.number().int().describe("Invariants evaluated."),
+      static_analyzers_executed: z.number().int().describe("Analyzers that had results."),
+      llm_passes_executed: z.number().int().describe("LLM passes run."),
+      llm_findings_added: z.number().int().describe("Findings the LLM returned (before merging)."),
+      llm_skipped_reason: z.string().optional().describe("Why the LLM did not run (missing_runtime, llm_not_configured, noise_gate_low_risk, …)."),
+      timings_ms: z
+        .object({
+          preflight: ms("Parse, classify, preflight."),
+          invariants: ms("Invariants stage."),
+          static_analysis: ms("Static-analysis stage."),
+          context_fetch: ms("LLM: reading surrounding code."),
+          secrets_scrub: ms("LLM: scrubbing secrets from the prompt."),
+          llm_structural: ms("LLM: structural pass."),
+          llm_detailed: ms("LLM: detailed pass."),
+        })
+        .describe("Time per stage (Workers advance the clock only across I/O, so pure computation reads 0)."),
+    })
+    .describe("Counts and timings."),
+  metadata: z
+    .object({
+      reviewed_at: z.string().describe("When (ISO 8601)."),
+      tool_version: z.string().describe("1.9.0 (the reference's version)."),
+      warnings: z.array(z.string()).describe("Stages skipped or degraded, and why."),
+      llm_model: z.string().optional().describe("The model that reviewed, when the LLM ran."),
+    })
+    .describe("About the run."),
+  static_analysis: z
+    .object({
+      analyzers_requested: z.array(z.enum(ANALYZERS)).describe("Analyzers asked for."),
+      analyzers_executed: z.number().int().describe("How many had results."),
+      warnings: z.array(z.string()).describe("Analyzers unavailable, and why."),
+      results: z.array(z.unknown()).describe("What each analyzer reported."),
+    })
+    .optional()
+    .describe("With enable_static_analysis."),
   sarif: z.record(z.string(), z.unknown()).optional().describe("With include_sarif: a SARIF 2.1.0 log of the findings."),
   markdown: z.string().optional().describe("With include_markdown: a GitHub-flavoured summary."),
 });
@@ -213,8 +236,13 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
       try {
         invariants = await timed(timer, () =>
           stage(ctx, {
-            files, changedFiles: preflight.changedFiles, repo, headSha: req.head_sha,
-            invariantsPath, invariantsPathIsDefault: opts.invariants_path === undefined && invariantsPath === DEFAULT_INVARIANTS_PATH, yaml: req.invariants,
+            files,
+            changedFiles: preflight.changedFiles,
+            repo,
+            headSha: req.head_sha,
+            invariantsPath,
+            invariantsPathIsDefault: opts.invariants_path === undefined && invariantsPath === DEFAULT_INVARIANTS_PATH,
+            yaml: req.invariants,
           }),
         );
         warnings.push(...invariants.outcome!.warnings);
@@ -239,8 +267,12 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
     } else {
       staticRun = await timed(timer, () =>
         stage(ctx, {
-          repo, headSha: req.head_sha, changedFiles: preflight.changedFiles, analyzers: opts.static_analyzers,
-          timeoutMs: opts.static_analysis_timeout_ms, maxFindingsPerAnalyzer: opts.static_analysis_max_findings_per_analyzer,
+          repo,
+          headSha: req.head_sha,
+          changedFiles: preflight.changedFiles,
+          analyzers: opts.static_analyzers,
+          timeoutMs: opts.static_analysis_timeout_ms,
+          maxFindingsPerAnalyzer: opts.static_analysis_max_findings_per_analyzer,
         }),
       );
       const out = staticRun.outcome!;
@@ -251,7 +283,8 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
 
   let llmFindings: Finding[] = [];
   let llm: { passes: number; skippedReason?: string; model?: string; timings: { contextFetch: number; secretsScrub: number; structural: number; detailed: number } } = {
-    passes: 0, timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 },
+    passes: 0,
+    timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 },
   };
   if (opts.enable_llm) {
     const stage = stages.llm;
@@ -260,11 +293,23 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
       llm = { ...llm, skippedReason: "missing_runtime" };
     } else {
       const out = await stage(ctx, {
-        diff: req.diff, files, repo, headSha: req.head_sha, riskScore: preflight.riskScore, testsTouched: preflight.testsTouched,
-        classification, hotspots: preflight.hotspots, invariantsForPrompt: invariants.outcome?.promptText ?? "",
+        diff: req.diff,
+        files,
+        repo,
+        headSha: req.head_sha,
+        riskScore: preflight.riskScore,
+        testsTouched: preflight.testsTouched,
+        classification,
+        hotspots: preflight.hotspots,
+        invariantsForPrompt: invariants.outcome?.promptText ?? "",
         options: {
-          llmForce: opts.llm_force, twoPass: opts.two_pass, riskThreshold: opts.risk_threshold, tokenBudget: opts.token_budget,
-          maxContextFiles: opts.max_context_files, customInstructions: opts.custom_instructions, timeoutMs: opts.llm_timeout_ms,
+          llmForce: opts.llm_force,
+          twoPass: opts.two_pass,
+          riskThreshold: opts.risk_threshold,
+          tokenBudget: opts.token_budget,
+          maxContextFiles: opts.max_context_files,
+          customInstructions: opts.custom_instructions,
+          timeoutMs: opts.llm_timeout_ms,
         },
       });
       llmFindings = out.findings;
@@ -274,10 +319,16 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
   }
 
   const merged = mergeFindings({
-    invariants: invariants.outcome?.findings ?? [], staticAnalysis: staticRun.outcome?.findings ?? [], llm: llmFindings, deterministic,
+    invariants: invariants.outcome?.findings ?? [],
+    staticAnalysis: staticRun.outcome?.findings ?? [],
+    llm: llmFindings,
+    deterministic,
   });
   const { filtered, findings } = filterFindings(merged, {
-    confidenceThreshold: opts.confidence_threshold, categories: opts.categories, allowlistFindingIds: opts.allowlist_finding_ids, maxFindings: opts.max_findings,
+    confidenceThreshold: opts.confidence_threshold,
+    categories: opts.categories,
+    allowlistFindingIds: opts.allowlist_finding_ids,
+    maxFindings: opts.max_findings,
   });
   const gate = failurePolicy(filtered, opts.fail_on_severity, opts.fail_on_invariant_ids);
   // A random (v4) UUID as the reference's: SARIF's automationDetails.guid admits only versions 1–5, so not our UUIDv7.
@@ -323,7 +374,9 @@ export async function reviewDiff(ctx: Ctx, req: ReviewDiffRequest, stages: Revie
   if (staticAnalysis) result.static_analysis = staticAnalysis;
   if (opts.include_sarif) {
     result.sarif = await toSarif({
-      findings, runId, toolVersion: TOOL_VERSION,
+      findings,
+      runId,
+      toolVersion: TOOL_VERSION,
       repositoryUri: repo ? `https://${githubHost(apiBase(ctx.env))}/${repo.owner}/${repo.name}` : undefined,
       revisionId: req.head_sha,
     });

@@ -11,9 +11,7 @@ export type Severity = (typeof SEVERITIES)[number];
 /** CRITICAL 5 > HIGH 4 > MEDIUM 3 > LOW 2 > INFO 1 (the reference's order for fail_on_severity). */
 export const SEVERITY_RANK: Readonly<Record<Severity, number>> = { CRITICAL: 5, HIGH: 4, MEDIUM: 3, LOW: 2, INFO: 1 };
 
-export const CATEGORIES = [
-  "correctness", "security", "performance", "maintainability", "style", "documentation", "reliability", "architecture", "infra",
-] as const;
+export const CATEGORIES = ["correctness", "security", "performance", "maintainability", "style", "documentation", "reliability", "architecture", "infra"] as const;
 export type Category = (typeof CATEGORIES)[number];
 
 export const CHANGE_TYPES = ["feature", "bugfix", "refactor", "infra", "docs"] as const;

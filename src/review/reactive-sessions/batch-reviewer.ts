@@ -12,11 +12,7 @@ import { reviewDiff, reviewDiffInput } from "../pipeline/review-diff";
 import { reviewStages } from "../pipeline/wiring";
 
 export const reviewDiffBatchReviewer: BatchReviewer = async (ctx, batch) => {
-  const result = await reviewDiff(
-    ctx,
-    reviewDiffInput.parse({ diff: batch.diff, changed_files: batch.changedFiles, repo: fullName(batch.repo), head_sha: batch.headSha, options: {} }),
-    reviewStages,
-  );
+  const result = await reviewDiff(ctx, reviewDiffInput.parse({ diff: batch.diff, changed_files: batch.changedFiles, repo: fullName(batch.repo), head_sha: batch.headSha, options: {} }), reviewStages);
   return { findings: result.findings, risk_score: result.risk_score, classification: result.classification, summary: result.summary };
 };
 

@@ -287,10 +287,9 @@ export function mergeBatches(results: BatchResult[], commit: string, warnings: s
   for (const [c, w] of weight) if (w > best) [classification, best] = [c, w];
   const risk = results.reduce((m, r) => Math.max(m, r.risk_score), 1);
   const files = results.reduce((n, r) => n + r.files.length, 0);
-  const counts = Object.entries(
-    findings.reduce<Record<string, number>>((acc, f) => ({ ...acc, [f.severity]: (acc[f.severity] ?? 0) + 1 }), {}),
-  ).map(([sev, n]) => `${n} ${sev}`);
-  const summary = `Reviewed ${files} file(s) in ${results.length} batch(es) at ${commit.slice(0, 12)}. Classified as ${classification}. Risk ${risk}/5. ` +
+  const counts = Object.entries(findings.reduce<Record<string, number>>((acc, f) => ({ ...acc, [f.severity]: (acc[f.severity] ?? 0) + 1 }), {})).map(([sev, n]) => `${n} ${sev}`);
+  const summary =
+    `Reviewed ${files} file(s) in ${results.length} batch(es) at ${commit.slice(0, 12)}. Classified as ${classification}. Risk ${risk}/5. ` +
     `${findings.length} finding(s)${counts.length ? ` (${counts.join(", ")})` : ""}.`;
   return {
     reviewed_commit: commit,

@@ -64,12 +64,15 @@ export interface InlineComment {
 }
 
 export function inlineComments(result: ReviewResult): InlineComment[] {
-  return result.findings.filter((f) => f.inline).slice(0, MAX_INLINE).map((f) => ({
-    path: f.location.file,
-    line: f.location.startLine,
-    side: "RIGHT" as const,
-    body: clip(`**${f.severity}** ${f.title}\n\n${f.impact}\n\n**Recommendation:** ${f.recommendation}`, MAX_COMMENT),
-  }));
+  return result.findings
+    .filter((f) => f.inline)
+    .slice(0, MAX_INLINE)
+    .map((f) => ({
+      path: f.location.file,
+      line: f.location.startLine,
+      side: "RIGHT" as const,
+      body: clip(`**${f.severity}** ${f.title}\n\n${f.impact}\n\n**Recommendation:** ${f.recommendation}`, MAX_COMMENT),
+    }));
 }
 
 /**
@@ -110,7 +113,13 @@ function lastPage(link: string | null): number {
  */
 async function findPublished(gh: Pick<GitHubClient, "request">, target: { owner: string; name: string; pullNumber: number }, marker: string): Promise<ListedReview | null> {
   const page = (n: number) =>
-    gh.request<ListedReview[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { owner: target.owner, repo: target.name, pull_number: target.pullNumber, per_page: REVIEWS_PER_PAGE, page: n });
+    gh.request<ListedReview[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/reviews", {
+      owner: target.owner,
+      repo: target.name,
+      pull_number: target.pullNumber,
+      per_page: REVIEWS_PER_PAGE,
+      page: n,
+    });
   const first = await page(1);
   const last = lastPage(first.headers.get("link"));
   const pages = [first.data];
@@ -137,12 +146,16 @@ export async function publishReview(
 ): Promise<PublishOutcome> {
   const marker = publishMarker(sessionId, target.commit);
   const post = (comments: InlineComment[]) =>
-    gh.request<{ id: number; html_url: string }>("POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews", { owner: target.owner, repo: target.name, pull_number: target.pullNumber }, {
-      commit_id: target.commit,
-      body: `${marker}\n${reviewBody(result, sessionId)}`,
-      event: "COMMENT",
-      ...(comments.length ? { comments } : {}),
-    });
+    gh.request<{ id: number; html_url: string }>(
+      "POST /repos/{owner}/{repo}/pulls/{pull_number}/reviews",
+      { owner: target.owner, repo: target.name, pull_number: target.pullNumber },
+      {
+        commit_id: target.commit,
+        body: `${marker}\n${reviewBody(result, sessionId)}`,
+        event: "COMMENT",
+        ...(comments.length ? { comments } : {}),
+      },
+    );
   const reused = (r: ListedReview): PublishOutcome => ({ posted: true, id: r.id, url: r.html_url, reused: true });
   const refused = (err: GitHubError) => ({ posted: false as const, warning: `The review was not published: GitHub answered ${err.status} (${clip(err.message, 300)}).` });
   const comments = inlineComments(result);

@@ -21,8 +21,19 @@ import { failureText, invalidInput, ToolError } from "../../core/errors";
 import { FULL_COMMIT_SHA } from "../../core/sha";
 import { commentableLines, publishReview } from "./publish";
 import {
-  type BatchFinding, type BatchResult, DEFAULT_WORKERS, MAX_CHANGED_FILES, MAX_WORKERS, mergeBatches, parseChangedFiles, planSteps, type PlannedStep,
-  type ReviewResult, type SessionSpec, type SessionState, type StepOutcome,
+  type BatchFinding,
+  type BatchResult,
+  DEFAULT_WORKERS,
+  MAX_CHANGED_FILES,
+  MAX_WORKERS,
+  mergeBatches,
+  parseChangedFiles,
+  planSteps,
+  type PlannedStep,
+  type ReviewResult,
+  type SessionSpec,
+  type SessionState,
+  type StepOutcome,
 } from "./plan";
 import { reviewSettingsFor } from "../settings/model";
 import { activeSessionIds, findSessionRow, insertSessionRow, sessionOfHead, syncRow } from "../reactive/model";
@@ -43,8 +54,7 @@ export type BatchReviewer = (ctx: Ctx, input: { diff: string; changedFiles: stri
  * The session's object: named by tenant and session, so no id reaches another tenant's object. Its
  * type comes from the binding (env.REVIEWS), so review code never imports the object that runs it.
  */
-export const reviewSessionStub = (env: Env, tenantId: string, sessionId: string) =>
-  env.REVIEWS.get(env.REVIEWS.idFromName(`${tenantId}:${sessionId}`));
+export const reviewSessionStub = (env: Env, tenantId: string, sessionId: string) => env.REVIEWS.get(env.REVIEWS.idFromName(`${tenantId}:${sessionId}`));
 
 /** REVIEW_STEP_GAP_MS: the least time between a session's steps (default 0; at most an hour). */
 export function stepGapMs(env: Env): number {
@@ -81,7 +91,12 @@ export interface StepEnv {
  */
 export const sessionGitHub = (env: Env, tenantId: string) => new GitHubClient({ apiBase: apiBase(env), token: tenantTokenSource(env, tenantId), maxWaitMs: 0 });
 
-interface ApiFile { filename: string; status: string; patch?: string; previous_filename?: string }
+interface ApiFile {
+  filename: string;
+  status: string;
+  patch?: string;
+  previous_filename?: string;
+}
 
 /** Pull request files come 100 a page, up to GitHub's 3000. */
 const MAX_FILE_PAGES = 30;
@@ -118,8 +133,15 @@ function fileDiff(f: ApiFile & { patch: string }): string {
 
 function stepCtx(x: StepEnv, spec: SessionSpec): Ctx {
   return {
-    env: x.env, d1: x.env.DB, tenantId: spec.tenantId, actorId: spec.actorId, actorName: spec.actorName,
-    operator: false, sessionId: "", clock: systemClock, waitUntil: x.waitUntil,
+    env: x.env,
+    d1: x.env.DB,
+    tenantId: spec.tenantId,
+    actorId: spec.actorId,
+    actorName: spec.actorName,
+    operator: false,
+    sessionId: "",
+    clock: systemClock,
+    waitUntil: x.waitUntil,
   };
 }
 
@@ -159,7 +181,11 @@ async function reviewBatch(x: StepEnv, gh: Pick<GitHubClient, "request">, spec: 
   const lines = new Map(withPatch.map((f) => [f.filename, commentableLines(f.patch)]));
   const findings: BatchFinding[] = review.findings.map((f) => ({ ...f, inline: lines.get(f.location.file)?.has(f.location.startLine) ?? false }));
   await x.store.put<BatchResult>(batchKey(step.number), {
-    files: withPatch.map((f) => f.filename), findings, risk_score: review.risk_score, classification: review.classification, summary: review.summary,
+    files: withPatch.map((f) => f.filename),
+    findings,
+    risk_score: review.risk_score,
+    classification: review.classification,
+    summary: review.summary,
   });
   return { ok: true, findings: findings.length, warnings, ...(warnings.length ? { note: `${warnings.length} file(s) without a patch` } : {}) };
 }
@@ -180,7 +206,8 @@ async function publish(x: StepEnv, gh: Pick<GitHubClient, "request">, spec: Sess
   const out = await publishReview(gh, { owner: spec.owner, name: spec.name, pullNumber: spec.pullNumber!, commit: spec.commitHash }, result, spec.sessionId);
   if (!out.posted) return { ok: true, skipped: true, note: out.warning, warnings: [out.warning] };
   return {
-    ok: true, review: { id: out.id, url: out.url },
+    ok: true,
+    review: { id: out.id, url: out.url },
     note: out.reused ? `already published as review ${out.id} by an earlier attempt; not posted again` : `published as review ${out.id} with ${out.inline} inline comment(s)`,
     ...(out.warning ? { warnings: [out.warning] } : {}),
   };
@@ -191,10 +218,14 @@ export async function runStep(x: StepEnv, state: SessionState, step: PlannedStep
   const gh = sessionGitHub(x.env, state.spec.tenantId);
   try {
     switch (step.kind) {
-      case "list_files": return await listFiles(x, gh, state.spec);
-      case "review_batch": return await reviewBatch(x, gh, state.spec, step);
-      case "merge": return await merge(x, state);
-      case "publish": return await publish(x, gh, state.spec);
+      case "list_files":
+        return await listFiles(x, gh, state.spec);
+      case "review_batch":
+        return await reviewBatch(x, gh, state.spec, step);
+      case "merge":
+        return await merge(x, state);
+      case "publish":
+        return await publish(x, gh, state.spec);
     }
   } catch (err) {
     if (err instanceof GitHubError) return { ok: false, retryable: err.retryable, error: `${err.code}: ${err.message}`, ...(err.resetAt ? { retryAt: Date.parse(err.resetAt) } : {}) };
@@ -208,8 +239,16 @@ export async function runStep(x: StepEnv, state: SessionState, step: PlannedStep
 
 export function initialState(spec: SessionSpec): SessionState {
   return {
-    spec, status: "executing", error: null, steps: planSteps(spec), warnings: [], updatedAt: spec.createdAt, lastActivityAt: spec.createdAt,
-    finishedAt: null, review: null, findingsCount: 0,
+    spec,
+    status: "executing",
+    error: null,
+    steps: planSteps(spec),
+    warnings: [],
+    updatedAt: spec.createdAt,
+    lastActivityAt: spec.createdAt,
+    finishedAt: null,
+    review: null,
+    findingsCount: 0,
   };
 }
 
@@ -303,9 +342,18 @@ export async function startReview(ctx: Ctx, input: StartInput): Promise<Started 
     warnings.push("max_workers applies only with parallel: true; the batches are reviewed one at a time.");
   }
   const started = await startSession(ctx, {
-    owner: input.repo.owner, name: input.repo.name, pullNumber: input.pull_number ?? null, commitHash: head, baseRef: input.base_ref,
-    title: input.title ?? "", author: input.author ?? "", additions: input.additions ?? null, deletions: input.deletions ?? null,
-    changedFiles: files, workers, source: "tool",
+    owner: input.repo.owner,
+    name: input.repo.name,
+    pullNumber: input.pull_number ?? null,
+    commitHash: head,
+    baseRef: input.base_ref,
+    title: input.title ?? "",
+    author: input.author ?? "",
+    additions: input.additions ?? null,
+    deletions: input.deletions ?? null,
+    changedFiles: files,
+    workers,
+    source: "tool",
   });
   return { ...started, warnings };
 }
@@ -391,9 +439,18 @@ export async function reviewPullRequestEvent(ctx: Ctx, payload: Json): Promise<s
   const prior = await sessionOfHead(ctx.d1, ctx.tenantId, repoKey(repo.owner, repo.name), number, head);
   if (prior) return `reactive review: PR #${number} at ${head.slice(0, 12)} already has session ${prior.id} (${prior.status})`;
   const started = await startSession(ctx, {
-    owner: repo.owner, name: repo.name, pullNumber: number, commitHash: head, baseRef: base,
-    title: str(pr.title).slice(0, 1000), author: str(obj(pr.user).login).slice(0, 200), additions: numberOrNull(pr.additions), deletions: numberOrNull(pr.deletions),
-    changedFiles: null, workers: 1, source: "webhook",
+    owner: repo.owner,
+    name: repo.name,
+    pullNumber: number,
+    commitHash: head,
+    baseRef: base,
+    title: str(pr.title).slice(0, 1000),
+    author: str(obj(pr.user).login).slice(0, 200),
+    additions: numberOrNull(pr.additions),
+    deletions: numberOrNull(pr.deletions),
+    changedFiles: null,
+    workers: 1,
+    source: "webhook",
   });
   const replaced = started.replaced.length ? `, replacing ${started.replaced.join(", ")}` : "";
   return `reactive review session ${started.state.spec.sessionId} started for PR #${number} at ${head.slice(0, 12)}${replaced}`;

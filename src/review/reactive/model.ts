@@ -30,38 +30,58 @@ export async function findSessionRow(d1: D1Database, tenantId: string, id: strin
 export async function syncRow(d1: D1Database, state: SessionState, result: ReviewResult | null): Promise<void> {
   const done = state.steps.filter((s) => s.status === "completed" || s.status === "skipped").length;
   const ended = TERMINAL.has(state.status);
-  await d1.prepare(
-    `UPDATE review_sessions SET status = ?, total_steps = ?, completed_steps = ?, findings_count = ?, error = ?, updated_at = ?, finished_at = ?,
+  await d1
+    .prepare(
+      `UPDATE review_sessions SET status = ?, total_steps = ?, completed_steps = ?, findings_count = ?, error = ?, updated_at = ?, finished_at = ?,
        review_id = ?, review_url = ?, result = coalesce(?, result), state = ?
      WHERE tenant_id = ? AND id = ?`,
-  ).bind(
-    state.status, state.steps.length, done, state.findingsCount, state.error, state.updatedAt, state.finishedAt,
-    state.review?.id ?? null, state.review?.url ?? null, result ? JSON.stringify(result) : null, ended ? JSON.stringify(state) : null,
-    state.spec.tenantId, state.spec.sessionId,
-  ).run();
+    )
+    .bind(
+      state.status,
+      state.steps.length,
+      done,
+      state.findingsCount,
+      state.error,
+      state.updatedAt,
+      state.finishedAt,
+      state.review?.id ?? null,
+      state.review?.url ?? null,
+      result ? JSON.stringify(result) : null,
+      ended ? JSON.stringify(state) : null,
+      state.spec.tenantId,
+      state.spec.sessionId,
+    )
+    .run();
 }
 
 /** The pull request's sessions still running or paused, other than `except`. */
 export async function activeSessionIds(d1: D1Database, tenantId: string, repo: string, pullNumber: number, except: string): Promise<string[]> {
-  const active = await d1.prepare(
-    `SELECT id FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND status IN ('executing', 'paused') AND id <> ?`,
-  ).bind(tenantId, repo, pullNumber, except).all<{ id: string }>();
+  const active = await d1
+    .prepare(`SELECT id FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND status IN ('executing', 'paused') AND id <> ?`)
+    .bind(tenantId, repo, pullNumber, except)
+    .all<{ id: string }>();
   return active.results.map((r) => r.id);
 }
 
 /** The session's row as it starts: what it reviews and who started it. */
 export async function insertSessionRow(d1: D1Database, state: SessionState, repo: string): Promise<void> {
   const spec = state.spec;
-  await d1.prepare(
-    `INSERT INTO review_sessions (tenant_id, id, repo, pull_number, commit_hash, base_ref, source, status, total_steps, created_by, created_at, updated_at)
+  await d1
+    .prepare(
+      `INSERT INTO review_sessions (tenant_id, id, repo, pull_number, commit_hash, base_ref, source, status, total_steps, created_by, created_at, updated_at)
      VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-  ).bind(spec.tenantId, spec.sessionId, repo, spec.pullNumber, spec.commitHash, spec.baseRef, spec.source, state.status, state.steps.length, spec.actorId, spec.createdAt, spec.createdAt).run();
+    )
+    .bind(spec.tenantId, spec.sessionId, repo, spec.pullNumber, spec.commitHash, spec.baseRef, spec.source, state.status, state.steps.length, spec.actorId, spec.createdAt, spec.createdAt)
+    .run();
 }
 
 /** The newest session that reviewed (or is reviewing) this head of the pull request. */
 export async function sessionOfHead(d1: D1Database, tenantId: string, repo: string, pullNumber: number, head: string): Promise<{ id: string; status: string } | null> {
-  return d1.prepare(
-    `SELECT id, status FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND commit_hash = ? AND status IN ('executing', 'paused', 'completed')
+  return d1
+    .prepare(
+      `SELECT id, status FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND commit_hash = ? AND status IN ('executing', 'paused', 'completed')
      ORDER BY created_at DESC LIMIT 1`,
-  ).bind(tenantId, repo, pullNumber, head).first<{ id: string; status: string }>();
+    )
+    .bind(tenantId, repo, pullNumber, head)
+    .first<{ id: string; status: string }>();
 }

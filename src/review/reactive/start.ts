@@ -21,7 +21,13 @@ export const reactiveReviewPrTool = defineTool({
     "publish, posts one pull-request review. Watch it with get_review_status; pause_review / resume_review steer it.",
   input: z.object({
     repo: repoField.optional().describe(`The repository: owner/name, or a registered repository's id or slug. ${DEFAULT_REPO_NOTE}`),
-    commit_hash: z.string().trim().min(7).max(64).regex(/^[0-9a-fA-F]+$/, "a hex commit sha").describe("The head commit (7–64 hex; a short sha is resolved to the full one)."),
+    commit_hash: z
+      .string()
+      .trim()
+      .min(7)
+      .max(64)
+      .regex(/^[0-9a-fA-F]+$/, "a hex commit sha")
+      .describe("The head commit (7–64 hex; a short sha is resolved to the full one)."),
     base_ref: z.string().trim().min(1).max(256).describe('The base branch or ref (e.g. "main").'),
     changed_files: z.string().min(1).max(100_000).describe(`The changed files: comma-separated, or a JSON array string (at most ${MAX_CHANGED_FILES}).`),
     title: z.string().max(1000).optional().describe("The pull request's title, for context."),

@@ -22,29 +22,32 @@ const resultSchema = z.object({
   files_reviewed: z.number().int().describe("Files whose patch was reviewed."),
   batches: z.number().int().describe("Batches reviewed."),
   findings_total: z.number().int().describe("Findings after merging the batches."),
-  findings: z.array(findingSchema.extend({ inline: z.boolean().describe("It sits on a line of the diff (published as an inline comment).") }))
+  findings: z
+    .array(findingSchema.extend({ inline: z.boolean().describe("It sits on a line of the diff (published as an inline comment).") }))
     .describe("The findings, most severe first (at most 200)."),
   warnings: z.array(z.string()).describe("Files that could not be reviewed, and why."),
 });
 
 const statusOutput = z.object({
-  session: z.object({
-    session_id: z.string().describe("The session."),
-    status: statusField,
-    repo: z.string().describe("owner/name."),
-    pull_number: z.number().int().nullable().describe("The pull request reviewed and published to, or null for a commit range."),
-    commit_hash: z.string().describe("The full head sha reviewed."),
-    base_ref: z.string().describe("The base the change is compared with."),
-    title: z.string().describe("The pull request's title, as given."),
-    author: z.string().describe("Its author, as given."),
-    source: z.enum(["tool", "webhook"]).describe("tool (reactive_review_pr) or webhook (a pull_request delivery)."),
-    created_at: z.string().describe("When it started."),
-    updated_at: z.string().describe("When it last changed."),
-    current_step: z.number().int().nullable().describe("The step running or next (the failed one for a failed session); null once done."),
-    total_steps: z.number().int().describe("Steps in the plan."),
-    error: z.string().nullable().describe("Why it failed or was cancelled."),
-    review_url: z.string().nullable().describe("The published pull-request review, once posted."),
-  }).describe("The session."),
+  session: z
+    .object({
+      session_id: z.string().describe("The session."),
+      status: statusField,
+      repo: z.string().describe("owner/name."),
+      pull_number: z.number().int().nullable().describe("The pull request reviewed and published to, or null for a commit range."),
+      commit_hash: z.string().describe("The full head sha reviewed."),
+      base_ref: z.string().describe("The base the change is compared with."),
+      title: z.string().describe("The pull request's title, as given."),
+      author: z.string().describe("Its author, as given."),
+      source: z.enum(["tool", "webhook"]).describe("tool (reactive_review_pr) or webhook (a pull_request delivery)."),
+      created_at: z.string().describe("When it started."),
+      updated_at: z.string().describe("When it last changed."),
+      current_step: z.number().int().nullable().describe("The step running or next (the failed one for a failed session); null once done."),
+      total_steps: z.number().int().describe("Steps in the plan."),
+      error: z.string().nullable().describe("Why it failed or was cancelled."),
+      review_url: z.string().nullable().describe("The published pull-request review, once posted."),
+    })
+    .describe("The session."),
   progress: progressSchema.describe("Steps done."),
   telemetry: z.object(timingShape).describe("Timing (get_review_telemetry has every step)."),
   findings_count: z.number().int().describe("Findings so far (after merging, once the merge step has run)."),
@@ -63,27 +66,35 @@ const telemetryOutput = z.object({
   session_id: z.string().describe("The session."),
   session_status: statusField,
   session_error: z.string().nullable().describe("Why it failed or was cancelled."),
-  telemetry: z.object({
-    ...timingShape,
-    retries: z.number().int().describe("Attempts that ended in a retry."),
-    steps: z.array(z.object({
-      step_number: z.number().int().describe("1-based."),
-      kind: z.enum(STEP_KINDS).describe("list_files (a webhook session's pull request files), review_batch, merge or publish."),
-      status: z.enum(STEP_STATUSES).describe("pending, running, completed, failed or skipped."),
-      files: z.number().int().describe("Files in a review batch."),
-      findings: z.number().int().nullable().describe("Findings the step produced."),
-      duration_ms: z.number().int().describe("All its attempts together."),
-      attempts: z.array(attemptSchema).describe("Each attempt."),
-      note: z.string().nullable().describe("What the step reported (e.g. why publishing was skipped)."),
-    })).describe("Every step of the plan."),
-    warnings: z.array(z.string()).describe("Files not reviewed, a review that could not be published."),
-  }).describe("The session's telemetry."),
-  reactive_config: z.object({
-    batch_size: z.number().int().describe("Files per review step."),
-    workers: z.number().int().describe("Review steps run side by side per alarm."),
-    max_step_attempts: z.number().int().describe("Attempts per step before the session fails."),
-    step_gap_ms: z.number().int().describe("Least time between steps (REVIEW_STEP_GAP_MS)."),
-  }).describe("How sessions run on this server."),
+  telemetry: z
+    .object({
+      ...timingShape,
+      retries: z.number().int().describe("Attempts that ended in a retry."),
+      steps: z
+        .array(
+          z.object({
+            step_number: z.number().int().describe("1-based."),
+            kind: z.enum(STEP_KINDS).describe("list_files (a webhook session's pull request files), review_batch, merge or publish."),
+            status: z.enum(STEP_STATUSES).describe("pending, running, completed, failed or skipped."),
+            files: z.number().int().describe("Files in a review batch."),
+            findings: z.number().int().nullable().describe("Findings the step produced."),
+            duration_ms: z.number().int().describe("All its attempts together."),
+            attempts: z.array(attemptSchema).describe("Each attempt."),
+            note: z.string().nullable().describe("What the step reported (e.g. why publishing was skipped)."),
+          }),
+        )
+        .describe("Every step of the plan."),
+      warnings: z.array(z.string()).describe("Files not reviewed, a review that could not be published."),
+    })
+    .describe("The session's telemetry."),
+  reactive_config: z
+    .object({
+      batch_size: z.number().int().describe("Files per review step."),
+      workers: z.number().int().describe("Review steps run side by side per alarm."),
+      max_step_attempts: z.number().int().describe("Attempts per step before the session fails."),
+      step_gap_ms: z.number().int().describe("Least time between steps (REVIEW_STEP_GAP_MS)."),
+    })
+    .describe("How sessions run on this server."),
 });
 
 const view = async (ctx: Ctx, id: string) => {

@@ -22,8 +22,19 @@ import { GITLEAKS, type GitleaksAllowlist, type GitleaksRule } from "./gitleaks-
 
 /** The reference scrubber's secret types (its SecretType), which scrub_secrets reports as `type`. */
 export type SecretType =
-  | "api_key" | "aws_key" | "private_key" | "password" | "connection_string" | "jwt_token" | "github_token"
-  | "slack_token" | "stripe_key" | "openai_key" | "anthropic_key" | "firebase_key" | "general_secret";
+  | "api_key"
+  | "aws_key"
+  | "private_key"
+  | "password"
+  | "connection_string"
+  | "jwt_token"
+  | "github_token"
+  | "slack_token"
+  | "stripe_key"
+  | "openai_key"
+  | "anthropic_key"
+  | "firebase_key"
+  | "general_secret";
 
 export type Confidence = "high" | "medium" | "low";
 
@@ -345,7 +356,17 @@ export function scanSecrets(text: string, opts: { filePath?: string; budget?: nu
       const match = text.slice(start, end);
       const f: Candidate = { secret: secret.value, match, line: () => text.slice(lineStart, lineEnd), lineKey: `${first}:${last}`, verdicts };
       if (findingAllowed([global], f, opts.filePath) || findingAllowed(c.allowlists, f, opts.filePath)) continue;
-      found.push({ type: c.type, pattern: rule.id, confidence: c.confidence, start: secret.at, end: secret.at + secret.value.length, line: first + 1, lineStart, value: secret.value, generic: rule.id.includes("generic") });
+      found.push({
+        type: c.type,
+        pattern: rule.id,
+        confidence: c.confidence,
+        start: secret.at,
+        end: secret.at + secret.value.length,
+        line: first + 1,
+        lineStart,
+        value: secret.value,
+        generic: rule.id.includes("generic"),
+      });
     }
   }
   const specifics = specificsByLine(found);

@@ -111,20 +111,32 @@ const RULES: Rule[] = [
     id: "T2-002",
     tier: "tier2_heuristic",
     run(input, emit) {
-      eachMatch(input, /\bconsole\.(log|debug|info|warn|error)\s*\(/g, (m) => ({
-        severity: "info", category: "best_practices", message: `Console statement found: ${m[0]}`, suggestion: "Consider using a proper logging library in production",
-      }), emit);
+      eachMatch(
+        input,
+        /\bconsole\.(log|debug|info|warn|error)\s*\(/g,
+        (m) => ({
+          severity: "info",
+          category: "best_practices",
+          message: `Console statement found: ${m[0]}`,
+          suggestion: "Consider using a proper logging library in production",
+        }),
+        emit,
+      );
     },
   },
   {
     id: "T2-003",
     tier: "tier2_heuristic",
     run(input, emit) {
-      eachMatch(input, /https?:\/\/(?:localhost|127\.0\.0\.1|[a-z0-9-]+\.[a-z]{2,})[^\s"'`]*/gi, (m) =>
-        m[0].includes("example.com") || m[0].includes("schema.org")
-          ? null
-          : { severity: "info", category: "maintainability", message: `Hardcoded URL found: ${m[0].substring(0, 40)}...`, suggestion: "Consider using environment variables for URLs" },
-      emit);
+      eachMatch(
+        input,
+        /https?:\/\/(?:localhost|127\.0\.0\.1|[a-z0-9-]+\.[a-z]{2,})[^\s"'`]*/gi,
+        (m) =>
+          m[0].includes("example.com") || m[0].includes("schema.org")
+            ? null
+            : { severity: "info", category: "maintainability", message: `Hardcoded URL found: ${m[0].substring(0, 40)}...`, suggestion: "Consider using environment variables for URLs" },
+        emit,
+      );
     },
   },
   {
@@ -160,10 +172,26 @@ export function validateContent(input: ValidationInput, opts: { scrubSecrets: bo
     const scan = scanSecrets(input.content, { filePath: input.filePath });
     secretsFound = scan.secrets.length > 0;
     if (scan.note) {
-      findings.push({ id: "secret-scan-cut", tier: "tier1_deterministic", severity: "warning", category: "security", ruleId: "SECRET-001", message: scan.note, suggestion: "Validate the content in smaller parts so every secret rule runs." });
+      findings.push({
+        id: "secret-scan-cut",
+        tier: "tier1_deterministic",
+        severity: "warning",
+        category: "security",
+        ruleId: "SECRET-001",
+        message: scan.note,
+        suggestion: "Validate the content in smaller parts so every secret rule runs.",
+      });
     }
     for (const s of scan.secrets.slice(0, MAX_FINDINGS - findings.length)) {
-      findings.push({ id: `secret-${s.start}`, tier: "tier1_deterministic", severity: "error", category: "security", ruleId: "SECRET-001", message: `Secret detected: ${s.type} (${s.pattern})`, line: s.line });
+      findings.push({
+        id: `secret-${s.start}`,
+        tier: "tier1_deterministic",
+        severity: "error",
+        category: "security",
+        ruleId: "SECRET-001",
+        message: `Secret detected: ${s.type} (${s.pattern})`,
+        line: s.line,
+      });
     }
   }
   for (const rule of RULES) {

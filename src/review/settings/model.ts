@@ -48,7 +48,16 @@ export const DEFAULT_HOTSPOTS: readonly (HotspotRule & { description: string })[
 
 /** The reference's config paths as globs (same matches as its regexes): what config_changed looks at by default. */
 export const DEFAULT_CONFIG_PATHS: readonly string[] = [
-  "package.json", "package-lock.json", "tsconfig.json", "tsconfig.?*.json", ".github/**/*", "dockerfile", "docker/**/*", "scripts/**/*", "**/*.yml", "**/*.yaml",
+  "package.json",
+  "package-lock.json",
+  "tsconfig.json",
+  "tsconfig.?*.json",
+  ".github/**/*",
+  "dockerfile",
+  "docker/**/*",
+  "scripts/**/*",
+  "**/*.yml",
+  "**/*.yaml",
 ];
 
 export const MAX_HOTSPOT_RULES = 30;
@@ -89,7 +98,13 @@ export interface ReviewSettings {
 }
 
 export const DEFAULT_SETTINGS: ReviewSettings = {
-  hotspots: null, configPaths: null, invariantsPath: DEFAULT_INVARIANTS_PATH, reactive: false, publish: false, updatedAt: null, updatedBy: null,
+  hotspots: null,
+  configPaths: null,
+  invariantsPath: DEFAULT_INVARIANTS_PATH,
+  reactive: false,
+  publish: false,
+  updatedAt: null,
+  updatedBy: null,
 };
 
 interface Row {
@@ -143,10 +158,15 @@ export async function updateReviewSettings(
          updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
     )
     .bind(
-      ctx.tenantId, key,
+      ctx.tenantId,
+      key,
       next.hotspots === null ? null : JSON.stringify(next.hotspots),
       next.configPaths === null ? null : JSON.stringify(next.configPaths),
-      next.reactive ? 1 : 0, next.publish ? 1 : 0, next.invariantsPath, now, ctx.actorName,
+      next.reactive ? 1 : 0,
+      next.publish ? 1 : 0,
+      next.invariantsPath,
+      now,
+      ctx.actorName,
     )
     .run();
   return { ...next, updatedAt: now, updatedBy: ctx.actorName };

@@ -8,8 +8,17 @@ import { excerpt, invalidInput } from "../../core/errors";
 import type { Ctx } from "../../core/context";
 import { normalizePaths } from "../target/repo-paths";
 import {
-  DEFAULT_HOTSPOTS, DEFAULT_INVARIANTS_PATH, effectiveLists, globProblem, hotspotRuleSchema, MAX_CONFIG_PATHS, MAX_HOTSPOT_RULES,
-  reviewSettingsFor, updateReviewSettings, type HotspotRule, type ReviewSettings,
+  DEFAULT_HOTSPOTS,
+  DEFAULT_INVARIANTS_PATH,
+  effectiveLists,
+  globProblem,
+  hotspotRuleSchema,
+  MAX_CONFIG_PATHS,
+  MAX_HOTSPOT_RULES,
+  reviewSettingsFor,
+  updateReviewSettings,
+  type HotspotRule,
+  type ReviewSettings,
 } from "./model";
 
 const globList = (max: number) => z.array(z.string().min(1).max(200)).max(max);
@@ -25,14 +34,20 @@ const settingsView = z.object({
 });
 
 const viewOf = (s: ReviewSettings): z.infer<typeof settingsView> => ({
-  hotspots: s.hotspots, config_paths: s.configPaths, invariants_path: s.invariantsPath, reactive: s.reactive, publish: s.publish,
-  updated_at: s.updatedAt, updated_by: s.updatedBy,
+  hotspots: s.hotspots,
+  config_paths: s.configPaths,
+  invariants_path: s.invariantsPath,
+  reactive: s.reactive,
+  publish: s.publish,
+  updated_at: s.updatedAt,
+  updated_by: s.updatedBy,
 });
 
 function checkGlobs(globs: readonly string[], field: string): void {
   globs.forEach((g, i) => {
     const problem = globProblem(g);
-    if (problem) throw invalidInput(`${field}[${i}] '${excerpt(g)}' ${problem}.`, "Use repository-relative globs such as 'src/billing/**' or '**/*.yml' (matched case-insensitively, dotfiles included).");
+    if (problem)
+      throw invalidInput(`${field}[${i}] '${excerpt(g)}' ${problem}.`, "Use repository-relative globs such as 'src/billing/**' or '**/*.yml' (matched case-insensitively, dotfiles included).");
   });
 }
 
@@ -76,12 +91,17 @@ export const reviewSettingsTool = defineTool({
     "With only repo it reads. The answer includes the effective lists, defaults written out.",
   input: z.object({
     repo: repoField,
-    hotspots: z.array(hotspotRuleSchema).max(MAX_HOTSPOT_RULES).nullable().optional()
+    hotspots: z
+      .array(hotspotRuleSchema)
+      .max(MAX_HOTSPOT_RULES)
+      .nullable()
+      .optional()
       .describe(`Hotspot rules [{id, paths}] (at most ${MAX_HOTSPOT_RULES}, ids unique): an id is reported when a changed path matches one of its globs. null: the default list.`),
-    config_paths: globList(MAX_CONFIG_PATHS).nullable().optional()
+    config_paths: globList(MAX_CONFIG_PATHS)
+      .nullable()
+      .optional()
       .describe(`Globs of configuration paths (at most ${MAX_CONFIG_PATHS}); a change to one counts as a config change. null: the default list.`),
-    invariants_path: z.string().min(1).max(300).nullable().optional()
-      .describe(`Repository path of the invariants YAML. null: ${DEFAULT_INVARIANTS_PATH}.`),
+    invariants_path: z.string().min(1).max(300).nullable().optional().describe(`Repository path of the invariants YAML. null: ${DEFAULT_INVARIANTS_PATH}.`),
     reactive: z.boolean().optional().describe("true: pull_request webhooks start a reactive review of this repository."),
     publish: z.boolean().optional().describe("true: a finished reactive review is published as a pull-request review (refused without GitHub credentials)."),
   }),
@@ -89,12 +109,14 @@ export const reviewSettingsTool = defineTool({
     repo: z.string().describe("owner/name."),
     changed: z.boolean().describe("This call changed the stored settings."),
     settings: settingsView.describe("The stored settings."),
-    effective: z.object({
-      hotspots: z.array(hotspotRuleSchema.extend({ description: z.string().optional().describe("The default rule in words.") })).describe("The hotspot rules in force."),
-      config_paths: z.array(z.string()).describe("The config path globs in force."),
-      hotspots_default: z.boolean().describe("The hotspot rules are the default list."),
-      config_paths_default: z.boolean().describe("The config paths are the default list."),
-    }).describe("What a review uses: the stored lists, or the defaults written out."),
+    effective: z
+      .object({
+        hotspots: z.array(hotspotRuleSchema.extend({ description: z.string().optional().describe("The default rule in words.") })).describe("The hotspot rules in force."),
+        config_paths: z.array(z.string()).describe("The config path globs in force."),
+        hotspots_default: z.boolean().describe("The hotspot rules are the default list."),
+        config_paths_default: z.boolean().describe("The config paths are the default list."),
+      })
+      .describe("What a review uses: the stored lists, or the defaults written out."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: true },
   idempotency: "derived",
@@ -136,5 +158,6 @@ export const reviewSettingsTool = defineTool({
       },
     };
   },
-  summarize: (r) => `${r.repo}: ${r.changed ? "settings updated" : "settings unchanged"}; reactive ${r.settings.reactive ? "on" : "off"}, publish ${r.settings.publish ? "on" : "off"}, ${r.effective.hotspots.length} hotspot rule(s)${r.effective.hotspots_default ? " (default)" : ""}.`,
+  summarize: (r) =>
+    `${r.repo}: ${r.changed ? "settings updated" : "settings unchanged"}; reactive ${r.settings.reactive ? "on" : "off"}, publish ${r.settings.publish ? "on" : "off"}, ${r.effective.hotspots.length} hotspot rule(s)${r.effective.hotspots_default ? " (default)" : ""}.`,
 });

@@ -12,12 +12,7 @@ import { cleanText } from "../../git/untrusted";
 import { invalidInput, ToolError } from "../../core/errors";
 import { COMMIT_SHA_PREFIX } from "../../core/sha";
 
-export type GitTarget =
-  | { kind: "pull"; number: number }
-  | { kind: "commit"; sha: string }
-  | { kind: "head" }
-  | { kind: "range"; range: string }
-  | { kind: "branch"; branch: string };
+export type GitTarget = { kind: "pull"; number: number } | { kind: "commit"; sha: string } | { kind: "head" } | { kind: "range"; range: string } | { kind: "branch"; branch: string };
 
 const WORKING_TREE = /^(staged|unstaged|cached|working|worktree)$/i;
 /**
@@ -32,7 +27,7 @@ export function parseTarget(target: string, base: string | undefined): GitTarget
   const t = target.trim();
   if (WORKING_TREE.test(t)) {
     throw new ToolError("unsupported_target", `target '${t}' means the index or working tree, which a repository on GitHub does not have.`, {
-      hint: "Pass the diff itself to review_changes, or name what is on GitHub: a pull request (\"#12\"), a branch (with base), a commit SHA, or \"head\".",
+      hint: 'Pass the diff itself to review_changes, or name what is on GitHub: a pull request ("#12"), a branch (with base), a commit SHA, or "head".',
     });
   }
   assertSafeRef("base", base);
@@ -116,11 +111,17 @@ export async function diffForTarget(git: Git, r: RepoName, target: GitTarget, ba
       break;
   }
   const source = await filesFor(git, r, range, pull);
-  const kept = includePatterns.length === 0 ? source.files : source.files.filter((f) => includePatterns.some((g) => matchesGlob(f.filename, g) || (f.previous_filename !== undefined && matchesGlob(f.previous_filename, g))));
+  const kept =
+    includePatterns.length === 0
+      ? source.files
+      : source.files.filter((f) => includePatterns.some((g) => matchesGlob(f.filename, g) || (f.previous_filename !== undefined && matchesGlob(f.previous_filename, g))));
   const noPatch = kept.filter((f) => f.patch === undefined && f.additions + f.deletions > 0).map((f) => cleanText(f.filename));
-  const warnings = noPatch.length > 0
-    ? [`GitHub gave no patch for ${noPatch.length} file(s) (binary, or too large to show), so the review cannot see their lines: ${noPatch.slice(0, 20).join(", ")}${noPatch.length > 20 ? ", …" : ""}.`]
-    : [];
+  const warnings =
+    noPatch.length > 0
+      ? [
+          `GitHub gave no patch for ${noPatch.length} file(s) (binary, or too large to show), so the review cannot see their lines: ${noPatch.slice(0, 20).join(", ")}${noPatch.length > 20 ? ", …" : ""}.`,
+        ]
+      : [];
   return {
     resolved: source.label,
     command,
@@ -137,8 +138,9 @@ export async function diffForTarget(git: Git, r: RepoName, target: GitTarget, ba
 export function emptyScope(target: string, d: TargetDiff): ToolError {
   const reason = d.totalFiles > 0 ? "path_scope_excluded_all_changes" : "no_changes_for_target";
   return new ToolError("empty_review_scope", `No changes found for review_git_diff target "${target}". Review scope is empty (${reason}), so review is blocked.`, {
-    hint: reason === "path_scope_excluded_all_changes"
-      ? "include_patterns excluded every changed file: adjust include_patterns or choose a broader target."
-      : "Choose a target with changes: another pull request, branch (with base) or commit.",
+    hint:
+      reason === "path_scope_excluded_all_changes"
+        ? "include_patterns excluded every changed file: adjust include_patterns or choose a broader target."
+        : "Choose a target with changes: another pull request, branch (with base) or commit.",
   });
 }

@@ -29,9 +29,13 @@ export async function repoOrDefault(ctx: Ctx, repo: string | undefined): Promise
     });
   }
   const names = found.slice(0, MAX_CANDIDATES).map((r) => `${r.owner}/${r.name}`);
-  throw new ToolError("repo_required", `No repository given, and this tenant has ${found.length > MAX_CANDIDATES ? `more than ${MAX_CANDIDATES}` : found.length} registered repositories, so which one is meant is ambiguous.`, {
-    hint: `Pass repo as one of: ${names.join(", ")}${found.length > MAX_CANDIDATES ? ", … (repo_query lists them all)" : ""}; or report your run's repository with run_heartbeat.`,
-  });
+  throw new ToolError(
+    "repo_required",
+    `No repository given, and this tenant has ${found.length > MAX_CANDIDATES ? `more than ${MAX_CANDIDATES}` : found.length} registered repositories, so which one is meant is ambiguous.`,
+    {
+      hint: `Pass repo as one of: ${names.join(", ")}${found.length > MAX_CANDIDATES ? ", … (repo_query lists them all)" : ""}; or report your run's repository with run_heartbeat.`,
+    },
+  );
 }
 
 /** How a tool's `repo` parameter says it defaults. */

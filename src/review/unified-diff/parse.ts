@@ -158,7 +158,17 @@ function gitHeaderPaths(rest: string): { oldPath: string; newPath: string } {
 }
 
 const newFile = (oldPath: string, newPath: string): DiffFile => ({
-  oldPath, newPath, isNew: false, isDeleted: false, isBinary: false, isRename: false, isCopy: false, hunks: [], additions: 0, deletions: 0, section: "",
+  oldPath,
+  newPath,
+  isNew: false,
+  isDeleted: false,
+  isBinary: false,
+  isRename: false,
+  isCopy: false,
+  hunks: [],
+  additions: 0,
+  deletions: 0,
+  section: "",
 });
 
 /**
@@ -237,8 +247,10 @@ export function parseUnifiedDiff(text: string): ParsedDiff {
       const f: DiffFile = file;
       awaitingHeaders = false;
       const h: DiffHunk = {
-        oldStart: Number(m[1]), oldLines: m[2] === undefined ? 1 : Number(m[2]),
-        newStart: Number(m[3]), newLines: m[4] === undefined ? 1 : Number(m[4]),
+        oldStart: Number(m[1]),
+        oldLines: m[2] === undefined ? 1 : Number(m[2]),
+        newStart: Number(m[3]),
+        newLines: m[4] === undefined ? 1 : Number(m[4]),
         lines: [],
       };
       f.hunks.push(h);

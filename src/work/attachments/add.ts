@@ -4,7 +4,23 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { ATTACHABLE, type Attachment, attachmentSchema, attachVersion, claimStatement, COLUMNS, differentFileStored, type FileAttachment, INLINE_MAX_BYTES, latestBlob, resolveTarget, sha256Bytes, staleVersion, STORAGE_PATH, uploadPrefix } from "./model";
+import {
+  ATTACHABLE,
+  type Attachment,
+  attachmentSchema,
+  attachVersion,
+  claimStatement,
+  COLUMNS,
+  differentFileStored,
+  type FileAttachment,
+  INLINE_MAX_BYTES,
+  latestBlob,
+  resolveTarget,
+  sha256Bytes,
+  staleVersion,
+  STORAGE_PATH,
+  uploadPrefix,
+} from "./model";
 
 export const attachAddTool = defineTool({
   name: "attach_add",
@@ -19,11 +35,26 @@ export const attachAddTool = defineTool({
     kind: z.enum(["file", "link"]).describe("file or link."),
     url: z.string().url().max(2000).optional().describe("The link (kind: link)."),
     storage_path: STORAGE_PATH.optional().describe("Where the file is, or will be, in your tenant's blob store (kind: file), e.g. reports/2026-11/coverage.html."),
-    content_base64: z.string().max(Math.ceil((INLINE_MAX_BYTES * 4) / 3) + 4).optional().describe("The file's bytes, base64-encoded (kind: file, up to 1 MiB); omit when the blob is already stored."),
-    expected_version: z.number().int().min(1).max(1_000_000).optional().describe("With content_base64: replace the file at storage_path, which must be at this version (else version_conflict); the bytes become the next version."),
+    content_base64: z
+      .string()
+      .max(Math.ceil((INLINE_MAX_BYTES * 4) / 3) + 4)
+      .optional()
+      .describe("The file's bytes, base64-encoded (kind: file, up to 1 MiB); omit when the blob is already stored."),
+    expected_version: z
+      .number()
+      .int()
+      .min(1)
+      .max(1_000_000)
+      .optional()
+      .describe("With content_base64: replace the file at storage_path, which must be at this version (else version_conflict); the bytes become the next version."),
     title: z.string().max(300).optional().describe("Title; defaults to the file name or URL."),
     filename: z.string().max(255).optional().describe("File name (default: the last segment of storage_path)."),
-    mime_type: z.string().max(200).regex(/^[\w.+-]+\/[\w.+-]+$/, "mime_type looks like type/subtype").optional().describe("MIME type (default application/octet-stream, or the stored object's)."),
+    mime_type: z
+      .string()
+      .max(200)
+      .regex(/^[\w.+-]+\/[\w.+-]+$/, "mime_type looks like type/subtype")
+      .optional()
+      .describe("MIME type (default application/octet-stream, or the stored object's)."),
     size_bytes: z.number().int().min(0).optional().describe("Expected size; must match the stored bytes when given."),
   }),
   output: z.object({ attachment: attachmentSchema.describe("The attachment.") }),
@@ -32,7 +63,8 @@ export const attachAddTool = defineTool({
   run: async (ctx, input) => {
     if (input.kind === "link") {
       if (!input.url) throw invalidInput("A link attachment needs url.", "Pass url, or use kind: file with storage_path.");
-      if (input.storage_path || input.content_base64 !== undefined || input.expected_version !== undefined) throw invalidInput("A link attachment takes no storage_path, content or expected_version.", "Drop them, or use kind: file.");
+      if (input.storage_path || input.content_base64 !== undefined || input.expected_version !== undefined)
+        throw invalidInput("A link attachment takes no storage_path, content or expected_version.", "Drop them, or use kind: file.");
       if (!/^https?:\/\//i.test(input.url)) throw invalidInput("Only http and https links can be attached.", "Pass an http(s) URL.");
     } else if (!input.storage_path) {
       throw invalidInput("A file attachment needs storage_path.", "Pass storage_path (and content_base64 to upload the bytes now).");
@@ -49,10 +81,19 @@ export const attachAddTool = defineTool({
       const title = input.title ?? input.filename ?? input.url!;
       await ctx.d1.batch([
         ctx.d1
-          .prepare(`INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
-                    VALUES (?, ?, ?, ?, 'link', ?, NULL, ?, ?, ?, NULL, ?, ?)`)
+          .prepare(
+            `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
+                    VALUES (?, ?, ?, ?, 'link', ?, NULL, ?, ?, ?, NULL, ?, ?)`,
+          )
           .bind(id, ctx.tenantId, input.object_type, target.id, input.url!, title, input.filename ?? null, input.mime_type ?? null, ctx.actorId, now),
-        activityStatement(ctx, { verb: "attachment.added", objectType: input.object_type, objectId: target.id, projectId: target.projectId, summary: `link: ${title}`.slice(0, 300), metadata: { attachment_id: id } }),
+        activityStatement(ctx, {
+          verb: "attachment.added",
+          objectType: input.object_type,
+          objectId: target.id,
+          projectId: target.projectId,
+          summary: `link: ${title}`.slice(0, 300),
+          metadata: { attachment_id: id },
+        }),
       ]);
       return { attachment: (await ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(id).first<Attachment>())! };
     }
@@ -65,7 +106,8 @@ export const attachAddTool = defineTool({
 
     if (input.content_base64 === undefined) {
       if (!latest) throw new ToolError("blob_not_found", `Nothing is stored at '${path}' in your blob store.`, { hint: "Send the bytes with content_base64, or upload the file first." });
-      if (input.size_bytes !== undefined && input.size_bytes !== latest.row.size_bytes) throw invalidInput(`size_bytes says ${input.size_bytes} but the stored file has ${latest.row.size_bytes} bytes.`, "Fix size_bytes or omit it.");
+      if (input.size_bytes !== undefined && input.size_bytes !== latest.row.size_bytes)
+        throw invalidInput(`size_bytes says ${input.size_bytes} but the stored file has ${latest.row.size_bytes} bytes.`, "Fix size_bytes or omit it.");
       const attached = await attachVersion(ctx, file, latest.row.version, null, latest.registered ? [] : [claimStatement(ctx, path, latest.row, now)]);
       return { attachment: attached.attachment! };
     }
@@ -76,8 +118,10 @@ export const attachAddTool = defineTool({
     } catch {
       throw invalidInput("content_base64 is not valid base64.", "Encode the file's bytes with standard base64.");
     }
-    if (bytes.length > INLINE_MAX_BYTES) throw invalidInput(`The file is ${bytes.length} bytes; at most ${INLINE_MAX_BYTES} can be sent inline.`, "Store large files in the blob store first and attach them by storage_path.");
-    if (input.size_bytes !== undefined && input.size_bytes !== bytes.length) throw invalidInput(`size_bytes says ${input.size_bytes} but the content has ${bytes.length} bytes.`, "Fix size_bytes or omit it.");
+    if (bytes.length > INLINE_MAX_BYTES)
+      throw invalidInput(`The file is ${bytes.length} bytes; at most ${INLINE_MAX_BYTES} can be sent inline.`, "Store large files in the blob store first and attach them by storage_path.");
+    if (input.size_bytes !== undefined && input.size_bytes !== bytes.length)
+      throw invalidInput(`size_bytes says ${input.size_bytes} but the content has ${bytes.length} bytes.`, "Fix size_bytes or omit it.");
     const sha256 = await sha256Bytes(bytes);
 
     let version: number;
@@ -109,8 +153,11 @@ export const attachAddTool = defineTool({
     } catch (err) {
       // The batch may have committed before the error reached us: delete the object only if no
       // version holds it, and keep it when that cannot be told (an orphan is better than a loss).
-      const holder = await ctx.d1.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`)
-        .bind(ctx.tenantId, path, version).first<{ object_key: string }>().catch(() => ({ object_key: objectKey }));
+      const holder = await ctx.d1
+        .prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`)
+        .bind(ctx.tenantId, path, version)
+        .first<{ object_key: string }>()
+        .catch(() => ({ object_key: objectKey }));
       if (holder?.object_key !== objectKey) await ctx.env.BLOBS.delete(objectKey);
       throw err;
     }

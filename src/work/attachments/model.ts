@@ -22,7 +22,11 @@ export const attachmentSchema = z.object({
   filename: z.string().nullable().describe("File name, or null."),
   mime_type: z.string().nullable().describe("MIME type, or null."),
   size_bytes: z.number().int().nullable().describe("Size in bytes, or null."),
-  blob_version: z.number().int().nullable().describe("Which version of the file at storage_path this attachment holds (a later upload with expected_version adds a version and leaves this one's bytes alone), or null for a link."),
+  blob_version: z
+    .number()
+    .int()
+    .nullable()
+    .describe("Which version of the file at storage_path this attachment holds (a later upload with expected_version adds a version and leaves this one's bytes alone), or null for a link."),
   created_by: z.string().describe("Who attached it."),
   created_at: z.string().describe("When."),
 });
@@ -67,8 +71,10 @@ export async function latestBlob(ctx: Ctx, path: string): Promise<{ row: BlobVer
 /** Claims a version of a path: of two writers claiming the same version, the first one's row stands. */
 export function claimStatement(ctx: Ctx, path: string, v: BlobVersion, now: string): D1PreparedStatement {
   return ctx.d1
-    .prepare(`INSERT INTO blob_versions (tenant_id, storage_path, version, object_key, sha256, size_bytes, mime_type, created_by, created_at)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+    .prepare(
+      `INSERT INTO blob_versions (tenant_id, storage_path, version, object_key, sha256, size_bytes, mime_type, created_by, created_at)
+              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
     .bind(ctx.tenantId, path, v.version, v.object_key, v.sha256, v.size_bytes, v.mime_type, ctx.actorId, now);
 }
 
@@ -89,15 +95,31 @@ export interface FileAttachment {
  * attachment is made only if that version holds those bytes, so a writer whose claim lost to
  * different bytes attaches nothing, while one that lost to the same bytes attaches the winner's.
  */
-export async function attachVersion(ctx: Ctx, f: FileAttachment, version: number, sha256: string | null, claims: D1PreparedStatement[]): Promise<{ attachment: Attachment | null; stored: BlobVersion | null }> {
+export async function attachVersion(
+  ctx: Ctx,
+  f: FileAttachment,
+  version: number,
+  sha256: string | null,
+  claims: D1PreparedStatement[],
+): Promise<{ attachment: Attachment | null; stored: BlobVersion | null }> {
   const results = await ctx.d1.batch<Attachment & BlobVersion>([
     ...claims,
     ctx.d1
-      .prepare(`INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, blob_version, created_by, created_at)
+      .prepare(
+        `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, blob_version, created_by, created_at)
                 SELECT ?, tenant_id, ?, ?, 'file', NULL, storage_path, ?, ?, COALESCE(?, mime_type), size_bytes, version, ?, ?
-                FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ? AND (? IS NULL OR sha256 = ?)`)
+                FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ? AND (? IS NULL OR sha256 = ?)`,
+      )
       .bind(f.id, f.objectType, f.targetId, f.title, f.filename, f.mimeType, ctx.actorId, f.now, ctx.tenantId, f.path, version, sha256, sha256),
-    activityStatement(ctx, { verb: "attachment.added", objectType: f.objectType, objectId: f.targetId, projectId: f.projectId, summary: `file: ${f.title}`.slice(0, 300), metadata: { attachment_id: f.id }, ifPreviousChanged: true }),
+    activityStatement(ctx, {
+      verb: "attachment.added",
+      objectType: f.objectType,
+      objectId: f.targetId,
+      projectId: f.projectId,
+      summary: `file: ${f.title}`.slice(0, 300),
+      metadata: { attachment_id: f.id },
+      ifPreviousChanged: true,
+    }),
     ctx.d1.prepare(`SELECT version, object_key, sha256, size_bytes, mime_type FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`).bind(ctx.tenantId, f.path, version),
     ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(f.id),
   ]);
@@ -116,11 +138,15 @@ export const differentFileStored = (path: string, version: number) =>
   });
 
 export const staleVersion = (path: string, expected: number, current: number | null) =>
-  new ToolError("version_conflict", current === null
-    ? `Nothing is stored at '${path}' yet (expected version ${expected}); nothing was stored or attached.`
-    : `'${path}' is at version ${current}, not ${expected}; nothing was stored or attached.`, {
-    hint: current === null ? "Drop expected_version to store the first version." : `Check what version ${current} holds before replacing it, then retry with expected_version: ${current}.`,
-  });
+  new ToolError(
+    "version_conflict",
+    current === null
+      ? `Nothing is stored at '${path}' yet (expected version ${expected}); nothing was stored or attached.`
+      : `'${path}' is at version ${current}, not ${expected}; nothing was stored or attached.`,
+    {
+      hint: current === null ? "Drop expected_version to store the first version." : `Check what version ${current} holds before replacing it, then retry with expected_version: ${current}.`,
+    },
+  );
 
 export const STORAGE_PATH = z
   .string()

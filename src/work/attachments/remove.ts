@@ -16,7 +16,10 @@ export const attachRemoveTool = defineTool({
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   confirms: true,
   run: async (ctx, input) => {
-    const row = await ctx.d1.prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, input.attachment_id).first<Attachment & { deleted_at: string | null }>();
+    const row = await ctx.d1
+      .prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`)
+      .bind(ctx.tenantId, input.attachment_id)
+      .first<Attachment & { deleted_at: string | null }>();
     if (!row) throw notFound("attachment", input.attachment_id, "attachment_query lists an object's attachments.");
     if (row.deleted_at) return { removed: false };
     if (row.created_by !== ctx.actorId) {
@@ -26,7 +29,15 @@ export const attachRemoveTool = defineTool({
     const projectId = (await resolveTarget(ctx, row.object_type, row.object_id).catch(() => null))?.projectId ?? null;
     const [updated] = await ctx.d1.batch<{ id: string }>([
       ctx.d1.prepare(`UPDATE attachments SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL RETURNING id`).bind(iso(ctx.clock.now()), ctx.tenantId, row.id),
-      activityStatement(ctx, { verb: "attachment.removed", objectType: row.object_type, objectId: row.object_id, projectId, summary: `removed ${row.title}`, metadata: { attachment_id: row.id }, ifPreviousChanged: true }),
+      activityStatement(ctx, {
+        verb: "attachment.removed",
+        objectType: row.object_type,
+        objectId: row.object_id,
+        projectId,
+        summary: `removed ${row.title}`,
+        metadata: { attachment_id: row.id },
+        ifPreviousChanged: true,
+      }),
     ]);
     return { removed: updated!.results.length > 0 };
   },

@@ -17,23 +17,28 @@ const PATHS_PER_QUERY = 90;
 const storagePathOf = (name: string) => name.slice(name.indexOf("/") + 1);
 
 export async function sweepRowlessUploads(env: Env, now: Date, pages = 4): Promise<string> {
-  const r = await sweepRowlessObjects(env, now, {
-    job: ATTACHMENT_SWEEP_JOB,
-    prefix: uploadPrefix,
-    graceMs: ATTACHMENT_ORPHAN_GRACE_MS,
-    referenced: async (env, tenantId, names) => {
-      const prefix = uploadPrefix(tenantId);
-      const paths = [...new Set(names.map(storagePathOf))];
-      const keys = new Set<string>();
-      for (let i = 0; i < paths.length; i += PATHS_PER_QUERY) {
-        const group = paths.slice(i, i + PATHS_PER_QUERY);
-        const rows = await env.DB.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path IN (${group.map(() => "?").join(",")})`)
-          .bind(tenantId, ...group)
-          .all<{ object_key: string }>();
-        for (const row of rows.results) keys.add(row.object_key);
-      }
-      return new Set(names.filter((name) => keys.has(prefix + name)));
+  const r = await sweepRowlessObjects(
+    env,
+    now,
+    {
+      job: ATTACHMENT_SWEEP_JOB,
+      prefix: uploadPrefix,
+      graceMs: ATTACHMENT_ORPHAN_GRACE_MS,
+      referenced: async (env, tenantId, names) => {
+        const prefix = uploadPrefix(tenantId);
+        const paths = [...new Set(names.map(storagePathOf))];
+        const keys = new Set<string>();
+        for (let i = 0; i < paths.length; i += PATHS_PER_QUERY) {
+          const group = paths.slice(i, i + PATHS_PER_QUERY);
+          const rows = await env.DB.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path IN (${group.map(() => "?").join(",")})`)
+            .bind(tenantId, ...group)
+            .all<{ object_key: string }>();
+          for (const row of rows.results) keys.add(row.object_key);
+        }
+        return new Set(names.filter((name) => keys.has(prefix + name)));
+      },
     },
-  }, pages);
+    pages,
+  );
   return `${r.listed} upload object(s) checked, ${r.removed} without a row deleted${r.finished ? "; all tenants swept" : "; more next run"}`;
 }

@@ -67,8 +67,14 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
   const lease = iso(new Date(s.now.getTime() + s.leaseSeconds * 1000));
   const scope: string[] = ["t.tenant_id = ?"];
   const params: unknown[] = [s.tenantId];
-  if (s.projectId) { scope.push("t.project_id = ?"); params.push(s.projectId); }
-  if (s.label) { scope.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)"); params.push(s.label); }
+  if (s.projectId) {
+    scope.push("t.project_id = ?");
+    params.push(s.projectId);
+  }
+  if (s.label) {
+    scope.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)");
+    params.push(s.label);
+  }
   if (s.repositoryIds?.length) {
     scope.push(`EXISTS (SELECT 1 FROM project_repositories pr WHERE pr.tenant_id = t.tenant_id AND pr.project_id = t.project_id
                  AND pr.repository_id IN (SELECT value FROM json_each(?)))`);
@@ -229,10 +235,8 @@ export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorI
 
 /** The inputs every lease-guarded task write takes. */
 export const leaseWriteFields = {
-  fencing_token: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional()
-    .describe("task_claim's fencing_token; a stale lease's is refused."),
-  force: z.boolean().optional()
-    .describe("Operator keys: override another's live lease (needs reason)."),
+  fencing_token: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER).optional().describe("task_claim's fencing_token; a stale lease's is refused."),
+  force: z.boolean().optional().describe("Operator keys: override another's live lease (needs reason)."),
   reason: z.string().trim().min(1).max(500).optional().describe("Why you force (with force: true)."),
 };
 
@@ -268,8 +272,10 @@ export interface LeaseState {
 
 export async function readLease(d1: D1Database, tenantId: string, taskId: string): Promise<LeaseState> {
   const row = await d1
-    .prepare(`SELECT t.status, t.assignee_actor_id, t.lease_expires_at, t.lease_token, a.name AS holder_name
-              FROM tasks t LEFT JOIN actors a ON a.tenant_id = t.tenant_id AND a.id = t.assignee_actor_id WHERE t.tenant_id = ? AND t.id = ?`)
+    .prepare(
+      `SELECT t.status, t.assignee_actor_id, t.lease_expires_at, t.lease_token, a.name AS holder_name
+              FROM tasks t LEFT JOIN actors a ON a.tenant_id = t.tenant_id AND a.id = t.assignee_actor_id WHERE t.tenant_id = ? AND t.id = ?`,
+    )
     .bind(tenantId, taskId)
     .first<LeaseState>();
   // The task was read in this tenant a moment ago; tasks are never deleted.
@@ -310,9 +316,10 @@ export function checkLease(lease: LeaseState, actorId: string, now: string, inte
             ? `${ref} was claimed again since: ${holder} holds it until ${lease.lease_expires_at}`
             : `the lease it belonged to is over (${ref} is ${lease.status}${lease.assignee_actor_id ? `, assigned to ${holder}` : ", unassigned"})`;
       // Only an in-progress task can be claimed, so only there does re-claiming lead anywhere.
-      const hint = lease.status === "in_progress" || lease.status === "todo"
-        ? "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile."
-        : `${ref} is ${lease.status}, which no lease covers: re-read it with task_get, then write without fencing_token.`;
+      const hint =
+        lease.status === "in_progress" || lease.status === "todo"
+          ? "Re-claim the task with task_claim (it returns the current fencing_token) and re-read it with task_get before writing: someone may have changed it meanwhile."
+          : `${ref} is ${lease.status}, which no lease covers: re-read it with task_get, then write without fencing_token.`;
       throw new ToolError("stale_fencing_token", `fencing_token ${intent.fencingToken} is stale: ${why}.`, { hint });
     }
   }
@@ -361,8 +368,10 @@ export function overrideNotification(ctx: Ctx, taskId: string, ref: string, inte
   if (!intent.force || !overridden) return [];
   return [
     ctx.d1
-      .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                SELECT ?, ?, ?, 'lease_overridden', 'task', ?, ?, ?, ? WHERE changes() > 0`)
+      .prepare(
+        `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                SELECT ?, ?, ?, 'lease_overridden', 'task', ?, ?, ?, ? WHERE changes() > 0`,
+      )
       .bind(uuidv7(), ctx.tenantId, overridden.actorId, taskId, `${ctx.actorName} overrode your lease on ${ref}: ${intent.force.reason}`.slice(0, 300), ctx.actorId, iso(ctx.clock.now())),
   ];
 }

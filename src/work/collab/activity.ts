@@ -14,9 +14,14 @@ export const activityLogTool = defineTool({
   name: "activity_log",
   title: "Log activity",
   toolset: "collab",
-  description: "Append a milestone to the activity log (verb + summary). Routine writes already record their own activity; use this for what is worth narrating. Append-only and de-duplicated: the same entry from the same actor is recorded once.",
+  description:
+    "Append a milestone to the activity log (verb + summary). Routine writes already record their own activity; use this for what is worth narrating. Append-only and de-duplicated: the same entry from the same actor is recorded once.",
   input: z.object({
-    verb: z.string().regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/, "verb is dotted lower-case words, e.g. deploy.finished").max(100).describe("What happened, as dotted words (e.g. deploy.finished)."),
+    verb: z
+      .string()
+      .regex(/^[a-z][a-z0-9_]*(\.[a-z][a-z0-9_]*)*$/, "verb is dotted lower-case words, e.g. deploy.finished")
+      .max(100)
+      .describe("What happened, as dotted words (e.g. deploy.finished)."),
     summary: z.string().trim().min(1).max(2000).describe("One or two sentences."),
     object_type: z.enum(OBJECT_TYPES).optional().describe("The object it is about."),
     object_id: z.string().min(1).max(100).optional().describe("The object's id (with object_type)."),
@@ -36,7 +41,9 @@ export const activityLogTool = defineTool({
     const projectId = target?.projectId ?? null;
     const explicitRun = input.run_id ? (await findRun(ctx, input.run_id)).id : null;
     // Only a run named explicitly tells entries apart: the same milestone logged again from a later session is still a duplicate.
-    const hash = await sha256Hex(stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", target?.id ?? "", input.severity, explicitRun ? { ...metadata, run_id: explicitRun } : metadata]));
+    const hash = await sha256Hex(
+      stableStringify([ctx.actorId, input.verb, input.summary, input.object_type ?? "", target?.id ?? "", input.severity, explicitRun ? { ...metadata, run_id: explicitRun } : metadata]),
+    );
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     const [, existing] = await ctx.d1.batch<ActivityRow>([
@@ -45,8 +52,22 @@ export const activityLogTool = defineTool({
           `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata, content_hash)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
         )
-        .bind(id, ctx.tenantId, now, ctx.actorId, input.verb, input.object_type ?? "", target?.id ?? "", projectId, input.summary, input.severity, ctx.sessionId,
-          explicitRun ?? ctx.runId ?? null, JSON.stringify(metadata), hash),
+        .bind(
+          id,
+          ctx.tenantId,
+          now,
+          ctx.actorId,
+          input.verb,
+          input.object_type ?? "",
+          target?.id ?? "",
+          projectId,
+          input.summary,
+          input.severity,
+          ctx.sessionId,
+          explicitRun ?? ctx.runId ?? null,
+          JSON.stringify(metadata),
+          hash,
+        ),
       ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash),
     ]);
     const row = existing!.results[0]!;
@@ -81,14 +102,37 @@ export const activityQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) { where.push("project_id = ?"); params.push((await findProject(ctx, input.project_id)).id); }
-    if (input.actor_id) { where.push("actor_id = ?"); params.push(await resolveActor(ctx, input.actor_id)); }
-    if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
-    if (input.object_id) { where.push("object_id = ?"); params.push(input.object_id); }
-    if (input.verb?.endsWith(".*")) { where.push("substr(verb, 1, ?) = ?"); params.push(input.verb.length - 1, input.verb.slice(0, -1)); }
-    else if (input.verb) { where.push("verb = ?"); params.push(input.verb); }
-    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
-    for (const [bound, op] of [[input.since, ">="], [input.until, "<="]] as const) {
+    if (input.project_id) {
+      where.push("project_id = ?");
+      params.push((await findProject(ctx, input.project_id)).id);
+    }
+    if (input.actor_id) {
+      where.push("actor_id = ?");
+      params.push(await resolveActor(ctx, input.actor_id));
+    }
+    if (input.object_type) {
+      where.push("object_type = ?");
+      params.push(input.object_type);
+    }
+    if (input.object_id) {
+      where.push("object_id = ?");
+      params.push(input.object_id);
+    }
+    if (input.verb?.endsWith(".*")) {
+      where.push("substr(verb, 1, ?) = ?");
+      params.push(input.verb.length - 1, input.verb.slice(0, -1));
+    } else if (input.verb) {
+      where.push("verb = ?");
+      params.push(input.verb);
+    }
+    if (input.run_id) {
+      where.push("run_id = ?");
+      params.push(await runFilterValue(ctx, input.run_id));
+    }
+    for (const [bound, op] of [
+      [input.since, ">="],
+      [input.until, "<="],
+    ] as const) {
       if (!bound) continue;
       const at = resolveSince(bound, ctx.clock.now());
       if (at === null) throw invalidInput(`could not parse '${bound}' as a time`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
@@ -96,7 +140,10 @@ export const activityQueryTool = defineTool({
       params.push(at);
     }
     const after = decodeKeyset(input.cursor, 1);
-    if (after) { where.push("seq < ?"); params.push(after[0]); }
+    if (after) {
+      where.push("seq < ?");
+      params.push(after[0]);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
       .bind(...params, input.limit + 1)

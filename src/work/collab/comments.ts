@@ -14,7 +14,7 @@ export const commentAddTool = defineTool({
   input: z.object({
     ...objectFields,
     body: z.string().trim().min(1).max(20_000).describe("The comment (up to 20,000 characters)."),
-    mentions: z.array(actorRefField("An actor to notify.")).max(20).optional().describe("Actors to notify (ids, external_refs or \"me\")."),
+    mentions: z.array(actorRefField("An actor to notify.")).max(20).optional().describe('Actors to notify (ids, external_refs or "me").'),
     parent_comment_id: z.string().min(1).max(100).optional().describe("The comment this replies to (same object)."),
   }),
   output: z.object({ comment: commentSchema.describe("The new comment."), notified: z.array(z.string()).describe("Actor ids notified.") }),

@@ -30,10 +30,7 @@ export async function findObject(ctx: Ctx, type: ObjectType, ref: string): Promi
     return { id: project.id, projectId: project.id };
   }
   const { table, projectColumn } = OBJECT_TABLES[type];
-  const row = await ctx.d1
-    .prepare(`SELECT ${projectColumn} AS project_id FROM ${table} WHERE tenant_id = ? AND id = ?`)
-    .bind(ctx.tenantId, ref)
-    .first<{ project_id: string | null }>();
+  const row = await ctx.d1.prepare(`SELECT ${projectColumn} AS project_id FROM ${table} WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, ref).first<{ project_id: string | null }>();
   if (!row) throw notFound(type, ref, `Pass the id of a ${type} in your tenant.`);
   return { id: ref, projectId: row.project_id };
 }
@@ -60,21 +57,25 @@ export const activityRowSchema = z.object({
   id: z.string().describe("Activity id."),
   at: z.string().describe("When."),
   actor_id: z.string().describe("Who."),
-  actor_name: z.string().describe("Their name (\"\" if the actor is gone)."),
+  actor_name: z.string().describe('Their name ("" if the actor is gone).'),
   verb: z.string().describe("What happened."),
   object_type: z.string().describe("Kind of object."),
   object_id: z.string().describe("Object id."),
   project_id: z.string().nullable().describe("Project, or null."),
   summary: z.string().describe("One line."),
   severity: z.enum(["info", "warn", "critical"]).describe("info, warn or critical."),
-  session_id: z.string().describe("Session it came from, or \"\"."),
+  session_id: z.string().describe('Session it came from, or "".'),
   run_id: z.string().nullable().describe("Run it is attributed to, or null."),
   metadata: z.record(z.string(), z.unknown()).describe("Extra data."),
 });
 export type ActivityRow = Omit<z.infer<typeof activityRowSchema>, "metadata"> & { metadata: string; seq: number };
 export function toActivity({ seq: _seq, ...r }: ActivityRow): z.infer<typeof activityRowSchema> {
   let metadata: Record<string, unknown> = {};
-  try { metadata = JSON.parse(r.metadata) as Record<string, unknown>; } catch { /* damaged metadata reads as {} */ }
+  try {
+    metadata = JSON.parse(r.metadata) as Record<string, unknown>;
+  } catch {
+    /* damaged metadata reads as {} */
+  }
   return { ...r, metadata };
 }
 export const ACTIVITY_COLUMNS = `seq, id, at, actor_id, ${ACTIVITY_ACTOR_NAME}, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata`;

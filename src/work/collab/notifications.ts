@@ -24,8 +24,10 @@ export const notificationQueryTool = defineTool({
     const after = decodeKeyset(input.cursor, 1);
     const [rows, unread] = await ctx.d1.batch<z.infer<typeof notificationSchema> & { seq: number; n: number }>([
       ctx.d1
-        .prepare(`SELECT seq, id, kind, object_type, object_id, summary, from_actor_id, created_at, read_at FROM notifications
-                  WHERE tenant_id = ? AND actor_id = ? ${input.unread_only ? "AND read_at IS NULL" : ""} AND seq < ? ORDER BY seq DESC LIMIT ?`)
+        .prepare(
+          `SELECT seq, id, kind, object_type, object_id, summary, from_actor_id, created_at, read_at FROM notifications
+                  WHERE tenant_id = ? AND actor_id = ? ${input.unread_only ? "AND read_at IS NULL" : ""} AND seq < ? ORDER BY seq DESC LIMIT ?`,
+        )
         .bind(ctx.tenantId, ctx.actorId, after?.[0] ?? Number.MAX_SAFE_INTEGER, input.limit + 1),
       ctx.d1.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`).bind(ctx.tenantId, ctx.actorId),
     ]);

@@ -13,8 +13,7 @@ export const decisionLogTool = defineTool({
   name: "decision_log",
   title: "Log a decision",
   toolset: "decisions",
-  description:
-    "Append a decision; to change one, log a new one that supersedes it.",
+  description: "Append a decision; to change one, log a new one that supersedes it.",
   input: z.object({
     title: z.string().trim().min(1).max(300).describe("What was decided about."),
     choice: z.string().trim().min(1).max(4000).describe("What was chosen."),
@@ -37,21 +36,40 @@ export const decisionLogTool = defineTool({
     const embedRef = { tenantId: ctx.tenantId, type: "decision" as const, id };
     const text = decisionEmbedText({ title: input.title, choice: input.choice, context: input.context ?? "", rationale: input.rationale ?? "" });
     const row = {
-      id, tenant_id: ctx.tenantId, project_id: project?.id ?? superseded?.project_id ?? null, title: input.title, choice: input.choice,
-      context: input.context ?? "", rationale: input.rationale ?? "", options: JSON.stringify(input.options ?? []), status: input.status,
-      supersedes_decision_id: superseded?.id ?? null, created_by: ctx.actorId, created_at: now, status_changed_at: now,
+      id,
+      tenant_id: ctx.tenantId,
+      project_id: project?.id ?? superseded?.project_id ?? null,
+      title: input.title,
+      choice: input.choice,
+      context: input.context ?? "",
+      rationale: input.rationale ?? "",
+      options: JSON.stringify(input.options ?? []),
+      status: input.status,
+      supersedes_decision_id: superseded?.id ?? null,
+      created_by: ctx.actorId,
+      created_at: now,
+      status_changed_at: now,
     };
     const columns = Object.keys(row) as Array<keyof typeof row>;
     // The decision and its link in the tenant's tamper-evident chain are written together.
-    await appendChained(ctx.d1, ctx.tenantId, now, [
-      ctx.d1.prepare(`INSERT INTO decisions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...columns.map((c) => row[c])),
-      activityStatement(ctx, {
-        verb: superseded ? "decision.superseded" : "decision.logged", objectType: "decision", objectId: id,
-        projectId: project?.id ?? superseded?.project_id ?? null, summary: `${input.title}: ${input.choice}`.slice(0, 300),
-        metadata: superseded ? { supersedes: superseded.id } : {},
-      }),
-      await queueEmbedding(ctx.d1, embedRef, text, ctx.clock.now()),
-    ], [{ kind: "decision", row }]);
+    await appendChained(
+      ctx.d1,
+      ctx.tenantId,
+      now,
+      [
+        ctx.d1.prepare(`INSERT INTO decisions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...columns.map((c) => row[c])),
+        activityStatement(ctx, {
+          verb: superseded ? "decision.superseded" : "decision.logged",
+          objectType: "decision",
+          objectId: id,
+          projectId: project?.id ?? superseded?.project_id ?? null,
+          summary: `${input.title}: ${input.choice}`.slice(0, 300),
+          metadata: superseded ? { supersedes: superseded.id } : {},
+        }),
+        await queueEmbedding(ctx.d1, embedRef, text, ctx.clock.now()),
+      ],
+      [{ kind: "decision", row }],
+    );
     embedAfterResponse(ctx, [embedRef]);
     return { decision: await findDecision(ctx, id) };
   },

@@ -20,10 +20,16 @@ export const decisionSchema = z.object({
   choice: z.string().describe("What was chosen."),
   context: z.string().describe("The situation."),
   rationale: z.string().describe("Why."),
-  options: z.array(z.object({
-    label: z.string().describe("Option."), summary: z.string().describe("What it is."),
-    pros: z.array(z.string()).describe("For."), cons: z.array(z.string()).describe("Against."),
-  })).describe("The options weighed."),
+  options: z
+    .array(
+      z.object({
+        label: z.string().describe("Option."),
+        summary: z.string().describe("What it is."),
+        pros: z.array(z.string()).describe("For."),
+        cons: z.array(z.string()).describe("Against."),
+      }),
+    )
+    .describe("The options weighed."),
   status: z.enum(DECISION_STATUSES).describe("proposed, accepted or rejected."),
   supersedes_decision_id: z.string().nullable().describe("The decision this one replaces, or null."),
   superseded_by: z.string().nullable().describe("The latest decision that replaces this one, or null."),

@@ -12,8 +12,7 @@ export const decisionQueryTool = defineTool({
   name: "decision_query",
   title: "Find decisions",
   toolset: "decisions",
-  description:
-    "Search decisions by words (and meaning), or list them newest first.",
+  description: "Search decisions by words (and meaning), or list them newest first.",
   input: z.object({
     project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
     q: z.string().max(500).optional().describe("Words to look for (every word must appear)."),
@@ -26,11 +25,15 @@ export const decisionQueryTool = defineTool({
     cursor: cursorField,
   }),
   output: z.object({
-    items: z.array(decisionSchema.extend({
-      similarity: z.number().nullable().optional().describe("Semantic mode: cosine similarity to q, or null when only the words matched."),
-    })).describe("Decisions."),
+    items: z
+      .array(
+        decisionSchema.extend({
+          similarity: z.number().nullable().optional().describe("Semantic mode: cosine similarity to q, or null when only the words matched."),
+        }),
+      )
+      .describe("Decisions."),
     mode: z.enum(["hybrid", "lexical", "list"]).describe("How results were found: hybrid (words and meaning), lexical (words), list (no q)."),
-    note: z.string().describe("Anything the caller should know about the ranking, or \"\"."),
+    note: z.string().describe('Anything the caller should know about the ranking, or "".'),
     next_cursor: z.string().optional().describe("Listing only: pass as cursor for the next page."),
   }),
   fields: true,
@@ -39,12 +42,21 @@ export const decisionQueryTool = defineTool({
     const where = ["d.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
-    if (projectId) { where.push("d.project_id = ?"); params.push(projectId); }
-    if (input.status?.length) { where.push(`d.status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
+    if (projectId) {
+      where.push("d.project_id = ?");
+      params.push(projectId);
+    }
+    if (input.status?.length) {
+      where.push(`d.status IN (${input.status.map(() => "?").join(", ")})`);
+      params.push(...input.status);
+    }
     if (input.since) {
       const since = resolveSince(input.since, ctx.clock.now());
       if (since === null) throw invalidInput(`could not parse since '${input.since}'`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
-      if (since) { where.push("d.created_at >= ?"); params.push(since); }
+      if (since) {
+        where.push("d.created_at >= ?");
+        params.push(since);
+      }
     }
     const q = input.q?.trim() ?? "";
     if (q) {
@@ -52,39 +64,58 @@ export const decisionQueryTool = defineTool({
       if (input.cursor) throw invalidInput("cursor pages listings only, not searches.", "Drop cursor, or raise top_k for more search results.");
       const topK = input.top_k ?? 20;
       const ranked = await rankHybrid({
-        env: ctx.env, tenantId: ctx.tenantId, type: "decision", q, semantic: input.semantic, minSimilarity: input.min_similarity,
+        env: ctx.env,
+        tenantId: ctx.tenantId,
+        type: "decision",
+        q,
+        semantic: input.semantic,
+        minSimilarity: input.min_similarity,
         // Status and time are filtered after ranking (status moves, so it is not vector metadata).
         candidates: Math.min(100, topK * 3),
         filter: projectId ? { project_id: projectId } : undefined,
         lexical: async () => {
           const rows = await ctx.d1
-            .prepare(`SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
-                      WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`)
+            .prepare(
+              `SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
+                      WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`,
+            )
             .bind(match, ...params, input.semantic ? 100 : topK)
             .raw<[string]>();
           return rows.map((r) => r[0]);
         },
       });
       const ids = ranked.items.map((r) => r.id);
-      const rows = ids.length === 0 ? [] : (await ctx.d1
-        .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (SELECT value FROM json_each(?))`)
-        .bind(...params, JSON.stringify(ids))
-        .all<DecisionRow>()).results;
+      const rows =
+        ids.length === 0
+          ? []
+          : (
+              await ctx.d1
+                .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (SELECT value FROM json_each(?))`)
+                .bind(...params, JSON.stringify(ids))
+                .all<DecisionRow>()
+            ).results;
       const byId = new Map(rows.map((r) => [r.id, r]));
-      const items = ranked.items.filter((r) => byId.has(r.id)).slice(0, topK)
+      const items = ranked.items
+        .filter((r) => byId.has(r.id))
+        .slice(0, topK)
         .map((r) => ({ ...toDecision(byId.get(r.id)!), ...(ranked.mode === "hybrid" ? { similarity: r.similarity } : {}) }));
       return { items, mode: ranked.mode, note: ranked.note };
     }
     const note = input.semantic ? "semantic ranking needs q; this is the newest-first listing" : "";
     const after = decodeKeyset(input.cursor, 1);
-    if (after) { where.push("d.seq < ?"); params.push(after[0]); }
+    if (after) {
+      where.push("d.seq < ?");
+      params.push(after[0]);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} ORDER BY d.seq DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<DecisionRow>();
     const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
     return {
-      items: page.map(toDecision), mode: "list" as const, note,
+      items: page.map(toDecision),
+      mode: "list" as const,
+      note,
       ...cursor,
     };
   },

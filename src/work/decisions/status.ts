@@ -22,11 +22,16 @@ export const decisionSetStatusTool = defineTool({
     if (before.status === input.status) return { decision: before, changed: false };
     const now = iso(ctx.clock.now());
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1.prepare(`UPDATE decisions SET status = ?, status_changed_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+      ctx.d1
+        .prepare(`UPDATE decisions SET status = ?, status_changed_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
         .bind(input.status, now, ctx.tenantId, before.id, before.status),
       activityStatement(ctx, {
-        verb: `decision.${input.status}`, objectType: "decision", objectId: before.id, projectId: before.project_id,
-        summary: `${before.title}: ${before.status} → ${input.status}`, ifPreviousChanged: true,
+        verb: `decision.${input.status}`,
+        objectType: "decision",
+        objectId: before.id,
+        projectId: before.project_id,
+        summary: `${before.title}: ${before.status} → ${input.status}`,
+        ifPreviousChanged: true,
       }),
     ]);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The decision's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });

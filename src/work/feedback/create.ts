@@ -42,18 +42,36 @@ export const featureRequestCreateTool = defineTool({
           `INSERT INTO feature_requests (id, tenant_id, actor_id, title, body, kind, severity, tool_name, error_code, context, fingerprint, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
         )
-        .bind(id, ctx.tenantId, ctx.actorId, input.title, input.body ?? "", input.kind, input.severity, input.tool_name ?? "", input.error_code ?? "",
-          input.context ?? "", input.fingerprint ?? null, now, now),
+        .bind(
+          id,
+          ctx.tenantId,
+          ctx.actorId,
+          input.title,
+          input.body ?? "",
+          input.kind,
+          input.severity,
+          input.tool_name ?? "",
+          input.error_code ?? "",
+          input.context ?? "",
+          input.fingerprint ?? null,
+          now,
+          now,
+        ),
       // Filing a live duplicate again counts an occurrence (only when the insert above did nothing).
       ctx.d1
-        .prepare(`UPDATE feature_requests SET occurrences = occurrences + 1, updated_at = ?
-                  WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL} AND id <> ?`)
+        .prepare(
+          `UPDATE feature_requests SET occurrences = occurrences + 1, updated_at = ?
+                  WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL} AND id <> ?`,
+        )
         .bind(now, ctx.tenantId, input.fingerprint ?? "", id),
     ]);
     const created = inserted!.results.length > 0;
     const row = created
       ? await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE id = ?`).bind(id).first<Request & { seq: number }>()
-      : await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL}`).bind(ctx.tenantId, input.fingerprint ?? "").first<Request & { seq: number }>();
+      : await ctx.d1
+          .prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL}`)
+          .bind(ctx.tenantId, input.fingerprint ?? "")
+          .first<Request & { seq: number }>();
     if (!row) throw notFound("feature request", id, "Retry the call.");
     const { seq: _seq, ...request } = row;
     return { request, deduplicated: !created };

@@ -7,7 +7,8 @@ export const featureRequestQueryTool = defineTool({
   name: "feature_request_query",
   title: "Read filed feedback",
   toolset: "feedback",
-  description: "Your tenant's filed requests with their current status (open → accepted → in_progress → shipped | declined) and the operators' resolution notes, newest first: how a filer learns the outcome. With id, the request's history of status moves too.",
+  description:
+    "Your tenant's filed requests with their current status (open → accepted → in_progress → shipped | declined) and the operators' resolution notes, newest first: how a filer learns the outcome. With id, the request's history of status moves too.",
   input: z.object({
     id: z.string().min(1).max(100).optional().describe("One request."),
     status: z.array(z.enum(FEEDBACK_STATUSES)).max(5).optional().describe("Only these statuses."),
@@ -18,19 +19,38 @@ export const featureRequestQueryTool = defineTool({
   }),
   output: z.object({
     items: z.array(requestSchema.extend({ history: z.array(historyEntrySchema).optional().describe("With id: every status move, oldest first.") })).describe("Requests, newest first."),
-    next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
+  }),
   fields: true,
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.id) { where.push("id = ?"); params.push(input.id); }
-    if (input.status?.length) { where.push(`status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
-    if (input.kind) { where.push("kind = ?"); params.push(input.kind); }
-    if (input.q?.trim()) { where.push("(instr(lower(title), lower(?)) > 0 OR instr(lower(body), lower(?)) > 0)"); params.push(input.q.trim(), input.q.trim()); }
+    if (input.id) {
+      where.push("id = ?");
+      params.push(input.id);
+    }
+    if (input.status?.length) {
+      where.push(`status IN (${input.status.map(() => "?").join(", ")})`);
+      params.push(...input.status);
+    }
+    if (input.kind) {
+      where.push("kind = ?");
+      params.push(input.kind);
+    }
+    if (input.q?.trim()) {
+      where.push("(instr(lower(title), lower(?)) > 0 OR instr(lower(body), lower(?)) > 0)");
+      params.push(input.q.trim(), input.q.trim());
+    }
     const after = decodeKeyset(input.cursor, 1);
-    if (after) { where.push("seq < ?"); params.push(after[0]); }
-    const rows = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`).bind(...params, input.limit + 1).all<Request & { seq: number }>();
+    if (after) {
+      where.push("seq < ?");
+      params.push(after[0]);
+    }
+    const rows = await ctx.d1
+      .prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+      .bind(...params, input.limit + 1)
+      .all<Request & { seq: number }>();
     const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
     const items = page.map(({ seq: _seq, ...r }) => r);
     // One request asked for by id: how it got to its status too.

@@ -55,12 +55,17 @@ export const featureRequestSetStatusTool = defineTool({
         .prepare(`INSERT INTO feature_request_events (id, tenant_id, request_id, from_status, to_status, note, actor_id, at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`)
         .bind(uuidv7(), ctx.tenantId, before.id, before.status, input.status, note, ctx.actorId, now),
       activityStatement(ctx, {
-        verb: `feature_request.${input.status}`, objectType: "feature_request", objectId: before.id,
-        summary: `${before.title}: ${before.status} → ${input.status}`, ifPreviousChanged: true,
+        verb: `feature_request.${input.status}`,
+        objectType: "feature_request",
+        objectId: before.id,
+        summary: `${before.title}: ${before.status} → ${input.status}`,
+        ifPreviousChanged: true,
       }),
       ctx.d1
-        .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                  SELECT ?, ?, ?, 'feedback', 'feature_request', ?, ?, ?, ? WHERE changes() > 0 AND ? <> ?`)
+        .prepare(
+          `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                  SELECT ?, ?, ?, 'feedback', 'feature_request', ?, ?, ?, ? WHERE changes() > 0 AND ? <> ?`,
+        )
         .bind(uuidv7(), ctx.tenantId, before.actor_id, before.id, `Your request "${before.title}" is now ${input.status}`.slice(0, 300), ctx.actorId, now, before.actor_id, ctx.actorId),
     ]);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The request's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });

@@ -15,11 +15,18 @@ export const handoffClaimTool = defineTool({
   run: async (ctx, input) => {
     const handoff = await findHandoff(ctx, input.handoff_id);
     const outcome = await ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:handoffs`)).claimHandoff({
-      tenantId: ctx.tenantId, actorId: ctx.actorId, sessionId: ctx.sessionId, runId: ctx.runId ?? null, handoffId: handoff.id, nowMs: ctx.clock.now().getTime(),
+      tenantId: ctx.tenantId,
+      actorId: ctx.actorId,
+      sessionId: ctx.sessionId,
+      runId: ctx.runId ?? null,
+      handoffId: handoff.id,
+      nowMs: ctx.clock.now().getTime(),
     });
     if (!outcome.claimed) {
-      if (outcome.reason === "not_recipient") throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can claim it; inbox lists the ones addressed to you." });
-      if (outcome.reason === "taken") throw new ToolError("handoff_taken", `Another recipient (${outcome.holder}) already claimed this handoff.`, { hint: "Leave it to them, or ask them with a comment on the work_request." });
+      if (outcome.reason === "not_recipient")
+        throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can claim it; inbox lists the ones addressed to you." });
+      if (outcome.reason === "taken")
+        throw new ToolError("handoff_taken", `Another recipient (${outcome.holder}) already claimed this handoff.`, { hint: "Leave it to them, or ask them with a comment on the work_request." });
       throw new ToolError("handoff_closed", `This handoff is ${handoff.status}; only open handoffs can be claimed.`, { hint: "handoff_query shows its response and resolution." });
     }
     return { handoff: await findHandoff(ctx, handoff.id), already: outcome.already };

@@ -10,14 +10,16 @@ export const handoffCreateTool = defineTool({
   name: "handoff_create",
   title: "Create a handoff",
   toolset: "handoffs",
-  description:
-    "Send a work request to one or more actors; a live one with the same fingerprint is returned instead. A review on a task with an open review is refused (review_already_open).",
+  description: "Send a work request to one or more actors; a live one with the same fingerprint is returned instead. A review on a task with an open review is refused (review_already_open).",
   input: z.object({
     to_actor_ids: z.array(actorRefField("A recipient.")).min(1).max(20).describe("Recipients."),
     title: z.string().trim().min(1).max(300).describe("What is asked, in a line."),
     kind: z.enum(HANDOFF_KINDS).default("handoff").describe("What kind of request."),
     body: z.string().max(20_000).optional().describe("Details."),
-    options: z.array(z.union([z.string().min(1).max(200), z.object({ label: z.string().min(1).max(200).describe("Option."), summary: z.string().max(1000).optional().describe("What it means.") })])).max(20).optional()
+    options: z
+      .array(z.union([z.string().min(1).max(200), z.object({ label: z.string().min(1).max(200).describe("Option."), summary: z.string().max(1000).optional().describe("What it means.") })]))
+      .max(20)
+      .optional()
       .describe("Choices: labels or {label, summary}."),
     allow_free_text: z.boolean().default(true).describe("Allow a free-text answer (false: one of the options)."),
     related_task_id: z.string().min(1).max(100).optional().describe("Related task (id or KEY-number)."),
@@ -37,10 +39,22 @@ export const handoffCreateTool = defineTool({
     if (!input.allow_free_text && options.length === 0) throw invalidInput("allow_free_text: false needs options to choose from.", "Pass options, or allow free-text responses.");
     const secondReview = input.kind === "review" && task ? () => refuseSecondReview(ctx, task) : undefined;
     await secondReview?.();
-    return createHandoff(ctx, {
-      kind: input.kind, title: input.title, body: input.body ?? "", recipients, options, allowFreeText: input.allow_free_text,
-      relatedTaskId: task?.id ?? null, relatedProjectId: project?.id ?? task?.project_id ?? null, dueAt, fingerprint: input.fingerprint ?? null,
-    }, secondReview);
+    return createHandoff(
+      ctx,
+      {
+        kind: input.kind,
+        title: input.title,
+        body: input.body ?? "",
+        recipients,
+        options,
+        allowFreeText: input.allow_free_text,
+        relatedTaskId: task?.id ?? null,
+        relatedProjectId: project?.id ?? task?.project_id ?? null,
+        dueAt,
+        fingerprint: input.fingerprint ?? null,
+      },
+      secondReview,
+    );
   },
   summarize: (r) => `${r.deduplicated ? "Reused" : "Created"} ${r.handoff.kind} ${r.handoff.id} to ${r.handoff.to_actor_ids.length} recipient(s).`,
 });

@@ -51,12 +51,20 @@ export const HANDOFF_COLUMNS = `h.id, h.kind, h.title, h.body, h.from_actor_id, 
   (SELECT r.acked_at IS NOT NULL FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS acked`;
 
 export type HandoffRow = Omit<Handoff, "to_actor_ids" | "options" | "response" | "allow_free_text" | "acked"> & {
-  to_actor_ids: string; options: string; response: string | null; allow_free_text: number; acked: number | null;
+  to_actor_ids: string;
+  options: string;
+  response: string | null;
+  allow_free_text: number;
+  acked: number | null;
 };
 
 export function toHandoff(r: HandoffRow): Handoff {
   let response: Record<string, unknown> | null;
-  try { response = r.response ? (JSON.parse(r.response) as Record<string, unknown>) : null; } catch { response = {}; }
+  try {
+    response = r.response ? (JSON.parse(r.response) as Record<string, unknown>) : null;
+  } catch {
+    response = {};
+  }
   return {
     ...r,
     to_actor_ids: jsonArray<string>(r.to_actor_ids).sort(),
@@ -67,8 +75,7 @@ export function toHandoff(r: HandoffRow): Handoff {
   };
 }
 
-const selectHandoff = (ctx: Ctx, id: string) =>
-  ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`).bind(ctx.actorId, ctx.tenantId, id);
+const selectHandoff = (ctx: Ctx, id: string) => ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`).bind(ctx.actorId, ctx.tenantId, id);
 
 /** The handoff, or null when there is none in the caller's tenant. */
 export async function maybeHandoff(ctx: Ctx, id: string): Promise<Handoff | null> {
@@ -115,15 +122,32 @@ export function handoffStatements(ctx: Ctx, spec: HandoffSpec, when: Condition =
         `INSERT INTO handoffs (id, tenant_id, kind, title, body, from_actor_id, status, related_task_id, related_project_id, fingerprint, options, allow_free_text, due_at, created_at, updated_at)
          SELECT ?, ?, ?, ?, ?, ?, 'open', ?, ?, ?, ?, ?, ?, ?, ? WHERE ${when.sql} ON CONFLICT DO NOTHING RETURNING id`,
       )
-      .bind(id, ctx.tenantId, spec.kind, spec.title, spec.body, ctx.actorId, spec.relatedTaskId ?? null, projectId, spec.fingerprint ?? null,
-        JSON.stringify(spec.options), spec.allowFreeText ? 1 : 0, spec.dueAt ? iso(spec.dueAt) : null, now, now, ...when.params),
+      .bind(
+        id,
+        ctx.tenantId,
+        spec.kind,
+        spec.title,
+        spec.body,
+        ctx.actorId,
+        spec.relatedTaskId ?? null,
+        projectId,
+        spec.fingerprint ?? null,
+        JSON.stringify(spec.options),
+        spec.allowFreeText ? 1 : 0,
+        spec.dueAt ? iso(spec.dueAt) : null,
+        now,
+        now,
+        ...when.params,
+      ),
     activityStatement(ctx, { verb: "handoff.created", objectType: "work_request", objectId: id, projectId, summary: `${spec.kind}: ${spec.title}`, ifPreviousChanged: true }),
     // Recipients and notifications exist only if the handoff row was written.
     ...recipients.flatMap((actor) => [
-      ctx.d1.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
-        .bind(ctx.tenantId, id, actor, id),
-      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                      SELECT ?, ?, ?, ?, 'work_request', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`)
+      ctx.d1.prepare(`INSERT INTO handoff_recipients (tenant_id, handoff_id, actor_id) SELECT ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`).bind(ctx.tenantId, id, actor, id),
+      ctx.d1
+        .prepare(
+          `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, ?, 'work_request', ?, ?, ?, ? WHERE EXISTS (SELECT 1 FROM handoffs WHERE id = ?)`,
+        )
         .bind(uuidv7(), ctx.tenantId, actor, spec.kind, id, spec.title, ctx.actorId, now, id),
     ]),
   ];
@@ -143,10 +167,12 @@ export const noLiveReview = (ctx: Ctx, taskId: string, reviewer?: string): Condi
 /** The task's live review handoff (to `reviewer`, when given), newest first, or null. */
 export async function liveReview(ctx: Ctx, taskId: string, reviewer?: string): Promise<{ id: string; to: string[] } | null> {
   const row = await ctx.d1
-    .prepare(`SELECT h.id, (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS recipients
+    .prepare(
+      `SELECT h.id, (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS recipients
               FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
                 ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""}
-              ORDER BY h.created_at DESC, h.id DESC LIMIT 1`)
+              ORDER BY h.created_at DESC, h.id DESC LIMIT 1`,
+    )
     .bind(ctx.tenantId, taskId, ...(reviewer ? [reviewer] : []))
     .first<{ id: string; recipients: string }>();
   return row ? { id: row.id, to: jsonArray<string>(row.recipients).sort() } : null;
@@ -215,20 +241,44 @@ export function answerStatements(ctx: Ctx, h: Handoff, a: HandoffAnswer, now: st
   const summary = a.verdict ? `${a.verdict}: ${h.title}` : `answered: ${h.title}`;
   const statements = [
     ctx.d1
-      .prepare(`UPDATE handoffs SET status = ?, response = ?, responded_by = ?, responded_at = ?, verdict = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?,
+      .prepare(
+        `UPDATE handoffs SET status = ?, response = ?, responded_by = ?, responded_at = ?, verdict = ?, claimed_by = COALESCE(claimed_by, ?), updated_at = ?,
                   resolution = CASE WHEN ? THEN 'processed' ELSE resolution END, resolved_at = CASE WHEN ? THEN ? ELSE resolved_at END
-                WHERE tenant_id = ? AND id = ? AND status IN (SELECT value FROM json_each(?)) AND ${when.sql} RETURNING id`)
-      .bind(a.resolve ? "resolved" : "responded", JSON.stringify(a.response), ctx.actorId, now, a.verdict, ctx.actorId, now, a.resolve ? 1 : 0, a.resolve ? 1 : 0, now,
-        ctx.tenantId, h.id, JSON.stringify(a.from), ...when.params),
+                WHERE tenant_id = ? AND id = ? AND status IN (SELECT value FROM json_each(?)) AND ${when.sql} RETURNING id`,
+      )
+      .bind(
+        a.resolve ? "resolved" : "responded",
+        JSON.stringify(a.response),
+        ctx.actorId,
+        now,
+        a.verdict,
+        ctx.actorId,
+        now,
+        a.resolve ? 1 : 0,
+        a.resolve ? 1 : 0,
+        now,
+        ctx.tenantId,
+        h.id,
+        JSON.stringify(a.from),
+        ...when.params,
+      ),
     activityStatement(ctx, {
-      verb: "handoff.responded", objectType: "work_request", objectId: h.id, projectId: h.related_project_id,
-      summary, metadata: a.verdict ? { verdict: a.verdict, resolved: a.resolve } : {}, ifPreviousChanged: true,
+      verb: "handoff.responded",
+      objectType: "work_request",
+      objectId: h.id,
+      projectId: h.related_project_id,
+      summary,
+      metadata: a.verdict ? { verdict: a.verdict, resolved: a.resolve } : {},
+      ifPreviousChanged: true,
     }),
   ];
   if (a.notifyAsker) {
     statements.push(
-      ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                      SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE ${landed.sql}`)
+      ctx.d1
+        .prepare(
+          `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                      SELECT ?, ?, ?, 'response', 'work_request', ?, ?, ?, ? WHERE ${landed.sql}`,
+        )
         .bind(uuidv7(), ctx.tenantId, h.from_actor_id, h.id, summary, ctx.actorId, now, ...landed.params),
     );
   }
@@ -246,7 +296,7 @@ export const reviewStandingSchema = z.object({
   responded_by: z.string().nullable().describe("Who gave the verdict, or null."),
   responded_at: z.string().nullable().describe("When, or null."),
   approved: z.boolean().describe("True when this review unlocks done: approved by the task's reviewer, who is neither the one who asked nor the task's assignee."),
-  reason: z.string().describe("Why it does not unlock done (\"\" when approved)."),
+  reason: z.string().describe('Why it does not unlock done ("" when approved).'),
 });
 export type ReviewStanding = z.infer<typeof reviewStandingSchema>;
 
@@ -266,17 +316,24 @@ export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_acto
     .bind(ctx.tenantId, task.id, reviewer)
     .first<{ id: string; status: Handoff["status"]; verdict: Verdict | null; from_actor_id: string; responded_by: string | null; responded_at: string | null }>();
   if (!h) return null;
-  const reason = h.verdict === null
-    ? "the reviewer has not given a verdict yet"
-    : h.verdict !== "approved"
-      ? `the verdict is ${h.verdict}`
-      : h.responded_by !== reviewer
-        ? "it was approved by someone other than the task's reviewer"
-        : h.responded_by === h.from_actor_id || h.responded_by === task.assignee_actor_id
-          ? "it was approved by the one who asked for it or the task's assignee, and nobody approves their own work"
-          : "";
+  const reason =
+    h.verdict === null
+      ? "the reviewer has not given a verdict yet"
+      : h.verdict !== "approved"
+        ? `the verdict is ${h.verdict}`
+        : h.responded_by !== reviewer
+          ? "it was approved by someone other than the task's reviewer"
+          : h.responded_by === h.from_actor_id || h.responded_by === task.assignee_actor_id
+            ? "it was approved by the one who asked for it or the task's assignee, and nobody approves their own work"
+            : "";
   return {
-    handoff_id: h.id, status: h.status, verdict: h.verdict, requested_by: h.from_actor_id, responded_by: h.responded_by, responded_at: h.responded_at,
-    approved: reason === "", reason,
+    handoff_id: h.id,
+    status: h.status,
+    verdict: h.verdict,
+    requested_by: h.from_actor_id,
+    responded_by: h.responded_by,
+    responded_at: h.responded_at,
+    approved: reason === "",
+    reason,
   };
 }

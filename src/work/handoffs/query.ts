@@ -25,13 +25,30 @@ export const handoffQueryTool = defineTool({
     const where = ["h.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
     const toMe = "EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)";
-    if (input.direction === "to_me") { where.push(toMe); params.push(ctx.actorId); }
-    else if (input.direction === "from_me") { where.push("h.from_actor_id = ?"); params.push(ctx.actorId); }
-    if (input.status?.length) { where.push(`h.status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
-    if (input.type?.length) { where.push(`h.kind IN (${input.type.map(() => "?").join(", ")})`); params.push(...input.type); }
-    if (input.related_task_id) { where.push("h.related_task_id = ?"); params.push((await findTask(ctx, input.related_task_id)).id); }
+    if (input.direction === "to_me") {
+      where.push(toMe);
+      params.push(ctx.actorId);
+    } else if (input.direction === "from_me") {
+      where.push("h.from_actor_id = ?");
+      params.push(ctx.actorId);
+    }
+    if (input.status?.length) {
+      where.push(`h.status IN (${input.status.map(() => "?").join(", ")})`);
+      params.push(...input.status);
+    }
+    if (input.type?.length) {
+      where.push(`h.kind IN (${input.type.map(() => "?").join(", ")})`);
+      params.push(...input.type);
+    }
+    if (input.related_task_id) {
+      where.push("h.related_task_id = ?");
+      params.push((await findTask(ctx, input.related_task_id)).id);
+    }
     const after = afterTimeAndId(input.cursor, "h.created_at", "h.id");
-    if (after) { where.push(after.sql); params.push(...after.params); }
+    if (after) {
+      where.push(after.sql);
+      params.push(...after.params);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
       .bind(ctx.actorId, ...params, input.limit + 1)
@@ -67,10 +84,10 @@ export const inboxTool = defineTool({
     const pending = `FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
       WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')${kinds}`;
     const [acked, items, total] = await ctx.d1.batch<HandoffRow & { n: number }>([
-      ctx.d1.prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
+      ctx.d1
+        .prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
         .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(input.ack ?? [])),
-      ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} ${pending} ORDER BY h.created_at ASC, h.id ASC LIMIT ?`)
-        .bind(ctx.actorId, ctx.tenantId, ctx.actorId, ...(input.kinds ?? []), input.limit),
+      ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} ${pending} ORDER BY h.created_at ASC, h.id ASC LIMIT ?`).bind(ctx.actorId, ctx.tenantId, ctx.actorId, ...(input.kinds ?? []), input.limit),
       ctx.d1.prepare(`SELECT COUNT(*) AS n ${pending}`).bind(ctx.tenantId, ctx.actorId, ...(input.kinds ?? [])),
     ]);
     return { items: (items!.results as HandoffRow[]).map(toHandoff), acked: acked!.results.length, total: total!.results[0]?.n ?? 0 };

@@ -27,9 +27,17 @@ export const handoffResolveTool = defineTool({
     const status = input.resolution === "cancelled" ? "cancelled" : "resolved";
     const now = iso(ctx.clock.now());
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1.prepare(`UPDATE handoffs SET status = ?, resolution = ?, resolution_note = ?, resolved_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+      ctx.d1
+        .prepare(`UPDATE handoffs SET status = ?, resolution = ?, resolution_note = ?, resolved_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
         .bind(status, input.resolution, input.note ?? "", now, now, ctx.tenantId, h.id, h.status),
-      activityStatement(ctx, { verb: `handoff.${status}`, objectType: "work_request", objectId: h.id, projectId: h.related_project_id, summary: `${input.resolution}: ${h.title}`, ifPreviousChanged: true }),
+      activityStatement(ctx, {
+        verb: `handoff.${status}`,
+        objectType: "work_request",
+        objectId: h.id,
+        projectId: h.related_project_id,
+        summary: `${input.resolution}: ${h.title}`,
+        ifPreviousChanged: true,
+      }),
     ]);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The handoff changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
     return { handoff: await findHandoff(ctx, h.id) };

@@ -8,16 +8,18 @@ import { activityStatement } from "../shared";
 import { findTask } from "../tasks/model";
 import { answerStatements, findHandoff, handoffIdField, handoffSchema, LIVE, VERDICTS } from "./model";
 
-const responseObject = boundedJson(z
-  .object({
-    chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
-    text: z.string().max(20_000).optional().describe("Free-text answer."),
-    result_ref: z.string().max(500).optional().describe("Where the result is (URL, commit, task ref)."),
-    verdict: z.enum(VERDICTS).optional().describe("A review's verdict; it resolves the review."),
-  })
-  .catchall(z.unknown())
-  .refine((r) => Object.keys(r).length > 0, "response is empty"), { maxBytes: 65_536, maxDepth: 8 })
-  .describe("The answer; extra keys are kept.");
+const responseObject = boundedJson(
+  z
+    .object({
+      chosen_option: z.string().max(200).optional().describe("One of the handoff's option labels."),
+      text: z.string().max(20_000).optional().describe("Free-text answer."),
+      result_ref: z.string().max(500).optional().describe("Where the result is (URL, commit, task ref)."),
+      verdict: z.enum(VERDICTS).optional().describe("A review's verdict; it resolves the review."),
+    })
+    .catchall(z.unknown())
+    .refine((r) => Object.keys(r).length > 0, "response is empty"),
+  { maxBytes: 65_536, maxDepth: 8 },
+).describe("The answer; extra keys are kept.");
 
 export const handoffRespondTool = defineTool({
   name: "handoff_respond",
@@ -35,12 +37,14 @@ export const handoffRespondTool = defineTool({
     const h = await findHandoff(ctx, input.handoff_id);
     if (!h.to_actor_ids.includes(ctx.actorId)) throw new ToolError("not_recipient", "This handoff is not addressed to you.", { hint: "Only its recipients can respond." });
     if (!LIVE.includes(h.status)) throw new ToolError("handoff_closed", `This handoff is ${h.status}; it can no longer be answered.`, { hint: "Create a new handoff if more is needed." });
-    if (h.status === "claimed" && h.claimed_by !== ctx.actorId) throw new ToolError("handoff_taken", `Another recipient (${h.claimed_by}) holds this handoff.`, { hint: "Only the recipient who claimed it can respond." });
+    if (h.status === "claimed" && h.claimed_by !== ctx.actorId)
+      throw new ToolError("handoff_taken", `Another recipient (${h.claimed_by}) holds this handoff.`, { hint: "Only the recipient who claimed it can respond." });
     const r = input.response;
     if (r.chosen_option !== undefined && !h.options.some((o) => o.label === r.chosen_option)) {
       throw invalidInput(`chosen_option '${r.chosen_option}' is not one of the options.`, `Choose one of: ${h.options.map((o) => o.label).join(", ") || "(none offered: answer with text)"}.`);
     }
-    if (!h.allow_free_text && r.chosen_option === undefined) throw invalidInput("This handoff needs one of its options as the answer.", `Set chosen_option to one of: ${h.options.map((o) => o.label).join(", ")}.`);
+    if (!h.allow_free_text && r.chosen_option === undefined)
+      throw invalidInput("This handoff needs one of its options as the answer.", `Set chosen_option to one of: ${h.options.map((o) => o.label).join(", ")}.`);
     const review = h.kind === "review";
     if (review && r.verdict === undefined) {
       throw new ToolError("verdict_required", "A review handoff is answered with a verdict.", {
@@ -59,19 +63,28 @@ export const handoffRespondTool = defineTool({
     if (task && notifyVerdict) {
       const why = r.text ? `: ${r.text}` : "";
       statements.push(
-        ctx.d1.prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed.sql}`)
+        ctx.d1
+          .prepare(
+            `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed.sql}`,
+          )
           .bind(uuidv7(), ctx.tenantId, verdictTo, task.id, `${verdict} on ${task.ref}${why}`.slice(0, 300), ctx.actorId, now, ...landed.params),
       );
     }
     if (task && sendBack) {
       // Back to work, only from in_review: a task someone already moved on is left where it is.
       statements.push(
-        ctx.d1.prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed.sql} RETURNING id`)
+        ctx.d1
+          .prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed.sql} RETURNING id`)
           .bind(now, ctx.tenantId, task.id, ...landed.params),
         activityStatement(ctx, {
-          verb: "task.in_progress", objectType: "task", objectId: task.id, projectId: task.project_id, summary: `${task.ref} in_review → in_progress (review: ${verdict})`,
-          metadata: { changed: ["status"], from: "in_review", to: "in_progress", verdict, handoff_id: h.id }, ifPreviousChanged: true,
+          verb: "task.in_progress",
+          objectType: "task",
+          objectId: task.id,
+          projectId: task.project_id,
+          summary: `${task.ref} in_review → in_progress (review: ${verdict})`,
+          metadata: { changed: ["status"], from: "in_review", to: "in_progress", verdict, handoff_id: h.id },
+          ifPreviousChanged: true,
         }),
       );
     }

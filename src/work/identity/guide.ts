@@ -12,7 +12,7 @@ export const guideTool = defineTool({
   description: "The agent manual: the topic index, or one topic.",
   input: z.object({ topic: z.enum(TOPIC_IDS).optional().describe("A topic id.") }),
   output: z.object({
-    topic: z.string().describe("The topic returned, or \"index\"."),
+    topic: z.string().describe('The topic returned, or "index".'),
     text: z.string().describe("The guide text (markdown)."),
     topics: z.array(z.string()).describe("Every topic id."),
   }),

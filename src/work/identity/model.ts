@@ -11,11 +11,11 @@ export const actorSchema = z.object({
   external_ref: z.string().describe("Stable external reference (unique per tenant), e.g. claude-code."),
   kind: z.enum(ACTOR_KINDS).describe("agent, human or service."),
   display_name: z.string().describe("Human-readable name."),
-  group: z.string().describe("Group or team, or \"\"."),
-  role: z.string().describe("Role, or \"\"."),
-  capabilities: z.array(z.string()).describe("What the actor can do, e.g. [\"typescript\", \"review\"]."),
+  group: z.string().describe('Group or team, or "".'),
+  role: z.string().describe('Role, or "".'),
+  capabilities: z.array(z.string()).describe('What the actor can do, e.g. ["typescript", "review"].'),
   created_at: z.string().describe("When the actor was registered."),
-  last_seen_at: z.string().describe("When it last called whoami, or \"\"."),
+  last_seen_at: z.string().describe('When it last called whoami, or "".'),
 });
 export type Actor = z.infer<typeof actorSchema>;
 
@@ -48,8 +48,7 @@ export function toActor(r: ActorRow): Actor {
   };
 }
 
-export const getActor = (ctx: Ctx, id: string) =>
-  ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
+export const getActor = (ctx: Ctx, id: string) => ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
 
 export const recentDecisionSchema = z.object({
   id: z.string().describe("Decision id."),

@@ -24,15 +24,27 @@ export const actorQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.kind) { where.push("kind = ?"); params.push(input.kind); }
-    if (input.group) { where.push("group_name = ?"); params.push(input.group); }
-    if (input.capability) { where.push("EXISTS (SELECT 1 FROM json_each(actors.capabilities) c WHERE c.value = ?)"); params.push(input.capability); }
+    if (input.kind) {
+      where.push("kind = ?");
+      params.push(input.kind);
+    }
+    if (input.group) {
+      where.push("group_name = ?");
+      params.push(input.group);
+    }
+    if (input.capability) {
+      where.push("EXISTS (SELECT 1 FROM json_each(actors.capabilities) c WHERE c.value = ?)");
+      params.push(input.capability);
+    }
     if (input.q?.trim()) {
       where.push("(instr(lower(name), lower(?)) > 0 OR instr(lower(display_name), lower(?)) > 0 OR instr(lower(role), lower(?)) > 0)");
       params.push(input.q.trim(), input.q.trim(), input.q.trim());
     }
     const after = decodeKeyset(input.cursor, 1);
-    if (after) { where.push("name > ?"); params.push(after[0]); }
+    if (after) {
+      where.push("name > ?");
+      params.push(after[0]);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`)
       .bind(...params, input.limit + 1)

@@ -12,10 +12,14 @@ export const registerActorTool = defineTool({
   name: "register_actor",
   title: "Register an actor",
   toolset: "identity",
-  description:
-    "Register an agent, human or service, idempotent by external_ref.",
+  description: "Register an agent, human or service, idempotent by external_ref.",
   input: z.object({
-    external_ref: z.string().min(1).max(200).regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters").describe("Stable unique reference (claude-code, alice@example.com)."),
+    external_ref: z
+      .string()
+      .min(1)
+      .max(200)
+      .regex(/^[^\s\p{Cc}]+$/u, "external_ref must not contain spaces or control characters")
+      .describe("Stable unique reference (claude-code, alice@example.com)."),
     kind: z.enum(ACTOR_KINDS).optional().describe("agent (default), human or service."),
     display_name: textField(200, "Human-readable name; defaults to external_ref."),
     group: textField(100, "Group or team."),
@@ -39,15 +43,28 @@ export const registerActorTool = defineTool({
           `INSERT INTO actors (id, tenant_id, name, kind, display_name, group_name, role, capabilities, created_at, updated_at)
            VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, name) DO NOTHING RETURNING id`,
         )
-        .bind(id, ctx.tenantId, input.external_ref, input.kind ?? "agent", input.display_name ?? input.external_ref, input.group ?? "",
-          input.role ?? "", JSON.stringify(input.capabilities ?? []), now, now),
+        .bind(
+          id,
+          ctx.tenantId,
+          input.external_ref,
+          input.kind ?? "agent",
+          input.display_name ?? input.external_ref,
+          input.group ?? "",
+          input.role ?? "",
+          JSON.stringify(input.capabilities ?? []),
+          now,
+          now,
+        ),
       activityStatement(ctx, { verb: "actor.registered", objectType: "actor", objectId: id, summary: `registered ${input.kind ?? "agent"} ${input.external_ref}`, ifPreviousChanged: true }),
       ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
     ]);
     if (inserted!.results.length > 0) return { actor: toActor(registered!.results[0]!), created: true };
     const existing = registered!.results[0]!;
     const patch: Array<[keyof ActorRow, string | undefined]> = [
-      ["kind", input.kind], ["display_name", input.display_name], ["group_name", input.group], ["role", input.role],
+      ["kind", input.kind],
+      ["display_name", input.display_name],
+      ["group_name", input.group],
+      ["role", input.role],
       ["capabilities", input.capabilities && JSON.stringify(input.capabilities)],
     ];
     // Only fields that differ: a repeated re-registration writes nothing.
@@ -64,12 +81,18 @@ export const registerActorTool = defineTool({
     // Compare-and-swap on the values read, so two racing updates cannot both be acknowledged.
     const [updated, , after] = await ctx.d1.batch<ActorRow>([
       ctx.d1
-        .prepare(`UPDATE actors SET ${differing.map(([c]) => `${c} = ?`).join(", ")}, updated_at = ?
-                  WHERE tenant_id = ? AND name = ? AND ${differing.map(([c]) => `${c} IS ?`).join(" AND ")} RETURNING id`)
+        .prepare(
+          `UPDATE actors SET ${differing.map(([c]) => `${c} = ?`).join(", ")}, updated_at = ?
+                  WHERE tenant_id = ? AND name = ? AND ${differing.map(([c]) => `${c} IS ?`).join(" AND ")} RETURNING id`,
+        )
         .bind(...differing.map(([, v]) => v), now, ctx.tenantId, input.external_ref, ...differing.map(([c]) => existing[c])),
       activityStatement(ctx, {
-        verb: "actor.updated", objectType: "actor", objectId: existing.id, summary: `updated ${input.external_ref}`,
-        metadata: { changed: differing.map(([c]) => c), previous: Object.fromEntries(differing.map(([c]) => [c, existing[c]])) }, ifPreviousChanged: true,
+        verb: "actor.updated",
+        objectType: "actor",
+        objectId: existing.id,
+        summary: `updated ${input.external_ref}`,
+        metadata: { changed: differing.map(([c]) => c), previous: Object.fromEntries(differing.map(([c]) => [c, existing[c]])) },
+        ifPreviousChanged: true,
       }),
       ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
     ]);

@@ -21,7 +21,14 @@ const LEXICAL_CANDIDATES = 100;
 const TITLE_SCAN = 2000;
 
 export const tagsField = z
-  .array(z.string().trim().min(1).max(50).regex(/^[^\s,]+$/, "a tag is one word (no spaces or commas)"))
+  .array(
+    z
+      .string()
+      .trim()
+      .min(1)
+      .max(50)
+      .regex(/^[^\s,]+$/, "a tag is one word (no spaces or commas)"),
+  )
   .max(20)
   .describe("Tags (one word each).");
 
@@ -62,7 +69,11 @@ export const normalizeTags = (tags: string[]) => [...new Set(tags.map((t) => t.t
 
 /** A title from the body's first line when none is given, so every note lists readably. */
 export function titleFrom(body: string): string {
-  const first = body.split("\n").map((l) => l.replace(/^[#>*\-\s]+/, "").trim()).find((l) => l.length > 0) ?? "";
+  const first =
+    body
+      .split("\n")
+      .map((l) => l.replace(/^[#>*\-\s]+/, "").trim())
+      .find((l) => l.length > 0) ?? "";
   return first.length > 120 ? `${first.slice(0, 119)}…` : first || "Untitled note";
 }
 
@@ -98,8 +109,10 @@ export async function lexicalNotes(ctx: Ctx, q: string, f: SearchFilters): Promi
   if (words) {
     // bm25 column weights: a word in the title counts five times one in the body, tags twice.
     const rows = await ctx.d1
-      .prepare(`SELECT n.id FROM knowledge_fts f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
-                WHERE knowledge_fts MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts, 5.0, 1.0, 2.0), n.seq DESC LIMIT ?`)
+      .prepare(
+        `SELECT n.id FROM knowledge_fts f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
+                WHERE knowledge_fts MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts, 5.0, 1.0, 2.0), n.seq DESC LIMIT ?`,
+      )
       .bind(words, ctx.tenantId, ...f.params, LEXICAL_CANDIDATES)
       .raw<[string]>();
     if (rows.length > 0) return { ids: rows.map((r) => r[0]), match: "words" };
@@ -107,16 +120,20 @@ export async function lexicalNotes(ctx: Ctx, q: string, f: SearchFilters): Promi
   const text = q.trim();
   if ([...text].length >= 3) {
     const rows = await ctx.d1
-      .prepare(`SELECT n.id FROM knowledge_fts_trgm f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
-                WHERE knowledge_fts_trgm MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts_trgm, 5.0, 1.0), n.seq DESC LIMIT ?`)
+      .prepare(
+        `SELECT n.id FROM knowledge_fts_trgm f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
+                WHERE knowledge_fts_trgm MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts_trgm, 5.0, 1.0), n.seq DESC LIMIT ?`,
+      )
       .bind(ftsPhrase(text), ctx.tenantId, ...f.params, LEXICAL_CANDIDATES)
       .raw<[string]>();
     return { ids: rows.map((r) => r[0]), match: rows.length > 0 ? "substring" : "none" };
   }
   // Too short for trigrams: the newest titles containing it (instr, since D1 caps LIKE patterns).
   const rows = await ctx.d1
-    .prepare(`SELECT id FROM (SELECT n.id, n.title, n.seq FROM knowledge_notes n WHERE n.tenant_id = ?${filters} ORDER BY n.seq DESC LIMIT ?)
-              WHERE instr(lower(title), lower(?)) > 0 ORDER BY seq DESC LIMIT ?`)
+    .prepare(
+      `SELECT id FROM (SELECT n.id, n.title, n.seq FROM knowledge_notes n WHERE n.tenant_id = ?${filters} ORDER BY n.seq DESC LIMIT ?)
+              WHERE instr(lower(title), lower(?)) > 0 ORDER BY seq DESC LIMIT ?`,
+    )
     .bind(ctx.tenantId, ...f.params, TITLE_SCAN, text, LEXICAL_CANDIDATES)
     .raw<[string]>();
   return { ids: rows.map((r) => r[0]), match: rows.length > 0 ? "title" : "none" };

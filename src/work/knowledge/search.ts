@@ -17,8 +17,7 @@ export const knowledgeSearchTool = defineTool({
   name: "knowledge_search",
   title: "Search knowledge",
   toolset: "knowledge",
-  description:
-    "Search notes by words and meaning (hybrid), or words alone. Search before you redo research.",
+  description: "Search notes by words and meaning (hybrid), or words alone. Search before you redo research.",
   input: z.object({
     q: z.string().trim().min(1).max(500).describe("What you are looking for, in words."),
     project_id: z.string().min(1).max(100).optional().describe("Only this project's notes (id or key)."),
@@ -32,8 +31,8 @@ export const knowledgeSearchTool = defineTool({
     items: z.array(searchItemSchema).describe("Matching notes, best first."),
     mode: z.enum(["hybrid", "lexical"]).describe("hybrid: words and meaning fused; lexical: words only."),
     match: z.enum(["words", "substring", "title", "none"]).describe("Which full-text strategy matched: ranked words, else substring (trigram), else title."),
-    embedder: z.string().describe("The embedding model that ranked by meaning (local-hash-* is lexical, not semantic), or \"\"."),
-    note: z.string().describe("Anything the caller should know about this ranking (e.g. why it fell back), or \"\"."),
+    embedder: z.string().describe('The embedding model that ranked by meaning (local-hash-* is lexical, not semantic), or "".'),
+    note: z.string().describe('Anything the caller should know about this ranking (e.g. why it fell back), or "".'),
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
@@ -41,13 +40,27 @@ export const knowledgeSearchTool = defineTool({
     const filter: Record<string, string> = {};
     if (input.project_id) {
       const project = await findProject(ctx, input.project_id);
-      f.where.push("n.project_id = ?"); f.params.push(project.id); filter.project_id = project.id;
+      f.where.push("n.project_id = ?");
+      f.params.push(project.id);
+      filter.project_id = project.id;
     }
-    if (input.kind) { f.where.push("n.kind = ?"); f.params.push(input.kind); filter.kind = input.kind; }
-    for (const tag of normalizeTags(input.tags ?? [])) { f.where.push("EXISTS (SELECT 1 FROM json_each(n.tags) WHERE value = ?)"); f.params.push(tag); }
+    if (input.kind) {
+      f.where.push("n.kind = ?");
+      f.params.push(input.kind);
+      filter.kind = input.kind;
+    }
+    for (const tag of normalizeTags(input.tags ?? [])) {
+      f.where.push("EXISTS (SELECT 1 FROM json_each(n.tags) WHERE value = ?)");
+      f.params.push(tag);
+    }
     let match: "words" | "substring" | "title" | "none" = "none";
     const ranked = await rankHybrid({
-      env: ctx.env, tenantId: ctx.tenantId, type: "note", q: input.q, semantic: !input.lexical_only, minSimilarity: input.min_similarity,
+      env: ctx.env,
+      tenantId: ctx.tenantId,
+      type: "note",
+      q: input.q,
+      semantic: !input.lexical_only,
+      minSimilarity: input.min_similarity,
       // Tags are not vector metadata, so fetch extra neighbours for the tag filter to thin.
       candidates: Math.min(100, input.top_k * (input.tags?.length ? 5 : 2)),
       filter,
@@ -58,11 +71,14 @@ export const knowledgeSearchTool = defineTool({
       },
     });
     const ids = ranked.items.map((r) => r.id);
-    const rows: NoteRow[] = ids.length === 0 ? [] : await ctx.d1
-      .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
-      .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
-      .all<NoteRow>()
-      .then((r) => r.results);
+    const rows: NoteRow[] =
+      ids.length === 0
+        ? []
+        : await ctx.d1
+            .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
+            .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
+            .all<NoteRow>()
+            .then((r) => r.results);
     const byId = new Map(rows.map((r) => [r.id, r]));
     const needles = [input.q.trim(), ...ftsWords(input.q)];
     const items = ranked.items

@@ -9,8 +9,7 @@ export const knowledgeUpdateTool = defineTool({
   name: "knowledge_update",
   title: "Update a knowledge note",
   toolset: "knowledge",
-  description:
-    "Patch a note's title, body or tags (tags replaced whole).",
+  description: "Patch a note's title, body or tags (tags replaced whole).",
   input: z.object({
     note_id: z.string().min(1).max(100).describe("The note."),
     patch: z
@@ -54,10 +53,19 @@ export const knowledgeUpdateTool = defineTool({
     const embedding = reembedding ? await queueNoteEmbedding(ctx, before.id, next.title, next.body) : null;
     const [updated] = await ctx.d1.batch<{ id: string }>([
       ctx.d1
-        .prepare(`UPDATE knowledge_notes SET title = ?, body = ?, tags = ?, version = version + 1, updated_by = ?, updated_at = ?
-                  WHERE tenant_id = ? AND id = ? AND version = ? RETURNING id`)
+        .prepare(
+          `UPDATE knowledge_notes SET title = ?, body = ?, tags = ?, version = version + 1, updated_by = ?, updated_at = ?
+                  WHERE tenant_id = ? AND id = ? AND version = ? RETURNING id`,
+        )
         .bind(next.title, next.body, next.tags, ctx.actorId, now, ctx.tenantId, before.id, before.version),
-      activityStatement(ctx, { verb: "knowledge.updated", objectType: "note", objectId: before.id, projectId: before.project_id, summary: `${next.title}: ${changed.join(", ")}`.slice(0, 300), ifPreviousChanged: true }),
+      activityStatement(ctx, {
+        verb: "knowledge.updated",
+        objectType: "note",
+        objectId: before.id,
+        projectId: before.project_id,
+        summary: `${next.title}: ${changed.join(", ")}`.slice(0, 300),
+        ifPreviousChanged: true,
+      }),
       // Queued even if the update lost a race: the embedder embeds the note's current text whatever hash was queued.
       ...(embedding ? [embedding.stmt] : []),
     ]);
@@ -68,7 +76,9 @@ export const knowledgeUpdateTool = defineTool({
     const note = toNote(await findNote(ctx, before.id), true);
     return {
       note: reembedding ? { ...note, embedding_status: "pending" as const } : note,
-      changed, reembedding, warnings: reembedding ? secretWarnings(`${next.title}\n${next.body}`) : [],
+      changed,
+      reembedding,
+      warnings: reembedding ? secretWarnings(`${next.title}\n${next.body}`) : [],
     };
   },
   summarize: (r) => (r.changed.length ? `Updated ${r.note.id}: ${r.changed.join(", ")}${r.reembedding ? " (re-embedding)" : ""}.` : `No change to ${r.note.id}.`),

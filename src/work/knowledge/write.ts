@@ -10,8 +10,7 @@ export const knowledgeWriteTool = defineTool({
   name: "knowledge_write",
   title: "Write a knowledge note",
   toolset: "knowledge",
-  description:
-    "Write down what you learned so the next agent need not.",
+  description: "Write down what you learned so the next agent need not.",
   input: z.object({
     body: z.string().trim().min(1).max(BODY_MAX).describe("The note (markdown)."),
     title: z.string().trim().min(1).max(TITLE_MAX).optional().describe("Title; defaults to the body's first line."),
@@ -34,8 +33,10 @@ export const knowledgeWriteTool = defineTool({
     const embedding = await queueNoteEmbedding(ctx, id, title, input.body);
     await ctx.d1.batch([
       ctx.d1
-        .prepare(`INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`)
+        .prepare(
+          `INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+        )
         .bind(id, ctx.tenantId, project?.id ?? null, input.kind, title, input.body, JSON.stringify(normalizeTags(input.tags ?? [])), ctx.actorId, now, ctx.actorId, now),
       embedding.stmt,
       activityStatement(ctx, { verb: "knowledge.written", objectType: "note", objectId: id, projectId: project?.id ?? null, summary: `${input.kind}: ${title}`.slice(0, 300) }),

@@ -42,8 +42,22 @@ export const projectCreateTool = defineTool({
             `INSERT INTO projects (id, tenant_id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at)
              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
           )
-          .bind(id, ctx.tenantId, key, input.title, input.summary ?? "", input.description ?? "", input.status, parentId, ownerId,
-            input.start_on ?? null, input.target_on ?? null, ctx.actorId, now, now),
+          .bind(
+            id,
+            ctx.tenantId,
+            key,
+            input.title,
+            input.summary ?? "",
+            input.description ?? "",
+            input.status,
+            parentId,
+            ownerId,
+            input.start_on ?? null,
+            input.target_on ?? null,
+            ctx.actorId,
+            now,
+            now,
+          ),
         activityStatement(ctx, { verb: "project.created", objectType: "project", objectId: id, projectId: id, summary: `created project ${key}: ${input.title}`, ifPreviousChanged: true }),
       ]);
       if (inserted!.results.length === 0) continue;

@@ -31,9 +31,18 @@ export const KEY_RULE = /^[A-Za-z][A-Za-z0-9]{1,15}$/;
 /** A key from a title: initials of its words, or its first letters. */
 export function keyFromTitle(title: string): string {
   // NFKD splits accented letters into letter + combining mark; drop the marks so "Café" stays one word.
-  const words = title.normalize("NFKD").replace(/\p{M}+/gu, "").replace(/[^A-Za-z0-9 ]+/g, " ").trim().split(/\s+/).filter(Boolean);
+  const words = title
+    .normalize("NFKD")
+    .replace(/\p{M}+/gu, "")
+    .replace(/[^A-Za-z0-9 ]+/g, " ")
+    .trim()
+    .split(/\s+/)
+    .filter(Boolean);
   const letters = words.length >= 2 ? words.map((w) => w[0]).join("") : (words[0] ?? "");
-  const key = letters.replace(/^[0-9]+/, "").slice(0, 6).toUpperCase();
+  const key = letters
+    .replace(/^[0-9]+/, "")
+    .slice(0, 6)
+    .toUpperCase();
   return key.length >= 2 ? key : `P${key || "X"}`.padEnd(2, "X");
 }
 
@@ -109,12 +118,19 @@ export async function taskCounts(ctx: Ctx, projectIds: string[]): Promise<Map<st
   return out;
 }
 
-export interface BriefLimits { max_tasks: number; max_decisions: number; max_knowledge: number; max_activity: number }
+export interface BriefLimits {
+  max_tasks: number;
+  max_decisions: number;
+  max_knowledge: number;
+  max_activity: number;
+}
 
 /** project_brief's answer; task_get's include=brief embeds the same. */
 export async function readProjectBrief(ctx: Ctx, input: { project: string } & BriefLimits) {
   const project = await findProject(ctx, input.project);
-  const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }>([
+  const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<
+    TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }
+  >([
     ctx.d1
       .prepare(
         `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
@@ -122,16 +138,14 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
          ORDER BY CASE state WHEN 'ready' THEN 0 ELSE 1 END, priority ASC, created ASC LIMIT ?`,
       )
       .bind(ctx.tenantId, project.id, input.max_tasks),
+    ctx.d1.prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, project.id, input.max_activity),
     ctx.d1
-      .prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
-      .bind(ctx.tenantId, project.id, input.max_activity),
-    ctx.d1
-      .prepare(`SELECT r.id, r.slug, pr.role, COUNT(*) OVER () AS n FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
-                WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug LIMIT ?`)
+      .prepare(
+        `SELECT r.id, r.slug, pr.role, COUNT(*) OVER () AS n FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
+                WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug LIMIT ?`,
+      )
       .bind(ctx.tenantId, project.id, EMBEDDED_LIST_MAX + 1),
-    ctx.d1
-      .prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`)
-      .bind(ctx.tenantId, project.id, input.max_decisions),
+    ctx.d1.prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, project.id, input.max_decisions),
     ctx.d1
       .prepare(`SELECT id, title, kind AS status, updated_at AS at FROM knowledge_notes WHERE tenant_id = ? AND project_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`)
       .bind(ctx.tenantId, project.id, input.max_knowledge),

@@ -28,13 +28,22 @@ export const projectQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["tenant_id = ?", "deleted_at IS NULL"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) { where.push("(id = ? OR key = ? COLLATE NOCASE)"); params.push(input.project_id, input.project_id); }
-    if (input.status?.length) { where.push(`status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
+    if (input.project_id) {
+      where.push("(id = ? OR key = ? COLLATE NOCASE)");
+      params.push(input.project_id, input.project_id);
+    }
+    if (input.status?.length) {
+      where.push(`status IN (${input.status.map(() => "?").join(", ")})`);
+      params.push(...input.status);
+    }
     if (input.q?.trim()) {
       where.push("(instr(lower(key), lower(?)) > 0 OR instr(lower(title), lower(?)) > 0 OR instr(lower(summary), lower(?)) > 0)");
       params.push(input.q.trim(), input.q.trim(), input.q.trim());
     }
-    if (input.owner_actor_id) { where.push("owner_actor_id = ?"); params.push(await resolveActor(ctx, input.owner_actor_id)); }
+    if (input.owner_actor_id) {
+      where.push("owner_actor_id = ?");
+      params.push(await resolveActor(ctx, input.owner_actor_id));
+    }
     if (input.repository_id) {
       const repo = repoRefCondition(input.repository_id, "r");
       where.push(`EXISTS (SELECT 1 FROM project_repositories pr JOIN repositories r ON r.tenant_id = pr.tenant_id AND r.id = pr.repository_id
@@ -42,13 +51,22 @@ export const projectQueryTool = defineTool({
       params.push(...repo.params);
     }
     const after = afterTimeAndId(input.cursor, "created_at", "id");
-    if (after) { where.push(after.sql); params.push(...after.params); }
+    if (after) {
+      where.push(after.sql);
+      params.push(...after.params);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
       .all<Project>();
     const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
-    const counts = input.detail === "full" ? await taskCounts(ctx, page.map((p) => p.id)) : null;
+    const counts =
+      input.detail === "full"
+        ? await taskCounts(
+            ctx,
+            page.map((p) => p.id),
+          )
+        : null;
     return {
       items: page.map((p) => (counts ? { ...p, task_counts: counts.get(p.id)! } : p)),
       ...cursor,

@@ -46,16 +46,18 @@ export const projectUpdateTool = defineTool({
     const sets = changed.map((k) => `${k} = ?`);
     const values = changed.map((k) => next[k]);
     // The cycle check runs again inside the update, so two racing re-parents cannot make a loop.
-    const cycleGuard = changed.includes("parent_project_id") && next.parent_project_id
-      ? ` AND NOT EXISTS (${PARENT_CYCLE_SQL})`
-      : "";
+    const cycleGuard = changed.includes("parent_project_id") && next.parent_project_id ? ` AND NOT EXISTS (${PARENT_CYCLE_SQL})` : "";
     const guardParams = cycleGuard ? [next.parent_project_id, ctx.tenantId, before.id] : [];
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1.prepare(`UPDATE projects SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ?${cycleGuard} RETURNING id`)
-        .bind(...values, now, ctx.tenantId, before.id, ...guardParams),
+      ctx.d1.prepare(`UPDATE projects SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ?${cycleGuard} RETURNING id`).bind(...values, now, ctx.tenantId, before.id, ...guardParams),
       activityStatement(ctx, {
-        verb: "project.updated", objectType: "project", objectId: before.id, projectId: before.id,
-        summary: `updated ${changed.join(", ")} of ${before.key}`, metadata: { changed }, ifPreviousChanged: true,
+        verb: "project.updated",
+        objectType: "project",
+        objectId: before.id,
+        projectId: before.id,
+        summary: `updated ${changed.join(", ")} of ${before.key}`,
+        metadata: { changed },
+        ifPreviousChanged: true,
       }),
     ]);
     if (updated!.results.length === 0) {

@@ -8,7 +8,8 @@ export const taskCodeRefTool = defineTool({
   name: "task_code_ref",
   title: "Record a task's code",
   toolset: "repos",
-  description: "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. Repository, branch and sha default from your current run (its last run_heartbeat), so a commit is often just task_id and ref_type; the repository otherwise defaults to the project's only primary repository.",
+  description:
+    "Record the code that delivered a task: a commit, branch, PR, tag or compare. This is the evidence requires_evidence asks for. Repository, branch and sha default from your current run (its last run_heartbeat), so a commit is often just task_id and ref_type; the repository otherwise defaults to the project's only primary repository.",
   input: z.object({ task_id: z.string().min(1).max(100).describe("The task (id or KEY-number)."), ...refFields }),
   output: z.object({ code_ref: codeRefSchema.describe("The recorded ref.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },

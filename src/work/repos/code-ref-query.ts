@@ -26,21 +26,42 @@ export const codeRefQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["tenant_id = ?", "deleted_at IS NULL"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.object_type) { where.push("object_type = ?"); params.push(input.object_type); }
+    if (input.object_type) {
+      where.push("object_type = ?");
+      params.push(input.object_type);
+    }
     if (input.object_id) {
       // Resolved the way code_ref_add resolves it: a task by KEY-number, a project by key.
-      const id = input.object_type === "task" || input.object_type === "project"
-        ? (await findObject(ctx, input.object_type, input.object_id)).id
-        : !input.object_type && /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id) ? (await findTask(ctx, input.object_id)).id : input.object_id;
+      const id =
+        input.object_type === "task" || input.object_type === "project"
+          ? (await findObject(ctx, input.object_type, input.object_id)).id
+          : !input.object_type && /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id)
+            ? (await findTask(ctx, input.object_id)).id
+            : input.object_id;
       where.push("object_id = ?");
       params.push(id);
     }
-    if (input.repository_id) { where.push("repository_id = ?"); params.push((await findRepository(ctx, input.repository_id)).id); }
-    if (input.ref_type) { where.push("ref_type = ?"); params.push(input.ref_type); }
-    if (input.pr_state) { where.push("pr_state = ?"); params.push(input.pr_state); }
-    if (input.run_id) { where.push("run_id = ?"); params.push(await runFilterValue(ctx, input.run_id)); }
+    if (input.repository_id) {
+      where.push("repository_id = ?");
+      params.push((await findRepository(ctx, input.repository_id)).id);
+    }
+    if (input.ref_type) {
+      where.push("ref_type = ?");
+      params.push(input.ref_type);
+    }
+    if (input.pr_state) {
+      where.push("pr_state = ?");
+      params.push(input.pr_state);
+    }
+    if (input.run_id) {
+      where.push("run_id = ?");
+      params.push(await runFilterValue(ctx, input.run_id));
+    }
     const after = afterTimeAndId(input.cursor, "created_at", "id");
-    if (after) { where.push(after.sql); params.push(...after.params); }
+    if (after) {
+      where.push(after.sql);
+      params.push(...after.params);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
       .bind(...params, input.limit + 1)

@@ -10,12 +10,16 @@ export const codeRefUpdateTool = defineTool({
   description: "Move a PR forward (pr_state open, draft, merged, closed) or fix a ref's sha, title or url. A PR that becomes merged or closed records pr.merged / pr.closed on the timeline.",
   input: z.object({
     code_ref_id: z.string().min(1).max(100).describe("The code ref."),
-    patch: z.object({
-      pr_state: z.enum(PR_STATES).optional().describe("New PR state."),
-      sha: SHA.optional().describe("Commit SHA."),
-      title: z.string().max(300).optional().describe("Title."),
-      url: z.string().url().max(500).optional().describe("Link."),
-    }).strict().refine((p) => Object.keys(p).length > 0, "patch names no field").describe("Fields to change."),
+    patch: z
+      .object({
+        pr_state: z.enum(PR_STATES).optional().describe("New PR state."),
+        sha: SHA.optional().describe("Commit SHA."),
+        title: z.string().max(300).optional().describe("Title."),
+        url: z.string().url().max(500).optional().describe("Link."),
+      })
+      .strict()
+      .refine((p) => Object.keys(p).length > 0, "patch names no field")
+      .describe("Fields to change."),
   }),
   output: z.object({ code_ref: codeRefSchema.describe("The ref after the change."), changed: z.array(z.string()).describe("Fields that changed.") }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },

@@ -10,7 +10,8 @@ export const repoLinkTool = defineTool({
   name: "repo_link",
   title: "Link a repository to a project",
   toolset: "repos",
-  description: "Link a project to a registered repository, with a role (primary, dependency or docs). Linking again with the same role, or with none, changes nothing. Changing the role is deliberate: pass the role you replace as expected_role; a different role without it is refused with conflict.",
+  description:
+    "Link a project to a registered repository, with a role (primary, dependency or docs). Linking again with the same role, or with none, changes nothing. Changing the role is deliberate: pass the role you replace as expected_role; a different role without it is refused with conflict.",
   input: z.object({
     project_id: z.string().min(1).max(100).describe("Project id or key."),
     repository_id: z.string().min(1).max(200).optional().describe("Repository id (or owner/name)."),
@@ -30,15 +31,20 @@ export const repoLinkTool = defineTool({
     const key = [ctx.tenantId, project.id, repo.id] as const;
     // Compare-and-swap: a new link, or a role change from exactly the role the caller named.
     const write = input.expected_role
-      ? ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`)
-        .bind(role, ...key, input.expected_role, role)
-      : ctx.d1.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-        .bind(...key, role, iso(ctx.clock.now()));
+      ? ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`).bind(role, ...key, input.expected_role, role)
+      : ctx.d1
+          .prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
+          .bind(...key, role, iso(ctx.clock.now()));
     const [, , link] = await ctx.d1.batch<{ role: (typeof REPO_ROLES)[number] }>([
       write,
       activityStatement(ctx, {
-        verb: "repo.linked", objectType: "project", objectId: project.id, projectId: project.id, summary: `${repo.slug} linked as ${role}`,
-        metadata: input.expected_role ? { repository_id: repo.id, previous_role: input.expected_role } : { repository_id: repo.id }, ifPreviousChanged: true,
+        verb: "repo.linked",
+        objectType: "project",
+        objectId: project.id,
+        projectId: project.id,
+        summary: `${repo.slug} linked as ${role}`,
+        metadata: input.expected_role ? { repository_id: repo.id, previous_role: input.expected_role } : { repository_id: repo.id },
+        ifPreviousChanged: true,
       }),
       ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(...key),
     ]);

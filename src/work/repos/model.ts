@@ -7,7 +7,12 @@ import { invalidInput, notFound, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { runRepoContext, type RunRepoContext } from "../runs/model";
 
-export interface RemoteParts { host: string; owner: string; name: string; url: string }
+export interface RemoteParts {
+  host: string;
+  owner: string;
+  name: string;
+  url: string;
+}
 
 /**
  * Normalizes a git remote (https, ssh or scp-style; credentials dropped; `.git` and trailing
@@ -23,14 +28,21 @@ export function normalizeRemote(raw: string): RemoteParts | null {
     path = scp[2]!;
   } else {
     let u: URL;
-    try { u = new URL(text); } catch { return null; }
+    try {
+      u = new URL(text);
+    } catch {
+      return null;
+    }
     if (!["https:", "http:", "ssh:", "git:"].includes(u.protocol)) return null;
     host = u.hostname;
     path = u.pathname;
   }
   // Dot segments ("..", "%2e%2e") are refused before URL parsing would quietly resolve them away.
   if (/(^|[/\\:])(?:\.|%2e){1,2}(?=[/\\?#]|$)/i.test(text)) return null;
-  const parts = path.replace(/^\/+|\/+$/g, "").replace(/\.git$/i, "").split("/");
+  const parts = path
+    .replace(/^\/+|\/+$/g, "")
+    .replace(/\.git$/i, "")
+    .split("/");
   if (parts.length !== 2 || parts.some((p) => !/^[A-Za-z0-9._-]+$/.test(p) || /^\.+$/.test(p))) return null;
   const [owner, name] = parts as [string, string];
   host = host.toLowerCase();
@@ -48,7 +60,10 @@ export function parseRepoRef(raw: string, host = "github.com"): RemoteParts | nu
 
 /** A remote as it may be echoed back: user-info (any credentials) and query or fragment removed. */
 export function redactRemote(raw: string): string {
-  return raw.trim().replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/]*@/i, "$1***@").replace(/[?#].*$/s, "");
+  return raw
+    .trim()
+    .replace(/^([a-z][a-z0-9+.-]*:\/\/)?[^\s/]*@/i, "$1***@")
+    .replace(/[?#].*$/s, "");
 }
 
 export const repositorySchema = z.object({
@@ -87,8 +102,10 @@ export async function registerRepository(ctx: Ctx, parts: RemoteParts, defaultBr
   const now = iso(ctx.clock.now());
   const [inserted, , found] = await ctx.d1.batch<Repository>([
     ctx.d1
-      .prepare(`INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`)
+      .prepare(
+        `INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+      )
       .bind(id, ctx.tenantId, parts.host, parts.owner, parts.name, `${parts.owner}/${parts.name}`, parts.url, defaultBranch, ctx.actorId, now),
     activityStatement(ctx, { verb: "repo.registered", objectType: "repository", objectId: id, summary: `registered ${parts.owner}/${parts.name}`, ifPreviousChanged: true }),
     ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url),
@@ -127,7 +144,10 @@ export const codeRefSchema = z.object({
 export type CodeRef = z.infer<typeof codeRefSchema>;
 export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
 
-export const SHA = z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
+export const SHA = z
+  .string()
+  .max(64)
+  .regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters");
 export const refFields = {
   ref_type: z.enum(REF_TYPES).describe("commit (needs sha), branch (needs branch), pr (needs pr_number or pr_url), tag (needs title or sha), compare (needs url)."),
   repository_id: z.string().min(1).max(200).optional().describe("Repository id or owner/name; defaults to the run's repository (run_heartbeat), else the project's only primary repository."),
@@ -166,7 +186,7 @@ function withRunContext(r: RefInput, repositoryId: string | null, run: RunRepoCo
   if (!sameRepo) return { ref: r, repositoryId };
   const branch = r.branch ?? run.branch ?? undefined;
   const sameBranch = !r.branch || r.branch === run.branch;
-  return { ref: { ...r, branch, sha: r.sha ?? (sameBranch ? run.headSha ?? undefined : undefined) }, repositoryId: repositoryId ?? run.repositoryId };
+  return { ref: { ...r, branch, sha: r.sha ?? (sameBranch ? (run.headSha ?? undefined) : undefined) }, repositoryId: repositoryId ?? run.repositoryId };
 }
 
 export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, input: RefInput): Promise<CodeRef> {
@@ -187,10 +207,28 @@ export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)
   const label = r.ref_type === "commit" ? r.sha!.toLowerCase().slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
   await ctx.d1.batch([
     ctx.d1
-      .prepare(`INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-      .bind(id, ctx.tenantId, objectType, objectId, r.ref_type, repositoryId, r.sha?.toLowerCase() ?? null, r.branch ?? null, r.pr_number ?? null,
-        r.pr_url ?? null, r.pr_state ?? (r.ref_type === "pr" ? "open" : null), r.title ?? "", r.url ?? null, run?.runId ?? null, ctx.actorId, now),
+      .prepare(
+        `INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
+                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      )
+      .bind(
+        id,
+        ctx.tenantId,
+        objectType,
+        objectId,
+        r.ref_type,
+        repositoryId,
+        r.sha?.toLowerCase() ?? null,
+        r.branch ?? null,
+        r.pr_number ?? null,
+        r.pr_url ?? null,
+        r.pr_state ?? (r.ref_type === "pr" ? "open" : null),
+        r.title ?? "",
+        r.url ?? null,
+        run?.runId ?? null,
+        ctx.actorId,
+        now,
+      ),
     activityStatement(ctx, { verb: "code_ref.added", objectType, objectId, projectId, summary: `${r.ref_type} ${label}`, metadata: { code_ref_id: id } }),
   ]);
   return (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(id).first<CodeRef>())!;
@@ -205,19 +243,32 @@ export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record
   if (changed.length === 0) return { code_ref: before, changed };
   const prMove = changed.includes("pr_state") && (next.pr_state === "merged" || next.pr_state === "closed");
   // The same project the ref's code_ref.added went to, so the move shows on that project's timeline.
-  const projectId = before.object_type === "project" ? before.object_id
-    : before.object_type === "task" || before.object_type === "decision"
-      ? (await ctx.d1.prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
-        .bind(ctx.tenantId, before.object_id).first<{ project_id: string | null }>())?.project_id ?? null
-      : null;
+  const projectId =
+    before.object_type === "project"
+      ? before.object_id
+      : before.object_type === "task" || before.object_type === "decision"
+        ? ((
+            await ctx.d1
+              .prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
+              .bind(ctx.tenantId, before.object_id)
+              .first<{ project_id: string | null }>()
+          )?.project_id ?? null)
+        : null;
   // Compare-and-swap on the fields being changed: a change decided on a stale read (say, moving a PR
   // that was merged meanwhile) is refused instead of overwriting the other write.
   const [updated] = await ctx.d1.batch<{ id: string }>([
-    ctx.d1.prepare(`UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND ${changed.map((c) => `${c} IS ?`).join(" AND ")} RETURNING id`)
+    ctx.d1
+      .prepare(
+        `UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND ${changed.map((c) => `${c} IS ?`).join(" AND ")} RETURNING id`,
+      )
       .bind(...changed.map((c) => next[c]), ctx.tenantId, before.id, ...changed.map((c) => before[c as keyof CodeRef] ?? null)),
     activityStatement(ctx, {
-      verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated", objectType: before.object_type, objectId: before.object_id, projectId,
-      summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`, metadata: { code_ref_id: before.id, changed },
+      verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated",
+      objectType: before.object_type,
+      objectId: before.object_id,
+      projectId,
+      summary: prMove ? `PR ${before.pr_number ?? before.pr_url} ${next.pr_state}` : `code ref ${changed.join(", ")} changed`,
+      metadata: { code_ref_id: before.id, changed },
       ifPreviousChanged: true,
     }),
   ]);

@@ -33,15 +33,32 @@ export const repoQueryTool = defineTool({
       role = ", pr.role";
       params.unshift((await findProject(ctx, input.project_id)).id);
     }
-    if (input.repository_id) { where.push("(r.id = ? OR r.slug = ? COLLATE NOCASE)"); params.push(input.repository_id, input.repository_id); }
-    if (input.slug) { where.push("r.slug = ? COLLATE NOCASE"); params.push(input.slug); }
-    if (input.host) { where.push("r.host = ?"); params.push(input.host.toLowerCase()); }
-    if (input.q?.trim()) { where.push("instr(lower(r.slug), lower(?)) > 0"); params.push(input.q.trim()); }
+    if (input.repository_id) {
+      where.push("(r.id = ? OR r.slug = ? COLLATE NOCASE)");
+      params.push(input.repository_id, input.repository_id);
+    }
+    if (input.slug) {
+      where.push("r.slug = ? COLLATE NOCASE");
+      params.push(input.slug);
+    }
+    if (input.host) {
+      where.push("r.host = ?");
+      params.push(input.host.toLowerCase());
+    }
+    if (input.q?.trim()) {
+      where.push("instr(lower(r.slug), lower(?)) > 0");
+      params.push(input.q.trim());
+    }
     const after = decodeKeyset(input.cursor, 2);
-    if (after) { where.push("(r.slug > ? OR (r.slug = ? AND r.id > ?))"); params.push(after[0], after[0], after[1]); }
+    if (after) {
+      where.push("(r.slug > ? OR (r.slug = ? AND r.id > ?))");
+      params.push(after[0], after[0], after[1]);
+    }
     const rows = await ctx.d1
-      .prepare(`SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
-                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`)
+      .prepare(
+        `SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
+                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`,
+      )
       .bind(...params, input.limit + 1)
       .all<Repository & { role?: string }>();
     const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.slug, last.id]);

@@ -9,7 +9,8 @@ export const repoRegisterTool = defineTool({
   toolset: "repos",
   // The remote's credentials are stripped by the tool itself before anything is stored or echoed.
   verbatim: ["remote_url"],
-  description: "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url (a URL, or owner/name alone), or owner and name (host defaults to github.com). A default_branch given for a repository already registered with another one is refused with conflict (the registered one stands). The server cannot see your working directory, so there is no autodetection here.",
+  description:
+    "Resolve or register a git repository, de-duplicated by its normalized remote URL (credentials are stripped and never stored). Pass remote_url (a URL, or owner/name alone), or owner and name (host defaults to github.com). A default_branch given for a repository already registered with another one is refused with conflict (the registered one stands). The server cannot see your working directory, so there is no autodetection here.",
   input: z.object({
     remote_url: z.string().max(500).optional().describe("The remote (https://github.com/acme/api(.git), git@github.com:acme/api.git, ssh://…) or owner/name alone."),
     host: z.string().max(200).optional().describe("Git host (default github.com) when giving owner and name."),
@@ -26,7 +27,11 @@ export const repoRegisterTool = defineTool({
     const remote = input.remote_url ?? input.slug ?? (input.owner && input.name ? `${input.owner}/${input.name}` : undefined);
     if (!remote) throw invalidInput("Nothing to register.", "Pass remote_url (the output of `git remote get-url origin`, or owner/name), or owner and name.");
     const parts = parseRepoRef(remote, input.host);
-    if (!parts) throw invalidInput(`'${redactRemote(remote)}' is not a repository remote this server understands.`, "Use owner/name, https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.");
+    if (!parts)
+      throw invalidInput(
+        `'${redactRemote(remote)}' is not a repository remote this server understands.`,
+        "Use owner/name, https://host/owner/name, git@host:owner/name.git or ssh://git@host/owner/name.",
+      );
     const result = await registerRepository(ctx, parts, input.default_branch ?? "main");
     // Found, not created: a default branch the caller named but did not get would be a write acknowledged and dropped.
     if (!result.created && input.default_branch !== undefined && input.default_branch !== result.repository.default_branch) {

@@ -9,7 +9,8 @@ export const runEndTool = defineTool({
   name: "run_end",
   title: "End a run",
   toolset: "runs",
-  description: "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may end it).",
+  description:
+    "Close a run with a verdict: succeeded, failed or cancelled, optionally with final counters. Defaults to your current run; ending your session's run means your next write starts a fresh run. An ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may end it).",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
     status: z.enum(END_STATUSES).describe("succeeded, failed or cancelled."),

@@ -9,10 +9,16 @@ export const runHeartbeatTool = defineTool({
   name: "run_heartbeat",
   title: "Heartbeat a run",
   toolset: "runs",
-  description: "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may heartbeat it).",
+  description:
+    "Keep a long-running run alive (the run reaper marks runs with no heartbeat for a while as abandoned) and track where it stands: HEAD, branch, dirty flag, repository, counters. Later code refs default their repository, branch and sha from this. Defaults to your current run; an ended run is refused with run_ended, another actor's run with not_run_owner (only its owner or an operator key may heartbeat it).",
   input: z.object({
     run_key: runRefField("The run; defaults to your current run.").optional(),
-    head_sha: z.string().max(64).regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters").optional().describe("The commit HEAD points at now."),
+    head_sha: z
+      .string()
+      .max(64)
+      .regex(/^[0-9a-fA-F]{7,64}$/, "head_sha must be 7–64 hex characters")
+      .optional()
+      .describe("The commit HEAD points at now."),
     branch: z.string().min(1).max(250).optional().describe("The branch checked out now."),
     dirty: z.boolean().optional().describe("Whether the working tree has uncommitted changes."),
     repository_id: z.string().min(1).max(200).optional().describe("The repository the run works in (id or owner/name, registered with repo_register)."),

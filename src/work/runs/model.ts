@@ -48,9 +48,9 @@ export const runSchema = z.object({
   status: z.enum(RUN_STATUSES).describe("running, succeeded, failed, cancelled, or abandoned (no heartbeat within the reaper's window)."),
   label: z.string().describe("Short label."),
   goal: z.string().describe("What the run is for."),
-  agent_role: z.string().describe("The role the agent plays in it (e.g. reviewer), or \"\"."),
+  agent_role: z.string().describe('The role the agent plays in it (e.g. reviewer), or "".'),
   run_series_key: z.string().nullable().describe("The recurring series it belongs to, or null."),
-  session_id: z.string().describe("The MCP session it was started in, or \"\"."),
+  session_id: z.string().describe('The MCP session it was started in, or "".'),
   head_sha: z.string().nullable().describe("Last reported HEAD commit, or null."),
   branch: z.string().nullable().describe("Last reported branch, or null."),
   dirty: z.boolean().nullable().describe("Whether the working tree had uncommitted changes at the last heartbeat, or null if never reported."),
@@ -62,14 +62,17 @@ export const runSchema = z.object({
 });
 export type Run = z.infer<typeof runSchema>;
 export type RunRow = Omit<Run, "dirty" | "counts"> & { dirty: number | null; counts: string; seq: number };
-export const RUN_COLUMNS = "seq, id, run_key, actor_id, parent_run_id, root_run_id, kind, status, label, goal, agent_role, run_series_key, session_id, head_sha, branch, dirty, repository_id, counts, started_at, last_heartbeat_at, ended_at";
+export const RUN_COLUMNS =
+  "seq, id, run_key, actor_id, parent_run_id, root_run_id, kind, status, label, goal, agent_role, run_series_key, session_id, head_sha, branch, dirty, repository_id, counts, started_at, last_heartbeat_at, ended_at";
 
 export function toRun({ seq: _seq, ...r }: RunRow): Run {
   let counts: Record<string, number> = {};
   try {
     const parsed: unknown = JSON.parse(r.counts);
     if (parsed && typeof parsed === "object" && !Array.isArray(parsed)) counts = parsed as Record<string, number>;
-  } catch { /* damaged counts read as {} */ }
+  } catch {
+    /* damaged counts read as {} */
+  }
   return { ...r, dirty: r.dirty === null ? null : r.dirty !== 0, counts };
 }
 
@@ -88,10 +91,7 @@ export async function findRun(ctx: Ctx, ref: string): Promise<RunRow> {
 /** A run filter value as stored in activity and code refs: a known run's id, else the text as given. */
 export async function runFilterValue(ctx: Ctx, ref: string): Promise<string> {
   const value = ref.trim();
-  const row = await ctx.d1
-    .prepare(`SELECT id FROM runs WHERE tenant_id = ? AND (id = ? OR run_key = ?)`)
-    .bind(ctx.tenantId, value, value.toLowerCase())
-    .first<{ id: string }>();
+  const row = await ctx.d1.prepare(`SELECT id FROM runs WHERE tenant_id = ? AND (id = ? OR run_key = ?)`).bind(ctx.tenantId, value, value.toLowerCase()).first<{ id: string }>();
   return row?.id ?? value;
 }
 
@@ -129,8 +129,26 @@ function insertRunStatement(ctx: Ctx, r: NewRun): D1PreparedStatement {
          session_id, head_sha, branch, dirty, repository_id, counts, started_at, last_heartbeat_at)
        VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?) ON CONFLICT DO NOTHING`,
     )
-    .bind(r.id, ctx.tenantId, runKeyFor(r.id), ctx.actorId, r.parentRunId, r.rootRunId, r.kind, r.label, r.goal, r.agentRole, r.runSeriesKey,
-      ctx.sessionId, r.repo?.headSha ?? null, r.repo?.branch ?? null, r.repo?.dirty ?? null, r.repo?.repositoryId ?? null, r.startedAt, r.startedAt);
+    .bind(
+      r.id,
+      ctx.tenantId,
+      runKeyFor(r.id),
+      ctx.actorId,
+      r.parentRunId,
+      r.rootRunId,
+      r.kind,
+      r.label,
+      r.goal,
+      r.agentRole,
+      r.runSeriesKey,
+      ctx.sessionId,
+      r.repo?.headSha ?? null,
+      r.repo?.branch ?? null,
+      r.repo?.dirty ?? null,
+      r.repo?.repositoryId ?? null,
+      r.startedAt,
+      r.startedAt,
+    );
 }
 
 /**
@@ -163,10 +181,7 @@ export function bindSessionRun(ctx: Ctx, session: SessionRecord, runSeriesKey: s
   const refresh = async (run: SessionRun): Promise<string | null> => {
     const now = ctx.clock.now();
     if (now.getTime() - Date.parse(run.heartbeatAt) < SESSION_HEARTBEAT_MS) return run.id;
-    const alive = await ctx.d1
-      .prepare(`UPDATE runs SET last_heartbeat_at = ? WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING id`)
-      .bind(iso(now), ctx.tenantId, run.id)
-      .first();
+    const alive = await ctx.d1.prepare(`UPDATE runs SET last_heartbeat_at = ? WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING id`).bind(iso(now), ctx.tenantId, run.id).first();
     if (alive) {
       await stub.markRunHeartbeat({ id: run.id, heartbeatAt: iso(now) });
       return run.id;
@@ -181,8 +196,15 @@ export function bindSessionRun(ctx: Ctx, session: SessionRecord, runSeriesKey: s
       const run = await stub.claimRun({ id: uuidv7(now.getTime()), heartbeatAt: iso(now) });
       if (!run) throw new ToolError("session_ended", "This MCP session ended while the call ran.", { hint: "Initialize a new session and retry." });
       const row = await insertRun(ctx, {
-        id: run.id, kind: "session", parentRunId: null, rootRunId: run.id, label: session.clientName || ctx.actorName, goal: "", agentRole: "",
-        runSeriesKey, startedAt: run.heartbeatAt,
+        id: run.id,
+        kind: "session",
+        parentRunId: null,
+        rootRunId: run.id,
+        label: session.clientName || ctx.actorName,
+        goal: "",
+        agentRole: "",
+        runSeriesKey,
+        startedAt: run.heartbeatAt,
       });
       if (row) {
         held = run;
@@ -253,15 +275,14 @@ export async function reapSilentRuns(d1: D1Database, now: Date, afterMs: number,
   return res.meta.changes ?? 0;
 }
 
-export const runRefField = (description: string) =>
-  z.string().min(1).max(100).describe(`${description} A run_key (run-…) or a run id.`);
+export const runRefField = (description: string) => z.string().min(1).max(100).describe(`${description} A run_key (run-…) or a run id.`);
 
 export const countsField = boundedJson(
   z
     .record(z.string().regex(/^[a-z][a-z0-9_]{0,63}$/, "count names are snake_case, e.g. tests_passed"), z.number().int().min(0).max(1e12))
     .refine((c) => Object.keys(c).length <= 50, "at most 50 counts"),
   { maxBytes: 4096, maxDepth: 1 },
-).describe("Counters to record, e.g. {\"tasks_completed\": 3}; merged into the run's counts (a name given again is overwritten).");
+).describe('Counters to record, e.g. {"tasks_completed": 3}; merged into the run\'s counts (a name given again is overwritten).');
 
 /** The run a call names, or the current run when it names none. */
 export async function targetRun(ctx: Ctx, ref: string | undefined): Promise<RunRow> {
@@ -303,8 +324,10 @@ export async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<strin
   const columns = Object.keys(sets);
   const [updated] = await ctx.d1.batch<RunRow>([
     ctx.d1
-      .prepare(`UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
-                WHERE tenant_id = ? AND id = ? AND status = 'running' AND (actor_id = ? OR ?) RETURNING ${RUN_COLUMNS}`)
+      .prepare(
+        `UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
+                WHERE tenant_id = ? AND id = ? AND status = 'running' AND (actor_id = ? OR ?) RETURNING ${RUN_COLUMNS}`,
+      )
       .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id, ctx.actorId, ctx.operator ? 1 : 0),
     ...after,
   ]);
@@ -317,5 +340,4 @@ export async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<strin
 }
 
 /** What an operator's change to another actor's run adds to its activity row. */
-export const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> =>
-  run.actor_id === ctx.actorId ? {} : { run_owner_actor_id: run.actor_id, operator_override: true };
+export const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> => (run.actor_id === ctx.actorId ? {} : { run_owner_actor_id: run.actor_id, operator_override: true });

@@ -9,7 +9,7 @@ export const runQueryTool = defineTool({
   name: "run_query",
   title: "Find runs",
   toolset: "runs",
-  description: "List runs, newest first: yours (actor_id \"me\"), by status, kind, run tree (root_run_id) or recurring series (run_series_key) — how you see what a workflow or a cron series did.",
+  description: 'List runs, newest first: yours (actor_id "me"), by status, kind, run tree (root_run_id) or recurring series (run_series_key) — how you see what a workflow or a cron series did.',
   input: z.object({
     actor_id: actorRefField("Only this actor's runs.").optional(),
     status: z.array(z.enum(RUN_STATUSES)).min(1).max(RUN_STATUSES.length).optional().describe("Only runs in these statuses (running, succeeded, failed, cancelled, abandoned)."),
@@ -24,13 +24,31 @@ export const runQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.actor_id) { where.push("actor_id = ?"); params.push(await resolveActor(ctx, input.actor_id)); }
-    if (input.status) { where.push("status IN (SELECT value FROM json_each(?))"); params.push(JSON.stringify(input.status)); }
-    if (input.kind) { where.push("kind = ?"); params.push(input.kind); }
-    if (input.root_run_id) { where.push("root_run_id = ?"); params.push((await findRun(ctx, input.root_run_id)).root_run_id); }
-    if (input.run_series_key) { where.push("run_series_key = ?"); params.push(input.run_series_key); }
+    if (input.actor_id) {
+      where.push("actor_id = ?");
+      params.push(await resolveActor(ctx, input.actor_id));
+    }
+    if (input.status) {
+      where.push("status IN (SELECT value FROM json_each(?))");
+      params.push(JSON.stringify(input.status));
+    }
+    if (input.kind) {
+      where.push("kind = ?");
+      params.push(input.kind);
+    }
+    if (input.root_run_id) {
+      where.push("root_run_id = ?");
+      params.push((await findRun(ctx, input.root_run_id)).root_run_id);
+    }
+    if (input.run_series_key) {
+      where.push("run_series_key = ?");
+      params.push(input.run_series_key);
+    }
     const after = decodeKeyset(input.cursor, 1);
-    if (after) { where.push("seq < ?"); params.push(after[0]); }
+    if (after) {
+      where.push("seq < ?");
+      params.push(after[0]);
+    }
     const rows = await ctx.d1
       .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
       .bind(...params, input.limit + 1)
@@ -56,15 +74,20 @@ export const runGetTool = defineTool({
   }),
   output: z.object({
     run: runSchema.describe("The run."),
-    children: z.array(runSchema.extend({ depth: z.number().int().describe("1 for a direct child, 2 for a grandchild, …") }))
-      .optional().describe(`With include_children: runs below the run, parents before their children (up to ${EMBEDDED_LIST_MAX}).`),
+    children: z
+      .array(runSchema.extend({ depth: z.number().int().describe("1 for a direct child, 2 for a grandchild, …") }))
+      .optional()
+      .describe(`With include_children: runs below the run, parents before their children (up to ${EMBEDDED_LIST_MAX}).`),
     children_truncated: z.boolean().optional().describe("With include_children: true when the subtree has more runs after these (lists.children pages them)."),
-    lists: listsSchema({ children: "The subtree below the run (run_get with the cursor continues it)." }).optional().describe("With include_children: how many runs the subtree holds and how to page the rest."),
+    lists: listsSchema({ children: "The subtree below the run (run_get with the cursor continues it)." })
+      .optional()
+      .describe("With include_children: how many runs the subtree holds and how to page the rest."),
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     if ((input.run_key === undefined) === (input.run_id === undefined)) throw invalidInput("Pass exactly one of run_key and run_id.", "Name the run by its key (run-…) or by its id.");
-    if (input.cursor !== undefined && !input.include_children) throw invalidInput("cursor pages the subtree: it goes with include_children: true.", "Pass include_children: true with the cursor, or drop the cursor.");
+    if (input.cursor !== undefined && !input.include_children)
+      throw invalidInput("cursor pages the subtree: it goes with include_children: true.", "Pass include_children: true with the cursor, or drop the cursor.");
     const run = await findRun(ctx, (input.run_key ?? input.run_id)!);
     if (!input.include_children) return { run: toRun(run) };
     const after = decodeKeyset(input.cursor, 2);
@@ -77,14 +100,18 @@ export const runGetTool = defineTool({
     const [rows, total] = await ctx.d1.batch<RunRow & { depth: number; n: number }>([
       ctx.d1
         .prepare(
-          `${tree} SELECT ${RUN_COLUMNS.split(", ").map((c) => `r.${c}`).join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
+          `${tree} SELECT ${RUN_COLUMNS.split(", ")
+            .map((c) => `r.${c}`)
+            .join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
            WHERE tree.depth > 0 ${after ? "AND (tree.depth > ? OR (tree.depth = ? AND r.seq > ?))" : ""} ORDER BY tree.depth, r.seq LIMIT ?`,
         )
         .bind(...treeParams, ...(after ? [after[0], after[0], after[1]] : []), EMBEDDED_LIST_MAX + 1),
       ctx.d1.prepare(`${tree} SELECT COUNT(*) AS n FROM tree WHERE depth > 0`).bind(...treeParams),
     ]);
     const page = embeddedList(rows!.results, total!.results[0]?.n ?? 0, {
-      tool: "run_get", arguments: { run_id: run.id, include_children: true }, cursorOf: (last) => [last.depth, last.seq],
+      tool: "run_get",
+      arguments: { run_id: run.id, include_children: true },
+      cursorOf: (last) => [last.depth, last.seq],
     });
     const children = page.items.map(({ depth, n: _n, ...r }) => ({ ...toRun(r), depth }));
     return { run: toRun(run), children, children_truncated: page.info.more !== undefined, lists: { children: page.info } };

@@ -18,7 +18,8 @@ export const runSummaryTool = defineTool({
   name: "run_summary",
   title: "Summarize a run",
   toolset: "runs",
-  description: "One-call rollup of what a run produced, from the activity attributed to it: tasks created and completed, decisions logged, knowledge written, handoffs created, code refs added, and all activity. The standup view of a run; defaults to your current run.",
+  description:
+    "One-call rollup of what a run produced, from the activity attributed to it: tasks created and completed, decisions logged, knowledge written, handoffs created, code refs added, and all activity. The standup view of a run; defaults to your current run.",
   input: z.object({ run_id: runRefField("The run; defaults to your current run.").optional() }),
   output: z.object({
     run: runSchema.describe("The run."),
@@ -37,16 +38,24 @@ export const runSummaryTool = defineTool({
     const names = Object.keys(ROLLUP);
     const [counts, children] = await ctx.d1.batch<Record<string, number>>([
       ctx.d1
-        .prepare(`SELECT COUNT(*) AS activity_total, ${names.map((n) => `COALESCE(SUM(verb IN (SELECT value FROM json_each(?))), 0) AS ${n}`).join(", ")}
-                  FROM activity WHERE tenant_id = ? AND run_id = ?`)
+        .prepare(
+          `SELECT COUNT(*) AS activity_total, ${names.map((n) => `COALESCE(SUM(verb IN (SELECT value FROM json_each(?))), 0) AS ${n}`).join(", ")}
+                  FROM activity WHERE tenant_id = ? AND run_id = ?`,
+        )
         .bind(...names.map((n) => JSON.stringify(ROLLUP[n])), ctx.tenantId, run.id),
       ctx.d1.prepare(`SELECT COUNT(*) AS n FROM runs WHERE tenant_id = ? AND parent_run_id = ?`).bind(ctx.tenantId, run.id),
     ]);
     const c = counts!.results[0]!;
     return {
       run: toRun(run),
-      tasks_created: c.tasks_created!, tasks_completed: c.tasks_completed!, decisions_logged: c.decisions_logged!, knowledge_written: c.knowledge_written!,
-      handoffs_created: c.handoffs_created!, code_refs_added: c.code_refs_added!, activity_total: c.activity_total!, child_runs: children!.results[0]!.n!,
+      tasks_created: c.tasks_created!,
+      tasks_completed: c.tasks_completed!,
+      decisions_logged: c.decisions_logged!,
+      knowledge_written: c.knowledge_written!,
+      handoffs_created: c.handoffs_created!,
+      code_refs_added: c.code_refs_added!,
+      activity_total: c.activity_total!,
+      child_runs: children!.results[0]!.n!,
     };
   },
   summarize: (r) => `${r.run.run_key}: ${r.activity_total} activity, ${r.tasks_created} task(s) created, ${r.tasks_completed} done, ${r.decisions_logged} decision(s).`,

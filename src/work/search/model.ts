@@ -22,10 +22,13 @@ export const hitSchema = z.object({
   score: z.number().describe("Relevance, higher is better; comparable only among items with the same match."),
   match: z.enum(["words", "trigram"]).describe("words: every word of q matched; trigram: q's pieces matched as substrings."),
   project_id: z.string().nullable().describe("The project it belongs to, or null."),
-  on: z.object({
-    object_type: z.string().describe("Kind of object."),
-    object_id: z.string().describe("Its id."),
-  }).optional().describe("Comments only: the object the comment is on."),
+  on: z
+    .object({
+      object_type: z.string().describe("Kind of object."),
+      object_id: z.string().describe("Its id."),
+    })
+    .optional()
+    .describe("Comments only: the object the comment is on."),
 });
 type Hit = z.infer<typeof hitSchema>;
 
@@ -83,8 +86,14 @@ export function trigramQuery(q: string): string | null {
 export function toHit(r: HitRow, rank: number, match: Hit["match"]): Hit {
   const title = r.object_type === "comment" ? clipCodePoints((r.lead.split("\n")[0] ?? "").trim(), TITLE_MAX) : r.title;
   return {
-    object_type: r.object_type, object_id: r.object_id, title, snippet: clipCodePoints(r.snippet ?? "", SNIPPET_MAX), rank,
-    score: Number((-r.bm).toPrecision(4)), match, project_id: r.project_id,
+    object_type: r.object_type,
+    object_id: r.object_id,
+    title,
+    snippet: clipCodePoints(r.snippet ?? "", SNIPPET_MAX),
+    rank,
+    score: Number((-r.bm).toPrecision(4)),
+    match,
+    project_id: r.project_id,
     ...(r.on_type && r.on_id ? { on: { object_type: r.on_type, object_id: r.on_id } } : {}),
   };
 }

@@ -10,12 +10,10 @@ export const searchTool = defineTool({
   name: "search",
   title: "Search everything",
   toolset: "search",
-  description:
-    "Keyword search over projects, tasks, decisions, notes, comments, handoffs and change events.",
+  description: "Keyword search over projects, tasks, decisions, notes, comments, handoffs and change events.",
   input: z.object({
     q: z.string().trim().min(1).max(500).describe("Words or a fragment (taken literally)."),
-    object_types: z.array(z.enum(SEARCH_TYPES)).min(1).max(SEARCH_TYPES.length).optional()
-      .describe("Only these kinds."),
+    object_types: z.array(z.enum(SEARCH_TYPES)).min(1).max(SEARCH_TYPES.length).optional().describe("Only these kinds."),
     project_id: z.string().min(1).max(100).optional().describe("Only this project's objects (id or key)."),
     limit: limitField(20, 100),
   }),
@@ -33,11 +31,18 @@ export const searchTool = defineTool({
     }
     let filters = "";
     const params: unknown[] = [];
-    const param = (v: unknown) => { params.push(v); return `?${params.length + 3}`; };
+    const param = (v: unknown) => {
+      params.push(v);
+      return `?${params.length + 3}`;
+    };
     if (input.object_types) filters += ` AND d.object_type IN (${input.object_types.map(param).join(", ")})`;
     if (input.project_id) filters += ` AND d.project_id = ${param((await findProject(ctx, input.project_id)).id)}`;
     const run = (fts: "search_fts" | "search_fts_trgm", match: string, limit: number) =>
-      ctx.d1.prepare(hitsSql(fts, filters)).bind(match, ctx.tenantId, limit, ...params).all<HitRow>().then((r) => r.results);
+      ctx.d1
+        .prepare(hitsSql(fts, filters))
+        .bind(match, ctx.tenantId, limit, ...params)
+        .all<HitRow>()
+        .then((r) => r.results);
 
     const words = hasWords ? await run("search_fts", ftsQuery(q, "Use letters or digits in q."), input.limit) : [];
     const items = words.map((r, i) => toHit(r, i + 1, "words"));
@@ -50,7 +55,7 @@ export const searchTool = defineTool({
       if (seen.has(r.seq)) continue;
       items.push(toHit(r, items.length + 1, "trigram"));
     }
-    const mode = hasWords ? "words+trigram" as const : "trigram" as const;
+    const mode = hasWords ? ("words+trigram" as const) : ("trigram" as const);
     return { items, mode };
   },
   summarize: (r) => `${r.items.length} result(s) (${r.mode}).`,

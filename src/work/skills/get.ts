@@ -8,7 +8,8 @@ export const skillGetTool = defineTool({
   name: "skill_get",
   title: "Read a skill",
   toolset: "skills",
-  description: "Fetch one skill's full body by slug or id (exactly one). The body is a markdown playbook: follow it as instructions. With project_id, that project's skill shadows a tenant-wide one of the same slug. Every version is kept: version reads an earlier one.",
+  description:
+    "Fetch one skill's full body by slug or id (exactly one). The body is a markdown playbook: follow it as instructions. With project_id, that project's skill shadows a tenant-wide one of the same slug. Every version is kept: version reads an earlier one.",
   input: z.object({
     slug: SLUG.optional().describe("The skill's slug."),
     skill_id: z.string().min(1).max(100).optional().describe("The skill's id."),

@@ -27,9 +27,22 @@ export const skillListTool = defineTool({
     // Shadowing: a tenant-wide skill is hidden when the project has one with its slug.
     where.push("NOT (s.project_id = '' AND ? <> '' AND EXISTS (SELECT 1 FROM skills p WHERE p.tenant_id = s.tenant_id AND p.project_id = ? AND p.slug = s.slug AND p.status = s.status))");
     params.push(projectId, projectId);
-    if (input.q?.trim()) { where.push("(instr(lower(s.slug), lower(?)) > 0 OR instr(lower(s.name), lower(?)) > 0 OR instr(lower(s.description), lower(?)) > 0)"); params.push(input.q.trim(), input.q.trim(), input.q.trim()); }
-    if (input.tag) { where.push("EXISTS (SELECT 1 FROM json_each(s.tags) t WHERE t.value = ?)"); params.push(input.tag); }
-    const rows = await ctx.d1.prepare(`SELECT ${COLUMNS.split(", ").map((c) => `s.${c}`).join(", ")} FROM skills s WHERE ${where.join(" AND ")} ORDER BY s.slug LIMIT ?`).bind(...params, input.limit).all<SkillRow>();
+    if (input.q?.trim()) {
+      where.push("(instr(lower(s.slug), lower(?)) > 0 OR instr(lower(s.name), lower(?)) > 0 OR instr(lower(s.description), lower(?)) > 0)");
+      params.push(input.q.trim(), input.q.trim(), input.q.trim());
+    }
+    if (input.tag) {
+      where.push("EXISTS (SELECT 1 FROM json_each(s.tags) t WHERE t.value = ?)");
+      params.push(input.tag);
+    }
+    const rows = await ctx.d1
+      .prepare(
+        `SELECT ${COLUMNS.split(", ")
+          .map((c) => `s.${c}`)
+          .join(", ")} FROM skills s WHERE ${where.join(" AND ")} ORDER BY s.slug LIMIT ?`,
+      )
+      .bind(...params, input.limit)
+      .all<SkillRow>();
     return { items: rows.results.map((r) => toSkill(r, input.include_body)) };
   },
   summarize: (r) => `${r.items.length} skill(s).`,

@@ -3,7 +3,10 @@ import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { jsonArray } from "../shared";
 
-export const SLUG = z.string().max(64).regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "slug is lower-case letters, digits and hyphens (max 64), e.g. release-checklist");
+export const SLUG = z
+  .string()
+  .max(64)
+  .regex(/^[a-z0-9][a-z0-9-]{0,63}$/, "slug is lower-case letters, digits and hyphens (max 64), e.g. release-checklist");
 export const BODY_MAX = 64 * 1024;
 
 export const skillSchema = z.object({

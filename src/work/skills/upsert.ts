@@ -8,8 +8,7 @@ import { findProject } from "../projects/model";
 import { BODY_MAX, COLUMNS, currentSkill, type SkillRow, skillSchema, SLUG, toSkill } from "./model";
 
 /** True when the skill already holds every field value a write asked for: the write is already done. */
-const holds = (row: SkillRow, wanted: Record<string, string | undefined>) =>
-  Object.entries(wanted).every(([k, v]) => v === undefined || (row as unknown as Record<string, unknown>)[k] === v);
+const holds = (row: SkillRow, wanted: Record<string, string | undefined>) => Object.entries(wanted).every(([k, v]) => v === undefined || (row as unknown as Record<string, unknown>)[k] === v);
 
 /**
  * A write that lost a race to another write of the same slug. Not retryable as is: a blind retry
@@ -24,7 +23,8 @@ export const skillUpsertTool = defineTool({
   name: "skill_upsert",
   title: "Create or update a skill",
   toolset: "skills",
-  description: "Create or update a skill. The slug (with its project scope) is its identity; description and body are required on create. Every version is kept (skill_get with version reads an earlier one). expected_version makes an update fail with version_conflict if someone changed the skill since you read it; without it, a write that races another write to the same slug is refused with conflict. status: archived retires it.",
+  description:
+    "Create or update a skill. The slug (with its project scope) is its identity; description and body are required on create. Every version is kept (skill_get with version reads an earlier one). expected_version makes an update fail with version_conflict if someone changed the skill since you read it; without it, a write that races another write to the same slug is refused with conflict. status: archived retires it.",
   input: z.object({
     slug: SLUG.describe("The skill's slug (its identity, and its directory name on disk)."),
     body: z.string().min(1).max(BODY_MAX).optional().describe("The markdown playbook (up to 64 KB); required on create."),
@@ -35,7 +35,11 @@ export const skillUpsertTool = defineTool({
     status: z.enum(["active", "archived"]).optional().describe("active or archived."),
     expected_version: z.number().int().min(1).optional().describe("Fail with version_conflict unless the skill is at this version."),
   }),
-  output: z.object({ skill: skillSchema.describe("The skill after the change (without body)."), created: z.boolean().describe("True when this call created it."), changed: z.boolean().describe("False when nothing differed.") }),
+  output: z.object({
+    skill: skillSchema.describe("The skill after the change (without body)."),
+    created: z.boolean().describe("True when this call created it."),
+    changed: z.boolean().describe("False when nothing differed."),
+  }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
@@ -43,15 +47,32 @@ export const skillUpsertTool = defineTool({
     const existing = await currentSkill(ctx, projectId, input.slug);
     const now = iso(ctx.clock.now());
     if (!existing) {
-      if (input.expected_version !== undefined) throw new ToolError("version_conflict", `Skill '${input.slug}' does not exist yet (expected version ${input.expected_version}).`, { hint: "Drop expected_version to create it." });
+      if (input.expected_version !== undefined)
+        throw new ToolError("version_conflict", `Skill '${input.slug}' does not exist yet (expected version ${input.expected_version}).`, { hint: "Drop expected_version to create it." });
       if (!input.body || !input.description) throw invalidInput("Creating a skill needs body and description.", "Pass both, or fix the slug if you meant an existing skill.");
       const id = uuidv7();
       const [inserted] = await ctx.d1.batch<{ id: string }>([
         ctx.d1
-          .prepare(`INSERT INTO skills (id, tenant_id, project_id, slug, name, description, body, tags, status, version, content_hash, created_by, created_at, updated_by, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`)
-          .bind(id, ctx.tenantId, projectId, input.slug, input.name ?? input.slug, input.description, input.body, JSON.stringify(input.tags ?? []),
-            input.status ?? "active", await sha256Hex(input.body), ctx.actorId, now, ctx.actorId, now),
+          .prepare(
+            `INSERT INTO skills (id, tenant_id, project_id, slug, name, description, body, tags, status, version, content_hash, created_by, created_at, updated_by, updated_at)
+                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+          )
+          .bind(
+            id,
+            ctx.tenantId,
+            projectId,
+            input.slug,
+            input.name ?? input.slug,
+            input.description,
+            input.body,
+            JSON.stringify(input.tags ?? []),
+            input.status ?? "active",
+            await sha256Hex(input.body),
+            ctx.actorId,
+            now,
+            ctx.actorId,
+            now,
+          ),
         activityStatement(ctx, { verb: "skill.created", objectType: "skill", objectId: id, projectId: projectId || null, summary: `created skill ${input.slug}`, ifPreviousChanged: true }),
       ]);
       if (inserted!.results.length === 0) {
@@ -64,10 +85,15 @@ export const skillUpsertTool = defineTool({
       return { skill: toSkill(row!, false), created: true, changed: true };
     }
     if (input.expected_version !== undefined && input.expected_version !== existing.version) {
-      throw new ToolError("version_conflict", `Skill '${input.slug}' is at version ${existing.version}, not ${input.expected_version}.`, { hint: "Re-read it with skill_get, merge your change, and retry with the current version." });
+      throw new ToolError("version_conflict", `Skill '${input.slug}' is at version ${existing.version}, not ${input.expected_version}.`, {
+        hint: "Re-read it with skill_get, merge your change, and retry with the current version.",
+      });
     }
     const next: Record<string, string> = {};
-    if (input.body !== undefined) { next.body = input.body; next.content_hash = await sha256Hex(input.body); }
+    if (input.body !== undefined) {
+      next.body = input.body;
+      next.content_hash = await sha256Hex(input.body);
+    }
     if (input.description !== undefined) next.description = input.description;
     if (input.name !== undefined) next.name = input.name;
     if (input.tags !== undefined) next.tags = JSON.stringify(input.tags);
@@ -78,13 +104,23 @@ export const skillUpsertTool = defineTool({
       ctx.d1
         .prepare(`UPDATE skills SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, updated_by = ?, updated_at = ? WHERE id = ? AND version = ? RETURNING id`)
         .bind(...columns.map((c) => next[c]), ctx.actorId, now, existing.id, existing.version),
-      activityStatement(ctx, { verb: next.status === "archived" ? "skill.archived" : "skill.updated", objectType: "skill", objectId: existing.id, projectId: projectId || null, summary: `${input.slug}: ${columns.filter((c) => c !== "content_hash").join(", ")}`, ifPreviousChanged: true }),
+      activityStatement(ctx, {
+        verb: next.status === "archived" ? "skill.archived" : "skill.updated",
+        objectType: "skill",
+        objectId: existing.id,
+        projectId: projectId || null,
+        summary: `${input.slug}: ${columns.filter((c) => c !== "content_hash").join(", ")}`,
+        ifPreviousChanged: true,
+      }),
     ]);
     if (updated!.results.length === 0) {
       const winner = await currentSkill(ctx, projectId, input.slug);
       if (winner && holds(winner, next)) return { skill: toSkill(winner, false), created: false, changed: false };
       // A caller that pinned the version it read is told so in the terms it used.
-      if (input.expected_version !== undefined) throw new ToolError("version_conflict", `Skill '${input.slug}' moved past version ${input.expected_version} while this call ran; your change was not stored.`, { hint: "Re-read it with skill_get, merge your change, and retry with the current version." });
+      if (input.expected_version !== undefined)
+        throw new ToolError("version_conflict", `Skill '${input.slug}' moved past version ${input.expected_version} while this call ran; your change was not stored.`, {
+          hint: "Re-read it with skill_get, merge your change, and retry with the current version.",
+        });
       throw racedSkill(input.slug, "changed while this call ran");
     }
     const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE id = ?`).bind(existing.id).first<SkillRow>();

@@ -10,15 +10,11 @@ import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, lease
 import { findTask, LABEL, taskRefField, taskSchema, taskStatusChanged } from "./model";
 
 /** The Durable Object that serializes a scope's claims: a project's, or a tenant's whole pool. */
-const claimsStub = (ctx: Ctx, projectId: string | null) =>
-  ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:${projectId ?? "*"}`));
+const claimsStub = (ctx: Ctx, projectId: string | null) => ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:${projectId ?? "*"}`));
 
 /** A repository of the caller's tenant, by id or owner/name. */
 async function findRepositoryId(ctx: Ctx, ref: string): Promise<string> {
-  const row = await ctx.d1
-    .prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`)
-    .bind(ctx.tenantId, ref, ref)
-    .first<{ id: string }>();
+  const row = await ctx.d1.prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`).bind(ctx.tenantId, ref, ref).first<{ id: string }>();
   if (!row) throw notFound("repository", ref, "Pass a registered repository's id or owner/name (repo_query lists them).");
   return row.id;
 }
@@ -29,8 +25,7 @@ export const taskClaimTool = defineTool({
   name: "task_claim",
   title: "Claim a task",
   toolset: "tasks",
-  description:
-    "Claim a task under a lease (re-claiming extends it), or without task_id the next ready task in scope. claimed: false says why not.",
+  description: "Claim a task under a lease (re-claiming extends it), or without task_id the next ready task in scope. claimed: false says why not.",
   input: z.object({
     task_id: taskRefField("The task; omit for the next ready one.").optional(),
     project_id: z.string().min(1).max(100).optional().describe("Only claim from this project (id or key)."),
@@ -40,11 +35,19 @@ export const taskClaimTool = defineTool({
   }),
   output: z.object({
     claimed: z.boolean().describe("Whether you hold the task now."),
-    reason: z.enum(["", "pool_empty", "held", "blocked", "closed", "assigned_elsewhere", "in_review"]).describe("Why not, when claimed is false (in_review: no claim is needed; its assignee's token still finishes it)."),
+    reason: z
+      .enum(["", "pool_empty", "held", "blocked", "closed", "assigned_elsewhere", "in_review"])
+      .describe("Why not, when claimed is false (in_review: no claim is needed; its assignee's token still finishes it)."),
     task: taskSchema.nullable().describe("The claimed task, or null."),
     project_context: projectContext.nullable().describe("Its project, or null."),
     lease_expires_at: z.string().nullable().describe("When the lease runs out, or null."),
-    fencing_token: z.number().int().nullable().describe("Your lease's fencing token, or null. Every new claim of the task raises it (an extension keeps it). Pass it as fencing_token on task_update, task_assign and task_release: a write carrying a token from an expired or superseded lease is refused, so a stale agent cannot clobber the next holder."),
+    fencing_token: z
+      .number()
+      .int()
+      .nullable()
+      .describe(
+        "Your lease's fencing token, or null. Every new claim of the task raises it (an extension keeps it). Pass it as fencing_token on task_update, task_assign and task_release: a write carrying a token from an expired or superseded lease is refused, so a stale agent cannot clobber the next holder.",
+      ),
     extended: z.boolean().describe("True when this re-claim extended your existing lease."),
     holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held, assigned_elsewhere or in_review."),
   }),
@@ -73,16 +76,28 @@ export const taskClaimTool = defineTool({
     });
     if (!outcome.claimed) {
       return {
-        claimed: false, reason: outcome.reason, task: null, project_context: null, lease_expires_at: outcome.leaseExpiresAt ?? null,
-        fencing_token: null, extended: false, holder_actor_id: outcome.holder ?? null,
+        claimed: false,
+        reason: outcome.reason,
+        task: null,
+        project_context: null,
+        lease_expires_at: outcome.leaseExpiresAt ?? null,
+        fencing_token: null,
+        extended: false,
+        holder_actor_id: outcome.holder ?? null,
       };
     }
     if (!outcome.extended) await taskStatusChanged(ctx, outcome.taskId);
     const task = await findTask(ctx, outcome.taskId);
     const p = await findProject(ctx, task.project_id);
     return {
-      claimed: true, reason: "" as const, task, project_context: { id: p.id, key: p.key, title: p.title, status: p.status, summary: p.summary },
-      lease_expires_at: outcome.leaseExpiresAt, fencing_token: outcome.fencingToken, extended: outcome.extended, holder_actor_id: ctx.actorId,
+      claimed: true,
+      reason: "" as const,
+      task,
+      project_context: { id: p.id, key: p.key, title: p.title, status: p.status, summary: p.summary },
+      lease_expires_at: outcome.leaseExpiresAt,
+      fencing_token: outcome.fencingToken,
+      extended: outcome.extended,
+      holder_actor_id: ctx.actorId,
     };
   },
   summarize: (r) => (r.claimed ? `Claimed ${r.task!.ref} until ${r.lease_expires_at}.` : `Nothing claimed (${r.reason}).`),
@@ -113,13 +128,20 @@ export const taskReleaseTool = defineTool({
     const summary = input.note ? `released ${task.ref}: ${input.note}` : `released ${task.ref}`;
     const [released] = await ctx.d1.batch<{ id: string }>([
       ctx.d1
-        .prepare(`UPDATE tasks SET status = 'todo', assignee_actor_id = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = ?
-                  WHERE tenant_id = ? AND id = ? AND status = 'in_progress'${holderOnly} AND ${guard.sql} RETURNING id`)
+        .prepare(
+          `UPDATE tasks SET status = 'todo', assignee_actor_id = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = ?
+                  WHERE tenant_id = ? AND id = ? AND status = 'in_progress'${holderOnly} AND ${guard.sql} RETURNING id`,
+        )
         .bind(now, ctx.tenantId, task.id, ...(intent.force ? [] : [ctx.actorId]), ...guard.params),
       activityStatement(ctx, {
-        verb: "task.released", objectType: "task", objectId: task.id, projectId: task.project_id,
+        verb: "task.released",
+        objectType: "task",
+        objectId: task.id,
+        projectId: task.project_id,
         summary: intent.force ? `${summary} (forced${overridden ? ` over ${overridden.name}'s lease` : ""}: ${intent.force.reason})` : summary,
-        metadata: { note: input.note ?? "", ...forcedMetadata(intent, overridden) }, severity: intent.force ? "warn" : "info", ifPreviousChanged: true,
+        metadata: { note: input.note ?? "", ...forcedMetadata(intent, overridden) },
+        severity: intent.force ? "warn" : "info",
+        ifPreviousChanged: true,
       }),
       ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
     ]);
@@ -127,11 +149,15 @@ export const taskReleaseTool = defineTool({
       const nowLease = await readLease(ctx.d1, ctx.tenantId, task.id);
       checkLease(nowLease, ctx.actorId, now, intent, task.ref);
       const other = nowLease.assignee_actor_id && nowLease.assignee_actor_id !== ctx.actorId;
-      throw new ToolError("not_claimed", `${task.ref} is not in progress under your claim (it is ${nowLease.status}${other ? `, assigned to ${nowLease.holder_name ?? "another actor"} without a live lease` : ""}).`, {
-        hint: other
-          ? "Its lease ran out: claim it with task_claim if you mean to work on it, or reassign it with task_assign."
-          : "Only the actor holding a task can release it; task_get shows its status and assignee.",
-      });
+      throw new ToolError(
+        "not_claimed",
+        `${task.ref} is not in progress under your claim (it is ${nowLease.status}${other ? `, assigned to ${nowLease.holder_name ?? "another actor"} without a live lease` : ""}).`,
+        {
+          hint: other
+            ? "Its lease ran out: claim it with task_claim if you mean to work on it, or reassign it with task_assign."
+            : "Only the actor holding a task can release it; task_get shows its status and assignee.",
+        },
+      );
     }
     return { task: await findTask(ctx, task.id) };
   },

@@ -8,8 +8,7 @@ export const taskCreateTool = defineTool({
   name: "task_create",
   title: "Create a task",
   toolset: "tasks",
-  description:
-    "Create a task (or subtask) in a project, with its dependencies and what gates done.",
+  description: "Create a task (or subtask) in a project, with its dependencies and what gates done.",
   input: z.object({ project_id: z.string().min(1).max(100).describe("Project id or key."), ...createItemSchema.shape }),
   output: z.object({ task: taskSchema.describe("The new task.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
@@ -27,8 +26,7 @@ export const taskCreateManyTool = defineTool({
   name: "task_create_many",
   title: "Create many tasks",
   toolset: "tasks",
-  description:
-    "Create up to 100 tasks and their dependencies atomically (all or nothing).",
+  description: "Create up to 100 tasks and their dependencies atomically (all or nothing).",
   input: z.object({
     project_id: z.string().min(1).max(100).describe("Project id or key."),
     tasks: z.array(manyItemSchema).min(1).max(100).describe("The tasks."),

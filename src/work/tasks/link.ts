@@ -22,8 +22,7 @@ export const taskLinkTool = defineTool({
   name: "task_link",
   title: "Link tasks",
   toolset: "tasks",
-  description:
-    `Add or remove dependencies, set or clear the parent. Edges that would close a cycle (or pass ${MAX_DEPENDENCIES}) come back in cycle_rejected.`,
+  description: `Add or remove dependencies, set or clear the parent. Edges that would close a cycle (or pass ${MAX_DEPENDENCIES}) come back in cycle_rejected.`,
   input: z.object({
     task_id: taskRefField("The task whose links change."),
     add_depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks to wait on."),
@@ -35,7 +34,9 @@ export const taskLinkTool = defineTool({
     task: taskSchema.describe("The task after the change."),
     added: z.array(z.string()).describe("Dependency ids added."),
     removed: z.array(z.string()).describe("Dependency ids removed."),
-    cycle_rejected: z.array(z.object({ depends_on: z.string().describe("The refused dependency (or parent)."), reason: z.string().describe("Why.") })).describe(`Edges refused, with the reason: they would close a cycle, or the task already waits on ${MAX_DEPENDENCIES} tasks.`),
+    cycle_rejected: z
+      .array(z.object({ depends_on: z.string().describe("The refused dependency (or parent)."), reason: z.string().describe("Why.") }))
+      .describe(`Edges refused, with the reason: they would close a cycle, or the task already waits on ${MAX_DEPENDENCIES} tasks.`),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
@@ -65,37 +66,52 @@ export const taskLinkTool = defineTool({
         rejected.push({ depends_on: dep, reason: "a task cannot depend on itself" });
         continue;
       }
-      push({ kind: "add", dep },
+      push(
+        { kind: "add", dep },
         ctx.d1
-          .prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (${REACHES_SQL})
+          .prepare(
+            `INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (${REACHES_SQL})
                       AND (SELECT COUNT(*) FROM task_deps WHERE tenant_id = ? AND task_id = ?) < ?
-                    ON CONFLICT DO NOTHING RETURNING depends_on_task_id`)
+                    ON CONFLICT DO NOTHING RETURNING depends_on_task_id`,
+          )
           .bind(ctx.tenantId, task.id, dep, now, dep, ctx.tenantId, task.id, ctx.tenantId, task.id, MAX_DEPENDENCIES),
-        "task.dependency_added", `${task.ref} now waits on ${dep}`);
+        "task.dependency_added",
+        `${task.ref} now waits on ${dep}`,
+      );
     }
     for (const dep of remove) {
-      push({ kind: "remove", dep },
+      push(
+        { kind: "remove", dep },
         ctx.d1.prepare(`DELETE FROM task_deps WHERE tenant_id = ? AND task_id = ? AND depends_on_task_id = ? RETURNING depends_on_task_id`).bind(ctx.tenantId, task.id, dep),
-        "task.dependency_removed", `${task.ref} no longer waits on ${dep}`);
+        "task.dependency_removed",
+        `${task.ref} no longer waits on ${dep}`,
+      );
     }
     if (parent === task.id) {
       rejected.push({ depends_on: parent, reason: "a task cannot be its own parent" });
     } else if (parent) {
-      push({ kind: "parent", dep: parent },
-        ctx.d1.prepare(`UPDATE tasks SET parent_task_id = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND NOT EXISTS (${PARENT_REACHES_SQL}) RETURNING id`)
+      push(
+        { kind: "parent", dep: parent },
+        ctx.d1
+          .prepare(`UPDATE tasks SET parent_task_id = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND NOT EXISTS (${PARENT_REACHES_SQL}) RETURNING id`)
           .bind(parent, now, ctx.tenantId, task.id, parent, ctx.tenantId, task.id),
-        "task.parent_set", `${task.ref} is now a subtask of ${parent}`);
+        "task.parent_set",
+        `${task.ref} is now a subtask of ${parent}`,
+      );
     } else if (input.clear_parent && task.parent_task_id) {
-      push({ kind: "parent", dep: "" },
+      push(
+        { kind: "parent", dep: "" },
         ctx.d1.prepare(`UPDATE tasks SET parent_task_id = NULL, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING id`).bind(now, ctx.tenantId, task.id),
-        "task.parent_cleared", `${task.ref} has no parent now`);
+        "task.parent_cleared",
+        `${task.ref} has no parent now`,
+      );
     }
     const results = statements.length > 0 ? await ctx.d1.batch<{ depends_on_task_id?: string; id?: string }>(statements) : [];
     const added: string[] = [];
     const removed: string[] = [];
     const refusedAdd = steps.some((step, i) => step.kind === "add" && results[2 * i]!.results.length === 0 && !task.depends_on.includes(step.dep));
-    const full = refusedAdd
-      && ((await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, task.id).first<{ n: number }>())?.n ?? 0) >= MAX_DEPENDENCIES;
+    const full =
+      refusedAdd && ((await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, task.id).first<{ n: number }>())?.n ?? 0) >= MAX_DEPENDENCIES;
     steps.forEach((step, i) => {
       const wrote = results[2 * i]!.results.length > 0;
       if (step.kind === "add") {

@@ -46,7 +46,11 @@ export const TRANSITIONS: Record<TaskStatus, readonly TaskStatus[]> = {
   cancelled: [],
 };
 export const REOPEN: Record<TaskStatus, readonly TaskStatus[]> = {
-  todo: [], in_progress: [], in_review: [], done: ["todo", "in_progress"], cancelled: ["todo"],
+  todo: [],
+  in_progress: [],
+  in_review: [],
+  done: ["todo", "in_progress"],
+  cancelled: ["todo"],
 };
 
 export const TASK_COLUMNS = `t.id, t.project_id, t.seq, p.key AS project_key, t.title, t.body, t.status, t.priority,
@@ -106,7 +110,6 @@ export async function findTask(ctx: Ctx, ref: string): Promise<Task> {
 
 export const taskRefField = (description: string) => z.string().min(1).max(100).describe(`${description} Id or ref (API-12).`);
 
-
 /**
  * Who follows a task's status. Plans build on tasks (a plan step follows its linked task), so the
  * dependency runs plans → tasks: the catalog registers plans' listener here once, and the task
@@ -124,7 +127,11 @@ export async function taskStatusChanged(ctx: Ctx, taskId: string): Promise<void>
   for (const listener of taskStatusListeners) await listener(ctx, taskId);
 }
 
-export const LABEL = z.string().min(1).max(50).regex(/^[\p{L}\p{N}_.:/-]+$/u, "labels are single words: letters, digits, _ . : / -");
+export const LABEL = z
+  .string()
+  .min(1)
+  .max(50)
+  .regex(/^[\p{L}\p{N}_.:/-]+$/u, "labels are single words: letters, digits, _ . : / -");
 
 const itemFields = {
   title: z.string().trim().min(1).max(300).describe("Title."),
@@ -145,11 +152,17 @@ export const createItemSchema = z.object({
   ...itemFields,
   depends_on: z.array(z.string().min(1).max(100)).max(50).optional().describe("Tasks this one waits on."),
 });
-export const manyItemSchema = z.object({
-  ...itemFields,
-  depends_on: z.array(z.union([z.string().min(1).max(100), batchRef])).max(50).optional()
-    .describe("Tasks this one waits on: refs, or {batch_index: N}."),
-}).meta(BRIEF_IN_LISTING).describe("task_create's arguments without project_id; depends_on may also name {batch_index: N}.");
+export const manyItemSchema = z
+  .object({
+    ...itemFields,
+    depends_on: z
+      .array(z.union([z.string().min(1).max(100), batchRef]))
+      .max(50)
+      .optional()
+      .describe("Tasks this one waits on: refs, or {batch_index: N}."),
+  })
+  .meta(BRIEF_IN_LISTING)
+  .describe("task_create's arguments without project_id; depends_on may also name {batch_index: N}.");
 export type ManyItem = z.output<typeof manyItemSchema>;
 
 /**
@@ -157,7 +170,10 @@ export type ManyItem = z.output<typeof manyItemSchema>;
  * `alongside` adds statements to the same atomic batch (plan_to_tasks links steps to the new ids).
  */
 export async function createTasks(
-  ctx: Ctx, projectRef: string, items: ManyItem[], alongside: (ids: readonly string[]) => D1PreparedStatement[] = () => [],
+  ctx: Ctx,
+  projectRef: string,
+  items: ManyItem[],
+  alongside: (ids: readonly string[]) => D1PreparedStatement[] = () => [],
 ): Promise<{ ids: string[]; refs: string[] }> {
   const project = await findProject(ctx, projectRef);
   const actorIds = new Map<string, string>();
@@ -173,8 +189,10 @@ export async function createTasks(
   items.forEach((item, i) => {
     for (const dep of item.depends_on ?? []) {
       if (typeof dep !== "string" && dep.batch_index >= i) {
-        throw invalidInput(`tasks[${i}].depends_on refers to batch_index ${dep.batch_index}, which is not an earlier item.`,
-          "A batch item may depend only on items before it (batch_index < its own index), which keeps the batch acyclic.");
+        throw invalidInput(
+          `tasks[${i}].depends_on refers to batch_index ${dep.batch_index}, which is not an earlier item.`,
+          "A batch item may depend only on items before it (batch_index < its own index), which keeps the batch acyclic.",
+        );
       }
     }
   });
@@ -194,18 +212,30 @@ export async function createTasks(
              parent_task_id, labels, acceptance_criteria, requires_evidence, created_by, created_at, updated_at)
            VALUES (?, ?, ?, (SELECT task_seq FROM projects WHERE id = ?) - ?, ?, ?, 'todo', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
         )
-        .bind(ids[i], ctx.tenantId, project.id, project.id, n - 1 - i, item.title, item.body ?? "", item.priority,
+        .bind(
+          ids[i],
+          ctx.tenantId,
+          project.id,
+          project.id,
+          n - 1 - i,
+          item.title,
+          item.body ?? "",
+          item.priority,
           item.assignee_actor_id ? actorIds.get(item.assignee_actor_id)! : null,
           item.reviewer_actor_id ? actorIds.get(item.reviewer_actor_id)! : null,
-          item.due_on ?? null, item.parent_task_id ? taskIds.get(item.parent_task_id)! : null,
-          JSON.stringify([...new Set(item.labels ?? [])]), JSON.stringify(item.acceptance_criteria ?? []),
-          item.requires_evidence ? 1 : 0, ctx.actorId, now, now),
+          item.due_on ?? null,
+          item.parent_task_id ? taskIds.get(item.parent_task_id)! : null,
+          JSON.stringify([...new Set(item.labels ?? [])]),
+          JSON.stringify(item.acceptance_criteria ?? []),
+          item.requires_evidence ? 1 : 0,
+          ctx.actorId,
+          now,
+          now,
+        ),
     );
     const deps = new Set((item.depends_on ?? []).map((d) => (typeof d === "string" ? taskIds.get(d)! : ids[d.batch_index]!)));
     for (const dep of deps) {
-      statements.push(
-        ctx.d1.prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) VALUES (?, ?, ?, ?)`).bind(ctx.tenantId, ids[i], dep, now),
-      );
+      statements.push(ctx.d1.prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) VALUES (?, ?, ?, ?)`).bind(ctx.tenantId, ids[i], dep, now));
     }
     statements.push(activityStatement(ctx, { verb: "task.created", objectType: "task", objectId: ids[i]!, projectId: project.id, summary: `created ${item.title}` }));
   });

@@ -2,7 +2,20 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { commentSchema, type CommentRow, toComment } from "../collab/model";
-import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "../shared";
+import {
+  activityItemSchema,
+  ACTIVITY_ITEM_COLUMNS,
+  cursorField,
+  dateField,
+  type ActivityItem,
+  decodeKeyset,
+  EMBEDDED_LIST_MAX,
+  embeddedList,
+  limitField,
+  listsSchema,
+  resolveActor,
+  keysetPage,
+} from "../shared";
 import { reviewStanding, reviewStandingSchema } from "../handoffs/model";
 import { findProject, projectSchema, readProjectBrief } from "../projects/model";
 import { findTask, LABEL, taskRefField, taskSchema } from "./model";
@@ -26,11 +39,10 @@ export const taskQueryTool = defineTool({
   name: "task_query",
   title: "Find tasks",
   toolset: "tasks",
-  description:
-    "List or search tasks; state: ready gives open tasks whose dependencies are done.",
+  description: "List or search tasks; state: ready gives open tasks whose dependencies are done.",
   input: z.object({
     project_id: z.string().min(1).max(100).optional().describe("Project id or key."),
-    assignee_actor_id: z.string().min(1).max(200).optional().describe("Actor id, external_ref, \"me\" or \"unassigned\"."),
+    assignee_actor_id: z.string().min(1).max(200).optional().describe('Actor id, external_ref, "me" or "unassigned".'),
     status: z.array(z.enum(TASK_STATUSES)).max(5).optional().describe("Only these statuses."),
     state: z.enum(["ready", "blocked"]).optional().describe("Readiness of open tasks."),
     label: LABEL.optional().describe("Only tasks with this label."),
@@ -51,22 +63,55 @@ export const taskQueryTool = defineTool({
   run: async (ctx, input) => {
     const where = ["t.tenant_id = ?"];
     const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) { where.push("t.project_id = ?"); params.push((await findProject(ctx, input.project_id)).id); }
+    if (input.project_id) {
+      where.push("t.project_id = ?");
+      params.push((await findProject(ctx, input.project_id)).id);
+    }
     if (input.assignee_actor_id === "unassigned") where.push("t.assignee_actor_id IS NULL");
-    else if (input.assignee_actor_id) { where.push("t.assignee_actor_id = ?"); params.push(await resolveActor(ctx, input.assignee_actor_id)); }
-    if (input.status?.length) { where.push(`t.status IN (${input.status.map(() => "?").join(", ")})`); params.push(...input.status); }
-    if (input.label) { where.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)"); params.push(input.label); }
-    if (input.due_before) { where.push("t.due_on IS NOT NULL AND t.due_on < ?"); params.push(input.due_before); }
-    if (input.q?.trim()) { where.push("(instr(lower(t.title), lower(?)) > 0 OR instr(lower(t.body), lower(?)) > 0)"); params.push(input.q.trim(), input.q.trim()); }
-    if (input.parent_task_id) { where.push("t.parent_task_id = ?"); params.push((await findTask(ctx, input.parent_task_id)).id); }
-    if (input.dependencies_of) { where.push("t.id IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = t.tenant_id AND task_id = ?)"); params.push((await findTask(ctx, input.dependencies_of)).id); }
-    if (input.dependents_of) { where.push("t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)"); params.push((await findTask(ctx, input.dependents_of)).id); }
+    else if (input.assignee_actor_id) {
+      where.push("t.assignee_actor_id = ?");
+      params.push(await resolveActor(ctx, input.assignee_actor_id));
+    }
+    if (input.status?.length) {
+      where.push(`t.status IN (${input.status.map(() => "?").join(", ")})`);
+      params.push(...input.status);
+    }
+    if (input.label) {
+      where.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)");
+      params.push(input.label);
+    }
+    if (input.due_before) {
+      where.push("t.due_on IS NOT NULL AND t.due_on < ?");
+      params.push(input.due_before);
+    }
+    if (input.q?.trim()) {
+      where.push("(instr(lower(t.title), lower(?)) > 0 OR instr(lower(t.body), lower(?)) > 0)");
+      params.push(input.q.trim(), input.q.trim());
+    }
+    if (input.parent_task_id) {
+      where.push("t.parent_task_id = ?");
+      params.push((await findTask(ctx, input.parent_task_id)).id);
+    }
+    if (input.dependencies_of) {
+      where.push("t.id IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = t.tenant_id AND task_id = ?)");
+      params.push((await findTask(ctx, input.dependencies_of)).id);
+    }
+    if (input.dependents_of) {
+      where.push("t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)");
+      params.push((await findTask(ctx, input.dependents_of)).id);
+    }
     const outer: string[] = [];
     const outerParams: unknown[] = [];
-    if (input.state) { outer.push("state = ?"); outerParams.push(input.state); }
+    if (input.state) {
+      outer.push("state = ?");
+      outerParams.push(input.state);
+    }
     const order = ORDERS[input.order_by];
     const after = decodeKeyset(input.cursor, order.keys.length);
-    if (after) { outer.push(keysetAfter(order.keys, order.dirs)); order.keys.forEach((_, i) => outerParams.push(...after.slice(0, i), after[i])); }
+    if (after) {
+      outer.push(keysetAfter(order.keys, order.dirs));
+      order.keys.forEach((_, i) => outerParams.push(...after.slice(0, i), after[i]));
+    }
     const rows = await ctx.d1
       .prepare(
         `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
@@ -97,11 +142,14 @@ export const taskGetTool = defineTool({
   name: "task_get",
   title: "Read a task",
   toolset: "tasks",
-  description:
-    `Deep-read one task with its blockers, dependents, subtasks, comments, review and activity (up to ${EMBEDDED_LIST_MAX} each).`,
+  description: `Deep-read one task with its blockers, dependents, subtasks, comments, review and activity (up to ${EMBEDDED_LIST_MAX} each).`,
   input: z.object({
     task_id: taskRefField("The task."),
-    include: z.array(z.enum(["brief"])).max(1).optional().describe("brief: attach the project brief."),
+    include: z
+      .array(z.enum(["brief"]))
+      .max(1)
+      .optional()
+      .describe("brief: attach the project brief."),
   }),
   output: z.object({
     task: taskSchema.describe("The task."),
@@ -112,7 +160,9 @@ export const taskGetTool = defineTool({
     comments: z.array(commentSchema).describe(`The task's comments, oldest first (up to ${EMBEDDED_LIST_MAX}).`),
     project: projectSchema.pick({ id: true, key: true, title: true, status: true }).describe("The task's project."),
     evidence: z.object({ code_refs: z.number().int().describe("Live code refs."), attachments: z.number().int().describe("Live attachments.") }).describe("Evidence on record."),
-    review: reviewStandingSchema.nullable().describe("With a reviewer: the latest review handoff addressed to them, its verdict and whether it unlocks done; null without a reviewer or before one was asked."),
+    review: reviewStandingSchema
+      .nullable()
+      .describe("With a reviewer: the latest review handoff addressed to them, its verdict and whether it unlocks done; null without a reviewer or before one was asked."),
     activity: z.array(activityItemSchema).describe(`The task's activity, newest first (up to ${EMBEDDED_LIST_MAX}).`),
     lists: listsSchema(TASK_GET_LISTS),
     brief: z.record(z.string(), z.unknown()).optional().describe("The project brief, with include: ['brief']."),
@@ -129,43 +179,58 @@ export const taskGetTool = defineTool({
       subtasks: `t.parent_task_id = ?`,
     };
     const links = (where: string) =>
-      ctx.d1.prepare(`SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND ${where}
-                      ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1);
+      ctx.d1
+        .prepare(
+          `SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND ${where}
+                      ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT ?`,
+        )
+        .bind(ctx.tenantId, task.id, max + 1);
     const [blockers, dependents, subtasks, comments, activity, totals, project, evidence] = await ctx.d1.batch<Record<string, unknown>>([
       links(LINKS.blockers),
       links(LINKS.dependents),
       links(LINKS.subtasks),
       ctx.d1.prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq ASC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
-      ctx.d1.prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`)
+      ctx.d1
+        .prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`)
         .bind(ctx.tenantId, task.id, max + 1),
-      ctx.d1.prepare(
-        `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
+      ctx.d1
+        .prepare(
+          `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
                 (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.dependents.replace("?", "?2")}) AS dependents,
                 (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.subtasks.replace("?", "?2")}) AS subtasks,
                 (SELECT COUNT(*) FROM comments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS comments,
                 (SELECT COUNT(*) FROM activity WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS activity`,
-      ).bind(ctx.tenantId, task.id),
+        )
+        .bind(ctx.tenantId, task.id),
       ctx.d1.prepare(`SELECT id, key, title, status FROM projects WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, task.project_id),
-      ctx.d1.prepare(
-        `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS code_refs,
+      ctx.d1
+        .prepare(
+          `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS code_refs,
                 (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS attachments`,
-      ).bind(ctx.tenantId, task.id),
+        )
+        .bind(ctx.tenantId, task.id),
     ]);
     const total = totals!.results[0] as Record<keyof typeof TASK_GET_LISTS, number>;
     type LinkRow = TaskSummaryRow & { created_at: string };
     const linkList = (r: D1Result<Record<string, unknown>> | undefined, n: number, filter: Record<string, unknown>) =>
       embeddedList(r!.results as unknown as LinkRow[], n, {
-        tool: "task_query", arguments: { ...filter, order_by: "priority" }, cursorOf: (last) => [last.priority, last.created_at, last.id],
+        tool: "task_query",
+        arguments: { ...filter, order_by: "priority" },
+        cursorOf: (last) => [last.priority, last.created_at, last.id],
       });
     const open = ["todo", "in_progress", "in_review"];
     const b = linkList(blockers, total.blockers, { dependencies_of: task.id, status: open });
     const d = linkList(dependents, total.dependents, { dependents_of: task.id });
     const sub = linkList(subtasks, total.subtasks, { parent_task_id: task.id });
     const c = embeddedList(comments!.results as unknown as CommentRow[], total.comments, {
-      tool: "comment_query", arguments: { object_type: "task", object_id: task.id }, cursorOf: (last) => [last.seq],
+      tool: "comment_query",
+      arguments: { object_type: "task", object_id: task.id },
+      cursorOf: (last) => [last.seq],
     });
     const a = embeddedList(activity!.results as unknown as Array<ActivityItem & { seq: number }>, total.activity, {
-      tool: "activity_query", arguments: { object_type: "task", object_id: task.id }, cursorOf: (last) => [last.seq],
+      tool: "activity_query",
+      arguments: { object_type: "task", object_id: task.id },
+      cursorOf: (last) => [last.seq],
     });
     const projectRow = project!.results[0] as z.infer<typeof projectSchema>;
     const brief = input.include?.includes("brief")

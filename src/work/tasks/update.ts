@@ -74,8 +74,10 @@ function applyCriteriaUpdates(criteria: Criterion[], updates: CriterionUpdate[],
     const item = next[at];
     if (!item) {
       const which = u.index !== undefined ? `index ${u.index}` : `text "${excerpt(u.text ?? "", 80)}"`;
-      throw invalidInput(`${ref} has no acceptance criterion at ${which} (it has ${criteria.length}).`,
-        criteria.length > 0 ? `Name an item by index 0–${criteria.length - 1} or by its exact text; task_get shows the checklist.` : "Add the checklist with patch.acceptance_criteria first.");
+      throw invalidInput(
+        `${ref} has no acceptance criterion at ${which} (it has ${criteria.length}).`,
+        criteria.length > 0 ? `Name an item by index 0–${criteria.length - 1} or by its exact text; task_get shows the checklist.` : "Add the checklist with patch.acceptance_criteria first.",
+      );
     }
     item.met = u.met;
   }
@@ -125,11 +127,14 @@ const updateOutput = z.object({
   task: taskSchema.describe("The task after the change."),
   changed: z.array(z.string()).describe("Columns that changed."),
   lease: z.enum(["held", "released", "none"]).describe("The lease after this call: held, released (ended by this call; your fencing_token stays good while the task is yours) or none."),
-  review_handoff: z.object({
-    id: z.string().describe("Handoff id."),
-    to: z.array(z.string()).describe("The reviewer."),
-    opened: z.boolean().describe("False when it was already open."),
-  }).nullable().describe("The review handoff a move to in_review opened for the reviewer, or null."),
+  review_handoff: z
+    .object({
+      id: z.string().describe("Handoff id."),
+      to: z.array(z.string()).describe("The reviewer."),
+      opened: z.boolean().describe("False when it was already open."),
+    })
+    .nullable()
+    .describe("The review handoff a move to in_review opened for the reviewer, or null."),
 });
 
 /**
@@ -181,10 +186,15 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     }
     if (task.status === "done") next.done_at = null;
     // Leaving in_progress ends the claim's lease.
-    if (to !== "in_progress") { next.lease_expires_at = null; next.claimed_at = null; }
+    if (to !== "in_progress") {
+      next.lease_expires_at = null;
+      next.claimed_at = null;
+    }
   }
   const current: Record<string, unknown> = {
-    ...task, labels: JSON.stringify(task.labels), acceptance_criteria: JSON.stringify(task.acceptance_criteria),
+    ...task,
+    labels: JSON.stringify(task.labels),
+    acceptance_criteria: JSON.stringify(task.acceptance_criteria),
     requires_evidence: task.requires_evidence ? 1 : 0,
   };
   const columns = Object.keys(next).filter((k) => next[k] !== current[k]);
@@ -202,9 +212,14 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
       .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql}${checklist.sql} RETURNING id`)
       .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status, ...guard.params, ...checklist.params),
     activityStatement(ctx, {
-      verb: to !== task.status ? `task.${to}` : verb, objectType: "task", objectId: task.id, projectId: task.project_id,
+      verb: to !== task.status ? `task.${to}` : verb,
+      objectType: "task",
+      objectId: task.id,
+      projectId: task.project_id,
       summary: intent.force ? `${summary} (forced${overridden ? ` over ${overridden.name}'s lease` : ""}: ${intent.force.reason})` : summary,
-      metadata: { changed, from: task.status, to, ...forcedMetadata(intent, overridden) }, severity: intent.force ? "warn" : "info", ifPreviousChanged: true,
+      metadata: { changed, from: task.status, to, ...forcedMetadata(intent, overridden) },
+      severity: intent.force ? "warn" : "info",
+      ifPreviousChanged: true,
     }),
     ...overrideNotification(ctx, task.id, task.ref, intent, overridden),
   ];
@@ -213,11 +228,21 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     // The review handoff opens with the move (the statement before it changed a row), unless one
     // is already open for this task and reviewer. The reviewer is notified as any recipient is.
     const open = noLiveReview(ctx, task.id, reviewer);
-    const review = handoffStatements(ctx, {
-      kind: "review", title: `Review ${task.ref}: ${task.title}`, body: `Please review ${task.ref}. Answer with handoff_respond.`,
-      recipients: [reviewer], options: [], allowFreeText: true, relatedTaskId: task.id, relatedProjectId: task.project_id,
-      fingerprint: `review:${task.id}:${reviewer}`,
-    }, { sql: `changes() > 0 AND ${open.sql}`, params: open.params });
+    const review = handoffStatements(
+      ctx,
+      {
+        kind: "review",
+        title: `Review ${task.ref}: ${task.title}`,
+        body: `Please review ${task.ref}. Answer with handoff_respond.`,
+        recipients: [reviewer],
+        options: [],
+        allowFreeText: true,
+        relatedTaskId: task.id,
+        relatedProjectId: task.project_id,
+        fingerprint: `review:${task.id}:${reviewer}`,
+      },
+      { sql: `changes() > 0 AND ${open.sql}`, params: open.params },
+    );
     statements.push(...review.statements);
     openedReview = review.id;
   }
@@ -227,14 +252,17 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     const nowLease = await readLease(ctx.d1, ctx.tenantId, task.id);
     checkLease(nowLease, ctx.actorId, now, intent, task.ref);
     throw new ToolError("conflict", `${task.ref} changed while this call ran${nowLease.status !== task.status ? ` (it is ${nowLease.status} now)` : ""}.`, {
-      hint: "Re-read it with task_get and retry.", retryable: true,
+      hint: "Re-read it with task_get and retry.",
+      retryable: true,
     });
   }
   if (to !== task.status) await taskStatusChanged(ctx, task.id);
   const after = await findTask(ctx, task.id);
   const moved = to === "in_review" && task.status !== "in_review" && reviewer ? await liveReview(ctx, task.id, reviewer) : null;
   return {
-    task: after, changed, lease: leaseOutcome(lease.lease_expires_at, after.lease_expires_at),
+    task: after,
+    changed,
+    lease: leaseOutcome(lease.lease_expires_at, after.lease_expires_at),
     review_handoff: moved && { ...moved, opened: moved.id === openedReview },
   };
 }
@@ -246,8 +274,7 @@ export const taskUpdateTool = defineTool({
   name: "task_update",
   title: "Update a task",
   toolset: "tasks",
-  description:
-    "Patch a task. Status follows the state machine; done waits for criteria, evidence and reviewer (guide: tasks-and-deps). Another actor's live lease refuses it.",
+  description: "Patch a task. Status follows the state machine; done waits for criteria, evidence and reviewer (guide: tasks-and-deps). Another actor's live lease refuses it.",
   input: z.object({
     task_id: taskRefField("The task."),
     patch: patchSchema.refine((p) => Object.keys(p).some((k) => k !== "allow_reopen" && k !== "expected_status"), "patch names no field to change").describe("Fields to change."),
@@ -268,7 +295,7 @@ export const taskAssignTool = defineTool({
   name: "task_assign",
   title: "Assign a task",
   toolset: "tasks",
-  description: "Assign a task to an actor, \"me\" or no one (null), under task_update's lease rules.",
+  description: 'Assign a task to an actor, "me" or no one (null), under task_update\'s lease rules.',
   input: z.object({
     task_id: taskRefField("The task."),
     actor_id: clearable(actorRefField("The new assignee.")),

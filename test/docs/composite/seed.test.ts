@@ -115,7 +115,10 @@ describe("mcp.echo", () => {
   it("is listed and answers on every surface: default, a toolset, read-only and compact", async () => {
     const c = await client("echo");
     for (const path of ["/mcp", "/mcp?toolsets=changes", "/mcp?readonly=1", "/mcp?mode=compact", "/mcp?mode=compact&readonly=1", "/mcp?toolsets=docs"]) {
-      expect((await c.list(path)).map((t) => t.name), path).toContain("mcp.echo");
+      expect(
+        (await c.list(path)).map((t) => t.name),
+        path,
+      ).toContain("mcp.echo");
       const r = await c.call(path, "mcp.echo", { message: "hello" });
       expect(r.result!.structuredContent, path).toMatchObject({ ok: true, message: "hello" });
     }
@@ -140,11 +143,15 @@ describe("docs_query", () => {
 
     it("puts each op's scalar fields on its execute result, as the seed's example does, beside data", async () => {
       const ctx = await freshCtx();
-      const r = await ok(ctx, "docs_execute", x(
-        { op: "add", params: { name: "notes.md", content: "# Notes" } },
-        { op: "update", params: { name: "notes.md", metadata: ["status=reviewed"] } },
-        { op: "delete", params: { name: "notes.md", dry_run: true } },
-      ));
+      const r = await ok(
+        ctx,
+        "docs_execute",
+        x(
+          { op: "add", params: { name: "notes.md", content: "# Notes" } },
+          { op: "update", params: { name: "notes.md", metadata: ["status=reviewed"] } },
+          { op: "delete", params: { name: "notes.md", dry_run: true } },
+        ),
+      );
       const [add, update, del] = r.results;
       expect(add).toMatchObject({ op: "add", success: true, hash: add.data.hash, path: "notes.md" });
       expect(add.hash).toMatch(/^[0-9a-f]{64}$/);
@@ -169,7 +176,10 @@ describe("docs_query", () => {
       expect(e.hint).toContain("limit: $prev.nothing");
       const piped = await ok(ctx, "docs_query", q({ op: "search", params: { query: "zzzqqq", type: "keyword" } }, { op: "get", params: { hash: "$prev.results[0].hash" } }));
       // get's lookup keys keep the seed's refusal, and the hint names the reference that missed.
-      expect(piped.steps[1].result.error).toMatchObject({ message: "Provide 'hash' or 'name' for get.", hint: expect.stringContaining("resolved to null (a missing field or index): hash: $prev.results[0].hash") });
+      expect(piped.steps[1].result.error).toMatchObject({
+        message: "Provide 'hash' or 'name' for get.",
+        hint: expect.stringContaining("resolved to null (a missing field or index): hash: $prev.results[0].hash"),
+      });
     });
 
     it("lists op and action as enums in the input schemas, and still answers an op outside them with the seed's text", async () => {
@@ -210,7 +220,10 @@ describe("docs_execute", () => {
     });
 
     it("get with outputPath says to use include_content, or restore to GitHub", async () => {
-      for (const params of [{ name: "a.md", outputPath: "/tmp/a.md" }, { name: "a.md", output_path: "out.md" }]) {
+      for (const params of [
+        { name: "a.md", outputPath: "/tmp/a.md" },
+        { name: "a.md", output_path: "out.md" },
+      ]) {
         const e = await refused("docs_query", q({ op: "get", params }));
         expect(e.code).toBe("no_local_filesystem");
         expect(e.hint).toContain("include_content: true");

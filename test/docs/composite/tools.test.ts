@@ -68,7 +68,9 @@ describe("docs_query", () => {
       expect(r.steps[1].result.error.message).toBe("Provide 'hash' or 'name' for get.");
       expect(r.steps[1].result.error.hint).toContain("$prev.documents[0].hash");
       expect(r.steps[2].result.total_objects).toBe(1);
-      const text = (await callTool(findTool("docs_query")!, ctx, q({ op: "list", params: { extension: "py" } }, { op: "get", params: { hash: "$prev.documents[0].hash" } }))).content[0] as { text: string };
+      const text = (await callTool(findTool("docs_query")!, ctx, q({ op: "list", params: { extension: "py" } }, { op: "get", params: { hash: "$prev.documents[0].hash" } }))).content[0] as {
+        text: string;
+      };
       expect(text.text.split("\n")[0]).toBe("Pipeline: 1 succeeded, 1 failed out of 2 operations | Provide 'hash' or 'name' for get.");
     });
 
@@ -170,7 +172,9 @@ describe("docs_execute", () => {
     it("keeps the seed's refusals and texts", async () => {
       const ctx = await freshCtx();
       const msg = async (params: unknown) => (await fails(ctx, "docs_execute", x({ op: "add", params }))).message;
-      expect(await msg({ url: "https://example.com/a" })).toMatch(/^Execute: 0 succeeded, 1 failed out of 1 operations \| add stores local files or inline content\. To fetch a URL, use 'download' with \{url\}\.$/);
+      expect(await msg({ url: "https://example.com/a" })).toMatch(
+        /^Execute: 0 succeeded, 1 failed out of 1 operations \| add stores local files or inline content\. To fetch a URL, use 'download' with \{url\}\.$/,
+      );
       expect(await msg({ content: "x" })).toContain("add requires 'name' when providing inline 'content'.");
       expect(await msg({ paths: ["a", "b"] })).toContain("add accepts one 'path' per call, not 'paths'");
       expect(await msg({ path: ["a"] })).toContain("add expects 'path' to be a string");
@@ -197,7 +201,12 @@ describe("docs_query", () => {
     it("lists with filters, sorting, pagination and paths_only", async () => {
       const clock = new TestClock();
       const ctx = await freshCtx(clock);
-      for (const [name, body] of [["src/a.py", "print(1)"], ["src/b.ts", "export {}"], ["docs/c.md", "# C"], ["docs/d.md", "# D long"]]) {
+      for (const [name, body] of [
+        ["src/a.py", "print(1)"],
+        ["src/b.ts", "export {}"],
+        ["docs/c.md", "# C"],
+        ["docs/d.md", "# D long"],
+      ]) {
         await ok(ctx, "docs_execute", x(add(name!, body!, name!.endsWith(".md") ? { tags: ["doc"] } : {})));
         clock.advance(1000);
       }
@@ -221,7 +230,7 @@ describe("docs_query", () => {
       const byHash = await ok(ctx, "docs_query", q({ op: "get", params: { hash: a.hash, include_content: true } }));
       expect(byHash).toMatchObject({ path: "deep/folder/readme.md", content: "hello readme", size: 12, content_truncated: false });
       expect((await ok(ctx, "docs_query", q({ op: "get", params: { hash: a.hash.slice(0, 10) } }))).path).toBe("deep/folder/readme.md");
-      expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "readme.md", include_content: false } })))).not.toHaveProperty("content");
+      expect(await ok(ctx, "docs_query", q({ op: "get", params: { name: "readme.md", include_content: false } }))).not.toHaveProperty("content");
       expect((await ok(ctx, "docs_query", q({ op: "get", params: { path: "deep/folder/readme.md", include_content: true } }))).content).toBe("hello readme");
       await ok(ctx, "docs_execute", x({ op: "add", params: { name: "b.bin", content_base64: "AAEC/w==" } }));
       expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "b.bin", include_content: true } }))).content_base64).toBe("AAEC/w==");
@@ -249,7 +258,10 @@ describe("docs_query", () => {
       expect(s).toMatchObject({ total_objects: 3, total_bytes: 10007, deduplicated_bytes: 5000 });
       expect(s.dedup_ratio).toBeCloseTo(5000 / 10007, 5);
       expect(s.detailed).toMatchObject({ collections: 1, snapshots: 1, past_versions: 0 });
-      expect(s.file_types).toEqual([{ extension: ".txt", documents: 2, bytes: 10000 }, { extension: ".md", documents: 1, bytes: 7 }]);
+      expect(s.file_types).toEqual([
+        { extension: ".txt", documents: 2, bytes: 10000 },
+        { extension: ".md", documents: 1, bytes: 7 },
+      ]);
     });
 
     it("lists collections and snapshots", async () => {
@@ -293,7 +305,7 @@ describe("docs_execute", () => {
       const del = (await ok(ctx, "docs_execute", x({ op: "delete", params: { name: "*.tmp" } }))).results[0].data;
       expect(del.count).toBe(2);
       expect((await ok(ctx, "docs_query", q({ op: "get", params: { name: "keep.md", include_content: true } }))).content).toBe("t");
-      expect((await ok(ctx, "docs_execute", x({ op: "delete", params: { names: ["c.md", "keep.md"] } })))).toMatchObject({ succeeded: 1 });
+      expect(await ok(ctx, "docs_execute", x({ op: "delete", params: { names: ["c.md", "keep.md"] } }))).toMatchObject({ succeeded: 1 });
       expect((await fails(ctx, "docs_execute", x({ op: "delete", params: {} }))).code).toBe("invalid_input");
     });
   });
@@ -355,17 +367,22 @@ describe("docs_query", () => {
   describe("search through the pipeline", () => {
     it("indexes what add stores, so search → get works as the seed's example, and honours the session's pins", async () => {
       const ctx = await freshCtx();
-      const added = await ok(ctx, "docs_execute", x(
-        add("auth/middleware.md", "# Authentication middleware\nThe middleware checks the bearer token before any handler runs."),
-        add("ops/deploy.md", "# Deploys\nRoll back a deploy with the previous artifact."),
-        { op: "add", params: { name: "bin/blob.dat", content_base64: "AAECAwQF" } },
-      ));
+      const added = await ok(
+        ctx,
+        "docs_execute",
+        x(
+          add("auth/middleware.md", "# Authentication middleware\nThe middleware checks the bearer token before any handler runs."),
+          add("ops/deploy.md", "# Deploys\nRoll back a deploy with the previous artifact."),
+          { op: "add", params: { name: "bin/blob.dat", content_base64: "AAECAwQF" } },
+        ),
+      );
       expect(added.results[0].data.index_status).toBe("text");
       expect(added.results[2].data).toMatchObject({ index_status: "binary" });
-      const r = await ok(ctx, "docs_query", q(
-        { op: "search", params: { query: "authentication middleware", limit: 1, type: "keyword" } },
-        { op: "get", params: { hash: "$prev.results[0].hash", include_content: true } },
-      ));
+      const r = await ok(
+        ctx,
+        "docs_query",
+        q({ op: "search", params: { query: "authentication middleware", limit: 1, type: "keyword" } }, { op: "get", params: { hash: "$prev.results[0].hash", include_content: true } }),
+      );
       expect(r.steps[0].result.results[0].path).toBe("auth/middleware.md");
       expect(r.steps[1].result.content).toContain("bearer token");
       const listed = await ok(ctx, "docs_query", q({ op: "list", params: { type: "binary", paths_only: true } }));

@@ -52,9 +52,14 @@ function serveWeb(routes: Record<string, Handler>, dns: Record<string, DnsEntry>
 }
 
 const text = (s: string) => new TextEncoder().encode(s);
-const body = (s: string | Uint8Array, headers: Record<string, string> = {}, status = 200): Handler => () =>
-  new Response(typeof s === "string" ? text(s) : s, { status, headers });
-const redirect = (to: string, status = 302): Handler => () => new Response(null, { status, headers: { location: to } });
+const body =
+  (s: string | Uint8Array, headers: Record<string, string> = {}, status = 200): Handler =>
+  () =>
+    new Response(typeof s === "string" ? text(s) : s, { status, headers });
+const redirect =
+  (to: string, status = 302): Handler =>
+  () =>
+    new Response(null, { status, headers: { location: to } });
 /** Never answers until the request is aborted. */
 const hang: Handler = (init) =>
   new Promise<Response>((_, reject) => {
@@ -90,7 +95,6 @@ async function runDownload(ctx: Ctx, raw: Record<string, unknown>): Promise<Reco
   const normalized = download.normalize!(raw);
   return download.run(ctx, download.params.parse(normalized));
 }
-
 
 /** What a tenant can see of its store: rows in every docs table it owns. */
 async function storeState(ctx: Ctx) {
@@ -129,7 +133,10 @@ describe("docs_execute", () => {
       const doc = await getDocument(ctx, { path: "example.com/data.csv" });
       expect(new TextDecoder().decode(doc.bytes)).toBe(CSV);
       expect(doc.mime_type).toBe("text/csv");
-      const row = await ctx.d1.prepare(`SELECT metadata FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, "example.com/data.csv").first<{ metadata: string }>();
+      const row = await ctx.d1
+        .prepare(`SELECT metadata FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
+        .bind(ctx.tenantId, "example.com/data.csv")
+        .first<{ metadata: string }>();
       expect(JSON.parse(row!.metadata)).toEqual({ source_url: "https://example.com/data.csv" });
     });
 
@@ -139,7 +146,10 @@ describe("docs_execute", () => {
       serveWeb({ "https://example.com/notes.md": body(big, { "content-type": "text/markdown" }) });
       const r = await runDownload(ctx, { url: "https://example.com/notes.md" });
       expect(r).toMatchObject({ path: "example.com/notes.md", size: big.length, index_status: "pending", index_note: PENDING_NOTE });
-      const row = await ctx.d1.prepare(`SELECT indexed_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, "example.com/notes.md").first<{ indexed_at: string | null }>();
+      const row = await ctx.d1
+        .prepare(`SELECT indexed_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
+        .bind(ctx.tenantId, "example.com/notes.md")
+        .first<{ indexed_at: string | null }>();
       expect(row!.indexed_at).toBeNull();
     });
 
@@ -159,7 +169,10 @@ describe("docs_execute", () => {
       expect(mirror.bytes_stored).toBe(0);
       expect(mirror.snapshot_id).toEqual(expect.any(String));
       expect((await storeState(ctx)).chunks).toBe(1);
-      const row = await ctx.d1.prepare(`SELECT tags, collection FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, mirror.path).first<{ tags: string; collection: string }>();
+      const row = await ctx.d1
+        .prepare(`SELECT tags, collection FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
+        .bind(ctx.tenantId, mirror.path)
+        .first<{ tags: string; collection: string }>();
       expect(JSON.parse(row!.tags)).toEqual(["mirror"]);
       expect(row!.collection).toBe("data");
     });

@@ -99,7 +99,6 @@ async function setup(files: Record<string, string>, prefix = "docs-gh"): Promise
   return { ctx, gh, repo, clock };
 }
 
-
 const live = (ctx: Ctx) => count(`SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND deleted_at IS NULL`, ctx.tenantId);
 const text = async (ctx: Ctx, path: string) => dec((await getDocument(ctx, { path })).bytes);
 const writes = (gh: FakeGitHub) => gh.requests.filter((r) => r.method !== "GET");
@@ -119,7 +118,10 @@ describe("docs_execute", () => {
     it("imports a large file at once as pending: the queue indexes it, off the request", async () => {
       const { ctx } = await setup({ "docs/a.md": "alpha\n", "docs/big.md": `# Big\n${"a line about the numbat\n".repeat(4000)}` });
       const r = await importOf(ctx, { repo: REPO, path: "docs" });
-      expect(r.imported.map((f) => [f.path, f.index_status])).toEqual([["docs/a.md", "text"], ["docs/big.md", "pending"]]);
+      expect(r.imported.map((f) => [f.path, f.index_status])).toEqual([
+        ["docs/a.md", "text"],
+        ["docs/big.md", "pending"],
+      ]);
     });
 
     it("imports one file with its source in metadata and a MIME type from its extension", async () => {
@@ -129,11 +131,17 @@ describe("docs_execute", () => {
       expect(r.imported).toEqual([{ path: "docs/a.md", hash: await sha256Hex("alpha\n"), size: 6, bytes_stored: 6, bytes_deduped: 0, index_status: "text" }]);
       expect(await text(ctx, "docs/a.md")).toBe("alpha\n");
       const row = await env.DB.prepare(`SELECT mime_type, tags, metadata FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
-        .bind(ctx.tenantId, "docs/a.md").first<{ mime_type: string; tags: string; metadata: string }>();
+        .bind(ctx.tenantId, "docs/a.md")
+        .first<{ mime_type: string; tags: string; metadata: string }>();
       expect(row!.mime_type).toBe("text/markdown");
       expect(JSON.parse(row!.tags)).toEqual(["kb"]);
       expect(JSON.parse(row!.metadata)).toEqual({
-        team: "docs", source: "github", github_repo: REPO, github_ref: "main", github_commit: repo.refs.get("main"), github_path: "docs/a.md",
+        team: "docs",
+        source: "github",
+        github_repo: REPO,
+        github_ref: "main",
+        github_commit: repo.refs.get("main"),
+        github_path: "docs/a.md",
       });
 
       const moved = await importOf(ctx, { repo: REPO, path: "/docs/a.md/", prefix: "notes" });
@@ -207,8 +215,7 @@ describe("docs_execute", () => {
       expect(again).toMatchObject({ bytes_stored: 0, bytes_deduped: 16 });
       expect(again.imported.every((f) => f.bytes_stored === 0 && f.bytes_deduped === f.size)).toBe(true);
       expect(await count(`SELECT COUNT(*) AS n FROM doc_snapshots WHERE tenant_id = ?`, ctx.tenantId)).toBe(1);
-      const entries = await env.DB.prepare(`SELECT path FROM doc_snapshot_entries WHERE tenant_id = ? AND snapshot_id = ? ORDER BY path`)
-        .bind(ctx.tenantId, first.snapshot_id).all<{ path: string }>();
+      const entries = await env.DB.prepare(`SELECT path FROM doc_snapshot_entries WHERE tenant_id = ? AND snapshot_id = ? ORDER BY path`).bind(ctx.tenantId, first.snapshot_id).all<{ path: string }>();
       expect(entries.results.map((e) => e.path)).toEqual(["docs/sub/c.md", "docs/sub/skip.md"]);
     });
 
@@ -360,9 +367,24 @@ let deliveries = 0;
 async function push(ctx: Ctx, repo: FakeRepo, before: string, files: { added?: string[]; modified?: string[]; removed?: string[] }, fullName = REPO) {
   const after = repo.refs.get("main")!;
   const payload = {
-    ref: "refs/heads/main", before, after, created: false, deleted: false, forced: false,
+    ref: "refs/heads/main",
+    before,
+    after,
+    created: false,
+    deleted: false,
+    forced: false,
     repository: { full_name: fullName, html_url: `https://github.com/${fullName}`, default_branch: "main" },
-    commits: [{ id: after, timestamp: "2026-06-01T12:00:00Z", message: "change", author: { name: "a", email: "a@example.com" }, added: files.added ?? [], modified: files.modified ?? [], removed: files.removed ?? [] }],
+    commits: [
+      {
+        id: after,
+        timestamp: "2026-06-01T12:00:00Z",
+        message: "change",
+        author: { name: "a", email: "a@example.com" },
+        added: files.added ?? [],
+        modified: files.modified ?? [],
+        removed: files.removed ?? [],
+      },
+    ],
   };
   const raw = JSON.stringify(payload);
   const deliveryId = `watch-${++deliveries}-${crypto.randomUUID()}`;

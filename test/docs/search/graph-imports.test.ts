@@ -43,18 +43,7 @@ describe("docs_query", () => {
     });
 
     it("Python: `from . import` over several lines, an import with a trailing comment; a docstring's imports are text", () => {
-      const py = [
-        '"""Usage:',
-        "",
-        "import secret_module",
-        "from .hidden import thing",
-        '"""',
-        "from . import (",
-        "    alpha,",
-        "    beta as b,",
-        ")",
-        "import os  # for paths",
-      ].join("\n");
+      const py = ['"""Usage:', "", "import secret_module", "from .hidden import thing", '"""', "from . import (", "    alpha,", "    beta as b,", ")", "import os  # for paths"].join("\n");
       expect(importKeys("app/pkg/main.py", py)).toEqual(["unresolved:app/pkg/alpha", "unresolved:app/pkg/beta", "module:python:os"]);
     });
 

@@ -25,7 +25,6 @@ async function graph(ctx: Ctx, params: Record<string, unknown>): Promise<Out> {
   return graphOp.run(ctx, graphOp.params.parse(normalized));
 }
 
-
 const keys = (r: Out) => r.nodes.map((n: Out) => n.node_key);
 const symbols = (path: string, text: string) =>
   extractEdges(path, "text/plain", text)
@@ -40,7 +39,7 @@ describe("extraction per language", () => {
   it("markdown: relative, rooted and extensionless links, anchors, URLs; code is not links", () => {
     const md = [
       "See [setup](./setup.md) and [intro](../README.md#intro), [api](api), [space](my%20notes.md).",
-      "![diagram](img/arch.png \"Architecture\") and [site](https://example.com/x?q=1#y), <https://auto.link/page>",
+      '![diagram](img/arch.png "Architecture") and [site](https://example.com/x?q=1#y), <https://auto.link/page>',
       "[self](#local) [mail](mailto:a@b.c) [root](/docs/index.md) [wiki]]",
       "[ref]: ./reference.md",
       "Inline `[not](a-link.md)` here. [[Wiki Page]]",
@@ -67,7 +66,7 @@ describe("extraction per language", () => {
   it("JS/TS: import, export-from, require, dynamic import; top-level definitions", () => {
     const ts = [
       "import React from 'react';",
-      "import type { Props } from \"./types\";",
+      'import type { Props } from "./types";',
       "import './side-effect.js';",
       "export * from '../shared/x.js';",
       "const fs = require('node:fs');",
@@ -93,7 +92,21 @@ describe("extraction per language", () => {
   });
 
   it("Python: import, from-import (absolute and relative); def, class, CONSTANTS", () => {
-    const py = ["import os, sys as system", "import helpers", "from .models import User", "from . import utils, views", "from ..core.db import conn", "from pkg.core import thing", "", "MAX_SIZE = 10", "def run():", "    def inner(): pass", "async def serve(): pass", "class Server(Base):", "    X = 1"].join("\n");
+    const py = [
+      "import os, sys as system",
+      "import helpers",
+      "from .models import User",
+      "from . import utils, views",
+      "from ..core.db import conn",
+      "from pkg.core import thing",
+      "",
+      "MAX_SIZE = 10",
+      "def run():",
+      "    def inner(): pass",
+      "async def serve(): pass",
+      "class Server(Base):",
+      "    X = 1",
+    ].join("\n");
     expect(imports("app/pkg/main.py", py)).toEqual([
       { key: "module:python:os", targets: ["app/pkg/os", "os"] },
       { key: "module:python:sys", targets: ["app/pkg/sys", "sys"] },
@@ -108,13 +121,42 @@ describe("extraction per language", () => {
   });
 
   it("Go: single and grouped imports; funcs, methods, types, consts", () => {
-    const go = ['package main', 'import "fmt"', "import (", '\tlog "github.com/sirupsen/logrus"', '\t"net/http"', ")", "func main() {}", "func (s *Server) Start() error { return nil }", "type Server struct {}", "type Handler interface {}", "const Version = \"1\"", "var (", "\tdebug = false", ")"].join("\n");
+    const go = [
+      "package main",
+      'import "fmt"',
+      "import (",
+      '\tlog "github.com/sirupsen/logrus"',
+      '\t"net/http"',
+      ")",
+      "func main() {}",
+      "func (s *Server) Start() error { return nil }",
+      "type Server struct {}",
+      "type Handler interface {}",
+      'const Version = "1"',
+      "var (",
+      "\tdebug = false",
+      ")",
+    ].join("\n");
     expect(imports("cmd/main.go", go).map((i) => i.key)).toEqual(["module:go:fmt", "module:go:github.com/sirupsen/logrus", "module:go:net/http"]);
     expect(symbols("cmd/main.go", go)).toEqual(["function main", "method Server.Start", "struct Server", "interface Handler", "const Version", "var debug"]);
   });
 
   it("Rust: mod, use (crate-relative and external), extern crate; fn, struct, enum, trait, const, macro", () => {
-    const rs = ["mod parser;", "pub mod net;", "use std::collections::HashMap;", "use crate::parser::parse;", "use serde::{Deserialize, Serialize};", "extern crate log;", "pub fn run() {}", "pub(crate) async fn go() {}", "struct Config;", "pub enum Mode {}", "trait Runner {}", "const MAX: u32 = 1;", "macro_rules! hello { () => {} }"].join("\n");
+    const rs = [
+      "mod parser;",
+      "pub mod net;",
+      "use std::collections::HashMap;",
+      "use crate::parser::parse;",
+      "use serde::{Deserialize, Serialize};",
+      "extern crate log;",
+      "pub fn run() {}",
+      "pub(crate) async fn go() {}",
+      "struct Config;",
+      "pub enum Mode {}",
+      "trait Runner {}",
+      "const MAX: u32 = 1;",
+      "macro_rules! hello { () => {} }",
+    ].join("\n");
     expect(imports("src/lib.rs", rs)).toEqual([
       { key: "unresolved:src/parser", targets: ["src/parser"] },
       { key: "unresolved:src/net", targets: ["src/net"] },
@@ -129,7 +171,18 @@ describe("extraction per language", () => {
   });
 
   it("C/C++, Java/Kotlin and Ruby", () => {
-    const c = ['#include "util.h"', "#include <stdio.h>", "#define MAX 10", "struct point {", "typedef unsigned long size_type;", "static int helper(int x) {", "int main(int argc, char **argv)", "{", "  if (x) {", "int declared(void);"].join("\n");
+    const c = [
+      '#include "util.h"',
+      "#include <stdio.h>",
+      "#define MAX 10",
+      "struct point {",
+      "typedef unsigned long size_type;",
+      "static int helper(int x) {",
+      "int main(int argc, char **argv)",
+      "{",
+      "  if (x) {",
+      "int declared(void);",
+    ].join("\n");
     expect(imports("src/main.c", c)).toEqual([
       { key: "module:c:util.h", targets: ["src/util.h", "util.h", "include/util.h", "src/util.h"] },
       { key: "module:c:stdio.h", targets: ["stdio.h", "include/stdio.h", "src/stdio.h"] },
@@ -406,7 +459,7 @@ describe("hostile content", () => {
       ["a.py", `import ${" a as".repeat(50_000)}`],
       ["a.c", `int f${" a".repeat(100_000)}(`],
       ["a.kt", `${"public ".repeat(30_000)}class K`],
-      ["a.go", `import (\n${"\t\"x\"\n".repeat(20_000)}`],
+      ["a.go", `import (\n${'\t"x"\n'.repeat(20_000)}`],
       ["a.md", `${"[[".repeat(60_000)}]]`],
       ["a.md", `${"<http://x".repeat(20_000)}`],
     ];

@@ -30,7 +30,6 @@ async function addText(ctx: Ctx, path: string, text: string): Promise<string> {
 
 const grep = (ctx: Ctx, params: Record<string, unknown>) => grepOp.run(ctx, grepOp.params.parse(params)) as ReturnType<typeof grepDocuments>;
 
-
 const SAMPLE = ["import x from 'y';", "", "class RequestHandler {", "  handle() {}", "}", "class Other {}", "// TODO: fix", "export class ErrorHandler extends Base {}"].join("\n");
 
 describe("docs_query", () => {
@@ -207,7 +206,10 @@ describe("docs_query", () => {
 
       // Batch by batch, a client that asked for progress hears how far the search has got.
       const progress: [number, number | undefined][] = [];
-      const reported = await grepDocuments({ ...ctx, progress: async (done, total) => void progress.push([done, total]) }, grepOp.params.parse({ pattern: "hit \\d" }), undefined, { ...limits, maxChars: 1e9 });
+      const reported = await grepDocuments({ ...ctx, progress: async (done, total) => void progress.push([done, total]) }, grepOp.params.parse({ pattern: "hit \\d" }), undefined, {
+        ...limits,
+        maxChars: 1e9,
+      });
       expect(reported.files_searched).toBe(6);
       expect(progress.length).toBeGreaterThan(1);
       expect(progress.map(([done]) => done)).toEqual(progress.map((_, i) => i + 1));
@@ -336,9 +338,39 @@ describe("required literals", () => {
 
   it("is sound: whenever RE2 matches a text, the literal query holds for it", () => {
     const patterns = [
-      "abc", "ab+c", "(ab|cd)ef", "x?yz", "a(bc)?def", "[ab]cd", "(abc|de)f*g", "ab.*cd", "\\bfoo\\b", "(?i)FOO", "f(o|oo)bar", "[a-c]{1,2}bc",
-      "(xy)+z", "ab?c?d", "(a|b)(c|d)(e|f)", "((ab)|(cd))((ef)|(gh))", "a\\.b\\.c", "[.]ab", "a|bcd", "x{0}abc", "(?:abc){2}", "ab(?i)CD",
-      "\\w+bc", "x(abc)+y", "(ab)+(cd)+", "a(b|c)+d", "[a-h]{2}x", "(a|bc)(d|ef)(g|hx)", "((a|b)(c|d)){3}", "a+b+c+", "(abc|x*)d", "z{2,}y", "(?:x|y)?abc",
+      "abc",
+      "ab+c",
+      "(ab|cd)ef",
+      "x?yz",
+      "a(bc)?def",
+      "[ab]cd",
+      "(abc|de)f*g",
+      "ab.*cd",
+      "\\bfoo\\b",
+      "(?i)FOO",
+      "f(o|oo)bar",
+      "[a-c]{1,2}bc",
+      "(xy)+z",
+      "ab?c?d",
+      "(a|b)(c|d)(e|f)",
+      "((ab)|(cd))((ef)|(gh))",
+      "a\\.b\\.c",
+      "[.]ab",
+      "a|bcd",
+      "x{0}abc",
+      "(?:abc){2}",
+      "ab(?i)CD",
+      "\\w+bc",
+      "x(abc)+y",
+      "(ab)+(cd)+",
+      "a(b|c)+d",
+      "[a-h]{2}x",
+      "(a|bc)(d|ef)(g|hx)",
+      "((a|b)(c|d)){3}",
+      "a+b+c+",
+      "(abc|x*)d",
+      "z{2,}y",
+      "(?:x|y)?abc",
     ];
     const alphabet = "abcdefghxyz.FO";
     let x = 12345;

@@ -36,7 +36,6 @@ async function search(ctx: Ctx, raw: Record<string, unknown>): Promise<SearchRes
   return (await searchOp.run(ctx, params)) as unknown as SearchResponse;
 }
 
-
 const offCtx = (ctx: Ctx): Ctx => ({ ...ctx, env: { ...ctx.env, SEMANTIC_SEARCH: "off" } });
 
 describe("extractText", () => {
@@ -195,13 +194,7 @@ describe("docs_query", () => {
       const hit = r.results![0]!;
       expect(hit.line_start).toBe(40);
       expect(hit.line_end).toBe(44);
-      expect(hit.snippet.split("\n")).toEqual([
-        "40: line 40 of filler text",
-        "41: line 41 of filler text",
-        "42: here the NEEDLE appears",
-        "43: line 43 of filler text",
-        "44: line 44 of filler text",
-      ]);
+      expect(hit.snippet.split("\n")).toEqual(["40: line 40 of filler text", "41: line 41 of filler text", "42: here the NEEDLE appears", "43: line 43 of filler text", "44: line 44 of filler text"]);
       const plain = await search(ctx, { query: "needle", type: "keyword", context: 1 });
       expect(plain.results![0]).toMatchObject({ line_start: 41, line_end: 43, snippet: "line 41 of filler text\nhere the NEEDLE appears\nline 43 of filler text" });
       const only = await search(ctx, { query: "needle", type: "keyword", line_numbers: true });
@@ -247,7 +240,7 @@ describe("docs_query", () => {
 
     it("treats FTS syntax in queries as plain words and never errors in SQL", async () => {
       const ctx = await freshCtx();
-      await add(ctx, "ops.txt", "near and or not: the NEAR operator and the star * of col:value \"quoted\"");
+      await add(ctx, "ops.txt", 'near and or not: the NEAR operator and the star * of col:value "quoted"');
       for (const query of ['"quoted', "star *", "NEAR(", "NEAR(a b)", "and", "AND OR NOT", "col:value", "-not", "^near", "a'b", "(x", "{path}:near", "x\u2028y"]) {
         const r = await search(ctx, { query, type: "keyword", fuzzy: true });
         expect(Array.isArray(r.results), query).toBe(true);
@@ -368,10 +361,19 @@ describe("docs_query", () => {
       await settle(ctx);
       for (const type of ["keyword", "semantic", "hybrid"]) {
         const old = await search(ctx, { query: "zebra", type });
-        expect(old.results!.map((x) => x.id), type).not.toContain(v1.id);
+        expect(
+          old.results!.map((x) => x.id),
+          type,
+        ).not.toContain(v1.id);
         const cur = await search(ctx, { query: "giraffe plan", type });
-        expect(cur.results!.map((x) => x.id), type).toContain(v2.id);
-        expect(cur.results!.map((x) => x.id), type).not.toContain(v1.id);
+        expect(
+          cur.results!.map((x) => x.id),
+          type,
+        ).toContain(v2.id);
+        expect(
+          cur.results!.map((x) => x.id),
+          type,
+        ).not.toContain(v1.id);
       }
       expect((await search(ctx, { hash: v1.hash })).total).toBe(0);
       // The replaced version's embedding was dropped once the new one was indexed.
@@ -442,9 +444,27 @@ describe("docs_query", () => {
 
     it("applies the seed's defaults and bounds", () => {
       expect(searchOp.params.parse({ query: "x" })).toEqual({
-        query: "x", limit: 10, type: "hybrid", fuzzy: true, similarity: 0.7, paths_only: false, line_numbers: false, context: 0, use_session: true,
+        query: "x",
+        limit: 10,
+        type: "hybrid",
+        fuzzy: true,
+        similarity: 0.7,
+        paths_only: false,
+        line_numbers: false,
+        context: 0,
+        use_session: true,
       });
-      for (const bad of [{ limit: 0 }, { limit: 101 }, { limit: 2.5 }, { similarity: 1.5 }, { context: 21 }, { type: "regex" }, { query: "x".repeat(1001) }, { hash: "a".repeat(65) }, { tags: Array(65).fill("t") }]) {
+      for (const bad of [
+        { limit: 0 },
+        { limit: 101 },
+        { limit: 2.5 },
+        { similarity: 1.5 },
+        { context: 21 },
+        { type: "regex" },
+        { query: "x".repeat(1001) },
+        { hash: "a".repeat(65) },
+        { tags: Array(65).fill("t") },
+      ]) {
         expect(() => searchOp.params.parse({ query: "x", ...bad }), JSON.stringify(bad).slice(0, 60)).toThrow(ZodError);
       }
       expect(() => searchOp.params.parse({ query: "x", unknown: 1 })).not.toThrow(); // strictness is the engine's generic rule

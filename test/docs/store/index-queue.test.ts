@@ -49,7 +49,10 @@ afterEach(() => vi.restoreAllMocks());
 
 /** Delivers messages to the worker's queue() as the runtime would, and returns what it acked and retried. */
 async function deliver(bodies: unknown[], attempts = 1) {
-  const batch = createMessageBatch(DOC_INDEX_QUEUE, bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body })));
+  const batch = createMessageBatch(
+    DOC_INDEX_QUEUE,
+    bodies.map((body, i) => ({ id: `m${i}`, timestamp: new Date(), attempts, body })),
+  );
   const ectx = createExecutionContext();
   await worker.queue!(batch, env as unknown as Env, ectx);
   return getQueueResult(batch, ectx);
@@ -61,8 +64,7 @@ const docRow = (ctx: Ctx, path: string) =>
     .first<{ id: string; hash: string; indexed_at: string | null; index_attempts: number }>();
 
 const getDoc = async (ctx: Ctx, name: string): Promise<Structured> => await ok(ctx, "docs_query", q({ op: "get", params: { name, include_content: false } }));
-const searchPaths = async (ctx: Ctx, query: string): Promise<string[]> =>
-  (await ok(ctx, "docs_query", q({ op: "search", params: { query, type: "keyword" } }))).results.map((r: Structured) => r.path);
+const searchPaths = async (ctx: Ctx, query: string): Promise<string[]> => (await ok(ctx, "docs_query", q({ op: "search", params: { query, type: "keyword" } }))).results.map((r: Structured) => r.path);
 const grepPaths = async (ctx: Ctx, pattern: string): Promise<string[]> =>
   (await ok(ctx, "docs_query", q({ op: "grep", params: { pattern, files_with_matches: true } }))).files.map((f: Structured) => f.path);
 
@@ -71,11 +73,14 @@ describe("docs_execute", () => {
     it("stores large text and PDFs at once as pending, indexes small text inline, and the queue finishes the rest", async () => {
       holdQueue();
       const ctx = await freshCtx();
-      const added = await ok(ctx, "docs_execute", x(
-        add("notes/small.md", "# Small\nThe quokka note."),
-        add("notes/big.md", bigMarkdown("wombat")),
-        { op: "add", params: { name: "papers/scan.pdf", content_base64: btoa("%PDF-1.4\nthis is not really a pdf") } },
-      ));
+      const added = await ok(
+        ctx,
+        "docs_execute",
+        x(add("notes/small.md", "# Small\nThe quokka note."), add("notes/big.md", bigMarkdown("wombat")), {
+          op: "add",
+          params: { name: "papers/scan.pdf", content_base64: btoa("%PDF-1.4\nthis is not really a pdf") },
+        }),
+      );
       const [small, big, pdf] = added.results.map((r: Structured) => r.data);
       expect(small.index_status).toBe("text");
       expect(big).toMatchObject({ index_status: "pending", index_note: PENDING_NOTE });
@@ -94,7 +99,11 @@ describe("docs_execute", () => {
       expect(await grepPaths(ctx, "wombat")).toEqual([]);
       expect(await searchPaths(ctx, "quokka")).toEqual(["notes/small.md"]);
       const listed = (await ok(ctx, "docs_query", q({ op: "list", params: { sort_by: "name", sort_order: "asc" } }))).documents as Structured[];
-      expect(listed.map((d) => [d.path, d.index_status])).toEqual([["notes/big.md", "pending"], ["papers/scan.pdf", "pending"], ["notes/small.md", "text"]]);
+      expect(listed.map((d) => [d.path, d.index_status])).toEqual([
+        ["notes/big.md", "pending"],
+        ["papers/scan.pdf", "pending"],
+        ["notes/small.md", "text"],
+      ]);
 
       expect((await ok(ctx, "docs_query", q({ op: "status", params: { detailed: true } }))).detailed).toMatchObject({ text_indexed: 1, pending_index: 2 });
 

@@ -38,7 +38,6 @@ async function chunkHashes(data: Uint8Array): Promise<string[]> {
   return out;
 }
 
-
 let tenantSeq = 0;
 async function freshCtx(clock = new TestClock()) {
   tenantSeq++;

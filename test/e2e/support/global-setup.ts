@@ -67,7 +67,12 @@ export async function setup(project: TestProject): Promise<void> {
   server = await startDevServer({
     persistTo,
     env: { ...env, NODE_EXTRA_CA_CERTS: cimd.certFile },
-    vars: { GITHUB_API_URL: `http://127.0.0.1:${githubPort}`, GITHUB_CREDENTIALS_KEY: credentialsKey, OAUTH_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS), OAUTH_CIMD_LOCAL_ORIGINS: new URL(cimd.clientId).origin },
+    vars: {
+      GITHUB_API_URL: `http://127.0.0.1:${githubPort}`,
+      GITHUB_CREDENTIALS_KEY: credentialsKey,
+      OAUTH_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS),
+      OAUTH_CIMD_LOCAL_ORIGINS: new URL(cimd.clientId).origin,
+    },
   });
   project.provide("baseUrl", server.baseUrl);
 }

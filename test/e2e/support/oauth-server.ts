@@ -23,8 +23,11 @@ export interface CimdHost {
 export async function startCimdHost(stateDir: string): Promise<CimdHost> {
   const certFile = path.join(stateDir, "cert.pem");
   const keyFile = path.join(stateDir, "key.pem");
-  execFileSync("openssl", ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost",
-    "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", keyFile, "-out", certFile], { stdio: "ignore" });
+  execFileSync(
+    "openssl",
+    ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost,IP:127.0.0.1", "-keyout", keyFile, "-out", certFile],
+    { stdio: "ignore" },
+  );
   const port = await freePort();
   const clientId = `https://localhost:${port}/oauth/client.json`;
   const server = createServer({ cert: readFileSync(certFile), key: readFileSync(keyFile) }, (req, res) => {

@@ -77,9 +77,16 @@ describe("review_diff", () => {
       const [index, renamed] = parseUnifiedDiff(renameDiff).files;
       expect(index!.isRename).toBe(false);
       expect(renamed).toMatchObject({
-        isRename: true, oldPath: "src/adapter/cloudflare-workers/server-static-module.ts", newPath: "src/adapter/cloudflare-workers/serve-static-module.ts",
+        isRename: true,
+        oldPath: "src/adapter/cloudflare-workers/server-static-module.ts",
+        newPath: "src/adapter/cloudflare-workers/serve-static-module.ts",
       });
-      expect(toChangedFileView(renamed!)).toMatchObject({ status: "renamed", path: "src/adapter/cloudflare-workers/serve-static-module.ts", oldPath: "src/adapter/cloudflare-workers/server-static-module.ts", binary: false });
+      expect(toChangedFileView(renamed!)).toMatchObject({
+        status: "renamed",
+        path: "src/adapter/cloudflare-workers/serve-static-module.ts",
+        oldPath: "src/adapter/cloudflare-workers/server-static-module.ts",
+        binary: false,
+      });
 
       const [gone] = parseUnifiedDiff(deletedFile).files;
       expect(gone).toMatchObject({ isDeleted: true, isNew: false, newPath: "runtime-tests/tsconfig.json", oldPath: "runtime-tests/tsconfig.json" });
@@ -99,7 +106,7 @@ describe("review_diff", () => {
     it("a '\\ No newline at end of file' marker is neither a line nor the end of its hunk", () => {
       const [file] = parseUnifiedDiff(noNewline).files;
       const last = file!.hunks[1]!;
-      expect(last.lines.map((l) => `${l.type}:${l.content}`)).toEqual(["context:  \"engines\": {", "context:    \"node\": \">=16.9.0\"", "context:  }", "remove:}", "add:}"]);
+      expect(last.lines.map((l) => `${l.type}:${l.content}`)).toEqual(['context:  "engines": {', 'context:    "node": ">=16.9.0"', "context:  }", "remove:}", "add:}"]);
       expect(last.lines.at(-1)).toMatchObject({ newLine: 678 });
     });
 
@@ -113,10 +120,15 @@ describe("review_diff", () => {
     });
 
     it("a plain diff (no `diff --git` lines) is read from its ---/+++ headers", () => {
-      const plain = featureNewFiles.split("\n").filter((l) => !/^(diff --git|index |new file mode)/.test(l)).join("\n");
+      const plain = featureNewFiles
+        .split("\n")
+        .filter((l) => !/^(diff --git|index |new file mode)/.test(l))
+        .join("\n");
       const parsed = parseUnifiedDiff(plain);
       expect(parsed.files.map((f) => [f.newPath, f.isNew])).toEqual([
-        ["src/adapter/lambda-edge/conninfo.test.ts", true], ["src/adapter/lambda-edge/conninfo.ts", true], ["src/adapter/lambda-edge/index.ts", false],
+        ["src/adapter/lambda-edge/conninfo.test.ts", true],
+        ["src/adapter/lambda-edge/conninfo.ts", true],
+        ["src/adapter/lambda-edge/index.ts", false],
       ]);
       expect([parsed.linesAdded, parsed.linesRemoved]).toEqual([43, 0]);
     });
@@ -153,8 +165,17 @@ describe("review_diff", () => {
     });
 
     it("a plain diff (---/+++ without git's header) reads as the same files, lines and sections from its --- line", () => {
-      const plain = requestDiff.split("\n").filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index ")).join("\n");
-      const strip = (f: DiffFile) => ({ ...f, section: f.section.split("\n").filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index ")).join("\n") });
+      const plain = requestDiff
+        .split("\n")
+        .filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index "))
+        .join("\n");
+      const strip = (f: DiffFile) => ({
+        ...f,
+        section: f.section
+          .split("\n")
+          .filter((l) => !l.startsWith("diff --git ") && !l.startsWith("index "))
+          .join("\n"),
+      });
       const files = parseUnifiedDiff(plain).files;
       expect(files).toEqual(parseUnifiedDiff(requestDiff).files.map(strip));
       expect(files[0]!.section.startsWith("--- a/")).toBe(true);
@@ -163,14 +184,33 @@ describe("review_diff", () => {
     it("the invariants' view: added lines per file, renames, new and deleted files, lines that look like headers", () => {
       const files = parseUnifiedDiff(requestIdDiff).files.map(toChangedFileView);
       expect(files.map((f) => f.path)).toEqual([
-        "jsr.json", "package.json", "src/middleware/request-id/index.test.ts", "src/middleware/request-id/index.ts", "src/middleware/request-id/request-id.ts",
+        "jsr.json",
+        "package.json",
+        "src/middleware/request-id/index.test.ts",
+        "src/middleware/request-id/index.ts",
+        "src/middleware/request-id/request-id.ts",
       ]);
       expect(files[3]).toMatchObject({ oldPath: "", added: expect.arrayContaining(["export { requestId } from './request-id'"]) });
       expect(files[4]!.added.length).toBe(59);
       const tricky = [
-        "diff --git a/old.txt b/new.txt", "similarity index 90%", "rename from old.txt", "rename to new.txt",
-        "--- a/old.txt", "+++ b/new.txt", "@@ -1,2 +1,3 @@", " keep", "-gone", "+++ not a header", "+diff --git a/x b/y", "\\ No newline at end of file",
-        "diff --git a/dead.ts b/dead.ts", "deleted file mode 100644", "--- a/dead.ts", "+++ /dev/null", "@@ -1 +0,0 @@", "-bye",
+        "diff --git a/old.txt b/new.txt",
+        "similarity index 90%",
+        "rename from old.txt",
+        "rename to new.txt",
+        "--- a/old.txt",
+        "+++ b/new.txt",
+        "@@ -1,2 +1,3 @@",
+        " keep",
+        "-gone",
+        "+++ not a header",
+        "+diff --git a/x b/y",
+        "\\ No newline at end of file",
+        "diff --git a/dead.ts b/dead.ts",
+        "deleted file mode 100644",
+        "--- a/dead.ts",
+        "+++ /dev/null",
+        "@@ -1 +0,0 @@",
+        "-bye",
       ].join("\n");
       const pick = ({ path, oldPath, status, added }: ReturnType<typeof toChangedFileView>) => ({ path, oldPath, status, added });
       expect(parseUnifiedDiff(tricky).files.map(toChangedFileView).map(pick)).toEqual([
@@ -186,10 +226,21 @@ describe("review_diff", () => {
 
     it("quoted paths, copies, and a header that names no file", () => {
       const quoted = [
-        'diff --git "a/docs/caf\\303\\251 menu.md" "b/docs/caf\\303\\251 menu.md"', "index 1111111..2222222 100644",
-        '--- "a/docs/caf\\303\\251 menu.md"', '+++ "b/docs/caf\\303\\251 menu.md"', "@@ -1 +1 @@", "-a", "+b",
-        "diff --git a/src/a.ts b/src/b.ts", "similarity index 100%", "copy from src/a.ts", "copy to src/b.ts",
-        "diff --git ", "@@ -1 +1 @@", "-lost", "+lost",
+        'diff --git "a/docs/caf\\303\\251 menu.md" "b/docs/caf\\303\\251 menu.md"',
+        "index 1111111..2222222 100644",
+        '--- "a/docs/caf\\303\\251 menu.md"',
+        '+++ "b/docs/caf\\303\\251 menu.md"',
+        "@@ -1 +1 @@",
+        "-a",
+        "+b",
+        "diff --git a/src/a.ts b/src/b.ts",
+        "similarity index 100%",
+        "copy from src/a.ts",
+        "copy to src/b.ts",
+        "diff --git ",
+        "@@ -1 +1 @@",
+        "-lost",
+        "+lost",
       ].join("\n");
       const parsed = parseUnifiedDiff(quoted);
       expect(parsed.files.map((f) => [f.oldPath, f.newPath, fileStatus(f)])).toEqual([
@@ -259,8 +310,16 @@ describe("review_diff", () => {
 
   function finding(id: string, severity: Finding["severity"], over: Partial<Finding> = {}): Finding {
     return {
-      id, severity, category: "correctness", confidence: 0.9, title: `${id} title`, location: { file: "src/hono-base.ts", startLine: 3, endLine: 4 },
-      evidence: [`${id} evidence`], impact: "impact", recommendation: "recommendation", ...over,
+      id,
+      severity,
+      category: "correctness",
+      confidence: 0.9,
+      title: `${id} title`,
+      location: { file: "src/hono-base.ts", startLine: 3, endLine: 4 },
+      evidence: [`${id} evidence`],
+      impact: "impact",
+      recommendation: "recommendation",
+      ...over,
     };
   }
 
@@ -279,10 +338,17 @@ describe("review_diff", () => {
       ["src/index.ts", publicApiIndex, { classification: "feature", risk: 4, ids: ["PRE001", "PRE002"] }],
       ["exports. lines (CommonJS)", expressExports, { classification: "feature", risk: 4, ids: ["PRE001", "PRE002"] }],
       ["binary lockfile and package.json", binaryLockfile, { classification: "infra", risk: 3, ids: ["PRE003", "PRE004"] }],
-      ["jwt hotspot with tests", jwtHotspot, {
-        classification: "feature", risk: 2, ids: ["PRE005"], hotspots: ["auth"],
-        summary: "Classified as feature. Risk 2/5. 2 files changed (+31/-2). 1 deterministic findings. Hotspots: auth.",
-      }],
+      [
+        "jwt hotspot with tests",
+        jwtHotspot,
+        {
+          classification: "feature",
+          risk: 2,
+          ids: ["PRE005"],
+          hotspots: ["auth"],
+          summary: "Classified as feature. Risk 2/5. 2 files changed (+31/-2). 1 deterministic findings. Hotspots: auth.",
+        },
+      ],
     ];
 
     it.each(cases)("%s", async (_what, diff, expected) => {
@@ -306,11 +372,23 @@ describe("review_diff", () => {
       ];
       const byId = Object.fromEntries(all.map((f) => [f.id, f]));
       expect(Object.keys(byId).sort()).toEqual(["PRE001", "PRE002", "PRE003", "PRE004", "PRE005"]);
-      expect(byId.PRE001).toMatchObject({ severity: "MEDIUM", category: "reliability", confidence: 0.95, location: { file: "src/index.ts", startLine: 1, endLine: 1 }, evidence: ["changed_files: src/index.ts"] });
+      expect(byId.PRE001).toMatchObject({
+        severity: "MEDIUM",
+        category: "reliability",
+        confidence: 0.95,
+        location: { file: "src/index.ts", startLine: 1, endLine: 1 },
+        evidence: ["changed_files: src/index.ts"],
+      });
       expect(byId.PRE002).toMatchObject({ severity: "HIGH", category: "architecture", confidence: 0.9, location: { file: "src/index.ts", startLine: 1, endLine: 1 } });
       expect(byId.PRE003).toMatchObject({ severity: "MEDIUM", category: "infra", confidence: 0.9, location: { file: "bun.lockb", startLine: 1, endLine: 1 }, evidence: ["hotspots: (none)"] });
       expect(byId.PRE004).toMatchObject({ severity: "LOW", category: "maintainability", confidence: 0.85, location: { file: "bun.lockb", startLine: 1, endLine: 1 } });
-      expect(byId.PRE005).toMatchObject({ severity: "INFO", category: "maintainability", confidence: 0.9, location: { file: "src/middleware/jwt/index.test.ts", startLine: 1, endLine: 1 }, evidence: ["hotspots: auth"] });
+      expect(byId.PRE005).toMatchObject({
+        severity: "INFO",
+        category: "maintainability",
+        confidence: 0.9,
+        location: { file: "src/middleware/jwt/index.test.ts", startLine: 1, endLine: 1 },
+        evidence: ["hotspots: auth"],
+      });
       for (const f of all) expect(f.title.length).toBeGreaterThan(0);
     });
 
@@ -326,9 +404,13 @@ describe("review_diff", () => {
       const tests = (n: number) => Array.from({ length: n }, (_, i) => `tests/t${i}.ts`);
       expect((await reviewDiff(w.ctx, request(refactorChurn, { changed_files: tests(10) }), {})).risk_score).toBe(1);
       expect((await reviewDiff(w.ctx, request(refactorChurn, { changed_files: tests(11) }), {})).risk_score).toBe(2);
-      const worst = await reviewDiff(w.ctx, request(refactorChurn, {
-        changed_files: ["src/mcp/server.ts", "src/reactive/a.ts", "src/internal/b.ts", "src/http/c.ts", "lib/OAuth/d.ts", "lib/tls", "src/index.ts", "package.json", "x/1.ts", "x/2.ts", "x/3.ts"],
-      }), {});
+      const worst = await reviewDiff(
+        w.ctx,
+        request(refactorChurn, {
+          changed_files: ["src/mcp/server.ts", "src/reactive/a.ts", "src/internal/b.ts", "src/http/c.ts", "lib/OAuth/d.ts", "lib/tls", "src/index.ts", "package.json", "x/1.ts", "x/2.ts", "x/3.ts"],
+        }),
+        {},
+      );
       expect(worst.hotspots).toEqual(["auth", "security", "src/http", "src/internal", "src/mcp", "src/reactive"]);
       expect(worst.risk_score).toBe(5);
       expect(worst.findings.map((f) => f.id)).toEqual(["PRE001", "PRE002", "PRE003", "PRE005"]);
@@ -390,16 +472,34 @@ describe("review_diff", () => {
     it("in the pipeline: stage order, dedupe, filters, and should_fail on the list before the cap", async () => {
       const w = await world();
       const stages: ReviewStages = {
-        invariants: async () => ({ findings: [finding("INV-1", "LOW", { title: "from invariants" }), finding("DUP", "HIGH", { title: "dup from invariants" })], executed: 2, warnings: ["inv warning"], promptText: "rules" }),
-        staticAnalysis: async () => ({ findings: [finding("DUP", "LOW", { title: "dup from static" }), finding("TS2345", "MEDIUM", { category: "correctness" })], analyzersExecuted: 1, warnings: ["static warning"], results: [{ analyzer: "tsc" }] }),
+        invariants: async () => ({
+          findings: [finding("INV-1", "LOW", { title: "from invariants" }), finding("DUP", "HIGH", { title: "dup from invariants" })],
+          executed: 2,
+          warnings: ["inv warning"],
+          promptText: "rules",
+        }),
+        staticAnalysis: async () => ({
+          findings: [finding("DUP", "LOW", { title: "dup from static" }), finding("TS2345", "MEDIUM", { category: "correctness" })],
+          analyzersExecuted: 1,
+          warnings: ["static warning"],
+          results: [{ analyzer: "tsc" }],
+        }),
         llm: async () => ({
           findings: [finding("PRE001", "CRITICAL", { title: "llm took PRE001" }), finding("LLM-low", "LOW", { confidence: 0.3 })],
-          passesExecuted: 2, model: "test-model", warnings: ["llm warning"], timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 },
+          passesExecuted: 2,
+          model: "test-model",
+          warnings: ["llm warning"],
+          timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 },
         }),
       };
-      const r = await reviewDiff(w.ctx, request(refactorChurn, {
-        invariants: "x: []", options: { enable_static_analysis: true, enable_llm: true, max_findings: 2, fail_on_invariant_ids: ["INV-1"] },
-      }), stages);
+      const r = await reviewDiff(
+        w.ctx,
+        request(refactorChurn, {
+          invariants: "x: []",
+          options: { enable_static_analysis: true, enable_llm: true, max_findings: 2, fail_on_invariant_ids: ["INV-1"] },
+        }),
+        stages,
+      );
       expect(r.findings.map((f) => `${f.id}:${f.title}`)).toEqual(["INV-1:from invariants", "DUP:dup from invariants"]);
       // PRE001 (the LLM's CRITICAL) is past the cap but still fails the gate; LLM-low fell under the threshold.
       expect(r.fail_reasons).toEqual(["Invariant INV-1 forced-fail", "CRITICAL PRE001: llm took PRE001"]);
@@ -411,9 +511,14 @@ describe("review_diff", () => {
       expect(r.static_analysis).toEqual({ analyzers_requested: ["tsc"], analyzers_executed: 1, warnings: ["static warning"], results: [{ analyzer: "tsc" }] });
       expect(r.summary).toContain("2 deterministic findings.");
 
-      const allowed = await reviewDiff(w.ctx, request(refactorChurn, {
-        invariants: "x: []", options: { enable_static_analysis: true, enable_llm: true, allowlist_finding_ids: ["PRE001", "INV-1"], categories: ["correctness"] },
-      }), stages);
+      const allowed = await reviewDiff(
+        w.ctx,
+        request(refactorChurn, {
+          invariants: "x: []",
+          options: { enable_static_analysis: true, enable_llm: true, allowlist_finding_ids: ["PRE001", "INV-1"], categories: ["correctness"] },
+        }),
+        stages,
+      );
       expect(allowed.findings.map((f) => f.id)).toEqual(["DUP", "TS2345"]);
       expect(allowed.fail_reasons).toEqual([]);
       expect(allowed.should_fail).toBe(false);
@@ -422,7 +527,12 @@ describe("review_diff", () => {
     it("fail_reasons stop at 20 while findings stop at max_findings", async () => {
       const w = await world();
       const r = await reviewDiff(w.ctx, request(refactorChurn, { options: { enable_llm: true, max_findings: 3 } }), {
-        llm: async () => ({ findings: Array.from({ length: 25 }, (_, i) => finding(`L${i}`, "CRITICAL")), passesExecuted: 1, warnings: [], timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 } }),
+        llm: async () => ({
+          findings: Array.from({ length: 25 }, (_, i) => finding(`L${i}`, "CRITICAL")),
+          passesExecuted: 1,
+          warnings: [],
+          timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 },
+        }),
       });
       expect(r.findings).toHaveLength(3);
       expect(r.fail_reasons).toHaveLength(20);
@@ -431,7 +541,11 @@ describe("review_diff", () => {
   });
 
   describe("the optional stages", () => {
-    interface Seen { invariants: InvariantsRequest[]; static: StaticRequest[]; llm: LlmRequest[] }
+    interface Seen {
+      invariants: InvariantsRequest[];
+      static: StaticRequest[];
+      llm: LlmRequest[];
+    }
     function recording(): { stages: ReviewStages; seen: Seen } {
       const seen: Seen = { invariants: [], static: [], llm: [] };
       return {
@@ -439,7 +553,10 @@ describe("review_diff", () => {
         stages: {
           invariants: async (_ctx, req) => (seen.invariants.push(req), { findings: [], executed: 1, warnings: [], promptText: "security:\n- [no-eval] (HIGH/security) no eval" }),
           staticAnalysis: async (_ctx, req) => (seen.static.push(req), { findings: [], analyzersExecuted: 0, warnings: [], results: [] }),
-          llm: async (_ctx, req) => (seen.llm.push(req), { findings: [], passesExecuted: 0, skippedReason: "noise_gate_low_risk", warnings: [], timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 } }),
+          llm: async (_ctx, req) => (
+            seen.llm.push(req),
+            { findings: [], passesExecuted: 0, skippedReason: "noise_gate_low_risk", warnings: [], timings: { contextFetch: 0, secretsScrub: 0, structural: 0, detailed: 0 } }
+          ),
         },
       };
     }
@@ -453,19 +570,54 @@ describe("review_diff", () => {
       expect(seen.invariants).toHaveLength(0);
       expect(r.metadata.warnings).toEqual(["invariants_path was given without repo or invariants, so there is nothing to read it from; skipping invariants"]);
 
-      await reviewDiff(w.ctx, request(featureNewFiles, {
-        repo: "honojs/hono", head_sha: "4a4e851d5004848c6713800b8dab6fd9829d4208", base_sha: "main",
-        options: { enable_static_analysis: true, static_analyzers: ["tsc", "semgrep"], static_analysis_timeout_ms: 5000, static_analysis_max_findings_per_analyzer: 7, enable_llm: true, llm_force: true, two_pass: false, risk_threshold: 4, token_budget: 1000, max_context_files: 2, custom_instructions: "be brief", llm_timeout_ms: 9000 },
-      }), stages);
+      await reviewDiff(
+        w.ctx,
+        request(featureNewFiles, {
+          repo: "honojs/hono",
+          head_sha: "4a4e851d5004848c6713800b8dab6fd9829d4208",
+          base_sha: "main",
+          options: {
+            enable_static_analysis: true,
+            static_analyzers: ["tsc", "semgrep"],
+            static_analysis_timeout_ms: 5000,
+            static_analysis_max_findings_per_analyzer: 7,
+            enable_llm: true,
+            llm_force: true,
+            two_pass: false,
+            risk_threshold: 4,
+            token_budget: 1000,
+            max_context_files: 2,
+            custom_instructions: "be brief",
+            llm_timeout_ms: 9000,
+          },
+        }),
+        stages,
+      );
       expect(seen.invariants).toHaveLength(1);
       const inv = seen.invariants[0]!;
-      expect(inv).toMatchObject({ repo: { owner: "honojs", name: "hono" }, headSha: "4a4e851d5004848c6713800b8dab6fd9829d4208", invariantsPath: ".review-invariants.yml", changedFiles: ["src/adapter/lambda-edge/conninfo.test.ts", "src/adapter/lambda-edge/conninfo.ts", "src/adapter/lambda-edge/index.ts"] });
+      expect(inv).toMatchObject({
+        repo: { owner: "honojs", name: "hono" },
+        headSha: "4a4e851d5004848c6713800b8dab6fd9829d4208",
+        invariantsPath: ".review-invariants.yml",
+        changedFiles: ["src/adapter/lambda-edge/conninfo.test.ts", "src/adapter/lambda-edge/conninfo.ts", "src/adapter/lambda-edge/index.ts"],
+      });
       expect(inv.yaml).toBeUndefined();
       expect(inv.files.map((f) => f.status)).toEqual(["added", "added", "modified"]);
-      expect(seen.static[0]).toEqual({ repo: { owner: "honojs", name: "hono" }, headSha: "4a4e851d5004848c6713800b8dab6fd9829d4208", changedFiles: inv.changedFiles, analyzers: ["tsc", "semgrep"], timeoutMs: 5000, maxFindingsPerAnalyzer: 7 });
+      expect(seen.static[0]).toEqual({
+        repo: { owner: "honojs", name: "hono" },
+        headSha: "4a4e851d5004848c6713800b8dab6fd9829d4208",
+        changedFiles: inv.changedFiles,
+        analyzers: ["tsc", "semgrep"],
+        timeoutMs: 5000,
+        maxFindingsPerAnalyzer: 7,
+      });
       const llm = seen.llm[0]!;
       expect(llm).toMatchObject({
-        riskScore: 3, testsTouched: true, classification: "feature", hotspots: [], invariantsForPrompt: "security:\n- [no-eval] (HIGH/security) no eval",
+        riskScore: 3,
+        testsTouched: true,
+        classification: "feature",
+        hotspots: [],
+        invariantsForPrompt: "security:\n- [no-eval] (HIGH/security) no eval",
         options: { llmForce: true, twoPass: false, riskThreshold: 4, tokenBudget: 1000, maxContextFiles: 2, customInstructions: "be brief", timeoutMs: 9000 },
       });
       expect(llm.diff).toBe(featureNewFiles.trim());
@@ -516,7 +668,10 @@ describe("review_diff", () => {
     it("hotspot and config globs replace the defaults; the invariants path comes from the settings; other tenants keep the defaults", async () => {
       const w = await world("rvset");
       await updateReviewSettings(w.ctx, "Octo/Shop", {
-        hotspots: [{ id: "billing", paths: ["src/billing/**"] }, { id: "edge", paths: ["**/*.worker.ts"] }],
+        hotspots: [
+          { id: "billing", paths: ["src/billing/**"] },
+          { id: "edge", paths: ["**/*.worker.ts"] },
+        ],
         configPaths: ["deploy/**", "**/Dockerfile"],
         invariantsPath: "policy/invariants.yml",
       });
@@ -543,7 +698,13 @@ describe("review_diff", () => {
       const atRoot = await reviewDiff(w.ctx, request(refactorChurn, { repo: "octo/shop", changed_files: ["Dockerfile", "api.worker.ts", "tests/a.test.ts"] }), stages);
       expect(atRoot.hotspots).toEqual(["edge"]);
       expect(atRoot.findings.map((f) => f.id)).toEqual(["PRE003", "PRE005"]);
-      await updateReviewSettings(w.ctx, "octo/shop", { hotspots: [{ id: "billing", paths: ["src/billing/**"] }, { id: "edge", paths: ["**/*.worker.ts"] }], configPaths: ["deploy/**", "**/Dockerfile"] });
+      await updateReviewSettings(w.ctx, "octo/shop", {
+        hotspots: [
+          { id: "billing", paths: ["src/billing/**"] },
+          { id: "edge", paths: ["**/*.worker.ts"] },
+        ],
+        configPaths: ["deploy/**", "**/Dockerfile"],
+      });
 
       const option = await reviewDiff(w.ctx, request(refactorChurn, { repo: "octo/shop", options: { invariants_path: "other.yml" } }), stages);
       expect(seen.at(-1)!.invariantsPath).toBe("other.yml");
@@ -559,7 +720,9 @@ describe("review_diff", () => {
     it("a repository that is neither owner/name nor registered is refused before anything runs", async () => {
       const w = await world();
       let ran = false;
-      const err = await refusal(reviewDiff(w.ctx, request(refactorChurn, { repo: "not a repo" }), { invariants: async () => ((ran = true), { findings: [], executed: 0, warnings: [], promptText: "" }) }));
+      const err = await refusal(
+        reviewDiff(w.ctx, request(refactorChurn, { repo: "not a repo" }), { invariants: async () => ((ran = true), { findings: [], executed: 0, warnings: [], promptText: "" }) }),
+      );
       expect(err.code).toBe("invalid_repo");
       expect(ran).toBe(false);
     });
@@ -577,8 +740,15 @@ describe("review_diff", () => {
       expect(r.metadata).toMatchObject({ reviewed_at: START, tool_version: "1.9.0", warnings: [] });
       expect(r.metadata.llm_model).toBeUndefined();
       expect(r.stats).toEqual({
-        files_changed: 1, lines_added: 2, lines_removed: 1, duration_ms: expect.any(Number), deterministic_checks_executed: 6,
-        invariants_executed: 0, static_analyzers_executed: 0, llm_passes_executed: 0, llm_findings_added: 0,
+        files_changed: 1,
+        lines_added: 2,
+        lines_removed: 1,
+        duration_ms: expect.any(Number),
+        deterministic_checks_executed: 6,
+        invariants_executed: 0,
+        static_analyzers_executed: 0,
+        llm_passes_executed: 0,
+        llm_findings_added: 0,
         timings_ms: { preflight: expect.any(Number), invariants: 0, static_analysis: 0, context_fetch: 0, secrets_scrub: 0, llm_structural: 0, llm_detailed: 0 },
       });
       expect(r.static_analysis).toBeUndefined();
@@ -691,7 +861,7 @@ describe("review_diff", () => {
       "--- a/src/config.ts",
       "+++ b/src/config.ts",
       "@@ -10,3 +10,5 @@ export const config = {",
-      "   region: \"eu\",",
+      '   region: "eu",',
       "+  retries: 3,",
       `+  githubToken: "${token}",`,
       "   timeoutMs: 5000,",
@@ -706,10 +876,14 @@ describe("review_diff", () => {
       const rule = (scrubbed.detected_types as { pattern: string }[])[0]!.pattern;
       const r = await ok(w.ctx, "review_diff", { diff });
       const secrets = (r.findings as Finding[]).filter((f) => f.id.startsWith("SEC001"));
-      expect(secrets).toEqual([expect.objectContaining({
-        id: `SEC001:${rule}:src/config.ts:12`, severity: "CRITICAL", category: "security",
-        location: { file: "src/config.ts", startLine: 12, endLine: 12 },
-      })]);
+      expect(secrets).toEqual([
+        expect.objectContaining({
+          id: `SEC001:${rule}:src/config.ts:12`,
+          severity: "CRITICAL",
+          category: "security",
+          location: { file: "src/config.ts", startLine: 12, endLine: 12 },
+        }),
+      ]);
       expect(JSON.stringify(r)).not.toContain(token);
       expect(secrets[0]!.evidence[0]).toContain("ghp_");
       expect(r.should_fail).toBe(true);

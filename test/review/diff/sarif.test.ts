@@ -27,8 +27,16 @@ function sarifErrors(log: unknown): string[] {
 
 function finding(id: string, severity: Finding["severity"], over: Partial<Finding> = {}): Finding {
   return {
-    id, severity, category: "security", confidence: 0.9, title: `${id} title`, location: { file: "src/app.ts", startLine: 10, endLine: 12 },
-    evidence: ["evidence"], impact: "impact", recommendation: "recommendation", ...over,
+    id,
+    severity,
+    category: "security",
+    confidence: 0.9,
+    title: `${id} title`,
+    location: { file: "src/app.ts", startLine: 10, endLine: 12 },
+    evidence: ["evidence"],
+    impact: "impact",
+    recommendation: "recommendation",
+    ...over,
   };
 }
 
@@ -75,16 +83,28 @@ describe("review_diff", () => {
         finding("L1", "LOW"),
         finding("semgrep/js_eval:_no-eval", "INFO", { title: "same rule id once sanitized" }),
       ];
-      const r = await reviewDiff(w.ctx, reviewDiffInput.parse({
-        diff: refactorChurn, repo: "honojs/hono", head_sha: "61bee9f65115771c307519a1dee1281365850b45", options: { enable_llm: true, include_sarif: true, allowlist_finding_ids: ["PRE001"] },
-      }), llmWith(findings));
+      const r = await reviewDiff(
+        w.ctx,
+        reviewDiffInput.parse({
+          diff: refactorChurn,
+          repo: "honojs/hono",
+          head_sha: "61bee9f65115771c307519a1dee1281365850b45",
+          options: { enable_llm: true, include_sarif: true, allowlist_finding_ids: ["PRE001"] },
+        }),
+        llmWith(findings),
+      );
       expect(sarifErrors(r.sarif)).toEqual([]);
       const run = (r.sarif as Log).runs[0]!;
       expect(run.results.map((x: { level: string }) => x.level)).toEqual(["error", "error", "warning", "note", "note"]);
       // Two ids that sanitize alike share one rule.
       expect(run.tool.driver.rules.map((x: { id: string }) => x.id)).toEqual(["semgrep_js_eval__no-eval", "TS2345", "INV-1", "L1"]);
       expect(run.results.map((x: { ruleIndex: number }) => x.ruleIndex)).toEqual([0, 1, 2, 3, 0]);
-      expect(run.tool.driver.rules[2]).toMatchObject({ shortDescription: { text: "INV-1 title" }, fullDescription: { text: "recommendation" }, defaultConfiguration: { level: "warning" }, properties: { category: "architecture", severity: "MEDIUM", confidence: 0.9 } });
+      expect(run.tool.driver.rules[2]).toMatchObject({
+        shortDescription: { text: "INV-1 title" },
+        fullDescription: { text: "recommendation" },
+        defaultConfiguration: { level: "warning" },
+        properties: { category: "architecture", severity: "MEDIUM", confidence: 0.9 },
+      });
       const first = run.results[0];
       expect(first.locations[0].physicalLocation).toEqual({ artifactLocation: { uri: "src/my%20dir/a%23b.ts", uriBaseId: "%SRCROOT%" }, region: { startLine: 1, endLine: 1 } });
       expect(run.results[1].locations[0].physicalLocation.region).toEqual({ startLine: 10, endLine: 12 });
@@ -96,7 +116,11 @@ describe("review_diff", () => {
       expect(new Set(prints).size).toBe(5);
       for (const p of prints) expect(p).toMatch(/^[0-9a-f]{32}$/);
       // The same finding moved down the file keeps its fingerprint; in another file it does not.
-      const moved = await toSarif({ findings: [finding("TS2345", "HIGH", { location: { file: "src/app.ts", startLine: 40, endLine: 41 } }), finding("TS2345", "HIGH", { location: { file: "src/other.ts", startLine: 10 } })], runId: r.run_id, toolVersion: "1.9.0" });
+      const moved = await toSarif({
+        findings: [finding("TS2345", "HIGH", { location: { file: "src/app.ts", startLine: 40, endLine: 41 } }), finding("TS2345", "HIGH", { location: { file: "src/other.ts", startLine: 10 } })],
+        runId: r.run_id,
+        toolVersion: "1.9.0",
+      });
       const movedPrints = (moved as Log).runs[0]!.results.map((x: { partialFingerprints: Record<string, string> }) => x.partialFingerprints[FINGERPRINT_KEY]);
       expect(movedPrints[0]).toBe(prints[1]);
       expect(movedPrints[1]).not.toBe(prints[1]);

@@ -21,7 +21,10 @@ describe("review_diff", () => {
       expect(r.stats.invariants_executed).toBe(3);
       expect(r.should_fail).toBe(true);
       expect(r.fail_reasons).toEqual(["Invariant CI001 forced-fail"]);
-      expect(r.metadata.warnings).toEqual(["Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)", "Invariant DOC001 has no action; skipping deterministic evaluation"]);
+      expect(r.metadata.warnings).toEqual([
+        "Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)",
+        "Invariant DOC001 has no action; skipping deterministic evaluation",
+      ]);
       // Without the forced id, a HIGH finding does not trip a CRITICAL gate.
       const soft = await ok(w.ctx, "review_diff", { diff: releaseDiff, invariants: honoYaml });
       expect(soft.should_fail).toBe(false);

@@ -84,17 +84,20 @@ export class FakeArchives {
     const record: ServedDownload = { url: req.url, total: gz.length, served: 0, cancelled: false };
     this.served.push(record);
     const chunk = this.chunkBytes;
-    const body = new ReadableStream<Uint8Array>({
-      pull(controller) {
-        if (record.served >= gz.length) return controller.close();
-        const next = gz.slice(record.served, record.served + chunk);
-        record.served += next.length;
-        controller.enqueue(next);
+    const body = new ReadableStream<Uint8Array>(
+      {
+        pull(controller) {
+          if (record.served >= gz.length) return controller.close();
+          const next = gz.slice(record.served, record.served + chunk);
+          record.served += next.length;
+          controller.enqueue(next);
+        },
+        cancel() {
+          record.cancelled = true;
+        },
       },
-      cancel() {
-        record.cancelled = true;
-      },
-    }, { highWaterMark: 0 });
+      { highWaterMark: 0 },
+    );
     return new Response(body, { headers: { "content-type": "application/x-gzip" } });
   }
 
@@ -133,10 +136,7 @@ export class FakeArchives {
     const bytes = new TextEncoder().encode(name);
     if (this.longNames === "pax" || bytes.length <= 100) return [entry(name)];
     const longLink = new Uint8Array([...bytes, 0]);
-    return [
-      { header: { name: "././@LongLink", type: "gnu-long-name", size: longLink.length }, body: longLink },
-      entry(new TextDecoder().decode(bytes.slice(0, 100))),
-    ];
+    return [{ header: { name: "././@LongLink", type: "gnu-long-name", size: longLink.length }, body: longLink }, entry(new TextDecoder().decode(bytes.slice(0, 100)))];
   }
 }
 

@@ -40,7 +40,10 @@ export class FakeRepo {
   before: ((req: FakeRequest) => FakeReply | void) | null = null;
   private clock = 0;
 
-  constructor(readonly gh: FakeGitHub, readonly defaultBranch = "main") {
+  constructor(
+    readonly gh: FakeGitHub,
+    readonly defaultBranch = "main",
+  ) {
     this.register();
   }
 
@@ -128,18 +131,26 @@ export class FakeRepo {
 
   private gitCommitBody(c: Commit) {
     return {
-      sha: c.sha, message: c.message, tree: { sha: c.tree, url: `https://api.github.test/t/${c.tree}` },
+      sha: c.sha,
+      message: c.message,
+      tree: { sha: c.tree, url: `https://api.github.test/t/${c.tree}` },
       parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
-      author: AUTHOR, committer: AUTHOR,
+      author: AUTHOR,
+      committer: AUTHOR,
     };
   }
 
   private commitBody(op: string, c: Commit, status = "200") {
-    return example(op, {
-      sha: c.sha, commit: { message: c.message, tree: { sha: c.tree } },
-      parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
-      files: [],
-    }, status);
+    return example(
+      op,
+      {
+        sha: c.sha,
+        commit: { message: c.message, tree: { sha: c.tree } },
+        parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
+        files: [],
+      },
+      status,
+    );
   }
 
   private refBody(op: string, name: string, sha: string, status = "200") {
@@ -150,7 +161,9 @@ export class FakeRepo {
   private threeWay(base: Flat, ours: Flat, theirs: Flat): Flat | null {
     const out = new Map<string, string>();
     for (const p of new Set([...base.keys(), ...ours.keys(), ...theirs.keys()])) {
-      const b = base.get(p), o = ours.get(p), t = theirs.get(p);
+      const b = base.get(p),
+        o = ours.get(p),
+        t = theirs.get(p);
       let r: string | undefined;
       if (o === t) r = o;
       else if (o === b) r = t;
@@ -218,7 +231,14 @@ export class FakeRepo {
     this.on("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", (req) => {
       const flat = this.trees.get(req.path.tree_sha!);
       if (!flat) return notFound;
-      const dirs = new Set([...flat.keys()].flatMap((p) => p.split("/").slice(0, -1).map((_, i, parts) => parts.slice(0, i + 1).join("/"))));
+      const dirs = new Set(
+        [...flat.keys()].flatMap((p) =>
+          p
+            .split("/")
+            .slice(0, -1)
+            .map((_, i, parts) => parts.slice(0, i + 1).join("/")),
+        ),
+      );
       const tree = [
         ...[...dirs].map((path) => ({ path, mode: "040000", type: "tree", sha: digest(`dir ${path}`), url: `https://api.github.test/t/${path}` })),
         ...[...flat].map(([path, sha]) => ({ path, mode: this.modeOf(req.path.tree_sha!, path), type: "blob", sha, size: this.blobs.get(sha)!.length, url: `https://api.github.test/b/${sha}` })),
@@ -249,23 +269,29 @@ export class FakeRepo {
     });
     this.on("GET /repos/{owner}/{repo}/compare/{basehead}", (req) => {
       const [baseRef, headRef] = req.path.basehead!.split("...") as [string, string];
-      const base = this.resolve(baseRef), head = this.resolve(headRef);
+      const base = this.resolve(baseRef),
+        head = this.resolve(headRef);
       if (!base || !head) return notFound;
       const mb = this.mergeBase(base, head);
       if (!mb) return { status: 404, body: errorBody(`No common ancestor between ${baseRef} and ${headRef}.`) };
-      const ahead = this.only(head, base), behind = this.only(base, head);
+      const ahead = this.only(head, base),
+        behind = this.only(base, head);
       const status = ahead.length && behind.length ? "diverged" : ahead.length ? "ahead" : behind.length ? "behind" : "identical";
       const perPage = Number(req.query.per_page ?? 250);
       const op = "GET /repos/{owner}/{repo}/compare/{basehead}";
       const proto = example<{ commits: Proto[]; merge_base_commit: Proto; base_commit: Proto }>(op);
       const item = (base: Proto, c: Commit) => ({
-        ...base, sha: c.sha,
+        ...base,
+        sha: c.sha,
         commit: { ...base.commit, message: c.message, tree: { ...base.commit.tree, sha: c.tree } },
         parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
       });
       return {
         body: example(op, {
-          status, ahead_by: ahead.length, behind_by: behind.length, total_commits: ahead.length,
+          status,
+          ahead_by: ahead.length,
+          behind_by: behind.length,
+          total_commits: ahead.length,
           merge_base_commit: item(proto.merge_base_commit, this.commits.get(mb)!),
           base_commit: item(proto.base_commit, this.commits.get(base)!),
           commits: ahead.slice(0, perPage).map((c) => item(proto.commits[0]!, c)),
@@ -279,24 +305,35 @@ export class FakeRepo {
       if (!sha) return { status: 404, body: errorBody("Branch not found") };
       const op = "GET /repos/{owner}/{repo}/branches/{branch}";
       const c = this.commits.get(sha)!;
-      return { body: example(op, {
-        name: req.path.branch, protected: req.path.branch === this.defaultBranch,
-        commit: { sha: c.sha, commit: { message: c.message, tree: { sha: c.tree } }, parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })) },
-      }) };
+      return {
+        body: example(op, {
+          name: req.path.branch,
+          protected: req.path.branch === this.defaultBranch,
+          commit: {
+            sha: c.sha,
+            commit: { message: c.message, tree: { sha: c.tree } },
+            parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
+          },
+        }),
+      };
     });
     this.on("GET /repos/{owner}/{repo}/commits", (req) => {
       const start = this.resolve(req.query.sha ?? this.defaultBranch);
       if (!start) return { status: 404, body: errorBody("No commit found") };
       const history: Commit[] = [];
       for (let c = this.commits.get(start); c; c = c.parents[0] ? this.commits.get(c.parents[0]) : undefined) history.push(c);
-      const perPage = Number(req.query.per_page ?? 30), page = Number(req.query.page ?? 1);
+      const perPage = Number(req.query.per_page ?? 30),
+        page = Number(req.query.page ?? 1);
       const op = "GET /repos/{owner}/{repo}/commits";
       const proto = example<Proto[]>(op)[0]!;
-      return { body: history.slice((page - 1) * perPage, page * perPage).map((c) => ({
-        ...proto, sha: c.sha,
-        commit: { ...proto.commit, message: c.message, tree: { ...proto.commit.tree, sha: c.tree } },
-        parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
-      })) };
+      return {
+        body: history.slice((page - 1) * perPage, page * perPage).map((c) => ({
+          ...proto,
+          sha: c.sha,
+          commit: { ...proto.commit, message: c.message, tree: { ...proto.commit.tree, sha: c.tree } },
+          parents: c.parents.map((p) => ({ sha: p, url: `https://api.github.test/c/${p}`, html_url: `https://github.test/c/${p}` })),
+        })),
+      };
     });
     this.on("GET /repos/{owner}/{repo}/commits/{ref}/status", (req) => ({
       body: example("GET /repos/{owner}/{repo}/commits/{ref}/status", { state: "success", sha: this.resolve(req.path.ref!) ?? req.path.ref, total_count: 0, statuses: [] }),

@@ -32,15 +32,17 @@ interface Route {
 /** Path parameters that may hold slashes, as GitHub's routes allow (a file path, a ref, base...head). */
 const SLASHED = new Set(["path", "ref", "basehead"]);
 
-const ROUTES: Route[] = Object.entries(OPERATIONS).map(([op, spec]) => {
-  const [method, template] = op.split(" ") as [string, string];
-  const names: string[] = [];
-  const source = template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_m, name: string) => {
-    names.push(name);
-    return SLASHED.has(name) ? "(.+)" : "([^/]+)";
-  });
-  return { op, method, pattern: new RegExp(`^${source}$`), names, spec };
-}).sort((a, b) => b.pattern.source.length - a.pattern.source.length);
+const ROUTES: Route[] = Object.entries(OPERATIONS)
+  .map(([op, spec]) => {
+    const [method, template] = op.split(" ") as [string, string];
+    const names: string[] = [];
+    const source = template.replace(/[.*+?^$()|[\]\\]/g, "\\$&").replace(/\{(\w+)\}/g, (_m, name: string) => {
+      names.push(name);
+      return SLASHED.has(name) ? "(.+)" : "([^/]+)";
+    });
+    return { op, method, pattern: new RegExp(`^${source}$`), names, spec };
+  })
+  .sort((a, b) => b.pattern.source.length - a.pattern.source.length);
 
 export interface FakeRequest {
   op: string;
@@ -72,7 +74,10 @@ function checkResponse(op: string, status: number, body: unknown): void {
   }
   const result = v.validate(body);
   if (!result.valid) {
-    const first = result.errors.slice(-3).map((e) => `${e.instanceLocation}: ${e.error}`).join("; ");
+    const first = result.errors
+      .slice(-3)
+      .map((e) => `${e.instanceLocation}: ${e.error}`)
+      .join("; ");
     throw new Error(`fixture for ${op} ${status} does not match GitHub's response schema: ${first}`);
   }
 }

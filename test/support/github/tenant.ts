@@ -16,7 +16,9 @@ export async function connectGitHub(ctx: Ctx, gh: FakeGitHub, token = "ghp_test_
   await env.DB.prepare(
     `INSERT INTO github_credentials (tenant_id, kind, secret, created_at, updated_at) VALUES (?, 'token', ?, ?, ?)
      ON CONFLICT (tenant_id) DO UPDATE SET kind = 'token', secret = excluded.secret, updated_at = excluded.updated_at`,
-  ).bind(ctx.tenantId, await encryptToken(token, ctx.tenantId, TEST_CREDENTIALS_KEY), now, now).run();
+  )
+    .bind(ctx.tenantId, await encryptToken(token, ctx.tenantId, TEST_CREDENTIALS_KEY), now, now)
+    .run();
   vi.spyOn(globalThis, "fetch").mockImplementation(gh.fetch);
   return { ...ctx, env: { ...ctx.env, GITHUB_API_URL: gh.apiBase, GITHUB_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY } };
 }

@@ -25,7 +25,11 @@ const world = (name: string, actor = "alice"): Promise<World> => newWorld(`wauth
 
 /** Everything these tools write for one tenant, so a refused call can be shown to write nothing. */
 async function tenantState(tenantId: string) {
-  const text = (sql: string) => env.DB.prepare(sql).bind(tenantId).first<{ s: string | null }>().then((r) => r?.s ?? "");
+  const text = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(tenantId)
+      .first<{ s: string | null }>()
+      .then((r) => r?.s ?? "");
   return {
     tasks: await text(
       `SELECT group_concat(id || ':' || title || ':' || status || ':' || ifnull(assignee_actor_id, '-') || ':' || ifnull(lease_expires_at, '-') || ':' ||
@@ -38,11 +42,12 @@ async function tenantState(tenantId: string) {
   };
 }
 
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 async function activityRows(tenantId: string, where = "1 = 1", ...params: unknown[]): Promise<Structured[]> {
-  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`).bind(tenantId, ...params).all<Structured>();
+  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`)
+    .bind(tenantId, ...params)
+    .all<Structured>();
   return rows.results.map((r) => ({ ...r, metadata: JSON.parse(r.metadata as string) as Structured }));
 }
 
@@ -227,7 +232,10 @@ describe("leases: operator force", () => {
     const released = await ok(op.ctx, "task_release", { task_id: task.id, note: "back to the pool", force: true, reason: "bob's agent is stuck" });
     expect(released.task).toMatchObject({ status: "todo", assignee_actor_id: null, lease_expires_at: null });
     expect((await activityRows(w.id.tenantId, "verb = 'task.released'")).at(-1)!.metadata).toMatchObject({
-      note: "back to the pool", forced: true, reason: "bob's agent is stuck", overridden_actor_id: bob.id.actorId,
+      note: "back to the pool",
+      forced: true,
+      reason: "bob's agent is stuck",
+      overridden_actor_id: bob.id.actorId,
     });
     expect((await notificationsOf(w.id.tenantId, bob.id.actorId)).at(-1)).toMatchObject({ kind: "lease_overridden", object_id: task.id });
   });
@@ -356,9 +364,13 @@ describe("leases: fencing tokens", () => {
     const current = bobClaim.fencing_token as number;
 
     // Both tokens at once, many times over: only the current one's writes land.
-    const results = await Promise.all(Array.from({ length: 6 }, (_, i) => (i % 2 === 0
-      ? call(w.ctx, "task_update", { task_id: task.id, patch: { title: `stale ${i}` }, fencing_token: stale })
-      : call(bob.ctx, "task_update", { task_id: task.id, patch: { title: `current ${i}` }, fencing_token: current }))));
+    const results = await Promise.all(
+      Array.from({ length: 6 }, (_, i) =>
+        i % 2 === 0
+          ? call(w.ctx, "task_update", { task_id: task.id, patch: { title: `stale ${i}` }, fencing_token: stale })
+          : call(bob.ctx, "task_update", { task_id: task.id, patch: { title: `current ${i}` }, fencing_token: current }),
+      ),
+    );
     results.forEach((r, i) => {
       if (i % 2 === 0) expect(r.error).toMatchObject({ code: "stale_fencing_token" });
       else expect(r.ok).toBe(true);
@@ -462,7 +474,14 @@ describe("review verdicts", () => {
     expect(answered.handoff.response).toEqual({ text: "LGTM", verdict: "approved" });
     expect((await ok(w.ctx, "handoff_query", { direction: "from_me", related_task_id: task.id })).items[0]).toMatchObject({ id: review.id, verdict: "approved", status: "resolved" });
     expect((await ok(w.ctx, "task_get", { task_id: task.id })).review).toEqual({
-      handoff_id: review.id, status: "resolved", verdict: "approved", requested_by: w.id.actorId, responded_by: bob.id.actorId, responded_at: at(MINUTE), approved: true, reason: "",
+      handoff_id: review.id,
+      status: "resolved",
+      verdict: "approved",
+      requested_by: w.id.actorId,
+      responded_by: bob.id.actorId,
+      responded_at: at(MINUTE),
+      approved: true,
+      reason: "",
     });
     // Alice (asker and assignee) hears of it once.
     expect((await notificationsOf(w.id.tenantId, w.id.actorId)).map((n) => [n.kind, n.object_id])).toEqual([["review_verdict", task.id]]);
@@ -577,10 +596,23 @@ describe("bounded lists inside single-object reads", () => {
     const statements: D1PreparedStatement[] = [];
     for (let i = 0; i < 200; i++) {
       statements.push(
-        env.DB.prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, created_at) VALUES (?, ?, 'task', ?, ?, ?, ?)`)
-          .bind(crypto.randomUUID(), w.id.tenantId, task.id, `comment ${i}`, w.id.actorId, at(i * SECOND)),
-        env.DB.prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary) VALUES (?, ?, ?, ?, 'note.added', 'task', ?, ?, ?)`)
-          .bind(crypto.randomUUID(), w.id.tenantId, at(i * SECOND), w.id.actorId, task.id, task.project_id, `activity ${i}`),
+        env.DB.prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, created_at) VALUES (?, ?, 'task', ?, ?, ?, ?)`).bind(
+          crypto.randomUUID(),
+          w.id.tenantId,
+          task.id,
+          `comment ${i}`,
+          w.id.actorId,
+          at(i * SECOND),
+        ),
+        env.DB.prepare(`INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary) VALUES (?, ?, ?, ?, 'note.added', 'task', ?, ?, ?)`).bind(
+          crypto.randomUUID(),
+          w.id.tenantId,
+          at(i * SECOND),
+          w.id.actorId,
+          task.id,
+          task.project_id,
+          `activity ${i}`,
+        ),
       );
     }
     await env.DB.batch(statements);
@@ -686,8 +718,15 @@ describe("bounded lists inside single-object reads", () => {
       const id = crypto.randomUUID();
       const name = `r${String(i).padStart(2, "0")}`;
       repoRows.push(
-        env.DB.prepare(`INSERT INTO repositories (id, tenant_id, owner, name, slug, remote_url, created_by, created_at) VALUES (?, ?, 'acme', ?, ?, ?, ?, ?)`)
-          .bind(id, w.id.tenantId, name, `acme/${name}`, `https://github.com/acme/${name}`, w.id.actorId, T0),
+        env.DB.prepare(`INSERT INTO repositories (id, tenant_id, owner, name, slug, remote_url, created_by, created_at) VALUES (?, ?, 'acme', ?, ?, ?, ?, ?)`).bind(
+          id,
+          w.id.tenantId,
+          name,
+          `acme/${name}`,
+          `https://github.com/acme/${name}`,
+          w.id.actorId,
+          T0,
+        ),
         env.DB.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, created_at) VALUES (?, ?, ?, ?)`).bind(w.id.tenantId, p.id, id, T0),
       );
     }

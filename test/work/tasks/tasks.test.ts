@@ -9,13 +9,7 @@
  * place the clock in the past on purpose. Each test has its own tenant because D1 keeps rows
  * between the tests of this file.
  */
-import {
-  createExecutionContext,
-  createScheduledController,
-  runDurableObjectAlarm,
-  runInDurableObject,
-  waitOnExecutionContext,
-} from "cloudflare:test";
+import { createExecutionContext, createScheduledController, runDurableObjectAlarm, runInDurableObject, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { FREQUENT_CRON, jobsFor, runMaintenance } from "../../../src/cron/maintenance";
@@ -69,7 +63,9 @@ async function taskRow(id: string): Promise<Structured> {
 }
 
 async function activityRows(tenantId: string, where = "1 = 1", ...params: unknown[]): Promise<Structured[]> {
-  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`).bind(tenantId, ...params).all<Structured>();
+  const rows = await env.DB.prepare(`SELECT * FROM activity WHERE tenant_id = ? AND ${where} ORDER BY seq`)
+    .bind(tenantId, ...params)
+    .all<Structured>();
   return rows.results;
 }
 
@@ -80,7 +76,11 @@ const sorted = (xs: string[]) => [...xs].sort();
 
 /** Everything the task tools write for one tenant, so a refused call can be shown to write nothing. */
 async function tenantState(tenantId: string) {
-  const text = (sql: string) => env.DB.prepare(sql).bind(tenantId).first<{ s: string | null }>().then((r) => r?.s ?? "");
+  const text = (sql: string) =>
+    env.DB.prepare(sql)
+      .bind(tenantId)
+      .first<{ s: string | null }>()
+      .then((r) => r?.s ?? "");
   return {
     tasks: await text(
       `SELECT group_concat(id || ':' || seq || ':' || title || ':' || status || ':' || priority || ':' || ifnull(assignee_actor_id, '-') || ':' ||
@@ -97,21 +97,22 @@ async function tenantState(tenantId: string) {
 }
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
-const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> =>
-  refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
 
 const claimsStub = (tenantId: string, projectId: string | null) => env.CLAIMS.get(env.CLAIMS.idFromName(`${tenantId}:${projectId ?? "*"}`));
 
 async function insertCodeRef(tenantId: string, taskId: string, createdBy: string, deletedAt: string | null = null, objectType = "task"): Promise<void> {
-  await env.DB.prepare(
-    `INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, sha, created_by, created_at, deleted_at) VALUES (?, ?, ?, ?, 'commit', 'abc123', ?, ?, ?)`,
-  ).bind(crypto.randomUUID(), tenantId, objectType, taskId, createdBy, T0, deletedAt).run();
+  await env.DB.prepare(`INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, sha, created_by, created_at, deleted_at) VALUES (?, ?, ?, ?, 'commit', 'abc123', ?, ?, ?)`)
+    .bind(crypto.randomUUID(), tenantId, objectType, taskId, createdBy, T0, deletedAt)
+    .run();
 }
 
 async function insertAttachment(tenantId: string, taskId: string, createdBy: string, deletedAt: string | null = null): Promise<void> {
   await env.DB.prepare(
     `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, created_by, created_at, deleted_at) VALUES (?, ?, 'task', ?, 'link', 'https://example.test/ci', ?, ?, ?)`,
-  ).bind(crypto.randomUUID(), tenantId, taskId, createdBy, T0, deletedAt).run();
+  )
+    .bind(crypto.randomUUID(), tenantId, taskId, createdBy, T0, deletedAt)
+    .run();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -163,7 +164,7 @@ describe("task_create", () => {
     expect(await count("SELECT task_seq AS n FROM projects WHERE id = ?", api.id)).toBe(5);
   });
 
-  it("resolves \"me\" and external_refs, wires depends_on (state blocked) and parent_task_id, accepts camelCase", async () => {
+  it('resolves "me" and external_refs, wires depends_on (state blocked) and parent_task_id, accepts camelCase', async () => {
     const w = await world("create-refs");
     const bob = await w.other("bob");
     const p = await project(w.ctx, "CORE");
@@ -195,7 +196,10 @@ describe("task_create", () => {
       depends_on: [dep.id],
       parent_task_id: parent.id,
       state: "blocked",
-      acceptance_criteria: [{ text: "It works", met: false }, { text: "It is fast", met: true }],
+      acceptance_criteria: [
+        { text: "It works", met: false },
+        { text: "It is fast", met: true },
+      ],
       requires_evidence: true,
       project_id: p.id,
     });
@@ -247,10 +251,15 @@ describe("task_create_many", () => {
   it("is atomic: an unknown dependency on item 3 writes nothing, and numbering does not skip", async () => {
     const w = await world("many-atomic");
     await project(w.ctx, "ATOM");
-    const err = await rejects(w.ctx, "task_create_many", {
-      project_id: "ATOM",
-      tasks: [{ title: "one" }, { title: "two", depends_on: [{ batch_index: 0 }] }, { title: "three", depends_on: ["ATOM-7"] }],
-    }, "not_found");
+    const err = await rejects(
+      w.ctx,
+      "task_create_many",
+      {
+        project_id: "ATOM",
+        tasks: [{ title: "one" }, { title: "two", depends_on: [{ batch_index: 0 }] }, { title: "three", depends_on: ["ATOM-7"] }],
+      },
+      "not_found",
+    );
     expect(err.message).toContain("ATOM-7");
     expect(await count("SELECT COUNT(*) AS n FROM tasks WHERE tenant_id = ?", w.id.tenantId)).toBe(0);
     expect(await count("SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ?", w.id.tenantId)).toBe(0);
@@ -289,9 +298,15 @@ describe("task_create_many", () => {
     await project(w.ctx, "BAT");
     const self = await rejects(w.ctx, "task_create_many", { project_id: "BAT", tasks: [{ title: "a", depends_on: [{ batch_index: 0 }] }] }, "invalid_input");
     expect(self.message).toContain("batch_index 0");
-    const later = await rejects(w.ctx, "task_create_many", {
-      project_id: "BAT", tasks: [{ title: "a" }, { title: "b", depends_on: [{ batch_index: 2 }] }, { title: "c" }],
-    }, "invalid_input");
+    const later = await rejects(
+      w.ctx,
+      "task_create_many",
+      {
+        project_id: "BAT",
+        tasks: [{ title: "a" }, { title: "b", depends_on: [{ batch_index: 2 }] }, { title: "c" }],
+      },
+      "invalid_input",
+    );
     expect(later.message).toContain("tasks[1]");
     await rejects(w.ctx, "task_create_many", { project_id: "BAT", tasks: [{ title: "a" }, { title: "b", depends_on: [{ batch_index: 0, extra: 1 }] }] }, "invalid_input");
     const tooMany = await rejects(w.ctx, "task_create_many", { project_id: "BAT", tasks: Array.from({ length: 101 }, (_, i) => ({ title: `t${i}` })) }, "invalid_input");
@@ -304,16 +319,31 @@ describe("task_create_many", () => {
 
 describe("task_update", () => {
   const MOVES: Array<[string, string, boolean]> = [
-    ["todo", "in_progress", false], ["todo", "in_review", false], ["todo", "done", false], ["todo", "cancelled", false],
-    ["in_progress", "todo", false], ["in_progress", "in_review", false], ["in_progress", "done", false], ["in_progress", "cancelled", false],
-    ["in_review", "todo", false], ["in_review", "in_progress", false], ["in_review", "done", false], ["in_review", "cancelled", false],
-    ["done", "todo", true], ["done", "in_progress", true], ["cancelled", "todo", true],
+    ["todo", "in_progress", false],
+    ["todo", "in_review", false],
+    ["todo", "done", false],
+    ["todo", "cancelled", false],
+    ["in_progress", "todo", false],
+    ["in_progress", "in_review", false],
+    ["in_progress", "done", false],
+    ["in_progress", "cancelled", false],
+    ["in_review", "todo", false],
+    ["in_review", "in_progress", false],
+    ["in_review", "done", false],
+    ["in_review", "cancelled", false],
+    ["done", "todo", true],
+    ["done", "in_progress", true],
+    ["cancelled", "todo", true],
   ];
 
   it("makes every allowed status move, recording task.<status> with from and to", async () => {
     const w = await world("upd-moves");
     await project(w.ctx, "SM");
-    const r = await many(w.ctx, "SM", MOVES.map(([from, to]) => ({ title: `${from} to ${to}` })));
+    const r = await many(
+      w.ctx,
+      "SM",
+      MOVES.map(([from, to]) => ({ title: `${from} to ${to}` })),
+    );
     for (const [i, [from, to, reopen]] of MOVES.entries()) {
       const id = (r.task_ids as string[])[i]!;
       if (from !== "todo") await update(w.ctx, id, { status: from });
@@ -389,7 +419,7 @@ describe("task_update", () => {
     const e = await rejects(w.ctx, "task_update", { task_id: t.id, patch: { status: "done", title: "renamed", expected_status: "todo" } }, "conflict");
     expect(e.message).toContain("in_progress");
     expect(e.hint).toContain("task_get");
-    expect((await taskRow(t.id as string))).toMatchObject({ status: "in_progress", title: "a task", updated_at: T0 });
+    expect(await taskRow(t.id as string)).toMatchObject({ status: "in_progress", title: "a task", updated_at: T0 });
     const okay = await update(w.ctx, t.id as string, { status: "in_review", expected_status: "in_progress" });
     expect(okay.task.status).toBe("in_review");
     // A patch with only preconditions names nothing to change.
@@ -435,8 +465,17 @@ describe("task_update", () => {
     const id = t.id as string;
     const one = await update(w.ctx, id, { criteria_updates: [{ index: 0, met: true }] });
     expect(one.changed).toEqual(["acceptance_criteria"]);
-    expect(one.task.acceptance_criteria).toEqual([{ text: "Tests pass", met: true }, { text: "Docs updated", met: false }, { text: "Bench run", met: true }]);
-    const two = await update(w.ctx, id, { criteria_updates: [{ text: "Bench run", met: false }, { text: "Docs updated", met: true }] });
+    expect(one.task.acceptance_criteria).toEqual([
+      { text: "Tests pass", met: true },
+      { text: "Docs updated", met: false },
+      { text: "Bench run", met: true },
+    ]);
+    const two = await update(w.ctx, id, {
+      criteria_updates: [
+        { text: "Bench run", met: false },
+        { text: "Docs updated", met: true },
+      ],
+    });
     expect(two.task.acceptance_criteria.map((c: Structured) => c.met)).toEqual([true, true, false]);
     // The last item, marked in the same patch that moves to done, passes the gate.
     await update(w.ctx, id, { status: "in_progress" });
@@ -452,10 +491,30 @@ describe("task_update", () => {
     await refusedWithoutWrites(w.ctx, "task_update", { task_id: u.id, patch: { criteria_updates: [{ index: 0, met: true }], acceptance_criteria: [] } }, "invalid_input", state);
     // A checklist changed between the read and the write is a conflict, not a lost update.
     const { updateTask } = await import("../../../src/work/tasks/update");
-    const racing = env.DB.prepare("UPDATE tasks SET acceptance_criteria = ? WHERE id = ?").bind(JSON.stringify([{ text: "Only item", met: false }, { text: "Added meanwhile", met: false }]), u.id);
-    const raced = { ...w.ctx, d1: new Proxy(w.ctx.d1, { get: (d1, k) => (k === "batch" ? async (stmts: D1PreparedStatement[]) => { await racing.run(); return d1.batch(stmts); } : Reflect.get(d1, k).bind?.(d1) ?? Reflect.get(d1, k)) }) };
+    const racing = env.DB.prepare("UPDATE tasks SET acceptance_criteria = ? WHERE id = ?").bind(
+      JSON.stringify([
+        { text: "Only item", met: false },
+        { text: "Added meanwhile", met: false },
+      ]),
+      u.id,
+    );
+    const raced = {
+      ...w.ctx,
+      d1: new Proxy(w.ctx.d1, {
+        get: (d1, k) =>
+          k === "batch"
+            ? async (stmts: D1PreparedStatement[]) => {
+                await racing.run();
+                return d1.batch(stmts);
+              }
+            : (Reflect.get(d1, k).bind?.(d1) ?? Reflect.get(d1, k)),
+      }),
+    };
     await expect(updateTask(raced, u.id as string, { criteria_updates: [{ index: 0, met: true }] })).rejects.toMatchObject({ code: "conflict" });
-    expect(await state()).toEqual([{ text: "Only item", met: false }, { text: "Added meanwhile", met: false }]);
+    expect(await state()).toEqual([
+      { text: "Only item", met: false },
+      { text: "Added meanwhile", met: false },
+    ]);
   });
 
   it("done gates refuse in order: criteria (quoting the first unmet one verbatim), evidence, review", async () => {
@@ -474,13 +533,23 @@ describe("task_update", () => {
     expect(criteria.message).toBe(`Acceptance criterion not met: "${first}"`);
     expect(criteria.hint).toContain("acceptance_criteria");
     // The criteria checked are the patch's own when it replaces them.
-    const second = await rejects(w.ctx, "task_update", {
-      task_id: id, patch: { status: "done", acceptance_criteria: [{ text: first, met: true }, { text: "Bench prints double_claims=0" }] },
-    }, "criteria_unmet");
+    const second = await rejects(
+      w.ctx,
+      "task_update",
+      {
+        task_id: id,
+        patch: { status: "done", acceptance_criteria: [{ text: first, met: true }, { text: "Bench prints double_claims=0" }] },
+      },
+      "criteria_unmet",
+    );
     expect(second.message).toBe(`Acceptance criterion not met: "Bench prints double_claims=0"`);
 
     // All met (in the same patch): next gate is evidence.
-    const allMet = [{ text: "Race test passes", met: true }, { text: first, met: true }, { text: "Bench prints double_claims=0", met: true }];
+    const allMet = [
+      { text: "Race test passes", met: true },
+      { text: first, met: true },
+      { text: "Bench prints double_claims=0", met: true },
+    ];
     const evidence = await rejects(w.ctx, "task_update", { task_id: id, patch: { status: "done", acceptance_criteria: allMet } }, "evidence_required");
     expect(evidence.hint).toMatch(/task_code_ref|attach_add/);
     await update(w.ctx, id, { acceptance_criteria: allMet });
@@ -536,8 +605,16 @@ describe("task_update", () => {
     const p = await project(w.ctx, "REV");
     const t = await create(w.ctx, "REV", { title: "Needs eyes", reviewer_actor_id: "bob" });
     const id = t.id as string;
-    const handoffsOf = () => env.DB.prepare("SELECT * FROM handoffs WHERE tenant_id = ? AND related_task_id = ? ORDER BY created_at, id").bind(w.id.tenantId, id).all<Structured>().then((r) => r.results);
-    const recipientsOf = (hid: string) => env.DB.prepare("SELECT actor_id FROM handoff_recipients WHERE tenant_id = ? AND handoff_id = ?").bind(w.id.tenantId, hid).all<{ actor_id: string }>().then((r) => r.results.map((x) => x.actor_id));
+    const handoffsOf = () =>
+      env.DB.prepare("SELECT * FROM handoffs WHERE tenant_id = ? AND related_task_id = ? ORDER BY created_at, id")
+        .bind(w.id.tenantId, id)
+        .all<Structured>()
+        .then((r) => r.results);
+    const recipientsOf = (hid: string) =>
+      env.DB.prepare("SELECT actor_id FROM handoff_recipients WHERE tenant_id = ? AND handoff_id = ?")
+        .bind(w.id.tenantId, hid)
+        .all<{ actor_id: string }>()
+        .then((r) => r.results.map((x) => x.actor_id));
 
     // Other moves open nothing.
     await update(w.ctx, id, { status: "in_progress" });
@@ -547,8 +624,13 @@ describe("task_update", () => {
     let hs = await handoffsOf();
     expect(hs).toHaveLength(1);
     expect(hs[0]).toMatchObject({
-      kind: "review", status: "open", from_actor_id: w.id.actorId, related_task_id: id, related_project_id: p.id,
-      responded_by: null, responded_at: null,
+      kind: "review",
+      status: "open",
+      from_actor_id: w.id.actorId,
+      related_task_id: id,
+      related_project_id: p.id,
+      responded_by: null,
+      responded_at: null,
     });
     expect(hs[0]!.title).toContain("REV-1");
     expect(await recipientsOf(hs[0]!.id as string)).toEqual([bob.id.actorId]);
@@ -687,13 +769,7 @@ describe("task_query", () => {
   it("derives state: blocked while a dependency is open, ready once it is done or cancelled; closed tasks are left out", async () => {
     const w = await world("q-state");
     await project(w.ctx, "ST");
-    const r = await many(w.ctx, "ST", [
-      { title: "A" },
-      { title: "B", depends_on: [{ batch_index: 0 }] },
-      { title: "C", depends_on: [{ batch_index: 1 }] },
-      { title: "D" },
-      { title: "E" },
-    ]);
+    const r = await many(w.ctx, "ST", [{ title: "A" }, { title: "B", depends_on: [{ batch_index: 0 }] }, { title: "C", depends_on: [{ batch_index: 1 }] }, { title: "D" }, { title: "E" }]);
     const [a, b, c, d, e] = r.task_ids as [string, string, string, string, string];
     await update(w.ctx, d, { status: "done" });
     await update(w.ctx, e, { status: "cancelled" });
@@ -783,9 +859,17 @@ describe("task_query", () => {
     const w = await world("q-pages");
     await project(w.ctx, "PG");
     const item = (i: number) => ({ title: `t${i}`, priority: (i * 7) % 5, ...(i % 3 === 0 ? {} : { due_on: `2030-0${1 + (i % 9)}-${String(1 + (i % 27)).padStart(2, "0")}` }) });
-    await many(w.ctx, "PG", Array.from({ length: 100 }, (_, i) => item(i)));
+    await many(
+      w.ctx,
+      "PG",
+      Array.from({ length: 100 }, (_, i) => item(i)),
+    );
     w.clock.advance(MINUTE);
-    const second = await many(w.ctx, "PG", Array.from({ length: 20 }, (_, i) => item(100 + i)));
+    const second = await many(
+      w.ctx,
+      "PG",
+      Array.from({ length: 20 }, (_, i) => item(100 + i)),
+    );
     for (const [i, id] of (second.task_ids as string[]).slice(0, 6).entries()) {
       w.clock.advance(MINUTE);
       await update(w.ctx, id, { title: `t${100 + i} edited` });
@@ -802,10 +886,39 @@ describe("task_query", () => {
     };
     const withDue = rows.map((r) => ({ ...r, due_key: r.due_on ?? "9999-12-31" }));
     const expected: Record<string, string[]> = {
-      priority: ids([...withDue].sort(by([["priority", 1], ["created_at", 1], ["id", 1]]))),
-      created: ids([...withDue].sort(by([["created_at", -1], ["id", -1]]))),
-      updated: ids([...withDue].sort(by([["updated_at", -1], ["id", -1]]))),
-      due: ids([...withDue].sort(by([["due_key", 1], ["id", 1]]))),
+      priority: ids(
+        [...withDue].sort(
+          by([
+            ["priority", 1],
+            ["created_at", 1],
+            ["id", 1],
+          ]),
+        ),
+      ),
+      created: ids(
+        [...withDue].sort(
+          by([
+            ["created_at", -1],
+            ["id", -1],
+          ]),
+        ),
+      ),
+      updated: ids(
+        [...withDue].sort(
+          by([
+            ["updated_at", -1],
+            ["id", -1],
+          ]),
+        ),
+      ),
+      due: ids(
+        [...withDue].sort(
+          by([
+            ["due_key", 1],
+            ["id", 1],
+          ]),
+        ),
+      ),
     };
     // created last: it adds a task mid-walk, which the other orders would then (rightly) list.
     for (const order_by of ["priority", "updated", "due", "created"]) {
@@ -989,10 +1102,14 @@ describe("task_claim", () => {
     const apiTask = await create(w.ctx, "API", { title: "api task", priority: 3 });
     const repo = { id: crypto.randomUUID(), slug: "acme/api" };
     await env.DB.batch([
-      env.DB.prepare(`INSERT INTO repositories (id, tenant_id, owner, name, slug, remote_url, created_by, created_at) VALUES (?, ?, 'acme', 'api', ?, 'https://github.com/acme/api', ?, ?)`)
-        .bind(repo.id, w.id.tenantId, repo.slug, w.id.actorId, T0),
-      env.DB.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, 'primary', ?)`)
-        .bind(w.id.tenantId, api.id, repo.id, T0),
+      env.DB.prepare(`INSERT INTO repositories (id, tenant_id, owner, name, slug, remote_url, created_by, created_at) VALUES (?, ?, 'acme', 'api', ?, 'https://github.com/acme/api', ?, ?)`).bind(
+        repo.id,
+        w.id.tenantId,
+        repo.slug,
+        w.id.actorId,
+        T0,
+      ),
+      env.DB.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, 'primary', ?)`).bind(w.id.tenantId, api.id, repo.id, T0),
     ]);
     // The web task has the higher priority, but only the api project is linked to acme/api.
     const bySlug = await claim(w.ctx, { repository_ids: ["ACME/api"] });
@@ -1027,7 +1144,11 @@ describe("task_claim", () => {
 
     const first = await claim(w.ctx, { project_id: "CN" });
     expect(first).toMatchObject({
-      claimed: true, reason: "", extended: false, holder_actor_id: w.id.actorId, lease_expires_at: at(HOUR, now),
+      claimed: true,
+      reason: "",
+      extended: false,
+      holder_actor_id: w.id.actorId,
+      lease_expires_at: at(HOUR, now),
       project_context: { id: p.id, key: "CN", title: "Project CN", status: "active", summary: "claims" },
     });
     expect(first.task).toMatchObject({ id: p0old.id, status: "in_progress", assignee_actor_id: w.id.actorId, lease_expires_at: at(HOUR, now), claimed_at: now });
@@ -1126,7 +1247,15 @@ describe("task_claim", () => {
     for (const [i, n] of tasksPerProject.entries()) {
       const p = await project(w.ctx, `RACE${i}`);
       projects.push(p);
-      taskIds.push(...((await many(w.ctx, p.id as string, Array.from({ length: n }, (_, j) => ({ title: `r${i}-${j}`, priority: j % 3 })))).task_ids as string[]));
+      taskIds.push(
+        ...((
+          await many(
+            w.ctx,
+            p.id as string,
+            Array.from({ length: n }, (_, j) => ({ title: `r${i}-${j}`, priority: j % 3 })),
+          )
+        ).task_ids as string[]),
+      );
     }
     const agents = await Promise.all(Array.from({ length: 12 }, (_, i) => w.other(`racer-${i}`)));
     const results = await Promise.all(agents.map((a) => claim(a.ctx, scoped ? { project_id: projects[0]!.id } : {})));
@@ -1367,7 +1496,11 @@ describe("idempotency", () => {
     await ok(w.ctx, "task_create", { project_id: "RET", title: "old", idempotency_key: "k-old" });
     w.clock.advance(2 * DAY);
     await ok(w.ctx, "task_create", { project_id: "RET", title: "new", idempotency_key: "k-new" });
-    const keys = () => env.DB.prepare("SELECT key, expires_at FROM idempotency_keys WHERE tenant_id = ? ORDER BY key").bind(w.id.tenantId).all<Structured>().then((r) => r.results);
+    const keys = () =>
+      env.DB.prepare("SELECT key, expires_at FROM idempotency_keys WHERE tenant_id = ? ORDER BY key")
+        .bind(w.id.tenantId)
+        .all<Structured>()
+        .then((r) => r.results);
     // project_create passed no key: it got one derived from its content, held for the window only.
     expect(await keys()).toEqual([
       { key: expect.stringMatching(/^content:/), expires_at: at(DERIVED_WINDOW_MS) },
@@ -1472,4 +1605,3 @@ describe("task_claim retries", () => {
     expect(Date.parse(b.lease_expires_at)).toBe(Date.parse(a.lease_expires_at) + 30_000);
   });
 });
-

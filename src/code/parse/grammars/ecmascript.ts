@@ -62,7 +62,7 @@ function declarationDefinitions(decl: Node, outer: Node, exported: boolean, cont
     case "module": {
       // `namespace A.B {}` and `declare module "x" {}`: a container whose members are statements.
       const body = decl.childForFieldName("body");
-      const name = nameNode?.type === "string" ? unquote(nameNode.text) : nameNode?.text ?? "";
+      const name = nameNode?.type === "string" ? unquote(nameNode.text) : (nameNode?.text ?? "");
       return named({ kind: "namespace", body, members: body?.namedChildren ?? [] }, name);
     }
     case "lexical_declaration":
@@ -100,7 +100,8 @@ function memberDefinitions(node: Node, container: Container): Definition[] {
       body = node.childForFieldName("body");
       break;
     case "public_field_definition": // TypeScript
-    case "field_definition": { // JavaScript
+    case "field_definition": {
+      // JavaScript
       // A field holding a function (`handle = () => {}`) is a method in all but syntax.
       const value = node.childForFieldName("value");
       if (!value || !FUNCTION_VALUES.has(value.type)) return [];
@@ -200,7 +201,6 @@ const REFERENCES = `
 const JAVASCRIPT_REFERENCES = `
 (formal_parameters (identifier) @decl)
 `;
-
 
 const TYPESCRIPT_REFERENCES = `
 (type_identifier) @ref

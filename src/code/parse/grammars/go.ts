@@ -15,12 +15,14 @@ function definitions(node: Node): Definition[] {
       const nameNode = node.childForFieldName("name");
       const name = nameNode?.text ?? "";
       const receiver = node.type === "method_declaration" ? receiverType(node) : undefined;
-      return [definition(node, nameNode, {
-        kind: receiver === undefined ? "function" : "method",
-        exported: isExported(name),
-        body: node.childForFieldName("body"),
-        ...(receiver ? { qualifier: receiver } : {}),
-      })];
+      return [
+        definition(node, nameNode, {
+          kind: receiver === undefined ? "function" : "method",
+          exported: isExported(name),
+          body: node.childForFieldName("body"),
+          ...(receiver ? { qualifier: receiver } : {}),
+        }),
+      ];
     }
     case "type_declaration":
       return specs(node, ["type_spec", "type_alias"], (spec) => (spec.childForFieldName("type")?.type === "interface_type" ? "interface" : "type"));
@@ -37,9 +39,7 @@ function specs(declaration: Node, types: string[], kind: (spec: Node) => string)
   const found = specNodes(declaration, types);
   const single = found.length === 1;
   return found.flatMap((spec) =>
-    spec.childrenForFieldName("name").map((nameNode) =>
-      definition(single ? declaration : spec, nameNode, { kind: kind(spec), exported: isExported(nameNode.text), body: null }),
-    ),
+    spec.childrenForFieldName("name").map((nameNode) => definition(single ? declaration : spec, nameNode, { kind: kind(spec), exported: isExported(nameNode.text), body: null })),
   );
 }
 
@@ -58,7 +58,11 @@ function specNodes(declaration: Node, types: string[]): Node[] {
 
 /** `func (s *Server[T]) Serve()` → "Server". */
 function receiverType(method: Node): string | undefined {
-  let type = method.childForFieldName("receiver")?.namedChildren.find((p) => p.type === "parameter_declaration")?.childForFieldName("type") ?? null;
+  let type =
+    method
+      .childForFieldName("receiver")
+      ?.namedChildren.find((p) => p.type === "parameter_declaration")
+      ?.childForFieldName("type") ?? null;
   while (type && (type.type === "pointer_type" || type.type === "generic_type" || type.type === "parenthesized_type")) {
     type = type.type === "generic_type" ? type.childForFieldName("type") : type.namedChild(0);
   }

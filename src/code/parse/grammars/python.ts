@@ -66,7 +66,7 @@ function importsOf(node: Node): ImportRef[] {
 }
 
 function moduleName(node: Node): string {
-  return node.type === "aliased_import" ? node.childForFieldName("name")?.text ?? "" : node.text;
+  return node.type === "aliased_import" ? (node.childForFieldName("name")?.text ?? "") : node.text;
 }
 
 const IMPORT_QUERY = `
