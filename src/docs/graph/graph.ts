@@ -48,6 +48,8 @@ export const MAX_EDGES_PER_DOCUMENT = 2000;
 const MAX_LABEL = 256;
 /** Extraction reads at most this much of a document's text (the index keeps about as much). */
 export const MAX_EXTRACT_CHARS = 1024 * 1024;
+/** A grammar parses at most this much of a document for its imports (see parseWindow). */
+export const MAX_IMPORT_PARSE_CHARS = 64 * 1024;
 /** Matches looked at per document, duplicates included: past this the rest of the text is not read. */
 export const MAX_SCANNED_MATCHES = 50 * MAX_EDGES_PER_DOCUMENT;
 export const GRAPH_LIMIT_MAX = 1000;
@@ -470,11 +472,24 @@ export interface GraphExtraction {
 }
 
 /**
+ * The part of `body` a grammar parses for imports: all of it up to MAX_IMPORT_PARSE_CHARS, else the
+ * lines that fit, with a note. A grammar's error recovery costs up to a few milliseconds per KiB on
+ * hostile text (tens of thousands of broken statements), where the patterns cost microseconds; the
+ * window keeps a document's parse within about a tenth of a second, and imports sit at the top.
+ */
+function parseWindow(body: string, budget: WorkBudget): string {
+  if (body.length <= MAX_IMPORT_PARSE_CHARS) return body;
+  budget.cut(`graph: imports were read from the first ${MAX_IMPORT_PARSE_CHARS} characters only`);
+  const lineEnd = body.lastIndexOf("\n", MAX_IMPORT_PARSE_CHARS);
+  return body.slice(0, lineEnd > 0 ? lineEnd + 1 : MAX_IMPORT_PARSE_CHARS);
+}
+
+/**
  * The imports a grammar reads in `body`, each counted against the budget; none, with a note, when
  * the text is over the grammar's bounds (src/code/parse/limits.ts) or the grammar is not loaded.
  */
 function grammarImports(grammar: string, body: string, budget: WorkBudget): ImportRef[] {
-  const read = readImports(grammar, body);
+  const read = readImports(grammar, parseWindow(body, budget));
   if (!read.read) {
     budget.cut(`graph: imports were not read (${read.note})`);
     return [];
