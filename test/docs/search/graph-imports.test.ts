@@ -1,7 +1,7 @@
 // The docs graph reads TypeScript/JavaScript, Python and Go imports with the code index's tree-sitter
 // grammars (src/code/parse): what only a parser tells apart from an import-shaped line.
 import { describe, expect, it } from "vitest";
-import { extractGraph, indexGraph } from "../../../src/docs/graph/graph";
+import { extractGraph, indexGraph, MAX_IMPORT_PARSE_CHARS } from "../../../src/docs/graph/graph";
 import { graphOp } from "../../../src/docs/search/graph";
 import { putDocument } from "../../../src/docs/store/store";
 import { makeCtx, seedIdentity } from "../../support/helpers";
@@ -13,6 +13,15 @@ const importKeys = (path: string, text: string, mime = "text/plain") =>
 
 describe("docs_query", () => {
   describe("graph: imports read with the code index's grammars", () => {
+    it("a grammar parses the first 64 KiB for imports, whole lines, and the note says so", () => {
+      const filler = "const x = 1;\n".repeat(Math.ceil(MAX_IMPORT_PARSE_CHARS / 13));
+      const text = `import top from "./top";\n${filler}import late from "./late";\n`;
+      const read = extractGraph("src/big.ts", "text/plain", text);
+      expect(read.edges.filter((e) => e.relation === "IMPORTS").map((e) => e.node_key)).toEqual(["unresolved:src/top"]);
+      expect(read.note).toContain(`imports were read from the first ${MAX_IMPORT_PARSE_CHARS} characters only`);
+      expect(extractGraph("src/small.ts", "text/plain", `import top from "./top";\nimport late from "./late";\n`).note).toBeNull();
+    });
+
     it("TS/JS: imports inside comments, strings and template literals are not imports", () => {
       const ts = [
         "/*",
