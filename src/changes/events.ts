@@ -1,7 +1,7 @@
 /** The event shape every change-ledger read returns, and the shared ways of reading events. */
 import { z } from "zod";
 import { and, asc, desc, eq, gt, is, lt, sql, SQL } from "drizzle-orm";
-import { alias, SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { alias, SQLiteAsyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
 import { events, toolCalls } from "../db/schema";
 import { iso } from "../db/time";
@@ -70,7 +70,7 @@ export const eventFields = {
   constraint: e.constraint,
   superseded_by: sql<string>`COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> ''
             ORDER BY s.seq DESC LIMIT 1), '')`.as("superseded_by"),
-};
+} satisfies Record<keyof EventRowRaw, SQLiteColumn | SQL.Aliased>;
 
 /**
  * eventFields as SQL text, for the FTS5 walk (substring-walk.ts), which stays hand SQL: drizzle
