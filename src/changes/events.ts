@@ -1,12 +1,14 @@
 /** The event shape every change-ledger read returns, and the shared ways of reading events. */
 import { z } from "zod";
+import { and, asc, desc, eq, gt, is, lt, sql, SQL } from "drizzle-orm";
+import { alias, SQLiteAsyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
-import { toolCalls } from "../db/schema";
+import { events, toolCalls } from "../db/schema";
 import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
 import { decodeKeyset, encodeKeyset } from "../db/cursor";
 import { invalidInput } from "../core/errors";
-import { canonicalPath, pathMatchSql } from "./paths";
+import { canonicalPath, pathMatch } from "./paths";
 
 export const eventSchema = z.object({
   id: z.string().describe("Event id (UUIDv7)."),
@@ -35,15 +37,51 @@ export type ChangeEvent = z.infer<typeof eventSchema>;
 /** An event plus its append position, used for ordering and cursors. */
 export type EventWithSeq = ChangeEvent & { seq: number };
 
+/** Events as every change-ledger read names them: `e`, which the FTS5 walk's hand SQL joins too. */
+export const e = alias(events, "e");
+
 /**
- * Hand SQL: every read of events selects these, the FTS5 walk (substring-walk.ts) included, and
- * the actor name and superseded_by are correlated subqueries per row; one text serves them all.
+ * The fields of an event row, keyed by SQL column name (the rows' keys whether drizzle or D1 reads
+ * them). The actor's name and superseded_by are correlated subqueries per row; `<> ''` stays a
+ * literal so the partial index on supersedes (WHERE supersedes <> '') stays usable.
  */
-export const EVENT_COLUMNS = `e.seq, e.id, e.timestamp, e.entity_path, e.entity_type, e.change_type, e.diff, e.reasoning,
-  e.agent, COALESCE((SELECT a.name FROM actors a WHERE a.tenant_id = e.tenant_id AND a.id = e.actor_id), '') AS actor, e.session_id, e.git_commit, e.project, e.changeset_id, e.metadata, e.revisit_after, e.revisit_due,
-  e.expires_when, e.stale_when, e.supersedes, e."constraint",
-  COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> ''
-            ORDER BY s.seq DESC LIMIT 1), '') AS superseded_by`;
+export const eventFields = {
+  seq: e.seq,
+  id: e.id,
+  timestamp: e.timestamp,
+  entity_path: e.entityPath,
+  entity_type: e.entityType,
+  change_type: e.changeType,
+  diff: e.diff,
+  reasoning: e.reasoning,
+  agent: e.agent,
+  // Written out: in a single-table select drizzle drops table names inside fields, and these subqueries need `e.` to correlate.
+  actor: sql<string>`COALESCE((SELECT a.name FROM actors a WHERE a.tenant_id = e.tenant_id AND a.id = e.actor_id), '')`.as("actor"),
+  session_id: e.sessionId,
+  git_commit: e.gitCommit,
+  project: e.project,
+  changeset_id: e.changesetId,
+  metadata: e.metadata,
+  revisit_after: e.revisitAfter,
+  revisit_due: e.revisitDue,
+  expires_when: e.expiresWhen,
+  stale_when: e.staleWhen,
+  supersedes: e.supersedes,
+  constraint: e.constraint,
+  superseded_by: sql<string>`COALESCE((SELECT s.id FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> ''
+            ORDER BY s.seq DESC LIMIT 1), '')`.as("superseded_by"),
+} satisfies Record<keyof EventRowRaw, SQLiteColumn | SQL.Aliased>;
+
+/**
+ * eventFields as SQL text, for the FTS5 walk (substring-walk.ts), which stays hand SQL: drizzle
+ * cannot say `events_fts MATCH` nor pin the join order with CROSS JOIN. One definition serves both.
+ */
+export const EVENT_COLUMNS = ((): string => {
+  const parts = Object.entries(eventFields).map(([name, field]) => (is(field, SQL.Aliased) ? sql`${field.sql} AS ${sql.identifier(name)}` : sql`${field}`));
+  const { sql: text, params } = new SQLiteAsyncDialect().sqlToQuery(sql.join(parts, sql`, `));
+  if (params.length > 0) throw new Error("EVENT_COLUMNS must bind nothing: the walk numbers its own parameters");
+  return text;
+})();
 
 export interface EventRowRaw {
   seq: number;
@@ -130,8 +168,7 @@ export function recordToolCall(ctx: Ctx, tool: string, entityPath: string): D1Pr
 }
 
 export interface EventQuery {
-  where: string[];
-  params: unknown[];
+  where: SQL[];
   order: "newest" | "oldest";
   limit: number;
   cursor?: string;
@@ -140,16 +177,16 @@ export interface EventQuery {
 /** One page of events for tenant-scoped conditions, with the cursor for the next page. */
 export function eventPageStatement(ctx: Ctx, q: EventQuery): { stmt: D1PreparedStatement; limit: number } {
   const after = decodeCursor(q.cursor);
-  const where = ["e.tenant_id = ?", ...q.where];
-  const params: unknown[] = [ctx.tenantId, ...q.params];
-  if (after !== null) {
-    where.push(q.order === "newest" ? "e.seq < ?" : "e.seq > ?");
-    params.push(after);
-  }
-  const sql = `SELECT ${EVENT_COLUMNS} FROM events e WHERE ${where.join(" AND ")}
-               ORDER BY e.seq ${q.order === "newest" ? "DESC" : "ASC"} LIMIT ?`;
-  // One extra row tells whether another page exists without a count query.
-  return { stmt: ctx.d1.prepare(sql).bind(...params, q.limit + 1), limit: q.limit };
+  const where = [eq(e.tenantId, ctx.tenantId), ...q.where];
+  if (after !== null) where.push(q.order === "newest" ? lt(e.seq, after) : gt(e.seq, after));
+  const query = dbOf(ctx)
+    .select(eventFields)
+    .from(e)
+    .where(and(...where))
+    .orderBy(q.order === "newest" ? desc(e.seq) : asc(e.seq))
+    // One extra row tells whether another page exists without a count query.
+    .limit(q.limit + 1);
+  return { stmt: statementOf(ctx.d1, query), limit: q.limit };
 }
 
 export function pageFrom(rows: EventRowRaw[], limit: number): { items: ChangeEvent[]; next_cursor?: string } {
@@ -173,31 +210,20 @@ export interface EventFilters {
  * SQL conditions for the optional filters the read tools share: entity path (exact or dotted
  * prefix, canonicalized), and exact project, changeset and agent. Blank values filter nothing.
  */
-export function eventFilters(ctx: Pick<Ctx, "actorId">, f: EventFilters): { where: string[]; params: unknown[]; path: string } {
-  const where: string[] = [];
-  const params: unknown[] = [];
+export function eventFilters(ctx: Pick<Ctx, "actorId">, f: EventFilters): { where: SQL[]; path: string } {
+  const where: SQL[] = [];
   const path = f.entity_path?.trim() ? canonicalPath(f.entity_path) : "";
-  if (path !== "") {
-    const match = pathMatchSql(path);
-    where.push(match.sql);
-    params.push(...match.params);
-  }
+  if (path !== "") where.push(pathMatch(e.entityPath, path));
   // "me" is whoever holds the calling key, whatever agent names it logged under.
   const me = f.agent?.trim() === "me";
   const agent = me ? undefined : f.agent?.trim();
-  if (me) {
-    where.push("e.actor_id = ?");
-    params.push(ctx.actorId);
-  }
+  if (me) where.push(eq(e.actorId, ctx.actorId));
   for (const [column, value] of [
-    ["project", f.project?.trim()],
-    ["changeset_id", f.changeset_id?.trim()],
-    ["agent", agent],
+    [e.project, f.project?.trim()],
+    [e.changesetId, f.changeset_id?.trim()],
+    [e.agent, agent],
   ] as const) {
-    if (value) {
-      where.push(`e.${column} = ?`);
-      params.push(value);
-    }
+    if (value) where.push(eq(column, value));
   }
-  return { where, params, path };
+  return { where, path };
 }

@@ -1,4 +1,5 @@
 /** log_change: the change ledger's only writer. */
+import { and, desc, eq, inArray, type SQL } from "drizzle-orm";
 import { byColumnName, dbOf, statementOf } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { events, type NewEvent } from "../db/schema";
@@ -11,7 +12,8 @@ import { embedAfterResponse, queueEmbedding, type EmbedRef } from "../search/sem
 import { changeEventEmbedText } from "../search/sources";
 import { appendChained } from "./chain";
 import { formatExpiresWhen, parseExpiresWhen } from "./expires";
-import { canonicalPath, pathMatchSql } from "./paths";
+import { canonicalPath, pathMatch } from "./paths";
+import { e } from "./events";
 import { CHANGE_TYPES, ENTITY_TYPES, REMOVALS, type ChangeType, type EntityType } from "./vocab";
 import { boundText, changeWarnings, DIFF_MAX_BYTES, REASONING_MAX_BYTES } from "./warnings";
 
@@ -59,33 +61,30 @@ export function resolveRevisit(raw: string, loggedAt: Date): { stored: string; d
 }
 
 async function resolveSupersede(ctx: Ctx, path: string, explicitId: string): Promise<{ id: string; entityType: string }> {
-  // Hand SQL: the path match is a NOCASE range seek shared with the ledger's reads (paths.ts).
-  const match = pathMatchSql(path);
+  const found = (where: SQL) =>
+    dbOf(ctx)
+      .select({ id: e.id, entityType: e.entityType })
+      .from(e)
+      .where(and(eq(e.tenantId, ctx.tenantId), where, pathMatch(e.entityPath, path)))
+      .orderBy(desc(e.seq))
+      .limit(1)
+      .get();
   if (explicitId !== "") {
-    const row = await ctx.d1
-      .prepare(`SELECT e.id, e.entity_type FROM events e WHERE e.tenant_id = ? AND e.id = ? AND ${match.sql}`)
-      .bind(ctx.tenantId, explicitId, ...match.params)
-      .first<{ id: string; entity_type: string }>();
+    const row = await found(eq(e.id, explicitId));
     if (!row) {
       throw new ToolError("supersede_target_not_found", `supersedes id '${explicitId}' does not match any event on entity '${path}'`, {
         hint: "Pass the id of an event on this entity (see change_diff or prior_attempts), or omit supersedes to re-open the most recent removal.",
       });
     }
-    return { id: row.id, entityType: row.entity_type };
+    return row;
   }
-  const row = await ctx.d1
-    .prepare(
-      `SELECT e.id, e.entity_type FROM events e WHERE e.tenant_id = ? AND ${match.sql}
-       AND e.change_type IN (${REMOVAL_LIST.map(() => "?").join(", ")}) ORDER BY e.seq DESC LIMIT 1`,
-    )
-    .bind(ctx.tenantId, ...match.params, ...REMOVAL_LIST)
-    .first<{ id: string; entity_type: string }>();
+  const row = await found(inArray(e.changeType, REMOVAL_LIST));
   if (!row) {
     throw new ToolError("no_removal_to_supersede", `no reverted decision to supersede on '${path}' — no removal event (${REMOVAL_LIST.join(", ")}) found`, {
       hint: "Pass an explicit event id in supersedes, or log the change with another change_type.",
     });
   }
-  return { id: row.id, entityType: row.entity_type };
+  return row;
 }
 
 /**

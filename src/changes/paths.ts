@@ -1,3 +1,5 @@
+import { sql, type SQL } from "drizzle-orm";
+import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 /**
  * Entity paths. Every write and every query goes through `canonicalPath`, so
  * `./src/auth.py::login` and `src/auth.py::login` are one entity. Case is kept on purpose.
@@ -17,7 +19,7 @@ export function canonicalPath(raw: string): string {
 export const containsSql = (column: string, param: string): string => `instr(lower(${column}), lower(${param})) > 0`;
 
 /**
- * SQL for "exact path, or a dotted prefix of it" on events aliased `e`: `users` covers
+ * SQL for "exact path, or a dotted prefix of it" on an entity path column: `users` covers
  * `users.email` but not `usersX` or `users_x`. The prefix half is case-insensitive (ASCII,
  * like LIKE); the range on the NOCASE index keeps it an index seek rather than a scan.
  *
@@ -25,12 +27,9 @@ export const containsSql = (column: string, param: string): string => `instr(low
  * folded) followed by nothing or a character sorting before "/"; the character right after
  * P must then be ".". No LIKE: D1 refuses LIKE patterns over 50 bytes, and paths run to 1024.
  */
-export function pathMatchSql(path: string): { sql: string; params: string[] } {
-  return {
-    sql: `(e.entity_path COLLATE NOCASE >= ? AND e.entity_path COLLATE NOCASE < ?
-           AND (e.entity_path = ? OR substr(e.entity_path, length(?) + 1, 1) = '.'))`,
-    params: [path, `${path}/`, path, path],
-  };
+export function pathMatch(column: SQLiteColumn, path: string): SQL {
+  return sql`(${column} COLLATE NOCASE >= ${path} AND ${column} COLLATE NOCASE < ${`${path}/`}
+           AND (${column} = ${path} OR substr(${column}, length(${path}) + 1, 1) = '.'))`;
 }
 
 /**

@@ -2,13 +2,16 @@
  * prior_attempts: earlier attempts on an entity, each with an inferred outcome, so an agent
  * does not repeat a change that was already tried and undone. Deterministic and read-only.
  */
+import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
+import { embeddings, events } from "../db/schema";
 import type { Ctx } from "../core/context";
 import { failureText, ToolError } from "../core/errors";
-import { EVENT_COLUMNS, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
+import { e, eventFields, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { LocalHashEmbedder } from "../search/embedder";
 import { nearest, selectSemantic } from "../search/semantic";
 import { VECTORIZE_LIMITS } from "../search/vector-index";
-import { nameKeySql, pathMatchSql } from "./paths";
+import { nameKeySql, pathMatch } from "./paths";
 import { queryPath, statusOf, type DecisionStatus } from "./queries";
 import { lowerAscii, walkContaining } from "./substring-walk";
 import { EXPLICIT_REMOVALS, REMOVALS } from "./vocab";
@@ -133,11 +136,7 @@ async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ event
     const missing = [...new Set(fresh.flatMap((l) => [l.from, l.to]))].filter((p) => !loaded.has(p));
     if (missing.length === 0) continue;
     for (const p of missing) loaded.add(p);
-    const res = await ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (SELECT value FROM json_each(?)) ORDER BY e.seq DESC LIMIT ?`)
-      .bind(ctx.tenantId, JSON.stringify(missing), MAX_EVENTS)
-      .all<EventRowRaw>();
-    for (const r of res.results) if (!events.has(r.id)) events.set(r.id, toEvent(r));
+    for (const r of await newestOnPaths(ctx, missing)) if (!events.has(r.id)) events.set(r.id, toEvent(r));
   }
   const timelineOf = (e: EventWithSeq): string => {
     let path = e.entity_path;
@@ -157,12 +156,22 @@ async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ event
 /** Reads the newest events of the given exact paths, oldest first. */
 async function readPaths(ctx: Ctx, paths: string[]): Promise<EventRowRaw[]> {
   if (paths.length === 0) return [];
-  const res = await ctx.d1
-    .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path IN (SELECT value FROM json_each(?)) ORDER BY e.seq DESC LIMIT ?`)
-    .bind(ctx.tenantId, JSON.stringify(paths), MAX_EVENTS)
-    .all<EventRowRaw>();
-  return res.results.reverse();
+  return (await newestOnPaths(ctx, paths)).reverse();
 }
+
+/** The newest events on any of the exact paths, newest first. */
+function newestOnPaths(ctx: Ctx, paths: string[]): Promise<EventRowRaw[]> {
+  return dbOf(ctx)
+    .select(eventFields)
+    .from(e)
+    .where(and(eq(e.tenantId, ctx.tenantId), inArray(e.entityPath, jsonValues(paths))))
+    .orderBy(desc(e.seq))
+    .limit(MAX_EVENTS)
+    .all();
+}
+
+/** A list bound as one JSON parameter, so any number of values stays within D1's 100 bound parameters. */
+const jsonValues = (values: string[]): SQL => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
 type Ranked = PriorAttempt & { seq: number; timeline: string };
 
@@ -176,11 +185,12 @@ async function attemptsOf(ctx: Ctx, rows: EventRowRaw[], input: PriorAttemptsInp
   const missing = [...new Set(events.map((e) => e.superseded_by).filter((id) => id !== "" && !byId.has(id)))];
   for (let i = 0; i < missing.length; i += 90) {
     const chunk = missing.slice(i, i + 90);
-    const res = await ctx.d1
-      .prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.id IN (${chunk.map(() => "?").join(", ")})`)
-      .bind(ctx.tenantId, ...chunk)
-      .all<EventRowRaw>();
-    for (const r of res.results) byId.set(r.id, toEvent(r));
+    const rows = await dbOf(ctx)
+      .select(eventFields)
+      .from(e)
+      .where(and(eq(e.tenantId, ctx.tenantId), inArray(e.id, chunk)))
+      .all();
+    for (const r of rows) byId.set(r.id, toEvent(r));
   }
   const timelines = new Map<string, EventWithSeq[]>();
   for (const e of events) {
@@ -224,7 +234,10 @@ async function pathsMentioning(ctx: Ctx, text: string, withFirst: D1PreparedStat
   return [...found];
 }
 
-/** Other paths with the same name key as ?2 (see nameKeySql), in tenant ?1; a seek on migrations/0039's index. */
+/**
+ * Other paths with the same name key as ?2 (see nameKeySql), in tenant ?1; a seek on migrations/0039's index.
+ * Hand SQL: the key expression must be the index's text, and a query-plan test binds this statement by number.
+ */
 export const NEAR_NAMES_SQL = `SELECT DISTINCT entity_path FROM events WHERE tenant_id = ?1 AND ${nameKeySql("entity_path")} = ${nameKeySql("?2")} AND entity_path <> ?2 LIMIT ?3`;
 
 /** Paths naming the same entity as `path`, spelled slightly differently. */
@@ -260,11 +273,12 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
   const best = new Map<string, number>();
   if (near.length > 0) {
     // The tenant filter again: vector ids are only ever looked up within the caller's tenant.
-    const hits = await ctx.d1
-      .prepare(`SELECT id, entity_path FROM events WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
-      .bind(ctx.tenantId, JSON.stringify(near.map((n) => n.id)))
-      .all<{ id: string; entity_path: string }>();
-    const pathOf = new Map(hits.results.map((h) => [h.id, h.entity_path]));
+    const hits = await dbOf(ctx)
+      .select({ id: events.id, entityPath: events.entityPath })
+      .from(events)
+      .where(and(eq(events.tenantId, ctx.tenantId), inArray(events.id, jsonValues(near.map((n) => n.id)))))
+      .all();
+    const pathOf = new Map(hits.map((h) => [h.id, h.entityPath]));
     for (const n of near) {
       const path = pathOf.get(n.id);
       if (path === undefined || skip.paths.has(path) || best.has(path)) continue;
@@ -272,7 +286,12 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
       best.set(path, Math.round(n.similarity * 1000) / 1000);
     }
   }
-  const pending = await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'change_event' AND status = 'pending'`).bind(ctx.tenantId).first<{ n: number }>();
+  const pending = await dbOf(ctx)
+    .select({ n: count() })
+    .from(embeddings)
+    // `status = 'pending'` stays a literal: embeddings_pending_idx is partial (WHERE status = 'pending').
+    .where(and(eq(embeddings.tenantId, ctx.tenantId), eq(embeddings.objectType, "change_event"), sql`${embeddings.status} = 'pending'`))
+    .get();
   const note = pending && pending.n > 0 ? `${pending.n} change event(s) still waiting for an embedding are not matched by fuzzy until the backfill runs` : "";
   // The local embedder knows shared words, not meaning: nothing near is no proof that nothing is related.
   if (best.size === 0 && layer.embedder instanceof LocalHashEmbedder) return { rows: null, note: LOCAL_NO_MATCH + (note ? `; ${note}` : ""), unmatched: true };
@@ -304,12 +323,14 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
   const queried = hasPath ? queryPath(input.entity_path!) : "";
   const record = recordToolCall(ctx, "prior_attempts", queried);
   if (hasPath) {
-    const match = pathMatchSql(queried);
-    const [, res] = await ctx.d1.batch<EventRowRaw>([
-      record,
-      // The newest events, read newest first and turned back into a timeline below.
-      ctx.d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND ${match.sql} ORDER BY e.seq DESC LIMIT ?`).bind(ctx.tenantId, ...match.params, MAX_EVENTS),
-    ]);
+    const newest = dbOf(ctx)
+      .select(eventFields)
+      .from(e)
+      .where(and(eq(e.tenantId, ctx.tenantId), pathMatch(e.entityPath, queried)))
+      .orderBy(desc(e.seq))
+      .limit(MAX_EVENTS);
+    // The newest events, read newest first and turned back into a timeline below.
+    const [, res] = await ctx.d1.batch<EventRowRaw>([record, statementOf(ctx.d1, newest)]);
     groups.push(await attemptsOf(ctx, res!.results.reverse(), input, "exact"));
     groups.push(
       (await attemptsOf(ctx, await readPaths(ctx, await nearNames(ctx, queried)), input, "near_name")).map((a) => (a.note === "" ? { ...a, note: `a near-identical name of ${queried}` } : a)),

@@ -2,8 +2,10 @@
 import { resolveSince } from "../db/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
-import { EVENT_COLUMNS, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters } from "./events";
-import { canonicalPath, pathMatchSql } from "./paths";
+import { and, desc, eq, gte, type SQL } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
+import { e, eventFields, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters } from "./events";
+import { canonicalPath, pathMatch } from "./paths";
 import { walkContaining } from "./substring-walk";
 import { REMOVALS } from "./vocab";
 
@@ -25,8 +27,7 @@ export function queryPath(raw: string): string {
 
 export async function changeDiff(ctx: Ctx, input: { entity_path: string; limit: number; cursor?: string }): Promise<Page> {
   const path = queryPath(input.entity_path);
-  const match = pathMatchSql(path);
-  const { stmt, limit } = eventPageStatement(ctx, { where: [match.sql], params: match.params, order: "newest", limit: input.limit, cursor: input.cursor });
+  const { stmt, limit } = eventPageStatement(ctx, { where: [pathMatch(e.entityPath, path)], order: "newest", limit: input.limit, cursor: input.cursor });
   const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_diff", path), stmt]);
   return pageFrom(rows!.results, limit);
 }
@@ -67,7 +68,15 @@ const EMPTY_EVENT: ChangeEvent = {
 
 /** The latest event on an exact path (shared with the benchmark's plain route). */
 export const blameStatement = (d1: D1Database, tenantId: string, path: string): D1PreparedStatement =>
-  d1.prepare(`SELECT ${EVENT_COLUMNS} FROM events e WHERE e.tenant_id = ? AND e.entity_path = ? ORDER BY e.seq DESC LIMIT 1`).bind(tenantId, path);
+  statementOf(
+    d1,
+    dbOf({ d1 })
+      .select(eventFields)
+      .from(e)
+      .where(and(eq(e.tenantId, tenantId), eq(e.entityPath, path)))
+      .orderBy(desc(e.seq))
+      .limit(1),
+  );
 
 export async function blame(ctx: Ctx, input: { entity_path: string }): Promise<BlameResult> {
   const path = queryPath(input.entity_path);
@@ -78,22 +87,17 @@ export async function blame(ctx: Ctx, input: { entity_path: string }): Promise<B
 }
 
 export async function changeHistory(ctx: Ctx, input: { since?: string; entity_path?: string; project?: string; changeset_id?: string; limit: number; cursor?: string }): Promise<Page> {
-  const where: string[] = [];
-  const params: unknown[] = [];
+  const where: SQL[] = [];
   const since = resolveSince(input.since ?? "", ctx.clock.now());
   if (since === null) {
     throw new ToolError("invalid_since", `could not parse '${input.since}' as a relative time (e.g. '7d', '24h', '15m', '5mo', '1y') or ISO 8601 timestamp`, {
       hint: "Use a relative window such as 15m, 24h, 7d, 5mo or 1y (m = minutes, mo = months), or an ISO-8601 time such as 2026-11-01T00:00:00Z.",
     });
   }
-  if (since !== "") {
-    where.push("e.timestamp >= ?");
-    params.push(since);
-  }
+  if (since !== "") where.push(gte(e.timestamp, since));
   const filters = eventFilters(ctx, input);
   where.push(...filters.where);
-  params.push(...filters.params);
-  const { stmt, limit } = eventPageStatement(ctx, { where, params, order: "newest", limit: input.limit, cursor: input.cursor });
+  const { stmt, limit } = eventPageStatement(ctx, { where, order: "newest", limit: input.limit, cursor: input.cursor });
   const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_history", filters.path), stmt]);
   return pageFrom(rows!.results, limit);
 }
@@ -103,7 +107,7 @@ export async function changeset(ctx: Ctx, input: { changeset_id: string; limit: 
   if (id === "") {
     throw new ToolError("invalid_changeset_id", "changeset_id must be a non-empty string", { hint: "Pass the changeset slug used in log_change." });
   }
-  const { stmt, limit } = eventPageStatement(ctx, { where: ["e.changeset_id = ?"], params: [id], order: "oldest", limit: input.limit, cursor: input.cursor });
+  const { stmt, limit } = eventPageStatement(ctx, { where: [eq(e.changesetId, id)], order: "oldest", limit: input.limit, cursor: input.cursor });
   const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "changeset", ""), stmt]);
   const page = pageFrom(rows!.results, limit);
   const empty = page.items.length === 0 && input.cursor === undefined;

@@ -3,14 +3,15 @@
  * never surfaces a decision: it needs a sign of life (queried since, or changeset activity),
  * an expiry condition that fired, or a stale_when condition echoed by later work.
  */
-import { desc, eq } from "drizzle-orm";
+import { and, asc, desc, eq, gt, gte, inArray, notExists, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
-import { events } from "../db/schema";
+import { events, toolCalls } from "../db/schema";
 import { iso } from "../db/time";
 import type { Ctx } from "../core/context";
-import { EVENT_COLUMNS, eventFilters, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
+import { e, eventFields, eventFilters, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { parseExpiresWhen, type ExpiresCondition } from "./expires";
-import { dottedAncestors, pathMatchSql } from "./paths";
+import { dottedAncestors, pathMatch } from "./paths";
 import { QUERY_SIGNAL_TOOLS } from "./vocab";
 
 export type StaleFlag = "expired" | "revisit_due" | "review_suggested" | "manual_review";
@@ -81,34 +82,54 @@ export function staleDecisions(ctx: Ctx, input: StaleInput): Promise<StaleDecisi
 export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInput): Promise<StaleDecision[]> {
   const now = scope.now;
   const nowIso = iso(now);
-  // Only decisions that could surface now: due dates already passed, or a condition to evaluate.
-  const where = ["e.tenant_id = ?", "((e.revisit_due <> '' AND e.revisit_due <= ?) OR e.expires_when <> '' OR e.stale_when <> '')"];
-  const params: unknown[] = [scope.tenantId, nowIso];
+  const db = dbOf(scope);
   const filters = eventFilters(scope, input);
-  where.push(...filters.where);
-  params.push(...filters.params);
   const path = filters.path;
-  // A decision stops being "the" decision once a newer event on the same entity carries its own
-  // decision fields, or once a supersede re-opens it.
-  where.push(`NOT EXISTS (SELECT 1 FROM events n WHERE n.tenant_id = e.tenant_id AND n.entity_path = e.entity_path AND n.seq > e.seq
-               AND (n.revisit_due <> '' OR n.expires_when <> '' OR n.stale_when <> ''))`);
-  where.push(`NOT EXISTS (SELECT 1 FROM events s WHERE s.tenant_id = e.tenant_id AND s.supersedes = e.id AND s.supersedes <> '')`);
+  const later = alias(events, "n");
+  const supersede = alias(events, "s");
+  // `<> ''` stays literal throughout: the partial indexes on revisit_due and supersedes are WHERE col <> ''.
+  const decisions = db
+    .select({
+      ...eventFields,
+      // Written out: drizzle drops table names inside a single-table select's fields, and this subquery correlates on `e.`.
+      changeset_activity: sql<number>`(e.changeset_id <> '' AND EXISTS (SELECT 1 FROM events c WHERE c.tenant_id = e.tenant_id
+              AND c.changeset_id = e.changeset_id AND c.seq > e.seq))`.as("changeset_activity"),
+    })
+    .from(e)
+    .where(
+      and(
+        eq(e.tenantId, scope.tenantId),
+        // Only decisions that could surface now: due dates already passed, or a condition to evaluate.
+        sql`((${e.revisitDue} <> '' AND ${e.revisitDue} <= ${nowIso}) OR ${e.expiresWhen} <> '' OR ${e.staleWhen} <> '')`,
+        ...filters.where,
+        // A decision stops being "the" decision once a newer event on the same entity carries its own
+        // decision fields, or once a supersede re-opens it.
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(later)
+            .where(
+              and(eq(later.tenantId, e.tenantId), eq(later.entityPath, e.entityPath), gt(later.seq, e.seq), sql`(${later.revisitDue} <> '' OR ${later.expiresWhen} <> '' OR ${later.staleWhen} <> '')`),
+            ),
+        ),
+        notExists(
+          db
+            .select({ one: sql`1` })
+            .from(supersede)
+            .where(and(eq(supersede.tenantId, e.tenantId), eq(supersede.supersedes, e.id), sql`${supersede.supersedes} <> ''`)),
+        ),
+      ),
+    )
+    .orderBy(asc(e.seq))
+    .limit(MAX_DECISIONS);
 
   const recorded = scope.record ? [scope.record(path)] : [];
-  // Hand SQL for the decisions: NOT EXISTS / EXISTS over later events, and EVENT_COLUMNS (see events.ts).
   const results = await scope.d1.batch<EventRowRaw & { changeset_activity: number }>([
     ...recorded,
-    scope.d1
-      .prepare(
-        `SELECT ${EVENT_COLUMNS},
-           (e.changeset_id <> '' AND EXISTS (SELECT 1 FROM events c WHERE c.tenant_id = e.tenant_id
-              AND c.changeset_id = e.changeset_id AND c.seq > e.seq)) AS changeset_activity
-         FROM events e WHERE ${where.join(" AND ")} ORDER BY e.seq ASC LIMIT ?`,
-      )
-      .bind(...params, MAX_DECISIONS),
+    statementOf(scope.d1, decisions),
     statementOf(
       scope.d1,
-      dbOf(scope)
+      db
         .select({ seq: events.seq, id: events.id, entity_path: events.entityPath, reasoning: events.reasoning, diff: events.diff })
         .from(events)
         .where(eq(events.tenantId, scope.tenantId))
@@ -132,12 +153,13 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
     if (c.revisitDue !== "" && c.revisitDue <= nowIso) lookups.push({ kind: "queried", index, stmt: queriedStatement(scope, c.event) });
     const cond = conditions[index];
     if (cond?.kind === "entity") {
-      const m = pathMatchSql(cond.path);
-      lookups.push({
-        kind: "entity",
-        index,
-        stmt: scope.d1.prepare(`SELECT e.id FROM events e WHERE e.tenant_id = ? AND e.seq > ? AND ${m.sql} ORDER BY e.seq ASC LIMIT 1`).bind(scope.tenantId, c.event.seq, ...m.params),
-      });
+      const changed = db
+        .select({ id: e.id })
+        .from(e)
+        .where(and(eq(e.tenantId, scope.tenantId), gt(e.seq, c.event.seq), pathMatch(e.entityPath, cond.path)))
+        .orderBy(asc(e.seq))
+        .limit(1);
+      lookups.push({ kind: "entity", index, stmt: statementOf(scope.d1, changed) });
     }
   });
   const answers = lookups.length > 0 ? await scope.d1.batch<{ id?: string }>(lookups.map((l) => l.stmt)) : [];
@@ -221,18 +243,25 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
  * many dots cannot exceed D1's 100 bound parameters; descendants avoid LIKE, which D1 refuses
  * for patterns over 50 bytes (see pathMatchSql).
  */
-function queriedStatement(scope: StaleScope, e: EventWithSeq): D1PreparedStatement {
-  const tools = QUERY_SIGNAL_TOOLS as readonly string[];
-  return scope.d1
-    .prepare(
-      `SELECT 1 AS hit FROM tool_calls t WHERE t.tenant_id = ? AND t.timestamp >= ?
-         AND t.tool_name IN (${tools.map(() => "?").join(", ")})
-         AND (t.entity_path = ?
-              OR t.entity_path COLLATE NOCASE IN (SELECT value FROM json_each(?))
-              OR (t.entity_path COLLATE NOCASE >= ? AND t.entity_path COLLATE NOCASE < ? AND substr(t.entity_path, length(?) + 1, 1) = '.'))
-       LIMIT 1`,
+function queriedStatement(scope: StaleScope, decision: EventWithSeq): D1PreparedStatement {
+  const path = toolCalls.entityPath;
+  const query = dbOf(scope)
+    .select({ hit: sql<number>`1`.as("hit") })
+    .from(toolCalls)
+    .where(
+      and(
+        eq(toolCalls.tenantId, scope.tenantId),
+        gte(toolCalls.timestamp, decision.timestamp),
+        inArray(toolCalls.toolName, QUERY_SIGNAL_TOOLS as readonly string[] as string[]),
+        or(
+          eq(path, decision.entity_path),
+          sql`${path} COLLATE NOCASE IN (SELECT value FROM json_each(${JSON.stringify(dottedAncestors(decision.entity_path))}))`,
+          sql`(${path} COLLATE NOCASE >= ${decision.entity_path} AND ${path} COLLATE NOCASE < ${`${decision.entity_path}/`} AND substr(${path}, length(${decision.entity_path}) + 1, 1) = '.')`,
+        ),
+      ),
     )
-    .bind(scope.tenantId, e.timestamp, ...tools, e.entity_path, JSON.stringify(dottedAncestors(e.entity_path)), e.entity_path, `${e.entity_path}/`, e.entity_path);
+    .limit(1);
+  return statementOf(scope.d1, query);
 }
 
 function parseStoredCondition(text: string): ExpiresCondition | null {

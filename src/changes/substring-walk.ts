@@ -4,6 +4,7 @@
  * rowid from the newest down; each candidate is re-tested as a literal substring, since
  * trigram matching folds non-ASCII case and the ledger's substring semantics (LIKE's) do not.
  * Shorter texts cannot use trigrams and scan the tenant's events newest first.
+ * Hand SQL: drizzle cannot say `events_fts MATCH`, nor pin the join order with CROSS JOIN.
  */
 import { ftsPhrase } from "../db/fts";
 import type { Ctx } from "../core/context";
@@ -31,6 +32,7 @@ export const FTS_BATCH_SQL = `SELECT ${EVENT_COLUMNS} FROM
 const FTS_WINDOW_SQL = `SELECT MIN(rowid) AS low, COUNT(*) AS n FROM
   (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3)`;
 
+/** Short texts: the tenant's events below ?3, newest first. Hand SQL so both paths share CONTAINS_SQL's one text and its ?1. */
 const SCAN_BATCH_SQL = `SELECT ${EVENT_COLUMNS} FROM events e
   WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${CONTAINS_SQL} ORDER BY e.seq DESC LIMIT ?4`;
 
