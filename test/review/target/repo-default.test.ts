@@ -4,12 +4,12 @@
  * candidates when that is ambiguous.
  */
 import { describe, expect, it } from "vitest";
-import releaseDiff from "../fixtures/review/invariants/hono-release-oidc.diff?raw";
-import honoYaml from "../fixtures/review/invariants/hono.review-invariants.yml?raw";
-import { example, FakeGitHub } from "../support/github/fake";
-import { connectGitHub } from "../support/github/tenant";
-import { fails, newWorld, ok } from "../support/helpers";
-import { inSession } from "../support/run-helpers";
+import releaseDiff from "../../fixtures/review/invariants/hono-release-oidc.diff?raw";
+import honoYaml from "../../fixtures/review/invariants/hono.review-invariants.yml?raw";
+import { example, FakeGitHub } from "../../support/github/fake";
+import { connectGitHub } from "../../support/github/tenant";
+import { fails, newWorld, ok } from "../../support/helpers";
+import { inSession } from "../../support/run-helpers";
 
 const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
 const fileBody = (text: string, path: string) =>
