@@ -23,39 +23,44 @@ async function setup(prefix: string) {
   return { gh, ctx };
 }
 
+/** Each repo-taking tool's arguments without repo. */
 const WITHOUT_REPO: Record<string, Record<string, unknown>> = {
-  review_git_diff: { target: "#12" },
   reactive_review_pr: { commit_hash: "0123456789abcdef0123456789abcdef01234567", base_ref: "main", changed_files: "src/a.ts" },
   run_static_analysis: {},
   check_invariants: { diff: releaseDiff },
 };
+// review_git_diff (and review_auto through it) takes repo the same way, but refuses without a model
+// before any repository is looked at, so it has no refusal here.
 
-describe("check_invariants", () => {
-  describe("repo left out of the seed-004 review tools", () => {
-    it("with no registered repository: repo_required, pointing at repo_register, and nothing is asked of GitHub", async () => {
-      const { gh, ctx } = await setup("rdef-none");
-      for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
-        // review_git_diff refuses without a model before any repository is looked at.
-        if (tool === "review_git_diff") continue;
-        const err = await fails(ctx, tool, args);
-        expect(err.code, tool).toBe("repo_required");
-        expect(err.hint, tool).toContain("repo_register");
-      }
-      expect(gh.requests).toHaveLength(0);
-    });
+/** The two refusals every repo-taking tool gives when there is no single repository to default to. */
+function refusesWhenNoDefault(tool: string) {
+  const args = WITHOUT_REPO[tool]!;
+  it("with no registered repository: repo_required, pointing at repo_register, and nothing is asked of GitHub", async () => {
+    const { gh, ctx } = await setup("rdef-none");
+    const err = await fails(ctx, tool, args);
+    expect(err.code, tool).toBe("repo_required");
+    expect(err.hint, tool).toContain("repo_register");
+    expect(gh.requests).toHaveLength(0);
+  });
 
-    it("with several: refused naming every candidate as owner/name", async () => {
-      const { gh, ctx } = await setup("rdef-many");
-      for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
-      for (const [tool, args] of Object.entries(WITHOUT_REPO)) {
-        if (tool === "review_git_diff") continue;
-        const err = await fails(ctx, tool, args);
-        expect(err.code, tool).toBe("repo_required");
-        expect(err.message, tool).toContain("2 registered repositories");
-        expect(err.hint, tool).toContain("acme/api, acme/web");
-      }
-      expect(gh.requests).toHaveLength(0);
-    });
+  it("with several: refused naming every candidate as owner/name", async () => {
+    const { gh, ctx } = await setup("rdef-many");
+    for (const name of ["web", "api"]) await ok(ctx, "repo_register", { remote_url: `https://api.github.test/acme/${name}` });
+    const err = await fails(ctx, tool, args);
+    expect(err.code, tool).toBe("repo_required");
+    expect(err.message, tool).toContain("2 registered repositories");
+    expect(err.hint, tool).toContain("acme/api, acme/web");
+    expect(gh.requests).toHaveLength(0);
+  });
+}
+
+describe("repoOrDefault", () => {
+  describe("reactive_review_pr", () => refusesWhenNoDefault("reactive_review_pr"));
+
+  describe("run_static_analysis", () => refusesWhenNoDefault("run_static_analysis"));
+
+  describe("check_invariants", () => {
+    refusesWhenNoDefault("check_invariants");
 
     it("with one: that one (check_invariants reads its invariants file)", async () => {
       const { gh, ctx } = await setup("rdef-one");
