@@ -6,19 +6,13 @@
 import { describe, expect, it } from "vitest";
 import releaseDiff from "../../fixtures/review/invariants/hono-release-oidc.diff?raw";
 import honoYaml from "../../fixtures/review/invariants/hono.review-invariants.yml?raw";
-import { example, FakeGitHub } from "../../support/github/fake";
-import { connectGitHub } from "../../support/github/tenant";
-import { fails, newWorld, ok } from "../../support/helpers";
+import { fails, ok } from "../../support/helpers";
+import { fileBody, setup as connectedWorld } from "../../support/invariants-rig";
 import { inSession } from "../../support/run-helpers";
 
-const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
-const fileBody = (text: string, path: string) =>
-  example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", name: path.split("/").pop(), path, content: b64(text), size: text.length });
-
+/** A world on the fake GitHub, whose repositories all hold hono's invariants file. */
 async function setup(prefix: string) {
-  const w = await newWorld(prefix, { start: "2026-06-01T12:00:00.000Z" });
-  const gh = new FakeGitHub();
-  const ctx = await connectGitHub(w.ctx, gh);
+  const { gh, ctx } = await connectedWorld(prefix);
   gh.on("GET /repos/{owner}/{repo}/contents/{path}", (req) => ({ body: fileBody(honoYaml, req.path.path ?? "") }));
   return { gh, ctx };
 }
