@@ -1,38 +1,21 @@
-/** check_invariants and the review_diff invariants stage, over real diffs of honojs/hono. */
+/** check_invariants over real diffs of honojs/hono. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import { MAX_DIFF_FILES, parseUnifiedDiff, toChangedFileView } from "../../src/review/unified-diff/parse";
-import { invariantsStage, MAX_INVARIANTS, normalizeRepoPath } from "../../src/review/checks/invariants";
+import { MAX_DIFF_FILES } from "../../src/review/unified-diff/parse";
+import { MAX_INVARIANTS, normalizeRepoPath } from "../../src/review/checks/invariants";
 import { updateReviewSettings } from "../../src/review/settings/model";
 import type { Ctx } from "../../src/core/context";
 import releaseDiff from "../fixtures/review/invariants/hono-release-oidc.diff?raw";
 import requestIdDiff from "../fixtures/review/invariants/hono-request-id.diff?raw";
 import websocketDiff from "../fixtures/review/invariants/hono-websocket-refactor.diff?raw";
 import honoYaml from "../fixtures/review/invariants/hono.review-invariants.yml?raw";
-import { errorBody, example, FakeGitHub } from "../support/github/fake";
-import { connectGitHub } from "../support/github/tenant";
+import { errorBody, example } from "../support/github/fake";
 import { fails, newWorld, ok } from "../support/helpers";
+import { fileBody, REPO, repoBody, setup, SHA } from "../support/invariants-rig";
 import { findTool } from "../../src/server/registry";
 
 afterEach(() => vi.restoreAllMocks());
 
-const SHA = "0123456789abcdef0123456789abcdef01234567";
-const REPO = "octocat/Hello-World";
-
-const b64 = (text: string) => btoa(String.fromCharCode(...new TextEncoder().encode(text)));
-const fileBody = (text: string, path = ".review-invariants.yml") =>
-  example("GET /repos/{owner}/{repo}/contents/{path}", { type: "file", encoding: "base64", name: path.split("/").pop(), path, content: b64(text), size: text.length });
-const repoBody = () => example("GET /repos/{owner}/{repo}", { default_branch: "main", language: "TypeScript", source: { language: "TypeScript" } });
-
-async function setup(prefix = "inv") {
-  const w = await newWorld(prefix, { start: "2026-06-01T12:00:00.000Z" });
-  const gh = new FakeGitHub();
-  const ctx = await connectGitHub(w.ctx, gh);
-  return { w, gh, ctx };
-}
-
 const check = (ctx: Ctx, args: Record<string, unknown>) => ok(ctx, "check_invariants", args);
-/** A diff's files as review_diff hands them to the invariants stage. */
-const viewsOf = (diff: string) => parseUnifiedDiff(diff).files.map(toChangedFileView);
 
 describe("check_invariants", () => {
   describe("check_invariants: rules that are dropped or cannot run are named", () => {
@@ -344,87 +327,6 @@ describe("check_invariants", () => {
       expect(gh.requests.length).toBe(0);
       const unconfigured = await newWorld("inv-c", { start: "2026-06-01T12:00:00.000Z" });
       expect((await fails({ ...unconfigured.ctx, env: ctx.env }, "check_invariants", { diff: releaseDiff, repo: REPO })).code).toBe("github_not_configured");
-    });
-  });
-
-  describe("invariantsStage (review_diff)", () => {
-    it("runs inline YAML over the files review_diff parsed, with the prompt text", async () => {
-      const { ctx } = await setup();
-      const files = viewsOf(releaseDiff);
-      const r = await invariantsStage(ctx, { files, changedFiles: files.map((f) => f.path), invariantsPath: ".review-invariants.yml", yaml: honoYaml });
-      expect(r.executed).toBe(3);
-      expect(r.findings.map((f) => f.id)).toEqual(["CI001"]);
-      expect(r.warnings).toEqual([
-        "Invariant DOC002 dropped: missing or empty paths (paths: a list of globs; the others strings)",
-        "Invariant DOC001 has no action; skipping deterministic evaluation",
-      ]);
-      expect(r.promptText.split("\n")).toEqual([
-        "ci:",
-        "- [CI001] (HIGH/security) Workflows must not grant id-token: write",
-        "- [CI002] (MEDIUM/security) Actions used by workflows are pinned to a full commit SHA",
-        "- [CI003] (HIGH/security) npm publish carries provenance",
-        "",
-        "middleware:",
-        "- [MW001] (LOW/maintainability) A middleware's index re-exports its implementation module",
-        "- [MW002] (MEDIUM/correctness) Request ids are not made with Math.random()",
-        "- [MW003] (LOW/style) No console.log in middleware sources",
-        "",
-        "docs:",
-        "- [DOC001] (INFO/documentation) Middleware docs link to the website",
-      ]);
-    });
-
-    it("reads the repository's file at the head commit; a missing file or GitHub refusing is a warning, not a failed review", async () => {
-      const { gh, ctx } = await setup();
-      let answer: () => { status?: number; body: unknown } = () => ({ body: fileBody(honoYaml) });
-      gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => answer()).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
-      const files = viewsOf(requestIdDiff);
-      const req = { files, changedFiles: files.map((f) => f.path), repo: { owner: "octocat", name: "Hello-World" }, headSha: SHA, invariantsPath: ".review-invariants.yml" };
-      const r = await invariantsStage(ctx, req);
-      expect(r).toMatchObject({ executed: 6, findings: [expect.objectContaining({ id: "MW003" })] });
-      expect(gh.requests[0]!.query).toEqual({ ref: SHA });
-      answer = () => ({ status: 404, body: errorBody("Not Found") });
-      expect(await invariantsStage(ctx, req)).toEqual({
-        findings: [],
-        executed: 0,
-        promptText: "",
-        warnings: [`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA}`],
-      });
-      answer = () => ({ status: 401, body: errorBody("Bad credentials") });
-      const denied = await invariantsStage(ctx, req);
-      expect(denied.warnings[0]).toMatch(/^Failed to load\/run invariants: /);
-      expect(await invariantsStage(ctx, { ...req, invariantsPath: "../x.yml" })).toMatchObject({
-        warnings: ["Failed to load/run invariants: Error: Invalid invariants_path: path traversal is not allowed."],
-      });
-      expect(await invariantsStage(ctx, { ...req, repo: undefined })).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
-      // At the default path, no file means no invariants; anything else there is still worth a warning.
-      const byDefault = { ...req, invariantsPathIsDefault: true };
-      answer = () => ({ status: 404, body: errorBody("Not Found") });
-      expect(await invariantsStage(ctx, byDefault)).toEqual({ findings: [], executed: 0, warnings: [], promptText: "" });
-      answer = () => ({ body: [fileBody("x: []")] });
-      expect((await invariantsStage(ctx, byDefault)).warnings).toEqual([`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:.review-invariants.yml@${SHA} is a directory`]);
-      answer = () => ({ status: 401, body: errorBody("Bad credentials") });
-      expect((await invariantsStage(ctx, byDefault)).warnings[0]).toMatch(/^Failed to load\/run invariants: /);
-    });
-
-    it("review_diff: a repository without an invariants file is silent at the default path, and warned about at a chosen one", async () => {
-      const { gh, ctx } = await setup("inv-default");
-      gh.on("GET /repos/{owner}/{repo}/contents/{path}", () => ({ status: 404, body: errorBody("Not Found") })).on("GET /repos/{owner}/{repo}", () => ({ body: repoBody() }));
-      const review = async (options: Record<string, unknown> = {}) => {
-        const r = await ok(ctx, "review_diff", { diff: requestIdDiff, repo: REPO, head_sha: SHA, options });
-        expect(r.stats.invariants_executed).toBe(0);
-        return r.metadata.warnings as string[];
-      };
-      const missing = (path: string) => [`Failed to load/run invariants: Error: Invariants file not found: ${REPO}:${path}@${SHA}`];
-
-      expect(await review()).toEqual([]);
-      expect(gh.requests.filter((r) => r.path.path === ".review-invariants.yml")).toHaveLength(1);
-      expect(await review({ invariants_path: ".review-invariants.yml" })).toEqual(missing(".review-invariants.yml"));
-      // A settings row that leaves the path alone (only reactive review turned on) keeps it the default.
-      await updateReviewSettings(ctx, REPO, { reactive: true });
-      expect(await review()).toEqual([]);
-      await updateReviewSettings(ctx, REPO, { invariantsPath: "policy/invariants.yml" });
-      expect(await review()).toEqual(missing("policy/invariants.yml"));
     });
   });
 

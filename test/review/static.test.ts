@@ -1,80 +1,13 @@
-/** run_static_analysis and review_diff's static stage: what GitHub ran for a commit, as review findings. */
+/** run_static_analysis: what GitHub ran for a commit, as review findings. */
 import { afterEach, describe, expect, it, vi } from "vitest";
-import type { Ctx } from "../../src/core/context";
-import { staticStage } from "../../src/review/checks/static-analysis";
 import { findingSchema } from "../../src/review/pipeline/types";
 import scanning from "../fixtures/review/github/code-scanning-express.json";
-import tscRun from "../fixtures/review/github/hono-d4853a8-tsc.json";
-import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "../support/github/fake";
+import { errorBody, example, type FakeRequest } from "../support/github/fake";
 import { connectGitHub } from "../support/github/tenant";
-import { call, fails, newWorld, ok, type World } from "../support/helpers";
+import { call, fails, newWorld, ok } from "../support/helpers";
+import { ALERTS, alertList, ANNOTATIONS, checkRun, COMMIT, EXPRESS_SHA, honoTypecheck, HONO_SHA, type Json, REPO, RUNS, runsReply, setup, tscAnnotations } from "../support/static-analysis-rig";
 
 afterEach(() => vi.restoreAllMocks());
-
-const RUNS = "GET /repos/{owner}/{repo}/commits/{ref}/check-runs";
-const ANNOTATIONS = "GET /repos/{owner}/{repo}/check-runs/{check_run_id}/annotations";
-const ALERTS = "GET /repos/{owner}/{repo}/code-scanning/alerts";
-const COMMIT = "GET /repos/{owner}/{repo}/commits/{ref}";
-const REPO = "GET /repos/{owner}/{repo}";
-
-const HONO_SHA = tscRun.commit;
-const EXPRESS_SHA = scanning.commit;
-
-type Json = Record<string, any>;
-
-/** The fixture's tsc lines as check-run annotations: the setup-node problem matcher's groups laid onto GitHub's example annotation. */
-function tscAnnotations(): Json[] {
-  const re = new RegExp(tscRun.problem_matcher.regexp);
-  const level: Record<string, string> = { error: "failure", warning: "warning", info: "notice" };
-  return tscRun.tsc_output.map((line) => {
-    const m = re.exec(line)!;
-    return exampleItem(ANNOTATIONS, {
-      path: m[1],
-      start_line: Number(m[2]),
-      end_line: Number(m[2]),
-      start_column: Number(m[3]),
-      end_column: Number(m[3]),
-      annotation_level: level[m[4]!],
-      title: `TS${m[5]}`,
-      message: m[6],
-      raw_details: null,
-    });
-  });
-}
-
-let nextRunId = 100;
-/** GitHub's example check run, renamed, with `annotations` annotations. */
-function checkRun(name: string, annotations: number, over: Json = {}): Json {
-  const id = nextRunId++;
-  const base = example<{ check_runs: Json[] }>(RUNS).check_runs[0]!;
-  return { ...base, id, name, head_sha: HONO_SHA, conclusion: annotations > 0 ? "failure" : "success", output: { ...(base.output as Json), annotations_count: annotations }, ...over };
-}
-
-const runsReply = (runs: Json[], total = runs.length) => ({ body: example(RUNS, { total_count: total, check_runs: runs }) });
-
-/** GitHub's example alert list, with the fixture's Semgrep alerts in front. */
-function alertList(): Json[] {
-  const examples = example<Json[]>(ALERTS);
-  return [...scanning.semgrep_alerts.map((a) => ({ ...examples[0], ...a })), ...examples];
-}
-
-async function setup(prefix = "rvstatic"): Promise<{ w: World; gh: FakeGitHub; ctx: Ctx }> {
-  const w = await newWorld(prefix, { start: "2026-06-01T12:00:00.000Z" });
-  const gh = new FakeGitHub();
-  const ctx = await connectGitHub(w.ctx, gh);
-  gh.on(REPO, () => ({ body: example(REPO, { default_branch: "main", language: "TypeScript", source: { language: "TypeScript" } }) }));
-  gh.on(COMMIT, (r) => ({ body: example(COMMIT, { files: [], sha: /^[0-9a-f]{40}$/.test(r.path.ref!) ? r.path.ref : r.path.owner === "expressjs" ? EXPRESS_SHA : HONO_SHA }) }));
-  return { w, gh, ctx };
-}
-
-/** hono at the parent of d4853a8: a typecheck run with the 37 real TS1323 errors, and GitHub's example spell-check run. */
-function honoTypecheck(gh: FakeGitHub) {
-  const typecheck = checkRun("typecheck", tscRun.tsc_output.length);
-  const readme = checkRun("mighty_readme", 2);
-  gh.on(RUNS, () => runsReply([typecheck, readme]));
-  gh.on(ANNOTATIONS, (r) => ({ body: Number(r.path.check_run_id) === typecheck.id ? tscAnnotations() : example(ANNOTATIONS, undefined) }));
-  return { typecheck, readme };
-}
 
 describe("run_static_analysis", () => {
   describe("run_static_analysis: tsc from check runs", () => {
@@ -433,38 +366,6 @@ describe("run_static_analysis", () => {
       const { ctx } = await setup();
       const r = await call(ctx, "run_static_analysis", { repo: "honojs/hono", options: { analyzers: ["tsc"] }, idempotency_key: "k" });
       expect(r.error.code).toBe("invalid_input");
-    });
-  });
-
-  describe("review_diff's static stage", () => {
-    it("executes nothing without a repository or head sha", async () => {
-      const { gh, ctx } = await setup();
-      const out = await staticStage(ctx, { changedFiles: [], analyzers: ["tsc"], timeoutMs: 60_000, maxFindingsPerAnalyzer: 20 });
-      expect(out).toEqual({ findings: [], analyzersExecuted: 0, warnings: [expect.stringContaining("needs the repository and head_sha")], results: [] });
-      expect(gh.requests).toHaveLength(0);
-    });
-
-    it("reads the head commit's results, filtered to the diff's files", async () => {
-      const { gh, ctx } = await setup();
-      honoTypecheck(gh);
-      const out = await staticStage(ctx, {
-        repo: { owner: "honojs", name: "hono" },
-        headSha: HONO_SHA,
-        changedFiles: tscRun.changed_files,
-        analyzers: ["tsc"],
-        timeoutMs: 60_000,
-        maxFindingsPerAnalyzer: 5,
-      });
-      expect(out.analyzersExecuted).toBe(1);
-      expect(out.findings.map((f) => f.id)).toEqual(["TSCTS1323-1", "TSCTS1323-2", "TSCTS1323-3", "TSCTS1323-4", "TSCTS1323-5"]);
-      expect(gh.requests.find((q) => q.op === RUNS)!.path.ref).toBe(HONO_SHA);
-    });
-
-    it("turns missing credentials into a warning, not a failed review", async () => {
-      const w = await newWorld("rvstatic-stage", { start: "2026-06-01T12:00:00.000Z" });
-      const out = await staticStage(w.ctx, { repo: { owner: "honojs", name: "hono" }, headSha: HONO_SHA, changedFiles: [], analyzers: ["tsc"], timeoutMs: 60_000, maxFindingsPerAnalyzer: 20 });
-      expect(out.analyzersExecuted).toBe(0);
-      expect(out.warnings).toEqual([expect.stringContaining("static analysis was skipped: GitHub is not configured")]);
     });
   });
 });

@@ -8,6 +8,7 @@ import { resolveRepo } from "../../git/repo";
 import type { RepoName } from "../../git/tokens";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
+import { repositoryNames } from "../../work/repos/model";
 import { runRepoContext } from "../../work/runs/model";
 
 /** Candidates named in a refusal, at most. */
@@ -17,11 +18,7 @@ export async function repoOrDefault(ctx: Ctx, repo: string | undefined): Promise
   if (repo !== undefined) return resolveRepo(ctx, repo);
   const run = await runRepoContext(ctx, undefined);
   if (run?.repositoryId) return resolveRepo(ctx, run.repositoryId);
-  const rows = await ctx.d1
-    .prepare(`SELECT owner, name FROM repositories WHERE tenant_id = ? ORDER BY owner, name LIMIT ?`)
-    .bind(ctx.tenantId, MAX_CANDIDATES + 1)
-    .all<{ owner: string; name: string }>();
-  const found = rows.results;
+  const found = await repositoryNames(ctx, MAX_CANDIDATES + 1);
   if (found.length === 1) return resolveRepo(ctx, `${found[0]!.owner}/${found[0]!.name}`);
   if (found.length === 0) {
     throw new ToolError("repo_required", "No repository given, and this tenant has no registered repository to default to.", {

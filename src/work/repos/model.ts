@@ -118,6 +118,12 @@ export async function repositoryByRemote(ctx: Ctx, parts: RemoteParts): Promise<
   return ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url).first<Repository>();
 }
 
+/** The tenant's repositories as owner and name, by owner then name, at most `limit` (ask one more than you show to know there are more). */
+export async function repositoryNames(ctx: Ctx, limit: number): Promise<{ owner: string; name: string }[]> {
+  const rows = await ctx.d1.prepare(`SELECT owner, name FROM repositories WHERE tenant_id = ? ORDER BY owner, name LIMIT ?`).bind(ctx.tenantId, limit).all<{ owner: string; name: string }>();
+  return rows.results;
+}
+
 export const REPO_ROLES = ["primary", "dependency", "docs"] as const;
 
 export const REF_TYPES = ["commit", "branch", "pr", "tag", "compare"] as const;
