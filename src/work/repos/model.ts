@@ -336,3 +336,10 @@ export async function listCodeRefs(ctx: Ctx, where: string[], params: unknown[],
       .all<CodeRef>()
   ).results;
 }
+
+/** A repository of the caller's tenant, by id or owner/name. */
+export async function findRepositoryId(ctx: Ctx, ref: string): Promise<string> {
+  const row = await ctx.d1.prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`).bind(ctx.tenantId, ref, ref).first<{ id: string }>();
+  if (!row) throw notFound("repository", ref, "Pass a registered repository's id or owner/name (repo_query lists them).");
+  return row.id;
+}
