@@ -152,7 +152,7 @@ export const taskGetTool = defineTool({
     const task = await findTask(ctx, input.task_id);
     const review = task.reviewer_actor_id ? reviewStanding(ctx, task, task.reviewer_actor_id) : Promise.resolve(null);
     const max = EMBEDDED_LIST_MAX;
-    const [blockers, dependents, subtasks, comments, activity, totals, project, evidence] = await ctx.d1.batch<Record<string, unknown>>([...taskDetailStatements(ctx, task, max)]);
+    const [blockers, dependents, subtasks, comments, activity, totals, project, evidence] = await ctx.d1.batch<Record<string, unknown>>(taskDetailStatements(ctx, task, max));
     const total = totals!.results[0] as Record<keyof typeof TASK_GET_LISTS, number>;
     type LinkRow = TaskSummaryRow & { created_at: string };
     const linkList = (r: D1Result<Record<string, unknown>> | undefined, n: number, filter: Record<string, unknown>) =>
