@@ -1,4 +1,5 @@
 /** Pieces every work-ledger room shares: actor references, activity rows, keyset cursors. */
+// SQL stays here: resolveActor and activityStatement are used by every room, and any one room's model would make every other room import it.
 import { z } from "zod";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";

@@ -6,12 +6,13 @@ import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import {
   ATTACHABLE,
-  type Attachment,
   attachmentSchema,
   attachVersion,
+  blobVersionKey,
   claimStatement,
-  COLUMNS,
   differentFileStored,
+  getAttachment,
+  insertLinkAttachmentStatement,
   type FileAttachment,
   INLINE_MAX_BYTES,
   latestBlob,
@@ -80,12 +81,16 @@ export const attachAddTool = defineTool({
     if (input.kind === "link") {
       const title = input.title ?? input.filename ?? input.url!;
       await ctx.d1.batch([
-        ctx.d1
-          .prepare(
-            `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
-                    VALUES (?, ?, ?, ?, 'link', ?, NULL, ?, ?, ?, NULL, ?, ?)`,
-          )
-          .bind(id, ctx.tenantId, input.object_type, target.id, input.url!, title, input.filename ?? null, input.mime_type ?? null, ctx.actorId, now),
+        insertLinkAttachmentStatement(ctx, {
+          id,
+          objectType: input.object_type,
+          objectId: target.id,
+          url: input.url!,
+          title,
+          filename: input.filename ?? null,
+          mimeType: input.mime_type ?? null,
+          now,
+        }),
         activityStatement(ctx, {
           verb: "attachment.added",
           objectType: input.object_type,
@@ -95,7 +100,7 @@ export const attachAddTool = defineTool({
           metadata: { attachment_id: id },
         }),
       ]);
-      return { attachment: (await ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(id).first<Attachment>())! };
+      return { attachment: (await getAttachment(ctx, id))! };
     }
 
     const path = input.storage_path!;
@@ -153,11 +158,7 @@ export const attachAddTool = defineTool({
     } catch (err) {
       // The batch may have committed before the error reached us: delete the object only if no
       // version holds it, and keep it when that cannot be told (an orphan is better than a loss).
-      const holder = await ctx.d1
-        .prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`)
-        .bind(ctx.tenantId, path, version)
-        .first<{ object_key: string }>()
-        .catch(() => ({ object_key: objectKey }));
+      const holder = await blobVersionKey(ctx, path, version).catch(() => ({ object_key: objectKey }));
       if (holder?.object_key !== objectKey) await ctx.env.BLOBS.delete(objectKey);
       throw err;
     }

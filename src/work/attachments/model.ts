@@ -162,3 +162,62 @@ export async function resolveTarget(ctx: Ctx, type: Attachable, ref: string): Pr
   }
   return findObject(ctx, type === "handoff" ? "work_request" : type, ref);
 }
+
+export interface LinkAttachmentInsert {
+  id: string;
+  objectType: string;
+  objectId: string;
+  url: string;
+  title: string;
+  filename: string | null;
+  mimeType: string | null;
+  now: string;
+}
+
+/** A link attachment (no stored bytes), added by the caller. */
+export function insertLinkAttachmentStatement(ctx: Ctx, a: LinkAttachmentInsert): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
+                    VALUES (?, ?, ?, ?, 'link', ?, NULL, ?, ?, ?, NULL, ?, ?)`,
+    )
+    .bind(a.id, ctx.tenantId, a.objectType, a.objectId, a.url, a.title, a.filename, a.mimeType, ctx.actorId, a.now);
+}
+
+export async function getAttachment(ctx: Ctx, id: string): Promise<Attachment | null> {
+  return ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(id).first<Attachment>();
+}
+
+/** The object key a blob version holds, or null when no such version exists. */
+export async function blobVersionKey(ctx: Ctx, path: string, version: number): Promise<{ object_key: string } | null> {
+  return ctx.d1.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`).bind(ctx.tenantId, path, version).first<{ object_key: string }>();
+}
+
+/** An object's live attachments, newest first. */
+export async function listAttachments(ctx: Ctx, objectType: string, objectId: string, limit: number): Promise<Attachment[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${COLUMNS} FROM attachments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`)
+      .bind(ctx.tenantId, objectType, objectId, limit)
+      .all<Attachment>()
+  ).results;
+}
+
+/** An attachment, removed or not, or null. */
+export async function findAnyAttachment(ctx: Ctx, id: string): Promise<(Attachment & { deleted_at: string | null }) | null> {
+  return ctx.d1.prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<Attachment & { deleted_at: string | null }>();
+}
+
+/** Marks an attachment removed, once; returns the id when this call removed it. */
+export function removeAttachmentStatement(ctx: Ctx, id: string, now: string): D1PreparedStatement {
+  return ctx.d1.prepare(`UPDATE attachments SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL RETURNING id`).bind(now, ctx.tenantId, id);
+}
+
+/** The object keys that any version at these storage paths holds (one query; the caller keeps `paths` small). */
+export async function blobKeysAtPaths(db: D1Database, tenantId: string, paths: string[]): Promise<string[]> {
+  const rows = await db
+    .prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path IN (${paths.map(() => "?").join(",")})`)
+    .bind(tenantId, ...paths)
+    .all<{ object_key: string }>();
+  return rows.results.map((r) => r.object_key);
+}

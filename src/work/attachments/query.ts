@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { limitField } from "../shared";
-import { ATTACHABLE, type Attachment, attachmentSchema, COLUMNS, resolveTarget } from "./model";
+import { ATTACHABLE, attachmentSchema, listAttachments, resolveTarget } from "./model";
 
 export const attachmentQueryTool = defineTool({
   name: "attachment_query",
@@ -17,11 +17,7 @@ export const attachmentQueryTool = defineTool({
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const target = await resolveTarget(ctx, input.object_type, input.object_id);
-    const rows = await ctx.d1
-      .prepare(`SELECT ${COLUMNS} FROM attachments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(ctx.tenantId, input.object_type, target.id, input.limit)
-      .all<Attachment>();
-    return { items: rows.results };
+    return { items: await listAttachments(ctx, input.object_type, target.id, input.limit) };
   },
   summarize: (r) => `${r.items.length} attachment(s).`,
 });

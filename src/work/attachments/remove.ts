@@ -4,7 +4,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { notFound } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { type Attachment, COLUMNS, resolveTarget } from "./model";
+import { findAnyAttachment, removeAttachmentStatement, resolveTarget } from "./model";
 
 export const attachRemoveTool = defineTool({
   name: "attach_remove",
@@ -16,10 +16,7 @@ export const attachRemoveTool = defineTool({
   annotations: { readOnly: false, destructive: true, idempotent: true, openWorld: false },
   confirms: true,
   run: async (ctx, input) => {
-    const row = await ctx.d1
-      .prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`)
-      .bind(ctx.tenantId, input.attachment_id)
-      .first<Attachment & { deleted_at: string | null }>();
+    const row = await findAnyAttachment(ctx, input.attachment_id);
     if (!row) throw notFound("attachment", input.attachment_id, "attachment_query lists an object's attachments.");
     if (row.deleted_at) return { removed: false };
     if (row.created_by !== ctx.actorId) {
@@ -28,7 +25,7 @@ export const attachRemoveTool = defineTool({
     // The removal belongs on the same project timeline as the addition.
     const projectId = (await resolveTarget(ctx, row.object_type, row.object_id).catch(() => null))?.projectId ?? null;
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1.prepare(`UPDATE attachments SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL RETURNING id`).bind(iso(ctx.clock.now()), ctx.tenantId, row.id),
+      removeAttachmentStatement(ctx, row.id, iso(ctx.clock.now())),
       activityStatement(ctx, {
         verb: "attachment.removed",
         objectType: row.object_type,

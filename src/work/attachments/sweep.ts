@@ -5,7 +5,7 @@
  */
 import { sweepRowlessObjects } from "../../cron/rowless-objects";
 import type { Env } from "../../env";
-import { uploadPrefix } from "./model";
+import { blobKeysAtPaths, uploadPrefix } from "./model";
 
 export const ATTACHMENT_SWEEP_JOB = "attachment_rowless_upload_sweep";
 /** An upload commits its row right after its put; an hour is far beyond any request. */
@@ -30,10 +30,7 @@ export async function sweepRowlessUploads(env: Env, now: Date, pages = 4): Promi
         const keys = new Set<string>();
         for (let i = 0; i < paths.length; i += PATHS_PER_QUERY) {
           const group = paths.slice(i, i + PATHS_PER_QUERY);
-          const rows = await env.DB.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path IN (${group.map(() => "?").join(",")})`)
-            .bind(tenantId, ...group)
-            .all<{ object_key: string }>();
-          for (const row of rows.results) keys.add(row.object_key);
+          for (const key of await blobKeysAtPaths(env.DB, tenantId, group)) keys.add(key);
         }
         return new Set(names.filter((name) => keys.has(prefix + name)));
       },

@@ -8,7 +8,7 @@ import { actorRefField, cursorField, decodeKeyset, limitField, resolveActor, key
 import { stableStringify } from "../../core/idempotency";
 import { findProject } from "../projects/model";
 import { findRun, runFilterValue } from "../runs/model";
-import { ACTIVITY_COLUMNS, type ActivityRow, activityRowSchema, findObject, OBJECT_TYPES, toActivity } from "./model";
+import { activityByHashStatement, type ActivityRow, activityRowSchema, findObject, insertActivityStatement, listActivity, OBJECT_TYPES, toActivity } from "./model";
 
 export const activityLogTool = defineTool({
   name: "activity_log",
@@ -47,28 +47,22 @@ export const activityLogTool = defineTool({
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     const [, existing] = await ctx.d1.batch<ActivityRow>([
-      ctx.d1
-        .prepare(
-          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata, content_hash)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-        )
-        .bind(
-          id,
-          ctx.tenantId,
-          now,
-          ctx.actorId,
-          input.verb,
-          input.object_type ?? "",
-          target?.id ?? "",
-          projectId,
-          input.summary,
-          input.severity,
-          ctx.sessionId,
-          explicitRun ?? ctx.runId ?? null,
-          JSON.stringify(metadata),
-          hash,
-        ),
-      ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash),
+      insertActivityStatement(ctx, {
+        id,
+        at: now,
+        actorId: ctx.actorId,
+        verb: input.verb,
+        objectType: input.object_type ?? "",
+        objectId: target?.id ?? "",
+        projectId,
+        summary: input.summary,
+        severity: input.severity,
+        sessionId: ctx.sessionId,
+        runId: explicitRun ?? ctx.runId ?? null,
+        metadata: JSON.stringify(metadata),
+        contentHash: hash,
+      }),
+      activityByHashStatement(ctx, hash),
     ]);
     const row = existing!.results[0]!;
     return { activity: toActivity(row), deduplicated: row.id !== id };
@@ -144,11 +138,8 @@ export const activityQueryTool = defineTool({
       where.push("seq < ?");
       params.push(after[0]);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<ActivityRow>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    const rows = await listActivity(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return { items: page.map(toActivity), ...cursor };
   },
   summarize: (r) => `${r.items.length} activity item(s).`,

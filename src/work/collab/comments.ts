@@ -4,7 +4,7 @@ import { iso } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";
-import { type CommentRow, commentSchema, findObject, objectFields, toComment } from "./model";
+import { commentSchema, findCommentTarget, findObject, getComment, insertCommentStatement, insertMentionStatement, listComments, objectFields, toComment } from "./model";
 
 export const commentAddTool = defineTool({
   name: "comment_add",
@@ -23,10 +23,7 @@ export const commentAddTool = defineTool({
   run: async (ctx, input) => {
     const { id: objectId, projectId } = await findObject(ctx, input.object_type, input.object_id);
     if (input.parent_comment_id) {
-      const parent = await ctx.d1
-        .prepare(`SELECT object_type, object_id FROM comments WHERE tenant_id = ? AND id = ?`)
-        .bind(ctx.tenantId, input.parent_comment_id)
-        .first<{ object_type: string; object_id: string }>();
+      const parent = await findCommentTarget(ctx, input.parent_comment_id);
       if (!parent) throw notFound("comment", input.parent_comment_id, "Reply to a comment from comment_query.");
       if (parent.object_type !== input.object_type || parent.object_id !== objectId) {
         throw invalidInput("parent_comment_id is a comment on another object.", "A reply must be on the same object as the comment it answers.");
@@ -36,17 +33,19 @@ export const commentAddTool = defineTool({
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     await ctx.d1.batch([
-      ctx.d1
-        .prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, parent_comment_id, mentions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-        .bind(id, ctx.tenantId, input.object_type, objectId, input.body, ctx.actorId, input.parent_comment_id ?? null, JSON.stringify(mentioned), now),
-      ...mentioned.map((actor) =>
-        ctx.d1
-          .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at) VALUES (?, ?, ?, 'mention', 'comment', ?, ?, ?, ?)`)
-          .bind(uuidv7(), ctx.tenantId, actor, id, input.body.slice(0, 200), ctx.actorId, now),
-      ),
+      insertCommentStatement(ctx, {
+        id,
+        objectType: input.object_type,
+        objectId,
+        body: input.body,
+        parentCommentId: input.parent_comment_id ?? null,
+        mentions: JSON.stringify(mentioned),
+        createdAt: now,
+      }),
+      ...mentioned.map((actor) => insertMentionStatement(ctx, uuidv7(), actor, id, input.body.slice(0, 200), now)),
       activityStatement(ctx, { verb: "comment.added", objectType: input.object_type, objectId, projectId, summary: input.body.slice(0, 200), metadata: { comment_id: id } }),
     ]);
-    const row = await ctx.d1.prepare(`SELECT * FROM comments WHERE id = ?`).bind(id).first<CommentRow>();
+    const row = await getComment(ctx, id);
     return { comment: toComment(row!), notified: mentioned };
   },
   summarize: (r) => `Comment ${r.comment.id} added${r.notified.length ? `, ${r.notified.length} notified` : ""}.`,
@@ -67,11 +66,8 @@ export const commentQueryTool = defineTool({
   run: async (ctx, input) => {
     const { id: objectId } = await findObject(ctx, input.object_type, input.object_id);
     const after = decodeKeyset(input.cursor, 1);
-    const rows = await ctx.d1
-      .prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
-      .bind(ctx.tenantId, input.object_type, objectId, after?.[0] ?? 0, input.limit + 1)
-      .all<CommentRow>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    const rows = await listComments(ctx, input.object_type, objectId, after?.[0] ?? 0, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return { items: page.map(toComment), ...cursor };
   },
   summarize: (r) => `${r.items.length} comment(s).`,

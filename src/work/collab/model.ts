@@ -90,3 +90,112 @@ export const notificationSchema = z.object({
   created_at: z.string().describe("When."),
   read_at: z.string().nullable().describe("When you marked it read, or null."),
 });
+
+/** One activity entry as logged by activity_log; a repeat of the same content hash is skipped. */
+export interface ActivityInsert {
+  id: string;
+  at: string;
+  actorId: string;
+  verb: string;
+  objectType: string;
+  objectId: string;
+  projectId: string | null;
+  summary: string;
+  severity: string;
+  sessionId: string | null;
+  runId: string | null;
+  metadata: string;
+  contentHash: string;
+}
+
+export function insertActivityStatement(ctx: Ctx, a: ActivityInsert): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata, content_hash)
+           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
+    )
+    .bind(a.id, ctx.tenantId, a.at, a.actorId, a.verb, a.objectType, a.objectId, a.projectId, a.summary, a.severity, a.sessionId, a.runId, a.metadata, a.contentHash);
+}
+
+/** The activity entry holding a content hash (the one just written, or the earlier duplicate). */
+export function activityByHashStatement(ctx: Ctx, hash: string): D1PreparedStatement {
+  return ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash);
+}
+
+/** A page of activity that passes the filter, newest first. */
+export async function listActivity(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<ActivityRow[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+      .bind(...params, limit)
+      .all<ActivityRow>()
+  ).results;
+}
+
+export type NotificationRow = z.infer<typeof notificationSchema> & { seq: number };
+
+/** A page of the caller's own notifications before `beforeSeq`, newest first; joins a batch. */
+export function callerNotificationsStatement(ctx: Ctx, unreadOnly: boolean, beforeSeq: number | string, limit: number): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `SELECT seq, id, kind, object_type, object_id, summary, from_actor_id, created_at, read_at FROM notifications
+                  WHERE tenant_id = ? AND actor_id = ? ${unreadOnly ? "AND read_at IS NULL" : ""} AND seq < ? ORDER BY seq DESC LIMIT ?`,
+    )
+    .bind(ctx.tenantId, ctx.actorId, beforeSeq, limit);
+}
+
+/** How many of the caller's notifications are unread (row `n`); joins a batch. */
+export function callerUnreadCountStatement(ctx: Ctx): D1PreparedStatement {
+  return ctx.d1.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`).bind(ctx.tenantId, ctx.actorId);
+}
+
+/** Marks the caller's unread notifications among `ids` read; returns the ids it changed. */
+export async function markNotificationsRead(ctx: Ctx, ids: string[], now: string): Promise<string[]> {
+  const res = await ctx.d1
+    .prepare(`UPDATE notifications SET read_at = ? WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL AND id IN (SELECT value FROM json_each(?)) RETURNING id`)
+    .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(ids))
+    .all<{ id: string }>();
+  return res.results.map((r) => r.id);
+}
+
+/** Where a comment sits, or null when the tenant has no such comment. */
+export async function findCommentTarget(ctx: Ctx, id: string): Promise<{ object_type: string; object_id: string } | null> {
+  return ctx.d1.prepare(`SELECT object_type, object_id FROM comments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<{ object_type: string; object_id: string }>();
+}
+
+export interface CommentInsert {
+  id: string;
+  objectType: string;
+  objectId: string;
+  body: string;
+  parentCommentId: string | null;
+  mentions: string;
+  createdAt: string;
+}
+
+export function insertCommentStatement(ctx: Ctx, c: CommentInsert): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, parent_comment_id, mentions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
+    .bind(c.id, ctx.tenantId, c.objectType, c.objectId, c.body, ctx.actorId, c.parentCommentId, c.mentions, c.createdAt);
+}
+
+/** A mention notification for `actor`, from the caller, about a comment. */
+export function insertMentionStatement(ctx: Ctx, id: string, actor: string, commentId: string, summary: string, now: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at) VALUES (?, ?, ?, 'mention', 'comment', ?, ?, ?, ?)`)
+    .bind(id, ctx.tenantId, actor, commentId, summary, ctx.actorId, now);
+}
+
+export async function getComment(ctx: Ctx, id: string): Promise<CommentRow | null> {
+  return ctx.d1.prepare(`SELECT * FROM comments WHERE id = ?`).bind(id).first<CommentRow>();
+}
+
+/** A page of the comments on an object after `afterSeq`, oldest first. */
+export async function listComments(ctx: Ctx, objectType: string, objectId: string, afterSeq: number | string, limit: number): Promise<CommentRow[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
+      .bind(ctx.tenantId, objectType, objectId, afterSeq, limit)
+      .all<CommentRow>()
+  ).results;
+}

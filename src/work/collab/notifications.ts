@@ -2,7 +2,7 @@ import { z } from "zod";
 import { iso } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
-import { notificationSchema } from "./model";
+import { callerNotificationsStatement, callerUnreadCountStatement, markNotificationsRead, type NotificationRow, notificationSchema } from "./model";
 
 export const notificationQueryTool = defineTool({
   name: "notification_query",
@@ -22,14 +22,9 @@ export const notificationQueryTool = defineTool({
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const after = decodeKeyset(input.cursor, 1);
-    const [rows, unread] = await ctx.d1.batch<z.infer<typeof notificationSchema> & { seq: number; n: number }>([
-      ctx.d1
-        .prepare(
-          `SELECT seq, id, kind, object_type, object_id, summary, from_actor_id, created_at, read_at FROM notifications
-                  WHERE tenant_id = ? AND actor_id = ? ${input.unread_only ? "AND read_at IS NULL" : ""} AND seq < ? ORDER BY seq DESC LIMIT ?`,
-        )
-        .bind(ctx.tenantId, ctx.actorId, after?.[0] ?? Number.MAX_SAFE_INTEGER, input.limit + 1),
-      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`).bind(ctx.tenantId, ctx.actorId),
+    const [rows, unread] = await ctx.d1.batch<NotificationRow & { n: number }>([
+      callerNotificationsStatement(ctx, input.unread_only, after?.[0] ?? Number.MAX_SAFE_INTEGER, input.limit + 1),
+      callerUnreadCountStatement(ctx),
     ]);
     const { page, cursor } = keysetPage(rows!.results, input.limit, (last) => [last.seq]);
     return {
@@ -51,11 +46,8 @@ export const notificationMarkReadTool = defineTool({
   cost: { items: "ids" },
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
-    const res = await ctx.d1
-      .prepare(`UPDATE notifications SET read_at = ? WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL AND id IN (SELECT value FROM json_each(?)) RETURNING id`)
-      .bind(iso(ctx.clock.now()), ctx.tenantId, ctx.actorId, JSON.stringify(input.ids))
-      .all<{ id: string }>();
-    return { marked: res.results.length };
+    const marked = await markNotificationsRead(ctx, input.ids, iso(ctx.clock.now()));
+    return { marked: marked.length };
   },
   summarize: (r) => `${r.marked} marked read.`,
 });

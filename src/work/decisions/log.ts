@@ -7,7 +7,7 @@ import { embedAfterResponse, queueEmbedding } from "../../search/semantic";
 import { decisionEmbedText } from "../../search/sources";
 import { activityStatement } from "../shared";
 import { findProject } from "../projects/model";
-import { DECISION_STATUSES, decisionSchema, findDecision, optionSchema } from "./model";
+import { DECISION_STATUSES, decisionSchema, findDecision, insertDecisionStatement, optionSchema } from "./model";
 
 export const decisionLogTool = defineTool({
   name: "decision_log",
@@ -50,14 +50,13 @@ export const decisionLogTool = defineTool({
       created_at: now,
       status_changed_at: now,
     };
-    const columns = Object.keys(row) as Array<keyof typeof row>;
     // The decision and its link in the tenant's tamper-evident chain are written together.
     await appendChained(
       ctx.d1,
       ctx.tenantId,
       now,
       [
-        ctx.d1.prepare(`INSERT INTO decisions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...columns.map((c) => row[c])),
+        insertDecisionStatement(ctx, row),
         activityStatement(ctx, {
           verb: superseded ? "decision.superseded" : "decision.logged",
           objectType: "decision",

@@ -55,3 +55,46 @@ export async function findDecision(ctx: Ctx, id: string): Promise<Decision> {
   if (!row) throw notFound("decision", id, "decision_query lists decisions.");
   return toDecision(row);
 }
+
+/** A new decision row; joins the batch that chains it. */
+export function insertDecisionStatement(ctx: Ctx, row: Record<string, unknown>): D1PreparedStatement {
+  const columns = Object.keys(row);
+  return ctx.d1.prepare(`INSERT INTO decisions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...columns.map((c) => row[c]));
+}
+
+/** Decision ids matching an FTS query within the filter (`where` over alias d), best match first. */
+export async function searchDecisionIds(ctx: Ctx, where: string[], params: unknown[], match: string, limit: number): Promise<string[]> {
+  const rows = await ctx.d1
+    .prepare(
+      `SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
+                      WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`,
+    )
+    .bind(match, ...params, limit)
+    .raw<[string]>();
+  return rows.map((r) => r[0]);
+}
+
+/** The decisions among `ids` that pass the filter. */
+export async function listDecisionsByIds(ctx: Ctx, where: string[], params: unknown[], ids: string[]): Promise<DecisionRow[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (SELECT value FROM json_each(?))`)
+      .bind(...params, JSON.stringify(ids))
+      .all<DecisionRow>()
+  ).results;
+}
+
+/** A page of decisions that pass the filter, newest first. */
+export async function listDecisions(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<DecisionRow[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} ORDER BY d.seq DESC LIMIT ?`)
+      .bind(...params, limit)
+      .all<DecisionRow>()
+  ).results;
+}
+
+/** Compare-and-swap of a decision's status; returns its id only when `from` still held. */
+export function setDecisionStatusStatement(ctx: Ctx, id: string, from: string, to: string, now: string): D1PreparedStatement {
+  return ctx.d1.prepare(`UPDATE decisions SET status = ?, status_changed_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`).bind(to, now, ctx.tenantId, id, from);
+}

@@ -6,7 +6,7 @@ import { invalidInput } from "../../core/errors";
 import { rankHybrid } from "../../search/rank";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { findProject } from "../projects/model";
-import { DECISION_COLUMNS, DECISION_STATUSES, type DecisionRow, decisionSchema, toDecision } from "./model";
+import { DECISION_STATUSES, decisionSchema, listDecisions, listDecisionsByIds, searchDecisionIds, toDecision } from "./model";
 
 export const decisionQueryTool = defineTool({
   name: "decision_query",
@@ -73,27 +73,10 @@ export const decisionQueryTool = defineTool({
         // Status and time are filtered after ranking (status moves, so it is not vector metadata).
         candidates: Math.min(100, topK * 3),
         filter: projectId ? { project_id: projectId } : undefined,
-        lexical: async () => {
-          const rows = await ctx.d1
-            .prepare(
-              `SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
-                      WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`,
-            )
-            .bind(match, ...params, input.semantic ? 100 : topK)
-            .raw<[string]>();
-          return rows.map((r) => r[0]);
-        },
+        lexical: () => searchDecisionIds(ctx, where, params, match, input.semantic ? 100 : topK),
       });
       const ids = ranked.items.map((r) => r.id);
-      const rows =
-        ids.length === 0
-          ? []
-          : (
-              await ctx.d1
-                .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (SELECT value FROM json_each(?))`)
-                .bind(...params, JSON.stringify(ids))
-                .all<DecisionRow>()
-            ).results;
+      const rows = ids.length === 0 ? [] : await listDecisionsByIds(ctx, where, params, ids);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const items = ranked.items
         .filter((r) => byId.has(r.id))
@@ -107,11 +90,8 @@ export const decisionQueryTool = defineTool({
       where.push("d.seq < ?");
       params.push(after[0]);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} ORDER BY d.seq DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<DecisionRow>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    const rows = await listDecisions(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return {
       items: page.map(toDecision),
       mode: "list" as const,

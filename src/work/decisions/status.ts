@@ -3,7 +3,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { DECISION_STATUSES, decisionSchema, findDecision } from "./model";
+import { DECISION_STATUSES, decisionSchema, findDecision, setDecisionStatusStatement } from "./model";
 
 export const decisionSetStatusTool = defineTool({
   name: "decision_set_status",
@@ -22,9 +22,7 @@ export const decisionSetStatusTool = defineTool({
     if (before.status === input.status) return { decision: before, changed: false };
     const now = iso(ctx.clock.now());
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(`UPDATE decisions SET status = ?, status_changed_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-        .bind(input.status, now, ctx.tenantId, before.id, before.status),
+      setDecisionStatusStatement(ctx, before.id, before.status, input.status, now),
       activityStatement(ctx, {
         verb: `decision.${input.status}`,
         objectType: "decision",

@@ -4,7 +4,7 @@ import { iso } from "../../db/time";
 import { secretKinds } from "../../core/secrets";
 import { defineTool } from "../../core/define-tool";
 import { notFound, ToolError } from "../../core/errors";
-import { COLUMNS, FEEDBACK_KINDS, LIVE_SQL, type Request, requestSchema } from "./model";
+import { countOccurrenceStatement, FEEDBACK_KINDS, findLiveRequestByFingerprint, getRequest, insertRequestStatement, requestSchema } from "./model";
 
 export const featureRequestCreateTool = defineTool({
   name: "feature_request_create",
@@ -37,41 +37,23 @@ export const featureRequestCreateTool = defineTool({
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     const [inserted] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(
-          `INSERT INTO feature_requests (id, tenant_id, actor_id, title, body, kind, severity, tool_name, error_code, context, fingerprint, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-        )
-        .bind(
-          id,
-          ctx.tenantId,
-          ctx.actorId,
-          input.title,
-          input.body ?? "",
-          input.kind,
-          input.severity,
-          input.tool_name ?? "",
-          input.error_code ?? "",
-          input.context ?? "",
-          input.fingerprint ?? null,
-          now,
-          now,
-        ),
+      insertRequestStatement(ctx, {
+        id,
+        title: input.title,
+        body: input.body ?? "",
+        kind: input.kind,
+        severity: input.severity,
+        toolName: input.tool_name ?? "",
+        errorCode: input.error_code ?? "",
+        context: input.context ?? "",
+        fingerprint: input.fingerprint ?? null,
+        now,
+      }),
       // Filing a live duplicate again counts an occurrence (only when the insert above did nothing).
-      ctx.d1
-        .prepare(
-          `UPDATE feature_requests SET occurrences = occurrences + 1, updated_at = ?
-                  WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL} AND id <> ?`,
-        )
-        .bind(now, ctx.tenantId, input.fingerprint ?? "", id),
+      countOccurrenceStatement(ctx, input.fingerprint ?? "", id, now),
     ]);
     const created = inserted!.results.length > 0;
-    const row = created
-      ? await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE id = ?`).bind(id).first<Request & { seq: number }>()
-      : await ctx.d1
-          .prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL}`)
-          .bind(ctx.tenantId, input.fingerprint ?? "")
-          .first<Request & { seq: number }>();
+    const row = created ? await getRequest(ctx, id) : await findLiveRequestByFingerprint(ctx, input.fingerprint ?? "");
     if (!row) throw notFound("feature request", id, "Retry the call.");
     const { seq: _seq, ...request } = row;
     return { request, deduplicated: !created };

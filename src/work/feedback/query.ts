@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
-import { COLUMNS, FEEDBACK_KINDS, FEEDBACK_STATUSES, historyEntrySchema, historyOf, type Request, requestSchema } from "./model";
+import { FEEDBACK_KINDS, FEEDBACK_STATUSES, historyEntrySchema, historyOf, listRequests, requestSchema } from "./model";
 
 export const featureRequestQueryTool = defineTool({
   name: "feature_request_query",
@@ -47,11 +47,8 @@ export const featureRequestQueryTool = defineTool({
       where.push("seq < ?");
       params.push(after[0]);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<Request & { seq: number }>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    const rows = await listRequests(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     const items = page.map(({ seq: _seq, ...r }) => r);
     // One request asked for by id: how it got to its status too.
     if (input.id && items.length === 1) return { items: [{ ...items[0]!, history: await historyOf(ctx, items[0]!.id) }], ...cursor };

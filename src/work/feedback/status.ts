@@ -4,7 +4,18 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { FEEDBACK_STATUSES, findRequest, historyEntrySchema, historyOf, isLive, requestSchema, transitionProblem } from "./model";
+import {
+  FEEDBACK_STATUSES,
+  findRequest,
+  historyEntrySchema,
+  historyOf,
+  insertRequestEventStatement,
+  isLive,
+  notifyFilerStatement,
+  requestSchema,
+  setRequestStatusStatement,
+  transitionProblem,
+} from "./model";
 
 export const featureRequestSetStatusTool = defineTool({
   name: "feature_request_set_status",
@@ -48,12 +59,8 @@ export const featureRequestSetStatusTool = defineTool({
     const note = input.note ?? "";
     // One batch: the compare-and-swap, then the history, activity and the filer's notice only if it landed.
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(`UPDATE feature_requests SET status = ?, resolution_note = COALESCE(?, resolution_note), updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-        .bind(input.status, input.note ?? null, now, ctx.tenantId, before.id, before.status),
-      ctx.d1
-        .prepare(`INSERT INTO feature_request_events (id, tenant_id, request_id, from_status, to_status, note, actor_id, at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`)
-        .bind(uuidv7(), ctx.tenantId, before.id, before.status, input.status, note, ctx.actorId, now),
+      setRequestStatusStatement(ctx, before.id, before.status, input.status, input.note ?? null, now),
+      insertRequestEventStatement(ctx, uuidv7(), before.id, before.status, input.status, note, now),
       activityStatement(ctx, {
         verb: `feature_request.${input.status}`,
         objectType: "feature_request",
@@ -61,12 +68,7 @@ export const featureRequestSetStatusTool = defineTool({
         summary: `${before.title}: ${before.status} → ${input.status}`,
         ifPreviousChanged: true,
       }),
-      ctx.d1
-        .prepare(
-          `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                  SELECT ?, ?, ?, 'feedback', 'feature_request', ?, ?, ?, ? WHERE changes() > 0 AND ? <> ?`,
-        )
-        .bind(uuidv7(), ctx.tenantId, before.actor_id, before.id, `Your request "${before.title}" is now ${input.status}`.slice(0, 300), ctx.actorId, now, before.actor_id, ctx.actorId),
+      notifyFilerStatement(ctx, uuidv7(), before.actor_id, before.id, `Your request "${before.title}" is now ${input.status}`.slice(0, 300), now),
     ]);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The request's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
     return { request: await findRequest(ctx, before.id), changed: true, history: await historyOf(ctx, before.id) };

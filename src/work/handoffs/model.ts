@@ -337,3 +337,55 @@ export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_acto
     reason,
   };
 }
+
+/** A page of handoffs that pass the filter (`where` over alias h; HANDOFF_COLUMNS take the caller first), newest first. */
+export async function listHandoffs(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<HandoffRow[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
+      .bind(ctx.actorId, ...params, limit)
+      .all<HandoffRow>()
+  ).results;
+}
+
+/**
+ * The inbox, as one batch: acknowledge `ack` (returns the handoff ids acked), then up to `limit` unacknowledged
+ * items oldest first, then their count (row `n`), optionally only of `kinds`.
+ */
+export function inboxStatements(ctx: Ctx, kindsFilter: string[] | undefined, ack: string[], limit: number, now: string): D1PreparedStatement[] {
+  const kinds = kindsFilter?.length ? ` AND h.kind IN (${kindsFilter.map(() => "?").join(", ")})` : "";
+  // Resolved and cancelled handoffs need no action, so they leave the inbox (as whoami counts it).
+  const pending = `FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
+      WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')${kinds}`;
+  return [
+    ctx.d1
+      .prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
+      .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(ack)),
+    ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} ${pending} ORDER BY h.created_at ASC, h.id ASC LIMIT ?`).bind(ctx.actorId, ctx.tenantId, ctx.actorId, ...(kindsFilter ?? []), limit),
+    ctx.d1.prepare(`SELECT COUNT(*) AS n ${pending}`).bind(ctx.tenantId, ctx.actorId, ...(kindsFilter ?? [])),
+  ];
+}
+
+/** The review verdict's notice to whoever does the task; written only when the answer `landed`. */
+export function notifyVerdictStatement(ctx: Ctx, id: string, to: string, taskId: string, summary: string, now: string, landed: Condition): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
+                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed.sql}`,
+    )
+    .bind(id, ctx.tenantId, to, taskId, summary, ctx.actorId, now, ...landed.params);
+}
+
+/** Back to work, only from in_review and only when the answer `landed`: a task someone already moved on is left where it is. */
+export function sendTaskBackStatement(ctx: Ctx, taskId: string, now: string, landed: Condition): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed.sql} RETURNING id`)
+    .bind(now, ctx.tenantId, taskId, ...landed.params);
+}
+
+/** Compare-and-swap: resolves or cancels the handoff only while it is still in `from`; returns the id when it did. */
+export function closeHandoffStatement(ctx: Ctx, id: string, from: string, status: string, resolution: string, note: string, now: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`UPDATE handoffs SET status = ?, resolution = ?, resolution_note = ?, resolved_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
+    .bind(status, resolution, note, now, now, ctx.tenantId, id, from);
+}

@@ -3,7 +3,7 @@ import { iso } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, afterTimeAndId, limitField, keysetPage } from "../shared";
 import { findTask } from "../tasks/model";
-import { HANDOFF_COLUMNS, HANDOFF_KINDS, HANDOFF_STATUSES, type HandoffRow, handoffSchema, toHandoff } from "./model";
+import { HANDOFF_KINDS, HANDOFF_STATUSES, type HandoffRow, handoffSchema, inboxStatements, listHandoffs, toHandoff } from "./model";
 
 export const handoffQueryTool = defineTool({
   name: "handoff_query",
@@ -49,11 +49,8 @@ export const handoffQueryTool = defineTool({
       where.push(after.sql);
       params.push(...after.params);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
-      .bind(ctx.actorId, ...params, input.limit + 1)
-      .all<HandoffRow>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
+    const rows = await listHandoffs(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
     return { items: page.map(toHandoff), ...cursor };
   },
   summarize: (r) => `${r.items.length} handoff(s).`,
@@ -79,17 +76,7 @@ export const inboxTool = defineTool({
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   run: async (ctx, input) => {
     const now = iso(ctx.clock.now());
-    const kinds = input.kinds?.length ? ` AND h.kind IN (${input.kinds.map(() => "?").join(", ")})` : "";
-    // Resolved and cancelled handoffs need no action, so they leave the inbox (as whoami counts it).
-    const pending = `FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
-      WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')${kinds}`;
-    const [acked, items, total] = await ctx.d1.batch<HandoffRow & { n: number }>([
-      ctx.d1
-        .prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
-        .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(input.ack ?? [])),
-      ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} ${pending} ORDER BY h.created_at ASC, h.id ASC LIMIT ?`).bind(ctx.actorId, ctx.tenantId, ctx.actorId, ...(input.kinds ?? []), input.limit),
-      ctx.d1.prepare(`SELECT COUNT(*) AS n ${pending}`).bind(ctx.tenantId, ctx.actorId, ...(input.kinds ?? [])),
-    ]);
+    const [acked, items, total] = await ctx.d1.batch<HandoffRow & { n: number }>([...inboxStatements(ctx, input.kinds, input.ack ?? [], input.limit, now)]);
     return { items: (items!.results as HandoffRow[]).map(toHandoff), acked: acked!.results.length, total: total!.results[0]?.n ?? 0 };
   },
   summarize: (r) => `${r.total} item(s) in your inbox${r.acked ? `, ${r.acked} acknowledged` : ""}.`,

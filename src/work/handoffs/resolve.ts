@@ -3,7 +3,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { findHandoff, handoffIdField, handoffSchema } from "./model";
+import { closeHandoffStatement, findHandoff, handoffIdField, handoffSchema } from "./model";
 
 export const handoffResolveTool = defineTool({
   name: "handoff_resolve",
@@ -27,9 +27,7 @@ export const handoffResolveTool = defineTool({
     const status = input.resolution === "cancelled" ? "cancelled" : "resolved";
     const now = iso(ctx.clock.now());
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(`UPDATE handoffs SET status = ?, resolution = ?, resolution_note = ?, resolved_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-        .bind(status, input.resolution, input.note ?? "", now, now, ctx.tenantId, h.id, h.status),
+      closeHandoffStatement(ctx, h.id, h.status, status, input.resolution, input.note ?? "", now),
       activityStatement(ctx, {
         verb: `handoff.${status}`,
         objectType: "work_request",

@@ -6,7 +6,7 @@ import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { findTask } from "../tasks/model";
-import { answerStatements, findHandoff, handoffIdField, handoffSchema, LIVE, VERDICTS } from "./model";
+import { answerStatements, findHandoff, handoffIdField, handoffSchema, LIVE, notifyVerdictStatement, sendTaskBackStatement, VERDICTS } from "./model";
 
 const responseObject = boundedJson(
   z
@@ -62,21 +62,11 @@ export const handoffRespondTool = defineTool({
     const { statements, landed } = answerStatements(ctx, h, { response: r, verdict, resolve: review, from: [h.status], notifyAsker }, now);
     if (task && notifyVerdict) {
       const why = r.text ? `: ${r.text}` : "";
-      statements.push(
-        ctx.d1
-          .prepare(
-            `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)
-                        SELECT ?, ?, ?, 'review_verdict', 'task', ?, ?, ?, ? WHERE ${landed.sql}`,
-          )
-          .bind(uuidv7(), ctx.tenantId, verdictTo, task.id, `${verdict} on ${task.ref}${why}`.slice(0, 300), ctx.actorId, now, ...landed.params),
-      );
+      statements.push(notifyVerdictStatement(ctx, uuidv7(), verdictTo, task.id, `${verdict} on ${task.ref}${why}`.slice(0, 300), now, landed));
     }
     if (task && sendBack) {
-      // Back to work, only from in_review: a task someone already moved on is left where it is.
       statements.push(
-        ctx.d1
-          .prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed.sql} RETURNING id`)
-          .bind(now, ctx.tenantId, task.id, ...landed.params),
+        sendTaskBackStatement(ctx, task.id, now, landed),
         activityStatement(ctx, {
           verb: "task.in_progress",
           objectType: "task",

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
-import { ACTOR_COLUMNS, ACTOR_KINDS, type ActorRow, actorSchema, toActor } from "./model";
+import { ACTOR_KINDS, actorSchema, listActors, toActor } from "./model";
 
 export const actorQueryTool = defineTool({
   name: "actor_query",
@@ -45,11 +45,8 @@ export const actorQueryTool = defineTool({
       where.push("name > ?");
       params.push(after[0]);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<ActorRow>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.name]);
+    const rows = await listActors(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.name]);
     return {
       items: page.map(toActor),
       ...cursor,

@@ -4,7 +4,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { ACTOR_COLUMNS, ACTOR_KINDS, type ActorRow, actorSchema, toActor } from "./model";
+import { ACTOR_KINDS, actorByNameStatement, type ActorRow, actorSchema, insertActorStatement, toActor, updateActorStatement } from "./model";
 
 const textField = (max: number, description: string) => z.string().max(max).optional().describe(description);
 
@@ -38,25 +38,18 @@ export const registerActorTool = defineTool({
     const id = uuidv7();
     // Insert-or-nothing on the unique (tenant, external_ref) index: racing calls converge.
     const [inserted, , registered] = await ctx.d1.batch<ActorRow>([
-      ctx.d1
-        .prepare(
-          `INSERT INTO actors (id, tenant_id, name, kind, display_name, group_name, role, capabilities, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, name) DO NOTHING RETURNING id`,
-        )
-        .bind(
-          id,
-          ctx.tenantId,
-          input.external_ref,
-          input.kind ?? "agent",
-          input.display_name ?? input.external_ref,
-          input.group ?? "",
-          input.role ?? "",
-          JSON.stringify(input.capabilities ?? []),
-          now,
-          now,
-        ),
+      insertActorStatement(ctx, {
+        id,
+        name: input.external_ref,
+        kind: input.kind ?? "agent",
+        displayName: input.display_name ?? input.external_ref,
+        group: input.group ?? "",
+        role: input.role ?? "",
+        capabilities: JSON.stringify(input.capabilities ?? []),
+        now,
+      }),
       activityStatement(ctx, { verb: "actor.registered", objectType: "actor", objectId: id, summary: `registered ${input.kind ?? "agent"} ${input.external_ref}`, ifPreviousChanged: true }),
-      ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
+      actorByNameStatement(ctx, input.external_ref),
     ]);
     if (inserted!.results.length > 0) return { actor: toActor(registered!.results[0]!), created: true };
     const existing = registered!.results[0]!;
@@ -80,12 +73,7 @@ export const registerActorTool = defineTool({
     }
     // Compare-and-swap on the values read, so two racing updates cannot both be acknowledged.
     const [updated, , after] = await ctx.d1.batch<ActorRow>([
-      ctx.d1
-        .prepare(
-          `UPDATE actors SET ${differing.map(([c]) => `${c} = ?`).join(", ")}, updated_at = ?
-                  WHERE tenant_id = ? AND name = ? AND ${differing.map(([c]) => `${c} IS ?`).join(" AND ")} RETURNING id`,
-        )
-        .bind(...differing.map(([, v]) => v), now, ctx.tenantId, input.external_ref, ...differing.map(([c]) => existing[c])),
+      updateActorStatement(ctx, input.external_ref, differing, existing, now),
       activityStatement(ctx, {
         verb: "actor.updated",
         objectType: "actor",
@@ -94,7 +82,7 @@ export const registerActorTool = defineTool({
         metadata: { changed: differing.map(([c]) => c), previous: Object.fromEntries(differing.map(([c]) => [c, existing[c]])) },
         ifPreviousChanged: true,
       }),
-      ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, input.external_ref),
+      actorByNameStatement(ctx, input.external_ref),
     ]);
     const current = after!.results[0]!;
     if (updated!.results.length === 0 && !differing.every(([c, v]) => current[c] === v)) {

@@ -1,9 +1,23 @@
 import { z } from "zod";
 import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
-import { activityItemSchema, ACTIVITY_ITEM_COLUMNS } from "../shared";
+import { activityItemSchema } from "../shared";
 import { openTasksFor, taskSummarySchema } from "../tasks/summary";
-import { type ActorRow, actorSchema, getActor, type InboxItem, inboxItemSchema, type RecentDecision, recentDecisionSchema, toActor, type Unread, UNREAD_COLUMNS, unreadSchema } from "./model";
+import {
+  type ActorRow,
+  actorSchema,
+  digestStatements,
+  getActor,
+  type InboxItem,
+  inboxItemSchema,
+  type RecentDecision,
+  recentDecisionSchema,
+  seenSinceStatements,
+  tenantSlugStatement,
+  toActor,
+  type Unread,
+  unreadSchema,
+} from "./model";
 
 export const whoamiTool = defineTool({
   name: "whoami",
@@ -60,43 +74,17 @@ export const whoamiTool = defineTool({
   queryable: true,
   run: async (ctx, input) => {
     const now = iso(ctx.clock.now());
-    const [actorRes, tenantRes] = await ctx.d1.batch<ActorRow & { slug: string }>([getActor(ctx, ctx.actorId), ctx.d1.prepare(`SELECT slug FROM tenants WHERE id = ?`).bind(ctx.tenantId)]);
+    const [actorRes, tenantRes] = await ctx.d1.batch<ActorRow & { slug: string }>([getActor(ctx, ctx.actorId), tenantSlugStatement(ctx)]);
     const row = actorRes!.results[0]!;
     const since = row.last_seen_at ?? "";
     const seenSeq = row.last_seen_activity_seq ?? 0;
     const wantItems = input.include?.includes("delta_items") ?? false;
     // One batch is one transaction: the count, the items and the new high-water mark all see the
     // same activity, so nothing falls between two whoami calls.
-    const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof activityItemSchema>>([
-      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ?`).bind(ctx.tenantId, ctx.actorId, seenSeq),
-      ctx.d1
-        .prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`)
-        .bind(ctx.tenantId, ctx.actorId, seenSeq, wantItems ? 50 : 0),
-      ctx.d1
-        .prepare(`UPDATE actors SET last_seen_at = ?, last_seen_activity_seq = (SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?) WHERE tenant_id = ? AND id = ?`)
-        .bind(now, ctx.tenantId, ctx.tenantId, ctx.actorId),
-    ]);
-    // The inbox tool's rule: handoffs addressed to you, still live or answered, until you ack them.
-    const unacked = `FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
-      WHERE r.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')`;
-    // Waiting on you: nobody has taken it yet, or you took it and have not answered.
-    const waiting = `FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
-      WHERE r.tenant_id = ? AND r.actor_id = ? AND (h.status = 'open' OR (h.status = 'claimed' AND h.claimed_by = r.actor_id))`;
-    const unread = `FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`;
-    const mention = `${unread} AND kind = 'mention'`;
+    const [countRes, itemsRes] = await ctx.d1.batch<{ n: number } & z.infer<typeof activityItemSchema>>([...seenSinceStatements(ctx, seenSeq, wantItems ? 50 : 0, now)]);
     const [openTasks, [inboxCount, inboxItems, waitingCount, waitingItems, unreadCount, unreadItems, mentionCount, mentionItems, decisions]] = await Promise.all([
       openTasksFor(ctx, ctx.actorId, 20),
-      ctx.d1.batch<{ n: number } & InboxItem & Unread & RecentDecision>([
-        ctx.d1.prepare(`SELECT COUNT(*) AS n ${unacked}`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT h.id, h.kind, h.title, h.status, h.from_actor_id, h.created_at ${unacked} ORDER BY h.created_at ASC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT COUNT(*) AS n ${waiting}`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT h.id, h.kind, h.title, h.status, h.from_actor_id, h.created_at ${waiting} ORDER BY h.created_at ASC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT COUNT(*) AS n ${unread}`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT ${UNREAD_COLUMNS} ${unread} ORDER BY seq DESC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT COUNT(*) AS n ${mention}`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT ${UNREAD_COLUMNS} ${mention} ORDER BY seq DESC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-        ctx.d1.prepare(`SELECT id, title, status, project_id, created_at AS at FROM decisions WHERE tenant_id = ? ORDER BY seq DESC LIMIT 5`).bind(ctx.tenantId),
-      ]),
+      ctx.d1.batch<{ n: number } & InboxItem & Unread & RecentDecision>([...digestStatements(ctx)]),
     ]);
     const handoff = ({ id, kind, title, status, from_actor_id, created_at }: InboxItem) => ({ id, kind, title, status, from_actor_id, created_at });
     const note = ({ id, kind, object_type, object_id, summary, from_actor_id, created_at }: Unread) => ({ id, kind, object_type, object_id, summary, from_actor_id, created_at });

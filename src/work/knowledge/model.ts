@@ -138,3 +138,42 @@ export async function lexicalNotes(ctx: Ctx, q: string, f: SearchFilters): Promi
     .raw<[string]>();
   return { ids: rows.map((r) => r[0]), match: rows.length > 0 ? "title" : "none" };
 }
+
+/** The notes among `ids` that pass the filters. */
+export async function listNotesByIds(ctx: Ctx, ids: string[], f: SearchFilters): Promise<NoteRow[]> {
+  return ctx.d1
+    .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
+    .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
+    .all<NoteRow>()
+    .then((r) => r.results);
+}
+
+export interface NoteInsert {
+  id: string;
+  projectId: string | null;
+  kind: string;
+  title: string;
+  body: string;
+  tags: string;
+  now: string;
+}
+
+/** A new note at version 1, written by the caller. */
+export function insertNoteStatement(ctx: Ctx, n: NoteInsert): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
+                  VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
+    )
+    .bind(n.id, ctx.tenantId, n.projectId, n.kind, n.title, n.body, n.tags, ctx.actorId, n.now, ctx.actorId, n.now);
+}
+
+/** Compare-and-swap on the version: writes the next version only while the note is still at `version`; returns the id when it did. */
+export function updateNoteStatement(ctx: Ctx, id: string, version: number, next: { title: string; body: string; tags: string }, now: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `UPDATE knowledge_notes SET title = ?, body = ?, tags = ?, version = version + 1, updated_by = ?, updated_at = ?
+                  WHERE tenant_id = ? AND id = ? AND version = ? RETURNING id`,
+    )
+    .bind(next.title, next.body, next.tags, ctx.actorId, now, ctx.tenantId, id, version);
+}

@@ -4,7 +4,7 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { rankHybrid } from "../../search/rank";
 import { snippetAround } from "../../search/snippet";
 import { findProject } from "../projects/model";
-import { lexicalNotes, normalizeTags, NOTE_COLUMNS, NOTE_FROM, NOTE_KINDS, type NoteRow, noteSchema, type SearchFilters, tagsField, toNote } from "./model";
+import { lexicalNotes, listNotesByIds, normalizeTags, NOTE_KINDS, type NoteRow, noteSchema, type SearchFilters, tagsField, toNote } from "./model";
 
 const searchItemSchema = noteSchema.extend({
   snippet: z.string().describe("The part of the body around the match (about 200 characters)."),
@@ -71,14 +71,7 @@ export const knowledgeSearchTool = defineTool({
       },
     });
     const ids = ranked.items.map((r) => r.id);
-    const rows: NoteRow[] =
-      ids.length === 0
-        ? []
-        : await ctx.d1
-            .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
-            .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
-            .all<NoteRow>()
-            .then((r) => r.results);
+    const rows: NoteRow[] = ids.length === 0 ? [] : await listNotesByIds(ctx, ids, f);
     const byId = new Map(rows.map((r) => [r.id, r]));
     const needles = [input.q.trim(), ...ftsWords(input.q)];
     const items = ranked.items

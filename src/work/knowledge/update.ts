@@ -3,7 +3,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { BODY_MAX, findNote, normalizeTags, noteSchema, queueNoteEmbedding, secretWarnings, tagsField, TITLE_MAX, toNote } from "./model";
+import { BODY_MAX, findNote, normalizeTags, noteSchema, queueNoteEmbedding, secretWarnings, tagsField, TITLE_MAX, toNote, updateNoteStatement } from "./model";
 
 export const knowledgeUpdateTool = defineTool({
   name: "knowledge_update",
@@ -52,12 +52,7 @@ export const knowledgeUpdateTool = defineTool({
     const now = iso(ctx.clock.now());
     const embedding = reembedding ? await queueNoteEmbedding(ctx, before.id, next.title, next.body) : null;
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(
-          `UPDATE knowledge_notes SET title = ?, body = ?, tags = ?, version = version + 1, updated_by = ?, updated_at = ?
-                  WHERE tenant_id = ? AND id = ? AND version = ? RETURNING id`,
-        )
-        .bind(next.title, next.body, next.tags, ctx.actorId, now, ctx.tenantId, before.id, before.version),
+      updateNoteStatement(ctx, before.id, before.version, next, now),
       activityStatement(ctx, {
         verb: "knowledge.updated",
         objectType: "note",

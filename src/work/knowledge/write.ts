@@ -4,7 +4,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { activityStatement } from "../shared";
 import { findProject } from "../projects/model";
-import { BODY_MAX, findNote, normalizeTags, NOTE_KINDS, noteSchema, queueNoteEmbedding, secretWarnings, tagsField, TITLE_MAX, titleFrom, toNote } from "./model";
+import { BODY_MAX, findNote, insertNoteStatement, normalizeTags, NOTE_KINDS, noteSchema, queueNoteEmbedding, secretWarnings, tagsField, TITLE_MAX, titleFrom, toNote } from "./model";
 
 export const knowledgeWriteTool = defineTool({
   name: "knowledge_write",
@@ -32,12 +32,7 @@ export const knowledgeWriteTool = defineTool({
     const title = input.title ?? titleFrom(input.body);
     const embedding = await queueNoteEmbedding(ctx, id, title, input.body);
     await ctx.d1.batch([
-      ctx.d1
-        .prepare(
-          `INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-        )
-        .bind(id, ctx.tenantId, project?.id ?? null, input.kind, title, input.body, JSON.stringify(normalizeTags(input.tags ?? [])), ctx.actorId, now, ctx.actorId, now),
+      insertNoteStatement(ctx, { id, projectId: project?.id ?? null, kind: input.kind, title, body: input.body, tags: JSON.stringify(normalizeTags(input.tags ?? [])), now }),
       embedding.stmt,
       activityStatement(ctx, { verb: "knowledge.written", objectType: "note", objectId: id, projectId: project?.id ?? null, summary: `${input.kind}: ${title}`.slice(0, 300) }),
     ]);

@@ -4,7 +4,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement, actorRefField, dateField, resolveActor } from "../shared";
-import { checkDates, checkParent, findProject, KEY_RULE, keyFromTitle, PROJECT_STATUSES, projectSchema } from "./model";
+import { checkDates, checkParent, findProject, insertProjectStatement, KEY_RULE, keyFromTitle, PROJECT_STATUSES, projectSchema } from "./model";
 
 export const projectCreateTool = defineTool({
   name: "project_create",
@@ -37,27 +37,19 @@ export const projectCreateTool = defineTool({
     const candidates = input.key ? [base] : [base, ...Array.from({ length: 20 }, (_, i) => `${base.slice(0, 14)}${i + 2}`)];
     for (const key of candidates) {
       const [inserted] = await ctx.d1.batch<{ id: string }>([
-        ctx.d1
-          .prepare(
-            `INSERT INTO projects (id, tenant_id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-          )
-          .bind(
-            id,
-            ctx.tenantId,
-            key,
-            input.title,
-            input.summary ?? "",
-            input.description ?? "",
-            input.status,
-            parentId,
-            ownerId,
-            input.start_on ?? null,
-            input.target_on ?? null,
-            ctx.actorId,
-            now,
-            now,
-          ),
+        insertProjectStatement(ctx, {
+          id,
+          key,
+          title: input.title,
+          summary: input.summary ?? "",
+          description: input.description ?? "",
+          status: input.status,
+          parentProjectId: parentId,
+          ownerActorId: ownerId,
+          startOn: input.start_on ?? null,
+          targetOn: input.target_on ?? null,
+          now,
+        }),
         activityStatement(ctx, { verb: "project.created", objectType: "project", objectId: id, projectId: id, summary: `created project ${key}: ${input.title}`, ifPreviousChanged: true }),
       ]);
       if (inserted!.results.length === 0) continue;

@@ -165,3 +165,49 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
     lists: { repositories: repos.info },
   };
 }
+
+/** A page of projects that pass the filter, newest first. */
+export async function listProjects(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<Project[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+      .bind(...params, limit)
+      .all<Project>()
+  ).results;
+}
+
+export interface ProjectInsert {
+  id: string;
+  key: string;
+  title: string;
+  summary: string;
+  description: string;
+  status: string;
+  parentProjectId: string | null;
+  ownerActorId: string | null;
+  startOn: string | null;
+  targetOn: string | null;
+  now: string;
+}
+
+/** A new project; returns its id, or nothing when a live project holds the key. */
+export function insertProjectStatement(ctx: Ctx, p: ProjectInsert): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO projects (id, tenant_id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at)
+             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
+    )
+    .bind(p.id, ctx.tenantId, p.key, p.title, p.summary, p.description, p.status, p.parentProjectId, p.ownerActorId, p.startOn, p.targetOn, ctx.actorId, p.now, p.now);
+}
+
+/**
+ * Writes the changed columns; when the parent changes to a project, the cycle check runs again inside the
+ * update, so two racing re-parents cannot make a loop. Returns the id when it wrote.
+ */
+export function updateProjectStatement(ctx: Ctx, id: string, changes: Record<string, string | null>, changed: string[], now: string): D1PreparedStatement {
+  const sets = changed.map((k) => `${k} = ?`);
+  const values = changed.map((k) => changes[k]);
+  const cycleGuard = changed.includes("parent_project_id") && changes.parent_project_id ? ` AND NOT EXISTS (${PARENT_CYCLE_SQL})` : "";
+  const guardParams = cycleGuard ? [changes.parent_project_id, ctx.tenantId, id] : [];
+  return ctx.d1.prepare(`UPDATE projects SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ?${cycleGuard} RETURNING id`).bind(...values, now, ctx.tenantId, id, ...guardParams);
+}

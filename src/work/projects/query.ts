@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { actorRefField, cursorField, afterTimeAndId, limitField, resolveActor, keysetPage } from "../shared";
 import { repoRefCondition } from "../repos/model";
-import { type Project, PROJECT_COLUMNS, PROJECT_STATUSES, projectSchema, taskCounts, taskCountsSchema } from "./model";
+import { listProjects, PROJECT_STATUSES, projectSchema, taskCounts, taskCountsSchema } from "./model";
 
 export const projectQueryTool = defineTool({
   name: "project_query",
@@ -55,11 +55,8 @@ export const projectQueryTool = defineTool({
       where.push(after.sql);
       params.push(...after.params);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<Project>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
+    const rows = await listProjects(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
     const counts =
       input.detail === "full"
         ? await taskCounts(

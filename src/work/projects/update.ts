@@ -3,7 +3,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "../shared";
-import { checkDates, checkParent, findProject, PARENT_CYCLE_SQL, type Project, PROJECT_STATUSES, projectSchema } from "./model";
+import { checkDates, checkParent, findProject, type Project, PROJECT_STATUSES, projectSchema, updateProjectStatement } from "./model";
 
 const nullableDate = (d: string) => clearable(dateField(d)).optional();
 
@@ -43,13 +43,8 @@ export const projectUpdateTool = defineTool({
     const changed = Object.keys(next).filter((k) => next[k] !== before[k as keyof Project]);
     if (changed.length === 0) return { project: before, changed };
     const now = iso(ctx.clock.now());
-    const sets = changed.map((k) => `${k} = ?`);
-    const values = changed.map((k) => next[k]);
-    // The cycle check runs again inside the update, so two racing re-parents cannot make a loop.
-    const cycleGuard = changed.includes("parent_project_id") && next.parent_project_id ? ` AND NOT EXISTS (${PARENT_CYCLE_SQL})` : "";
-    const guardParams = cycleGuard ? [next.parent_project_id, ctx.tenantId, before.id] : [];
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1.prepare(`UPDATE projects SET ${sets.join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ?${cycleGuard} RETURNING id`).bind(...values, now, ctx.tenantId, before.id, ...guardParams),
+      updateProjectStatement(ctx, before.id, next, changed, now),
       activityStatement(ctx, {
         verb: "project.updated",
         objectType: "project",

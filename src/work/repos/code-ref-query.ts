@@ -4,7 +4,7 @@ import { afterTimeAndId, cursorField, limitField, keysetPage } from "../shared";
 import { findObject } from "../collab/model";
 import { runFilterValue } from "../runs/model";
 import { findTask } from "../tasks/model";
-import { CODE_REF_COLUMNS, CODE_REF_OBJECTS, type CodeRef, codeRefSchema, findRepository, PR_STATES, REF_TYPES } from "./model";
+import { CODE_REF_OBJECTS, codeRefSchema, findRepository, listCodeRefs, PR_STATES, REF_TYPES } from "./model";
 
 export const codeRefQueryTool = defineTool({
   name: "code_ref_query",
@@ -62,11 +62,8 @@ export const codeRefQueryTool = defineTool({
       where.push(after.sql);
       params.push(...after.params);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<CodeRef>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.created_at, last.id]);
+    const rows = await listCodeRefs(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
     return { items: page, ...cursor };
   },
   summarize: (r) => `${r.items.length} code ref(s).`,

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, notFound, ToolError } from "../../core/errors";
-import { applyCodeRefChange, CODE_REF_COLUMNS, type CodeRef, codeRefSchema, PR_STATES, SHA } from "./model";
+import { applyCodeRefChange, codeRefSchema, findLiveCodeRef, PR_STATES, SHA } from "./model";
 
 export const codeRefUpdateTool = defineTool({
   name: "code_ref_update",
@@ -25,7 +25,7 @@ export const codeRefUpdateTool = defineTool({
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
-    const before = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(ctx.tenantId, input.code_ref_id).first<CodeRef>();
+    const before = await findLiveCodeRef(ctx, input.code_ref_id);
     if (!before) throw notFound("code ref", input.code_ref_id, "code_ref_query lists them.");
     if (input.patch.pr_state && before.ref_type !== "pr") throw invalidInput("pr_state applies to PR refs only.", "Drop pr_state for this ref.");
     // A merged PR stays merged; a closed one may be reopened.

@@ -4,7 +4,7 @@ import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { findProject } from "../projects/model";
-import { findRepository, REPO_ROLES, repositorySchema } from "./model";
+import { changeLinkRoleStatement, findRepository, insertLinkStatement, linkRoleStatement, REPO_ROLES, repositorySchema } from "./model";
 
 export const repoLinkTool = defineTool({
   name: "repo_link",
@@ -30,11 +30,7 @@ export const repoLinkTool = defineTool({
     const role = input.role ?? "primary";
     const key = [ctx.tenantId, project.id, repo.id] as const;
     // Compare-and-swap: a new link, or a role change from exactly the role the caller named.
-    const write = input.expected_role
-      ? ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`).bind(role, ...key, input.expected_role, role)
-      : ctx.d1
-          .prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`)
-          .bind(...key, role, iso(ctx.clock.now()));
+    const write = input.expected_role ? changeLinkRoleStatement(ctx, key, input.expected_role, role) : insertLinkStatement(ctx, key, role, iso(ctx.clock.now()));
     const [, , link] = await ctx.d1.batch<{ role: (typeof REPO_ROLES)[number] }>([
       write,
       activityStatement(ctx, {
@@ -46,7 +42,7 @@ export const repoLinkTool = defineTool({
         metadata: input.expected_role ? { repository_id: repo.id, previous_role: input.expected_role } : { repository_id: repo.id },
         ifPreviousChanged: true,
       }),
-      ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(...key),
+      linkRoleStatement(ctx, key),
     ]);
     const stored = link!.results[0]?.role;
     if (!stored) {

@@ -297,3 +297,55 @@ export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<
     activityStatement(ctx, { verb: "repo.unregistered", objectType: "repository", objectId: repo.id, summary: `unregistered ${repo.slug}`, ifPreviousChanged: true }),
   ]);
 }
+
+/** A page of repositories that pass the filter (`where` over alias r, `join` adding pr and `role` its column), by slug. */
+export async function listRepositories(ctx: Ctx, join: string, role: string, where: string[], params: unknown[], limit: number): Promise<Array<Repository & { role?: string }>> {
+  return (
+    await ctx.d1
+      .prepare(
+        `SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
+                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`,
+      )
+      .bind(...params, limit)
+      .all<Repository & { role?: string }>()
+  ).results;
+}
+
+type LinkKey = readonly [tenantId: string, projectId: string, repositoryId: string];
+
+/** A role change of a project's link to a repository, only from exactly `from` (compare-and-swap). */
+export function changeLinkRoleStatement(ctx: Ctx, key: LinkKey, from: string, to: string): D1PreparedStatement {
+  return ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`).bind(to, ...key, from, to);
+}
+
+/** A new link of a project to a repository; an existing link is left as it is. */
+export function insertLinkStatement(ctx: Ctx, key: LinkKey, role: string, now: string): D1PreparedStatement {
+  return ctx.d1.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).bind(...key, role, now);
+}
+
+/** The role a project's link to a repository holds (no row when unlinked). */
+export function linkRoleStatement(ctx: Ctx, key: LinkKey): D1PreparedStatement {
+  return ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(...key);
+}
+
+/** A live (not deleted) code ref, or null. */
+export async function findLiveCodeRef(ctx: Ctx, id: string): Promise<CodeRef | null> {
+  return ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(ctx.tenantId, id).first<CodeRef>();
+}
+
+/** A page of code refs that pass the filter, newest first. */
+export async function listCodeRefs(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<CodeRef[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
+      .bind(...params, limit)
+      .all<CodeRef>()
+  ).results;
+}
+
+/** A repository of the caller's tenant, by id or owner/name. */
+export async function findRepositoryId(ctx: Ctx, ref: string): Promise<string> {
+  const row = await ctx.d1.prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`).bind(ctx.tenantId, ref, ref).first<{ id: string }>();
+  if (!row) throw notFound("repository", ref, "Pass a registered repository's id or owner/name (repo_query lists them).");
+  return row.id;
+}

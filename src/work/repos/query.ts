@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { findProject } from "../projects/model";
-import { type Repository, repositorySchema } from "./model";
+import { listRepositories, repositorySchema } from "./model";
 
 export const repoQueryTool = defineTool({
   name: "repo_query",
@@ -54,14 +54,8 @@ export const repoQueryTool = defineTool({
       where.push("(r.slug > ? OR (r.slug = ? AND r.id > ?))");
       params.push(after[0], after[0], after[1]);
     }
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
-                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`,
-      )
-      .bind(...params, input.limit + 1)
-      .all<Repository & { role?: string }>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.slug, last.id]);
+    const rows = await listRepositories(ctx, join, role, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.slug, last.id]);
     return { items: page, ...cursor };
   },
   summarize: (r) => `${r.items.length} repository(ies).`,

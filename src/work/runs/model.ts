@@ -341,3 +341,54 @@ export async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<strin
 
 /** What an operator's change to another actor's run adds to its activity row. */
 export const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> => (run.actor_id === ctx.actorId ? {} : { run_owner_actor_id: run.actor_id, operator_override: true });
+
+/**
+ * A run's rollup as one batch: its activity counted per rollup name (each name counts the verbs listed for it,
+ * plus activity_total), then how many runs were forked directly from it (row `n`).
+ */
+export function runRollupStatements(ctx: Ctx, runId: string, rollup: Record<string, readonly string[]>): D1PreparedStatement[] {
+  const names = Object.keys(rollup);
+  return [
+    ctx.d1
+      .prepare(
+        `SELECT COUNT(*) AS activity_total, ${names.map((n) => `COALESCE(SUM(verb IN (SELECT value FROM json_each(?))), 0) AS ${n}`).join(", ")}
+                  FROM activity WHERE tenant_id = ? AND run_id = ?`,
+      )
+      .bind(...names.map((n) => JSON.stringify(rollup[n])), ctx.tenantId, runId),
+    ctx.d1.prepare(`SELECT COUNT(*) AS n FROM runs WHERE tenant_id = ? AND parent_run_id = ?`).bind(ctx.tenantId, runId),
+  ];
+}
+
+/** A page of runs that pass the filter, newest first. */
+export async function listRuns(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<RunRow[]> {
+  return (
+    await ctx.d1
+      .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
+      .bind(...params, limit)
+      .all<RunRow>()
+  ).results;
+}
+
+/**
+ * A run's subtree (below it, at most `maxDepth` deep) as one batch: up to `limit` runs by depth then seq, after
+ * the (depth, seq) keyset `after` when given, then how many the subtree holds (row `n`).
+ */
+export function runSubtreeStatements(ctx: Ctx, runId: string, maxDepth: number, after: Array<string | number | null> | null, limit: number): D1PreparedStatement[] {
+  const tree = `WITH RECURSIVE tree (id, depth) AS (
+           SELECT id, 0 FROM runs WHERE tenant_id = ? AND id = ?
+           UNION ALL
+           SELECT r.id, tree.depth + 1 FROM runs r JOIN tree ON r.tenant_id = ? AND r.parent_run_id = tree.id WHERE tree.depth < ?
+         )`;
+  const treeParams = [ctx.tenantId, runId, ctx.tenantId, maxDepth];
+  return [
+    ctx.d1
+      .prepare(
+        `${tree} SELECT ${RUN_COLUMNS.split(", ")
+          .map((c) => `r.${c}`)
+          .join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
+           WHERE tree.depth > 0 ${after ? "AND (tree.depth > ? OR (tree.depth = ? AND r.seq > ?))" : ""} ORDER BY tree.depth, r.seq LIMIT ?`,
+      )
+      .bind(...treeParams, ...(after ? [after[0], after[0], after[1]] : []), limit),
+    ctx.d1.prepare(`${tree} SELECT COUNT(*) AS n FROM tree WHERE depth > 0`).bind(...treeParams),
+  ];
+}

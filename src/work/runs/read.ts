@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "../shared";
-import { findRun, RUN_COLUMNS, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES, runSchema, toRun, type RunRow } from "./model";
+import { findRun, listRuns, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES, runSchema, runSubtreeStatements, toRun, type RunRow } from "./model";
 import { runRefField } from "./model";
 
 export const runQueryTool = defineTool({
@@ -49,11 +49,8 @@ export const runQueryTool = defineTool({
       where.push("seq < ?");
       params.push(after[0]);
     }
-    const rows = await ctx.d1
-      .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
-      .bind(...params, input.limit + 1)
-      .all<RunRow>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => [last.seq]);
+    const rows = await listRuns(ctx, where, params, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return { items: page.map(toRun), ...cursor };
   },
   summarize: (r) => `${r.items.length} run(s).`,
@@ -91,23 +88,7 @@ export const runGetTool = defineTool({
     const run = await findRun(ctx, (input.run_key ?? input.run_id)!);
     if (!input.include_children) return { run: toRun(run) };
     const after = decodeKeyset(input.cursor, 2);
-    const tree = `WITH RECURSIVE tree (id, depth) AS (
-           SELECT id, 0 FROM runs WHERE tenant_id = ? AND id = ?
-           UNION ALL
-           SELECT r.id, tree.depth + 1 FROM runs r JOIN tree ON r.tenant_id = ? AND r.parent_run_id = tree.id WHERE tree.depth < ?
-         )`;
-    const treeParams = [ctx.tenantId, run.id, ctx.tenantId, SUBTREE_DEPTH_MAX];
-    const [rows, total] = await ctx.d1.batch<RunRow & { depth: number; n: number }>([
-      ctx.d1
-        .prepare(
-          `${tree} SELECT ${RUN_COLUMNS.split(", ")
-            .map((c) => `r.${c}`)
-            .join(", ")}, tree.depth FROM tree JOIN runs r ON r.id = tree.id
-           WHERE tree.depth > 0 ${after ? "AND (tree.depth > ? OR (tree.depth = ? AND r.seq > ?))" : ""} ORDER BY tree.depth, r.seq LIMIT ?`,
-        )
-        .bind(...treeParams, ...(after ? [after[0], after[0], after[1]] : []), EMBEDDED_LIST_MAX + 1),
-      ctx.d1.prepare(`${tree} SELECT COUNT(*) AS n FROM tree WHERE depth > 0`).bind(...treeParams),
-    ]);
+    const [rows, total] = await ctx.d1.batch<RunRow & { depth: number; n: number }>([...runSubtreeStatements(ctx, run.id, SUBTREE_DEPTH_MAX, after, EMBEDDED_LIST_MAX + 1)]);
     const page = embeddedList(rows!.results, total!.results[0]?.n ?? 0, {
       tool: "run_get",
       arguments: { run_id: run.id, include_children: true },

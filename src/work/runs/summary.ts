@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { runSchema, toRun } from "./model";
-import { runRefField, targetRun } from "./model";
+import { runRefField, runRollupStatements, targetRun } from "./model";
 
 /** The verbs each rollup counts, as the rooms that write them emit them. */
 const ROLLUP: Record<string, readonly string[]> = {
@@ -35,16 +35,7 @@ export const runSummaryTool = defineTool({
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const run = await targetRun(ctx, input.run_id);
-    const names = Object.keys(ROLLUP);
-    const [counts, children] = await ctx.d1.batch<Record<string, number>>([
-      ctx.d1
-        .prepare(
-          `SELECT COUNT(*) AS activity_total, ${names.map((n) => `COALESCE(SUM(verb IN (SELECT value FROM json_each(?))), 0) AS ${n}`).join(", ")}
-                  FROM activity WHERE tenant_id = ? AND run_id = ?`,
-        )
-        .bind(...names.map((n) => JSON.stringify(ROLLUP[n])), ctx.tenantId, run.id),
-      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM runs WHERE tenant_id = ? AND parent_run_id = ?`).bind(ctx.tenantId, run.id),
-    ]);
+    const [counts, children] = await ctx.d1.batch<Record<string, number>>(runRollupStatements(ctx, run.id, ROLLUP));
     const c = counts!.results[0]!;
     return {
       run: toRun(run),

@@ -5,6 +5,7 @@
 import { z } from "zod";
 import { ftsPhrase } from "../../db/fts";
 import { clipCodePoints } from "../../core/text";
+import type { Ctx } from "../../core/context";
 
 export const SEARCH_TYPES = ["project", "task", "decision", "note", "comment", "work_request", "event"] as const;
 
@@ -52,7 +53,7 @@ export interface HitRow {
  * and building a snippet per match before the sort cost three times the ranking itself.
  * Parameters: ?1 the FTS5 query, ?2 the tenant, ?3 the page size, then the filters'.
  */
-export function hitsSql(fts: "search_fts" | "search_fts_trgm", filters: string): string {
+function hitsSql(fts: "search_fts" | "search_fts_trgm", filters: string): string {
   // snippet() counts tokens, and a trigram token is about one character.
   const tokens = fts === "search_fts" ? 24 : 64;
   return `WITH top AS (
@@ -96,4 +97,13 @@ export function toHit(r: HitRow, rank: number, match: Hit["match"]): Hit {
     project_id: r.project_id,
     ...(r.on_type && r.on_id ? { on: { object_type: r.on_type, object_id: r.on_id } } : {}),
   };
+}
+
+/** Hits of one FTS table for `match`; `filters` use numbered parameters from ?4 on, bound from `params`. */
+export async function searchHits(ctx: Ctx, fts: "search_fts" | "search_fts_trgm", filters: string, params: unknown[], match: string, limit: number): Promise<HitRow[]> {
+  return ctx.d1
+    .prepare(hitsSql(fts, filters))
+    .bind(match, ctx.tenantId, limit, ...params)
+    .all<HitRow>()
+    .then((r) => r.results);
 }

@@ -4,7 +4,7 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { limitField } from "../shared";
 import { findProject } from "../projects/model";
-import { type HitRow, hitSchema, hitsSql, SEARCH_TYPES, toHit, trigramQuery } from "./model";
+import { hitSchema, searchHits, SEARCH_TYPES, toHit, trigramQuery } from "./model";
 
 export const searchTool = defineTool({
   name: "search",
@@ -37,12 +37,7 @@ export const searchTool = defineTool({
     };
     if (input.object_types) filters += ` AND d.object_type IN (${input.object_types.map(param).join(", ")})`;
     if (input.project_id) filters += ` AND d.project_id = ${param((await findProject(ctx, input.project_id)).id)}`;
-    const run = (fts: "search_fts" | "search_fts_trgm", match: string, limit: number) =>
-      ctx.d1
-        .prepare(hitsSql(fts, filters))
-        .bind(match, ctx.tenantId, limit, ...params)
-        .all<HitRow>()
-        .then((r) => r.results);
+    const run = (fts: "search_fts" | "search_fts_trgm", match: string, limit: number) => searchHits(ctx, fts, filters, params, match, limit);
 
     const words = hasWords ? await run("search_fts", ftsQuery(q, "Use letters or digits in q."), input.limit) : [];
     const items = words.map((r, i) => toHit(r, i + 1, "words"));

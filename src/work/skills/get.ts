@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound } from "../../core/errors";
 import { findProject } from "../projects/model";
-import { resolveSkill, type SkillRow, skillSchema, SLUG, toSkill } from "./model";
+import { findSkillVersion, resolveSkill, skillSchema, SLUG, toSkill } from "./model";
 
 export const skillGetTool = defineTool({
   name: "skill_get",
@@ -24,10 +24,7 @@ export const skillGetTool = defineTool({
     const row = await resolveSkill(ctx, { slug: input.slug, id: input.skill_id }, projectId);
     if (!row) throw notFound("skill", input.slug ?? input.skill_id!, "skill_list shows the skills you can use.");
     if (input.version === undefined || input.version === row.version) return { skill: toSkill(row, true) };
-    const old = await ctx.d1
-      .prepare(`SELECT version, name, description, body, tags, status, content_hash, updated_by, updated_at FROM skill_versions WHERE tenant_id = ? AND skill_id = ? AND version = ?`)
-      .bind(ctx.tenantId, row.id, input.version)
-      .first<Pick<SkillRow, "version" | "name" | "description" | "body" | "tags" | "status" | "content_hash" | "updated_by" | "updated_at">>();
+    const old = await findSkillVersion(ctx, row.id, input.version);
     if (!old) throw notFound("skill version", `${row.slug}@${input.version}`, `The skill is at version ${row.version}; versions 1 to ${row.version} can be read.`);
     return { skill: toSkill({ ...row, ...old }, true) };
   },

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { limitField } from "../shared";
 import { findProject } from "../projects/model";
-import { COLUMNS, type SkillRow, skillSchema, toSkill } from "./model";
+import { listSkills, skillSchema, toSkill } from "./model";
 
 export const skillListTool = defineTool({
   name: "skill_list",
@@ -35,15 +35,8 @@ export const skillListTool = defineTool({
       where.push("EXISTS (SELECT 1 FROM json_each(s.tags) t WHERE t.value = ?)");
       params.push(input.tag);
     }
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT ${COLUMNS.split(", ")
-          .map((c) => `s.${c}`)
-          .join(", ")} FROM skills s WHERE ${where.join(" AND ")} ORDER BY s.slug LIMIT ?`,
-      )
-      .bind(...params, input.limit)
-      .all<SkillRow>();
-    return { items: rows.results.map((r) => toSkill(r, input.include_body)) };
+    const rows = await listSkills(ctx, where, params, input.limit);
+    return { items: rows.map((r) => toSkill(r, input.include_body)) };
   },
   summarize: (r) => `${r.items.length} skill(s).`,
 });

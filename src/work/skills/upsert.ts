@@ -5,7 +5,7 @@ import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { findProject } from "../projects/model";
-import { BODY_MAX, COLUMNS, currentSkill, type SkillRow, skillSchema, SLUG, toSkill } from "./model";
+import { BODY_MAX, currentSkill, getSkill, insertSkillStatement, type SkillRow, skillSchema, SLUG, toSkill, updateSkillStatement } from "./model";
 
 /** True when the skill already holds every field value a write asked for: the write is already done. */
 const holds = (row: SkillRow, wanted: Record<string, string | undefined>) => Object.entries(wanted).every(([k, v]) => v === undefined || (row as unknown as Record<string, unknown>)[k] === v);
@@ -52,27 +52,18 @@ export const skillUpsertTool = defineTool({
       if (!input.body || !input.description) throw invalidInput("Creating a skill needs body and description.", "Pass both, or fix the slug if you meant an existing skill.");
       const id = uuidv7();
       const [inserted] = await ctx.d1.batch<{ id: string }>([
-        ctx.d1
-          .prepare(
-            `INSERT INTO skills (id, tenant_id, project_id, slug, name, description, body, tags, status, version, content_hash, created_by, created_at, updated_by, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-          )
-          .bind(
-            id,
-            ctx.tenantId,
-            projectId,
-            input.slug,
-            input.name ?? input.slug,
-            input.description,
-            input.body,
-            JSON.stringify(input.tags ?? []),
-            input.status ?? "active",
-            await sha256Hex(input.body),
-            ctx.actorId,
-            now,
-            ctx.actorId,
-            now,
-          ),
+        insertSkillStatement(ctx, {
+          id,
+          projectId,
+          slug: input.slug,
+          name: input.name ?? input.slug,
+          description: input.description,
+          body: input.body,
+          tags: JSON.stringify(input.tags ?? []),
+          status: input.status ?? "active",
+          contentHash: await sha256Hex(input.body),
+          now,
+        }),
         activityStatement(ctx, { verb: "skill.created", objectType: "skill", objectId: id, projectId: projectId || null, summary: `created skill ${input.slug}`, ifPreviousChanged: true }),
       ]);
       if (inserted!.results.length === 0) {
@@ -81,7 +72,7 @@ export const skillUpsertTool = defineTool({
         if (winner && holds(winner, wanted)) return { skill: toSkill(winner, false), created: false, changed: false };
         throw racedSkill(input.slug, "was created by someone else while this call ran");
       }
-      const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE id = ?`).bind(id).first<SkillRow>();
+      const row = await getSkill(ctx, id);
       return { skill: toSkill(row!, false), created: true, changed: true };
     }
     if (input.expected_version !== undefined && input.expected_version !== existing.version) {
@@ -101,9 +92,7 @@ export const skillUpsertTool = defineTool({
     const columns = Object.keys(next).filter((k) => next[k] !== (existing as unknown as Record<string, unknown>)[k]);
     if (columns.length === 0) return { skill: toSkill(existing, false), created: false, changed: false };
     const [updated] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(`UPDATE skills SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, updated_by = ?, updated_at = ? WHERE id = ? AND version = ? RETURNING id`)
-        .bind(...columns.map((c) => next[c]), ctx.actorId, now, existing.id, existing.version),
+      updateSkillStatement(ctx, existing.id, existing.version, next, columns, now),
       activityStatement(ctx, {
         verb: next.status === "archived" ? "skill.archived" : "skill.updated",
         objectType: "skill",
@@ -123,7 +112,7 @@ export const skillUpsertTool = defineTool({
         });
       throw racedSkill(input.slug, "changed while this call ran");
     }
-    const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE id = ?`).bind(existing.id).first<SkillRow>();
+    const row = await getSkill(ctx, existing.id);
     return { skill: toSkill(row!, false), created: false, changed: true };
   },
   summarize: (r) => `${r.created ? "Created" : r.changed ? "Updated" : "Unchanged:"} ${r.skill.slug} v${r.skill.version}.`,

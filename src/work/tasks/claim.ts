@@ -3,21 +3,15 @@ import { z } from "zod";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
-import { notFound, ToolError } from "../../core/errors";
+import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { findProject, projectSchema } from "../projects/model";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
-import { findTask, LABEL, taskRefField, taskSchema, taskStatusChanged } from "./model";
+import { findRepositoryId } from "../repos/model";
+import { findTask, LABEL, releaseTaskStatement, taskRefField, taskSchema, taskStatusChanged } from "./model";
 
 /** The Durable Object that serializes a scope's claims: a project's, or a tenant's whole pool. */
 const claimsStub = (ctx: Ctx, projectId: string | null) => ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:${projectId ?? "*"}`));
-
-/** A repository of the caller's tenant, by id or owner/name. */
-async function findRepositoryId(ctx: Ctx, ref: string): Promise<string> {
-  const row = await ctx.d1.prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`).bind(ctx.tenantId, ref, ref).first<{ id: string }>();
-  if (!row) throw notFound("repository", ref, "Pass a registered repository's id or owner/name (repo_query lists them).");
-  return row.id;
-}
 
 const projectContext = projectSchema.pick({ id: true, key: true, title: true, status: true, summary: true });
 
@@ -124,15 +118,9 @@ export const taskReleaseTool = defineTool({
     const overridden = checkLease(lease, ctx.actorId, now, intent, task.ref);
     // The holder releases its own claim (live or run out); a forced release takes whoever's it is.
     const guard = leaseGuardSql(ctx.actorId, now, intent, lease);
-    const holderOnly = intent.force ? "" : " AND assignee_actor_id = ?";
     const summary = input.note ? `released ${task.ref}: ${input.note}` : `released ${task.ref}`;
     const [released] = await ctx.d1.batch<{ id: string }>([
-      ctx.d1
-        .prepare(
-          `UPDATE tasks SET status = 'todo', assignee_actor_id = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = ?
-                  WHERE tenant_id = ? AND id = ? AND status = 'in_progress'${holderOnly} AND ${guard.sql} RETURNING id`,
-        )
-        .bind(now, ctx.tenantId, task.id, ...(intent.force ? [] : [ctx.actorId]), ...guard.params),
+      releaseTaskStatement(ctx, task.id, !!intent.force, guard, now),
       activityStatement(ctx, {
         verb: "task.released",
         objectType: "task",

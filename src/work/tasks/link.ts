@@ -4,19 +4,7 @@ import { iso } from "../../db/time";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { activityStatement } from "../shared";
-import { findTask, MAX_DEPENDENCIES, taskRefField, taskSchema } from "./model";
-
-// Whether ?3 is reachable from ?1 by following depends_on edges (binds: start, tenant, target).
-const REACHES_SQL = `WITH RECURSIVE reach(id) AS (
-    SELECT ?
-    UNION SELECT d.depends_on_task_id FROM task_deps d JOIN reach ON d.task_id = reach.id WHERE d.tenant_id = ?)
-  SELECT 1 FROM reach WHERE id = ?`;
-
-// Whether ?3 is an ancestor-or-self of ?1 through parent links (binds: start, tenant, target).
-const PARENT_REACHES_SQL = `WITH RECURSIVE up(id) AS (
-    SELECT ?
-    UNION SELECT t.parent_task_id FROM tasks t JOIN up ON t.id = up.id WHERE t.tenant_id = ? AND t.parent_task_id IS NOT NULL)
-  SELECT 1 FROM up WHERE id = ?`;
+import { addDependencyStatement, clearParentStatement, dependencyCount, findTask, MAX_DEPENDENCIES, removeDependencyStatement, setParentStatement, taskRefField, taskSchema } from "./model";
 
 export const taskLinkTool = defineTool({
   name: "task_link",
@@ -66,52 +54,23 @@ export const taskLinkTool = defineTool({
         rejected.push({ depends_on: dep, reason: "a task cannot depend on itself" });
         continue;
       }
-      push(
-        { kind: "add", dep },
-        ctx.d1
-          .prepare(
-            `INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (${REACHES_SQL})
-                      AND (SELECT COUNT(*) FROM task_deps WHERE tenant_id = ? AND task_id = ?) < ?
-                    ON CONFLICT DO NOTHING RETURNING depends_on_task_id`,
-          )
-          .bind(ctx.tenantId, task.id, dep, now, dep, ctx.tenantId, task.id, ctx.tenantId, task.id, MAX_DEPENDENCIES),
-        "task.dependency_added",
-        `${task.ref} now waits on ${dep}`,
-      );
+      push({ kind: "add", dep }, addDependencyStatement(ctx, task.id, dep, MAX_DEPENDENCIES, now), "task.dependency_added", `${task.ref} now waits on ${dep}`);
     }
     for (const dep of remove) {
-      push(
-        { kind: "remove", dep },
-        ctx.d1.prepare(`DELETE FROM task_deps WHERE tenant_id = ? AND task_id = ? AND depends_on_task_id = ? RETURNING depends_on_task_id`).bind(ctx.tenantId, task.id, dep),
-        "task.dependency_removed",
-        `${task.ref} no longer waits on ${dep}`,
-      );
+      push({ kind: "remove", dep }, removeDependencyStatement(ctx, task.id, dep), "task.dependency_removed", `${task.ref} no longer waits on ${dep}`);
     }
     if (parent === task.id) {
       rejected.push({ depends_on: parent, reason: "a task cannot be its own parent" });
     } else if (parent) {
-      push(
-        { kind: "parent", dep: parent },
-        ctx.d1
-          .prepare(`UPDATE tasks SET parent_task_id = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND NOT EXISTS (${PARENT_REACHES_SQL}) RETURNING id`)
-          .bind(parent, now, ctx.tenantId, task.id, parent, ctx.tenantId, task.id),
-        "task.parent_set",
-        `${task.ref} is now a subtask of ${parent}`,
-      );
+      push({ kind: "parent", dep: parent }, setParentStatement(ctx, task.id, parent, now), "task.parent_set", `${task.ref} is now a subtask of ${parent}`);
     } else if (input.clear_parent && task.parent_task_id) {
-      push(
-        { kind: "parent", dep: "" },
-        ctx.d1.prepare(`UPDATE tasks SET parent_task_id = NULL, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING id`).bind(now, ctx.tenantId, task.id),
-        "task.parent_cleared",
-        `${task.ref} has no parent now`,
-      );
+      push({ kind: "parent", dep: "" }, clearParentStatement(ctx, task.id, now), "task.parent_cleared", `${task.ref} has no parent now`);
     }
     const results = statements.length > 0 ? await ctx.d1.batch<{ depends_on_task_id?: string; id?: string }>(statements) : [];
     const added: string[] = [];
     const removed: string[] = [];
     const refusedAdd = steps.some((step, i) => step.kind === "add" && results[2 * i]!.results.length === 0 && !task.depends_on.includes(step.dep));
-    const full =
-      refusedAdd && ((await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, task.id).first<{ n: number }>())?.n ?? 0) >= MAX_DEPENDENCIES;
+    const full = refusedAdd && (await dependencyCount(ctx, task.id)) >= MAX_DEPENDENCIES;
     steps.forEach((step, i) => {
       const wrote = results[2 * i]!.results.length > 0;
       if (step.kind === "add") {

@@ -2,8 +2,8 @@
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { invalidInput, notFound } from "../../core/errors";
-import { activityStatement, actorRefField, dateField, jsonArray, resolveActor } from "../shared";
-import { TASK_STATE_SQL, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
+import { ACTIVITY_ITEM_COLUMNS, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
+import { TASK_STATE_SQL, TASK_SUMMARY_COLUMNS, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
@@ -247,4 +247,155 @@ export async function createTasks(
     .all<{ id: string; seq: number }>();
   const seqOf = new Map(seqs.results.map((r) => [r.id, r.seq]));
   return { ids, refs: ids.map((id) => `${project.key}-${seqOf.get(id)}`) };
+}
+
+/** Compare-and-swap release: back to the pool only while in progress and the lease `guard` holds (and, unless `anyHolder`, held by the caller); returns the id when it did. */
+export function releaseTaskStatement(ctx: Ctx, taskId: string, anyHolder: boolean, guard: Condition, now: string): D1PreparedStatement {
+  const holderOnly = anyHolder ? "" : " AND assignee_actor_id = ?";
+  return ctx.d1
+    .prepare(
+      `UPDATE tasks SET status = 'todo', assignee_actor_id = NULL, lease_expires_at = NULL, claimed_at = NULL, updated_at = ?
+                  WHERE tenant_id = ? AND id = ? AND status = 'in_progress'${holderOnly} AND ${guard.sql} RETURNING id`,
+    )
+    .bind(now, ctx.tenantId, taskId, ...(anyHolder ? [] : [ctx.actorId]), ...guard.params);
+}
+
+/** How many live code refs and attachments a task has, together. */
+export async function taskEvidenceCount(ctx: Ctx, taskId: string): Promise<{ n: number } | null> {
+  return ctx.d1
+    .prepare(
+      `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL)
+              + (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS n`,
+    )
+    .bind(ctx.tenantId, taskId)
+    .first<{ n: number }>();
+}
+
+/**
+ * Compare-and-swap on the status read (a racing writer that moved it wins, the caller reports conflict), on the
+ * lease rule (`guard`, so no lease can change between the check and the write) and on `extra`; returns the id when it wrote.
+ */
+export function updateTaskStatement(
+  ctx: Ctx,
+  task: Pick<Task, "id" | "status">,
+  changes: Record<string, unknown>,
+  columns: string[],
+  guard: Condition,
+  extra: Condition,
+  now: string,
+): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql}${extra.sql} RETURNING id`)
+    .bind(...columns.map((c) => changes[c]), now, ctx.tenantId, task.id, task.status, ...guard.params, ...extra.params);
+}
+
+// Whether ?3 is reachable from ?1 by following depends_on edges (binds: start, tenant, target).
+const REACHES_SQL = `WITH RECURSIVE reach(id) AS (
+    SELECT ?
+    UNION SELECT d.depends_on_task_id FROM task_deps d JOIN reach ON d.task_id = reach.id WHERE d.tenant_id = ?)
+  SELECT 1 FROM reach WHERE id = ?`;
+
+// Whether ?3 is an ancestor-or-self of ?1 through parent links (binds: start, tenant, target).
+const PARENT_REACHES_SQL = `WITH RECURSIVE up(id) AS (
+    SELECT ?
+    UNION SELECT t.parent_task_id FROM tasks t JOIN up ON t.id = up.id WHERE t.tenant_id = ? AND t.parent_task_id IS NOT NULL)
+  SELECT 1 FROM up WHERE id = ?`;
+
+/** A dependency edge, only when it closes no cycle and the task waits on fewer than `max` tasks; returns the dependency when it wrote. */
+export function addDependencyStatement(ctx: Ctx, taskId: string, dep: string, max: number, now: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(
+      `INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) SELECT ?, ?, ?, ? WHERE NOT EXISTS (${REACHES_SQL})
+                      AND (SELECT COUNT(*) FROM task_deps WHERE tenant_id = ? AND task_id = ?) < ?
+                    ON CONFLICT DO NOTHING RETURNING depends_on_task_id`,
+    )
+    .bind(ctx.tenantId, taskId, dep, now, dep, ctx.tenantId, taskId, ctx.tenantId, taskId, max);
+}
+
+export function removeDependencyStatement(ctx: Ctx, taskId: string, dep: string): D1PreparedStatement {
+  return ctx.d1.prepare(`DELETE FROM task_deps WHERE tenant_id = ? AND task_id = ? AND depends_on_task_id = ? RETURNING depends_on_task_id`).bind(ctx.tenantId, taskId, dep);
+}
+
+/** Sets a task's parent, only when the parent is not the task or below it; returns the id when it wrote. */
+export function setParentStatement(ctx: Ctx, taskId: string, parent: string, now: string): D1PreparedStatement {
+  return ctx.d1
+    .prepare(`UPDATE tasks SET parent_task_id = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND NOT EXISTS (${PARENT_REACHES_SQL}) RETURNING id`)
+    .bind(parent, now, ctx.tenantId, taskId, parent, ctx.tenantId, taskId);
+}
+
+export function clearParentStatement(ctx: Ctx, taskId: string, now: string): D1PreparedStatement {
+  return ctx.d1.prepare(`UPDATE tasks SET parent_task_id = NULL, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING id`).bind(now, ctx.tenantId, taskId);
+}
+
+/** How many tasks a task waits on. */
+export async function dependencyCount(ctx: Ctx, taskId: string): Promise<number> {
+  return (await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, taskId).first<{ n: number }>())?.n ?? 0;
+}
+
+/**
+ * task_query's page: task summaries passing `where` (over t and p), then `outer` over the summary columns, in
+ * `orderSql` order.
+ */
+export async function listTaskSummaries(
+  ctx: Ctx,
+  where: string[],
+  params: unknown[],
+  outer: string[],
+  outerParams: unknown[],
+  orderSql: string,
+  limit: number,
+): Promise<Array<TaskSummaryRow & Record<string, string | number>>> {
+  return (
+    await ctx.d1
+      .prepare(
+        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
+           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${where.join(" AND ")})
+         ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""} ORDER BY ${orderSql} LIMIT ?`,
+      )
+      .bind(...params, ...outerParams, limit)
+      .all<TaskSummaryRow & Record<string, string | number>>()
+  ).results;
+}
+
+/**
+ * task_get's detail as one batch, in this order: blockers, dependents, subtasks (each in task_query's priority
+ * order, so its cursor continues where this page stops), comments, activity (each up to `max` + 1), their totals,
+ * the project, and the evidence counts.
+ */
+export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_id">, max: number): D1PreparedStatement[] {
+  const LINKS = {
+    blockers: `t.id IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = t.tenant_id AND task_id = ?) AND t.status NOT IN ('done', 'cancelled')`,
+    dependents: `t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)`,
+    subtasks: `t.parent_task_id = ?`,
+  };
+  const links = (where: string) =>
+    ctx.d1
+      .prepare(
+        `SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND ${where}
+                      ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT ?`,
+      )
+      .bind(ctx.tenantId, task.id, max + 1);
+  return [
+    links(LINKS.blockers),
+    links(LINKS.dependents),
+    links(LINKS.subtasks),
+    ctx.d1.prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq ASC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
+    ctx.d1.prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
+    ctx.d1
+      .prepare(
+        `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
+                (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.dependents.replace("?", "?2")}) AS dependents,
+                (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.subtasks.replace("?", "?2")}) AS subtasks,
+                (SELECT COUNT(*) FROM comments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS comments,
+                (SELECT COUNT(*) FROM activity WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS activity`,
+      )
+      .bind(ctx.tenantId, task.id),
+    ctx.d1.prepare(`SELECT id, key, title, status FROM projects WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, task.project_id),
+    ctx.d1
+      .prepare(
+        `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS code_refs,
+                (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS attachments`,
+      )
+      .bind(ctx.tenantId, task.id),
+  ];
 }

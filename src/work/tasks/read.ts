@@ -2,24 +2,11 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { commentSchema, type CommentRow, toComment } from "../collab/model";
-import {
-  activityItemSchema,
-  ACTIVITY_ITEM_COLUMNS,
-  cursorField,
-  dateField,
-  type ActivityItem,
-  decodeKeyset,
-  EMBEDDED_LIST_MAX,
-  embeddedList,
-  limitField,
-  listsSchema,
-  resolveActor,
-  keysetPage,
-} from "../shared";
+import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "../shared";
 import { reviewStanding, reviewStandingSchema } from "../handoffs/model";
 import { findProject, projectSchema, readProjectBrief } from "../projects/model";
-import { findTask, LABEL, taskRefField, taskSchema } from "./model";
-import { TASK_STATUSES, TASK_SUMMARY_COLUMNS, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./summary";
+import { findTask, LABEL, listTaskSummaries, taskDetailStatements, taskRefField, taskSchema } from "./model";
+import { TASK_STATUSES, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./summary";
 
 /** Sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
 const ORDERS = {
@@ -112,15 +99,8 @@ export const taskQueryTool = defineTool({
       outer.push(keysetAfter(order.keys, order.dirs));
       order.keys.forEach((_, i) => outerParams.push(...after.slice(0, i), after[i]));
     }
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
-           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${where.join(" AND ")})
-         ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""} ORDER BY ${order.sql} LIMIT ?`,
-      )
-      .bind(...params, ...outerParams, input.limit + 1)
-      .all<TaskSummaryRow & Record<string, string | number>>();
-    const { page, cursor } = keysetPage(rows.results, input.limit, (last) => order.keys.map((k) => last[k] as string | number));
+    const rows = await listTaskSummaries(ctx, where, params, outer, outerParams, order.sql, input.limit + 1);
+    const { page, cursor } = keysetPage(rows, input.limit, (last) => order.keys.map((k) => last[k] as string | number));
     return {
       items: page.map(toTaskSummary),
       ...cursor,
@@ -172,44 +152,7 @@ export const taskGetTool = defineTool({
     const task = await findTask(ctx, input.task_id);
     const review = task.reviewer_actor_id ? reviewStanding(ctx, task, task.reviewer_actor_id) : Promise.resolve(null);
     const max = EMBEDDED_LIST_MAX;
-    // Each list in task_query's priority order, so its cursor continues where this page stops.
-    const LINKS = {
-      blockers: `t.id IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = t.tenant_id AND task_id = ?) AND t.status NOT IN ('done', 'cancelled')`,
-      dependents: `t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)`,
-      subtasks: `t.parent_task_id = ?`,
-    };
-    const links = (where: string) =>
-      ctx.d1
-        .prepare(
-          `SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND ${where}
-                      ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT ?`,
-        )
-        .bind(ctx.tenantId, task.id, max + 1);
-    const [blockers, dependents, subtasks, comments, activity, totals, project, evidence] = await ctx.d1.batch<Record<string, unknown>>([
-      links(LINKS.blockers),
-      links(LINKS.dependents),
-      links(LINKS.subtasks),
-      ctx.d1.prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq ASC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
-      ctx.d1
-        .prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`)
-        .bind(ctx.tenantId, task.id, max + 1),
-      ctx.d1
-        .prepare(
-          `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
-                (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.dependents.replace("?", "?2")}) AS dependents,
-                (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.subtasks.replace("?", "?2")}) AS subtasks,
-                (SELECT COUNT(*) FROM comments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS comments,
-                (SELECT COUNT(*) FROM activity WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS activity`,
-        )
-        .bind(ctx.tenantId, task.id),
-      ctx.d1.prepare(`SELECT id, key, title, status FROM projects WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, task.project_id),
-      ctx.d1
-        .prepare(
-          `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS code_refs,
-                (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS attachments`,
-        )
-        .bind(ctx.tenantId, task.id),
-    ]);
+    const [blockers, dependents, subtasks, comments, activity, totals, project, evidence] = await ctx.d1.batch<Record<string, unknown>>(taskDetailStatements(ctx, task, max));
     const total = totals!.results[0] as Record<keyof typeof TASK_GET_LISTS, number>;
     type LinkRow = TaskSummaryRow & { created_at: string };
     const linkList = (r: D1Result<Record<string, unknown>> | undefined, n: number, filter: Record<string, unknown>) =>

@@ -1,4 +1,5 @@
 /** The short form of a task that lists (whoami, briefs, queries) share, and its derived state. */
+// SQL stays here, not in tasks/model.ts: projects/model reads task summaries and tasks/model imports projects/model, so it would close an import circle.
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { jsonArray } from "../shared";

@@ -7,7 +7,7 @@ import { excerpt, invalidInput, ToolError } from "../../core/errors";
 import { checkLease, forcedMetadata, leaseGuardSql, leaseIntent, type LeaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "../shared";
 import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "../handoffs/model";
-import { type Criterion, criterionSchema, findTask, LABEL, REOPEN, type Task, taskRefField, taskSchema, taskStatusChanged, TRANSITIONS } from "./model";
+import { type Criterion, criterionSchema, findTask, LABEL, REOPEN, type Task, taskRefField, taskSchema, taskEvidenceCount, taskStatusChanged, TRANSITIONS, updateTaskStatement } from "./model";
 import { TASK_STATUSES, type TaskStatus } from "./summary";
 
 /** Reasons a task may not be done yet, checked in this order; the first one refuses. */
@@ -18,16 +18,7 @@ async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvi
       hint: "Do the work, then mark the criterion met (patch criteria_updates: [{index, met: true}], or the whole acceptance_criteria) before moving to done.",
     });
   }
-  const [evidence, review] = await Promise.all([
-    ctx.d1
-      .prepare(
-        `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL)
-              + (SELECT COUNT(*) FROM attachments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS n`,
-      )
-      .bind(ctx.tenantId, task.id)
-      .first<{ n: number }>(),
-    reviewer ? reviewStanding(ctx, task, reviewer) : Promise.resolve(null),
-  ]);
+  const [evidence, review] = await Promise.all([taskEvidenceCount(ctx, task.id), reviewer ? reviewStanding(ctx, task, reviewer) : Promise.resolve(null)]);
   if (requiresEvidence && (evidence?.n ?? 0) === 0) {
     throw new ToolError("evidence_required", "This task requires evidence before done: no code ref or attachment is recorded on it.", {
       hint: "Record the delivering commit or PR with task_code_ref, or attach a file or link with attach_add, then retry.",
@@ -206,11 +197,7 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
   const checklist = patch.criteria_updates ? { sql: " AND acceptance_criteria = ?", params: [current.acceptance_criteria] } : { sql: "", params: [] };
   const summary = to !== task.status ? `${task.ref} ${task.status} → ${to}` : `${task.ref}: ${changed.join(", ")}`;
   const statements: D1PreparedStatement[] = [
-    // Compare-and-swap on the status read above (a racing writer that moved it wins, we report
-    // conflict) and on the lease rule, so no lease can change between the check and the write.
-    ctx.d1
-      .prepare(`UPDATE tasks SET ${columns.map((c) => `${c} = ?`).join(", ")}, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? AND ${guard.sql}${checklist.sql} RETURNING id`)
-      .bind(...columns.map((c) => next[c]), now, ctx.tenantId, task.id, task.status, ...guard.params, ...checklist.params),
+    updateTaskStatement(ctx, task, next, columns, guard, checklist, now),
     activityStatement(ctx, {
       verb: to !== task.status ? `task.${to}` : verb,
       objectType: "task",
