@@ -1,4 +1,4 @@
-import { getTableColumns, type Table } from "drizzle-orm";
+import { getTableColumns, sql, type SQL, type Table } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import * as schema from "./schema";
 
@@ -37,3 +37,15 @@ export function byColumnName<T extends Table>(table: T, row: Partial<T["$inferIn
   }
   return out;
 }
+
+/** The reverse of byColumnName: a row keyed by SQL column names as a drizzle insert takes it (unknown names are dropped). */
+export function fromColumnNames<T extends Table>(table: T, row: Record<string, unknown>): T["$inferInsert"] {
+  const out: Record<string, unknown> = {};
+  for (const [key, column] of Object.entries(getTableColumns(table))) {
+    if (column.name in row) out[key] = row[column.name];
+  }
+  return out as T["$inferInsert"];
+}
+
+/** A list bound as one JSON parameter, for `inArray`: any length fits D1's cap on bound parameters. */
+export const jsonValues = (values: readonly unknown[]): SQL => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;

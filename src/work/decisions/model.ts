@@ -2,6 +2,10 @@
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { notFound } from "../../core/errors";
+import { and, desc, eq, gte, inArray, lt, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, fromColumnNames, jsonValues, statementOf } from "../../db/client";
+import { decisions } from "../../db/schema";
 import { jsonArray } from "../shared";
 
 export const DECISION_STATUSES = ["proposed", "accepted", "rejected"] as const;
@@ -39,9 +43,27 @@ export const decisionSchema = z.object({
 });
 export type Decision = z.infer<typeof decisionSchema>;
 
-export const DECISION_COLUMNS = `d.seq, d.id, d.project_id, d.title, d.choice, d.context, d.rationale, d.options, d.status, d.supersedes_decision_id,
-  d.created_by, d.created_at, d.status_changed_at,
-  (SELECT s.id FROM decisions s WHERE s.tenant_id = d.tenant_id AND s.supersedes_decision_id = d.id ORDER BY s.seq DESC LIMIT 1) AS superseded_by`;
+/** Decisions as the room's reads name them: `d`, which the superseded_by subquery and the FTS5 search's hand SQL correlate with. */
+const d = alias(decisions, "d");
+
+/** A decision row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const decisionFields = {
+  seq: d.seq,
+  id: d.id,
+  project_id: d.projectId,
+  title: d.title,
+  choice: d.choice,
+  context: d.context,
+  rationale: d.rationale,
+  options: d.options,
+  status: d.status,
+  supersedes_decision_id: d.supersedesDecisionId,
+  created_by: d.createdBy,
+  created_at: d.createdAt,
+  status_changed_at: d.statusChangedAt,
+  // Written out: in a single-table select drizzle drops table names inside fields, and this subquery needs `d.` to correlate.
+  superseded_by: sql<string | null>`(SELECT s.id FROM decisions s WHERE s.tenant_id = d.tenant_id AND s.supersedes_decision_id = d.id ORDER BY s.seq DESC LIMIT 1)`.as("superseded_by"),
+};
 
 export type DecisionRow = Omit<Decision, "options"> & { seq: number; options: string };
 
@@ -51,50 +73,72 @@ export function toDecision({ seq: _seq, ...r }: DecisionRow): Decision {
 }
 
 export async function findDecision(ctx: Ctx, id: string): Promise<Decision> {
-  const row = await ctx.d1.prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE d.tenant_id = ? AND d.id = ?`).bind(ctx.tenantId, id).first<DecisionRow>();
+  const row = await dbOf(ctx)
+    .select(decisionFields)
+    .from(d)
+    .where(and(eq(d.tenantId, ctx.tenantId), eq(d.id, id)))
+    .get();
   if (!row) throw notFound("decision", id, "decision_query lists decisions.");
-  return toDecision(row);
+  return toDecision(row as DecisionRow);
 }
 
-/** A new decision row; joins the batch that chains it. */
+/** A new decision row, keyed by SQL column name (as the chain hashes it); joins the batch that chains it. */
 export function insertDecisionStatement(ctx: Ctx, row: Record<string, unknown>): D1PreparedStatement {
-  const columns = Object.keys(row);
-  return ctx.d1.prepare(`INSERT INTO decisions (${columns.join(", ")}) VALUES (${columns.map(() => "?").join(", ")})`).bind(...columns.map((c) => row[c]));
+  return statementOf(ctx.d1, dbOf(ctx).insert(decisions).values(fromColumnNames(decisions, row)));
 }
 
-/** Decision ids matching an FTS query within the filter (`where` over alias d), best match first. */
-export async function searchDecisionIds(ctx: Ctx, where: string[], params: unknown[], match: string, limit: number): Promise<string[]> {
-  const rows = await ctx.d1
-    .prepare(
-      `SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
-                      WHERE decisions_fts MATCH ? AND ${where.join(" AND ")} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ?`,
-    )
-    .bind(match, ...params, limit)
-    .raw<[string]>();
-  return rows.map((r) => r[0]);
+/** Which decisions a query reads: the caller's tenant, narrowed by what the caller asked for. */
+export interface DecisionFilter {
+  projectId?: string;
+  statuses?: string[];
+  /** Logged at or after this time (ISO-8601). */
+  since?: string;
+  /** Listing only: the cursor's position, to read the decisions logged before it. */
+  beforeSeq?: string | number | null;
+}
+
+function decisionWhere(ctx: Ctx, f: DecisionFilter): SQL {
+  return and(
+    eq(d.tenantId, ctx.tenantId),
+    f.projectId ? eq(d.projectId, f.projectId) : undefined,
+    f.statuses?.length ? inArray(d.status, f.statuses) : undefined,
+    f.since ? gte(d.createdAt, f.since) : undefined,
+    f.beforeSeq !== undefined ? lt(d.seq, f.beforeSeq as number) : undefined,
+  )!;
+}
+
+/** Decision ids matching an FTS query within the filter, best match first. */
+export async function searchDecisionIds(ctx: Ctx, f: DecisionFilter, match: string, limit: number): Promise<string[]> {
+  // Hand SQL: drizzle cannot say `decisions_fts MATCH` nor order by bm25().
+  const rows = await dbOf(ctx).all<{ id: string }>(
+    sql`SELECT d.id FROM decisions_fts f JOIN decisions d ON d.seq = f.rowid
+        WHERE decisions_fts MATCH ${match} AND ${decisionWhere(ctx, f)} ORDER BY bm25(decisions_fts), d.seq DESC LIMIT ${limit}`,
+  );
+  return rows.map((r) => r.id);
 }
 
 /** The decisions among `ids` that pass the filter. */
-export async function listDecisionsByIds(ctx: Ctx, where: string[], params: unknown[], ids: string[]): Promise<DecisionRow[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} AND d.id IN (SELECT value FROM json_each(?))`)
-      .bind(...params, JSON.stringify(ids))
-      .all<DecisionRow>()
-  ).results;
+export async function listDecisionsByIds(ctx: Ctx, f: DecisionFilter, ids: string[]): Promise<DecisionRow[]> {
+  return (await dbOf(ctx)
+    .select(decisionFields)
+    .from(d)
+    .where(and(decisionWhere(ctx, f), inArray(d.id, jsonValues(ids))))
+    .all()) as DecisionRow[];
 }
 
 /** A page of decisions that pass the filter, newest first. */
-export async function listDecisions(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<DecisionRow[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${DECISION_COLUMNS} FROM decisions d WHERE ${where.join(" AND ")} ORDER BY d.seq DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<DecisionRow>()
-  ).results;
+export async function listDecisions(ctx: Ctx, f: DecisionFilter, limit: number): Promise<DecisionRow[]> {
+  return (await dbOf(ctx).select(decisionFields).from(d).where(decisionWhere(ctx, f)).orderBy(desc(d.seq)).limit(limit).all()) as DecisionRow[];
 }
 
 /** Compare-and-swap of a decision's status; returns its id only when `from` still held. */
 export function setDecisionStatusStatement(ctx: Ctx, id: string, from: string, to: string, now: string): D1PreparedStatement {
-  return ctx.d1.prepare(`UPDATE decisions SET status = ?, status_changed_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`).bind(to, now, ctx.tenantId, id, from);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(decisions)
+      .set({ status: to, statusChangedAt: now })
+      .where(and(eq(decisions.tenantId, ctx.tenantId), eq(decisions.id, id), eq(decisions.status, from)))
+      .returning({ id: decisions.id }),
+  );
 }

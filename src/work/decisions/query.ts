@@ -6,7 +6,7 @@ import { invalidInput } from "../../core/errors";
 import { rankHybrid } from "../../search/rank";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { findProject } from "../projects/model";
-import { DECISION_STATUSES, decisionSchema, listDecisions, listDecisionsByIds, searchDecisionIds, toDecision } from "./model";
+import { DECISION_STATUSES, type DecisionFilter, decisionSchema, listDecisions, listDecisionsByIds, searchDecisionIds, toDecision } from "./model";
 
 export const decisionQueryTool = defineTool({
   name: "decision_query",
@@ -39,24 +39,12 @@ export const decisionQueryTool = defineTool({
   fields: true,
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["d.tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
-    if (projectId) {
-      where.push("d.project_id = ?");
-      params.push(projectId);
-    }
-    if (input.status?.length) {
-      where.push(`d.status IN (${input.status.map(() => "?").join(", ")})`);
-      params.push(...input.status);
-    }
+    const filter: DecisionFilter = { projectId, statuses: input.status };
     if (input.since) {
       const since = resolveSince(input.since, ctx.clock.now());
       if (since === null) throw invalidInput(`could not parse since '${input.since}'`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
-      if (since) {
-        where.push("d.created_at >= ?");
-        params.push(since);
-      }
+      if (since) filter.since = since;
     }
     const q = input.q?.trim() ?? "";
     if (q) {
@@ -73,10 +61,10 @@ export const decisionQueryTool = defineTool({
         // Status and time are filtered after ranking (status moves, so it is not vector metadata).
         candidates: Math.min(100, topK * 3),
         filter: projectId ? { project_id: projectId } : undefined,
-        lexical: () => searchDecisionIds(ctx, where, params, match, input.semantic ? 100 : topK),
+        lexical: () => searchDecisionIds(ctx, filter, match, input.semantic ? 100 : topK),
       });
       const ids = ranked.items.map((r) => r.id);
-      const rows = ids.length === 0 ? [] : await listDecisionsByIds(ctx, where, params, ids);
+      const rows = ids.length === 0 ? [] : await listDecisionsByIds(ctx, filter, ids);
       const byId = new Map(rows.map((r) => [r.id, r]));
       const items = ranked.items
         .filter((r) => byId.has(r.id))
@@ -86,11 +74,8 @@ export const decisionQueryTool = defineTool({
     }
     const note = input.semantic ? "semantic ranking needs q; this is the newest-first listing" : "";
     const after = decodeKeyset(input.cursor, 1);
-    if (after) {
-      where.push("d.seq < ?");
-      params.push(after[0]);
-    }
-    const rows = await listDecisions(ctx, where, params, input.limit + 1);
+    if (after) filter.beforeSeq = after[0];
+    const rows = await listDecisions(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return {
       items: page.map(toDecision),
