@@ -10,6 +10,10 @@ import type { Ctx } from "../../core/context";
 import { notFound } from "../../core/errors";
 import { embedAfterResponse, queueEmbedding } from "../../search/semantic";
 import { noteEmbedText } from "../../search/sources";
+import { and, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { embeddings, knowledgeNotes } from "../../db/schema";
 import { jsonArray } from "../shared";
 
 export const NOTE_KINDS = ["note", "runbook", "finding", "snippet"] as const;
@@ -49,9 +53,35 @@ export const noteSchema = z.object({
 export type Note = z.infer<typeof noteSchema>;
 export type NoteRow = Omit<Note, "tags" | "embedding_status"> & { seq: number; tags: string; embedding_status: string | null; body: string };
 
-export const NOTE_COLUMNS = `n.seq, n.id, n.project_id, n.kind, n.title, n.body, n.tags, n.version, n.created_by, n.created_at, n.updated_by, n.updated_at,
-  e.status AS embedding_status`;
-export const NOTE_FROM = `knowledge_notes n LEFT JOIN embeddings e ON e.tenant_id = n.tenant_id AND e.object_type = 'note' AND e.object_id = n.id`;
+/** Notes as the room's reads name them: `n`, which the FTS5 searches' hand SQL joins too. */
+const n = alias(knowledgeNotes, "n");
+const e = alias(embeddings, "e");
+
+/** A note row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const noteFields = {
+  seq: n.seq,
+  id: n.id,
+  project_id: n.projectId,
+  kind: n.kind,
+  title: n.title,
+  body: n.body,
+  tags: n.tags,
+  version: n.version,
+  created_by: n.createdBy,
+  created_at: n.createdAt,
+  updated_by: n.updatedBy,
+  updated_at: n.updatedAt,
+  embedding_status: e.status,
+};
+
+/** Notes that pass `where`, each with its embedding's status (null until one is queued). */
+const selectNotes = (ctx: Ctx, where: SQL) =>
+  dbOf(ctx)
+    .select(noteFields)
+    .from(n)
+    // `'note'` stays a literal, as the old hand SQL had it.
+    .leftJoin(e, and(eq(e.tenantId, n.tenantId), sql`${e.objectType} = 'note'`, eq(e.objectId, n.id)))
+    .where(where);
 
 export function toNote(r: NoteRow, withBody: boolean): Note {
   const { seq: _seq, body, ...rest } = r;
@@ -59,9 +89,9 @@ export function toNote(r: NoteRow, withBody: boolean): Note {
 }
 
 export async function findNote(ctx: Ctx, id: string): Promise<NoteRow> {
-  const row = await ctx.d1.prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id = ?`).bind(ctx.tenantId, id.trim()).first<NoteRow>();
+  const row = await selectNotes(ctx, and(eq(n.tenantId, ctx.tenantId), eq(n.id, id.trim()))!).get();
   if (!row) throw notFound("note", id, "knowledge_search finds notes; pass a note id from your tenant.");
-  return row;
+  return row as NoteRow;
 }
 
 /** Tags are a set: lower-cased, de-duplicated and sorted, so the same set always compares equal. */
@@ -94,9 +124,20 @@ export async function queueNoteEmbedding(ctx: Ctx, id: string, title: string, bo
   };
 }
 
+/** What a search narrows notes to, besides the caller's tenant. */
 export interface SearchFilters {
-  where: string[];
-  params: unknown[];
+  projectId?: string;
+  kind?: string;
+  /** Every one of these tags. */
+  tags: string[];
+}
+
+function noteFilters(f: SearchFilters): SQL[] {
+  return [
+    ...(f.projectId ? [eq(n.projectId, f.projectId)] : []),
+    ...(f.kind ? [eq(n.kind, f.kind)] : []),
+    ...f.tags.map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${n.tags}) WHERE value = ${tag})`),
+  ];
 }
 
 /**
@@ -104,48 +145,41 @@ export interface SearchFilters {
  * via trigrams (three characters or more), else titles containing the text.
  */
 export async function lexicalNotes(ctx: Ctx, q: string, f: SearchFilters): Promise<{ ids: string[]; match: "words" | "substring" | "title" | "none" }> {
-  const filters = f.where.length ? ` AND ${f.where.join(" AND ")}` : "";
+  const where = and(eq(n.tenantId, ctx.tenantId), ...noteFilters(f))!;
+  const db = dbOf(ctx);
   const words = ftsAnyWord(q);
+  // Hand SQL for both FTS5 searches: drizzle cannot say `MATCH`, order by bm25() nor pin the join order with CROSS JOIN.
   if (words) {
     // bm25 column weights: a word in the title counts five times one in the body, tags twice.
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT n.id FROM knowledge_fts f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
-                WHERE knowledge_fts MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts, 5.0, 1.0, 2.0), n.seq DESC LIMIT ?`,
-      )
-      .bind(words, ctx.tenantId, ...f.params, LEXICAL_CANDIDATES)
-      .raw<[string]>();
-    if (rows.length > 0) return { ids: rows.map((r) => r[0]), match: "words" };
+    const rows = await db.all<{ id: string }>(
+      sql`SELECT n.id FROM knowledge_fts f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
+          WHERE knowledge_fts MATCH ${words} AND ${where} ORDER BY bm25(knowledge_fts, 5.0, 1.0, 2.0), n.seq DESC LIMIT ${LEXICAL_CANDIDATES}`,
+    );
+    if (rows.length > 0) return { ids: rows.map((r) => r.id), match: "words" };
   }
   const text = q.trim();
   if ([...text].length >= 3) {
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT n.id FROM knowledge_fts_trgm f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
-                WHERE knowledge_fts_trgm MATCH ? AND n.tenant_id = ?${filters} ORDER BY bm25(knowledge_fts_trgm, 5.0, 1.0), n.seq DESC LIMIT ?`,
-      )
-      .bind(ftsPhrase(text), ctx.tenantId, ...f.params, LEXICAL_CANDIDATES)
-      .raw<[string]>();
-    return { ids: rows.map((r) => r[0]), match: rows.length > 0 ? "substring" : "none" };
+    const rows = await db.all<{ id: string }>(
+      sql`SELECT n.id FROM knowledge_fts_trgm f CROSS JOIN knowledge_notes n ON n.seq = f.rowid
+          WHERE knowledge_fts_trgm MATCH ${ftsPhrase(text)} AND ${where} ORDER BY bm25(knowledge_fts_trgm, 5.0, 1.0), n.seq DESC LIMIT ${LEXICAL_CANDIDATES}`,
+    );
+    return { ids: rows.map((r) => r.id), match: rows.length > 0 ? "substring" : "none" };
   }
   // Too short for trigrams: the newest titles containing it (instr, since D1 caps LIKE patterns).
-  const rows = await ctx.d1
-    .prepare(
-      `SELECT id FROM (SELECT n.id, n.title, n.seq FROM knowledge_notes n WHERE n.tenant_id = ?${filters} ORDER BY n.seq DESC LIMIT ?)
-              WHERE instr(lower(title), lower(?)) > 0 ORDER BY seq DESC LIMIT ?`,
-    )
-    .bind(ctx.tenantId, ...f.params, TITLE_SCAN, text, LEXICAL_CANDIDATES)
-    .raw<[string]>();
-  return { ids: rows.map((r) => r[0]), match: rows.length > 0 ? "title" : "none" };
+  const newest = db.select({ id: n.id, title: n.title, seq: n.seq }).from(n).where(where).orderBy(desc(n.seq)).limit(TITLE_SCAN).as("newest");
+  const rows = await db
+    .select({ id: newest.id })
+    .from(newest)
+    .where(sql`instr(lower(${newest.title}), lower(${text})) > 0`)
+    .orderBy(desc(newest.seq))
+    .limit(LEXICAL_CANDIDATES)
+    .all();
+  return { ids: rows.map((r) => r.id), match: rows.length > 0 ? "title" : "none" };
 }
 
 /** The notes among `ids` that pass the filters. */
 export async function listNotesByIds(ctx: Ctx, ids: string[], f: SearchFilters): Promise<NoteRow[]> {
-  return ctx.d1
-    .prepare(`SELECT ${NOTE_COLUMNS} FROM ${NOTE_FROM} WHERE n.tenant_id = ? AND n.id IN (SELECT value FROM json_each(?))${f.where.length ? ` AND ${f.where.join(" AND ")}` : ""}`)
-    .bind(ctx.tenantId, JSON.stringify(ids), ...f.params)
-    .all<NoteRow>()
-    .then((r) => r.results);
+  return (await selectNotes(ctx, and(eq(n.tenantId, ctx.tenantId), inArray(n.id, jsonValues(ids)), ...noteFilters(f))!).all()) as NoteRow[];
 }
 
 export interface NoteInsert {
@@ -159,21 +193,24 @@ export interface NoteInsert {
 }
 
 /** A new note at version 1, written by the caller. */
-export function insertNoteStatement(ctx: Ctx, n: NoteInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO knowledge_notes (id, tenant_id, project_id, kind, title, body, tags, version, created_by, created_at, updated_by, updated_at)
-                  VALUES (?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?)`,
-    )
-    .bind(n.id, ctx.tenantId, n.projectId, n.kind, n.title, n.body, n.tags, ctx.actorId, n.now, ctx.actorId, n.now);
+export function insertNoteStatement(ctx: Ctx, row: NoteInsert): D1PreparedStatement {
+  const { id, projectId, kind, title, body, tags, now } = row;
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(knowledgeNotes)
+      .values({ id, tenantId: ctx.tenantId, projectId, kind, title, body, tags, version: 1, createdBy: ctx.actorId, createdAt: now, updatedBy: ctx.actorId, updatedAt: now }),
+  );
 }
 
 /** Compare-and-swap on the version: writes the next version only while the note is still at `version`; returns the id when it did. */
 export function updateNoteStatement(ctx: Ctx, id: string, version: number, next: { title: string; body: string; tags: string }, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `UPDATE knowledge_notes SET title = ?, body = ?, tags = ?, version = version + 1, updated_by = ?, updated_at = ?
-                  WHERE tenant_id = ? AND id = ? AND version = ? RETURNING id`,
-    )
-    .bind(next.title, next.body, next.tags, ctx.actorId, now, ctx.tenantId, id, version);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(knowledgeNotes)
+      .set({ ...next, version: sql`${knowledgeNotes.version} + 1`, updatedBy: ctx.actorId, updatedAt: now })
+      .where(and(eq(knowledgeNotes.tenantId, ctx.tenantId), eq(knowledgeNotes.id, id), eq(knowledgeNotes.version, version)))
+      .returning({ id: knowledgeNotes.id }),
+  );
 }

@@ -36,22 +36,16 @@ export const knowledgeSearchTool = defineTool({
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const f: SearchFilters = { where: [], params: [] };
+    const f: SearchFilters = { tags: normalizeTags(input.tags ?? []) };
     const filter: Record<string, string> = {};
     if (input.project_id) {
       const project = await findProject(ctx, input.project_id);
-      f.where.push("n.project_id = ?");
-      f.params.push(project.id);
+      f.projectId = project.id;
       filter.project_id = project.id;
     }
     if (input.kind) {
-      f.where.push("n.kind = ?");
-      f.params.push(input.kind);
+      f.kind = input.kind;
       filter.kind = input.kind;
-    }
-    for (const tag of normalizeTags(input.tags ?? [])) {
-      f.where.push("EXISTS (SELECT 1 FROM json_each(n.tags) WHERE value = ?)");
-      f.params.push(tag);
     }
     let match: "words" | "substring" | "title" | "none" = "none";
     const ranked = await rankHybrid({
