@@ -22,20 +22,7 @@ export const skillListTool = defineTool({
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const projectId = input.project_id ? (await findProject(ctx, input.project_id)).id : "";
-    const where = ["s.tenant_id = ?", "s.project_id IN (?, '')", "s.status = ?"];
-    const params: unknown[] = [ctx.tenantId, projectId, input.status];
-    // Shadowing: a tenant-wide skill is hidden when the project has one with its slug.
-    where.push("NOT (s.project_id = '' AND ? <> '' AND EXISTS (SELECT 1 FROM skills p WHERE p.tenant_id = s.tenant_id AND p.project_id = ? AND p.slug = s.slug AND p.status = s.status))");
-    params.push(projectId, projectId);
-    if (input.q?.trim()) {
-      where.push("(instr(lower(s.slug), lower(?)) > 0 OR instr(lower(s.name), lower(?)) > 0 OR instr(lower(s.description), lower(?)) > 0)");
-      params.push(input.q.trim(), input.q.trim(), input.q.trim());
-    }
-    if (input.tag) {
-      where.push("EXISTS (SELECT 1 FROM json_each(s.tags) t WHERE t.value = ?)");
-      params.push(input.tag);
-    }
-    const rows = await listSkills(ctx, where, params, input.limit);
+    const rows = await listSkills(ctx, { projectId, status: input.status, q: input.q?.trim(), tag: input.tag }, input.limit);
     return { items: rows.map((r) => toSkill(r, input.include_body)) };
   },
   summarize: (r) => `${r.items.length} skill(s).`,

@@ -1,6 +1,10 @@
 /** Skills (seed 001): the playbook shelf. Project-scoped skills shadow tenant-wide ones by slug. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
+import { and, eq, exists, or, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, fromColumnNames, statementOf } from "../../db/client";
+import { skills, skillVersions } from "../../db/schema";
 import { jsonArray } from "../shared";
 
 export const SLUG = z
@@ -25,7 +29,27 @@ export const skillSchema = z.object({
 });
 export type Skill = z.infer<typeof skillSchema>;
 export type SkillRow = Omit<Skill, "tags" | "project_id"> & { tags: string; project_id: string; body: string };
-export const COLUMNS = "id, slug, name, description, project_id, tags, status, version, content_hash, body, updated_by, updated_at";
+
+/** Skills as the room's reads name them: `s`, which the shadowing subquery correlates with. */
+const s = alias(skills, "s");
+
+/** A skill row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const skillFields = {
+  id: s.id,
+  slug: s.slug,
+  name: s.name,
+  description: s.description,
+  project_id: s.projectId,
+  tags: s.tags,
+  status: s.status,
+  version: s.version,
+  content_hash: s.contentHash,
+  body: s.body,
+  updated_by: s.updatedBy,
+  updated_at: s.updatedAt,
+};
+
+const selectSkill = (ctx: Ctx, where: SQL | undefined) => dbOf(ctx).select(skillFields).from(s).where(where).get() as Promise<SkillRow | undefined>;
 
 export function toSkill(r: SkillRow, withBody: boolean): Skill {
   const { body, ...rest } = r;
@@ -34,38 +58,71 @@ export function toSkill(r: SkillRow, withBody: boolean): Skill {
 
 /** The skill a slug means in a scope: the project's own first, else the tenant-wide one. */
 export async function resolveSkill(ctx: Ctx, by: { slug?: string; id?: string }, projectId: string): Promise<SkillRow | null> {
-  if (by.id) return ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, by.id).first<SkillRow>();
-  return ctx.d1
-    .prepare(`SELECT ${COLUMNS} FROM skills WHERE tenant_id = ? AND slug = ? AND project_id IN (?, '') ORDER BY project_id = '' LIMIT 1`)
-    .bind(ctx.tenantId, by.slug, projectId)
-    .first<SkillRow>();
+  if (by.id) return (await selectSkill(ctx, and(eq(s.tenantId, ctx.tenantId), eq(s.id, by.id)))) ?? null;
+  // `''` (tenant-wide) stays a literal, as the old hand SQL had it.
+  const row = await dbOf(ctx)
+    .select(skillFields)
+    .from(s)
+    .where(and(eq(s.tenantId, ctx.tenantId), eq(s.slug, by.slug!), sql`${s.projectId} IN (${projectId}, '')`))
+    .orderBy(sql`${s.projectId} = ''`)
+    .limit(1)
+    .get();
+  return (row as SkillRow | undefined) ?? null;
 }
 
-export const currentSkill = (ctx: Ctx, projectId: string, slug: string) =>
-  ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE tenant_id = ? AND project_id = ? AND slug = ?`).bind(ctx.tenantId, projectId, slug).first<SkillRow>();
+export const currentSkill = async (ctx: Ctx, projectId: string, slug: string): Promise<SkillRow | null> =>
+  (await selectSkill(ctx, and(eq(s.tenantId, ctx.tenantId), eq(s.projectId, projectId), eq(s.slug, slug)))) ?? null;
 
-/** Skills that pass the filter (`where` over alias s), by slug. */
-export async function listSkills(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<SkillRow[]> {
-  return (
-    await ctx.d1
-      .prepare(
-        `SELECT ${COLUMNS.split(", ")
-          .map((c) => `s.${c}`)
-          .join(", ")} FROM skills s WHERE ${where.join(" AND ")} ORDER BY s.slug LIMIT ?`,
-      )
-      .bind(...params, limit)
-      .all<SkillRow>()
-  ).results;
+/** Which skills skill_list reads, besides the caller's tenant. */
+export interface SkillFilter {
+  /** The project in scope, or "" for tenant-wide skills only. */
+  projectId: string;
+  status: string;
+  /** Text the slug, name or description contains (ASCII case folded). */
+  q?: string;
+  tag?: string;
+}
+
+/** Skills that pass the filter, by slug. */
+export async function listSkills(ctx: Ctx, f: SkillFilter, limit: number): Promise<SkillRow[]> {
+  const p = alias(skills, "p");
+  const shadowed = dbOf(ctx)
+    .select({ one: sql`1` })
+    .from(p)
+    .where(and(eq(p.tenantId, s.tenantId), eq(p.projectId, f.projectId), eq(p.slug, s.slug), eq(p.status, s.status)));
+  const where = and(
+    eq(s.tenantId, ctx.tenantId),
+    sql`${s.projectId} IN (${f.projectId}, '')`,
+    eq(s.status, f.status),
+    // Shadowing: a tenant-wide skill is hidden when the project has one with its slug.
+    sql`NOT (${s.projectId} = '' AND ${f.projectId} <> '' AND ${exists(shadowed)})`,
+    f.q ? or(...[s.slug, s.name, s.description].map((column) => sql`instr(lower(${column}), lower(${f.q})) > 0`)) : undefined,
+    f.tag ? sql`EXISTS (SELECT 1 FROM json_each(${s.tags}) t WHERE t.value = ${f.tag})` : undefined,
+  );
+  return (await dbOf(ctx).select(skillFields).from(s).where(where).orderBy(s.slug).limit(limit).all()) as SkillRow[];
 }
 
 export type SkillVersionRow = Pick<SkillRow, "version" | "name" | "description" | "body" | "tags" | "status" | "content_hash" | "updated_by" | "updated_at">;
 
 /** One earlier version of a skill, or null. */
 export async function findSkillVersion(ctx: Ctx, skillId: string, version: number): Promise<SkillVersionRow | null> {
-  return ctx.d1
-    .prepare(`SELECT version, name, description, body, tags, status, content_hash, updated_by, updated_at FROM skill_versions WHERE tenant_id = ? AND skill_id = ? AND version = ?`)
-    .bind(ctx.tenantId, skillId, version)
-    .first<SkillVersionRow>();
+  const v = skillVersions;
+  const row = await dbOf(ctx)
+    .select({
+      version: v.version,
+      name: v.name,
+      description: v.description,
+      body: v.body,
+      tags: v.tags,
+      status: v.status,
+      content_hash: v.contentHash,
+      updated_by: v.updatedBy,
+      updated_at: v.updatedAt,
+    })
+    .from(v)
+    .where(and(eq(v.tenantId, ctx.tenantId), eq(v.skillId, skillId), eq(v.version, version)))
+    .get();
+  return (row as SkillVersionRow | undefined) ?? null;
 }
 
 export interface SkillInsert {
@@ -83,21 +140,30 @@ export interface SkillInsert {
 
 /** A new skill at version 1; returns its id, or nothing when the slug is taken. */
 export function insertSkillStatement(ctx: Ctx, k: SkillInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO skills (id, tenant_id, project_id, slug, name, description, body, tags, status, version, content_hash, created_by, created_at, updated_by, updated_at)
-                    VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-    )
-    .bind(k.id, ctx.tenantId, k.projectId, k.slug, k.name, k.description, k.body, k.tags, k.status, k.contentHash, ctx.actorId, k.now, ctx.actorId, k.now);
+  const { now, ...row } = k;
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(skills)
+      .values({ ...row, tenantId: ctx.tenantId, version: 1, createdBy: ctx.actorId, createdAt: now, updatedBy: ctx.actorId, updatedAt: now })
+      .onConflictDoNothing()
+      .returning({ id: skills.id }),
+  );
 }
 
-/** Compare-and-swap on the version: writes `changes` as the next version only while the skill is still at `version`. */
+/** Compare-and-swap on the version: writes `changes` (keyed by SQL column name) as the next version only while the skill is still at `version`. */
 export function updateSkillStatement(ctx: Ctx, id: string, version: number, changes: Record<string, string>, columns: string[], now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(`UPDATE skills SET ${columns.map((c) => `${c} = ?`).join(", ")}, version = version + 1, updated_by = ?, updated_at = ? WHERE id = ? AND version = ? RETURNING id`)
-    .bind(...columns.map((c) => changes[c]), ctx.actorId, now, id, version);
+  const changed = fromColumnNames(skills, Object.fromEntries(columns.map((c) => [c, changes[c]])));
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(skills)
+      .set({ ...changed, version: sql`${skills.version} + 1`, updatedBy: ctx.actorId, updatedAt: now })
+      .where(and(eq(skills.id, id), eq(skills.version, version)))
+      .returning({ id: skills.id }),
+  );
 }
 
 export async function getSkill(ctx: Ctx, id: string): Promise<SkillRow | null> {
-  return ctx.d1.prepare(`SELECT ${COLUMNS} FROM skills WHERE id = ?`).bind(id).first<SkillRow>();
+  return (await selectSkill(ctx, eq(s.id, id))) ?? null;
 }
