@@ -2,6 +2,9 @@
 import { z } from "zod";
 import { notFound } from "../../core/errors";
 import type { Ctx } from "../../core/context";
+import { and, desc, eq, inArray, lt, ne, or, sql, type SQL } from "drizzle-orm";
+import { dbOf, statementOf } from "../../db/client";
+import { featureRequestEvents, featureRequests } from "../../db/schema";
 
 export const FEEDBACK_KINDS = ["bug", "friction", "capability", "docs"] as const;
 export const FEEDBACK_STATUSES = ["open", "accepted", "in_progress", "shipped", "declined"] as const;
@@ -49,31 +52,75 @@ export function transitionProblem(from: FeedbackStatus, to: FeedbackStatus): str
 }
 
 export async function historyOf(ctx: Ctx, requestId: string): Promise<HistoryEntry[]> {
-  const rows = await ctx.d1
-    .prepare(`SELECT from_status, to_status, note, actor_id, at FROM feature_request_events WHERE tenant_id = ? AND request_id = ? ORDER BY seq LIMIT 200`)
-    .bind(ctx.tenantId, requestId)
-    .all<HistoryEntry>();
-  return rows.results;
+  const h = featureRequestEvents;
+  const rows = await dbOf(ctx)
+    .select({ from_status: h.fromStatus, to_status: h.toStatus, note: h.note, actor_id: h.actorId, at: h.at })
+    .from(h)
+    .where(and(eq(h.tenantId, ctx.tenantId), eq(h.requestId, requestId)))
+    .orderBy(h.seq)
+    .limit(200)
+    .all();
+  return rows as HistoryEntry[];
 }
 
+const r = featureRequests;
+
+/** A request row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const requestFields = {
+  seq: r.seq,
+  id: r.id,
+  title: r.title,
+  body: r.body,
+  kind: r.kind,
+  severity: r.severity,
+  tool_name: r.toolName,
+  error_code: r.errorCode,
+  context: r.context,
+  fingerprint: r.fingerprint,
+  status: r.status,
+  resolution_note: r.resolutionNote,
+  occurrences: r.occurrences,
+  actor_id: r.actorId,
+  created_at: r.createdAt,
+  updated_at: r.updatedAt,
+};
+
+const selectRequest = async (ctx: Ctx, where: SQL | undefined): Promise<RequestRow | null> => ((await dbOf(ctx).select(requestFields).from(r).where(where).get()) as RequestRow | undefined) ?? null;
+
+/** Live statuses as a literal list: the partial unique index on live fingerprints is declared with exactly this list. */
+const isLiveSql = sql`${r.status} IN ${sql.raw(LIVE_SQL)}`;
+
 export async function findRequest(ctx: Ctx, id: string): Promise<Request> {
-  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<Request & { seq: number }>();
+  const row = await selectRequest(ctx, and(eq(r.tenantId, ctx.tenantId), eq(r.id, id)));
   if (!row) throw notFound("feature request", id, "feature_request_query lists your tenant's requests with their ids.");
   const { seq: _seq, ...request } = row;
   return request;
 }
-export const COLUMNS = "seq, id, title, body, kind, severity, tool_name, error_code, context, fingerprint, status, resolution_note, occurrences, actor_id, created_at, updated_at";
 
 export type RequestRow = Request & { seq: number };
 
+/** Which requests feature_request_query reads, besides the caller's tenant. */
+export interface RequestFilter {
+  id?: string;
+  statuses?: string[];
+  kind?: string;
+  /** Text the title or body contains (ASCII case folded). */
+  q?: string;
+  /** The cursor's position, to read the requests filed before it. */
+  beforeSeq?: string | number | null;
+}
+
 /** A page of requests that pass the filter, newest first. */
-export async function listRequests(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<RequestRow[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<RequestRow>()
-  ).results;
+export async function listRequests(ctx: Ctx, f: RequestFilter, limit: number): Promise<RequestRow[]> {
+  const where = and(
+    eq(r.tenantId, ctx.tenantId),
+    f.id ? eq(r.id, f.id) : undefined,
+    f.statuses?.length ? inArray(r.status, f.statuses) : undefined,
+    f.kind ? eq(r.kind, f.kind) : undefined,
+    f.q ? or(sql`instr(lower(${r.title}), lower(${f.q})) > 0`, sql`instr(lower(${r.body}), lower(${f.q})) > 0`) : undefined,
+    f.beforeSeq !== undefined ? lt(r.seq, f.beforeSeq as number) : undefined,
+  );
+  return (await dbOf(ctx).select(requestFields).from(r).where(where).orderBy(desc(r.seq)).limit(limit).all()) as RequestRow[];
 }
 
 export interface RequestInsert {
@@ -90,42 +137,54 @@ export interface RequestInsert {
 }
 
 /** A new request from the caller; returns its id, or nothing when a live request has the same fingerprint. */
-export function insertRequestStatement(ctx: Ctx, r: RequestInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO feature_requests (id, tenant_id, actor_id, title, body, kind, severity, tool_name, error_code, context, fingerprint, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-    )
-    .bind(r.id, ctx.tenantId, ctx.actorId, r.title, r.body, r.kind, r.severity, r.toolName, r.errorCode, r.context, r.fingerprint, r.now, r.now);
+export function insertRequestStatement(ctx: Ctx, req: RequestInsert): D1PreparedStatement {
+  const { now, ...row } = req;
+  // drizzle writes null for a column left out (SQLite has no DEFAULT in VALUES), so the migration's defaults are spelled out.
+  const defaults = { status: "open", resolutionNote: "", occurrences: 1 };
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(r)
+      .values({ ...row, ...defaults, tenantId: ctx.tenantId, actorId: ctx.actorId, createdAt: now, updatedAt: now })
+      .onConflictDoNothing()
+      .returning({ id: r.id }),
+  );
 }
 
 /** One more occurrence of the live request with this fingerprint, other than `newId`. */
 export function countOccurrenceStatement(ctx: Ctx, fingerprint: string, newId: string, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `UPDATE feature_requests SET occurrences = occurrences + 1, updated_at = ?
-                  WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL} AND id <> ?`,
-    )
-    .bind(now, ctx.tenantId, fingerprint, newId);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(r)
+      .set({ occurrences: sql`${r.occurrences} + 1`, updatedAt: now })
+      .where(and(eq(r.tenantId, ctx.tenantId), eq(r.fingerprint, fingerprint), isLiveSql, ne(r.id, newId))),
+  );
 }
 
 export async function getRequest(ctx: Ctx, id: string): Promise<RequestRow | null> {
-  return ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE id = ?`).bind(id).first<RequestRow>();
+  return selectRequest(ctx, eq(r.id, id));
 }
 
 export async function findLiveRequestByFingerprint(ctx: Ctx, fingerprint: string): Promise<RequestRow | null> {
-  return ctx.d1.prepare(`SELECT ${COLUMNS} FROM feature_requests WHERE tenant_id = ? AND fingerprint = ? AND status IN ${LIVE_SQL}`).bind(ctx.tenantId, fingerprint).first<RequestRow>();
+  return selectRequest(ctx, and(eq(r.tenantId, ctx.tenantId), eq(r.fingerprint, fingerprint), isLiveSql));
 }
 
 /** Compare-and-swap of a request's status (a null note keeps the one it has); returns the id when it moved. */
 export function setRequestStatusStatement(ctx: Ctx, id: string, from: string, to: string, note: string | null, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(`UPDATE feature_requests SET status = ?, resolution_note = COALESCE(?, resolution_note), updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-    .bind(to, note, now, ctx.tenantId, id, from);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(r)
+      .set({ status: to, resolutionNote: sql`COALESCE(${note}, ${r.resolutionNote})`, updatedAt: now })
+      .where(and(eq(r.tenantId, ctx.tenantId), eq(r.id, id), eq(r.status, from)))
+      .returning({ id: r.id }),
+  );
 }
 
 /** The history entry of a status move; written only when the statement before it changed a row. */
 export function insertRequestEventStatement(ctx: Ctx, id: string, requestId: string, from: string, to: string, note: string, now: string): D1PreparedStatement {
+  // Hand SQL: drizzle cannot guard an INSERT…SELECT on `changes() > 0`.
   return ctx.d1
     .prepare(`INSERT INTO feature_request_events (id, tenant_id, request_id, from_status, to_status, note, actor_id, at) SELECT ?, ?, ?, ?, ?, ?, ?, ? WHERE changes() > 0`)
     .bind(id, ctx.tenantId, requestId, from, to, note, ctx.actorId, now);
@@ -133,6 +192,7 @@ export function insertRequestEventStatement(ctx: Ctx, id: string, requestId: str
 
 /** The filer's notice of a status move: only when the statement before it changed a row and the filer is not the caller. */
 export function notifyFilerStatement(ctx: Ctx, id: string, filer: string, requestId: string, summary: string, now: string): D1PreparedStatement {
+  // Hand SQL: drizzle cannot guard an INSERT…SELECT on `changes() > 0`.
   return ctx.d1
     .prepare(
       `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at)

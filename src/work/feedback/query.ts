@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
-import { FEEDBACK_KINDS, FEEDBACK_STATUSES, historyEntrySchema, historyOf, listRequests, requestSchema } from "./model";
+import { FEEDBACK_KINDS, FEEDBACK_STATUSES, historyEntrySchema, historyOf, listRequests, type RequestFilter, requestSchema } from "./model";
 
 export const featureRequestQueryTool = defineTool({
   name: "feature_request_query",
@@ -24,30 +24,10 @@ export const featureRequestQueryTool = defineTool({
   fields: true,
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.id) {
-      where.push("id = ?");
-      params.push(input.id);
-    }
-    if (input.status?.length) {
-      where.push(`status IN (${input.status.map(() => "?").join(", ")})`);
-      params.push(...input.status);
-    }
-    if (input.kind) {
-      where.push("kind = ?");
-      params.push(input.kind);
-    }
-    if (input.q?.trim()) {
-      where.push("(instr(lower(title), lower(?)) > 0 OR instr(lower(body), lower(?)) > 0)");
-      params.push(input.q.trim(), input.q.trim());
-    }
     const after = decodeKeyset(input.cursor, 1);
-    if (after) {
-      where.push("seq < ?");
-      params.push(after[0]);
-    }
-    const rows = await listRequests(ctx, where, params, input.limit + 1);
+    const filter: RequestFilter = { id: input.id, statuses: input.status, kind: input.kind, q: input.q?.trim() };
+    if (after) filter.beforeSeq = after[0];
+    const rows = await listRequests(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     const items = page.map(({ seq: _seq, ...r }) => r);
     // One request asked for by id: how it got to its status too.
