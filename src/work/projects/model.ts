@@ -1,6 +1,10 @@
 /** Projects (seed 001): project_create, project_update, project_query, project_brief. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
+import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../../db/client";
+import { decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
@@ -46,13 +50,34 @@ export function keyFromTitle(title: string): string {
   return key.length >= 2 ? key : `P${key || "X"}`.padEnd(2, "X");
 }
 
-/** A project by id or key (case-insensitive), among live projects of the caller's tenant. */
+/** A project row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const projectFields = {
+  id: projects.id,
+  key: projects.key,
+  title: projects.title,
+  summary: projects.summary,
+  description: projects.description,
+  status: projects.status,
+  parent_project_id: projects.parentProjectId,
+  owner_actor_id: projects.ownerActorId,
+  start_on: projects.startOn,
+  target_on: projects.targetOn,
+  created_by: projects.createdBy,
+  created_at: projects.createdAt,
+  updated_at: projects.updatedAt,
+};
+
 /** A live project of the caller's tenant by id or key (case-insensitive), or null. */
 export async function lookupProject(ctx: Ctx, ref: string): Promise<Project | null> {
-  return ctx.d1
-    .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE tenant_id = ? AND deleted_at IS NULL AND (id = ? OR key = ? COLLATE NOCASE) LIMIT 1`)
-    .bind(ctx.tenantId, ref.trim(), ref.trim())
-    .first<Project>();
+  const value = ref.trim();
+  const row = await dbOf(ctx)
+    .select(projectFields)
+    .from(projects)
+    // `COLLATE NOCASE` as the live-key index is declared, so the key lookup stays on it.
+    .where(and(eq(projects.tenantId, ctx.tenantId), isNull(projects.deletedAt), or(eq(projects.id, value), sql`${projects.key} = ${value} COLLATE NOCASE`)))
+    .limit(1)
+    .get();
+  return (row as Project | undefined) ?? null;
 }
 
 export async function findProject(ctx: Ctx, ref: string): Promise<Project> {
@@ -75,6 +100,7 @@ export const PARENT_CYCLE_SQL = `WITH RECURSIVE up(id) AS (
     WHERE p.tenant_id = ? AND p.parent_project_id IS NOT NULL)
   SELECT 1 FROM up WHERE id = ?`;
 
+// Hand SQL: the cycle check is a recursive CTE, which drizzle cannot say.
 export async function checkParent(ctx: Ctx, parentRef: string, projectId: string | null): Promise<string> {
   const parent = await findProject(ctx, parentRef);
   if (projectId !== null) {
@@ -95,6 +121,7 @@ export const taskCountsSchema = z.object({
   blocked: z.number().int().describe("Open tasks waiting on a dependency."),
 });
 
+// Hand SQL: grouped by the tasks room's state expression, SQL text its hand SQL shares.
 export async function taskCounts(ctx: Ctx, projectIds: string[]): Promise<Map<string, z.infer<typeof taskCountsSchema>>> {
   const out = new Map<string, z.infer<typeof taskCountsSchema>>();
   for (const id of projectIds) out.set(id, { total: 0, by_status: Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])), ready: 0, blocked: 0 });
@@ -128,6 +155,9 @@ export interface BriefLimits {
 /** project_brief's answer; task_get's include=brief embeds the same. */
 export async function readProjectBrief(ctx: Ctx, input: { project: string } & BriefLimits) {
   const project = await findProject(ctx, input.project);
+  const pr = alias(projectRepositories, "pr");
+  const r = alias(repositories, "r");
+  // The open tasks and the activity stay hand SQL: their columns are SQL text shared with the tasks room and the activity feed.
   const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<
     TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }
   >([
@@ -139,16 +169,34 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
       )
       .bind(ctx.tenantId, project.id, input.max_tasks),
     ctx.d1.prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, project.id, input.max_activity),
-    ctx.d1
-      .prepare(
-        `SELECT r.id, r.slug, pr.role, COUNT(*) OVER () AS n FROM project_repositories pr JOIN repositories r ON r.id = pr.repository_id AND r.tenant_id = pr.tenant_id
-                WHERE pr.tenant_id = ? AND pr.project_id = ? ORDER BY pr.role, r.slug LIMIT ?`,
-      )
-      .bind(ctx.tenantId, project.id, EMBEDDED_LIST_MAX + 1),
-    ctx.d1.prepare(`SELECT id, title, status, created_at AS at FROM decisions WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, project.id, input.max_decisions),
-    ctx.d1
-      .prepare(`SELECT id, title, kind AS status, updated_at AS at FROM knowledge_notes WHERE tenant_id = ? AND project_id = ? ORDER BY updated_at DESC, seq DESC LIMIT ?`)
-      .bind(ctx.tenantId, project.id, input.max_knowledge),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ id: r.id, slug: r.slug, role: pr.role, n: sql<number>`COUNT(*) OVER ()`.as("n") })
+        .from(pr)
+        .innerJoin(r, and(eq(r.id, pr.repositoryId), eq(r.tenantId, pr.tenantId)))
+        .where(and(eq(pr.tenantId, ctx.tenantId), eq(pr.projectId, project.id)))
+        .orderBy(pr.role, r.slug)
+        .limit(EMBEDDED_LIST_MAX + 1),
+    ),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ id: decisions.id, title: decisions.title, status: decisions.status, at: sql`${decisions.createdAt}`.as("at") })
+        .from(decisions)
+        .where(and(eq(decisions.tenantId, ctx.tenantId), eq(decisions.projectId, project.id)))
+        .orderBy(desc(decisions.seq))
+        .limit(input.max_decisions),
+    ),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ id: knowledgeNotes.id, title: knowledgeNotes.title, status: sql`${knowledgeNotes.kind}`.as("status"), at: sql`${knowledgeNotes.updatedAt}`.as("at") })
+        .from(knowledgeNotes)
+        .where(and(eq(knowledgeNotes.tenantId, ctx.tenantId), eq(knowledgeNotes.projectId, project.id)))
+        .orderBy(desc(knowledgeNotes.updatedAt), desc(knowledgeNotes.seq))
+        .limit(input.max_knowledge),
+    ),
   ]);
   const counts = await taskCounts(ctx, [project.id]);
   const repoRows = reposRes!.results as unknown as Array<{ id: string; slug: string; role: string; n: number }>;
@@ -167,6 +215,7 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
 }
 
 /** A page of projects that pass the filter, newest first. */
+// Hand SQL: the filter carries hand-SQL conditions (the repos room's repository match, the shared keyset cursor).
 export async function listProjects(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<Project[]> {
   return (
     await ctx.d1
@@ -192,18 +241,23 @@ export interface ProjectInsert {
 
 /** A new project; returns its id, or nothing when a live project holds the key. */
 export function insertProjectStatement(ctx: Ctx, p: ProjectInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO projects (id, tenant_id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at)
-             VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-    )
-    .bind(p.id, ctx.tenantId, p.key, p.title, p.summary, p.description, p.status, p.parentProjectId, p.ownerActorId, p.startOn, p.targetOn, ctx.actorId, p.now, p.now);
+  const { now, ...row } = p;
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(projects)
+      // drizzle writes null for a column left out (SQLite has no DEFAULT in VALUES): task_seq's default is spelled out.
+      .values({ ...row, tenantId: ctx.tenantId, createdBy: ctx.actorId, createdAt: now, updatedAt: now, taskSeq: 0 })
+      .onConflictDoNothing()
+      .returning({ id: projects.id }),
+  );
 }
 
 /**
  * Writes the changed columns; when the parent changes to a project, the cycle check runs again inside the
  * update, so two racing re-parents cannot make a loop. Returns the id when it wrote.
  */
+// Hand SQL: the cycle guard is a recursive CTE, which drizzle cannot say.
 export function updateProjectStatement(ctx: Ctx, id: string, changes: Record<string, string | null>, changed: string[], now: string): D1PreparedStatement {
   const sets = changed.map((k) => `${k} = ?`);
   const values = changed.map((k) => changes[k]);
