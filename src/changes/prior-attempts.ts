@@ -2,8 +2,8 @@
  * prior_attempts: earlier attempts on an entity, each with an inferred outcome, so an agent
  * does not repeat a change that was already tried and undone. Deterministic and read-only.
  */
-import { and, count, desc, eq, inArray, sql, type SQL } from "drizzle-orm";
-import { dbOf, statementOf } from "../db/client";
+import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { dbOf, jsonValues, statementOf } from "../db/client";
 import { embeddings, events } from "../db/schema";
 import type { Ctx } from "../core/context";
 import { failureText, ToolError } from "../core/errors";
@@ -169,9 +169,6 @@ function newestOnPaths(ctx: Ctx, paths: string[]): Promise<EventRowRaw[]> {
     .limit(MAX_EVENTS)
     .all();
 }
-
-/** A list bound as one JSON parameter, so any number of values stays within D1's 100 bound parameters. */
-const jsonValues = (values: string[]): SQL => sql`(SELECT value FROM json_each(${JSON.stringify(values)}))`;
 
 type Ranked = PriorAttempt & { seq: number; timeline: string };
 
