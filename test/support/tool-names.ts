@@ -1,6 +1,6 @@
 /**
  * Every tool the server offers with ?toolsets=all: the names of the committed tool snapshots
- * (test/__toolsnaps__, one file per tool, written and checked by test/mcp-contract.test.ts).
+ * (test/__toolsnaps__, one file per tool, written and checked by test/server/mcp-contract.test.ts).
  * A tool added or removed without its snapshot file added or deleted fails the HTTP and
  * end-to-end tests, which compare this list with what `tools/list` answers.
  */
