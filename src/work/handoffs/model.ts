@@ -5,6 +5,10 @@ import { iso, parseIsoInstant } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
 import { activityStatement, type Condition, jsonArray } from "../shared";
+import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { handoffRecipients, handoffs } from "../../db/schema";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
 export type HandoffKind = (typeof HANDOFF_KINDS)[number];
@@ -44,11 +48,56 @@ export const handoffSchema = z.object({
 });
 export type Handoff = z.infer<typeof handoffSchema>;
 
-export const HANDOFF_COLUMNS = `h.id, h.kind, h.title, h.body, h.from_actor_id, h.status, h.claimed_by, h.options, h.allow_free_text, h.response,
-  h.responded_by, h.responded_at, h.verdict, h.resolution, h.resolution_note, h.related_task_id, h.related_project_id, h.due_at, h.fingerprint,
-  h.created_at, h.updated_at,
-  (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS to_actor_ids,
-  (SELECT r.acked_at IS NOT NULL FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS acked`;
+/** Handoffs as the room's reads name them: `h`, which the recipient subqueries and the verbs' filters correlate with. */
+const h = alias(handoffs, "h");
+
+/** A handoff row's own columns, keyed by SQL column name so rows keep the shape the tools return. */
+const handoffColumns = {
+  id: h.id,
+  kind: h.kind,
+  title: h.title,
+  body: h.body,
+  from_actor_id: h.fromActorId,
+  status: h.status,
+  claimed_by: h.claimedBy,
+  options: h.options,
+  allow_free_text: h.allowFreeText,
+  response: h.response,
+  responded_by: h.respondedBy,
+  responded_at: h.respondedAt,
+  verdict: h.verdict,
+  resolution: h.resolution,
+  resolution_note: h.resolutionNote,
+  related_task_id: h.relatedTaskId,
+  related_project_id: h.relatedProjectId,
+  due_at: h.dueAt,
+  fingerprint: h.fingerprint,
+  created_at: h.createdAt,
+  updated_at: h.updatedAt,
+};
+
+// Written out: the subqueries correlate with `h.`, which drizzle drops inside fields of a single-table select.
+const RECIPIENTS_OF_H = "FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id";
+const TO_ACTOR_IDS_SQL = `(SELECT json_group_array(r.actor_id) ${RECIPIENTS_OF_H})`;
+const ACKED_BY = `(SELECT r.acked_at IS NOT NULL ${RECIPIENTS_OF_H} AND r.actor_id = `;
+
+/** HandoffRow's fields for a drizzle select over `h`: the row's columns, its recipients, and whether `actorId` acked it. */
+const handoffFields = (actorId: string) => ({
+  ...handoffColumns,
+  to_actor_ids: sql<string>`${sql.raw(TO_ACTOR_IDS_SQL)}`.as("to_actor_ids"),
+  acked: sql<number | null>`${sql.raw(ACKED_BY)}${actorId})`.as("acked"),
+});
+
+/** The same fields as SQL text over alias h, for the verbs' hand SQL filters (the caller's actor id binds first). */
+export const HANDOFF_COLUMNS = `${Object.values(handoffColumns)
+  .map((c) => `h.${c.name}`)
+  .join(", ")}, ${TO_ACTOR_IDS_SQL} AS to_actor_ids, ${ACKED_BY}?) AS acked`;
+
+/** `actor` is among the handoff's recipients. */
+const addressedTo = (actor: string): SQL => sql`EXISTS (${sql.raw(`SELECT 1 ${RECIPIENTS_OF_H}`)} AND r.actor_id = ${actor})`;
+
+/** Live (open or claimed), written as the live-fingerprint partial index declares it so lookups stay on it. */
+const isLive = sql`${h.status} IN ('open', 'claimed')`;
 
 export type HandoffRow = Omit<Handoff, "to_actor_ids" | "options" | "response" | "allow_free_text" | "acked"> & {
   to_actor_ids: string;
@@ -75,12 +124,14 @@ export function toHandoff(r: HandoffRow): Handoff {
   };
 }
 
-const selectHandoff = (ctx: Ctx, id: string) => ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`).bind(ctx.actorId, ctx.tenantId, id);
-
 /** The handoff, or null when there is none in the caller's tenant. */
 export async function maybeHandoff(ctx: Ctx, id: string): Promise<Handoff | null> {
-  const row = await selectHandoff(ctx, id).first<HandoffRow>();
-  return row ? toHandoff(row) : null;
+  const row = await dbOf(ctx)
+    .select(handoffFields(ctx.actorId))
+    .from(h)
+    .where(and(eq(h.tenantId, ctx.tenantId), eq(h.id, id)))
+    .get();
+  return row ? toHandoff(row as HandoffRow) : null;
 }
 
 export async function findHandoff(ctx: Ctx, id: string): Promise<Handoff> {
@@ -116,6 +167,7 @@ export function handoffStatements(ctx: Ctx, spec: HandoffSpec, when: Condition =
   const now = iso(ctx.clock.now());
   const projectId = spec.relatedProjectId ?? null;
   const recipients = [...new Set(spec.recipients)];
+  // Hand SQL: INSERT…SELECT guarded by the caller's condition, and rows that exist only if the handoff's did.
   const statements = [
     ctx.d1
       .prepare(
@@ -158,6 +210,7 @@ export function handoffStatements(ctx: Ctx, spec: HandoffSpec, when: Condition =
  * No live review handoff on the task (addressed to `reviewer`, when given), as a condition for a
  * handoff insert, so two racing requests cannot both open one.
  */
+// Hand SQL: a guard other rooms' inserts and updates carry as SQL text.
 export const noLiveReview = (ctx: Ctx, taskId: string, reviewer?: string): Condition => ({
   sql: `NOT EXISTS (SELECT 1 FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
           ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""})`,
@@ -166,15 +219,13 @@ export const noLiveReview = (ctx: Ctx, taskId: string, reviewer?: string): Condi
 
 /** The task's live review handoff (to `reviewer`, when given), newest first, or null. */
 export async function liveReview(ctx: Ctx, taskId: string, reviewer?: string): Promise<{ id: string; to: string[] } | null> {
-  const row = await ctx.d1
-    .prepare(
-      `SELECT h.id, (SELECT json_group_array(r.actor_id) FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id) AS recipients
-              FROM handoffs h WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review' AND h.status IN ('open', 'claimed')
-                ${reviewer ? "AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)" : ""}
-              ORDER BY h.created_at DESC, h.id DESC LIMIT 1`,
-    )
-    .bind(ctx.tenantId, taskId, ...(reviewer ? [reviewer] : []))
-    .first<{ id: string; recipients: string }>();
+  const row = await dbOf(ctx)
+    .select({ id: h.id, recipients: sql<string>`${sql.raw(TO_ACTOR_IDS_SQL)}`.as("recipients") })
+    .from(h)
+    .where(and(eq(h.tenantId, ctx.tenantId), eq(h.relatedTaskId, taskId), eq(h.kind, "review"), isLive, reviewer ? addressedTo(reviewer) : undefined))
+    .orderBy(desc(h.createdAt), desc(h.id))
+    .limit(1)
+    .get();
   return row ? { id: row.id, to: jsonArray<string>(row.recipients).sort() } : null;
 }
 
@@ -195,12 +246,13 @@ export async function createHandoff(ctx: Ctx, spec: HandoffSpec, onMiss?: () => 
   if (inserted!.results.length > 0) return { handoff: await findHandoff(ctx, id), deduplicated: false };
   // Lost to a review opened meanwhile: say so rather than report a duplicate.
   if (onMiss) await onMiss();
-  const live = await ctx.d1
-    .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE h.tenant_id = ? AND h.fingerprint = ? AND h.status IN ('open', 'claimed')`)
-    .bind(ctx.actorId, ctx.tenantId, spec.fingerprint ?? "")
-    .first<HandoffRow>();
+  const live = await dbOf(ctx)
+    .select(handoffFields(ctx.actorId))
+    .from(h)
+    .where(and(eq(h.tenantId, ctx.tenantId), eq(h.fingerprint, spec.fingerprint ?? ""), isLive))
+    .get();
   if (!live) throw new ToolError("conflict", "The handoff could not be written and no live duplicate was found.", { hint: "Retry.", retryable: true });
-  return { handoff: toHandoff(live), deduplicated: true };
+  return { handoff: toHandoff(live as HandoffRow), deduplicated: true };
 }
 
 /** due_at as the handoff tools take it: a date or an instant, kept in UTC (parseDueAt). */
@@ -239,6 +291,7 @@ export function answerStatements(ctx: Ctx, h: Handoff, a: HandoffAnswer, now: st
     params: [ctx.tenantId, h.id, ctx.actorId, now, a.verdict],
   };
   const summary = a.verdict ? `${a.verdict}: ${h.title}` : `answered: ${h.title}`;
+  // Hand SQL: a compare-and-swap guarded by the caller's SQL condition, and a notification only if it landed.
   const statements = [
     ctx.d1
       .prepare(
@@ -306,33 +359,31 @@ export type ReviewStanding = z.infer<typeof reviewStandingSchema>;
  * only from the reviewer, never from whoever asked for it or the assignee doing the work.
  */
 export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_actor_id: string | null }, reviewer: string): Promise<ReviewStanding | null> {
-  const h = await ctx.d1
-    .prepare(
-      `SELECT h.id, h.status, h.verdict, h.from_actor_id, h.responded_by, h.responded_at FROM handoffs h
-       WHERE h.tenant_id = ? AND h.related_task_id = ? AND h.kind = 'review'
-         AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)
-       ORDER BY h.created_at DESC, h.id DESC LIMIT 1`,
-    )
-    .bind(ctx.tenantId, task.id, reviewer)
-    .first<{ id: string; status: Handoff["status"]; verdict: Verdict | null; from_actor_id: string; responded_by: string | null; responded_at: string | null }>();
-  if (!h) return null;
+  const review = (await dbOf(ctx)
+    .select({ id: h.id, status: h.status, verdict: h.verdict, from_actor_id: h.fromActorId, responded_by: h.respondedBy, responded_at: h.respondedAt })
+    .from(h)
+    .where(and(eq(h.tenantId, ctx.tenantId), eq(h.relatedTaskId, task.id), eq(h.kind, "review"), addressedTo(reviewer)))
+    .orderBy(desc(h.createdAt), desc(h.id))
+    .limit(1)
+    .get()) as { id: string; status: Handoff["status"]; verdict: Verdict | null; from_actor_id: string; responded_by: string | null; responded_at: string | null } | undefined;
+  if (!review) return null;
   const reason =
-    h.verdict === null
+    review.verdict === null
       ? "the reviewer has not given a verdict yet"
-      : h.verdict !== "approved"
-        ? `the verdict is ${h.verdict}`
-        : h.responded_by !== reviewer
+      : review.verdict !== "approved"
+        ? `the verdict is ${review.verdict}`
+        : review.responded_by !== reviewer
           ? "it was approved by someone other than the task's reviewer"
-          : h.responded_by === h.from_actor_id || h.responded_by === task.assignee_actor_id
+          : review.responded_by === review.from_actor_id || review.responded_by === task.assignee_actor_id
             ? "it was approved by the one who asked for it or the task's assignee, and nobody approves their own work"
             : "";
   return {
-    handoff_id: h.id,
-    status: h.status,
-    verdict: h.verdict,
-    requested_by: h.from_actor_id,
-    responded_by: h.responded_by,
-    responded_at: h.responded_at,
+    handoff_id: review.id,
+    status: review.status,
+    verdict: review.verdict,
+    requested_by: review.from_actor_id,
+    responded_by: review.responded_by,
+    responded_at: review.responded_at,
     approved: reason === "",
     reason,
   };
@@ -340,6 +391,7 @@ export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_acto
 
 /** A page of handoffs that pass the filter (`where` over alias h; HANDOFF_COLUMNS take the caller first), newest first. */
 export async function listHandoffs(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<HandoffRow[]> {
+  // Hand SQL: its filter is SQL text the verb builds (with the shared keyset cursor's).
   return (
     await ctx.d1
       .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
@@ -353,20 +405,41 @@ export async function listHandoffs(ctx: Ctx, where: string[], params: unknown[],
  * items oldest first, then their count (row `n`), optionally only of `kinds`.
  */
 export function inboxStatements(ctx: Ctx, kindsFilter: string[] | undefined, ack: string[], limit: number, now: string): D1PreparedStatement[] {
-  const kinds = kindsFilter?.length ? ` AND h.kind IN (${kindsFilter.map(() => "?").join(", ")})` : "";
+  const db = dbOf(ctx);
+  const hr = handoffRecipients;
+  const r = alias(handoffRecipients, "r");
+  const recipient = and(eq(r.tenantId, h.tenantId), eq(r.handoffId, h.id));
   // Resolved and cancelled handoffs need no action, so they leave the inbox (as whoami counts it).
-  const pending = `FROM handoffs h JOIN handoff_recipients r ON r.tenant_id = h.tenant_id AND r.handoff_id = h.id
-      WHERE h.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')${kinds}`;
+  const pending = and(
+    eq(h.tenantId, ctx.tenantId),
+    eq(r.actorId, ctx.actorId),
+    isNull(r.ackedAt),
+    inArray(h.status, ["open", "claimed", "responded"]),
+    kindsFilter?.length ? inArray(h.kind, kindsFilter) : undefined,
+  );
   return [
-    ctx.d1
-      .prepare(`UPDATE handoff_recipients SET acked_at = ? WHERE tenant_id = ? AND actor_id = ? AND acked_at IS NULL AND handoff_id IN (SELECT value FROM json_each(?)) RETURNING handoff_id`)
-      .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(ack)),
-    ctx.d1.prepare(`SELECT ${HANDOFF_COLUMNS} ${pending} ORDER BY h.created_at ASC, h.id ASC LIMIT ?`).bind(ctx.actorId, ctx.tenantId, ctx.actorId, ...(kindsFilter ?? []), limit),
-    ctx.d1.prepare(`SELECT COUNT(*) AS n ${pending}`).bind(ctx.tenantId, ctx.actorId, ...(kindsFilter ?? [])),
+    statementOf(
+      ctx.d1,
+      db
+        .update(hr)
+        .set({ ackedAt: now })
+        .where(and(eq(hr.tenantId, ctx.tenantId), eq(hr.actorId, ctx.actorId), isNull(hr.ackedAt), inArray(hr.handoffId, jsonValues(ack))))
+        .returning({ handoff_id: hr.handoffId }),
+    ),
+    statementOf(ctx.d1, db.select(handoffFields(ctx.actorId)).from(h).innerJoin(r, recipient).where(pending).orderBy(asc(h.createdAt), asc(h.id)).limit(limit)),
+    statementOf(
+      ctx.d1,
+      db
+        .select({ n: sql<number>`COUNT(*)`.as("n") })
+        .from(h)
+        .innerJoin(r, recipient)
+        .where(pending),
+    ),
   ];
 }
 
 /** The review verdict's notice to whoever does the task; written only when the answer `landed`. */
+// Hand SQL: INSERT…SELECT guarded by `landed`, SQL text shared with the answer's other statements.
 export function notifyVerdictStatement(ctx: Ctx, id: string, to: string, taskId: string, summary: string, now: string, landed: Condition): D1PreparedStatement {
   return ctx.d1
     .prepare(
@@ -377,6 +450,7 @@ export function notifyVerdictStatement(ctx: Ctx, id: string, to: string, taskId:
 }
 
 /** Back to work, only from in_review and only when the answer `landed`: a task someone already moved on is left where it is. */
+// Hand SQL: guarded by `landed`, SQL text shared with the answer's other statements.
 export function sendTaskBackStatement(ctx: Ctx, taskId: string, now: string, landed: Condition): D1PreparedStatement {
   return ctx.d1
     .prepare(`UPDATE tasks SET status = 'in_progress', updated_at = ? WHERE tenant_id = ? AND id = ? AND status = 'in_review' AND ${landed.sql} RETURNING id`)
@@ -385,7 +459,12 @@ export function sendTaskBackStatement(ctx: Ctx, taskId: string, now: string, lan
 
 /** Compare-and-swap: resolves or cancels the handoff only while it is still in `from`; returns the id when it did. */
 export function closeHandoffStatement(ctx: Ctx, id: string, from: string, status: string, resolution: string, note: string, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(`UPDATE handoffs SET status = ?, resolution = ?, resolution_note = ?, resolved_at = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND status = ? RETURNING id`)
-    .bind(status, resolution, note, now, now, ctx.tenantId, id, from);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(handoffs)
+      .set({ status, resolution, resolutionNote: note, resolvedAt: now, updatedAt: now })
+      .where(and(eq(handoffs.tenantId, ctx.tenantId), eq(handoffs.id, id), eq(handoffs.status, from)))
+      .returning({ id: handoffs.id }),
+  );
 }
