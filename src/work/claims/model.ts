@@ -14,6 +14,10 @@ import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { invalidInput, ToolError } from "../../core/errors";
+import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues } from "../../db/client";
+import { actors, handoffs, tasks } from "../../db/schema";
 
 export const DEFAULT_LEASE_SECONDS = 3600;
 
@@ -46,10 +50,18 @@ const claimable = (now = "?") => `((t.status = 'todo' AND t.assignee_actor_id IS
   OR (t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}))`;
 const CLAIMABLE = claimable();
 
+/** Tasks as the claim reads name them: `t`, which UNBLOCKED correlates with. */
+const t = alias(tasks, "t");
+/** A lease holder, joined to its task for readLease. */
+const a = alias(actors, "a");
+/** Handoffs as claimHandoff's read names them: `h`, which its recipient subquery correlates with. */
+const h = alias(handoffs, "h");
+
 /**
  * The task.claimed row of a claim by id, inserted only if the claim statement right before it
  * changed a row (same atomic batch). The claimed task is found by what the claim just wrote to it.
  */
+// Hand SQL: INSERT…SELECT that runs only if the claim before it changed a row (changes() > 0).
 function claimActivity(d1: D1Database, s: ClaimScope, lease: string): D1PreparedStatement {
   return d1
     .prepare(
@@ -87,6 +99,7 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
     // in one atomic batch. (Finding the task after the claim by assignee, lease and time could
     // not tell apart two tasks the same actor claimed at the same instant.)
     const activityId = uuidv7(s.now.getTime());
+    // Hand SQL: the activity row is an INSERT…SELECT picking the candidate, the claim a compare-and-swap on it.
     const [, claimed] = await d1.batch<{ id: string; project_id: string }>([
       d1
         .prepare(
@@ -108,6 +121,7 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
     ]);
     const row = claimed!.results[0] as { id: string; project_id: string; lease_token: number } | undefined;
     if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false, fencingToken: row.lease_token };
+    // Hand SQL: the same scope text as the claim above, so the probe sees the pool the claim saw.
     const any = await d1
       .prepare(`SELECT 1 FROM tasks t WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED} LIMIT 1`)
       .bind(...params, now)
@@ -127,6 +141,7 @@ export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string
   const lease = iso(new Date(s.now.getTime() + s.leaseSeconds * 1000));
   // ?1 lease, ?2 now, ?3 actor, ?4 tenant, ?5 task.
   const liveOwn = `(t.status = 'in_progress' AND t.assignee_actor_id = ?3 AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at > ?2)`;
+  // Hand SQL: the claim is a compare-and-swap whose SET and WHERE reuse the lease conditions' text.
   const [claimed] = await d1.batch<{ id: string; project_id: string; claimed_at: string; lease_token: number }>([
     d1
       .prepare(
@@ -145,16 +160,23 @@ export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string
   // An extension keeps the original claimed_at, which is how it shows.
   if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: row.claimed_at !== now, fencingToken: row.lease_token };
   // Say why, from the task as it is now.
-  const t = await d1
-    .prepare(`SELECT t.status, t.assignee_actor_id, t.lease_expires_at, NOT (${UNBLOCKED}) AS blocked FROM tasks t WHERE t.tenant_id = ? AND t.id = ?`)
-    .bind(s.tenantId, s.taskId)
-    .first<{ status: string; assignee_actor_id: string | null; lease_expires_at: string | null; blocked: number }>();
-  if (!t || t.status === "done" || t.status === "cancelled") return { claimed: false, reason: "closed" };
-  if (t.blocked) return { claimed: false, reason: "blocked" };
-  if (t.status === "todo") return { claimed: false, reason: "assigned_elsewhere", holder: t.assignee_actor_id };
+  const task = (await dbOf({ d1 })
+    .select({
+      status: t.status,
+      assignee_actor_id: t.assigneeActorId,
+      lease_expires_at: t.leaseExpiresAt,
+      // Written out: UNBLOCKED correlates with `t.`, which drizzle drops inside fields of a single-table select.
+      blocked: sql<number>`NOT (${sql.raw(UNBLOCKED)})`.as("blocked"),
+    })
+    .from(t)
+    .where(and(eq(t.tenantId, s.tenantId), eq(t.id, s.taskId)))
+    .get()) as { status: string; assignee_actor_id: string | null; lease_expires_at: string | null; blocked: number } | undefined;
+  if (!task || task.status === "done" || task.status === "cancelled") return { claimed: false, reason: "closed" };
+  if (task.blocked) return { claimed: false, reason: "blocked" };
+  if (task.status === "todo") return { claimed: false, reason: "assigned_elsewhere", holder: task.assignee_actor_id };
   // A task in review is nobody's to claim: its assignee finishes it (or is sent back to work) by the verdict.
-  if (t.status === "in_review") return { claimed: false, reason: "in_review", holder: t.assignee_actor_id };
-  return { claimed: false, reason: "held", holder: t.assignee_actor_id, leaseExpiresAt: t.lease_expires_at };
+  if (task.status === "in_review") return { claimed: false, reason: "in_review", holder: task.assignee_actor_id };
+  return { claimed: false, reason: "held", holder: task.assignee_actor_id, leaseExpiresAt: task.lease_expires_at };
 }
 
 /**
@@ -164,15 +186,17 @@ export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string
  */
 export async function reapExpiredLeases(d1: D1Database, now: Date, taskIds?: string[], limit = 500): Promise<number> {
   const at = iso(now);
-  const narrow = taskIds ? ` AND id IN (SELECT value FROM json_each(?))` : "";
-  const expired = await d1
-    .prepare(`SELECT id FROM tasks WHERE status = 'in_progress' AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?${narrow} LIMIT ?`)
-    .bind(at, ...(taskIds ? [JSON.stringify(taskIds)] : []), limit)
-    .all<{ id: string }>();
+  const expired = await dbOf({ d1 })
+    .select({ id: tasks.id })
+    .from(tasks)
+    .where(and(eq(tasks.status, "in_progress"), isNotNull(tasks.leaseExpiresAt), lte(tasks.leaseExpiresAt, at), taskIds ? inArray(tasks.id, jsonValues(taskIds)) : undefined))
+    .limit(limit)
+    .all();
+  // Hand SQL: each release is an INSERT…SELECT and a compare-and-swap that re-check expiry in their own WHERE.
   const stillExpired = `status = 'in_progress' AND lease_expires_at IS NOT NULL AND lease_expires_at <= ?`;
   let released = 0;
-  for (let i = 0; i < expired.results.length; i += 50) {
-    const statements = expired.results.slice(i, i + 50).flatMap(({ id }) => [
+  for (let i = 0; i < expired.length; i += 50) {
+    const statements = expired.slice(i, i + 50).flatMap(({ id }) => [
       d1
         .prepare(
           `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, metadata)
@@ -199,6 +223,7 @@ export type HandoffClaimOutcome = { claimed: true; already: boolean } | { claime
  */
 export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorId: string; sessionId: string; runId?: string | null; handoffId: string; now: Date }): Promise<HandoffClaimOutcome> {
   const now = iso(s.now);
+  // Hand SQL: a compare-and-swap, and its activity row only if it changed a row (changes() > 0).
   const [claimed] = await d1.batch<{ id: string }>([
     d1
       .prepare(
@@ -217,17 +242,20 @@ export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorI
       .bind(uuidv7(s.now.getTime()), now, s.actorId, s.sessionId, s.runId ?? null, s.tenantId, s.handoffId),
   ]);
   if (claimed!.results.length > 0) return { claimed: true, already: false };
-  const h = await d1
-    .prepare(
-      `SELECT h.status, h.claimed_by, EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?) AS recipient
-       FROM handoffs h WHERE h.tenant_id = ? AND h.id = ?`,
-    )
-    .bind(s.actorId, s.tenantId, s.handoffId)
-    .first<{ status: string; claimed_by: string | null; recipient: number }>();
-  if (!h || !h.recipient) return { claimed: false, reason: "not_recipient", holder: null };
-  if (h.status === "claimed" && h.claimed_by === s.actorId) return { claimed: true, already: true };
-  if (h.status === "claimed") return { claimed: false, reason: "taken", holder: h.claimed_by };
-  return { claimed: false, reason: "closed", holder: h.claimed_by };
+  const handoff = (await dbOf({ d1 })
+    .select({
+      status: h.status,
+      claimed_by: h.claimedBy,
+      // Written out: the subquery correlates with `h.`, which drizzle drops inside fields of a single-table select.
+      recipient: sql<number>`EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ${s.actorId})`.as("recipient"),
+    })
+    .from(h)
+    .where(and(eq(h.tenantId, s.tenantId), eq(h.id, s.handoffId)))
+    .get()) as { status: string; claimed_by: string | null; recipient: number } | undefined;
+  if (!handoff || !handoff.recipient) return { claimed: false, reason: "not_recipient", holder: null };
+  if (handoff.status === "claimed" && handoff.claimed_by === s.actorId) return { claimed: true, already: true };
+  if (handoff.status === "claimed") return { claimed: false, reason: "taken", holder: handoff.claimed_by };
+  return { claimed: false, reason: "closed", holder: handoff.claimed_by };
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -271,13 +299,12 @@ export interface LeaseState {
 }
 
 export async function readLease(d1: D1Database, tenantId: string, taskId: string): Promise<LeaseState> {
-  const row = await d1
-    .prepare(
-      `SELECT t.status, t.assignee_actor_id, t.lease_expires_at, t.lease_token, a.name AS holder_name
-              FROM tasks t LEFT JOIN actors a ON a.tenant_id = t.tenant_id AND a.id = t.assignee_actor_id WHERE t.tenant_id = ? AND t.id = ?`,
-    )
-    .bind(tenantId, taskId)
-    .first<LeaseState>();
+  const row = (await dbOf({ d1 })
+    .select({ status: t.status, assignee_actor_id: t.assigneeActorId, lease_expires_at: t.leaseExpiresAt, lease_token: t.leaseToken, holder_name: a.name })
+    .from(t)
+    .leftJoin(a, and(eq(a.tenantId, t.tenantId), eq(a.id, t.assigneeActorId)))
+    .where(and(eq(t.tenantId, tenantId), eq(t.id, taskId)))
+    .get()) as LeaseState | undefined;
   // The task was read in this tenant a moment ago; tasks are never deleted.
   if (!row) throw new ToolError("conflict", "The task disappeared while this call ran.", { hint: "Re-read it with task_get.", retryable: false });
   return row;
@@ -337,6 +364,7 @@ export function checkLease(lease: LeaseState, actorId: string, now: string, inte
  * parameters. A forced write is a compare-and-swap on the lease it read, so the holder it records
  * as overridden is the one it actually overrode.
  */
+// Hand SQL: the guard goes into other rooms' hand-written UPDATEs as SQL text.
 export function leaseGuardSql(actorId: string, now: string, intent: LeaseIntent, seen: LeaseState): { sql: string; params: unknown[] } {
   const parts: string[] = [];
   const params: unknown[] = [];
@@ -366,6 +394,7 @@ export function forcedMetadata(intent: LeaseIntent, overridden: Overridden | nul
  */
 export function overrideNotification(ctx: Ctx, taskId: string, ref: string, intent: LeaseIntent, overridden: Overridden | null): D1PreparedStatement[] {
   if (!intent.force || !overridden) return [];
+  // Hand SQL: INSERT…SELECT that runs only if the statement before it changed a row (changes() > 0).
   return [
     ctx.d1
       .prepare(
