@@ -1,5 +1,8 @@
 /** Attachments (seed 001): links and files on work objects; file bytes live in R2. */
 import { z } from "zod";
+import { and, desc, eq, inArray, isNull } from "drizzle-orm";
+import { dbOf, statementOf } from "../../db/client";
+import { attachments, blobVersions, comments } from "../../db/schema";
 import type { Ctx } from "../../core/context";
 import { notFound, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
@@ -31,7 +34,23 @@ export const attachmentSchema = z.object({
   created_at: z.string().describe("When."),
 });
 export type Attachment = z.infer<typeof attachmentSchema>;
-export const COLUMNS = "id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, blob_version, created_by, created_at";
+
+/** An attachment's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const attachmentFields = {
+  id: attachments.id,
+  object_type: attachments.objectType,
+  object_id: attachments.objectId,
+  kind: attachments.kind,
+  url: attachments.url,
+  storage_path: attachments.storagePath,
+  title: attachments.title,
+  filename: attachments.filename,
+  mime_type: attachments.mimeType,
+  size_bytes: attachments.sizeBytes,
+  blob_version: attachments.blobVersion,
+  created_by: attachments.createdBy,
+  created_at: attachments.createdAt,
+};
 
 /**
  * Where a file put in the bucket out of band (not through attach_add) lives. Blobs are namespaced
@@ -50,15 +69,29 @@ interface BlobVersion {
   mime_type: string;
 }
 
+const blobVersionFields = {
+  version: blobVersions.version,
+  object_key: blobVersions.objectKey,
+  sha256: blobVersions.sha256,
+  size_bytes: blobVersions.sizeBytes,
+  mime_type: blobVersions.mimeType,
+};
+
+/** One version of a path in the caller's tenant. */
+const isBlobVersion = (ctx: Ctx, path: string, version: number) => and(eq(blobVersions.tenantId, ctx.tenantId), eq(blobVersions.storagePath, path), eq(blobVersions.version, version));
+
 /**
  * The newest version stored at a path. An object put in the bucket out of band, with no version
  * claimed yet, is version 1, `registered: false` until a write claims it.
  */
 export async function latestBlob(ctx: Ctx, path: string): Promise<{ row: BlobVersion; registered: boolean } | null> {
-  const row = await ctx.d1
-    .prepare(`SELECT version, object_key, sha256, size_bytes, mime_type FROM blob_versions WHERE tenant_id = ? AND storage_path = ? ORDER BY version DESC LIMIT 1`)
-    .bind(ctx.tenantId, path)
-    .first<BlobVersion>();
+  const row = await dbOf(ctx)
+    .select(blobVersionFields)
+    .from(blobVersions)
+    .where(and(eq(blobVersions.tenantId, ctx.tenantId), eq(blobVersions.storagePath, path)))
+    .orderBy(desc(blobVersions.version))
+    .limit(1)
+    .get();
   if (row) return { row, registered: true };
   const head = await ctx.env.BLOBS.head(outOfBandKey(ctx, path));
   if (!head) return null;
@@ -70,12 +103,23 @@ export async function latestBlob(ctx: Ctx, path: string): Promise<{ row: BlobVer
 
 /** Claims a version of a path: of two writers claiming the same version, the first one's row stands. */
 export function claimStatement(ctx: Ctx, path: string, v: BlobVersion, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO blob_versions (tenant_id, storage_path, version, object_key, sha256, size_bytes, mime_type, created_by, created_at)
-              VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-    )
-    .bind(ctx.tenantId, path, v.version, v.object_key, v.sha256, v.size_bytes, v.mime_type, ctx.actorId, now);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(blobVersions)
+      .values({
+        tenantId: ctx.tenantId,
+        storagePath: path,
+        version: v.version,
+        objectKey: v.object_key,
+        sha256: v.sha256,
+        sizeBytes: v.size_bytes,
+        mimeType: v.mime_type,
+        createdBy: ctx.actorId,
+        createdAt: now,
+      })
+      .onConflictDoNothing(),
+  );
 }
 
 export interface FileAttachment {
@@ -102,8 +146,10 @@ export async function attachVersion(
   sha256: string | null,
   claims: D1PreparedStatement[],
 ): Promise<{ attachment: Attachment | null; stored: BlobVersion | null }> {
+  const db = dbOf(ctx);
   const results = await ctx.d1.batch<Attachment & BlobVersion>([
     ...claims,
+    // Hand SQL: an INSERT…SELECT guard (it attaches only the version that holds the expected bytes).
     ctx.d1
       .prepare(
         `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, blob_version, created_by, created_at)
@@ -120,8 +166,14 @@ export async function attachVersion(
       metadata: { attachment_id: f.id },
       ifPreviousChanged: true,
     }),
-    ctx.d1.prepare(`SELECT version, object_key, sha256, size_bytes, mime_type FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`).bind(ctx.tenantId, f.path, version),
-    ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(f.id),
+    statementOf(
+      ctx.d1,
+      db
+        .select(blobVersionFields)
+        .from(blobVersions)
+        .where(isBlobVersion(ctx, f.path, version)),
+    ),
+    statementOf(ctx.d1, db.select(attachmentFields).from(attachments).where(eq(attachments.id, f.id))),
   ]);
   const [stored, attachment] = results.slice(-2);
   return { stored: (stored!.results[0] as BlobVersion | undefined) ?? null, attachment: (attachment!.results[0] as Attachment | undefined) ?? null };
@@ -156,7 +208,11 @@ export const STORAGE_PATH = z
 
 export async function resolveTarget(ctx: Ctx, type: Attachable, ref: string): Promise<{ id: string; projectId: string | null }> {
   if (type === "comment") {
-    const row = await ctx.d1.prepare(`SELECT id, object_type, object_id FROM comments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, ref).first<{ id: string }>();
+    const row = await dbOf(ctx)
+      .select({ id: comments.id, object_type: comments.objectType, object_id: comments.objectId })
+      .from(comments)
+      .where(and(eq(comments.tenantId, ctx.tenantId), eq(comments.id, ref)))
+      .get();
     if (!row) throw notFound("comment", ref, "comment_query lists comments.");
     return { id: row.id, projectId: null };
   }
@@ -176,48 +232,81 @@ export interface LinkAttachmentInsert {
 
 /** A link attachment (no stored bytes), added by the caller. */
 export function insertLinkAttachmentStatement(ctx: Ctx, a: LinkAttachmentInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO attachments (id, tenant_id, object_type, object_id, kind, url, storage_path, title, filename, mime_type, size_bytes, created_by, created_at)
-                    VALUES (?, ?, ?, ?, 'link', ?, NULL, ?, ?, ?, NULL, ?, ?)`,
-    )
-    .bind(a.id, ctx.tenantId, a.objectType, a.objectId, a.url, a.title, a.filename, a.mimeType, ctx.actorId, a.now);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx).insert(attachments).values({
+      id: a.id,
+      tenantId: ctx.tenantId,
+      objectType: a.objectType,
+      objectId: a.objectId,
+      kind: "link",
+      url: a.url,
+      storagePath: null,
+      title: a.title,
+      filename: a.filename,
+      mimeType: a.mimeType,
+      sizeBytes: null,
+      createdBy: ctx.actorId,
+      createdAt: a.now,
+    }),
+  );
 }
 
 export async function getAttachment(ctx: Ctx, id: string): Promise<Attachment | null> {
-  return ctx.d1.prepare(`SELECT ${COLUMNS} FROM attachments WHERE id = ?`).bind(id).first<Attachment>();
+  return ((await dbOf(ctx).select(attachmentFields).from(attachments).where(eq(attachments.id, id)).get()) as Attachment | undefined) ?? null;
 }
 
 /** The object key a blob version holds, or null when no such version exists. */
 export async function blobVersionKey(ctx: Ctx, path: string, version: number): Promise<{ object_key: string } | null> {
-  return ctx.d1.prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path = ? AND version = ?`).bind(ctx.tenantId, path, version).first<{ object_key: string }>();
+  return (
+    (await dbOf(ctx)
+      .select({ object_key: blobVersions.objectKey })
+      .from(blobVersions)
+      .where(isBlobVersion(ctx, path, version))
+      .get()) ?? null
+  );
 }
 
 /** An object's live attachments, newest first. */
 export async function listAttachments(ctx: Ctx, objectType: string, objectId: string, limit: number): Promise<Attachment[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${COLUMNS} FROM attachments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND deleted_at IS NULL ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(ctx.tenantId, objectType, objectId, limit)
-      .all<Attachment>()
-  ).results;
+  return (await dbOf(ctx)
+    .select(attachmentFields)
+    .from(attachments)
+    .where(and(eq(attachments.tenantId, ctx.tenantId), eq(attachments.objectType, objectType), eq(attachments.objectId, objectId), isNull(attachments.deletedAt)))
+    .orderBy(desc(attachments.createdAt), desc(attachments.id))
+    .limit(limit)
+    .all()) as Attachment[];
 }
 
 /** An attachment, removed or not, or null. */
 export async function findAnyAttachment(ctx: Ctx, id: string): Promise<(Attachment & { deleted_at: string | null }) | null> {
-  return ctx.d1.prepare(`SELECT ${COLUMNS}, deleted_at FROM attachments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<Attachment & { deleted_at: string | null }>();
+  return (
+    ((await dbOf(ctx)
+      .select({ ...attachmentFields, deleted_at: attachments.deletedAt })
+      .from(attachments)
+      .where(and(eq(attachments.tenantId, ctx.tenantId), eq(attachments.id, id)))
+      .get()) as (Attachment & { deleted_at: string | null }) | undefined) ?? null
+  );
 }
 
 /** Marks an attachment removed, once; returns the id when this call removed it. */
 export function removeAttachmentStatement(ctx: Ctx, id: string, now: string): D1PreparedStatement {
-  return ctx.d1.prepare(`UPDATE attachments SET deleted_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL RETURNING id`).bind(now, ctx.tenantId, id);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(attachments)
+      .set({ deletedAt: now })
+      .where(and(eq(attachments.tenantId, ctx.tenantId), eq(attachments.id, id), isNull(attachments.deletedAt)))
+      .returning({ id: attachments.id }),
+  );
 }
 
 /** The object keys that any version at these storage paths holds (one query; the caller keeps `paths` small). */
 export async function blobKeysAtPaths(db: D1Database, tenantId: string, paths: string[]): Promise<string[]> {
-  const rows = await db
-    .prepare(`SELECT object_key FROM blob_versions WHERE tenant_id = ? AND storage_path IN (${paths.map(() => "?").join(",")})`)
-    .bind(tenantId, ...paths)
-    .all<{ object_key: string }>();
-  return rows.results.map((r) => r.object_key);
+  const rows = await dbOf({ d1: db })
+    .select({ object_key: blobVersions.objectKey })
+    .from(blobVersions)
+    .where(and(eq(blobVersions.tenantId, tenantId), inArray(blobVersions.storagePath, paths)))
+    .all();
+  return rows.map((r) => r.object_key);
 }

@@ -1,5 +1,9 @@
 /** Comments, the activity log, and notifications (seed 001): the shared room of the work ledger. */
 import { z } from "zod";
+import { and, asc, count, desc, eq, gt, inArray, isNull, lt } from "drizzle-orm";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { activity, comments, decisions, handoffs, knowledgeNotes, notifications } from "../../db/schema";
 import type { Ctx } from "../../core/context";
 import { notFound } from "../../core/errors";
 import { ACTIVITY_ACTOR_NAME, jsonArray } from "../shared";
@@ -10,10 +14,10 @@ export const OBJECT_TYPES = ["project", "task", "decision", "work_request", "not
 type ObjectType = (typeof OBJECT_TYPES)[number];
 
 /** Where each commentable object lives (projects and tasks resolve by key as well), and its project column. */
-const OBJECT_TABLES: Record<Exclude<ObjectType, "project" | "task">, { table: string; projectColumn: string }> = {
-  decision: { table: "decisions", projectColumn: "project_id" },
-  work_request: { table: "handoffs", projectColumn: "related_project_id" },
-  note: { table: "knowledge_notes", projectColumn: "project_id" },
+const OBJECT_TABLES: Record<Exclude<ObjectType, "project" | "task">, { table: SQLiteTable; tenantId: SQLiteColumn; id: SQLiteColumn; projectId: SQLiteColumn }> = {
+  decision: { table: decisions, tenantId: decisions.tenantId, id: decisions.id, projectId: decisions.projectId },
+  work_request: { table: handoffs, tenantId: handoffs.tenantId, id: handoffs.id, projectId: handoffs.relatedProjectId },
+  note: { table: knowledgeNotes, tenantId: knowledgeNotes.tenantId, id: knowledgeNotes.id, projectId: knowledgeNotes.projectId },
 };
 
 /**
@@ -29,8 +33,12 @@ export async function findObject(ctx: Ctx, type: ObjectType, ref: string): Promi
     const project = await findProject(ctx, ref);
     return { id: project.id, projectId: project.id };
   }
-  const { table, projectColumn } = OBJECT_TABLES[type];
-  const row = await ctx.d1.prepare(`SELECT ${projectColumn} AS project_id FROM ${table} WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, ref).first<{ project_id: string | null }>();
+  const t = OBJECT_TABLES[type];
+  const row = (await dbOf(ctx)
+    .select({ project_id: t.projectId })
+    .from(t.table)
+    .where(and(eq(t.tenantId, ctx.tenantId), eq(t.id, ref)))
+    .get()) as { project_id: string | null } | undefined;
   if (!row) throw notFound(type, ref, `Pass the id of a ${type} in your tenant.`);
   return { id: ref, projectId: row.project_id };
 }
@@ -102,28 +110,46 @@ export interface ActivityInsert {
   projectId: string | null;
   summary: string;
   severity: string;
-  sessionId: string | null;
+  sessionId: string;
   runId: string | null;
   metadata: string;
   contentHash: string;
 }
 
 export function insertActivityStatement(ctx: Ctx, a: ActivityInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata, content_hash)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-    )
-    .bind(a.id, ctx.tenantId, a.at, a.actorId, a.verb, a.objectType, a.objectId, a.projectId, a.summary, a.severity, a.sessionId, a.runId, a.metadata, a.contentHash);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(activity)
+      .values({
+        id: a.id,
+        tenantId: ctx.tenantId,
+        at: a.at,
+        actorId: a.actorId,
+        verb: a.verb,
+        objectType: a.objectType,
+        objectId: a.objectId,
+        projectId: a.projectId,
+        summary: a.summary,
+        severity: a.severity,
+        sessionId: a.sessionId,
+        runId: a.runId,
+        metadata: a.metadata,
+        contentHash: a.contentHash,
+      })
+      .onConflictDoNothing(),
+  );
 }
 
 /** The activity entry holding a content hash (the one just written, or the earlier duplicate). */
 export function activityByHashStatement(ctx: Ctx, hash: string): D1PreparedStatement {
+  // Hand SQL: ACTIVITY_COLUMNS carries the actor-name subquery whose SQL text the other rooms' activity reads share.
   return ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash);
 }
 
 /** A page of activity that passes the filter, newest first. */
 export async function listActivity(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<ActivityRow[]> {
+  // Hand SQL: activity_query hands its filter over as SQL text, and ACTIVITY_COLUMNS is shared SQL text (see above).
   return (
     await ctx.d1
       .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
@@ -136,31 +162,59 @@ export type NotificationRow = z.infer<typeof notificationSchema> & { seq: number
 
 /** A page of the caller's own notifications before `beforeSeq`, newest first; joins a batch. */
 export function callerNotificationsStatement(ctx: Ctx, unreadOnly: boolean, beforeSeq: number | string, limit: number): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `SELECT seq, id, kind, object_type, object_id, summary, from_actor_id, created_at, read_at FROM notifications
-                  WHERE tenant_id = ? AND actor_id = ? ${unreadOnly ? "AND read_at IS NULL" : ""} AND seq < ? ORDER BY seq DESC LIMIT ?`,
-    )
-    .bind(ctx.tenantId, ctx.actorId, beforeSeq, limit);
+  const n = notifications;
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .select({
+        seq: n.seq,
+        id: n.id,
+        kind: n.kind,
+        object_type: n.objectType,
+        object_id: n.objectId,
+        summary: n.summary,
+        from_actor_id: n.fromActorId,
+        created_at: n.createdAt,
+        read_at: n.readAt,
+      })
+      .from(n)
+      .where(and(eq(n.tenantId, ctx.tenantId), eq(n.actorId, ctx.actorId), unreadOnly ? isNull(n.readAt) : undefined, lt(n.seq, beforeSeq as number)))
+      .orderBy(desc(n.seq))
+      .limit(limit),
+  );
 }
 
 /** How many of the caller's notifications are unread (row `n`); joins a batch. */
 export function callerUnreadCountStatement(ctx: Ctx): D1PreparedStatement {
-  return ctx.d1.prepare(`SELECT COUNT(*) AS n FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`).bind(ctx.tenantId, ctx.actorId);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .select({ n: count().as("n") })
+      .from(notifications)
+      .where(and(eq(notifications.tenantId, ctx.tenantId), eq(notifications.actorId, ctx.actorId), isNull(notifications.readAt))),
+  );
 }
 
 /** Marks the caller's unread notifications among `ids` read; returns the ids it changed. */
 export async function markNotificationsRead(ctx: Ctx, ids: string[], now: string): Promise<string[]> {
-  const res = await ctx.d1
-    .prepare(`UPDATE notifications SET read_at = ? WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL AND id IN (SELECT value FROM json_each(?)) RETURNING id`)
-    .bind(now, ctx.tenantId, ctx.actorId, JSON.stringify(ids))
-    .all<{ id: string }>();
-  return res.results.map((r) => r.id);
+  const rows = await dbOf(ctx)
+    .update(notifications)
+    .set({ readAt: now })
+    .where(and(eq(notifications.tenantId, ctx.tenantId), eq(notifications.actorId, ctx.actorId), isNull(notifications.readAt), inArray(notifications.id, jsonValues(ids))))
+    .returning({ id: notifications.id })
+    .all();
+  return rows.map((r) => r.id);
 }
 
 /** Where a comment sits, or null when the tenant has no such comment. */
 export async function findCommentTarget(ctx: Ctx, id: string): Promise<{ object_type: string; object_id: string } | null> {
-  return ctx.d1.prepare(`SELECT object_type, object_id FROM comments WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<{ object_type: string; object_id: string }>();
+  return (
+    (await dbOf(ctx)
+      .select({ object_type: comments.objectType, object_id: comments.objectId })
+      .from(comments)
+      .where(and(eq(comments.tenantId, ctx.tenantId), eq(comments.id, id)))
+      .get()) ?? null
+  );
 }
 
 export interface CommentInsert {
@@ -174,28 +228,65 @@ export interface CommentInsert {
 }
 
 export function insertCommentStatement(ctx: Ctx, c: CommentInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(`INSERT INTO comments (id, tenant_id, object_type, object_id, body, author_actor_id, parent_comment_id, mentions, created_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`)
-    .bind(c.id, ctx.tenantId, c.objectType, c.objectId, c.body, ctx.actorId, c.parentCommentId, c.mentions, c.createdAt);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx).insert(comments).values({
+      id: c.id,
+      tenantId: ctx.tenantId,
+      objectType: c.objectType,
+      objectId: c.objectId,
+      body: c.body,
+      authorActorId: ctx.actorId,
+      parentCommentId: c.parentCommentId,
+      mentions: c.mentions,
+      createdAt: c.createdAt,
+    }),
+  );
 }
 
 /** A mention notification for `actor`, from the caller, about a comment. */
 export function insertMentionStatement(ctx: Ctx, id: string, actor: string, commentId: string, summary: string, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(`INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at) VALUES (?, ?, ?, 'mention', 'comment', ?, ?, ?, ?)`)
-    .bind(id, ctx.tenantId, actor, commentId, summary, ctx.actorId, now);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx).insert(notifications).values({
+      id,
+      tenantId: ctx.tenantId,
+      actorId: actor,
+      kind: "mention",
+      objectType: "comment",
+      objectId: commentId,
+      summary,
+      fromActorId: ctx.actorId,
+      createdAt: now,
+    }),
+  );
 }
 
+/** Every column of a comment in table order, keyed by SQL column name: the rows `SELECT *` returned. */
+const commentFields = {
+  seq: comments.seq,
+  id: comments.id,
+  tenant_id: comments.tenantId,
+  object_type: comments.objectType,
+  object_id: comments.objectId,
+  body: comments.body,
+  author_actor_id: comments.authorActorId,
+  parent_comment_id: comments.parentCommentId,
+  mentions: comments.mentions,
+  created_at: comments.createdAt,
+};
+
 export async function getComment(ctx: Ctx, id: string): Promise<CommentRow | null> {
-  return ctx.d1.prepare(`SELECT * FROM comments WHERE id = ?`).bind(id).first<CommentRow>();
+  return ((await dbOf(ctx).select(commentFields).from(comments).where(eq(comments.id, id)).get()) as CommentRow | undefined) ?? null;
 }
 
 /** A page of the comments on an object after `afterSeq`, oldest first. */
 export async function listComments(ctx: Ctx, objectType: string, objectId: string, afterSeq: number | string, limit: number): Promise<CommentRow[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND seq > ? ORDER BY seq ASC LIMIT ?`)
-      .bind(ctx.tenantId, objectType, objectId, afterSeq, limit)
-      .all<CommentRow>()
-  ).results;
+  return (await dbOf(ctx)
+    .select(commentFields)
+    .from(comments)
+    .where(and(eq(comments.tenantId, ctx.tenantId), eq(comments.objectType, objectType), eq(comments.objectId, objectId), gt(comments.seq, afterSeq as number)))
+    .orderBy(asc(comments.seq))
+    .limit(limit)
+    .all()) as CommentRow[];
 }

@@ -4,6 +4,10 @@
  * the reaper. The run tools live beside it, one file per verb; the guards they share are here.
  */
 import { z } from "zod";
+import { and, asc, count, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { dbOf, fromColumnNames, jsonValues, statementOf } from "../../db/client";
+import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
+import { activity, actors, runs } from "../../db/schema";
 import { uuidv7 } from "../../db/ids";
 import { iso, parseOffset } from "../../db/time";
 import { sessionStub, type SessionRecord, type SessionRun } from "../../durable/session";
@@ -62,8 +66,36 @@ export const runSchema = z.object({
 });
 export type Run = z.infer<typeof runSchema>;
 export type RunRow = Omit<Run, "dirty" | "counts"> & { dirty: number | null; counts: string; seq: number };
-export const RUN_COLUMNS =
-  "seq, id, run_key, actor_id, parent_run_id, root_run_id, kind, status, label, goal, agent_role, run_series_key, session_id, head_sha, branch, dirty, repository_id, counts, started_at, last_heartbeat_at, ended_at";
+
+/** A run row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const runFields = {
+  seq: runs.seq,
+  id: runs.id,
+  run_key: runs.runKey,
+  actor_id: runs.actorId,
+  parent_run_id: runs.parentRunId,
+  root_run_id: runs.rootRunId,
+  kind: runs.kind,
+  status: runs.status,
+  label: runs.label,
+  goal: runs.goal,
+  agent_role: runs.agentRole,
+  run_series_key: runs.runSeriesKey,
+  session_id: runs.sessionId,
+  head_sha: runs.headSha,
+  branch: runs.branch,
+  dirty: runs.dirty,
+  repository_id: runs.repositoryId,
+  counts: runs.counts,
+  started_at: runs.startedAt,
+  last_heartbeat_at: runs.lastHeartbeatAt,
+  ended_at: runs.endedAt,
+};
+/** The same columns as SQL text, for the statements that stay hand SQL. */
+const RUN_COLUMNS = Object.keys(runFields).join(", ");
+
+/** A running run: written as the literal the reaper's partial index (runs_running_heartbeat_idx) declares. */
+const isRunning = sql`${runs.status} = 'running'`;
 
 export function toRun({ seq: _seq, ...r }: RunRow): Run {
   let counts: Record<string, number> = {};
@@ -80,10 +112,11 @@ export function toRun({ seq: _seq, ...r }: RunRow): Run {
 export async function findRun(ctx: Ctx, ref: string): Promise<RunRow> {
   const value = ref.trim();
   const byKey = RUN_KEY.test(value.toLowerCase());
-  const row = await ctx.d1
-    .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = ? AND ${byKey ? "run_key" : "id"} = ?`)
-    .bind(ctx.tenantId, byKey ? value.toLowerCase() : value)
-    .first<RunRow>();
+  const row = (await dbOf(ctx)
+    .select(runFields)
+    .from(runs)
+    .where(and(eq(runs.tenantId, ctx.tenantId), byKey ? eq(runs.runKey, value.toLowerCase()) : eq(runs.id, value)))
+    .get()) as RunRow | undefined;
   if (!row) throw notFound("run", value, "run_query lists your tenant's runs; pass a run_key (run-…) or a run id.");
   return row;
 }
@@ -91,7 +124,11 @@ export async function findRun(ctx: Ctx, ref: string): Promise<RunRow> {
 /** A run filter value as stored in activity and code refs: a known run's id, else the text as given. */
 export async function runFilterValue(ctx: Ctx, ref: string): Promise<string> {
   const value = ref.trim();
-  const row = await ctx.d1.prepare(`SELECT id FROM runs WHERE tenant_id = ? AND (id = ? OR run_key = ?)`).bind(ctx.tenantId, value, value.toLowerCase()).first<{ id: string }>();
+  const row = await dbOf(ctx)
+    .select({ id: runs.id })
+    .from(runs)
+    .where(and(eq(runs.tenantId, ctx.tenantId), or(eq(runs.id, value), eq(runs.runKey, value.toLowerCase()))))
+    .get();
   return row?.id ?? value;
 }
 
@@ -123,32 +160,34 @@ export interface NewRun {
 
 /** Inserts a run unless its id or key is taken; the caller checks which happened. */
 function insertRunStatement(ctx: Ctx, r: NewRun): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO runs (id, tenant_id, run_key, actor_id, parent_run_id, root_run_id, kind, status, label, goal, agent_role, run_series_key,
-         session_id, head_sha, branch, dirty, repository_id, counts, started_at, last_heartbeat_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, 'running', ?, ?, ?, ?, ?, ?, ?, ?, ?, '{}', ?, ?) ON CONFLICT DO NOTHING`,
-    )
-    .bind(
-      r.id,
-      ctx.tenantId,
-      runKeyFor(r.id),
-      ctx.actorId,
-      r.parentRunId,
-      r.rootRunId,
-      r.kind,
-      r.label,
-      r.goal,
-      r.agentRole,
-      r.runSeriesKey,
-      ctx.sessionId,
-      r.repo?.headSha ?? null,
-      r.repo?.branch ?? null,
-      r.repo?.dirty ?? null,
-      r.repo?.repositoryId ?? null,
-      r.startedAt,
-      r.startedAt,
-    );
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(runs)
+      .values({
+        id: r.id,
+        tenantId: ctx.tenantId,
+        runKey: runKeyFor(r.id),
+        actorId: ctx.actorId,
+        parentRunId: r.parentRunId,
+        rootRunId: r.rootRunId,
+        kind: r.kind,
+        status: "running",
+        label: r.label,
+        goal: r.goal,
+        agentRole: r.agentRole,
+        runSeriesKey: r.runSeriesKey,
+        sessionId: ctx.sessionId,
+        headSha: r.repo?.headSha ?? null,
+        branch: r.repo?.branch ?? null,
+        dirty: r.repo?.dirty ?? null,
+        repositoryId: r.repo?.repositoryId ?? null,
+        counts: "{}",
+        startedAt: r.startedAt,
+        lastHeartbeatAt: r.startedAt,
+      })
+      .onConflictDoNothing(),
+  );
 }
 
 /**
@@ -157,7 +196,13 @@ function insertRunStatement(ctx: Ctx, r: NewRun): D1PreparedStatement {
  * racing request inserted the same session run) counts as landed.
  */
 export async function insertRun(ctx: Ctx, r: NewRun, extra: (run: NewRun) => D1PreparedStatement[] = () => []): Promise<RunRow | null> {
-  const landed = ctx.d1.prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, r.id);
+  const landed = statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .select(runFields)
+      .from(runs)
+      .where(and(eq(runs.tenantId, ctx.tenantId), eq(runs.id, r.id))),
+  );
   const results = await ctx.d1.batch<RunRow>([insertRunStatement(ctx, r), ...extra(r), landed]);
   return results[results.length - 1]!.results[0] ?? null;
 }
@@ -181,7 +226,12 @@ export function bindSessionRun(ctx: Ctx, session: SessionRecord, runSeriesKey: s
   const refresh = async (run: SessionRun): Promise<string | null> => {
     const now = ctx.clock.now();
     if (now.getTime() - Date.parse(run.heartbeatAt) < SESSION_HEARTBEAT_MS) return run.id;
-    const alive = await ctx.d1.prepare(`UPDATE runs SET last_heartbeat_at = ? WHERE tenant_id = ? AND id = ? AND status = 'running' RETURNING id`).bind(iso(now), ctx.tenantId, run.id).first();
+    const alive = await dbOf(ctx)
+      .update(runs)
+      .set({ lastHeartbeatAt: iso(now) })
+      .where(and(eq(runs.tenantId, ctx.tenantId), eq(runs.id, run.id), isRunning))
+      .returning({ id: runs.id })
+      .get();
     if (alive) {
       await stub.markRunHeartbeat({ id: run.id, heartbeatAt: iso(now) });
       return run.id;
@@ -265,12 +315,17 @@ export function runAbandonAfterMs(env: Env): number {
  */
 export async function reapSilentRuns(d1: D1Database, now: Date, afterMs: number, limit = 500): Promise<number> {
   const cutoff = iso(new Date(now.getTime() - afterMs));
-  const res = await d1
-    .prepare(
-      `UPDATE runs SET status = 'abandoned', ended_at = last_heartbeat_at
-       WHERE seq IN (SELECT seq FROM runs WHERE status = 'running' AND last_heartbeat_at < ? ORDER BY last_heartbeat_at LIMIT ?)`,
-    )
-    .bind(cutoff, limit)
+  const db = dbOf({ d1 });
+  const oldestSilent = db
+    .select({ seq: runs.seq })
+    .from(runs)
+    .where(and(isRunning, lt(runs.lastHeartbeatAt, cutoff)))
+    .orderBy(asc(runs.lastHeartbeatAt))
+    .limit(limit);
+  const res = await db
+    .update(runs)
+    .set({ status: "abandoned", endedAt: sql`${runs.lastHeartbeatAt}` })
+    .where(inArray(runs.seq, oldestSilent))
     .run();
   return res.meta.changes ?? 0;
 }
@@ -302,7 +357,11 @@ const runEnded = (run: RunRow) =>
  * it names the owner instead of pretending it does not exist; other tenants' runs stay not_found.
  */
 async function notRunOwner(ctx: Ctx, run: RunRow): Promise<ToolError> {
-  const owner = await ctx.d1.prepare(`SELECT name FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, run.actor_id).first<{ name: string }>();
+  const owner = await dbOf(ctx)
+    .select({ name: actors.name })
+    .from(actors)
+    .where(and(eq(actors.tenantId, ctx.tenantId), eq(actors.id, run.actor_id)))
+    .get();
   return new ToolError("not_run_owner", `Run ${run.run_key} belongs to ${owner?.name ?? "another actor"} (${run.actor_id}); only that actor or an operator key may heartbeat or end it.`, {
     hint: `Ask ${owner?.name ?? "its owner"} to heartbeat or end it (a comment or handoff reaches them), or use an operator key. For work of your own, run_fork starts a child run under your current run.`,
   });
@@ -321,14 +380,17 @@ export async function assertRunWritable(ctx: Ctx, run: RunRow): Promise<void> {
  */
 export async function updateRunningRun(ctx: Ctx, run: RunRow, sets: Record<string, unknown>, after: D1PreparedStatement[] = []): Promise<RunRow> {
   await assertRunWritable(ctx, run);
-  const columns = Object.keys(sets);
+  // Reported counts merge into the stored ones rather than replace them.
+  const set: SQLiteUpdateSetSource<typeof runs> = { ...fromColumnNames(runs, sets), ...("counts" in sets ? { counts: sql`json_patch(${runs.counts}, ${sets.counts})` } : {}) };
   const [updated] = await ctx.d1.batch<RunRow>([
-    ctx.d1
-      .prepare(
-        `UPDATE runs SET ${columns.map((c) => (c === "counts" ? "counts = json_patch(counts, ?)" : `${c} = ?`)).join(", ")}
-                WHERE tenant_id = ? AND id = ? AND status = 'running' AND (actor_id = ? OR ?) RETURNING ${RUN_COLUMNS}`,
-      )
-      .bind(...columns.map((c) => sets[c]), ctx.tenantId, run.id, ctx.actorId, ctx.operator ? 1 : 0),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .update(runs)
+        .set(set)
+        .where(and(eq(runs.tenantId, ctx.tenantId), eq(runs.id, run.id), isRunning, or(eq(runs.actorId, ctx.actorId), sql`${ctx.operator ? 1 : 0}`)))
+        .returning(runFields),
+    ),
     ...after,
   ]);
   const row = updated!.results[0];
@@ -347,20 +409,29 @@ export const onBehalfOf = (ctx: Ctx, run: RunRow): Record<string, unknown> => (r
  * plus activity_total), then how many runs were forked directly from it (row `n`).
  */
 export function runRollupStatements(ctx: Ctx, runId: string, rollup: Record<string, readonly string[]>): D1PreparedStatement[] {
-  const names = Object.keys(rollup);
+  const db = dbOf(ctx);
+  const counted = Object.fromEntries(Object.entries(rollup).map(([name, verbs]) => [name, sql<number>`COALESCE(SUM(${activity.verb} IN ${jsonValues(verbs)}), 0)`.as(name)]));
   return [
-    ctx.d1
-      .prepare(
-        `SELECT COUNT(*) AS activity_total, ${names.map((n) => `COALESCE(SUM(verb IN (SELECT value FROM json_each(?))), 0) AS ${n}`).join(", ")}
-                  FROM activity WHERE tenant_id = ? AND run_id = ?`,
-      )
-      .bind(...names.map((n) => JSON.stringify(rollup[n])), ctx.tenantId, runId),
-    ctx.d1.prepare(`SELECT COUNT(*) AS n FROM runs WHERE tenant_id = ? AND parent_run_id = ?`).bind(ctx.tenantId, runId),
+    statementOf(
+      ctx.d1,
+      db
+        .select({ activity_total: count().as("activity_total"), ...counted })
+        .from(activity)
+        .where(and(eq(activity.tenantId, ctx.tenantId), eq(activity.runId, runId))),
+    ),
+    statementOf(
+      ctx.d1,
+      db
+        .select({ n: count().as("n") })
+        .from(runs)
+        .where(and(eq(runs.tenantId, ctx.tenantId), eq(runs.parentRunId, runId))),
+    ),
   ];
 }
 
 /** A page of runs that pass the filter, newest first. */
 export async function listRuns(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<RunRow[]> {
+  // Hand SQL: run_query hands its filter over as SQL text and parameters.
   return (
     await ctx.d1
       .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
@@ -374,6 +445,7 @@ export async function listRuns(ctx: Ctx, where: string[], params: unknown[], lim
  * the (depth, seq) keyset `after` when given, then how many the subtree holds (row `n`).
  */
 export function runSubtreeStatements(ctx: Ctx, runId: string, maxDepth: number, after: Array<string | number | null> | null, limit: number): D1PreparedStatement[] {
+  // Hand SQL: drizzle cannot say a recursive CTE.
   const tree = `WITH RECURSIVE tree (id, depth) AS (
            SELECT id, 0 FROM runs WHERE tenant_id = ? AND id = ?
            UNION ALL
