@@ -1,6 +1,11 @@
 /** Identity and directory (seed 001): whoami, register_actor, actor_query. */
 import { z } from "zod";
+import { and, count, desc, eq, gt, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
+import { dbOf, fromColumnNames, statementOf } from "../../db/client";
+import { stillHolding } from "../../db/compare-and-swap";
+import { activity, actors, decisions, handoffRecipients, handoffs, notifications, tenants } from "../../db/schema";
 import { ACTIVITY_ITEM_COLUMNS, jsonArray } from "../shared";
 import { notificationSchema } from "../collab/model";
 
@@ -34,6 +39,30 @@ export interface ActorRow {
 
 export const ACTOR_COLUMNS = "id, name, kind, display_name, group_name, role, capabilities, created_at, last_seen_at, last_seen_activity_seq";
 
+/** An actor row's fields (ACTOR_COLUMNS), keyed by SQL column name so rows keep the shape the tools read. */
+const actorFields = {
+  id: actors.id,
+  name: actors.name,
+  kind: actors.kind,
+  display_name: actors.displayName,
+  group_name: actors.groupName,
+  role: actors.role,
+  capabilities: actors.capabilities,
+  created_at: actors.createdAt,
+  last_seen_at: actors.lastSeenAt,
+  last_seen_activity_seq: actors.lastSeenActivitySeq,
+};
+
+/** One actor of the caller's tenant, by a condition on the actors table; joins a batch. */
+const actorStatement = (ctx: Ctx, match: SQL) =>
+  statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .select(actorFields)
+      .from(actors)
+      .where(and(eq(actors.tenantId, ctx.tenantId), match)),
+  );
+
 export function toActor(r: ActorRow): Actor {
   return {
     id: r.id,
@@ -48,7 +77,7 @@ export function toActor(r: ActorRow): Actor {
   };
 }
 
-export const getActor = (ctx: Ctx, id: string) => ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id);
+export const getActor = (ctx: Ctx, id: string) => actorStatement(ctx, eq(actors.id, id));
 
 export const recentDecisionSchema = z.object({
   id: z.string().describe("Decision id."),
@@ -72,12 +101,22 @@ export type InboxItem = z.infer<typeof inboxItemSchema>;
 export const unreadSchema = notificationSchema.omit({ read_at: true });
 export type Unread = z.infer<typeof unreadSchema>;
 
-export const UNREAD_COLUMNS = "id, kind, object_type, object_id, summary, from_actor_id, created_at";
+/** An unread notification's fields, keyed by SQL column name as the digest returns them. */
+const unreadFields = {
+  id: notifications.id,
+  kind: notifications.kind,
+  object_type: notifications.objectType,
+  object_id: notifications.objectId,
+  summary: notifications.summary,
+  from_actor_id: notifications.fromActorId,
+  created_at: notifications.createdAt,
+};
 
 /** The actor registered under a name (external_ref); joins a batch. */
-export const actorByNameStatement = (ctx: Ctx, name: string) => ctx.d1.prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE tenant_id = ? AND name = ?`).bind(ctx.tenantId, name);
+export const actorByNameStatement = (ctx: Ctx, name: string) => actorStatement(ctx, eq(actors.name, name));
 
 /** A page of actors that pass the filter, by name. */
+// Hand SQL: the filter arrives as SQL text from actor_query (a json_each walk over capabilities, the keyset cursor).
 export async function listActors(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<ActorRow[]> {
   return (
     await ctx.d1
@@ -100,37 +139,77 @@ export interface ActorInsert {
 
 /** Insert-or-nothing on the unique (tenant, name) index; returns the id only when it inserted. */
 export function insertActorStatement(ctx: Ctx, a: ActorInsert): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `INSERT INTO actors (id, tenant_id, name, kind, display_name, group_name, role, capabilities, created_at, updated_at)
-           VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (tenant_id, name) DO NOTHING RETURNING id`,
-    )
-    .bind(a.id, ctx.tenantId, a.name, a.kind, a.displayName, a.group, a.role, a.capabilities, a.now, a.now);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(actors)
+      // drizzle writes null for a column left out (SQLite has no DEFAULT in VALUES): the migrations' defaults are spelled out.
+      .values({
+        id: a.id,
+        tenantId: ctx.tenantId,
+        name: a.name,
+        kind: a.kind,
+        displayName: a.displayName,
+        groupName: a.group,
+        role: a.role,
+        capabilities: a.capabilities,
+        createdAt: a.now,
+        updatedAt: a.now,
+        lastSeenAt: null,
+        lastSeenActivitySeq: 0,
+      })
+      .onConflictDoNothing({ target: [actors.tenantId, actors.name] })
+      .returning({ id: actors.id }),
+  );
 }
 
 /** Compare-and-swap update of an actor's columns: applies only while each still holds its `previous` value; returns the id when it did. */
 export function updateActorStatement(ctx: Ctx, name: string, changes: Array<[keyof ActorRow, string | undefined]>, previous: ActorRow, now: string): D1PreparedStatement {
-  return ctx.d1
-    .prepare(
-      `UPDATE actors SET ${changes.map(([c]) => `${c} = ?`).join(", ")}, updated_at = ?
-                  WHERE tenant_id = ? AND name = ? AND ${changes.map(([c]) => `${c} IS ?`).join(" AND ")} RETURNING id`,
-    )
-    .bind(...changes.map(([, v]) => v), now, ctx.tenantId, name, ...changes.map(([c]) => previous[c]));
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(actors)
+      .set({ ...fromColumnNames(actors, Object.fromEntries(changes)), updatedAt: now })
+      .where(
+        and(
+          eq(actors.tenantId, ctx.tenantId),
+          eq(actors.name, name),
+          ...stillHolding(
+            actors,
+            { ...previous },
+            changes.map(([c]) => c),
+          ),
+        ),
+      )
+      .returning({ id: actors.id }),
+  );
 }
 
-export const tenantSlugStatement = (ctx: Ctx) => ctx.d1.prepare(`SELECT slug FROM tenants WHERE id = ?`).bind(ctx.tenantId);
+export const tenantSlugStatement = (ctx: Ctx) => statementOf(ctx.d1, dbOf(ctx).select({ slug: tenants.slug }).from(tenants).where(eq(tenants.id, ctx.tenantId)));
 
 /**
  * whoami's delta, in the order it must run in one batch (one transaction): the count of others' activity
  * after `seenSeq`, up to `items` of those entries, then the caller's new high-water mark.
  */
 export function seenSinceStatements(ctx: Ctx, seenSeq: number, items: number, now: string): D1PreparedStatement[] {
+  const db = dbOf(ctx);
   return [
-    ctx.d1.prepare(`SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ?`).bind(ctx.tenantId, ctx.actorId, seenSeq),
+    statementOf(
+      ctx.d1,
+      db
+        .select({ n: count().as("n") })
+        .from(activity)
+        .where(and(eq(activity.tenantId, ctx.tenantId), ne(activity.actorId, ctx.actorId), gt(activity.seq, seenSeq))),
+    ),
+    // Hand SQL: its columns are ACTIVITY_ITEM_COLUMNS, SQL text shared with the activity feed.
     ctx.d1.prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, ctx.actorId, seenSeq, items),
-    ctx.d1
-      .prepare(`UPDATE actors SET last_seen_at = ?, last_seen_activity_seq = (SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?) WHERE tenant_id = ? AND id = ?`)
-      .bind(now, ctx.tenantId, ctx.tenantId, ctx.actorId),
+    statementOf(
+      ctx.d1,
+      db
+        .update(actors)
+        .set({ lastSeenAt: now, lastSeenActivitySeq: sql`(SELECT COALESCE(MAX(${activity.seq}), 0) FROM ${activity} WHERE ${activity.tenantId} = ${ctx.tenantId})` })
+        .where(and(eq(actors.tenantId, ctx.tenantId), eq(actors.id, ctx.actorId))),
+    ),
   ];
 }
 
@@ -139,23 +218,55 @@ export function seenSinceStatements(ctx: Ctx, seenSeq: number, items: number, no
  * then the tenant's five latest decisions.
  */
 export function digestStatements(ctx: Ctx): D1PreparedStatement[] {
+  const db = dbOf(ctx);
+  const r = alias(handoffRecipients, "r");
+  const h = alias(handoffs, "h");
+  const inboxFields = { id: h.id, kind: h.kind, title: h.title, status: h.status, from_actor_id: h.fromActorId, created_at: h.createdAt };
+  const on = and(eq(h.tenantId, r.tenantId), eq(h.id, r.handoffId));
+  /** The count and the first ten of the handoffs addressed to the caller that pass `where`, oldest first. */
+  const addressed = (where: SQL | undefined) => {
+    const match = and(eq(r.tenantId, ctx.tenantId), eq(r.actorId, ctx.actorId), where);
+    return [
+      statementOf(
+        ctx.d1,
+        db
+          .select({ n: count().as("n") })
+          .from(r)
+          .innerJoin(h, on)
+          .where(match),
+      ),
+      statementOf(ctx.d1, db.select(inboxFields).from(r).innerJoin(h, on).where(match).orderBy(h.createdAt).limit(10)),
+    ];
+  };
+  /** The count and the ten latest of the caller's notifications that pass `where`. */
+  const notices = (where: SQL | undefined) => [
+    statementOf(
+      ctx.d1,
+      db
+        .select({ n: count().as("n") })
+        .from(notifications)
+        .where(where),
+    ),
+    statementOf(ctx.d1, db.select(unreadFields).from(notifications).where(where).orderBy(desc(notifications.seq)).limit(10)),
+  ];
   // The inbox tool's rule: handoffs addressed to you, still live or answered, until you ack them.
-  const unacked = `FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
-      WHERE r.tenant_id = ? AND r.actor_id = ? AND r.acked_at IS NULL AND h.status IN ('open', 'claimed', 'responded')`;
+  const unacked = and(isNull(r.ackedAt), inArray(h.status, ["open", "claimed", "responded"]));
   // Waiting on you: nobody has taken it yet, or you took it and have not answered.
-  const waiting = `FROM handoff_recipients r JOIN handoffs h ON h.tenant_id = r.tenant_id AND h.id = r.handoff_id
-      WHERE r.tenant_id = ? AND r.actor_id = ? AND (h.status = 'open' OR (h.status = 'claimed' AND h.claimed_by = r.actor_id))`;
-  const unread = `FROM notifications WHERE tenant_id = ? AND actor_id = ? AND read_at IS NULL`;
-  const mention = `${unread} AND kind = 'mention'`;
+  const waiting = or(eq(h.status, "open"), and(eq(h.status, "claimed"), eq(h.claimedBy, r.actorId)));
+  const unread = and(eq(notifications.tenantId, ctx.tenantId), eq(notifications.actorId, ctx.actorId), isNull(notifications.readAt));
   return [
-    ctx.d1.prepare(`SELECT COUNT(*) AS n ${unacked}`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT h.id, h.kind, h.title, h.status, h.from_actor_id, h.created_at ${unacked} ORDER BY h.created_at ASC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT COUNT(*) AS n ${waiting}`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT h.id, h.kind, h.title, h.status, h.from_actor_id, h.created_at ${waiting} ORDER BY h.created_at ASC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT COUNT(*) AS n ${unread}`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT ${UNREAD_COLUMNS} ${unread} ORDER BY seq DESC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT COUNT(*) AS n ${mention}`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT ${UNREAD_COLUMNS} ${mention} ORDER BY seq DESC LIMIT 10`).bind(ctx.tenantId, ctx.actorId),
-    ctx.d1.prepare(`SELECT id, title, status, project_id, created_at AS at FROM decisions WHERE tenant_id = ? ORDER BY seq DESC LIMIT 5`).bind(ctx.tenantId),
+    ...addressed(unacked),
+    ...addressed(waiting),
+    ...notices(unread),
+    ...notices(and(unread, eq(notifications.kind, "mention"))),
+    statementOf(
+      ctx.d1,
+      db
+        .select({ id: decisions.id, title: decisions.title, status: decisions.status, project_id: decisions.projectId, at: sql`${decisions.createdAt}`.as("at") })
+        .from(decisions)
+        .where(eq(decisions.tenantId, ctx.tenantId))
+        .orderBy(desc(decisions.seq))
+        .limit(5),
+    ),
   ];
 }

@@ -1,5 +1,9 @@
 /** Repositories and code refs (seed 001): where "done" points at real code. */
 import { z } from "zod";
+import { and, eq, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { dbOf, fromColumnNames, statementOf } from "../../db/client";
+import { stillHolding } from "../../db/compare-and-swap";
+import { codeRefs, decisions, projectRepositories, repositories, tasks } from "../../db/schema";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
@@ -79,6 +83,25 @@ export const repositorySchema = z.object({
 export type Repository = z.infer<typeof repositorySchema>;
 const REPO_COLUMNS = "id, host, owner, name, slug, remote_url, default_branch, created_at";
 
+/** A repository row's fields (REPO_COLUMNS), keyed by SQL column name so rows keep the shape the tools return. */
+const repoFields = {
+  id: repositories.id,
+  host: repositories.host,
+  owner: repositories.owner,
+  name: repositories.name,
+  slug: repositories.slug,
+  remote_url: repositories.remoteUrl,
+  default_branch: repositories.defaultBranch,
+  created_at: repositories.createdAt,
+};
+
+/** The caller's tenant's repository at a normalized remote URL (the unique key). */
+const repositoryByRemoteQuery = (ctx: Ctx, url: string) =>
+  dbOf(ctx)
+    .select(repoFields)
+    .from(repositories)
+    .where(and(eq(repositories.tenantId, ctx.tenantId), eq(repositories.remoteUrl, url)));
+
 /** The SQL condition (on a `repositories` row aliased `alias`) matching a reference by id, owner/name or remote URL. */
 export function repoRefCondition(ref: string, alias = "repositories"): { sql: string; params: string[] } {
   const remote = normalizeRemote(ref)?.url ?? "";
@@ -86,6 +109,7 @@ export function repoRefCondition(ref: string, alias = "repositories"): { sql: st
 }
 
 /** A registered repository of the caller's tenant, by id, owner/name or remote URL. */
+// Hand SQL: its match is repoRefCondition, SQL text shared with the projects room's listing.
 export async function findRepository(ctx: Ctx, ref: string): Promise<Repository> {
   const match = repoRefCondition(ref);
   const row = await ctx.d1
@@ -101,27 +125,45 @@ export async function registerRepository(ctx: Ctx, parts: RemoteParts, defaultBr
   const id = uuidv7();
   const now = iso(ctx.clock.now());
   const [inserted, , found] = await ctx.d1.batch<Repository>([
-    ctx.d1
-      .prepare(
-        `INSERT INTO repositories (id, tenant_id, host, owner, name, slug, remote_url, default_branch, created_by, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING id`,
-      )
-      .bind(id, ctx.tenantId, parts.host, parts.owner, parts.name, `${parts.owner}/${parts.name}`, parts.url, defaultBranch, ctx.actorId, now),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .insert(repositories)
+        .values({
+          id,
+          tenantId: ctx.tenantId,
+          host: parts.host,
+          owner: parts.owner,
+          name: parts.name,
+          slug: `${parts.owner}/${parts.name}`,
+          remoteUrl: parts.url,
+          defaultBranch,
+          createdBy: ctx.actorId,
+          createdAt: now,
+        })
+        .onConflictDoNothing()
+        .returning({ id: repositories.id }),
+    ),
     activityStatement(ctx, { verb: "repo.registered", objectType: "repository", objectId: id, summary: `registered ${parts.owner}/${parts.name}`, ifPreviousChanged: true }),
-    ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url),
+    statementOf(ctx.d1, repositoryByRemoteQuery(ctx, parts.url)),
   ]);
   return { repository: found!.results[0]!, created: inserted!.results.length > 0 };
 }
 
 /** A registered repository of the caller's tenant by its normalized remote URL, or null. */
 export async function repositoryByRemote(ctx: Ctx, parts: RemoteParts): Promise<Repository | null> {
-  return ctx.d1.prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND remote_url = ?`).bind(ctx.tenantId, parts.url).first<Repository>();
+  return (await repositoryByRemoteQuery(ctx, parts.url).get()) ?? null;
 }
 
 /** The tenant's repositories as owner and name, by owner then name, at most `limit` (ask one more than you show to know there are more). */
 export async function repositoryNames(ctx: Ctx, limit: number): Promise<{ owner: string; name: string }[]> {
-  const rows = await ctx.d1.prepare(`SELECT owner, name FROM repositories WHERE tenant_id = ? ORDER BY owner, name LIMIT ?`).bind(ctx.tenantId, limit).all<{ owner: string; name: string }>();
-  return rows.results;
+  return dbOf(ctx)
+    .select({ owner: repositories.owner, name: repositories.name })
+    .from(repositories)
+    .where(eq(repositories.tenantId, ctx.tenantId))
+    .orderBy(repositories.owner, repositories.name)
+    .limit(limit)
+    .all();
 }
 
 export const REPO_ROLES = ["primary", "dependency", "docs"] as const;
@@ -149,6 +191,28 @@ export const codeRefSchema = z.object({
 });
 export type CodeRef = z.infer<typeof codeRefSchema>;
 export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
+
+/** A code ref row's fields (CODE_REF_COLUMNS), keyed by SQL column name so rows keep the shape the tools return. */
+const codeRefFields = {
+  id: codeRefs.id,
+  object_type: codeRefs.objectType,
+  object_id: codeRefs.objectId,
+  ref_type: codeRefs.refType,
+  repository_id: codeRefs.repositoryId,
+  sha: codeRefs.sha,
+  branch: codeRefs.branch,
+  pr_number: codeRefs.prNumber,
+  pr_url: codeRefs.prUrl,
+  pr_state: codeRefs.prState,
+  title: codeRefs.title,
+  url: codeRefs.url,
+  run_id: codeRefs.runId,
+  created_by: codeRefs.createdBy,
+  created_at: codeRefs.createdAt,
+};
+
+/** A code ref by a condition on the code_refs table, or undefined. */
+const codeRefWhere = async (ctx: Ctx, match: SQL | undefined): Promise<CodeRef | undefined> => (await dbOf(ctx).select(codeRefFields).from(codeRefs).where(match).get()) as CodeRef | undefined;
 
 export const SHA = z
   .string()
@@ -202,42 +266,45 @@ export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)
   checkRefShape(r);
   let repositoryId = filled.repositoryId;
   if (!repositoryId && projectId) {
-    const primaries = await ctx.d1
-      .prepare(`SELECT repository_id FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND role = 'primary' LIMIT 2`)
-      .bind(ctx.tenantId, projectId)
-      .all<{ repository_id: string }>();
-    if (primaries.results.length === 1) repositoryId = primaries.results[0]!.repository_id;
+    const primaries = await dbOf(ctx)
+      .select({ repository_id: projectRepositories.repositoryId })
+      .from(projectRepositories)
+      .where(and(eq(projectRepositories.tenantId, ctx.tenantId), eq(projectRepositories.projectId, projectId), eq(projectRepositories.role, "primary")))
+      .limit(2)
+      .all();
+    if (primaries.length === 1) repositoryId = primaries[0]!.repository_id;
   }
   const id = uuidv7();
   const now = iso(ctx.clock.now());
   const label = r.ref_type === "commit" ? r.sha!.toLowerCase().slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
   await ctx.d1.batch([
-    ctx.d1
-      .prepare(
-        `INSERT INTO code_refs (id, tenant_id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at)
-                VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .bind(
-        id,
-        ctx.tenantId,
-        objectType,
-        objectId,
-        r.ref_type,
-        repositoryId,
-        r.sha?.toLowerCase() ?? null,
-        r.branch ?? null,
-        r.pr_number ?? null,
-        r.pr_url ?? null,
-        r.pr_state ?? (r.ref_type === "pr" ? "open" : null),
-        r.title ?? "",
-        r.url ?? null,
-        run?.runId ?? null,
-        ctx.actorId,
-        now,
-      ),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .insert(codeRefs)
+        .values({
+          id,
+          tenantId: ctx.tenantId,
+          objectType,
+          objectId,
+          refType: r.ref_type,
+          repositoryId,
+          sha: r.sha?.toLowerCase() ?? null,
+          branch: r.branch ?? null,
+          prNumber: r.pr_number ?? null,
+          prUrl: r.pr_url ?? null,
+          prState: r.pr_state ?? (r.ref_type === "pr" ? "open" : null),
+          title: r.title ?? "",
+          url: r.url ?? null,
+          runId: run?.runId ?? null,
+          createdBy: ctx.actorId,
+          createdAt: now,
+          deletedAt: null,
+        }),
+    ),
     activityStatement(ctx, { verb: "code_ref.added", objectType, objectId, projectId, summary: `${r.ref_type} ${label}`, metadata: { code_ref_id: id } }),
   ]);
-  return (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(id).first<CodeRef>())!;
+  return (await codeRefWhere(ctx, eq(codeRefs.id, id)))!;
 }
 
 /**
@@ -253,21 +320,30 @@ export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record
     before.object_type === "project"
       ? before.object_id
       : before.object_type === "task" || before.object_type === "decision"
-        ? ((
-            await ctx.d1
-              .prepare(`SELECT project_id FROM ${before.object_type === "task" ? "tasks" : "decisions"} WHERE tenant_id = ? AND id = ?`)
-              .bind(ctx.tenantId, before.object_id)
-              .first<{ project_id: string | null }>()
+        ? ((before.object_type === "task"
+            ? await dbOf(ctx)
+                .select({ project_id: tasks.projectId })
+                .from(tasks)
+                .where(and(eq(tasks.tenantId, ctx.tenantId), eq(tasks.id, before.object_id)))
+                .get()
+            : await dbOf(ctx)
+                .select({ project_id: decisions.projectId })
+                .from(decisions)
+                .where(and(eq(decisions.tenantId, ctx.tenantId), eq(decisions.id, before.object_id)))
+                .get()
           )?.project_id ?? null)
         : null;
   // Compare-and-swap on the fields being changed: a change decided on a stale read (say, moving a PR
   // that was merged meanwhile) is refused instead of overwriting the other write.
   const [updated] = await ctx.d1.batch<{ id: string }>([
-    ctx.d1
-      .prepare(
-        `UPDATE code_refs SET ${changed.map((c) => `${c} = ?`).join(", ")} WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL AND ${changed.map((c) => `${c} IS ?`).join(" AND ")} RETURNING id`,
-      )
-      .bind(...changed.map((c) => next[c]), ctx.tenantId, before.id, ...changed.map((c) => before[c as keyof CodeRef] ?? null)),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .update(codeRefs)
+        .set(fromColumnNames(codeRefs, Object.fromEntries(changed.map((c) => [c, next[c]]))))
+        .where(and(eq(codeRefs.tenantId, ctx.tenantId), eq(codeRefs.id, before.id), isNull(codeRefs.deletedAt), ...stillHolding(codeRefs, before, changed)))
+        .returning({ id: codeRefs.id }),
+    ),
     activityStatement(ctx, {
       verb: prMove ? `pr.${next.pr_state}` : "code_ref.updated",
       objectType: before.object_type,
@@ -279,26 +355,37 @@ export async function applyCodeRefChange(ctx: Ctx, before: CodeRef, next: Record
     }),
   ]);
   if (updated!.results.length === 0) {
-    const current = await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, before.id).first<CodeRef>();
+    const current = await codeRefWhere(ctx, and(eq(codeRefs.tenantId, ctx.tenantId), eq(codeRefs.id, before.id)));
     // Someone else made the same change: one write, already done.
     if (current && changed.every((c) => current[c as keyof CodeRef] === next[c])) return { code_ref: current, changed: [] };
     throw new ToolError("conflict", `Code ref ${before.id} changed (${changed.join(", ")}) while this call ran; your change was not stored.`, {
       hint: "Re-read it with code_ref_query and decide again from what it holds now.",
     });
   }
-  return { code_ref: (await ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE id = ?`).bind(before.id).first<CodeRef>())!, changed };
+  return { code_ref: (await codeRefWhere(ctx, eq(codeRefs.id, before.id)))!, changed };
 }
 
 /** Forgets a repository (its GitHub App access was removed); its code refs and recorded commits stay as history. */
 export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<void> {
   await ctx.d1.batch([
-    ctx.d1.prepare(`DELETE FROM project_repositories WHERE tenant_id = ? AND repository_id = ?`).bind(ctx.tenantId, repo.id),
-    ctx.d1.prepare(`DELETE FROM repositories WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, repo.id),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .delete(projectRepositories)
+        .where(and(eq(projectRepositories.tenantId, ctx.tenantId), eq(projectRepositories.repositoryId, repo.id))),
+    ),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .delete(repositories)
+        .where(and(eq(repositories.tenantId, ctx.tenantId), eq(repositories.id, repo.id))),
+    ),
     activityStatement(ctx, { verb: "repo.unregistered", objectType: "repository", objectId: repo.id, summary: `unregistered ${repo.slug}`, ifPreviousChanged: true }),
   ]);
 }
 
 /** A page of repositories that pass the filter (`where` over alias r, `join` adding pr and `role` its column), by slug. */
+// Hand SQL: the join, the role column and the filter arrive as SQL text from repo_query (with the keyset cursor).
 export async function listRepositories(ctx: Ctx, join: string, role: string, where: string[], params: unknown[], limit: number): Promise<Array<Repository & { role?: string }>> {
   return (
     await ctx.d1
@@ -313,27 +400,38 @@ export async function listRepositories(ctx: Ctx, join: string, role: string, whe
 
 type LinkKey = readonly [tenantId: string, projectId: string, repositoryId: string];
 
+const linkIs = ([tenantId, projectId, repositoryId]: LinkKey) =>
+  and(eq(projectRepositories.tenantId, tenantId), eq(projectRepositories.projectId, projectId), eq(projectRepositories.repositoryId, repositoryId));
+
 /** A role change of a project's link to a repository, only from exactly `from` (compare-and-swap). */
 export function changeLinkRoleStatement(ctx: Ctx, key: LinkKey, from: string, to: string): D1PreparedStatement {
-  return ctx.d1.prepare(`UPDATE project_repositories SET role = ? WHERE tenant_id = ? AND project_id = ? AND repository_id = ? AND role = ? AND role <> ?`).bind(to, ...key, from, to);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(projectRepositories)
+      .set({ role: to })
+      .where(and(linkIs(key), eq(projectRepositories.role, from), ne(projectRepositories.role, to))),
+  );
 }
 
 /** A new link of a project to a repository; an existing link is left as it is. */
 export function insertLinkStatement(ctx: Ctx, key: LinkKey, role: string, now: string): D1PreparedStatement {
-  return ctx.d1.prepare(`INSERT INTO project_repositories (tenant_id, project_id, repository_id, role, created_at) VALUES (?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`).bind(...key, role, now);
+  const [tenantId, projectId, repositoryId] = key;
+  return statementOf(ctx.d1, dbOf(ctx).insert(projectRepositories).values({ tenantId, projectId, repositoryId, role, createdAt: now }).onConflictDoNothing());
 }
 
 /** The role a project's link to a repository holds (no row when unlinked). */
 export function linkRoleStatement(ctx: Ctx, key: LinkKey): D1PreparedStatement {
-  return ctx.d1.prepare(`SELECT role FROM project_repositories WHERE tenant_id = ? AND project_id = ? AND repository_id = ?`).bind(...key);
+  return statementOf(ctx.d1, dbOf(ctx).select({ role: projectRepositories.role }).from(projectRepositories).where(linkIs(key)));
 }
 
 /** A live (not deleted) code ref, or null. */
 export async function findLiveCodeRef(ctx: Ctx, id: string): Promise<CodeRef | null> {
-  return ctx.d1.prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(ctx.tenantId, id).first<CodeRef>();
+  return (await codeRefWhere(ctx, and(eq(codeRefs.tenantId, ctx.tenantId), eq(codeRefs.id, id), isNull(codeRefs.deletedAt)))) ?? null;
 }
 
 /** A page of code refs that pass the filter, newest first. */
+// Hand SQL: the filter arrives as SQL text from code_ref_query (with the shared keyset cursor).
 export async function listCodeRefs(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<CodeRef[]> {
   return (
     await ctx.d1
@@ -345,7 +443,13 @@ export async function listCodeRefs(ctx: Ctx, where: string[], params: unknown[],
 
 /** A repository of the caller's tenant, by id or owner/name. */
 export async function findRepositoryId(ctx: Ctx, ref: string): Promise<string> {
-  const row = await ctx.d1.prepare(`SELECT id FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`).bind(ctx.tenantId, ref, ref).first<{ id: string }>();
+  const row = await dbOf(ctx)
+    .select({ id: repositories.id })
+    .from(repositories)
+    // `COLLATE NOCASE` so owner/name matches whatever its case, as before.
+    .where(and(eq(repositories.tenantId, ctx.tenantId), or(eq(repositories.id, ref), sql`${repositories.slug} = ${ref} COLLATE NOCASE`)))
+    .limit(1)
+    .get();
   if (!row) throw notFound("repository", ref, "Pass a registered repository's id or owner/name (repo_query lists them).");
   return row.id;
 }
