@@ -6,7 +6,10 @@
  * compare-and-swap from pending, so of two racing answers exactly one lands.
  */
 import { z } from "zod";
+import { and, eq, inArray, sql } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { actors, planApprovals } from "../../db/schema";
 import { ToolError } from "../../core/errors";
 import { jsonArray, Condition } from "../../work/shared";
 
@@ -66,6 +69,26 @@ interface ApprovalRow {
 }
 const COLUMNS = "id, plan_id, plan_version, step_numbers, approver_ids, status, summary, note, requested_by, created_at, due_at, responded_by, responded_at, comment, modifications, handoff_id";
 
+/** A request row's fields, keyed by SQL column name (the ApprovalRow shape; the same columns as COLUMNS). */
+const approvalFields = {
+  id: planApprovals.id,
+  plan_id: planApprovals.planId,
+  plan_version: planApprovals.planVersion,
+  step_numbers: planApprovals.stepNumbers,
+  approver_ids: planApprovals.approverIds,
+  status: planApprovals.status,
+  summary: planApprovals.summary,
+  note: planApprovals.note,
+  requested_by: planApprovals.requestedBy,
+  created_at: planApprovals.createdAt,
+  due_at: planApprovals.dueAt,
+  responded_by: planApprovals.respondedBy,
+  responded_at: planApprovals.respondedAt,
+  comment: planApprovals.comment,
+  modifications: planApprovals.modifications,
+  handoff_id: planApprovals.handoffId,
+};
+
 export function toApproval(r: ApprovalRow): Approval {
   const { approver_ids, step_numbers, ...rest } = r;
   const steps = jsonArray<number>(step_numbers);
@@ -77,16 +100,25 @@ export const approvalNotFound = (id: string) =>
   new ToolError("not_found", `Approval request ${id} not found`, { hint: "list_approvals shows the approval requests; inbox shows the ones waiting for you." });
 
 export async function findApproval(ctx: Ctx, id: string): Promise<Approval | null> {
-  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<ApprovalRow>();
-  return row ? toApproval(row) : null;
+  const row = await dbOf(ctx)
+    .select(approvalFields)
+    .from(planApprovals)
+    .where(and(eq(planApprovals.tenantId, ctx.tenantId), eq(planApprovals.id, id)))
+    .get();
+  return row ? toApproval(row as ApprovalRow) : null;
 }
 
 /** One pending request per plan, version and steps: a repeated request finds the first. */
 export const approvalFingerprint = (planId: string, version: number, steps: readonly number[]) => `${planId}@${version}#${steps.length === 0 ? "plan" : steps.join(",")}`;
 
 export async function findPending(ctx: Ctx, fingerprint: string): Promise<Approval | null> {
-  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE tenant_id = ? AND fingerprint = ? AND status = 'pending'`).bind(ctx.tenantId, fingerprint).first<ApprovalRow>();
-  return row ? toApproval(row) : null;
+  const row = await dbOf(ctx)
+    .select(approvalFields)
+    .from(planApprovals)
+    // 'pending' as a literal, as the partial unique index on pending fingerprints is declared, so the lookup stays on it.
+    .where(and(eq(planApprovals.tenantId, ctx.tenantId), eq(planApprovals.fingerprint, fingerprint), sql`${planApprovals.status} = 'pending'`))
+    .get();
+  return row ? toApproval(row as ApprovalRow) : null;
 }
 
 export interface NewApproval {
@@ -107,6 +139,7 @@ export interface NewApproval {
  * version asked about, and not when a pending request holds its fingerprint (then it returns no row).
  */
 export function insertApprovalStatement(ctx: Ctx, a: NewApproval): D1PreparedStatement {
+  // Hand SQL: an INSERT…SELECT guarded by EXISTS on the plan's version, which drizzle's insert cannot say.
   return ctx.d1
     .prepare(
       `INSERT INTO plan_approvals (tenant_id, id, plan_id, plan_version, step_numbers, approver_ids, status, summary, note, requested_by, created_at, due_at, handoff_id, fingerprint)
@@ -153,12 +186,15 @@ export interface ApprovalAnswer {
  */
 export function answerApprovalStatement(ctx: Ctx, id: string, a: ApprovalAnswer): { statement: D1PreparedStatement; landed: Condition } {
   return {
-    statement: ctx.d1
-      .prepare(
-        `UPDATE plan_approvals SET status = ?, responded_by = ?, responded_at = ?, comment = ?, modifications = ?
-                WHERE tenant_id = ? AND id = ? AND status = 'pending' RETURNING ${COLUMNS}`,
-      )
-      .bind(a.status, ctx.actorId, a.at, a.comment, a.modifications, ctx.tenantId, id),
+    statement: statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .update(planApprovals)
+        .set({ status: a.status, respondedBy: ctx.actorId, respondedAt: a.at, comment: a.comment, modifications: a.modifications })
+        .where(and(eq(planApprovals.tenantId, ctx.tenantId), eq(planApprovals.id, id), sql`${planApprovals.status} = 'pending'`))
+        .returning(approvalFields),
+    ),
+    // Hand SQL: a condition for the hand-SQL guards of the statements that follow the answer in the batch.
     landed: {
       sql: "EXISTS (SELECT 1 FROM plan_approvals WHERE tenant_id = ? AND id = ? AND status = ? AND responded_by = ? AND responded_at = ?)",
       params: [ctx.tenantId, id, a.status, ctx.actorId, a.at],
@@ -174,6 +210,7 @@ export interface ApprovalFilter {
 }
 
 /** Newest first. */
+// Hand SQL: the filter carries the shared keyset cursor's SQL text.
 export async function listApprovals(ctx: Ctx, f: ApprovalFilter): Promise<Approval[]> {
   const where = ["tenant_id = ?"];
   const params: Array<string | number | null> = [ctx.tenantId];
@@ -198,10 +235,11 @@ export async function listApprovals(ctx: Ctx, f: ApprovalFilter): Promise<Approv
 
 /** "name (id)" for each actor id, to name who may answer in a hint. */
 export async function actorLabels(ctx: Ctx, ids: readonly string[]): Promise<string> {
-  const rows = await ctx.d1
-    .prepare(`SELECT id, name FROM actors WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
-    .bind(ctx.tenantId, JSON.stringify(ids))
-    .all<{ id: string; name: string }>();
-  const names = new Map(rows.results.map((r) => [r.id, r.name]));
+  const rows = await dbOf(ctx)
+    .select({ id: actors.id, name: actors.name })
+    .from(actors)
+    .where(and(eq(actors.tenantId, ctx.tenantId), inArray(actors.id, jsonValues(ids))))
+    .all();
+  const names = new Map(rows.map((r) => [r.id, r.name]));
   return ids.map((id) => (names.has(id) ? `${names.get(id)} (${id})` : id)).join(", ");
 }

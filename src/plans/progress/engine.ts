@@ -7,6 +7,10 @@
  * its task's: the task is where agents claim and finish the work.
  */
 import { z } from "zod";
+import { and, eq, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../../db/client";
+import { planStepTasks, planSteps, projects, tasks } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import type { Plan, PlanStatus } from "../document/schema";
@@ -89,20 +93,52 @@ export const progressSchema = z.object({
 export type Progress = z.infer<typeof progressSchema>;
 
 export async function readStepRows(ctx: Ctx, planId: string): Promise<Map<number, StepRow>> {
+  const db = dbOf(ctx);
+  const s = planSteps;
+  const l = alias(planStepTasks, "l");
+  const t = alias(tasks, "t");
+  const p = alias(projects, "p");
   const [states, links] = await ctx.d1.batch<Record<string, unknown>>([
-    ctx.d1
-      .prepare(
-        `SELECT step_number, status, retries, rev, started_at, started_by, finished_at, finished_by, notes, error, files_modified, repo, branch, commit_sha, updated_at
-                FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`,
-      )
-      .bind(ctx.tenantId, planId),
-    ctx.d1
-      .prepare(
-        `SELECT l.step_number, t.id, p.key || '-' || t.seq AS ref, t.status, t.assignee_actor_id, t.lease_expires_at, t.updated_at
-                FROM plan_step_tasks l JOIN tasks t ON t.tenant_id = l.tenant_id AND t.id = l.task_id JOIN projects p ON p.tenant_id = t.tenant_id AND p.id = t.project_id
-                WHERE l.tenant_id = ? AND l.plan_id = ?`,
-      )
-      .bind(ctx.tenantId, planId),
+    statementOf(
+      ctx.d1,
+      db
+        .select({
+          step_number: s.stepNumber,
+          status: s.status,
+          retries: s.retries,
+          rev: s.rev,
+          started_at: s.startedAt,
+          started_by: s.startedBy,
+          finished_at: s.finishedAt,
+          finished_by: s.finishedBy,
+          notes: s.notes,
+          error: s.error,
+          files_modified: s.filesModified,
+          repo: s.repo,
+          branch: s.branch,
+          commit_sha: s.commitSha,
+          updated_at: s.updatedAt,
+        })
+        .from(s)
+        .where(and(eq(s.tenantId, ctx.tenantId), eq(s.planId, planId))),
+    ),
+    statementOf(
+      ctx.d1,
+      db
+        .select({
+          step_number: l.stepNumber,
+          id: t.id,
+          ref: sql<string>`${p.key} || '-' || ${t.seq}`.as("ref"),
+          status: t.status,
+          assignee_actor_id: t.assigneeActorId,
+          lease_expires_at: t.leaseExpiresAt,
+          updated_at: t.updatedAt,
+        })
+        .from(l)
+        .innerJoin(t, and(eq(t.tenantId, l.tenantId), eq(t.id, l.taskId)))
+        .innerJoin(p, and(eq(p.tenantId, t.tenantId), eq(p.id, t.projectId)))
+        .where(and(eq(l.tenantId, ctx.tenantId), eq(l.planId, planId))),
+    ),
   ]);
   const rows = new Map<number, StepRow>();
   const at = (n: number) => rows.get(n) ?? rows.set(n, { step_number: n, state: null, task: null }).get(n)!;
@@ -228,7 +264,11 @@ export async function followSteps(ctx: Ctx, meta: PlanMeta, states: readonly Ste
  */
 export async function followTask(ctx: Ctx, taskId: string): Promise<void> {
   try {
-    const link = await ctx.d1.prepare(`SELECT plan_id FROM plan_step_tasks WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, taskId).first<{ plan_id: string }>();
+    const link = await dbOf(ctx)
+      .select({ plan_id: planStepTasks.planId })
+      .from(planStepTasks)
+      .where(and(eq(planStepTasks.tenantId, ctx.tenantId), eq(planStepTasks.taskId, taskId)))
+      .get();
     const meta = link ? await findPlan(ctx, link.plan_id) : null;
     if (!meta) return;
     const [plan, rows] = await Promise.all([readVersion(ctx, meta.id, meta.version), readStepRows(ctx, meta.id)]);
@@ -241,6 +281,7 @@ export async function followTask(ctx: Ctx, taskId: string): Promise<void> {
 /** execute_plan's record of what it committed for a step: the step is completed with its commit. */
 export function recordCommitStatement(ctx: Ctx, planId: string, stepNumber: number, c: { repo: string; branch: string; sha: string; files: string[]; notes: string }): D1PreparedStatement {
   const now = iso(ctx.clock.now());
+  // Hand SQL: the UPSERT keeps the stored start (COALESCE of the row with excluded.*) and leaves retries to the migration's default.
   return ctx.d1
     .prepare(
       `INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, started_at, started_by, finished_at, finished_by, notes, files_modified, repo, branch, commit_sha, updated_at)

@@ -63,6 +63,7 @@ function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state
   const error = m.error ?? seen?.error ?? "";
   const files = JSON.stringify(m.files_modified ?? (seen ? (JSON.parse(seen.files_modified) as string[]) : []));
   const retries = m.retries ?? seen?.retries ?? 0;
+  // Hand SQL: the race tests interleave on this statement's text (INSERT INTO plan_steps), which drizzle would lowercase and quote.
   return ctx.d1
     .prepare(
       `INSERT INTO plan_steps (tenant_id, plan_id, step_number, status, retries, started_at, started_by, finished_at, finished_by, notes, error, files_modified, rev, updated_at)
@@ -80,6 +81,7 @@ function moveStatement(ctx: Ctx, planId: string, n: number, seen: StepRow["state
  * of moves lands whole or not at all. SQLite has no RAISE outside triggers; json() of text that is
  * not JSON is an error, and D1 rolls back a batch on any error.
  */
+// Hand SQL: the guard reads changes(), which drizzle cannot say.
 const abortIfUnchanged = (ctx: Ctx, n: number) => ctx.d1.prepare(`SELECT CASE WHEN changes() = 0 THEN json(?) END`).bind(`${LOST_MOVE} ${n}`);
 const LOST_MOVE = "lost step move";
 

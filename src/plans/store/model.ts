@@ -4,6 +4,9 @@
  * racing for the same plan cannot both win, and a losing writer changes nothing.
  */
 import { z } from "zod";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { handoffs, planApprovals, plans, planStepTasks, planSteps, planVersions } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
@@ -46,6 +49,21 @@ interface PlanRow {
 }
 const COLUMNS = "id, name, goal, status, tags, current_version, step_count, created_at, created_by, updated_at, updated_by";
 
+/** A plan row's fields, keyed by SQL column name (the PlanRow shape; the same columns as COLUMNS). */
+const planFields = {
+  id: plans.id,
+  name: plans.name,
+  goal: plans.goal,
+  status: plans.status,
+  tags: plans.tags,
+  current_version: plans.currentVersion,
+  step_count: plans.stepCount,
+  created_at: plans.createdAt,
+  created_by: plans.createdBy,
+  updated_at: plans.updatedAt,
+  updated_by: plans.updatedBy,
+};
+
 export const toMeta = (r: PlanRow): PlanMeta => ({
   id: r.id,
   name: r.name,
@@ -65,8 +83,12 @@ const GOAL_PREVIEW = 300;
 export const planNotFound = (id: string) => new ToolError("not_found", `Plan ${id} not found`, { hint: "list_plans shows the plans you can use." });
 
 export async function findPlan(ctx: Ctx, id: string): Promise<PlanMeta | null> {
-  const row = await ctx.d1.prepare(`SELECT ${COLUMNS} FROM plans WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, id).first<PlanRow>();
-  return row ? toMeta(row) : null;
+  const row = await dbOf(ctx)
+    .select(planFields)
+    .from(plans)
+    .where(and(eq(plans.tenantId, ctx.tenantId), eq(plans.id, id)))
+    .get();
+  return row ? toMeta(row as PlanRow) : null;
 }
 
 export async function getPlan(ctx: Ctx, id: string): Promise<PlanMeta> {
@@ -77,11 +99,14 @@ export async function getPlan(ctx: Ctx, id: string): Promise<PlanMeta> {
 
 /** Names need not be unique: a name shared by several plans means the one changed last. */
 export async function findPlanByName(ctx: Ctx, name: string): Promise<PlanMeta | null> {
-  const row = await ctx.d1
-    .prepare(`SELECT ${COLUMNS} FROM plans WHERE tenant_id = ? AND name_lower = ? ORDER BY updated_at DESC, id DESC LIMIT 1`)
-    .bind(ctx.tenantId, name.trim().toLowerCase())
-    .first<PlanRow>();
-  return row ? toMeta(row) : null;
+  const row = await dbOf(ctx)
+    .select(planFields)
+    .from(plans)
+    .where(and(eq(plans.tenantId, ctx.tenantId), eq(plans.nameLower, name.trim().toLowerCase())))
+    .orderBy(desc(plans.updatedAt), desc(plans.id))
+    .limit(1)
+    .get();
+  return row ? toMeta(row as PlanRow) : null;
 }
 
 export interface VersionRow {
@@ -94,7 +119,11 @@ export interface VersionRow {
 }
 
 export async function readVersion(ctx: Ctx, planId: string, version: number): Promise<Plan> {
-  const row = await ctx.d1.prepare(`SELECT plan FROM plan_versions WHERE tenant_id = ? AND plan_id = ? AND version = ?`).bind(ctx.tenantId, planId, version).first<{ plan: string }>();
+  const row = await dbOf(ctx)
+    .select({ plan: planVersions.plan })
+    .from(planVersions)
+    .where(and(eq(planVersions.tenantId, ctx.tenantId), eq(planVersions.planId, planId), eq(planVersions.version, version)))
+    .get();
   if (!row) {
     throw new ToolError("not_found", `Version ${version} not found for plan ${planId}`, { hint: "view_history lists the plan's versions." });
   }
@@ -105,11 +134,14 @@ export async function readVersion(ctx: Ctx, planId: string, version: number): Pr
 export const parseStored = (json: string): Plan => planSchema.parse(JSON.parse(json));
 
 export async function listVersions(ctx: Ctx, planId: string, limit: number): Promise<VersionRow[]> {
-  const rows = await ctx.d1
-    .prepare(`SELECT version, plan, change_type, change_summary, created_at, created_by FROM plan_versions WHERE tenant_id = ? AND plan_id = ? ORDER BY version DESC LIMIT ?`)
-    .bind(ctx.tenantId, planId, limit)
-    .all<VersionRow>();
-  return rows.results;
+  const v = planVersions;
+  return (await dbOf(ctx)
+    .select({ version: v.version, plan: v.plan, change_type: v.changeType, change_summary: v.changeSummary, created_at: v.createdAt, created_by: v.createdBy })
+    .from(v)
+    .where(and(eq(v.tenantId, ctx.tenantId), eq(v.planId, planId)))
+    .orderBy(desc(v.version))
+    .limit(limit)
+    .all()) as VersionRow[];
 }
 
 /**
@@ -129,13 +161,30 @@ export const planExists = (id: string) =>
 export async function insertPlan(ctx: Ctx, plan: Plan, meta: { name: string; tags: string[] }): Promise<PlanMeta> {
   const now = plan.updated_at;
   const [inserted] = await ctx.d1.batch<PlanRow>([
-    ctx.d1
-      .prepare(
-        `INSERT INTO plans (tenant_id, id, name, name_lower, goal, status, tags, current_version, step_count, created_at, created_by, updated_at, updated_by)
-                VALUES (?, ?, ?, ?, ?, 'ready', ?, 1, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING ${COLUMNS}`,
-      )
-      .bind(ctx.tenantId, plan.id, meta.name, meta.name.toLowerCase(), plan.goal.slice(0, GOAL_PREVIEW), JSON.stringify(meta.tags), plan.steps.length, now, ctx.actorId, now, ctx.actorId),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .insert(plans)
+        .values({
+          tenantId: ctx.tenantId,
+          id: plan.id,
+          name: meta.name,
+          nameLower: meta.name.toLowerCase(),
+          goal: plan.goal.slice(0, GOAL_PREVIEW),
+          status: "ready",
+          tags: JSON.stringify(meta.tags),
+          currentVersion: 1,
+          stepCount: plan.steps.length,
+          createdAt: now,
+          createdBy: ctx.actorId,
+          updatedAt: now,
+          updatedBy: ctx.actorId,
+        })
+        .onConflictDoNothing()
+        .returning(planFields),
+    ),
     // Only when the row above was inserted: a taken id leaves the other plan's history alone.
+    // Hand SQL: drizzle cannot guard an INSERT…SELECT on `changes() > 0`.
     ctx.d1
       .prepare(
         `INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
@@ -163,25 +212,25 @@ export async function appendVersion(ctx: Ctx, from: PlanMeta, plan: Plan, change
   const name = change.name ?? from.name;
   const tags = change.tags ?? from.tags;
   const [updated] = await ctx.d1.batch<PlanRow>([
-    ctx.d1
-      .prepare(
-        `UPDATE plans SET name = ?, name_lower = ?, goal = ?, status = ?, tags = ?, current_version = ?, step_count = ?, updated_at = ?, updated_by = ?
-                WHERE tenant_id = ? AND id = ? AND current_version = ? RETURNING ${COLUMNS}`,
-      )
-      .bind(
-        name,
-        name.toLowerCase(),
-        plan.goal.slice(0, GOAL_PREVIEW),
-        change.status,
-        JSON.stringify(tags),
-        plan.version,
-        plan.steps.length,
-        plan.updated_at,
-        ctx.actorId,
-        ctx.tenantId,
-        from.id,
-        from.version,
-      ),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .update(plans)
+        .set({
+          name,
+          nameLower: name.toLowerCase(),
+          goal: plan.goal.slice(0, GOAL_PREVIEW),
+          status: change.status,
+          tags: JSON.stringify(tags),
+          currentVersion: plan.version,
+          stepCount: plan.steps.length,
+          updatedAt: plan.updated_at,
+          updatedBy: ctx.actorId,
+        })
+        .where(and(eq(plans.tenantId, ctx.tenantId), eq(plans.id, from.id), eq(plans.currentVersion, from.version)))
+        .returning(planFields),
+    ),
+    // Hand SQL: drizzle cannot guard an INSERT…SELECT on `changes() > 0`.
     ctx.d1
       .prepare(
         `INSERT INTO plan_versions (tenant_id, plan_id, version, plan, change_type, change_summary, created_at, created_by)
@@ -203,12 +252,14 @@ const movedOn = (from: PlanMeta) =>
 
 /** Name and tags only: they are the plan's labels, not its content, so no version is added. */
 export async function relabel(ctx: Ctx, from: PlanMeta, labels: { name: string; tags: string[] }): Promise<PlanMeta> {
-  const row = await ctx.d1
-    .prepare(`UPDATE plans SET name = ?, name_lower = ?, tags = ?, updated_at = ?, updated_by = ? WHERE tenant_id = ? AND id = ? AND current_version = ? RETURNING ${COLUMNS}`)
-    .bind(labels.name, labels.name.toLowerCase(), JSON.stringify(labels.tags), iso(ctx.clock.now()), ctx.actorId, ctx.tenantId, from.id, from.version)
-    .first<PlanRow>();
+  const row = await dbOf(ctx)
+    .update(plans)
+    .set({ name: labels.name, nameLower: labels.name.toLowerCase(), tags: JSON.stringify(labels.tags), updatedAt: iso(ctx.clock.now()), updatedBy: ctx.actorId })
+    .where(and(eq(plans.tenantId, ctx.tenantId), eq(plans.id, from.id), eq(plans.currentVersion, from.version)))
+    .returning(planFields)
+    .get();
   if (!row) throw movedOn(from);
-  return toMeta(row);
+  return toMeta(row as PlanRow);
 }
 
 /**
@@ -218,21 +269,33 @@ export async function relabel(ctx: Ctx, from: PlanMeta, labels: { name: string; 
  */
 export async function deletePlan(ctx: Ctx, id: string): Promise<number | null> {
   const now = iso(ctx.clock.now());
+  const db = dbOf(ctx);
+  // 'pending' as a literal, as plan_approvals' partial index is declared.
+  const pendingHandoffs = db
+    .select({ handoff_id: planApprovals.handoffId })
+    .from(planApprovals)
+    .where(and(eq(planApprovals.tenantId, ctx.tenantId), eq(planApprovals.planId, id), sql`${planApprovals.status} = 'pending'`));
   const [deleted, , versions] = await ctx.d1.batch([
-    ctx.d1.prepare(`DELETE FROM plans WHERE tenant_id = ? AND id = ? RETURNING id`).bind(ctx.tenantId, id),
+    statementOf(
+      ctx.d1,
+      db
+        .delete(plans)
+        .where(and(eq(plans.tenantId, ctx.tenantId), eq(plans.id, id)))
+        .returning({ id: plans.id }),
+    ),
     planActivity(ctx, id, "plan.deleted", `deleted plan ${id}`),
-    ctx.d1.prepare(`DELETE FROM plan_versions WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
-    ctx.d1.prepare(`DELETE FROM plan_steps WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
-    ctx.d1.prepare(`DELETE FROM plan_step_tasks WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
+    statementOf(ctx.d1, db.delete(planVersions).where(and(eq(planVersions.tenantId, ctx.tenantId), eq(planVersions.planId, id)))),
+    statementOf(ctx.d1, db.delete(planSteps).where(and(eq(planSteps.tenantId, ctx.tenantId), eq(planSteps.planId, id)))),
+    statementOf(ctx.d1, db.delete(planStepTasks).where(and(eq(planStepTasks.tenantId, ctx.tenantId), eq(planStepTasks.planId, id)))),
     // A pending approval of a plan that is gone asks nobody anything: its handoff leaves the inbox.
-    ctx.d1
-      .prepare(
-        `UPDATE handoffs SET status = 'cancelled', resolution = 'cancelled', resolution_note = 'The plan was deleted.', updated_at = ?
-                WHERE tenant_id = ? AND status IN ('open', 'claimed')
-                  AND id IN (SELECT handoff_id FROM plan_approvals WHERE tenant_id = ? AND plan_id = ? AND status = 'pending')`,
-      )
-      .bind(now, ctx.tenantId, ctx.tenantId, id),
-    ctx.d1.prepare(`DELETE FROM plan_approvals WHERE tenant_id = ? AND plan_id = ?`).bind(ctx.tenantId, id),
+    statementOf(
+      ctx.d1,
+      db
+        .update(handoffs)
+        .set({ status: "cancelled", resolution: "cancelled", resolutionNote: "The plan was deleted.", updatedAt: now })
+        .where(and(eq(handoffs.tenantId, ctx.tenantId), inArray(handoffs.status, ["open", "claimed"]), inArray(handoffs.id, pendingHandoffs))),
+    ),
+    statementOf(ctx.d1, db.delete(planApprovals).where(and(eq(planApprovals.tenantId, ctx.tenantId), eq(planApprovals.planId, id)))),
   ]);
   if (deleted!.results.length === 0) return null;
   return versions!.meta.changes;
@@ -246,6 +309,7 @@ export interface ListFilter {
 }
 
 /** Newest change first; a plan matches tags when it has any of them (the reference's rule). */
+// Hand SQL: the filter carries the shared keyset cursor's SQL text, and the tags match is a json_each walk.
 export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
   const where = ["tenant_id = ?"];
   const params: Array<string | number | null> = [ctx.tenantId];
@@ -275,12 +339,11 @@ export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
  */
 export async function setPlanStatus(ctx: Ctx, from: PlanMeta, to: PlanStatus, leaving: readonly PlanStatus[] = [from.status]): Promise<PlanMeta | null> {
   if (leaving.length === 0) return null;
-  const row = await ctx.d1
-    .prepare(
-      `UPDATE plans SET status = ?, updated_at = ?, updated_by = ? WHERE tenant_id = ? AND id = ? AND current_version = ?
-              AND status IN (SELECT value FROM json_each(?)) RETURNING ${COLUMNS}`,
-    )
-    .bind(to, iso(ctx.clock.now()), ctx.actorId, ctx.tenantId, from.id, from.version, JSON.stringify(leaving))
-    .first<PlanRow>();
-  return row ? toMeta(row) : null;
+  const row = await dbOf(ctx)
+    .update(plans)
+    .set({ status: to, updatedAt: iso(ctx.clock.now()), updatedBy: ctx.actorId })
+    .where(and(eq(plans.tenantId, ctx.tenantId), eq(plans.id, from.id), eq(plans.currentVersion, from.version), inArray(plans.status, jsonValues(leaving))))
+    .returning(planFields)
+    .get();
+  return row ? toMeta(row as PlanRow) : null;
 }

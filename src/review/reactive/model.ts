@@ -4,6 +4,9 @@
  * itself and its steps are src/review/reactive-sessions/runner.ts.
  */
 import { z } from "zod";
+import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
+import { dbOf } from "../../db/client";
+import { reviewSessions } from "../../db/schema";
 import { type ReviewResult, SESSION_STATUSES, type SessionState, TERMINAL } from "../reactive-sessions/plan";
 
 export const sessionIdField = z.string().trim().min(1).max(128).describe("The session_id reactive_review_pr returned.");
@@ -23,65 +26,85 @@ interface SessionRow {
 }
 
 export async function findSessionRow(d1: D1Database, tenantId: string, id: string): Promise<SessionRow | null> {
-  return d1.prepare(`SELECT id, status, state, result FROM review_sessions WHERE tenant_id = ? AND id = ?`).bind(tenantId, id).first<SessionRow>();
+  const s = reviewSessions;
+  const row = await dbOf({ d1 })
+    .select({ id: s.id, status: s.status, state: s.state, result: s.result })
+    .from(s)
+    .where(and(eq(s.tenantId, tenantId), eq(s.id, id)))
+    .get();
+  return (row as SessionRow | undefined) ?? null;
 }
 
 /** Writes what the object holds into the session's row; the whole state and the result once it has ended. */
 export async function syncRow(d1: D1Database, state: SessionState, result: ReviewResult | null): Promise<void> {
   const done = state.steps.filter((s) => s.status === "completed" || s.status === "skipped").length;
   const ended = TERMINAL.has(state.status);
-  await d1
-    .prepare(
-      `UPDATE review_sessions SET status = ?, total_steps = ?, completed_steps = ?, findings_count = ?, error = ?, updated_at = ?, finished_at = ?,
-       review_id = ?, review_url = ?, result = coalesce(?, result), state = ?
-     WHERE tenant_id = ? AND id = ?`,
-    )
-    .bind(
-      state.status,
-      state.steps.length,
-      done,
-      state.findingsCount,
-      state.error,
-      state.updatedAt,
-      state.finishedAt,
-      state.review?.id ?? null,
-      state.review?.url ?? null,
-      result ? JSON.stringify(result) : null,
-      ended ? JSON.stringify(state) : null,
-      state.spec.tenantId,
-      state.spec.sessionId,
-    )
+  const s = reviewSessions;
+  await dbOf({ d1 })
+    .update(s)
+    .set({
+      status: state.status,
+      totalSteps: state.steps.length,
+      completedSteps: done,
+      findingsCount: state.findingsCount,
+      error: state.error,
+      updatedAt: state.updatedAt,
+      finishedAt: state.finishedAt,
+      reviewId: state.review?.id ?? null,
+      reviewUrl: state.review?.url ?? null,
+      // The result once written stays: a later sync without one keeps it.
+      result: sql`coalesce(${result ? JSON.stringify(result) : null}, ${s.result})`,
+      state: ended ? JSON.stringify(state) : null,
+    })
+    .where(and(eq(s.tenantId, state.spec.tenantId), eq(s.id, state.spec.sessionId)))
     .run();
 }
 
 /** The pull request's sessions still running or paused, other than `except`. */
 export async function activeSessionIds(d1: D1Database, tenantId: string, repo: string, pullNumber: number, except: string): Promise<string[]> {
-  const active = await d1
-    .prepare(`SELECT id FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND status IN ('executing', 'paused') AND id <> ?`)
-    .bind(tenantId, repo, pullNumber, except)
-    .all<{ id: string }>();
-  return active.results.map((r) => r.id);
+  const s = reviewSessions;
+  const active = await dbOf({ d1 })
+    .select({ id: s.id })
+    .from(s)
+    .where(and(eq(s.tenantId, tenantId), eq(s.repo, repo), eq(s.pullNumber, pullNumber), inArray(s.status, ["executing", "paused"]), ne(s.id, except)))
+    .all();
+  return active.map((r) => r.id);
 }
 
 /** The session's row as it starts: what it reviews and who started it. */
 export async function insertSessionRow(d1: D1Database, state: SessionState, repo: string): Promise<void> {
   const spec = state.spec;
-  await d1
-    .prepare(
-      `INSERT INTO review_sessions (tenant_id, id, repo, pull_number, commit_hash, base_ref, source, status, total_steps, created_by, created_at, updated_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .bind(spec.tenantId, spec.sessionId, repo, spec.pullNumber, spec.commitHash, spec.baseRef, spec.source, state.status, state.steps.length, spec.actorId, spec.createdAt, spec.createdAt)
+  await dbOf({ d1 })
+    .insert(reviewSessions)
+    .values({
+      tenantId: spec.tenantId,
+      id: spec.sessionId,
+      repo,
+      pullNumber: spec.pullNumber,
+      commitHash: spec.commitHash,
+      baseRef: spec.baseRef,
+      source: spec.source,
+      status: state.status,
+      totalSteps: state.steps.length,
+      // The migration's defaults, spelled out: drizzle's insert names every column.
+      completedSteps: 0,
+      findingsCount: 0,
+      createdBy: spec.actorId,
+      createdAt: spec.createdAt,
+      updatedAt: spec.createdAt,
+    })
     .run();
 }
 
 /** The newest session that reviewed (or is reviewing) this head of the pull request. */
 export async function sessionOfHead(d1: D1Database, tenantId: string, repo: string, pullNumber: number, head: string): Promise<{ id: string; status: string } | null> {
-  return d1
-    .prepare(
-      `SELECT id, status FROM review_sessions WHERE tenant_id = ? AND repo = ? AND pull_number = ? AND commit_hash = ? AND status IN ('executing', 'paused', 'completed')
-     ORDER BY created_at DESC LIMIT 1`,
-    )
-    .bind(tenantId, repo, pullNumber, head)
-    .first<{ id: string; status: string }>();
+  const s = reviewSessions;
+  const row = await dbOf({ d1 })
+    .select({ id: s.id, status: s.status })
+    .from(s)
+    .where(and(eq(s.tenantId, tenantId), eq(s.repo, repo), eq(s.pullNumber, pullNumber), eq(s.commitHash, head), inArray(s.status, ["executing", "paused", "completed"])))
+    .orderBy(desc(s.createdAt))
+    .limit(1)
+    .get();
+  return row ?? null;
 }

@@ -6,6 +6,9 @@
  */
 import picomatch from "picomatch";
 import { z } from "zod";
+import { and, eq } from "drizzle-orm";
+import { dbOf } from "../../db/client";
+import { reviewSettings } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 
@@ -121,10 +124,20 @@ const parseList = <T>(json: string | null): T[] | null => (json === null ? null 
 
 /** The settings of a repository (key: owner/name lowercased, as repoKey gives it). */
 export async function reviewSettingsFor(ctx: Pick<Ctx, "d1" | "tenantId">, repo: string): Promise<ReviewSettings> {
-  const row = await ctx.d1
-    .prepare(`SELECT hotspots, config_paths, invariants_path, reactive, publish, updated_at, updated_by FROM review_settings WHERE tenant_id = ? AND repo = ?`)
-    .bind(ctx.tenantId, repo.toLowerCase())
-    .first<Row>();
+  const s = reviewSettings;
+  const row: Row | undefined = await dbOf(ctx)
+    .select({
+      hotspots: s.hotspots,
+      config_paths: s.configPaths,
+      invariants_path: s.invariantsPath,
+      reactive: s.reactive,
+      publish: s.publish,
+      updated_at: s.updatedAt,
+      updated_by: s.updatedBy,
+    })
+    .from(s)
+    .where(and(eq(s.tenantId, ctx.tenantId), eq(s.repo, repo.toLowerCase())))
+    .get();
   if (!row) return { ...DEFAULT_SETTINGS };
   return {
     hotspots: parseList<HotspotRule>(row.hotspots),
@@ -149,25 +162,20 @@ export async function updateReviewSettings(
   const key = repo.toLowerCase();
   const next = { ...(await reviewSettingsFor(ctx, key)), ...patch };
   const now = iso(ctx.clock.now());
-  await ctx.d1
-    .prepare(
-      `INSERT INTO review_settings (tenant_id, repo, hotspots, config_paths, reactive, publish, invariants_path, updated_at, updated_by)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-       ON CONFLICT (tenant_id, repo) DO UPDATE SET hotspots = excluded.hotspots, config_paths = excluded.config_paths,
-         reactive = excluded.reactive, publish = excluded.publish, invariants_path = excluded.invariants_path,
-         updated_at = excluded.updated_at, updated_by = excluded.updated_by`,
-    )
-    .bind(
-      ctx.tenantId,
-      key,
-      next.hotspots === null ? null : JSON.stringify(next.hotspots),
-      next.configPaths === null ? null : JSON.stringify(next.configPaths),
-      next.reactive ? 1 : 0,
-      next.publish ? 1 : 0,
-      next.invariantsPath,
-      now,
-      ctx.actorName,
-    )
+  // Every column but the key is written, on insert and on update alike.
+  const values = {
+    hotspots: next.hotspots === null ? null : JSON.stringify(next.hotspots),
+    configPaths: next.configPaths === null ? null : JSON.stringify(next.configPaths),
+    reactive: next.reactive ? 1 : 0,
+    publish: next.publish ? 1 : 0,
+    invariantsPath: next.invariantsPath,
+    updatedAt: now,
+    updatedBy: ctx.actorName,
+  };
+  await dbOf(ctx)
+    .insert(reviewSettings)
+    .values({ tenantId: ctx.tenantId, repo: key, ...values })
+    .onConflictDoUpdate({ target: [reviewSettings.tenantId, reviewSettings.repo], set: values })
     .run();
   return { ...next, updatedAt: now, updatedBy: ctx.actorName };
 }
