@@ -1,6 +1,6 @@
 /** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
 import { z } from "zod";
-import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
@@ -395,30 +395,75 @@ export async function dependencyCount(ctx: Ctx, taskId: string): Promise<number>
   return row?.n ?? 0;
 }
 
+/** task_query's sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
+export const TASK_ORDERS = {
+  priority: { sql: "priority ASC, created_at ASC, id ASC", keys: ["priority", "created_at", "id"], dirs: [">", ">", ">"] },
+  created: { sql: "created_at DESC, id DESC", keys: ["created_at", "id"], dirs: ["<", "<"] },
+  updated: { sql: "updated_at DESC, id DESC", keys: ["updated_at", "id"], dirs: ["<", "<"] },
+  due: { sql: "due_key ASC, id ASC", keys: ["due_key", "id"], dirs: [">", ">"] },
+} as const;
+export type TaskOrder = keyof typeof TASK_ORDERS;
+
+/** Which tasks task_query reads: the caller's tenant, narrowed by what the caller asked for (ids already resolved). */
+export interface TaskFilter {
+  projectId?: string;
+  /** An actor id, or null for unassigned tasks. */
+  assigneeActorId?: string | null;
+  statuses?: readonly string[];
+  label?: string;
+  dueBefore?: string;
+  /** Case-insensitive text in title or body. */
+  q?: string;
+  parentTaskId?: string;
+  /** Only the tasks this task waits on. */
+  dependenciesOf?: string;
+  /** Only the tasks that wait on this task. */
+  dependentsOf?: string;
+  state?: "ready" | "blocked";
+}
+
+function taskWhere(ctx: Ctx, f: TaskFilter): SQL {
+  return and(
+    eq(t.tenantId, ctx.tenantId),
+    f.projectId !== undefined ? eq(t.projectId, f.projectId) : undefined,
+    f.assigneeActorId === null ? isNull(t.assigneeActorId) : f.assigneeActorId !== undefined ? eq(t.assigneeActorId, f.assigneeActorId) : undefined,
+    f.statuses?.length ? inArray(t.status, [...f.statuses]) : undefined,
+    f.label !== undefined ? sql`EXISTS (SELECT 1 FROM json_each(${t.labels}) l WHERE l.value = ${f.label})` : undefined,
+    f.dueBefore !== undefined ? and(isNotNull(t.dueOn), lt(t.dueOn, f.dueBefore)) : undefined,
+    f.q !== undefined ? sql`(instr(lower(${t.title}), lower(${f.q})) > 0 OR instr(lower(${t.body}), lower(${f.q})) > 0)` : undefined,
+    f.parentTaskId !== undefined ? eq(t.parentTaskId, f.parentTaskId) : undefined,
+    f.dependenciesOf !== undefined ? sql`${t.id} IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND task_id = ${f.dependenciesOf})` : undefined,
+    f.dependentsOf !== undefined ? sql`${t.id} IN (SELECT task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND depends_on_task_id = ${f.dependentsOf})` : undefined,
+  )!;
+}
+
+/** `(a, b, c) > (x, y, z)` spelled out for SQLite, as an OR of prefixes, over the listing's (unqualified) columns. */
+function keysetAfter(keys: readonly string[], dirs: readonly string[], after: ReadonlyArray<string | number | null>): SQL {
+  const terms = keys.map((_, i) => sql.join([...keys.slice(0, i).map((k, j) => sql`${sql.raw(k)} = ${after[j]}`), sql`${sql.raw(keys[i]!)} ${sql.raw(dirs[i]!)} ${after[i]}`], sql` AND `));
+  return sql`(${sql.join(
+    terms.map((term) => sql`(${term})`),
+    sql` OR `,
+  )})`;
+}
+
 /**
- * task_query's page: task summaries passing `where` (over t and p), then `outer` over the summary columns, in
- * `orderSql` order.
+ * task_query's page: the task summaries passing the filter, in `order`, resuming strictly after `after` (the cursor's keyset).
  */
-// Hand SQL: the filter, cursor and order are SQL text the task_query verb builds, over the summary columns the projects room shares.
+// Hand SQL: its columns are TASK_SUMMARY_COLUMNS, SQL text shared with the projects room; the filter's conditions are drizzle's.
 export async function listTaskSummaries(
   ctx: Ctx,
-  where: string[],
-  params: unknown[],
-  outer: string[],
-  outerParams: unknown[],
-  orderSql: string,
+  f: TaskFilter,
+  orderBy: TaskOrder,
+  after: ReadonlyArray<string | number | null> | null,
   limit: number,
 ): Promise<Array<TaskSummaryRow & Record<string, string | number>>> {
-  return (
-    await ctx.d1
-      .prepare(
-        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
-           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${where.join(" AND ")})
-         ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""} ORDER BY ${orderSql} LIMIT ?`,
-      )
-      .bind(...params, ...outerParams, limit)
-      .all<TaskSummaryRow & Record<string, string | number>>()
-  ).results;
+  const order = TASK_ORDERS[orderBy];
+  const outer = [f.state !== undefined ? sql`state = ${f.state}` : undefined, after ? keysetAfter(order.keys, order.dirs, after) : undefined].filter((c) => c !== undefined);
+  return dbOf(ctx).all<TaskSummaryRow & Record<string, string | number>>(
+    sql`SELECT * FROM (SELECT ${sql.raw(TASK_SUMMARY_COLUMNS)}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
+           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${taskWhere(ctx, f)})
+         ${outer.length ? sql`WHERE ${sql.join(outer, sql` AND `)}` : sql``} ORDER BY ${sql.raw(order.sql)} LIMIT ${limit}`,
+  );
 }
 
 /**
