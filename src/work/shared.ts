@@ -1,6 +1,9 @@
 /** Pieces every work-ledger room shares: actor references, activity rows, keyset cursors. */
 // SQL stays here: resolveActor and activityStatement are used by every room, and any one room's model would make every other room import it.
 import { z } from "zod";
+import { and, eq, or } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { actors } from "../db/schema";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { encodeKeyset } from "../db/cursor";
@@ -17,7 +20,12 @@ export const actorRefField = (description: string) => z.string().min(1).max(200)
 export async function resolveActor(ctx: Ctx, ref: string): Promise<string> {
   const value = ref.trim();
   if (value === "me") return ctx.actorId;
-  const row = await ctx.d1.prepare(`SELECT id FROM actors WHERE tenant_id = ? AND (id = ? OR name = ?) LIMIT 1`).bind(ctx.tenantId, value, value).first<{ id: string }>();
+  const row = await dbOf(ctx)
+    .select({ id: actors.id })
+    .from(actors)
+    .where(and(eq(actors.tenantId, ctx.tenantId), or(eq(actors.id, value), eq(actors.name, value))))
+    .limit(1)
+    .get();
   if (!row) throw notFound("actor", value, 'Use actor_query to find actor ids, or "me" for yourself.');
   return row.id;
 }
@@ -44,6 +52,7 @@ export interface ActivityInput {
 }
 
 /** The activity row a write appends, to go in the same D1 batch as the write itself. */
+// Hand SQL: INSERT…SELECT so the `changes() > 0` guard (ifPreviousChanged) can ride on the same statement, which drizzle cannot say.
 export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStatement {
   const now = ctx.clock.now();
   return ctx.d1

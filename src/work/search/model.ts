@@ -100,6 +100,7 @@ export function toHit(r: HitRow, rank: number, match: Hit["match"]): Hit {
 }
 
 /** Hits of one FTS table for `match`; `filters` use numbered parameters from ?4 on, bound from `params`. */
+// Hand SQL: FTS5 MATCH, bm25() and snippet(), which drizzle cannot say; the filters are SQL text the search verb builds.
 export async function searchHits(ctx: Ctx, fts: "search_fts" | "search_fts_trgm", filters: string, params: unknown[], match: string, limit: number): Promise<HitRow[]> {
   return ctx.d1
     .prepare(hitsSql(fts, filters))

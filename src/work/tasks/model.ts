@@ -1,6 +1,10 @@
 /** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
 import { z } from "zod";
+import { and, asc, count, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { comments, projects, taskDeps, tasks } from "../../db/schema";
 import { invalidInput, notFound } from "../../core/errors";
 import { ACTIVITY_ITEM_COLUMNS, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
 import { TASK_STATE_SQL, TASK_SUMMARY_COLUMNS, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
@@ -53,11 +57,41 @@ export const REOPEN: Record<TaskStatus, readonly TaskStatus[]> = {
   cancelled: ["todo"],
 };
 
-export const TASK_COLUMNS = `t.id, t.project_id, t.seq, p.key AS project_key, t.title, t.body, t.status, t.priority,
-  t.assignee_actor_id, t.reviewer_actor_id, t.due_on, t.parent_task_id, t.labels, t.acceptance_criteria,
-  t.requires_evidence, t.lease_expires_at, t.claimed_at, t.created_by, t.created_at, t.updated_at, t.done_at,
-  ${TASK_STATE_SQL} AS state,
-  (SELECT json_group_array(d.depends_on_task_id) FROM task_deps d WHERE d.tenant_id = t.tenant_id AND d.task_id = t.id) AS depends_on`;
+/** Tasks and projects as the room's reads name them: `t` and `p`, which the state expression (shared SQL text) correlates with. */
+const t = alias(tasks, "t");
+const p = alias(projects, "p");
+
+/**
+ * A task row's fields, keyed by SQL column name so rows keep the shape the tools return. Renamed columns are
+ * `sql` aliases: a statement run through statementOf returns rows keyed by the names the SQL gives them.
+ */
+const taskFields = {
+  id: t.id,
+  project_id: t.projectId,
+  seq: t.seq,
+  project_key: sql<string>`${p.key}`.as("project_key"),
+  title: t.title,
+  body: t.body,
+  status: t.status,
+  priority: t.priority,
+  assignee_actor_id: t.assigneeActorId,
+  reviewer_actor_id: t.reviewerActorId,
+  due_on: t.dueOn,
+  parent_task_id: t.parentTaskId,
+  labels: t.labels,
+  acceptance_criteria: t.acceptanceCriteria,
+  requires_evidence: t.requiresEvidence,
+  lease_expires_at: t.leaseExpiresAt,
+  claimed_at: t.claimedAt,
+  created_by: t.createdBy,
+  created_at: t.createdAt,
+  updated_at: t.updatedAt,
+  done_at: t.doneAt,
+  state: sql.raw(TASK_STATE_SQL).as("state"),
+  depends_on: sql<string>`(SELECT json_group_array(d.depends_on_task_id) FROM task_deps d WHERE d.tenant_id = ${t.tenantId} AND d.task_id = ${t.id})`.as("depends_on"),
+};
+
+const taskSelect = (ctx: Ctx) => dbOf(ctx).select(taskFields).from(t).innerJoin(p, eq(p.id, t.projectId));
 
 export interface TaskRow extends TaskSummaryRow {
   body: string;
@@ -88,8 +122,7 @@ export function toTask(r: TaskRow): Task {
   };
 }
 
-export const selectTask = (ctx: Ctx, id: string): D1PreparedStatement =>
-  ctx.d1.prepare(`SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND t.id = ?`).bind(ctx.tenantId, id);
+export const selectTask = (ctx: Ctx, id: string): D1PreparedStatement => statementOf(ctx.d1, taskSelect(ctx).where(and(eq(t.tenantId, ctx.tenantId), eq(t.id, id))));
 
 /**
  * A task by id or by its KEY-number reference, in the caller's tenant; anything else is
@@ -99,10 +132,10 @@ export async function findTask(ctx: Ctx, ref: string): Promise<Task> {
   const value = ref.trim();
   const m = /^([A-Za-z][A-Za-z0-9]{1,15})-(\d{1,9})$/.exec(value);
   const row = m
-    ? await ctx.d1
-        .prepare(`SELECT ${TASK_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND p.deleted_at IS NULL AND p.key = ? COLLATE NOCASE AND t.seq = ?`)
-        .bind(ctx.tenantId, m[1], Number(m[2]))
-        .first<TaskRow>()
+    ? ((await taskSelect(ctx)
+        // `COLLATE NOCASE` as the live-key index is declared, so the key lookup stays on it.
+        .where(and(eq(t.tenantId, ctx.tenantId), isNull(p.deletedAt), sql`${p.key} = ${m[1]} COLLATE NOCASE`, eq(t.seq, Number(m[2]))))
+        .get()) as TaskRow | undefined)
     : await selectTask(ctx, value).first<TaskRow>();
   if (!row) throw notFound("task", value, "Pass a task id or its KEY-number reference; task_query lists tasks.");
   return toTask(row);
@@ -200,56 +233,64 @@ export async function createTasks(
   const now = iso(ctx.clock.now());
   const ids = items.map(() => uuidv7(ctx.clock.now().getTime()));
   const n = items.length;
+  const db = dbOf(ctx);
   const statements: D1PreparedStatement[] = [
     // Numbers come from the project's counter, bumped once for the batch inside the same atomic batch.
-    ctx.d1.prepare(`UPDATE projects SET task_seq = task_seq + ? WHERE tenant_id = ? AND id = ?`).bind(n, ctx.tenantId, project.id),
+    statementOf(
+      ctx.d1,
+      db
+        .update(projects)
+        .set({ taskSeq: sql`${projects.taskSeq} + ${n}` })
+        .where(and(eq(projects.tenantId, ctx.tenantId), eq(projects.id, project.id))),
+    ),
   ];
   items.forEach((item, i) => {
     statements.push(
-      ctx.d1
-        .prepare(
-          `INSERT INTO tasks (id, tenant_id, project_id, seq, title, body, status, priority, assignee_actor_id, reviewer_actor_id, due_on,
-             parent_task_id, labels, acceptance_criteria, requires_evidence, created_by, created_at, updated_at)
-           VALUES (?, ?, ?, (SELECT task_seq FROM projects WHERE id = ?) - ?, ?, ?, 'todo', ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-        )
-        .bind(
-          ids[i],
-          ctx.tenantId,
-          project.id,
-          project.id,
-          n - 1 - i,
-          item.title,
-          item.body ?? "",
-          item.priority,
-          item.assignee_actor_id ? actorIds.get(item.assignee_actor_id)! : null,
-          item.reviewer_actor_id ? actorIds.get(item.reviewer_actor_id)! : null,
-          item.due_on ?? null,
-          item.parent_task_id ? taskIds.get(item.parent_task_id)! : null,
-          JSON.stringify([...new Set(item.labels ?? [])]),
-          JSON.stringify(item.acceptance_criteria ?? []),
-          item.requires_evidence ? 1 : 0,
-          ctx.actorId,
-          now,
-          now,
-        ),
+      statementOf(
+        ctx.d1,
+        db.insert(tasks).values({
+          id: ids[i]!,
+          tenantId: ctx.tenantId,
+          projectId: project.id,
+          seq: sql`(SELECT task_seq FROM projects WHERE id = ${project.id}) - ${n - 1 - i}`,
+          title: item.title,
+          body: item.body ?? "",
+          status: "todo",
+          priority: item.priority,
+          assigneeActorId: item.assignee_actor_id ? actorIds.get(item.assignee_actor_id)! : null,
+          reviewerActorId: item.reviewer_actor_id ? actorIds.get(item.reviewer_actor_id)! : null,
+          dueOn: item.due_on ?? null,
+          parentTaskId: item.parent_task_id ? taskIds.get(item.parent_task_id)! : null,
+          labels: JSON.stringify([...new Set(item.labels ?? [])]),
+          acceptanceCriteria: JSON.stringify(item.acceptance_criteria ?? []),
+          requiresEvidence: item.requires_evidence ? 1 : 0,
+          createdBy: ctx.actorId,
+          createdAt: now,
+          updatedAt: now,
+          // drizzle writes null for a column left out (SQLite has no DEFAULT in VALUES): lease_token's default is spelled out.
+          leaseToken: 0,
+        }),
+      ),
     );
     const deps = new Set((item.depends_on ?? []).map((d) => (typeof d === "string" ? taskIds.get(d)! : ids[d.batch_index]!)));
     for (const dep of deps) {
-      statements.push(ctx.d1.prepare(`INSERT INTO task_deps (tenant_id, task_id, depends_on_task_id, created_at) VALUES (?, ?, ?, ?)`).bind(ctx.tenantId, ids[i], dep, now));
+      statements.push(statementOf(ctx.d1, db.insert(taskDeps).values({ tenantId: ctx.tenantId, taskId: ids[i]!, dependsOnTaskId: dep, createdAt: now })));
     }
     statements.push(activityStatement(ctx, { verb: "task.created", objectType: "task", objectId: ids[i]!, projectId: project.id, summary: `created ${item.title}` }));
   });
   await ctx.d1.batch([...statements, ...alongside(ids)]);
-  const seqs = await ctx.d1
+  const seqs = await db
+    .select({ id: tasks.id, seq: tasks.seq })
+    .from(tasks)
     // One JSON parameter, not one per id: D1 allows at most 100 bound parameters.
-    .prepare(`SELECT id, seq FROM tasks WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`)
-    .bind(ctx.tenantId, JSON.stringify(ids))
-    .all<{ id: string; seq: number }>();
-  const seqOf = new Map(seqs.results.map((r) => [r.id, r.seq]));
+    .where(and(eq(tasks.tenantId, ctx.tenantId), inArray(tasks.id, jsonValues(ids))))
+    .all();
+  const seqOf = new Map(seqs.map((r) => [r.id, r.seq]));
   return { ids, refs: ids.map((id) => `${project.key}-${seqOf.get(id)}`) };
 }
 
 /** Compare-and-swap release: back to the pool only while in progress and the lease `guard` holds (and, unless `anyHolder`, held by the caller); returns the id when it did. */
+// Hand SQL: the lease guard is a Condition, SQL text the claim verbs build.
 export function releaseTaskStatement(ctx: Ctx, taskId: string, anyHolder: boolean, guard: Condition, now: string): D1PreparedStatement {
   const holderOnly = anyHolder ? "" : " AND assignee_actor_id = ?";
   return ctx.d1
@@ -261,6 +302,7 @@ export function releaseTaskStatement(ctx: Ctx, taskId: string, anyHolder: boolea
 }
 
 /** How many live code refs and attachments a task has, together. */
+// Hand SQL: one FROM-less row of two scalar counts, which drizzle's select cannot say.
 export async function taskEvidenceCount(ctx: Ctx, taskId: string): Promise<{ n: number } | null> {
   return ctx.d1
     .prepare(
@@ -275,6 +317,7 @@ export async function taskEvidenceCount(ctx: Ctx, taskId: string): Promise<{ n: 
  * Compare-and-swap on the status read (a racing writer that moved it wins, the caller reports conflict), on the
  * lease rule (`guard`, so no lease can change between the check and the write) and on `extra`; returns the id when it wrote.
  */
+// Hand SQL: the lease guard and `extra` are Conditions, SQL text the update verb builds.
 export function updateTaskStatement(
   ctx: Ctx,
   task: Pick<Task, "id" | "status">,
@@ -302,6 +345,7 @@ const PARENT_REACHES_SQL = `WITH RECURSIVE up(id) AS (
   SELECT 1 FROM up WHERE id = ?`;
 
 /** A dependency edge, only when it closes no cycle and the task waits on fewer than `max` tasks; returns the dependency when it wrote. */
+// Hand SQL: an INSERT…SELECT guarded by a recursive CTE, which drizzle cannot say.
 export function addDependencyStatement(ctx: Ctx, taskId: string, dep: string, max: number, now: string): D1PreparedStatement {
   return ctx.d1
     .prepare(
@@ -313,10 +357,17 @@ export function addDependencyStatement(ctx: Ctx, taskId: string, dep: string, ma
 }
 
 export function removeDependencyStatement(ctx: Ctx, taskId: string, dep: string): D1PreparedStatement {
-  return ctx.d1.prepare(`DELETE FROM task_deps WHERE tenant_id = ? AND task_id = ? AND depends_on_task_id = ? RETURNING depends_on_task_id`).bind(ctx.tenantId, taskId, dep);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .delete(taskDeps)
+      .where(and(eq(taskDeps.tenantId, ctx.tenantId), eq(taskDeps.taskId, taskId), eq(taskDeps.dependsOnTaskId, dep)))
+      .returning({ depends_on_task_id: taskDeps.dependsOnTaskId }),
+  );
 }
 
 /** Sets a task's parent, only when the parent is not the task or below it; returns the id when it wrote. */
+// Hand SQL: the cycle guard is a recursive CTE, which drizzle cannot say.
 export function setParentStatement(ctx: Ctx, taskId: string, parent: string, now: string): D1PreparedStatement {
   return ctx.d1
     .prepare(`UPDATE tasks SET parent_task_id = ?, updated_at = ? WHERE tenant_id = ? AND id = ? AND NOT EXISTS (${PARENT_REACHES_SQL}) RETURNING id`)
@@ -324,37 +375,95 @@ export function setParentStatement(ctx: Ctx, taskId: string, parent: string, now
 }
 
 export function clearParentStatement(ctx: Ctx, taskId: string, now: string): D1PreparedStatement {
-  return ctx.d1.prepare(`UPDATE tasks SET parent_task_id = NULL, updated_at = ? WHERE tenant_id = ? AND id = ? RETURNING id`).bind(now, ctx.tenantId, taskId);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .update(tasks)
+      .set({ parentTaskId: null, updatedAt: now })
+      .where(and(eq(tasks.tenantId, ctx.tenantId), eq(tasks.id, taskId)))
+      .returning({ id: tasks.id }),
+  );
 }
 
 /** How many tasks a task waits on. */
 export async function dependencyCount(ctx: Ctx, taskId: string): Promise<number> {
-  return (await ctx.d1.prepare(`SELECT COUNT(*) AS n FROM task_deps WHERE tenant_id = ? AND task_id = ?`).bind(ctx.tenantId, taskId).first<{ n: number }>())?.n ?? 0;
+  const row = await dbOf(ctx)
+    .select({ n: count() })
+    .from(taskDeps)
+    .where(and(eq(taskDeps.tenantId, ctx.tenantId), eq(taskDeps.taskId, taskId)))
+    .get();
+  return row?.n ?? 0;
+}
+
+/** task_query's sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
+export const TASK_ORDERS = {
+  priority: { sql: "priority ASC, created_at ASC, id ASC", keys: ["priority", "created_at", "id"], dirs: [">", ">", ">"] },
+  created: { sql: "created_at DESC, id DESC", keys: ["created_at", "id"], dirs: ["<", "<"] },
+  updated: { sql: "updated_at DESC, id DESC", keys: ["updated_at", "id"], dirs: ["<", "<"] },
+  due: { sql: "due_key ASC, id ASC", keys: ["due_key", "id"], dirs: [">", ">"] },
+} as const;
+export type TaskOrder = keyof typeof TASK_ORDERS;
+
+/** Which tasks task_query reads: the caller's tenant, narrowed by what the caller asked for (ids already resolved). */
+export interface TaskFilter {
+  projectId?: string;
+  /** An actor id, or null for unassigned tasks. */
+  assigneeActorId?: string | null;
+  statuses?: readonly string[];
+  label?: string;
+  dueBefore?: string;
+  /** Case-insensitive text in title or body. */
+  q?: string;
+  parentTaskId?: string;
+  /** Only the tasks this task waits on. */
+  dependenciesOf?: string;
+  /** Only the tasks that wait on this task. */
+  dependentsOf?: string;
+  state?: "ready" | "blocked";
+}
+
+function taskWhere(ctx: Ctx, f: TaskFilter): SQL {
+  return and(
+    eq(t.tenantId, ctx.tenantId),
+    f.projectId !== undefined ? eq(t.projectId, f.projectId) : undefined,
+    f.assigneeActorId === null ? isNull(t.assigneeActorId) : f.assigneeActorId !== undefined ? eq(t.assigneeActorId, f.assigneeActorId) : undefined,
+    f.statuses?.length ? inArray(t.status, [...f.statuses]) : undefined,
+    f.label !== undefined ? sql`EXISTS (SELECT 1 FROM json_each(${t.labels}) l WHERE l.value = ${f.label})` : undefined,
+    f.dueBefore !== undefined ? and(isNotNull(t.dueOn), lt(t.dueOn, f.dueBefore)) : undefined,
+    f.q !== undefined ? sql`(instr(lower(${t.title}), lower(${f.q})) > 0 OR instr(lower(${t.body}), lower(${f.q})) > 0)` : undefined,
+    f.parentTaskId !== undefined ? eq(t.parentTaskId, f.parentTaskId) : undefined,
+    f.dependenciesOf !== undefined ? sql`${t.id} IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND task_id = ${f.dependenciesOf})` : undefined,
+    f.dependentsOf !== undefined ? sql`${t.id} IN (SELECT task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND depends_on_task_id = ${f.dependentsOf})` : undefined,
+  )!;
+}
+
+/** `(a, b, c) > (x, y, z)` spelled out for SQLite, as an OR of prefixes, over the listing's (unqualified) columns. */
+function keysetAfter(keys: readonly string[], dirs: readonly string[], after: ReadonlyArray<string | number | null>): SQL {
+  const terms = keys.map((_, i) => sql.join([...keys.slice(0, i).map((k, j) => sql`${sql.raw(k)} = ${after[j]}`), sql`${sql.raw(keys[i]!)} ${sql.raw(dirs[i]!)} ${after[i]}`], sql` AND `));
+  return sql`(${sql.join(
+    terms.map((term) => sql`(${term})`),
+    sql` OR `,
+  )})`;
 }
 
 /**
- * task_query's page: task summaries passing `where` (over t and p), then `outer` over the summary columns, in
- * `orderSql` order.
+ * task_query's page: the task summaries passing the filter, in `order`, resuming strictly after `after` (the cursor's keyset).
  */
+// Hand SQL: its columns are TASK_SUMMARY_COLUMNS, SQL text shared with the projects room; the filter's conditions are drizzle's.
 export async function listTaskSummaries(
   ctx: Ctx,
-  where: string[],
-  params: unknown[],
-  outer: string[],
-  outerParams: unknown[],
-  orderSql: string,
+  f: TaskFilter,
+  orderBy: TaskOrder,
+  after: ReadonlyArray<string | number | null> | null,
   limit: number,
 ): Promise<Array<TaskSummaryRow & Record<string, string | number>>> {
-  return (
-    await ctx.d1
-      .prepare(
-        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
-           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${where.join(" AND ")})
-         ${outer.length ? `WHERE ${outer.join(" AND ")}` : ""} ORDER BY ${orderSql} LIMIT ?`,
-      )
-      .bind(...params, ...outerParams, limit)
-      .all<TaskSummaryRow & Record<string, string | number>>()
-  ).results;
+  const order = TASK_ORDERS[orderBy];
+  const outer = [f.state !== undefined ? sql`state = ${f.state}` : undefined, after ? keysetAfter(order.keys, order.dirs, after) : undefined].filter((c) => c !== undefined);
+  return dbOf(ctx).all<TaskSummaryRow & Record<string, string | number>>(
+    sql`SELECT * FROM (SELECT ${sql.raw(TASK_SUMMARY_COLUMNS)}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
+           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${taskWhere(ctx, f)})
+         ${outer.length ? sql`WHERE ${sql.join(outer, sql` AND `)}` : sql``} ORDER BY ${sql.raw(order.sql)} LIMIT ${limit}`,
+  );
 }
 
 /**
@@ -368,6 +477,8 @@ export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_
     dependents: `t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)`,
     subtasks: `t.parent_task_id = ?`,
   };
+  // Hand SQL: the links and the activity select columns that are SQL text shared with the projects room and the activity
+  // feed; the totals and the evidence counts are FROM-less rows of scalar counts, which drizzle's select cannot say.
   const links = (where: string) =>
     ctx.d1
       .prepare(
@@ -379,7 +490,15 @@ export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_
     links(LINKS.blockers),
     links(LINKS.dependents),
     links(LINKS.subtasks),
-    ctx.d1.prepare(`SELECT * FROM comments WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq ASC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select()
+        .from(comments)
+        .where(and(eq(comments.tenantId, ctx.tenantId), eq(comments.objectType, "task"), eq(comments.objectId, task.id)))
+        .orderBy(asc(comments.seq))
+        .limit(max + 1),
+    ),
     ctx.d1.prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
     ctx.d1
       .prepare(
@@ -390,7 +509,13 @@ export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_
                 (SELECT COUNT(*) FROM activity WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS activity`,
       )
       .bind(ctx.tenantId, task.id),
-    ctx.d1.prepare(`SELECT id, key, title, status FROM projects WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, task.project_id),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ id: projects.id, key: projects.key, title: projects.title, status: projects.status })
+        .from(projects)
+        .where(and(eq(projects.tenantId, ctx.tenantId), eq(projects.id, task.project_id))),
+    ),
     ctx.d1
       .prepare(
         `SELECT (SELECT COUNT(*) FROM code_refs WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2 AND deleted_at IS NULL) AS code_refs,

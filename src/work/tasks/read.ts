@@ -5,22 +5,8 @@ import { commentSchema, type CommentRow, toComment } from "../collab/model";
 import { activityItemSchema, cursorField, dateField, type ActivityItem, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, limitField, listsSchema, resolveActor, keysetPage } from "../shared";
 import { reviewStanding, reviewStandingSchema } from "../handoffs/model";
 import { findProject, projectSchema, readProjectBrief } from "../projects/model";
-import { findTask, LABEL, listTaskSummaries, taskDetailStatements, taskRefField, taskSchema } from "./model";
+import { findTask, LABEL, listTaskSummaries, TASK_ORDERS, type TaskFilter, taskDetailStatements, taskRefField, taskSchema } from "./model";
 import { TASK_STATUSES, taskSummarySchema, toTaskSummary, type TaskSummaryRow } from "./summary";
-
-/** Sort orders and the keyset each pages by (every key ends with the id, so ties are stable). */
-const ORDERS = {
-  priority: { sql: "priority ASC, created_at ASC, id ASC", keys: ["priority", "created_at", "id"], dirs: [">", ">", ">"] },
-  created: { sql: "created_at DESC, id DESC", keys: ["created_at", "id"], dirs: ["<", "<"] },
-  updated: { sql: "updated_at DESC, id DESC", keys: ["updated_at", "id"], dirs: ["<", "<"] },
-  due: { sql: "due_key ASC, id ASC", keys: ["due_key", "id"], dirs: [">", ">"] },
-} as const;
-
-/** `(a, b, c) > (x, y, z)` spelled out for SQLite, as an OR of prefixes. */
-function keysetAfter(keys: readonly string[], dirs: readonly string[]): string {
-  const terms = keys.map((_, i) => [...keys.slice(0, i).map((k) => `${k} = ?`), `${keys[i]} ${dirs[i]} ?`].join(" AND "));
-  return `(${terms.map((t) => `(${t})`).join(" OR ")})`;
-}
 
 export const taskQueryTool = defineTool({
   name: "task_query",
@@ -48,58 +34,20 @@ export const taskQueryTool = defineTool({
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["t.tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) {
-      where.push("t.project_id = ?");
-      params.push((await findProject(ctx, input.project_id)).id);
-    }
-    if (input.assignee_actor_id === "unassigned") where.push("t.assignee_actor_id IS NULL");
-    else if (input.assignee_actor_id) {
-      where.push("t.assignee_actor_id = ?");
-      params.push(await resolveActor(ctx, input.assignee_actor_id));
-    }
-    if (input.status?.length) {
-      where.push(`t.status IN (${input.status.map(() => "?").join(", ")})`);
-      params.push(...input.status);
-    }
-    if (input.label) {
-      where.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)");
-      params.push(input.label);
-    }
-    if (input.due_before) {
-      where.push("t.due_on IS NOT NULL AND t.due_on < ?");
-      params.push(input.due_before);
-    }
-    if (input.q?.trim()) {
-      where.push("(instr(lower(t.title), lower(?)) > 0 OR instr(lower(t.body), lower(?)) > 0)");
-      params.push(input.q.trim(), input.q.trim());
-    }
-    if (input.parent_task_id) {
-      where.push("t.parent_task_id = ?");
-      params.push((await findTask(ctx, input.parent_task_id)).id);
-    }
-    if (input.dependencies_of) {
-      where.push("t.id IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = t.tenant_id AND task_id = ?)");
-      params.push((await findTask(ctx, input.dependencies_of)).id);
-    }
-    if (input.dependents_of) {
-      where.push("t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)");
-      params.push((await findTask(ctx, input.dependents_of)).id);
-    }
-    const outer: string[] = [];
-    const outerParams: unknown[] = [];
-    if (input.state) {
-      outer.push("state = ?");
-      outerParams.push(input.state);
-    }
-    const order = ORDERS[input.order_by];
-    const after = decodeKeyset(input.cursor, order.keys.length);
-    if (after) {
-      outer.push(keysetAfter(order.keys, order.dirs));
-      order.keys.forEach((_, i) => outerParams.push(...after.slice(0, i), after[i]));
-    }
-    const rows = await listTaskSummaries(ctx, where, params, outer, outerParams, order.sql, input.limit + 1);
+    const filter: TaskFilter = {
+      projectId: input.project_id ? (await findProject(ctx, input.project_id)).id : undefined,
+      assigneeActorId: input.assignee_actor_id === "unassigned" ? null : input.assignee_actor_id ? await resolveActor(ctx, input.assignee_actor_id) : undefined,
+      statuses: input.status,
+      label: input.label,
+      dueBefore: input.due_before,
+      q: input.q?.trim() || undefined,
+      parentTaskId: input.parent_task_id ? (await findTask(ctx, input.parent_task_id)).id : undefined,
+      dependenciesOf: input.dependencies_of ? (await findTask(ctx, input.dependencies_of)).id : undefined,
+      dependentsOf: input.dependents_of ? (await findTask(ctx, input.dependents_of)).id : undefined,
+      state: input.state,
+    };
+    const order = TASK_ORDERS[input.order_by];
+    const rows = await listTaskSummaries(ctx, filter, input.order_by, decodeKeyset(input.cursor, order.keys.length), input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => order.keys.map((k) => last[k] as string | number));
     return {
       items: page.map(toTaskSummary),

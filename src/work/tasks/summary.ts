@@ -66,6 +66,7 @@ export function toTaskSummary(r: TaskSummaryRow): TaskSummary {
 }
 
 /** Open (not done or cancelled) tasks assigned to an actor, highest priority first. */
+// Hand SQL: it selects TASK_SUMMARY_COLUMNS, SQL text shared with the projects room.
 export async function openTasksFor(ctx: Ctx, actorId: string, limit: number): Promise<TaskSummary[]> {
   const rows = await ctx.d1
     .prepare(
