@@ -15,7 +15,7 @@ import { vectorId } from "../search/sources";
 import { fetchRepoArchive } from "./archive";
 import { jobIndex, lineCount, type IndexJob, type Target } from "./indexer";
 import { effectiveLimits } from "./limits";
-import { dropChunkEmbeddings, updateJob } from "./store";
+import { dropChunkEmbeddings, putFileStatement, updateJob } from "./store";
 
 /** GitHub's compare lists at most 300 files; a push that changes more is re-read whole. */
 const COMPARE_FILE_CAP = 300;
@@ -62,12 +62,7 @@ export async function applyIncremental(env: Env, job: IndexJob, target: Target):
       ).map((r) => r.path)
     : [...gone];
   await removePaths(env, job.tenantId, target.generation, paths);
-  // Hand SQL: INSERT OR REPLACE, which drizzle cannot say (and parsed/syntax take the migration's defaults).
-  const statements = archive.files.map((f) =>
-    d1
-      .prepare(`INSERT OR REPLACE INTO code_files (tenant_id, generation, path, language, size, lines, text) VALUES (?, ?, ?, '', ?, ?, ?)`)
-      .bind(job.tenantId, target.generation, f.path, f.size, lineCount(f.text), f.text),
-  );
+  const statements = archive.files.map((f) => putFileStatement(d1, job.tenantId, target.generation, f, lineCount(f.text)));
   for (let i = 0; i < statements.length; i += 80) await d1.batch(statements.slice(i, i + 80));
   await updateJob(d1, job.tenantId, job.indexId, job.jobId, { phase: "parsing", files_done: 0 }, now());
   return { files: archive.files.length };

@@ -20,7 +20,7 @@ import { backfillCommits } from "./commits";
 import { effectiveLimits } from "./limits";
 import { parseSource, resolveImport, type ParsedFile } from "./parse";
 import { failureText } from "../core/errors";
-import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
+import { appendError, dropGenerationBatch, indexById, putFileStatement, updateJob, type IndexRow } from "./store";
 import { indexTerms, scopeToken } from "./terms";
 
 /** What a workflow instance is asked to do. */
@@ -100,12 +100,7 @@ export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promi
   const d1 = env.DB;
   await writeBatches(
     d1,
-    // Hand SQL: INSERT OR REPLACE, which drizzle cannot say (and parsed/syntax take the migration's defaults).
-    archive.files.map((f) =>
-      d1
-        .prepare(`INSERT OR REPLACE INTO code_files (tenant_id, generation, path, language, size, lines, text) VALUES (?, ?, ?, '', ?, ?, ?)`)
-        .bind(job.tenantId, target.generation, f.path, f.size, lineCount(f.text), f.text),
-    ),
+    archive.files.map((f) => putFileStatement(d1, job.tenantId, target.generation, f, lineCount(f.text))),
   );
   const skipped = Object.values(archive.skipped).reduce((a, b) => a + b, 0);
   await updateJob(

@@ -211,6 +211,11 @@ export async function appendError(d1: D1Database, tenantId: string, indexId: str
     .run();
 }
 
+/** A fetched file's row in a generation, unparsed (parsed and syntax take the migration's defaults). */
+export const putFileStatement = (d1: D1Database, tenantId: string, generation: string, f: { path: string; size: number; text: string }, lines: number): D1PreparedStatement =>
+  // Hand SQL: INSERT OR REPLACE, which drizzle cannot say.
+  d1.prepare(`INSERT OR REPLACE INTO code_files (tenant_id, generation, path, language, size, lines, text) VALUES (?, ?, ?, '', ?, ?, ?)`).bind(tenantId, generation, f.path, f.size, lines, f.text);
+
 /** Deletes these chunks' embedding rows, as a statement for the batch that deletes the chunks. */
 export const dropChunkEmbeddings = (d1: D1Database, tenantId: string, chunkIds: string[]): D1PreparedStatement =>
   statementOf(
