@@ -3,7 +3,10 @@
  * back-filled through the commits API when a repository is indexed (bounded: the newest
  * BACKFILL_COMMITS, the files of the newest BACKFILL_DETAILS). One row per tenant, repository and sha.
  */
+import { and, eq, sql } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
+import { codeCommits } from "../db/schema";
 import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
 
@@ -27,23 +30,72 @@ export async function commitScope(tenantId: string, repo: string): Promise<strin
 export async function recordCommits(d1: D1Database, tenantId: string, repo: string, commits: CommitRecord[], source: "push" | "backfill"): Promise<number> {
   if (commits.length === 0) return 0;
   const scope = await commitScope(tenantId, repo);
+  const db = dbOf({ d1 });
+  const t = codeCommits;
   let added = 0;
   for (let i = 0; i < commits.length; i += 50) {
     const results = await d1.batch(
-      commits.slice(i, i + 50).flatMap((c) => [
-        d1.prepare(`DELETE FROM code_commits WHERE tenant_id = ? AND repo = ? AND sha = ? AND files_changed = '[]' AND ? <> '[]'`).bind(tenantId, repo, c.sha, JSON.stringify(c.files)),
-        d1
-          .prepare(
-            `INSERT INTO code_commits (tenant_id, repo, scope, sha, message, author, date, files_changed, source) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)
-             ON CONFLICT (tenant_id, repo, sha) DO NOTHING RETURNING sha`,
-          )
-          .bind(tenantId, repo, scope, c.sha, c.message.slice(0, 8000), c.author.slice(0, 200), c.date, JSON.stringify(c.files.slice(0, 3000)), source),
-      ]),
+      commits.slice(i, i + 50).flatMap((c) => {
+        const files = JSON.stringify(c.files);
+        return [
+          // The guard on the new files stays in SQL so every commit keeps its two statements (results are read by position).
+          statementOf(d1, db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.repo, repo), eq(t.sha, c.sha), eq(t.filesChanged, "[]"), sql`${files} <> '[]'`))),
+          statementOf(
+            d1,
+            db
+              .insert(t)
+              .values({
+                tenantId,
+                repo,
+                scope,
+                sha: c.sha,
+                message: c.message.slice(0, 8000),
+                author: c.author.slice(0, 200),
+                date: c.date,
+                filesChanged: JSON.stringify(c.files.slice(0, 3000)),
+                source,
+              })
+              .onConflictDoNothing({ target: [t.tenantId, t.repo, t.sha] })
+              .returning({ sha: t.sha }),
+          ),
+        ];
+      }),
     );
     // Counted by RETURNING: D1's `changes` would count the FTS trigger's rows too.
     added += results.filter((_, j) => j % 2 === 1).reduce((n, r) => n + r.results.length, 0);
   }
   return added;
+}
+
+/** The repositories the tenant has commits of. */
+export async function committedRepos(d1: D1Database, tenantId: string): Promise<string[]> {
+  const rows = await dbOf({ d1 }).selectDistinct({ repo: codeCommits.repo }).from(codeCommits).where(eq(codeCommits.tenantId, tenantId));
+  return rows.map((r) => r.repo);
+}
+
+export interface CommitHit {
+  repo: string;
+  sha: string;
+  message: string;
+  author: string;
+  date: string;
+  files_changed: string;
+  rank: number;
+}
+
+/** Commits matching an FTS query (scopes included), best first; `since` and `author` narrow when not ''. */
+export async function searchCommits(d1: D1Database, tenantId: string, match: string, since: string, author: string): Promise<CommitHit[]> {
+  // Hand SQL: drizzle cannot say `code_commits_fts MATCH` nor rank by bm25().
+  const rows = await d1
+    .prepare(
+      `SELECT c.repo, c.sha, c.message, c.author, c.date, c.files_changed, bm25(code_commits_fts, 0.0, 1.0, 0.5) AS rank
+       FROM code_commits_fts f JOIN code_commits c ON c.seq = f.rowid
+       WHERE code_commits_fts MATCH ? AND c.tenant_id = ? AND (? = '' OR c.date >= ?) AND (? = '' OR lower(c.author) = lower(?))
+       ORDER BY rank LIMIT 1000`,
+    )
+    .bind(match, tenantId, since, since, author, author)
+    .all<CommitHit>();
+  return rows.results;
 }
 
 interface ApiCommit {

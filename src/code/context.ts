@@ -5,6 +5,9 @@
  * active plan's) go first, whether or not the question matches them. Tokens are estimated at
  * about 3.5 characters each for code (the estimate is stated in the answer).
  */
+import { and, eq, inArray } from "drizzle-orm";
+import { dbOf, jsonValues } from "../db/client";
+import { codeFiles } from "../db/schema";
 import type { Env } from "../env";
 import { searchCode, type Hit } from "./retrieval";
 import type { IndexRow } from "./store";
@@ -59,7 +62,11 @@ interface FileRow {
 async function loadFiles(d1: D1Database, tenantId: string, keys: { generation: string; path: string }[]): Promise<Map<string, FileRow>> {
   const out = new Map<string, FileRow>();
   for (const k of keys) {
-    const row = await d1.prepare(`SELECT generation, path, language, text FROM code_files WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, k.generation, k.path).first<FileRow>();
+    const row = await dbOf({ d1 })
+      .select({ generation: codeFiles.generation, path: codeFiles.path, language: codeFiles.language, text: codeFiles.text })
+      .from(codeFiles)
+      .where(and(eq(codeFiles.tenantId, tenantId), eq(codeFiles.generation, k.generation), eq(codeFiles.path, k.path)))
+      .get();
     if (row) out.set(`${row.generation}\u0000${row.path}`, row);
   }
   return out;
@@ -92,13 +99,13 @@ function excerpt(lines: string[], ranges: [number, number][]): string {
 /** Of `paths`, those some index has, as file keys, in the order given, at most `max`. */
 async function pinnedKeys(d1: D1Database, tenantId: string, indexes: IndexRow[], paths: readonly string[], max: number): Promise<string[]> {
   if (paths.length === 0 || max <= 0) return [];
-  const rows = await d1
-    .prepare(`SELECT generation, path FROM code_files WHERE tenant_id = ? AND generation IN (SELECT value FROM json_each(?)) AND path IN (SELECT value FROM json_each(?))`)
-    .bind(tenantId, JSON.stringify(indexes.map((i) => i.generation)), JSON.stringify(paths))
-    .all<{ generation: string; path: string }>();
+  const rows = await dbOf({ d1 })
+    .select({ generation: codeFiles.generation, path: codeFiles.path })
+    .from(codeFiles)
+    .where(and(eq(codeFiles.tenantId, tenantId), inArray(codeFiles.generation, jsonValues(indexes.map((i) => i.generation))), inArray(codeFiles.path, jsonValues(paths))));
   const order = new Map(paths.map((p, i) => [p, i]));
   const gens = new Map(indexes.map((ix, i) => [ix.generation, i]));
-  return rows.results
+  return rows
     .sort((a, b) => order.get(a.path)! - order.get(b.path)! || gens.get(a.generation)! - gens.get(b.generation)!)
     .slice(0, max)
     .map((r) => `${r.generation}\u0000${r.path}`);

@@ -4,6 +4,9 @@
  * and embed steps then work on them as on any unparsed file). Once done, the index moves to the
  * pushed commit.
  */
+import { and, eq, inArray } from "drizzle-orm";
+import { dbOf, jsonValues, statementOf } from "../db/client";
+import { codeChunks, codeFiles, codeImports, codeSymbolRefs, codeSymbols } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
@@ -12,7 +15,7 @@ import { vectorId } from "../search/sources";
 import { fetchRepoArchive } from "./archive";
 import { jobIndex, lineCount, type IndexJob, type Target } from "./indexer";
 import { effectiveLimits } from "./limits";
-import { updateJob } from "./store";
+import { dropChunkEmbeddings, putFileStatement, updateJob } from "./store";
 
 /** GitHub's compare lists at most 300 files; a push that changes more is re-read whole. */
 const COMPARE_FILE_CAP = 300;
@@ -51,14 +54,15 @@ export async function applyIncremental(env: Env, job: IndexJob, target: Target):
     ...(whole ? {} : { only: wanted }),
   });
   const paths = whole
-    ? (await d1.prepare(`SELECT path FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(job.tenantId, target.generation).all<{ path: string }>()).results.map((r) => r.path)
+    ? (
+        await dbOf({ d1 })
+          .select({ path: codeFiles.path })
+          .from(codeFiles)
+          .where(and(eq(codeFiles.tenantId, job.tenantId), eq(codeFiles.generation, target.generation)))
+      ).map((r) => r.path)
     : [...gone];
   await removePaths(env, job.tenantId, target.generation, paths);
-  const statements = archive.files.map((f) =>
-    d1
-      .prepare(`INSERT OR REPLACE INTO code_files (tenant_id, generation, path, language, size, lines, text) VALUES (?, ?, ?, '', ?, ?, ?)`)
-      .bind(job.tenantId, target.generation, f.path, f.size, lineCount(f.text), f.text),
-  );
+  const statements = archive.files.map((f) => putFileStatement(d1, job.tenantId, target.generation, f, lineCount(f.text)));
   for (let i = 0; i < statements.length; i += 80) await d1.batch(statements.slice(i, i + 80));
   await updateJob(d1, job.tenantId, job.indexId, job.jobId, { phase: "parsing", files_done: 0 }, now());
   return { files: archive.files.length };
@@ -67,17 +71,21 @@ export async function applyIncremental(env: Env, job: IndexJob, target: Target):
 /** Drops the rows (and vectors) of these paths from a generation. */
 async function removePaths(env: Env, tenantId: string, generation: string, paths: string[]): Promise<void> {
   const d1 = env.DB;
+  const db = dbOf({ d1 });
   const { layer } = selectSemantic(env);
   for (let i = 0; i < paths.length; i += 50) {
-    const batch = JSON.stringify(paths.slice(i, i + 50));
+    const batch = jsonValues(paths.slice(i, i + 50));
     const ids = (
-      await d1.prepare(`SELECT id FROM code_chunks WHERE tenant_id = ? AND generation = ? AND path IN (SELECT value FROM json_each(?))`).bind(tenantId, generation, batch).all<{ id: string }>()
-    ).results.map((r) => r.id);
+      await db
+        .select({ id: codeChunks.id })
+        .from(codeChunks)
+        .where(and(eq(codeChunks.tenantId, tenantId), eq(codeChunks.generation, generation), inArray(codeChunks.path, batch)))
+    ).map((r) => r.id);
     await d1.batch([
-      ...["code_chunks", "code_symbols", "code_symbol_refs", "code_imports", "code_files"].map((t) =>
-        d1.prepare(`DELETE FROM ${t} WHERE tenant_id = ? AND generation = ? AND path IN (SELECT value FROM json_each(?))`).bind(tenantId, generation, batch),
+      ...[codeChunks, codeSymbols, codeSymbolRefs, codeImports, codeFiles].map((t) =>
+        statementOf(d1, db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.generation, generation), inArray(t.path, batch)))),
       ),
-      d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = 'code_chunk' AND object_id IN (SELECT value FROM json_each(?))`).bind(tenantId, JSON.stringify(ids)),
+      dropChunkEmbeddings(d1, tenantId, ids),
     ]);
     if (layer && ids.length > 0)
       await layer.index.deleteByIds(
@@ -91,6 +99,7 @@ async function removePaths(env: Env, tenantId: string, generation: string, paths
 export async function finishIncrementalJob(env: Env, job: IndexJob, commit: string): Promise<void> {
   const index = await jobIndex(env, job);
   const t = iso(now());
+  // Hand SQL: the totals are counting subqueries over the generation's tables, sharing the bound values by number.
   const count = (table: string) => `(SELECT count(*) FROM ${table} WHERE tenant_id = ?1 AND generation = ?2)`;
   await env.DB.prepare(
     `UPDATE code_indexes SET commit_sha = ?3, phase = 'complete', finished_at = ?4, last_indexed_at = ?4, updated_at = ?4,

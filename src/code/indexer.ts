@@ -5,7 +5,11 @@
  * redoes its batch without duplicating rows, and a later job resumes a failed one's generation.
  */
 import { NonRetryableError } from "cloudflare:workflows";
+import { and, asc, count, eq, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../db/client";
 import { sha256Hex, uuidv7 } from "../db/ids";
+import { codeChunks, codeFiles, codeImports, codeIndexes, codeSymbolRefs, codeSymbols, embeddings } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
@@ -16,7 +20,7 @@ import { backfillCommits } from "./commits";
 import { effectiveLimits } from "./limits";
 import { parseSource, resolveImport, type ParsedFile } from "./parse";
 import { failureText } from "../core/errors";
-import { appendError, dropGenerationBatch, indexById, updateJob, type IndexRow } from "./store";
+import { appendError, dropGenerationBatch, indexById, putFileStatement, updateJob, type IndexRow } from "./store";
 import { indexTerms, scopeToken } from "./terms";
 
 /** What a workflow instance is asked to do. */
@@ -96,11 +100,7 @@ export async function fetchFiles(env: Env, job: IndexJob, target: Target): Promi
   const d1 = env.DB;
   await writeBatches(
     d1,
-    archive.files.map((f) =>
-      d1
-        .prepare(`INSERT OR REPLACE INTO code_files (tenant_id, generation, path, language, size, lines, text) VALUES (?, ?, ?, '', ?, ?, ?)`)
-        .bind(job.tenantId, target.generation, f.path, f.size, lineCount(f.text), f.text),
-    ),
+    archive.files.map((f) => putFileStatement(d1, job.tenantId, target.generation, f, lineCount(f.text))),
   );
   const skipped = Object.values(archive.skipped).reduce((a, b) => a + b, 0);
   await updateJob(
@@ -140,6 +140,7 @@ async function fileRows(d1: D1Database, tenantId: string, gen: string, scope: st
     }),
   );
   const field = (name: string) => `json_extract(value, '$.${name}')`;
+  // Hand SQL: each table's rows are one INSERT…SELECT over json_each of the file's rows.
   return [
     d1
       .prepare(
@@ -181,26 +182,35 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
   const d1 = env.DB;
   const { tenantId } = job;
   const gen = target.generation;
-  const files = (
-    await d1.prepare(`SELECT path, text FROM code_files WHERE tenant_id = ? AND generation = ? AND parsed = 0 ORDER BY path LIMIT ?`).bind(tenantId, gen, limit).all<{ path: string; text: string }>()
-  ).results;
+  const db = dbOf({ d1 });
+  const f = codeFiles;
+  const unparsed = and(eq(f.tenantId, tenantId), eq(f.generation, gen), eq(f.parsed, 0));
+  const files = await db.select({ path: f.path, text: f.text }).from(f).where(unparsed).orderBy(asc(f.path)).limit(limit);
   if (files.length === 0) return { parsed: 0, remaining: 0 };
-  const known = new Set((await d1.prepare(`SELECT path FROM code_files WHERE tenant_id = ? AND generation = ?`).bind(tenantId, gen).all<{ path: string }>()).results.map((r) => r.path));
+  const known = new Set(
+    (
+      await db
+        .select({ path: f.path })
+        .from(f)
+        .where(and(eq(f.tenantId, tenantId), eq(f.generation, gen)))
+    ).map((r) => r.path),
+  );
   const scope = scopeToken(gen);
   const statements: D1PreparedStatement[] = [];
   let chunks = 0;
   let symbols = 0;
   for (const file of files) {
     // A retried step may have written part of this file: its rows go first.
-    for (const table of ["code_chunks", "code_symbols", "code_symbol_refs", "code_imports"]) {
-      statements.push(d1.prepare(`DELETE FROM ${table} WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
+    for (const t of [codeChunks, codeSymbols, codeSymbolRefs, codeImports]) {
+      statements.push(statementOf(d1, db.delete(t).where(and(eq(t.tenantId, tenantId), eq(t.generation, gen), eq(t.path, file.path)))));
     }
+    const thisFile = and(eq(f.tenantId, tenantId), eq(f.generation, gen), eq(f.path, file.path));
     let parsed;
     try {
       parsed = await parseSource(file.path, file.text);
     } catch (err) {
       await appendError(d1, tenantId, job.indexId, `${file.path}: ${failureText(err, "code index parse")}`, now());
-      statements.push(d1.prepare(`UPDATE code_files SET parsed = 1 WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, gen, file.path));
+      statements.push(statementOf(d1, db.update(f).set({ parsed: 1 }).where(thisFile)));
       continue;
     }
     // A work limit that cut the file's parse is reported with the index's errors.
@@ -209,20 +219,28 @@ export async function parseBatch(env: Env, job: IndexJob, target: Target, limit 
     chunks += parsed.chunks.length;
     symbols += parsed.symbols.length;
     statements.push(
-      d1
-        .prepare(`UPDATE code_files SET parsed = 1, language = ?, syntax = ? WHERE tenant_id = ? AND generation = ? AND path = ?`)
-        .bind(parsed.language, parsed.syntax ? 1 : 0, tenantId, gen, file.path),
+      statementOf(
+        d1,
+        db
+          .update(f)
+          .set({ parsed: 1, language: parsed.language, syntax: parsed.syntax ? 1 : 0 })
+          .where(thisFile),
+      ),
     );
   }
   await writeBatches(d1, statements);
-  const remaining = (await d1.prepare(`SELECT count(*) AS n FROM code_files WHERE tenant_id = ? AND generation = ? AND parsed = 0`).bind(tenantId, gen).first<{ n: number }>())!.n;
-  await d1
-    .prepare(
-      `UPDATE code_indexes SET files_done = files_done + ?, chunks_total = chunks_total + ?, symbols_total = symbols_total + ?,
-         phase = CASE WHEN ? = 0 THEN 'embedding' ELSE phase END, updated_at = ?
-       WHERE tenant_id = ? AND id = ? AND job_id = ?`,
-    )
-    .bind(files.length, chunks, symbols, remaining, iso(now()), tenantId, job.indexId, job.jobId)
+  const remaining = (await db.select({ n: count() }).from(f).where(unparsed).get())!.n;
+  const ix = codeIndexes;
+  await db
+    .update(ix)
+    .set({
+      filesDone: sql`${ix.filesDone} + ${files.length}`,
+      chunksTotal: sql`${ix.chunksTotal} + ${chunks}`,
+      symbolsTotal: sql`${ix.symbolsTotal} + ${symbols}`,
+      phase: remaining === 0 ? "embedding" : sql`${ix.phase}`,
+      updatedAt: iso(now()),
+    })
+    .where(and(eq(ix.tenantId, tenantId), eq(ix.id, job.indexId), eq(ix.jobId, job.jobId)))
     .run();
   return { parsed: files.length, remaining };
 }
@@ -232,17 +250,23 @@ export async function embedBatch(env: Env, job: IndexJob, target: Target, limit 
   await jobIndex(env, job);
   const { layer } = selectSemantic(env);
   if (!layer) return { embedded: 0, remaining: 0, stalled: false };
-  const pendingSql = `FROM embeddings e JOIN code_chunks c ON c.tenant_id = e.tenant_id AND c.id = e.object_id
-    WHERE e.tenant_id = ? AND e.object_type = 'code_chunk' AND e.status = 'pending' AND c.generation = ?`;
-  const rows = (
-    await env.DB.prepare(`SELECT e.tenant_id, e.object_type, e.object_id, e.content_hash ${pendingSql} ORDER BY e.attempts LIMIT ?`)
-      .bind(job.tenantId, target.generation, limit)
-      .all<{ tenant_id: string; object_type: "code_chunk"; object_id: string; content_hash: string }>()
-  ).results;
+  const db = dbOf({ d1: env.DB });
+  const e = alias(embeddings, "e");
+  const c = alias(codeChunks, "c");
+  const joinOn = and(eq(c.tenantId, e.tenantId), eq(c.id, e.objectId));
+  // `status = 'pending'` as a literal, as the partial index embeddings_pending_idx declares it.
+  const pendingWhere = and(eq(e.tenantId, job.tenantId), eq(e.objectType, "code_chunk"), sql`${e.status} = 'pending'`, eq(c.generation, target.generation));
+  const rows = (await db
+    .select({ tenant_id: e.tenantId, object_type: e.objectType, object_id: e.objectId, content_hash: e.contentHash })
+    .from(e)
+    .innerJoin(c, joinOn)
+    .where(pendingWhere)
+    .orderBy(asc(e.attempts))
+    .limit(limit)) as { tenant_id: string; object_type: "code_chunk"; object_id: string; content_hash: string }[];
   if (rows.length === 0) return { embedded: 0, remaining: 0, stalled: false };
   const report = await embedRows(env.DB, layer, rows, now());
   if (report.error) await appendError(env.DB, job.tenantId, job.indexId, `embedding: ${report.error}`, now());
-  const remaining = (await env.DB.prepare(`SELECT count(*) AS n ${pendingSql}`).bind(job.tenantId, target.generation).first<{ n: number }>())!.n;
+  const remaining = (await db.select({ n: count() }).from(e).innerJoin(c, joinOn).where(pendingWhere).get())!.n;
   return { embedded: report.embedded, remaining, stalled: report.embedded === 0 };
 }
 
@@ -250,12 +274,11 @@ export async function embedBatch(env: Env, job: IndexJob, target: Target, limit 
 export async function switchGeneration(env: Env, job: IndexJob, target: Target): Promise<{ old: string }> {
   const index = await jobIndex(env, job);
   const t = iso(now());
-  const switched = await env.DB.prepare(
-    `UPDATE code_indexes SET generation = pending_generation, commit_sha = ?, pending_generation = '', fetched = 0, phase = 'complete',
-       finished_at = ?, last_indexed_at = ?, updated_at = ?
-     WHERE tenant_id = ? AND id = ? AND job_id = ? AND pending_generation = ?`,
-  )
-    .bind(target.commit, t, t, t, job.tenantId, job.indexId, job.jobId, target.generation)
+  const ix = codeIndexes;
+  const switched = await dbOf({ d1: env.DB })
+    .update(ix)
+    .set({ generation: sql`${ix.pendingGeneration}`, commitSha: target.commit, pendingGeneration: "", fetched: 0, phase: "complete", finishedAt: t, lastIndexedAt: t, updatedAt: t })
+    .where(and(eq(ix.tenantId, job.tenantId), eq(ix.id, job.indexId), eq(ix.jobId, job.jobId), eq(ix.pendingGeneration, target.generation)))
     .run();
   if (switched.meta.changes === 0) throw superseded(`index ${job.indexId} changed while job ${job.jobId} was switching`);
   return { old: index.generation };

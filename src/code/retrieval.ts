@@ -3,6 +3,10 @@
  * vectors, and reciprocal-rank fusion of the two. Searches run over live generations only, so a
  * job building a new one is never half-visible; every query filters by tenant.
  */
+import { and, eq, inArray } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues } from "../db/client";
+import { codeChunks } from "../db/schema";
 import type { Env } from "../env";
 import { reciprocalRankFusion } from "../search/hybrid";
 import { selectSemantic } from "../search/semantic";
@@ -65,6 +69,7 @@ export async function keywordChunks(d1: D1Database, tenantId: string, generation
   const terms = queryTerms(query).slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0 || generations.length === 0) return [];
   const match = `scope : (${generations.map(scopeToken).join(" OR ")}) AND {path symbol terms} : (${terms.map(ftsPhrase).join(" OR ")})`;
+  // Hand SQL: drizzle cannot say `code_chunks_fts MATCH` nor order by bm25().
   const rows = await d1
     .prepare(
       `SELECT ${CHUNK_COLUMNS} FROM code_chunks_fts f JOIN code_chunks c ON c.seq = f.rowid
@@ -92,13 +97,22 @@ async function semanticChunks(env: Env, tenantId: string, generations: string[],
   }
   const ids = [...similarity.keys()].slice(0, limit);
   if (ids.length === 0) return { chunks: [], similarity };
-  const rows = await env.DB.prepare(
-    `SELECT ${CHUNK_COLUMNS} FROM code_chunks c WHERE c.tenant_id = ? AND c.id IN (SELECT value FROM json_each(?))
-       AND c.generation IN (SELECT value FROM json_each(?))`,
-  )
-    .bind(tenantId, JSON.stringify(ids), JSON.stringify(generations))
-    .all<Chunk>();
-  const byId = new Map(rows.results.map((c) => [c.id, c]));
+  const c = alias(codeChunks, "c");
+  const rows = await dbOf({ d1: env.DB })
+    .select({
+      id: c.id,
+      generation: c.generation,
+      path: c.path,
+      language: c.language,
+      start_line: c.startLine,
+      end_line: c.endLine,
+      symbol: c.symbol,
+      kind: c.kind,
+      text: c.text,
+    })
+    .from(c)
+    .where(and(eq(c.tenantId, tenantId), inArray(c.id, jsonValues(ids)), inArray(c.generation, jsonValues(generations))));
+  const byId = new Map(rows.map((c) => [c.id, c]));
   return { chunks: ids.map((id) => byId.get(id)).filter((c): c is Chunk => c !== undefined), similarity };
 }
 

@@ -2,6 +2,10 @@
  * Reads over the symbol tables a parse writes (definitions, references, imports), for the symbol
  * tools and impact analysis. Every read takes the live generations of the indexes asked for.
  */
+import { and, asc, desc, eq, inArray, ne, or, sql } from "drizzle-orm";
+import { dbOf, jsonValues } from "../db/client";
+import { codeFiles, codeImports, codeSymbolRefs, codeSymbols } from "../db/schema";
+
 export interface SymbolRow {
   generation: string;
   name: string;
@@ -23,7 +27,30 @@ export interface RefRow {
   kind: string;
 }
 
-const gens = (generations: string[]) => JSON.stringify(generations);
+/** A symbol row's fields, keyed by SQL column name so rows keep the shape the tools read. */
+const symbolFields = {
+  generation: codeSymbols.generation,
+  name: codeSymbols.name,
+  qualified: codeSymbols.qualified,
+  kind: codeSymbols.kind,
+  path: codeSymbols.path,
+  start_line: codeSymbols.startLine,
+  end_line: codeSymbols.endLine,
+  exported: codeSymbols.exported,
+  signature: codeSymbols.signature,
+};
+
+const refFields = {
+  generation: codeSymbolRefs.generation,
+  name: codeSymbolRefs.name,
+  path: codeSymbolRefs.path,
+  line: codeSymbolRefs.line,
+  enclosing: codeSymbolRefs.enclosing,
+  kind: codeSymbolRefs.kind,
+};
+
+/** A LIKE pattern's literal text: its wildcards and the escape character escaped with `\`. */
+const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The last segment of a qualified name (UserService.login → login), which references record. */
 export const simpleName = (symbol: string) =>
@@ -36,84 +63,107 @@ export const simpleName = (symbol: string) =>
 export async function findSymbols(d1: D1Database, tenantId: string, generations: string[], query: string, kind: string | undefined, limit: number): Promise<SymbolRow[]> {
   const q = query.toLowerCase();
   const qualified = q.includes(".") ? q : "";
-  const like = `%${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-  const rows = await d1
-    .prepare(
-      `SELECT generation, name, qualified, kind, path, start_line, end_line, exported, signature FROM code_symbols
-       WHERE tenant_id = ? AND generation IN (SELECT value FROM json_each(?)) AND (? = '' OR kind = ?)
-         AND (name_lower LIKE ? ESCAPE '\\' OR (? <> '' AND lower(qualified) = ?))
-       ORDER BY CASE WHEN lower(qualified) = ? THEN 0 WHEN name_lower = ? THEN 1 WHEN name_lower LIKE ? ESCAPE '\\' THEN 2 ELSE 3 END,
-         exported DESC, length(name), path, start_line
-       LIMIT ?`,
+  const t = codeSymbols;
+  return dbOf({ d1 })
+    .select(symbolFields)
+    .from(t)
+    .where(
+      and(
+        eq(t.tenantId, tenantId),
+        inArray(t.generation, jsonValues(generations)),
+        kind ? eq(t.kind, kind) : undefined,
+        // LIKE … ESCAPE, which drizzle's like() cannot say.
+        or(sql`${t.nameLower} LIKE ${`%${likeLiteral(q)}%`} ESCAPE '\\'`, qualified ? sql`lower(${t.qualified}) = ${qualified}` : undefined),
+      ),
     )
-    .bind(tenantId, gens(generations), kind ?? "", kind ?? "", like, qualified, qualified, q, simpleName(q), `${q.replace(/[\\%_]/g, (c) => `\\${c}`)}%`, limit)
-    .all<SymbolRow>();
-  return rows.results;
+    .orderBy(
+      sql`CASE WHEN lower(${t.qualified}) = ${q} THEN 0 WHEN ${t.nameLower} = ${simpleName(q)} THEN 1 WHEN ${t.nameLower} LIKE ${`${likeLiteral(q)}%`} ESCAPE '\\' THEN 2 ELSE 3 END`,
+      desc(t.exported),
+      sql`length(${t.name})`,
+      asc(t.path),
+      asc(t.startLine),
+    )
+    .limit(limit);
 }
 
 /** Definitions of exactly this symbol (a qualified name matches itself; a plain name every definition of it). */
 export async function definitionsOf(d1: D1Database, tenantId: string, generations: string[], symbol: string, path?: string): Promise<SymbolRow[]> {
-  const rows = await d1
-    .prepare(
-      `SELECT generation, name, qualified, kind, path, start_line, end_line, exported, signature FROM code_symbols
-       WHERE tenant_id = ? AND generation IN (SELECT value FROM json_each(?)) AND (qualified = ? OR (name = ? AND ? NOT LIKE '%.%'))
-         AND (? = '' OR path = ?)
-       ORDER BY exported DESC, path, start_line LIMIT 50`,
+  const t = codeSymbols;
+  return dbOf({ d1 })
+    .select(symbolFields)
+    .from(t)
+    .where(
+      and(
+        eq(t.tenantId, tenantId),
+        inArray(t.generation, jsonValues(generations)),
+        symbol.includes(".") ? eq(t.qualified, symbol) : or(eq(t.qualified, symbol), eq(t.name, symbol)),
+        path ? eq(t.path, path) : undefined,
+      ),
     )
-    .bind(tenantId, gens(generations), symbol, symbol, symbol, path ?? "", path ?? "")
-    .all<SymbolRow>();
-  return rows.results;
+    .orderBy(desc(t.exported), asc(t.path), asc(t.startLine))
+    .limit(50);
 }
 
 /** References to a name, calls only when asked. */
 export async function referencesTo(d1: D1Database, tenantId: string, generations: string[], symbol: string, callsOnly: boolean, limit: number): Promise<RefRow[]> {
-  const rows = await d1
-    .prepare(
-      `SELECT generation, name, path, line, enclosing, kind FROM code_symbol_refs
-       WHERE tenant_id = ? AND generation IN (SELECT value FROM json_each(?)) AND name = ? AND (? = 0 OR kind = 'call')
-       ORDER BY path, line LIMIT ?`,
-    )
-    .bind(tenantId, gens(generations), simpleName(symbol), callsOnly ? 1 : 0, limit)
-    .all<RefRow>();
-  return rows.results;
+  const t = codeSymbolRefs;
+  return dbOf({ d1 })
+    .select(refFields)
+    .from(t)
+    .where(and(eq(t.tenantId, tenantId), inArray(t.generation, jsonValues(generations)), eq(t.name, simpleName(symbol)), callsOnly ? eq(t.kind, "call") : undefined))
+    .orderBy(asc(t.path), asc(t.line))
+    .limit(limit);
 }
 
 /** The calls made inside a definition (its body's references of kind call). */
 export async function callsWithin(d1: D1Database, tenantId: string, def: SymbolRow, limit: number): Promise<RefRow[]> {
-  const rows = await d1
-    .prepare(
-      `SELECT generation, name, path, line, enclosing, kind FROM code_symbol_refs
-       WHERE tenant_id = ? AND generation = ? AND path = ? AND kind = 'call' AND (enclosing = ? OR enclosing LIKE ? ESCAPE '\\')
-       ORDER BY line LIMIT ?`,
+  const t = codeSymbolRefs;
+  return dbOf({ d1 })
+    .select(refFields)
+    .from(t)
+    .where(
+      and(
+        eq(t.tenantId, tenantId),
+        eq(t.generation, def.generation),
+        eq(t.path, def.path),
+        eq(t.kind, "call"),
+        // LIKE … ESCAPE, which drizzle's like() cannot say.
+        or(eq(t.enclosing, def.qualified), sql`${t.enclosing} LIKE ${`${likeLiteral(def.qualified)}.%`} ESCAPE '\\'`),
+      ),
     )
-    .bind(tenantId, def.generation, def.path, def.qualified, `${def.qualified.replace(/[\\%_]/g, (c) => `\\${c}`)}.%`, limit)
-    .all<RefRow>();
-  return rows.results;
+    .orderBy(asc(t.line))
+    .limit(limit);
 }
 
 /** Files that import any of these paths (one generation). */
 export async function importersOf(d1: D1Database, tenantId: string, generation: string, paths: string[]): Promise<{ path: string; target_path: string }[]> {
   if (paths.length === 0) return [];
-  const rows = await d1
-    .prepare(`SELECT DISTINCT path, target_path FROM code_imports WHERE tenant_id = ? AND generation = ? AND target_path IN (SELECT value FROM json_each(?)) ORDER BY path`)
-    .bind(tenantId, generation, JSON.stringify(paths))
-    .all<{ path: string; target_path: string }>();
-  return rows.results;
+  const t = codeImports;
+  return dbOf({ d1 })
+    .selectDistinct({ path: t.path, target_path: t.targetPath })
+    .from(t)
+    .where(and(eq(t.tenantId, tenantId), eq(t.generation, generation), inArray(t.targetPath, jsonValues(paths))))
+    .orderBy(asc(t.path));
 }
 
 /** The files a file imports (resolved within the repository), for related-file context. */
 export async function importsOf(d1: D1Database, tenantId: string, generation: string, paths: string[]): Promise<{ path: string; target_path: string }[]> {
   if (paths.length === 0) return [];
-  const rows = await d1
-    .prepare(`SELECT DISTINCT path, target_path FROM code_imports WHERE tenant_id = ? AND generation = ? AND path IN (SELECT value FROM json_each(?)) AND target_path <> '' ORDER BY path`)
-    .bind(tenantId, generation, JSON.stringify(paths))
-    .all<{ path: string; target_path: string }>();
-  return rows.results;
+  const t = codeImports;
+  return dbOf({ d1 })
+    .selectDistinct({ path: t.path, target_path: t.targetPath })
+    .from(t)
+    .where(and(eq(t.tenantId, tenantId), eq(t.generation, generation), inArray(t.path, jsonValues(paths)), ne(t.targetPath, "")))
+    .orderBy(asc(t.path));
 }
 
 /** Lines start..end of an indexed file (1-based, inclusive), or '' when the file is gone. */
 export async function fileLines(d1: D1Database, tenantId: string, generation: string, path: string, start: number, end: number): Promise<string> {
-  const row = await d1.prepare(`SELECT text FROM code_files WHERE tenant_id = ? AND generation = ? AND path = ?`).bind(tenantId, generation, path).first<{ text: string }>();
+  const row = await dbOf({ d1 })
+    .select({ text: codeFiles.text })
+    .from(codeFiles)
+    .where(and(eq(codeFiles.tenantId, tenantId), eq(codeFiles.generation, generation), eq(codeFiles.path, path)))
+    .get();
   return row
     ? row.text
         .split("\n")

@@ -3,7 +3,10 @@
  * queuing an object for embedding in the same batch as its write, embedding what is pending
  * (after the response, and from the scheduled backfill), and nearest-neighbour queries.
  */
+import { and, asc, eq, sql } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
+import { embeddings } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
 import { DEFAULT_AI_MODEL, EmbeddingError, LocalHashEmbedder, WorkersAiEmbedder, type Embedder } from "./embedder";
@@ -47,16 +50,31 @@ export interface EmbedRef {
  * keeps its state, so a tags-only edit does not re-embed.
  */
 export async function queueEmbedding(d1: D1Database, ref: EmbedRef, text: string, now: Date): Promise<D1PreparedStatement> {
-  return d1
-    .prepare(
-      `INSERT INTO embeddings (tenant_id, object_type, object_id, content_hash, status, attempts, last_error, updated_at)
-       VALUES (?, ?, ?, ?, 'pending', 0, '', ?)
-       ON CONFLICT (tenant_id, object_type, object_id) DO UPDATE SET
-         content_hash = excluded.content_hash, status = 'pending', attempts = 0, last_error = '', updated_at = excluded.updated_at
-       WHERE embeddings.content_hash <> excluded.content_hash`,
-    )
-    .bind(ref.tenantId, ref.type, ref.id, await sha256Hex(text), iso(now));
+  const e = embeddings;
+  return statementOf(
+    d1,
+    dbOf({ d1 })
+      .insert(e)
+      // drizzle writes null for a column left out (SQLite has no DEFAULT in VALUES): model's default is spelled out.
+      .values({ tenantId: ref.tenantId, objectType: ref.type, objectId: ref.id, contentHash: await sha256Hex(text), status: "pending", model: "", attempts: 0, lastError: "", updatedAt: iso(now) })
+      .onConflictDoUpdate({
+        target: [e.tenantId, e.objectType, e.objectId],
+        set: { contentHash: sql`excluded.content_hash`, status: "pending", attempts: 0, lastError: "", updatedAt: sql`excluded.updated_at` },
+        setWhere: sql`${e.contentHash} <> excluded.content_hash`,
+      }),
+  );
 }
+
+/** A pending row's fields, keyed by SQL column name as embedRows takes them. */
+const pendingFields = {
+  tenant_id: embeddings.tenantId,
+  object_type: embeddings.objectType,
+  object_id: embeddings.objectId,
+  content_hash: embeddings.contentHash,
+};
+
+/** `status = 'pending'` as a literal: embeddings_pending_idx is partial (WHERE status = 'pending'). */
+const isPending = sql`${embeddings.status} = 'pending'`;
 
 interface PendingRow {
   tenant_id: string;
@@ -92,7 +110,11 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
   const { tenant_id: tenantId, object_type: type } = group[0]!;
   const source = EMBED_SOURCES[type];
   let live: PendingRow[] = group;
+  const db = dbOf({ d1 });
+  const e = embeddings;
+  const rowOf = (objectId: string) => and(eq(e.tenantId, tenantId), eq(e.objectType, type), eq(e.objectId, objectId));
   try {
+    // Hand SQL: each source's select is SQL text its module keeps for every object type.
     const found = await d1
       .prepare(source.select())
       .bind(tenantId, JSON.stringify(group.map((r) => r.object_id)))
@@ -100,7 +122,7 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
     const byId = new Map(found.results.map((r) => [String(r.id), r]));
     const gone = group.filter((r) => !byId.has(r.object_id));
     if (gone.length > 0) {
-      await d1.batch(gone.map((r) => d1.prepare(`DELETE FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ?`).bind(tenantId, type, r.object_id)));
+      await d1.batch(gone.map((r) => statementOf(d1, db.delete(e).where(rowOf(r.object_id)))));
       report.gone += gone.length;
     }
     live = group.filter((r) => byId.has(r.object_id));
@@ -116,12 +138,13 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
     // on the hash read above leaves a row re-queued meanwhile pending for the next pass.
     await d1.batch(
       live.map((r, i) =>
-        d1
-          .prepare(
-            `UPDATE embeddings SET status = 'ready', content_hash = ?, model = ?, last_error = '', updated_at = ?
-                    WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND content_hash = ?`,
-          )
-          .bind(hashes[i], layer.embedder.model, iso(now), tenantId, type, r.object_id, r.content_hash),
+        statementOf(
+          d1,
+          db
+            .update(e)
+            .set({ status: "ready", contentHash: hashes[i], model: layer.embedder.model, lastError: "", updatedAt: iso(now) })
+            .where(and(rowOf(r.object_id), eq(e.contentHash, r.content_hash))),
+        ),
       ),
     );
     report.embedded += live.length;
@@ -138,9 +161,13 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
     try {
       await d1.batch(
         live.map((r) =>
-          d1
-            .prepare(`UPDATE embeddings SET attempts = attempts + 1, last_error = ?, updated_at = ? WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`)
-            .bind(message, iso(now), tenantId, type, r.object_id),
+          statementOf(
+            d1,
+            db
+              .update(e)
+              .set({ attempts: sql`${e.attempts} + 1`, lastError: message, updatedAt: iso(now) })
+              .where(and(rowOf(r.object_id), isPending)),
+          ),
         ),
       );
     } catch (inner) {
@@ -155,9 +182,11 @@ export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<E
   if (!layer || refs.length === 0) return null;
   const rows: PendingRow[] = [];
   for (const ref of refs) {
-    const row = await env.DB.prepare(`SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE tenant_id = ? AND object_type = ? AND object_id = ? AND status = 'pending'`)
-      .bind(ref.tenantId, ref.type, ref.id)
-      .first<PendingRow>();
+    const row = (await dbOf({ d1: env.DB })
+      .select(pendingFields)
+      .from(embeddings)
+      .where(and(eq(embeddings.tenantId, ref.tenantId), eq(embeddings.objectType, ref.type), eq(embeddings.objectId, ref.id), isPending))
+      .get()) as PendingRow | undefined;
     if (row) rows.push(row);
   }
   const report = await embedRows(env.DB, layer, rows, now);
@@ -180,16 +209,15 @@ export const BACKFILL_BATCH = 200;
 export async function backfillEmbeddings(env: Env, now: Date, limit = BACKFILL_BATCH): Promise<string> {
   const { layer, reason } = selectSemantic(env);
   if (!layer) return `skipped: ${reason}`;
+  // Hand SQL: a bounded update picks its rows by rowid, which the schema does not declare.
   const requeued = await env.DB.prepare(
     `UPDATE embeddings SET status = 'pending', attempts = 0, updated_at = ?
      WHERE rowid IN (SELECT rowid FROM embeddings WHERE status = 'ready' AND model <> ? LIMIT ?)`,
   )
     .bind(iso(now), layer.embedder.model, limit)
     .run();
-  const pending = await env.DB.prepare(`SELECT tenant_id, object_type, object_id, content_hash FROM embeddings WHERE status = 'pending' ORDER BY attempts, updated_at LIMIT ?`)
-    .bind(limit)
-    .all<PendingRow>();
-  const report = await embedRows(env.DB, layer, pending.results, now);
+  const pending = (await dbOf({ d1: env.DB }).select(pendingFields).from(embeddings).where(isPending).orderBy(asc(embeddings.attempts), asc(embeddings.updatedAt)).limit(limit)) as PendingRow[];
+  const report = await embedRows(env.DB, layer, pending, now);
   const parts = [`${report.embedded} embedded`, `${report.failed} still pending`, `${report.gone} dropped (object gone)`];
   if (requeued.meta.changes) parts.push(`${requeued.meta.changes} re-queued for ${layer.embedder.model}`);
   if (report.error) parts.push(`last error: ${report.error}`);

@@ -4,6 +4,9 @@
  * tenant's vectors by cosine similarity. Both take the tenant as the namespace on every call, so
  * a query can only ever see the calling tenant's vectors.
  */
+import { and, eq, sql } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
+import { localVectorGenerations, localVectors } from "../db/schema";
 
 /** Metadata kept with a vector and usable as an equality filter. */
 export type VectorMetadata = Record<string, string>;
@@ -141,22 +144,37 @@ export class D1VectorIndex implements VectorIndex {
 
   /** Moves the namespace's generation, in the same batch as the rows it changes. */
   private bump(namespace: string): D1PreparedStatement {
-    return this.d1.prepare(`INSERT INTO local_vector_generations (namespace, generation) VALUES (?, 1) ON CONFLICT (namespace) DO UPDATE SET generation = generation + 1`).bind(namespace);
+    const g = localVectorGenerations;
+    return statementOf(
+      this.d1,
+      dbOf({ d1: this.d1 })
+        .insert(g)
+        .values({ namespace, generation: 1 })
+        .onConflictDoUpdate({ target: g.namespace, set: { generation: sql`${g.generation} + 1` } }),
+    );
   }
 
   async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {
     vectors.forEach((v) => checkRecord(namespace, v));
+    // Hand SQL: INSERT OR REPLACE, which drizzle cannot say.
     const stmt = this.d1.prepare(`INSERT OR REPLACE INTO local_vectors (namespace, id, vector, metadata) VALUES (?, ?, ?, ?)`);
     for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
       await this.d1.batch([...batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))), this.bump(namespace)]);
     }
   }
 
+  private generationQuery(namespace: string) {
+    return dbOf({ d1: this.d1 }).select({ generation: localVectorGenerations.generation }).from(localVectorGenerations).where(eq(localVectorGenerations.namespace, namespace));
+  }
+
   private async load(namespace: string): Promise<LoadedNamespace> {
     // One batch, so the generation read describes exactly the rows read with it.
     const [gen, rows] = await this.d1.batch<Record<string, unknown>>([
-      this.d1.prepare(`SELECT generation FROM local_vector_generations WHERE namespace = ?`).bind(namespace),
-      this.d1.prepare(`SELECT id, vector, metadata FROM local_vectors WHERE namespace = ?`).bind(namespace),
+      statementOf(this.d1, this.generationQuery(namespace)),
+      statementOf(
+        this.d1,
+        dbOf({ d1: this.d1 }).select({ id: localVectors.id, vector: localVectors.vector, metadata: localVectors.metadata }).from(localVectors).where(eq(localVectors.namespace, namespace)),
+      ),
     ]);
     const list = rows!.results as { id: string; vector: string; metadata: string }[];
     const decoded = list.map((r) => decodeBytes(r.vector));
@@ -187,7 +205,7 @@ export class D1VectorIndex implements VectorIndex {
   async query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]> {
     checkFilter(q.filter);
     const filter = Object.entries(q.filter ?? {});
-    const gen = await this.d1.prepare(`SELECT generation FROM local_vector_generations WHERE namespace = ?`).bind(namespace).first<{ generation: number }>();
+    const gen = await this.generationQuery(namespace).get();
     let ns = loaded.get(namespace);
     if (ns && ns.generation === (gen?.generation ?? 0)) {
       // Most recently used goes to the back of the eviction order.
@@ -212,8 +230,10 @@ export class D1VectorIndex implements VectorIndex {
   }
 
   async deleteByIds(namespace: string, ids: string[]): Promise<void> {
-    const stmt = this.d1.prepare(`DELETE FROM local_vectors WHERE namespace = ? AND id = ?`);
-    for (const batch of chunks(ids, VECTORIZE_LIMITS.deleteBatch)) await this.d1.batch([...batch.map((id) => stmt.bind(namespace, id)), this.bump(namespace)]);
+    const db = dbOf({ d1: this.d1 });
+    for (const batch of chunks(ids, VECTORIZE_LIMITS.deleteBatch)) {
+      await this.d1.batch([...batch.map((id) => statementOf(this.d1, db.delete(localVectors).where(and(eq(localVectors.namespace, namespace), eq(localVectors.id, id))))), this.bump(namespace)]);
+    }
   }
 }
 

@@ -5,7 +5,7 @@ import { githubFor, githubToolError } from "../../git/credentials";
 import { resolveRepo } from "../../git/repo";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
-import { listIndexes, repoKey, type IndexRow } from "../store";
+import { listIndexes, recordHead, repoKey, type IndexRow } from "../store";
 
 export const codeRepoField = z.string().min(1).max(200).describe("Repository: owner/name, or a repo_register id or slug.");
 
@@ -58,7 +58,7 @@ export async function checkHead(ctx: Ctx, row: IndexRow): Promise<IndexRow> {
   if (row.head_checked_at && now.getTime() - Date.parse(row.head_checked_at) < HEAD_TTL_MS) return row;
   try {
     const head = (await githubFor(ctx.env, ctx.tenantId).request<{ sha: string }>("GET /repos/{owner}/{repo}/commits/{ref}", { owner: row.owner, repo: row.name, ref: row.ref })).data.sha;
-    await ctx.d1.prepare(`UPDATE code_indexes SET head_sha = ?, head_checked_at = ? WHERE tenant_id = ? AND id = ?`).bind(head, iso(now), ctx.tenantId, row.id).run();
+    await recordHead(ctx.d1, ctx.tenantId, row.id, head, iso(now));
     return { ...row, head_sha: head, head_checked_at: iso(now) };
   } catch {
     return row; // freshness stays as last known; GitHub being away does not fail a status read

@@ -4,7 +4,7 @@ import { resolveSince } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/progress/handoff";
-import { commitScope } from "../commits";
+import { commitScope, committedRepos, searchCommits } from "../commits";
 import { CHARS_PER_TOKEN } from "../context";
 import { promptContext } from "../prompt-context";
 import { queryTerms, ftsPhrase } from "../terms";
@@ -187,9 +187,7 @@ export const gitCommitRetrievalTool = defineTool({
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const name = input.repo ? await repoOf(ctx, input.repo) : undefined;
-    const repos = name
-      ? [`${name.owner}/${name.name}`.toLowerCase()]
-      : (await ctx.d1.prepare(`SELECT DISTINCT repo FROM code_commits WHERE tenant_id = ?`).bind(ctx.tenantId).all<{ repo: string }>()).results.map((r) => r.repo);
+    const repos = name ? [`${name.owner}/${name.name}`.toLowerCase()] : await committedRepos(ctx.d1, ctx.tenantId);
     let since = "";
     if (input.since) {
       const relative = /^(\d+)\s*(minute|hour|day|week|month|year)s?\s+ago$/i.exec(input.since.trim());
@@ -203,17 +201,7 @@ export const gitCommitRetrievalTool = defineTool({
     if (terms.length === 0 || repos.length === 0) return { commits: [], total_found: 0 };
     const scopes = await Promise.all(repos.map((r) => commitScope(ctx.tenantId, r)));
     const match = `scope : (${scopes.map((s) => `(${s.split(" ").join(" AND ")})`).join(" OR ")}) AND {message files_changed} : (${terms.map(ftsPhrase).join(" OR ")})`;
-    const rows = (
-      await ctx.d1
-        .prepare(
-          `SELECT c.repo, c.sha, c.message, c.author, c.date, c.files_changed, bm25(code_commits_fts, 0.0, 1.0, 0.5) AS rank
-           FROM code_commits_fts f JOIN code_commits c ON c.seq = f.rowid
-           WHERE code_commits_fts MATCH ? AND c.tenant_id = ? AND (? = '' OR c.date >= ?) AND (? = '' OR lower(c.author) = lower(?))
-           ORDER BY rank LIMIT 1000`,
-        )
-        .bind(match, ctx.tenantId, since, since, input.author ?? "", input.author ?? "")
-        .all<{ repo: string; sha: string; message: string; author: string; date: string; files_changed: string; rank: number }>()
-    ).results;
+    const rows = await searchCommits(ctx.d1, ctx.tenantId, match, since, input.author ?? "");
     const best = rows[0]?.rank ?? -1;
     return {
       commits: rows.slice(0, input.max_commits).map((r) => ({

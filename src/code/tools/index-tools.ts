@@ -10,7 +10,7 @@ import { cacheStats } from "../cache";
 import { dropGeneration } from "../indexer";
 import { effectiveLimits, limitsField, limitsOut, type LimitsInput } from "../limits";
 import { startIndexJob } from "../jobs";
-import { ensureIndex, findIndex, isRunning, listIndexes, repoKey, type IndexRow } from "../store";
+import { deleteIndex, ensureIndex, findIndex, isRunning, listIndexes, repoKey, setLimits, type IndexRow } from "../store";
 import { checkHead, codeRepoField, optionalRepoField, refField, repoOf } from "./common";
 
 const GITHUB = { readOnly: false, destructive: false, idempotent: true, openWorld: true } as const;
@@ -56,7 +56,7 @@ async function start(ctx: Ctx, repo: string, ref: string | undefined, fresh: boo
   let index = await targetIndex(ctx, repo, ref);
   if (limits) {
     // Kept on the index, so a push's incremental job reads with them too; absent keys keep the default.
-    await ctx.d1.prepare(`UPDATE code_indexes SET limits = ? WHERE tenant_id = ? AND id = ?`).bind(JSON.stringify(limits), ctx.tenantId, index.id).run();
+    await setLimits(ctx.d1, ctx.tenantId, index.id, JSON.stringify(limits));
     index = { ...index, limits: JSON.stringify(limits) };
   }
   const job = await startIndexJob(ctx.env, index, "full", { fresh }, ctx.clock.now());
@@ -194,7 +194,7 @@ export const clearIndexTool = defineTool({
         }
       }
       // Without its row, a job still running finds itself superseded at its next step.
-      await ctx.d1.prepare(`DELETE FROM code_indexes WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, row.id).run();
+      await deleteIndex(ctx.d1, ctx.tenantId, row.id);
       for (const gen of [row.generation, row.pending_generation]) {
         for (let i = 0; i < 1_000 && gen; i++) if (await dropGeneration(ctx.env, ctx.tenantId, gen)) break;
       }

@@ -4,7 +4,7 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { cached } from "../cache";
 import { searchCode, type Chunk, type Hit } from "../retrieval";
-import type { IndexRow } from "../store";
+import { filesAt, type IndexRow } from "../store";
 import { indexedOf, indexedSchema, liveIndexes, optionalRepoField, refField } from "./common";
 
 const queryField = z.string().trim().min(1).max(1000).describe("What you are looking for, in words or identifiers.");
@@ -180,12 +180,12 @@ export const getFileTool = defineTool({
   run: async (ctx, input) => {
     const indexes = await liveIndexes(ctx, input.repo, input.ref);
     const path = input.path.replace(/^\.?\/+/, "");
-    const rows = (
-      await ctx.d1
-        .prepare(`SELECT generation, path, language, size, lines, text FROM code_files WHERE tenant_id = ? AND path = ? AND generation IN (SELECT value FROM json_each(?))`)
-        .bind(ctx.tenantId, path, JSON.stringify(indexes.map((i) => i.generation)))
-        .all<{ generation: string; path: string; language: string; size: number; lines: number; text: string }>()
-    ).results;
+    const rows = await filesAt(
+      ctx.d1,
+      ctx.tenantId,
+      path,
+      indexes.map((i) => i.generation),
+    );
     if (rows.length === 0) {
       throw new ToolError("file_not_found", `${path} is not in the index${input.repo ? ` of ${input.repo}` : ""}.`, {
         hint: "Paths are relative to the repository root; semantic_search or symbol_search find files. Binary, vendored, generated and lock files are not indexed.",
