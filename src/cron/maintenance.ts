@@ -34,6 +34,7 @@ const FREQUENT_JOBS: Record<string, Job> = {
   run_reaper: async (env, now) => `${await reapSilentRuns(env.DB, now, runAbandonAfterMs(env))} silent run(s) marked abandoned`,
   /** Idempotency keys are remembered for 24 hours; older ones are dropped. */
   idempotency_retention: async (env, now) => {
+    // Hand SQL: a bounded delete picks rows by rowid, which the schema does not declare.
     const res = await env.DB.prepare(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 5000)`).bind(iso(now)).run();
     return `${res.meta.changes ?? 0} expired idempotency key(s) removed`;
   },
