@@ -88,7 +88,7 @@ async function addressNotices(d1: D1Database, tenantId: string, decisions: Stale
 
 async function insertNotices(d1: D1Database, tenantId: string, notices: Notice[], now: Date, day: string): Promise<number> {
   const at = iso(now);
-  // Hand SQL: the conflict target is the partial unique index on dedupe_key, its WHERE spelled as declared.
+  // Hand SQL: the conflict target is the partial dedupe_key index, whose WHERE drizzle writes after DO NOTHING, where SQLite refuses it.
   const statements = notices.map(({ actorId, decision }) =>
     d1
       .prepare(
