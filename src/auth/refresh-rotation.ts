@@ -7,10 +7,10 @@
  * judged before the provider sees it: a first use, the one retry a client whose response was lost
  * may make within REFRESH_RETRY_GRACE_MS, or reuse, which ends the whole grant.
  */
-import { and, eq, sql } from "drizzle-orm";
+import { and, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
-import { oauthRefreshTokens as tokens } from "../db/schema";
+import { oauthGrants, oauthRefreshTokens as tokens } from "../db/schema";
 
 /**
  * How long after a rotation the token it replaced may be presented once more: long enough for a
@@ -89,14 +89,17 @@ export async function spendSuccessor(d1: D1Database, t: PresentedRefresh, succes
 
 /** Rotation records of grants that have ended or expired (and of grants the mirror never knew), a bounded batch. */
 export async function dropEndedRotations(d1: D1Database, now: Date, limit: number): Promise<number> {
-  // Hand SQL: a bounded delete picks rows by rowid, which the schema does not declare.
-  const res = await d1
-    .prepare(
-      `DELETE FROM oauth_refresh_tokens WHERE rowid IN (
-         SELECT t.rowid FROM oauth_refresh_tokens t LEFT JOIN oauth_grants g ON g.grant_id = t.grant_id
-         WHERE g.grant_id IS NULL OR g.revoked_at IS NOT NULL OR g.expires_at <= ? LIMIT ?)`,
-    )
-    .bind(now.toISOString(), limit)
+  const db = dbOf({ d1 });
+  // rowid bounds the delete: SQLite's DELETE takes no LIMIT.
+  const ended = db
+    .select({ rowid: sql`${tokens}.rowid` })
+    .from(tokens)
+    .leftJoin(oauthGrants, eq(oauthGrants.grantId, tokens.grantId))
+    .where(or(isNull(oauthGrants.grantId), isNotNull(oauthGrants.revokedAt), lte(oauthGrants.expiresAt, now.toISOString())))
+    .limit(limit);
+  const res = await db
+    .delete(tokens)
+    .where(inArray(sql`rowid`, ended))
     .run();
   return res.meta.changes ?? 0;
 }

@@ -468,9 +468,16 @@ export async function retryDeliveries(env: Env, now: Date): Promise<string> {
 
 /** Cron: deliveries are kept for inspection and replay for DELIVERY_RETENTION_MS. */
 export async function dropOldDeliveries(env: Env, now: Date): Promise<string> {
-  // Hand SQL: a bounded delete picks rows by rowid, which the schema does not declare.
-  const res = await env.DB.prepare(`DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? LIMIT 5000)`)
-    .bind(iso(new Date(now.getTime() - DELIVERY_RETENTION_MS)))
+  const db = dbOf({ d1: env.DB });
+  // rowid bounds the delete: SQLite's DELETE takes no LIMIT.
+  const old = db
+    .select({ rowid: sql`rowid` })
+    .from(webhookDeliveries)
+    .where(lt(webhookDeliveries.receivedAt, iso(new Date(now.getTime() - DELIVERY_RETENTION_MS))))
+    .limit(5000);
+  const res = await db
+    .delete(webhookDeliveries)
+    .where(inArray(sql`rowid`, old))
     .run();
   return `${res.meta.changes ?? 0} old delivery(ies) removed`;
 }
