@@ -3,6 +3,9 @@
  * revoke one with a plain UPDATE, and /mcp and the token endpoint refuse it at once) and the GitHub
  * logins mapped to actors. The grants themselves, their tokens and the clients live in OAUTH_KV.
  */
+import { and, eq, isNull, ne } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
+import { actors, oauthGithubUsers, oauthGrants } from "../db/schema";
 import type { LimitOverrides } from "./identity";
 
 export interface GrantRecord {
@@ -29,33 +32,44 @@ export interface GrantRecord {
  */
 export async function recordGrant(d1: D1Database, g: GrantRecord, cimd: boolean): Promise<void> {
   const at = g.createdAt.toISOString();
+  const db = dbOf({ d1 });
   await d1.batch([
-    d1
-      .prepare(
-        `UPDATE oauth_grants SET revoked_at = ?, revoked_reason = 'replaced'
-       WHERE user_id = ? AND client_id = ? AND revoked_at IS NULL AND grant_id <> ? AND (? = 0 OR redirect_uri = ?)`,
-      )
-      .bind(at, g.userId, g.clientId, g.grantId, cimd ? 1 : 0, g.redirectUri),
-    d1
-      .prepare(
-        `INSERT OR IGNORE INTO oauth_grants (grant_id, tenant_id, actor_id, user_id, client_id, client_name, redirect_uri, scope,
-         signed_in_with, github_login, key_id, created_at, expires_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .bind(
-        g.grantId,
-        g.tenantId,
-        g.actorId,
-        g.userId,
-        g.clientId,
-        g.clientName,
-        g.redirectUri,
-        g.scope.join(" "),
-        g.signedInWith,
-        g.githubLogin ?? null,
-        g.keyId ?? null,
-        at,
-        g.expiresAt.toISOString(),
-      ),
+    statementOf(
+      d1,
+      db
+        .update(oauthGrants)
+        .set({ revokedAt: at, revokedReason: "replaced" })
+        .where(
+          and(
+            eq(oauthGrants.userId, g.userId),
+            eq(oauthGrants.clientId, g.clientId),
+            isNull(oauthGrants.revokedAt),
+            ne(oauthGrants.grantId, g.grantId),
+            cimd ? eq(oauthGrants.redirectUri, g.redirectUri) : undefined,
+          ),
+        ),
+    ),
+    statementOf(
+      d1,
+      db
+        .insert(oauthGrants)
+        .values({
+          grantId: g.grantId,
+          tenantId: g.tenantId,
+          actorId: g.actorId,
+          userId: g.userId,
+          clientId: g.clientId,
+          clientName: g.clientName,
+          redirectUri: g.redirectUri,
+          scope: g.scope.join(" "),
+          signedInWith: g.signedInWith,
+          githubLogin: g.githubLogin ?? null,
+          keyId: g.keyId ?? null,
+          createdAt: at,
+          expiresAt: g.expiresAt.toISOString(),
+        })
+        .onConflictDoNothing(),
+    ),
   ]);
 }
 
@@ -97,6 +111,7 @@ export interface GrantStanding {
  * An ending found here (a revoked key, a changed GitHub mapping) is written to the mirror.
  */
 export async function grantStanding(d1: D1Database, grantId: string, tenantId: string, now = new Date()): Promise<GrantStanding | null> {
+  // Hand SQL: the ending is grantEndedSql, SQL text shared with the operator's listing and the maintenance job.
   const row = await d1
     .prepare(
       `SELECT ${grantEndedSql("?")} AS ended, g.revoked_at AS revokedAt,
@@ -127,13 +142,21 @@ export async function grantStanding(d1: D1Database, grantId: string, tenantId: s
 
 /** Marks a grant ended in the mirror (the first reason stays); true when this call ended it. */
 export async function endGrant(d1: D1Database, grantId: string, reason: string, now = new Date()): Promise<boolean> {
-  const res = await d1.prepare("UPDATE oauth_grants SET revoked_at = ?, revoked_reason = ? WHERE grant_id = ? AND revoked_at IS NULL").bind(now.toISOString(), reason, grantId).run();
+  const res = await dbOf({ d1 })
+    .update(oauthGrants)
+    .set({ revokedAt: now.toISOString(), revokedReason: reason })
+    .where(and(eq(oauthGrants.grantId, grantId), isNull(oauthGrants.revokedAt)))
+    .run();
   return (res.meta.changes ?? 0) > 0;
 }
 
 /** Notes that the provider no longer holds the grant (its KV record and tokens are deleted). */
 export async function markProviderEnded(d1: D1Database, grantId: string, now = new Date()): Promise<void> {
-  await d1.prepare("UPDATE oauth_grants SET provider_ended_at = ? WHERE grant_id = ? AND provider_ended_at IS NULL").bind(now.toISOString(), grantId).run();
+  await dbOf({ d1 })
+    .update(oauthGrants)
+    .set({ providerEndedAt: now.toISOString() })
+    .where(and(eq(oauthGrants.grantId, grantId), isNull(oauthGrants.providerEndedAt)))
+    .run();
 }
 
 export interface GithubSignIn {
@@ -149,16 +172,26 @@ export interface GithubSignIn {
  * renamed login be taken) is refused.
  */
 export async function githubActor(d1: D1Database, login: string, githubUserId: number): Promise<GithubSignIn | null> {
-  const row = await d1
-    .prepare(
-      `SELECT m.tenant_id AS tenantId, m.actor_id AS actorId, a.name AS actorName, m.role, m.github_user_id AS githubUserId
-     FROM oauth_github_users m JOIN actors a ON a.id = m.actor_id AND a.tenant_id = m.tenant_id WHERE m.login = ?`,
-    )
-    .bind(login.toLowerCase())
-    .first<{ tenantId: string; actorId: string; actorName: string; role: string; githubUserId: number | null }>();
+  const db = dbOf({ d1 });
+  const row = await db
+    .select({
+      tenantId: oauthGithubUsers.tenantId,
+      actorId: oauthGithubUsers.actorId,
+      actorName: actors.name,
+      role: oauthGithubUsers.role,
+      githubUserId: oauthGithubUsers.githubUserId,
+    })
+    .from(oauthGithubUsers)
+    .innerJoin(actors, and(eq(actors.id, oauthGithubUsers.actorId), eq(actors.tenantId, oauthGithubUsers.tenantId)))
+    .where(eq(oauthGithubUsers.login, login.toLowerCase()))
+    .get();
   if (!row) return null;
   if (row.githubUserId === null) {
-    await d1.prepare("UPDATE oauth_github_users SET github_user_id = ? WHERE login = ? AND github_user_id IS NULL").bind(githubUserId, login.toLowerCase()).run();
+    await db
+      .update(oauthGithubUsers)
+      .set({ githubUserId })
+      .where(and(eq(oauthGithubUsers.login, login.toLowerCase()), isNull(oauthGithubUsers.githubUserId)))
+      .run();
   } else if (row.githubUserId !== githubUserId) {
     return null;
   }

@@ -7,7 +7,10 @@
  * judged before the provider sees it: a first use, the one retry a client whose response was lost
  * may make within REFRESH_RETRY_GRACE_MS, or reuse, which ends the whole grant.
  */
+import { and, eq, inArray, isNotNull, isNull, lte, or, sql } from "drizzle-orm";
+import { dbOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
+import { oauthGrants, oauthRefreshTokens as tokens } from "../db/schema";
 
 /**
  * How long after a rotation the token it replaced may be presented once more: long enough for a
@@ -44,13 +47,12 @@ const withinGrace = (rotatedAt: string, now: Date) => now.getTime() - Date.parse
  * so two racing retries cannot both be the tolerated one.
  */
 export async function judgeRefresh(d1: D1Database, t: PresentedRefresh, now: Date): Promise<RefreshVerdict> {
-  const row = await d1
-    .prepare(
-      `UPDATE oauth_refresh_tokens SET retries = retries + 1 WHERE token_id = ? AND grant_id = ?
-       RETURNING retries, rotated_at AS rotatedAt, successor_id AS successorId`,
-    )
-    .bind(t.tokenId, t.grantId)
-    .first<{ retries: number; rotatedAt: string; successorId: string | null }>();
+  const row = await dbOf({ d1 })
+    .update(tokens)
+    .set({ retries: sql`${tokens.retries} + 1` })
+    .where(and(eq(tokens.tokenId, t.tokenId), eq(tokens.grantId, t.grantId)))
+    .returning({ retries: tokens.retries, rotatedAt: tokens.rotatedAt, successorId: tokens.successorId })
+    .get();
   if (!row) return { kind: "first" };
   return row.retries === 1 && withinGrace(row.rotatedAt, now) ? { kind: "retry", successorId: row.successorId } : { kind: "reuse" };
 }
@@ -61,13 +63,12 @@ export async function judgeRefresh(d1: D1Database, t: PresentedRefresh, now: Dat
  * retry, and a third is reuse.
  */
 export async function recordRotation(d1: D1Database, t: PresentedRefresh, issuedId: string, now: Date): Promise<"recorded" | "reuse"> {
-  const row = await d1
-    .prepare(
-      `INSERT INTO oauth_refresh_tokens (token_id, grant_id, rotated_at, successor_id, retries) VALUES (?, ?, ?, ?, 0)
-       ON CONFLICT (token_id) DO UPDATE SET retries = retries + 1 RETURNING retries, rotated_at AS rotatedAt`,
-    )
-    .bind(t.tokenId, t.grantId, now.toISOString(), issuedId)
-    .first<{ retries: number; rotatedAt: string }>();
+  const row = await dbOf({ d1 })
+    .insert(tokens)
+    .values({ tokenId: t.tokenId, grantId: t.grantId, rotatedAt: now.toISOString(), successorId: issuedId, retries: 0 })
+    .onConflictDoUpdate({ target: tokens.tokenId, set: { retries: sql`${tokens.retries} + 1` } })
+    .returning({ retries: tokens.retries, rotatedAt: tokens.rotatedAt })
+    .get();
   if (!row || row.retries === 0) return "recorded";
   return row.retries === 1 && withinGrace(row.rotatedAt, now) ? "recorded" : "reuse";
 }
@@ -79,24 +80,26 @@ export async function recordRotation(d1: D1Database, t: PresentedRefresh, issued
  */
 export async function spendSuccessor(d1: D1Database, t: PresentedRefresh, successorId: string | null, issuedId: string, now: Date): Promise<void> {
   if (!successorId) return;
-  await d1
-    .prepare(
-      `INSERT INTO oauth_refresh_tokens (token_id, grant_id, rotated_at, successor_id, retries) VALUES (?, ?, ?, ?, 1)
-       ON CONFLICT (token_id) DO UPDATE SET retries = MAX(retries, 1)`,
-    )
-    .bind(successorId, t.grantId, now.toISOString(), issuedId)
+  await dbOf({ d1 })
+    .insert(tokens)
+    .values({ tokenId: successorId, grantId: t.grantId, rotatedAt: now.toISOString(), successorId: issuedId, retries: 1 })
+    .onConflictDoUpdate({ target: tokens.tokenId, set: { retries: sql`MAX(${tokens.retries}, 1)` } })
     .run();
 }
 
 /** Rotation records of grants that have ended or expired (and of grants the mirror never knew), a bounded batch. */
 export async function dropEndedRotations(d1: D1Database, now: Date, limit: number): Promise<number> {
-  const res = await d1
-    .prepare(
-      `DELETE FROM oauth_refresh_tokens WHERE rowid IN (
-         SELECT t.rowid FROM oauth_refresh_tokens t LEFT JOIN oauth_grants g ON g.grant_id = t.grant_id
-         WHERE g.grant_id IS NULL OR g.revoked_at IS NOT NULL OR g.expires_at <= ? LIMIT ?)`,
-    )
-    .bind(now.toISOString(), limit)
+  const db = dbOf({ d1 });
+  // rowid bounds the delete: SQLite's DELETE takes no LIMIT.
+  const ended = db
+    .select({ rowid: sql`${tokens}.rowid` })
+    .from(tokens)
+    .leftJoin(oauthGrants, eq(oauthGrants.grantId, tokens.grantId))
+    .where(or(isNull(oauthGrants.grantId), isNotNull(oauthGrants.revokedAt), lte(oauthGrants.expiresAt, now.toISOString())))
+    .limit(limit);
+  const res = await db
+    .delete(tokens)
+    .where(inArray(sql`rowid`, ended))
     .run();
   return res.meta.changes ?? 0;
 }

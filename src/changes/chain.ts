@@ -217,6 +217,7 @@ export async function chainLegacyRows(d1: D1Database, tenantId: string, at: stri
   let done = 0;
   for (const kind of KINDS) {
     while (done < max) {
+      // Hand SQL: unchainedSql's text, which verify also runs through the operator command's wrangler.
       const { results } = await d1
         .prepare(`${unchainedSql(kind, true, CHAINED_COLUMNS[kind].map((c) => `r."${c}"`).join(", "))} ORDER BY r.seq LIMIT ?`)
         .bind(tenantId, Math.min(50, max - done))

@@ -1,4 +1,7 @@
+import { and, eq, sql } from "drizzle-orm";
+import { dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
+import { idempotencyKeys } from "../db/schema";
 import { iso } from "../db/time";
 import type { Ctx } from "./context";
 import type { DerivedRule } from "./define-tool";
@@ -57,15 +60,16 @@ const NO_LONGER_A_RETRY = `
              WHERE mine.tenant_id = ?1 AND mine.actor_id = ?2
                AND mine.seq > idempotency_keys.activity_from AND mine.seq <= idempotency_keys.activity_to)`;
 
-const ACTIVITY_HEAD = "(SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ?)";
+/** The tenant's newest activity seq, read inside the statement that stores it. */
+const activityHead = (tenantId: string) => sql`(SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ${tenantId})`;
 
-interface StoredKey {
-  request_hash: string;
-  status: string;
-  result: string | null;
-  created_at: string;
-  expires_at: string;
-}
+const storedKeyFields = {
+  request_hash: idempotencyKeys.requestHash,
+  status: idempotencyKeys.status,
+  result: idempotencyKeys.result,
+  created_at: idempotencyKeys.createdAt,
+  expires_at: idempotencyKeys.expiresAt,
+};
 
 /**
  * Runs a write at most once per (tenant, actor, tool, key). The key is reserved with a
@@ -84,34 +88,45 @@ export async function runIdempotent<T>(
   const requestHash = await sha256Hex(stableStringify(args));
   const now = ctx.clock.now();
   const scope = [ctx.tenantId, ctx.actorId, tool, key] as const;
+  const db = dbOf(ctx);
+  const ofScope = and(eq(idempotencyKeys.tenantId, ctx.tenantId), eq(idempotencyKeys.actorId, ctx.actorId), eq(idempotencyKeys.tool, tool), eq(idempotencyKeys.key, key));
 
   // A key is free again once it expired or its call died; a derived key also once a repeat is no
   // longer a retry. Delete and insert in one batch rather than update in place: the new row's rowid
   // then orders it after everything the actor wrote before.
   const [, inserted] = await ctx.d1.batch<{ key: string }>([
+    // Hand SQL: the retry test is a correlated EXISTS over the row's own rowid and activity window.
     ctx.d1
       .prepare(
         `DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND actor_id = ?2 AND tool = ?3 AND key = ?4
          AND (expires_at <= ?5 OR (status = 'pending' AND created_at <= ?6)${derived ? ` OR (status = 'done' AND (${NO_LONGER_A_RETRY}))` : ""})`,
       )
       .bind(...scope, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS))),
-    ctx.d1
-      .prepare(
-        `INSERT INTO idempotency_keys (tenant_id, actor_id, tool, key, request_hash, status, result, created_at, expires_at, run, activity_from)
-       VALUES (?, ?, ?, ?, ?, 'pending', NULL, ?, ?, ?, ${ACTIVITY_HEAD}) ON CONFLICT (tenant_id, actor_id, tool, key) DO NOTHING RETURNING key`,
-      )
-      .bind(...scope, requestHash, iso(now), iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))), await runOf(ctx), ctx.tenantId),
+    statementOf(
+      ctx.d1,
+      db
+        .insert(idempotencyKeys)
+        .values({
+          tenantId: ctx.tenantId,
+          actorId: ctx.actorId,
+          tool,
+          key,
+          requestHash,
+          status: "pending",
+          result: null,
+          createdAt: iso(now),
+          expiresAt: iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))),
+          run: await runOf(ctx),
+          activityFrom: activityHead(ctx.tenantId),
+        })
+        .onConflictDoNothing({ target: [idempotencyKeys.tenantId, idempotencyKeys.actorId, idempotencyKeys.tool, idempotencyKeys.key] })
+        .returning({ key: idempotencyKeys.key }),
+    ),
   ]);
   const reserved = inserted!.results[0];
 
   if (!reserved) {
-    const stored = await ctx.d1
-      .prepare(
-        `SELECT request_hash, status, result, created_at, expires_at FROM idempotency_keys
-         WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`,
-      )
-      .bind(...scope)
-      .first<StoredKey>();
+    const stored = await db.select(storedKeyFields).from(idempotencyKeys).where(ofScope).get();
     if (!stored) throw new ToolError("idempotency_in_progress", "The idempotency key changed hands while this call ran.", { hint: "Retry the call.", retryable: true });
     if (stored.request_hash !== requestHash) {
       throw new ToolError("idempotency_key_reused", `idempotency_key '${key}' was already used for a different ${tool} call.`, {
@@ -131,19 +146,20 @@ export async function runIdempotent<T>(
   try {
     result = await run();
   } catch (err) {
-    await ctx.d1
-      .prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ? AND status = 'pending'`)
-      .bind(...scope)
+    await db
+      .delete(idempotencyKeys)
+      .where(and(ofScope, eq(idempotencyKeys.status, "pending")))
       .run();
     throw err;
   }
   // Only a derived key lets go of an answer its tool will not replay; a caller's own key keeps any.
   await (
     derived?.keep?.(result) === false
-      ? ctx.d1.prepare(`DELETE FROM idempotency_keys WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`).bind(...scope)
-      : ctx.d1
-          .prepare(`UPDATE idempotency_keys SET status = 'done', result = ?, activity_to = ${ACTIVITY_HEAD} WHERE tenant_id = ? AND actor_id = ? AND tool = ? AND key = ?`)
-          .bind(JSON.stringify(result), ctx.tenantId, ...scope)
+      ? db.delete(idempotencyKeys).where(ofScope)
+      : db
+          .update(idempotencyKeys)
+          .set({ status: "done", result: JSON.stringify(result), activityTo: activityHead(ctx.tenantId) })
+          .where(ofScope)
   ).run();
   return { result, replay: false };
 }

@@ -5,7 +5,11 @@
  * chain from the start it chains that tenant's rows from before the chain existed.
  */
 import { chainLegacyRows, d1Reader, verifyChain, type ChainBreak } from "../changes/chain";
+import { gt, gte } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { tenants as tenantsTable } from "../db/schema";
 import { iso } from "../db/time";
+import { readCursor, saveCursor } from "./cursor";
 
 export const CHAIN_SWEEP_JOB = "ledger_chain_verify";
 
@@ -33,11 +37,14 @@ function parsePlace(text: string | undefined): Place {
 
 export async function sweepChains(d1: D1Database, now: Date, limits: ChainSweepLimits = CHAIN_SWEEP_LIMITS): Promise<string> {
   const at = iso(now);
-  const start = parsePlace((await d1.prepare(`SELECT cursor FROM cron_cursors WHERE job = ?`).bind(CHAIN_SWEEP_JOB).first<{ cursor: string }>())?.cursor);
-  const { results: tenants } = await d1
-    .prepare(`SELECT id FROM tenants WHERE id ${start.pos < 0 ? ">" : ">="} ? ORDER BY id LIMIT ?`)
-    .bind(start.tenant, limits.tenants)
-    .all<{ id: string }>();
+  const start = parsePlace(await readCursor(d1, CHAIN_SWEEP_JOB));
+  const tenants = await dbOf({ d1 })
+    .select({ id: tenantsTable.id })
+    .from(tenantsTable)
+    .where((start.pos < 0 ? gt : gte)(tenantsTable.id, start.tenant))
+    .orderBy(tenantsTable.id)
+    .limit(limits.tenants)
+    .all();
   let budget = limits.entries;
   let place: Place = start;
   let checked = 0;
@@ -66,10 +73,7 @@ export async function sweepChains(d1: D1Database, now: Date, limits: ChainSweepL
   // A short page of tenants, all finished, means the last tenant was reached: start over next run.
   const last = tenants[tenants.length - 1]?.id;
   const wrapped = tenants.length < limits.tenants && (last === undefined || (place.tenant === last && place.pos === -1));
-  await d1
-    .prepare(`INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`)
-    .bind(CHAIN_SWEEP_JOB, wrapped ? "" : `${place.tenant}:${place.pos}`, at)
-    .run();
+  await saveCursor(d1, CHAIN_SWEEP_JOB, wrapped ? "" : `${place.tenant}:${place.pos}`, at);
   const summary = `${finished} tenant chain(s) verified, ${checked} link(s) checked, ${chained} earlier row(s) chained; ${wrapped ? "all tenants swept" : "more next run"}`;
   if (broken.length > 0) {
     for (const b of broken) console.error(`[ledger chain] BROKEN tenant ${b.tenant}: ${b.at.message}`);

@@ -1,4 +1,7 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
+import { inArray, lte, sql } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { idempotencyKeys } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
 import { dropOldDeliveries, retryDeliveries } from "../server/webhooks";
@@ -34,7 +37,17 @@ const FREQUENT_JOBS: Record<string, Job> = {
   run_reaper: async (env, now) => `${await reapSilentRuns(env.DB, now, runAbandonAfterMs(env))} silent run(s) marked abandoned`,
   /** Idempotency keys are remembered for 24 hours; older ones are dropped. */
   idempotency_retention: async (env, now) => {
-    const res = await env.DB.prepare(`DELETE FROM idempotency_keys WHERE rowid IN (SELECT rowid FROM idempotency_keys WHERE expires_at <= ? LIMIT 5000)`).bind(iso(now)).run();
+    const db = dbOf({ d1: env.DB });
+    // rowid bounds the delete: SQLite's DELETE takes no LIMIT.
+    const expired = db
+      .select({ rowid: sql`rowid` })
+      .from(idempotencyKeys)
+      .where(lte(idempotencyKeys.expiresAt, iso(now)))
+      .limit(5000);
+    const res = await db
+      .delete(idempotencyKeys)
+      .where(inArray(sql`rowid`, expired))
+      .run();
     return `${res.meta.changes ?? 0} expired idempotency key(s) removed`;
   },
   /** Objects whose embedding failed or never ran after the write (durable-row-before-embed). */

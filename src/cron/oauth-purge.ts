@@ -9,11 +9,15 @@
  *    refresh token, RFC 7009; the provider purged it) are marked ended, so the listing tells the truth;
  * 4. refresh-rotation records of ended grants are dropped.
  */
+import { and, eq, gt, isNotNull, isNull, lte } from "drizzle-orm";
 import { oauthHelpers } from "../auth/oauth";
 import { endGrant, GRANT_BASIS_JOINS, GRANT_ENDED, grantEndedSql, markProviderEnded } from "../auth/oauth-grants";
 import { dropEndedRotations } from "../auth/refresh-rotation";
+import { dbOf } from "../db/client";
+import { oauthGrants } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
+import { readCursor, saveCursor } from "./cursor";
 
 export const OAUTH_PURGE_JOB = "oauth_purge";
 
@@ -39,7 +43,7 @@ export const OAUTH_PURGE_LIMITS: OAuthPurgeLimits = { providerBatch: 50, ended: 
 const KV_SETTLE_MS = 5 * 60_000;
 
 async function providerPurge(env: Env, now: Date, batchSize: number) {
-  const saved = (await env.DB.prepare("SELECT cursor FROM cron_cursors WHERE job = ?").bind(OAUTH_PURGE_JOB).first<{ cursor: string }>())?.cursor;
+  const saved = await readCursor(env.DB, OAUTH_PURGE_JOB);
   const helpers = oauthHelpers(env);
   let result;
   try {
@@ -49,13 +53,12 @@ async function providerPurge(env: Env, now: Date, batchSize: number) {
     if (!saved) throw err;
     result = await helpers.purgeExpiredData({ batchSize });
   }
-  await env.DB.prepare("INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at")
-    .bind(OAUTH_PURGE_JOB, result.done ? "" : (result.cursor ?? ""), iso(now))
-    .run();
+  await saveCursor(env.DB, OAUTH_PURGE_JOB, result.done ? "" : (result.cursor ?? ""), iso(now));
   return result;
 }
 
 async function endJudgedGrants(d1: D1Database, now: Date, limit: number): Promise<number> {
+  // Hand SQL: the ending is grantEndedSql, SQL text shared with /mcp, the token endpoint and the operator's listing.
   const { results } = await d1
     .prepare(
       `SELECT grant_id AS grantId, ended FROM (SELECT g.grant_id, ${grantEndedSql("?")} AS ended FROM oauth_grants g ${GRANT_BASIS_JOINS} WHERE g.revoked_at IS NULL)
@@ -68,9 +71,12 @@ async function endJudgedGrants(d1: D1Database, now: Date, limit: number): Promis
 }
 
 async function endAtProvider(env: Env, now: Date, limit: number): Promise<number> {
-  const { results } = await env.DB.prepare("SELECT grant_id AS grantId, user_id AS userId FROM oauth_grants WHERE revoked_at IS NOT NULL AND provider_ended_at IS NULL LIMIT ?")
-    .bind(limit)
-    .all<{ grantId: string; userId: string }>();
+  const results = await dbOf({ d1: env.DB })
+    .select({ grantId: oauthGrants.grantId, userId: oauthGrants.userId })
+    .from(oauthGrants)
+    .where(and(isNotNull(oauthGrants.revokedAt), isNull(oauthGrants.providerEndedAt)))
+    .limit(limit)
+    .all();
   const helpers = oauthHelpers(env);
   for (const r of results) {
     await helpers.revokeGrant(r.grantId, r.userId);
@@ -81,12 +87,14 @@ async function endAtProvider(env: Env, now: Date, limit: number): Promise<number
 
 /** Live mirror rows the provider no longer holds, least recently checked first. */
 async function endGoneGrants(env: Env, now: Date, limit: number): Promise<number> {
-  const { results } = await env.DB.prepare(
-    `SELECT grant_id AS grantId, user_id AS userId FROM oauth_grants WHERE revoked_at IS NULL AND expires_at > ? AND created_at <= ?
-     ORDER BY checked_at IS NOT NULL, checked_at LIMIT ?`,
-  )
-    .bind(iso(now), iso(new Date(now.getTime() - KV_SETTLE_MS)), limit)
-    .all<{ grantId: string; userId: string }>();
+  const results = await dbOf({ d1: env.DB })
+    .select({ grantId: oauthGrants.grantId, userId: oauthGrants.userId })
+    .from(oauthGrants)
+    .where(and(isNull(oauthGrants.revokedAt), gt(oauthGrants.expiresAt, iso(now)), lte(oauthGrants.createdAt, iso(new Date(now.getTime() - KV_SETTLE_MS)))))
+    // Never-checked grants first, then the least recently checked.
+    .orderBy(isNotNull(oauthGrants.checkedAt), oauthGrants.checkedAt)
+    .limit(limit)
+    .all();
   let gone = 0;
   for (const r of results) {
     // The provider (1.2.x) keeps a grant under this key until it is revoked, purged or expires.
@@ -95,7 +103,11 @@ async function endGoneGrants(env: Env, now: Date, limit: number): Promise<number
       await markProviderEnded(env.DB, r.grantId, now);
       gone++;
     } else {
-      await env.DB.prepare("UPDATE oauth_grants SET checked_at = ? WHERE grant_id = ?").bind(iso(now), r.grantId).run();
+      await dbOf({ d1: env.DB })
+        .update(oauthGrants)
+        .set({ checkedAt: iso(now) })
+        .where(eq(oauthGrants.grantId, r.grantId))
+        .run();
     }
   }
   return gone;

@@ -5,8 +5,12 @@
  * remembering where it stopped in cron_cursors, and deletes objects older than the grace time that
  * no row references. An object younger than that may belong to a write still in flight.
  */
+import { gt } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { tenants } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
+import { readCursor, saveCursor } from "./cursor";
 
 export interface RowlessObjectSweep {
   /** The cron_cursors key. */
@@ -33,14 +37,15 @@ interface Cursor {
 const PAGE = 500;
 
 export async function sweepRowlessObjects(env: Env, now: Date, sweep: RowlessObjectSweep, pages = 4): Promise<RowlessObjectReport> {
-  const saved = await env.DB.prepare(`SELECT cursor FROM cron_cursors WHERE job = ?`).bind(sweep.job).first<{ cursor: string }>();
-  let cursor: Cursor = saved ? (JSON.parse(saved.cursor) as Cursor) : { tenant: "", r2: null };
+  const saved = await readCursor(env.DB, sweep.job);
+  let cursor: Cursor = saved !== undefined ? (JSON.parse(saved) as Cursor) : { tenant: "", r2: null };
+  const db = dbOf({ d1: env.DB });
   const cutoff = now.getTime() - sweep.graceMs;
   let listed = 0;
   let removed = 0;
   for (let page = 0; page < pages; page++) {
     if (cursor.tenant === "") {
-      const first = await env.DB.prepare(`SELECT id FROM tenants ORDER BY id LIMIT 1`).first<{ id: string }>();
+      const first = await db.select({ id: tenants.id }).from(tenants).orderBy(tenants.id).limit(1).get();
       if (!first) break;
       cursor = { tenant: first.id, r2: null };
     }
@@ -57,13 +62,11 @@ export async function sweepRowlessObjects(env: Env, now: Date, sweep: RowlessObj
     if (list.truncated) {
       cursor = { tenant: cursor.tenant, r2: list.cursor };
     } else {
-      const next = await env.DB.prepare(`SELECT id FROM tenants WHERE id > ? ORDER BY id LIMIT 1`).bind(cursor.tenant).first<{ id: string }>();
+      const next = await db.select({ id: tenants.id }).from(tenants).where(gt(tenants.id, cursor.tenant)).orderBy(tenants.id).limit(1).get();
       cursor = { tenant: next?.id ?? "", r2: null };
       if (!next) break;
     }
   }
-  await env.DB.prepare(`INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`)
-    .bind(sweep.job, JSON.stringify(cursor), iso(now))
-    .run();
+  await saveCursor(env.DB, sweep.job, JSON.stringify(cursor), iso(now));
   return { listed, removed, finished: cursor.tenant === "" };
 }

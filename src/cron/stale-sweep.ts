@@ -3,8 +3,12 @@
  * with a notification to whoever logged each decision. Nobody has to remember to ask.
  */
 import { evaluateStaleDecisions, type StaleDecision } from "../changes/stale-decisions";
+import { and, eq, gt, inArray } from "drizzle-orm";
+import { dbOf, jsonValues } from "../db/client";
 import { uuidv7 } from "../db/ids";
+import { actors, tenants as tenantsTable } from "../db/schema";
 import { iso } from "../db/time";
+import { readCursor, saveCursor } from "./cursor";
 
 export const STALE_SWEEP_JOB = "stale_decision_sweep";
 
@@ -26,8 +30,8 @@ interface Notice {
 }
 
 export async function sweepStaleDecisions(d1: D1Database, now: Date, limits: SweepLimits = SWEEP_LIMITS): Promise<string> {
-  const after = (await d1.prepare(`SELECT cursor FROM cron_cursors WHERE job = ?`).bind(STALE_SWEEP_JOB).first<{ cursor: string }>())?.cursor ?? "";
-  const { results: tenants } = await d1.prepare(`SELECT id FROM tenants WHERE id > ? ORDER BY id LIMIT ?`).bind(after, limits.tenants).all<{ id: string }>();
+  const after = (await readCursor(d1, STALE_SWEEP_JOB)) ?? "";
+  const tenants = await dbOf({ d1 }).select({ id: tenantsTable.id }).from(tenantsTable).where(gt(tenantsTable.id, after)).orderBy(tenantsTable.id).limit(limits.tenants).all();
   // The day is part of the key: a decision still stale tomorrow is worth one more notice tomorrow.
   const day = iso(now).slice(0, 10);
   let budget = limits.notices;
@@ -58,10 +62,7 @@ export async function sweepStaleDecisions(d1: D1Database, now: Date, limits: Swe
   }
   // A short page means the last tenant was reached: the next run starts again from the first.
   const wrapped = !deferred && tenants.length < limits.tenants;
-  await d1
-    .prepare(`INSERT INTO cron_cursors (job, cursor, updated_at) VALUES (?, ?, ?) ON CONFLICT (job) DO UPDATE SET cursor = excluded.cursor, updated_at = excluded.updated_at`)
-    .bind(STALE_SWEEP_JOB, wrapped ? "" : cursor, iso(now))
-    .run();
+  await saveCursor(d1, STALE_SWEEP_JOB, wrapped ? "" : cursor, iso(now));
   const rest = wrapped ? "all tenants swept" : "more tenants next run";
   return `${swept} tenant(s) swept, ${stale} stale decision(s), ${sent} notification(s) sent; ${rest}`;
 }
@@ -73,10 +74,11 @@ export async function sweepStaleDecisions(d1: D1Database, now: Date, limits: Swe
 async function addressNotices(d1: D1Database, tenantId: string, decisions: StaleDecision[]): Promise<Notice[]> {
   if (decisions.length === 0) return [];
   const names = [...new Set(decisions.map((d) => d.actor).filter((a) => a !== ""))];
-  const { results } = await d1
-    .prepare(`SELECT id, name FROM actors WHERE tenant_id = ? AND name IN (SELECT value FROM json_each(?))`)
-    .bind(tenantId, JSON.stringify(names))
-    .all<{ id: string; name: string }>();
+  const results = await dbOf({ d1 })
+    .select({ id: actors.id, name: actors.name })
+    .from(actors)
+    .where(and(eq(actors.tenantId, tenantId), inArray(actors.name, jsonValues(names))))
+    .all();
   const byName = new Map(results.map((r) => [r.name, r.id]));
   return decisions.flatMap((decision) => {
     const actorId = byName.get(decision.actor);
@@ -86,6 +88,7 @@ async function addressNotices(d1: D1Database, tenantId: string, decisions: Stale
 
 async function insertNotices(d1: D1Database, tenantId: string, notices: Notice[], now: Date, day: string): Promise<number> {
   const at = iso(now);
+  // Hand SQL: the conflict target is the partial dedupe_key index, whose WHERE drizzle writes after DO NOTHING, where SQLite refuses it.
   const statements = notices.map(({ actorId, decision }) =>
     d1
       .prepare(

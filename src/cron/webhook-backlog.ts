@@ -4,6 +4,9 @@
  * the backlog drains within the limit and never past it. Bounded per run.
  */
 import { limitsFor } from "../auth/rate-limits";
+import { eq } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { tenantRateLimits } from "../db/schema";
 import type { Env } from "../env";
 import { feedKept, oldestKept } from "../server/webhook-backlog";
 
@@ -13,7 +16,7 @@ export const BACKLOG_PER_RUN = 100;
 
 /** The tenant's webhook limit: its override of the tenant limit, else the var's (as the route reads it). */
 async function webhookLimit(env: Env, tenantId: string): Promise<number> {
-  const row = await env.DB.prepare(`SELECT tenant_per_min FROM tenant_rate_limits WHERE tenant_id = ?`).bind(tenantId).first<{ tenant_per_min: number | null }>();
+  const row = await dbOf({ d1: env.DB }).select({ tenant_per_min: tenantRateLimits.tenantPerMin }).from(tenantRateLimits).where(eq(tenantRateLimits.tenantId, tenantId)).get();
   return limitsFor(env, row ? { keyPerMin: null, tenantPerMin: row.tenant_per_min } : null).tenantPerMin;
 }
 

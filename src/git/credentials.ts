@@ -5,6 +5,9 @@
  * with a WebCrypto-signed JWT and cached until shortly before they expire). No tool ever returns
  * a credential; they are written by the `github` command (docs/git.md: Connecting a tenant).
  */
+import { eq } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { githubCredentials } from "../db/schema";
 import type { Env } from "../env";
 import { ToolError } from "../core/errors";
 import { GitHubClient, GitHubError, type TokenSource } from "./client";
@@ -104,7 +107,11 @@ export function tenantTokenSource(env: Env, tenantId: string, fetchFn?: typeof f
   let cached: Promise<string> | null = null;
   return () => {
     cached ??= (async () => {
-      const row = await env.DB.prepare(`SELECT kind, secret, installation_id FROM github_credentials WHERE tenant_id = ?`).bind(tenantId).first<CredentialRow>();
+      const row = (await dbOf({ d1: env.DB })
+        .select({ kind: githubCredentials.kind, secret: githubCredentials.secret, installation_id: githubCredentials.installationId })
+        .from(githubCredentials)
+        .where(eq(githubCredentials.tenantId, tenantId))
+        .get()) as CredentialRow | undefined;
       if (!row) throw notConfigured("no token or GitHub App installation is set for it");
       if (row.kind === "app") return installationToken(env, row.installation_id, apiBase(env), fetchFn);
       if (!env.GITHUB_CREDENTIALS_KEY) throw notConfigured("the server's GITHUB_CREDENTIALS_KEY secret is not set, so the stored token cannot be read");

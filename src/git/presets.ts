@@ -4,7 +4,10 @@
  * and `.rethunk/git-mcp-presets.json` in a repository, read through the contents API. A name in
  * the tenant's store wins over the same name in a file.
  */
+import { eq } from "drizzle-orm";
 import { z } from "zod";
+import { dbOf } from "../db/client";
+import { gitPresets } from "../db/schema";
 import { ToolError } from "../core/errors";
 import { decodeBase64 } from "./contents";
 import { cleanText } from "./untrusted";
@@ -42,12 +45,14 @@ export interface PresetSource {
 export { pairSchema };
 
 export async function tenantPresets(git: Git): Promise<PresetSource> {
-  const rows = await git.ctx.d1
-    .prepare(`SELECT name, nested_roots, parity_pairs, workspace_root_hint FROM git_presets WHERE tenant_id = ? ORDER BY name`)
-    .bind(git.ctx.tenantId)
-    .all<{ name: string; nested_roots: string; parity_pairs: string; workspace_root_hint: string }>();
+  const rows = await dbOf(git.ctx)
+    .select({ name: gitPresets.name, nested_roots: gitPresets.nestedRoots, parity_pairs: gitPresets.parityPairs, workspace_root_hint: gitPresets.workspaceRootHint })
+    .from(gitPresets)
+    .where(eq(gitPresets.tenantId, git.ctx.tenantId))
+    .orderBy(gitPresets.name)
+    .all();
   const presets = new Map<string, PresetEntry>();
-  for (const r of rows.results) {
+  for (const r of rows) {
     const parsed = presetEntrySchema.safeParse({ nestedRoots: JSON.parse(r.nested_roots), parityPairs: JSON.parse(r.parity_pairs), workspaceRootHint: r.workspace_root_hint || undefined });
     if (parsed.success) presets.set(r.name, parsed.data);
   }

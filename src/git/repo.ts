@@ -2,7 +2,10 @@
  * The `repo` every git tool takes: `owner/name`, or a repository registered in the work ledger
  * (its id or slug). A registered repository must live on the GitHub this server talks to.
  */
+import { and, eq, or, sql } from "drizzle-orm";
 import { z } from "zod";
+import { dbOf } from "../db/client";
+import { repositories } from "../db/schema";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { apiBase } from "./credentials";
@@ -22,10 +25,13 @@ export function githubHost(base: string): string {
 
 export async function resolveRepo(ctx: Ctx, ref: string): Promise<RepoName> {
   const text = ref.trim();
-  const row = await ctx.d1
-    .prepare(`SELECT host, owner, name FROM repositories WHERE tenant_id = ? AND (id = ? OR slug = ? COLLATE NOCASE) LIMIT 1`)
-    .bind(ctx.tenantId, text, text)
-    .first<{ host: string; owner: string; name: string }>();
+  const row = await dbOf(ctx)
+    .select({ host: repositories.host, owner: repositories.owner, name: repositories.name })
+    .from(repositories)
+    // The slug matches case-insensitively, as it always has.
+    .where(and(eq(repositories.tenantId, ctx.tenantId), or(eq(repositories.id, text), sql`${repositories.slug} = ${text} COLLATE NOCASE`)))
+    .limit(1)
+    .get();
   if (row) {
     const host = githubHost(apiBase(ctx.env));
     if (row.host.toLowerCase() !== host) {

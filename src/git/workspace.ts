@@ -5,7 +5,10 @@
  * all_workspace_roots covers every registered repository. The pick only fills in repo / repos,
  * so each tool keeps one way of reading its repositories.
  */
+import { eq } from "drizzle-orm";
 import { z } from "zod";
+import { dbOf } from "../db/client";
+import { repositories } from "../db/schema";
 import type { Ctx } from "../core/context";
 import { invalidInput, ToolError } from "../core/errors";
 import { resolveRepo } from "./repo";
@@ -42,11 +45,14 @@ export interface Picked {
 }
 
 async function registered(ctx: Ctx): Promise<string[]> {
-  const rows = await ctx.d1
-    .prepare(`SELECT id FROM repositories WHERE tenant_id = ? ORDER BY slug, id LIMIT ?`)
-    .bind(ctx.tenantId, MAX_ROOT_INDEX + 2)
-    .all<{ id: string }>();
-  return rows.results.map((r) => r.id);
+  const rows = await dbOf(ctx)
+    .select({ id: repositories.id })
+    .from(repositories)
+    .where(eq(repositories.tenantId, ctx.tenantId))
+    .orderBy(repositories.slug, repositories.id)
+    .limit(MAX_ROOT_INDEX + 2)
+    .all();
+  return rows.map((r) => r.id);
 }
 
 /**

@@ -8,7 +8,10 @@
 import { verify } from "@octokit/webhooks-methods";
 import { Hono, type Context } from "hono";
 import { SLUG } from "../auth/provision";
+import { and, eq, sql } from "drizzle-orm";
+import { dbOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
+import { githubCredentials, githubWebhookSecrets, tenantRateLimits, tenants } from "../db/schema";
 import { decryptToken } from "../git/credentials";
 import { keepThrottled } from "../server/webhook-backlog";
 import { processDelivery, recordDelivery } from "../server/webhooks";
@@ -56,12 +59,18 @@ interface Source {
 /** The tenant's own webhook secret; null for an unknown tenant or one without a secret, alike (no existence oracle). */
 async function tenantSecret(env: Env, slug: string): Promise<{ tenantId: string; secret: string; override: number | null | undefined } | null> {
   if (!SLUG.test(slug) || !env.GITHUB_CREDENTIALS_KEY) return null;
-  const row = await env.DB.prepare(
-    `SELECT t.id AS tenant_id, s.secret, r.tenant_id IS NOT NULL AS overridden, r.tenant_per_min
-     FROM tenants t JOIN github_webhook_secrets s ON s.tenant_id = t.id LEFT JOIN tenant_rate_limits r ON r.tenant_id = t.id WHERE t.slug = ?`,
-  )
-    .bind(slug)
-    .first<{ tenant_id: string; secret: string; overridden: number; tenant_per_min: number | null }>();
+  const row = await dbOf({ d1: env.DB })
+    .select({
+      tenant_id: tenants.id,
+      secret: githubWebhookSecrets.secret,
+      overridden: sql<number>`${tenantRateLimits.tenantId} IS NOT NULL`,
+      tenant_per_min: tenantRateLimits.tenantPerMin,
+    })
+    .from(tenants)
+    .innerJoin(githubWebhookSecrets, eq(githubWebhookSecrets.tenantId, tenants.id))
+    .leftJoin(tenantRateLimits, eq(tenantRateLimits.tenantId, tenants.id))
+    .where(eq(tenants.slug, slug))
+    .get();
   if (!row) return null;
   try {
     return {
@@ -80,12 +89,12 @@ async function installationSource(env: Env, payload: Record<string, unknown>): P
   const valid = typeof id === "number" && Number.isSafeInteger(id);
   const bucket = { scope: "installation" as const, name: `installation:${valid ? id : "none"}` };
   if (!valid) return { tenantId: "", bucket, override: undefined };
-  const row = await env.DB.prepare(
-    `SELECT c.tenant_id, r.tenant_id IS NOT NULL AS overridden, r.tenant_per_min
-     FROM github_credentials c LEFT JOIN tenant_rate_limits r ON r.tenant_id = c.tenant_id WHERE c.kind = 'app' AND c.installation_id = ?`,
-  )
-    .bind(String(id))
-    .first<{ tenant_id: string; overridden: number; tenant_per_min: number | null }>();
+  const row = await dbOf({ d1: env.DB })
+    .select({ tenant_id: githubCredentials.tenantId, overridden: sql<number>`${tenantRateLimits.tenantId} IS NOT NULL`, tenant_per_min: tenantRateLimits.tenantPerMin })
+    .from(githubCredentials)
+    .leftJoin(tenantRateLimits, eq(tenantRateLimits.tenantId, githubCredentials.tenantId))
+    .where(and(eq(githubCredentials.kind, "app"), eq(githubCredentials.installationId, String(id))))
+    .get();
   return { tenantId: row?.tenant_id ?? "", bucket, override: row?.overridden ? row.tenant_per_min : undefined };
 }
 

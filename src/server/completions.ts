@@ -7,6 +7,9 @@
  * An unknown resource template, or an argument a known prompt does not take, is refused with
  * -32602; an unknown prompt has no values to offer (an empty completion).
  */
+import { and, eq, isNull, ne, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { actors, documents, events, projects, repositories, tasks } from "../db/schema";
 import { GUIDE_TOPICS } from "../guide/topics";
 import type { Ctx } from "../core/context";
 import { excerpt } from "../core/errors";
@@ -53,20 +56,16 @@ const TOP = "\u{10FFFF}";
  * SQLite seek a NOCASE index where there is one and bounds the scan where there is not; the
  * substr test makes the match exact. Not LIKE: D1 refuses LIKE patterns over 50 bytes.
  */
-function startsWith(column: string, prefix: string): { sql: string; params: string[] } {
-  return {
-    sql: `(${column} COLLATE NOCASE >= ? AND ${column} COLLATE NOCASE < ? AND substr(${column}, 1, length(?)) = ? COLLATE NOCASE)`,
-    params: [prefix, `${prefix}${TOP}`, prefix, prefix],
-  };
-}
+const startsWith = (column: SQLWrapper, prefix: string): SQL =>
+  sql`(${column} COLLATE NOCASE >= ${prefix} AND ${column} COLLATE NOCASE < ${`${prefix}${TOP}`} AND substr(${column}, 1, length(${prefix})) = ${prefix} COLLATE NOCASE)`;
+
+/** The column in NOCASE order, as the prefix match compares it (and as NOCASE indexes hold it). */
+const nocase = (column: SQLWrapper): SQL => sql`${column} COLLATE NOCASE`;
 
 /** One page of distinct values: reads one row past the cap to know whether there are more. */
-async function distinct(ctx: Ctx, sql: string, params: unknown[]): Promise<Completion> {
-  const rows = await ctx.d1
-    .prepare(`${sql} LIMIT ${MAX_COMPLETION_VALUES + 1}`)
-    .bind(...params)
-    .all<{ v: string }>();
-  return page(rows.results.map((r) => r.v));
+async function distinct(query: { limit(n: number): PromiseLike<Array<{ v: unknown }>> }): Promise<Completion> {
+  const rows = await query.limit(MAX_COMPLETION_VALUES + 1);
+  return page(rows.map((r) => r.v as string));
 }
 
 function page(values: string[]): Completion {
@@ -82,70 +81,100 @@ function given(context: CompletionContext | undefined, name: string): string | u
 
 type Completer = (ctx: Ctx, prefix: string, context: CompletionContext | undefined) => Promise<Completion>;
 
-const OPEN = "t.status NOT IN ('done', 'cancelled')";
+// The open statuses as the tasks room's hand SQL spells them.
+const OPEN = sql`${tasks.status} NOT IN ('done', 'cancelled')`;
 
 const SOURCES: Record<CompletionSource, Completer> = {
-  project_key: (ctx, prefix) => {
-    const m = startsWith("key", prefix);
-    return distinct(ctx, `SELECT key AS v FROM projects WHERE tenant_id = ? AND deleted_at IS NULL AND ${m.sql} ORDER BY key COLLATE NOCASE`, [ctx.tenantId, ...m.params]);
-  },
+  project_key: (ctx, prefix) =>
+    distinct(
+      dbOf(ctx)
+        .select({ v: projects.key })
+        .from(projects)
+        .where(and(eq(projects.tenantId, ctx.tenantId), isNull(projects.deletedAt), startsWith(projects.key, prefix)))
+        .orderBy(nocase(projects.key)),
+    ),
   open_task: (ctx, prefix) => {
     // A reference is KEY-number: with a dash the key is whole and the number is the prefix;
     // without one the key itself is being typed.
     const dash = /^([A-Za-z][A-Za-z0-9]*)-(\d*)$/.exec(prefix);
-    const select = `SELECT p.key || '-' || t.seq AS v FROM tasks t JOIN projects p ON p.id = t.project_id AND p.tenant_id = t.tenant_id
-      WHERE t.tenant_id = ? AND p.deleted_at IS NULL AND ${OPEN}`;
+    const open = (match: SQL) =>
+      dbOf(ctx)
+        .select({ v: sql<string>`${projects.key} || '-' || ${tasks.seq}` })
+        .from(tasks)
+        .innerJoin(projects, and(eq(projects.id, tasks.projectId), eq(projects.tenantId, tasks.tenantId)))
+        .where(and(eq(tasks.tenantId, ctx.tenantId), isNull(projects.deletedAt), OPEN, match));
     if (dash) {
-      const seq = startsWith("CAST(t.seq AS TEXT)", dash[2]!);
-      return distinct(ctx, `${select} AND p.key = ? COLLATE NOCASE AND ${seq.sql} ORDER BY t.seq`, [ctx.tenantId, dash[1], ...seq.params]);
+      // `COLLATE NOCASE` as the live-key index is declared.
+      return distinct(open(sql`${projects.key} = ${dash[1]} COLLATE NOCASE AND ${startsWith(sql`CAST(${tasks.seq} AS TEXT)`, dash[2]!)}`).orderBy(tasks.seq));
     }
     if (prefix !== "" && !/^[A-Za-z][A-Za-z0-9]*$/.test(prefix)) return Promise.resolve(page([]));
-    const key = startsWith("p.key", prefix);
-    return distinct(ctx, `${select} AND ${key.sql} ORDER BY p.key COLLATE NOCASE, t.seq`, [ctx.tenantId, ...key.params]);
+    return distinct(open(startsWith(projects.key, prefix)).orderBy(nocase(projects.key), tasks.seq));
   },
-  actor: (ctx, prefix) => {
-    const m = startsWith("name", prefix);
-    return distinct(ctx, `SELECT name AS v FROM actors WHERE tenant_id = ? AND ${m.sql} ORDER BY name COLLATE NOCASE`, [ctx.tenantId, ...m.params]);
-  },
-  entity_path: (ctx, prefix) => {
-    const m = startsWith("entity_path", prefix);
-    return distinct(ctx, `SELECT DISTINCT entity_path AS v FROM events WHERE tenant_id = ? AND ${m.sql} ORDER BY entity_path COLLATE NOCASE`, [ctx.tenantId, ...m.params]);
-  },
+  actor: (ctx, prefix) =>
+    distinct(
+      dbOf(ctx)
+        .select({ v: actors.name })
+        .from(actors)
+        .where(and(eq(actors.tenantId, ctx.tenantId), startsWith(actors.name, prefix)))
+        .orderBy(nocase(actors.name)),
+    ),
+  entity_path: (ctx, prefix) =>
+    distinct(
+      dbOf(ctx)
+        .selectDistinct({ v: events.entityPath })
+        .from(events)
+        .where(and(eq(events.tenantId, ctx.tenantId), startsWith(events.entityPath, prefix)))
+        .orderBy(nocase(events.entityPath)),
+    ),
   changeset: (ctx, prefix, context) => {
     // With the entity already chosen, only the changesets that touched it.
     const path = given(context, "entity_path");
-    const m = startsWith("changeset_id", prefix);
     return distinct(
-      ctx,
-      `SELECT DISTINCT changeset_id AS v FROM events WHERE tenant_id = ? AND changeset_id <> '' ${path ? "AND entity_path = ?" : ""} AND ${m.sql} ORDER BY changeset_id COLLATE NOCASE`,
-      [ctx.tenantId, ...(path ? [path] : []), ...m.params],
+      dbOf(ctx)
+        .selectDistinct({ v: events.changesetId })
+        .from(events)
+        .where(and(eq(events.tenantId, ctx.tenantId), ne(events.changesetId, ""), path ? eq(events.entityPath, path) : undefined, startsWith(events.changesetId, prefix)))
+        .orderBy(nocase(events.changesetId)),
     );
   },
   guide_topic: (_ctx, prefix) => {
     const p = prefix.toLowerCase();
     return Promise.resolve(page(GUIDE_TOPICS.map((t) => t.id).filter((id) => id.startsWith(p))));
   },
-  repo_owner: (ctx, prefix) => {
-    const m = startsWith("owner", prefix);
-    return distinct(ctx, `SELECT DISTINCT owner AS v FROM repositories WHERE tenant_id = ? AND ${m.sql} ORDER BY owner COLLATE NOCASE`, [ctx.tenantId, ...m.params]);
-  },
+  repo_owner: (ctx, prefix) =>
+    distinct(
+      dbOf(ctx)
+        .selectDistinct({ v: repositories.owner })
+        .from(repositories)
+        .where(and(eq(repositories.tenantId, ctx.tenantId), startsWith(repositories.owner, prefix)))
+        .orderBy(nocase(repositories.owner)),
+    ),
   repo_name: (ctx, prefix, context) => {
     const owner = given(context, "owner");
-    const m = startsWith("name", prefix);
-    return distinct(ctx, `SELECT DISTINCT name AS v FROM repositories WHERE tenant_id = ? ${owner ? "AND owner = ? COLLATE NOCASE" : ""} AND ${m.sql} ORDER BY name COLLATE NOCASE`, [
-      ctx.tenantId,
-      ...(owner ? [owner] : []),
-      ...m.params,
-    ]);
+    return distinct(
+      dbOf(ctx)
+        .selectDistinct({ v: repositories.name })
+        .from(repositories)
+        .where(and(eq(repositories.tenantId, ctx.tenantId), owner ? sql`${repositories.owner} = ${owner} COLLATE NOCASE` : undefined, startsWith(repositories.name, prefix)))
+        .orderBy(nocase(repositories.name)),
+    );
   },
-  document_path: (ctx, prefix) => {
-    const m = startsWith("path", prefix);
-    return distinct(ctx, `SELECT path AS v FROM documents WHERE tenant_id = ? AND deleted_at IS NULL AND ${m.sql} ORDER BY path COLLATE NOCASE`, [ctx.tenantId, ...m.params]);
-  },
-  document_hash: (ctx, prefix) => {
-    const m = startsWith("hash", prefix);
-    return distinct(ctx, `SELECT DISTINCT hash AS v FROM documents WHERE tenant_id = ? AND deleted_at IS NULL AND ${m.sql} ORDER BY hash`, [ctx.tenantId, ...m.params]);
-  },
+  document_path: (ctx, prefix) =>
+    distinct(
+      dbOf(ctx)
+        .select({ v: documents.path })
+        .from(documents)
+        .where(and(eq(documents.tenantId, ctx.tenantId), isNull(documents.deletedAt), startsWith(documents.path, prefix)))
+        .orderBy(nocase(documents.path)),
+    ),
+  document_hash: (ctx, prefix) =>
+    distinct(
+      dbOf(ctx)
+        .selectDistinct({ v: documents.hash })
+        .from(documents)
+        .where(and(eq(documents.tenantId, ctx.tenantId), isNull(documents.deletedAt), startsWith(documents.hash, prefix)))
+        .orderBy(documents.hash),
+    ),
 };
 
 /** The source for a prompt's argument; null when the argument exists but takes free text. */

@@ -12,6 +12,7 @@
  * unknown, missing, over-long or unresolvable argument (a project, task or actor the caller's
  * tenant does not have).
  */
+import { and, eq, or } from "drizzle-orm";
 import { ProtocolError, ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { GetPromptResult, Prompt, PromptMessage } from "@modelcontextprotocol/server";
 import { changesetTool, blameTool, priorAttemptsTool } from "../changes/tools";
@@ -24,6 +25,8 @@ import type { Ctx } from "../core/context";
 import type { AnyToolDef } from "../core/define-tool";
 import { excerpt, ToolError } from "../core/errors";
 import { callTool } from "../core/call";
+import { dbOf } from "../db/client";
+import { actors } from "../db/schema";
 
 /** Where a prompt argument's or template variable's completions come from (src/server/completions.ts answers them). */
 export type CompletionSource = "project_key" | "open_task" | "actor" | "entity_path" | "changeset" | "guide_topic" | "repo_owner" | "repo_name" | "document_path" | "document_hash";
@@ -90,10 +93,12 @@ async function read(ctx: Ctx, def: AnyToolDef, args: Record<string, unknown>, wh
 
 async function actorByRef(ctx: Ctx, ref: string): Promise<{ id: string; name: string; display_name: string }> {
   const value = ref.trim();
-  const row = await ctx.d1
-    .prepare(`SELECT id, name, display_name FROM actors WHERE tenant_id = ? AND (id = ? OR name = ?) LIMIT 1`)
-    .bind(ctx.tenantId, value === "me" ? ctx.actorId : value, value === "me" ? ctx.actorName : value)
-    .first<{ id: string; name: string; display_name: string }>();
+  const row = await dbOf(ctx)
+    .select({ id: actors.id, name: actors.name, display_name: actors.displayName })
+    .from(actors)
+    .where(and(eq(actors.tenantId, ctx.tenantId), or(eq(actors.id, value === "me" ? ctx.actorId : value), eq(actors.name, value === "me" ? ctx.actorName : value))))
+    .limit(1)
+    .get();
   if (!row) throw new InvalidPromptParams(`Unknown actor '${excerpt(value, 80)}': no actor with that name or id in your tenant. actor_query lists them.`);
   return row;
 }

@@ -5,6 +5,9 @@
  * live delivery takes: recorded in webhook_deliveries (de-duplicated by delivery id and by body),
  * then processed.
  */
+import { and, eq, sql } from "drizzle-orm";
+import { dbOf } from "../db/client";
+import { webhookBacklog } from "../db/schema";
 import { iso } from "../db/time";
 import type { Env } from "../env";
 import { KEEP_PAYLOAD_BYTES, processDelivery, recordDelivery } from "./webhooks";
@@ -32,6 +35,7 @@ export async function keepThrottled(env: Env, d: ThrottledDelivery, now: Date): 
   const bytes = new TextEncoder().encode(d.rawPayload).byteLength;
   if (bytes > KEEP_PAYLOAD_BYTES) return null;
   // One statement, so two deliveries racing in cannot both take the last place.
+  // Hand SQL: an INSERT…SELECT guarded by the tenant's count and bytes.
   const kept = await env.DB.prepare(
     `INSERT INTO webhook_backlog (tenant_id, delivery_id, event, bucket, payload, bytes, content_hash, received_at)
      SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8
@@ -42,7 +46,11 @@ export async function keepThrottled(env: Env, d: ThrottledDelivery, now: Date): 
     .bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), d.bucket, d.rawPayload, bytes, d.contentHash, iso(now), MAX_KEPT_DELIVERIES, MAX_KEPT_BYTES)
     .first();
   if (kept) return "queued";
-  const waiting = await env.DB.prepare(`SELECT 1 FROM webhook_backlog WHERE tenant_id = ? AND delivery_id = ?`).bind(d.tenantId, d.deliveryId).first();
+  const waiting = await dbOf({ d1: env.DB })
+    .select({ one: sql`1` })
+    .from(webhookBacklog)
+    .where(and(eq(webhookBacklog.tenantId, d.tenantId), eq(webhookBacklog.deliveryId, d.deliveryId)))
+    .get();
   return waiting ? "already_queued" : null;
 }
 
@@ -58,10 +66,16 @@ export interface KeptDelivery {
 
 /** The longest-waiting kept deliveries, oldest first. */
 export async function oldestKept(env: Env, limit: number): Promise<KeptDelivery[]> {
-  const rows = await env.DB.prepare(`SELECT tenant_id, delivery_id, event, bucket, payload, content_hash, received_at FROM webhook_backlog ORDER BY received_at, rowid LIMIT ?`)
-    .bind(limit)
-    .all<KeptDelivery>();
-  return rows.results;
+  const b = webhookBacklog;
+  return (
+    dbOf({ d1: env.DB })
+      .select({ tenant_id: b.tenantId, delivery_id: b.deliveryId, event: b.event, bucket: b.bucket, payload: b.payload, content_hash: b.contentHash, received_at: b.receivedAt })
+      .from(b)
+      // rowid breaks ties in arrival order, as before.
+      .orderBy(b.receivedAt, sql`rowid`)
+      .limit(limit)
+      .all()
+  );
 }
 
 /**
@@ -84,6 +98,9 @@ export async function feedKept(env: Env, row: KeptDelivery, now: Date): Promise<
     new Date(row.received_at),
   );
   if (recorded.fresh) await processDelivery(env, row.tenant_id, row.delivery_id, now, payload);
-  await env.DB.prepare(`DELETE FROM webhook_backlog WHERE tenant_id = ? AND delivery_id = ?`).bind(row.tenant_id, row.delivery_id).run();
+  await dbOf({ d1: env.DB })
+    .delete(webhookBacklog)
+    .where(and(eq(webhookBacklog.tenantId, row.tenant_id), eq(webhookBacklog.deliveryId, row.delivery_id)))
+    .run();
   return recorded.fresh ? "processed" : "duplicate";
 }

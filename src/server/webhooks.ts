@@ -6,7 +6,10 @@
  * A payload is untrusted data: fields are read defensively, nothing in it is executed or fetched,
  * and it can only touch the tenant the signature (or the App installation) belongs to.
  */
+import { and, desc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { applyCodePush } from "../code/push";
+import { dbOf, statementOf } from "../db/client";
+import { actors, gitCommits, projectRepositories, projects, webhookDeliveries } from "../db/schema";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { applyDocWatches } from "../docs/github/watch";
@@ -50,12 +53,26 @@ export function describeDelivery(payload: Json): { action: string; repository: s
  * says where a change came from.
  */
 async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
-  const row = await env.DB.prepare(
-    `INSERT INTO actors (id, tenant_id, name, kind, display_name, created_at) VALUES (?, ?, 'github', 'service', 'GitHub webhooks', ?)
-     ON CONFLICT (tenant_id, name) DO UPDATE SET name = name RETURNING id`,
-  )
-    .bind(uuidv7(now.getTime()), tenantId, iso(now))
-    .first<{ id: string }>();
+  // The columns the migrations default are spelled out with those defaults; the no-op update makes RETURNING give the existing actor.
+  const row = await dbOf({ d1: env.DB })
+    .insert(actors)
+    .values({
+      id: uuidv7(now.getTime()),
+      tenantId,
+      name: "github",
+      kind: "service",
+      displayName: "GitHub webhooks",
+      createdAt: iso(now),
+      lastSeenAt: null,
+      groupName: "",
+      role: "",
+      capabilities: "[]",
+      updatedAt: null,
+      lastSeenActivitySeq: 0,
+    })
+    .onConflictDoUpdate({ target: [actors.tenantId, actors.name], set: { name: sql`${actors.name}` } })
+    .returning({ id: actors.id })
+    .get();
   return {
     env,
     d1: env.DB,
@@ -119,6 +136,7 @@ function backfillStatements(ctx: Ctx, repo: Repository, projectNames: string[], 
     .filter((c) => c.files.length > 0)
     .map((c) => {
       const files = JSON.stringify(c.files);
+      // Hand SQL: json_each walks over the project names and the files, and a `file::symbol` prefix test.
       return ctx.d1
         .prepare(
           `UPDATE events SET git_commit = ?1
@@ -137,24 +155,37 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
   const ref = str(payload.ref).slice(0, 300);
   const commits = pushedCommits(payload);
   const now = iso(ctx.clock.now());
+  const db = dbOf(ctx);
   const inserts = commits.map((c) =>
-    ctx.d1
-      .prepare(
-        `INSERT INTO git_commits (tenant_id, repository_id, sha, ref, message, author_name, author_email, committed_at, files, delivery_id, recorded_at)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-      )
-      .bind(ctx.tenantId, repo.id, c.sha, ref, c.message, c.authorName, c.authorEmail, c.at, JSON.stringify(c.files), deliveryId, now),
+    statementOf(
+      ctx.d1,
+      db
+        .insert(gitCommits)
+        .values({
+          tenantId: ctx.tenantId,
+          repositoryId: repo.id,
+          sha: c.sha,
+          ref,
+          message: c.message,
+          authorName: c.authorName,
+          authorEmail: c.authorEmail,
+          committedAt: c.at,
+          files: JSON.stringify(c.files),
+          deliveryId,
+          recordedAt: now,
+        })
+        .onConflictDoNothing(),
+    ),
   );
   let explained = 0;
   if (ref === `refs/heads/${repo.default_branch}`) {
-    const linked = await ctx.d1
-      .prepare(
-        `SELECT p.key FROM project_repositories pr JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
-       WHERE pr.tenant_id = ? AND pr.repository_id = ? AND p.deleted_at IS NULL`,
-      )
-      .bind(ctx.tenantId, repo.id)
-      .all<{ key: string }>();
-    const results = await batchAll(ctx, [...inserts, ...backfillStatements(ctx, repo, [...linked.results.map((r) => r.key), repo.slug, repo.name], commits)]);
+    const linked = await db
+      .select({ key: projects.key })
+      .from(projectRepositories)
+      .innerJoin(projects, and(eq(projects.tenantId, projectRepositories.tenantId), eq(projects.id, projectRepositories.projectId)))
+      .where(and(eq(projectRepositories.tenantId, ctx.tenantId), eq(projectRepositories.repositoryId, repo.id), isNull(projects.deletedAt)))
+      .all();
+    const results = await batchAll(ctx, [...inserts, ...backfillStatements(ctx, repo, [...linked.map((r) => r.key), repo.slug, repo.name], commits)]);
     explained = results.slice(inserts.length).reduce((n, r) => n + (r.meta.changes ?? 0), 0);
   } else {
     await batchAll(ctx, inserts);
@@ -201,6 +232,7 @@ async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
   const repo = await payloadRepository(ctx, payload);
   if (isOutcome(repo)) return repo;
 
+  // Hand SQL: the row is CODE_REF_COLUMNS, SQL text the repos room's hand SQL shares.
   const refs = (
     await ctx.d1
       .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND repository_id = ? AND ref_type = 'pr' AND pr_number = ? AND deleted_at IS NULL`)
@@ -314,38 +346,64 @@ export type Recorded = { fresh: true } | { fresh: false; duplicateOf: string | n
 export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promise<Recorded> {
   const { action, repository } = describeDelivery(d.payload);
   const keep = new TextEncoder().encode(d.rawPayload).byteLength <= KEEP_PAYLOAD_BYTES;
-  const row = await env.DB.prepare(
-    `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at, content_hash)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT DO NOTHING RETURNING delivery_id`,
-  )
-    .bind(
-      d.tenantId,
-      d.deliveryId,
-      d.event.slice(0, 100),
+  const db = dbOf({ d1: env.DB });
+  // attempts (0) and duplicate_of ('') are written as the migrations default them.
+  const row = await db
+    .insert(webhookDeliveries)
+    .values({
+      tenantId: d.tenantId,
+      deliveryId: d.deliveryId,
+      event: d.event.slice(0, 100),
       action,
       repository,
-      d.ignoredBecause ? "ignored" : "pending",
-      d.ignoredBecause ?? "",
-      keep ? d.rawPayload : "",
-      iso(now),
-      d.ignoredBecause ? iso(now) : null,
-      d.contentHash,
-    )
-    .first();
+      status: d.ignoredBecause ? "ignored" : "pending",
+      error: d.ignoredBecause ?? "",
+      attempts: 0,
+      payload: keep ? d.rawPayload : "",
+      receivedAt: iso(now),
+      attemptedAt: null,
+      processedAt: d.ignoredBecause ? iso(now) : null,
+      contentHash: d.contentHash,
+      duplicateOf: "",
+    })
+    .onConflictDoNothing()
+    .returning({ delivery_id: webhookDeliveries.deliveryId })
+    .get();
   if (row) return { fresh: true };
   // Which rule refused it: the delivery id first (GitHub's own redelivery), else the body.
-  const seen = await env.DB.prepare(
-    `SELECT delivery_id FROM webhook_deliveries WHERE tenant_id = ?1 AND (delivery_id = ?2 OR (content_hash = ?3 AND duplicate_of = ''))
-     ORDER BY delivery_id = ?2 DESC LIMIT 1`,
-  )
-    .bind(d.tenantId, d.deliveryId, d.contentHash)
-    .first<{ delivery_id: string }>();
+  const seen = await db
+    .select({ delivery_id: webhookDeliveries.deliveryId })
+    .from(webhookDeliveries)
+    .where(
+      and(
+        eq(webhookDeliveries.tenantId, d.tenantId),
+        // duplicate_of = '' as a literal, as the partial unique index on the body declares it.
+        or(eq(webhookDeliveries.deliveryId, d.deliveryId), and(eq(webhookDeliveries.contentHash, d.contentHash), sql`${webhookDeliveries.duplicateOf} = ''`)),
+      ),
+    )
+    .orderBy(desc(sql`${webhookDeliveries.deliveryId} = ${d.deliveryId}`))
+    .limit(1)
+    .get();
   if (!seen || seen.delivery_id === d.deliveryId) return { fresh: false, duplicateOf: null };
-  await env.DB.prepare(
-    `INSERT INTO webhook_deliveries (tenant_id, delivery_id, event, action, repository, status, error, payload, received_at, processed_at, content_hash, duplicate_of)
-     VALUES (?, ?, ?, ?, ?, 'duplicate', ?, '', ?, ?, ?, ?) ON CONFLICT DO NOTHING`,
-  )
-    .bind(d.tenantId, d.deliveryId, d.event.slice(0, 100), action, repository, `the same body as delivery ${seen.delivery_id}`, iso(now), iso(now), d.contentHash, seen.delivery_id)
+  await db
+    .insert(webhookDeliveries)
+    .values({
+      tenantId: d.tenantId,
+      deliveryId: d.deliveryId,
+      event: d.event.slice(0, 100),
+      action,
+      repository,
+      status: "duplicate",
+      error: `the same body as delivery ${seen.delivery_id}`,
+      attempts: 0,
+      payload: "",
+      receivedAt: iso(now),
+      attemptedAt: null,
+      processedAt: iso(now),
+      contentHash: d.contentHash,
+      duplicateOf: seen.delivery_id,
+    })
+    .onConflictDoNothing()
     .run();
   return { fresh: false, duplicateOf: seen.delivery_id };
 }
@@ -356,6 +414,7 @@ export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promi
  * (and is the only copy when the payload was too large to keep).
  */
 export async function processDelivery(env: Env, tenantId: string, deliveryId: string, now: Date = new Date(), payload?: Json): Promise<Outcome | { status: "failed"; note: string } | null> {
+  // Hand SQL: the claim is a compare-and-swap on status, attempts and the stale attempt's age.
   const claimed = await env.DB.prepare(
     `UPDATE webhook_deliveries SET status = 'processing', attempts = attempts + 1, attempted_at = ?
      WHERE tenant_id = ? AND delivery_id = ? AND attempts < ?
@@ -374,34 +433,51 @@ export async function processDelivery(env: Env, tenantId: string, deliveryId: st
   } catch (err) {
     result = { status: "failed", note: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   }
-  await env.DB.prepare(`UPDATE webhook_deliveries SET status = ?, error = ?, processed_at = ? WHERE tenant_id = ? AND delivery_id = ?`)
-    .bind(result.status, result.status === "processed" ? "" : result.note, iso(new Date()), tenantId, deliveryId)
+  await dbOf({ d1: env.DB })
+    .update(webhookDeliveries)
+    .set({ status: result.status, error: result.status === "processed" ? "" : result.note, processedAt: iso(new Date()) })
+    .where(and(eq(webhookDeliveries.tenantId, tenantId), eq(webhookDeliveries.deliveryId, deliveryId)))
     .run();
   return result;
 }
 
 /** Cron: deliveries that failed, or whose attempt was cut off, get another attempt (bounded by MAX_ATTEMPTS). */
 export async function retryDeliveries(env: Env, now: Date): Promise<string> {
-  const due = await env.DB.prepare(
-    `SELECT tenant_id, delivery_id FROM webhook_deliveries
-     WHERE attempts < ? AND payload <> '' AND tenant_id <> ''
-       AND (status = 'failed' OR (status IN ('pending', 'processing') AND coalesce(attempted_at, received_at) < ?))
-     ORDER BY received_at LIMIT ?`,
-  )
-    .bind(MAX_ATTEMPTS, iso(new Date(now.getTime() - STALE_ATTEMPT_MS)), RETRY_BATCH)
-    .all<{ tenant_id: string; delivery_id: string }>();
+  const w = webhookDeliveries;
+  const due = await dbOf({ d1: env.DB })
+    .select({ tenant_id: w.tenantId, delivery_id: w.deliveryId })
+    .from(w)
+    .where(
+      and(
+        lt(w.attempts, MAX_ATTEMPTS),
+        ne(w.payload, ""),
+        ne(w.tenantId, ""),
+        or(eq(w.status, "failed"), and(inArray(w.status, ["pending", "processing"]), sql`coalesce(${w.attemptedAt}, ${w.receivedAt}) < ${iso(new Date(now.getTime() - STALE_ATTEMPT_MS))}`)),
+      ),
+    )
+    .orderBy(w.receivedAt)
+    .limit(RETRY_BATCH)
+    .all();
   let succeeded = 0;
-  for (const d of due.results) {
+  for (const d of due) {
     const r = await processDelivery(env, d.tenant_id, d.delivery_id, now);
     if (r && r.status !== "failed") succeeded++;
   }
-  return `${due.results.length} delivery(ies) retried, ${succeeded} succeeded`;
+  return `${due.length} delivery(ies) retried, ${succeeded} succeeded`;
 }
 
 /** Cron: deliveries are kept for inspection and replay for DELIVERY_RETENTION_MS. */
 export async function dropOldDeliveries(env: Env, now: Date): Promise<string> {
-  const res = await env.DB.prepare(`DELETE FROM webhook_deliveries WHERE rowid IN (SELECT rowid FROM webhook_deliveries WHERE received_at < ? LIMIT 5000)`)
-    .bind(iso(new Date(now.getTime() - DELIVERY_RETENTION_MS)))
+  const db = dbOf({ d1: env.DB });
+  // rowid bounds the delete: SQLite's DELETE takes no LIMIT.
+  const old = db
+    .select({ rowid: sql`rowid` })
+    .from(webhookDeliveries)
+    .where(lt(webhookDeliveries.receivedAt, iso(new Date(now.getTime() - DELIVERY_RETENTION_MS))))
+    .limit(5000);
+  const res = await db
+    .delete(webhookDeliveries)
+    .where(inArray(sql`rowid`, old))
     .run();
   return `${res.meta.changes ?? 0} old delivery(ies) removed`;
 }
