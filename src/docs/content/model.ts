@@ -1,4 +1,6 @@
 /** The content room's model: parameter fields, document rows, the documents a write names, metadata forms. */
+import { and, asc, count, desc, eq, gte, inArray, isNull, lte, ne, or, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import picomatch from "picomatch";
 import { z } from "zod";
 import { boundedJson } from "../../core/bounds";
@@ -6,6 +8,8 @@ import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput, notFound } from "../../core/errors";
 import { PENDING_NOTE } from "../store/ingest";
 import { globMatcher } from "../../core/glob";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { docTexts, documents } from "../../db/schema";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store/store";
 
 export const tagsField = z.array(z.string().min(1).max(MAX_TAG_CHARS)).max(MAX_TAGS);
@@ -18,10 +22,37 @@ export const pathField = z.string().min(1).max(MAX_PATH_CHARS);
 export const globField = z.string().min(1).max(MAX_PATH_CHARS);
 export const hashField = z.string().min(8).max(64);
 
-/** The columns every op that answers documents reads, and the row they give. */
-export const DOC_COLUMNS = `d.id, d.path, d.name, d.hash, d.size, d.mime_type, d.collection, d.tags, d.metadata, d.created_at, d.modified_at, d.indexed_at,
-  t.status AS text_status, t.note AS text_note`;
-export const DOC_FROM = `documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash`;
+/** Documents as the reads name them, with their version's text row (how it was indexed). */
+const d = alias(documents, "d");
+const t = alias(docTexts, "t");
+
+/** The fields every op that answers documents reads, keyed by SQL column name: the row they give. */
+const docFields = {
+  id: d.id,
+  path: d.path,
+  name: d.name,
+  hash: d.hash,
+  size: d.size,
+  mime_type: d.mimeType,
+  collection: d.collection,
+  tags: d.tags,
+  metadata: d.metadata,
+  created_at: d.createdAt,
+  modified_at: d.modifiedAt,
+  indexed_at: d.indexedAt,
+  text_status: t.status,
+  text_note: t.note,
+};
+
+/** Documents joined to their text rows, selecting the fields of a DocRow. */
+const docsWithText = (ctx: Ctx) =>
+  dbOf(ctx)
+    .select(docFields)
+    .from(d)
+    .leftJoin(t, and(eq(t.tenantId, d.tenantId), eq(t.hash, d.hash)));
+
+/** The caller's live documents, and what else must hold. */
+const liveDocs = (ctx: Ctx, ...more: (SQL | undefined)[]) => and(eq(d.tenantId, ctx.tenantId), ...more, isNull(d.deletedAt));
 
 export interface DocRow {
   id: string;
@@ -67,20 +98,25 @@ export function documentView(r: DocRow) {
 }
 
 /** The live document at a stored path, if any. */
-export function documentAtPath(ctx: Ctx, path: string): Promise<DocRow | null> {
-  return ctx.d1.prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.path = ? AND d.deleted_at IS NULL`).bind(ctx.tenantId, path).first<DocRow>();
+export async function documentAtPath(ctx: Ctx, path: string): Promise<DocRow | null> {
+  return (
+    (await docsWithText(ctx)
+      .where(liveDocs(ctx, eq(d.path, path)))
+      .get()) ?? null
+  );
 }
 
 /** Up to `limit` live documents with this file name, by path. */
 export async function documentsNamed(ctx: Ctx, name: string, limit: number): Promise<DocRow[]> {
-  const rows = await ctx.d1
-    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.name = ? AND d.deleted_at IS NULL ORDER BY d.path LIMIT ?`)
-    .bind(ctx.tenantId, name, limit)
-    .all<DocRow>();
-  return rows.results;
+  return docsWithText(ctx)
+    .where(liveDocs(ctx, eq(d.name, name)))
+    .orderBy(asc(d.path))
+    .limit(limit)
+    .all();
 }
 
-const SORT_COLUMNS = { name: "d.name", size: "d.size", created: "d.created_at", modified: "d.modified_at", indexed: "d.indexed_at" } as const;
+/** The DocRow field each sort orders by. */
+const SORT_COLUMNS = { name: "name", size: "size", created: "created_at", modified: "modified_at", indexed: "indexed_at" } as const;
 
 /** What list filters and sorts by in SQL. */
 export interface ListQuery {
@@ -97,45 +133,38 @@ export interface ListQuery {
 
 /** One page of live documents for list and their total; `keep`, when given, filters what SQL cannot (globs, pins). */
 export async function listDocuments(ctx: Ctx, p: ListQuery, keep: ((r: DocRow) => boolean) | null): Promise<{ rows: DocRow[]; total: number }> {
-  const where = ["d.tenant_id = ?", "d.deleted_at IS NULL"];
-  const binds: unknown[] = [ctx.tenantId];
-  if (p.type === "text") where.push("t.status = 'text'");
-  if (p.type === "binary") where.push("(t.status IS NULL OR t.status <> 'text')");
-  if (p.extension) {
-    where.push("d.name LIKE ? ESCAPE '\\'");
-    binds.push(`%.${p.extension.replace(/^\./, "").replace(/[\\%_]/g, (c) => `\\${c}`)}`);
-  }
-  if (p.collection) {
-    where.push("d.collection = ?");
-    binds.push(p.collection);
-  }
-  for (const tag of p.tags ?? []) {
-    where.push("EXISTS (SELECT 1 FROM json_each(d.tags) WHERE json_each.value = ?)");
-    binds.push(tag);
-  }
-  const order = `${SORT_COLUMNS[p.sort_by]} ${p.sort_order === "asc" ? "ASC" : "DESC"}, d.path ASC`;
+  const where = and(
+    eq(d.tenantId, ctx.tenantId),
+    isNull(d.deletedAt),
+    p.type === "text" ? eq(t.status, "text") : undefined,
+    p.type === "binary" ? or(isNull(t.status), ne(t.status, "text")) : undefined,
+    // Hand SQL: drizzle's like() has no ESCAPE clause.
+    p.extension ? sql`${d.name} LIKE ${`%.${p.extension.replace(/^\./, "").replace(/[\\%_]/g, (c) => `\\${c}`)}`} ESCAPE '\\'` : undefined,
+    p.collection ? eq(d.collection, p.collection) : undefined,
+    // Hand SQL: a json_each walk over the row's tags.
+    ...(p.tags ?? []).map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${d.tags}) WHERE json_each.value = ${tag})`),
+  );
+  const direction = p.sort_order === "asc" ? asc : desc;
   // Filters SQL cannot express (globs, session pins) are applied to the rows SQL returns; the
   // scan is bounded, and `recent` is a window over modification time taken before sorting.
-  const inner = `SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE ${where.join(" AND ")}`;
-  const windowed = p.recent ? `SELECT * FROM (${inner} ORDER BY d.modified_at DESC LIMIT ${p.recent}) d` : inner;
-  const sql = p.recent ? `${windowed} ORDER BY ${order.replace(/d\.(\w+)/g, "$1")}` : `${windowed} ORDER BY ${order}`;
+  const inner = docsWithText(ctx).where(where);
+  const db = dbOf(ctx);
+  const windowed = p.recent ? inner.orderBy(desc(d.modifiedAt)).limit(p.recent).as("d") : inner.as("d");
+  const ordered = () =>
+    p.recent
+      ? db.select().from(windowed).orderBy(direction(windowed[SORT_COLUMNS[p.sort_by]]), asc(windowed.path)).$dynamic()
+      : docsWithText(ctx).where(where).orderBy(direction(docFields[SORT_COLUMNS[p.sort_by]]), asc(d.path)).$dynamic();
   let rows: DocRow[];
   let total: number;
   if (keep) {
-    const all = await ctx.d1
-      .prepare(`${sql} LIMIT 20001`)
-      .bind(...binds)
-      .all<DocRow>();
-    const kept = all.results.filter(keep);
+    const all = await ordered().limit(20001).all();
+    const kept = all.filter(keep);
     total = kept.length;
     rows = kept.slice(p.offset, p.offset + p.limit);
   } else {
-    const [page, count] = await ctx.d1.batch<DocRow & { n: number }>([
-      ctx.d1.prepare(`${sql} LIMIT ? OFFSET ?`).bind(...binds, p.limit, p.offset),
-      ctx.d1.prepare(`SELECT COUNT(*) AS n FROM (${windowed})`).bind(...binds),
-    ]);
-    rows = page!.results;
-    total = count!.results[0]!.n;
+    const [page, counted] = await db.batch([ordered().limit(p.limit).offset(p.offset), db.select({ n: count() }).from(windowed)]);
+    rows = page;
+    total = counted[0]!.n;
   }
   return { rows, total };
 }
@@ -160,11 +189,12 @@ export async function matchDocuments(ctx: Ctx, names: readonly string[]): Promis
   }
   if (globs.length > 0) {
     const match = globMatcher(globs);
-    const rows = await ctx.d1
-      .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.deleted_at IS NULL ORDER BY d.path LIMIT ?`)
-      .bind(ctx.tenantId, MAX_GLOB_MATCHES + 1)
-      .all<DocRow>();
-    for (const r of rows.results) if (match(r.path)) seen.set(r.path, r);
+    const rows = await docsWithText(ctx)
+      .where(liveDocs(ctx))
+      .orderBy(asc(d.path))
+      .limit(MAX_GLOB_MATCHES + 1)
+      .all();
+    for (const r of rows) if (match(r.path)) seen.set(r.path, r);
   }
   return [...seen.values()].sort((a, b) => (a.path < b.path ? -1 : 1));
 }
@@ -175,11 +205,11 @@ export async function documentsByHash(ctx: Ctx, hash: string): Promise<DocRow[]>
   if (!/^[0-9a-f]{8,64}$/.test(h)) {
     throw invalidInput(`hash '${excerpt(hash)}' is not a SHA-256 hex digest or a prefix of one`, "Pass the 64 hex characters an add returned, or at least the first 8.");
   }
-  const rows = await ctx.d1
-    .prepare(`SELECT ${DOC_COLUMNS} FROM ${DOC_FROM} WHERE d.tenant_id = ? AND d.hash >= ? AND d.hash <= ? AND d.deleted_at IS NULL ORDER BY d.modified_at DESC LIMIT 50`)
-    .bind(ctx.tenantId, h, `${h}g`)
-    .all<DocRow>();
-  return rows.results;
+  return docsWithText(ctx)
+    .where(liveDocs(ctx, gte(d.hash, h), lte(d.hash, `${h}g`)))
+    .orderBy(desc(d.modifiedAt))
+    .limit(50)
+    .all();
 }
 
 /** The documents a write op names: by hash (prefix), by name/path, or by glob pattern(s). */
@@ -191,9 +221,12 @@ export async function selectDocuments(ctx: Ctx, p: { hash?: string; name?: strin
 }
 
 /** Document ids as JSON arrays for `id IN (SELECT value FROM json_each(?))`: one statement per thousand, not per row. */
-export function idGroups(docs: readonly { id: string }[], size = 1000): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < docs.length; i += size) out.push(JSON.stringify(docs.slice(i, i + size).map((d) => d.id)));
+export const idGroups = (docs: readonly { id: string }[], size = 1000): string[] => idLists(docs, size).map((ids) => JSON.stringify(ids));
+
+/** Document ids, a thousand per list: one statement per list, not per row. */
+function idLists(docs: readonly { id: string }[], size = 1000): string[][] {
+  const out: string[][] = [];
+  for (let i = 0; i < docs.length; i += size) out.push(docs.slice(i, i + size).map((d) => d.id));
   return out;
 }
 
@@ -203,8 +236,15 @@ export const noMatch = (what: string) => notFound("document matching", what, "Li
 export async function markDeleted(ctx: Ctx, docs: readonly { id: string }[], now: string): Promise<{ id: string; path: string; hash: string }[]> {
   // Guarded by id and liveness: a version replaced meanwhile is not deleted in its successor's place.
   const results = await ctx.d1.batch<{ id: string; path: string; hash: string }>(
-    idGroups(docs).map((ids) =>
-      ctx.d1.prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?)) AND deleted_at IS NULL RETURNING id, path, hash`).bind(now, ctx.tenantId, ids),
+    idLists(docs).map((ids) =>
+      statementOf(
+        ctx.d1,
+        dbOf(ctx)
+          .update(documents)
+          .set({ deletedAt: now })
+          .where(and(eq(documents.tenantId, ctx.tenantId), inArray(documents.id, jsonValues(ids)), isNull(documents.deletedAt)))
+          .returning({ id: documents.id, path: documents.path, hash: documents.hash }),
+      ),
     ),
   );
   return results.flatMap((r) => r.results);
@@ -221,6 +261,7 @@ export async function applyUpdate(ctx: Ctx, docs: readonly { id: string }[], jso
   const merged = `json_patch(metadata, ?3)`;
   const tags = `(SELECT json_group_array(value) FROM (SELECT value FROM json_each(tags) WHERE value NOT IN (SELECT value FROM json_each(?5))
                  UNION SELECT value FROM json_each(?4) WHERE value NOT IN (SELECT value FROM json_each(?5))))`;
+  // Hand SQL: the SET reads the row's own JSON (json_patch, json_each walks) and the bounds guard the same result.
   const results = await ctx.d1.batch<{ path: string; hash: string; tags: string; metadata: string }>(
     idGroups(docs).map((ids) =>
       ctx.d1

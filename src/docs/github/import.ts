@@ -5,7 +5,11 @@
  * ingestDocument with metadata naming where they came from.
  */
 import { z } from "zod";
+import { and, eq, inArray, isNull, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
+import { docGithubSources, docSnapshotEntries, docSnapshots, documents } from "../../db/schema";
 import { iso } from "../../db/time";
 import { GitHubError, type GitHubClient, type GitHubResponse, type Operation, type Params } from "../../git/client";
 import { githubFor, githubToolError } from "../../git/credentials";
@@ -502,14 +506,26 @@ async function recordSources(ctx: Ctx, rows: SourceRow[]): Promise<void> {
   if (rows.length === 0) return;
   await ctx.d1.batch(
     groups(rows, 10).map((g) =>
-      ctx.d1
-        .prepare(
-          `INSERT INTO doc_github_sources (tenant_id, path, repo_key, repo_path, ref, commit_sha, blob_sha, doc_hash, imported_at)
-       VALUES ${g.map(() => "(?, ?, ?, ?, ?, ?, ?, ?, ?)").join(", ")}
-       ON CONFLICT (tenant_id, path) DO UPDATE SET repo_key = excluded.repo_key, repo_path = excluded.repo_path, ref = excluded.ref,
-         commit_sha = excluded.commit_sha, blob_sha = excluded.blob_sha, doc_hash = excluded.doc_hash, imported_at = excluded.imported_at`,
-        )
-        .bind(...g.flatMap((r) => [ctx.tenantId, r.path, r.repoKey, r.repoPath, r.ref, r.commit, r.blob, r.hash, r.at])),
+      statementOf(
+        ctx.d1,
+        dbOf(ctx)
+          .insert(docGithubSources)
+          .values(
+            g.map((r) => ({ tenantId: ctx.tenantId, path: r.path, repoKey: r.repoKey, repoPath: r.repoPath, ref: r.ref, commitSha: r.commit, blobSha: r.blob, docHash: r.hash, importedAt: r.at })),
+          )
+          .onConflictDoUpdate({
+            target: [docGithubSources.tenantId, docGithubSources.path],
+            set: {
+              repoKey: sql`excluded.repo_key`,
+              repoPath: sql`excluded.repo_path`,
+              ref: sql`excluded.ref`,
+              commitSha: sql`excluded.commit_sha`,
+              blobSha: sql`excluded.blob_sha`,
+              docHash: sql`excluded.doc_hash`,
+              importedAt: sql`excluded.imported_at`,
+            },
+          }),
+      ),
     ),
   );
 }
@@ -520,16 +536,16 @@ async function recordSources(ctx: Ctx, rows: SourceRow[]): Promise<void> {
  */
 async function importedBlobs(ctx: Ctx, paths: string[]): Promise<Map<string, string>> {
   const out = new Map<string, string>();
+  const s = alias(docGithubSources, "s");
+  const d = alias(documents, "d");
   for (const g of groups(paths, 90)) {
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT s.path, s.blob_sha FROM doc_github_sources s
-       JOIN documents d ON d.tenant_id = s.tenant_id AND d.path = s.path AND d.deleted_at IS NULL AND d.hash = s.doc_hash
-       WHERE s.tenant_id = ? AND s.path IN (${g.map(() => "?").join(", ")})`,
-      )
-      .bind(ctx.tenantId, ...g)
-      .all<{ path: string; blob_sha: string }>();
-    for (const r of rows.results) out.set(r.path, r.blob_sha);
+    const rows = await dbOf(ctx)
+      .select({ path: s.path, blob_sha: s.blobSha })
+      .from(s)
+      .innerJoin(d, and(eq(d.tenantId, s.tenantId), eq(d.path, s.path), isNull(d.deletedAt), eq(d.hash, s.docHash)))
+      .where(and(eq(s.tenantId, ctx.tenantId), inArray(s.path, g)))
+      .all();
+    for (const r of rows) out.set(r.path, r.blob_sha);
   }
   return out;
 }
@@ -541,11 +557,19 @@ async function importedBlobs(ctx: Ctx, paths: string[]): Promise<Map<string, str
 async function recordSnapshot(ctx: Ctx, label: string, collection: string | null, entries: { path: string; hash: string; size: number; mime: string }[]): Promise<string> {
   const id = uuidv7(ctx.clock.now().getTime());
   await ctx.d1.batch([
-    ctx.d1.prepare(`INSERT INTO doc_snapshots (tenant_id, id, label, collection, created_at) VALUES (?, ?, ?, ?, ?)`).bind(ctx.tenantId, id, label, collection, iso(ctx.clock.now())),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .insert(docSnapshots)
+        .values({ tenantId: ctx.tenantId, id, label, collection, createdAt: iso(ctx.clock.now()) }),
+    ),
     ...groups(entries, 16).map((g) =>
-      ctx.d1
-        .prepare(`INSERT INTO doc_snapshot_entries (tenant_id, snapshot_id, path, doc_hash, size, mime_type) VALUES ${g.map(() => "(?, ?, ?, ?, ?, ?)").join(", ")}`)
-        .bind(...g.flatMap((e) => [ctx.tenantId, id, e.path, e.hash, e.size, e.mime])),
+      statementOf(
+        ctx.d1,
+        dbOf(ctx)
+          .insert(docSnapshotEntries)
+          .values(g.map((e) => ({ tenantId: ctx.tenantId, snapshotId: id, path: e.path, docHash: e.hash, size: e.size, mimeType: e.mime }))),
+      ),
     ),
   ]);
   return id;

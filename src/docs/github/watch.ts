@@ -4,7 +4,11 @@
  * the documents of files that were removed. A sync compares the branch's tree with the blobs the
  * store last imported, so a missed or cut-short sync is made good by the next push.
  */
+import { and, asc, count, eq, isNull, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
+import { docGithubSources, docWatches, documents } from "../../db/schema";
 import { iso } from "../../db/time";
 import { githubFor, githubToolError } from "../../git/credentials";
 import type { RepoName } from "../../git/tokens";
@@ -38,7 +42,20 @@ export interface WatchRow {
   last_note: string | null;
 }
 
-const WATCH_COLUMNS = "id, session, repo, repo_key, repo_path, ref, prefix, created_at, last_commit, last_synced_at, last_note";
+/** A watch row's fields, keyed by SQL column name so rows keep the shape the tools return. */
+const watchFields = {
+  id: docWatches.id,
+  session: docWatches.session,
+  repo: docWatches.repo,
+  repo_key: docWatches.repoKey,
+  repo_path: docWatches.repoPath,
+  ref: docWatches.ref,
+  prefix: docWatches.prefix,
+  created_at: docWatches.createdAt,
+  last_commit: docWatches.lastCommit,
+  last_synced_at: docWatches.lastSyncedAt,
+  last_note: docWatches.lastNote,
+};
 
 export interface WatchTarget {
   session: string;
@@ -63,15 +80,24 @@ export interface SyncOutcome {
  * then someone else's content and stays.
  */
 async function deleteRemoved(ctx: Ctx, w: { repo_key: string; repo_path: string; prefix: string }, listed: Set<string>, singleFile: boolean): Promise<{ deleted: string[]; more: boolean }> {
-  const rows = await ctx.d1
-    .prepare(
-      `SELECT s.path, s.repo_path, s.doc_hash, d.hash AS live_hash FROM doc_github_sources s
-     LEFT JOIN documents d ON d.tenant_id = s.tenant_id AND d.path = s.path AND d.deleted_at IS NULL
-     WHERE s.tenant_id = ?1 AND s.repo_key = ?2 AND (?3 = '' OR s.repo_path = ?3 OR substr(s.repo_path, 1, length(?3) + 1) = ?3 || '/')`,
+  const s = alias(docGithubSources, "s");
+  const d = alias(documents, "d");
+  const rows = await dbOf(ctx)
+    .select({ path: s.path, repo_path: s.repoPath, doc_hash: s.docHash, live_hash: d.hash })
+    .from(s)
+    .leftJoin(d, and(eq(d.tenantId, s.tenantId), eq(d.path, s.path), isNull(d.deletedAt)))
+    .where(
+      and(
+        eq(s.tenantId, ctx.tenantId),
+        eq(s.repoKey, w.repo_key),
+        w.repo_path === ""
+          ? undefined
+          : // Hand SQL inside: the folder test counts characters as SQLite does (length()), with no LIKE wildcards.
+            or(eq(s.repoPath, w.repo_path), sql`substr(${s.repoPath}, 1, length(${w.repo_path}) + 1) = ${w.repo_path} || '/'`),
+      ),
     )
-    .bind(ctx.tenantId, w.repo_key, w.repo_path)
-    .all<{ path: string; repo_path: string; doc_hash: string; live_hash: string | null }>();
-  const gone = rows.results.filter((r) => (singleFile ? r.repo_path === w.repo_path : within(r.repo_path, w.repo_path)) && within(r.path, w.prefix) && !listed.has(r.repo_path));
+    .all();
+  const gone = rows.filter((r) => (singleFile ? r.repo_path === w.repo_path : within(r.repo_path, w.repo_path)) && within(r.path, w.prefix) && !listed.has(r.repo_path));
   const deleted: string[] = [];
   for (const r of gone.slice(0, MAX_DELETES_PER_SYNC)) {
     if (r.live_hash === r.doc_hash) {
@@ -83,7 +109,10 @@ async function deleteRemoved(ctx: Ctx, w: { repo_key: string; repo_path: string;
         if (!(err instanceof ToolError && err.code === "not_found")) throw err;
       }
     }
-    await ctx.d1.prepare(`DELETE FROM doc_github_sources WHERE tenant_id = ? AND path = ? AND doc_hash = ?`).bind(ctx.tenantId, r.path, r.doc_hash).run();
+    await dbOf(ctx)
+      .delete(docGithubSources)
+      .where(and(eq(docGithubSources.tenantId, ctx.tenantId), eq(docGithubSources.path, r.path), eq(docGithubSources.docHash, r.doc_hash)))
+      .run();
   }
   return { deleted, more: gone.length > MAX_DELETES_PER_SYNC };
 }
@@ -134,10 +163,14 @@ export async function enableWatch(ctx: Ctx, t: WatchTarget): Promise<{ watch: Wa
   const prep = await prepareImport(ctx, { repo: t.repo, path: t.path, ref: t.ref || undefined, prefix: t.prefix });
   const key = keyOf({ ...t, path: prep.path }, prep.repo);
   // Checked before the first sync, so a refused watch imports nothing.
-  const held = await ctx.d1
-    .prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(session = ? AND repo_key = ? AND repo_path = ? AND ref = ?), 0) AS same FROM doc_watches WHERE tenant_id = ?`)
-    .bind(key.session, key.repo_key, key.repo_path, key.ref, ctx.tenantId)
-    .first<{ n: number; same: number }>();
+  const held = await dbOf(ctx)
+    .select({
+      n: count(),
+      same: sql<number>`COALESCE(SUM(${docWatches.session} = ${key.session} AND ${docWatches.repoKey} = ${key.repo_key} AND ${docWatches.repoPath} = ${key.repo_path} AND ${docWatches.ref} = ${key.ref}), 0)`,
+    })
+    .from(docWatches)
+    .where(eq(docWatches.tenantId, ctx.tenantId))
+    .get();
   if ((held?.n ?? 0) >= MAX_WATCHES && (held?.same ?? 0) === 0) {
     throw new ToolError("too_many_watches", `This tenant already has ${MAX_WATCHES} watches.`, {
       hint: "Disable watches you no longer need (watch with enable: false), or watch a common parent folder instead.",
@@ -153,16 +186,29 @@ export async function enableWatch(ctx: Ctx, t: WatchTarget): Promise<{ watch: Wa
   if (sync.import === null) throw pathNotFound(prep.path, key.repo, t.ref || "the default branch");
   const prefix = sync.prefix;
   const now = iso(ctx.clock.now());
-  const row = await ctx.d1
-    .prepare(
-      `INSERT INTO doc_watches (tenant_id, id, session, repo, repo_key, repo_path, ref, prefix, created_by, created_at, last_commit, last_synced_at, last_note)
-     VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
-     ON CONFLICT (tenant_id, session, repo_key, repo_path, ref, prefix) DO UPDATE SET
-       last_commit = excluded.last_commit, last_synced_at = excluded.last_synced_at, last_note = excluded.last_note
-     RETURNING ${WATCH_COLUMNS}`,
-    )
-    .bind(ctx.tenantId, uuidv7(ctx.clock.now().getTime()), key.session, key.repo, key.repo_key, key.repo_path, key.ref, prefix, ctx.actorId, now, sync.import.commit, now, sync.note)
-    .first<WatchRow>();
+  const row = await dbOf(ctx)
+    .insert(docWatches)
+    .values({
+      tenantId: ctx.tenantId,
+      id: uuidv7(ctx.clock.now().getTime()),
+      session: key.session,
+      repo: key.repo,
+      repoKey: key.repo_key,
+      repoPath: key.repo_path,
+      ref: key.ref,
+      prefix,
+      createdBy: ctx.actorId,
+      createdAt: now,
+      lastCommit: sync.import.commit,
+      lastSyncedAt: now,
+      lastNote: sync.note,
+    })
+    .onConflictDoUpdate({
+      target: [docWatches.tenantId, docWatches.session, docWatches.repoKey, docWatches.repoPath, docWatches.ref, docWatches.prefix],
+      set: { lastCommit: sql`excluded.last_commit`, lastSyncedAt: sql`excluded.last_synced_at`, lastNote: sql`excluded.last_note` },
+    })
+    .returning(watchFields)
+    .get();
   return { watch: row!, sync };
 }
 
@@ -171,19 +217,26 @@ export async function disableWatch(ctx: Ctx, t: WatchTarget): Promise<WatchRow[]
   const prep = await prepareImport(ctx, { repo: t.repo, path: t.path });
   const key = keyOf({ ...t, path: prep.path }, prep.repo);
   const prefix = t.prefix === undefined ? null : prep.prefix;
-  const removed = await ctx.d1
-    .prepare(
-      `DELETE FROM doc_watches WHERE tenant_id = ? AND session = ? AND repo_key = ? AND repo_path = ? AND ref = ? AND (?6 IS NULL OR prefix = ?6)
-     RETURNING ${WATCH_COLUMNS}`,
+  const removed = await dbOf(ctx)
+    .delete(docWatches)
+    .where(
+      and(
+        eq(docWatches.tenantId, ctx.tenantId),
+        eq(docWatches.session, key.session),
+        eq(docWatches.repoKey, key.repo_key),
+        eq(docWatches.repoPath, key.repo_path),
+        eq(docWatches.ref, key.ref),
+        prefix === null ? undefined : eq(docWatches.prefix, prefix),
+      ),
     )
-    .bind(ctx.tenantId, key.session, key.repo_key, key.repo_path, key.ref, prefix)
-    .all<WatchRow>();
-  if (removed.results.length === 0) {
+    .returning(watchFields)
+    .all();
+  if (removed.length === 0) {
     throw new ToolError("not_found", `No watch on ${key.repo}${key.repo_path ? `:${key.repo_path}` : ""}${key.ref ? `@${key.ref}` : ""}${key.session ? ` in session '${key.session}'` : ""}.`, {
       hint: "Name the watch as it was enabled (session, repo, path, ref); listWatches shows them.",
     });
   }
-  return removed.results;
+  return removed;
 }
 
 /**
@@ -191,16 +244,21 @@ export async function disableWatch(ctx: Ctx, t: WatchTarget): Promise<WatchRow[]
  * only the calling actor's watches of that name go.
  */
 export async function dropWatchesForSession(ctx: Ctx, session: string): Promise<number> {
-  const res = await ctx.d1.prepare(`DELETE FROM doc_watches WHERE tenant_id = ? AND session = ? AND created_by = ?`).bind(ctx.tenantId, session, ctx.actorId).run();
+  const res = await dbOf(ctx)
+    .delete(docWatches)
+    .where(and(eq(docWatches.tenantId, ctx.tenantId), eq(docWatches.session, session), eq(docWatches.createdBy, ctx.actorId)))
+    .run();
   return res.meta.changes ?? 0;
 }
 
 export async function listWatches(ctx: Ctx, session?: string): Promise<WatchRow[]> {
-  const rows = await ctx.d1
-    .prepare(`SELECT ${WATCH_COLUMNS} FROM doc_watches WHERE tenant_id = ? AND (?2 IS NULL OR session = ?2) ORDER BY created_at, id LIMIT ${MAX_WATCHES}`)
-    .bind(ctx.tenantId, session ?? null)
-    .all<WatchRow>();
-  return rows.results;
+  return dbOf(ctx)
+    .select(watchFields)
+    .from(docWatches)
+    .where(and(eq(docWatches.tenantId, ctx.tenantId), session === undefined ? undefined : eq(docWatches.session, session)))
+    .orderBy(asc(docWatches.createdAt), asc(docWatches.id))
+    .limit(MAX_WATCHES)
+    .all();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -238,8 +296,14 @@ export async function applyDocWatches(ctx: Ctx, payload: Json): Promise<string |
   if (!repoKey || !ref.startsWith("refs/heads/") || payload.deleted === true || !/^[0-9a-f]{40}$/.test(after)) return null;
   const branch = ref.slice("refs/heads/".length);
   const watches = (
-    await ctx.d1.prepare(`SELECT ${WATCH_COLUMNS} FROM doc_watches WHERE tenant_id = ? AND repo_key = ? ORDER BY created_at, id LIMIT ${MAX_WATCHES}`).bind(ctx.tenantId, repoKey).all<WatchRow>()
-  ).results.filter((w) => (w.ref || str(repository.default_branch)) === branch);
+    await dbOf(ctx)
+      .select(watchFields)
+      .from(docWatches)
+      .where(and(eq(docWatches.tenantId, ctx.tenantId), eq(docWatches.repoKey, repoKey)))
+      .orderBy(asc(docWatches.createdAt), asc(docWatches.id))
+      .limit(MAX_WATCHES)
+      .all()
+  ).filter((w) => (w.ref || str(repository.default_branch)) === branch);
   if (watches.length === 0) return null;
 
   const touched = touchedPaths(payload);
@@ -265,7 +329,11 @@ export async function applyDocWatches(ctx: Ctx, payload: Json): Promise<string |
         note = `sync failed (${mapped instanceof ToolError ? mapped.code : "internal_error"}): ${mapped instanceof Error ? mapped.message.slice(0, 300) : "unexpected error"}`;
       }
     }
-    await ctx.d1.prepare(`UPDATE doc_watches SET last_commit = ?, last_synced_at = ?, last_note = ? WHERE tenant_id = ? AND id = ?`).bind(after, iso(ctx.clock.now()), note, ctx.tenantId, w.id).run();
+    await dbOf(ctx)
+      .update(docWatches)
+      .set({ lastCommit: after, lastSyncedAt: iso(ctx.clock.now()), lastNote: note })
+      .where(and(eq(docWatches.tenantId, ctx.tenantId), eq(docWatches.id, w.id)))
+      .run();
     notes.push(`${label}: ${note}`);
   }
   return `doc watches: ${notes.join("; ")}`.slice(0, 1000);

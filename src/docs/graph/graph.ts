@@ -14,7 +14,11 @@
  * came from is live with the content it was extracted from (src_hash).
  */
 import type { RE2JS } from "re2js";
+import { and, asc, count, eq, isNull, notInArray, or, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
+import { dbOf, statementOf } from "../../db/client";
+import { docGraphEdges, documents } from "../../db/schema";
 import { excerpt, invalidInput, notFound } from "../../core/errors";
 import { re2Lines, re2Matches, type Re2Match } from "../../core/re2";
 import { WorkBudget } from "../../core/work-budget";
@@ -585,15 +589,18 @@ export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash
   const statements: D1PreparedStatement[] = [
     // Rows of this content are replaced; rows of content that is no longer live at the path go.
     // Rows of the live content stay if this call is a late one for an older version.
-    ctx.d1
-      .prepare(
-        `DELETE FROM doc_graph_edges WHERE tenant_id = ?1 AND src_path = ?2 AND (src_hash = ?3 OR src_hash NOT IN (
-           SELECT hash FROM documents WHERE tenant_id = ?1 AND path = ?2 AND deleted_at IS NULL))`,
-      )
-      .bind(ctx.tenantId, doc.path, doc.hash),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .delete(docGraphEdges)
+        .where(
+          and(eq(docGraphEdges.tenantId, ctx.tenantId), eq(docGraphEdges.srcPath, doc.path), or(eq(docGraphEdges.srcHash, doc.hash), notInArray(docGraphEdges.srcHash, liveHashAt(ctx, doc.path)))),
+        ),
+    ),
   ];
   for (let i = 0; i < rows.length; i += ROWS_PER_INSERT) {
     statements.push(
+      // Hand SQL: an INSERT…SELECT over a json_each walk of the rows, one statement per group.
       ctx.d1
         .prepare(
           `INSERT OR IGNORE INTO doc_graph_edges (tenant_id, src_path, src_hash, seq, alt, relation, target, scheme, node_key, node_type, label, kind)
@@ -608,14 +615,26 @@ export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash
 
 /** Deletes the edges of a path whose recorded content is no longer live there (e.g. after delete). */
 export async function pruneGraph(ctx: Ctx, path: string): Promise<void> {
-  await ctx.d1
-    .prepare(
-      `DELETE FROM doc_graph_edges WHERE tenant_id = ?1 AND src_path = ?2 AND src_hash NOT IN (
-         SELECT hash FROM documents WHERE tenant_id = ?1 AND path = ?2 AND deleted_at IS NULL)`,
-    )
-    .bind(ctx.tenantId, path)
+  await dbOf(ctx)
+    .delete(docGraphEdges)
+    .where(and(eq(docGraphEdges.tenantId, ctx.tenantId), eq(docGraphEdges.srcPath, path), notInArray(docGraphEdges.srcHash, liveHashAt(ctx, path))))
     .run();
 }
+
+/** The hash of the live document at `path` (none if there is none), as a subquery. */
+const liveHashAt = (ctx: Ctx, path: string) =>
+  dbOf(ctx)
+    .select({ hash: documents.hash })
+    .from(documents)
+    .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, path), isNull(documents.deletedAt)));
+
+/** The live document at `path`, if any. */
+const liveAtPath = (ctx: Ctx, path: string): Promise<{ path: string; hash: string } | undefined> =>
+  dbOf(ctx)
+    .select({ path: documents.path, hash: documents.hash })
+    .from(documents)
+    .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, path), isNull(documents.deletedAt)))
+    .get();
 
 // ---------------------------------------------------------------------------------------------
 // Reading: edges resolved against the live documents.
@@ -673,6 +692,7 @@ function targetsNaming(path: string): string[] {
 
 async function outgoing(ctx: Ctx, srcPaths: string[], relation: string | null): Promise<ResolvedRow[]> {
   if (srcPaths.length === 0) return [];
+  // Hand SQL: the resolution CTE (resolvedSql) is shared by every read of edges.
   const rows = await ctx.d1
     .prepare(resolvedSql(`g.src_path IN (SELECT value FROM json_each(?2))${relation ? " AND g.relation = ?3" : ""}`))
     .bind(ctx.tenantId, JSON.stringify(srcPaths), ...(relation ? [relation] : []))
@@ -683,6 +703,7 @@ async function outgoing(ctx: Ctx, srcPaths: string[], relation: string | null): 
 async function incoming(ctx: Ctx, keys: string[], relation: string | null): Promise<ResolvedRow[]> {
   if (keys.length === 0) return [];
   const targets = keys.filter((k) => k.startsWith("doc:")).flatMap((k) => targetsNaming(k.slice(4)));
+  // Hand SQL: the resolution CTE (resolvedSql), and a row-value IN.
   const rows = await ctx.d1
     .prepare(
       resolvedSql(
@@ -792,11 +813,14 @@ export interface GraphQuery {
 export const GRAPH_TARGET_REQUIRED = "Provide one of 'hash', 'name', 'node_key', or 'node_id' for graph queries, or set 'list_types': true.";
 export const GRAPH_TARGET_HINT = 'For example docs_query {"steps": [{"op": "graph", "params": {"name": "src/main.ts"}}]}, or "params": {"list_types": true} to see what the graph holds.';
 
-async function liveByHash(ctx: Ctx, hash: string): Promise<{ path: string; hash: string } | null> {
-  return ctx.d1
-    .prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND hash = ? AND deleted_at IS NULL ORDER BY path LIMIT 1`)
-    .bind(ctx.tenantId, hash.toLowerCase())
-    .first<{ path: string; hash: string }>();
+async function liveByHash(ctx: Ctx, hash: string): Promise<{ path: string; hash: string } | undefined> {
+  return dbOf(ctx)
+    .select({ path: documents.path, hash: documents.hash })
+    .from(documents)
+    .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.hash, hash.toLowerCase()), isNull(documents.deletedAt)))
+    .orderBy(asc(documents.path))
+    .limit(1)
+    .get();
 }
 
 async function rootNode(ctx: Ctx, q: GraphQuery): Promise<{ root: GraphNode; note?: string }> {
@@ -807,38 +831,36 @@ async function rootNode(ctx: Ctx, q: GraphQuery): Promise<{ root: GraphNode; not
   }
   if (q.name !== undefined) {
     const path = normalizePath(q.name);
-    const exact = await ctx.d1.prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, path).first<{ path: string; hash: string }>();
+    const exact = await liveAtPath(ctx, path);
     if (exact) return { root: docNode(exact.path, exact.hash, 0) };
     // A bare file name ("main.cpp") names the document if one has it.
-    const named = await ctx.d1
-      .prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND name = ? AND deleted_at IS NULL ORDER BY length(path), path LIMIT 11`)
-      .bind(ctx.tenantId, path)
-      .all<{ path: string; hash: string }>();
-    const first = named.results[0];
+    const named = await dbOf(ctx)
+      .select({ path: documents.path, hash: documents.hash })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.name, path), isNull(documents.deletedAt)))
+      .orderBy(sql`length(${documents.path})`, asc(documents.path))
+      .limit(11)
+      .all();
+    const first = named[0];
     if (!first) throw notFound("document", path, "Pass the document's full path (list shows them), or its hash.");
-    const note =
-      named.results.length > 1
-        ? `${named.results.length > 10 ? "More than 10" : named.results.length} documents are named '${path}'; showing ${first.path}. Pass the full path to choose another.`
-        : undefined;
+    const note = named.length > 1 ? `${named.length > 10 ? "More than 10" : named.length} documents are named '${path}'; showing ${first.path}. Pass the full path to choose another.` : undefined;
     return note ? { root: docNode(first.path, first.hash, 0), note } : { root: docNode(first.path, first.hash, 0) };
   }
   const key = (q.node_key ?? q.node_id)!;
   if (key.startsWith("doc:")) {
-    const doc = await ctx.d1
-      .prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
-      .bind(ctx.tenantId, key.slice(4))
-      .first<{ path: string; hash: string }>();
+    const doc = await liveAtPath(ctx, key.slice(4));
     if (!doc) throw notFound("graph node", excerpt(key), "Node keys come from graph results (node_key); document nodes are 'doc:<path>'.");
     return { root: docNode(doc.path, doc.hash, 0) };
   }
-  const row = await ctx.d1
-    .prepare(
-      `SELECT g.node_key, g.node_type, g.label, g.kind FROM doc_graph_edges g
-       JOIN documents s ON s.tenant_id = g.tenant_id AND s.path = g.src_path AND s.hash = g.src_hash AND s.deleted_at IS NULL
-       WHERE g.tenant_id = ? AND g.node_key = ? LIMIT 1`,
-    )
-    .bind(ctx.tenantId, key)
-    .first<{ node_key: string; node_type: NodeType; label: string; kind: string | null }>();
+  const g = alias(docGraphEdges, "g");
+  const s = alias(documents, "s");
+  const row = await dbOf(ctx)
+    .select({ node_key: g.nodeKey, node_type: sql<NodeType>`${g.nodeType}`, label: g.label, kind: g.kind })
+    .from(g)
+    .innerJoin(s, and(eq(s.tenantId, g.tenantId), eq(s.path, g.srcPath), eq(s.hash, g.srcHash), isNull(s.deletedAt)))
+    .where(and(eq(g.tenantId, ctx.tenantId), eq(g.nodeKey, key)))
+    .limit(1)
+    .get();
   if (!row) throw notFound("graph node", excerpt(key), "Node keys come from graph results (node_key); list them by type with list_type.");
   const root: GraphNode = { node_key: row.node_key, type: row.node_type, label: row.label, depth: 0 };
   if (row.kind) root.kind = row.kind;
@@ -854,7 +876,12 @@ function checkTarget(q: GraphQuery): void {
 /** Counts of the tenant's graph nodes by type: live documents, and the other nodes live edges reach. */
 async function listTypes(ctx: Ctx): Promise<Record<string, unknown>> {
   const [docs, others] = await Promise.all([
-    ctx.d1.prepare(`SELECT COUNT(*) AS n FROM documents WHERE tenant_id = ? AND deleted_at IS NULL`).bind(ctx.tenantId).first<{ n: number }>(),
+    dbOf(ctx)
+      .select({ n: count() })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), isNull(documents.deletedAt)))
+      .get(),
+    // Hand SQL: the resolution CTE (resolvedSql), grouped.
     ctx.d1
       .prepare(`SELECT node_type AS type, COUNT(DISTINCT node_key) AS count FROM (${resolvedSql("1 = 1")}) WHERE dst_path IS NULL GROUP BY node_type`)
       .bind(ctx.tenantId)
@@ -867,19 +894,23 @@ async function listTypes(ctx: Ctx): Promise<Record<string, unknown>> {
 
 async function listType(ctx: Ctx, type: string, limit: number): Promise<Record<string, unknown>> {
   if (type === "document") {
-    const rows = await ctx.d1
-      .prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND deleted_at IS NULL ORDER BY path LIMIT ?`)
-      .bind(ctx.tenantId, limit + 1)
-      .all<{ path: string; hash: string }>();
-    const nodes = rows.results.slice(0, limit).map((r) => {
+    const rows = await dbOf(ctx)
+      .select({ path: documents.path, hash: documents.hash })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), isNull(documents.deletedAt)))
+      .orderBy(asc(documents.path))
+      .limit(limit + 1)
+      .all();
+    const nodes = rows.slice(0, limit).map((r) => {
       const { depth: _depth, ...n } = docNode(r.path, r.hash, 0);
       return n;
     });
-    return { type, nodes, truncated: rows.results.length > limit };
+    return { type, nodes, truncated: rows.length > limit };
   }
   if (!(NODE_TYPES as readonly string[]).includes(type)) {
     throw invalidInput(`list_type '${excerpt(type, 40)}' is not a node type`, `Node types are: ${NODE_TYPES.join(", ")}; list_types shows how many of each exist.`);
   }
+  // Hand SQL: the resolution CTE (resolvedSql), grouped.
   const rows = await ctx.d1
     .prepare(`SELECT node_key, label, MIN(kind) AS kind FROM (${resolvedSql("g.node_type = ?2")}) WHERE dst_path IS NULL GROUP BY node_key, label ORDER BY node_key LIMIT ?3`)
     .bind(ctx.tenantId, type, limit + 1)

@@ -11,7 +11,12 @@ import { globMatcher } from "../../core/glob";
 import { scopeMatcher } from "../sessions/model";
 import { RE2JS } from "re2js";
 import { compileRe2 } from "../../core/re2";
+// `and` here is the literal-query combinator, so drizzle's goes by allOf.
+import { and as allOf, asc, eq, inArray, isNull } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
+import { dbOf, jsonValues } from "../../db/client";
+import { docTexts, documents } from "../../db/schema";
 import { invalidInput } from "../../core/errors";
 import type { DocScope } from "../shared";
 import { normalizePath } from "../store/store";
@@ -493,6 +498,19 @@ interface Candidate {
   text_bytes: number;
 }
 
+/** The caller's live documents whose text was extracted, by path. */
+function textDocuments(ctx: Ctx): Promise<Candidate[]> {
+  const d = alias(documents, "d");
+  const t = alias(docTexts, "t");
+  return dbOf(ctx)
+    .select({ path: d.path, hash: d.hash, text_bytes: t.textBytes })
+    .from(d)
+    .innerJoin(t, allOf(eq(t.tenantId, d.tenantId), eq(t.hash, d.hash)))
+    .where(allOf(eq(d.tenantId, ctx.tenantId), isNull(d.deletedAt), eq(t.status, "text")))
+    .orderBy(asc(d.path))
+    .all();
+}
+
 /** Cuts a long line to a window around its first match. */
 function cutLine(line: string, matcher: RE2JS): { text: string; cut: boolean } {
   if (line.length <= GREP_LINE_MAX) return { text: line, cut: false };
@@ -535,7 +553,8 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
 
   const match = trigramMatch(requiredLiterals(pattern));
   const listed = match
-    ? await ctx.d1
+    ? // Hand SQL: an FTS5 MATCH, and CROSS JOINs that fix the loop order.
+      await ctx.d1
         .prepare(
           // CROSS JOIN fixes the loop order: index first. Left to itself the planner walks every
           // document of the tenant and probes the index for each (1.4 s instead of 2 ms at 10k).
@@ -547,16 +566,9 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
         )
         .bind(match, ctx.tenantId)
         .all<Candidate>()
-    : await ctx.d1
-        .prepare(
-          `SELECT d.path AS path, d.hash AS hash, t.text_bytes AS text_bytes FROM documents d
-           JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash
-           WHERE d.tenant_id = ? AND d.deleted_at IS NULL AND t.status = 'text'
-           ORDER BY d.path`,
-        )
-        .bind(ctx.tenantId)
-        .all<Candidate>();
-  const candidates = listed.results.filter((c) => (!byPath || byPath(c.path)) && (!byScope || byScope(c.path, c.hash)));
+        .then((r) => r.results)
+    : await textDocuments(ctx);
+  const candidates = listed.filter((c) => (!byPath || byPath(c.path)) && (!byScope || byScope(c.path, c.hash)));
 
   const matches: GrepMatch[] = [];
   const counts: { path: string; hash: string; count: number }[] = [];
@@ -584,13 +596,14 @@ export async function grepDocuments(ctx: Ctx, params: GrepParams, scope?: DocSco
   if (current.length > 0) batches.push(current);
 
   const fetchTexts = async (batch: Candidate[]): Promise<Map<string, string>> => {
-    const rows = await ctx.d1
-      .prepare(`SELECT hash, text FROM doc_texts WHERE tenant_id = ? AND status = 'text' AND hash IN (SELECT value FROM json_each(?))`)
-      .bind(ctx.tenantId, JSON.stringify([...new Set(batch.map((c) => c.hash))]))
-      .all<{ hash: string; text: string | null }>();
+    const rows = await dbOf(ctx)
+      .select({ hash: docTexts.hash, text: docTexts.text })
+      .from(docTexts)
+      .where(allOf(eq(docTexts.tenantId, ctx.tenantId), eq(docTexts.status, "text"), inArray(docTexts.hash, jsonValues([...new Set(batch.map((c) => c.hash))]))))
+      .all();
     const got = new Map<string, string>();
     // Per-line matching strips the CR of CRLF; the whole-text pass must see the same lines.
-    for (const r of rows.results) if (r.text !== null) got.set(r.hash, r.text.includes("\r") ? r.text.replace(/\r\n?/g, "\n") : r.text);
+    for (const r of rows) if (r.text !== null) got.set(r.hash, r.text.includes("\r") ? r.text.replace(/\r\n?/g, "\n") : r.text);
     return got;
   };
   const matchEntry = (doc: Candidate, lines: string[], i: number): GrepMatch => {

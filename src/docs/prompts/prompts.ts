@@ -12,7 +12,11 @@
  */
 import type { GetPromptResult, Prompt } from "@modelcontextprotocol/server";
 import { ProtocolError as McpError, ProtocolErrorCode as ErrorCode } from "@modelcontextprotocol/server";
+import { and, asc, eq, isNull, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
+import { dbOf } from "../../db/client";
+import { docTexts, documents } from "../../db/schema";
 import { excerpt, ToolError } from "../../core/errors";
 import { clip } from "../../core/text";
 import { getDocument } from "../store/store";
@@ -168,17 +172,19 @@ function metadataDescription(metadata: string): string | null {
  * heading once its text is indexed, else its file name.
  */
 async function filePrompts(ctx: Ctx): Promise<FilePrompt[]> {
-  const rows = await ctx.d1
-    .prepare(
-      `SELECT d.path, d.name, d.size, d.metadata, substr(t.text, 1, ${HEAD_CHARS}) AS head
-       FROM documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash AND t.status = 'text'
-       WHERE d.tenant_id = ? AND d.deleted_at IS NULL AND d.name GLOB 'PROMPT-?*.md'
-       ORDER BY d.path LIMIT ${MAX_PROMPT_DOCUMENTS}`,
-    )
-    .bind(ctx.tenantId)
-    .all<PromptDocRow>();
+  const d = alias(documents, "d");
+  const t = alias(docTexts, "t");
+  const rows: PromptDocRow[] = await dbOf(ctx)
+    .select({ path: d.path, name: d.name, size: d.size, metadata: d.metadata, head: sql<string | null>`substr(${t.text}, 1, ${HEAD_CHARS})`.as("head") })
+    .from(d)
+    .leftJoin(t, and(eq(t.tenantId, d.tenantId), eq(t.hash, d.hash), eq(t.status, "text")))
+    // Hand SQL inside: drizzle has no GLOB operator.
+    .where(and(eq(d.tenantId, ctx.tenantId), isNull(d.deletedAt), sql`${d.name} GLOB 'PROMPT-?*.md'`))
+    .orderBy(asc(d.path))
+    .limit(MAX_PROMPT_DOCUMENTS)
+    .all();
   const depth = (p: string) => p.split("/").length;
-  const ordered = rows.results.sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const ordered = rows.sort((a, b) => depth(a.path) - depth(b.path) || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
   const byName = new Map<string, FilePrompt>();
   for (const r of ordered) {
     const name = promptNameOf(r.name);

@@ -11,7 +11,11 @@
  */
 import picomatch from "picomatch";
 import { z } from "zod";
+import { and, eq, isNull, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../../db/client";
 import { ftsPhrase, ftsWords } from "../../db/fts";
+import { docTexts, documents, embeddings } from "../../db/schema";
 import type { Ctx } from "../../core/context";
 import { invalidInput, ToolError } from "../../core/errors";
 import { clip } from "../../core/text";
@@ -232,6 +236,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   // Filters on documents' own columns (path prefix, tags) must apply before the LIMIT.
   const from = f.text ? `doc_search_fts JOIN doc_search s ON s.seq = doc_search_fts.rowid` : `doc_search_fts`;
   const where = f.text ? ` AND s.tenant_id = ${tenant}${f.text}` : "";
+  // Hand SQL: FTS5 MATCH ranked by bm25(), in materialized CTEs, with the filters' shared SQL text.
   const res = await ctx.d1
     .prepare(
       `WITH hits AS MATERIALIZED (
@@ -337,10 +342,18 @@ async function semanticCandidates(ctx: Ctx, q: string, filters: Filters): Promis
   }
   const f = filters.sql(3);
   const [live, pending] = await ctx.d1.batch<Record<string, unknown>>([
+    // Hand SQL: the filter's SQL text (filters.sql) is shared with the keyword and hash reads.
     ctx.d1
       .prepare(`SELECT s.seq, s.doc_id, s.path, s.hash FROM doc_search s WHERE s.tenant_id = ?1 AND s.doc_id IN (SELECT value FROM json_each(?2))${f.text}`)
       .bind(ctx.tenantId, JSON.stringify(near.map((n) => n.id)), ...f.params),
-    ctx.d1.prepare(`SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_type = 'document' AND status = 'pending'`).bind(ctx.tenantId),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ n: sql<number>`COUNT(*)`.as("n") })
+        .from(embeddings)
+        // The status literal stays in the SQL text: the partial index embeddings_pending_idx is declared WHERE status = 'pending'.
+        .where(and(eq(embeddings.tenantId, ctx.tenantId), eq(embeddings.objectType, "document"), sql`${embeddings.status} = 'pending'`)),
+    ),
   ]);
   const byId = new Map((live!.results as unknown as LiveRow[]).map((r) => [r.doc_id, r]));
   const candidates: Candidate[] = [];
@@ -359,6 +372,7 @@ interface PageRow extends WindowCols {
 /** Snippet columns for the page's documents that the ranking statement did not compute. */
 async function pageRows(ctx: Ctx, seqs: number[], needles: string[]): Promise<Map<number, PageRow>> {
   if (seqs.length === 0) return new Map();
+  // Hand SQL: a materialized CTE whose snippet columns (WINDOW_COLUMNS) are shared with the ranking statement.
   const res = await ctx.d1
     .prepare(
       `WITH page AS MATERIALIZED (
@@ -417,6 +431,7 @@ async function hashLookup(ctx: Ctx, hash: string, params: SearchParams, filters:
   if (prefix.length < 8) throw invalidInput(`hash prefix '${prefix}' is shorter than 8 hex characters`, "Give at least 8 characters of the hash, e.g. the first 12 an add returned.");
   const f = filters.sql(4);
   // Read from documents, not the index: a version not yet indexed is still found by its hash.
+  // Hand SQL: the filters' SQL text (filters.sql) is shared with the keyword and semantic reads.
   const res = await ctx.d1
     .prepare(
       `SELECT x.seq, s.doc_id, s.path, s.hash
@@ -560,13 +575,20 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
 
 /** For status detailed: live documents by index state, and the counts of collections, snapshots and past versions. */
 export async function storeBreakdown(ctx: Ctx) {
+  const d = alias(documents, "d");
+  const t = alias(docTexts, "t");
+  const state = sql<string>`CASE WHEN ${d.indexedAt} IS NULL THEN 'pending' ELSE COALESCE(${t.status}, 'binary') END`.as("state");
   const [states, counts] = await ctx.d1.batch<Record<string, number | string | null>>([
-    ctx.d1
-      .prepare(
-        `SELECT CASE WHEN d.indexed_at IS NULL THEN 'pending' ELSE COALESCE(t.status, 'binary') END AS state, COUNT(*) AS n FROM documents d LEFT JOIN doc_texts t ON t.tenant_id = d.tenant_id AND t.hash = d.hash
-         WHERE d.tenant_id = ? AND d.deleted_at IS NULL GROUP BY 1`,
-      )
-      .bind(ctx.tenantId),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ state, n: sql<number>`COUNT(*)`.as("n") })
+        .from(d)
+        .leftJoin(t, and(eq(t.tenantId, d.tenantId), eq(t.hash, d.hash)))
+        .where(and(eq(d.tenantId, ctx.tenantId), isNull(d.deletedAt)))
+        .groupBy(sql`1`),
+    ),
+    // Hand SQL: a select of three scalar subqueries and no table, which drizzle cannot say.
     ctx.d1
       .prepare(
         `SELECT (SELECT COUNT(*) FROM doc_collections WHERE tenant_id = ?1) AS collections,
@@ -580,15 +602,20 @@ export async function storeBreakdown(ctx: Ctx) {
 
 /** For status file_types: live documents and bytes per file extension, the 100 commonest. */
 export async function fileTypeCounts(ctx: Ctx) {
-  const rows = await ctx.d1
-    .prepare(
-      `SELECT CASE WHEN instr(name, '.') = 0 THEN '' ELSE lower(replace(name, rtrim(name, replace(name, '.', '')), '')) END AS ext,
-              COUNT(*) AS documents, SUM(size) AS bytes
-       FROM documents WHERE tenant_id = ? AND deleted_at IS NULL GROUP BY 1 ORDER BY documents DESC, ext LIMIT 100`,
-    )
-    .bind(ctx.tenantId)
-    .all<{ ext: string; documents: number; bytes: number }>();
-  return rows.results;
+  const name = documents.name;
+  const ext = sql<string>`CASE WHEN instr(${name}, '.') = 0 THEN '' ELSE lower(replace(${name}, rtrim(${name}, replace(${name}, '.', '')), '')) END`.as("ext");
+  const docCount = sql<number>`COUNT(*)`.as("documents");
+  return (
+    dbOf(ctx)
+      .select({ ext, documents: docCount, bytes: sql<number>`SUM(${documents.size})`.as("bytes") })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), isNull(documents.deletedAt)))
+      .groupBy(sql`1`)
+      // By the result columns, as the old SQL text ordered them.
+      .orderBy(sql`${sql.identifier("documents")} DESC`, sql`${sql.identifier("ext")}`)
+      .limit(100)
+      .all()
+  );
 }
 
 /*
@@ -638,6 +665,7 @@ export interface Expansion {
 export async function expandWords(ctx: Ctx, words: string[], threshold: number): Promise<Expansion[]> {
   const eligible = [...new Set(words.map((w) => w.toLowerCase()))].filter((w) => [...w].length >= FUZZY_MIN_WORD).slice(0, FUZZY_MAX_WORDS);
   if (eligible.length === 0) return [];
+  // Hand SQL: FTS5 MATCH over the trigram table, ranked by bm25().
   const stmt = ctx.d1.prepare(
     `SELECT t.term FROM doc_terms_fts JOIN doc_terms t ON t.seq = doc_terms_fts.rowid
      WHERE doc_terms_fts MATCH ?1 AND t.tenant_id = ?2 ORDER BY bm25(doc_terms_fts) LIMIT ?3`,

@@ -21,6 +21,10 @@ import { globMatcher } from "../../core/glob";
 import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
 import { firstControl } from "../../core/bounds";
 import type { Ctx } from "../../core/context";
+import { and, asc, eq, gt, gte, isNull, lt } from "drizzle-orm";
+import { dbOf } from "../../db/client";
+// `documents` here names the matches a session answers, so the table goes by `docs`.
+import { documents as docs } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { CurrentSession, PinEntry, SessionView } from "../../durable/doc-sessions";
 import type { DocScope } from "../shared";
@@ -115,35 +119,38 @@ async function matchGlob(ctx: Ctx, glob: string): Promise<Matches> {
   let scanned = 0;
   let after = "";
   for (;;) {
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT path, hash FROM documents WHERE tenant_id = ? AND deleted_at IS NULL AND path >= ? AND path < ? AND path > ?
-         ORDER BY path LIMIT ${SCAN_PAGE}`,
-      )
-      .bind(ctx.tenantId, prefix, upper, after)
-      .all<MatchedDocument>();
-    for (const r of rows.results) {
+    const rows = await dbOf(ctx)
+      .select({ path: docs.path, hash: docs.hash })
+      .from(docs)
+      .where(and(eq(docs.tenantId, ctx.tenantId), isNull(docs.deletedAt), gte(docs.path, prefix), lt(docs.path, upper), gt(docs.path, after)))
+      .orderBy(asc(docs.path))
+      .limit(SCAN_PAGE)
+      .all();
+    for (const r of rows) {
       if (isMatch(r.path)) {
         matched++;
         if (documents.length < MAX_LISTED_MATCHES) documents.push(r);
       }
     }
-    scanned += rows.results.length;
-    if (rows.results.length < SCAN_PAGE) return { documents, matched, scan_truncated: false };
+    scanned += rows.length;
+    if (rows.length < SCAN_PAGE) return { documents, matched, scan_truncated: false };
     if (scanned >= MAX_GLOB_SCAN) return { documents, matched, scan_truncated: true };
-    after = rows.results[rows.results.length - 1]!.path;
+    after = rows[rows.length - 1]!.path;
   }
 }
 
 /** Live documents whose content hash starts with `prefix`, and the distinct hashes among them. */
 async function matchHash(ctx: Ctx, prefix: string): Promise<{ documents: MatchedDocument[]; matched: number; hashes: string[] }> {
   // Hashes are lowercase hex, so every hash starting with the prefix sorts below prefix + 'g'.
-  const rows = await ctx.d1
-    .prepare(`SELECT path, hash FROM documents WHERE tenant_id = ? AND deleted_at IS NULL AND hash >= ? AND hash < ? ORDER BY hash, path LIMIT 1000`)
-    .bind(ctx.tenantId, prefix, `${prefix}g`)
-    .all<MatchedDocument>();
-  const hashes = [...new Set(rows.results.map((r) => r.hash))];
-  return { documents: rows.results.slice(0, MAX_LISTED_MATCHES), matched: rows.results.length, hashes };
+  const rows = await dbOf(ctx)
+    .select({ path: docs.path, hash: docs.hash })
+    .from(docs)
+    .where(and(eq(docs.tenantId, ctx.tenantId), isNull(docs.deletedAt), gte(docs.hash, prefix), lt(docs.hash, `${prefix}g`)))
+    .orderBy(asc(docs.hash), asc(docs.path))
+    .limit(1000)
+    .all();
+  const hashes = [...new Set(rows.map((r) => r.hash))];
+  return { documents: rows.slice(0, MAX_LISTED_MATCHES), matched: rows.length, hashes };
 }
 
 export interface StartInput {

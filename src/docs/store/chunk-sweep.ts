@@ -4,7 +4,10 @@
  * put that died between uploading its chunks and committing its batch), walking one tenant's
  * chunk prefix a page at a time (src/cron/rowless-objects.ts).
  */
+import { and, eq, inArray } from "drizzle-orm";
 import { sweepRowlessObjects } from "../../cron/rowless-objects";
+import { dbOf } from "../../db/client";
+import { docChunks } from "../../db/schema";
 import type { Env } from "../../env";
 import { chunkKey, ORPHAN_GRACE_MS } from "./store";
 
@@ -27,10 +30,12 @@ export async function sweepRowlessChunks(env: Env, now: Date, pages = 4): Promis
         const known = new Set<string>();
         for (let i = 0; i < hashes.length; i += 90) {
           const group = hashes.slice(i, i + 90);
-          const rows = await env.DB.prepare(`SELECT hash FROM doc_chunks WHERE tenant_id = ? AND hash IN (${group.map(() => "?").join(",")})`)
-            .bind(tenantId, ...group)
-            .all<{ hash: string }>();
-          for (const row of rows.results) known.add(row.hash);
+          const rows = await dbOf({ d1: env.DB })
+            .select({ hash: docChunks.hash })
+            .from(docChunks)
+            .where(and(eq(docChunks.tenantId, tenantId), inArray(docChunks.hash, group)))
+            .all();
+          for (const row of rows) known.add(row.hash);
         }
         return known;
       },

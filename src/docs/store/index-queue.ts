@@ -5,6 +5,9 @@
  * message lost) and sends them again; indexing is idempotent per (version, content), so a
  * duplicate message costs a lookup.
  */
+import { and, asc, eq, isNull, lt, lte, sql } from "drizzle-orm";
+import { dbOf } from "../../db/client";
+import { documents } from "../../db/schema";
 import { iso, systemClock } from "../../db/time";
 import type { Env } from "../../env";
 import type { Ctx } from "../../core/context";
@@ -76,13 +79,12 @@ export type IndexOutcome = "indexed" | "gave_up" | "not_pending";
  * version is recorded as failed (found by path and name) rather than tried again.
  */
 export async function indexQueued(env: Env, exec: Pick<ExecutionContext, "waitUntil">, m: DocIndexMessage): Promise<IndexOutcome> {
-  const claim = await env.DB.prepare(
-    `UPDATE documents SET index_attempts = index_attempts + 1
-     WHERE tenant_id = ? AND id = ? AND hash = ? AND deleted_at IS NULL AND indexed_at IS NULL
-     RETURNING path, mime_type, index_attempts`,
-  )
-    .bind(m.tenant_id, m.doc_id, m.hash)
-    .first<{ path: string; mime_type: string; index_attempts: number }>();
+  const claim = await dbOf({ d1: env.DB })
+    .update(documents)
+    .set({ indexAttempts: sql`${documents.indexAttempts} + 1` })
+    .where(and(eq(documents.tenantId, m.tenant_id), eq(documents.id, m.doc_id), eq(documents.hash, m.hash), isNull(documents.deletedAt), isNull(documents.indexedAt)))
+    .returning({ path: documents.path, mime_type: documents.mimeType, index_attempts: documents.indexAttempts })
+    .get();
   if (!claim) return "not_pending";
   const ctx = indexerCtx(env, m.tenant_id, exec);
   const doc = { id: m.doc_id, path: claim.path, hash: m.hash, mime: claim.mime_type };
@@ -129,14 +131,15 @@ export async function handleIndexBatch(batch: MessageBatch<unknown>, env: Env, e
  * left (one more than the limit, so the try that marks a version failed is sent too).
  */
 export async function sweepPendingIndexes(env: Env, now: Date, limit = SWEEP_LIMIT): Promise<string> {
-  const pending = await env.DB.prepare(
-    `SELECT tenant_id, id AS doc_id, hash FROM documents
-     WHERE deleted_at IS NULL AND indexed_at IS NULL AND modified_at < ? AND index_attempts <= ?
-     ORDER BY modified_at LIMIT ?`,
-  )
-    .bind(iso(new Date(now.getTime() - INDEX_GRACE_MS)), MAX_INDEX_ATTEMPTS, limit)
-    .all<DocIndexMessage>();
-  if (pending.results.length === 0) return "no document left pending";
-  if (!(await enqueueIndex(env, pending.results))) throw new Error(`${pending.results.length} pending document(s) could not be queued`);
-  return `${pending.results.length} document(s) pending past ${INDEX_GRACE_MS / 60_000} minutes queued again`;
+  // The partial index documents_index_pending (modified_at, live and unindexed) serves this scan.
+  const pending: DocIndexMessage[] = await dbOf({ d1: env.DB })
+    .select({ tenant_id: documents.tenantId, doc_id: documents.id, hash: documents.hash })
+    .from(documents)
+    .where(and(isNull(documents.deletedAt), isNull(documents.indexedAt), lt(documents.modifiedAt, iso(new Date(now.getTime() - INDEX_GRACE_MS))), lte(documents.indexAttempts, MAX_INDEX_ATTEMPTS)))
+    .orderBy(asc(documents.modifiedAt))
+    .limit(limit)
+    .all();
+  if (pending.length === 0) return "no document left pending";
+  if (!(await enqueueIndex(env, pending))) throw new Error(`${pending.length} pending document(s) could not be queued`);
+  return `${pending.length} document(s) pending past ${INDEX_GRACE_MS / 60_000} minutes queued again`;
 }

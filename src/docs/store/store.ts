@@ -3,7 +3,11 @@
  * content-defined chunks, deduplicated within a tenant and never across tenants, with metadata,
  * versions, collections and snapshots in D1. No tools here yet; the docs toolset builds on it.
  */
+import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../../db/client";
 import { sha256Hex, uuidv7 } from "../../db/ids";
+import { docChunks, docCollections, docSnapshotEntries, docSnapshots, documentChunks, documents } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Env } from "../../env";
 import type { Ctx } from "../../core/context";
@@ -170,22 +174,25 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
   // Marking a chunk touched is what makes relying on it safe: the collector only claims chunks
   // untouched for the grace period, and never one a put has just touched. A chunk already
   // claimed is being deleted, so it is neither relied on nor re-uploaded under the collector.
+  const db = dbOf(ctx);
   const present = new Set<string>();
   for (const group of groups([...unique.keys()])) {
-    const marks = group.map(() => "?").join(",");
-    const touched = await ctx.d1
-      .prepare(`UPDATE doc_chunks SET touched_at = ? WHERE tenant_id = ? AND gc_claimed_at IS NULL AND hash IN (${marks}) RETURNING hash`)
-      .bind(now, ctx.tenantId, ...group)
-      .all<{ hash: string }>();
-    for (const r of touched.results) present.add(r.hash);
+    const touched = await db
+      .update(docChunks)
+      .set({ touchedAt: now })
+      .where(and(eq(docChunks.tenantId, ctx.tenantId), isNull(docChunks.gcClaimedAt), inArray(docChunks.hash, group)))
+      .returning({ hash: docChunks.hash })
+      .all();
+    for (const r of touched) present.add(r.hash);
   }
   const missing = [...unique.values()].filter((p) => !present.has(p.hash));
   for (const group of groups(missing.map((p) => p.hash))) {
-    const claimed = await ctx.d1
-      .prepare(`SELECT hash FROM doc_chunks WHERE tenant_id = ? AND hash IN (${group.map(() => "?").join(",")})`)
-      .bind(ctx.tenantId, ...group)
-      .all<{ hash: string }>();
-    if (claimed.results.length > 0) {
+    const claimed = await db
+      .select({ hash: docChunks.hash })
+      .from(docChunks)
+      .where(and(eq(docChunks.tenantId, ctx.tenantId), inArray(docChunks.hash, group)))
+      .all();
+    if (claimed.length > 0) {
       throw new ToolError("conflict", "Part of this document's content is being removed by the orphan collector right now.", {
         hint: "Retry in a minute; the content will then be stored afresh.",
         retryable: true,
@@ -199,7 +206,11 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
     for (const p of group) bytesStored += p.length;
   }
 
-  const previous = await ctx.d1.prepare(`SELECT created_at FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(ctx.tenantId, path).first<{ created_at: string }>();
+  const previous = await db
+    .select({ created_at: documents.createdAt })
+    .from(documents)
+    .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, path), isNull(documents.deletedAt)))
+    .get();
   const id = uuidv7(ctx.clock.now().getTime());
   const snapshotId = snapshotLabel !== null ? uuidv7(ctx.clock.now().getTime()) : null;
   const name = path.slice(path.lastIndexOf("/") + 1);
@@ -209,12 +220,13 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
   // refreshes touched_at.
   for (const group of groups(missing, 16)) {
     statements.push(
-      ctx.d1
-        .prepare(
-          `INSERT INTO doc_chunks (tenant_id, hash, size, created_at, touched_at) VALUES ${group.map(() => "(?, ?, ?, ?, ?)").join(", ")}
-           ON CONFLICT (tenant_id, hash) DO UPDATE SET touched_at = excluded.touched_at`,
-        )
-        .bind(...group.flatMap((p) => [ctx.tenantId, p.hash, p.length, now, now])),
+      statementOf(
+        ctx.d1,
+        db
+          .insert(docChunks)
+          .values(group.map((p) => ({ tenantId: ctx.tenantId, hash: p.hash, size: p.length, createdAt: now, touchedAt: now })))
+          .onConflictDoUpdate({ target: [docChunks.tenantId, docChunks.hash], set: { touchedAt: sql`excluded.touched_at` } }),
+      ),
     );
   }
   for (const group of groups(
@@ -222,31 +234,51 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
     16,
   )) {
     statements.push(
-      ctx.d1
-        .prepare(`INSERT OR IGNORE INTO document_chunks (tenant_id, doc_hash, seq, chunk_hash, created_at) VALUES ${group.map(() => "(?, ?, ?, ?, ?)").join(", ")}`)
-        .bind(...group.flatMap((p) => [ctx.tenantId, hash, p.seq, p.hash, now])),
+      statementOf(
+        ctx.d1,
+        db
+          .insert(documentChunks)
+          .values(group.map((p) => ({ tenantId: ctx.tenantId, docHash: hash, seq: p.seq, chunkHash: p.hash, createdAt: now })))
+          .onConflictDoNothing(),
+      ),
     );
   }
   if (collection !== null) {
-    statements.push(ctx.d1.prepare(`INSERT OR IGNORE INTO doc_collections (tenant_id, name, created_at) VALUES (?, ?, ?)`).bind(ctx.tenantId, collection, now));
+    statements.push(statementOf(ctx.d1, db.insert(docCollections).values({ tenantId: ctx.tenantId, name: collection, createdAt: now }).onConflictDoNothing()));
   }
   // Closing the live version and inserting the new one in one batch keeps exactly one live
   // version per path, whichever of two racing puts commits last.
   statements.push(
-    ctx.d1.prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`).bind(now, ctx.tenantId, path),
-    ctx.d1
-      .prepare(
-        `INSERT INTO documents (tenant_id, id, path, name, hash, size, mime_type, collection, tags, metadata, created_at, modified_at)
-         VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .bind(ctx.tenantId, id, path, name, hash, bytes.byteLength, mime, collection, JSON.stringify(tags), metadata, previous?.created_at ?? now, now),
+    statementOf(
+      ctx.d1,
+      db
+        .update(documents)
+        .set({ deletedAt: now })
+        .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, path), isNull(documents.deletedAt))),
+    ),
+    statementOf(
+      ctx.d1,
+      // index_attempts is the schema's default (0), as the migration's.
+      db.insert(documents).values({
+        tenantId: ctx.tenantId,
+        id,
+        path,
+        name,
+        hash,
+        size: bytes.byteLength,
+        mimeType: mime,
+        collection,
+        tags: JSON.stringify(tags),
+        metadata,
+        createdAt: previous?.created_at ?? now,
+        modifiedAt: now,
+      }),
+    ),
   );
   if (snapshotId !== null) {
     statements.push(
-      ctx.d1.prepare(`INSERT INTO doc_snapshots (tenant_id, id, label, collection, created_at) VALUES (?, ?, ?, ?, ?)`).bind(ctx.tenantId, snapshotId, snapshotLabel, collection, now),
-      ctx.d1
-        .prepare(`INSERT INTO doc_snapshot_entries (tenant_id, snapshot_id, path, doc_hash, size, mime_type) VALUES (?, ?, ?, ?, ?, ?)`)
-        .bind(ctx.tenantId, snapshotId, path, hash, bytes.byteLength, mime),
+      statementOf(ctx.d1, db.insert(docSnapshots).values({ tenantId: ctx.tenantId, id: snapshotId, label: snapshotLabel, collection, createdAt: now })),
+      statementOf(ctx.d1, db.insert(docSnapshotEntries).values({ tenantId: ctx.tenantId, snapshotId, path, docHash: hash, size: bytes.byteLength, mimeType: mime })),
     );
   }
   await ctx.d1.batch(statements);
@@ -280,10 +312,11 @@ export async function getDocument(ctx: Ctx, ref: { path: string } | { hash: stri
   let mime: string;
   if ("path" in ref) {
     const p = normalizePath(ref.path);
-    const row = await ctx.d1
-      .prepare(`SELECT path, name, hash, size, mime_type FROM documents WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL`)
-      .bind(ctx.tenantId, p)
-      .first<{ path: string; name: string; hash: string; size: number; mime_type: string }>();
+    const row = await dbOf(ctx)
+      .select({ path: documents.path, name: documents.name, hash: documents.hash, size: documents.size, mime_type: documents.mimeType })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, p), isNull(documents.deletedAt)))
+      .get();
     if (!row) throw notFound("document", p, "List the store's documents to find the path, or get it by hash.");
     ({ hash, path, name, size, mime_type: mime } = row);
   } else {
@@ -292,20 +325,31 @@ export async function getDocument(ctx: Ctx, ref: { path: string } | { hash: stri
     }
     hash = ref.hash;
     // The live version at a path describes the content best; a snapshot entry describes old content.
-    const row = await ctx.d1
-      .prepare(
-        `SELECT path, name, size, mime_type FROM documents WHERE tenant_id = ?1 AND hash = ?2 AND deleted_at IS NULL
-         UNION ALL SELECT path, NULL, size, mime_type FROM doc_snapshot_entries WHERE tenant_id = ?1 AND doc_hash = ?2 LIMIT 1`,
+    const db = dbOf(ctx);
+    const [row] = await db
+      .select({ path: documents.path, name: sql<string | null>`${documents.name}`, size: documents.size, mime_type: documents.mimeType })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.hash, hash), isNull(documents.deletedAt)))
+      .unionAll(
+        db
+          .select({ path: docSnapshotEntries.path, name: sql<string | null>`NULL`, size: docSnapshotEntries.size, mime_type: docSnapshotEntries.mimeType })
+          .from(docSnapshotEntries)
+          .where(and(eq(docSnapshotEntries.tenantId, ctx.tenantId), eq(docSnapshotEntries.docHash, hash))),
       )
-      .bind(ctx.tenantId, hash)
-      .first<{ path: string; name: string | null; size: number; mime_type: string }>();
+      .limit(1)
+      .all();
     if (!row) throw notFound("document with hash", hash, "No live document or snapshot in this store has that content.");
     ({ path, name, size, mime_type: mime } = row);
     name ??= path.slice(path.lastIndexOf("/") + 1);
   }
-  const chunkRows = await ctx.d1.prepare(`SELECT chunk_hash FROM document_chunks WHERE tenant_id = ? AND doc_hash = ? ORDER BY seq`).bind(ctx.tenantId, hash).all<{ chunk_hash: string }>();
+  const chunkRows = await dbOf(ctx)
+    .select({ chunk_hash: documentChunks.chunkHash })
+    .from(documentChunks)
+    .where(and(eq(documentChunks.tenantId, ctx.tenantId), eq(documentChunks.docHash, hash)))
+    .orderBy(asc(documentChunks.seq))
+    .all();
   const parts: Uint8Array[] = [];
-  for (const group of groups(chunkRows.results, 8)) {
+  for (const group of groups(chunkRows, 8)) {
     const got = await Promise.all(group.map((r) => ctx.env.BLOBS.get(chunkKey(ctx.tenantId, r.chunk_hash))));
     for (const obj of got) {
       if (!obj) throw corrupt(hash);
@@ -313,7 +357,7 @@ export async function getDocument(ctx: Ctx, ref: { path: string } | { hash: stri
     }
   }
   const bytes = concatBytes(parts);
-  if (chunkRows.results.length === 0 || bytes.byteLength !== size || (await sha256Hex(bytes)) !== hash) throw corrupt(hash);
+  if (chunkRows.length === 0 || bytes.byteLength !== size || (await sha256Hex(bytes)) !== hash) throw corrupt(hash);
   return { hash, path, name, size, mime_type: mime, bytes };
 }
 
@@ -324,10 +368,12 @@ const corrupt = (hash: string) =>
 
 export async function deleteDocument(ctx: Ctx, ref: { path: string }): Promise<{ path: string; hash: string; deleted: true }> {
   const path = normalizePath(ref.path);
-  const row = await ctx.d1
-    .prepare(`UPDATE documents SET deleted_at = ? WHERE tenant_id = ? AND path = ? AND deleted_at IS NULL RETURNING hash`)
-    .bind(iso(ctx.clock.now()), ctx.tenantId, path)
-    .first<{ hash: string }>();
+  const row = await dbOf(ctx)
+    .update(documents)
+    .set({ deletedAt: iso(ctx.clock.now()) })
+    .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, path), isNull(documents.deletedAt)))
+    .returning({ hash: documents.hash })
+    .get();
   if (!row) throw notFound("document", path, "List the store's documents to find the path.");
   return { path, hash: row.hash, deleted: true };
 }
@@ -345,18 +391,27 @@ export interface StoreStatus {
 }
 
 export async function storeStatus(ctx: Ctx): Promise<StoreStatus> {
-  const [docs, blocks] = await ctx.d1.batch<{ n: number; bytes: number }>([
-    ctx.d1.prepare(`SELECT COUNT(*) AS n, COALESCE(SUM(size), 0) AS bytes FROM documents WHERE tenant_id = ? AND deleted_at IS NULL`).bind(ctx.tenantId),
-    ctx.d1
-      .prepare(
-        `SELECT COUNT(*) AS n, COALESCE(SUM(c.size), 0) AS bytes FROM doc_chunks c WHERE c.tenant_id = ?1 AND EXISTS (
-           SELECT 1 FROM document_chunks dc JOIN documents d ON d.tenant_id = dc.tenant_id AND d.hash = dc.doc_hash AND d.deleted_at IS NULL
-           WHERE dc.tenant_id = ?1 AND dc.chunk_hash = c.hash)`,
-      )
-      .bind(ctx.tenantId),
+  const db = dbOf(ctx);
+  const c = alias(docChunks, "c");
+  const [docs, blocks] = await db.batch([
+    db
+      .select({ n: count(), bytes: sql<number>`COALESCE(SUM(${documents.size}), 0)` })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), isNull(documents.deletedAt))),
+    db
+      .select({ n: count(), bytes: sql<number>`COALESCE(SUM(c.size), 0)` })
+      .from(c)
+      .where(
+        and(
+          eq(c.tenantId, ctx.tenantId),
+          // Written out: the correlated EXISTS needs `c.`, which drizzle drops in a single-table select.
+          sql`EXISTS (SELECT 1 FROM document_chunks dc JOIN documents d ON d.tenant_id = dc.tenant_id AND d.hash = dc.doc_hash AND d.deleted_at IS NULL
+                WHERE dc.tenant_id = ${ctx.tenantId} AND dc.chunk_hash = c.hash)`,
+        ),
+      ),
   ]);
-  const total = docs!.results[0]!;
-  const unique = blocks!.results[0]!;
+  const total = docs[0]!;
+  const unique = blocks[0]!;
   const deduplicated = Math.max(0, total.bytes - unique.bytes);
   return {
     total_objects: total.n,
@@ -396,6 +451,7 @@ export async function collectOrphanChunks(env: Env, tenantId: string | undefined
   const staleClaim = iso(new Date(now.getTime() - GC_CLAIM_STALE_MS));
   const take = Math.max(1, Math.min(Math.floor(limit), 1000));
   const tenantFilter = tenantId === undefined ? "" : "AND c.tenant_id = ?4";
+  // Hand SQL: a compare-and-swap claim over a rowid subquery with LIMIT.
   const claimed = await env.DB.prepare(
     `UPDATE doc_chunks SET gc_claimed_at = ?1 WHERE rowid IN (
        SELECT c.rowid FROM doc_chunks c WHERE c.touched_at < ?2 AND (c.gc_claimed_at IS NULL OR c.gc_claimed_at < ?3) ${tenantFilter}
@@ -410,6 +466,7 @@ export async function collectOrphanChunks(env: Env, tenantId: string | undefined
   let deleted = 0;
   let freed = 0;
   for (const group of groups(rows, 30)) {
+    // Hand SQL: a row-value IN over (tenant_id, hash) pairs.
     const res = await env.DB.prepare(`DELETE FROM doc_chunks WHERE gc_claimed_at = ? AND (tenant_id, hash) IN (VALUES ${group.map(() => "(?, ?)").join(", ")}) RETURNING size`)
       .bind(claimAt, ...group.flatMap((r) => [r.tenant_id, r.hash]))
       .all<{ size: number }>();
@@ -418,6 +475,7 @@ export async function collectOrphanChunks(env: Env, tenantId: string | undefined
   }
   // Chunk lists of content nothing reaches any more: a put of that content inserts them again in
   // the same batch that makes it reachable, so deleting them here cannot race it.
+  // Hand SQL: a bounded delete through a rowid subquery with LIMIT and NOT EXISTS guards.
   await env.DB.prepare(
     `DELETE FROM document_chunks WHERE rowid IN (
        SELECT dc.rowid FROM document_chunks dc WHERE 1 = 1 ${tenantId === undefined ? "" : "AND dc.tenant_id = ?1"}

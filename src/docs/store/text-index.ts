@@ -4,6 +4,10 @@
  * matching (doc_terms), its embedding, queued in the same batch and made after the response, and
  * (indexDocument) its knowledge-graph edges. A version is indexed once indexed_at is set.
  */
+import { and, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { docTexts, documents, embeddings } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
 import { embedAfterResponse, queueEmbedding, selectSemantic } from "../../search/semantic";
@@ -103,7 +107,11 @@ export type StoredExtraction = Pick<Extraction, "status" | "text" | "note">;
  * anything that marks the version indexed, so a crash after it costs only the steps after it.
  */
 export async function extractOnce(ctx: Ctx, doc: IndexableDocument): Promise<StoredExtraction> {
-  const stored = await ctx.d1.prepare(`SELECT status, text, note FROM doc_texts WHERE tenant_id = ? AND hash = ?`).bind(ctx.tenantId, doc.hash).first<StoredExtraction>();
+  const stored = await dbOf(ctx)
+    .select({ status: sql<StoredExtraction["status"]>`${docTexts.status}`, text: docTexts.text, note: docTexts.note })
+    .from(docTexts)
+    .where(and(eq(docTexts.tenantId, ctx.tenantId), eq(docTexts.hash, doc.hash)))
+    .get();
   if (stored) return stored;
   const fresh = await extractText(doc.bytes, doc.mime, doc.path);
   await storeExtraction(ctx, doc.hash, fresh);
@@ -113,12 +121,20 @@ export async function extractOnce(ctx: Ctx, doc: IndexableDocument): Promise<Sto
 /** Records an extraction for a content hash; the first one recorded stands. */
 export async function storeExtraction(ctx: Ctx, hash: string, x: Extraction): Promise<void> {
   const textBytes = x.text === null ? 0 : new TextEncoder().encode(x.text).byteLength;
-  await ctx.d1
-    .prepare(
-      `INSERT OR IGNORE INTO doc_texts (tenant_id, hash, status, extractor, text, text_bytes, truncated, note, created_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-    )
-    .bind(ctx.tenantId, hash, x.status, x.extractor, x.text, textBytes, x.truncated ? 1 : 0, x.note, iso(ctx.clock.now()))
+  await dbOf(ctx)
+    .insert(docTexts)
+    .values({
+      tenantId: ctx.tenantId,
+      hash,
+      status: x.status,
+      extractor: x.extractor,
+      text: x.text,
+      textBytes,
+      truncated: x.truncated ? 1 : 0,
+      note: x.note,
+      createdAt: iso(ctx.clock.now()),
+    })
+    .onConflictDoNothing()
     .run();
 }
 
@@ -160,6 +176,7 @@ export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes"
   // crosses the wire once. The live-version check in the same statement is what keeps a version
   // closed meanwhile out of the index (the close trigger removes rows written before it).
   statements.push(
+    // Hand SQL: an INSERT…SELECT guarded by liveness, whose upsert updates only when something changed.
     ctx.d1
       .prepare(
         `INSERT INTO doc_search (tenant_id, tenant_key, doc_id, hash, path, title, body)
@@ -173,9 +190,18 @@ export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes"
   );
   const terms = vocabulary(`${doc.path}\n${title}\n${text ?? ""}`);
   for (let i = 0; i < terms.length; i += TERMS_PER_STATEMENT) {
+    // Hand SQL: an INSERT…SELECT over a json_each walk of the words.
     statements.push(ctx.d1.prepare(`INSERT OR IGNORE INTO doc_terms (tenant_id, term) SELECT ?, value FROM json_each(?)`).bind(ctx.tenantId, JSON.stringify(terms.slice(i, i + TERMS_PER_STATEMENT))));
   }
-  statements.push(ctx.d1.prepare(`UPDATE documents SET indexed_at = ? WHERE tenant_id = ? AND id = ? AND deleted_at IS NULL`).bind(now, ctx.tenantId, doc.id));
+  statements.push(
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .update(documents)
+        .set({ indexedAt: now })
+        .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.id, doc.id), isNull(documents.deletedAt))),
+    ),
+  );
   const ref = { tenantId: ctx.tenantId, type: "document" as const, id: doc.id };
   if (text !== null) statements.push(await queueEmbedding(ctx.d1, ref, documentEmbedText(title, doc.path, text), ctx.clock.now()));
   await ctx.d1.batch(statements);
@@ -192,34 +218,41 @@ export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes"
  */
 export async function forgetDocumentEmbeddings(ctx: Ctx, docIds: string[]): Promise<void> {
   if (docIds.length === 0) return;
-  const gone = await ctx.d1
-    .prepare(
-      `DELETE FROM embeddings WHERE tenant_id = ? AND object_type = 'document' AND object_id IN (SELECT value FROM json_each(?))
-       AND NOT EXISTS (SELECT 1 FROM documents d WHERE d.tenant_id = embeddings.tenant_id AND d.id = embeddings.object_id AND d.deleted_at IS NULL)
-       RETURNING object_id`,
+  const gone = await dbOf(ctx)
+    .delete(embeddings)
+    .where(
+      and(
+        eq(embeddings.tenantId, ctx.tenantId),
+        eq(embeddings.objectType, "document"),
+        inArray(embeddings.objectId, jsonValues(docIds)),
+        // Written out: the subquery correlates with the row being deleted.
+        sql`NOT EXISTS (SELECT 1 FROM documents d WHERE d.tenant_id = embeddings.tenant_id AND d.id = embeddings.object_id AND d.deleted_at IS NULL)`,
+      ),
     )
-    .bind(ctx.tenantId, JSON.stringify(docIds))
-    .all<{ object_id: string }>();
+    .returning({ object_id: embeddings.objectId })
+    .all();
   const { layer } = selectSemantic(ctx.env);
-  if (layer && gone.results.length > 0) {
+  if (layer && gone.length > 0) {
     await layer.index.deleteByIds(
       ctx.tenantId,
-      gone.results.map((r) => vectorId("document", r.object_id)),
+      gone.map((r) => vectorId("document", r.object_id)),
     );
   }
 }
 
 /** Closed versions of a path that still hold an embedding (a re-added path leaves its old one behind). */
 async function forgetClosedVersions(ctx: Ctx, path: string): Promise<void> {
-  const closed = await ctx.d1
-    .prepare(
-      `SELECT e.object_id FROM embeddings e JOIN documents d ON d.tenant_id = e.tenant_id AND d.id = e.object_id
-       WHERE e.tenant_id = ? AND e.object_type = 'document' AND d.path = ? AND d.deleted_at IS NOT NULL LIMIT 100`,
-    )
-    .bind(ctx.tenantId, path)
-    .all<{ object_id: string }>();
+  const e = alias(embeddings, "e");
+  const d = alias(documents, "d");
+  const closed = await dbOf(ctx)
+    .select({ object_id: e.objectId })
+    .from(e)
+    .innerJoin(d, and(eq(d.tenantId, e.tenantId), eq(d.id, e.objectId)))
+    .where(and(eq(e.tenantId, ctx.tenantId), eq(e.objectType, "document"), eq(d.path, path), isNotNull(d.deletedAt)))
+    .limit(100)
+    .all();
   await forgetDocumentEmbeddings(
     ctx,
-    closed.results.map((r) => r.object_id),
+    closed.map((r) => r.object_id),
   );
 }
