@@ -1,4 +1,5 @@
 /** Keyset cursors shared by every paged list. */
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { invalidInput } from "../core/errors";
 
 /**
@@ -40,4 +41,11 @@ export function afterTimeAndId(cursor: string | undefined, timeColumn: string, i
   const after = decodeKeyset(cursor, 2);
   if (!after) return null;
   return { sql: `(${timeColumn} < ? OR (${timeColumn} = ? AND ${idColumn} < ?))`, params: [after[0]!, after[0]!, after[1]!] };
+}
+
+/** afterTimeAndId over drizzle columns: the same condition, for a listing built with drizzle; undefined for the first page. */
+export function afterTimeAndIdWhere(cursor: string | undefined, time: SQLWrapper, id: SQLWrapper): SQL | undefined {
+  const after = decodeKeyset(cursor, 2);
+  if (!after) return undefined;
+  return sql`(${time} < ${after[0]} OR (${time} = ${after[0]} AND ${id} < ${after[1]}))`;
 }
