@@ -8,6 +8,7 @@ import { activityStatement, type Condition, jsonArray } from "../shared";
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { afterTimeAndIdWhere } from "../../db/cursor";
 import { handoffRecipients, handoffs } from "../../db/schema";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
@@ -87,11 +88,6 @@ const handoffFields = (actorId: string) => ({
   to_actor_ids: sql<string>`${sql.raw(TO_ACTOR_IDS_SQL)}`.as("to_actor_ids"),
   acked: sql<number | null>`${sql.raw(ACKED_BY)}${actorId})`.as("acked"),
 });
-
-/** The same fields as SQL text over alias h, for the verbs' hand SQL filters (the caller's actor id binds first). */
-export const HANDOFF_COLUMNS = `${Object.values(handoffColumns)
-  .map((c) => `h.${c.name}`)
-  .join(", ")}, ${TO_ACTOR_IDS_SQL} AS to_actor_ids, ${ACKED_BY}?) AS acked`;
 
 /** `actor` is among the handoff's recipients. */
 const addressedTo = (actor: string): SQL => sql`EXISTS (${sql.raw(`SELECT 1 ${RECIPIENTS_OF_H}`)} AND r.actor_id = ${actor})`;
@@ -389,15 +385,27 @@ export async function reviewStanding(ctx: Ctx, task: { id: string; assignee_acto
   };
 }
 
-/** A page of handoffs that pass the filter (`where` over alias h; HANDOFF_COLUMNS take the caller first), newest first. */
-export async function listHandoffs(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<HandoffRow[]> {
-  // Hand SQL: its filter is SQL text the verb builds (with the shared keyset cursor's).
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${HANDOFF_COLUMNS} FROM handoffs h WHERE ${where.join(" AND ")} ORDER BY h.created_at DESC, h.id DESC LIMIT ?`)
-      .bind(ctx.actorId, ...params, limit)
-      .all<HandoffRow>()
-  ).results;
+/** handoff_query's filter: whose handoffs, and which. */
+export interface HandoffFilter {
+  direction: "to_me" | "from_me" | "any";
+  statuses?: string[];
+  kinds?: string[];
+  relatedTaskId?: string;
+  /** The previous page's cursor: resume after its last row. */
+  cursor?: string;
+}
+
+/** A page of handoffs that pass the filter, newest first. */
+export async function listHandoffs(ctx: Ctx, f: HandoffFilter, limit: number): Promise<HandoffRow[]> {
+  const where = and(
+    eq(h.tenantId, ctx.tenantId),
+    f.direction === "to_me" ? addressedTo(ctx.actorId) : f.direction === "from_me" ? eq(h.fromActorId, ctx.actorId) : undefined,
+    f.statuses?.length ? inArray(h.status, f.statuses) : undefined,
+    f.kinds?.length ? inArray(h.kind, f.kinds) : undefined,
+    f.relatedTaskId !== undefined ? eq(h.relatedTaskId, f.relatedTaskId) : undefined,
+    afterTimeAndIdWhere(f.cursor, h.createdAt, h.id),
+  );
+  return (await dbOf(ctx).select(handoffFields(ctx.actorId)).from(h).where(where).orderBy(desc(h.createdAt), desc(h.id)).limit(limit).all()) as HandoffRow[];
 }
 
 /**

@@ -1,9 +1,9 @@
 import { z } from "zod";
 import { iso } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
-import { cursorField, afterTimeAndId, limitField, keysetPage } from "../shared";
+import { cursorField, limitField, keysetPage } from "../shared";
 import { findTask } from "../tasks/model";
-import { HANDOFF_KINDS, HANDOFF_STATUSES, type HandoffRow, handoffSchema, inboxStatements, listHandoffs, toHandoff } from "./model";
+import { HANDOFF_KINDS, HANDOFF_STATUSES, type HandoffFilter, type HandoffRow, handoffSchema, inboxStatements, listHandoffs, toHandoff } from "./model";
 
 export const handoffQueryTool = defineTool({
   name: "handoff_query",
@@ -22,34 +22,14 @@ export const handoffQueryTool = defineTool({
   fields: true,
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["h.tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    const toMe = "EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ?)";
-    if (input.direction === "to_me") {
-      where.push(toMe);
-      params.push(ctx.actorId);
-    } else if (input.direction === "from_me") {
-      where.push("h.from_actor_id = ?");
-      params.push(ctx.actorId);
-    }
-    if (input.status?.length) {
-      where.push(`h.status IN (${input.status.map(() => "?").join(", ")})`);
-      params.push(...input.status);
-    }
-    if (input.type?.length) {
-      where.push(`h.kind IN (${input.type.map(() => "?").join(", ")})`);
-      params.push(...input.type);
-    }
-    if (input.related_task_id) {
-      where.push("h.related_task_id = ?");
-      params.push((await findTask(ctx, input.related_task_id)).id);
-    }
-    const after = afterTimeAndId(input.cursor, "h.created_at", "h.id");
-    if (after) {
-      where.push(after.sql);
-      params.push(...after.params);
-    }
-    const rows = await listHandoffs(ctx, where, params, input.limit + 1);
+    const filter: HandoffFilter = {
+      direction: input.direction,
+      statuses: input.status,
+      kinds: input.type,
+      relatedTaskId: input.related_task_id ? (await findTask(ctx, input.related_task_id)).id : undefined,
+      cursor: input.cursor,
+    };
+    const rows = await listHandoffs(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
     return { items: page.map(toHandoff), ...cursor };
   },
