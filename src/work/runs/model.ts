@@ -4,7 +4,7 @@
  * the reaper. The run tools live beside it, one file per verb; the guards they share are here.
  */
 import { z } from "zod";
-import { and, asc, count, eq, inArray, lt, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, lt, or, sql } from "drizzle-orm";
 import { dbOf, fromColumnNames, jsonValues, statementOf } from "../../db/client";
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { activity, actors, runs } from "../../db/schema";
@@ -429,15 +429,29 @@ export function runRollupStatements(ctx: Ctx, runId: string, rollup: Record<stri
   ];
 }
 
+/** run_query's filter: whose runs, which, and where the page resumes. */
+export interface RunFilter {
+  actorId?: string;
+  statuses?: readonly string[];
+  kind?: string;
+  rootRunId?: string;
+  runSeriesKey?: string;
+  /** The cursor's position: only runs before this seq. */
+  beforeSeq?: string | number | null;
+}
+
 /** A page of runs that pass the filter, newest first. */
-export async function listRuns(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<RunRow[]> {
-  // Hand SQL: run_query hands its filter over as SQL text and parameters.
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${RUN_COLUMNS} FROM runs WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<RunRow>()
-  ).results;
+export async function listRuns(ctx: Ctx, f: RunFilter, limit: number): Promise<RunRow[]> {
+  const where = and(
+    eq(runs.tenantId, ctx.tenantId),
+    f.actorId !== undefined ? eq(runs.actorId, f.actorId) : undefined,
+    f.statuses !== undefined ? inArray(runs.status, jsonValues(f.statuses)) : undefined,
+    f.kind !== undefined ? eq(runs.kind, f.kind) : undefined,
+    f.rootRunId !== undefined ? eq(runs.rootRunId, f.rootRunId) : undefined,
+    f.runSeriesKey !== undefined ? eq(runs.runSeriesKey, f.runSeriesKey) : undefined,
+    f.beforeSeq !== undefined ? lt(runs.seq, f.beforeSeq as number) : undefined,
+  );
+  return (await dbOf(ctx).select(runFields).from(runs).where(where).orderBy(desc(runs.seq)).limit(limit).all()) as RunRow[];
 }
 
 /**

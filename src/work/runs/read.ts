@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { actorRefField, cursorField, decodeKeyset, EMBEDDED_LIST_MAX, embeddedList, keysetPage, limitField, listsSchema, resolveActor } from "../shared";
-import { findRun, listRuns, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES, runSchema, runSubtreeStatements, toRun, type RunRow } from "./model";
+import { findRun, listRuns, RUN_KINDS, RUN_SERIES_KEY, RUN_STATUSES, type RunFilter, runSchema, runSubtreeStatements, toRun, type RunRow } from "./model";
 import { runRefField } from "./model";
 
 export const runQueryTool = defineTool({
@@ -22,34 +22,18 @@ export const runQueryTool = defineTool({
   output: z.object({ items: z.array(runSchema).describe("Runs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.actor_id) {
-      where.push("actor_id = ?");
-      params.push(await resolveActor(ctx, input.actor_id));
-    }
-    if (input.status) {
-      where.push("status IN (SELECT value FROM json_each(?))");
-      params.push(JSON.stringify(input.status));
-    }
-    if (input.kind) {
-      where.push("kind = ?");
-      params.push(input.kind);
-    }
-    if (input.root_run_id) {
-      where.push("root_run_id = ?");
-      params.push((await findRun(ctx, input.root_run_id)).root_run_id);
-    }
-    if (input.run_series_key) {
-      where.push("run_series_key = ?");
-      params.push(input.run_series_key);
-    }
+    const actorId = input.actor_id ? await resolveActor(ctx, input.actor_id) : undefined;
+    const rootRunId = input.root_run_id ? (await findRun(ctx, input.root_run_id)).root_run_id : undefined;
     const after = decodeKeyset(input.cursor, 1);
-    if (after) {
-      where.push("seq < ?");
-      params.push(after[0]);
-    }
-    const rows = await listRuns(ctx, where, params, input.limit + 1);
+    const filter: RunFilter = {
+      actorId,
+      statuses: input.status,
+      kind: input.kind,
+      rootRunId,
+      runSeriesKey: input.run_series_key,
+      beforeSeq: after ? after[0] : undefined,
+    };
+    const rows = await listRuns(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return { items: page.map(toRun), ...cursor };
   },
