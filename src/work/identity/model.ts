@@ -1,6 +1,6 @@
 /** Identity and directory (seed 001): whoami, register_actor, actor_query. */
 import { z } from "zod";
-import { and, count, desc, eq, gt, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, inArray, isNull, ne, or, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
 import { dbOf, fromColumnNames, statementOf } from "../../db/client";
@@ -37,9 +37,7 @@ export interface ActorRow {
   last_seen_activity_seq?: number;
 }
 
-export const ACTOR_COLUMNS = "id, name, kind, display_name, group_name, role, capabilities, created_at, last_seen_at, last_seen_activity_seq";
-
-/** An actor row's fields (ACTOR_COLUMNS), keyed by SQL column name so rows keep the shape the tools read. */
+/** An actor row's fields, keyed by SQL column name so rows keep the shape the tools read. */
 const actorFields = {
   id: actors.id,
   name: actors.name,
@@ -115,15 +113,29 @@ const unreadFields = {
 /** The actor registered under a name (external_ref); joins a batch. */
 export const actorByNameStatement = (ctx: Ctx, name: string) => actorStatement(ctx, eq(actors.name, name));
 
+/** actor_query's filter, and where the page resumes. */
+export interface ActorFilter {
+  kind?: string;
+  group?: string;
+  /** Actors whose capabilities list this one. */
+  capability?: string;
+  /** Case-insensitive text in name, display name or role. */
+  q?: string;
+  /** The cursor's position: only actors named after it. */
+  afterName?: string | number | null;
+}
+
 /** A page of actors that pass the filter, by name. */
-// Hand SQL: the filter arrives as SQL text from actor_query (a json_each walk over capabilities, the keyset cursor).
-export async function listActors(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<ActorRow[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${ACTOR_COLUMNS} FROM actors WHERE ${where.join(" AND ")} ORDER BY name LIMIT ?`)
-      .bind(...params, limit)
-      .all<ActorRow>()
-  ).results;
+export async function listActors(ctx: Ctx, f: ActorFilter, limit: number): Promise<ActorRow[]> {
+  const where = and(
+    eq(actors.tenantId, ctx.tenantId),
+    f.kind !== undefined ? eq(actors.kind, f.kind) : undefined,
+    f.group !== undefined ? eq(actors.groupName, f.group) : undefined,
+    f.capability !== undefined ? sql`EXISTS (SELECT 1 FROM json_each(${actors.capabilities}) c WHERE c.value = ${f.capability})` : undefined,
+    f.q !== undefined ? sql`(instr(lower(${actors.name}), lower(${f.q})) > 0 OR instr(lower(${actors.displayName}), lower(${f.q})) > 0 OR instr(lower(${actors.role}), lower(${f.q})) > 0)` : undefined,
+    f.afterName !== undefined ? gt(actors.name, f.afterName as string) : undefined,
+  );
+  return (await dbOf(ctx).select(actorFields).from(actors).where(where).orderBy(asc(actors.name)).limit(limit).all()) as ActorRow[];
 }
 
 export interface ActorInsert {

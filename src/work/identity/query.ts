@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
-import { ACTOR_KINDS, actorSchema, listActors, toActor } from "./model";
+import { ACTOR_KINDS, type ActorFilter, actorSchema, listActors, toActor } from "./model";
 
 export const actorQueryTool = defineTool({
   name: "actor_query",
@@ -22,30 +22,15 @@ export const actorQueryTool = defineTool({
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.kind) {
-      where.push("kind = ?");
-      params.push(input.kind);
-    }
-    if (input.group) {
-      where.push("group_name = ?");
-      params.push(input.group);
-    }
-    if (input.capability) {
-      where.push("EXISTS (SELECT 1 FROM json_each(actors.capabilities) c WHERE c.value = ?)");
-      params.push(input.capability);
-    }
-    if (input.q?.trim()) {
-      where.push("(instr(lower(name), lower(?)) > 0 OR instr(lower(display_name), lower(?)) > 0 OR instr(lower(role), lower(?)) > 0)");
-      params.push(input.q.trim(), input.q.trim(), input.q.trim());
-    }
     const after = decodeKeyset(input.cursor, 1);
-    if (after) {
-      where.push("name > ?");
-      params.push(after[0]);
-    }
-    const rows = await listActors(ctx, where, params, input.limit + 1);
+    const filter: ActorFilter = {
+      kind: input.kind,
+      group: input.group || undefined,
+      capability: input.capability || undefined,
+      q: input.q?.trim() || undefined,
+      afterName: after ? after[0] : undefined,
+    };
+    const rows = await listActors(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.name]);
     return {
       items: page.map(toActor),
