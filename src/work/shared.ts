@@ -1,7 +1,7 @@
 /** Pieces every work-ledger room shares: actor references, activity rows, keyset cursors. */
 // SQL stays here: resolveActor and activityStatement are used by every room, and any one room's model would make every other room import it.
 import { z } from "zod";
-import { and, eq, or } from "drizzle-orm";
+import { and, eq, or, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { actors } from "../db/schema";
 import { uuidv7 } from "../db/ids";
@@ -117,10 +117,14 @@ export const activityItemSchema = z.object({
 });
 export type ActivityItem = z.infer<typeof activityItemSchema>;
 
-/** An activity row's actor by name, for a SELECT over `activity` (people read names, not ids). */
-export const ACTIVITY_ACTOR_NAME = "COALESCE((SELECT name FROM actors WHERE actors.tenant_id = activity.tenant_id AND actors.id = activity.actor_id), '') AS actor_name";
+/**
+ * An activity row's actor by name (people read names, not ids), for a select from `activity`. Written out: the
+ * subquery correlates with `activity.`, which drizzle leaves unqualified inside fields of a single-table select.
+ */
+export const activityActorName = sql<string>`COALESCE((SELECT name FROM actors WHERE actors.tenant_id = activity.tenant_id AND actors.id = activity.actor_id), '')`.as("actor_name");
+
 /** The columns of an ActivityItem, for a SELECT over `activity`. */
-export const ACTIVITY_ITEM_COLUMNS = `at, verb, object_type, object_id, actor_id, ${ACTIVITY_ACTOR_NAME}, summary`;
+export const ACTIVITY_ITEM_COLUMNS = `at, verb, object_type, object_id, actor_id, COALESCE((SELECT name FROM actors WHERE actors.tenant_id = activity.tenant_id AND actors.id = activity.actor_id), '') AS actor_name, summary`;
 
 /**
  * How many items a list inside a single-object answer (task_get, project_brief, run_get) carries

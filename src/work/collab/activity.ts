@@ -3,12 +3,13 @@ import { boundedJson } from "../../core/bounds";
 import { sha256Hex, uuidv7 } from "../../db/ids";
 import { iso, resolveSince } from "../../db/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
+import type { Ctx } from "../../core/context";
 import { invalidInput } from "../../core/errors";
 import { actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";
 import { stableStringify } from "../../core/idempotency";
 import { findProject } from "../projects/model";
 import { findRun, runFilterValue } from "../runs/model";
-import { activityByHashStatement, type ActivityRow, activityRowSchema, findObject, insertActivityStatement, listActivity, OBJECT_TYPES, toActivity } from "./model";
+import { activityByHashStatement, type ActivityFilter, type ActivityRow, activityRowSchema, findObject, insertActivityStatement, listActivity, OBJECT_TYPES, toActivity } from "./model";
 
 export const activityLogTool = defineTool({
   name: "activity_log",
@@ -70,6 +71,14 @@ export const activityLogTool = defineTool({
   summarize: (r) => (r.deduplicated ? `Already logged as ${r.activity.id}.` : `Logged ${r.activity.verb}.`),
 });
 
+/** A since/until bound as the ISO time it names, or undefined when not given. */
+function timeBound(ctx: Ctx, bound: string | undefined): string | undefined {
+  if (!bound) return undefined;
+  const at = resolveSince(bound, ctx.clock.now());
+  if (at === null) throw invalidInput(`could not parse '${bound}' as a time`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
+  return at;
+}
+
 export const activityQueryTool = defineTool({
   name: "activity_query",
   title: "Read activity",
@@ -94,51 +103,21 @@ export const activityQueryTool = defineTool({
   fields: true,
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) {
-      where.push("project_id = ?");
-      params.push((await findProject(ctx, input.project_id)).id);
-    }
-    if (input.actor_id) {
-      where.push("actor_id = ?");
-      params.push(await resolveActor(ctx, input.actor_id));
-    }
-    if (input.object_type) {
-      where.push("object_type = ?");
-      params.push(input.object_type);
-    }
-    if (input.object_id) {
-      where.push("object_id = ?");
-      params.push(input.object_id);
-    }
-    if (input.verb?.endsWith(".*")) {
-      where.push("substr(verb, 1, ?) = ?");
-      params.push(input.verb.length - 1, input.verb.slice(0, -1));
-    } else if (input.verb) {
-      where.push("verb = ?");
-      params.push(input.verb);
-    }
-    if (input.run_id) {
-      where.push("run_id = ?");
-      params.push(await runFilterValue(ctx, input.run_id));
-    }
-    for (const [bound, op] of [
-      [input.since, ">="],
-      [input.until, "<="],
-    ] as const) {
-      if (!bound) continue;
-      const at = resolveSince(bound, ctx.clock.now());
-      if (at === null) throw invalidInput(`could not parse '${bound}' as a time`, "Use 15m, 24h, 7d, 5mo, 1y or an ISO-8601 time.");
-      where.push(`at ${op} ?`);
-      params.push(at);
-    }
+    const family = input.verb?.endsWith(".*");
+    const filter: ActivityFilter = {
+      projectId: input.project_id ? (await findProject(ctx, input.project_id)).id : undefined,
+      actorId: input.actor_id ? await resolveActor(ctx, input.actor_id) : undefined,
+      objectType: input.object_type || undefined,
+      objectId: input.object_id || undefined,
+      verbPrefix: family ? input.verb!.slice(0, -1) : undefined,
+      verb: family ? undefined : input.verb || undefined,
+      runId: input.run_id ? await runFilterValue(ctx, input.run_id) : undefined,
+      since: timeBound(ctx, input.since),
+      until: timeBound(ctx, input.until),
+    };
     const after = decodeKeyset(input.cursor, 1);
-    if (after) {
-      where.push("seq < ?");
-      params.push(after[0]);
-    }
-    const rows = await listActivity(ctx, where, params, input.limit + 1);
+    if (after) filter.beforeSeq = after[0];
+    const rows = await listActivity(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.seq]);
     return { items: page.map(toActivity), ...cursor };
   },

@@ -1,12 +1,12 @@
 /** Comments, the activity log, and notifications (seed 001): the shared room of the work ledger. */
 import { z } from "zod";
-import { and, asc, count, desc, eq, gt, inArray, isNull, lt } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, lte, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { activity, comments, decisions, handoffs, knowledgeNotes, notifications } from "../../db/schema";
 import type { Ctx } from "../../core/context";
 import { notFound } from "../../core/errors";
-import { ACTIVITY_ACTOR_NAME, jsonArray } from "../shared";
+import { activityActorName, jsonArray } from "../shared";
 import { findProject } from "../projects/model";
 import { findTask } from "../tasks/model";
 
@@ -86,7 +86,23 @@ export function toActivity({ seq: _seq, ...r }: ActivityRow): z.infer<typeof act
   }
   return { ...r, metadata };
 }
-export const ACTIVITY_COLUMNS = `seq, id, at, actor_id, ${ACTIVITY_ACTOR_NAME}, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata`;
+/** An activity row's fields as activity_log and activity_query return them, keyed by SQL column name; for a select from `activity`. */
+const activityFields = {
+  seq: activity.seq,
+  id: activity.id,
+  at: activity.at,
+  actor_id: activity.actorId,
+  actor_name: activityActorName,
+  verb: activity.verb,
+  object_type: activity.objectType,
+  object_id: activity.objectId,
+  project_id: activity.projectId,
+  summary: activity.summary,
+  severity: activity.severity,
+  session_id: activity.sessionId,
+  run_id: activity.runId,
+  metadata: activity.metadata,
+};
 
 export const notificationSchema = z.object({
   id: z.string().describe("Notification id."),
@@ -143,19 +159,49 @@ export function insertActivityStatement(ctx: Ctx, a: ActivityInsert): D1Prepared
 
 /** The activity entry holding a content hash (the one just written, or the earlier duplicate). */
 export function activityByHashStatement(ctx: Ctx, hash: string): D1PreparedStatement {
-  // Hand SQL: ACTIVITY_COLUMNS carries the actor-name subquery whose SQL text the other rooms' activity reads share.
-  return ctx.d1.prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE tenant_id = ? AND content_hash = ?`).bind(ctx.tenantId, hash);
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .select(activityFields)
+      .from(activity)
+      .where(and(eq(activity.tenantId, ctx.tenantId), eq(activity.contentHash, hash))),
+  );
+}
+
+/** activity_query's filter, and where the page resumes. */
+export interface ActivityFilter {
+  projectId?: string;
+  actorId?: string;
+  objectType?: string;
+  objectId?: string;
+  verb?: string;
+  /** A family of verbs by their prefix, e.g. `task.`. */
+  verbPrefix?: string;
+  runId?: string;
+  /** ISO bounds, inclusive. */
+  since?: string;
+  until?: string;
+  /** The cursor's position: only activity before this seq. */
+  beforeSeq?: string | number | null;
 }
 
 /** A page of activity that passes the filter, newest first. */
-export async function listActivity(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<ActivityRow[]> {
-  // Hand SQL: activity_query hands its filter over as SQL text, and ACTIVITY_COLUMNS is shared SQL text (see above).
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${ACTIVITY_COLUMNS} FROM activity WHERE ${where.join(" AND ")} ORDER BY seq DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<ActivityRow>()
-  ).results;
+export async function listActivity(ctx: Ctx, f: ActivityFilter, limit: number): Promise<ActivityRow[]> {
+  const a = activity;
+  const where = and(
+    eq(a.tenantId, ctx.tenantId),
+    f.projectId !== undefined ? eq(a.projectId, f.projectId) : undefined,
+    f.actorId !== undefined ? eq(a.actorId, f.actorId) : undefined,
+    f.objectType !== undefined ? eq(a.objectType, f.objectType) : undefined,
+    f.objectId !== undefined ? eq(a.objectId, f.objectId) : undefined,
+    f.verbPrefix !== undefined ? sql`substr(${a.verb}, 1, ${f.verbPrefix.length}) = ${f.verbPrefix}` : undefined,
+    f.verb !== undefined ? eq(a.verb, f.verb) : undefined,
+    f.runId !== undefined ? eq(a.runId, f.runId) : undefined,
+    f.since !== undefined ? gte(a.at, f.since) : undefined,
+    f.until !== undefined ? lte(a.at, f.until) : undefined,
+    f.beforeSeq !== undefined ? lt(a.seq, f.beforeSeq as number) : undefined,
+  );
+  return (await dbOf(ctx).select(activityFields).from(a).where(where).orderBy(desc(a.seq)).limit(limit).all()) as ActivityRow[];
 }
 
 export type NotificationRow = z.infer<typeof notificationSchema> & { seq: number };
