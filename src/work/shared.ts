@@ -3,7 +3,7 @@
 import { z } from "zod";
 import { and, eq, or, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
-import { actors } from "../db/schema";
+import { activity, actors } from "../db/schema";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { encodeKeyset } from "../db/cursor";
@@ -123,8 +123,16 @@ export type ActivityItem = z.infer<typeof activityItemSchema>;
  */
 export const activityActorName = sql<string>`COALESCE((SELECT name FROM actors WHERE actors.tenant_id = activity.tenant_id AND actors.id = activity.actor_id), '')`.as("actor_name");
 
-/** The columns of an ActivityItem, for a SELECT over `activity`. */
-export const ACTIVITY_ITEM_COLUMNS = `at, verb, object_type, object_id, actor_id, COALESCE((SELECT name FROM actors WHERE actors.tenant_id = activity.tenant_id AND actors.id = activity.actor_id), '') AS actor_name, summary`;
+/** An ActivityItem's fields, keyed by SQL column name, for a select from `activity`. */
+export const activityItemFields = {
+  at: activity.at,
+  verb: activity.verb,
+  object_type: activity.objectType,
+  object_id: activity.objectId,
+  actor_id: activity.actorId,
+  actor_name: activityActorName,
+  summary: activity.summary,
+};
 
 /**
  * How many items a list inside a single-object answer (task_get, project_brief, run_get) carries

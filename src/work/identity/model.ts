@@ -6,7 +6,7 @@ import type { Ctx } from "../../core/context";
 import { dbOf, fromColumnNames, statementOf } from "../../db/client";
 import { stillHolding } from "../../db/compare-and-swap";
 import { activity, actors, decisions, handoffRecipients, handoffs, notifications, tenants } from "../../db/schema";
-import { ACTIVITY_ITEM_COLUMNS, jsonArray } from "../shared";
+import { activityItemFields, jsonArray } from "../shared";
 import { notificationSchema } from "../collab/model";
 
 export const ACTOR_KINDS = ["agent", "human", "service"] as const;
@@ -213,8 +213,15 @@ export function seenSinceStatements(ctx: Ctx, seenSeq: number, items: number, no
         .from(activity)
         .where(and(eq(activity.tenantId, ctx.tenantId), ne(activity.actorId, ctx.actorId), gt(activity.seq, seenSeq))),
     ),
-    // Hand SQL: its columns are ACTIVITY_ITEM_COLUMNS, SQL text shared with the activity feed.
-    ctx.d1.prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND actor_id <> ? AND seq > ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, ctx.actorId, seenSeq, items),
+    statementOf(
+      ctx.d1,
+      db
+        .select(activityItemFields)
+        .from(activity)
+        .where(and(eq(activity.tenantId, ctx.tenantId), ne(activity.actorId, ctx.actorId), gt(activity.seq, seenSeq)))
+        .orderBy(desc(activity.seq))
+        .limit(items),
+    ),
     statementOf(
       ctx.d1,
       db

@@ -4,9 +4,9 @@ import type { Ctx } from "../../core/context";
 import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
-import { decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
+import { activity, decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
-import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
+import { activityItemFields, activityItemSchema, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -157,7 +157,7 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
   const project = await findProject(ctx, input.project);
   const pr = alias(projectRepositories, "pr");
   const r = alias(repositories, "r");
-  // The open tasks and the activity stay hand SQL: their columns are SQL text shared with the tasks room and the activity feed.
+  // The open tasks stay hand SQL: their columns are SQL text shared with the tasks room.
   const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<
     TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }
   >([
@@ -168,7 +168,15 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
          ORDER BY CASE state WHEN 'ready' THEN 0 ELSE 1 END, priority ASC, created ASC LIMIT ?`,
       )
       .bind(ctx.tenantId, project.id, input.max_tasks),
-    ctx.d1.prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, project.id, input.max_activity),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select(activityItemFields)
+        .from(activity)
+        .where(and(eq(activity.tenantId, ctx.tenantId), eq(activity.projectId, project.id)))
+        .orderBy(desc(activity.seq))
+        .limit(input.max_activity),
+    ),
     statementOf(
       ctx.d1,
       dbOf(ctx)

@@ -1,12 +1,12 @@
 /** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
 import { z } from "zod";
-import { and, asc, count, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { comments, projects, taskDeps, tasks } from "../../db/schema";
+import { activity, comments, projects, taskDeps, tasks } from "../../db/schema";
 import { invalidInput, notFound } from "../../core/errors";
-import { ACTIVITY_ITEM_COLUMNS, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
+import { activityItemFields, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
 import { TASK_STATE_SQL, TASK_SUMMARY_COLUMNS, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
@@ -477,8 +477,8 @@ export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_
     dependents: `t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)`,
     subtasks: `t.parent_task_id = ?`,
   };
-  // Hand SQL: the links and the activity select columns that are SQL text shared with the projects room and the activity
-  // feed; the totals and the evidence counts are FROM-less rows of scalar counts, which drizzle's select cannot say.
+  // Hand SQL: the links select columns that are SQL text shared with the projects room;
+  // the totals and the evidence counts are FROM-less rows of scalar counts, which drizzle's select cannot say.
   const links = (where: string) =>
     ctx.d1
       .prepare(
@@ -499,7 +499,15 @@ export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_
         .orderBy(asc(comments.seq))
         .limit(max + 1),
     ),
-    ctx.d1.prepare(`SELECT seq, ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND object_type = 'task' AND object_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, task.id, max + 1),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select({ seq: activity.seq, ...activityItemFields })
+        .from(activity)
+        .where(and(eq(activity.tenantId, ctx.tenantId), eq(activity.objectType, "task"), eq(activity.objectId, task.id)))
+        .orderBy(desc(activity.seq))
+        .limit(max + 1),
+    ),
     ctx.d1
       .prepare(
         `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
