@@ -1,12 +1,14 @@
 /** Projects (seed 001): project_create, project_update, project_query, project_brief. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
-import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
+import { and, desc, eq, exists, inArray, isNull, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
+import { afterTimeAndIdWhere } from "../../db/cursor";
 import { decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
+import { repoRefMatch } from "../repos/model";
 import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
@@ -27,8 +29,6 @@ export const projectSchema = z.object({
   updated_at: z.string().describe("Last change."),
 });
 export type Project = z.infer<typeof projectSchema>;
-
-export const PROJECT_COLUMNS = `id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at`;
 
 export const KEY_RULE = /^[A-Za-z][A-Za-z0-9]{1,15}$/;
 
@@ -214,15 +214,46 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
   };
 }
 
+/** Which projects project_query reads: the caller's tenant's live projects, narrowed by what the caller asked for (the owner already resolved). */
+export interface ProjectFilter {
+  /** One project, by id or key. */
+  ref?: string;
+  statuses?: readonly string[];
+  /** Case-insensitive text in key, title or summary. */
+  q?: string;
+  ownerActorId?: string;
+  /** Only projects linked to this repository: its id, owner/name or remote URL. */
+  repositoryRef?: string;
+  /** The previous page's cursor, to resume after its last project. */
+  cursor?: string;
+}
+
 /** A page of projects that pass the filter, newest first. */
-// Hand SQL: the filter carries hand-SQL conditions (the repos room's repository match, the shared keyset cursor).
-export async function listProjects(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<Project[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<Project>()
-  ).results;
+export async function listProjects(ctx: Ctx, f: ProjectFilter, limit: number): Promise<Project[]> {
+  const pr = alias(projectRepositories, "pr");
+  const r = alias(repositories, "r");
+  const where = and(
+    eq(projects.tenantId, ctx.tenantId),
+    isNull(projects.deletedAt),
+    // `COLLATE NOCASE` as the live-key index is declared.
+    f.ref !== undefined ? or(eq(projects.id, f.ref), sql`${projects.key} = ${f.ref} COLLATE NOCASE`) : undefined,
+    f.statuses?.length ? inArray(projects.status, [...f.statuses]) : undefined,
+    f.q !== undefined
+      ? or(sql`instr(lower(${projects.key}), lower(${f.q})) > 0`, sql`instr(lower(${projects.title}), lower(${f.q})) > 0`, sql`instr(lower(${projects.summary}), lower(${f.q})) > 0`)
+      : undefined,
+    f.ownerActorId !== undefined ? eq(projects.ownerActorId, f.ownerActorId) : undefined,
+    f.repositoryRef !== undefined
+      ? exists(
+          dbOf(ctx)
+            .select({ one: sql`1` })
+            .from(pr)
+            .innerJoin(r, and(eq(r.tenantId, pr.tenantId), eq(r.id, pr.repositoryId)))
+            .where(and(eq(pr.tenantId, projects.tenantId), eq(pr.projectId, projects.id), repoRefMatch(f.repositoryRef, r))),
+        )
+      : undefined,
+    afterTimeAndIdWhere(f.cursor, projects.createdAt, projects.id),
+  );
+  return (await dbOf(ctx).select(projectFields).from(projects).where(where).orderBy(desc(projects.createdAt), desc(projects.id)).limit(limit).all()) as Project[];
 }
 
 export interface ProjectInsert {
