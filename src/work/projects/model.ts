@@ -1,7 +1,7 @@
 /** Projects (seed 001): project_create, project_update, project_query, project_brief. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
-import { and, desc, eq, exists, inArray, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, exists, inArray, isNull, notInArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
 import { afterTimeAndIdWhere } from "../../db/cursor";
@@ -9,7 +9,7 @@ import { decisions, knowledgeNotes, projectRepositories, projects, repositories 
 import { notFound, ToolError } from "../../core/errors";
 import { activityItemSchema, ACTIVITY_ITEM_COLUMNS, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
 import { repoRefMatch } from "../repos/model";
-import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
+import { selectTaskSummaries, TASK_STATE_SQL, TASK_STATUSES, taskSummaryFields, taskT, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
 
@@ -121,20 +121,18 @@ export const taskCountsSchema = z.object({
   blocked: z.number().int().describe("Open tasks waiting on a dependency."),
 });
 
-// Hand SQL: grouped by the tasks room's state expression, SQL text its hand SQL shares.
 export async function taskCounts(ctx: Ctx, projectIds: string[]): Promise<Map<string, z.infer<typeof taskCountsSchema>>> {
   const out = new Map<string, z.infer<typeof taskCountsSchema>>();
   for (const id of projectIds) out.set(id, { total: 0, by_status: Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])), ready: 0, blocked: 0 });
   for (let i = 0; i < projectIds.length; i += 90) {
     const chunk = projectIds.slice(i, i + 90);
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT t.project_id, t.status, (${TASK_STATE_SQL}) AS state, COUNT(*) AS n
-         FROM tasks t WHERE t.tenant_id = ? AND t.project_id IN (${chunk.map(() => "?").join(", ")}) GROUP BY t.project_id, t.status, state`,
-      )
-      .bind(ctx.tenantId, ...chunk)
-      .all<{ project_id: string; status: string; state: string; n: number }>();
-    for (const r of rows.results) {
+    const rows = await dbOf(ctx)
+      .select({ project_id: taskT.projectId, status: taskT.status, state: sql<string>`(${sql.raw(TASK_STATE_SQL)})`.as("state"), n: count() })
+      .from(taskT)
+      .where(and(eq(taskT.tenantId, ctx.tenantId), inArray(taskT.projectId, chunk)))
+      .groupBy(taskT.projectId, taskT.status, sql`state`)
+      .all();
+    for (const r of rows) {
       const c = out.get(r.project_id)!;
       c.total += r.n;
       c.by_status[r.status] = (c.by_status[r.status] ?? 0) + r.n;
@@ -157,17 +155,21 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
   const project = await findProject(ctx, input.project);
   const pr = alias(projectRepositories, "pr");
   const r = alias(repositories, "r");
-  // The open tasks and the activity stay hand SQL: their columns are SQL text shared with the tasks room and the activity feed.
+  const open = selectTaskSummaries(ctx, { ...taskSummaryFields, created: sql<string>`${taskT.createdAt}`.as("created") })
+    .where(and(eq(taskT.tenantId, ctx.tenantId), eq(taskT.projectId, project.id), notInArray(taskT.status, ["done", "cancelled"])))
+    .as("open");
+  // The activity stays hand SQL: its columns are SQL text shared with the activity feed.
   const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<
     TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }
   >([
-    ctx.d1
-      .prepare(
-        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
-           WHERE t.tenant_id = ? AND t.project_id = ? AND t.status NOT IN ('done', 'cancelled'))
-         ORDER BY CASE state WHEN 'ready' THEN 0 ELSE 1 END, priority ASC, created ASC LIMIT ?`,
-      )
-      .bind(ctx.tenantId, project.id, input.max_tasks),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select()
+        .from(open)
+        .orderBy(sql`CASE ${open.state} WHEN 'ready' THEN 0 ELSE 1 END`, asc(open.priority), asc(open.created))
+        .limit(input.max_tasks),
+    ),
     ctx.d1.prepare(`SELECT ${ACTIVITY_ITEM_COLUMNS} FROM activity WHERE tenant_id = ? AND project_id = ? ORDER BY seq DESC LIMIT ?`).bind(ctx.tenantId, project.id, input.max_activity),
     statementOf(
       ctx.d1,
