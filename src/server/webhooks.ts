@@ -9,7 +9,7 @@
 import { and, desc, eq, inArray, isNull, lt, ne, or, sql } from "drizzle-orm";
 import { applyCodePush } from "../code/push";
 import { dbOf, statementOf } from "../db/client";
-import { actors, gitCommits, projectRepositories, projects, webhookDeliveries } from "../db/schema";
+import { actors, codeRefs, gitCommits, projectRepositories, projects, webhookDeliveries } from "../db/schema";
 import { uuidv7 } from "../db/ids";
 import { iso } from "../db/time";
 import { applyDocWatches } from "../docs/github/watch";
@@ -19,7 +19,7 @@ import { ToolError } from "../core/errors";
 import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive-sessions/runner";
 import { findTask } from "../work/tasks/model";
-import { addCodeRef, applyCodeRefChange, CODE_REF_COLUMNS, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos/model";
+import { addCodeRef, applyCodeRefChange, codeRefFields, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos/model";
 
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
 export const KEEP_PAYLOAD_BYTES = 1_000_000;
@@ -232,13 +232,11 @@ async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
   const repo = await payloadRepository(ctx, payload);
   if (isOutcome(repo)) return repo;
 
-  // Hand SQL: the row is CODE_REF_COLUMNS, SQL text the repos room's hand SQL shares.
-  const refs = (
-    await ctx.d1
-      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE tenant_id = ? AND repository_id = ? AND ref_type = 'pr' AND pr_number = ? AND deleted_at IS NULL`)
-      .bind(ctx.tenantId, repo.id, number)
-      .all<CodeRef>()
-  ).results;
+  const refs = (await dbOf(ctx)
+    .select(codeRefFields)
+    .from(codeRefs)
+    .where(and(eq(codeRefs.tenantId, ctx.tenantId), eq(codeRefs.repositoryId, repo.id), eq(codeRefs.refType, "pr"), eq(codeRefs.prNumber, number), isNull(codeRefs.deletedAt)))
+    .all()) as CodeRef[];
   let moved = 0;
   // A merged PR stays merged, as code_ref_update enforces.
   for (const ref of refs.filter((r) => r.pr_state !== "merged")) moved += (await applyCodeRefChange(ctx, ref, { pr_state: state })).changed.length > 0 ? 1 : 0;

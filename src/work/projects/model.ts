@@ -1,13 +1,15 @@
 /** Projects (seed 001): project_create, project_update, project_query, project_brief. */
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
-import { and, desc, eq, isNull, or, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, exists, inArray, isNull, notInArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
+import { afterTimeAndIdWhere } from "../../db/cursor";
 import { activity, decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
 import { activityItemFields, activityItemSchema, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
-import { TASK_STATE_SQL, TASK_STATUSES, TASK_SUMMARY_COLUMNS, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
+import { repoRefMatch } from "../repos/model";
+import { selectTaskSummaries, TASK_STATE_SQL, TASK_STATUSES, taskSummaryFields, taskT, toTaskSummary, type TaskSummaryRow } from "../tasks/summary";
 
 export const PROJECT_STATUSES = ["planned", "active", "paused", "completed", "archived", "cancelled"] as const;
 
@@ -27,8 +29,6 @@ export const projectSchema = z.object({
   updated_at: z.string().describe("Last change."),
 });
 export type Project = z.infer<typeof projectSchema>;
-
-export const PROJECT_COLUMNS = `id, key, title, summary, description, status, parent_project_id, owner_actor_id, start_on, target_on, created_by, created_at, updated_at`;
 
 export const KEY_RULE = /^[A-Za-z][A-Za-z0-9]{1,15}$/;
 
@@ -121,20 +121,18 @@ export const taskCountsSchema = z.object({
   blocked: z.number().int().describe("Open tasks waiting on a dependency."),
 });
 
-// Hand SQL: grouped by the tasks room's state expression, SQL text its hand SQL shares.
 export async function taskCounts(ctx: Ctx, projectIds: string[]): Promise<Map<string, z.infer<typeof taskCountsSchema>>> {
   const out = new Map<string, z.infer<typeof taskCountsSchema>>();
   for (const id of projectIds) out.set(id, { total: 0, by_status: Object.fromEntries(TASK_STATUSES.map((s) => [s, 0])), ready: 0, blocked: 0 });
   for (let i = 0; i < projectIds.length; i += 90) {
     const chunk = projectIds.slice(i, i + 90);
-    const rows = await ctx.d1
-      .prepare(
-        `SELECT t.project_id, t.status, (${TASK_STATE_SQL}) AS state, COUNT(*) AS n
-         FROM tasks t WHERE t.tenant_id = ? AND t.project_id IN (${chunk.map(() => "?").join(", ")}) GROUP BY t.project_id, t.status, state`,
-      )
-      .bind(ctx.tenantId, ...chunk)
-      .all<{ project_id: string; status: string; state: string; n: number }>();
-    for (const r of rows.results) {
+    const rows = await dbOf(ctx)
+      .select({ project_id: taskT.projectId, status: taskT.status, state: sql<string>`(${sql.raw(TASK_STATE_SQL)})`.as("state"), n: count() })
+      .from(taskT)
+      .where(and(eq(taskT.tenantId, ctx.tenantId), inArray(taskT.projectId, chunk)))
+      .groupBy(taskT.projectId, taskT.status, sql`state`)
+      .all();
+    for (const r of rows) {
       const c = out.get(r.project_id)!;
       c.total += r.n;
       c.by_status[r.status] = (c.by_status[r.status] ?? 0) + r.n;
@@ -157,17 +155,20 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
   const project = await findProject(ctx, input.project);
   const pr = alias(projectRepositories, "pr");
   const r = alias(repositories, "r");
-  // The open tasks stay hand SQL: their columns are SQL text shared with the tasks room.
+  const open = selectTaskSummaries(ctx, { ...taskSummaryFields, created: sql<string>`${taskT.createdAt}`.as("created") })
+    .where(and(eq(taskT.tenantId, ctx.tenantId), eq(taskT.projectId, project.id), notInArray(taskT.status, ["done", "cancelled"])))
+    .as("open");
   const [tasksRes, activityRes, reposRes, decisionsRes, notesRes] = await ctx.d1.batch<
     TaskSummaryRow & z.infer<typeof activityItemSchema> & { id: string; slug: string; role: string; title: string; status: string; at: string }
   >([
-    ctx.d1
-      .prepare(
-        `SELECT * FROM (SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at AS created FROM tasks t JOIN projects p ON p.id = t.project_id
-           WHERE t.tenant_id = ? AND t.project_id = ? AND t.status NOT IN ('done', 'cancelled'))
-         ORDER BY CASE state WHEN 'ready' THEN 0 ELSE 1 END, priority ASC, created ASC LIMIT ?`,
-      )
-      .bind(ctx.tenantId, project.id, input.max_tasks),
+    statementOf(
+      ctx.d1,
+      dbOf(ctx)
+        .select()
+        .from(open)
+        .orderBy(sql`CASE ${open.state} WHEN 'ready' THEN 0 ELSE 1 END`, asc(open.priority), asc(open.created))
+        .limit(input.max_tasks),
+    ),
     statementOf(
       ctx.d1,
       dbOf(ctx)
@@ -222,15 +223,46 @@ export async function readProjectBrief(ctx: Ctx, input: { project: string } & Br
   };
 }
 
+/** Which projects project_query reads: the caller's tenant's live projects, narrowed by what the caller asked for (the owner already resolved). */
+export interface ProjectFilter {
+  /** One project, by id or key. */
+  ref?: string;
+  statuses?: readonly string[];
+  /** Case-insensitive text in key, title or summary. */
+  q?: string;
+  ownerActorId?: string;
+  /** Only projects linked to this repository: its id, owner/name or remote URL. */
+  repositoryRef?: string;
+  /** The previous page's cursor, to resume after its last project. */
+  cursor?: string;
+}
+
 /** A page of projects that pass the filter, newest first. */
-// Hand SQL: the filter carries hand-SQL conditions (the repos room's repository match, the shared keyset cursor).
-export async function listProjects(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<Project[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${PROJECT_COLUMNS} FROM projects WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<Project>()
-  ).results;
+export async function listProjects(ctx: Ctx, f: ProjectFilter, limit: number): Promise<Project[]> {
+  const pr = alias(projectRepositories, "pr");
+  const r = alias(repositories, "r");
+  const where = and(
+    eq(projects.tenantId, ctx.tenantId),
+    isNull(projects.deletedAt),
+    // `COLLATE NOCASE` as the live-key index is declared.
+    f.ref !== undefined ? or(eq(projects.id, f.ref), sql`${projects.key} = ${f.ref} COLLATE NOCASE`) : undefined,
+    f.statuses?.length ? inArray(projects.status, [...f.statuses]) : undefined,
+    f.q !== undefined
+      ? or(sql`instr(lower(${projects.key}), lower(${f.q})) > 0`, sql`instr(lower(${projects.title}), lower(${f.q})) > 0`, sql`instr(lower(${projects.summary}), lower(${f.q})) > 0`)
+      : undefined,
+    f.ownerActorId !== undefined ? eq(projects.ownerActorId, f.ownerActorId) : undefined,
+    f.repositoryRef !== undefined
+      ? exists(
+          dbOf(ctx)
+            .select({ one: sql`1` })
+            .from(pr)
+            .innerJoin(r, and(eq(r.tenantId, pr.tenantId), eq(r.id, pr.repositoryId)))
+            .where(and(eq(pr.tenantId, projects.tenantId), eq(pr.projectId, projects.id), repoRefMatch(f.repositoryRef, r))),
+        )
+      : undefined,
+    afterTimeAndIdWhere(f.cursor, projects.createdAt, projects.id),
+  );
+  return (await dbOf(ctx).select(projectFields).from(projects).where(where).orderBy(desc(projects.createdAt), desc(projects.id)).limit(limit).all()) as Project[];
 }
 
 export interface ProjectInsert {

@@ -1,8 +1,7 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
-import { actorRefField, cursorField, afterTimeAndId, limitField, resolveActor, keysetPage } from "../shared";
-import { repoRefCondition } from "../repos/model";
-import { listProjects, PROJECT_STATUSES, projectSchema, taskCounts, taskCountsSchema } from "./model";
+import { actorRefField, cursorField, limitField, resolveActor, keysetPage } from "../shared";
+import { listProjects, type ProjectFilter, PROJECT_STATUSES, projectSchema, taskCounts, taskCountsSchema } from "./model";
 
 export const projectQueryTool = defineTool({
   name: "project_query",
@@ -26,36 +25,15 @@ export const projectQueryTool = defineTool({
   fields: true,
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["tenant_id = ?", "deleted_at IS NULL"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.project_id) {
-      where.push("(id = ? OR key = ? COLLATE NOCASE)");
-      params.push(input.project_id, input.project_id);
-    }
-    if (input.status?.length) {
-      where.push(`status IN (${input.status.map(() => "?").join(", ")})`);
-      params.push(...input.status);
-    }
-    if (input.q?.trim()) {
-      where.push("(instr(lower(key), lower(?)) > 0 OR instr(lower(title), lower(?)) > 0 OR instr(lower(summary), lower(?)) > 0)");
-      params.push(input.q.trim(), input.q.trim(), input.q.trim());
-    }
-    if (input.owner_actor_id) {
-      where.push("owner_actor_id = ?");
-      params.push(await resolveActor(ctx, input.owner_actor_id));
-    }
-    if (input.repository_id) {
-      const repo = repoRefCondition(input.repository_id, "r");
-      where.push(`EXISTS (SELECT 1 FROM project_repositories pr JOIN repositories r ON r.tenant_id = pr.tenant_id AND r.id = pr.repository_id
-                  WHERE pr.tenant_id = projects.tenant_id AND pr.project_id = projects.id AND ${repo.sql})`);
-      params.push(...repo.params);
-    }
-    const after = afterTimeAndId(input.cursor, "created_at", "id");
-    if (after) {
-      where.push(after.sql);
-      params.push(...after.params);
-    }
-    const rows = await listProjects(ctx, where, params, input.limit + 1);
+    const filter: ProjectFilter = {
+      ref: input.project_id || undefined,
+      statuses: input.status,
+      q: input.q?.trim() || undefined,
+      ownerActorId: input.owner_actor_id ? await resolveActor(ctx, input.owner_actor_id) : undefined,
+      repositoryRef: input.repository_id,
+      cursor: input.cursor,
+    };
+    const rows = await listProjects(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
     const counts =
       input.detail === "full"

@@ -1,10 +1,10 @@
 import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
-import { afterTimeAndId, cursorField, limitField, keysetPage } from "../shared";
+import { cursorField, limitField, keysetPage } from "../shared";
 import { findObject } from "../collab/model";
 import { runFilterValue } from "../runs/model";
 import { findTask } from "../tasks/model";
-import { CODE_REF_OBJECTS, codeRefSchema, findRepository, listCodeRefs, PR_STATES, REF_TYPES } from "./model";
+import { CODE_REF_OBJECTS, type CodeRefFilter, codeRefSchema, findRepository, listCodeRefs, PR_STATES, REF_TYPES } from "./model";
 
 export const codeRefQueryTool = defineTool({
   name: "code_ref_query",
@@ -24,45 +24,20 @@ export const codeRefQueryTool = defineTool({
   output: z.object({ items: z.array(codeRefSchema).describe("Code refs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["tenant_id = ?", "deleted_at IS NULL"];
-    const params: unknown[] = [ctx.tenantId];
-    if (input.object_type) {
-      where.push("object_type = ?");
-      params.push(input.object_type);
-    }
+    const filter: CodeRefFilter = { objectType: input.object_type, refType: input.ref_type, prState: input.pr_state };
     if (input.object_id) {
       // Resolved the way code_ref_add resolves it: a task by KEY-number, a project by key.
-      const id =
+      filter.objectId =
         input.object_type === "task" || input.object_type === "project"
           ? (await findObject(ctx, input.object_type, input.object_id)).id
           : !input.object_type && /^[A-Za-z][A-Za-z0-9]{1,15}-\d+$/.test(input.object_id)
             ? (await findTask(ctx, input.object_id)).id
             : input.object_id;
-      where.push("object_id = ?");
-      params.push(id);
     }
-    if (input.repository_id) {
-      where.push("repository_id = ?");
-      params.push((await findRepository(ctx, input.repository_id)).id);
-    }
-    if (input.ref_type) {
-      where.push("ref_type = ?");
-      params.push(input.ref_type);
-    }
-    if (input.pr_state) {
-      where.push("pr_state = ?");
-      params.push(input.pr_state);
-    }
-    if (input.run_id) {
-      where.push("run_id = ?");
-      params.push(await runFilterValue(ctx, input.run_id));
-    }
-    const after = afterTimeAndId(input.cursor, "created_at", "id");
-    if (after) {
-      where.push(after.sql);
-      params.push(...after.params);
-    }
-    const rows = await listCodeRefs(ctx, where, params, input.limit + 1);
+    if (input.repository_id) filter.repositoryId = (await findRepository(ctx, input.repository_id)).id;
+    if (input.run_id) filter.runId = await runFilterValue(ctx, input.run_id);
+    filter.cursor = input.cursor;
+    const rows = await listCodeRefs(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
     return { items: page, ...cursor };
   },

@@ -1,8 +1,9 @@
 /** Repositories and code refs (seed 001): where "done" points at real code. */
 import { z } from "zod";
-import { and, eq, isNull, ne, or, sql, type SQL } from "drizzle-orm";
+import { and, desc, eq, isNull, ne, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { dbOf, fromColumnNames, statementOf } from "../../db/client";
 import { stillHolding } from "../../db/compare-and-swap";
+import { afterTimeAndIdWhere } from "../../db/cursor";
 import { codeRefs, decisions, projectRepositories, repositories, tasks } from "../../db/schema";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
@@ -81,9 +82,8 @@ export const repositorySchema = z.object({
   created_at: z.string().describe("When it was registered."),
 });
 export type Repository = z.infer<typeof repositorySchema>;
-const REPO_COLUMNS = "id, host, owner, name, slug, remote_url, default_branch, created_at";
 
-/** A repository row's fields (REPO_COLUMNS), keyed by SQL column name so rows keep the shape the tools return. */
+/** A repository row's fields, keyed by SQL column name so rows keep the shape the tools return. */
 const repoFields = {
   id: repositories.id,
   host: repositories.host,
@@ -102,20 +102,22 @@ const repositoryByRemoteQuery = (ctx: Ctx, url: string) =>
     .from(repositories)
     .where(and(eq(repositories.tenantId, ctx.tenantId), eq(repositories.remoteUrl, url)));
 
-/** The SQL condition (on a `repositories` row aliased `alias`) matching a reference by id, owner/name or remote URL. */
-export function repoRefCondition(ref: string, alias = "repositories"): { sql: string; params: string[] } {
+/** The condition (on a `repositories` row, or an alias of it) matching a reference by id, owner/name or remote URL. */
+export function repoRefMatch(ref: string, r: { id: SQLWrapper; slug: SQLWrapper; remoteUrl: SQLWrapper } = repositories): SQL {
+  const value = ref.trim();
   const remote = normalizeRemote(ref)?.url ?? "";
-  return { sql: `(${alias}.id = ? OR ${alias}.slug = ? COLLATE NOCASE OR ${alias}.remote_url = ?)`, params: [ref.trim(), ref.trim(), remote] };
+  // `COLLATE NOCASE` so owner/name matches whatever its case, as before.
+  return or(eq(r.id, value), sql`${r.slug} = ${value} COLLATE NOCASE`, eq(r.remoteUrl, remote))!;
 }
 
 /** A registered repository of the caller's tenant, by id, owner/name or remote URL. */
-// Hand SQL: its match is repoRefCondition, SQL text shared with the projects room's listing.
 export async function findRepository(ctx: Ctx, ref: string): Promise<Repository> {
-  const match = repoRefCondition(ref);
-  const row = await ctx.d1
-    .prepare(`SELECT ${REPO_COLUMNS} FROM repositories WHERE tenant_id = ? AND ${match.sql} LIMIT 1`)
-    .bind(ctx.tenantId, ...match.params)
-    .first<Repository>();
+  const row = await dbOf(ctx)
+    .select(repoFields)
+    .from(repositories)
+    .where(and(eq(repositories.tenantId, ctx.tenantId), repoRefMatch(ref)))
+    .limit(1)
+    .get();
   if (!row) throw notFound("repository", ref, "Register it with repo_register, or list them with repo_query.");
   return row;
 }
@@ -190,10 +192,9 @@ export const codeRefSchema = z.object({
   created_at: z.string().describe("When."),
 });
 export type CodeRef = z.infer<typeof codeRefSchema>;
-export const CODE_REF_COLUMNS = "id, object_type, object_id, ref_type, repository_id, sha, branch, pr_number, pr_url, pr_state, title, url, run_id, created_by, created_at";
 
-/** A code ref row's fields (CODE_REF_COLUMNS), keyed by SQL column name so rows keep the shape the tools return. */
-const codeRefFields = {
+/** A code ref row's fields, keyed by SQL column name so rows keep the shape the tools return (the webhooks read them too). */
+export const codeRefFields = {
   id: codeRefs.id,
   object_type: codeRefs.objectType,
   object_id: codeRefs.objectId,
@@ -384,18 +385,41 @@ export async function unregisterRepository(ctx: Ctx, repo: Repository): Promise<
   ]);
 }
 
-/** A page of repositories that pass the filter (`where` over alias r, `join` adding pr and `role` its column), by slug. */
-// Hand SQL: the join, the role column and the filter arrive as SQL text from repo_query (with the keyset cursor).
-export async function listRepositories(ctx: Ctx, join: string, role: string, where: string[], params: unknown[], limit: number): Promise<Array<Repository & { role?: string }>> {
-  return (
-    await ctx.d1
-      .prepare(
-        `SELECT r.id, r.host, r.owner, r.name, r.slug, r.remote_url, r.default_branch, r.created_at${role} FROM repositories r ${join}
-                WHERE ${where.join(" AND ")} ORDER BY r.slug, r.id LIMIT ?`,
-      )
-      .bind(...params, limit)
-      .all<Repository & { role?: string }>()
-  ).results;
+/** Which repositories repo_query reads: the caller's tenant's, narrowed by what the caller asked for (the project already resolved). */
+export interface RepositoryFilter {
+  /** Only the repositories linked to this project; rows then carry the link's role. */
+  projectId?: string;
+  /** One repository, by id or owner/name. */
+  ref?: string;
+  slug?: string;
+  host?: string;
+  /** Case-insensitive text in owner/name. */
+  q?: string;
+  /** The cursor's keyset (slug, id), to resume after it. */
+  after?: ReadonlyArray<string | number | null> | null;
+}
+
+/** A page of repositories that pass the filter, by slug. */
+export async function listRepositories(ctx: Ctx, f: RepositoryFilter, limit: number): Promise<Array<Repository & { role?: string }>> {
+  const r = repositories;
+  const where = and(
+    eq(r.tenantId, ctx.tenantId),
+    // `COLLATE NOCASE` so owner/name matches whatever its case, as before.
+    f.ref !== undefined ? or(eq(r.id, f.ref), sql`${r.slug} = ${f.ref} COLLATE NOCASE`) : undefined,
+    f.slug !== undefined ? sql`${r.slug} = ${f.slug} COLLATE NOCASE` : undefined,
+    f.host !== undefined ? eq(r.host, f.host) : undefined,
+    f.q !== undefined ? sql`instr(lower(${r.slug}), lower(${f.q})) > 0` : undefined,
+    f.after ? sql`(${r.slug} > ${f.after[0]} OR (${r.slug} = ${f.after[0]} AND ${r.id} > ${f.after[1]}))` : undefined,
+  );
+  const pr = projectRepositories;
+  const query =
+    f.projectId !== undefined
+      ? dbOf(ctx)
+          .select({ ...repoFields, role: pr.role })
+          .from(r)
+          .innerJoin(pr, and(eq(pr.tenantId, r.tenantId), eq(pr.repositoryId, r.id), eq(pr.projectId, f.projectId)))
+      : dbOf(ctx).select(repoFields).from(r);
+  return query.where(where).orderBy(r.slug, r.id).limit(limit).all();
 }
 
 type LinkKey = readonly [tenantId: string, projectId: string, repositoryId: string];
@@ -430,15 +454,32 @@ export async function findLiveCodeRef(ctx: Ctx, id: string): Promise<CodeRef | n
   return (await codeRefWhere(ctx, and(eq(codeRefs.tenantId, ctx.tenantId), eq(codeRefs.id, id), isNull(codeRefs.deletedAt)))) ?? null;
 }
 
+/** Which code refs code_ref_query reads: the caller's tenant's live refs, narrowed by what the caller asked for (ids already resolved). */
+export interface CodeRefFilter {
+  objectType?: string;
+  objectId?: string;
+  repositoryId?: string;
+  refType?: string;
+  prState?: string;
+  runId?: string;
+  /** The previous page's cursor, to resume after its last ref. */
+  cursor?: string;
+}
+
 /** A page of code refs that pass the filter, newest first. */
-// Hand SQL: the filter arrives as SQL text from code_ref_query (with the shared keyset cursor).
-export async function listCodeRefs(ctx: Ctx, where: string[], params: unknown[], limit: number): Promise<CodeRef[]> {
-  return (
-    await ctx.d1
-      .prepare(`SELECT ${CODE_REF_COLUMNS} FROM code_refs WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-      .bind(...params, limit)
-      .all<CodeRef>()
-  ).results;
+export async function listCodeRefs(ctx: Ctx, f: CodeRefFilter, limit: number): Promise<CodeRef[]> {
+  const where = and(
+    eq(codeRefs.tenantId, ctx.tenantId),
+    isNull(codeRefs.deletedAt),
+    f.objectType !== undefined ? eq(codeRefs.objectType, f.objectType) : undefined,
+    f.objectId !== undefined ? eq(codeRefs.objectId, f.objectId) : undefined,
+    f.repositoryId !== undefined ? eq(codeRefs.repositoryId, f.repositoryId) : undefined,
+    f.refType !== undefined ? eq(codeRefs.refType, f.refType) : undefined,
+    f.prState !== undefined ? eq(codeRefs.prState, f.prState) : undefined,
+    f.runId !== undefined ? eq(codeRefs.runId, f.runId) : undefined,
+    afterTimeAndIdWhere(f.cursor, codeRefs.createdAt, codeRefs.id),
+  );
+  return (await dbOf(ctx).select(codeRefFields).from(codeRefs).where(where).orderBy(desc(codeRefs.createdAt), desc(codeRefs.id)).limit(limit).all()) as CodeRef[];
 }
 
 /** A repository of the caller's tenant, by id or owner/name. */

@@ -2,7 +2,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { findProject } from "../projects/model";
-import { listRepositories, repositorySchema } from "./model";
+import { listRepositories, type RepositoryFilter, repositorySchema } from "./model";
 
 export const repoQueryTool = defineTool({
   name: "repo_query",
@@ -24,37 +24,15 @@ export const repoQueryTool = defineTool({
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const where = ["r.tenant_id = ?"];
-    const params: unknown[] = [ctx.tenantId];
-    let join = "";
-    let role = "";
-    if (input.project_id) {
-      join = "JOIN project_repositories pr ON pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.project_id = ?";
-      role = ", pr.role";
-      params.unshift((await findProject(ctx, input.project_id)).id);
-    }
-    if (input.repository_id) {
-      where.push("(r.id = ? OR r.slug = ? COLLATE NOCASE)");
-      params.push(input.repository_id, input.repository_id);
-    }
-    if (input.slug) {
-      where.push("r.slug = ? COLLATE NOCASE");
-      params.push(input.slug);
-    }
-    if (input.host) {
-      where.push("r.host = ?");
-      params.push(input.host.toLowerCase());
-    }
-    if (input.q?.trim()) {
-      where.push("instr(lower(r.slug), lower(?)) > 0");
-      params.push(input.q.trim());
-    }
-    const after = decodeKeyset(input.cursor, 2);
-    if (after) {
-      where.push("(r.slug > ? OR (r.slug = ? AND r.id > ?))");
-      params.push(after[0], after[0], after[1]);
-    }
-    const rows = await listRepositories(ctx, join, role, where, params, input.limit + 1);
+    const filter: RepositoryFilter = {
+      projectId: input.project_id ? (await findProject(ctx, input.project_id)).id : undefined,
+      ref: input.repository_id,
+      slug: input.slug,
+      host: input.host?.toLowerCase(),
+      q: input.q?.trim() || undefined,
+    };
+    filter.after = decodeKeyset(input.cursor, 2);
+    const rows = await listRepositories(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.slug, last.id]);
     return { items: page, ...cursor };
   },

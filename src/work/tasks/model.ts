@@ -1,13 +1,12 @@
 /** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
 import { z } from "zod";
-import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, sql, type SQL } from "drizzle-orm";
-import { alias } from "drizzle-orm/sqlite-core";
+import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { activity, comments, projects, taskDeps, tasks } from "../../db/schema";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityItemFields, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
-import { TASK_STATE_SQL, TASK_SUMMARY_COLUMNS, taskSummarySchema, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
+import { projectP, selectTaskSummaries, TASK_STATE_SQL, taskSummaryFields, taskSummarySchema, taskT, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
@@ -57,9 +56,9 @@ export const REOPEN: Record<TaskStatus, readonly TaskStatus[]> = {
   cancelled: ["todo"],
 };
 
-/** Tasks and projects as the room's reads name them: `t` and `p`, which the state expression (shared SQL text) correlates with. */
-const t = alias(tasks, "t");
-const p = alias(projects, "p");
+/** Tasks and projects as the room's reads name them: `t` and `p`, which the state expression (SQL text) correlates with. */
+const t = taskT;
+const p = projectP;
 
 /**
  * A task row's fields, keyed by SQL column name so rows keep the shape the tools return. Renamed columns are
@@ -449,7 +448,6 @@ function keysetAfter(keys: readonly string[], dirs: readonly string[], after: Re
 /**
  * task_query's page: the task summaries passing the filter, in `order`, resuming strictly after `after` (the cursor's keyset).
  */
-// Hand SQL: its columns are TASK_SUMMARY_COLUMNS, SQL text shared with the projects room; the filter's conditions are drizzle's.
 export async function listTaskSummaries(
   ctx: Ctx,
   f: TaskFilter,
@@ -458,12 +456,12 @@ export async function listTaskSummaries(
   limit: number,
 ): Promise<Array<TaskSummaryRow & Record<string, string | number>>> {
   const order = TASK_ORDERS[orderBy];
-  const outer = [f.state !== undefined ? sql`state = ${f.state}` : undefined, after ? keysetAfter(order.keys, order.dirs, after) : undefined].filter((c) => c !== undefined);
-  return dbOf(ctx).all<TaskSummaryRow & Record<string, string | number>>(
-    sql`SELECT * FROM (SELECT ${sql.raw(TASK_SUMMARY_COLUMNS)}, t.created_at, COALESCE(t.due_on, '9999-12-31') AS due_key
-           FROM tasks t JOIN projects p ON p.id = t.project_id WHERE ${taskWhere(ctx, f)})
-         ${outer.length ? sql`WHERE ${sql.join(outer, sql` AND `)}` : sql``} ORDER BY ${sql.raw(order.sql)} LIMIT ${limit}`,
-  );
+  const page = selectTaskSummaries(ctx, { ...taskSummaryFields, created_at: t.createdAt, due_key: sql<string>`COALESCE(${t.dueOn}, '9999-12-31')`.as("due_key") })
+    .where(taskWhere(ctx, f))
+    .as("page");
+  // The state and the keyset read the derived columns, so they filter the selection, not the tasks.
+  const outer = and(f.state !== undefined ? eq(page.state, f.state) : undefined, after ? keysetAfter(order.keys, order.dirs, after) : undefined);
+  return (await dbOf(ctx).select().from(page).where(outer).orderBy(sql.raw(order.sql)).limit(limit).all()) as Array<TaskSummaryRow & Record<string, string | number>>;
 }
 
 /**
@@ -473,19 +471,21 @@ export async function listTaskSummaries(
  */
 export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_id">, max: number): D1PreparedStatement[] {
   const LINKS = {
-    blockers: `t.id IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = t.tenant_id AND task_id = ?) AND t.status NOT IN ('done', 'cancelled')`,
-    dependents: `t.id IN (SELECT task_id FROM task_deps WHERE tenant_id = t.tenant_id AND depends_on_task_id = ?)`,
-    subtasks: `t.parent_task_id = ?`,
+    blockers: and(sql`${t.id} IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND task_id = ${task.id})`, notInArray(t.status, ["done", "cancelled"]))!,
+    dependents: sql`${t.id} IN (SELECT task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND depends_on_task_id = ${task.id})`,
+    subtasks: eq(t.parentTaskId, task.id),
   };
-  // Hand SQL: the links select columns that are SQL text shared with the projects room;
-  // the totals and the evidence counts are FROM-less rows of scalar counts, which drizzle's select cannot say.
-  const links = (where: string) =>
-    ctx.d1
-      .prepare(
-        `SELECT ${TASK_SUMMARY_COLUMNS}, t.created_at FROM tasks t JOIN projects p ON p.id = t.project_id WHERE t.tenant_id = ? AND ${where}
-                      ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT ?`,
-      )
-      .bind(ctx.tenantId, task.id, max + 1);
+  const links = (where: SQL) =>
+    statementOf(
+      ctx.d1,
+      selectTaskSummaries(ctx, { ...taskSummaryFields, created_at: t.createdAt })
+        .where(and(eq(t.tenantId, ctx.tenantId), where))
+        .orderBy(asc(t.priority), asc(t.createdAt), asc(t.id))
+        .limit(max + 1),
+    );
+  const linkCount = (where: SQL) => sql`(SELECT COUNT(*) FROM tasks t WHERE ${and(eq(t.tenantId, ctx.tenantId), where)})`;
+  // Hand SQL (the totals, the evidence counts): FROM-less rows of scalar counts, which drizzle's select cannot say
+  // (the totals' link counts are the links' drizzle conditions).
   return [
     links(LINKS.blockers),
     links(LINKS.dependents),
@@ -508,15 +508,16 @@ export function taskDetailStatements(ctx: Ctx, task: Pick<Task, "id" | "project_
         .orderBy(desc(activity.seq))
         .limit(max + 1),
     ),
-    ctx.d1
-      .prepare(
-        `SELECT (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.blockers.replace("?", "?2")}) AS blockers,
-                (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.dependents.replace("?", "?2")}) AS dependents,
-                (SELECT COUNT(*) FROM tasks t WHERE t.tenant_id = ?1 AND ${LINKS.subtasks.replace("?", "?2")}) AS subtasks,
-                (SELECT COUNT(*) FROM comments WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS comments,
-                (SELECT COUNT(*) FROM activity WHERE tenant_id = ?1 AND object_type = 'task' AND object_id = ?2) AS activity`,
-      )
-      .bind(ctx.tenantId, task.id),
+    statementOf(ctx.d1, {
+      toSQL: () =>
+        dbOf(ctx)
+          .all(
+            sql`SELECT ${linkCount(LINKS.blockers)} AS blockers, ${linkCount(LINKS.dependents)} AS dependents, ${linkCount(LINKS.subtasks)} AS subtasks,
+                (SELECT COUNT(*) FROM comments WHERE tenant_id = ${ctx.tenantId} AND object_type = 'task' AND object_id = ${task.id}) AS comments,
+                (SELECT COUNT(*) FROM activity WHERE tenant_id = ${ctx.tenantId} AND object_type = 'task' AND object_id = ${task.id}) AS activity`,
+          )
+          .getQuery(),
+    }),
     statementOf(
       ctx.d1,
       dbOf(ctx)

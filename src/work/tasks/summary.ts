@@ -1,7 +1,11 @@
 /** The short form of a task that lists (whoami, briefs, queries) share, and its derived state. */
 // SQL stays here, not in tasks/model.ts: projects/model reads task summaries and tasks/model imports projects/model, so it would close an import circle.
 import { z } from "zod";
+import { and, asc, eq, notInArray, sql } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
+import { dbOf } from "../../db/client";
+import { projects, tasks } from "../../db/schema";
 import { jsonArray } from "../shared";
 
 export const TASK_STATUSES = ["todo", "in_progress", "in_review", "done", "cancelled"] as const;
@@ -29,8 +33,32 @@ export const TASK_STATE_SQL = `CASE WHEN t.status IN ('done', 'cancelled') THEN 
                WHERE d.tenant_id = t.tenant_id AND d.task_id = t.id AND b.status NOT IN ('done', 'cancelled'))
   THEN 'blocked' ELSE 'ready' END`;
 
-export const TASK_SUMMARY_COLUMNS = `t.id, t.project_id, t.seq, p.key AS project_key, t.title, t.status, t.priority,
-  t.assignee_actor_id, t.due_on, t.labels, t.lease_expires_at, t.updated_at, ${TASK_STATE_SQL} AS state`;
+/** Tasks and projects as task reads name them: `t` and `p`, which the state expression (SQL text) correlates with. */
+export const taskT = alias(tasks, "t");
+export const projectP = alias(projects, "p");
+
+/**
+ * A task summary row's fields over `t` joined to `p`, keyed by SQL column name so rows keep the shape the tools return.
+ * Renamed columns are `sql` aliases: a statement run through statementOf returns rows keyed by the names the SQL gives them.
+ */
+export const taskSummaryFields = {
+  id: taskT.id,
+  project_id: taskT.projectId,
+  seq: taskT.seq,
+  project_key: sql<string>`${projectP.key}`.as("project_key"),
+  title: taskT.title,
+  status: taskT.status,
+  priority: taskT.priority,
+  assignee_actor_id: taskT.assigneeActorId,
+  due_on: taskT.dueOn,
+  labels: taskT.labels,
+  lease_expires_at: taskT.leaseExpiresAt,
+  updated_at: taskT.updatedAt,
+  state: sql<"ready" | "blocked" | "closed">`${sql.raw(TASK_STATE_SQL)}`.as("state"),
+};
+
+/** Task summaries: `t` joined to its project `p`, for a where, order and limit. */
+export const selectTaskSummaries = <F extends typeof taskSummaryFields>(ctx: Ctx, fields: F) => dbOf(ctx).select(fields).from(taskT).innerJoin(projectP, eq(projectP.id, taskT.projectId));
 
 export interface TaskSummaryRow {
   id: string;
@@ -66,15 +94,11 @@ export function toTaskSummary(r: TaskSummaryRow): TaskSummary {
 }
 
 /** Open (not done or cancelled) tasks assigned to an actor, highest priority first. */
-// Hand SQL: it selects TASK_SUMMARY_COLUMNS, SQL text shared with the projects room.
 export async function openTasksFor(ctx: Ctx, actorId: string, limit: number): Promise<TaskSummary[]> {
-  const rows = await ctx.d1
-    .prepare(
-      `SELECT ${TASK_SUMMARY_COLUMNS} FROM tasks t JOIN projects p ON p.id = t.project_id
-       WHERE t.tenant_id = ? AND t.assignee_actor_id = ? AND t.status NOT IN ('done', 'cancelled')
-       ORDER BY t.priority ASC, t.created_at ASC LIMIT ?`,
-    )
-    .bind(ctx.tenantId, actorId, limit)
-    .all<TaskSummaryRow>();
-  return rows.results.map(toTaskSummary);
+  const rows = await selectTaskSummaries(ctx, taskSummaryFields)
+    .where(and(eq(taskT.tenantId, ctx.tenantId), eq(taskT.assigneeActorId, actorId), notInArray(taskT.status, ["done", "cancelled"])))
+    .orderBy(asc(taskT.priority), asc(taskT.createdAt))
+    .limit(limit)
+    .all();
+  return (rows as TaskSummaryRow[]).map(toTaskSummary);
 }
