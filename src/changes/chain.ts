@@ -5,10 +5,11 @@
  * D1 batch as the row, so a row and its link land together or not at all. verify walks the chain
  * and names the first row that was edited, deleted or written around the ledger.
  */
-import { desc, eq } from "drizzle-orm";
-import { dbOf, statementOf } from "../db/client";
+import { and, asc, desc, eq, getTableColumns, gt, inArray, lte, notExists, sql, type SQL } from "drizzle-orm";
+import { alias, QueryBuilder, type SQLiteColumn } from "drizzle-orm/sqlite-core";
+import { dbOf, jsonValues, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
-import { ledgerChain } from "../db/schema";
+import { decisions, events, ledgerChain, ledgerChainStart } from "../db/schema";
 import { ToolError } from "../core/errors";
 import { stableStringify } from "../core/idempotency";
 
@@ -43,8 +44,6 @@ export const CHAINED_COLUMNS: Record<ChainKind, readonly string[]> = {
   ],
   decision: ["id", "project_id", "title", "choice", "context", "rationale", "options", "supersedes_decision_id", "created_by", "created_at"],
 };
-const TABLE: Record<ChainKind, string> = { event: "events", decision: "decisions" };
-const START_COLUMN: Record<ChainKind, string> = { event: "events_seq", decision: "decisions_seq" };
 const KINDS: readonly ChainKind[] = ["event", "decision"];
 
 export interface ChainLink {
@@ -94,12 +93,18 @@ export async function appendChained(d1: D1Database, tenantId: string, at: string
 }
 
 /**
- * Reads for verify, over a Worker's D1 binding or the operator command's wrangler. Hand SQL on
- * purpose: wrangler takes SQL text, so these statements cannot go through drizzle's D1 driver.
+ * Reads for verify, over a Worker's D1 binding or the operator command's wrangler. Wrangler takes
+ * SQL text, so verify builds its reads with drizzle's query builder and passes them on as text.
  */
 export interface SqlReader {
   all<T>(sql: string, params: unknown[]): Promise<T[]>;
 }
+
+/** A drizzle-built read, as text and parameters over a SqlReader. */
+const all = <T>(db: SqlReader, query: { toSQL(): { sql: string; params: unknown[] } }): Promise<T[]> => {
+  const { sql: text, params } = query.toSQL();
+  return db.all<T>(text, params);
+};
 
 export const d1Reader = (d1: D1Database): SqlReader => ({
   all: async <T>(sql: string, params: unknown[]) =>
@@ -140,11 +145,30 @@ interface Entry {
   hash: string;
 }
 
-// Hand SQL: verify runs it over wrangler too (SqlReader), which takes SQL text only.
-const unchainedSql = (kind: ChainKind, legacy: boolean, select: string) =>
-  `SELECT ${select} FROM ${TABLE[kind]} r WHERE r.tenant_id = ?
-     AND r.seq ${legacy ? "<=" : ">"} (SELECT ${START_COLUMN[kind]} FROM ledger_chain_start WHERE id = 1)
-     AND NOT EXISTS (SELECT 1 FROM ledger_chain c WHERE c.tenant_id = r.tenant_id AND c.kind = '${kind}' AND c.row_id = r.id)`;
+/** Each kind's table, as `r` (the name unchained's correlated NOT EXISTS refers to). */
+const ROWS = { event: alias(events, "r"), decision: alias(decisions, "r") } satisfies Record<ChainKind, unknown>;
+const START: Record<ChainKind, SQLiteColumn> = { event: ledgerChainStart.eventsSeq, decision: ledgerChainStart.decisionsSeq };
+
+/** A kind's CHAINED_COLUMNS as a drizzle field set on `r`, keyed by SQL column name in the same order. */
+function chainedFields(kind: ChainKind): Record<string, SQLiteColumn> {
+  const byName = new Map(Object.values(getTableColumns(ROWS[kind])).map((c) => [c.name, c]));
+  return Object.fromEntries(CHAINED_COLUMNS[kind].map((c) => [c, byName.get(c)!]));
+}
+
+/**
+ * A kind's rows that have no chain entry: written before the chain began (`legacy`, the sweep
+ * chains those) or after it (written around the ledger). Verify reads it over SqlReader as text.
+ */
+function unchained(kind: ChainKind, tenantId: string, legacy: boolean): SQL {
+  const r = ROWS[kind];
+  const qb = new QueryBuilder();
+  const start = sql`(${qb.select({ seq: START[kind] }).from(ledgerChainStart).where(eq(ledgerChainStart.id, 1))})`;
+  const entry = qb
+    .select({ one: sql`1` })
+    .from(ledgerChain)
+    .where(and(eq(ledgerChain.tenantId, r.tenantId), eq(ledgerChain.kind, kind), eq(ledgerChain.rowId, r.id)));
+  return and(eq(r.tenantId, tenantId), legacy ? lte(r.seq, start) : gt(r.seq, start), notExists(entry))!;
+}
 
 /**
  * Checks up to `limit` entries after position `after`: each entry follows the one before it, its
@@ -153,26 +177,45 @@ const unchainedSql = (kind: ChainKind, legacy: boolean, select: string) =>
  * have no entry (inserted around the ledger).
  */
 export async function verifyChain(db: SqlReader, tenantId: string, opts: { after: number; limit: number }): Promise<VerifyResult> {
+  const qb = new QueryBuilder();
   let previous = "";
   if (opts.after > 0) {
-    const [at] = await db.all<{ hash: string }>(`SELECT hash FROM ledger_chain WHERE tenant_id = ? AND pos = ?`, [tenantId, opts.after]);
+    const [at] = await all<{ hash: string }>(
+      db,
+      qb
+        .select({ hash: ledgerChain.hash })
+        .from(ledgerChain)
+        .where(and(eq(ledgerChain.tenantId, tenantId), eq(ledgerChain.pos, opts.after))),
+    );
     if (!at) {
       return result(0, opts.after, { position: opts.after, kind: "", row_id: "", reason: "link_broken", message: `chain entry ${opts.after} is missing` }, 0);
     }
     previous = at.hash;
   }
-  const entries = await db.all<Entry>(`SELECT pos, kind, row_id, hash FROM ledger_chain WHERE tenant_id = ? AND pos > ? ORDER BY pos LIMIT ?`, [tenantId, opts.after, opts.limit + 1]);
+  const entries = await all<Entry>(
+    db,
+    qb
+      .select({ pos: ledgerChain.pos, kind: ledgerChain.kind, row_id: ledgerChain.rowId, hash: ledgerChain.hash })
+      .from(ledgerChain)
+      .where(and(eq(ledgerChain.tenantId, tenantId), gt(ledgerChain.pos, opts.after)))
+      .orderBy(asc(ledgerChain.pos))
+      .limit(opts.limit + 1),
+  );
   const more = entries.length > opts.limit;
   const page = entries.slice(0, opts.limit);
   const rows = new Map<string, Record<string, unknown>>();
   for (const kind of KINDS) {
     const ids = page.filter((e) => e.kind === kind).map((e) => e.row_id);
     if (ids.length === 0) continue;
-    const found = await db.all<Record<string, unknown>>(
-      `SELECT ${CHAINED_COLUMNS[kind].map((c) => `"${c}"`).join(", ")} FROM ${TABLE[kind]} WHERE tenant_id = ? AND id IN (SELECT value FROM json_each(?))`,
-      [tenantId, JSON.stringify(ids)],
+    const r = ROWS[kind];
+    const found = await all<Record<string, unknown>>(
+      db,
+      qb
+        .select(chainedFields(kind))
+        .from(r)
+        .where(and(eq(r.tenantId, tenantId), inArray(r.id, jsonValues(ids)))),
     );
-    for (const r of found) rows.set(`${kind}:${String(r.id)}`, r);
+    for (const row of found) rows.set(`${kind}:${String(row.id)}`, row);
   }
 
   let position = opts.after;
@@ -195,11 +238,26 @@ export async function verifyChain(db: SqlReader, tenantId: string, opts: { after
 
   let legacy = 0;
   for (const kind of KINDS) {
-    const [stray] = await db.all<{ id: string }>(`${unchainedSql(kind, false, "r.id")} ORDER BY r.seq LIMIT 1`, [tenantId]);
+    const r = ROWS[kind];
+    const [stray] = await all<{ id: string }>(
+      db,
+      qb
+        .select({ id: r.id })
+        .from(r)
+        .where(unchained(kind, tenantId, false))
+        .orderBy(asc(r.seq))
+        .limit(1),
+    );
     if (stray) {
       return result(checked, position, { position: null, kind, row_id: stray.id, reason: "unchained", message: `${kind} ${stray.id} has no chain entry: it was written around the ledger` }, 0);
     }
-    const [n] = await db.all<{ n: number }>(unchainedSql(kind, true, "COUNT(*) AS n"), [tenantId]);
+    const [n] = await all<{ n: number }>(
+      db,
+      qb
+        .select({ n: sql<number>`COUNT(*)`.as("n") })
+        .from(r)
+        .where(unchained(kind, tenantId, true)),
+    );
     legacy += n?.n ?? 0;
   }
   return result(checked, position, null, legacy);
@@ -217,11 +275,17 @@ export async function chainLegacyRows(d1: D1Database, tenantId: string, at: stri
   let done = 0;
   for (const kind of KINDS) {
     while (done < max) {
-      // Hand SQL: unchainedSql's text, which verify also runs through the operator command's wrangler.
-      const { results } = await d1
-        .prepare(`${unchainedSql(kind, true, CHAINED_COLUMNS[kind].map((c) => `r."${c}"`).join(", "))} ORDER BY r.seq LIMIT ?`)
-        .bind(tenantId, Math.min(50, max - done))
-        .all<Record<string, unknown>>();
+      const r = ROWS[kind];
+      // Read as D1 returns it (statementOf, not drizzle's mapping): the hash covers the stored values.
+      const { results } = await statementOf(
+        d1,
+        dbOf({ d1 })
+          .select(chainedFields(kind))
+          .from(r)
+          .where(unchained(kind, tenantId, true))
+          .orderBy(asc(r.seq))
+          .limit(Math.min(50, max - done)),
+      ).all<Record<string, unknown>>();
       if (results.length === 0) break;
       await appendChained(
         d1,

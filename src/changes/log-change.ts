@@ -1,8 +1,9 @@
 /** log_change: the change ledger's only writer. */
-import { and, desc, eq, inArray, type SQL } from "drizzle-orm";
+import { and, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
+import { alias } from "drizzle-orm/sqlite-core";
 import { byColumnName, dbOf, statementOf } from "../db/client";
 import { uuidv7 } from "../db/ids";
-import { events, type NewEvent } from "../db/schema";
+import { events, type NewEvent, projectRepositories, projects, repositories, runs } from "../db/schema";
 import { iso, parseIsoInstant, parseOffset } from "../db/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
@@ -95,18 +96,20 @@ async function resolveSupersede(ctx: Ctx, path: string, explicitId: string): Pro
  */
 async function defaultProject(ctx: Ctx): Promise<string> {
   if (!ctx.runId) return "";
-  // Hand SQL: reads the work ledger's runs, repositories and projects, whose queries live with them.
-  const row = await ctx.d1
-    .prepare(
-      `SELECT r.name AS repository,
-         (SELECT CASE WHEN COUNT(*) = 1 THEN MAX(p.key) END FROM project_repositories pr
-            JOIN projects p ON p.tenant_id = pr.tenant_id AND p.id = pr.project_id
-           WHERE pr.tenant_id = r.tenant_id AND pr.repository_id = r.id AND pr.role = 'primary' AND p.deleted_at IS NULL) AS project
-       FROM runs u JOIN repositories r ON r.tenant_id = u.tenant_id AND r.id = u.repository_id
-       WHERE u.tenant_id = ? AND u.id = ?`,
-    )
-    .bind(ctx.tenantId, ctx.runId)
-    .first<{ repository: string; project: string | null }>();
+  const db = dbOf(ctx);
+  const [u, r, pr, p] = [alias(runs, "u"), alias(repositories, "r"), alias(projectRepositories, "pr"), alias(projects, "p")];
+  // The one live project the repository is the primary repository of; null when it is none or several's.
+  const primaryProject = db
+    .select({ key: sql<string | null>`CASE WHEN COUNT(*) = 1 THEN MAX(${p.key}) END` })
+    .from(pr)
+    .innerJoin(p, and(eq(p.tenantId, pr.tenantId), eq(p.id, pr.projectId)))
+    .where(and(eq(pr.tenantId, r.tenantId), eq(pr.repositoryId, r.id), eq(pr.role, "primary"), isNull(p.deletedAt)));
+  const row = await db
+    .select({ repository: r.name, project: sql<string | null>`(${primaryProject})` })
+    .from(u)
+    .innerJoin(r, and(eq(r.tenantId, u.tenantId), eq(r.id, u.repositoryId)))
+    .where(and(eq(u.tenantId, ctx.tenantId), eq(u.id, ctx.runId)))
+    .get();
   return row?.project ?? row?.repository ?? "";
 }
 

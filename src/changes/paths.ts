@@ -1,4 +1,4 @@
-import { sql, type SQL } from "drizzle-orm";
+import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import type { SQLiteColumn } from "drizzle-orm/sqlite-core";
 /**
  * Entity paths. Every write and every query goes through `canonicalPath`, so
@@ -12,11 +12,11 @@ export function canonicalPath(raw: string): string {
 }
 
 /**
- * SQL true when `column` contains the text bound at `param` (e.g. `?1`): a literal substring
- * with ASCII case folded, as LIKE '%…%' with escapes would match. Not LIKE itself: D1 refuses
- * LIKE patterns longer than 50 bytes.
+ * SQL true when `column` contains `needle` (a bound text, or a parameter's name such as `?1`): a
+ * literal substring with ASCII case folded, as LIKE '%…%' with escapes would match. Not LIKE
+ * itself: D1 refuses LIKE patterns longer than 50 bytes.
  */
-export const containsSql = (column: string, param: string): string => `instr(lower(${column}), lower(${param})) > 0`;
+export const contains = (column: SQLWrapper, needle: SQLWrapper): SQL => sql`instr(lower(${column}), lower(${needle})) > 0`;
 
 /**
  * SQL for "exact path, or a dotted prefix of it" on an entity path column: `users` covers

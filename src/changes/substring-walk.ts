@@ -4,18 +4,24 @@
  * rowid from the newest down; each candidate is re-tested as a literal substring, since
  * trigram matching folds non-ASCII case and the ledger's substring semantics (LIKE's) do not.
  * Shorter texts cannot use trigrams and scan the tenant's events newest first.
- * Hand SQL: drizzle cannot say `events_fts MATCH`, nor pin the join order with CROSS JOIN.
+ * The FTS walk stays hand SQL: drizzle cannot say `events_fts MATCH`, nor pin the join order with CROSS JOIN.
  */
+import { and, desc, eq, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
+import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
+import { dbOf, statementOf } from "../db/client";
 import { ftsPhrase } from "../db/fts";
 import type { Ctx } from "../core/context";
-import { EVENT_COLUMNS, type EventRowRaw } from "./events";
-import { containsSql } from "./paths";
+import { e, EVENT_COLUMNS, eventFields, type EventRowRaw } from "./events";
+import { contains } from "./paths";
 
 /** Candidates per round trip. */
 const BATCH = 200;
 
-/** Events whose entity_path, diff, reasoning, agent or constraint contains ?1 (a literal, ASCII case folded). */
-const CONTAINS_SQL = `(${["e.entity_path", "e.diff", "e.reasoning", "e.agent", 'e."constraint"'].map((c) => containsSql(c, "?1")).join(" OR ")})`;
+/** Events whose entity_path, diff, reasoning, agent or constraint contains `needle` (a literal, ASCII case folded). */
+const eventContains = (needle: SQLWrapper): SQL => or(...[e.entityPath, e.diff, e.reasoning, e.agent, e.constraint].map((c) => contains(c, needle)))!;
+
+/** eventContains as SQL text over ?1, for the FTS walk's hand SQL. */
+const CONTAINS_SQL = new SQLiteAsyncDialect().sqlToQuery(eventContains(sql.raw("?1"))).sql;
 
 /**
  * One batch of FTS candidates (?2 phrase, below rowid ?3, ?4 of them) re-checked for tenant ?5.
@@ -32,9 +38,17 @@ export const FTS_BATCH_SQL = `SELECT ${EVENT_COLUMNS} FROM
 const FTS_WINDOW_SQL = `SELECT MIN(rowid) AS low, COUNT(*) AS n FROM
   (SELECT rowid FROM events_fts WHERE events_fts MATCH ?1 AND rowid < ?2 ORDER BY rowid DESC LIMIT ?3)`;
 
-/** Short texts: the tenant's events below ?3, newest first. Hand SQL so both paths share CONTAINS_SQL's one text and its ?1. */
-const SCAN_BATCH_SQL = `SELECT ${EVENT_COLUMNS} FROM events e
-  WHERE e.tenant_id = ?2 AND e.seq < ?3 AND ${CONTAINS_SQL} ORDER BY e.seq DESC LIMIT ?4`;
+/** Short texts: one batch of the tenant's events below `before` that contain `needle`, newest first. */
+const scanBatch = (ctx: Ctx, needle: string, before: number): D1PreparedStatement =>
+  statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .select(eventFields)
+      .from(e)
+      .where(and(eq(e.tenantId, ctx.tenantId), lt(e.seq, before), eventContains(sql`${needle}`)))
+      .orderBy(desc(e.seq))
+      .limit(BATCH),
+  );
 
 export interface WalkOptions {
   /** Only events appended before this position (a cursor's seq, or MAX_SAFE_INTEGER). */
@@ -60,7 +74,7 @@ export async function walkContaining(ctx: Ctx, needle: string, opts: WalkOptions
     let exhausted: boolean;
     let next: number;
     if (short) {
-      const results = await ctx.d1.batch<EventRowRaw>([...extra, ctx.d1.prepare(SCAN_BATCH_SQL).bind(needle, ctx.tenantId, before, BATCH)]);
+      const results = await ctx.d1.batch<EventRowRaw>([...extra, scanBatch(ctx, needle, before)]);
       rows = results[results.length - 1]!.results;
       exhausted = rows.length < BATCH;
       next = rows[rows.length - 1]?.seq ?? 0;

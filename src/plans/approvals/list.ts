@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { planIdField } from "../document/schema";
 import { APPROVAL_STATUSES, approvalSchema, listApprovals } from "./model";
-import { afterTimeAndId, keysetPage } from "../../db/cursor";
+import { keysetPage } from "../../db/cursor";
 import { cursorField, limitField } from "../../work/shared";
 
 export const listApprovalsTool = defineTool({
@@ -23,7 +23,7 @@ export const listApprovalsTool = defineTool({
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const rows = await listApprovals(ctx, { planId: input.plan_id, status: input.status, limit: input.limit + 1, after: afterTimeAndId(input.cursor, "created_at", "id") });
+    const rows = await listApprovals(ctx, { planId: input.plan_id, status: input.status, limit: input.limit + 1, cursor: input.cursor });
     const { page, cursor } = keysetPage(rows, input.limit, (a) => [a.created_at, a.id]);
     return { items: page, ...cursor };
   },

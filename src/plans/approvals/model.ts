@@ -6,9 +6,10 @@
  * compare-and-swap from pending, so of two racing answers exactly one lands.
  */
 import { z } from "zod";
-import { and, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { afterTimeAndIdWhere } from "../../db/cursor";
 import { actors, planApprovals } from "../../db/schema";
 import { ToolError } from "../../core/errors";
 import { jsonArray, Condition } from "../../work/shared";
@@ -206,31 +207,27 @@ export interface ApprovalFilter {
   planId?: string;
   status?: ApprovalStatus;
   limit: number;
-  after: { sql: string; params: Array<string | number | null> } | null;
+  /** list_approvals' cursor as the caller sent it: the (created_at, id) of the last request of the previous page. */
+  cursor?: string;
 }
 
 /** Newest first. */
-// Hand SQL: the filter carries the shared keyset cursor's SQL text.
 export async function listApprovals(ctx: Ctx, f: ApprovalFilter): Promise<Approval[]> {
-  const where = ["tenant_id = ?"];
-  const params: Array<string | number | null> = [ctx.tenantId];
-  if (f.planId !== undefined) {
-    where.push("plan_id = ?");
-    params.push(f.planId);
-  }
-  if (f.status) {
-    where.push("status = ?");
-    params.push(f.status);
-  }
-  if (f.after) {
-    where.push(f.after.sql);
-    params.push(...f.after.params);
-  }
-  const rows = await ctx.d1
-    .prepare(`SELECT ${COLUMNS} FROM plan_approvals WHERE ${where.join(" AND ")} ORDER BY created_at DESC, id DESC LIMIT ?`)
-    .bind(...params, f.limit)
-    .all<ApprovalRow>();
-  return rows.results.map(toApproval);
+  const rows = await dbOf(ctx)
+    .select(approvalFields)
+    .from(planApprovals)
+    .where(
+      and(
+        eq(planApprovals.tenantId, ctx.tenantId),
+        f.planId !== undefined ? eq(planApprovals.planId, f.planId) : undefined,
+        f.status ? eq(planApprovals.status, f.status) : undefined,
+        afterTimeAndIdWhere(f.cursor, planApprovals.createdAt, planApprovals.id),
+      ),
+    )
+    .orderBy(desc(planApprovals.createdAt), desc(planApprovals.id))
+    .limit(f.limit)
+    .all();
+  return rows.map((r) => toApproval(r as ApprovalRow));
 }
 
 /** "name (id)" for each actor id, to name who may answer in a hint. */

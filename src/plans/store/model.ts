@@ -6,6 +6,7 @@
 import { z } from "zod";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { afterTimeAndIdWhere } from "../../db/cursor";
 import { handoffs, planApprovals, plans, planStepTasks, planSteps, planVersions } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
@@ -47,9 +48,7 @@ interface PlanRow {
   updated_at: string;
   updated_by: string;
 }
-const COLUMNS = "id, name, goal, status, tags, current_version, step_count, created_at, created_by, updated_at, updated_by";
-
-/** A plan row's fields, keyed by SQL column name (the PlanRow shape; the same columns as COLUMNS). */
+/** A plan row's fields, keyed by SQL column name (the PlanRow shape). */
 const planFields = {
   id: plans.id,
   name: plans.name,
@@ -305,31 +304,32 @@ export interface ListFilter {
   status?: PlanStatus;
   tags?: string[];
   limit: number;
-  after: { sql: string; params: Array<string | number | null> } | null;
+  /** list_plans' cursor as the caller sent it: the (updated_at, id) of the last plan of the previous page. */
+  cursor?: string;
 }
 
 /** Newest change first; a plan matches tags when it has any of them (the reference's rule). */
-// Hand SQL: the filter carries the shared keyset cursor's SQL text, and the tags match is a json_each walk.
 export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
-  const where = ["tenant_id = ?"];
-  const params: Array<string | number | null> = [ctx.tenantId];
-  if (f.status) {
-    where.push("status = ?");
-    params.push(f.status);
-  }
-  if (f.tags && f.tags.length > 0) {
-    where.push(`EXISTS (SELECT 1 FROM json_each(plans.tags) t WHERE t.value IN (${f.tags.map(() => "?").join(", ")}))`);
-    params.push(...f.tags);
-  }
-  if (f.after) {
-    where.push(f.after.sql);
-    params.push(...f.after.params);
-  }
-  const rows = await ctx.d1
-    .prepare(`SELECT ${COLUMNS} FROM plans WHERE ${where.join(" AND ")} ORDER BY updated_at DESC, id DESC LIMIT ?`)
-    .bind(...params, f.limit)
-    .all<PlanRow>();
-  return rows.results.map(toMeta);
+  const rows = await dbOf(ctx)
+    .select(planFields)
+    .from(plans)
+    .where(
+      and(
+        eq(plans.tenantId, ctx.tenantId),
+        f.status ? eq(plans.status, f.status) : undefined,
+        f.tags && f.tags.length > 0
+          ? sql`EXISTS (SELECT 1 FROM json_each(${plans.tags}) t WHERE t.value IN (${sql.join(
+              f.tags.map((tag) => sql`${tag}`),
+              sql`, `,
+            )}))`
+          : undefined,
+        afterTimeAndIdWhere(f.cursor, plans.updatedAt, plans.id),
+      ),
+    )
+    .orderBy(desc(plans.updatedAt), desc(plans.id))
+    .limit(f.limit)
+    .all();
+  return rows.map((r) => toMeta(r as PlanRow));
 }
 
 /**

@@ -5,7 +5,7 @@ import { invalidInput } from "../../core/errors";
 import { nameField, planIdParam, tagsField } from "../document/params";
 import { PLAN_STATUSES, planSchema } from "../document/schema";
 import { findPlan, findPlanByName, listPlans, planMetaSchema, planNotFound, readVersion } from "./model";
-import { afterTimeAndId, keysetPage } from "../../db/cursor";
+import { keysetPage } from "../../db/cursor";
 import { cursorField, limitField } from "../../work/shared";
 
 export const loadPlanTool = defineTool({
@@ -48,7 +48,7 @@ export const listPlansTool = defineTool({
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const rows = await listPlans(ctx, { status: input.status, tags: input.tags, limit: input.limit + 1, after: afterTimeAndId(input.cursor, "updated_at", "id") });
+    const rows = await listPlans(ctx, { status: input.status, tags: input.tags, limit: input.limit + 1, cursor: input.cursor });
     const { page, cursor } = keysetPage(rows, input.limit, (p) => [p.updated_at, p.id]);
     return { items: page, ...cursor };
   },
