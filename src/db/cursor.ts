@@ -35,16 +35,9 @@ export function decodeKeyset(cursor: string | undefined, arity: number): Array<s
 
 /**
  * The condition that resumes a newest-first listing ordered by (time DESC, id DESC) after the
- * cursor's row, or null for the first page.
+ * cursor's row, or undefined for the first page.
  */
-export function afterTimeAndId(cursor: string | undefined, timeColumn: string, idColumn: string): { sql: string; params: Array<string | number | null> } | null {
-  const after = decodeKeyset(cursor, 2);
-  if (!after) return null;
-  return { sql: `(${timeColumn} < ? OR (${timeColumn} = ? AND ${idColumn} < ?))`, params: [after[0]!, after[0]!, after[1]!] };
-}
-
-/** afterTimeAndId over drizzle columns: the same condition, for a listing built with drizzle; undefined for the first page. */
-export function afterTimeAndIdWhere(cursor: string | undefined, time: SQLWrapper, id: SQLWrapper): SQL | undefined {
+export function afterTimeAndId(cursor: string | undefined, time: SQLWrapper, id: SQLWrapper): SQL | undefined {
   const after = decodeKeyset(cursor, 2);
   if (!after) return undefined;
   return sql`(${time} < ${after[0]} OR (${time} = ${after[0]} AND ${id} < ${after[1]}))`;

@@ -77,7 +77,7 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
     );
 }
 
-export { afterTimeAndId, decodeKeyset, keysetPage } from "../db/cursor";
+export { decodeKeyset, keysetPage } from "../db/cursor";
 
 export const limitField = (def: number, max: number) => z.number().int().min(1).max(max).default(def).describe("Results to return.");
 

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { afterTimeAndIdWhere } from "../../db/cursor";
+import { afterTimeAndId } from "../../db/cursor";
 import { actors, planApprovals } from "../../db/schema";
 import { ToolError } from "../../core/errors";
 import { jsonArray, Condition } from "../../work/shared";
@@ -221,7 +221,7 @@ export async function listApprovals(ctx: Ctx, f: ApprovalFilter): Promise<Approv
         eq(planApprovals.tenantId, ctx.tenantId),
         f.planId !== undefined ? eq(planApprovals.planId, f.planId) : undefined,
         f.status ? eq(planApprovals.status, f.status) : undefined,
-        afterTimeAndIdWhere(f.cursor, planApprovals.createdAt, planApprovals.id),
+        afterTimeAndId(f.cursor, planApprovals.createdAt, planApprovals.id),
       ),
     )
     .orderBy(desc(planApprovals.createdAt), desc(planApprovals.id))

@@ -6,7 +6,7 @@
 import { z } from "zod";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { afterTimeAndIdWhere } from "../../db/cursor";
+import { afterTimeAndId } from "../../db/cursor";
 import { handoffs, planApprovals, plans, planStepTasks, planSteps, planVersions } from "../../db/schema";
 import { iso } from "../../db/time";
 import type { Ctx } from "../../core/context";
@@ -323,7 +323,7 @@ export async function listPlans(ctx: Ctx, f: ListFilter): Promise<PlanMeta[]> {
               sql`, `,
             )}))`
           : undefined,
-        afterTimeAndIdWhere(f.cursor, plans.updatedAt, plans.id),
+        afterTimeAndId(f.cursor, plans.updatedAt, plans.id),
       ),
     )
     .orderBy(desc(plans.updatedAt), desc(plans.id))

@@ -8,7 +8,7 @@ import { activityStatement, type Condition, jsonArray } from "../shared";
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { afterTimeAndIdWhere } from "../../db/cursor";
+import { afterTimeAndId } from "../../db/cursor";
 import { handoffRecipients, handoffs } from "../../db/schema";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
@@ -403,7 +403,7 @@ export async function listHandoffs(ctx: Ctx, f: HandoffFilter, limit: number): P
     f.statuses?.length ? inArray(h.status, f.statuses) : undefined,
     f.kinds?.length ? inArray(h.kind, f.kinds) : undefined,
     f.relatedTaskId !== undefined ? eq(h.relatedTaskId, f.relatedTaskId) : undefined,
-    afterTimeAndIdWhere(f.cursor, h.createdAt, h.id),
+    afterTimeAndId(f.cursor, h.createdAt, h.id),
   );
   return (await dbOf(ctx).select(handoffFields(ctx.actorId)).from(h).where(where).orderBy(desc(h.createdAt), desc(h.id)).limit(limit).all()) as HandoffRow[];
 }

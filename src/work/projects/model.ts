@@ -4,7 +4,7 @@ import type { Ctx } from "../../core/context";
 import { and, asc, count, desc, eq, exists, inArray, isNull, notInArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
-import { afterTimeAndIdWhere } from "../../db/cursor";
+import { afterTimeAndId } from "../../db/cursor";
 import { activity, decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
 import { activityItemFields, activityItemSchema, EMBEDDED_LIST_MAX, embeddedList } from "../shared";
@@ -260,7 +260,7 @@ export async function listProjects(ctx: Ctx, f: ProjectFilter, limit: number): P
             .where(and(eq(pr.tenantId, projects.tenantId), eq(pr.projectId, projects.id), repoRefMatch(f.repositoryRef, r))),
         )
       : undefined,
-    afterTimeAndIdWhere(f.cursor, projects.createdAt, projects.id),
+    afterTimeAndId(f.cursor, projects.createdAt, projects.id),
   );
   return (await dbOf(ctx).select(projectFields).from(projects).where(where).orderBy(desc(projects.createdAt), desc(projects.id)).limit(limit).all()) as Project[];
 }

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { and, desc, eq, isNull, ne, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { dbOf, fromColumnNames, statementOf } from "../../db/client";
 import { stillHolding } from "../../db/compare-and-swap";
-import { afterTimeAndIdWhere } from "../../db/cursor";
+import { afterTimeAndId } from "../../db/cursor";
 import { codeRefs, decisions, projectRepositories, repositories, tasks } from "../../db/schema";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../db/time";
@@ -477,7 +477,7 @@ export async function listCodeRefs(ctx: Ctx, f: CodeRefFilter, limit: number): P
     f.refType !== undefined ? eq(codeRefs.refType, f.refType) : undefined,
     f.prState !== undefined ? eq(codeRefs.prState, f.prState) : undefined,
     f.runId !== undefined ? eq(codeRefs.runId, f.runId) : undefined,
-    afterTimeAndIdWhere(f.cursor, codeRefs.createdAt, codeRefs.id),
+    afterTimeAndId(f.cursor, codeRefs.createdAt, codeRefs.id),
   );
   return (await dbOf(ctx).select(codeRefFields).from(codeRefs).where(where).orderBy(desc(codeRefs.createdAt), desc(codeRefs.id)).limit(limit).all()) as CodeRef[];
 }
