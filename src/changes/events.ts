@@ -4,9 +4,9 @@ import { and, asc, desc, eq, gt, is, lt, sql, SQL } from "drizzle-orm";
 import { alias, SQLiteAsyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
 import { events, toolCalls } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Ctx } from "../core/context";
-import { decodeKeyset, encodeKeyset } from "../db/cursor";
+import { decodeKeyset, encodeKeyset } from "../core/cursor";
 import { invalidInput } from "../core/errors";
 import { canonicalPath, pathMatch } from "./paths";
 

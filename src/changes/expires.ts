@@ -6,7 +6,7 @@
  *   manual:LABEL            a condition only a person can judge; never fires by itself
  */
 import { ToolError } from "../core/errors";
-import { iso, parseIsoInstant } from "../db/time";
+import { iso, parseIsoInstant } from "../core/time";
 import { canonicalPath } from "./paths";
 
 export type ExpiresCondition = { kind: "library"; name: string; version: string } | { kind: "entity"; path: string } | { kind: "date"; at: string } | { kind: "manual"; label: string };

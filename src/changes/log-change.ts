@@ -4,7 +4,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { byColumnName, dbOf, statementOf } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { events, type NewEvent, projectRepositories, projects, repositories, runs } from "../db/schema";
-import { iso, parseIsoInstant, parseOffset } from "../db/time";
+import { iso, parseIsoInstant, parseOffset } from "../core/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { activityStatement } from "../work/shared";

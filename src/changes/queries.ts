@@ -1,5 +1,5 @@
 /** The change ledger's plain reads: change_diff, blame, change_history, changeset, change_search. */
-import { resolveSince } from "../db/time";
+import { resolveSince } from "../core/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { and, desc, eq, gte, type SQL } from "drizzle-orm";

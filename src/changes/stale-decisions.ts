@@ -7,7 +7,7 @@ import { and, asc, desc, eq, gt, gte, inArray, notExists, or, sql } from "drizzl
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
 import { events, toolCalls } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Ctx } from "../core/context";
 import { e, eventFields, eventFilters, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { parseExpiresWhen, type ExpiresCondition } from "./expires";

@@ -9,7 +9,7 @@
 import { and, desc, eq, lt, or, sql, type SQL, type SQLWrapper } from "drizzle-orm";
 import { SQLiteAsyncDialect } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
-import { ftsPhrase } from "../db/fts";
+import { ftsPhrase } from "../core/fts";
 import type { Ctx } from "../core/context";
 import { e, EVENT_COLUMNS, eventFields, type EventRowRaw } from "./events";
 import { contains } from "./paths";

@@ -7,7 +7,7 @@
 import { and, eq, inArray } from "drizzle-orm";
 import { dbOf, jsonValues, statementOf } from "../db/client";
 import { codeChunks, codeFiles, codeImports, codeSymbolRefs, codeSymbols } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
 import { selectSemantic } from "../search/semantic";

@@ -10,7 +10,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../db/client";
 import { sha256Hex, uuidv7 } from "../db/ids";
 import { codeChunks, codeFiles, codeImports, codeIndexes, codeSymbolRefs, codeSymbols, embeddings } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { githubFor } from "../git/credentials";
 import { embedRows, selectSemantic } from "../search/semantic";

@@ -8,7 +8,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, fromColumnNames, jsonValues, statementOf } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { codeChunks, codeFiles, codeIndexes, embeddings } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 
 export const RUNNING_PHASES = ["queued", "fetching", "parsing", "embedding", "switching"] as const;
 export type IndexPhase = "idle" | (typeof RUNNING_PHASES)[number] | "complete" | "failed" | "cleared";

@@ -1,4 +1,4 @@
-import type { Clock } from "../db/time";
+import type { Clock } from "./time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirmer";
 import type { Meter } from "./meter";

@@ -2,7 +2,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { idempotencyKeys } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "./time";
 import type { Ctx } from "./context";
 import type { DerivedRule } from "./define-tool";
 import { ToolError } from "./errors";

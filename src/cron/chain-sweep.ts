@@ -8,7 +8,7 @@ import { chainLegacyRows, d1Reader, verifyChain, type ChainBreak } from "../chan
 import { gt, gte } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { tenants as tenantsTable } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import { readCursor, saveCursor } from "./cursor";
 
 export const CHAIN_SWEEP_JOB = "ledger_chain_verify";

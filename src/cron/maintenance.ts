@@ -2,7 +2,7 @@
 import { inArray, lte, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { idempotencyKeys } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { dropOldDeliveries, retryDeliveries } from "../server/webhooks";
 import { backfillEmbeddings } from "../search/semantic";

@@ -15,7 +15,7 @@ import { endGrant, GRANT_BASIS_JOINS, GRANT_ENDED, grantEndedSql, markProviderEn
 import { dropEndedRotations } from "../auth/refresh-rotation";
 import { dbOf } from "../db/client";
 import { oauthGrants } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { readCursor, saveCursor } from "./cursor";
 

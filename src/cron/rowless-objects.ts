@@ -8,7 +8,7 @@
 import { gt } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { tenants } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { readCursor, saveCursor } from "./cursor";
 

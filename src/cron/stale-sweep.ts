@@ -7,7 +7,7 @@ import { and, eq, gt, inArray } from "drizzle-orm";
 import { dbOf, jsonValues } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { actors, tenants as tenantsTable } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import { readCursor, saveCursor } from "./cursor";
 
 export const STALE_SWEEP_JOB = "stale_decision_sweep";

@@ -10,7 +10,7 @@ import {
 import { Hono, type Context } from "hono";
 import { accessOfRequest, type Caller, callerOf } from "../auth/caller";
 import { bearerChallenge } from "../auth/oauth";
-import { systemClock } from "../db/time";
+import { systemClock } from "../core/time";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx, Surface } from "../core/context";

@@ -7,7 +7,7 @@ import { and, asc, eq, sql } from "drizzle-orm";
 import { dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { embeddings } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { DEFAULT_AI_MODEL, EmbeddingError, LocalHashEmbedder, WorkersAiEmbedder, type Embedder } from "./embedder";
 import { EMBED_SOURCES, parseVectorId, vectorId, type EmbedObjectType } from "./sources";

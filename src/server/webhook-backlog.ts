@@ -8,7 +8,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { webhookBacklog } from "../db/schema";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import type { Env } from "../env";
 import { KEEP_PAYLOAD_BYTES, processDelivery, recordDelivery } from "./webhooks";
 

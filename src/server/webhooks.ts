@@ -11,7 +11,7 @@ import { applyCodePush } from "../code/push";
 import { dbOf, statementOf } from "../db/client";
 import { actors, codeRefs, gitCommits, projectRepositories, projects, webhookDeliveries } from "../db/schema";
 import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
+import { iso } from "../core/time";
 import { applyDocWatches } from "../docs/github/watch";
 import type { Env } from "../env";
 import type { Ctx } from "../core/context";

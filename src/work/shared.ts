@@ -5,8 +5,8 @@ import { and, eq, or, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
 import { activity, actors } from "../db/schema";
 import { uuidv7 } from "../db/ids";
-import { iso } from "../db/time";
-import { encodeKeyset } from "../db/cursor";
+import { iso } from "../core/time";
+import { encodeKeyset } from "../core/cursor";
 import type { Ctx } from "../core/context";
 import { notFound } from "../core/errors";
 
@@ -77,7 +77,7 @@ export function activityStatement(ctx: Ctx, a: ActivityInput): D1PreparedStateme
     );
 }
 
-export { decodeKeyset, keysetPage } from "../db/cursor";
+export { decodeKeyset, keysetPage } from "../core/cursor";
 
 export const limitField = (def: number, max: number) => z.number().int().min(1).max(max).default(def).describe("Results to return.");
 

@@ -6,7 +6,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/sdk/validatio
 import { env, exports } from "cloudflare:workers";
 import { expect } from "vitest";
 import { provisionKey } from "../../src/auth/provision";
-import type { Clock } from "../../src/db/time";
+import type { Clock } from "../../src/core/time";
 import type { Ctx } from "../../src/core/context";
 import { ToolError } from "../../src/core/errors";
 import { findTool } from "../../src/server/registry";

@@ -1,6 +1,6 @@
 /** Pieces every code tool shares: the `repo` parameter, which indexes a call reads, and their shape in answers. */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { resolveRepo } from "../../git/repo";
 import type { Ctx } from "../../core/context";

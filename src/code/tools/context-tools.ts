@@ -1,6 +1,6 @@
 /** get_context_for_prompt and git_commit_retrieval (seed 004). */
 import { z } from "zod";
-import { resolveSince } from "../../db/time";
+import { resolveSince } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { activePlanHandoff, handoffMarkdown, handoffSchema, type Handoff } from "../../plans/progress/handoff";

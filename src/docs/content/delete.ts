@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { pruneGraph } from "../graph/graph";
 import { defineOp } from "../shared";
 import { forgetDocumentEmbeddings } from "../store/text-index";

@@ -10,7 +10,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
 import { docGithubSources, docSnapshotEntries, docSnapshots, documents } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { GitHubError, type GitHubClient, type GitHubResponse, type Operation, type Params } from "../../git/client";
 import { githubFor, githubToolError } from "../../git/credentials";
 import { repoField, resolveRepo } from "../../git/repo";

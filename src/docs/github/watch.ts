@@ -9,7 +9,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
 import { docGithubSources, docWatches, documents } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { githubFor, githubToolError } from "../../git/credentials";
 import type { RepoName } from "../../git/tokens";
 import type { Ctx } from "../../core/context";

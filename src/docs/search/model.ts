@@ -14,7 +14,7 @@ import { z } from "zod";
 import { and, eq, isNull, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
-import { ftsPhrase, ftsWords } from "../../db/fts";
+import { ftsPhrase, ftsWords } from "../../core/fts";
 import { docTexts, documents, embeddings } from "../../db/schema";
 import type { Ctx } from "../../core/context";
 import { invalidInput, ToolError } from "../../core/errors";

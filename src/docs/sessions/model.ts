@@ -25,7 +25,7 @@ import { and, asc, eq, gt, gte, isNull, lt } from "drizzle-orm";
 import { dbOf } from "../../db/client";
 // `documents` here names the matches a session answers, so the table goes by `docs`.
 import { documents as docs } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { CurrentSession, PinEntry, SessionView } from "../../durable/doc-sessions";
 import type { DocScope } from "../shared";
 import { MAX_PATH_CHARS } from "../store/store";

@@ -8,7 +8,7 @@
 import { and, asc, eq, isNull, lt, lte, sql } from "drizzle-orm";
 import { dbOf } from "../../db/client";
 import { documents } from "../../db/schema";
-import { iso, systemClock } from "../../db/time";
+import { iso, systemClock } from "../../core/time";
 import type { Env } from "../../env";
 import type { Ctx } from "../../core/context";
 import type { Extraction } from "../extract/extract";

@@ -8,7 +8,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
 import { sha256Hex, uuidv7 } from "../../db/ids";
 import { docChunks, docCollections, docSnapshotEntries, docSnapshots, documentChunks, documents } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Env } from "../../env";
 import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";

@@ -8,7 +8,7 @@ import { and, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { docTexts, documents, embeddings } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { embedAfterResponse, queueEmbedding, selectSemantic } from "../../search/semantic";
 import { documentEmbedText, vectorId } from "../../search/sources";

@@ -3,7 +3,7 @@ import { z } from "zod";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { planIdField } from "../document/schema";
 import { APPROVAL_STATUSES, approvalSchema, listApprovals } from "./model";
-import { keysetPage } from "../../db/cursor";
+import { keysetPage } from "../../core/cursor";
 import { cursorField, limitField } from "../../work/shared";
 
 export const listApprovalsTool = defineTool({

@@ -9,7 +9,7 @@ import { z } from "zod";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { afterTimeAndId } from "../../db/cursor";
+import { afterTimeAndId } from "../../core/cursor";
 import { actors, planApprovals } from "../../db/schema";
 import { ToolError } from "../../core/errors";
 import { jsonArray, Condition } from "../../work/shared";

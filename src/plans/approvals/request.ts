@@ -6,7 +6,7 @@
  */
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";

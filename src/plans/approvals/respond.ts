@@ -4,7 +4,7 @@
  * if the plan is still the version that was asked about.
  */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";

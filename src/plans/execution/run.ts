@@ -9,7 +9,7 @@
  * the branch moves once, and a failure halfway leaves it where it was.
  */
 import { sha256Hex } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { batchCommit } from "../../git/batch-commit";
 import { readRepoFile } from "../../git/contents";
 import { githubFor } from "../../git/credentials";

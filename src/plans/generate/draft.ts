@@ -10,7 +10,7 @@ import type { PackedFile } from "../../code/context";
 import { promptContext, type PromptContext } from "../../code/prompt-context";
 import { indexedOf, indexesField, optionalRepoField } from "../../code/tools/common";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { requireModel } from "../../llm";
 import { boundedJson } from "../../core/bounds";
 import type { Ctx } from "../../core/context";

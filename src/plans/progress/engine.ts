@@ -11,7 +11,7 @@ import { and, eq, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
 import { planStepTasks, planSteps, projects, tasks } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import type { Plan, PlanStatus } from "../document/schema";
 import { appendVersion, findPlan, readVersion, setPlanStatus, type PlanMeta } from "../store/model";

@@ -2,7 +2,7 @@
  * The steps' rows as the step tools read and move them. A step's move is a compare-and-swap on its
  * row (rev), so two agents cannot both start one step; a batch of moves lands whole or not at all.
  */
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
 import { readStepRows, stepStates, type StepRow, type StepState, type StoredStepStatus } from "../progress/engine";

@@ -6,9 +6,9 @@
 import { z } from "zod";
 import { and, desc, eq, inArray, sql } from "drizzle-orm";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { afterTimeAndId } from "../../db/cursor";
+import { afterTimeAndId } from "../../core/cursor";
 import { handoffs, planApprovals, plans, planStepTasks, planSteps, planVersions } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { ToolError } from "../../core/errors";
 import { PLAN_STATUSES, planSchema, type Plan, type PlanStatus } from "../document/schema";

@@ -5,7 +5,7 @@ import { invalidInput } from "../../core/errors";
 import { nameField, planIdParam, tagsField } from "../document/params";
 import { PLAN_STATUSES, planSchema } from "../document/schema";
 import { findPlan, findPlanByName, listPlans, planMetaSchema, planNotFound, readVersion } from "./model";
-import { keysetPage } from "../../db/cursor";
+import { keysetPage } from "../../core/cursor";
 import { cursorField, limitField } from "../../work/shared";
 
 export const loadPlanTool = defineTool({

@@ -5,7 +5,7 @@
  */
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { completePlan, nameFromGoal, planContent, type Plan, type PlanInput } from "../document/schema";
 import { appendFollowingSteps } from "../progress/engine";

@@ -3,7 +3,7 @@
  * version a plan had, what changed between two, and an old one made current again as a new version.
  */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { diffPlans, planDiffSchema } from "../document/diff";
 import { planIdParam, versionField } from "../document/params";

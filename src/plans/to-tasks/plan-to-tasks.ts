@@ -6,7 +6,7 @@
  * new steps get tasks; two racing calls cannot both link a step (the batch fails as a whole).
  */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { readStepRows } from "../progress/engine";

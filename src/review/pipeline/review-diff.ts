@@ -5,7 +5,7 @@
  * filter, gate, and render. The stages are a parameter so tests can stand in for them.
  */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { apiBase } from "../../git/credentials";
 import { githubHost, repoField, resolveRepo } from "../../git/repo";
 import { isSafeRef, isSafeRepoPath, type RepoName } from "../../git/tokens";

@@ -11,7 +11,7 @@
  */
 import { repoKey } from "../../code/store";
 import { uuidv7 } from "../../db/ids";
-import { iso, systemClock } from "../../db/time";
+import { iso, systemClock } from "../../core/time";
 import type { Env } from "../../env";
 import { GitHubClient, GitHubError } from "../../git/client";
 import { apiBase, githubFor, githubToolError, tenantTokenSource } from "../../git/credentials";

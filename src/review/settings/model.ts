@@ -9,7 +9,7 @@ import { z } from "zod";
 import { and, eq } from "drizzle-orm";
 import { dbOf } from "../../db/client";
 import { reviewSettings } from "../../db/schema";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 
 /** A hotspot: an id reported when any changed path matches one of its globs (picomatch, case-insensitive, dot: true). */

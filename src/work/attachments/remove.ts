@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { confirmFirst } from "../../core/confirm";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { notFound } from "../../core/errors";
 import { activityStatement } from "../shared";

@@ -11,7 +11,7 @@
  */
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { invalidInput, ToolError } from "../../core/errors";
 import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { boundedJson } from "../../core/bounds";
 import { sha256Hex, uuidv7 } from "../../db/ids";
-import { iso, resolveSince } from "../../db/time";
+import { iso, resolveSince } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import type { Ctx } from "../../core/context";
 import { invalidInput } from "../../core/errors";

@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";

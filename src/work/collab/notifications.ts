@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { callerNotificationsStatement, callerUnreadCountStatement, markNotificationsRead, type NotificationRow, notificationSchema } from "./model";

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { appendChained } from "../../changes/chain";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { embedAfterResponse, queueEmbedding } from "../../search/semantic";
 import { decisionEmbedText } from "../../search/sources";

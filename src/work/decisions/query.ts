@@ -1,6 +1,6 @@
 import { z } from "zod";
-import { ftsQuery } from "../../db/fts";
-import { resolveSince } from "../../db/time";
+import { ftsQuery } from "../../core/fts";
+import { resolveSince } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { rankHybrid } from "../../search/rank";

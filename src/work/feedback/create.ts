@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { secretKinds } from "../../core/secrets";
 import { defineTool } from "../../core/define-tool";
 import { notFound, ToolError } from "../../core/errors";

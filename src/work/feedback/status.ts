@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";

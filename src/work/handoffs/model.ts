@@ -1,14 +1,14 @@
 /** Handoffs and the inbox (seed 001): typed work requests between actors. */
 import { z } from "zod";
 import { uuidv7 } from "../../db/ids";
-import { iso, parseIsoInstant } from "../../db/time";
+import { iso, parseIsoInstant } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { excerpt, invalidInput, notFound, ToolError } from "../../core/errors";
 import { activityStatement, type Condition, jsonArray } from "../shared";
 import { and, asc, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
-import { afterTimeAndId } from "../../db/cursor";
+import { afterTimeAndId } from "../../core/cursor";
 import { handoffRecipients, handoffs } from "../../db/schema";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;

@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { activityItemSchema } from "../shared";
 import { openTasksFor, taskSummarySchema } from "../tasks/summary";

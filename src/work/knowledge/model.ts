@@ -4,7 +4,7 @@
  * and by the scheduled backfill, so an embedder outage never blocks or loses a write.
  */
 import { z } from "zod";
-import { ftsAnyWord, ftsPhrase } from "../../db/fts";
+import { ftsAnyWord, ftsPhrase } from "../../core/fts";
 import { secretKinds } from "../../core/secrets";
 import type { Ctx } from "../../core/context";
 import { notFound } from "../../core/errors";

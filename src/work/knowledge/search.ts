@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ftsWords } from "../../db/fts";
+import { ftsWords } from "../../core/fts";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { rankHybrid } from "../../search/rank";
 import { snippetAround } from "../../search/snippet";

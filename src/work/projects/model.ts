@@ -4,7 +4,7 @@ import type { Ctx } from "../../core/context";
 import { and, asc, count, desc, eq, exists, inArray, isNull, notInArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
-import { afterTimeAndId } from "../../db/cursor";
+import { afterTimeAndId } from "../../core/cursor";
 import { activity, decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
 import { activityItemFields, activityItemSchema, EMBEDDED_LIST_MAX, embeddedList } from "../shared";

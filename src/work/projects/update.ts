@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement, actorRefField, clearable, dateField, resolveActor } from "../shared";

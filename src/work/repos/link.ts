@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";

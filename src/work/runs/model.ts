@@ -9,7 +9,7 @@ import { dbOf, fromColumnNames, jsonValues, statementOf } from "../../db/client"
 import type { SQLiteUpdateSetSource } from "drizzle-orm/sqlite-core";
 import { activity, actors, runs } from "../../db/schema";
 import { uuidv7 } from "../../db/ids";
-import { iso, parseOffset } from "../../db/time";
+import { iso, parseOffset } from "../../core/time";
 import { sessionStub, type SessionRecord, type SessionRun } from "../../durable/session";
 import type { Env } from "../../env";
 import type { Ctx } from "../../core/context";

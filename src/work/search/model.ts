@@ -3,7 +3,7 @@
  * triggers keep: word matches ranked by bm25 first, then substring (trigram) matches.
  */
 import { z } from "zod";
-import { ftsPhrase } from "../../db/fts";
+import { ftsPhrase } from "../../core/fts";
 import { clipCodePoints } from "../../core/text";
 import type { Ctx } from "../../core/context";
 

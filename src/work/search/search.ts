@@ -1,5 +1,5 @@
 import { z } from "zod";
-import { ftsQuery, ftsWords } from "../../db/fts";
+import { ftsQuery, ftsWords } from "../../core/fts";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { limitField } from "../shared";

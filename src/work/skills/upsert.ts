@@ -1,6 +1,6 @@
 import { z } from "zod";
 import { sha256Hex, uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";

@@ -1,6 +1,6 @@
 /** task_claim and task_release: leased claims through the scope's ClaimsDO. */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";

@@ -1,6 +1,6 @@
 /** task_link: dependency edges and parent links, cycle-checked edge by edge. */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { activityStatement } from "../shared";

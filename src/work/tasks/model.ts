@@ -8,7 +8,7 @@ import { invalidInput, notFound } from "../../core/errors";
 import { activityItemFields, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
 import { projectP, selectTaskSummaries, TASK_STATE_SQL, taskSummaryFields, taskSummarySchema, taskT, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
 import { uuidv7 } from "../../db/ids";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
 import { findProject } from "../projects/model";
 

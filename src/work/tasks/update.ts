@@ -1,6 +1,6 @@
 /** task_update (state machine, optimistic concurrency, done gates) and task_assign. */
 import { z } from "zod";
-import { iso } from "../../db/time";
+import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
 import { defineTool } from "../../core/define-tool";
 import { excerpt, invalidInput, ToolError } from "../../core/errors";

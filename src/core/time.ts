@@ -2,7 +2,7 @@
  * Time helpers. Every stored instant is `Date#toISOString()` output: UTC, `Z`, fixed width,
  * so comparing the text compares the time.
  */
-import { invalidInput } from "../core/errors";
+import { invalidInput } from "./errors";
 
 /** Where "now" comes from. Services take it from their Ctx so tests can move time. */
 export interface Clock {

@@ -1,6 +1,6 @@
 /** Keyset cursors shared by every paged list. */
 import { sql, type SQL, type SQLWrapper } from "drizzle-orm";
-import { invalidInput } from "../core/errors";
+import { invalidInput } from "./errors";
 
 /**
  * Keyset cursors: the sort values of the last row returned, opaque to callers. Stable under

@@ -1,5 +1,5 @@
 /** Building FTS5 queries from user text: every piece is quoted, so no input is ever FTS5 syntax. */
-import { invalidInput } from "../core/errors";
+import { invalidInput } from "./errors";
 
 const MAX_TERMS = 32;
 
