@@ -4,7 +4,8 @@
  * validated or escaped here.
  */
 import { GRANT_BASIS_JOINS, GRANT_ENDED, grantEndedSql } from "./oauth-grants";
-import { assertSlug, KEY_ROLES, type KeyRole, sqlLiteral as quote, tenantIdSql } from "./provision";
+import { sqlLiteral as quote } from "../db/sql-literal";
+import { assertSlug, KEY_ROLES, type KeyRole, tenantIdSql } from "./provision";
 
 /** GitHub's rule for logins: letters, digits and single hyphens, at most 39 characters. */
 export const GITHUB_LOGIN = /^[A-Za-z0-9](?:[A-Za-z0-9]|-(?=[A-Za-z0-9])){0,38}$/;

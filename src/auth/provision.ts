@@ -4,6 +4,7 @@
  * tests; every interpolated value is validated or generated here, never free text.
  */
 import { sha256Hex, uuidv7 } from "../db/ids";
+import { sqlLiteral } from "../db/sql-literal";
 
 export const SLUG = /^[a-z0-9][a-z0-9._-]{0,62}$/;
 export const SLUG_RULE = "1 to 63 characters of lowercase letters, digits, '.', '_' and '-', starting with a letter or digit";
@@ -25,12 +26,6 @@ export function assertSlug(what: "tenant" | "actor", text: string): void {
   throw new Error(`${what} '${text}' is not a slug: a ${what} name is ${SLUG_RULE}.${suggestion ? ` Try --${what} ${suggestion}` : ""}`);
 }
 export const KEY_PREFIX = "alk_";
-
-/**
- * A string as an SQL literal, for the operator commands: `wrangler d1 execute` takes no bound
- * parameters, so their SQL carries values escaped here.
- */
-export const sqlLiteral = (text: string) => `'${text.replace(/'/g, "''")}'`;
 
 /** The operator commands' lookup of a tenant by its slug (validated, so nothing else reaches the SQL). */
 export function tenantIdSql(slug: string): string {

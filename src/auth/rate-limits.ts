@@ -5,7 +5,8 @@
  */
 import type { Env } from "../env";
 import type { LimitOverrides } from "./identity";
-import { SLUG, sqlLiteral as quote } from "./provision";
+import { sqlLiteral as quote } from "../db/sql-literal";
+import { SLUG } from "./provision";
 
 export const DEFAULT_KEY_PER_MIN = 600;
 export const DEFAULT_TENANT_PER_MIN = 6000;

@@ -4,7 +4,7 @@
  * d1 execute` takes no bound parameters; every value is validated, generated or escaped here. The
  * tenant id must already be known (the token is encrypted bound to it).
  */
-import { sqlLiteral as quote } from "../auth/provision";
+import { sqlLiteral as quote } from "../db/sql-literal";
 import { encryptToken } from "./credentials";
 import { presetEntrySchema, type PresetEntry } from "./presets";
 
