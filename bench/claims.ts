@@ -34,7 +34,8 @@ async function main(): Promise<void> {
       agents.map(async (call, agent) => {
         for (;;) {
           const t0 = performance.now();
-          const r = (await call("task_claim", { project_id: "RACE" })) as { claimed: boolean; task: { id: string } | null };
+          // A key per call: an identical claim-next is a retry (it gets the task already claimed), and each of these means a new claim.
+          const r = (await call("task_claim", { project_id: "RACE", idempotency_key: crypto.randomUUID() })) as { claimed: boolean; task: { id: string } | null };
           latencies.push(performance.now() - t0);
           if (!r.claimed) return;
           if (claimedBy.has(r.task!.id)) doubleClaims++;
