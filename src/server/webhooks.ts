@@ -345,29 +345,30 @@ export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promi
   const { action, repository } = describeDelivery(d.payload);
   const keep = new TextEncoder().encode(d.rawPayload).byteLength <= KEEP_PAYLOAD_BYTES;
   const db = dbOf({ d1: env.DB });
-  // attempts (0) and duplicate_of ('') are written as the migrations default them.
-  const row = await db
+  // The row both outcomes write; attempts (0) and duplicate_of ('') as the migrations default them.
+  const row = (status: string, error: string, payload: string, processedAt: string | null, duplicateOf: string) => ({
+    tenantId: d.tenantId,
+    deliveryId: d.deliveryId,
+    event: d.event.slice(0, 100),
+    action,
+    repository,
+    status,
+    error,
+    attempts: 0,
+    payload,
+    receivedAt: iso(now),
+    attemptedAt: null,
+    processedAt,
+    contentHash: d.contentHash,
+    duplicateOf,
+  });
+  const written = await db
     .insert(webhookDeliveries)
-    .values({
-      tenantId: d.tenantId,
-      deliveryId: d.deliveryId,
-      event: d.event.slice(0, 100),
-      action,
-      repository,
-      status: d.ignoredBecause ? "ignored" : "pending",
-      error: d.ignoredBecause ?? "",
-      attempts: 0,
-      payload: keep ? d.rawPayload : "",
-      receivedAt: iso(now),
-      attemptedAt: null,
-      processedAt: d.ignoredBecause ? iso(now) : null,
-      contentHash: d.contentHash,
-      duplicateOf: "",
-    })
+    .values(row(d.ignoredBecause ? "ignored" : "pending", d.ignoredBecause ?? "", keep ? d.rawPayload : "", d.ignoredBecause ? iso(now) : null, ""))
     .onConflictDoNothing()
     .returning({ delivery_id: webhookDeliveries.deliveryId })
     .get();
-  if (row) return { fresh: true };
+  if (written) return { fresh: true };
   // Which rule refused it: the delivery id first (GitHub's own redelivery), else the body.
   const seen = await db
     .select({ delivery_id: webhookDeliveries.deliveryId })
@@ -385,22 +386,7 @@ export async function recordDelivery(env: Env, d: NewDelivery, now: Date): Promi
   if (!seen || seen.delivery_id === d.deliveryId) return { fresh: false, duplicateOf: null };
   await db
     .insert(webhookDeliveries)
-    .values({
-      tenantId: d.tenantId,
-      deliveryId: d.deliveryId,
-      event: d.event.slice(0, 100),
-      action,
-      repository,
-      status: "duplicate",
-      error: `the same body as delivery ${seen.delivery_id}`,
-      attempts: 0,
-      payload: "",
-      receivedAt: iso(now),
-      attemptedAt: null,
-      processedAt: iso(now),
-      contentHash: d.contentHash,
-      duplicateOf: seen.delivery_id,
-    })
+    .values(row("duplicate", `the same body as delivery ${seen.delivery_id}`, "", iso(now), seen.delivery_id))
     .onConflictDoNothing()
     .run();
   return { fresh: false, duplicateOf: seen.delivery_id };
