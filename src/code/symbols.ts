@@ -2,7 +2,7 @@
  * Reads over the symbol tables a parse writes (definitions, references, imports), for the symbol
  * tools and impact analysis. Every read takes the live generations of the indexes asked for.
  */
-import { and, asc, desc, eq, inArray, ne, or, sql } from "drizzle-orm";
+import { and, asc, desc, eq, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import { dbOf, jsonValues } from "../db/client";
 import { codeFiles, codeImports, codeSymbolRefs, codeSymbols } from "../db/schema";
 
@@ -59,23 +59,26 @@ export const simpleName = (symbol: string) =>
     .filter(Boolean)
     .pop() ?? symbol;
 
+/** The tenant's definitions in these generations that also pass `conditions`, as both definition reads select them. */
+const definitionsIn = (d1: D1Database, tenantId: string, generations: string[], ...conditions: Array<SQL | undefined>) =>
+  dbOf({ d1 })
+    .select(symbolFields)
+    .from(codeSymbols)
+    .where(and(eq(codeSymbols.tenantId, tenantId), inArray(codeSymbols.generation, jsonValues(generations)), ...conditions));
+
 /** Definitions by name: exact (case-insensitive) first, then prefix, then substring; exported before not. */
 export async function findSymbols(d1: D1Database, tenantId: string, generations: string[], query: string, kind: string | undefined, limit: number): Promise<SymbolRow[]> {
   const q = query.toLowerCase();
   const qualified = q.includes(".") ? q : "";
   const t = codeSymbols;
-  return dbOf({ d1 })
-    .select(symbolFields)
-    .from(t)
-    .where(
-      and(
-        eq(t.tenantId, tenantId),
-        inArray(t.generation, jsonValues(generations)),
-        kind ? eq(t.kind, kind) : undefined,
-        // LIKE … ESCAPE, which drizzle's like() cannot say.
-        or(sql`${t.nameLower} LIKE ${`%${likeLiteral(q)}%`} ESCAPE '\\'`, qualified ? sql`lower(${t.qualified}) = ${qualified}` : undefined),
-      ),
-    )
+  return definitionsIn(
+    d1,
+    tenantId,
+    generations,
+    kind ? eq(t.kind, kind) : undefined,
+    // LIKE … ESCAPE, which drizzle's like() cannot say.
+    or(sql`${t.nameLower} LIKE ${`%${likeLiteral(q)}%`} ESCAPE '\\'`, qualified ? sql`lower(${t.qualified}) = ${qualified}` : undefined),
+  )
     .orderBy(
       sql`CASE WHEN lower(${t.qualified}) = ${q} THEN 0 WHEN ${t.nameLower} = ${simpleName(q)} THEN 1 WHEN ${t.nameLower} LIKE ${`${likeLiteral(q)}%`} ESCAPE '\\' THEN 2 ELSE 3 END`,
       desc(t.exported),
@@ -89,17 +92,7 @@ export async function findSymbols(d1: D1Database, tenantId: string, generations:
 /** Definitions of exactly this symbol (a qualified name matches itself; a plain name every definition of it). */
 export async function definitionsOf(d1: D1Database, tenantId: string, generations: string[], symbol: string, path?: string): Promise<SymbolRow[]> {
   const t = codeSymbols;
-  return dbOf({ d1 })
-    .select(symbolFields)
-    .from(t)
-    .where(
-      and(
-        eq(t.tenantId, tenantId),
-        inArray(t.generation, jsonValues(generations)),
-        symbol.includes(".") ? eq(t.qualified, symbol) : or(eq(t.qualified, symbol), eq(t.name, symbol)),
-        path ? eq(t.path, path) : undefined,
-      ),
-    )
+  return definitionsIn(d1, tenantId, generations, symbol.includes(".") ? eq(t.qualified, symbol) : or(eq(t.qualified, symbol), eq(t.name, symbol)), path ? eq(t.path, path) : undefined)
     .orderBy(desc(t.exported), asc(t.path), asc(t.startLine))
     .limit(50);
 }
