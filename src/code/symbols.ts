@@ -4,6 +4,7 @@
  */
 import { and, asc, desc, eq, inArray, ne, or, sql, type SQL } from "drizzle-orm";
 import { dbOf, jsonValues } from "../db/client";
+import { likeLiteral } from "../db/like";
 import { codeFiles, codeImports, codeSymbolRefs, codeSymbols } from "../db/schema";
 
 export interface SymbolRow {
@@ -48,9 +49,6 @@ const refFields = {
   enclosing: codeSymbolRefs.enclosing,
   kind: codeSymbolRefs.kind,
 };
-
-/** A LIKE pattern's literal text: its wildcards and the escape character escaped with `\`. */
-const likeLiteral = (text: string) => text.replace(/[\\%_]/g, (c) => `\\${c}`);
 
 /** The last segment of a qualified name (UserService.login → login), which references record. */
 export const simpleName = (symbol: string) =>

@@ -9,6 +9,7 @@ import { excerpt, invalidInput, notFound } from "../../core/errors";
 import { PENDING_NOTE } from "../store/ingest";
 import { globMatcher } from "../../core/glob";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { likeLiteral } from "../../db/like";
 import { docTexts, documents } from "../../db/schema";
 import { MAX_LABEL_CHARS, MAX_METADATA_JSON_CHARS, MAX_MIME_CHARS, MAX_PATH_CHARS, MAX_TAG_CHARS, MAX_TAGS } from "../store/store";
 
@@ -139,7 +140,7 @@ export async function listDocuments(ctx: Ctx, p: ListQuery, keep: ((r: DocRow) =
     p.type === "text" ? eq(t.status, "text") : undefined,
     p.type === "binary" ? or(isNull(t.status), ne(t.status, "text")) : undefined,
     // Hand SQL: drizzle's like() has no ESCAPE clause.
-    p.extension ? sql`${d.name} LIKE ${`%.${p.extension.replace(/^\./, "").replace(/[\\%_]/g, (c) => `\\${c}`)}`} ESCAPE '\\'` : undefined,
+    p.extension ? sql`${d.name} LIKE ${`%.${likeLiteral(p.extension.replace(/^\./, ""))}`} ESCAPE '\\'` : undefined,
     p.collection ? eq(d.collection, p.collection) : undefined,
     // Hand SQL: a json_each walk over the row's tags.
     ...(p.tags ?? []).map((tag) => sql`EXISTS (SELECT 1 FROM json_each(${d.tags}) WHERE json_each.value = ${tag})`),
