@@ -44,8 +44,17 @@ async function callOver(id: TestIdentity, testEnv: typeof env, name: string, arg
 
 const limits = (keyPerMin: number, tenantPerMin = 100_000) => ({ ...env, RATE_LIMIT_KEY_PER_MIN: String(keyPerMin), RATE_LIMIT_TENANT_PER_MIN: String(tenantPerMin) });
 const keyIdOf = async (id: TestIdentity) => (await env.DB.prepare("SELECT id FROM api_keys WHERE actor_id = ? ORDER BY created_at DESC LIMIT 1").bind(id.actorId).first<{ id: string }>())!.id;
-const keyCount = async (id: TestIdentity) => (await env.RATE_LIMITS.getByName(`key:${await keyIdOf(id)}`).stored())?.count ?? 0;
-const tenantCount = async (id: TestIdentity) => (await env.RATE_LIMITS.getByName(`tenant:${id.tenantId}`).stored())?.count ?? 0;
+/**
+ * Units a counter holds from this test: the current window's and the one before, since a test that
+ * crosses a minute boundary moves its earlier units into `previous`. Identities are fresh per test,
+ * so nothing else is in either.
+ */
+const unitsIn = async (name: string) => {
+  const s = await env.RATE_LIMITS.getByName(name).stored();
+  return s ? s.count + s.previous : 0;
+};
+const keyCount = async (id: TestIdentity) => unitsIn(`key:${await keyIdOf(id)}`);
+const tenantCount = async (id: TestIdentity) => unitsIn(`tenant:${id.tenantId}`);
 const tasksOf = (id: TestIdentity) => count("SELECT count(*) AS n FROM tasks WHERE tenant_id = ?", id.tenantId);
 
 const tasks = (n: number, prefix = "t") => Array.from({ length: n }, (_, i) => ({ title: `${prefix} ${i}` }));
