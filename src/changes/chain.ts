@@ -7,7 +7,7 @@
  */
 import { and, asc, desc, eq, getTableColumns, gt, inArray, lte, notExists, sql, type SQL } from "drizzle-orm";
 import { alias, QueryBuilder, type SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { dbOf, jsonValues, statementOf } from "../db/client";
+import { compiled, compiledInsert, dbOf, jsonValues, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { decisions, events, ledgerChain, ledgerChainStart } from "../db/schema";
 import { ToolError } from "../core/errors";
@@ -61,6 +61,12 @@ export function linkHash(previous: string, link: ChainLink): Promise<string> {
 const APPEND_ATTEMPTS = 30;
 const isHeadTaken = (err: unknown) => /UNIQUE constraint failed: ledger_chain\.tenant_id, ledger_chain\.pos/.test(String(err));
 
+// Compiled once: every chained write reads the head and appends.
+const chainHead = compiled(["tenant"], (db, v) =>
+  db.select({ pos: ledgerChain.pos, hash: ledgerChain.hash }).from(ledgerChain).where(eq(ledgerChain.tenantId, v.tenant)).orderBy(desc(ledgerChain.pos)).limit(1),
+);
+const insertLink = compiledInsert(ledgerChain);
+
 /**
  * Runs `writes` and appends one chain entry per link, atomically. The head is read first and the
  * entries claim the next positions; (tenant_id, pos) is the primary key, so a writer that read a
@@ -68,9 +74,8 @@ const isHeadTaken = (err: unknown) => /UNIQUE constraint failed: ledger_chain\.t
  * a compare-and-swap on the head, which keeps concurrent writers from forking the chain.
  */
 export async function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
-  const db = dbOf({ d1 });
   for (let attempt = 1; ; attempt++) {
-    const head = await db.select({ pos: ledgerChain.pos, hash: ledgerChain.hash }).from(ledgerChain).where(eq(ledgerChain.tenantId, tenantId)).orderBy(desc(ledgerChain.pos)).limit(1).get();
+    const head = await chainHead(d1, { tenant: tenantId }).first<{ pos: number; hash: string }>();
     let pos = head?.pos ?? 0;
     let hash = head?.hash ?? "";
     const appends: D1PreparedStatement[] = [];
@@ -78,7 +83,7 @@ export async function appendChained(d1: D1Database, tenantId: string, at: string
       pos++;
       hash = await linkHash(hash, link);
       // Plain statements, not db.batch: `writes` come from callers that build theirs without drizzle.
-      appends.push(statementOf(d1, db.insert(ledgerChain).values({ tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: at })));
+      appends.push(insertLink(d1, { tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: at }));
     }
     try {
       return (await d1.batch([...writes, ...appends])).slice(0, writes.length);

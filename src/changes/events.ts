@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { and, asc, desc, eq, gt, is, lt, sql, SQL } from "drizzle-orm";
 import { alias, SQLiteAsyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
-import { dbOf, statementOf } from "../db/client";
+import { compiledInsert, dbOf, statementOf } from "../db/client";
 import { events, toolCalls } from "../db/schema";
 import { iso } from "../core/time";
 import type { Ctx } from "../core/context";
@@ -164,8 +164,11 @@ export function decodeCursor(cursor: string | undefined): number | null {
 export function recordToolCall(ctx: Ctx, tool: string, entityPath: string): D1PreparedStatement {
   const row = { tenantId: ctx.tenantId, timestamp: iso(ctx.clock.now()), toolName: tool, entityPath, success: 1, errorMsg: "", actorId: ctx.actorId };
   // A plain statement: it rides in the first round trip of reads that stay hand SQL (FTS5).
-  return statementOf(ctx.d1, dbOf(ctx).insert(toolCalls).values(row));
+  return insertToolCall(ctx.d1, row);
 }
+
+// Compiled once: every change-ledger read records itself.
+const insertToolCall = compiledInsert(toolCalls);
 
 export interface EventQuery {
   where: SQL[];

@@ -1,7 +1,7 @@
 /** log_change: the change ledger's only writer. */
 import { and, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { byColumnName, dbOf, statementOf } from "../db/client";
+import { byColumnName, compiledInsert, dbOf } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { events, type NewEvent, projectRepositories, projects, repositories, runs } from "../db/schema";
 import { iso, parseIsoInstant, parseOffset } from "../core/time";
@@ -112,6 +112,9 @@ async function defaultProject(ctx: Ctx): Promise<string> {
     .get();
   return row?.project ?? row?.repository ?? "";
 }
+
+// Compiled once: every change inserts its rows.
+const insertEvent = compiledInsert(events);
 
 export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogChangeResult> {
   const path = canonicalPath(input.entity_path);
@@ -249,7 +252,6 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
       constraint,
     });
   }
-  const db = dbOf(ctx);
   // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch, made after the response.
   const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id }));
   const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entityPath, r.changeType, r.reasoning), now)));
@@ -267,7 +269,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     ctx.d1,
     ctx.tenantId,
     timestamp,
-    [...rows.map((r) => statementOf(ctx.d1, db.insert(events).values(r))), ...queued, activity],
+    [...rows.map((r) => insertEvent(ctx.d1, r)), ...queued, activity],
     rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })),
   );
   embedAfterResponse(ctx, embedRefs);

@@ -1,5 +1,5 @@
-import { and, eq, sql } from "drizzle-orm";
-import { dbOf, statementOf } from "../db/client";
+import { and, eq, sql, type SQLWrapper } from "drizzle-orm";
+import { compiled, dbOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { idempotencyKeys } from "../db/schema";
 import { iso } from "./time";
@@ -61,15 +61,53 @@ const NO_LONGER_A_RETRY = `
                AND mine.seq > idempotency_keys.activity_from AND mine.seq <= idempotency_keys.activity_to)`;
 
 /** The tenant's newest activity seq, read inside the statement that stores it. */
-const activityHead = (tenantId: string) => sql`(SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ${tenantId})`;
+const activityHead = (tenantId: SQLWrapper) => sql`(SELECT COALESCE(MAX(seq), 0) FROM activity WHERE tenant_id = ${tenantId})`;
 
-const storedKeyFields = {
-  request_hash: idempotencyKeys.requestHash,
-  status: idempotencyKeys.status,
-  result: idempotencyKeys.result,
-  created_at: idempotencyKeys.createdAt,
-  expires_at: idempotencyKeys.expiresAt,
-};
+const SCOPE = ["tenant", "actor", "tool", "key"] as const;
+type Scope = Record<(typeof SCOPE)[number], string>;
+const ofScope = (v: { [N in (typeof SCOPE)[number]]: SQLWrapper | string }) =>
+  and(eq(idempotencyKeys.tenantId, v.tenant), eq(idempotencyKeys.actorId, v.actor), eq(idempotencyKeys.tool, v.tool), eq(idempotencyKeys.key, v.key));
+
+// The reservation, the stored read and the done update are compiled once: every write runs them.
+const reserve = compiled([...SCOPE, "hash", "created", "expires", "run"], (db, v) =>
+  db
+    .insert(idempotencyKeys)
+    .values({
+      tenantId: v.tenant,
+      actorId: v.actor,
+      tool: v.tool,
+      key: v.key,
+      requestHash: v.hash,
+      status: "pending",
+      result: null,
+      createdAt: v.created,
+      expiresAt: v.expires,
+      run: v.run,
+      activityFrom: activityHead(v.tenant),
+    })
+    .onConflictDoNothing({ target: [idempotencyKeys.tenantId, idempotencyKeys.actorId, idempotencyKeys.tool, idempotencyKeys.key] })
+    .returning({ key: idempotencyKeys.key }),
+);
+
+const storedKey = compiled(SCOPE, (db, v) =>
+  db
+    .select({
+      request_hash: idempotencyKeys.requestHash,
+      status: idempotencyKeys.status,
+      result: idempotencyKeys.result,
+      created_at: idempotencyKeys.createdAt,
+      expires_at: idempotencyKeys.expiresAt,
+    })
+    .from(idempotencyKeys)
+    .where(ofScope(v)),
+);
+
+const markDone = compiled([...SCOPE, "result"], (db, v) =>
+  db
+    .update(idempotencyKeys)
+    .set({ status: "done", result: sql`${v.result}`, activityTo: activityHead(v.tenant) })
+    .where(ofScope(v)),
+);
 
 /**
  * Runs a write at most once per (tenant, actor, tool, key). The key is reserved with a
@@ -88,8 +126,8 @@ export async function runIdempotent<T>(
   const requestHash = await sha256Hex(stableStringify(args));
   const now = ctx.clock.now();
   const scope = [ctx.tenantId, ctx.actorId, tool, key] as const;
+  const named: Scope = { tenant: ctx.tenantId, actor: ctx.actorId, tool, key };
   const db = dbOf(ctx);
-  const ofScope = and(eq(idempotencyKeys.tenantId, ctx.tenantId), eq(idempotencyKeys.actorId, ctx.actorId), eq(idempotencyKeys.tool, tool), eq(idempotencyKeys.key, key));
 
   // A key is free again once it expired or its call died; a derived key also once a repeat is no
   // longer a retry. Delete and insert in one batch rather than update in place: the new row's rowid
@@ -102,31 +140,18 @@ export async function runIdempotent<T>(
          AND (expires_at <= ?5 OR (status = 'pending' AND created_at <= ?6)${derived ? ` OR (status = 'done' AND (${NO_LONGER_A_RETRY}))` : ""})`,
       )
       .bind(...scope, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS))),
-    statementOf(
-      ctx.d1,
-      db
-        .insert(idempotencyKeys)
-        .values({
-          tenantId: ctx.tenantId,
-          actorId: ctx.actorId,
-          tool,
-          key,
-          requestHash,
-          status: "pending",
-          result: null,
-          createdAt: iso(now),
-          expiresAt: iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))),
-          run: await runOf(ctx),
-          activityFrom: activityHead(ctx.tenantId),
-        })
-        .onConflictDoNothing({ target: [idempotencyKeys.tenantId, idempotencyKeys.actorId, idempotencyKeys.tool, idempotencyKeys.key] })
-        .returning({ key: idempotencyKeys.key }),
-    ),
+    reserve(ctx.d1, {
+      ...named,
+      hash: requestHash,
+      created: iso(now),
+      expires: iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))),
+      run: await runOf(ctx),
+    }),
   ]);
   const reserved = inserted!.results[0];
 
   if (!reserved) {
-    const stored = await db.select(storedKeyFields).from(idempotencyKeys).where(ofScope).get();
+    const stored = await storedKey(ctx.d1, named).first<{ request_hash: string; status: string; result: string | null; created_at: string; expires_at: string }>();
     if (!stored) throw new ToolError("idempotency_in_progress", "The idempotency key changed hands while this call ran.", { hint: "Retry the call.", retryable: true });
     if (stored.request_hash !== requestHash) {
       throw new ToolError("idempotency_key_reused", `idempotency_key '${key}' was already used for a different ${tool} call.`, {
@@ -148,18 +173,11 @@ export async function runIdempotent<T>(
   } catch (err) {
     await db
       .delete(idempotencyKeys)
-      .where(and(ofScope, eq(idempotencyKeys.status, "pending")))
+      .where(and(ofScope(named), eq(idempotencyKeys.status, "pending")))
       .run();
     throw err;
   }
   // Only a derived key lets go of an answer its tool will not replay; a caller's own key keeps any.
-  await (
-    derived?.keep?.(result) === false
-      ? db.delete(idempotencyKeys).where(ofScope)
-      : db
-          .update(idempotencyKeys)
-          .set({ status: "done", result: JSON.stringify(result), activityTo: activityHead(ctx.tenantId) })
-          .where(ofScope)
-  ).run();
+  await (derived?.keep?.(result) === false ? db.delete(idempotencyKeys).where(ofScope(named)) : markDone(ctx.d1, { ...named, result: JSON.stringify(result) })).run();
   return { result, replay: false };
 }

@@ -4,7 +4,7 @@
  * (after the response, and from the scheduled backfill), and nearest-neighbour queries.
  */
 import { and, asc, eq, sql } from "drizzle-orm";
-import { dbOf, statementOf } from "../db/client";
+import { compiled, dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { embeddings } from "../db/schema";
 import { iso } from "../core/time";
@@ -49,20 +49,24 @@ export interface EmbedRef {
  * Marks an object as needing a vector for `text`, to go in the write's own batch. Unchanged text
  * keeps its state, so a tags-only edit does not re-embed.
  */
-export async function queueEmbedding(d1: D1Database, ref: EmbedRef, text: string, now: Date): Promise<D1PreparedStatement> {
+// Compiled once: every decision, note and change queues its embedding.
+const queueRow = compiled(["tenant", "type", "id", "hash", "at"], (db, v) => {
   const e = embeddings;
-  return statementOf(
-    d1,
-    dbOf({ d1 })
+  return (
+    db
       .insert(e)
       // drizzle writes null for a column left out (SQLite has no DEFAULT in VALUES): model's default is spelled out.
-      .values({ tenantId: ref.tenantId, objectType: ref.type, objectId: ref.id, contentHash: await sha256Hex(text), status: "pending", model: "", attempts: 0, lastError: "", updatedAt: iso(now) })
+      .values({ tenantId: v.tenant, objectType: v.type, objectId: v.id, contentHash: v.hash, status: "pending", model: "", attempts: 0, lastError: "", updatedAt: v.at })
       .onConflictDoUpdate({
         target: [e.tenantId, e.objectType, e.objectId],
         set: { contentHash: sql`excluded.content_hash`, status: "pending", attempts: 0, lastError: "", updatedAt: sql`excluded.updated_at` },
         setWhere: sql`${e.contentHash} <> excluded.content_hash`,
-      }),
+      })
   );
+});
+
+export async function queueEmbedding(d1: D1Database, ref: EmbedRef, text: string, now: Date): Promise<D1PreparedStatement> {
+  return queueRow(d1, { tenant: ref.tenantId, type: ref.type, id: ref.id, hash: await sha256Hex(text), at: iso(now) });
 }
 
 /** A pending row's fields, keyed by SQL column name as embedRows takes them. */

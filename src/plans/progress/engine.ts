@@ -9,7 +9,7 @@
 import { z } from "zod";
 import { and, eq, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { dbOf, statementOf } from "../../db/client";
+import { compiled, dbOf, statementOf } from "../../db/client";
 import { planStepTasks, planSteps, projects, tasks } from "../../db/schema";
 import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
@@ -257,6 +257,14 @@ export async function followSteps(ctx: Ctx, meta: PlanMeta, states: readonly Ste
   return (await setPlanStatus(ctx, meta, implied)) ?? meta;
 }
 
+// Compiled once: every task status change asks whether a plan follows it.
+const stepLinkOf = compiled(["tenant", "task"], (db, v) =>
+  db
+    .select({ plan_id: planStepTasks.planId })
+    .from(planStepTasks)
+    .where(and(eq(planStepTasks.tenantId, v.tenant), eq(planStepTasks.taskId, v.task))),
+);
+
 /**
  * After a task linked to a plan step changed status: the plan's stored status follows (executing,
  * completed, failed), so list_plans sees plans whose work is done through tasks. The task's own
@@ -264,11 +272,7 @@ export async function followSteps(ctx: Ctx, meta: PlanMeta, states: readonly Ste
  */
 export async function followTask(ctx: Ctx, taskId: string): Promise<void> {
   try {
-    const link = await dbOf(ctx)
-      .select({ plan_id: planStepTasks.planId })
-      .from(planStepTasks)
-      .where(and(eq(planStepTasks.tenantId, ctx.tenantId), eq(planStepTasks.taskId, taskId)))
-      .get();
+    const link = await stepLinkOf(ctx.d1, { tenant: ctx.tenantId, task: taskId }).first<{ plan_id: string }>();
     const meta = link ? await findPlan(ctx, link.plan_id) : null;
     if (!meta) return;
     const [plan, rows] = await Promise.all([readVersion(ctx, meta.id, meta.version), readStepRows(ctx, meta.id)]);

@@ -3,7 +3,7 @@ import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { and, asc, count, desc, eq, exists, inArray, isNull, notInArray, or, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { dbOf, statementOf } from "../../db/client";
+import { compiled, dbOf, statementOf } from "../../db/client";
 import { afterTimeAndId } from "../../core/cursor";
 import { activity, decisions, knowledgeNotes, projectRepositories, projects, repositories } from "../../db/schema";
 import { notFound, ToolError } from "../../core/errors";
@@ -67,17 +67,19 @@ const projectFields = {
   updated_at: projects.updatedAt,
 };
 
-/** A live project of the caller's tenant by id or key (case-insensitive), or null. */
-export async function lookupProject(ctx: Ctx, ref: string): Promise<Project | null> {
-  const value = ref.trim();
-  const row = await dbOf(ctx)
+// Compiled once: every task call looks up its project.
+const projectByRef = compiled(["tenant", "ref"], (db, v) =>
+  db
     .select(projectFields)
     .from(projects)
     // `COLLATE NOCASE` as the live-key index is declared, so the key lookup stays on it.
-    .where(and(eq(projects.tenantId, ctx.tenantId), isNull(projects.deletedAt), or(eq(projects.id, value), sql`${projects.key} = ${value} COLLATE NOCASE`)))
-    .limit(1)
-    .get();
-  return (row as Project | undefined) ?? null;
+    .where(and(eq(projects.tenantId, v.tenant), isNull(projects.deletedAt), or(eq(projects.id, v.ref), sql`${projects.key} = ${v.ref} COLLATE NOCASE`)))
+    .limit(1),
+);
+
+/** A live project of the caller's tenant by id or key (case-insensitive), or null. */
+export async function lookupProject(ctx: Ctx, ref: string): Promise<Project | null> {
+  return projectByRef(ctx.d1, { tenant: ctx.tenantId, ref: ref.trim() }).first<Project>();
 }
 
 export async function findProject(ctx: Ctx, ref: string): Promise<Project> {

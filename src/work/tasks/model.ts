@@ -2,7 +2,7 @@
 import { z } from "zod";
 import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, notInArray, sql, type SQL } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
-import { dbOf, jsonValues, statementOf } from "../../db/client";
+import { compiled, type Db, dbOf, jsonValues, statementOf } from "../../db/client";
 import { activity, comments, projects, taskDeps, tasks } from "../../db/schema";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityItemFields, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
@@ -90,7 +90,7 @@ const taskFields = {
   depends_on: sql<string>`(SELECT json_group_array(d.depends_on_task_id) FROM task_deps d WHERE d.tenant_id = ${t.tenantId} AND d.task_id = ${t.id})`.as("depends_on"),
 };
 
-const taskSelect = (ctx: Ctx) => dbOf(ctx).select(taskFields).from(t).innerJoin(p, eq(p.id, t.projectId));
+const taskSelect = (db: Db) => db.select(taskFields).from(t).innerJoin(p, eq(p.id, t.projectId));
 
 export interface TaskRow extends TaskSummaryRow {
   body: string;
@@ -121,7 +121,14 @@ export function toTask(r: TaskRow): Task {
   };
 }
 
-export const selectTask = (ctx: Ctx, id: string): D1PreparedStatement => statementOf(ctx.d1, taskSelect(ctx).where(and(eq(t.tenantId, ctx.tenantId), eq(t.id, id))));
+// Compiled once: every task call reads its task, by id or by reference.
+const taskById = compiled(["tenant", "id"], (db, v) => taskSelect(db).where(and(eq(t.tenantId, v.tenant), eq(t.id, v.id))));
+const taskByRef = compiled(["tenant", "key", "seq"], (db, v) =>
+  // `COLLATE NOCASE` as the live-key index is declared, so the key lookup stays on it.
+  taskSelect(db).where(and(eq(t.tenantId, v.tenant), isNull(p.deletedAt), sql`${p.key} = ${v.key} COLLATE NOCASE`, eq(t.seq, v.seq))),
+);
+
+export const selectTask = (ctx: Ctx, id: string): D1PreparedStatement => taskById(ctx.d1, { tenant: ctx.tenantId, id });
 
 /**
  * A task by id or by its KEY-number reference, in the caller's tenant; anything else is
@@ -130,12 +137,7 @@ export const selectTask = (ctx: Ctx, id: string): D1PreparedStatement => stateme
 export async function findTask(ctx: Ctx, ref: string): Promise<Task> {
   const value = ref.trim();
   const m = /^([A-Za-z][A-Za-z0-9]{1,15})-(\d{1,9})$/.exec(value);
-  const row = m
-    ? ((await taskSelect(ctx)
-        // `COLLATE NOCASE` as the live-key index is declared, so the key lookup stays on it.
-        .where(and(eq(t.tenantId, ctx.tenantId), isNull(p.deletedAt), sql`${p.key} = ${m[1]} COLLATE NOCASE`, eq(t.seq, Number(m[2]))))
-        .get()) as TaskRow | undefined)
-    : await selectTask(ctx, value).first<TaskRow>();
+  const row = await (m ? taskByRef(ctx.d1, { tenant: ctx.tenantId, key: m[1], seq: Number(m[2]) }) : selectTask(ctx, value)).first<TaskRow>();
   if (!row) throw notFound("task", value, "Pass a task id or its KEY-number reference; task_query lists tasks.");
   return toTask(row);
 }
