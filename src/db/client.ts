@@ -50,22 +50,38 @@ export function compiled<K extends string>(
 }
 
 /**
- * `insert(table).values(row)` compiled once per set of columns a row gives (see compiled): for the
- * rows every write inserts. A row carrying a SQL expression is built per call, as it cannot be bound.
+ * compiled, for a query whose shape varies with the call (which filters it gives, which columns a
+ * row has): one compiled statement per shape, named by the caller. Shapes come from callers'
+ * arguments, so at most `max` are kept, the oldest dropped first.
+ */
+export class CompiledShapes {
+  private readonly byShape = new Map<string, (d1: D1Database, values: Record<string, unknown>) => D1PreparedStatement>();
+
+  constructor(private readonly max = 256) {}
+
+  /** The statement of `shape`, built by `build` the first time (over placeholders named as `values`' keys), bound to `values`. */
+  statement(d1: D1Database, shape: string, values: Record<string, unknown>, build: (db: Db, p: Record<string, Placeholder>) => { toSQL(): { sql: string; params: unknown[] } }): D1PreparedStatement {
+    let statement = this.byShape.get(shape);
+    if (!statement) {
+      statement = compiled(Object.keys(values), build);
+      if (this.byShape.size >= this.max) this.byShape.delete(this.byShape.keys().next().value!);
+      this.byShape.set(shape, statement);
+    }
+    return statement(d1, values);
+  }
+}
+
+/**
+ * `insert(table).values(row)` compiled once per set of columns a row gives: for the rows every
+ * write inserts. A row carrying an object (a SQL expression, bytes) is built per call.
  */
 export function compiledInsert<T extends SQLiteTable>(table: T): (d1: D1Database, row: T["$inferInsert"]) => D1PreparedStatement {
-  const byColumns = new Map<string, (d1: D1Database, values: Record<string, unknown>) => D1PreparedStatement>();
+  const shapes = new CompiledShapes();
   return (d1, row) => {
     const given = Object.entries(row as Record<string, unknown>).filter(([, v]) => v !== undefined);
     if (given.some(([, v]) => v !== null && typeof v === "object")) return statementOf(d1, dbOf({ d1 }).insert(table).values(row));
-    const columns = given.map(([k]) => k).sort();
-    const signature = columns.join(",");
-    let insert = byColumns.get(signature);
-    if (!insert) {
-      insert = compiled(columns, (db, v) => db.insert(table).values(v as T["$inferInsert"]));
-      byColumns.set(signature, insert);
-    }
-    return insert(d1, Object.fromEntries(given));
+    given.sort(([a], [b]) => (a < b ? -1 : 1));
+    return shapes.statement(d1, given.map(([k]) => k).join(","), Object.fromEntries(given), (db, p) => db.insert(table).values(p as T["$inferInsert"]));
   };
 }
 

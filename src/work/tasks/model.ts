@@ -1,12 +1,12 @@
 /** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
 import { z } from "zod";
-import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, notInArray, sql, type SQL } from "drizzle-orm";
+import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, notInArray, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
-import { compiled, type Db, dbOf, jsonValues, statementOf } from "../../db/client";
+import { compiled, CompiledShapes, type Db, dbOf, jsonValues, statementOf } from "../../db/client";
 import { activity, comments, projects, taskDeps, tasks } from "../../db/schema";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityItemFields, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
-import { projectP, selectTaskSummaries, TASK_STATE_SQL, taskSummaryFields, taskSummarySchema, taskT, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
+import { projectP, selectTaskSummaries, TASK_STATE_SQL, taskSummariesIn, taskSummaryFields, taskSummarySchema, taskT, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
 import { uuidv7 } from "../../db/ids";
 import { iso } from "../../core/time";
 import { BRIEF_IN_LISTING } from "../../core/json-schema";
@@ -423,23 +423,54 @@ export interface TaskFilter {
   state?: "ready" | "blocked";
 }
 
-function taskWhere(ctx: Ctx, f: TaskFilter): SQL {
+/**
+ * A task_query page's values by placeholder name. Which names are there is the statement's shape
+ * (a filter given or not, how many statuses, a resume point or not); an unassigned filter has no
+ * value, so its name only marks the shape.
+ */
+function pageValues(tenantId: string, f: TaskFilter, after: ReadonlyArray<string | number | null> | null, limit: number): Record<string, unknown> {
+  const v: Record<string, unknown> = { tenant: tenantId, limit };
+  const optional = {
+    project: f.projectId,
+    assignee: f.assigneeActorId ?? undefined,
+    unassigned: f.assigneeActorId === null ? true : undefined,
+    label: f.label,
+    dueBefore: f.dueBefore,
+    q: f.q,
+    parent: f.parentTaskId,
+    dependenciesOf: f.dependenciesOf,
+    dependentsOf: f.dependentsOf,
+    state: f.state,
+  };
+  for (const [name, value] of Object.entries(optional)) if (value !== undefined) v[name] = value;
+  f.statuses?.forEach((s, i) => (v[`status${i}`] = s));
+  after?.forEach((a, i) => (v[`after${i}`] = a));
+  return v;
+}
+
+/** task_query's filter over `p`, the placeholders pageValues names. */
+function taskWhere(p: Record<string, Placeholder>, f: TaskFilter): SQL {
   return and(
-    eq(t.tenantId, ctx.tenantId),
-    f.projectId !== undefined ? eq(t.projectId, f.projectId) : undefined,
-    f.assigneeActorId === null ? isNull(t.assigneeActorId) : f.assigneeActorId !== undefined ? eq(t.assigneeActorId, f.assigneeActorId) : undefined,
-    f.statuses?.length ? inArray(t.status, [...f.statuses]) : undefined,
-    f.label !== undefined ? sql`EXISTS (SELECT 1 FROM json_each(${t.labels}) l WHERE l.value = ${f.label})` : undefined,
-    f.dueBefore !== undefined ? and(isNotNull(t.dueOn), lt(t.dueOn, f.dueBefore)) : undefined,
-    f.q !== undefined ? sql`(instr(lower(${t.title}), lower(${f.q})) > 0 OR instr(lower(${t.body}), lower(${f.q})) > 0)` : undefined,
-    f.parentTaskId !== undefined ? eq(t.parentTaskId, f.parentTaskId) : undefined,
-    f.dependenciesOf !== undefined ? sql`${t.id} IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND task_id = ${f.dependenciesOf})` : undefined,
-    f.dependentsOf !== undefined ? sql`${t.id} IN (SELECT task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND depends_on_task_id = ${f.dependentsOf})` : undefined,
+    eq(t.tenantId, p.tenant!),
+    f.projectId !== undefined ? eq(t.projectId, p.project!) : undefined,
+    f.assigneeActorId === null ? isNull(t.assigneeActorId) : f.assigneeActorId !== undefined ? eq(t.assigneeActorId, p.assignee!) : undefined,
+    f.statuses?.length
+      ? inArray(
+          t.status,
+          f.statuses.map((_, i) => p[`status${i}`]!),
+        )
+      : undefined,
+    f.label !== undefined ? sql`EXISTS (SELECT 1 FROM json_each(${t.labels}) l WHERE l.value = ${p.label})` : undefined,
+    f.dueBefore !== undefined ? and(isNotNull(t.dueOn), lt(t.dueOn, p.dueBefore!)) : undefined,
+    f.q !== undefined ? sql`(instr(lower(${t.title}), lower(${p.q})) > 0 OR instr(lower(${t.body}), lower(${p.q})) > 0)` : undefined,
+    f.parentTaskId !== undefined ? eq(t.parentTaskId, p.parent!) : undefined,
+    f.dependenciesOf !== undefined ? sql`${t.id} IN (SELECT depends_on_task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND task_id = ${p.dependenciesOf})` : undefined,
+    f.dependentsOf !== undefined ? sql`${t.id} IN (SELECT task_id FROM task_deps WHERE tenant_id = ${t.tenantId} AND depends_on_task_id = ${p.dependentsOf})` : undefined,
   )!;
 }
 
 /** `(a, b, c) > (x, y, z)` spelled out for SQLite, as an OR of prefixes, over the listing's (unqualified) columns. */
-function keysetAfter(keys: readonly string[], dirs: readonly string[], after: ReadonlyArray<string | number | null>): SQL {
+function keysetAfter(keys: readonly string[], dirs: readonly string[], after: readonly Placeholder[]): SQL {
   const terms = keys.map((_, i) => sql.join([...keys.slice(0, i).map((k, j) => sql`${sql.raw(k)} = ${after[j]}`), sql`${sql.raw(keys[i]!)} ${sql.raw(dirs[i]!)} ${after[i]}`], sql` AND `));
   return sql`(${sql.join(
     terms.map((term) => sql`(${term})`),
@@ -458,13 +489,31 @@ export async function listTaskSummaries(
   limit: number,
 ): Promise<Array<TaskSummaryRow & Record<string, string | number>>> {
   const order = TASK_ORDERS[orderBy];
-  const page = selectTaskSummaries(ctx, { ...taskSummaryFields, created_at: t.createdAt, due_key: sql<string>`COALESCE(${t.dueOn}, '9999-12-31')`.as("due_key") })
-    .where(taskWhere(ctx, f))
-    .as("page");
-  // The state and the keyset read the derived columns, so they filter the selection, not the tasks.
-  const outer = and(f.state !== undefined ? eq(page.state, f.state) : undefined, after ? keysetAfter(order.keys, order.dirs, after) : undefined);
-  return (await dbOf(ctx).select().from(page).where(outer).orderBy(sql.raw(order.sql)).limit(limit).all()) as Array<TaskSummaryRow & Record<string, string | number>>;
+  const values = pageValues(ctx.tenantId, f, after, limit);
+  const statement = taskPages.statement(ctx.d1, `${orderBy}:${Object.keys(values).join(",")}`, values, (db, p) => {
+    const page = taskSummariesIn(db, { ...taskSummaryFields, created_at: t.createdAt, due_key: sql<string>`COALESCE(${t.dueOn}, '9999-12-31')`.as("due_key") })
+      .where(taskWhere(p, f))
+      .as("page");
+    // The state and the keyset read the derived columns, so they filter the selection, not the tasks.
+    const resume = after
+      ? keysetAfter(
+          order.keys,
+          order.dirs,
+          order.keys.map((_, i) => p[`after${i}`]!),
+        )
+      : undefined;
+    return db
+      .select()
+      .from(page)
+      .where(and(f.state !== undefined ? eq(page.state, p.state!) : undefined, resume))
+      .orderBy(sql.raw(order.sql))
+      .limit(p.limit!);
+  });
+  return (await statement.all<TaskSummaryRow & Record<string, string | number>>()).results;
 }
+
+// task_query is the most called listing: its statement is compiled once per shape of filter.
+const taskPages = new CompiledShapes();
 
 /**
  * task_get's detail as one batch, in this order: blockers, dependents, subtasks (each in task_query's priority

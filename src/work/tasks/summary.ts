@@ -4,7 +4,7 @@ import { z } from "zod";
 import { and, asc, eq, notInArray, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import type { Ctx } from "../../core/context";
-import { dbOf } from "../../db/client";
+import { type Db, dbOf } from "../../db/client";
 import { projects, tasks } from "../../db/schema";
 import { jsonArray } from "../shared";
 
@@ -58,7 +58,8 @@ export const taskSummaryFields = {
 };
 
 /** Task summaries: `t` joined to its project `p`, for a where, order and limit. */
-export const selectTaskSummaries = <F extends typeof taskSummaryFields>(ctx: Ctx, fields: F) => dbOf(ctx).select(fields).from(taskT).innerJoin(projectP, eq(projectP.id, taskT.projectId));
+export const taskSummariesIn = <F extends typeof taskSummaryFields>(db: Db, fields: F) => db.select(fields).from(taskT).innerJoin(projectP, eq(projectP.id, taskT.projectId));
+export const selectTaskSummaries = <F extends typeof taskSummaryFields>(ctx: Ctx, fields: F) => taskSummariesIn(dbOf(ctx), fields);
 
 export interface TaskSummaryRow {
   id: string;
