@@ -5,7 +5,7 @@
 import { env } from "cloudflare:workers";
 import { and, eq, sql } from "drizzle-orm";
 import { describe, expect, it } from "vitest";
-import { compiled, compiledInsert, dbOf } from "../../src/db/client";
+import { compiled, CompiledShapes, compiledInsert, dbOf } from "../../src/db/client";
 import { toolCalls } from "../../src/db/schema";
 
 const tenant = () => `db-${crypto.randomUUID().slice(0, 8)}`;
@@ -79,5 +79,34 @@ describe("compiledInsert", () => {
     const expression = sql`'expr-' || ${"ok"}` as unknown as string;
     await compiledInsert(toolCalls)(env.DB, { ...row(t, "x"), entityPath: expression }).run();
     expect((await callsOf(t)).results).toEqual([{ tool_name: "probe", entity_path: "expr-ok", error_msg: "", actor_id: "a1" }]);
+  });
+});
+
+describe("CompiledShapes", () => {
+  it("builds each shape once, binds each call's values, and keeps at most its bound of shapes", async () => {
+    const t = tenant();
+    await compiledInsert(toolCalls)(env.DB, row(t, "s.ts")).run();
+    const shapes = new CompiledShapes(2);
+    const built: string[] = [];
+    const byShape = (shape: "path" | "tool" | "actor", value: string) =>
+      shapes
+        .statement(env.DB, shape, { tenant: t, [shape]: value }, (db, p) => {
+          built.push(shape);
+          const column = { path: toolCalls.entityPath, tool: toolCalls.toolName, actor: toolCalls.actorId }[shape];
+          return db
+            .select({ n: sql<number>`count(*)`.as("n") })
+            .from(toolCalls)
+            .where(and(eq(toolCalls.tenantId, p.tenant!), eq(column, p[shape]!)));
+        })
+        .first<{ n: number }>();
+    expect(await byShape("path", "s.ts")).toEqual({ n: 1 });
+    expect(await byShape("path", "other.ts")).toEqual({ n: 0 });
+    expect(await byShape("tool", "probe")).toEqual({ n: 1 });
+    expect(built).toEqual(["path", "tool"]);
+    // A third shape drops the oldest: "path" is built again when it comes back.
+    expect(await byShape("actor", "a1")).toEqual({ n: 1 });
+    expect(await byShape("tool", "nope")).toEqual({ n: 0 });
+    expect(await byShape("path", "s.ts")).toEqual({ n: 1 });
+    expect(built).toEqual(["path", "tool", "actor", "path"]);
   });
 });
