@@ -1082,3 +1082,20 @@ export const planApprovals = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
 );
+
+/** Path reservations in a registered repository (migrations/0045, src/work/reservations/model.ts). */
+export const pathReservations = sqliteTable("path_reservations", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  repositoryId: text("repository_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  pattern: text("pattern").notNull(),
+  exclusive: integer("exclusive").notNull(),
+  taskId: text("task_id"),
+  reason: text("reason").notNull(),
+  fencingToken: integer("fencing_token").notNull(),
+  sessionId: text("session_id").notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+  releasedAt: text("released_at"),
+});

@@ -1,12 +1,15 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
 import { claimHandoff, claimNext, claimTask, reapExpiredLeases, type ClaimOutcome, type ClaimScope, type HandoffClaimOutcome } from "../work/claims/model";
+import { type ReleaseRequest, releasePaths, type Reservation, type ReserveOutcome, type ReserveRequest, reservePaths } from "../work/reservations/model";
 
 /**
  * One per claim scope (a project, or a tenant's whole pool). It runs that scope's claims one at
  * a time, so racing agents queue instead of losing compare-and-swap races in D1, and it keeps an
  * alarm at the earliest lease expiry it has handed out, which sends expired work back to the pool.
- * D1 stays the system of record: the claim itself is a single CAS statement there.
+ * D1 stays the system of record: the claim itself is a single CAS statement there. A repository's
+ * path reservations queue in an object of their own (`<tenant>:repo:<repository id>`), since a
+ * repository's paths are shared by every project linked to it.
  */
 export class ClaimsDO extends DurableObject<Env> {
   private queue: Promise<unknown> = Promise.resolve();
@@ -36,6 +39,16 @@ export class ClaimsDO extends DurableObject<Env> {
   /** Claims a handoff for a recipient, queued with the scope's other claims. */
   async claimHandoff(args: { tenantId: string; actorId: string; sessionId: string; runId?: string | null; handoffId: string; nowMs: number }): Promise<HandoffClaimOutcome> {
     return this.serialized(() => claimHandoff(this.env.DB, { ...args, now: new Date(args.nowMs) }));
+  }
+
+  /** Reserves paths of the repository this object serializes (named `<tenant>:repo:<repository id>`). */
+  async reservePaths(request: ReserveRequest): Promise<ReserveOutcome> {
+    return this.serialized(() => reservePaths(this.env.DB, request));
+  }
+
+  /** Releases reservations, in the same queue as reserving, so a release never races a renewal. */
+  async releasePaths(request: ReleaseRequest): Promise<Reservation[]> {
+    return this.serialized(() => releasePaths(this.env.DB, request));
   }
 
   /** Remembers a lease and keeps the alarm at the earliest one. */

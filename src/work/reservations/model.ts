@@ -1,0 +1,225 @@
+/**
+ * Path reservations: an actor holds paths or globs of a registered repository, exclusive or
+ * shared, under a lease. Reserving and releasing run in the repository's ClaimsDO one call at a
+ * time (reserveIn, releaseIn), so the read of live reservations and the write that follows cannot
+ * interleave with another reserver's; D1 is the record. Writes through the server (commits,
+ * merges, cherry-picks) ask writeConflicts before they touch GitHub.
+ */
+import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import type { Ctx } from "../../core/context";
+import { iso } from "../../core/time";
+import { dbOf } from "../../db/client";
+import { uuidv7 } from "../../db/ids";
+import { pathReservations } from "../../db/schema";
+import { patternMatches, patternsOverlap } from "./globs";
+
+export interface Reservation {
+  id: string;
+  repository_id: string;
+  actor_id: string;
+  pattern: string;
+  exclusive: boolean;
+  task_id: string | null;
+  reason: string;
+  fencing_token: number;
+  created_at: string;
+  expires_at: string;
+}
+
+const r = pathReservations;
+
+const reservationFields = {
+  id: r.id,
+  repository_id: r.repositoryId,
+  actor_id: r.actorId,
+  pattern: r.pattern,
+  exclusive: r.exclusive,
+  task_id: r.taskId,
+  reason: r.reason,
+  fencing_token: r.fencingToken,
+  created_at: r.createdAt,
+  expires_at: r.expiresAt,
+};
+
+const toReservation = (row: Omit<Reservation, "exclusive"> & { exclusive: number }): Reservation => ({ ...row, exclusive: row.exclusive === 1 });
+
+/** A reservation counts while nobody released it and its lease has not run out. */
+const live = (tenantId: string, repositoryId: string, now: string) => and(eq(r.tenantId, tenantId), eq(r.repositoryId, repositoryId), isNull(r.releasedAt), gt(r.expiresAt, now));
+
+/** The repository's live reservations, oldest first. */
+export async function liveReservations(d1: D1Database, tenantId: string, repositoryId: string, now: string): Promise<Reservation[]> {
+  const rows = await dbOf({ d1 })
+    .select(reservationFields)
+    .from(r)
+    .where(live(tenantId, repositoryId, now))
+    .orderBy(r.createdAt, r.id)
+    .all();
+  return rows.map(toReservation);
+}
+
+export interface ReserveRequest {
+  tenantId: string;
+  repositoryId: string;
+  actorId: string;
+  sessionId: string;
+  /** Normalized patterns (globs.normalizePattern), distinct. */
+  patterns: string[];
+  exclusive: boolean;
+  leaseSeconds: number;
+  taskId: string | null;
+  reason: string;
+  nowMs: number;
+}
+
+/** A requested pattern and the live reservation of someone else it cannot sit beside. */
+export interface Conflict {
+  pattern: string;
+  held: Reservation;
+}
+
+export type ReserveOutcome = { reserved: true; reservations: Reservation[]; fencing_token: number; renewed: string[] } | { reserved: false; conflicts: Conflict[] };
+
+/**
+ * Two reservations collide when different actors hold them, their patterns can cover a common path,
+ * and either is exclusive: shared holders sit together, an exclusive one sits alone.
+ */
+function conflictsWith(held: readonly Reservation[], actorId: string, patterns: readonly string[], exclusive: boolean): Conflict[] {
+  const out: Conflict[] = [];
+  for (const pattern of patterns) {
+    for (const h of held) {
+      if (h.actor_id !== actorId && (exclusive || h.exclusive) && patternsOverlap(pattern, h.pattern)) out.push({ pattern, held: h });
+    }
+  }
+  return out;
+}
+
+/**
+ * Reserves every pattern or none. A pattern the actor already holds is renewed: the new lease,
+ * mode, task and reason, and its fencing token kept. The others are new reservations under the
+ * repository's next fencing token. Run it in the repository's ClaimsDO (reserveIn): the token is
+ * read, then written, in that one queue.
+ */
+export async function reservePaths(d1: D1Database, q: ReserveRequest): Promise<ReserveOutcome> {
+  const now = iso(new Date(q.nowMs));
+  const expires = iso(new Date(q.nowMs + q.leaseSeconds * 1000));
+  const held = await liveReservations(d1, q.tenantId, q.repositoryId, now);
+  const conflicts = conflictsWith(held, q.actorId, q.patterns, q.exclusive);
+  if (conflicts.length > 0) return { reserved: false, conflicts };
+
+  const db = dbOf({ d1 });
+  const mine = new Map(held.filter((h) => h.actor_id === q.actorId).map((h) => [h.pattern, h]));
+  const renewed = q.patterns.filter((p) => mine.has(p));
+  const fresh = q.patterns.filter((p) => !mine.has(p));
+  const top = await db
+    .select({ token: sql<number>`COALESCE(MAX(${r.fencingToken}), 0)` })
+    .from(r)
+    .where(and(eq(r.tenantId, q.tenantId), eq(r.repositoryId, q.repositoryId)))
+    .get();
+  const token = (top?.token ?? 0) + 1;
+  const statements: D1PreparedStatement[] = [];
+  for (const p of renewed) {
+    const { sql: text, params } = db
+      .update(r)
+      .set({ expiresAt: expires, exclusive: q.exclusive ? 1 : 0, taskId: q.taskId, reason: q.reason })
+      .where(eq(r.id, mine.get(p)!.id))
+      .toSQL();
+    statements.push(d1.prepare(text).bind(...params));
+  }
+  for (const p of fresh) {
+    const { sql: text, params } = db
+      .insert(r)
+      .values({
+        id: uuidv7(q.nowMs),
+        tenantId: q.tenantId,
+        repositoryId: q.repositoryId,
+        actorId: q.actorId,
+        pattern: p,
+        exclusive: q.exclusive ? 1 : 0,
+        taskId: q.taskId,
+        reason: q.reason,
+        fencingToken: token,
+        sessionId: q.sessionId,
+        createdAt: now,
+        expiresAt: expires,
+      })
+      .toSQL();
+    statements.push(d1.prepare(text).bind(...params));
+  }
+  if (statements.length > 0) await d1.batch(statements);
+  const after = (await liveReservations(d1, q.tenantId, q.repositoryId, now)).filter((h) => h.actor_id === q.actorId && q.patterns.includes(h.pattern));
+  return {
+    reserved: true,
+    reservations: after,
+    fencing_token: fresh.length > 0 ? token : Math.max(...after.map((h) => h.fencing_token)),
+    renewed,
+  };
+}
+
+export interface ReleaseRequest {
+  tenantId: string;
+  repositoryId: string;
+  actorId: string;
+  /** Release these reservations of the actor; with neither ids nor patterns, all of them in the repository. */
+  ids?: string[];
+  patterns?: string[];
+  nowMs: number;
+}
+
+/** Ends the actor's live reservations named (or all in the repository); returns what it ended. */
+export async function releasePaths(d1: D1Database, q: ReleaseRequest): Promise<Reservation[]> {
+  const now = iso(new Date(q.nowMs));
+  const rows = await dbOf({ d1 })
+    .update(r)
+    .set({ releasedAt: now })
+    .where(and(live(q.tenantId, q.repositoryId, now), eq(r.actorId, q.actorId), q.ids?.length ? inArray(r.id, q.ids) : undefined, q.patterns?.length ? inArray(r.pattern, q.patterns) : undefined))
+    .returning(reservationFields)
+    .all();
+  return rows.map(toReservation).sort((a, b) => (a.created_at === b.created_at ? a.id.localeCompare(b.id) : a.created_at.localeCompare(b.created_at)));
+}
+
+/** Ends every live reservation tied to a task (the task was finished, cancelled or let go). */
+export async function releaseTaskReservations(d1: D1Database, tenantId: string, taskId: string, nowMs: number): Promise<number> {
+  const now = iso(new Date(nowMs));
+  const rows = await dbOf({ d1 })
+    .update(r)
+    .set({ releasedAt: now })
+    .where(and(eq(r.tenantId, tenantId), eq(r.taskId, taskId), isNull(r.releasedAt), gt(r.expiresAt, now)))
+    .returning({ id: r.id })
+    .all();
+  return rows.length;
+}
+
+/** A path a write would touch and the live exclusive reservation of someone else that covers it. */
+export interface WriteConflict {
+  path: string;
+  held: Reservation;
+}
+
+/** What stands in the way of `actorId` writing `paths` (normalized) in the repository now. */
+export async function writeConflicts(d1: D1Database, tenantId: string, repositoryId: string, actorId: string, paths: readonly string[], now: string): Promise<WriteConflict[]> {
+  const others = await dbOf({ d1 })
+    .select(reservationFields)
+    .from(r)
+    .where(and(live(tenantId, repositoryId, now), ne(r.actorId, actorId), eq(r.exclusive, 1)))
+    .orderBy(r.createdAt, r.id)
+    .all();
+  const out: WriteConflict[] = [];
+  for (const path of paths) {
+    for (const h of others) if (patternMatches(h.pattern, path)) out.push({ path, held: toReservation(h) });
+  }
+  return out;
+}
+
+/** Whether `token` is one of the actor's live reservations in the repository (a stale one is not). */
+export async function holdsToken(d1: D1Database, tenantId: string, repositoryId: string, actorId: string, token: number, now: string): Promise<boolean> {
+  const row = await dbOf({ d1 })
+    .select({ id: r.id })
+    .from(r)
+    .where(and(live(tenantId, repositoryId, now), eq(r.actorId, actorId), eq(r.fencingToken, token)))
+    .limit(1)
+    .get();
+  return row !== undefined;
+}
+
+/** The ClaimsDO that serializes a repository's reservations. */
+export const reservationsStub = (ctx: Pick<Ctx, "env" | "tenantId">, repositoryId: string) => ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:repo:${repositoryId}`));
