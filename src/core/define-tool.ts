@@ -17,6 +17,7 @@ export type ToolsetId =
   | "knowledge"
   | "search"
   | "runs"
+  | "coordination"
   | "git"
   | "docs"
   | "code"

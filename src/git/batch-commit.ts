@@ -12,6 +12,7 @@ import { githubFor } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";
 import { pickedRepo, pickFields } from "./workspace";
+import { assertPathsFree, fencingTokenField } from "./reservations";
 import { assertSafeRef, isSafeRepoPath } from "./tokens";
 import { type BlobMode, confirmBranchWrite, GitWriter, mappingGitHubErrors, type TreeEntry } from "./writer";
 
@@ -61,6 +62,7 @@ const input = z.object({
     .describe(
       'The seed\'s push: "never" (default) or "after" (true is the same). Commits made here are already on GitHub, so "after" pushes nothing; the result reports push as done once every commit landed.',
     ),
+  fencing_token: fencingTokenField,
   format: formatField,
 });
 
@@ -198,6 +200,13 @@ export const batchCommit = defineTool({
     if (refused) return refused;
     return mappingGitHubErrors(async () => {
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await pickedRepo(ctx, data, "batch_commit commits to a repository"));
+      // Before anything is sent to GitHub: someone else's reserved paths, or a lease that ended.
+      await assertPathsFree(
+        ctx,
+        w.repo,
+        data.commits.flatMap((c) => c.files.map((f) => f.path)),
+        data.fencing_token,
+      );
       const branch = data.branch ?? (await w.defaultBranch());
       await confirmBranchWrite(ctx, w, branch, `Commit ${data.commits.length} commit${data.commits.length === 1 ? "" : "s"}`);
       let head = await w.branchHead(branch);

@@ -11,6 +11,7 @@ import { githubFor } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";
 import { pickedRepo, pickFields } from "./workspace";
+import { assertTreeChangeFree, fencingTokenField } from "./reservations";
 import { assertSafeRef, parseRange, unsafeRef } from "./tokens";
 import { confirmBranchWrite, cleanupBranch, type CommitInfo, deleteBranchesField, deleteWorktreesField, destination, GitWriter, mappingGitHubErrors, pickOnto, WORKTREES_UNSUPPORTED } from "./writer";
 
@@ -28,6 +29,7 @@ const input = z.object({
   onto: z.string().max(256).optional().describe("Destination branch. Defaults to the repository's default branch (there is no checked-out branch)."),
   delete_merged_branches: deleteBranchesField,
   delete_merged_worktrees: deleteWorktreesField,
+  fencing_token: fencingTokenField,
   format: formatField,
 });
 
@@ -129,7 +131,8 @@ export const gitCherryPick = defineTool({
         results.push(x.item);
         if (x.branchSha) branchShas.set(x.item, x.branchSha);
       }
-      let head: CommitInfo = await w.commit(dest.sha);
+      const start = await w.commit(dest.sha);
+      let head: CommitInfo = start;
       let applied = 0;
       for (const [i, sha] of queue.entries()) {
         const r = await pickOnto(w, head, await w.commit(sha));
@@ -142,6 +145,8 @@ export const gitCherryPick = defineTool({
         }
         await ctx.progress?.(i + 1, queue.length, `picked ${sha.slice(0, 7)}`);
       }
+      // The branch has not moved yet: a refusal leaves it as it was.
+      await assertTreeChangeFree(ctx, w, start.tree, head.tree, data.fencing_token);
       if (head.sha !== dest.sha) await w.moveBranch(dest.branch, dest.sha, head.sha);
       if (data.delete_merged_branches) {
         for (const [item, sha] of branchShas) {

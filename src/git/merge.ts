@@ -10,6 +10,7 @@ import { githubFor } from "./credentials";
 import { compact, formatField, gitErrorText } from "./output";
 import { repoField } from "./repo";
 import { pickedRepo, pickFields } from "./workspace";
+import { assertTreeChangeFree, fencingTokenField } from "./reservations";
 import { assertSafeRef, isSafeRef, unsafeRef } from "./tokens";
 import {
   confirmBranchWrite,
@@ -45,6 +46,7 @@ const input = z.object({
   message: z.string().min(1).max(20_000).optional().describe("Merge commit message, used only when a merge commit is created. Default: Merge branch '<source>' into <into>."),
   delete_merged_branches: deleteBranchesField,
   delete_merged_worktrees: deleteWorktreesField,
+  fencing_token: fencingTokenField,
   format: formatField,
 });
 
@@ -148,7 +150,8 @@ export const gitMerge = defineTool({
       const w = new GitWriter(githubFor(ctx.env, ctx.tenantId), await pickedRepo(ctx, data, "git_merge merges branches of a repository"));
       const dest = await destination(w, data.into);
       await confirmBranchWrite(ctx, w, dest.branch, `Merge ${data.sources.join(", ")}`);
-      let head = await w.commit(dest.sha);
+      const start = await w.commit(dest.sha);
+      let head = start;
       const results: Item[] = [];
       for (const source of data.sources) {
         const landed = await landSource(w, head, source, data.strategy, dest.branch, data.message);
@@ -157,6 +160,8 @@ export const gitMerge = defineTool({
         await ctx.progress?.(results.length, data.sources.length, `merged ${source}`);
         if (!landed.item.ok) break;
       }
+      // The branch has not moved yet: a refusal leaves it as it was.
+      await assertTreeChangeFree(ctx, w, start.tree, head.tree, data.fencing_token);
       if (head.sha !== dest.sha) await w.moveBranch(dest.branch, dest.sha, head.sha);
       const ok = results.length === data.sources.length && results.every((r) => r.ok);
       if (ok && data.delete_merged_branches) {

@@ -9,7 +9,9 @@ import {
   knowledgeTools,
   onTaskStatusChange,
   projectTools,
+  followTaskReservations,
   repoTools,
+  reservationTools,
   runTools,
   searchTools,
   skillTools,
@@ -72,6 +74,11 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
     default: false,
   },
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
+  {
+    id: "coordination",
+    description: "Path reservations in a repository: reserve, check and release paths before editing them; commits, merges and cherry-picks through this server respect them.",
+    default: false,
+  },
 ];
 
 /** Seed 004's tool_manifest reads the registry it is part of, at call time. */
@@ -93,6 +100,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...skillTools,
   ...searchTools,
   ...runTools,
+  ...reservationTools,
   ...gitTools,
   ...docsTools,
   ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),
@@ -107,6 +115,8 @@ registerCatalog(findTool);
 
 // A plan step follows its linked task; the tasks room calls out without naming plans.
 onTaskStatusChange(followTask);
+// A task finished, cancelled or given back lets its reserved paths go.
+onTaskStatusChange(followTaskReservations);
 
 const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
 

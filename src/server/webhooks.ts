@@ -19,6 +19,7 @@ import { ToolError } from "../core/errors";
 import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive-sessions/runner";
 import { findTask } from "../work/tasks/model";
+import { notifyPushedPaths } from "../work/reservations/model";
 import { addCodeRef, applyCodeRefChange, codeRefFields, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos/model";
 
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
@@ -200,8 +201,24 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
  */
 async function onPushWithDocWatches(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
   const recorded = await onPush(ctx, payload, deliveryId);
-  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload)].filter((n): n is string => n !== null);
+  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload), await notifyReservedPush(ctx, payload)].filter((n): n is string => n !== null);
   return notes.length === 0 ? recorded : { status: "processed", note: [recorded.note, ...notes].join("; ") };
+}
+
+/** A push that changed reserved paths tells their holders (src/work/reservations); a re-delivery tells nobody twice. */
+async function notifyReservedPush(ctx: Ctx, payload: Json): Promise<string | null> {
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return null;
+  const files = [...new Set(pushedCommits(payload).flatMap((c) => c.files))];
+  const told = await notifyPushedPaths(ctx, {
+    repositoryId: repo.id,
+    slug: repo.slug,
+    branch: str(payload.ref).replace(/^refs\/heads\//, ""),
+    after: str(payload.after).slice(0, 40),
+    pusher: str(obj(payload.pusher).name).slice(0, 100),
+    files,
+  });
+  return told > 0 ? `${told} reservation holder(s) told of the push` : null;
 }
 
 /** D1 batches are atomic; a large push is split so no batch grows without bound. */

@@ -12,6 +12,9 @@ export { feedbackTools } from "./feedback";
 export { skillTools } from "./skills";
 export { searchTools } from "./search";
 export { runTools } from "./runs";
+export { reservationTools } from "./reservations";
 
 // The seam plans hang on: the catalog registers plans' step follower with the tasks room.
 export { onTaskStatusChange } from "./tasks/model";
+// And the one that lets a task's reserved paths go with it.
+export { followTaskReservations } from "./reservations/model";

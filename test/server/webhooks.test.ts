@@ -619,3 +619,46 @@ describe("failures and retries", () => {
     expect(await deliveryRow(a.id.tenantId, r.delivery)).toBeNull();
   });
 });
+
+describe("a push that changes reserved paths", () => {
+  it("tells each holder whose reservation covers a changed file, once per push, whoever pushed", async () => {
+    const a = await appTenant("hooks-reserved", 9301, "rsv/repo");
+    // The webhook path reads the wall clock: the reservation is made on it too.
+    const holder = makeCtx(a.id, { now: () => new Date() });
+    const other = await seedIdentity("hooks-reserved", "other");
+    const otherCtx = makeCtx(other, { now: () => new Date() });
+    await ok(holder, "path_reserve", { repository_id: "rsv/repo", paths: ["src/auth/**"] });
+    await ok(otherCtx, "path_reserve", { repository_id: "rsv/repo", paths: ["docs/**"], exclusive: false });
+    const push = (sha: string, files: string[]) => {
+      const p = withRepo(
+        example("push", (e) => e.commits.length > 0),
+        "rsv/repo",
+        9301,
+      );
+      p.ref = "refs/heads/feature";
+      p.after = sha;
+      p.commits = [{ ...p.commits[0], id: sha, timestamp: "2026-06-02T10:00:00Z", message: "outside", added: [], modified: files, removed: [] }];
+      return p;
+    };
+    const notes = async (actorId: string) =>
+      (
+        await env.DB.prepare(`SELECT kind, summary FROM notifications WHERE tenant_id = ? AND actor_id = ? AND kind = 'paths.pushed' ORDER BY seq`)
+          .bind(a.id.tenantId, actorId)
+          .all<{ kind: string; summary: string }>()
+      ).results;
+    const first = await deliver("push", push("f".repeat(40), ["src/auth/login.ts", "README.md"]));
+    expect(first.status).toBe(202);
+    expect(await deliveryRow(a.id.tenantId, first.delivery)).toMatchObject({ status: "processed" });
+    const told = await notes(a.id.actorId);
+    expect(told).toHaveLength(1);
+    expect(told[0]!.summary).toMatch(/pushed fffffff to rsv\/repo@feature changing src\/auth\/login\.ts, under your reservation src\/auth\/\*\*/);
+    expect(await notes(other.actorId)).toEqual([]);
+    // The same push delivered again is a duplicate; a push outside every reservation tells nobody.
+    await deliver("push", push("f".repeat(40), ["src/auth/login.ts", "README.md"]));
+    await deliver("push", push("1".repeat(40), ["README.md"]));
+    expect(await notes(a.id.actorId)).toHaveLength(1);
+    // A later push through shared paths tells their holder.
+    await deliver("push", push("2".repeat(40), ["docs/guide.md"]));
+    expect((await notes(other.actorId)).map((n) => n.kind)).toEqual(["paths.pushed"]);
+  });
+});

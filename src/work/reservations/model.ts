@@ -6,11 +6,12 @@
  * merges, cherry-picks) ask writeConflicts before they touch GitHub.
  */
 import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { iso } from "../../core/time";
-import { dbOf } from "../../db/client";
+import { dbOf, statementOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
-import { pathReservations } from "../../db/schema";
+import { notifications, pathReservations, tasks } from "../../db/schema";
 import { patternMatches, patternsOverlap } from "./globs";
 
 export interface Reservation {
@@ -25,6 +26,19 @@ export interface Reservation {
   created_at: string;
   expires_at: string;
 }
+
+export const reservationSchema = z.object({
+  id: z.string().describe("Reservation id."),
+  repository_id: z.string().describe("Repository id."),
+  actor_id: z.string().describe("Who holds it."),
+  pattern: z.string().describe("The path or glob held."),
+  exclusive: z.boolean().describe("Exclusive (nobody else writes or reserves these paths) or shared."),
+  task_id: z.string().nullable().describe("The task it is tied to (finishing or releasing the task releases it), or null."),
+  reason: z.string().describe("Why it is held."),
+  fencing_token: z.number().int().describe("The lease's fencing token: a renewal keeps it, a new reservation gets a higher one."),
+  created_at: z.string().describe("When it was first reserved."),
+  expires_at: z.string().describe("When the lease runs out unless renewed."),
+});
 
 const r = pathReservations;
 
@@ -223,3 +237,61 @@ export async function holdsToken(d1: D1Database, tenantId: string, repositoryId:
 
 /** The ClaimsDO that serializes a repository's reservations. */
 export const reservationsStub = (ctx: Pick<Ctx, "env" | "tenantId">, repositoryId: string) => ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:repo:${repositoryId}`));
+
+/**
+ * A task's reservations end with its work: the catalog calls this after a task's status changed,
+ * and a task finished, cancelled or given back to the pool lets its paths go.
+ */
+export async function followTaskReservations(ctx: Pick<Ctx, "d1" | "tenantId" | "clock">, taskId: string): Promise<void> {
+  const task = await dbOf(ctx)
+    .select({ status: tasks.status, assignee: tasks.assigneeActorId })
+    .from(tasks)
+    .where(and(eq(tasks.tenantId, ctx.tenantId), eq(tasks.id, taskId)))
+    .get();
+  if (!task) return;
+  if (task.status === "done" || task.status === "cancelled" || (task.status === "todo" && task.assignee === null)) {
+    await releaseTaskReservations(ctx.d1, ctx.tenantId, taskId, ctx.clock.now().getTime());
+  }
+}
+
+/**
+ * A push made outside this server (it arrived by webhook) that changed reserved paths: each holder
+ * of a live reservation covering a changed file hears of it, once per push and reservation. The
+ * pusher is a GitHub account, not an actor, so every holder is told, the pusher's own included.
+ */
+export async function notifyPushedPaths(
+  ctx: Pick<Ctx, "d1" | "tenantId" | "actorId" | "clock">,
+  push: { repositoryId: string; slug: string; branch: string; after: string; pusher: string; files: readonly string[] },
+): Promise<number> {
+  const now = iso(ctx.clock.now());
+  const held = await liveReservations(ctx.d1, ctx.tenantId, push.repositoryId, now);
+  if (held.length === 0 || push.files.length === 0) return 0;
+  const statements: D1PreparedStatement[] = [];
+  for (const h of held) {
+    const touched = push.files.filter((f) => patternMatches(h.pattern, f));
+    if (touched.length === 0) continue;
+    const shown = touched.slice(0, 3).join(", ") + (touched.length > 3 ? ` and ${touched.length - 3} more` : "");
+    statements.push(
+      statementOf(
+        ctx.d1,
+        dbOf(ctx)
+          .insert(notifications)
+          .values({
+            id: uuidv7(ctx.clock.now().getTime()),
+            tenantId: ctx.tenantId,
+            actorId: h.actor_id,
+            kind: "paths.pushed",
+            objectType: "repository",
+            objectId: push.repositoryId,
+            summary: `${push.pusher || "someone"} pushed ${push.after.slice(0, 7)} to ${push.slug}@${push.branch} changing ${shown}, under your reservation ${h.pattern}`.slice(0, 500),
+            fromActorId: ctx.actorId,
+            createdAt: now,
+            dedupeKey: `push:${push.after}:${h.id}`,
+          })
+          .onConflictDoNothing(),
+      ),
+    );
+  }
+  for (let i = 0; i < statements.length; i += 50) await ctx.d1.batch(statements.slice(i, i + 50));
+  return statements.length;
+}
