@@ -178,6 +178,9 @@ describe("a batch write counts its items beyond the allowance", () => {
       "task_link.add_depends_on",
       "task_link.remove_depends_on",
       "task_claim.repository_ids",
+      // Which of one's reservations to let go: a selector, as releasing all of them is.
+      "path_release.reservation_ids",
+      "path_release.paths",
       "decision_log.options",
       "handoff_create.to_actor_ids",
       "handoff_create.options",

@@ -48,6 +48,8 @@ export const pathReserveTool = defineTool({
     conflicts: z.array(conflictSchema).describe("Who stands in the way, when not reserved."),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: true, openWorld: false },
+  // Each pattern is a reservation row of its own.
+  cost: { items: "paths" },
   run: async (ctx, input) => {
     const patterns = patternsOf(input.paths);
     const repositoryId = await findRepositoryId(ctx, input.repository_id);
