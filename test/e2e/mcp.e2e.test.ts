@@ -132,6 +132,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
         "comment_query",
         "decision_query",
         "notification_query",
+        "path_reservations",
         "handoff_query",
         "repo_query",
         "code_ref_query",
