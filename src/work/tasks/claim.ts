@@ -147,6 +147,8 @@ export const taskReleaseTool = defineTool({
         },
       );
     }
+    // Back in the pool is a status change its followers hear of (a plan step; the task's reserved paths go).
+    await taskStatusChanged(ctx, task.id);
     return { task: await findTask(ctx, task.id) };
   },
   summarize: (r) => `${r.task.ref} is back in the pool.`,

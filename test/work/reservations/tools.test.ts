@@ -52,6 +52,13 @@ describe("path_reserve", () => {
     expect((await ok(alice, "path_reservations", { repository_id: REPO })).items).toHaveLength(1);
     await ok(alice, "task_update", { task_id: task.id, patch: { status: "done" }, fencing_token: claim.fencing_token });
     expect((await ok(alice, "path_reservations", { repository_id: REPO })).items).toEqual([]);
+    // Given back to the pool with task_release: the same.
+    const other = (await ok(alice, "task_create", { project_id: "API", title: "Rewrite tokens" })).task;
+    const held = await ok(alice, "task_claim", { task_id: other.id });
+    await ok(alice, "path_reserve", { repository_id: REPO, paths: ["src/tokens/**"], task_id: other.id });
+    expect((await ok(alice, "path_reservations", { repository_id: REPO })).items).toHaveLength(1);
+    await ok(alice, "task_release", { task_id: other.id, fencing_token: held.fencing_token });
+    expect((await ok(alice, "path_reservations", { repository_id: REPO })).items).toEqual([]);
   });
 });
 
