@@ -5,9 +5,9 @@
 import { evaluateStaleDecisions, type StaleDecision } from "../changes/stale-decisions";
 import { and, eq, gt, inArray } from "drizzle-orm";
 import { dbOf, jsonValues } from "../db/client";
-import { uuidv7 } from "../db/ids";
-import { actors, tenants as tenantsTable } from "../db/schema";
 import { iso } from "../core/time";
+import { deliverNotices } from "../work/collab/inbox";
+import { actors, tenants as tenantsTable } from "../db/schema";
 import { readCursor, saveCursor } from "./cursor";
 
 export const STALE_SWEEP_JOB = "stale_decision_sweep";
@@ -22,7 +22,6 @@ export const SWEEP_LIMITS: SweepLimits = { tenants: 50, notices: 500 };
 
 /** The rules already cap what they examine per tenant; asking for more than that changes nothing. */
 const DECISIONS_PER_TENANT = 1000;
-const STATEMENTS_PER_BATCH = 100;
 
 interface Notice {
   actorId: string;
@@ -87,20 +86,16 @@ async function addressNotices(d1: D1Database, tenantId: string, decisions: Stale
 }
 
 async function insertNotices(d1: D1Database, tenantId: string, notices: Notice[], now: Date, day: string): Promise<number> {
-  const at = iso(now);
-  // Hand SQL: the conflict target is the partial dedupe_key index, whose WHERE drizzle writes after DO NOTHING, where SQLite refuses it.
-  const statements = notices.map(({ actorId, decision }) =>
-    d1
-      .prepare(
-        `INSERT INTO notifications (id, tenant_id, actor_id, kind, object_type, object_id, summary, from_actor_id, created_at, dedupe_key)
-         VALUES (?, ?, ?, 'stale_decision', 'change_event', ?, ?, '', ?, ?)
-         ON CONFLICT (tenant_id, actor_id, dedupe_key) WHERE dedupe_key IS NOT NULL DO NOTHING`,
-      )
-      .bind(uuidv7(now.getTime()), tenantId, actorId, decision.id, `${decision.entity_path}: ${decision.stale_reason}`.slice(0, 200), at, `stale_decision:${decision.id}:${day}`),
+  return deliverNotices(
+    { d1, tenantId, clock: { now: () => now } },
+    notices.map(({ actorId, decision }) => ({
+      actorId,
+      kind: "stale_decision",
+      objectType: "change_event",
+      objectId: decision.id,
+      summary: `${decision.entity_path}: ${decision.stale_reason}`.slice(0, 200),
+      fromActorId: "",
+      dedupeKey: `stale_decision:${decision.id}:${day}`,
+    })),
   );
-  let inserted = 0;
-  for (let i = 0; i < statements.length; i += STATEMENTS_PER_BATCH) {
-    for (const res of await d1.batch(statements.slice(i, i + STATEMENTS_PER_BATCH))) inserted += res.meta.changes ?? 0;
-  }
-  return inserted;
 }

@@ -4,6 +4,7 @@ import { iso } from "../../core/time";
 import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityStatement, actorRefField, cursorField, decodeKeyset, limitField, resolveActor, keysetPage } from "../shared";
+import { announceNotices } from "./inbox";
 import { commentSchema, findCommentTarget, findObject, getComment, insertCommentStatement, insertMentionStatement, listComments, objectFields, toComment } from "./model";
 
 export const commentAddTool = defineTool({
@@ -45,6 +46,7 @@ export const commentAddTool = defineTool({
       ...mentioned.map((actor) => insertMentionStatement(ctx, uuidv7(), actor, id, input.body.slice(0, 200), now)),
       activityStatement(ctx, { verb: "comment.added", objectType: input.object_type, objectId, projectId, summary: input.body.slice(0, 200), metadata: { comment_id: id } }),
     ]);
+    await announceNotices(ctx, mentioned);
     const row = await getComment(ctx, id);
     return { comment: toComment(row!), notified: mentioned };
   },

@@ -9,9 +9,10 @@ import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { iso } from "../../core/time";
-import { dbOf, statementOf } from "../../db/client";
+import { dbOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
-import { notifications, pathReservations, tasks } from "../../db/schema";
+import { pathReservations, tasks } from "../../db/schema";
+import { deliverNotices, type Notice } from "../collab/inbox";
 import { patternMatches, patternsOverlap } from "./globs";
 
 export interface Reservation {
@@ -260,38 +261,27 @@ export async function followTaskReservations(ctx: Pick<Ctx, "d1" | "tenantId" | 
  * pusher is a GitHub account, not an actor, so every holder is told, the pusher's own included.
  */
 export async function notifyPushedPaths(
-  ctx: Pick<Ctx, "d1" | "tenantId" | "actorId" | "clock">,
+  ctx: Pick<Ctx, "d1" | "tenantId" | "actorId" | "clock"> & Partial<Pick<Ctx, "env" | "waitUntil">>,
   push: { repositoryId: string; slug: string; branch: string; after: string; pusher: string; files: readonly string[] },
 ): Promise<number> {
   const now = iso(ctx.clock.now());
   const held = await liveReservations(ctx.d1, ctx.tenantId, push.repositoryId, now);
   if (held.length === 0 || push.files.length === 0) return 0;
-  const statements: D1PreparedStatement[] = [];
+  const notices: Notice[] = [];
   for (const h of held) {
     const touched = push.files.filter((f) => patternMatches(h.pattern, f));
     if (touched.length === 0) continue;
     const shown = touched.slice(0, 3).join(", ") + (touched.length > 3 ? ` and ${touched.length - 3} more` : "");
-    statements.push(
-      statementOf(
-        ctx.d1,
-        dbOf(ctx)
-          .insert(notifications)
-          .values({
-            id: uuidv7(ctx.clock.now().getTime()),
-            tenantId: ctx.tenantId,
-            actorId: h.actor_id,
-            kind: "paths.pushed",
-            objectType: "repository",
-            objectId: push.repositoryId,
-            summary: `${push.pusher || "someone"} pushed ${push.after.slice(0, 7)} to ${push.slug}@${push.branch} changing ${shown}, under your reservation ${h.pattern}`.slice(0, 500),
-            fromActorId: ctx.actorId,
-            createdAt: now,
-            dedupeKey: `push:${push.after}:${h.id}`,
-          })
-          .onConflictDoNothing(),
-      ),
-    );
+    notices.push({
+      actorId: h.actor_id,
+      kind: "paths.pushed",
+      objectType: "repository",
+      objectId: push.repositoryId,
+      summary: `${push.pusher || "someone"} pushed ${push.after.slice(0, 7)} to ${push.slug}@${push.branch} changing ${shown}, under your reservation ${h.pattern}`,
+      fromActorId: ctx.actorId,
+      dedupeKey: `push:${push.after}:${h.id}`,
+    });
   }
-  for (let i = 0; i < statements.length; i += 50) await ctx.d1.batch(statements.slice(i, i + 50));
-  return statements.length;
+  await deliverNotices(ctx, notices);
+  return notices.length;
 }
