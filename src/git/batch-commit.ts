@@ -206,6 +206,7 @@ export const batchCommit = defineTool({
         w.repo,
         data.commits.flatMap((c) => c.files.map((f) => f.path)),
         data.fencing_token,
+        "batch_commit",
       );
       const branch = data.branch ?? (await w.defaultBranch());
       await confirmBranchWrite(ctx, w, branch, `Commit ${data.commits.length} commit${data.commits.length === 1 ? "" : "s"}`);

@@ -146,7 +146,7 @@ export const gitCherryPick = defineTool({
         await ctx.progress?.(i + 1, queue.length, `picked ${sha.slice(0, 7)}`);
       }
       // The branch has not moved yet: a refusal leaves it as it was.
-      await assertTreeChangeFree(ctx, w, start.tree, head.tree, data.fencing_token);
+      await assertTreeChangeFree(ctx, w, start.tree, head.tree, data.fencing_token, "git_cherry_pick");
       if (head.sha !== dest.sha) await w.moveBranch(dest.branch, dest.sha, head.sha);
       if (data.delete_merged_branches) {
         for (const [item, sha] of branchShas) {

@@ -161,7 +161,7 @@ export const gitMerge = defineTool({
         if (!landed.item.ok) break;
       }
       // The branch has not moved yet: a refusal leaves it as it was.
-      await assertTreeChangeFree(ctx, w, start.tree, head.tree, data.fencing_token);
+      await assertTreeChangeFree(ctx, w, start.tree, head.tree, data.fencing_token, "git_merge");
       if (head.sha !== dest.sha) await w.moveBranch(dest.branch, dest.sha, head.sha);
       const ok = results.length === data.sources.length && results.every((r) => r.ok);
       if (ok && data.delete_merged_branches) {

@@ -4,7 +4,10 @@
  * fencing token that is no longer live is refused; the holder's own writes go through.
  */
 import { describe, expect, it } from "vitest";
+import { callTool } from "../../src/core/call";
+import { InputNeeded } from "../../src/core/confirm";
 import type { Ctx } from "../../src/core/context";
+import { findTool } from "../../src/server/registry";
 import { FakeGitHub } from "../support/github/fake";
 import { FakeRepo } from "../support/github/fake-repo";
 import { connectGitHub } from "../support/github/tenant";
@@ -27,6 +30,8 @@ async function setup(): Promise<{ alice: Ctx; bob: Ctx; clock: TestClock; repo: 
   await ok(alice, "repo_register", { remote_url: `https://api.github.test/${REPO}` });
   return { alice, bob, clock, repo, main };
 }
+
+const notices = async (ctx: Ctx) => (await ok(ctx, "notification_query", {})).items as { kind: string; summary: string }[];
 
 const commit = (path: string, content: string, more: Record<string, unknown> = {}) => ({ repo: REPO, commits: [{ message: `edit ${path}`, files: [{ path, content }] }], format: "json", ...more });
 
@@ -77,6 +82,32 @@ describe("path reservations at the write", () => {
     await ok(alice, "path_release", { repository_id: REPO, paths: ["src/auth/*.ts"] });
     expect((await ok(bob, "git_merge", { repo: REPO, sources: ["feature/auth"] })).ok).toBe(true);
     expect(repo.files("main")["src/auth/login.ts"]).toBe("bob's\n");
+  });
+
+  it("asks the person behind a client that can be asked; a confirmed override is logged and told to the holder", async () => {
+    const { alice, bob, repo, main } = await setup();
+    await ok(alice, "path_reserve", { repository_id: REPO, paths: ["src/auth/**"] });
+    const asking = (answer: "unanswered" | "declined" | "accepted" | "unavailable"): Ctx => ({ ...bob, confirmer: { answer: () => answer } });
+    // A 2026-07-28 round: the call ends with a question, and nothing is written.
+    await expect(callTool(findTool("batch_commit")!, asking("unanswered"), commit("src/auth/login.ts", "bob\n"))).rejects.toBeInstanceOf(InputNeeded);
+    expect((await fails(asking("declined"), "batch_commit", commit("src/auth/login.ts", "bob\n"))).code).toBe("confirmation_declined");
+    // An agent's own confirm: true is no override where nobody can be asked.
+    expect((await fails(asking("unavailable"), "batch_commit", commit("src/auth/login.ts", "bob\n", { confirm: true }))).code).toBe("path_reserved");
+    expect(repo.refs.get("main")).toBe(main);
+    expect((await notices(alice)).filter((x) => x.kind === "paths.overridden")).toEqual([]);
+
+    const done = await ok(asking("accepted"), "batch_commit", commit("src/auth/login.ts", "bob\n"));
+    expect(done.committed).toBe(1);
+    expect(repo.files("main")["src/auth/login.ts"]).toBe("bob\n");
+    const told = (await notices(alice)).filter((x) => x.kind === "paths.overridden");
+    expect(told).toHaveLength(1);
+    expect(told[0]!.summary).toContain("bob wrote src/auth/login.ts");
+    expect(told[0]!.summary).toContain("src/auth/**");
+    const logged = (await ok(alice, "activity_query", { verb: "paths.override" })).items as { actor_id: string; severity: string; summary: string }[];
+    expect(logged).toHaveLength(1);
+    expect(logged[0]).toMatchObject({ actor_id: bob.actorId, severity: "warn" });
+    // The holder's own notices stay theirs: bob was told nothing.
+    expect((await notices(bob)).filter((x) => x.kind === "paths.overridden")).toEqual([]);
   });
 
   it("holds nothing in a repository nobody registered, and a fencing token there is refused", async () => {

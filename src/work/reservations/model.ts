@@ -13,6 +13,7 @@ import { dbOf } from "../../db/client";
 import { uuidv7 } from "../../db/ids";
 import { pathReservations, tasks } from "../../db/schema";
 import { deliverNotices, type Notice } from "../collab/inbox";
+import { activityStatement } from "../shared";
 import { patternMatches, patternsOverlap } from "./globs";
 
 export interface Reservation {
@@ -223,6 +224,42 @@ export async function writeConflicts(d1: D1Database, tenantId: string, repositor
     for (const h of others) if (patternMatches(h.pattern, path)) out.push({ path, held: toReservation(h) });
   }
   return out;
+}
+
+/**
+ * A person behind the writer's client confirmed a write over others' reservations: the override is
+ * kept in the activity log (severity warn) and each holder is told which of their paths were written.
+ */
+export async function recordOverride(ctx: Ctx, repo: { id: string; slug: string }, conflicts: readonly WriteConflict[], tool: string): Promise<void> {
+  const byReservation = new Map<string, { held: Reservation; paths: string[] }>();
+  for (const c of conflicts) {
+    const entry = byReservation.get(c.held.id) ?? { held: c.held, paths: [] };
+    entry.paths.push(c.path);
+    byReservation.set(c.held.id, entry);
+  }
+  const shown = (paths: string[]) => paths.slice(0, 3).join(", ") + (paths.length > 3 ? ` and ${paths.length - 3} more` : "");
+  const all = [...byReservation.values()];
+  await ctx.d1.batch([
+    activityStatement(ctx, {
+      verb: "paths.override",
+      objectType: "repository",
+      objectId: repo.id,
+      summary: `${ctx.actorName} wrote over reserved paths in ${repo.slug} (${tool}): ${shown(conflicts.map((c) => c.path))}`.slice(0, 500),
+      severity: "warn",
+      metadata: { tool, reservations: all.slice(0, 20).map((e) => ({ id: e.held.id, actor_id: e.held.actor_id, pattern: e.held.pattern, paths: e.paths.slice(0, 20) })) },
+    }),
+  ]);
+  await deliverNotices(
+    ctx,
+    all.map((e) => ({
+      actorId: e.held.actor_id,
+      kind: "paths.overridden",
+      objectType: "repository",
+      objectId: repo.id,
+      summary: `${ctx.actorName} wrote ${shown(e.paths)} in ${repo.slug} over your reservation ${e.held.pattern} (${tool}, confirmed by the person behind their client)`,
+      fromActorId: ctx.actorId,
+    })),
+  );
 }
 
 /** Whether `token` is one of the actor's live reservations in the repository (a stale one is not). */
