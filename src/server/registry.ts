@@ -76,7 +76,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
   {
     id: "coordination",
-    description: "Path reservations in a repository: reserve, check and release paths before editing them; commits, merges and cherry-picks through this server respect them.",
+    description: "Coordination where the write happens: path reservations that commits, merges and cherry-picks through this server respect; overseer messages from the people running it.",
     default: false,
   },
 ];

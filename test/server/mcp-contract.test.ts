@@ -325,6 +325,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   path_reserve: { repository_id: "acme/api", paths: ["src/auth/**"], reason: "login rewrite" },
   path_reservations: { repository_id: "acme/api", paths: ["src/auth/login.ts"] },
   path_release: { repository_id: "acme/api", paths: ["src/auth/**"] },
+  overseer_message: { to: ["me"], message: "Stop and read the new schema decision first." },
   batch_commit: { repo: "acme/api", commits: [{ message: "docs: note", files: [{ path: "NOTES.md", content: "note" }] }] },
   git_merge: { repo: "acme/api", sources: ["feature/a"], strategy: "auto" },
   git_cherry_pick: { repo: "acme/api", sources: ["main..feature/a"] },
@@ -405,7 +406,7 @@ const CODE_REFUSALS = new Set(["index_not_found", "github_not_configured"]);
 /** The review tools stop here without GitHub or a language model configured, or a session to read. */
 const REVIEW_REFUSALS = new Set(["github_not_configured", "llm_not_configured", "session_not_found"]);
 /** The tools that answer to someone other than the caller (an approver, an operator) stop at that check here (one plain identity). */
-const CALLER_REFUSALS: Record<string, string> = { respond_approval: "forbidden", feature_request_set_status: "operator_required" };
+const CALLER_REFUSALS: Record<string, string> = { respond_approval: "forbidden", feature_request_set_status: "operator_required", overseer_message: "operator_required" };
 /** The plan tools that write with a language model stop here without one. */
 const PLAN_LLM_REFUSALS = new Set(["llm_not_configured"]);
 

@@ -1,6 +1,6 @@
 /** Comments, the activity log, and notifications (seed 001): the shared room of the work ledger. */
 import { z } from "zod";
-import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, lte, sql } from "drizzle-orm";
+import { and, asc, count, desc, eq, gt, gte, inArray, isNull, lt, lte, or, sql } from "drizzle-orm";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { activity, comments, decisions, handoffs, knowledgeNotes, notifications } from "../../db/schema";
@@ -204,15 +204,23 @@ export async function listActivity(ctx: Ctx, f: ActivityFilter, limit: number): 
   return (await dbOf(ctx).select(activityFields).from(a).where(where).orderBy(desc(a.seq)).limit(limit).all()) as ActivityRow[];
 }
 
-export type NotificationRow = z.infer<typeof notificationSchema> & { seq: number };
+export type NotificationRow = z.infer<typeof notificationSchema> & { seq: number; pinned: number };
 
-/** A page of the caller's own notifications before `beforeSeq`, newest first; joins a batch. */
-export function callerNotificationsStatement(ctx: Ctx, unreadOnly: boolean, beforeSeq: number | string, limit: number): D1PreparedStatement {
+/** 1 for an unread overseer message (it goes before everything else in the inbox), else 0. */
+export const pinnedNotice = sql<number>`(${notifications.kind} = 'overseer' AND ${notifications.readAt} IS NULL)`;
+
+/**
+ * A page of the caller's own notifications after keyset `after` ([pinned, seq] of the last row
+ * shown), unread overseer messages first, then newest first; joins a batch.
+ */
+export function callerNotificationsStatement(ctx: Ctx, unreadOnly: boolean, after: readonly [number, number] | null, limit: number): D1PreparedStatement {
   const n = notifications;
+  const beyond = after ? or(lt(pinnedNotice, after[0]), and(eq(pinnedNotice, after[0]), lt(n.seq, after[1]))) : undefined;
   return statementOf(
     ctx.d1,
     dbOf(ctx)
       .select({
+        pinned: pinnedNotice.as("pinned"),
         seq: n.seq,
         id: n.id,
         kind: n.kind,
@@ -224,8 +232,8 @@ export function callerNotificationsStatement(ctx: Ctx, unreadOnly: boolean, befo
         read_at: n.readAt,
       })
       .from(n)
-      .where(and(eq(n.tenantId, ctx.tenantId), eq(n.actorId, ctx.actorId), unreadOnly ? isNull(n.readAt) : undefined, lt(n.seq, beforeSeq as number)))
-      .orderBy(desc(n.seq))
+      .where(and(eq(n.tenantId, ctx.tenantId), eq(n.actorId, ctx.actorId), unreadOnly ? isNull(n.readAt) : undefined, beyond))
+      .orderBy(desc(pinnedNotice), desc(n.seq))
       .limit(limit),
   );
 }

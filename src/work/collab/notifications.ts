@@ -8,27 +8,28 @@ export const notificationQueryTool = defineTool({
   name: "notification_query",
   title: "Read your notifications",
   toolset: "collab",
-  description: "Your own notifications, newest first (there is no recipient parameter: you only ever see yours). unread_only: true filters to unread.",
+  description:
+    "Your own notifications: unread overseer messages (from the people running this server) first, then newest first (there is no recipient parameter: you only ever see yours). unread_only: true filters to unread.",
   input: z.object({
     unread_only: z.boolean().default(false).describe("Only unread ones."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
   output: z.object({
-    items: z.array(notificationSchema).describe("Notifications, newest first."),
+    items: z.array(notificationSchema).describe("Notifications: unread overseer messages first, then newest first."),
     unread_count: z.number().int().describe("How many are unread in all."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
-    const after = decodeKeyset(input.cursor, 1);
+    const after = decodeKeyset(input.cursor, 2);
     const [rows, unread] = await ctx.d1.batch<NotificationRow & { n: number }>([
-      callerNotificationsStatement(ctx, input.unread_only, after?.[0] ?? Number.MAX_SAFE_INTEGER, input.limit + 1),
+      callerNotificationsStatement(ctx, input.unread_only, after ? [Number(after[0]), Number(after[1])] : null, input.limit + 1),
       callerUnreadCountStatement(ctx),
     ]);
-    const { page, cursor } = keysetPage(rows!.results, input.limit, (last) => [last.seq]);
+    const { page, cursor } = keysetPage(rows!.results, input.limit, (last) => [last.pinned, last.seq]);
     return {
-      items: page.map(({ seq: _seq, n: _n, ...r }) => r),
+      items: page.map(({ seq: _seq, n: _n, pinned: _pinned, ...r }) => r),
       unread_count: unread!.results[0]?.n ?? 0,
       ...cursor,
     };

@@ -7,7 +7,7 @@ import { dbOf, fromColumnNames, statementOf } from "../../db/client";
 import { stillHolding } from "../../db/compare-and-swap";
 import { activity, actors, decisions, handoffRecipients, handoffs, notifications, tenants } from "../../db/schema";
 import { activityItemFields, jsonArray } from "../shared";
-import { notificationSchema } from "../collab/model";
+import { notificationSchema, pinnedNotice } from "../collab/model";
 
 export const ACTOR_KINDS = ["agent", "human", "service"] as const;
 
@@ -266,7 +266,7 @@ export function digestStatements(ctx: Ctx): D1PreparedStatement[] {
         .from(notifications)
         .where(where),
     ),
-    statementOf(ctx.d1, db.select(unreadFields).from(notifications).where(where).orderBy(desc(notifications.seq)).limit(10)),
+    statementOf(ctx.d1, db.select(unreadFields).from(notifications).where(where).orderBy(desc(pinnedNotice), desc(notifications.seq)).limit(10)),
   ];
   // The inbox tool's rule: handoffs addressed to you, still live or answered, until you ack them.
   const unacked = and(isNull(r.ackedAt), inArray(h.status, ["open", "claimed", "responded"]));
