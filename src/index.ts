@@ -5,6 +5,7 @@ import type { Env } from "./env";
 
 export { ClaimsDO } from "./durable/claims";
 export { DocSessionDO } from "./durable/doc-sessions";
+export { InboxDO } from "./durable/inbox";
 export { RateLimitDO } from "./durable/rate-limit";
 export { ReviewSessionDO } from "./durable/review-sessions";
 export { SessionDO } from "./durable/session";

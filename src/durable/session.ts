@@ -26,6 +26,8 @@ export interface SessionRecord {
   logLevel?: string;
   /** The client declared form elicitation at initialize, so a confirmation can be asked on a call's stream. */
   elicits?: boolean;
+  /** Resources the client subscribed to (resources/subscribe); their updates ride the session's GET stream. */
+  subscriptions?: string[];
 }
 
 /** Questions one session may have waiting at once (each holds a tool call open). */
@@ -145,6 +147,22 @@ export class SessionDO extends DurableObject<Env> {
     delete record.run;
     await this.ctx.storage.put("session", record);
     return true;
+  }
+
+  /** Adds or removes a resource subscription; false when the session is gone. */
+  async subscribe(uri: string, on: boolean): Promise<boolean> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    if (!record) return false;
+    const rest = (record.subscriptions ?? []).filter((u) => u !== uri);
+    record.subscriptions = on ? [...rest, uri] : rest;
+    await this.ctx.storage.put("session", record);
+    return true;
+  }
+
+  /** Whether the session (still) subscribes to `uri`. */
+  async subscribes(uri: string): Promise<boolean> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    return record?.subscriptions?.includes(uri) ?? false;
   }
 
   async setLogLevel(level: string): Promise<void> {

@@ -5,6 +5,7 @@ import {
   WebStandardStreamableHTTPServerTransport,
   type JSONRPCMessage,
   type LoggingLevel,
+  type ServerEventBus,
   type TransportSendOptions,
 } from "@modelcontextprotocol/server";
 import { Hono, type Context } from "hono";
@@ -19,6 +20,7 @@ import { compactSurface, isCompactMode } from "../server/compact";
 import { findTool, selectTools } from "../server/registry";
 import type { SchemaListing } from "../core/listing";
 import { buildServer, type ServeOptions } from "../server/server";
+import { inboxBus, inboxSessionStream } from "../server/inbox-resource";
 import type { SurfaceView } from "../server/surface-help";
 import { replayInitialize } from "../server/handshake";
 import { requestStateKey } from "../server/request-state-key";
@@ -330,13 +332,14 @@ mcpRoutes.post("/", async (c) => {
     origin: new URL(c.req.url).origin,
     stateKey: await requestStateKey(c.env),
   };
-  if (!legacy) return serveModern(c, body, () => buildServer(ctx, tools, options));
+  if (!legacy) return serveModern(c, body, () => buildServer(ctx, tools, options), inboxBus(c.env, ctx.tenantId, ctx.actorId));
 
   // Only an established session has a run; an initialize request or a session-less call has none.
   if (caller.session) {
     Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
     options.logLevel = (caller.session.logLevel ?? null) as LoggingLevel | null;
     options.saveLogLevel = (level) => sessionStub(c.env, sessionId).setLogLevel(level);
+    options.saveSubscription = async (uri, on) => void (await sessionStub(c.env, sessionId).subscribe(uri, on));
     options.sessionElicits = caller.session.elicits === true && isToolCall(body);
   }
 
@@ -402,8 +405,10 @@ function wantsStream(body: unknown, options: ServeOptions): boolean {
  * (server/discover, the per-request envelope, Mcp-Method/Mcp-Name header checks, caching hints,
  * input_required). Legacy requests never reach it, so it refuses them rather than serving twice.
  */
-async function serveModern(c: Context<AppEnv>, body: unknown, factory: () => ReturnType<typeof buildServer>): Promise<Response> {
+async function serveModern(c: Context<AppEnv>, body: unknown, factory: () => ReturnType<typeof buildServer>, bus: ServerEventBus): Promise<Response> {
   const handler = createMcpHandler(factory, {
+    // subscriptions/listen streams hear the caller's inbox bell (src/server/inbox-resource.ts).
+    bus,
     legacy: "reject",
     maxRequestBodySize: MAX_MCP_BODY_BYTES,
     onerror: (err) => console.warn("mcp request refused", err.message),
@@ -420,8 +425,18 @@ mcpRoutes.delete("/", async (c) => {
   return c.body(null, 204);
 });
 
-// This server never pushes messages outside a request, so it offers no SSE stream.
-mcpRoutes.get("/", (c) => {
-  c.header("Allow", "POST, DELETE");
-  return c.json(jsonRpcError(-32000, "Method Not Allowed: this server does not offer a server-to-client stream"), 405);
+/**
+ * A 2025 session's server-to-client stream: updates of the resources it subscribed to (only
+ * ledger://inbox can change under a client) as notifications/resources/updated, plus keep-alives.
+ * Without a session there is nothing to stream.
+ */
+mcpRoutes.get("/", async (c) => {
+  const sessionId = c.req.header("Mcp-Session-Id") ?? "";
+  if (!sessionId) {
+    c.header("Allow", "POST, DELETE");
+    return c.json(jsonRpcError(-32000, "Method Not Allowed: the server-to-client stream belongs to a session; initialize one (2025 revisions), or use subscriptions/listen (2026-07-28)."), 405);
+  }
+  const caller = await resolveCaller(c, sessionId);
+  if (!caller.ok) return caller.response;
+  return inboxSessionStream(c.env, sessionId, caller.identity.tenantId, caller.identity.actorId, c.req.raw.signal);
 });

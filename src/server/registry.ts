@@ -16,6 +16,7 @@ import {
   searchTools,
   skillTools,
   taskTools,
+  onNoticesDelivered,
 } from "../work";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs";
@@ -28,6 +29,7 @@ import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
 import { invalidInput } from "../core/errors";
 import { listedTool } from "../core/listing";
 import { manifestTool } from "./manifest";
+import { ringInboxes } from "./inbox-resource";
 import { withSeed004Errors } from "./seed004-errors";
 import { followTask } from "../plans/progress/engine";
 
@@ -117,6 +119,8 @@ registerCatalog(findTool);
 onTaskStatusChange(followTask);
 // A task finished, cancelled or given back lets its reserved paths go.
 onTaskStatusChange(followTaskReservations);
+// Notices that land ring their recipients' inbox bells (open ledger://inbox subscriptions).
+onNoticesDelivered(ringInboxes);
 
 const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
 

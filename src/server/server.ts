@@ -31,6 +31,7 @@ import { callTool, failureResult } from "../core/call";
 import { listedTool, type SchemaListing } from "../core/listing";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
+import { INBOX_URI, registerInboxResource } from "./inbox-resource";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
 
@@ -49,6 +50,8 @@ export interface ServeOptions {
   logLevel?: LoggingLevel | null;
   /** Persists a 2025-era session's log level; absent outside a session. */
   saveLogLevel?: (level: LoggingLevel) => Promise<void>;
+  /** Records a 2025-era session's resource subscription (on) or its end (off); absent outside a session. */
+  saveSubscription?: (uri: string, on: boolean) => Promise<void>;
   /** The key that seals input_required request state (see requestStateKey). */
   stateKey: string;
   /**
@@ -111,7 +114,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     {
       capabilities: {
         tools: { listChanged: false },
-        resources: { listChanged: false },
+        resources: { listChanged: false, subscribe: true },
         prompts: { listChanged: false },
         completions: {},
         logging: {},
@@ -178,6 +181,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     return result;
   });
   registerLogging(server, options);
+  registerSubscriptions(server, options);
   registerPrompts(server, ctx);
   return mcp;
 }
@@ -257,6 +261,26 @@ async function logWarnings(sctx: ServerContext, options: ServeOptions, tool: str
   }
 }
 
+/**
+ * resources/subscribe for 2025 sessions: only ledger://inbox changes under a client, and the
+ * updates ride the session's GET stream. A 2026-07-28 client subscribes with subscriptions/listen.
+ */
+function registerSubscriptions(server: McpServer["server"], options: ServeOptions): void {
+  const handle = async (uri: string, on: boolean) => {
+    if (uri !== INBOX_URI) throw new ResourceNotFoundError(uri, `Resource not found: ${excerpt(uri)} cannot be subscribed to; ${INBOX_URI} can.`);
+    if (!options.saveSubscription) {
+      throw new ProtocolError(
+        ProtocolErrorCode.InvalidRequest,
+        "resources/subscribe needs a session: initialize one first (its updates ride the session's GET stream), or on 2026-07-28 use subscriptions/listen.",
+      );
+    }
+    await options.saveSubscription(uri, on);
+    return {};
+  };
+  server.setRequestHandler("resources/subscribe", (request) => handle(request.params.uri, true));
+  server.setRequestHandler("resources/unsubscribe", (request) => handle(request.params.uri, false));
+}
+
 function registerLogging(server: McpServer["server"], options: ServeOptions): void {
   server.setRequestHandler("logging/setLevel", async (request) => {
     await options.saveLogLevel?.(request.params.level);
@@ -281,6 +305,7 @@ const JSON_TYPE = "application/json";
 
 /** ledger://guide, ledger://guide/{topic} (the guide tool's text), a project's brief and a repository's git presets (the caller's view). */
 function registerResources(mcp: McpServer, ctx: Ctx): void {
+  registerInboxResource(mcp, ctx);
   const notFound = (uri: URL) => new ResourceNotFoundError(uri.href, `Resource not found: ${excerpt(uri.href)}`);
   mcp.registerResource("guide", "ledger://guide", { title: "agent-ledger guide", mimeType: MARKDOWN }, (uri) => ({ contents: [{ uri: uri.href, mimeType: MARKDOWN, text: GUIDE_INDEX }] }));
   mcp.registerResource(

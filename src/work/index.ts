@@ -18,3 +18,6 @@ export { reservationTools } from "./reservations";
 export { onTaskStatusChange } from "./tasks/model";
 // And the one that lets a task's reserved paths go with it.
 export { followTaskReservations } from "./reservations/model";
+// Whatever must happen when notices land (an inbox bell, an outgoing webhook) registers here.
+export { onNoticesDelivered, type DeliveryCtx } from "./collab/inbox";
+export { notificationQueryTool } from "./collab/notifications";
