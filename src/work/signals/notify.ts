@@ -87,7 +87,11 @@ function stake(h: Holder, more: number): string {
 /** One notice per recipient: the first thing it holds names the notice's object (a task, else the repository). */
 function noticesFor(ctx: SignalCtx, repo: SignalRepository, holders: readonly Holder[], kind: string, dedupeKey: string, summary: (stake: string) => string): Notice[] {
   const byActor = new Map<string, Holder[]>();
-  for (const h of holders) byActor.set(h.actorId, [...(byActor.get(h.actorId) ?? []), h]);
+  for (const h of holders) {
+    const held = byActor.get(h.actorId) ?? [];
+    held.push(h);
+    byActor.set(h.actorId, held);
+  }
   return [...byActor.entries()].map(([actorId, held]) => {
     const first = held.find((h) => h.task) ?? held[0]!;
     const tasks = new Set(held.flatMap((h) => (h.task ? [h.task.id] : [])));
