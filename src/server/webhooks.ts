@@ -20,6 +20,7 @@ import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive-sessions/runner";
 import { findTask } from "../work/tasks/model";
 import { notifyPushedPaths } from "../work/reservations/model";
+import { notifyCheckFailure, notifyReview, notifyReviewComment, notifyTaskPush, type CheckSignal, type ReviewSignal } from "../work/signals/notify";
 import { addCodeRef, applyCodeRefChange, codeRefFields, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos/model";
 
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
@@ -201,7 +202,9 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
  */
 async function onPushWithDocWatches(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
   const recorded = await onPush(ctx, payload, deliveryId);
-  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload), await notifyReservedPush(ctx, payload)].filter((n): n is string => n !== null);
+  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload), await notifyReservedPush(ctx, payload), await notifyTaskPushed(ctx, payload)].filter(
+    (n): n is string => n !== null,
+  );
   return notes.length === 0 ? recorded : { status: "processed", note: [recorded.note, ...notes].join("; ") };
 }
 
@@ -219,6 +222,20 @@ async function notifyReservedPush(ctx: Ctx, payload: Json): Promise<string | nul
     files,
   });
   return told > 0 ? `${told} reservation holder(s) told of the push` : null;
+}
+
+/** A push to a branch or commits a claimed task's code refs name tells the task's holder (src/work/signals). */
+async function notifyTaskPushed(ctx: Ctx, payload: Json): Promise<string | null> {
+  if (payload.deleted === true || !str(payload.ref).startsWith("refs/heads/")) return null;
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return null;
+  const told = await notifyTaskPush(ctx, repo, {
+    branch: str(payload.ref).slice(0, SIGNAL_FIELD),
+    after: str(payload.after).toLowerCase().slice(0, 64),
+    shas: pushedCommits(payload).map((c) => c.sha),
+    pusher: str(obj(payload.pusher).name).slice(0, SIGNAL_FIELD),
+  });
+  return told > 0 ? `${told} task holder(s) told of the push` : null;
 }
 
 /** D1 batches are atomic; a large push is split so no batch grows without bound. */
@@ -289,6 +306,85 @@ async function onPullRequestWithReview(ctx: Ctx, payload: Json): Promise<Outcome
 }
 
 // ---------------------------------------------------------------------------------------------
+// check_run, check_suite, workflow_run, pull_request_review, pull_request_review_comment: news for
+// whoever holds the work (src/work/signals), which bounds and checks every field read here.
+
+const SIGNAL_FIELD = 300;
+const num = (v: unknown): number => (typeof v === "number" ? v : NaN);
+/** The payload's repository is the same one `o.repo` names (or `o` names none). */
+const sameRepository = (payload: Json, o: Json): boolean => obj(o.repo).id === undefined || obj(o.repo).id === obj(payload.repository).id;
+
+/** Numbers of the pull requests into this repository: a PR of another base repository numbers another list. */
+const prNumbersOf = (payload: Json, list: unknown): number[] =>
+  arr(list)
+    .slice(0, 50)
+    .map(obj)
+    .filter((pr) => sameRepository(payload, obj(pr.base)))
+    .map((pr) => num(pr.number));
+
+async function onCheck(ctx: Ctx, payload: Json, event: CheckSignal["event"]): Promise<Outcome> {
+  const action = str(payload.action).slice(0, 50);
+  if (action !== "completed") return ignored(`${event} action '${action}' tells nobody`);
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return repo;
+  const o = obj(payload[event]);
+  const attempt = event === "workflow_run" ? String(num(o.run_attempt) || "") : event === "check_suite" ? str(o.updated_at) : "";
+  const signal: CheckSignal = {
+    event,
+    id: num(o.id),
+    attempt: attempt.slice(0, 50),
+    name: str(event === "check_suite" ? obj(o.app).name : o.name).slice(0, SIGNAL_FIELD),
+    conclusion: str(o.conclusion).slice(0, 50),
+    url: (str(o.html_url) || str(o.details_url)).slice(0, 1000),
+    headSha: str(o.head_sha).toLowerCase().slice(0, 64),
+    branch: str(event === "check_run" ? obj(o.check_suite).head_branch : o.head_branch).slice(0, SIGNAL_FIELD),
+    prNumbers: prNumbersOf(payload, o.pull_requests),
+  };
+  const told = await notifyCheckFailure(ctx, repo, signal);
+  if (told === null) return ignored(`${event} concluded '${signal.conclusion}': nobody is told`);
+  return { status: "processed", note: `${event} ${signal.conclusion}: ${told} holder(s) told` };
+}
+
+/** A review or review comment (`item`) on the payload's pull request; a fork's head branch names no branch here. */
+function reviewSignal(payload: Json, item: Json): ReviewSignal {
+  const pr = obj(payload.pull_request);
+  const head = obj(pr.head);
+  return {
+    id: num(item.id),
+    state: str(item.state).toLowerCase().slice(0, 50),
+    reviewer: str(obj(item.user).login).slice(0, SIGNAL_FIELD),
+    prNumber: num(pr.number),
+    headSha: str(head.sha).toLowerCase().slice(0, 64),
+    branch: sameRepository(payload, head) ? str(head.ref).slice(0, SIGNAL_FIELD) : "",
+    url: str(item.html_url).slice(0, 1000),
+    path: str(item.path).slice(0, 1000),
+    line: num(item.line) || num(item.original_line) || null,
+  };
+}
+
+async function onPullRequestReview(ctx: Ctx, payload: Json): Promise<Outcome> {
+  const action = str(payload.action).slice(0, 50);
+  if (action !== "submitted") return ignored(`pull_request_review action '${action}' tells nobody`);
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return repo;
+  const signal = reviewSignal(payload, obj(payload.review));
+  const told = await notifyReview(ctx, repo, signal);
+  if (told === null) return ignored(`review state '${signal.state}' tells nobody`);
+  return { status: "processed", note: `review ${signal.state} on PR #${signal.prNumber}: ${told} holder(s) told` };
+}
+
+async function onPullRequestReviewComment(ctx: Ctx, payload: Json): Promise<Outcome> {
+  const action = str(payload.action).slice(0, 50);
+  if (action !== "created") return ignored(`pull_request_review_comment action '${action}' tells nobody`);
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo)) return repo;
+  const signal = reviewSignal(payload, obj(payload.comment));
+  const told = await notifyReviewComment(ctx, repo, signal);
+  if (told === null) return ignored("a review comment without an id or pull request tells nobody");
+  return { status: "processed", note: `review comment on PR #${signal.prNumber}: ${told} holder(s) told` };
+}
+
+// ---------------------------------------------------------------------------------------------
 // installation, installation_repositories (GitHub App)
 
 /** The git host of App repositories: github.com, or a GitHub Enterprise host from GITHUB_API_URL. */
@@ -331,6 +427,11 @@ const HANDLERS: Record<string, (ctx: Ctx, payload: Json, deliveryId: string) => 
   ping: async () => ({ status: "processed", note: "pong" }),
   push: onPushWithDocWatches,
   pull_request: onPullRequestWithReview,
+  check_run: (ctx, payload) => onCheck(ctx, payload, "check_run"),
+  check_suite: (ctx, payload) => onCheck(ctx, payload, "check_suite"),
+  workflow_run: (ctx, payload) => onCheck(ctx, payload, "workflow_run"),
+  pull_request_review: onPullRequestReview,
+  pull_request_review_comment: onPullRequestReviewComment,
   installation: onInstallation,
   installation_repositories: onInstallationRepositories,
 };

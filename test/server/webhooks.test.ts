@@ -1,7 +1,6 @@
 /** GitHub webhooks through the Worker's fetch handler, with GitHub's own example payloads signed here. */
 import { sign } from "@octokit/webhooks-methods";
-import definitions from "@octokit/webhooks-examples";
-import { createExecutionContext, createScheduledController, waitOnExecutionContext } from "cloudflare:test";
+import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { env } from "cloudflare:workers";
 import { beforeAll, describe, expect, it } from "vitest";
 import { setRateLimitSql } from "../../src/auth/rate-limits";
@@ -12,66 +11,10 @@ import { MAX_KEPT_DELIVERIES } from "../../src/server/webhook-backlog";
 import { KEEP_PAYLOAD_BYTES, MAX_ATTEMPTS } from "../../src/server/webhooks";
 import { MAX_WEBHOOK_BODY_BYTES } from "../../src/http/body";
 import worker from "../../src/index";
-import { count, makeCtx, ok, seedIdentity, TestClock, type Structured, type TestIdentity } from "../support/helpers";
+import { count, makeCtx, ok, seedIdentity, type Structured, type TestIdentity } from "../support/helpers";
+import { APP_SECRET, appTenant, deliver, deliveryRow, example, KEY, nextDeliveryId, type Payload, runCron, testEnv, withRepo } from "../support/webhook-rig";
 
-const APP_SECRET = "app-webhook-secret-0123456789";
 const TENANT_SECRET = "tenant-webhook-secret-abcdef0123";
-const KEY = "test-credentials-key-0123456789abcdef";
-const testEnv = { ...env, GITHUB_WEBHOOK_SECRET: APP_SECRET, GITHUB_CREDENTIALS_KEY: KEY };
-
-type Payload = Record<string, any>;
-
-/** A copy of one of GitHub's example payloads for the event (and action). */
-function example(event: string, pick: (p: Payload) => boolean = () => true): Payload {
-  const def = (definitions as unknown as { name: string; examples: Payload[] }[]).find((d) => d.name === event);
-  const found = def?.examples.find(pick);
-  if (!found) throw new Error(`no example for ${event}`);
-  return structuredClone(found);
-}
-
-let deliveries = 0;
-interface DeliverOptions {
-  path?: string;
-  secret?: string | null;
-  delivery?: string;
-  headers?: Record<string, string>;
-  env?: Record<string, string>;
-}
-
-/** Posts a delivery to the worker and waits for what it does after the response. */
-async function deliver(event: string, payload: Payload | string, o: DeliverOptions = {}): Promise<{ status: number; body: Structured; delivery: string; retryAfter: string | null }> {
-  const body = typeof payload === "string" ? payload : JSON.stringify(payload);
-  const delivery = o.delivery ?? `0000-${++deliveries}-${Date.now()}`;
-  const headers: Record<string, string> = { "content-type": "application/json", "x-github-event": event, "x-github-delivery": delivery, ...o.headers };
-  if (o.secret !== null) headers["x-hub-signature-256"] = await sign(o.secret ?? APP_SECRET, body);
-  const ctx = createExecutionContext();
-  const res = await worker.fetch(new Request(`http://ledger.test${o.path ?? "/webhooks/github"}`, { method: "POST", headers, body }), { ...testEnv, ...o.env }, ctx);
-  await waitOnExecutionContext(ctx);
-  return { status: res.status, body: (await res.json()) as Structured, delivery, retryAfter: res.headers.get("Retry-After") };
-}
-
-const deliveryRow = (tenantId: string, delivery: string) => env.DB.prepare(`SELECT * FROM webhook_deliveries WHERE tenant_id = ? AND delivery_id = ?`).bind(tenantId, delivery).first<Structured>();
-
-async function runCron(at: Date): Promise<void> {
-  const ctx = createExecutionContext();
-  await worker.scheduled(createScheduledController({ cron: "*/5 * * * *", scheduledTime: at.getTime() }), testEnv, ctx);
-  await waitOnExecutionContext(ctx);
-}
-
-/** A tenant connected through the GitHub App installation `installationId`, with a registered repository. */
-async function appTenant(slug: string, installationId: number, repoSlug: string) {
-  const id = await seedIdentity(slug, "dev");
-  await env.DB.prepare(setInstallationSql(id.tenantId, String(installationId))).run();
-  const ctx = makeCtx(id, new TestClock());
-  await ok(ctx, "repo_register", { slug: repoSlug, default_branch: "main" });
-  return { id, ctx };
-}
-
-const withRepo = (p: Payload, fullName: string, installationId: number): Payload => ({
-  ...p,
-  repository: { ...p.repository, full_name: fullName, html_url: `https://github.com/${fullName}`, default_branch: "main" },
-  installation: { id: installationId },
-});
 
 describe("signatures and bad input", () => {
   let a: TestIdentity;
@@ -147,7 +90,7 @@ describe("signatures and bad input", () => {
         new Request("http://ledger.test/webhooks/github", {
           method: "POST",
           body,
-          headers: { "x-github-event": "ping", "x-github-delivery": `big-${++deliveries}`, ...extra },
+          headers: { "x-github-event": "ping", "x-github-delivery": nextDeliveryId("big"), ...extra },
         }),
         testEnv,
         ctx,
