@@ -261,4 +261,40 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
       await review.close();
     }
   }, 60_000);
+
+  it("keeps two agents apart where the write happens: a reserved path blocks another actor's batch_commit and leaves the branch unchanged", async () => {
+    const holder = await connect(inject("keyA"), "git,repos,coordination");
+    const other = await connect(inject("raceKeys")[0]!, "git,coordination");
+    // Registered on the host the fake GitHub serves (GITHUB_API_URL), as the git tools find it.
+    const registered = structured(await holder.callTool({ name: "repo_register", arguments: { remote_url: `http://127.0.0.1:${inject("githubPort")}/${REPO}` } }));
+    expect(registered.ok, JSON.stringify(registered)).toBe(true);
+    const held = structured(await holder.callTool({ name: "path_reserve", arguments: { repository_id: REPO, paths: ["src/locked/"], reason: "e2e rewrite" } }));
+    expect(held).toMatchObject({ ok: true, reserved: true });
+    const before = repo.refs.get("main");
+    const requests = gh.requests.length;
+    const refused = structured(
+      await other.callTool({ name: "batch_commit", arguments: { repo: REPO, confirm: true, format: "json", commits: [{ message: "mine", files: [{ path: "src/locked/a.ts", content: "x\n" }] }] } }),
+    );
+    expect(refused).toMatchObject({ ok: false, error: { code: "path_reserved", retryable: true } });
+    expect((refused.error as { message: string }).message).toContain("held by claude-code as src/locked/**");
+    expect(repo.refs.get("main")).toBe(before);
+    // Refused before GitHub was asked anything.
+    expect(gh.requests.length).toBe(requests);
+    // The holder commits under its fencing token; released, the other's commit goes through.
+    const mine = structured(
+      await holder.callTool({
+        name: "batch_commit",
+        arguments: { repo: REPO, confirm: true, format: "json", fencing_token: held.fencing_token, commits: [{ message: "held", files: [{ path: "src/locked/a.ts", content: "held\n" }] }] },
+      }),
+    );
+    expect(mine).toMatchObject({ ok: true, committed: 1 });
+    await holder.callTool({ name: "path_release", arguments: { repository_id: REPO } });
+    const after = structured(
+      await other.callTool({ name: "batch_commit", arguments: { repo: REPO, confirm: true, format: "json", commits: [{ message: "now mine", files: [{ path: "src/locked/a.ts", content: "other\n" }] }] } }),
+    );
+    expect(after).toMatchObject({ ok: true, committed: 1 });
+    expect(repo.files("main")["src/locked/a.ts"]).toBe("other\n");
+    await holder.close();
+    await other.close();
+  });
 });
