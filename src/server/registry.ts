@@ -6,7 +6,9 @@ import {
   feedbackTools,
   handoffTools,
   identityTools,
+  kickOutboundHooks,
   knowledgeTools,
+  onNoticesDelivered,
   onTaskStatusChange,
   projectTools,
   followTaskReservations,
@@ -117,6 +119,8 @@ registerCatalog(findTool);
 onTaskStatusChange(followTask);
 // A task finished, cancelled or given back lets its reserved paths go.
 onTaskStatusChange(followTaskReservations);
+// New notices go out to the outgoing webhooks that cover their recipients.
+onNoticesDelivered(kickOutboundHooks);
 
 const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
 

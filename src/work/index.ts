@@ -18,3 +18,6 @@ export { reservationTools } from "./reservations";
 export { onTaskStatusChange } from "./tasks/model";
 // And the one that lets a task's reserved paths go with it.
 export { followTaskReservations } from "./reservations/model";
+// And the one that hands new notices to the outgoing webhooks that cover their recipients.
+export { onNoticesDelivered } from "./collab/inbox";
+export { kickOutboundHooks } from "./outhooks/dispatch";
