@@ -18,6 +18,7 @@ import {
   searchTools,
   skillTools,
   taskTools,
+  webhookTools,
 } from "../work";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs";
@@ -78,7 +79,8 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
   {
     id: "coordination",
-    description: "Path reservations in a repository: reserve, check and release paths before editing them; commits, merges and cherry-picks through this server respect them.",
+    description:
+      "Path reservations in a repository: reserve, check and release paths before editing them; commits, merges and cherry-picks through this server respect them. Outgoing webhooks: your notifications POSTed, signed, to your URL.",
     default: false,
   },
 ];
@@ -103,6 +105,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...searchTools,
   ...runTools,
   ...reservationTools,
+  ...webhookTools,
   ...gitTools,
   ...docsTools,
   ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),

@@ -13,6 +13,7 @@ export { skillTools } from "./skills";
 export { searchTools } from "./search";
 export { runTools } from "./runs";
 export { reservationTools } from "./reservations";
+export { webhookTools } from "./outhooks";
 
 // The seam plans hang on: the catalog registers plans' step follower with the tasks room.
 export { onTaskStatusChange } from "./tasks/model";
