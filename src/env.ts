@@ -40,6 +40,11 @@ export interface Settings {
   OAUTH_ACCESS_TOKEN_TTL?: string;
   /** Local development only: exact origins (comma-separated) whose metadata documents may be on loopback or a local name. */
   OAUTH_CIMD_LOCAL_ORIGINS?: string;
+  /**
+   * Development and end-to-end tests only: "1" lets outgoing webhooks (docs/work.md: Outgoing webhooks)
+   * target http URLs and loopback or private hosts, for a test receiver on 127.0.0.1. Never in production.
+   */
+  OUTBOUND_HOOKS_ALLOW_PRIVATE?: string;
   /** Secrets of the GitHub OAuth app behind "Sign in with GitHub"; without them the button is not offered. */
   GITHUB_OAUTH_CLIENT_ID?: string;
   GITHUB_OAUTH_CLIENT_SECRET?: string;

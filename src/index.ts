@@ -1,6 +1,7 @@
 import { runMaintenance } from "./cron/maintenance";
 import { DOC_INDEX_QUEUE, handleIndexBatch } from "./docs/store/index-queue";
 import { edge } from "./edge";
+import { handleOutboundBatch, OUTBOUND_HOOKS_QUEUE } from "./work/outhooks/send";
 import type { Env } from "./env";
 
 export { ClaimsDO } from "./durable/claims";
@@ -18,6 +19,7 @@ export default {
   },
   async queue(batch, env, ctx) {
     if (batch.queue === DOC_INDEX_QUEUE) return handleIndexBatch(batch, env, ctx);
+    if (batch.queue === OUTBOUND_HOOKS_QUEUE) return handleOutboundBatch(batch, env);
     console.error(`[queue] no consumer for queue ${batch.queue}; its ${batch.messages.length} message(s) are retried`);
     batch.retryAll();
   },

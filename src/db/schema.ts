@@ -1099,3 +1099,40 @@ export const pathReservations = sqliteTable("path_reservations", {
   expiresAt: text("expires_at").notNull(),
   releasedAt: text("released_at"),
 });
+
+/** Outgoing webhooks: subscriptions to notifications (migrations/0047, src/work/outhooks/model.ts). */
+export const outboundHooks = sqliteTable("outbound_hooks", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  ownerActorId: text("owner_actor_id").notNull(),
+  url: text("url").notNull(),
+  secret: text("secret").notNull(),
+  allActors: integer("all_actors").notNull(),
+  kinds: text("kinds").notNull(),
+  label: text("label").notNull(),
+  active: integer("active").notNull(),
+  cursorSeq: integer("cursor_seq").notNull(),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+});
+
+/** The outgoing webhooks' delivery log, one row per (subscription, notification) (migrations/0047). */
+export const outboundHookDeliveries = sqliteTable("outbound_hook_deliveries", {
+  id: text("id").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  hookId: text("hook_id").notNull(),
+  notificationId: text("notification_id").notNull(),
+  notificationSeq: integer("notification_seq").notNull(),
+  recipientActorId: text("recipient_actor_id").notNull(),
+  kind: text("kind").notNull(),
+  status: text("status", { enum: ["pending", "delivered", "failed"] }).notNull(),
+  attempts: integer("attempts").notNull(),
+  attemptLimit: integer("attempt_limit").notNull(),
+  lastStatus: integer("last_status"),
+  lastError: text("last_error").notNull(),
+  nextAttemptAt: text("next_attempt_at"),
+  createdAt: text("created_at").notNull(),
+  updatedAt: text("updated_at").notNull(),
+  deliveredAt: text("delivered_at"),
+  replayedAt: text("replayed_at"),
+});

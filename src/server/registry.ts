@@ -6,7 +6,9 @@ import {
   feedbackTools,
   handoffTools,
   identityTools,
+  kickOutboundHooks,
   knowledgeTools,
+  onNoticesDelivered,
   onTaskStatusChange,
   projectTools,
   followTaskReservations,
@@ -16,7 +18,7 @@ import {
   searchTools,
   skillTools,
   taskTools,
-  onNoticesDelivered,
+  webhookTools,
 } from "../work";
 import { gitTools } from "../git/tools";
 import { docsTools } from "../docs";
@@ -78,7 +80,8 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
   {
     id: "coordination",
-    description: "Coordination where the write happens: path reservations that commits, merges and cherry-picks through this server respect; overseer messages from the people running it.",
+    description:
+      "Coordination where the write happens: path reservations that commits, merges and cherry-picks through this server respect; overseer messages from the people running it; outgoing webhooks that POST your notifications, signed, to your URL.",
     default: false,
   },
 ];
@@ -103,6 +106,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...searchTools,
   ...runTools,
   ...reservationTools,
+  ...webhookTools,
   ...gitTools,
   ...docsTools,
   ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),
@@ -121,6 +125,8 @@ onTaskStatusChange(followTask);
 onTaskStatusChange(followTaskReservations);
 // Notices that land ring their recipients' inbox bells (open ledger://inbox subscriptions).
 onNoticesDelivered(ringInboxes);
+// New notices go out to the outgoing webhooks that cover their recipients.
+onNoticesDelivered(kickOutboundHooks);
 
 const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) => [t.seedName!, t]));
 

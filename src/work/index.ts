@@ -13,6 +13,7 @@ export { skillTools } from "./skills";
 export { searchTools } from "./search";
 export { runTools } from "./runs";
 export { reservationTools } from "./reservations";
+export { webhookTools } from "./outhooks";
 
 // The seam plans hang on: the catalog registers plans' step follower with the tasks room.
 export { onTaskStatusChange } from "./tasks/model";
@@ -21,3 +22,5 @@ export { followTaskReservations } from "./reservations/model";
 // Whatever must happen when notices land (an inbox bell, an outgoing webhook) registers here.
 export { onNoticesDelivered, type DeliveryCtx } from "./collab/inbox";
 export { notificationQueryTool } from "./collab/notifications";
+// And the one that hands new notices to the outgoing webhooks that cover their recipients.
+export { kickOutboundHooks } from "./outhooks/dispatch";

@@ -67,6 +67,7 @@ describe("cron triggers", () => {
       "oauth_purge",
       "docs_index_sweep",
       "attachment_orphans",
+      "outbound_hooks",
     ];
     expect(jobsFor(FREQUENT_CRON)).toEqual(frequent);
     expect(jobsFor(DAILY_CRON)).toEqual([STALE_SWEEP_JOB, CHAIN_SWEEP_JOB]);
@@ -108,6 +109,7 @@ describe("cron triggers", () => {
       ["oauth_purge", true],
       ["docs_index_sweep", true],
       ["attachment_orphans", true],
+      ["outbound_hooks", true],
     ]);
     expect(lines[1]!.detail).toContain("RUN_ABANDON_AFTER");
     expect(await count("SELECT COUNT(*) AS n FROM idempotency_keys WHERE tenant_id = ?", w.id.tenantId)).toBe(0);

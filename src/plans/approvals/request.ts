@@ -15,6 +15,7 @@ import { getPlan, readVersion, type PlanMeta } from "../store/model";
 import { approvalExists, approvalFingerprint, approvalSchema, findApproval, findPending, insertApprovalStatement } from "./model";
 import { actorRefField, resolveActor } from "../../work/shared";
 import { dueAtField, handoffStatements, parseDueAt } from "../../work/handoffs/model";
+import { announceNotices } from "../../work/collab/inbox";
 
 const MAX_APPROVERS = 10;
 const NOTE_MAX = 5_000;
@@ -210,7 +211,10 @@ export const requestApprovalTool = defineTool({
       }),
       ...handoff.statements,
     ]);
-    if (inserted!.results.length > 0) return { request: (await findApproval(ctx, id))!, deduplicated: false };
+    if (inserted!.results.length > 0) {
+      await announceNotices(ctx, approvers);
+      return { request: (await findApproval(ctx, id))!, deduplicated: false };
+    }
     // Not written: a racing request for the same steps won, or the plan moved on meanwhile.
     const raced = await findPending(ctx, fingerprint);
     if (raced) return { request: raced, deduplicated: true };

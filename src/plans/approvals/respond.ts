@@ -12,6 +12,7 @@ import { PLAN_STATUSES, type PlanStatus } from "../document/schema";
 import { findPlan, setPlanStatus } from "../store/model";
 import { answerStatements, maybeHandoff, type Verdict } from "../../work/handoffs/model";
 import { ACTION_STATUS, actorLabels, answerApprovalStatement, APPROVAL_ACTIONS, approvalNotFound, approvalSchema, findApproval, type Approval, type ApprovalAction } from "./model";
+import { announceNotices } from "../../work/collab/inbox";
 
 const COMMENT_MAX = 5_000;
 const MODIFICATIONS_MAX = 10_000;
@@ -139,6 +140,7 @@ export const respondApprovalTool = defineTool({
       const status = (await maybeHandoff(ctx, request.handoff_id))?.status ?? "gone";
       warnings.push(`The request's handoff ${request.handoff_id} was already ${status}, so it was left as it was and the requester was not notified through it.`);
     }
+    if (answerable && handoffUpdated!.results.length > 0) await announceNotices(ctx, [handoff.from_actor_id]);
     const answered = (await findApproval(ctx, request.id))!;
 
     const planStatus = await planAfterAnswer(ctx, answered, warnings);

@@ -16,6 +16,7 @@ import {
   setRequestStatusStatement,
   transitionProblem,
 } from "./model";
+import { announceNotices } from "../collab/inbox";
 
 export const featureRequestSetStatusTool = defineTool({
   name: "feature_request_set_status",
@@ -71,6 +72,7 @@ export const featureRequestSetStatusTool = defineTool({
       notifyFilerStatement(ctx, uuidv7(), before.actor_id, before.id, `Your request "${before.title}" is now ${input.status}`.slice(0, 300), now),
     ]);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The request's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
+    if (before.actor_id !== ctx.actorId) await announceNotices(ctx, [before.actor_id]);
     return { request: await findRequest(ctx, before.id), changed: true, history: await historyOf(ctx, before.id) };
   },
   summarize: (r) => `${r.request.title} is ${r.request.status}.`,

@@ -10,6 +10,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { afterTimeAndId } from "../../core/cursor";
 import { handoffRecipients, handoffs } from "../../db/schema";
+import { announceNotices } from "../collab/inbox";
 
 export const HANDOFF_KINDS = ["handoff", "question", "review", "collab", "approval"] as const;
 export type HandoffKind = (typeof HANDOFF_KINDS)[number];
@@ -239,7 +240,10 @@ export async function createHandoff(ctx: Ctx, spec: HandoffSpec, onMiss?: () => 
   const review = spec.kind === "review" && spec.relatedTaskId ? noLiveReview(ctx, spec.relatedTaskId) : undefined;
   const { id, statements } = handoffStatements(ctx, spec, review);
   const [inserted] = await ctx.d1.batch<{ id: string }>(statements);
-  if (inserted!.results.length > 0) return { handoff: await findHandoff(ctx, id), deduplicated: false };
+  if (inserted!.results.length > 0) {
+    await announceNotices(ctx, spec.recipients);
+    return { handoff: await findHandoff(ctx, id), deduplicated: false };
+  }
   // Lost to a review opened meanwhile: say so rather than report a duplicate.
   if (onMiss) await onMiss();
   const live = await dbOf(ctx)

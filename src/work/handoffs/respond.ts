@@ -7,6 +7,7 @@ import { invalidInput, ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
 import { findTask } from "../tasks/model";
 import { answerStatements, findHandoff, handoffIdField, handoffSchema, LIVE, notifyVerdictStatement, sendTaskBackStatement, VERDICTS } from "./model";
+import { announceNotices } from "../collab/inbox";
 
 const responseObject = boundedJson(
   z
@@ -80,6 +81,7 @@ export const handoffRespondTool = defineTool({
     }
     const [updated] = await ctx.d1.batch<{ id: string }>(statements);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The handoff changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
+    await announceNotices(ctx, [...(notifyAsker ? [h.from_actor_id] : []), ...(task && notifyVerdict && verdictTo ? [verdictTo] : [])]);
     return { handoff: await findHandoff(ctx, h.id) };
   },
   summarize: (r) => (r.handoff.verdict ? `Review ${r.handoff.id}: ${r.handoff.verdict} (resolved).` : `Responded to ${r.handoff.id}.`),

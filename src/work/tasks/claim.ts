@@ -9,6 +9,7 @@ import { findProject, projectSchema } from "../projects/model";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
 import { findRepositoryId } from "../repos/model";
 import { findTask, LABEL, releaseTaskStatement, taskRefField, taskSchema, taskStatusChanged } from "./model";
+import { announceNotices } from "../collab/inbox";
 
 /** The Durable Object that serializes a scope's claims: a project's, or a tenant's whole pool. */
 const claimsStub = (ctx: Ctx, projectId: string | null) => ctx.env.CLAIMS.get(ctx.env.CLAIMS.idFromName(`${ctx.tenantId}:${projectId ?? "*"}`));
@@ -147,6 +148,7 @@ export const taskReleaseTool = defineTool({
         },
       );
     }
+    if (overridden) await announceNotices(ctx, [overridden.actorId]);
     // Back in the pool is a status change its followers hear of (a plan step; the task's reserved paths go).
     await taskStatusChanged(ctx, task.id);
     return { task: await findTask(ctx, task.id) };

@@ -9,6 +9,7 @@ import { activityStatement, actorRefField, clearable, dateField, resolveActor } 
 import { handoffStatements, liveReview, noLiveReview, reviewStanding } from "../handoffs/model";
 import { type Criterion, criterionSchema, findTask, LABEL, REOPEN, type Task, taskRefField, taskSchema, taskEvidenceCount, taskStatusChanged, TRANSITIONS, updateTaskStatement } from "./model";
 import { TASK_STATUSES, type TaskStatus } from "./summary";
+import { announceNotices } from "../collab/inbox";
 
 /** Reasons a task may not be done yet, checked in this order; the first one refuses. */
 async function doneGate(ctx: Ctx, task: Task, criteria: Criterion[], requiresEvidence: boolean, reviewer: string | null): Promise<void> {
@@ -234,6 +235,8 @@ export async function updateTask(ctx: Ctx, ref: string, patch: Patch, verb = "ta
     openedReview = review.id;
   }
   const [updated] = await ctx.d1.batch<{ id: string }>(statements);
+  // A kick for whoever may have been told (the overridden holder, the reviewer); a spare one is harmless.
+  if (updated!.results.length > 0) await announceNotices(ctx, [...(overridden ? [overridden.actorId] : []), ...(openedReview && reviewer ? [reviewer] : [])]);
   if (updated!.results.length === 0) {
     // Say why from the task as it is now: the lease moved (refused as such), or its status did.
     const nowLease = await readLease(ctx.d1, ctx.tenantId, task.id);
