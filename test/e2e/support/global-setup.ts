@@ -72,6 +72,8 @@ export async function setup(project: TestProject): Promise<void> {
       GITHUB_CREDENTIALS_KEY: credentialsKey,
       OAUTH_ACCESS_TOKEN_TTL: String(ACCESS_TOKEN_TTL_SECONDS),
       OAUTH_CIMD_LOCAL_ORIGINS: new URL(cimd.clientId).origin,
+      // Development only: the coordination test's webhook receiver listens on loopback.
+      OUTBOUND_HOOKS_ALLOW_PRIVATE: "1",
     },
   });
   project.provide("baseUrl", server.baseUrl);

@@ -1,0 +1,120 @@
+/**
+ * Failures pushed to whoever holds the work, end to end in `wrangler dev`: a signed check_run failure
+ * on a claimed task's branch reaches the claim holder's inbox and the holder's outgoing webhook (a
+ * receiver on loopback here, allowed by the development-only OUTBOUND_HOOKS_ALLOW_PRIVATE), whose
+ * signature the receiver verifies with the secret webhook_subscribe answered.
+ */
+import { createHmac, timingSafeEqual } from "node:crypto";
+import { Client } from "@modelcontextprotocol/sdk/client/index.js";
+import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
+import { sign } from "@octokit/webhooks-methods";
+import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
+import { serveFetch, type LoopbackServer } from "./support/github-server";
+
+type S = Record<string, unknown> & { ok: boolean };
+const SECRET = "e2e-webhook-secret";
+const REPO = "acme/e2e-coordination";
+
+interface Received {
+  headers: Headers;
+  body: string;
+}
+
+async function connect(key: string): Promise<(name: string, args: Record<string, unknown>) => Promise<S>> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=coordination,projects,tasks,repos,collab`), {
+    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+  });
+  const client = new Client({ name: "e2e-coordination", version: "1.0.0" });
+  await client.connect(transport);
+  clients.push(client);
+  return async (name, args) => (await client.callTool({ name, arguments: args })).structuredContent as S;
+}
+const clients: Client[] = [];
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, ms = 20_000): Promise<T> {
+  const deadline = Date.now() + ms;
+  for (;;) {
+    const v = await probe();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+
+describe("coordination over HTTP (wrangler dev)", () => {
+  let receiver: LoopbackServer;
+  const received: Received[] = [];
+
+  beforeAll(async () => {
+    receiver = await serveFetch(async (req) => {
+      received.push({ headers: req.headers, body: await req.text() });
+      return new Response("thanks", { status: 200 });
+    });
+  });
+
+  afterAll(async () => {
+    for (const c of clients) await c.close();
+    await receiver?.close();
+  });
+
+  it("a signed check_run failure reaches the claim holder's inbox and their outgoing webhook, signed", async () => {
+    const holder = await connect(inject("raceKeys")[1]!);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await holder(name, args);
+      expect(r.ok, `${name}: ${JSON.stringify(r)}`).toBe(true);
+      return r;
+    };
+    await call("repo_register", { slug: REPO });
+    await call("project_create", { title: "Coordination", key: "COORD" });
+    const task = (await call("task_create", { project_id: "COORD", title: "Fix the login check" })).task as { id: string; ref: string };
+    await call("task_claim", { task_id: task.id });
+    await call("code_ref_add", { object_type: "task", object_id: task.id, ref_type: "branch", repository_id: REPO, branch: "feature/coord-login" });
+    const sub = await call("webhook_subscribe", { url: `${receiver.url}/hook`, kinds: ["check.failed"] });
+    const secret = sub.secret as string;
+    expect(secret).toMatch(/^[0-9a-f]{64}$/);
+
+    const sha = "c0ffee0000000000000000000000000000000001";
+    const body = JSON.stringify({
+      action: "completed",
+      repository: { full_name: REPO, html_url: `https://github.com/${REPO}` },
+      check_run: {
+        id: 424242,
+        name: "unit-tests",
+        status: "completed",
+        conclusion: "failure",
+        head_sha: sha,
+        html_url: `https://github.com/${REPO}/runs/424242`,
+        check_suite: { id: 1, head_branch: "feature/coord-login" },
+        pull_requests: [],
+      },
+    });
+    const delivered = await fetch(`${inject("baseUrl")}/webhooks/github/e2e-a`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-GitHub-Event": "check_run", "X-GitHub-Delivery": crypto.randomUUID(), "X-Hub-Signature-256": await sign(SECRET, body) },
+      body,
+    });
+    expect(delivered.status).toBe(202);
+
+    const notice = await until("the holder's notice", async () => {
+      const items = ((await holder("notification_query", {})).items ?? []) as { kind: string; summary: string; object_id: string }[];
+      return items.find((n) => n.kind === "check.failed");
+    });
+    expect(notice.object_id).toBe(task.id);
+    expect(notice.summary).toContain('Check "unit-tests" failure');
+    expect(notice.summary).toContain(`https://github.com/${REPO}/runs/424242`);
+
+    const post = await until("the outgoing webhook", async () => received.find((r) => r.headers.get("x-ledger-event") === "check.failed"));
+    const expected = `sha256=${createHmac("sha256", secret).update(post.body).digest("hex")}`;
+    const got = post.headers.get("x-ledger-signature-256") ?? "";
+    expect(got.length).toBe(expected.length);
+    expect(timingSafeEqual(Buffer.from(got), Buffer.from(expected))).toBe(true);
+    const payload = JSON.parse(post.body) as { kind: string; object_id: string; summary: string };
+    expect(payload).toMatchObject({ kind: "check.failed", object_id: task.id, summary: notice.summary });
+    // The delivery log says so too.
+    const log = await until("the delivery log", async () => {
+      const items = ((await holder("webhook_deliveries", {})).items ?? []) as { status: string }[];
+      return items.find((d) => d.status === "delivered");
+    });
+    expect(log.status).toBe("delivered");
+  });
+});
