@@ -22,6 +22,7 @@ import { docsTools } from "../docs";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review";
 import { planTools } from "../plans";
+import { storyTools } from "../coordination/story";
 import { registerCatalog } from "../core/catalog";
 import type { Surface } from "../core/context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
@@ -76,7 +77,8 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   { id: "runs", description: "Runs: the tree of sessions and subagents your writes are attributed to; fork, heartbeat, end, query, summarize.", default: false },
   {
     id: "coordination",
-    description: "Path reservations in a repository: reserve, check and release paths before editing them; commits, merges and cherry-picks through this server respect them.",
+    description:
+      "Path reservations in a repository: reserve, check and release paths before editing them; commits, merges and cherry-picks through this server respect them. Provenance: claim → decisions → change events → commits → reviews → CI from one task, path, commit or pull request.",
     default: false,
   },
 ];
@@ -101,6 +103,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...searchTools,
   ...runTools,
   ...reservationTools,
+  ...storyTools,
   ...gitTools,
   ...docsTools,
   ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),

@@ -133,6 +133,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
         "decision_query",
         "notification_query",
         "path_reservations",
+        "provenance",
         "handoff_query",
         "repo_query",
         "code_ref_query",

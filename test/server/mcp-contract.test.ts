@@ -325,6 +325,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   path_reserve: { repository_id: "acme/api", paths: ["src/auth/**"], reason: "login rewrite" },
   path_reservations: { repository_id: "acme/api", paths: ["src/auth/login.ts"] },
   path_release: { repository_id: "acme/api", paths: ["src/auth/**"] },
+  provenance: { repository_id: "acme/api", path: "src/auth/login.ts", limit: 50 },
   batch_commit: { repo: "acme/api", commits: [{ message: "docs: note", files: [{ path: "NOTES.md", content: "note" }] }] },
   git_merge: { repo: "acme/api", sources: ["feature/a"], strategy: "auto" },
   git_cherry_pick: { repo: "acme/api", sources: ["main..feature/a"] },
