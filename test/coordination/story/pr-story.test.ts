@@ -154,6 +154,16 @@ describe("the pull request story", () => {
     expect(writes(gh)).toEqual(["POST 7", "PATCH 4001", "PATCH 5001", "PATCH 5001", "PATCH 4001", "POST 7"]);
   });
 
+  it("says so when a change event it cites was edited behind the ledger's back", async () => {
+    const { ctx, comments, s } = await rig("story-tamper");
+    await webhook(ctx, "pull_request", prPayload("opened", SHA1));
+    expect(comments.bodies.get(5001)).toContain("✅");
+    await env.DB.prepare(`UPDATE events SET reasoning = 'round down' WHERE tenant_id = ? AND id = ?`).bind(ctx.tenantId, s.cartEvent).run();
+    expect(await storyPullRequestEvent(ctx, prPayload("synchronize", SHA1))).toBe("PR story: comment 5001 edited on PR #7");
+    expect(comments.bodies.get(5001)).toContain(`⚠️ **The hash chain does not verify**: event ${s.cartEvent}`);
+    expect(comments.bodies.get(5001)).toContain("no longer matches the hash recorded when it was written");
+  });
+
   it("leaves a pull request alone while another delivery is posting its story", async () => {
     const { ctx, gh } = await rig("story-busy");
     const repo = await env.DB.prepare(`SELECT id FROM repositories WHERE tenant_id = ?`).bind(ctx.tenantId).first<{ id: string }>();
