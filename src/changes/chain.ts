@@ -304,3 +304,81 @@ export async function chainLegacyRows(d1: D1Database, tenantId: string, at: stri
   }
   return done;
 }
+
+export interface RowsCheck {
+  /** No cited row was found edited, deleted or written around the ledger. */
+  intact: boolean;
+  /** Rows whose own chain entry was recomputed and matched. */
+  checked: number;
+  /** Rows from before the chain existed that the nightly sweep has not chained yet. */
+  unchained_legacy: number;
+  /** The first problem, by chain position (a row with no entry last), or null. */
+  first_break: ChainBreak | null;
+}
+
+/**
+ * Checks the links of some rows only (what a report cites): each row's entry is recomputed from
+ * the entry before it and the row as stored now, so a row edited or deleted since it was written
+ * shows, without walking the whole chain (verifyChain does that, and the nightly sweep).
+ */
+export async function verifyRows(db: SqlReader, tenantId: string, cited: ReadonlyArray<{ kind: ChainKind; id: string }>): Promise<RowsCheck> {
+  const qb = new QueryBuilder();
+  const breaks: ChainBreak[] = [];
+  let checked = 0;
+  let legacy = 0;
+  for (const kind of KINDS) {
+    const ids = [...new Set(cited.filter((c) => c.kind === kind).map((c) => c.id))];
+    if (ids.length === 0) continue;
+    const entries = await all<Entry>(
+      db,
+      qb
+        .select({ pos: ledgerChain.pos, kind: ledgerChain.kind, row_id: ledgerChain.rowId, hash: ledgerChain.hash })
+        .from(ledgerChain)
+        .where(and(eq(ledgerChain.tenantId, tenantId), eq(ledgerChain.kind, kind), inArray(ledgerChain.rowId, jsonValues(ids)))),
+    );
+    const before = new Map(
+      (
+        await all<{ pos: number; hash: string }>(
+          db,
+          qb
+            .select({ pos: ledgerChain.pos, hash: ledgerChain.hash })
+            .from(ledgerChain)
+            .where(and(eq(ledgerChain.tenantId, tenantId), inArray(ledgerChain.pos, jsonValues(entries.map((e) => e.pos - 1))))),
+        )
+      ).map((p) => [p.pos, p.hash]),
+    );
+    const r = ROWS[kind];
+    const rows = new Map(
+      (
+        await all<Record<string, unknown>>(
+          db,
+          qb
+            .select({ ...chainedFields(kind), seq: r.seq })
+            .from(r)
+            .where(and(eq(r.tenantId, tenantId), inArray(r.id, jsonValues(ids)))),
+        )
+      ).map((row) => [String(row.id), row]),
+    );
+    for (const e of entries) {
+      const at = { position: e.pos, kind, row_id: e.row_id };
+      const previous = e.pos === 1 ? "" : before.get(e.pos - 1);
+      const row = rows.get(e.row_id);
+      if (previous === undefined) breaks.push({ ...at, reason: "link_broken", message: `chain entry ${e.pos - 1}, before ${kind} ${e.row_id}, is missing` });
+      else if (!row) breaks.push({ ...at, reason: "deleted", message: `${kind} ${e.row_id} (chain entry ${e.pos}) was deleted` });
+      else if ((await linkHash(previous, { kind, row })) !== e.hash)
+        breaks.push({ ...at, reason: "edited", message: `${kind} ${e.row_id} (chain entry ${e.pos}) no longer matches the hash recorded when it was written` });
+      else checked++;
+    }
+    const entered = new Set(entries.map((e) => e.row_id));
+    const loose = [...rows.values()].filter((row) => !entered.has(String(row.id)));
+    if (loose.length > 0) {
+      const [start] = await all<{ seq: number }>(db, qb.select({ seq: START[kind] }).from(ledgerChainStart).where(eq(ledgerChainStart.id, 1)));
+      for (const row of loose.sort((a, b) => Number(a.seq) - Number(b.seq))) {
+        if (Number(row.seq) <= (start?.seq ?? 0)) legacy++;
+        else breaks.push({ position: null, kind, row_id: String(row.id), reason: "unchained", message: `${kind} ${String(row.id)} has no chain entry: it was written around the ledger` });
+      }
+    }
+  }
+  breaks.sort((a, b) => (a.position ?? Number.MAX_SAFE_INTEGER) - (b.position ?? Number.MAX_SAFE_INTEGER) || a.row_id.localeCompare(b.row_id));
+  return { intact: breaks.length === 0, checked, unchained_legacy: legacy, first_break: breaks[0] ?? null };
+}

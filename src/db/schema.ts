@@ -946,6 +946,7 @@ export const reviewSettings = sqliteTable(
     configPaths: text("config_paths"),
     reactive: integer("reactive").notNull().default(0),
     publish: integer("publish").notNull().default(0),
+    prStory: integer("pr_story").notNull().default(0),
     invariantsPath: text("invariants_path").notNull().default(".review-invariants.yml"),
     updatedAt: text("updated_at").notNull(),
     updatedBy: text("updated_by").notNull(),
@@ -1136,3 +1137,19 @@ export const outboundHookDeliveries = sqliteTable("outbound_hook_deliveries", {
   deliveredAt: text("delivered_at"),
   replayedAt: text("replayed_at"),
 });
+/** The story comment the server keeps on a pull request, one per (repository, PR) (migrations/0048, src/coordination/story). */
+export const prStoryComments = sqliteTable(
+  "pr_story_comments",
+  {
+    tenantId: text("tenant_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    prNumber: integer("pr_number").notNull(),
+    commentId: integer("comment_id").notNull().default(0),
+    commentUrl: text("comment_url").notNull().default(""),
+    bodyHash: text("body_hash").notNull().default(""),
+    headSha: text("head_sha").notNull().default(""),
+    claimedAt: text("claimed_at"),
+    updatedAt: text("updated_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.repositoryId, t.prNumber] })],
+);

@@ -25,6 +25,7 @@ import { docsTools } from "../docs";
 import { codeTools } from "../code/tools";
 import { reviewTools } from "../review";
 import { planTools } from "../plans";
+import { storyTools } from "../coordination/story";
 import { registerCatalog } from "../core/catalog";
 import type { Surface } from "../core/context";
 import type { AnyToolDef, ToolsetId, ToolsetMeta } from "../core/define-tool";
@@ -81,7 +82,7 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
   {
     id: "coordination",
     description:
-      "Coordination where the write happens: path reservations that commits, merges and cherry-picks through this server respect; overseer messages from the people running it; outgoing webhooks that POST your notifications, signed, to your URL.",
+      "Coordination where the write happens: path reservations that commits, merges and cherry-picks through this server respect; overseer messages from the people running it; outgoing webhooks that POST your notifications, signed, to your URL; provenance from one task, path, commit or pull request.",
     default: false,
   },
 ];
@@ -107,6 +108,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...runTools,
   ...reservationTools,
   ...webhookTools,
+  ...storyTools,
   ...gitTools,
   ...docsTools,
   ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),

@@ -18,6 +18,7 @@ import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { FULL_COMMIT_SHA } from "../core/sha";
 import { reviewPullRequestEvent } from "../review/reactive-sessions/runner";
+import { storyPullRequestEvent } from "../coordination/story/pr-story";
 import { findTask } from "../work/tasks/model";
 import { notifyPushedPaths } from "../work/reservations/model";
 import { notifyCheckFailure, notifyReview, notifyReviewComment, notifyTaskPush, type CheckSignal, type ReviewSignal } from "../work/signals/notify";
@@ -296,13 +297,14 @@ async function onPullRequest(ctx: Ctx, payload: Json): Promise<Outcome> {
 
 /**
  * A pull request delivery also starts (or, for a new head, replaces) the pull request's reactive
- * review where the repository's review settings opt in (src/review/reactive-sessions/runner.ts); its note joins
- * the delivery's outcome.
+ * review where the repository's review settings opt in (src/review/reactive-sessions/runner.ts),
+ * and writes or edits its story comment where they opt in to pr_story (src/coordination/story);
+ * their notes join the delivery's outcome.
  */
 async function onPullRequestWithReview(ctx: Ctx, payload: Json): Promise<Outcome> {
   const tracked = await onPullRequest(ctx, payload);
-  const review = await reviewPullRequestEvent(ctx, payload);
-  return review === null ? tracked : { status: "processed", note: `${tracked.note}; ${review}` };
+  const notes = [await reviewPullRequestEvent(ctx, payload), await storyPullRequestEvent(ctx, payload)].filter((n): n is string => n !== null);
+  return notes.length === 0 ? tracked : { status: "processed", note: [tracked.note, ...notes].join("; ") };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -134,6 +134,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
         "notification_query",
         "path_reservations",
         "webhook_deliveries",
+        "provenance",
         "handoff_query",
         "repo_query",
         "code_ref_query",

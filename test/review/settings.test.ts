@@ -49,6 +49,7 @@ describe("review_settings", () => {
         invariants_path: ".github/review-invariants.yml",
         reactive: true,
         publish: false,
+        pr_story: false,
         updated_at: "2026-06-01T12:00:00.000Z",
         updated_by: w.id.actorName,
       });

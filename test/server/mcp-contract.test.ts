@@ -329,6 +329,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   webhook_replay: { since: "24h" },
   path_release: { repository_id: "acme/api", paths: ["src/auth/**"] },
   overseer_message: { to: ["me"], message: "Stop and read the new schema decision first." },
+  provenance: { repository_id: "acme/api", path: "src/auth/login.ts", limit: 50 },
   batch_commit: { repo: "acme/api", commits: [{ message: "docs: note", files: [{ path: "NOTES.md", content: "note" }] }] },
   git_merge: { repo: "acme/api", sources: ["feature/a"], strategy: "auto" },
   git_cherry_pick: { repo: "acme/api", sources: ["main..feature/a"] },

@@ -95,8 +95,8 @@ interface ListedReview {
 
 const REVIEWS_PER_PAGE = 100;
 
-/** The last page a Link header names (`<…&page=N>; rel="last"`), or 1. */
-function lastPage(link: string | null): number {
+/** The last page a Link header names (`<…&page=N>; rel="last"`), or 1 (the pull request story pages comments with it too). */
+export function lastPage(link: string | null): number {
   for (const part of (link ?? "").split(",")) {
     const [target, ...attrs] = part.split(";");
     if (!attrs.some((a) => a.trim() === 'rel="last"')) continue;

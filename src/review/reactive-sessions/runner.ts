@@ -91,7 +91,7 @@ export interface StepEnv {
  */
 export const sessionGitHub = (env: Env, tenantId: string) => new GitHubClient({ apiBase: apiBase(env), token: tenantTokenSource(env, tenantId), maxWaitMs: 0 });
 
-interface ApiFile {
+export interface ApiFile {
   filename: string;
   status: string;
   patch?: string;
@@ -100,6 +100,27 @@ interface ApiFile {
 
 /** Pull request files come 100 a page, up to GitHub's 3000. */
 const MAX_FILE_PAGES = 30;
+
+/**
+ * A pull request's files as GitHub lists them, 100 a page, at most `maxPages` pages. With
+ * `wanted`, paging stops once all of them have been seen. The pull request story reads them too.
+ */
+export async function pullRequestFiles(
+  gh: Pick<GitHubClient, "request">,
+  repo: { owner: string; repo: string },
+  pullNumber: number,
+  opts: { maxPages?: number; wanted?: ReadonlySet<string> } = {},
+): Promise<ApiFile[]> {
+  const out: ApiFile[] = [];
+  for (let page = 1; page <= (opts.maxPages ?? MAX_FILE_PAGES); page++) {
+    const batch = (await gh.request<ApiFile[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...repo, pull_number: pullNumber, per_page: 100, page })).data;
+    out.push(...batch);
+    if (batch.length < 100) break;
+    const wanted = opts.wanted;
+    if (wanted && [...wanted].every((w) => out.some((f) => f.filename === w))) break;
+  }
+  return out;
+}
 
 /**
  * The change's files as GitHub lists them: the pull request's files, or the comparison of the
@@ -112,14 +133,7 @@ async function changeFiles(gh: Pick<GitHubClient, "request">, spec: SessionSpec,
     const res = await gh.request<{ files?: ApiFile[] }>("GET /repos/{owner}/{repo}/compare/{basehead}", { ...repo, basehead: `${spec.baseRef}...${spec.commitHash}`, per_page: 1 });
     return res.data.files ?? [];
   }
-  const out: ApiFile[] = [];
-  for (let page = 1; page <= MAX_FILE_PAGES; page++) {
-    const batch = (await gh.request<ApiFile[]>("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { ...repo, pull_number: spec.pullNumber, per_page: 100, page })).data;
-    out.push(...batch);
-    if (batch.length < 100) break;
-    if (wanted && [...wanted].every((w) => out.some((f) => f.filename === w))) break;
-  }
-  return out;
+  return pullRequestFiles(gh, repo, spec.pullNumber, { wanted });
 }
 
 /** A file's part of a unified diff, from GitHub's patch (which starts at the first hunk). */

@@ -1,6 +1,7 @@
 /**
  * Per-repository review settings (migrations/0031): which paths are hotspots and config, where
- * invariants live, and whether pull requests are reviewed reactively and the review published.
+ * invariants live, whether pull requests are reviewed reactively and the review published, and
+ * whether the server keeps a story comment on each pull request (src/coordination/story).
  * A repository without a row, or a review without a repository, takes the defaults: the
  * reference implementation's lists.
  */
@@ -96,6 +97,8 @@ export interface ReviewSettings {
   invariantsPath: string;
   reactive: boolean;
   publish: boolean;
+  /** Pull requests get the story comment (migrations/0048). */
+  prStory: boolean;
   updatedAt: string | null;
   updatedBy: string | null;
 }
@@ -106,6 +109,7 @@ export const DEFAULT_SETTINGS: ReviewSettings = {
   invariantsPath: DEFAULT_INVARIANTS_PATH,
   reactive: false,
   publish: false,
+  prStory: false,
   updatedAt: null,
   updatedBy: null,
 };
@@ -116,6 +120,7 @@ interface Row {
   invariants_path: string;
   reactive: number;
   publish: number;
+  pr_story: number;
   updated_at: string;
   updated_by: string;
 }
@@ -132,6 +137,7 @@ export async function reviewSettingsFor(ctx: Pick<Ctx, "d1" | "tenantId">, repo:
       invariants_path: s.invariantsPath,
       reactive: s.reactive,
       publish: s.publish,
+      pr_story: s.prStory,
       updated_at: s.updatedAt,
       updated_by: s.updatedBy,
     })
@@ -145,6 +151,7 @@ export async function reviewSettingsFor(ctx: Pick<Ctx, "d1" | "tenantId">, repo:
     invariantsPath: row.invariants_path,
     reactive: row.reactive === 1,
     publish: row.publish === 1,
+    prStory: row.pr_story === 1,
     updatedAt: row.updated_at,
     updatedBy: row.updated_by,
   };
@@ -157,7 +164,7 @@ export async function reviewSettingsFor(ctx: Pick<Ctx, "d1" | "tenantId">, repo:
 export async function updateReviewSettings(
   ctx: Pick<Ctx, "d1" | "tenantId" | "actorName" | "clock">,
   repo: string,
-  patch: Partial<Pick<ReviewSettings, "hotspots" | "configPaths" | "invariantsPath" | "reactive" | "publish">>,
+  patch: Partial<Pick<ReviewSettings, "hotspots" | "configPaths" | "invariantsPath" | "reactive" | "publish" | "prStory">>,
 ): Promise<ReviewSettings> {
   const key = repo.toLowerCase();
   const next = { ...(await reviewSettingsFor(ctx, key)), ...patch };
@@ -168,6 +175,7 @@ export async function updateReviewSettings(
     configPaths: next.configPaths === null ? null : JSON.stringify(next.configPaths),
     reactive: next.reactive ? 1 : 0,
     publish: next.publish ? 1 : 0,
+    prStory: next.prStory ? 1 : 0,
     invariantsPath: next.invariantsPath,
     updatedAt: now,
     updatedBy: ctx.actorName,

@@ -29,6 +29,7 @@ const settingsView = z.object({
   invariants_path: z.string().describe("Where invariants are read from at the head ref."),
   reactive: z.boolean().describe("pull_request webhooks start a reactive review."),
   publish: z.boolean().describe("Finished reactive reviews are published as a pull-request review."),
+  pr_story: z.boolean().describe("Pull requests get one story comment, kept up to date (opened, reopened, each push)."),
   updated_at: z.string().nullable().describe("Last change (null: never set, all defaults)."),
   updated_by: z.string().nullable().describe("Who made it."),
 });
@@ -39,6 +40,7 @@ const viewOf = (s: ReviewSettings): z.infer<typeof settingsView> => ({
   invariants_path: s.invariantsPath,
   reactive: s.reactive,
   publish: s.publish,
+  pr_story: s.prStory,
   updated_at: s.updatedAt,
   updated_by: s.updatedBy,
 });
@@ -62,9 +64,9 @@ function checkHotspots(rules: readonly HotspotRule[]): void {
 }
 
 /**
- * Publishing writes a pull-request review with the tenant's credentials: refuse to turn it on
- * without them, or for a repository they cannot see. Whether they may write reviews shows only
- * when one is published, which the reactive path checks again then.
+ * Publishing writes a pull-request review (and pr_story a comment) with the tenant's credentials:
+ * refuse to turn either on without them, or for a repository they cannot see. Whether they may
+ * write shows only when something is written, which the reactive path and the story check again then.
  */
 async function checkCanPublish(ctx: Ctx, owner: string, name: string): Promise<void> {
   await tenantTokenSource(ctx.env, ctx.tenantId)();
@@ -79,7 +81,7 @@ async function checkCanPublish(ctx: Ctx, owner: string, name: string): Promise<v
 type Patch = Parameters<typeof updateReviewSettings>[2];
 
 const sameSettings = (a: ReviewSettings, b: ReviewSettings) =>
-  JSON.stringify([a.hotspots, a.configPaths, a.invariantsPath, a.reactive, a.publish]) === JSON.stringify([b.hotspots, b.configPaths, b.invariantsPath, b.reactive, b.publish]);
+  JSON.stringify([a.hotspots, a.configPaths, a.invariantsPath, a.reactive, a.publish, a.prStory]) === JSON.stringify([b.hotspots, b.configPaths, b.invariantsPath, b.reactive, b.publish, b.prStory]);
 
 export const reviewSettingsTool = defineTool({
   name: "review_settings",
@@ -87,7 +89,8 @@ export const reviewSettingsTool = defineTool({
   toolset: "review",
   description:
     "Read or change one repository's review settings: hotspot rules and config path globs (null goes back to the default list), where invariants " +
-    "live, whether pull_request webhooks start a reactive review, and whether finished reviews are published as a PR review (needs GitHub credentials). " +
+    "live, whether pull_request webhooks start a reactive review, whether finished reviews are published as a PR review, and whether pull requests get the story comment " +
+    "(pr_story: the task, decisions, change events, reverted attempts, reservations and ledger check, edited on each push; both need GitHub credentials). " +
     "With only repo it reads. The answer includes the effective lists, defaults written out.",
   input: z.object({
     repo: repoField,
@@ -104,6 +107,7 @@ export const reviewSettingsTool = defineTool({
     invariants_path: z.string().min(1).max(300).nullable().optional().describe(`Repository path of the invariants YAML. null: ${DEFAULT_INVARIANTS_PATH}.`),
     reactive: z.boolean().optional().describe("true: pull_request webhooks start a reactive review of this repository."),
     publish: z.boolean().optional().describe("true: a finished reactive review is published as a pull-request review (refused without GitHub credentials)."),
+    pr_story: z.boolean().optional().describe("true: opening, reopening or pushing to a pull request writes (then edits) one comment telling its story (refused without GitHub credentials)."),
   }),
   output: z.object({
     repo: z.string().describe("owner/name."),
@@ -138,11 +142,12 @@ export const reviewSettingsTool = defineTool({
     }
     if (input.reactive !== undefined) patch.reactive = input.reactive;
     if (input.publish !== undefined) patch.publish = input.publish;
+    if (input.pr_story !== undefined) patch.prStory = input.pr_story;
 
     const current = await reviewSettingsFor(ctx, key);
     let stored = current;
     if (Object.keys(patch).length > 0 && !sameSettings(current, { ...current, ...patch })) {
-      if (patch.publish === true && !current.publish) await checkCanPublish(ctx, repo.owner, repo.name);
+      if ((patch.publish === true && !current.publish) || (patch.prStory === true && !current.prStory)) await checkCanPublish(ctx, repo.owner, repo.name);
       stored = await updateReviewSettings(ctx, key, patch);
     }
     const lists = effectiveLists(stored);
@@ -159,5 +164,5 @@ export const reviewSettingsTool = defineTool({
     };
   },
   summarize: (r) =>
-    `${r.repo}: ${r.changed ? "settings updated" : "settings unchanged"}; reactive ${r.settings.reactive ? "on" : "off"}, publish ${r.settings.publish ? "on" : "off"}, ${r.effective.hotspots.length} hotspot rule(s)${r.effective.hotspots_default ? " (default)" : ""}.`,
+    `${r.repo}: ${r.changed ? "settings updated" : "settings unchanged"}; reactive ${r.settings.reactive ? "on" : "off"}, publish ${r.settings.publish ? "on" : "off"}, pr_story ${r.settings.pr_story ? "on" : "off"}, ${r.effective.hotspots.length} hotspot rule(s)${r.effective.hotspots_default ? " (default)" : ""}.`,
 });
