@@ -181,6 +181,8 @@ describe("a batch write counts its items beyond the allowance", () => {
       // Which of one's reservations to let go: a selector, as releasing all of them is.
       "path_release.reservation_ids",
       "path_release.paths",
+      // Which notification kinds one subscription carries: a filter of the one thing written.
+      "webhook_subscribe.kinds",
       "decision_log.options",
       "handoff_create.to_actor_ids",
       "handoff_create.options",
