@@ -290,7 +290,10 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     expect(mine).toMatchObject({ ok: true, committed: 1 });
     await holder.callTool({ name: "path_release", arguments: { repository_id: REPO } });
     const after = structured(
-      await other.callTool({ name: "batch_commit", arguments: { repo: REPO, confirm: true, format: "json", commits: [{ message: "now mine", files: [{ path: "src/locked/a.ts", content: "other\n" }] }] } }),
+      await other.callTool({
+        name: "batch_commit",
+        arguments: { repo: REPO, confirm: true, format: "json", commits: [{ message: "now mine", files: [{ path: "src/locked/a.ts", content: "other\n" }] }] },
+      }),
     );
     expect(after).toMatchObject({ ok: true, committed: 1 });
     expect(repo.files("main")["src/locked/a.ts"]).toBe("other\n");
