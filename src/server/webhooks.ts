@@ -55,7 +55,7 @@ export function describeDelivery(payload: Json): { action: string; repository: s
  * Writes attributed to webhooks are made by the tenant's `github` service actor, so the timeline
  * says where a change came from.
  */
-async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
+async function webhookCtx(env: Env, tenantId: string, now: Date, pending: Promise<unknown>[]): Promise<Ctx> {
   // The columns the migrations default are spelled out with those defaults; the no-op update makes RETURNING give the existing actor.
   const row = await dbOf({ d1: env.DB })
     .insert(actors)
@@ -85,7 +85,8 @@ async function webhookCtx(env: Env, tenantId: string, now: Date): Promise<Ctx> {
     operator: false,
     sessionId: "",
     clock: { now: () => new Date() },
-    waitUntil: () => undefined,
+    // Work handed off during processing (an inbox bell, outgoing webhooks) is awaited before the delivery is marked done.
+    waitUntil: (p) => void pending.push(p),
   };
 }
 
@@ -533,7 +534,9 @@ export async function processDelivery(env: Env, tenantId: string, deliveryId: st
     const body = payload ?? (claimed.payload ? obj(JSON.parse(claimed.payload)) : null);
     if (!body) throw new Error(`the payload was larger than ${KEEP_PAYLOAD_BYTES} bytes and was not kept; redeliver it from GitHub`);
     const handler = HANDLERS[claimed.event];
-    result = handler ? await handler(await webhookCtx(env, tenantId, now), body, deliveryId) : ignored(`event '${claimed.event}' is not handled`);
+    const pending: Promise<unknown>[] = [];
+    result = handler ? await handler(await webhookCtx(env, tenantId, now, pending), body, deliveryId) : ignored(`event '${claimed.event}' is not handled`);
+    await Promise.allSettled(pending);
   } catch (err) {
     result = { status: "failed", note: (err instanceof Error ? err.message : String(err)).slice(0, 1000) };
   }

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 import { FakeGitHub } from "../support/github/fake";
 import { FakeArchives } from "../support/github/fake-archive";
 import { FakeRepo } from "../support/github/fake-repo";
+import { FakeComments } from "../support/github/fake-comments";
+import { sign } from "@octokit/webhooks-methods";
 import { diffEntries } from "../support/github/diff-entries";
 import { errorBody, example, exampleItem } from "../support/github/fake";
 import { readFileSync } from "node:fs";
@@ -299,5 +301,78 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
     expect(repo.files("main")["src/locked/a.ts"]).toBe("other\n");
     await holder.close();
     await other.close();
+  });
+
+  it("tells a pull request's story in one comment, posted once and edited on the next push; provenance of the finished task lists every link", async () => {
+    const lead = await connect(inject("keyA"), "git,repos,coordination,review,projects,tasks,changes,decisions");
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = structured(await lead.callTool({ name, arguments: args }));
+      expect(r.ok, `${name}: ${JSON.stringify(r).slice(0, 400)}`).toBe(true);
+      return r;
+    };
+    const remote = `http://127.0.0.1:${inject("githubPort")}/${REPO}`;
+    await call("repo_register", { remote_url: remote });
+    await call("review_settings", { repo: REPO, pr_story: true });
+    const comments = new FakeComments(REPO, 42);
+    comments.serve(gh, ["src/story.ts"]);
+    await call("project_create", { title: "Story", key: "STORY" });
+    const task = (await call("task_create", { project_id: "STORY", title: "Tell the story" })).task as { id: string; ref: string };
+    await call("task_claim", { task_id: task.id });
+    await call("decision_log", { project_id: "STORY", title: "Stories in PRs", choice: "One comment, edited", rationale: "No noise in the thread" });
+    await call("log_change", { entity_path: "src/story.ts", change_type: "add", reasoning: "the story module", changeset_id: task.ref });
+
+    const pr = (action: string, sha: string) =>
+      JSON.stringify({
+        action,
+        number: 42,
+        repository: { full_name: REPO, html_url: remote, default_branch: "main" },
+        pull_request: { number: 42, title: `${task.ref}: tell the story`, body: "", draft: false, head: { sha, ref: "story" }, base: { ref: "main" } },
+      });
+    const deliver = async (event: string, body: string) => {
+      const r = await fetch(`${inject("baseUrl")}/webhooks/github/e2e-a`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", "X-GitHub-Event": event, "X-GitHub-Delivery": crypto.randomUUID(), "X-Hub-Signature-256": await sign("e2e-webhook-secret", body) },
+        body,
+      });
+      expect(r.status).toBe(202);
+    };
+    const waitFor = async (what: string, probe: () => boolean) => {
+      for (let i = 0; i < 100 && !probe(); i++) await new Promise((r) => setTimeout(r, 100));
+      expect(probe(), what).toBe(true);
+    };
+    const writes = () => gh.requests.filter((r) => r.method !== "GET" && (r.path.issue_number === "42" || r.path.comment_id !== undefined)).map((r) => r.method);
+
+    const first = "a".repeat(40);
+    await deliver("pull_request", pr("opened", first));
+    await waitFor("the story comment", () => comments.bodies.size === 1);
+    const [id, body] = [...comments.bodies][0]!;
+    expect(body).toContain(task.ref);
+    expect(body).toContain("src/story.ts");
+    expect(writes()).toEqual(["POST"]);
+
+    await call("log_change", { entity_path: "src/story.ts", change_type: "modify", reasoning: "edit on the next push", changeset_id: task.ref });
+    await deliver("pull_request", pr("synchronize", "b".repeat(40)));
+    await waitFor("the edit", () => comments.bodies.get(id)!.includes("edit on the next push"));
+    expect(comments.bodies.size).toBe(1);
+    expect(writes()).toEqual(["POST", "PATCH"]);
+
+    await deliver(
+      "check_run",
+      JSON.stringify({
+        action: "completed",
+        repository: { full_name: REPO, html_url: remote },
+        check_run: { id: 4242, name: "ci / test", status: "completed", conclusion: "success", head_sha: "b".repeat(40), html_url: `${remote}/runs/4242`, check_suite: { head_branch: "story" }, pull_requests: [] },
+      }),
+    );
+    await call("task_update", { task_id: task.id, patch: { status: "done" } });
+    let kinds: string[] = [];
+    for (let i = 0; i < 50; i++) {
+      const chain = (await call("provenance", { task_id: task.id })).items as { kind: string }[];
+      kinds = [...new Set(chain.map((e) => e.kind))];
+      if (kinds.includes("ci")) break;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(kinds).toEqual(expect.arrayContaining(["claim", "decision", "change", "pr", "ci"]));
+    await lead.close();
   });
 });

@@ -10,7 +10,8 @@ import { STORY_MARKER } from "../../../src/coordination/story/comment";
 import { gatherStory, MAX_STORY_CHARS, renderStory, storyPullRequestEvent, type StoryData, type StoryPr } from "../../../src/coordination/story/pr-story";
 import type { LedgerEvent } from "../../../src/coordination/story/provenance";
 import { updateReviewSettings } from "../../../src/review/settings/model";
-import { errorBody, example, exampleItem, FakeGitHub, type FakeRequest } from "../../support/github/fake";
+import { errorBody, example, FakeGitHub, type FakeRequest } from "../../support/github/fake";
+import { FakeComments } from "../../support/github/fake-comments";
 import { connectGitHub } from "../../support/github/tenant";
 import { fails, MINUTE, ok, type Structured } from "../../support/helpers";
 import { at, NAME, OWNER, REPO, repository, SHA1, SHA2, storyWorld, webhook, type Story } from "../../support/story-rig";
@@ -30,42 +31,13 @@ function prPayload(action: string, sha: string, title = "SHOP-1: checkout totals
   };
 }
 
-/** The issue comments of PR #7 as GitHub would keep them, behind the fake's comment endpoints. */
-class Comments {
-  readonly bodies = new Map<number, string>();
-  /** Comments someone else wrote: these credentials may not edit them. */
-  readonly theirs = new Set<number>();
-  next = 5001;
-
-  serve(gh: FakeGitHub, files: string[] = FILES): FakeGitHub {
-    const url = (id: number) => `https://github.com/${REPO}/pull/7#issuecomment-${id}`;
-    const item = (id: number, body: string) => exampleItem("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", { id, body, html_url: url(id) });
-    gh.on("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", () => ({ body: files.map((filename) => exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", { filename })) }));
-    // Oldest (lowest id) first, as GitHub lists them.
-    gh.on("GET /repos/{owner}/{repo}/issues/{issue_number}/comments", () => ({ body: [...this.bodies].sort(([a], [b]) => a - b).map(([id, body]) => item(id, body)) }));
-    gh.on("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", (req) => {
-      const id = this.next++;
-      this.bodies.set(id, String(req.body!.body));
-      return { status: 201, body: example("POST /repos/{owner}/{repo}/issues/{issue_number}/comments", { id, body: req.body!.body, html_url: url(id) }, "201") };
-    });
-    gh.on("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", (req) => {
-      const id = Number(req.path.comment_id);
-      if (!this.bodies.has(id)) return { status: 404, body: errorBody("Not Found") };
-      if (this.theirs.has(id)) return { status: 403, body: errorBody("Resource not accessible by integration") };
-      this.bodies.set(id, String(req.body!.body));
-      return { body: example("PATCH /repos/{owner}/{repo}/issues/comments/{comment_id}", { id, body: req.body!.body, html_url: url(id) }) };
-    });
-    return gh;
-  }
-}
-
 const writes = (gh: FakeGitHub) => gh.requests.filter((r: FakeRequest) => r.method !== "GET").map((r) => `${r.method} ${r.path.comment_id ?? r.path.issue_number}`);
 
 interface Rig {
   s: Story;
   ctx: Ctx;
   gh: FakeGitHub;
-  comments: Comments;
+  comments: FakeComments;
 }
 
 /** The story world, connected to the GitHub stand-in, with a reverted attempt and a reservation on the PR's files. */
@@ -78,8 +50,8 @@ async function rig(prefix: string, optIn = true): Promise<Rig> {
   await ok(s.ctx, "path_reserve", { repository_id: REPO, paths: ["src/**"], task_id: "SHOP-1", reason: "checkout rework" });
   // The fake answers as api.github.com: the repository is registered on github.com.
   const gh = new FakeGitHub("https://api.github.com");
-  const comments = new Comments();
-  comments.serve(gh);
+  const comments = new FakeComments(REPO, 7);
+  comments.serve(gh, FILES);
   const ctx = await connectGitHub(s.ctx, gh);
   if (optIn) await updateReviewSettings(ctx, REPO, { prStory: true });
   return { s, ctx, gh, comments };
