@@ -1099,3 +1099,34 @@ export const pathReservations = sqliteTable("path_reservations", {
   expiresAt: text("expires_at").notNull(),
   releasedAt: text("released_at"),
 });
+
+/** Paths or globs of a repository a note, decision or code ref is about (migrations/0046, src/work/memory/model.ts). */
+export const memoryPaths = sqliteTable(
+  "memory_paths",
+  {
+    tenantId: text("tenant_id").notNull(),
+    objectType: text("object_type").notNull(),
+    objectId: text("object_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    pattern: text("pattern").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId, t.repositoryId, t.pattern] })],
+);
+
+/** A push that changed what a note, decision, code ref or change-ledger decision is about (migrations/0046). */
+export const memoryStaleMarks = sqliteTable(
+  "memory_stale_marks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    objectType: text("object_type").notNull(),
+    objectId: text("object_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    commitSha: text("commit_sha").notNull(),
+    path: text("path").notNull(),
+    changedAt: text("changed_at").notNull(),
+    markedAt: text("marked_at").notNull(),
+    clearedAt: text("cleared_at"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId] })],
+);
