@@ -41,8 +41,11 @@ export interface PriorAttemptsInput {
   limit: number;
 }
 
+/** prior_attempts' default window: an add→remove pair within a week is proximity_high. */
+export const DEFAULT_WINDOW_MINUTES = 10_080;
+
 /** Paths whose history is read at most, and events per path: bounds the work per call. */
-const MAX_PATHS = 50;
+export const MAX_PATHS = 50;
 const MAX_EVENTS = 5000;
 /** Round trips spent looking for candidate paths by description. */
 const MAX_WALK_BATCHES = 25;
@@ -154,13 +157,13 @@ async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ event
 }
 
 /** Reads the newest events of the given exact paths, oldest first. */
-async function readPaths(ctx: Ctx, paths: string[]): Promise<EventRowRaw[]> {
+async function readPaths(ctx: Ctx, paths: readonly string[]): Promise<EventRowRaw[]> {
   if (paths.length === 0) return [];
   return (await newestOnPaths(ctx, paths)).reverse();
 }
 
 /** The newest events on any of the exact paths, newest first. */
-function newestOnPaths(ctx: Ctx, paths: string[]): Promise<EventRowRaw[]> {
+function newestOnPaths(ctx: Ctx, paths: readonly string[]): Promise<EventRowRaw[]> {
   return dbOf(ctx)
     .select(eventFields)
     .from(e)
@@ -297,6 +300,20 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
     // As the seed orders fuzzy rows: best match first, then oldest first.
     .sort((a, b) => b.similarity - a.similarity || a.seq - b.seq);
   return { rows, note };
+}
+
+/**
+ * The attempts on these exact entity paths that were undone (reverted, or rejected outright),
+ * newest first, inferred as prior_attempts infers them (renames and supersedes followed) at its
+ * default confidence. task_claim answers them as the task's negative knowledge; no call is recorded.
+ */
+export async function undoneAttempts(ctx: Ctx, paths: readonly string[], limit: number): Promise<PriorAttempt[]> {
+  const rows = await readPaths(ctx, paths.slice(0, MAX_PATHS));
+  const attempts = await attemptsOf(ctx, rows, { min_confidence: "proximity_high", window_minutes: DEFAULT_WINDOW_MINUTES, limit }, "exact");
+  return attempts
+    .filter((a) => a.outcome === "reverted" || a.outcome === "rejected")
+    .slice(0, limit)
+    .map(({ seq: _seq, timeline: _timeline, ...a }) => a);
 }
 
 export interface PriorAttemptsResult {

@@ -13,6 +13,7 @@ import { e, eventFields, eventFilters, publicEvent, recordToolCall, toEvent, typ
 import { parseExpiresWhen, type ExpiresCondition } from "./expires";
 import { dottedAncestors, pathMatch } from "./paths";
 import { QUERY_SIGNAL_TOOLS } from "./vocab";
+import { describeStale, liveMarkIds, parseStale, staleColumn, type Stale } from "../work/memory/model";
 
 export type StaleFlag = "expired" | "revisit_due" | "review_suggested" | "manual_review";
 
@@ -58,6 +59,8 @@ interface Candidate {
   event: EventWithSeq;
   revisitDue: string;
   changesetActivity: boolean;
+  /** A push that changed the decision's file since it was logged. */
+  pushed: Stale;
 }
 
 const PRECEDENCE: Record<StaleFlag, number> = { expired: 0, revisit_due: 1, review_suggested: 2, manual_review: 3 };
@@ -94,13 +97,15 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
       // Written out: drizzle drops table names inside a single-table select's fields, and this subquery correlates on `e.`.
       changeset_activity: sql<number>`(e.changeset_id <> '' AND EXISTS (SELECT 1 FROM events c WHERE c.tenant_id = e.tenant_id
               AND c.changeset_id = e.changeset_id AND c.seq > e.seq))`.as("changeset_activity"),
+      stale: staleColumn("e", "change_event"),
     })
     .from(e)
     .where(
       and(
         eq(e.tenantId, scope.tenantId),
         // Only decisions that could surface now: due dates already passed, or a condition to evaluate.
-        sql`((${e.revisitDue} <> '' AND ${e.revisitDue} <= ${nowIso}) OR ${e.expiresWhen} <> '' OR ${e.staleWhen} <> '')`,
+        // …or a push changed its file since (src/work/memory): the code moved under it.
+        sql`((${e.revisitDue} <> '' AND ${e.revisitDue} <= ${nowIso}) OR ${e.expiresWhen} <> '' OR ${e.staleWhen} <> '' OR ${e.id} IN ${liveMarkIds(scope.tenantId, "change_event")})`,
         ...filters.where,
         // A decision stops being "the" decision once a newer event on the same entity carries its own
         // decision fields, or once a supersede re-opens it.
@@ -124,7 +129,7 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
     .limit(MAX_DECISIONS);
 
   const recorded = scope.record ? [scope.record(path)] : [];
-  const results = await scope.d1.batch<EventRowRaw & { changeset_activity: number }>([
+  const results = await scope.d1.batch<EventRowRaw & { changeset_activity: number; stale: string | null }>([
     ...recorded,
     statementOf(scope.d1, decisions),
     statementOf(
@@ -142,6 +147,7 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
     event: toEvent(r),
     revisitDue: r.revisit_due ?? "",
     changesetActivity: Boolean(r.changeset_activity),
+    pushed: parseStale(r.stale),
   }));
   if (candidates.length === 0) return [];
   const recent = recentRes!.results as unknown as Array<{ seq: number; id: string; entity_path: string; reasoning: string; diff: string }>;
@@ -175,7 +181,7 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
   const out: StaleDecision[] = [];
   candidates.forEach((c, index) => {
     const e = c.event;
-    const signals = [...(queried.has(index) ? ["queried"] : []), ...(c.changesetActivity ? ["changeset_activity"] : [])];
+    const signals = [...(queried.has(index) ? ["queried"] : []), ...(c.changesetActivity ? ["changeset_activity"] : []), ...(c.pushed ? ["code_changed"] : [])];
     const flags: StaleFlag[] = [];
     const dueNow = c.revisitDue !== "" && c.revisitDue <= nowIso;
     if (dueNow && signals.length > 0) flags.push("revisit_due");
@@ -195,6 +201,8 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
       }
       if (matchedTerms.length >= 2) flags.push("review_suggested");
     }
+    // Code pushed over the decision's file is later work on it, as a stale_when echo is.
+    if (c.pushed && !flags.includes("review_suggested")) flags.push("review_suggested");
 
     const cond = conditions[index];
     let expiresStatus: StaleDecision["expires_status"] = "";
@@ -220,7 +228,7 @@ export async function evaluateStaleDecisions(scope: StaleScope, input: StaleInpu
       expires_status: expiresStatus,
       expired_pattern: expiresStatus === "expired" ? e.expires_when : "",
       expires_detail: expiresDetail,
-      stale_reason: staleReason(flag, signals, matchedTerms, expiresDetail),
+      stale_reason: staleReason(flag, signals, matchedTerms, expiresDetail, c.pushed),
     });
   });
 
@@ -290,16 +298,21 @@ function judgeExpiry(cond: ExpiresCondition, nowIso: string, laterEventId: strin
   }
 }
 
-function staleReason(flag: StaleFlag, signals: string[], terms: string[], expiresDetail: string): string {
+function staleReason(flag: StaleFlag, signals: string[], terms: string[], expiresDetail: string, pushed: Stale): string {
+  const signal: Record<string, string> = {
+    queried: "the entity was queried (blame/diff/prior_attempts) after the decision",
+    changeset_activity: "its changeset saw later activity",
+    code_changed: pushed ? describeStale(pushed) : "",
+  };
   switch (flag) {
     case "expired":
       return `its expiry condition fired: ${expiresDetail}.`;
-    case "revisit_due": {
-      const why = signals.map((s) => (s === "queried" ? "the entity was queried (blame/diff/prior_attempts) after the decision" : "its changeset saw later activity"));
-      return `past its revisit date and still active — ${why.join(", and ")}.`;
+    case "revisit_due":
+      return `past its revisit date and still active — ${signals.map((s) => signal[s]).join(", and ")}.`;
+    case "review_suggested": {
+      const why = [...(terms.length >= 2 ? [`later work mentions its stale_when condition (${terms.join(", ")})`] : []), ...(pushed ? [describeStale(pushed)] : [])];
+      return `${why.join("; ")}.`;
     }
-    case "review_suggested":
-      return `later work mentions its stale_when condition (${terms.join(", ")}).`;
     case "manual_review":
       return `its expiry condition needs a person to check: ${expiresDetail}.`;
   }

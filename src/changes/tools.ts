@@ -5,7 +5,7 @@ import { excerpt } from "../core/errors";
 import { d1Reader, verifyChain } from "./chain";
 import { decodeCursor, encodeCursor, eventSchema } from "./events";
 import { logChange } from "./log-change";
-import { priorAttempts } from "./prior-attempts";
+import { DEFAULT_WINDOW_MINUTES, priorAttempts } from "./prior-attempts";
 import { blame, changeDiff, changeHistory, changeSearch, changeset, SEARCH_QUERY_MAX } from "./queries";
 import { staleDecisions } from "./stale-decisions";
 import { CHANGE_TYPES } from "./vocab";
@@ -206,7 +206,7 @@ export const priorAttemptsTool = defineTool({
     description: z.string().max(4096).optional().describe("Free text when you have no path; a substring of reasoning, diffs and paths."),
     fuzzy: z.string().max(4096).optional().describe("Free text to match by meaning (match_type fuzzy)."),
     min_confidence: z.enum(["proximity_high", "proximity_low"]).default("proximity_high").describe("proximity_low adds active attempts and distant removals."),
-    window_minutes: z.number().int().min(1).max(525_600).default(10_080).describe("An add→remove pair within this is proximity_high."),
+    window_minutes: z.number().int().min(1).max(525_600).default(DEFAULT_WINDOW_MINUTES).describe("An add→remove pair within this is proximity_high."),
     limit: limitField(20),
   }),
   output: page(attemptSchema).extend({ note: z.string().describe('Why fuzzy fell back to substring or missed events, or "".') }),
@@ -220,7 +220,7 @@ const staleSchema = eventSchema.extend({
   flag: z.enum(["expired", "revisit_due", "review_suggested", "manual_review"]).describe("Why it surfaced (precedence expired > revisit_due > review_suggested > manual_review)."),
   revisit_due: z.string().describe('When the revisit fell due (UTC ISO-8601), or "".'),
   days_overdue: z.number().int().min(0).describe("Whole days past the revisit date (0 if not date-due)."),
-  active_use_signals: z.array(z.string()).describe("Signals that the entity is in use: queried, changeset_activity."),
+  active_use_signals: z.array(z.string()).describe("Signals that the entity is in use: queried, changeset_activity, code_changed (a push changed its file)."),
   matched_terms: z.array(z.string()).describe("stale_when keywords echoed by later work."),
   matched_event_id: z.string().describe('The later event that echoed stale_when, or "".'),
   expires_status: z.enum(["", "expired", "not_expired", "manual_review"]).describe('Result of evaluating expires_when, or "".'),

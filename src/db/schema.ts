@@ -1137,6 +1137,7 @@ export const outboundHookDeliveries = sqliteTable("outbound_hook_deliveries", {
   deliveredAt: text("delivered_at"),
   replayedAt: text("replayed_at"),
 });
+
 /** The story comment the server keeps on a pull request, one per (repository, PR) (migrations/0048, src/coordination/story). */
 export const prStoryComments = sqliteTable(
   "pr_story_comments",
@@ -1152,4 +1153,35 @@ export const prStoryComments = sqliteTable(
     updatedAt: text("updated_at").notNull(),
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.repositoryId, t.prNumber] })],
+);
+
+/** Paths or globs of a repository a note, decision or code ref is about (migrations/0046, src/work/memory/model.ts). */
+export const memoryPaths = sqliteTable(
+  "memory_paths",
+  {
+    tenantId: text("tenant_id").notNull(),
+    objectType: text("object_type").notNull(),
+    objectId: text("object_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    pattern: text("pattern").notNull(),
+    createdAt: text("created_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId, t.repositoryId, t.pattern] })],
+);
+
+/** A push that changed what a note, decision, code ref or change-ledger decision is about (migrations/0046). */
+export const memoryStaleMarks = sqliteTable(
+  "memory_stale_marks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    objectType: text("object_type").notNull(),
+    objectId: text("object_id").notNull(),
+    repositoryId: text("repository_id").notNull(),
+    commitSha: text("commit_sha").notNull(),
+    path: text("path").notNull(),
+    changedAt: text("changed_at").notNull(),
+    markedAt: text("marked_at").notNull(),
+    clearedAt: text("cleared_at"),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId] })],
 );

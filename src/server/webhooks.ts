@@ -22,6 +22,7 @@ import { storyPullRequestEvent } from "../coordination/story/pr-story";
 import { findTask } from "../work/tasks/model";
 import { notifyPushedPaths } from "../work/reservations/model";
 import { notifyCheckFailure, notifyReview, notifyReviewComment, notifyTaskPush, type CheckSignal, type ReviewSignal } from "../work/signals/notify";
+import { markPushedMemory } from "../work/memory/model";
 import { addCodeRef, applyCodeRefChange, codeRefFields, normalizeRemote, registerRepository, repositoryByRemote, unregisterRepository, type CodeRef, type Repository } from "../work/repos/model";
 
 /** D1 rows top out near 2 MB: a larger payload is processed once from memory but cannot be retried. */
@@ -204,7 +205,7 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
  */
 async function onPushWithDocWatches(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
   const recorded = await onPush(ctx, payload, deliveryId);
-  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload), await notifyReservedPush(ctx, payload), await notifyTaskPushed(ctx, payload)].filter(
+  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload), await notifyReservedPush(ctx, payload), await notifyTaskPushed(ctx, payload), await markStaleMemory(ctx, payload)].filter(
     (n): n is string => n !== null,
   );
   return notes.length === 0 ? recorded : { status: "processed", note: [recorded.note, ...notes].join("; ") };
@@ -238,6 +239,18 @@ async function notifyTaskPushed(ctx: Ctx, payload: Json): Promise<string | null>
     pusher: str(obj(payload.pusher).name).slice(0, SIGNAL_FIELD),
   });
   return told > 0 ? `${told} task holder(s) told of the push` : null;
+}
+
+/**
+ * A push to the default branch marks the notes, decisions and code refs linked to the files it
+ * changed, and the change-ledger decisions on them, as stale (src/work/memory). Other branches are
+ * left alone, as the back-fill leaves them: their commits may never land.
+ */
+async function markStaleMemory(ctx: Ctx, payload: Json): Promise<string | null> {
+  const repo = await payloadRepository(ctx, payload);
+  if (isOutcome(repo) || str(payload.ref) !== `refs/heads/${repo.default_branch}`) return null;
+  const marked = await markPushedMemory(ctx, { repositoryId: repo.id, slug: repo.slug, name: repo.name, commits: pushedCommits(payload) });
+  return marked > 0 ? `${marked} note(s), decision(s) or code ref(s) marked stale` : null;
 }
 
 /** D1 batches are atomic; a large push is split so no batch grows without bound. */

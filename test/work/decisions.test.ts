@@ -45,6 +45,7 @@ describe("decision_log", () => {
       created_by: w.id.actorId,
       created_at: T0,
       status_changed_at: T0,
+      stale: null,
     });
 
     const acts = await activityRows(w.id.tenantId, "object_id = ?", d.id);

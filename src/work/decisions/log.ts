@@ -7,6 +7,7 @@ import { embedAfterResponse, queueEmbedding } from "../../search/semantic";
 import { decisionEmbedText } from "../../search/sources";
 import { activityStatement } from "../shared";
 import { findProject } from "../projects/model";
+import { defaultRepository, linkedPaths, linkedPathsField, linkStatements, PATHS_DESCRIPTION, resolveLinks } from "../memory/model";
 import { DECISION_STATUSES, decisionSchema, findDecision, insertDecisionStatement, optionSchema } from "./model";
 
 export const decisionLogTool = defineTool({
@@ -23,8 +24,9 @@ export const decisionLogTool = defineTool({
     project_id: z.string().min(1).max(100).optional().describe("Project id or key; omit for a tenant-wide decision."),
     status: z.enum(DECISION_STATUSES).default("accepted").describe("Status."),
     supersedes_decision_id: z.string().min(1).max(100).optional().describe("The decision this one replaces."),
+    paths: linkedPathsField(PATHS_DESCRIPTION).optional(),
   }),
-  output: z.object({ decision: decisionSchema.describe("The logged decision.") }),
+  output: z.object({ decision: decisionSchema.describe("The logged decision."), paths: z.array(z.string()).describe("Its linked paths, as owner/name:pattern.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
   run: async (ctx, input) => {
@@ -32,13 +34,15 @@ export const decisionLogTool = defineTool({
     const superseded = input.supersedes_decision_id ? await findDecision(ctx, input.supersedes_decision_id) : null;
     const id = uuidv7();
     const now = iso(ctx.clock.now());
+    const projectId = project?.id ?? superseded?.project_id ?? null;
+    const links = input.paths?.length ? await resolveLinks(ctx, input.paths, () => defaultRepository(ctx, projectId)) : [];
     // Embedded on write for recall by meaning: queued in the same batch, made after the response.
     const embedRef = { tenantId: ctx.tenantId, type: "decision" as const, id };
     const text = decisionEmbedText({ title: input.title, choice: input.choice, context: input.context ?? "", rationale: input.rationale ?? "" });
     const row = {
       id,
       tenant_id: ctx.tenantId,
-      project_id: project?.id ?? superseded?.project_id ?? null,
+      project_id: projectId,
       title: input.title,
       choice: input.choice,
       context: input.context ?? "",
@@ -61,16 +65,17 @@ export const decisionLogTool = defineTool({
           verb: superseded ? "decision.superseded" : "decision.logged",
           objectType: "decision",
           objectId: id,
-          projectId: project?.id ?? superseded?.project_id ?? null,
+          projectId,
           summary: `${input.title}: ${input.choice}`.slice(0, 300),
           metadata: superseded ? { supersedes: superseded.id } : {},
         }),
         await queueEmbedding(ctx.d1, embedRef, text, ctx.clock.now()),
+        ...linkStatements(ctx, "decision", id, links, now, { replace: false }),
       ],
       [{ kind: "decision", row }],
     );
     embedAfterResponse(ctx, [embedRef]);
-    return { decision: await findDecision(ctx, id) };
+    return { decision: await findDecision(ctx, id), paths: links.length > 0 ? await linkedPaths(ctx, "decision", id) : [] };
   },
   summarize: (r) => `Logged decision ${r.decision.id}: ${r.decision.title}.`,
 });

@@ -7,6 +7,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, fromColumnNames, jsonValues, statementOf } from "../../db/client";
 import { decisions } from "../../db/schema";
 import { jsonArray } from "../shared";
+import { parseStale, staleColumn, staleSchema } from "../memory/model";
 
 export const DECISION_STATUSES = ["proposed", "accepted", "rejected"] as const;
 
@@ -40,6 +41,7 @@ export const decisionSchema = z.object({
   created_by: z.string().describe("Actor that logged it."),
   created_at: z.string().describe("When it was logged."),
   status_changed_at: z.string().describe("When the status last moved."),
+  stale: staleSchema.describe("The push that changed one of its linked paths since it was logged or confirmed (decision_set_status, even to the same status, clears it), or null."),
 });
 export type Decision = z.infer<typeof decisionSchema>;
 
@@ -63,13 +65,14 @@ const decisionFields = {
   status_changed_at: d.statusChangedAt,
   // Written out: in a single-table select drizzle drops table names inside fields, and this subquery needs `d.` to correlate.
   superseded_by: sql<string | null>`(SELECT s.id FROM decisions s WHERE s.tenant_id = d.tenant_id AND s.supersedes_decision_id = d.id ORDER BY s.seq DESC LIMIT 1)`.as("superseded_by"),
+  stale: staleColumn("d", "decision"),
 };
 
-export type DecisionRow = Omit<Decision, "options"> & { seq: number; options: string };
+export type DecisionRow = Omit<Decision, "options" | "stale"> & { seq: number; options: string; stale: string | null };
 
 export function toDecision({ seq: _seq, ...r }: DecisionRow): Decision {
   const options = jsonArray<z.infer<typeof optionSchema>>(r.options).map((o) => ({ label: o.label, summary: o.summary ?? "", pros: o.pros ?? [], cons: o.cons ?? [] }));
-  return { ...r, options };
+  return { ...r, options, stale: parseStale(r.stale) };
 }
 
 export async function findDecision(ctx: Ctx, id: string): Promise<Decision> {

@@ -6,6 +6,7 @@ import { invalidInput } from "../../core/errors";
 import { rankHybrid } from "../../search/rank";
 import { cursorField, decodeKeyset, limitField, keysetPage } from "../shared";
 import { findProject } from "../projects/model";
+import { staleAdvice } from "../memory/model";
 import { DECISION_STATUSES, type DecisionFilter, decisionSchema, listDecisions, listDecisionsByIds, searchDecisionIds, toDecision } from "./model";
 
 export const decisionQueryTool = defineTool({
@@ -84,5 +85,5 @@ export const decisionQueryTool = defineTool({
       ...cursor,
     };
   },
-  summarize: (r) => `${r.items.length} decision(s) (${r.mode}).`,
+  summarize: (r) => `${r.items.length} decision(s) (${r.mode}).${staleAdvice(r.items, "decision_set_status (its own status confirms it), or a superseding decision_log")}`,
 });

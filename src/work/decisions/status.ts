@@ -1,8 +1,10 @@
+import { sql } from "drizzle-orm";
 import { z } from "zod";
 import { iso } from "../../core/time";
 import { defineTool } from "../../core/define-tool";
 import { ToolError } from "../../core/errors";
 import { activityStatement } from "../shared";
+import { clearMarkStatement } from "../memory/model";
 import { DECISION_STATUSES, decisionSchema, findDecision, setDecisionStatusStatement } from "./model";
 
 export const decisionSetStatusTool = defineTool({
@@ -19,8 +21,13 @@ export const decisionSetStatusTool = defineTool({
   idempotency: "derived",
   run: async (ctx, input) => {
     const before = await findDecision(ctx, input.decision_id);
-    if (before.status === input.status) return { decision: before, changed: false };
     const now = iso(ctx.clock.now());
+    // Whoever sets the status has looked at the decision: a stale mark from a push goes either way.
+    if (before.status === input.status) {
+      if (before.stale === null) return { decision: before, changed: false };
+      await clearMarkStatement(ctx, "decision", before.id, now).run();
+      return { decision: await findDecision(ctx, before.id), changed: false };
+    }
     const [updated] = await ctx.d1.batch<{ id: string }>([
       setDecisionStatusStatement(ctx, before.id, before.status, input.status, now),
       activityStatement(ctx, {
@@ -31,6 +38,14 @@ export const decisionSetStatusTool = defineTool({
         summary: `${before.title}: ${before.status} → ${input.status}`,
         ifPreviousChanged: true,
       }),
+      // Only with the move itself: a call that lost the race writes nothing.
+      clearMarkStatement(
+        ctx,
+        "decision",
+        before.id,
+        now,
+        sql`EXISTS (SELECT 1 FROM decisions g WHERE g.tenant_id = ${ctx.tenantId} AND g.id = ${before.id} AND g.status = ${input.status} AND g.status_changed_at = ${now})`,
+      ),
     ]);
     if (updated!.results.length === 0) throw new ToolError("conflict", "The decision's status changed while this call ran.", { hint: "Re-read it and retry.", retryable: true });
     return { decision: await findDecision(ctx, before.id), changed: true };

@@ -15,6 +15,7 @@ import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { embeddings, knowledgeNotes } from "../../db/schema";
 import { jsonArray } from "../shared";
+import { parseStale, staleColumn, staleSchema } from "../memory/model";
 
 export const NOTE_KINDS = ["note", "runbook", "finding", "snippet"] as const;
 export const BODY_MAX = 64 * 1024;
@@ -49,9 +50,10 @@ export const noteSchema = z.object({
   created_at: z.string().describe("When."),
   updated_by: z.string().describe("Who changed it last."),
   updated_at: z.string().describe("When."),
+  stale: staleSchema.describe("The push that changed one of its linked paths since it was written or confirmed (knowledge_update clears it), or null."),
 });
 export type Note = z.infer<typeof noteSchema>;
-export type NoteRow = Omit<Note, "tags" | "embedding_status"> & { seq: number; tags: string; embedding_status: string | null; body: string };
+export type NoteRow = Omit<Note, "tags" | "embedding_status" | "stale"> & { seq: number; tags: string; embedding_status: string | null; body: string; stale: string | null };
 
 /** Notes as the room's reads name them: `n`, which the FTS5 searches' hand SQL joins too. */
 const n = alias(knowledgeNotes, "n");
@@ -72,6 +74,7 @@ const noteFields = {
   updated_by: n.updatedBy,
   updated_at: n.updatedAt,
   embedding_status: e.status,
+  stale: staleColumn("n", "note"),
 };
 
 /** Notes that pass `where`, each with its embedding's status (null until one is queued). */
@@ -85,7 +88,13 @@ const selectNotes = (ctx: Ctx, where: SQL) =>
 
 export function toNote(r: NoteRow, withBody: boolean): Note {
   const { seq: _seq, body, ...rest } = r;
-  return { ...rest, tags: jsonArray<string>(r.tags), embedding_status: r.embedding_status === "ready" ? "ready" : "pending", ...(withBody ? { body } : {}) };
+  return {
+    ...rest,
+    tags: jsonArray<string>(r.tags),
+    embedding_status: r.embedding_status === "ready" ? "ready" : "pending",
+    stale: parseStale(r.stale),
+    ...(withBody ? { body } : {}),
+  };
 }
 
 export async function findNote(ctx: Ctx, id: string): Promise<NoteRow> {

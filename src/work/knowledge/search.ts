@@ -4,6 +4,7 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { rankHybrid } from "../../search/rank";
 import { snippetAround } from "../../search/snippet";
 import { findProject } from "../projects/model";
+import { staleAdvice } from "../memory/model";
 import { lexicalNotes, listNotesByIds, normalizeTags, NOTE_KINDS, type NoteRow, noteSchema, type SearchFilters, tagsField, toNote } from "./model";
 
 const searchItemSchema = noteSchema.extend({
@@ -77,5 +78,5 @@ export const knowledgeSearchTool = defineTool({
       });
     return { items, mode: ranked.mode, match, embedder: ranked.embedder, note: ranked.note };
   },
-  summarize: (r) => `${r.items.length} note(s) (${r.mode}${r.match !== "none" ? `, ${r.match}` : ""}).`,
+  summarize: (r) => `${r.items.length} note(s) (${r.mode}${r.match !== "none" ? `, ${r.match}` : ""}).${staleAdvice(r.items, "knowledge_update with still_holds: true, or with the fix")}`,
 });

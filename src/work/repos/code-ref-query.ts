@@ -4,6 +4,7 @@ import { cursorField, limitField, keysetPage } from "../shared";
 import { findObject } from "../collab/model";
 import { runFilterValue } from "../runs/model";
 import { findTask } from "../tasks/model";
+import { staleMarks, staleSchema } from "../memory/model";
 import { CODE_REF_OBJECTS, type CodeRefFilter, codeRefSchema, findRepository, listCodeRefs, PR_STATES, REF_TYPES } from "./model";
 
 export const codeRefQueryTool = defineTool({
@@ -21,7 +22,12 @@ export const codeRefQueryTool = defineTool({
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
-  output: z.object({ items: z.array(codeRefSchema).describe("Code refs, newest first."), next_cursor: z.string().optional().describe("Pass as cursor for the next page.") }),
+  output: z.object({
+    items: z
+      .array(codeRefSchema.extend({ stale: staleSchema.describe("The push that changed one of its linked paths since it was recorded or updated, or null.") }))
+      .describe("Code refs, newest first."),
+    next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
+  }),
   annotations: READ_ONLY,
   run: async (ctx, input) => {
     const filter: CodeRefFilter = { objectType: input.object_type, refType: input.ref_type, prState: input.pr_state };
@@ -39,7 +45,11 @@ export const codeRefQueryTool = defineTool({
     filter.cursor = input.cursor;
     const rows = await listCodeRefs(ctx, filter, input.limit + 1);
     const { page, cursor } = keysetPage(rows, input.limit, (last) => [last.created_at, last.id]);
-    return { items: page, ...cursor };
+    const marks = await staleMarks(
+      ctx,
+      page.map((r) => ({ type: "code_ref" as const, id: r.id })),
+    );
+    return { items: page.map((r) => ({ ...r, stale: marks.get(`code_ref:${r.id}`) ?? null })), ...cursor };
   },
   summarize: (r) => `${r.items.length} code ref(s).`,
 });

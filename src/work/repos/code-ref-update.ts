@@ -1,13 +1,16 @@
 import { z } from "zod";
 import { defineTool } from "../../core/define-tool";
 import { invalidInput, notFound, ToolError } from "../../core/errors";
+import { iso } from "../../core/time";
+import { clearMarkStatement } from "../memory/model";
 import { applyCodeRefChange, codeRefSchema, findLiveCodeRef, PR_STATES, SHA } from "./model";
 
 export const codeRefUpdateTool = defineTool({
   name: "code_ref_update",
   title: "Update a code ref",
   toolset: "repos",
-  description: "Move a PR forward (pr_state open, draft, merged, closed) or fix a ref's sha, title or url. A PR that becomes merged or closed records pr.merged / pr.closed on the timeline.",
+  description:
+    "Move a PR forward (pr_state open, draft, merged, closed) or fix a ref's sha, title or url. A PR that becomes merged or closed records pr.merged / pr.closed on the timeline. Any update clears the ref's stale mark.",
   input: z.object({
     code_ref_id: z.string().min(1).max(100).describe("The code ref."),
     patch: z
@@ -37,7 +40,10 @@ export const codeRefUpdateTool = defineTool({
     if (input.patch.sha !== undefined) next.sha = input.patch.sha.toLowerCase();
     if (input.patch.title !== undefined) next.title = input.patch.title;
     if (input.patch.url !== undefined) next.url = input.patch.url;
-    return applyCodeRefChange(ctx, before, next);
+    const result = await applyCodeRefChange(ctx, before, next);
+    // Whoever updates the ref has looked at it: a push that changed its paths is answered.
+    await clearMarkStatement(ctx, "code_ref", before.id, iso(ctx.clock.now())).run();
+    return result;
   },
   summarize: (r) => `Code ref ${r.code_ref.id}: ${r.changed.join(", ") || "no change"}.`,
 });

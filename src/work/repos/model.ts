@@ -260,7 +260,18 @@ function withRunContext(r: RefInput, repositoryId: string | null, run: RunRepoCo
   return { ref: { ...r, branch, sha: r.sha ?? (sameBranch ? (run.headSha ?? undefined) : undefined) }, repositoryId: repositoryId ?? run.repositoryId };
 }
 
-export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)[number], objectId: string, projectId: string | null, input: RefInput): Promise<CodeRef> {
+/**
+ * Records a code ref. `alongside`, given the new ref's id, repository and time, returns statements
+ * to write in the same batch (the paths linked to it).
+ */
+export async function addCodeRef(
+  ctx: Ctx,
+  objectType: (typeof CODE_REF_OBJECTS)[number],
+  objectId: string,
+  projectId: string | null,
+  input: RefInput,
+  alongside?: (ref: { id: string; repositoryId: string | null; now: string }) => Promise<D1PreparedStatement[]>,
+): Promise<CodeRef> {
   const run = await runRepoContext(ctx, input.run_id);
   const filled = withRunContext(input, input.repository_id ? (await findRepository(ctx, input.repository_id)).id : null, run);
   const r = filled.ref;
@@ -278,6 +289,7 @@ export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)
   const id = uuidv7();
   const now = iso(ctx.clock.now());
   const label = r.ref_type === "commit" ? r.sha!.toLowerCase().slice(0, 12) : r.ref_type === "pr" ? `PR ${r.pr_number ?? r.pr_url}` : (r.branch ?? r.title ?? r.url ?? "");
+  const extra = alongside ? await alongside({ id, repositoryId, now }) : [];
   await ctx.d1.batch([
     statementOf(
       ctx.d1,
@@ -304,6 +316,7 @@ export async function addCodeRef(ctx: Ctx, objectType: (typeof CODE_REF_OBJECTS)
         }),
     ),
     activityStatement(ctx, { verb: "code_ref.added", objectType, objectId, projectId, summary: `${r.ref_type} ${label}`, metadata: { code_ref_id: id } }),
+    ...extra,
   ]);
   return (await codeRefWhere(ctx, eq(codeRefs.id, id)))!;
 }

@@ -149,7 +149,16 @@ const admits = (cls: Cls, ch: string) => cls === ANY || (cls === NOT_SLASH ? ch 
 
 /** Whether a normalized pattern covers a normalized path. */
 export function patternMatches(pattern: string, path: string): boolean {
+  return matcherOf(pattern)(path);
+}
+
+/** patternMatches with the pattern compiled once, for one pattern tried on many paths. */
+export function matcherOf(pattern: string): (path: string) => boolean {
   const nfa = compile(pattern);
+  return (path) => run(nfa, path);
+}
+
+function run(nfa: Nfa, path: string): boolean {
   const mark = new Uint32Array(nfa.edges.length);
   let gen = 1;
   const enter = (into: number[], s: number) => {

@@ -6,6 +6,7 @@ import { z } from "zod";
 import { ftsPhrase } from "../../core/fts";
 import { clipCodePoints } from "../../core/text";
 import type { Ctx } from "../../core/context";
+import { staleMarks, staleSchema, type MarkedType } from "../memory/model";
 
 export const SEARCH_TYPES = ["project", "task", "decision", "note", "comment", "work_request", "event"] as const;
 
@@ -30,6 +31,7 @@ export const hitSchema = z.object({
     })
     .optional()
     .describe("Comments only: the object the comment is on."),
+  stale: staleSchema.optional().describe("Notes, decisions and change events: the push that changed one of its paths since it was written or confirmed, or null."),
 });
 type Hit = z.infer<typeof hitSchema>;
 
@@ -107,4 +109,21 @@ export async function searchHits(ctx: Ctx, fts: "search_fts" | "search_fts_trgm"
     .bind(match, ctx.tenantId, limit, ...params)
     .all<HitRow>()
     .then((r) => r.results);
+}
+
+/** What a hit's stale mark is filed under: the searchable kinds that carry one. */
+const MARKED: Partial<Record<Hit["object_type"], MarkedType>> = { note: "note", decision: "decision", event: "change_event" };
+
+/** The hits with their stale marks: notes, decisions and change events carry one (or null); other kinds none. */
+export async function withStaleMarks(ctx: Ctx, hits: Hit[]): Promise<Hit[]> {
+  const marked = hits.flatMap((h) => {
+    const type = MARKED[h.object_type];
+    return type ? [{ type, id: h.object_id }] : [];
+  });
+  if (marked.length === 0) return hits;
+  const marks = await staleMarks(ctx, marked);
+  return hits.map((h) => {
+    const type = MARKED[h.object_type];
+    return type ? { ...h, stale: marks.get(`${type}:${h.object_id}`) ?? null } : h;
+  });
 }

@@ -4,7 +4,8 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput } from "../../core/errors";
 import { limitField } from "../shared";
 import { findProject } from "../projects/model";
-import { hitSchema, searchHits, SEARCH_TYPES, toHit, trigramQuery } from "./model";
+import { staleAdvice } from "../memory/model";
+import { hitSchema, searchHits, SEARCH_TYPES, toHit, trigramQuery, withStaleMarks } from "./model";
 
 export const searchTool = defineTool({
   name: "search",
@@ -41,7 +42,7 @@ export const searchTool = defineTool({
 
     const words = hasWords ? await run("search_fts", ftsQuery(q, "Use letters or digits in q."), input.limit) : [];
     const items = words.map((r, i) => toHit(r, i + 1, "words"));
-    if (!trigram || items.length >= input.limit) return { items, mode: "words" as const };
+    if (!trigram || items.length >= input.limit) return { items: await withStaleMarks(ctx, items), mode: "words" as const };
     const seen = new Set(words.map((r) => r.seq));
     // Word hits usually contain the substring too: ask for enough to fill the page after dropping them.
     const subs = await run("search_fts_trgm", trigram, input.limit + items.length);
@@ -51,7 +52,7 @@ export const searchTool = defineTool({
       items.push(toHit(r, items.length + 1, "trigram"));
     }
     const mode = hasWords ? ("words+trigram" as const) : ("trigram" as const);
-    return { items, mode };
+    return { items: await withStaleMarks(ctx, items), mode };
   },
-  summarize: (r) => `${r.items.length} result(s) (${r.mode}).`,
+  summarize: (r) => `${r.items.length} result(s) (${r.mode}).${staleAdvice(r.items, "confirm or update it")}`,
 });

@@ -8,6 +8,7 @@ import { activityStatement } from "../shared";
 import { findProject, projectSchema } from "../projects/model";
 import { checkLease, DEFAULT_LEASE_SECONDS, forcedMetadata, leaseGuardSql, leaseIntent, leaseWriteFields, overrideNotification, readLease } from "../claims/model";
 import { findRepositoryId } from "../repos/model";
+import { MAX_PRIOR_ENTRIES, priorAttemptsForTask, priorEntrySchema } from "../memory/prior";
 import { findTask, LABEL, releaseTaskStatement, taskRefField, taskSchema, taskStatusChanged } from "./model";
 import { announceNotices } from "../collab/inbox";
 
@@ -45,6 +46,11 @@ export const taskClaimTool = defineTool({
       ),
     extended: z.boolean().describe("True when this re-claim extended your existing lease."),
     holder_actor_id: z.string().nullable().describe("Who holds the task, when reason is held, assigned_elsewhere or in_review."),
+    prior_attempts: z
+      .array(priorEntrySchema)
+      .describe(
+        `When claimed: what was tried on the task's paths (its code refs' paths, its path reservations, its changeset's entities) and undone, and the decisions about them rejected or superseded; newest first, at most ${MAX_PRIOR_ENTRIES}. Usually empty.`,
+      ),
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   // A retried claim-next gets the task it already claimed, not a second one; once that task moves
@@ -79,6 +85,7 @@ export const taskClaimTool = defineTool({
         fencing_token: null,
         extended: false,
         holder_actor_id: outcome.holder ?? null,
+        prior_attempts: [],
       };
     }
     if (!outcome.extended) await taskStatusChanged(ctx, outcome.taskId);
@@ -93,9 +100,13 @@ export const taskClaimTool = defineTool({
       fencing_token: outcome.fencingToken,
       extended: outcome.extended,
       holder_actor_id: ctx.actorId,
+      prior_attempts: await priorAttemptsForTask(ctx, task),
     };
   },
-  summarize: (r) => (r.claimed ? `Claimed ${r.task!.ref} until ${r.lease_expires_at}.` : `Nothing claimed (${r.reason}).`),
+  summarize: (r) =>
+    r.claimed
+      ? `Claimed ${r.task!.ref} until ${r.lease_expires_at}.${r.prior_attempts.length > 0 ? ` ${r.prior_attempts.length} prior attempt(s) on its paths were undone or set aside: read prior_attempts.` : ""}`
+      : `Nothing claimed (${r.reason}).`,
 });
 
 export const taskReleaseTool = defineTool({
