@@ -205,9 +205,13 @@ async function onPush(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outc
  */
 async function onPushWithDocWatches(ctx: Ctx, payload: Json, deliveryId: string): Promise<Outcome> {
   const recorded = await onPush(ctx, payload, deliveryId);
-  const notes = [await applyDocWatches(ctx, payload), await applyCodePush(ctx, payload), await notifyReservedPush(ctx, payload), await notifyTaskPushed(ctx, payload), await markStaleMemory(ctx, payload)].filter(
-    (n): n is string => n !== null,
-  );
+  const notes = [
+    await applyDocWatches(ctx, payload),
+    await applyCodePush(ctx, payload),
+    await notifyReservedPush(ctx, payload),
+    await notifyTaskPushed(ctx, payload),
+    await markStaleMemory(ctx, payload),
+  ].filter((n): n is string => n !== null);
   return notes.length === 0 ? recorded : { status: "processed", note: [recorded.note, ...notes].join("; ") };
 }
 

@@ -361,7 +361,16 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
       JSON.stringify({
         action: "completed",
         repository: { full_name: REPO, html_url: remote },
-        check_run: { id: 4242, name: "ci / test", status: "completed", conclusion: "success", head_sha: "b".repeat(40), html_url: `${remote}/runs/4242`, check_suite: { head_branch: "story" }, pull_requests: [] },
+        check_run: {
+          id: 4242,
+          name: "ci / test",
+          status: "completed",
+          conclusion: "success",
+          head_sha: "b".repeat(40),
+          html_url: `${remote}/runs/4242`,
+          check_suite: { head_branch: "story" },
+          pull_requests: [],
+        },
       }),
     );
     await call("task_update", { task_id: task.id, patch: { status: "done" } });
