@@ -41,7 +41,7 @@ export interface Settings {
   /** Local development only: exact origins (comma-separated) whose metadata documents may be on loopback or a local name. */
   OAUTH_CIMD_LOCAL_ORIGINS?: string;
   /**
-   * Development and end-to-end tests only: "1" lets outgoing webhooks (docs/work.md: Outgoing webhooks)
+   * Development and end-to-end tests only: "1" lets outgoing webhooks (docs/coordination.md: Outgoing webhooks)
    * target http URLs and loopback or private hosts, for a test receiver on 127.0.0.1. Never in production.
    */
   OUTBOUND_HOOKS_ALLOW_PRIVATE?: string;

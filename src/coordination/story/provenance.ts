@@ -4,7 +4,7 @@
  *
  *   claim (task activity) → decisions → change events → commits → review verdicts → CI results
  *
- * How the pieces are linked (docs/work.md: Provenance):
+ * How the pieces are linked (docs/coordination.md: Provenance):
  * - tasks ↔ code: the code refs of a task (commits, branches, pull requests; the pull_request
  *   webhook links a PR to the tasks whose keys its title or body names);
  * - a pull request ↔ its commits: the heads its pull_request deliveries carried, the commits pushed

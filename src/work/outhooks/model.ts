@@ -1,5 +1,5 @@
 /**
- * Outgoing webhooks (docs/work.md: Outgoing webhooks): an actor's notifications, or with an operator
+ * Outgoing webhooks (docs/coordination.md: Outgoing webhooks): an actor's notifications, or with an operator
  * key every actor's of the tenant, POSTed signed to a URL it configured, so an agent hears of them
  * without polling. The notifications table is the outbox: a subscription keeps a cursor into it
  * (dispatch.ts), each matching notification becomes one delivery row, and the OUTBOUND_HOOKS queue
