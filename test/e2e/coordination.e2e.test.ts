@@ -20,8 +20,8 @@ interface Received {
   body: string;
 }
 
-async function connect(key: string): Promise<(name: string, args: Record<string, unknown>) => Promise<S>> {
-  const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=coordination,projects,tasks,repos,collab`), {
+async function connect(key: string, toolsets = "coordination,projects,tasks,repos,collab"): Promise<(name: string, args: Record<string, unknown>) => Promise<S>> {
+  const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=${toolsets}`), {
     requestInit: { headers: { Authorization: `Bearer ${key}` } },
   });
   const client = new Client({ name: "e2e-coordination", version: "1.0.0" });
@@ -116,5 +116,44 @@ describe("coordination over HTTP (wrangler dev)", () => {
       return items.find((d) => d.status === "delivered");
     });
     expect(log.status).toBe("delivered");
+  });
+
+  it("a push to the default branch marks a note linked to the changed path stale; confirming it clears the mark", async () => {
+    const writer = await connect(inject("raceKeys")[2]!, "knowledge,repos");
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await writer(name, args);
+      expect(r.ok, `${name}: ${JSON.stringify(r).slice(0, 400)}`).toBe(true);
+      return r;
+    };
+    const repo = "acme/e2e-memory";
+    await call("repo_register", { slug: repo });
+    const note = (await call("knowledge_write", { title: "How sessions expire", body: "Sessions end after 24h idle (src/session.ts).", kind: "note", paths: [`${repo}:src/session.ts`] })).note as {
+      id: string;
+      stale: unknown;
+    };
+    expect(note.stale).toBeNull();
+
+    const sha = "5e55101000000000000000000000000000000002";
+    const body = JSON.stringify({
+      ref: "refs/heads/main",
+      after: sha,
+      repository: { full_name: repo, html_url: `https://github.com/${repo}`, default_branch: "main" },
+      pusher: { name: "someone" },
+      commits: [{ id: sha, message: "sessions: 12h", timestamp: new Date().toISOString(), author: { name: "Someone", email: "s@example.com" }, added: [], modified: ["src/session.ts"], removed: [] }],
+    });
+    const delivered = await fetch(`${inject("baseUrl")}/webhooks/github/e2e-a`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", "X-GitHub-Event": "push", "X-GitHub-Delivery": crypto.randomUUID(), "X-Hub-Signature-256": await sign(SECRET, body) },
+      body,
+    });
+    expect(delivered.status).toBe(202);
+
+    const stale = await until("the stale mark", async () => {
+      const items = ((await call("knowledge_search", { q: "sessions expire", lexical_only: true })).items ?? []) as { id: string; stale: { commit: string; path: string } | null }[];
+      return items.find((n) => n.id === note.id && n.stale !== null)?.stale ?? undefined;
+    });
+    expect(stale).toMatchObject({ commit: sha, path: "src/session.ts" });
+    const confirmed = (await call("knowledge_update", { note_id: note.id, still_holds: true })).note as { stale: unknown };
+    expect(confirmed.stale).toBeNull();
   });
 });
