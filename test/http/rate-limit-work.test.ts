@@ -183,6 +183,12 @@ describe("a batch write counts its items beyond the allowance", () => {
       "path_release.paths",
       // Which notification kinds one subscription carries: a filter of the one thing written.
       "webhook_subscribe.kinds",
+      // The paths one note, decision or code ref is about: attributes of the one thing written.
+      "knowledge_write.paths",
+      "knowledge_update.paths",
+      "decision_log.paths",
+      "code_ref_add.paths",
+      "task_code_ref.paths",
       "decision_log.options",
       "handoff_create.to_actor_ids",
       "handoff_create.options",

@@ -48,6 +48,7 @@ export const provenanceTool = defineTool({
     path: z.string().min(1).max(1024).optional().describe("Start from this file (repository-relative); needs repository_id."),
     sha: z
       .string()
+      .max(64)
       .regex(/^[0-9a-fA-F]{7,64}$/, "sha must be 7–64 hex characters")
       .optional()
       .describe("Start from this commit (full or abbreviated)."),

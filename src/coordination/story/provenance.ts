@@ -32,6 +32,7 @@ import { dbOf, jsonValues } from "../../db/client";
 import { activity, actors, codeRefs, decisions, gitCommits, handoffs, projects, repositories, reviewSessions, tasks, webhookDeliveries } from "../../db/schema";
 import { e, eventFields, toEvent, type EventRowRaw, type EventWithSeq } from "../../changes/events";
 import { cleanText } from "../../git/untrusted";
+import { codeRefFields, type CodeRef } from "../../work/repos/model";
 
 export const ENTRY_KINDS = ["claim", "decision", "change", "commit", "pr", "review", "ci"] as const;
 export type EntryKind = (typeof ENTRY_KINDS)[number];
@@ -249,38 +250,13 @@ async function loadRepos(w: Walk, ids: readonly (string | null)[]): Promise<void
   for (const r of rows) w.repos.set(r.id, r);
 }
 
-const refFields = {
-  id: codeRefs.id,
-  object_type: codeRefs.objectType,
-  object_id: codeRefs.objectId,
-  ref_type: codeRefs.refType,
-  repository_id: codeRefs.repositoryId,
-  sha: codeRefs.sha,
-  branch: codeRefs.branch,
-  pr_number: codeRefs.prNumber,
-  title: codeRefs.title,
-  created_by: codeRefs.createdBy,
-  created_at: codeRefs.createdAt,
-};
-interface RefRow {
-  id: string;
-  object_type: string;
-  object_id: string;
-  ref_type: string;
-  repository_id: string | null;
-  sha: string | null;
-  branch: string | null;
-  pr_number: number | null;
-  title: string;
-  created_by: string;
-  created_at: string;
-}
+type RefRow = CodeRef;
 
 /** Code refs of an object type matching commits (any abbreviation) or pull requests of the walk. */
 async function refsTo(w: Walk, objectType: "task" | "decision", shas: readonly string[], prs: readonly Pr[]): Promise<RefRow[]> {
   if (shas.length === 0 && prs.length === 0) return [];
   const rows = await dbOf(w.ctx)
-    .select(refFields)
+    .select(codeRefFields)
     .from(codeRefs)
     .where(
       and(
@@ -305,7 +281,7 @@ async function refsTo(w: Walk, objectType: "task" | "decision", shas: readonly s
 async function taskRefs(w: Walk): Promise<RefRow[]> {
   if (w.tasks.size === 0) return [];
   const rows = await dbOf(w.ctx)
-    .select(refFields)
+    .select(codeRefFields)
     .from(codeRefs)
     .where(and(eq(codeRefs.tenantId, w.ctx.tenantId), eq(codeRefs.objectType, "task"), inArray(codeRefs.objectId, jsonValues([...w.tasks.keys()])), isNull(codeRefs.deletedAt)))
     .orderBy(asc(codeRefs.createdAt), asc(codeRefs.id))

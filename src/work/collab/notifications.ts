@@ -8,15 +8,14 @@ export const notificationQueryTool = defineTool({
   name: "notification_query",
   title: "Read your notifications",
   toolset: "collab",
-  description:
-    "Your own notifications: unread overseer messages (from the people running this server) first, then newest first (there is no recipient parameter: you only ever see yours). unread_only: true filters to unread.",
+  description: "Your own notifications (only ever yours): unread overseer messages first, then newest first. unread_only: true filters to unread.",
   input: z.object({
     unread_only: z.boolean().default(false).describe("Only unread ones."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
   output: z.object({
-    items: z.array(notificationSchema).describe("Notifications: unread overseer messages first, then newest first."),
+    items: z.array(notificationSchema).describe("Notifications, in that order."),
     unread_count: z.number().int().describe("How many are unread in all."),
     next_cursor: z.string().optional().describe("Pass as cursor for the next page."),
   }),
