@@ -5,7 +5,7 @@
  * interleave with another reserver's; D1 is the record. Writes through the server (commits,
  * merges, cherry-picks) ask writeConflicts before they touch GitHub.
  */
-import { and, eq, gt, inArray, isNull, ne, sql } from "drizzle-orm";
+import { and, eq, gt, inArray, isNull, ne, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { iso } from "../../core/time";
@@ -62,14 +62,22 @@ const toReservation = (row: Omit<Reservation, "exclusive"> & { exclusive: number
 /** A reservation counts while nobody released it and its lease has not run out. */
 const live = (tenantId: string, repositoryId: string, now: string) => and(eq(r.tenantId, tenantId), eq(r.repositoryId, repositoryId), isNull(r.releasedAt), gt(r.expiresAt, now));
 
-/** The repository's live reservations, oldest first. */
-export async function liveReservations(d1: D1Database, tenantId: string, repositoryId: string, now: string): Promise<Reservation[]> {
-  const rows = await dbOf({ d1 })
+/** A page of live reservations: after keyset [created_at, id], at most `limit` rows, optionally one holder's. */
+export interface ReservationPage {
+  after: readonly [string, string] | null;
+  limit: number;
+  actorId?: string;
+}
+
+/** The repository's live reservations, oldest first (all of them, or one page). */
+export async function liveReservations(d1: D1Database, tenantId: string, repositoryId: string, now: string, page?: ReservationPage): Promise<Reservation[]> {
+  const after = page?.after ? or(gt(r.createdAt, page.after[0]), and(eq(r.createdAt, page.after[0]), gt(r.id, page.after[1]))) : undefined;
+  const query = dbOf({ d1 })
     .select(reservationFields)
     .from(r)
-    .where(live(tenantId, repositoryId, now))
-    .orderBy(r.createdAt, r.id)
-    .all();
+    .where(and(live(tenantId, repositoryId, now), page?.actorId ? eq(r.actorId, page.actorId) : undefined, after))
+    .orderBy(r.createdAt, r.id);
+  const rows = page ? await query.limit(page.limit).all() : await query.all();
   return rows.map(toReservation);
 }
 
@@ -93,7 +101,14 @@ export interface Conflict {
   held: Reservation;
 }
 
-export type ReserveOutcome = { reserved: true; reservations: Reservation[]; fencing_token: number; renewed: string[] } | { reserved: false; conflicts: Conflict[] };
+/**
+ * Live reservations one repository may hold at once. Every write through the server and every
+ * reserve reads them all, so the set is bounded; a team needs far fewer (folders, not files).
+ */
+export const MAX_LIVE_RESERVATIONS = 1000;
+
+export type ReserveOutcome =
+  { reserved: true; reservations: Reservation[]; fencing_token: number; renewed: string[] } | { reserved: false; conflicts: Conflict[]; full?: false } | { reserved: false; conflicts: []; full: true };
 
 /**
  * Two reservations collide when different actors hold them, their patterns can cover a common path,
@@ -126,6 +141,7 @@ export async function reservePaths(d1: D1Database, q: ReserveRequest): Promise<R
   const mine = new Map(held.filter((h) => h.actor_id === q.actorId).map((h) => [h.pattern, h]));
   const renewed = q.patterns.filter((p) => mine.has(p));
   const fresh = q.patterns.filter((p) => !mine.has(p));
+  if (held.length + fresh.length > MAX_LIVE_RESERVATIONS) return { reserved: false, conflicts: [], full: true };
   const top = await db
     .select({ token: sql<number>`COALESCE(MAX(${r.fencingToken}), 0)` })
     .from(r)

@@ -5,7 +5,8 @@ import { activityStatement } from "../shared";
 import { findRepositoryId } from "../repos/model";
 import { findTask, taskRefField } from "../tasks/model";
 import { normalizePattern } from "./globs";
-import { reservationSchema, reservationsStub } from "./model";
+import { MAX_LIVE_RESERVATIONS, reservationSchema, reservationsStub } from "./model";
+import { ToolError } from "../../core/errors";
 
 const repositoryField = z.string().min(1).max(200).describe("The registered repository (id or owner/name).");
 const patternsField = z
@@ -66,6 +67,12 @@ export const pathReserveTool = defineTool({
       reason: input.reason,
       nowMs: ctx.clock.now().getTime(),
     });
+    if (!outcome.reserved && outcome.full) {
+      throw new ToolError("too_many_reservations", `This repository already holds close to ${MAX_LIVE_RESERVATIONS} live reservations; nothing was reserved.`, {
+        hint: "Reserve folders (src/auth/) rather than single files, and release what you are done with (path_release); path_reservations lists who holds what.",
+        retryable: true,
+      });
+    }
     if (!outcome.reserved) {
       return {
         reserved: false,

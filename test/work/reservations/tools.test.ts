@@ -1,4 +1,5 @@
 /** The coordination tools over /mcp's pipeline: path_reserve, path_reservations, path_release. */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../../src/core/context";
 import { call, fails, makeCtx, ok, seedIdentity, TestClock } from "../../support/helpers";
@@ -43,6 +44,26 @@ describe("path_reserve", () => {
     expect((await ok(alice, "path_reservations", { repository_id: REPO })).items).toEqual([]);
   });
 
+  it("refuses a reservation past the repository's bound of live reservations, reserving nothing", async () => {
+    const { alice, bob } = await world();
+    await ok(alice, "path_reserve", { repository_id: REPO, paths: ["seed/"] });
+    const repo = (await ok(alice, "repo_query", {})).items as { id: string }[];
+    // The repository filled up to its bound (as 20 agents holding 50 files each would).
+    const now = new Date(Date.parse("2026-06-01T12:00:00.000Z")).toISOString();
+    const far = new Date(Date.parse(now) + 3_600_000).toISOString();
+    const rows = Array.from({ length: 999 }, (_, i) =>
+      env.DB.prepare(
+        `INSERT INTO path_reservations (id, tenant_id, repository_id, actor_id, pattern, exclusive, task_id, reason, fencing_token, session_id, created_at, expires_at, released_at)
+         VALUES (?, ?, ?, ?, ?, 1, NULL, '', 1, '', ?, ?, NULL)`,
+      ).bind(crypto.randomUUID(), alice.tenantId, repo[0]!.id, alice.actorId, `filler/${i}.ts`, now, far),
+    );
+    for (let i = 0; i < rows.length; i += 100) await env.DB.batch(rows.slice(i, i + 100));
+    const e = await fails(bob, "path_reserve", { repository_id: REPO, paths: ["other/"] });
+    expect(e.code).toBe("too_many_reservations");
+    expect(e.hint).toMatch(/path_release/);
+    expect((await ok(bob, "path_reservations", { repository_id: REPO, actor_id: "me" })).items).toEqual([]);
+  });
+
   it("ties reservations to a task: finishing the task releases them", async () => {
     const { alice } = await world();
     await ok(alice, "project_create", { title: "API", key: "API" });
@@ -74,6 +95,24 @@ describe("path_reservations", () => {
     expect((await ok(alice, "path_reservations", { repository_id: REPO, paths: ["src/auth/login.ts"] })).conflicts).toEqual([]);
     clock.advance(121_000);
     expect((await ok(bob, "path_reservations", { repository_id: REPO, paths: ["src/auth/login.ts"] })).conflicts).toEqual([]);
+  });
+
+  it("pages the live reservations oldest first, and bounds the conflicts it names", async () => {
+    const { alice, bob, clock } = await world();
+    for (let i = 0; i < 5; i++) {
+      clock.advance(1000);
+      await ok(alice, "path_reserve", { repository_id: REPO, paths: [`pkg/${i}/`] });
+    }
+    const first = await ok(bob, "path_reservations", { repository_id: REPO, limit: 2 });
+    expect(first.items.map((x: { pattern: string }) => x.pattern)).toEqual(["pkg/0/**", "pkg/1/**"]);
+    const rest = await ok(bob, "path_reservations", { repository_id: REPO, limit: 10, cursor: first.next_cursor });
+    expect(rest.items.map((x: { pattern: string }) => x.pattern)).toEqual(["pkg/2/**", "pkg/3/**", "pkg/4/**"]);
+    expect(rest.next_cursor).toBeUndefined();
+    // 300 paths under alice's folders: 200 named, and the answer says there are more.
+    const many = await ok(bob, "path_reservations", { repository_id: REPO, limit: 1, paths: Array.from({ length: 300 }, (_, i) => `pkg/${i % 5}/f${i}.ts`) });
+    expect(many.conflicts).toHaveLength(200);
+    expect(many.conflicts_truncated).toBe(true);
+    expect((await fails(bob, "path_reservations", { repository_id: REPO, limit: 501 })).code).toBe("invalid_input");
   });
 
   it("refuses a bad path and an unknown repository", async () => {
