@@ -5,6 +5,8 @@ import { mcpRoutes } from "./http/mcp";
 import { oauthRoutes } from "./http/oauth";
 import { oauthClientRoutes } from "./http/oauth-clients";
 import { webhookRoutes } from "./http/webhooks";
+import { hookRoutes } from "./http/hooks";
+import { HOOKS_PATH } from "./auth/oauth";
 import { iconSvg } from "./server/icons";
 import { SERVER_INFO } from "./server/server";
 
@@ -23,6 +25,7 @@ app.get("/icons/:file{[a-z-]+\\.svg}", (c) => svgIcon(c, c.req.param("file").rep
 app.get("/favicon.ico", (c) => svgIcon(c, "agent-ledger"));
 
 // The DNS-rebinding guard runs at the edge (src/edge.ts), before the credential check.
+app.route(HOOKS_PATH, hookRoutes);
 app.route("/mcp", mcpRoutes);
 app.route("/bench", benchRoutes);
 app.route("/webhooks", webhookRoutes);

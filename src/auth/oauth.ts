@@ -13,6 +13,8 @@ import { identityForApiKey } from "./identity";
 import { endGrant, grantStanding, markProviderEnded, recordGrant } from "./oauth-grants";
 
 export const MCP_PATH = "/mcp";
+/** Agent hook endpoints (src/http/hooks.ts): below /mcp, so the provider checks their credential as it checks /mcp's. */
+export const HOOKS_PATH = `${MCP_PATH}/hooks`;
 export const AUTHORIZE_PATH = "/authorize";
 export const TOKEN_PATH = "/oauth/token";
 export const REGISTER_PATH = "/oauth/register";

@@ -156,4 +156,36 @@ describe("coordination over HTTP (wrangler dev)", () => {
     const confirmed = (await call("knowledge_update", { note_id: note.id, still_holds: true })).note as { stale: unknown };
     expect(confirmed.stale).toBeNull();
   });
+
+  it("answers Claude Code's http hooks: an edit of a path another agent reserved is denied, and the session starts with its digest", async () => {
+    const holder = await connect(inject("raceKeys")[3]!, "coordination,repos");
+    const repo = "acme/e2e-hooks";
+    expect((await holder("repo_register", { slug: repo })).ok).toBe(true);
+    expect((await holder("path_reserve", { repository_id: repo, paths: ["src/billing/"], reason: "invoice rewrite" })).reserved).toBe(true);
+    const post = async (key: string, event: unknown) => {
+      const res = await fetch(`${inject("baseUrl")}/mcp/hooks/claude-code?repository=${repo}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+        body: JSON.stringify(event),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as { hookSpecificOutput?: Record<string, string> };
+    };
+    const edit = {
+      session_id: "e2e",
+      transcript_path: "/t.jsonl",
+      cwd: "/work/billing",
+      hook_event_name: "PreToolUse",
+      tool_name: "Edit",
+      tool_input: { file_path: "/work/billing/src/billing/invoice.ts", old_string: "a", new_string: "b" },
+    };
+    const denied = await post(inject("keyA"), edit);
+    expect(denied.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
+    expect(denied.hookSpecificOutput!.permissionDecisionReason).toContain("src/billing/invoice.ts is reserved by racer-4 (src/billing/**");
+    // The holder's own edit goes on.
+    expect(await post(inject("raceKeys")[3]!, edit)).toEqual({});
+    const start = await post(inject("keyA"), { session_id: "e2e", cwd: "/work/billing", hook_event_name: "SessionStart", source: "startup" });
+    expect(start.hookSpecificOutput).toMatchObject({ hookEventName: "SessionStart" });
+    expect(start.hookSpecificOutput!.additionalContext).toContain("you are claude-code");
+  });
 });

@@ -1,0 +1,140 @@
+/**
+ * Claude Code's hook events, answered by the server itself (an `http` hook POSTs the event's JSON
+ * here; docs/hooks.md has the settings). Each answer is Claude Code's documented hook output:
+ * - PreToolUse on a file edit: denied (or asked, where the team sets it so) when someone else holds
+ *   a live exclusive reservation covering the file; otherwise the prior attempts on the file that
+ *   were reverted or rejected, as context for the agent.
+ * - SessionStart and PostCompact: the caller's digest (overseer messages first, claims and their
+ *   leases, inbox, unread notices) as context.
+ * Any other event, or an edit outside the registered repository, answers `{}`: go on as usual.
+ *
+ * The event is the client's JSON and is untrusted: every field is read defensively and bounded.
+ */
+import type { Ctx } from "../../core/context";
+import { callTool } from "../../core/call";
+import { clip } from "../../core/text";
+import { iso } from "../../core/time";
+import { undoneAttempts } from "../../changes/prior-attempts";
+import { normalizePath } from "../../work/reservations/globs";
+import { writeConflicts } from "../../work/reservations/model";
+import { findRepositoryId } from "../../work/repos/model";
+import { ToolError } from "../../core/errors";
+import { findTool } from "../registry";
+
+type Json = Record<string, unknown>;
+const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
+const str = (v: unknown, max = 4096): string => (typeof v === "string" ? v.slice(0, max) : "");
+
+/** The tools whose input names a file they write. */
+const EDIT_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
+/** Prior attempts named in one answer. */
+const MAX_ATTEMPTS = 5;
+
+export interface HookOptions {
+  /** The registered repository the agent works in (the hook URL's `repository`), or "". */
+  repository: string;
+  /** What a reserved path gets: a denial (default), or a question to the person. */
+  onReserved: "deny" | "ask";
+}
+
+/** A hook's answer: Claude Code's JSON output; `{}` lets the agent go on as usual. */
+export type HookAnswer = Json;
+
+export async function answerHook(ctx: Ctx, event: Json, options: HookOptions): Promise<HookAnswer> {
+  const name = str(event.hook_event_name, 100);
+  if (name === "PreToolUse") return beforeEdit(ctx, event, options);
+  if (name === "SessionStart" || name === "PostCompact") return digest(ctx, name);
+  return {};
+}
+
+/**
+ * The edited file as a path from the repository root: the client sends absolute paths and its
+ * working directory, which is the project's root where the hook settings live.
+ */
+export function repoRelativePath(filePath: string, cwd: string): string | null {
+  if (!filePath || !cwd) return null;
+  const base = cwd.replace(/[\\/]+$/, "");
+  const file = filePath.replaceAll("\\", "/");
+  const root = base.replaceAll("\\", "/");
+  if (!file.startsWith(`${root}/`)) return null;
+  const rel = file.slice(root.length + 1);
+  if (rel === "" || rel.split("/").some((part) => part === ".." || part === "." || part === "")) return null;
+  try {
+    return normalizePath(rel);
+  } catch {
+    return null;
+  }
+}
+
+async function beforeEdit(ctx: Ctx, event: Json, options: HookOptions): Promise<HookAnswer> {
+  if (!EDIT_TOOLS.has(str(event.tool_name, 100)) || !options.repository) return {};
+  const input = obj(event.tool_input);
+  const path = repoRelativePath(str(input.file_path) || str(input.notebook_path), str(event.cwd));
+  if (!path) return {};
+  let repositoryId: string;
+  try {
+    repositoryId = await findRepositoryId(ctx, options.repository);
+  } catch (err) {
+    if (err instanceof ToolError && err.code === "not_found") return {};
+    throw err;
+  }
+  const held = await writeConflicts(ctx.d1, ctx.tenantId, repositoryId, ctx.actorId, [path], iso(ctx.clock.now()));
+  if (held.length > 0) {
+    const h = held[0]!.held;
+    const holder = await actorName(ctx, h.actor_id);
+    const reason =
+      `${path} is reserved by ${holder} (${h.pattern}, until ${h.expires_at})${h.reason ? `: ${clip(h.reason, 200)}` : ""}. ` +
+      "Edit something else, ask them to release it (handoff_create), or wait for the lease to run out; path_reservations lists who holds what.";
+    return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: options.onReserved, permissionDecisionReason: reason } };
+  }
+  const attempts = await undoneAttempts(ctx, [path], MAX_ATTEMPTS);
+  if (attempts.length === 0) return {};
+  const lines = attempts.map(
+    (a) => `- ${a.timestamp} ${a.agent || "someone"} ${a.change_type} (${a.outcome}): ${clip(a.reasoning, 200)}${a.outcome_reasoning ? ` — ${clip(a.outcome_reasoning, 200)}` : ""}`,
+  );
+  return {
+    hookSpecificOutput: {
+      hookEventName: "PreToolUse",
+      additionalContext: `agent-ledger: earlier changes to ${path} were undone; read why before you repeat them (prior_attempts has the detail):\n${lines.join("\n")}`,
+    },
+  };
+}
+
+async function actorName(ctx: Ctx, actorId: string): Promise<string> {
+  const row = await ctx.d1.prepare("SELECT name FROM actors WHERE tenant_id = ? AND id = ?").bind(ctx.tenantId, actorId).first<{ name: string }>();
+  return row?.name ?? actorId;
+}
+
+interface Digest {
+  actor?: { name?: string };
+  open_tasks?: { ref: string; title: string; status: string; lease_expires_at: string | null }[];
+  inbox?: { count: number };
+  handoffs_waiting?: { count: number };
+  notifications?: { unread_count: number; items: { kind: string; summary: string }[] };
+}
+
+/** The caller's whoami, as a few lines of context: what a person interrupting them said comes first. */
+async function digest(ctx: Ctx, hookEventName: string): Promise<HookAnswer> {
+  const result = await callTool(findTool("whoami")!, ctx, {});
+  if (result.isError) return {};
+  const d = result.structuredContent as Digest;
+  const notices = d.notifications?.items ?? [];
+  const overseer = notices.filter((n) => n.kind === "overseer");
+  const lines: string[] = [];
+  for (const n of overseer) lines.push(`OVERSEER (read this first): ${clip(n.summary, 500)}`);
+  lines.push(`agent-ledger: you are ${d.actor?.name ?? ctx.actorName}.`);
+  const tasks = d.open_tasks ?? [];
+  if (tasks.length > 0) {
+    lines.push("Your open tasks:");
+    for (const t of tasks.slice(0, 10)) lines.push(`- ${t.ref} ${clip(t.title, 120)} (${t.status}${t.lease_expires_at ? `, lease until ${t.lease_expires_at}` : ""})`);
+  }
+  const inbox = d.inbox?.count ?? 0;
+  const waiting = d.handoffs_waiting?.count ?? 0;
+  if (inbox > 0 || waiting > 0) lines.push(`Inbox: ${inbox} handoff(s), ${waiting} waiting on you (inbox reads them).`);
+  const others = notices.filter((n) => n.kind !== "overseer");
+  if (others.length > 0) {
+    lines.push(`Unread notifications (${d.notifications?.unread_count ?? others.length}):`);
+    for (const n of others.slice(0, 5)) lines.push(`- ${n.kind}: ${clip(n.summary, 200)}`);
+  }
+  return { hookSpecificOutput: { hookEventName, additionalContext: lines.join("\n") } };
+}
