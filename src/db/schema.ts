@@ -1185,3 +1185,17 @@ export const memoryStaleMarks = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.objectType, t.objectId] })],
 );
+
+/** Files an agent edited, as its client's PostToolUse hook reported them (migrations/0049, src/server/hooks). */
+export const hookEdits = sqliteTable(
+  "hook_edits",
+  {
+    tenantId: text("tenant_id").notNull(),
+    actorId: text("actor_id").notNull(),
+    sessionId: text("session_id").notNull(),
+    path: text("path").notNull(),
+    tool: text("tool").notNull(),
+    editedAt: text("edited_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.sessionId, t.path] })],
+);

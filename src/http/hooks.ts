@@ -67,12 +67,14 @@ hookRoutes.post("/claude-code", async (c) => {
   };
   const onReserved = c.req.query("on_reserved") === "ask" ? "ask" : "deny";
   const repository = (c.req.query("repository") ?? "").slice(0, 200);
+  const logChanges = c.req.query("log_changes") === "1";
+  const holdAtStop = c.req.query("stop") !== "tell";
   let timer: ReturnType<typeof setTimeout> | undefined;
   const late = new Promise<HookAnswer>((resolve) => {
     timer = setTimeout(() => resolve(GO_ON), HOOK_BUDGET_MS);
   });
   try {
-    return c.json(await Promise.race([answerHook(ctx, event as Record<string, unknown>, { repository, onReserved }), late]));
+    return c.json(await Promise.race([answerHook(ctx, event as Record<string, unknown>, { repository, onReserved, logChanges, holdAtStop }), late]));
   } catch (err) {
     console.warn("hook answered go-on after an error", err instanceof Error ? err.message : String(err));
     return c.json(GO_ON);

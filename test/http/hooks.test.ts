@@ -20,7 +20,7 @@ async function team() {
   const alice = makeCtx(aliceId, clock);
   const bob = makeCtx(bobId, clock);
   await ok(alice, "repo_register", { slug: REPO });
-  return { alice, bob, boss, aliceKey: aliceId.key, bobKey: bobId.key };
+  return { alice, bob, boss, clock, aliceKey: aliceId.key, bobKey: bobId.key };
 }
 
 type Answer = { hookSpecificOutput?: { hookEventName: string; permissionDecision?: string; permissionDecisionReason?: string; additionalContext?: string } };
@@ -115,5 +115,43 @@ describe("POST /mcp/hooks/claude-code: SessionStart", () => {
     expect(compacted.body.hookSpecificOutput!.hookEventName).toBe("PostCompact");
     // Events it has nothing to say on: go on.
     expect((await hook(aliceKey, { session_id: "s1", cwd: CWD, hook_event_name: "Notification", message: "hi" })).body).toEqual({});
+  });
+});
+
+describe("POST /mcp/hooks/claude-code: PostToolUse, PreCompact and Stop", () => {
+  const after = (file: string, session = "s-edit", tool = "Edit") => ({ ...editEvent(file, tool), session_id: session, hook_event_name: "PostToolUse", tool_response: { success: true } });
+  const stop = (session = "s-edit", active = false) => ({ session_id: session, transcript_path: "/t.jsonl", cwd: CWD, hook_event_name: "Stop", stop_hook_active: active });
+
+  it("reminds the agent of the files it edited in this session and did not log: once at Stop (held), and told before compaction", async () => {
+    const { alice, aliceKey, bobKey, clock } = await team();
+    expect((await hook(aliceKey, after(`${CWD}/src/a.ts`))).body).toEqual({});
+    expect((await hook(aliceKey, after(`${CWD}/src/b.ts`, "s-edit", "Write"))).body).toEqual({});
+    const held = await hook(aliceKey, stop());
+    expect(held.body).toMatchObject({ decision: "block" });
+    expect((held.body as { reason: string }).reason).toContain("you edited src/a.ts, src/b.ts in this session and logged no change for them");
+    // The agent went on once already: not held again.
+    expect((await hook(aliceKey, stop("s-edit", true))).body).toEqual({});
+    const compact = await hook(aliceKey, { session_id: "s-edit", cwd: CWD, hook_event_name: "PreCompact", trigger: "auto" });
+    expect((compact.body as { systemMessage: string }).systemMessage).toContain("src/a.ts, src/b.ts");
+    // Logged (after the edits): no longer owed. Another session, another actor: nothing to remind.
+    clock.advance(60_000);
+    await ok(alice, "log_change", { entity_path: "src/a.ts", change_type: "modify", reasoning: "split the parser" });
+    expect(((await hook(aliceKey, stop())).body as { reason: string }).reason).toContain("you edited src/b.ts in this session");
+    await ok(alice, "log_change", { entity_path: "src/b.ts", change_type: "add", reasoning: "new module" });
+    expect((await hook(aliceKey, stop())).body).toEqual({});
+    expect((await hook(aliceKey, stop("s-other"))).body).toEqual({});
+    expect((await hook(bobKey, stop())).body).toEqual({});
+    // stop=tell only tells.
+    await hook(aliceKey, after(`${CWD}/src/c.ts`));
+    expect((await hook(aliceKey, stop(), `?repository=${REPO}&stop=tell`)).body).toMatchObject({ systemMessage: expect.stringContaining("src/c.ts") });
+  });
+
+  it("logs each edit as a change event where the team turns it on (log_changes=1)", async () => {
+    const { alice, aliceKey } = await team();
+    const r = await hook(aliceKey, after(`${CWD}/src/billing.ts`, "s-log", "Write"), `?repository=${REPO}&log_changes=1`);
+    expect(r.body.hookSpecificOutput).toMatchObject({ hookEventName: "PostToolUse", additionalContext: "agent-ledger logged this edit of src/billing.ts as a change event." });
+    const history = (await ok(alice, "change_history", { entity_path: "src/billing.ts" })) as { items?: { change_type: string }[]; events?: { change_type: string }[] };
+    expect((history.items ?? history.events ?? []).map((e) => e.change_type)).toEqual(["add"]);
+    expect((await hook(aliceKey, stop("s-log"))).body).toEqual({});
   });
 });

@@ -6,6 +6,9 @@
  *   were reverted or rejected, as context for the agent.
  * - SessionStart and PostCompact: the caller's digest (overseer messages first, claims and their
  *   leases, inbox, unread notices) as context.
+ * - PostToolUse on a file edit: the edit is noted for the hook's session (and, where the team turns
+ *   it on, logged as a change event); PreCompact and Stop remind the agent of the files it edited in
+ *   this session that no change event of its own has covered since.
  * Any other event, or an edit outside the registered repository, answers `{}`: go on as usual.
  *
  * The event is the client's JSON and is untrusted: every field is read defensively and bounded.
@@ -35,6 +38,10 @@ export interface HookOptions {
   repository: string;
   /** What a reserved path gets: a denial (default), or a question to the person. */
   onReserved: "deny" | "ask";
+  /** Log each edit as a change event (the hook URL's `log_changes=1`). */
+  logChanges: boolean;
+  /** At Stop, hold the agent once so it logs its edits (default), or only tell (`stop=tell`). */
+  holdAtStop: boolean;
 }
 
 /** A hook's answer: Claude Code's JSON output; `{}` lets the agent go on as usual. */
@@ -44,6 +51,8 @@ export async function answerHook(ctx: Ctx, event: Json, options: HookOptions): P
   const name = str(event.hook_event_name, 100);
   if (name === "PreToolUse") return beforeEdit(ctx, event, options);
   if (name === "SessionStart" || name === "PostCompact") return digest(ctx, name);
+  if (name === "PostToolUse") return afterEdit(ctx, event, options);
+  if (name === "PreCompact" || name === "Stop") return unloggedReminder(ctx, event, name === "Stop" && options.holdAtStop);
   return {};
 }
 
@@ -66,10 +75,16 @@ export function repoRelativePath(filePath: string, cwd: string): string | null {
   }
 }
 
-async function beforeEdit(ctx: Ctx, event: Json, options: HookOptions): Promise<HookAnswer> {
-  if (!EDIT_TOOLS.has(str(event.tool_name, 100)) || !options.repository) return {};
+/** The project-relative file an edit event names, or null (another tool, a file outside the project). */
+function editedPath(event: Json): string | null {
+  if (!EDIT_TOOLS.has(str(event.tool_name, 100))) return null;
   const input = obj(event.tool_input);
-  const path = repoRelativePath(str(input.file_path) || str(input.notebook_path), str(event.cwd));
+  return repoRelativePath(str(input.file_path) || str(input.notebook_path), str(event.cwd));
+}
+
+async function beforeEdit(ctx: Ctx, event: Json, options: HookOptions): Promise<HookAnswer> {
+  if (!options.repository) return {};
+  const path = editedPath(event);
   if (!path) return {};
   let repositoryId: string;
   try {
@@ -137,4 +152,56 @@ async function digest(ctx: Ctx, hookEventName: string): Promise<HookAnswer> {
     for (const n of others.slice(0, 5)) lines.push(`- ${n.kind}: ${clip(n.summary, 200)}`);
   }
   return { hookSpecificOutput: { hookEventName, additionalContext: lines.join("\n") } };
+}
+
+/** The client's session id, bounded; edits without one are not tracked. */
+const sessionOf = (event: Json): string => str(event.session_id, 200);
+
+async function afterEdit(ctx: Ctx, event: Json, options: HookOptions): Promise<HookAnswer> {
+  const path = editedPath(event);
+  const session = sessionOf(event);
+  if (!path || !session) return {};
+  const tool = str(event.tool_name, 100);
+  await ctx.d1
+    .prepare(
+      `INSERT INTO hook_edits (tenant_id, actor_id, session_id, path, tool, edited_at) VALUES (?, ?, ?, ?, ?, ?)
+       ON CONFLICT (tenant_id, actor_id, session_id, path) DO UPDATE SET tool = excluded.tool, edited_at = excluded.edited_at`,
+    )
+    .bind(ctx.tenantId, ctx.actorId, session, path, tool, iso(ctx.clock.now()))
+    .run();
+  if (!options.logChanges) return {};
+  const logged = await callTool(findTool("log_change")!, ctx, {
+    entity_path: path,
+    change_type: tool === "Write" ? "add" : "modify",
+    reasoning: `${tool} of ${path}, recorded by the PostToolUse hook (say why with log_change when it matters).`,
+    ...(options.repository ? { project: options.repository } : {}),
+  });
+  return logged.isError ? {} : { hookSpecificOutput: { hookEventName: "PostToolUse", additionalContext: `agent-ledger logged this edit of ${path} as a change event.` } };
+}
+
+/** Files edited in this hook session with no change event of the caller's on them since. */
+async function unloggedEdits(ctx: Ctx, session: string): Promise<string[]> {
+  // Hand SQL: an anti-join on the change ledger by path and time.
+  const rows = await ctx.d1
+    .prepare(
+      `SELECT h.path FROM hook_edits h
+       WHERE h.tenant_id = ? AND h.actor_id = ? AND h.session_id = ?
+         AND NOT EXISTS (SELECT 1 FROM events e WHERE e.tenant_id = h.tenant_id AND e.actor_id = h.actor_id AND e.entity_path = h.path AND e.timestamp >= h.edited_at)
+       ORDER BY h.edited_at LIMIT 51`,
+    )
+    .bind(ctx.tenantId, ctx.actorId, session)
+    .all<{ path: string }>();
+  return rows.results.map((r) => r.path);
+}
+
+async function unloggedReminder(ctx: Ctx, event: Json, hold: boolean): Promise<HookAnswer> {
+  const session = sessionOf(event);
+  // A Stop hook that already made the agent go on once does not hold it again.
+  if (!session || event.stop_hook_active === true) return {};
+  const paths = await unloggedEdits(ctx, session);
+  if (paths.length === 0) return {};
+  const shown = paths.slice(0, 50).join(", ") + (paths.length > 50 ? " and more" : "");
+  const reminder = `agent-ledger: you edited ${shown} in this session and logged no change for ${paths.length === 1 ? "it" : "them"}. Record what changed and why with log_change (one call per file, or a changeset_id to group them) before the context is lost.`;
+  // Stop can be held once so the agent logs; compaction is only told (it cannot be held).
+  return hold ? { decision: "block", reason: reminder } : { systemMessage: reminder };
 }
