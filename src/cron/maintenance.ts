@@ -1,7 +1,8 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
 import { inArray, lte, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
-import { idempotencyKeys } from "../db/schema";
+import { hookEdits, idempotencyKeys } from "../db/schema";
+import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { iso } from "../core/time";
 import type { Env } from "../env";
 import { dropOldDeliveries, retryDeliveries } from "../server/webhooks";
@@ -30,26 +31,33 @@ type Job = (env: Env, now: Date) => Promise<string>;
 export const FREQUENT_CRON = "*/5 * * * *";
 export const DAILY_CRON = "17 6 * * *";
 
+/** Edit notes older than this are dropped: no agent session runs for a week. */
+const HOOK_EDITS_KEPT_MS = 7 * 24 * 60 * 60_000;
+
+/** Deletes up to 5,000 rows whose `column` is at or before `cutoff`; rowid bounds it, as SQLite's DELETE takes no LIMIT. */
+async function dropRowsUpTo(env: Env, table: SQLiteTable, column: SQLiteColumn, cutoff: string): Promise<number> {
+  const db = dbOf({ d1: env.DB });
+  const old = db
+    .select({ rowid: sql`rowid` })
+    .from(table)
+    .where(lte(column, cutoff))
+    .limit(5000);
+  const res = await db
+    .delete(table)
+    .where(inArray(sql`rowid`, old))
+    .run();
+  return res.meta.changes ?? 0;
+}
+
 const FREQUENT_JOBS: Record<string, Job> = {
   /** Safety net behind ClaimsDO alarms: any lease that ran out goes back to the pool. */
   lease_reaper: async (env, now) => `${await reapExpiredLeases(env.DB, now)} expired lease(s) released`,
   /** Runs that stopped heartbeating (a crashed agent, a closed laptop) stop showing as running. */
   run_reaper: async (env, now) => `${await reapSilentRuns(env.DB, now, runAbandonAfterMs(env))} silent run(s) marked abandoned`,
   /** Idempotency keys are remembered for 24 hours; older ones are dropped. */
-  idempotency_retention: async (env, now) => {
-    const db = dbOf({ d1: env.DB });
-    // rowid bounds the delete: SQLite's DELETE takes no LIMIT.
-    const expired = db
-      .select({ rowid: sql`rowid` })
-      .from(idempotencyKeys)
-      .where(lte(idempotencyKeys.expiresAt, iso(now)))
-      .limit(5000);
-    const res = await db
-      .delete(idempotencyKeys)
-      .where(inArray(sql`rowid`, expired))
-      .run();
-    return `${res.meta.changes ?? 0} expired idempotency key(s) removed`;
-  },
+  idempotency_retention: async (env, now) => `${await dropRowsUpTo(env, idempotencyKeys, idempotencyKeys.expiresAt, iso(now))} expired idempotency key(s) removed`,
+  /** The hooks' notes of edited files (src/server/hooks) matter for a session, not for weeks. */
+  hook_edits_retention: async (env, now) => `${await dropRowsUpTo(env, hookEdits, hookEdits.editedAt, iso(new Date(now.getTime() - HOOK_EDITS_KEPT_MS)))} old hook edit note(s) removed`,
   /** Objects whose embedding failed or never ran after the write (durable-row-before-embed). */
   embedding_backfill: (env, now) => backfillEmbeddings(env, now),
   /** Webhook deliveries whose processing failed or was cut off after the response. */

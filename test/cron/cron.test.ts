@@ -57,6 +57,7 @@ describe("cron triggers", () => {
       "lease_reaper",
       "run_reaper",
       "idempotency_retention",
+      "hook_edits_retention",
       "embedding_backfill",
       "webhook_retry",
       "webhook_backlog",
@@ -99,6 +100,7 @@ describe("cron triggers", () => {
       ["lease_reaper", true],
       ["run_reaper", false],
       ["idempotency_retention", true],
+      ["hook_edits_retention", true],
       ["embedding_backfill", true],
       ["webhook_retry", true],
       ["webhook_backlog", true],
@@ -113,6 +115,20 @@ describe("cron triggers", () => {
     ]);
     expect(lines[1]!.detail).toContain("RUN_ABANDON_AFTER");
     expect(await count("SELECT COUNT(*) AS n FROM idempotency_keys WHERE tenant_id = ?", w.id.tenantId)).toBe(0);
+  });
+});
+
+describe("hook_edits_retention", () => {
+  it("drops the hooks' edit notes older than a week and keeps the recent ones", async () => {
+    const w = await newWorld("cron-hook-edits", { start: T0 });
+    const note = (path: string, at: string) =>
+      env.DB.prepare(`INSERT INTO hook_edits (tenant_id, actor_id, session_id, path, tool, edited_at) VALUES (?, ?, 's', ?, 'Edit', ?)`).bind(w.id.tenantId, w.id.actorId, path, at).run();
+    await note("old.ts", "2029-12-20T00:00:00.000Z");
+    await note("new.ts", "2029-12-31T00:00:00.000Z");
+    const lines = await fire(FREQUENT_CRON, "2030-01-02T00:00:00.000Z");
+    expect(lines.find((l) => l.job === "hook_edits_retention")).toMatchObject({ ok: true, detail: expect.stringMatching(/^\d+ old hook edit note\(s\) removed$/) });
+    const left = await env.DB.prepare("SELECT path FROM hook_edits WHERE tenant_id = ?").bind(w.id.tenantId).all<{ path: string }>();
+    expect(left.results.map((r) => r.path)).toEqual(["new.ts"]);
   });
 });
 
