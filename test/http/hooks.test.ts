@@ -62,6 +62,24 @@ describe("POST /mcp/hooks/claude-code: PreToolUse", () => {
     expect((await hook(bobKey, editEvent(`${CWD}/src/app.ts`))).body).toEqual({});
   });
 
+  it("denies an edit of a file another actor's claimed task covers (its code refs' linked paths), until the claim ends", async () => {
+    const { alice, bobKey, aliceKey } = await team();
+    await ok(alice, "project_create", { title: "API", key: "API" });
+    const task = (await ok(alice, "task_create", { project_id: "API", title: "Rewrite billing" })).task as { id: string };
+    await ok(alice, "task_claim", { task_id: task.id });
+    await ok(alice, "code_ref_add", { object_type: "task", object_id: task.id, ref_type: "branch", repository_id: REPO, branch: "billing", paths: ["src/billing/"] });
+    const denied = await hook(bobKey, editEvent(`${CWD}/src/billing/invoice.ts`));
+    expect(denied.body.hookSpecificOutput!.permissionDecision).toBe("deny");
+    expect(denied.body.hookSpecificOutput!.permissionDecisionReason).toMatch(
+      /^src\/billing\/invoice\.ts belongs to API-1 \(Rewrite billing\), claimed by alice until \S+Z \(its code covers src\/billing\/\*\*\)/,
+    );
+    // The claimer's own edits, and files outside the task's paths, go on; a released task holds nothing.
+    expect((await hook(aliceKey, editEvent(`${CWD}/src/billing/invoice.ts`))).body).toEqual({});
+    expect((await hook(bobKey, editEvent(`${CWD}/src/auth/x.ts`))).body).toEqual({});
+    await ok(alice, "task_release", { task_id: task.id });
+    expect((await hook(bobKey, editEvent(`${CWD}/src/billing/invoice.ts`))).body).toEqual({});
+  });
+
   it("gives the prior attempts on the file that were reverted, as context for the agent", async () => {
     const { alice, bobKey } = await team();
     await ok(alice, "log_change", { entity_path: "src/cart.ts", change_type: "add", reasoning: "round totals down" });

@@ -2,8 +2,9 @@
  * Claude Code's hook events, answered by the server itself (an `http` hook POSTs the event's JSON
  * here; docs/hooks.md has the settings). Each answer is Claude Code's documented hook output:
  * - PreToolUse on a file edit: denied (or asked, where the team sets it so) when someone else holds
- *   a live exclusive reservation covering the file; otherwise the prior attempts on the file that
- *   were reverted or rejected, as context for the agent.
+ *   a live exclusive reservation covering the file, or has claimed a task whose code refs' linked
+ *   paths cover it; otherwise the prior attempts on the file that were reverted or rejected, as
+ *   context for the agent.
  * - SessionStart and PostCompact: the caller's digest (overseer messages first, claims and their
  *   leases, inbox, unread notices) as context.
  * - PostToolUse on a file edit: the edit is noted for the hook's session (and, where the team turns
@@ -18,7 +19,7 @@ import { callTool } from "../../core/call";
 import { clip } from "../../core/text";
 import { iso } from "../../core/time";
 import { undoneAttempts } from "../../changes/prior-attempts";
-import { normalizePath } from "../../work/reservations/globs";
+import { normalizePath, patternMatches } from "../../work/reservations/globs";
 import { writeConflicts } from "../../work/reservations/model";
 import { findRepositoryId } from "../../work/repos/model";
 import { ToolError } from "../../core/errors";
@@ -100,6 +101,14 @@ async function beforeEdit(ctx: Ctx, event: Json, options: HookOptions): Promise<
     const reason =
       `${path} is reserved by ${holder} (${h.pattern}, until ${h.expires_at})${h.reason ? `: ${clip(h.reason, 200)}` : ""}. ` +
       "Edit something else, ask them to release it (handoff_create), or wait for the lease to run out; path_reservations lists who holds what.";
+    return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: options.onReserved, permissionDecisionReason: reason } };
+  }
+  const claimed = await claimCovering(ctx, repositoryId, path);
+  if (claimed) {
+    const holder = await actorName(ctx, claimed.actor_id);
+    const reason =
+      `${path} belongs to ${claimed.ref} (${clip(claimed.title, 120)}), claimed by ${holder} until ${claimed.lease_expires_at} (its code covers ${claimed.pattern}). ` +
+      "Work elsewhere, or ask them (handoff_create, or comment_add on the task) before you change it.";
     return { hookSpecificOutput: { hookEventName: "PreToolUse", permissionDecision: options.onReserved, permissionDecisionReason: reason } };
   }
   const attempts = await undoneAttempts(ctx, [path], MAX_ATTEMPTS);
@@ -204,4 +213,29 @@ async function unloggedReminder(ctx: Ctx, event: Json, hold: boolean): Promise<H
   const reminder = `agent-ledger: you edited ${shown} in this session and logged no change for ${paths.length === 1 ? "it" : "them"}. Record what changed and why with log_change (one call per file, or a changeset_id to group them) before the context is lost.`;
   // Stop can be held once so the agent logs; compaction is only told (it cannot be held).
   return hold ? { decision: "block", reason: reminder } : { systemMessage: reminder };
+}
+
+/** Claimed tasks' linked paths looked at per edit: a repository's claims in flight, not its history. */
+const MAX_CLAIMED_LINKS = 500;
+
+/**
+ * A task someone else holds (in progress, lease live) whose code refs' linked paths in this
+ * repository cover the file, or null.
+ */
+async function claimCovering(ctx: Ctx, repositoryId: string, path: string): Promise<{ ref: string; title: string; actor_id: string; lease_expires_at: string; pattern: string } | null> {
+  // Hand SQL: a join over links, code refs, tasks and projects the memory and claims rooms share.
+  const rows = await ctx.d1
+    .prepare(
+      `SELECT p.key || '-' || t.seq AS ref, t.title, t.assignee_actor_id AS actor_id, t.lease_expires_at, mp.pattern
+       FROM memory_paths mp
+       JOIN code_refs cr ON cr.tenant_id = mp.tenant_id AND cr.id = mp.object_id AND cr.object_type = 'task' AND cr.deleted_at IS NULL
+       JOIN tasks t ON t.tenant_id = cr.tenant_id AND t.id = cr.object_id
+       JOIN projects p ON p.tenant_id = t.tenant_id AND p.id = t.project_id
+       WHERE mp.tenant_id = ? AND mp.object_type = 'code_ref' AND mp.repository_id = ?
+         AND t.status = 'in_progress' AND t.assignee_actor_id IS NOT NULL AND t.assignee_actor_id <> ? AND t.lease_expires_at > ?
+       LIMIT ?`,
+    )
+    .bind(ctx.tenantId, repositoryId, ctx.actorId, iso(ctx.clock.now()), MAX_CLAIMED_LINKS)
+    .all<{ ref: string; title: string; actor_id: string; lease_expires_at: string; pattern: string }>();
+  return rows.results.find((r) => patternMatches(r.pattern, path)) ?? null;
 }
