@@ -99,6 +99,9 @@ describe("POST /mcp/hooks/claude-code: PreToolUse", () => {
     expect((await hook(bobKey, editEvent(`${CWD}/../other/src/a.ts`))).body).toEqual({});
     expect((await hook(bobKey, editEvent(`${CWD}/src/a.ts`), "?repository=acme/unknown")).body).toEqual({});
     expect((await hook(bobKey, editEvent(`${CWD}/src/a.ts`), "")).body).toEqual({});
+    // A cwd with trailing slashes is the same project; one that is only a long run of slashes is no project.
+    expect((await hook(bobKey, { ...editEvent(`${CWD}/src/a.ts`), cwd: `${CWD}///` })).body.hookSpecificOutput!.permissionDecision).toBe("deny");
+    expect((await hook(bobKey, { ...editEvent(`${CWD}/src/a.ts`), cwd: `${"/".repeat(4000)}x` })).body).toEqual({});
     const stranger = await team();
     expect((await hook(stranger.bobKey, editEvent(`${CWD}/src/a.ts`))).body).toEqual({});
     for (const bad of ["not json", "[1,2]", "null", JSON.stringify({ hook_event_name: "PreToolUse", tool_name: "Edit", tool_input: "x", cwd: 5 })]) {

@@ -63,9 +63,11 @@ export async function answerHook(ctx: Ctx, event: Json, options: HookOptions): P
  */
 export function repoRelativePath(filePath: string, cwd: string): string | null {
   if (!filePath || !cwd) return null;
-  const base = cwd.replace(/[\\/]+$/, "");
+  // A loop, not /[\\/]+$/: that pattern retries from every slash of a long run (quadratic on caller text).
+  let end = cwd.length;
+  while (end > 0 && (cwd[end - 1] === "/" || cwd[end - 1] === "\\")) end--;
   const file = filePath.replaceAll("\\", "/");
-  const root = base.replaceAll("\\", "/");
+  const root = cwd.slice(0, end).replaceAll("\\", "/");
   if (!file.startsWith(`${root}/`)) return null;
   const rel = file.slice(root.length + 1);
   if (rel === "" || rel.split("/").some((part) => part === ".." || part === "." || part === "")) return null;
