@@ -9,7 +9,7 @@ import { answerCursor } from "./cursor";
 import type { HookAdapter } from "./findings";
 import { answerGemini } from "./gemini";
 
-export type { HookAnswer, HookOptions } from "./findings";
+export type { HookAnswer } from "./findings";
 
 export const HOOK_CLIENTS: Readonly<Record<string, HookAdapter>> = {
   "claude-code": answerClaudeCode,
