@@ -1,6 +1,7 @@
 /**
- * Agent hook endpoints (docs/hooks.md): `POST /mcp/hooks/claude-code` answers Claude Code's `http`
- * hooks. Authenticated like /mcp (the OAuth provider checks the API key or token of everything
+ * Agent hook endpoints (docs/hooks.md): `POST /mcp/hooks/<client>` answers one agent client's hook
+ * events in its own formats (Claude Code's `http` hooks post here directly; the command line's
+ * `agent-ledger hook <client>` relays the command hooks of the others). Authenticated like /mcp (the OAuth provider checks the API key or token of everything
  * below /mcp) and rate limited with the caller's other calls.
  *
  * An agent must never be stopped by the ledger's own trouble: a body that cannot be read, a
@@ -13,7 +14,7 @@ import { callerOf } from "../auth/caller";
 import { systemClock } from "../core/time";
 import type { Ctx } from "../core/context";
 import type { Env } from "../env";
-import { answerHook, type HookAnswer } from "../server/hooks/claude-code";
+import { HOOK_CLIENTS, hookAdapter, type HookAnswer } from "../server/hooks";
 import { readCapped } from "./body";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
 
@@ -27,7 +28,24 @@ export const hookRoutes = new Hono<AppEnv>();
 
 const GO_ON: HookAnswer = {};
 
-hookRoutes.post("/claude-code", async (c) => {
+hookRoutes.post("/:client", async (c) => {
+  const client = c.req.param("client");
+  const answer = hookAdapter(client);
+  if (!answer)
+    return c.json(
+      {
+        ok: false,
+        error: {
+          code: "not_found",
+          message: `No hook endpoint for client '${client.slice(0, 40)}'.`,
+          hint: `Hook endpoints: ${Object.keys(HOOK_CLIENTS)
+            .map((name) => `/mcp/hooks/${name}`)
+            .join(", ")} (docs/hooks.md).`,
+          retryable: false,
+        },
+      },
+      404,
+    );
   const identity = await callerOf(c);
   if (!identity)
     return c.json(
@@ -74,7 +92,7 @@ hookRoutes.post("/claude-code", async (c) => {
     timer = setTimeout(() => resolve(GO_ON), HOOK_BUDGET_MS);
   });
   try {
-    return c.json(await Promise.race([answerHook(ctx, event as Record<string, unknown>, { repository, onReserved, logChanges, holdAtStop }), late]));
+    return c.json(await Promise.race([answer(ctx, event as Record<string, unknown>, { repository, onReserved, logChanges, holdAtStop }), late]));
   } catch (err) {
     console.warn("hook answered go-on after an error", err instanceof Error ? err.message : String(err));
     return c.json(GO_ON);
