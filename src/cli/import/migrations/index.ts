@@ -25,7 +25,7 @@ import { sqlMigrations } from "./plain";
 import { stampedFolderMigrations } from "./prisma";
 import { readSql } from "./sql";
 
-export { readMigrationFolder, type FolderLimits, type FolderReading } from "./read-folder";
+export { readMigrationFolder } from "./read-folder";
 export { detectFormat } from "./detect";
 export { MIGRATION_FORMATS, type MigrationEvent, type MigrationFile, type MigrationFormat, type MigrationLimits } from "./model";
 

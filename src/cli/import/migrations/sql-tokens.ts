@@ -169,7 +169,7 @@ export class SqlScanner {
     const limit = Math.min(t.length, start + 2 + MAX_TAG);
     let j = start + 1;
     if (j < t.length && isDigit(t.charCodeAt(j))) return undefined;
-    while (j < limit && isWordPart(t.charCodeAt(j))) j++;
+    while (j < limit && (isWordStart(t.charCodeAt(j)) || isDigit(t.charCodeAt(j)))) j++;
     if (t.charCodeAt(j) !== 36) return undefined;
     const delimiter = t.slice(start, j + 1);
     const close = t.indexOf(delimiter, j + 1);
