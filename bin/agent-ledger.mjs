@@ -1,12 +1,11 @@
 #!/usr/bin/env node
-// The packed package runs the bundle built at pack time; a clone without one runs the sources
-// through tsx (a dev dependency of the clone).
+// In a clone the sources run through tsx (a dev dependency there), so the command is never a stale
+// build; the packed package has no sources and runs the bundle built when it was packed.
 import { existsSync } from "node:fs";
 import { URL, fileURLToPath, pathToFileURL } from "node:url";
 
-const bundle = fileURLToPath(new URL("../dist/cli.mjs", import.meta.url));
-if (existsSync(bundle)) await import(pathToFileURL(bundle).href);
-else {
+const source = new URL("../src/cli/index.ts", import.meta.url);
+if (existsSync(fileURLToPath(source))) {
   const { tsImport } = await import("tsx/esm/api");
-  await tsImport("../src/cli/index.ts", import.meta.url);
-}
+  await tsImport(source.href, import.meta.url);
+} else await import(pathToFileURL(fileURLToPath(new URL("../dist/cli.mjs", import.meta.url))).href);

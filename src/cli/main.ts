@@ -15,6 +15,7 @@ import { stale, status } from "./commands/status";
 import { doctor } from "./commands/doctor";
 import { watch } from "./commands/watch";
 import { exportCommand } from "./commands/export";
+import { hookRelay, hooksCommand } from "./commands/hooks";
 
 /** Shortcuts a person types for the tools asked most: the tool's own flags still apply. */
 const SHORTCUTS: Record<string, string> = { history: "change_history", prior: "prior_attempts", blame: "blame" };
@@ -33,6 +34,9 @@ Usage: agent-ledger <command> [flags]
                                     Shortcuts to blame, change_history, prior_attempts
   export entity <path> | changeset <id> | decisions <project> [--format md|json] [--out FILE]
                                     An entity's history, a changeset or decisions, as Markdown or JSON
+  hooks install|uninstall [--client claude-code|codex|cursor|gemini] [--command] [--user] [--dry-run]
+                                    Wire an agent client's hooks to this server (shows the diff)
+  hook <client>                     The command hook itself: relays the client's event (stdin)
   tools                             List every tool; each is a command: agent-ledger <tool> --help
   <tool> [flags]                    Run a tool (flags from its schema; --args '{json}' for all)
 
@@ -101,6 +105,10 @@ async function runCommand(command: string, argv: string[], out: Out, help: boole
       const since = takeString(words, "since") ?? "15m";
       return withLedger((l) => watch(l, out, { intervalMs: interval * 1000, count, since, filter }, controller.signal));
     }
+    case "hooks":
+      return hooksCommand(words, out);
+    case "hook":
+      return hookRelay(words, readAll);
     case "export":
       return withLedger((l) => exportCommand(l, words, out));
     case "tools":

@@ -29,7 +29,7 @@ function cli(args: string[], options: { input?: string; env?: Record<string, str
   return new Promise((done, fail) => {
     const child = spawn(bin, args, {
       cwd: dir,
-      env: { PATH: process.env.PATH!, HOME: dir, AGENT_LEDGER_CONFIG: join(dir, "config", "config.json"), ...options.env },
+      env: { PATH: process.env.PATH!, HOME: dir, AGENT_LEDGER_CONFIG: join(dir, "config", "config.json"), ...options.env } as unknown as NodeJS.ProcessEnv,
     });
     let stdout = "";
     let stderr = "";
@@ -157,6 +157,53 @@ describe("agent-ledger command line, from the packed package", () => {
     const refused = await cli(["doctor"], { env: { AGENT_LEDGER_URL: baseUrl, AGENT_LEDGER_KEY: "alk_revoked" } });
     expect(refused.code).toBe(1);
     expect(refused.stdout).toContain("FAIL credential");
+  });
+
+  it("hooks install shows the diff, writes once, keeps the person's own hooks; doctor sees them reach the server; uninstall removes exactly ours", async () => {
+    const settings = join(dir, ".claude", "settings.json");
+    const { mkdir, readFile } = await import("node:fs/promises");
+    await mkdir(join(dir, ".claude"), { recursive: true });
+    const mine = { permissions: { allow: ["Bash(ls)"] }, hooks: { Stop: [{ hooks: [{ type: "command", command: "echo mine" }] }] } };
+    await writeFile(settings, JSON.stringify(mine, null, 2) + "\n");
+
+    const dry = await cli(["hooks", "install", "--dry-run"]);
+    expect(dry.code).toBe(0);
+    expect(dry.stdout).toContain(`+            "url": "${baseUrl}/mcp/hooks/claude-code",`);
+    expect(dry.stderr).toContain("Dry run: nothing written.");
+    expect(JSON.parse(await readFile(settings, "utf8"))).toEqual(mine);
+
+    const installed = await cli(["hooks", "install"]);
+    expect(installed.stderr).toContain(`Installed claude-code hooks in ${settings}.`);
+    const written = JSON.parse(await readFile(settings, "utf8"));
+    expect(written.permissions).toEqual(mine.permissions);
+    expect(written.hooks.Stop[0]).toEqual(mine.hooks.Stop[0]);
+    expect(written.hooks.PreToolUse[0]).toMatchObject({ matcher: "Edit|Write|MultiEdit|NotebookEdit", hooks: [{ type: "http", url: `${baseUrl}/mcp/hooks/claude-code` }] });
+    const again = await cli(["hooks", "install"]);
+    expect(again.stdout).toBe("");
+    expect(again.stderr).toContain("already has these hooks; nothing to change.");
+
+    const doctor = await cli(["doctor"], { env: { AGENT_LEDGER_KEY: inject("keyA") } });
+    expect(doctor.stdout).toMatch(new RegExp(`ok   hook ${baseUrl}/mcp/hooks/claude-code: in .*settings.json, answered in \\d+ ms`));
+    expect(doctor.code).toBe(0);
+    const noKey = await cli(["doctor"]);
+    expect(noKey.stdout).toContain("FAIL hook key: the installed http hooks send $AGENT_LEDGER_KEY");
+
+    const removed = await cli(["hooks", "uninstall"]);
+    expect(removed.code).toBe(0);
+    expect(JSON.parse(await readFile(settings, "utf8"))).toEqual(mine);
+  });
+
+  it("the command hook relays an event to the server and prints the client's answer; with the server down it lets the agent go on", async () => {
+    const event = { session_id: "cli-e2e", transcript_path: "/tmp/t.jsonl", cwd: dir, hook_event_name: "SessionStart", source: "startup" };
+    const r = await cli(["hook", "claude-code"], { input: JSON.stringify(event) });
+    expect(r.code).toBe(0);
+    const answer = JSON.parse(r.stdout);
+    expect(answer.hookSpecificOutput).toMatchObject({ hookEventName: "SessionStart" });
+    expect(answer.hookSpecificOutput.additionalContext).toContain("claude-code");
+    const port = await closedPort();
+    const down = await cli(["hook", "claude-code"], { input: JSON.stringify(event), env: { AGENT_LEDGER_URL: `http://127.0.0.1:${port}`, AGENT_LEDGER_KEY: "alk_x" } });
+    expect(down).toMatchObject({ code: 0, stdout: "{}\n" });
+    expect(down.stderr).toContain("the agent goes on");
   });
 
   it("logs in through OAuth in a browser (the loopback redirect), then calls tools with the tokens", async () => {

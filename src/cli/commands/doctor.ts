@@ -9,6 +9,8 @@ import { join } from "node:path";
 import { loadConfig, type Config } from "../config";
 import { connect, PROTOCOL_REVISION, type Ledger } from "../connection";
 import { EXIT, type Out } from "../output";
+import { HOOK_CLIENTS } from "../hooks";
+import { settingsPath } from "../hooks/clients";
 
 export interface Check {
   name: string;
@@ -23,17 +25,9 @@ const HOOK_MARK = "/mcp/hooks/";
 
 /** The settings files agent clients read hooks from (project first, then the user's). */
 export function hookFiles(cwd: string, home: string): string[] {
-  return [
-    join(cwd, ".claude", "settings.json"),
-    join(cwd, ".claude", "settings.local.json"),
-    join(home, ".claude", "settings.json"),
-    join(cwd, ".codex", "hooks.json"),
-    join(home, ".codex", "hooks.json"),
-    join(cwd, ".cursor", "hooks.json"),
-    join(home, ".cursor", "hooks.json"),
-    join(cwd, ".gemini", "settings.json"),
-    join(home, ".gemini", "settings.json"),
-  ];
+  const files = HOOK_CLIENTS.flatMap((client) => (["project", "user"] as const).map((scope) => settingsPath(client, { scope, cwd, home })));
+  // Claude Code's personal project file, which install never writes but a person may have filled by hand.
+  return [...files, join(cwd, ".claude", "settings.local.json")];
 }
 
 /** Every hook of ours in a parsed settings file: http URLs to /mcp/hooks/ and `agent-ledger hook` commands. */
@@ -61,6 +55,7 @@ const message = (err: unknown) => (err instanceof Error ? (err.cause instanceof 
 
 async function hookChecks(config: Config, cwd: string, home: string): Promise<Check[]> {
   const checks: Check[] = [];
+  let sendsEnvKey = false;
   for (const file of hookFiles(cwd, home)) {
     let parsed: unknown;
     try {
@@ -69,6 +64,7 @@ async function hookChecks(config: Config, cwd: string, home: string): Promise<Ch
       continue;
     }
     const { urls, commands } = ourHooks(parsed);
+    if (urls.size) sendsEnvKey = true;
     for (const url of urls) {
       const same = url.startsWith(`${config.url}${HOOK_MARK}`);
       if (!same) {
@@ -107,6 +103,13 @@ async function hookChecks(config: Config, cwd: string, home: string): Promise<Ch
         fix: config.key || config.oauth ? undefined : "Command hooks use this machine's login: run `agent-ledger login`.",
       });
   }
+  if (sendsEnvKey && !process.env.AGENT_LEDGER_KEY)
+    checks.push({
+      name: "hook key",
+      ok: false,
+      detail: "the installed http hooks send $AGENT_LEDGER_KEY, which is not set in this shell",
+      fix: "export AGENT_LEDGER_KEY=<your key> in the environment the agent starts from.",
+    });
   if (!checks.length) checks.push({ name: "hooks", ok: true, detail: "none installed here (`agent-ledger hooks install` adds them)" });
   return checks;
 }

@@ -55,7 +55,9 @@ export function renderDiff(path: string, before: string | null, after: string | 
     ...middleOps(a.slice(head, a.length - tail), b.slice(head, b.length - tail)),
     ...a.slice(a.length - tail).map((line): Op => ({ kind: " ", line })),
   ];
-  const out = [`--- ${before === null ? "/dev/null" : `a/${path}`}`, `+++ ${after === null ? "/dev/null" : `b/${path}`}`];
+  // git's a/ and b/ prefixes, without doubling the slash of an absolute path.
+  const shown = path.startsWith("/") ? path.slice(1) : path;
+  const out = [`--- ${before === null ? "/dev/null" : `a/${shown}`}`, `+++ ${after === null ? "/dev/null" : `b/${shown}`}`];
   let k = 0;
   while (k < ops.length) {
     while (k < ops.length && ops[k]!.kind === " ") k++;
