@@ -19,7 +19,7 @@ const TOOL_LISTS = {
 };
 
 export default tseslint.config(
-  { ignores: ["node_modules/", ".wrangler/", "test/__toolsnaps__/"] },
+  { ignores: ["node_modules/", ".wrangler/", "test/__toolsnaps__/", "dist/"] },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {
