@@ -1,6 +1,6 @@
 /** The event shape every change-ledger read returns, and the shared ways of reading events. */
 import { z } from "zod";
-import { and, asc, desc, eq, gt, is, lt, sql, SQL } from "drizzle-orm";
+import { and, asc, desc, eq, gt, is, lt, or, sql, SQL } from "drizzle-orm";
 import { alias, SQLiteAsyncDialect, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { compiledInsert, dbOf, statementOf } from "../db/client";
 import { events, toolCalls } from "../db/schema";
@@ -145,10 +145,16 @@ export function toEvent(r: EventRowRaw): EventWithSeq {
   };
 }
 
+/** Time order, same-time events in append order: history's order (an import keeps its original time). */
+export const byHistory = (a: EventWithSeq, b: EventWithSeq): number => (a.timestamp < b.timestamp ? -1 : a.timestamp > b.timestamp ? 1 : a.seq - b.seq);
+
 /** Drops the internal `seq` before an event leaves the server. */
 export function publicEvent({ seq: _seq, ...event }: EventWithSeq): ChangeEvent {
   return event;
 }
+
+const foreignCursor = (cursor: string) =>
+  invalidInput(`cursor '${cursor.slice(0, 40)}' is not a cursor this server issued.`, "Pass next_cursor from a previous page unchanged, or omit cursor to start from the first page.");
 
 /** Cursors are opaque to callers: the append position of the last event returned. */
 export const encodeCursor = (seq: number): string => encodeKeyset([seq]);
@@ -157,7 +163,7 @@ export function decodeCursor(cursor: string | undefined): number | null {
   const key = decodeKeyset(cursor, 1);
   if (key === null) return null;
   if (typeof key[0] === "number" && Number.isSafeInteger(key[0]) && key[0] > 0) return key[0];
-  throw invalidInput(`cursor '${cursor!.slice(0, 40)}' is not a cursor this server issued.`, "Pass next_cursor from a previous page unchanged, or omit cursor to start from the first page.");
+  throw foreignCursor(cursor!);
 }
 
 /** Records that a change-ledger tool was called on an entity (the stale_decisions "queried" signal). */
@@ -177,21 +183,48 @@ export interface EventQuery {
   cursor?: string;
 }
 
+/**
+ * A page of history is in time order, not append order: an imported event (src/changes/import)
+ * is appended late but keeps its original time. Same-time events keep their append order.
+ * The cursor is the last row's (timestamp, seq).
+ */
+function decodeHistoryCursor(cursor: string | undefined): [string, number] | null {
+  const key = decodeKeyset(cursor, 2);
+  if (key === null) return null;
+  const [at, seq] = key;
+  if (typeof at === "string" && typeof seq === "number" && Number.isSafeInteger(seq)) return [at, seq];
+  throw foreignCursor(cursor!);
+}
+
 /** One page of events for tenant-scoped conditions, with the cursor for the next page. */
 export function eventPageStatement(ctx: Ctx, q: EventQuery): { stmt: D1PreparedStatement; limit: number } {
-  const after = decodeCursor(q.cursor);
+  const after = decodeHistoryCursor(q.cursor);
   const where = [eq(e.tenantId, ctx.tenantId), ...q.where];
-  if (after !== null) where.push(q.order === "newest" ? lt(e.seq, after) : gt(e.seq, after));
+  if (after !== null) {
+    const [at, seq] = after;
+    where.push(q.order === "newest" ? or(lt(e.timestamp, at), and(eq(e.timestamp, at), lt(e.seq, seq)))! : or(gt(e.timestamp, at), and(eq(e.timestamp, at), gt(e.seq, seq)))!);
+  }
   const query = dbOf(ctx)
     .select(eventFields)
     .from(e)
     .where(and(...where))
-    .orderBy(q.order === "newest" ? desc(e.seq) : asc(e.seq))
+    .orderBy(...(q.order === "newest" ? [desc(e.timestamp), desc(e.seq)] : [asc(e.timestamp), asc(e.seq)]))
     // One extra row tells whether another page exists without a count query.
     .limit(q.limit + 1);
   return { stmt: statementOf(ctx.d1, query), limit: q.limit };
 }
 
+/** A page of eventPageStatement's rows, with its (timestamp, seq) cursor. */
+export function historyPage(rows: EventRowRaw[], limit: number): { items: ChangeEvent[]; next_cursor?: string } {
+  const events = rows.slice(0, limit).map(toEvent);
+  const last = events[events.length - 1];
+  return {
+    items: events.map(publicEvent),
+    ...(rows.length > limit && last ? { next_cursor: encodeKeyset([last.timestamp, last.seq]) } : {}),
+  };
+}
+
+/** A page of rows walked in append order (change_search), with its seq cursor. */
 export function pageFrom(rows: EventRowRaw[], limit: number): { items: ChangeEvent[]; next_cursor?: string } {
   const events = rows.slice(0, limit).map(toEvent);
   const last = events[events.length - 1];

@@ -16,7 +16,7 @@ import { formatExpiresWhen, parseExpiresWhen } from "./expires";
 import { canonicalPath, pathMatch } from "./paths";
 import { e } from "./events";
 import { CHANGE_TYPES, ENTITY_TYPES, REMOVALS, type ChangeType, type EntityType } from "./vocab";
-import { boundText, changeWarnings, DIFF_MAX_BYTES, REASONING_MAX_BYTES } from "./warnings";
+import { boundText, changeWarnings, DIFF_MAX_BYTES, REASONING_MAX_BYTES, secretWarnings } from "./warnings";
 
 export interface LogChangeInput {
   entity_path: string;
@@ -90,12 +90,13 @@ async function resolveSupersede(ctx: Ctx, path: string, explicitId: string): Pro
 
 /**
  * The project an event is filed under when the caller names none. Keys carry no project, so it
- * comes from the repository the caller's run works in (run_heartbeat): the project that repository
- * is the one primary repository of, else the repository's name, which is what the seed's default
- * (the project root's basename) is for a checkout of it. Without a run there is nothing to go by: "".
+ * comes from the repository the caller's run works in (run_heartbeat), or the repository an
+ * import reads (`repositoryId`): the project that repository is the one primary repository of,
+ * else the repository's name, which is what the seed's default (the project root's basename) is
+ * for a checkout of it. With neither there is nothing to go by: "".
  */
-async function defaultProject(ctx: Ctx): Promise<string> {
-  if (!ctx.runId) return "";
+export async function defaultProject(ctx: Ctx, repositoryId?: string): Promise<string> {
+  if (!ctx.runId && !repositoryId) return "";
   const db = dbOf(ctx);
   const [u, r, pr, p] = [alias(runs, "u"), alias(repositories, "r"), alias(projectRepositories, "pr"), alias(projects, "p")];
   // The one live project the repository is the primary repository of; null when it is none or several's.
@@ -104,19 +105,53 @@ async function defaultProject(ctx: Ctx): Promise<string> {
     .from(pr)
     .innerJoin(p, and(eq(p.tenantId, pr.tenantId), eq(p.id, pr.projectId)))
     .where(and(eq(pr.tenantId, r.tenantId), eq(pr.repositoryId, r.id), eq(pr.role, "primary"), isNull(p.deletedAt)));
-  const row = await db
-    .select({ repository: r.name, project: sql<string | null>`(${primaryProject})` })
-    .from(u)
-    .innerJoin(r, and(eq(r.tenantId, u.tenantId), eq(r.id, u.repositoryId)))
-    .where(and(eq(u.tenantId, ctx.tenantId), eq(u.id, ctx.runId)))
-    .get();
+  const fields = { repository: r.name, project: sql<string | null>`(${primaryProject})` };
+  const row = repositoryId
+    ? await db
+        .select(fields)
+        .from(r)
+        .where(and(eq(r.tenantId, ctx.tenantId), eq(r.id, repositoryId)))
+        .get()
+    : await db
+        .select(fields)
+        .from(u)
+        .innerJoin(r, and(eq(r.tenantId, u.tenantId), eq(r.id, u.repositoryId)))
+        .where(and(eq(u.tenantId, ctx.tenantId), eq(u.id, ctx.runId!)))
+        .get();
   return row?.project ?? row?.repository ?? "";
 }
 
 // Compiled once: every change inserts its rows.
 const insertEvent = compiledInsert(events);
 
-export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogChangeResult> {
+/** A change validated and turned into the rows it writes (two for a rename), not written yet. */
+export interface PreparedChange {
+  /** The event the caller is told about (for a rename, the create on the new path). */
+  id: string;
+  timestamp: string;
+  rows: NewEvent[];
+  warnings: string[];
+  supersedes: string;
+  changeType: ChangeType;
+  path: string;
+  renameFrom: string;
+  reasoning: string;
+}
+
+export interface PrepareOptions {
+  /** When the change happened: now for log_change, the original time for an import. */
+  at: Date;
+  /** The project when the input names none, already resolved (an import resolves it once for all its events). */
+  defaultProject?: string;
+  /**
+   * false: only the warnings a stored event still needs acted on (truncation, secrets), not advice
+   * on how to log the next change: an import cannot improve history it copies.
+   */
+  advice?: false;
+}
+
+/** log_change's validation and row building, shared with the importers (src/changes/import). */
+export async function prepareChange(ctx: Ctx, input: LogChangeInput, opts: PrepareOptions): Promise<PreparedChange> {
   const path = canonicalPath(input.entity_path);
   if (path === "") {
     throw new ToolError("invalid_entity_path", "entity_path must be a non-empty string", {
@@ -146,7 +181,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     });
   }
 
-  const now = ctx.clock.now();
+  const now = opts.at;
   const timestamp = iso(now);
   const revisit = resolveRevisit(input.revisit_after ?? "", now);
   const expiresWhen = input.expires_when?.trim() ? formatExpiresWhen(parseExpiresWhen(input.expires_when)) : "";
@@ -168,7 +203,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   const reasoning = boundText(input.reasoning ?? "", REASONING_MAX_BYTES, "reasoning");
   for (const w of [diff.warning, reasoning.warning]) if (w) warnings.push(w);
   warnings.push(
-    ...changeWarnings({
+    ...(opts.advice === false ? secretWarnings : changeWarnings)({
       entityPath: path,
       entityType,
       changeType,
@@ -194,7 +229,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     actorId: ctx.actorId,
     sessionId: input.session_id?.trim() || ctx.sessionId,
     gitCommit: input.git_commit?.trim() ?? "",
-    project: input.project?.trim() || (await defaultProject(ctx)),
+    project: input.project?.trim() || (opts.defaultProject ?? (await defaultProject(ctx))),
     changesetId: input.changeset_id?.trim() ?? "",
   };
   const id = uuidv7(now.getTime());
@@ -252,28 +287,43 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
       constraint,
     });
   }
-  // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch, made after the response.
-  const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id }));
-  const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entityPath, r.changeType, r.reasoning), now)));
+  return { id, timestamp, rows, warnings, supersedes, changeType, path, renameFrom, reasoning: reasoning.text };
+}
+
+export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogChangeResult> {
+  const c = await prepareChange(ctx, input, { at: ctx.clock.now() });
+  const base = c.rows[c.rows.length - 1]!;
   // In the feed of the work-ledger project whose key (or id) the change carries, if there is one.
   const activity = activityStatement(ctx, {
     verb: "change.logged",
     objectType: "change",
-    objectId: id,
+    objectId: c.id,
     projectId: base.project === "" ? null : ((await lookupProject(ctx, base.project))?.id ?? null),
-    summary: changeSummary(changeType, path, renameFrom, reasoning.text),
-    metadata: { change_type: changeType, entity_path: path, agent: base.agent, ...(base.changesetId ? { changeset_id: base.changesetId } : {}) },
+    summary: changeSummary(c.changeType, c.path, c.renameFrom, c.reasoning),
+    metadata: { change_type: c.changeType, entity_path: c.path, agent: base.agent, ...(base.changesetId ? { changeset_id: base.changesetId } : {}) },
   });
-  // One atomic batch: both halves of a rename land with their chain entries and the feed's row, or nothing does.
+  await appendEvents(ctx, c.rows, [activity], { embedNow: true });
+  return { id: c.id, timestamp: c.timestamp, status: "ok", error: "", warnings: c.warnings, supersedes: c.supersedes };
+}
+
+/**
+ * Writes event rows with their chain entries and embedding queue rows, plus `extra` statements, in
+ * one atomic batch: both halves of a rename land with their chain entries, or nothing does.
+ * `embedNow` embeds right after the response; otherwise the scheduled backfill does it.
+ */
+export async function appendEvents(ctx: Ctx, rows: NewEvent[], extra: D1PreparedStatement[], opts: { embedNow: boolean }): Promise<void> {
+  const now = ctx.clock.now();
+  // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch.
+  const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id }));
+  const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entityPath, r.changeType, r.reasoning), now)));
   await appendChained(
     ctx.d1,
     ctx.tenantId,
-    timestamp,
-    [...rows.map((r) => insertEvent(ctx.d1, r)), ...queued, activity],
+    iso(now),
+    [...rows.map((r) => insertEvent(ctx.d1, r)), ...queued, ...extra],
     rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })),
   );
-  embedAfterResponse(ctx, embedRefs);
-  return { id, timestamp, status: "ok", error: "", warnings, supersedes };
+  if (opts.embedNow) embedAfterResponse(ctx, embedRefs);
 }
 
 const SUMMARY_REASONING_CHARS = 160;

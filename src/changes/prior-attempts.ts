@@ -7,7 +7,7 @@ import { dbOf, jsonValues, statementOf } from "../db/client";
 import { embeddings, events } from "../db/schema";
 import type { Ctx } from "../core/context";
 import { failureText, ToolError } from "../core/errors";
-import { e, eventFields, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
+import { byHistory, e, eventFields, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { LocalHashEmbedder } from "../search/embedder";
 import { nearest, selectSemantic } from "../search/semantic";
 import { VECTORIZE_LIMITS } from "../search/vector-index";
@@ -107,7 +107,7 @@ const MAX_RENAME_HOPS = 5;
 interface RenameLink {
   from: string;
   to: string;
-  /** The append position of the create on the new path: events on `from` before it belong to `to`. */
+  /** The create's place in time order (its append position until ranked): events on `from` before it belong to `to`. */
   seq: number;
 }
 
@@ -141,6 +141,12 @@ async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ event
     for (const p of missing) loaded.add(p);
     for (const r of await newestOnPaths(ctx, missing)) if (!events.has(r.id)) events.set(r.id, toEvent(r));
   }
+  // From here `seq` is an event's rank in time order (byHistory), which is what "before" and
+  // "after" mean on a timeline: an imported event is appended late but keeps its original time.
+  const ordered = [...events.values()].sort(byHistory);
+  const rank = new Map(ordered.map((e, i) => [e.seq, i + 1]));
+  const ranked = ordered.map((e) => ({ ...e, seq: rank.get(e.seq)! }));
+  for (const l of links) l.seq = rank.get(l.seq)!;
   const timelineOf = (e: EventWithSeq): string => {
     let path = e.entity_path;
     let at = e.seq;
@@ -153,7 +159,7 @@ async function followRenames(ctx: Ctx, initial: EventWithSeq[]): Promise<{ event
     }
     return path;
   };
-  return { events: [...events.values()].sort((a, b) => a.seq - b.seq), timelineOf };
+  return { events: ranked, timelineOf };
 }
 
 /** Reads the newest events of the given exact paths, oldest first. */
@@ -168,7 +174,7 @@ function newestOnPaths(ctx: Ctx, paths: readonly string[]): Promise<EventRowRaw[
     .select(eventFields)
     .from(e)
     .where(and(eq(e.tenantId, ctx.tenantId), inArray(e.entityPath, jsonValues(paths))))
-    .orderBy(desc(e.seq))
+    .orderBy(desc(e.timestamp), desc(e.seq))
     .limit(MAX_EVENTS)
     .all();
 }
@@ -341,7 +347,7 @@ export async function priorAttempts(ctx: Ctx, input: PriorAttemptsInput): Promis
       .select(eventFields)
       .from(e)
       .where(and(eq(e.tenantId, ctx.tenantId), pathMatch(e.entityPath, queried)))
-      .orderBy(desc(e.seq))
+      .orderBy(desc(e.timestamp), desc(e.seq))
       .limit(MAX_EVENTS);
     // The newest events, read newest first and turned back into a timeline below.
     const [, res] = await ctx.d1.batch<EventRowRaw>([record, statementOf(ctx.d1, newest)]);

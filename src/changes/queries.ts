@@ -4,7 +4,7 @@ import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { and, desc, eq, gte, type SQL } from "drizzle-orm";
 import { dbOf, statementOf } from "../db/client";
-import { e, eventFields, eventPageStatement, pageFrom, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters } from "./events";
+import { e, eventFields, eventPageStatement, historyPage, pageFrom, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters } from "./events";
 import { canonicalPath, pathMatch } from "./paths";
 import { walkContaining } from "./substring-walk";
 import { REMOVALS } from "./vocab";
@@ -29,7 +29,7 @@ export async function changeDiff(ctx: Ctx, input: { entity_path: string; limit: 
   const path = queryPath(input.entity_path);
   const { stmt, limit } = eventPageStatement(ctx, { where: [pathMatch(e.entityPath, path)], order: "newest", limit: input.limit, cursor: input.cursor });
   const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_diff", path), stmt]);
-  return pageFrom(rows!.results, limit);
+  return historyPage(rows!.results, limit);
 }
 
 export type DecisionStatus = "active" | "reverted" | "reopened" | "no_history";
@@ -66,7 +66,10 @@ const EMPTY_EVENT: ChangeEvent = {
   superseded_by: "",
 };
 
-/** The latest event on an exact path (shared with the benchmark's plain route). */
+/**
+ * The latest event on an exact path by time (shared with the benchmark's plain route): an imported
+ * event keeps its original time, so it is not the latest over a newer one logged before the import.
+ */
 export const blameStatement = (d1: D1Database, tenantId: string, path: string): D1PreparedStatement =>
   statementOf(
     d1,
@@ -74,7 +77,7 @@ export const blameStatement = (d1: D1Database, tenantId: string, path: string): 
       .select(eventFields)
       .from(e)
       .where(and(eq(e.tenantId, tenantId), eq(e.entityPath, path)))
-      .orderBy(desc(e.seq))
+      .orderBy(desc(e.timestamp), desc(e.seq))
       .limit(1),
   );
 
@@ -99,7 +102,7 @@ export async function changeHistory(ctx: Ctx, input: { since?: string; entity_pa
   where.push(...filters.where);
   const { stmt, limit } = eventPageStatement(ctx, { where, order: "newest", limit: input.limit, cursor: input.cursor });
   const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "change_history", filters.path), stmt]);
-  return pageFrom(rows!.results, limit);
+  return historyPage(rows!.results, limit);
 }
 
 export async function changeset(ctx: Ctx, input: { changeset_id: string; limit: number; cursor?: string }): Promise<Page & { error: string }> {
@@ -109,7 +112,7 @@ export async function changeset(ctx: Ctx, input: { changeset_id: string; limit: 
   }
   const { stmt, limit } = eventPageStatement(ctx, { where: [eq(e.changesetId, id)], order: "oldest", limit: input.limit, cursor: input.cursor });
   const [, rows] = await ctx.d1.batch<EventRowRaw>([recordToolCall(ctx, "changeset", ""), stmt]);
-  const page = pageFrom(rows!.results, limit);
+  const page = historyPage(rows!.results, limit);
   const empty = page.items.length === 0 && input.cursor === undefined;
   return { ...page, error: empty ? `No events found for changeset '${id}'` : "" };
 }

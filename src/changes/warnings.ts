@@ -39,8 +39,8 @@ export interface WarningInput {
   staleWhen: string;
 }
 
-/** The advisory warnings for a change, in the seed's order (truncation warnings come first, from the caller). */
-export function changeWarnings(c: WarningInput): string[] {
+/** Warnings for secret-shaped text in a change's diff or reasoning (the kind, never the text). */
+export function secretWarnings(c: Pick<WarningInput, "diff" | "reasoning">): string[] {
   const out: string[] = [];
   for (const [field, text] of [
     ["diff", c.diff],
@@ -51,6 +51,12 @@ export function changeWarnings(c: WarningInput): string[] {
       out.push(`${field} looks like it contains a secret (${kinds.join(", ")}); it was stored as given: rotate it if it is real and log the change again without it`);
     }
   }
+  return out;
+}
+
+/** The advisory warnings for a change, in the seed's order (truncation warnings come first, from the caller). */
+export function changeWarnings(c: WarningInput): string[] {
+  const out = secretWarnings(c);
 
   const reasoning = c.reasoning.trim();
   if (reasoning === "") {

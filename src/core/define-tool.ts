@@ -23,6 +23,7 @@ export type ToolsetId =
   | "code"
   | "review"
   | "plans"
+  | "imports"
   /** The tools of compact mode (src/server/compact.ts), which is a surface, not a toolset one can select. */
   | "compact";
 

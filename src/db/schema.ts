@@ -88,6 +88,8 @@ export const events = sqliteTable("events", {
   staleWhen: text("stale_when").notNull(),
   supersedes: text("supersedes").notNull(),
   constraint: text("constraint").notNull(),
+  /** The importer's stable id for an imported event (unique per tenant, migrations/0050); null when logged live. */
+  importKey: text("import_key"),
 });
 
 export const toolCalls = sqliteTable("tool_calls", {

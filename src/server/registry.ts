@@ -1,4 +1,5 @@
 import { changeTools } from "../changes/tools";
+import { importTools } from "../changes/import";
 import {
   attachmentTools,
   collabTools,
@@ -85,6 +86,12 @@ export const TOOLSETS: readonly ToolsetMeta[] = [
       "Coordination where the write happens: path reservations that commits, merges and cherry-picks through this server respect; overseer messages from the people running it; outgoing webhooks that POST your notifications, signed, to your URL; provenance from one task, path, commit or pull request.",
     default: false,
   },
+  {
+    id: "imports",
+    description:
+      "Import history into the change ledger with its original times: change events from any source, and a registered repository's commits through the GitHub API. A re-run imports nothing twice.",
+    default: false,
+  },
 ];
 
 /** Seed 004's tool_manifest reads the registry it is part of, at call time. */
@@ -109,6 +116,7 @@ export const ALL_TOOLS: readonly AnyToolDef[] = [
   ...reservationTools,
   ...webhookTools,
   ...storyTools,
+  ...importTools,
   ...gitTools,
   ...docsTools,
   ...withSeed004Errors([...codeTools, toolManifest, ...reviewTools, ...planTools]),

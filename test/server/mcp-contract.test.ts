@@ -258,6 +258,8 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   prior_attempts: { entity_path: "a", fuzzy: "an earlier try" },
   stale_decisions: {},
   change_verify: {},
+  change_import: { events: [{ entity_path: "a.imported", change_type: "add", timestamp: "2024-01-01T00:00:00Z", import_key: "sample:1" }] },
+  change_import_git: { repo: "acme/api" },
   whoami: {},
   register_actor: { external_ref: "helper-bot" },
   actor_query: {},
@@ -473,7 +475,7 @@ describe("no code generation at run time", () => {
           expect(PLAN_LLM_REFUSALS.has((result.structuredContent as { error: { code: string } }).error.code), `${t.name}: ${JSON.stringify(result.structuredContent)}`).toBe(true);
           continue;
         }
-        if (t.toolset === "git") {
+        if (t.toolset === "git" || t.name === "change_import_git") {
           // GitHub-backed tools get this far (validation, the envelope) and stop at the missing credentials.
           expect((result.structuredContent as { error?: { code: string } }).error?.code, t.name).toBe("github_not_configured");
           continue;
