@@ -16,6 +16,7 @@ import { doctor } from "./commands/doctor";
 import { watch } from "./commands/watch";
 import { exportCommand } from "./commands/export";
 import { hookRelay, hooksCommand } from "./commands/hooks";
+import { importCommand } from "./commands/import";
 
 /** Shortcuts a person types for the tools asked most: the tool's own flags still apply. */
 const SHORTCUTS: Record<string, string> = { history: "change_history", prior: "prior_attempts", blame: "blame" };
@@ -32,6 +33,10 @@ Usage: agent-ledger <command> [flags]
   watch [--interval S] [--since W]  Follow the activity feed
   blame <path> | history | prior <path>
                                     Shortcuts to blame, change_history, prior_attempts
+  import git <owner/name> [--since 90.days] [--count 200]
+                                    A repository's history into change events (idempotent)
+  import migrations <folder> [--format sql|prisma|drizzle|alembic] [--dry-run]
+                                    A migration folder's schema changes into change events
   export entity <path> | changeset <id> | decisions <project> [--format md|json] [--out FILE]
                                     An entity's history, a changeset or decisions, as Markdown or JSON
   hooks install|uninstall [--client claude-code|codex|cursor|gemini] [--command] [--user] [--dry-run]
@@ -72,6 +77,16 @@ async function withLedger<T>(work: (ledger: Ledger) => Promise<T>): Promise<T> {
   }
 }
 
+/** Stands in for a server where a command needs none; calling it is a bug. */
+const offline: Ledger = {
+  url: "",
+  call: () => Promise.reject(new Error("no server in a dry run")),
+  listTools: () => Promise.resolve([]),
+  readResource: () => Promise.resolve(""),
+  protocolVersion: () => undefined,
+  close: () => Promise.resolve(),
+};
+
 const rest = (words: Split): string[] => {
   const argv = [...words.positionals];
   for (const [k, values] of words.flags) for (const v of values) argv.push(v === true ? `--${k}` : `--${k}=${v}`);
@@ -109,6 +124,10 @@ async function runCommand(command: string, argv: string[], out: Out, help: boole
       return hooksCommand(words, out);
     case "hook":
       return hookRelay(words, readAll);
+    case "import":
+      // A dry run of a migration folder reads files only: no server needed.
+      if (words.positionals[0] === "migrations" && words.flags.has("dry-run")) return importCommand(offline, words, out);
+      return withLedger((l) => importCommand(l, words, out));
     case "export":
       return withLedger((l) => exportCommand(l, words, out));
     case "tools":

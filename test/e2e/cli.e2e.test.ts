@@ -206,6 +206,24 @@ describe("agent-ledger command line, from the packed package", () => {
     expect(down.stderr).toContain("the agent goes on");
   });
 
+  it("imports a real migration folder (graphile-worker's, shipped in its npm package) once, however often it runs", async () => {
+    const folder = join(repo, "node_modules", "graphile-worker", "sql");
+    const dry = await cli(["import", "migrations", folder, "--dry-run"], { env: { AGENT_LEDGER_CONFIG: join(dir, "none.json") } });
+    expect(dry.code).toBe(0);
+    expect(dry.stderr).toContain("sql: 71 event(s) from 20 file(s), 115 statement(s) skipped; dry run: nothing sent.");
+    const first = await cli(["import", "migrations", folder, "--json"]);
+    expect(first.code, first.stderr).toBe(0);
+    expect(JSON.parse(first.stdout)).toMatchObject({ ok: true, format: "sql", files: 20, events: 71, imported: 71, skipped: 0 });
+    // Added in 000002; 000011 rebuilds the table, so its create lists the column again.
+    const diff = JSON.parse((await cli(["change-diff", "jobs.locked_by", "--json"])).stdout) as { items: Array<{ change_type: string; reasoning: string }> };
+    expect(diff.items.map((e) => [e.change_type, e.reasoning.split(",")[0]])).toEqual([
+      ["add", "Migration 000011.sql"],
+      ["add", "Migration 000002.sql"],
+    ]);
+    const again = await cli(["import", "migrations", folder, "--json"]);
+    expect(JSON.parse(again.stdout)).toMatchObject({ imported: 0, skipped: 71 });
+  });
+
   it("logs in through OAuth in a browser (the loopback redirect), then calls tools with the tokens", async () => {
     const oauthConfig = { AGENT_LEDGER_CONFIG: join(dir, "oauth", "config.json") };
     let seen = "";
