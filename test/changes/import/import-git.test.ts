@@ -1,4 +1,5 @@
 /** change_import_git: a registered repository's commits, one change event per file, at the commit's date, through the fake GitHub. */
+import examples from "@octokit/webhooks-examples/api.github.com/index.json";
 import { afterEach, describe, expect, it, vi } from "vitest";
 import type { Ctx } from "../../../src/core/context";
 import { errorBody, example, exampleItem, FakeGitHub } from "../../support/github/fake";
@@ -6,6 +7,17 @@ import { connectGitHub } from "../../support/github/tenant";
 import { call, count, fails, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "../../support/helpers";
 
 afterEach(() => vi.restoreAllMocks());
+
+/** A push event's commit, as GitHub's webhook examples carry it. */
+interface PushCommit {
+  id: string;
+  message: string;
+  timestamp: string;
+  author: { name: string; username: string };
+  added: string[];
+  modified: string[];
+  removed: string[];
+}
 
 const START = "2026-06-01T12:00:00.000Z";
 
@@ -132,6 +144,32 @@ describe("change_import_git", () => {
     const attempts = await ok(ctx, "prior_attempts", { entity_path: "docs/a.md" });
     expect(attempts.items.map((a: Structured) => [a.change_type, a.outcome])).toEqual([["add", "reverted"]]);
     expect(await ok(ctx, "change_verify", {})).toMatchObject({ intact: true, checked: 7 });
+  });
+
+  it("imports a real public commit as GitHub published it (Codertocat/Hello-World's first, from @octokit/webhooks-examples)", async () => {
+    const pushes = examples.find((e) => e.name === "push")!.examples as Array<{ commits: PushCommit[] }>;
+    const real = pushes.flatMap((p) => p.commits)[0]!;
+    const commit: FakeCommit = {
+      sha: real.id,
+      date: real.timestamp,
+      message: real.message,
+      login: real.author.username,
+      name: real.author.name,
+      files: [
+        ...real.added.map((f) => ({ filename: f, status: "added" })),
+        ...real.modified.map((f) => ({ filename: f, status: "modified" })),
+        ...real.removed.map((f) => ({ filename: f, status: "removed" })),
+      ],
+    };
+    const { ctx, repo } = await setup("impgit-real", [commit]);
+    expect(await ok(ctx, "change_import_git", { repo })).toMatchObject({ commits: 1, imported: 1, skipped: 0 });
+    expect(await ok(ctx, "blame", { entity_path: "README.md" })).toMatchObject({
+      change_type: "add",
+      timestamp: "2019-05-15T15:19:25.000Z",
+      git_commit: "6113728f27ae82c7b1a177c8d03f9e96e0adf246",
+      reasoning: "Initial commit",
+      agent: "git:Codertocat",
+    });
   });
 
   it("imports nothing new on a re-run: every file is skipped", async () => {
