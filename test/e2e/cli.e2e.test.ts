@@ -3,7 +3,7 @@
  * run as `agent-ledger` against `wrangler dev`.
  */
 import { execFile, spawn } from "node:child_process";
-import { mkdtemp, readdir, rm, stat, writeFile } from "node:fs/promises";
+import { mkdtemp, readdir, readFile, rm, stat, writeFile } from "node:fs/promises";
 import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
@@ -137,7 +137,6 @@ describe("agent-ledger command line, from the packed package", () => {
   it("export writes an entity's history as Markdown", async () => {
     const r = await cli(["export", "entity", "cli.users", "--out", "history.md"]);
     expect(r.code).toBe(0);
-    const { readFile } = await import("node:fs/promises");
     const md = await readFile(join(dir, "history.md"), "utf8");
     expect(md).toContain("# History of cli.users");
     expect(md).toContain("add `cli.users.email`");
@@ -161,7 +160,7 @@ describe("agent-ledger command line, from the packed package", () => {
 
   it("hooks install shows the diff, writes once, keeps the person's own hooks; doctor sees them reach the server; uninstall removes exactly ours", async () => {
     const settings = join(dir, ".claude", "settings.json");
-    const { mkdir, readFile } = await import("node:fs/promises");
+    const { mkdir } = await import("node:fs/promises");
     await mkdir(join(dir, ".claude"), { recursive: true });
     const mine = { permissions: { allow: ["Bash(ls)"] }, hooks: { Stop: [{ hooks: [{ type: "command", command: "echo mine" }] }] } };
     await writeFile(settings, JSON.stringify(mine, null, 2) + "\n");
@@ -222,6 +221,26 @@ describe("agent-ledger command line, from the packed package", () => {
     ]);
     const again = await cli(["import", "migrations", folder, "--json"]);
     expect(JSON.parse(again.stdout)).toMatchObject({ imported: 0, skipped: 71 });
+  });
+
+  it("docs/hooks.md's command-line session runs exactly as written", async () => {
+    const page = await readFile(join(repo, "docs", "hooks.md"), "utf8");
+    const block = /A session, step by step[\s\S]*?```sh\n([\s\S]*?)```/.exec(page)?.[1];
+    expect(block).toBeDefined();
+    const lines = block!.trim().split("\n");
+    expect(lines[0]).toContain("--url http://127.0.0.1:8787 --key-stdin");
+    const env = { PATH: `${join(dir, "node_modules", ".bin")}:${process.env.PATH}`, HOME: dir, AGENT_LEDGER_KEY: inject("keyA"), AGENT_LEDGER_CONFIG: join(dir, "walk", "config.json") };
+    const outputs: string[] = [];
+    for (const line of lines) {
+      // The page's address is npm start's default; the test's server listens elsewhere.
+      const command = line.replaceAll("http://127.0.0.1:8787", baseUrl);
+      const r = await run("sh", ["-c", command], { cwd: dir, env: env as unknown as NodeJS.ProcessEnv }).catch((e: Ran & Error) => e);
+      expect((r as { code?: number }).code ?? 0, `${line}\n${r.stdout}${r.stderr}`).toBe(0);
+      outputs.push(r.stdout);
+    }
+    expect(outputs[3]).toContain("Sessions expire after 12 hours, not 30 days");
+    expect(outputs[6]).toContain("# History of src/auth");
+    expect(outputs.at(-1)).toContain("All checks passed.");
   });
 
   it("logs in through OAuth in a browser (the loopback redirect), then calls tools with the tokens", async () => {
