@@ -1,7 +1,7 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
 import { inArray, lte, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
-import { hookEdits, idempotencyKeys } from "../db/schema";
+import { clientSessions, hookEdits, idempotencyKeys } from "../db/schema";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { iso } from "../core/time";
 import type { Env } from "../env";
@@ -58,6 +58,9 @@ const FREQUENT_JOBS: Record<string, Job> = {
   idempotency_retention: async (env, now) => `${await dropRowsUpTo(env, idempotencyKeys, idempotencyKeys.expiresAt, iso(now))} expired idempotency key(s) removed`,
   /** The hooks' notes of edited files (src/server/hooks) matter for a session, not for weeks. */
   hook_edits_retention: async (env, now) => `${await dropRowsUpTo(env, hookEdits, hookEdits.editedAt, iso(new Date(now.getTime() - HOOK_EDITS_KEPT_MS)))} old hook edit note(s) removed`,
+  /** Client session ids mapped to MCP sessions (src/work/runs/client-sessions.ts): first seen a week ago, the session is long over. */
+  client_sessions_retention: async (env, now) =>
+    `${await dropRowsUpTo(env, clientSessions, clientSessions.seenAt, iso(new Date(now.getTime() - HOOK_EDITS_KEPT_MS)))} old client session mapping(s) removed`,
   /** Objects whose embedding failed or never ran after the write (durable-row-before-embed). */
   embedding_backfill: (env, now) => backfillEmbeddings(env, now),
   /** Webhook deliveries whose processing failed or was cut off after the response. */

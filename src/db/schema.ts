@@ -1201,3 +1201,16 @@ export const hookEdits = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.sessionId, t.path] })],
 );
+
+/** The MCP session an agent client's own session id was last seen on (migrations/0051, src/work/runs/client-sessions.ts). */
+export const clientSessions = sqliteTable(
+  "client_sessions",
+  {
+    tenantId: text("tenant_id").notNull(),
+    actorId: text("actor_id").notNull(),
+    clientSessionId: text("client_session_id").notNull(),
+    mcpSessionId: text("mcp_session_id").notNull(),
+    seenAt: text("seen_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.clientSessionId] })],
+);

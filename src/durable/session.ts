@@ -28,6 +28,11 @@ export interface SessionRecord {
   elicits?: boolean;
   /** Resources the client subscribed to (resources/subscribe); their updates ride the session's GET stream. */
   subscriptions?: string[];
+  /**
+   * The agent client's own session id its requests carry (X-Agent-Session-Id and the like), once
+   * recorded in client_sessions: kept here so the mapping is written when it changes, not per request.
+   */
+  clientSessionId?: string;
 }
 
 /** Questions one session may have waiting at once (each holds a tool call open). */
@@ -163,6 +168,15 @@ export class SessionDO extends DurableObject<Env> {
   async subscribes(uri: string): Promise<boolean> {
     const record = await this.ctx.storage.get<SessionRecord>("session");
     return record?.subscriptions?.includes(uri) ?? false;
+  }
+
+  /** Records the client's own session id; false when the session is gone. */
+  async setClientSession(clientSessionId: string): Promise<boolean> {
+    const record = await this.ctx.storage.get<SessionRecord>("session");
+    if (!record) return false;
+    record.clientSessionId = clientSessionId;
+    await this.ctx.storage.put("session", record);
+    return true;
   }
 
   async setLogLevel(level: string): Promise<void> {

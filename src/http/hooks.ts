@@ -14,7 +14,8 @@ import { callerOf } from "../auth/caller";
 import { systemClock } from "../core/time";
 import type { Ctx } from "../core/context";
 import type { Env } from "../env";
-import { HOOK_CLIENTS, hookAdapter, type HookAnswer } from "../server/hooks";
+import { endsTurn, HOOK_CLIENTS, hookAdapter, hookSessionOf, type HookAnswer } from "../server/hooks";
+import { joinClientSession } from "../work/runs/client-sessions";
 import { readCapped } from "./body";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
 
@@ -91,8 +92,13 @@ hookRoutes.post("/:client", async (c) => {
   const late = new Promise<HookAnswer>((resolve) => {
     timer = setTimeout(() => resolve(GO_ON), HOOK_BUDGET_MS);
   });
+  const fields = event as Record<string, unknown>;
+  const answered = async (): Promise<HookAnswer> => {
+    const acting = await inClientSession(ctx, hookSessionOf(client, fields), logChanges, endsTurn(fields));
+    return answer(acting, fields, { repository, onReserved, logChanges, holdAtStop });
+  };
   try {
-    return c.json(await Promise.race([answer(ctx, event as Record<string, unknown>, { repository, onReserved, logChanges, holdAtStop }), late]));
+    return c.json(await Promise.race([answered(), late]));
   } catch (err) {
     console.warn("hook answered go-on after an error", err instanceof Error ? err.message : String(err));
     return c.json(GO_ON);
@@ -100,3 +106,23 @@ hookRoutes.post("/:client", async (c) => {
     clearTimeout(timer);
   }
 });
+
+/**
+ * The hook's ctx inside the MCP session that carried the event's client session id (docs/hooks.md:
+ * One run per session), so what it writes lands on the run the agent's tool calls use, and at a
+ * turn's end that run's heartbeat is refreshed. Looked up only where the hook may write or it is a
+ * turn's end: the events before an edit stay one lookup cheaper. No session found (or the lookup
+ * failing): ctx as it was, and the writes carry the client's session id with no run.
+ */
+async function inClientSession(ctx: Ctx, clientSession: string, writes: boolean, turnEnd: boolean): Promise<Ctx> {
+  if (!clientSession || (!writes && !turnEnd)) return ctx;
+  try {
+    const joined = await joinClientSession(ctx, clientSession);
+    if (!joined) return ctx;
+    if (turnEnd) await joined.heartbeat();
+    return joined.ctx;
+  } catch (err) {
+    console.warn("hook acts outside the MCP session after an error", err instanceof Error ? err.message : String(err));
+    return ctx;
+  }
+}

@@ -25,6 +25,7 @@ import type { SurfaceView } from "../server/surface-help";
 import { replayInitialize } from "../server/handshake";
 import { requestStateKey } from "../server/request-state-key";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/runs/model";
+import { clientSessionOf, rememberClientSession } from "../work/runs/client-sessions";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { callerBuckets, charge, requestMeter, type Throttle, throttleError } from "./rate-limit";
 import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
@@ -334,8 +335,11 @@ mcpRoutes.post("/", async (c) => {
   };
   if (!legacy) return serveModern(c, body, () => buildServer(ctx, tools, options), inboxBus(c.env, ctx.tenantId, ctx.actorId));
 
+  // The client's own session id, so its hook events find this session (a stateless request has none to map to).
+  const clientSession = clientSessionOf((name) => c.req.header(name));
   // Only an established session has a run; an initialize request or a session-less call has none.
   if (caller.session) {
+    if (clientSession && caller.session.clientSessionId !== clientSession) await rememberClientSession(ctx, clientSession);
     Object.assign(ctx, bindSessionRun(ctx, caller.session, runSeriesKey));
     options.logLevel = (caller.session.logLevel ?? null) as LoggingLevel | null;
     options.saveLogLevel = (level) => sessionStub(c.env, sessionId).setLogLevel(level);
@@ -367,6 +371,7 @@ mcpRoutes.post("/", async (c) => {
     clientVersion: params?.clientInfo?.version ?? "",
     elicits: declaresFormElicitation(params?.capabilities),
   });
+  if (clientSession) await rememberClientSession(ctx, clientSession);
   const withSession = new Response(response.body, response);
   withSession.headers.set("Mcp-Session-Id", newSessionId);
   return withSession;

@@ -58,6 +58,7 @@ describe("cron triggers", () => {
       "run_reaper",
       "idempotency_retention",
       "hook_edits_retention",
+      "client_sessions_retention",
       "embedding_backfill",
       "webhook_retry",
       "webhook_backlog",
@@ -101,6 +102,7 @@ describe("cron triggers", () => {
       ["run_reaper", false],
       ["idempotency_retention", true],
       ["hook_edits_retention", true],
+      ["client_sessions_retention", true],
       ["embedding_backfill", true],
       ["webhook_retry", true],
       ["webhook_backlog", true],
@@ -129,6 +131,20 @@ describe("hook_edits_retention", () => {
     expect(lines.find((l) => l.job === "hook_edits_retention")).toMatchObject({ ok: true, detail: expect.stringMatching(/^\d+ old hook edit note\(s\) removed$/) });
     const left = await env.DB.prepare("SELECT path FROM hook_edits WHERE tenant_id = ?").bind(w.id.tenantId).all<{ path: string }>();
     expect(left.results.map((r) => r.path)).toEqual(["new.ts"]);
+  });
+});
+
+describe("client_sessions_retention", () => {
+  it("drops client session mappings first seen over a week ago and keeps the recent ones", async () => {
+    const w = await newWorld("cron-client-sessions", { start: T0 });
+    const seen = (client: string, at: string) =>
+      env.DB.prepare(`INSERT INTO client_sessions (tenant_id, actor_id, client_session_id, mcp_session_id, seen_at) VALUES (?, ?, ?, 'm', ?)`).bind(w.id.tenantId, w.id.actorId, client, at).run();
+    await seen("old", "2029-12-20T00:00:00.000Z");
+    await seen("new", "2029-12-31T00:00:00.000Z");
+    const lines = await fire(FREQUENT_CRON, "2030-01-02T00:00:00.000Z");
+    expect(lines.find((l) => l.job === "client_sessions_retention")).toMatchObject({ ok: true, detail: expect.stringMatching(/^\d+ old client session mapping\(s\) removed$/) });
+    const left = await env.DB.prepare("SELECT client_session_id AS id FROM client_sessions WHERE tenant_id = ?").bind(w.id.tenantId).all<{ id: string }>();
+    expect(left.results.map((r) => r.id)).toEqual(["new"]);
   });
 });
 

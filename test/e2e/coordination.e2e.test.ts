@@ -20,9 +20,9 @@ interface Received {
   body: string;
 }
 
-async function connect(key: string, toolsets = "coordination,projects,tasks,repos,collab"): Promise<(name: string, args: Record<string, unknown>) => Promise<S>> {
+async function connect(key: string, toolsets = "coordination,projects,tasks,repos,collab", headers: Record<string, string> = {}): Promise<(name: string, args: Record<string, unknown>) => Promise<S>> {
   const transport = new StreamableHTTPClientTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=${toolsets}`), {
-    requestInit: { headers: { Authorization: `Bearer ${key}` } },
+    requestInit: { headers: { Authorization: `Bearer ${key}`, ...headers } },
   });
   const client = new Client({ name: "e2e-coordination", version: "1.0.0" });
   await client.connect(transport);
@@ -187,5 +187,36 @@ describe("coordination over HTTP (wrangler dev)", () => {
     const start = await post(inject("keyA"), { session_id: "e2e", cwd: "/work/billing", hook_event_name: "SessionStart", source: "startup" });
     expect(start.hookSpecificOutput).toMatchObject({ hookEventName: "SessionStart" });
     expect(start.hookSpecificOutput!.additionalContext).toContain("you are claude-code");
+  });
+
+  it("puts a hook's logged edit on the run of the MCP session that sent the same client session id", async () => {
+    const key = inject("raceKeys")[3]!;
+    const client = `e2e-${crypto.randomUUID()}`;
+    const agent = await connect(key, "changes,runs,collab", { "X-Claude-Code-Session-Id": client });
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const r = await agent(name, args);
+      expect(r.ok, `${name}: ${JSON.stringify(r).slice(0, 400)}`).toBe(true);
+      return r;
+    };
+    await call("log_change", { entity_path: "src/e2e-session/tool.ts", change_type: "modify", reasoning: "the agent's own tool call" });
+    const run = (await call("run_summary", {})).run as { run_key: string; session_id: string };
+    const res = await fetch(`${inject("baseUrl")}/mcp/hooks/claude-code?log_changes=1`, {
+      method: "POST",
+      headers: { "Content-Type": "application/json", Authorization: `Bearer ${key}` },
+      body: JSON.stringify({
+        session_id: client,
+        transcript_path: "/t.jsonl",
+        cwd: "/work/app",
+        hook_event_name: "PostToolUse",
+        tool_name: "Write",
+        tool_input: { file_path: "/work/app/src/e2e-session/hook.ts", content: "x" },
+        tool_response: { success: true },
+      }),
+    });
+    expect(res.status).toBe(200);
+    expect(((await res.json()) as { hookSpecificOutput?: { additionalContext?: string } }).hookSpecificOutput?.additionalContext).toContain("logged this edit of src/e2e-session/hook.ts");
+    const logged = ((await call("activity_query", { run_id: run.run_key, verb: "change.logged" })).items ?? []) as { session_id: string; metadata: { entity_path?: string } }[];
+    expect(logged.map((a) => a.metadata.entity_path).sort()).toEqual(["src/e2e-session/hook.ts", "src/e2e-session/tool.ts"]);
+    expect(new Set(logged.map((a) => a.session_id))).toEqual(new Set([run.session_id]));
   });
 });

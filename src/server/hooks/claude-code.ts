@@ -10,7 +10,7 @@
  * Anything else answers `{}`.
  */
 import type { Ctx } from "../../core/context";
-import { digestText, judgeEdit, noteEdits, obj, repoRelativePath, str, unloggedReminder, type HookAnswer, type HookOptions, type Json } from "./findings";
+import { digestText, judgeEdit, noteEdits, obj, repoRelativePath, sessionIdOf, str, unloggedReminder, type HookAnswer, type HookOptions, type Json } from "./findings";
 
 /** The tools whose input names a file they write. */
 const EDIT_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
@@ -33,22 +33,19 @@ export async function answerClaudeCode(ctx: Ctx, event: Json, options: HookOptio
     const path = editedPath(event);
     if (!path) return {};
     const tool = str(event.tool_name, 100);
-    const logged = await noteEdits(ctx, sessionOf(event), [{ path, tool, changeType: tool === "Write" ? "add" : "modify" }], options);
+    const logged = await noteEdits(ctx, sessionIdOf(event), [{ path, tool, changeType: tool === "Write" ? "add" : "modify" }], options);
     return logged ? { hookSpecificOutput: { hookEventName: name, additionalContext: logged } } : {};
   }
   if (name === "PreCompact" || name === "Stop") {
     // A Stop hook that already made the agent go on once does not hold it again.
     if (event.stop_hook_active === true) return {};
-    const reminder = await unloggedReminder(ctx, sessionOf(event));
+    const reminder = await unloggedReminder(ctx, sessionIdOf(event));
     if (!reminder) return {};
     // Stop can be held once so the agent logs; compaction is only told (it cannot be held).
     return name === "Stop" && options.holdAtStop ? { decision: "block", reason: reminder } : { systemMessage: reminder };
   }
   return {};
 }
-
-/** The client's session id, bounded; edits without one are not tracked. */
-const sessionOf = (event: Json): string => str(event.session_id, 200);
 
 /** The project-relative file an edit event names, or null (another tool, a file outside the project). */
 function editedPath(event: Json): string | null {

@@ -22,6 +22,7 @@ import {
   obj,
   priorAttempts,
   repoRelativePath,
+  sessionIdOf,
   str,
   unloggedReminder,
   type EditedFile,
@@ -44,7 +45,7 @@ export async function answerCodex(ctx: Ctx, event: Json, options: HookOptions): 
   if (name === "PostToolUse") {
     const files = patchedFiles(event);
     if (files.length === 0) return {};
-    const logged = await noteEdits(ctx, sessionOf(event), files, options);
+    const logged = await noteEdits(ctx, sessionIdOf(event), files, options);
     const history = options.repository
       ? await priorAttempts(
           ctx,
@@ -60,14 +61,12 @@ export async function answerCodex(ctx: Ctx, event: Json, options: HookOptions): 
   }
   if (name === "Stop" || name === "PreCompact") {
     if (event.stop_hook_active === true) return {};
-    const reminder = await unloggedReminder(ctx, sessionOf(event));
+    const reminder = await unloggedReminder(ctx, sessionIdOf(event));
     if (!reminder) return {};
     return name === "Stop" && options.holdAtStop ? { decision: "block", reason: reminder } : { systemMessage: reminder };
   }
   return {};
 }
-
-const sessionOf = (event: Json): string => str(event.session_id, 200);
 
 /**
  * The project-relative files an `apply_patch` call writes, read from the patch's file headers

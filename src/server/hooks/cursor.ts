@@ -25,23 +25,23 @@ export async function answerCursor(ctx: Ctx, event: Json, options: HookOptions):
   }
   if (name === "afterFileEdit") {
     const path = editedPath(event);
-    if (path) await noteEdits(ctx, sessionOf(event), [{ path, tool: "afterFileEdit", changeType: "modify" }], options);
+    if (path) await noteEdits(ctx, conversationOf(event), [{ path, tool: "afterFileEdit", changeType: "modify" }], options);
     return {};
   }
   if (name === "stop") {
     if (event.loop_count !== 0 || str(event.status, 20) !== "completed" || !options.holdAtStop) return {};
-    const reminder = await unloggedReminder(ctx, sessionOf(event));
+    const reminder = await unloggedReminder(ctx, conversationOf(event));
     return reminder ? { followup_message: reminder } : {};
   }
   if (name === "preCompact") {
-    const reminder = await unloggedReminder(ctx, sessionOf(event));
+    const reminder = await unloggedReminder(ctx, conversationOf(event));
     return reminder ? { user_message: reminder } : {};
   }
   return {};
 }
 
 /** The conversation: stable across its turns, the same value sessionStart calls `session_id`. */
-const sessionOf = (event: Json): string => str(event.conversation_id, 200);
+export const conversationOf = (event: Json): string => str(event.conversation_id, 200);
 
 function editedPath(event: Json): string | null {
   const file = str(event.file_path);

@@ -31,6 +31,9 @@ export type Json = Record<string, unknown>;
 export const obj = (v: unknown): Json => (v && typeof v === "object" && !Array.isArray(v) ? (v as Json) : {});
 export const str = (v: unknown, max = 4096): string => (typeof v === "string" ? v.slice(0, max) : "");
 
+/** The client's session id (`session_id`, bounded); edits without one are not tracked. */
+export const sessionIdOf = (event: Json): string => str(event.session_id, 200);
+
 /** Prior attempts named in one answer. */
 const MAX_ATTEMPTS = 5;
 /** Files one event may name (a multi-file patch): judged and noted, the rest ignored. */
@@ -210,6 +213,8 @@ export async function noteEdits(ctx: Ctx, session: string, edits: readonly Edite
       change_type: e.changeType,
       reasoning: `${e.tool} of ${e.path}, recorded by the after-edit hook (say why with log_change when it matters).`,
       ...(options.repository ? { project: options.repository } : {}),
+      // Outside an MCP session the client's own session id still ties the change to the session's edits.
+      ...(ctx.sessionId ? {} : { session_id: session }),
     });
     if (!result.isError) logged.push(e.path);
   }

@@ -13,7 +13,7 @@
  * Anything else answers `{}`.
  */
 import type { Ctx } from "../../core/context";
-import { againstCwd, digestText, judgeEdit, noteEdits, obj, priorAttempts, repoRelativePath, str, unloggedReminder, type HookAnswer, type HookOptions, type Json } from "./findings";
+import { againstCwd, digestText, judgeEdit, noteEdits, obj, priorAttempts, repoRelativePath, sessionIdOf, str, unloggedReminder, type HookAnswer, type HookOptions, type Json } from "./findings";
 
 /** Gemini CLI's built-in tools that write a file named by `file_path`. */
 const EDIT_TOOLS = new Set(["write_file", "replace"]);
@@ -30,7 +30,7 @@ export async function answerGemini(ctx: Ctx, event: Json, options: HookOptions):
     const path = editedPath(event);
     if (!path) return {};
     const tool = str(event.tool_name, 100);
-    const logged = await noteEdits(ctx, sessionOf(event), [{ path, tool, changeType: tool === "write_file" ? "add" : "modify" }], options);
+    const logged = await noteEdits(ctx, sessionIdOf(event), [{ path, tool, changeType: tool === "write_file" ? "add" : "modify" }], options);
     const history = options.repository ? await priorAttempts(ctx, [path]) : null;
     const context = [history, logged].filter(Boolean).join("\n");
     return context ? { hookSpecificOutput: { hookEventName: name, additionalContext: context } } : {};
@@ -42,14 +42,12 @@ export async function answerGemini(ctx: Ctx, event: Json, options: HookOptions):
   if (name === "AfterAgent" || name === "PreCompress") {
     // An AfterAgent already running as part of a retry does not hold the agent again.
     if (event.stop_hook_active === true) return {};
-    const reminder = await unloggedReminder(ctx, sessionOf(event));
+    const reminder = await unloggedReminder(ctx, sessionIdOf(event));
     if (!reminder) return {};
     return name === "AfterAgent" && options.holdAtStop ? { decision: "deny", reason: reminder } : { systemMessage: reminder };
   }
   return {};
 }
-
-const sessionOf = (event: Json): string => str(event.session_id, 200);
 
 function editedPath(event: Json): string | null {
   if (!EDIT_TOOLS.has(str(event.tool_name, 100))) return null;

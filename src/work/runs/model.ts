@@ -212,6 +212,28 @@ export const SESSION_HEARTBEAT_MS = 60_000;
 const MINT_ATTEMPTS = 3;
 
 /**
+ * The session's (ctx.sessionId's) run `run`, its heartbeat refreshed when due; null once it has
+ * ended or been abandoned (the session then forgets it, so its next write mints a fresh one).
+ */
+export async function refreshSessionRun(ctx: Ctx, run: SessionRun): Promise<string | null> {
+  const now = ctx.clock.now();
+  if (now.getTime() - Date.parse(run.heartbeatAt) < SESSION_HEARTBEAT_MS) return run.id;
+  const stub = sessionStub(ctx.env, ctx.sessionId);
+  const alive = await dbOf(ctx)
+    .update(runs)
+    .set({ lastHeartbeatAt: iso(now) })
+    .where(and(eq(runs.tenantId, ctx.tenantId), eq(runs.id, run.id), isRunning))
+    .returning({ id: runs.id })
+    .get();
+  if (alive) {
+    await stub.markRunHeartbeat({ id: run.id, heartbeatAt: iso(now) });
+    return run.id;
+  }
+  await stub.releaseRun(run.id);
+  return null;
+}
+
+/**
  * Binds a session's run to one request's Ctx. The session Durable Object holds which run is
  * current (so any isolate sees the same one); the run's row is inserted by the first write that
  * needs it. `ensureRun` is memoized for the request; `currentRun` costs nothing (the session
@@ -221,24 +243,7 @@ export function bindSessionRun(ctx: Ctx, session: SessionRecord, runSeriesKey: s
   const stub = sessionStub(ctx.env, ctx.sessionId);
   let held: SessionRun | undefined = session.run;
   let pending: Promise<string> | undefined;
-
-  /** The held run, its heartbeat refreshed when due; null once it has ended or been abandoned. */
-  const refresh = async (run: SessionRun): Promise<string | null> => {
-    const now = ctx.clock.now();
-    if (now.getTime() - Date.parse(run.heartbeatAt) < SESSION_HEARTBEAT_MS) return run.id;
-    const alive = await dbOf(ctx)
-      .update(runs)
-      .set({ lastHeartbeatAt: iso(now) })
-      .where(and(eq(runs.tenantId, ctx.tenantId), eq(runs.id, run.id), isRunning))
-      .returning({ id: runs.id })
-      .get();
-    if (alive) {
-      await stub.markRunHeartbeat({ id: run.id, heartbeatAt: iso(now) });
-      return run.id;
-    }
-    await stub.releaseRun(run.id);
-    return null;
-  };
+  const refresh = (run: SessionRun) => refreshSessionRun(ctx, run);
 
   const mint = async (): Promise<string> => {
     for (let attempt = 0; attempt < MINT_ATTEMPTS; attempt++) {
