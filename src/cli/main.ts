@@ -17,6 +17,7 @@ import { watch } from "./commands/watch";
 import { exportCommand } from "./commands/export";
 import { hookRelay, hooksCommand } from "./commands/hooks";
 import { importCommand } from "./commands/import";
+import { indexCommand } from "./commands/index-repo";
 
 /** Shortcuts a person types for the tools asked most: the tool's own flags still apply. */
 const SHORTCUTS: Record<string, string> = { history: "change_history", prior: "prior_attempts", blame: "blame" };
@@ -37,6 +38,8 @@ Usage: agent-ledger <command> [flags]
                                     A repository's history into change events (idempotent)
   import migrations <folder> [--format sql|prisma|drizzle|alembic] [--dry-run]
                                     A migration folder's schema changes into change events
+  index <owner/name> [--ref r] [--reindex] [--no-wait]
+                                    Index a repository for the code tools, following the job
   export entity <path> | changeset <id> | decisions <project> [--format md|json] [--out FILE]
                                     An entity's history, a changeset or decisions, as Markdown or JSON
   hooks install|uninstall [--client claude-code|codex|cursor|gemini] [--command] [--user] [--dry-run]
@@ -128,6 +131,11 @@ async function runCommand(command: string, argv: string[], out: Out, help: boole
       // A dry run of a migration folder reads files only: no server needed.
       if (words.positionals[0] === "migrations" && words.flags.has("dry-run")) return importCommand(offline, words, out);
       return withLedger((l) => importCommand(l, words, out));
+    case "index": {
+      const controller = new AbortController();
+      process.once("SIGINT", () => controller.abort());
+      return withLedger((l) => indexCommand(l, words, out, controller.signal));
+    }
     case "export":
       return withLedger((l) => exportCommand(l, words, out));
     case "tools":

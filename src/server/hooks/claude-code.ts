@@ -10,7 +10,7 @@
  * Anything else answers `{}`.
  */
 import type { Ctx } from "../../core/context";
-import { digestText, judgeEdit, noteEdits, obj, repoRelativePath, sessionIdOf, str, unloggedReminder, type HookAnswer, type HookOptions, type Json } from "./findings";
+import { digestText, judgeEdit, noteEdits, obj, repoRelativePath, sessionIdOf, str, unloggedReminder, type HookAnswer, type HookOptions, type Json, contextAnswer } from "./findings";
 
 /** The tools whose input names a file they write. */
 const EDIT_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
@@ -23,18 +23,18 @@ export async function answerClaudeCode(ctx: Ctx, event: Json, options: HookOptio
     const verdict = await judgeEdit(ctx, [path], options);
     if (!verdict) return {};
     if ("held" in verdict) return { hookSpecificOutput: { hookEventName: name, permissionDecision: options.onReserved, permissionDecisionReason: verdict.held } };
-    return { hookSpecificOutput: { hookEventName: name, additionalContext: verdict.context } };
+    return contextAnswer(name, verdict.context);
   }
   if (name === "SessionStart" || name === "PostCompact") {
     const text = await digestText(ctx);
-    return text ? { hookSpecificOutput: { hookEventName: name, additionalContext: text } } : {};
+    return contextAnswer(name, text);
   }
   if (name === "PostToolUse") {
     const path = editedPath(event);
     if (!path) return {};
     const tool = str(event.tool_name, 100);
     const logged = await noteEdits(ctx, sessionIdOf(event), [{ path, tool, changeType: tool === "Write" ? "add" : "modify" }], options);
-    return logged ? { hookSpecificOutput: { hookEventName: name, additionalContext: logged } } : {};
+    return contextAnswer(name, logged);
   }
   if (name === "PreCompact" || name === "Stop") {
     // A Stop hook that already made the agent go on once does not hold it again.

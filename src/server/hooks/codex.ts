@@ -29,6 +29,7 @@ import {
   type HookAnswer,
   type HookOptions,
   type Json,
+  contextAnswer,
 } from "./findings";
 
 /** A patch larger than this is read only this far (its file headers come first in practice). */
@@ -53,11 +54,11 @@ export async function answerCodex(ctx: Ctx, event: Json, options: HookOptions): 
         )
       : null;
     const context = [history, logged].filter(Boolean).join("\n");
-    return context ? { hookSpecificOutput: { hookEventName: name, additionalContext: context } } : {};
+    return contextAnswer(name, context);
   }
   if (name === "SessionStart") {
     const text = await digestText(ctx);
-    return text ? { hookSpecificOutput: { hookEventName: name, additionalContext: text } } : {};
+    return contextAnswer(name, text);
   }
   if (name === "Stop" || name === "PreCompact") {
     if (event.stop_hook_active === true) return {};

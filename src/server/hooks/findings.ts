@@ -53,6 +53,9 @@ export interface HookOptions {
 /** A hook's answer in the client's own output format; `{}` lets the agent go on as usual. */
 export type HookAnswer = Json;
 
+/** Context for the model in the shape Claude Code, Codex and Gemini CLI share; nothing to say is `{}`. */
+export const contextAnswer = (hookEventName: string, text: string | null | undefined): HookAnswer => (text ? { hookSpecificOutput: { hookEventName, additionalContext: text } } : {});
+
 /** One client's adapter: its event in, its documented output back. */
 export type HookAdapter = (ctx: Ctx, event: Json, options: HookOptions) => Promise<HookAnswer>;
 

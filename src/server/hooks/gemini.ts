@@ -13,7 +13,22 @@
  * Anything else answers `{}`.
  */
 import type { Ctx } from "../../core/context";
-import { againstCwd, digestText, judgeEdit, noteEdits, obj, priorAttempts, repoRelativePath, sessionIdOf, str, unloggedReminder, type HookAnswer, type HookOptions, type Json } from "./findings";
+import {
+  againstCwd,
+  digestText,
+  judgeEdit,
+  noteEdits,
+  obj,
+  priorAttempts,
+  repoRelativePath,
+  sessionIdOf,
+  str,
+  unloggedReminder,
+  type HookAnswer,
+  type HookOptions,
+  type Json,
+  contextAnswer,
+} from "./findings";
 
 /** Gemini CLI's built-in tools that write a file named by `file_path`. */
 const EDIT_TOOLS = new Set(["write_file", "replace"]);
@@ -33,11 +48,11 @@ export async function answerGemini(ctx: Ctx, event: Json, options: HookOptions):
     const logged = await noteEdits(ctx, sessionIdOf(event), [{ path, tool, changeType: tool === "write_file" ? "add" : "modify" }], options);
     const history = options.repository ? await priorAttempts(ctx, [path]) : null;
     const context = [history, logged].filter(Boolean).join("\n");
-    return context ? { hookSpecificOutput: { hookEventName: name, additionalContext: context } } : {};
+    return contextAnswer(name, context);
   }
   if (name === "SessionStart") {
     const text = await digestText(ctx);
-    return text ? { hookSpecificOutput: { hookEventName: name, additionalContext: text } } : {};
+    return contextAnswer(name, text);
   }
   if (name === "AfterAgent" || name === "PreCompress") {
     // An AfterAgent already running as part of a retry does not hold the agent again.
