@@ -15,7 +15,8 @@ export default defineConfig(async () => {
     ],
     test: {
       include: ["test/**/*.test.ts"],
-      exclude: ["test/e2e/**", "test/scripts/**"],
+      // The command line runs in Node: its tests are in the scripts config.
+      exclude: ["test/e2e/**", "test/scripts/**", "test/cli/**"],
       setupFiles: ["./test/support/setup.ts"],
       reporters: ["default", "./test/support/summary-reporter.ts"],
     },
