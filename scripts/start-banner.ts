@@ -9,12 +9,14 @@ export function startBanner(port: number, key: string): string {
   const url = `http://127.0.0.1:${port}/mcp`;
   return `
 agent-ledger is starting on ${url}   (another port: npm start -- --port <n>, or PORT=<n> npm start)
+Dashboard: http://127.0.0.1:${port}/app   (sign in with the key below)
 Development API key (tenant 'local', actor 'dev'):
 
   ${key}
 
 Connect Claude Code:
   claude mcp add --transport http agent-ledger ${url} --header "Authorization: Bearer ${key}"
+From a terminal: printf '%s\\n' "${key}" | npx agent-ledger login --url http://127.0.0.1:${port} --key-stdin
 GitHub tools (toolset git): printf %s "$GITHUB_TOKEN" | npm run github -- set-token --tenant local
 Connect the MCP Inspector (from this folder):
   ${inspectorCommand(url, key)}

@@ -6,6 +6,7 @@ import { oauthRoutes } from "./http/oauth";
 import { oauthClientRoutes } from "./http/oauth-clients";
 import { webhookRoutes } from "./http/webhooks";
 import { hookRoutes } from "./http/hooks";
+import { DASHBOARD_PATH, dashboardRoutes } from "./http/dashboard";
 import { HOOKS_PATH } from "./auth/oauth";
 import { iconSvg } from "./server/icons";
 import { SERVER_INFO } from "./server/server";
@@ -29,6 +30,7 @@ app.route(HOOKS_PATH, hookRoutes);
 app.route("/mcp", mcpRoutes);
 app.route("/bench", benchRoutes);
 app.route("/webhooks", webhookRoutes);
+app.route(DASHBOARD_PATH, dashboardRoutes);
 // Sign-in and consent for OAuth clients; discovery, token and registration are the provider's (src/edge.ts).
 app.route("/", oauthRoutes);
 app.route("/", oauthClientRoutes);

@@ -1214,3 +1214,14 @@ export const clientSessions = sqliteTable(
   },
   (t) => [primaryKey({ columns: [t.tenantId, t.actorId, t.clientSessionId] })],
 );
+
+/** The dashboard's sign-in sessions: an API key exchanged for a cookie (src/auth/app-session.ts). */
+export const appSessions = sqliteTable("app_sessions", {
+  tokenHash: text("token_hash").primaryKey(),
+  tenantId: text("tenant_id").notNull(),
+  actorId: text("actor_id").notNull(),
+  keyId: text("key_id").notNull(),
+  access: text("access", { enum: ["full", "readonly"] }).notNull(),
+  createdAt: text("created_at").notNull(),
+  expiresAt: text("expires_at").notNull(),
+});

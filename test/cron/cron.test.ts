@@ -59,6 +59,7 @@ describe("cron triggers", () => {
       "idempotency_retention",
       "hook_edits_retention",
       "client_sessions_retention",
+      "app_sessions_retention",
       "embedding_backfill",
       "webhook_retry",
       "webhook_backlog",
@@ -103,6 +104,7 @@ describe("cron triggers", () => {
       ["idempotency_retention", true],
       ["hook_edits_retention", true],
       ["client_sessions_retention", true],
+      ["app_sessions_retention", true],
       ["embedding_backfill", true],
       ["webhook_retry", true],
       ["webhook_backlog", true],
@@ -211,5 +213,21 @@ describe("stale_decision_sweep", () => {
       if (detail.endsWith("all tenants swept")) break;
     }
     for (const w of worlds) expect(await notices(w.ctx)).toHaveLength(2);
+  });
+});
+
+describe("app_sessions_retention", () => {
+  it("drops the dashboard's expired sessions and keeps the live ones", async () => {
+    const w = await newWorld("cron-app-sessions", { start: T0 });
+    const session = (hash: string, expires: string) =>
+      env.DB.prepare(`INSERT INTO app_sessions (token_hash, tenant_id, actor_id, key_id, access, created_at, expires_at) VALUES (?, ?, ?, 'k', 'full', ?, ?)`)
+        .bind(hash, w.id.tenantId, w.id.actorId, T0, expires)
+        .run();
+    await session("gone", "2030-01-01T12:00:00.000Z");
+    await session("live", "2030-01-02T12:00:00.000Z");
+    const lines = await fire(FREQUENT_CRON, "2030-01-02T00:00:00.000Z");
+    expect(lines.find((l) => l.job === "app_sessions_retention")).toMatchObject({ ok: true, detail: expect.stringMatching(/^\d+ expired dashboard session\(s\) removed$/) });
+    const left = await env.DB.prepare("SELECT token_hash AS h FROM app_sessions WHERE tenant_id = ?").bind(w.id.tenantId).all<{ h: string }>();
+    expect(left.results.map((r) => r.h)).toEqual(["live"]);
   });
 });

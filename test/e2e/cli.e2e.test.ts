@@ -83,7 +83,7 @@ describe("agent-ledger command line, from the packed package", () => {
     const bad = await cli(["login", "--url", baseUrl, "--key-stdin"], { input: "alk_not-a-real-key\n" });
     expect(bad.code).toBe(3);
     expect(bad.stderr).toContain("error: unauthorized");
-    const r = await cli(["login", "--url", `${baseUrl}/mcp`, "--key-stdin"], { input: `${inject("keyA")}\n` });
+    const r = await cli(["login", "--url", `${baseUrl}/mcp`, "--key-stdin"], { input: `${inject("cliKey")}\n` });
     expect(r.stderr).toBe("");
     expect(r.code).toBe(0);
     expect(r.stdout).toContain(`Logged in to ${baseUrl} as claude-code`);
@@ -93,7 +93,7 @@ describe("agent-ledger command line, from the packed package", () => {
   it("status shows who you are and what waits for you", async () => {
     const r = await cli(["status"]);
     expect(r.code).toBe(0);
-    expect(r.stdout).toContain(`claude-code (agent) on ${baseUrl}, tenant e2e-a`);
+    expect(r.stdout).toContain(`claude-code (agent) on ${baseUrl}, tenant e2e-cli`);
     expect(r.stdout).toContain("Open tasks (");
     expect(r.stdout).toContain("Unread notices:");
     const j = await cli(["status", "--json"]);
@@ -181,7 +181,7 @@ describe("agent-ledger command line, from the packed package", () => {
     expect(again.stdout).toBe("");
     expect(again.stderr).toContain("already has these hooks; nothing to change.");
 
-    const doctor = await cli(["doctor"], { env: { AGENT_LEDGER_KEY: inject("keyA") } });
+    const doctor = await cli(["doctor"], { env: { AGENT_LEDGER_KEY: inject("cliKey") } });
     expect(doctor.stdout).toMatch(new RegExp(`ok   hook ${baseUrl}/mcp/hooks/claude-code: in .*settings.json, answered in \\d+ ms`));
     expect(doctor.code).toBe(0);
     const noKey = await cli(["doctor"]);
@@ -229,7 +229,7 @@ describe("agent-ledger command line, from the packed package", () => {
     expect(block).toBeDefined();
     const lines = block!.trim().split("\n");
     expect(lines[0]).toContain("--url http://127.0.0.1:8787 --key-stdin");
-    const env = { PATH: `${join(dir, "node_modules", ".bin")}:${process.env.PATH}`, HOME: dir, AGENT_LEDGER_KEY: inject("keyA"), AGENT_LEDGER_CONFIG: join(dir, "walk", "config.json") };
+    const env = { PATH: `${join(dir, "node_modules", ".bin")}:${process.env.PATH}`, HOME: dir, AGENT_LEDGER_KEY: inject("cliKey"), AGENT_LEDGER_CONFIG: join(dir, "walk", "config.json") };
     const outputs: string[] = [];
     for (const line of lines) {
       // The page's address is npm start's default; the test's server listens elsewhere.

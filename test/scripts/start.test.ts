@@ -99,6 +99,7 @@ it("npm start stops wrangler and workerd on SIGINT, and starts offline without a
   expect(await healthy()).toBe(false);
 
   expect(output).toContain(`http://127.0.0.1:${port}/mcp`);
+  expect(output).toContain(`Dashboard: http://127.0.0.1:${port}/app`);
   // Offline (as on CI), miniflare's download of the Request.cf sample failed with a stack trace.
   expect(output).not.toContain("Unable to fetch the `Request.cf` object");
   expect(output).not.toMatch(/^\s+at .+:\d+:\d+\)?$/m);

@@ -11,6 +11,9 @@ import { encryptToken } from "../../../src/git/credentials";
 declare module "vitest" {
   export interface ProvidedContext {
     baseUrl: string;
+    /** The command line's (cli.e2e.test.ts) and the dashboard's (dashboard.e2e.test.ts) own tenants. */
+    cliKey: string;
+    dashKey: string;
     keyA: string;
     keyB: string;
     /** More actors in keyA's tenant, for claim races. */
@@ -39,6 +42,9 @@ export async function setup(project: TestProject): Promise<void> {
   const { persistTo, env } = state.target;
   project.provide("keyA", await createKeyWithCommand("e2e-a", "claude-code", { persistTo, env }));
   project.provide("keyB", await createKeyWithCommand("e2e-b", "cursor", { persistTo, env }));
+  // The command line's and the dashboard's tests seed tenants of their own, so counts elsewhere stay put.
+  project.provide("cliKey", await createKeyWithCommand("e2e-cli", "claude-code", { persistTo, env }));
+  project.provide("dashKey", await createKeyWithCommand("e2e-dash", "ada", { persistTo, env }));
   // One at a time: concurrent writers to the local database get SQLITE_BUSY.
   const racers: string[] = [];
   for (const actor of ["racer-1", "racer-2", "racer-3", "racer-4"]) racers.push(await createKeyWithCommand("e2e-a", actor, { persistTo, env }));

@@ -1,0 +1,131 @@
+/**
+ * The team's dashboard at /app (docs/dashboard.md): server-rendered pages on the same data as the
+ * tools, read and written only through the tools' own registry (never a second path to the data),
+ * for the signed-in person's tenant. Sign-in exchanges an API key for an `HttpOnly` session cookie;
+ * every form carries a CSRF token; the pages run no script they did not ship themselves.
+ */
+import { Hono, type Context } from "hono";
+import { deleteCookie, getCookie, setCookie } from "hono/cookie";
+import { appSessionOf, APP_SESSION_COOKIE, APP_SESSION_HOURS, endAppSession, startAppSession, type AppSession } from "../auth/app-session";
+import { identityForApiKey } from "../auth/identity";
+import { runTool } from "../core/call";
+import type { Ctx } from "../core/context";
+import { systemClock } from "../core/time";
+import { dbOf } from "../db/client";
+import type { Env } from "../env";
+import { findTool } from "../server/registry";
+import { APP_STYLESHEET, type Viewer } from "../web/app/layout";
+import { OverviewPage, type OverviewData } from "../web/app/overview";
+import { AppSignInPage } from "../web/app/signin";
+import { csrfOk, issueCsrf, pageHeaders } from "../web/security";
+import { callerBuckets, charge, requestMeter } from "./rate-limit";
+
+export const DASHBOARD_PATH = "/app";
+
+type AppEnv = { Bindings: Env; Variables: { session: AppSession; ctx: Ctx } };
+export const dashboardRoutes = new Hono<AppEnv>();
+
+type Row = Record<string, unknown>;
+
+/** The pages' own headers: the sign-in pages' strict policy, plus the dashboard's own script. */
+function headers(): Record<string, string> {
+  const base = pageHeaders();
+  return { ...base, "Content-Security-Policy": base["Content-Security-Policy"]!.replace("default-src 'none'", "default-src 'none'; script-src 'self'; connect-src 'self'") };
+}
+
+const html = (c: Context, body: unknown, status = 200) => c.html(body as string, status as 200, headers());
+
+/** A tool's answer for a page, run as the signed-in person through the registry. */
+async function read<T = Row>(ctx: Ctx, name: string, args: Record<string, unknown> = {}): Promise<T> {
+  return runTool<T>(findTool(name)!, ctx, args);
+}
+
+dashboardRoutes.get("/style.css", (c) => c.body(APP_STYLESHEET, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
+
+dashboardRoutes.get("/signin", (c) => html(c, AppSignInPage({ csrf: issueCsrf(c) })));
+
+dashboardRoutes.post("/signin", async (c) => {
+  const form = await c.req.formData().catch(() => null);
+  if (!form || !csrfOk(c, form, new URL(c.req.url).origin)) return html(c, AppSignInPage({ csrf: issueCsrf(c), error: "The form expired or came from another site. Try again." }), 403);
+  const key = form.get("api_key");
+  const identity = typeof key === "string" ? await identityForApiKey(dbOf({ d1: c.env.DB }), key.trim()) : null;
+  if (!identity) return html(c, AppSignInPage({ csrf: issueCsrf(c), error: "That key is not a live API key of this server." }), 401);
+  const token = await startAppSession(dbOf({ d1: c.env.DB }), identity, form.get("readonly") === "1" ? "readonly" : "full", systemClock.now());
+  setCookie(c, APP_SESSION_COOKIE, token, { path: "/", secure: true, httpOnly: true, sameSite: "Lax", maxAge: APP_SESSION_HOURS * 3600 });
+  return c.redirect(DASHBOARD_PATH, 303);
+});
+
+dashboardRoutes.post("/signout", async (c) => {
+  const form = await c.req.formData().catch(() => null);
+  if (!form || !csrfOk(c, form, new URL(c.req.url).origin)) return c.text("The form expired or came from another site.", 403);
+  await endAppSession(dbOf({ d1: c.env.DB }), getCookie(c, APP_SESSION_COOKIE));
+  deleteCookie(c, APP_SESSION_COOKIE, { path: "/", secure: true });
+  return c.redirect(`${DASHBOARD_PATH}/signin`, 303);
+});
+
+// Every other page needs a live session; its ctx is the signed-in person's, counted in their key's limits.
+dashboardRoutes.use("*", async (c, next) => {
+  const session = await appSessionOf(dbOf({ d1: c.env.DB }), getCookie(c, APP_SESSION_COOKIE), systemClock.now());
+  if (!session) {
+    if (c.req.method === "GET") return c.redirect(`${DASHBOARD_PATH}/signin`, 303);
+    return c.text("Sign in first.", 401);
+  }
+  const buckets = callerBuckets(c.env, { ...session, limits: null });
+  const counted = await charge(c.env, buckets);
+  if (counted.throttle) return c.text(`Too many requests; try again in ${counted.throttle.retryAfterSeconds} s.`, 429, { "Retry-After": String(counted.throttle.retryAfterSeconds) });
+  c.set("session", session);
+  c.set("ctx", {
+    env: c.env,
+    d1: c.env.DB,
+    tenantId: session.tenantId,
+    actorId: session.actorId,
+    actorName: session.actorName,
+    operator: session.operator,
+    sessionId: "",
+    clock: systemClock,
+    meter: requestMeter(c.env, buckets, counted),
+    waitUntil: (p) => c.executionCtx.waitUntil(p),
+  });
+  await next();
+});
+
+async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
+  const session = c.get("session");
+  const me = await read<{ tenant: { slug: string } }>(c.get("ctx"), "whoami");
+  return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c) };
+}
+
+/** Live reservations of the tenant's first repositories (a dashboard shows a glance, not every row). */
+async function reservations(ctx: Ctx): Promise<Row[]> {
+  const repos = (await read<{ items: Row[] }>(ctx, "repo_query", { limit: 20 })).items;
+  const out: Row[] = [];
+  for (const repo of repos) {
+    const page = await read<{ items: Row[] }>(ctx, "path_reservations", { repository_id: repo.id, limit: 100 });
+    out.push(...page.items.map((r) => ({ ...r, repository: repo.slug })));
+  }
+  return out;
+}
+
+async function overview(ctx: Ctx): Promise<OverviewData> {
+  const [me, projects, runs, claims, held, activity, actors] = await Promise.all([
+    read(ctx, "whoami"),
+    read<{ items: Row[] }>(ctx, "project_query", { detail: "full", limit: 50 }),
+    read<{ items: Row[] }>(ctx, "run_query", { status: ["running"], limit: 100 }),
+    read<{ items: Row[] }>(ctx, "task_query", { status: ["in_progress"], limit: 200 }),
+    reservations(ctx),
+    read<{ items: Row[] }>(ctx, "activity_query", { limit: 50 }),
+    read<{ items: Row[] }>(ctx, "actor_query", { limit: 200 }),
+  ]);
+  const byId = new Map(actors.items.map((a) => [String(a.id), a]));
+  const holders = new Set([...runs.items.map((r) => r.actor_id), ...claims.items.map((t) => t.assignee_actor_id), ...held.map((r) => r.actor_id)].filter(Boolean).map(String));
+  const agents = [...holders].map((id) => ({
+    actor: byId.get(id) ?? { id, name: id },
+    runs: runs.items.filter((r) => r.actor_id === id),
+    claims: claims.items.filter((t) => t.assignee_actor_id === id),
+    reservations: held.filter((r) => r.actor_id === id),
+    lastActivity: activity.items.find((a) => a.actor_id === id),
+  }));
+  return { now: ctx.clock.now(), me, projects: projects.items, agents, activity: activity.items };
+}
+
+dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewerOf(c), data: await overview(c.get("ctx")) })));

@@ -1,0 +1,93 @@
+/**
+ * The dashboard's frame: server-rendered Hono JSX (every value escaped), plain links and forms that
+ * work without script, light and dark from the system's preference, down to a phone's width.
+ */
+import type { Child } from "hono/jsx";
+import { FAVICON_PATH, CSRF_FIELD } from "../security";
+
+export const APP_STYLESHEET_PATH = "/app/style.css";
+
+export interface Viewer {
+  name: string;
+  tenant: string;
+  access: "full" | "readonly";
+  csrf: string;
+}
+
+const NAV: Array<[string, string]> = [["/app", "Overview"]];
+
+export function AppLayout(props: { title: string; viewer?: Viewer; current?: string; children: Child }) {
+  return (
+    <html lang="en">
+      <head>
+        <meta charset="utf-8" />
+        <meta name="viewport" content="width=device-width, initial-scale=1" />
+        <title>{props.title} · agent-ledger</title>
+        <link rel="stylesheet" href={APP_STYLESHEET_PATH} />
+        <link rel="icon" type="image/svg+xml" href={FAVICON_PATH} />
+      </head>
+      <body>
+        <a class="skip" href="#main">
+          Skip to content
+        </a>
+        {props.viewer ? (
+          <header>
+            <nav aria-label="Dashboard">
+              <strong class="brand">agent-ledger</strong>
+              <ul>
+                {NAV.map(([href, label]) => (
+                  <li>
+                    <a href={href} aria-current={props.current === href ? "page" : undefined}>
+                      {label}
+                    </a>
+                  </li>
+                ))}
+              </ul>
+            </nav>
+            <form method="post" action="/app/signout" class="who">
+              <span>
+                {props.viewer.name} · {props.viewer.tenant}
+                {props.viewer.access === "readonly" ? " · read-only" : ""}
+              </span>
+              <input type="hidden" name={CSRF_FIELD} value={props.viewer.csrf} />
+              <button type="submit">Sign out</button>
+            </form>
+          </header>
+        ) : null}
+        <main id="main">{props.children}</main>
+      </body>
+    </html>
+  );
+}
+
+export const APP_STYLESHEET = `
+:root { color-scheme: light dark; --fg: #1f2328; --bg: #fff; --muted: #59636e; --line: #d1d9e0; --card: #f6f8fa; --accent: #0969da; --warn: #9a6700; --bad: #cf222e; --good: #1a7f37;
+  font-family: system-ui, sans-serif; line-height: 1.5; }
+@media (prefers-color-scheme: dark) { :root { --fg: #f0f6fc; --bg: #0d1117; --muted: #9198a1; --line: #3d444d; --card: #151b23; --accent: #4493f8; --warn: #d29922; --bad: #f85149; --good: #3fb950; } }
+body { margin: 0; color: var(--fg); background: var(--bg); }
+a { color: var(--accent); }
+a:focus-visible, button:focus-visible, input:focus-visible, select:focus-visible, textarea:focus-visible { outline: 3px solid var(--accent); outline-offset: 2px; }
+.skip { position: absolute; left: -999px; } .skip:focus { left: 1rem; top: .5rem; background: var(--bg); padding: .25rem .5rem; }
+header { display: flex; flex-wrap: wrap; gap: .5rem 1rem; align-items: center; justify-content: space-between; padding: .5rem 1rem; border-bottom: 1px solid var(--line); }
+nav ul { display: inline-flex; flex-wrap: wrap; gap: .25rem 1rem; list-style: none; margin: 0 0 0 1rem; padding: 0; }
+nav a[aria-current=page] { font-weight: 600; text-decoration: none; color: var(--fg); }
+.who { display: flex; gap: .5rem; align-items: center; color: var(--muted); font-size: .9rem; }
+main { max-width: 72rem; margin: 0 auto; padding: 1rem; }
+h1 { font-size: 1.4rem; margin: .5rem 0 1rem; } h2 { font-size: 1.1rem; margin: 1.5rem 0 .5rem; }
+.grid { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(18rem, 100%), 1fr)); gap: 1rem; }
+.scroll { overflow-x: auto; }
+.brand { margin-right: .5rem; }
+section.card, .card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: .75rem 1rem; }
+table { border-collapse: collapse; width: 100%; } th, td { text-align: left; padding: .3rem .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+ul.plain { list-style: none; padding: 0; margin: 0; } ul.plain li { padding: .3rem 0; border-bottom: 1px solid var(--line); }
+.muted { color: var(--muted); font-size: .9rem; }
+.pill { display: inline-block; padding: 0 .45rem; border-radius: 1rem; border: 1px solid var(--line); font-size: .8rem; }
+.warn { color: var(--warn); } .bad { color: var(--bad); } .good { color: var(--good); }
+.error { border-left: 4px solid var(--bad); padding-left: .75rem; }
+label { display: block; margin: .4rem 0; }
+input[type=password], input[type=text], select, textarea { width: 100%; box-sizing: border-box; padding: .45rem; font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: .3rem; }
+button { font: inherit; padding: .35rem .9rem; border-radius: .4rem; border: 1px solid var(--line); background: var(--card); color: inherit; cursor: pointer; }
+button.primary { background: #0969da; color: #fff; border-color: #0969da; }
+.narrow { max-width: 30rem; margin: 2rem auto; }
+@media (max-width: 40rem) { header { padding: .5rem; } nav ul { margin-left: 0; } main { padding: .5rem; } }
+`;
