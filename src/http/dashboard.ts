@@ -22,7 +22,7 @@ import { callerBuckets, charge, requestMeter } from "./rate-limit";
 
 export const DASHBOARD_PATH = "/app";
 
-type AppEnv = { Bindings: Env; Variables: { session: AppSession; ctx: Ctx } };
+export type AppEnv = { Bindings: Env; Variables: { session: AppSession; ctx: Ctx } };
 export const dashboardRoutes = new Hono<AppEnv>();
 
 type Row = Record<string, unknown>;
@@ -33,10 +33,10 @@ function headers(): Record<string, string> {
   return { ...base, "Content-Security-Policy": base["Content-Security-Policy"]!.replace("default-src 'none'", "default-src 'none'; script-src 'self'; connect-src 'self'") };
 }
 
-const html = (c: Context, body: unknown, status = 200) => c.html(body as string, status as 200, headers());
+export const html = (c: Context, body: unknown, status = 200) => c.html(body as string, status as 200, headers());
 
 /** A tool's answer for a page, run as the signed-in person through the registry. */
-async function read<T = Row>(ctx: Ctx, name: string, args: Record<string, unknown> = {}): Promise<T> {
+export async function read<T = Row>(ctx: Ctx, name: string, args: Record<string, unknown> = {}): Promise<T> {
   return runTool<T>(findTool(name)!, ctx, args);
 }
 
@@ -89,7 +89,7 @@ dashboardRoutes.use("*", async (c, next) => {
   await next();
 });
 
-async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
+export async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
   const session = c.get("session");
   const me = await read<{ tenant: { slug: string } }>(c.get("ctx"), "whoami");
   return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c) };
