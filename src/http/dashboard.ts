@@ -15,7 +15,8 @@ import { dbOf } from "../db/client";
 import type { Env } from "../env";
 import { findTool } from "../server/registry";
 import { APP_STYLESHEET, type Viewer } from "../web/app/layout";
-import { OverviewPage, type OverviewData } from "../web/app/overview";
+import { ActivityItems, OverviewPage, type OverviewData } from "../web/app/overview";
+import { LIVE_SCRIPT } from "../web/app/live";
 import { AppSignInPage } from "../web/app/signin";
 import { csrfOk, issueCsrf, pageHeaders } from "../web/security";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
@@ -39,6 +40,8 @@ export const html = (c: Context, body: unknown, status = 200) => c.html(body as 
 export async function read<T = Row>(ctx: Ctx, name: string, args: Record<string, unknown> = {}): Promise<T> {
   return runTool<T>(findTool(name)!, ctx, args);
 }
+
+dashboardRoutes.get("/live.js", (c) => c.body(LIVE_SCRIPT, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" }));
 
 dashboardRoutes.get("/style.css", (c) => c.body(APP_STYLESHEET, 200, { "Content-Type": "text/css; charset=utf-8", "Cache-Control": "public, max-age=300" }));
 
@@ -67,7 +70,8 @@ dashboardRoutes.post("/signout", async (c) => {
 dashboardRoutes.use("*", async (c, next) => {
   const session = await appSessionOf(dbOf({ d1: c.env.DB }), getCookie(c, APP_SESSION_COOKIE), systemClock.now());
   if (!session) {
-    if (c.req.method === "GET") return c.redirect(`${DASHBOARD_PATH}/signin`, 303);
+    // A page goes to the sign-in page; the live script's fragments must not swap the sign-in page in.
+    if (c.req.method === "GET" && !c.req.path.startsWith(`${DASHBOARD_PATH}/live/`)) return c.redirect(`${DASHBOARD_PATH}/signin`, 303);
     return c.text("Sign in first.", 401);
   }
   const buckets = callerBuckets(c.env, { ...session, limits: null });
@@ -127,5 +131,12 @@ async function overview(ctx: Ctx): Promise<OverviewData> {
   }));
   return { now: ctx.clock.now(), me, projects: projects.items, agents, activity: activity.items };
 }
+
+// The live script's fragments: the same components, fresh, for a part of a page already shown.
+dashboardRoutes.get("/live/feed", async (c) => {
+  const ctx = c.get("ctx");
+  const activity = await read<{ items: Row[] }>(ctx, "activity_query", { limit: 50 });
+  return html(c, ActivityItems({ items: activity.items, now: ctx.clock.now() }));
+});
 
 dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewerOf(c), data: await overview(c.get("ctx")) })));

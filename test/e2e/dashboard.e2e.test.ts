@@ -8,6 +8,7 @@ import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/
 import { mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
+import { readFile } from "node:fs/promises";
 import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
@@ -97,6 +98,65 @@ describe("the dashboard in chromium", () => {
     await page.getByLabel("API key").fill("alk_wrong-key-entirely");
     await page.getByRole("button", { name: "Sign in" }).click();
     expect(await page.getByRole("alert").innerText()).toBe("That key is not a live API key of this server.");
+    await page.close();
+  });
+});
+
+/** A second browser with script on: the live updates under the page's own policy, and the accessibility scan. */
+describe("the dashboard with script on", () => {
+  let scripted: BrowserContext;
+  let scanner: BrowserContext;
+  const dirs: string[] = [];
+  const launch = async (options: { bypassCSP: boolean }) => {
+    const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-chromium-js-"));
+    dirs.push(dir);
+    return chromium.launchPersistentContext(dir, {
+      executablePath: "/usr/bin/chromium",
+      headless: true,
+      javaScriptEnabled: true,
+      bypassCSP: options.bypassCSP,
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run", "--disable-background-networking", "--disable-component-update", "--disable-sync"],
+    });
+  };
+  beforeAll(async () => {
+    scripted = await launch({ bypassCSP: false });
+    // axe-core is injected as an inline script, which the dashboard's own policy rightly refuses.
+    scanner = await launch({ bypassCSP: true });
+  });
+  afterAll(async () => {
+    await scripted?.close();
+    await scanner?.close();
+    for (const dir of dirs) await rm(dir, { recursive: true, force: true });
+  });
+
+  it("the activity feed takes in new activity without a reload, under the page's own policy", async () => {
+    const page = await scripted.newPage();
+    const refused: string[] = [];
+    page.on("console", (m) => {
+      if (m.type() === "error") refused.push(m.text());
+    });
+    await signIn(page, inject("dashKey"));
+    await call(inject("dashKey"), "log_change", { entity_path: "src/live/feed.ts", change_type: "add", reasoning: "Shown live on the dashboard without a reload" });
+    await page.locator("#activity-feed").getByText("add src/live/feed.ts").waitFor({ timeout: 15_000 });
+    expect(refused).toEqual([]);
+    await page.close();
+  });
+
+  it("has no serious or critical accessibility violations (axe-core), signed out and signed in", async () => {
+    const axe = await readFile(path.join(import.meta.dirname, "../../node_modules/axe-core/axe.min.js"), "utf8");
+    const page = await scanner.newPage();
+    const scan = async () => {
+      await page.addScriptTag({ content: axe });
+      expect(await page.evaluate<string>("axe.version")).toBe("4.14.1");
+      const result = await page.evaluate<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }>("axe.run(document, { resultTypes: ['violations'] })");
+      return result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.nodes.length})`);
+    };
+    await page.goto(`${base}/app/signin`);
+    expect(await scan()).toEqual([]);
+    await signIn(page, inject("dashKey"));
+    expect(await scan()).toEqual([]);
+    await page.emulateMedia({ colorScheme: "dark" });
+    expect(await scan()).toEqual([]);
     await page.close();
   });
 });

@@ -124,3 +124,24 @@ describe("dashboard overview", () => {
     expect(body).not.toContain("eve");
   });
 });
+
+describe("dashboard live updates", () => {
+  it("serves its one script, and the feed's fresh items to a signed-in page only", async () => {
+    const script = await send(`${BASE}/app/live.js`);
+    expect(script.headers.get("Content-Type")).toContain("text/javascript");
+    expect(await script.text()).toContain('querySelectorAll("[data-live]")');
+    const me = await seedIdentity("dash-live", "ada");
+    await call(me.key, "project_create", { key: "LIVE", title: "Live" });
+    const browser = await signedIn(me.key);
+    const page = await (await browser.fetch(`${BASE}/app`)).text();
+    expect(page).toContain('<script src="/app/live.js" defer');
+    expect(page).toContain('data-live="/app/live/feed"');
+    const fragment = await browser.fetch(`${BASE}/app/live/feed`);
+    const items = await fragment.text();
+    expect(items.startsWith("<li>")).toBe(true);
+    expect(textOf(items)).toContain("project.created created project LIVE: Live");
+    // Signed out, a fragment is refused rather than redirected (the script must not swap the sign-in page in).
+    const anonymous = await send(`${BASE}/app/live/feed`, { redirect: "manual" });
+    expect(anonymous.status).toBe(401);
+  });
+});

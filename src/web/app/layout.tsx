@@ -4,6 +4,7 @@
  */
 import type { Child } from "hono/jsx";
 import { FAVICON_PATH, CSRF_FIELD } from "../security";
+import { LIVE_SCRIPT_PATH } from "./live";
 
 export const APP_STYLESHEET_PATH = "/app/style.css";
 
@@ -25,6 +26,7 @@ export function AppLayout(props: { title: string; viewer?: Viewer; current?: str
         <title>{props.title} · agent-ledger</title>
         <link rel="stylesheet" href={APP_STYLESHEET_PATH} />
         <link rel="icon" type="image/svg+xml" href={FAVICON_PATH} />
+        {props.viewer ? <script src={LIVE_SCRIPT_PATH} defer /> : null}
       </head>
       <body>
         <a class="skip" href="#main">

@@ -19,6 +19,22 @@ export function relative(at: string, now: Date): string {
   return ms >= 0 ? `in ${amount}` : `${amount} ago`;
 }
 
+/** Where the live script fetches the feed's items again (src/web/app/live.ts). */
+export const LIVE_FEED_PATH = "/app/live/feed";
+
+/** The feed's items: the overview draws them, and the live script swaps in a fresh copy. */
+export function ActivityItems(props: { items: Row[]; now: Date }) {
+  return (
+    <>
+      {props.items.map((a) => (
+        <li>
+          <span class="muted">{relative(text(a.at), props.now)}</span> <strong>{text(a.actor_name)}</strong> {text(a.verb)} <span class={a.severity === "info" ? "" : "warn"}>{text(a.summary)}</span>
+        </li>
+      ))}
+    </>
+  );
+}
+
 export interface OverviewData {
   now: Date;
   me: Row;
@@ -134,13 +150,8 @@ export function OverviewPage(props: { viewer: Viewer; data: OverviewData }) {
       </section>
       <section aria-labelledby="feed">
         <h2 id="feed">Activity</h2>
-        <ul class="plain" id="activity-feed">
-          {data.activity.map((a) => (
-            <li>
-              <span class="muted">{relative(text(a.at), data.now)}</span> <strong>{text(a.actor_name)}</strong> {text(a.verb)}{" "}
-              <span class={a.severity === "info" ? "" : "warn"}>{text(a.summary)}</span>
-            </li>
-          ))}
+        <ul class="plain" id="activity-feed" data-live={LIVE_FEED_PATH} aria-live="polite">
+          <ActivityItems items={data.activity} now={data.now} />
         </ul>
       </section>
     </AppLayout>
