@@ -106,6 +106,20 @@ describe("dashboard decisions", () => {
     expect(later).toContain("Revocation matters more than statelessness.");
   });
 
+  it("finds a decision and its chain beyond the listing's first page", async () => {
+    const ada = await seedIdentity("dash-dec-deep", "ada");
+    const ctx = makeCtx(ada, systemClock);
+    const old = (await ok(ctx, "decision_log", { title: "Deep original", choice: "A" })).decision as { id: string };
+    for (let i = 0; i < 200; i++) await ok(ctx, "decision_log", { title: `Filler ${i}`, choice: "x" });
+    const next = (await ok(ctx, "decision_log", { title: "Deep successor", choice: "B", supersedes_decision_id: old.id })).decision as { id: string };
+    const browser = await signedIn(ada.key);
+    const successor = textOf(await (await browser.fetch(`${BASE}/app/decisions/${next.id}`)).text());
+    expect(successor).toMatch(/Supersede chain Deep original : A accepted .* Deep successor : B accepted/);
+    const original = await browser.fetch(`${BASE}/app/decisions/${old.id}`);
+    expect(original.status).toBe(200);
+    expect(textOf(await original.text())).toMatch(/Supersede chain Deep original : A .* Deep successor : B/);
+  }, 60_000);
+
   it("marks a decision whose linked path a push changed as stale", async () => {
     const ada = await seedIdentity("dash-dec-stale", "ada");
     const d = (await call(ada.key, "decision_log", { title: "Token format", choice: "JWT" })).decision as { id: string };

@@ -179,7 +179,12 @@ export function DecisionPage(props: { viewer: Viewer; data: DecisionData }) {
             <article class="card">
               <h3>
                 {o.label}
-                {o.label === d.choice ? <span class="pill good">chosen</span> : null}
+                {o.label === d.choice ? (
+                  <>
+                    {" "}
+                    <span class="pill good">chosen</span>
+                  </>
+                ) : null}
               </h3>
               {o.summary ? <p>{o.summary}</p> : null}
               {o.pros.length ? (
