@@ -20,6 +20,7 @@ import { LIVE_SCRIPT } from "../web/app/live";
 import { AppSignInPage } from "../web/app/signin";
 import { csrfOk, issueCsrf, pageHeaders } from "../web/security";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
+import { registerLedger } from "./dashboard-ledger";
 
 export const DASHBOARD_PATH = "/app";
 
@@ -140,3 +141,5 @@ dashboardRoutes.get("/live/feed", async (c) => {
 });
 
 dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewerOf(c), data: await overview(c.get("ctx")) })));
+
+registerLedger(dashboardRoutes);

@@ -160,3 +160,69 @@ describe("the dashboard with script on", () => {
     await page.close();
   });
 });
+
+describe("the decision log and the change ledger in chromium", () => {
+  /** The page fits a phone's width: it reflows instead of scrolling sideways. */
+  async function fitsPhone(page: Page, name: string): Promise<void> {
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: shot(`${name}-phone`), fullPage: true });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+  }
+
+  it("searches the decision log and follows a supersede chain to the decision in full", async () => {
+    const key = inject("dashKey");
+    const first = (
+      await call(key, "decision_log", {
+        title: "Queue for indexing",
+        choice: "Workflows",
+        rationale: "Steps resume after a failure.",
+        options: [
+          { label: "Workflows", pros: ["Durable steps"] },
+          { label: "Queues", cons: ["Retries by hand"] },
+        ],
+      })
+    ).decision as { id: string };
+    await call(key, "decision_log", { title: "Queue for indexing, revisited", choice: "Queues", rationale: "Batches are cheaper.", supersedes_decision_id: first.id });
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.getByRole("link", { name: "Decisions" }).click();
+    await page.getByLabel("Words").fill("indexing");
+    await page.getByRole("button", { name: "Find" }).click();
+    const log = page.locator("#decision-log");
+    expect(await log.innerText()).toContain("Queue for indexing, revisited");
+    await page.screenshot({ path: shot("decisions-light"), fullPage: true });
+    // The title's link and the successor's "supersedes" link go to the same page.
+    await log.getByRole("link", { name: "Queue for indexing", exact: true }).first().click();
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("Queue for indexing");
+    expect(await page.locator("#supersede-chain").innerText()).toContain("Queue for indexing, revisited: Queues");
+    expect(await page.locator("main").innerText()).toContain("Retries by hand");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: shot("decision-dark"), fullPage: true });
+    await fitsPhone(page, "decision");
+    await page.close();
+  });
+
+  it("shows a path's prior attempts before its timeline, its changeset and the chain's check", async () => {
+    const key = inject("dashKey");
+    await call(key, "log_change", { entity_path: "orders.discount_code", change_type: "add", reasoning: "Coupons at checkout", changeset_id: "coupons" });
+    await call(key, "log_change", { entity_path: "orders.discount_code", change_type: "revert", reasoning: "Double discounts on split orders" });
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.goto(`${base}/app/changes`);
+    await page.getByLabel("Path or dotted prefix").fill("orders");
+    await page.getByRole("button", { name: "Show" }).click();
+    const prior = page.getByRole("region", { name: "Tried before" });
+    expect(await prior.innerText()).toContain("Undone because: Double discounts on split orders");
+    expect(await page.getByRole("region", { name: "Hash chain" }).innerText()).toMatch(/Verifies: \d+ link\(s\) intact/);
+    await page.screenshot({ path: shot("changes-light"), fullPage: true });
+    await fitsPhone(page, "changes");
+    await page.getByRole("link", { name: "coupons" }).first().click();
+    expect(new URL(page.url()).pathname).toBe("/app/changes/changesets/coupons");
+    expect(await page.locator("main").innerText()).toContain("Coupons at checkout");
+    await page.goto(`${base}/app/changes/changesets/not-a-changeset`);
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("Not found");
+    await page.close();
+  });
+});

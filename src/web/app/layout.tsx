@@ -15,7 +15,11 @@ export interface Viewer {
   csrf: string;
 }
 
-const NAV: Array<[string, string]> = [["/app", "Overview"]];
+const NAV: Array<[string, string]> = [
+  ["/app", "Overview"],
+  ["/app/decisions", "Decisions"],
+  ["/app/changes", "Changes"],
+];
 
 export function AppLayout(props: { title: string; viewer?: Viewer; current?: string; children: Child }) {
   return (
@@ -91,5 +95,9 @@ input[type=password], input[type=text], select, textarea { width: 100%; box-sizi
 button { font: inherit; padding: .35rem .9rem; border-radius: .4rem; border: 1px solid var(--line); background: var(--card); color: inherit; cursor: pointer; }
 button.primary { background: #0969da; color: #fff; border-color: #0969da; }
 .narrow { max-width: 30rem; margin: 2rem auto; }
+.filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: end; } .filters label { flex: 1 1 12rem; } .filters label.inline { flex: 0 1 auto; }
+.prose { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; } code { overflow-wrap: anywhere; }
+pre { max-width: 100%; overflow-x: auto; font-size: .85rem; }
+dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 @media (max-width: 40rem) { header { padding: .5rem; } nav ul { margin-left: 0; } main { padding: .5rem; } }
 `;
