@@ -193,7 +193,7 @@ describe("dashboard task actions", () => {
     const held = await landed(browser, await post(browser, `/app/tasks/${task}/release`, { back: "/app/inbox" }), "/app/inbox");
     expect(held).toContain(`${task} is leased to bob until`);
     expect(held).not.toContain("back in the pool");
-    expect(((await call(t.bob.key, "task_get", { task_id: task })).task as Row)).toMatchObject({ status: "in_progress", assignee_actor_id: t.bob.actorId });
+    expect((await call(t.bob.key, "task_get", { task_id: task })).task as Row).toMatchObject({ status: "in_progress", assignee_actor_id: t.bob.actorId });
 
     const boss = await seedIdentity("dash-assign", "boss", { operator: true });
     const operator = await signedIn(boss.key);

@@ -77,7 +77,11 @@ function HandoffCard(props: { h: Row; data: InboxData; viewer: Viewer; names: Ma
         ) : null}
       </p>
       {body ? <p class="body">{body.length > BODY_SHOWN ? `${body.slice(0, BODY_SHOWN)}…` : body}</p> : null}
-      {request ? <p class="muted">Plan {text(request.plan_id)}, version {text(request.plan_version)}: {text(request.summary)}</p> : null}
+      {request ? (
+        <p class="muted">
+          Plan {text(request.plan_id)}, version {text(request.plan_version)}: {text(request.summary)}
+        </p>
+      ) : null}
       {action}
     </article>
   );
