@@ -120,10 +120,26 @@ const ack = (ctx: Ctx, ids: string[]) => read<{ acked: number }>(ctx, "inbox", {
 const taskPage = (id: string) => `${DASHBOARD_PATH}/tasks/${encodeURIComponent(id)}`;
 const taskExists = (ctx: Ctx, id: string) => read(ctx, "task_get", { task_id: id });
 
+// Pending requests are listed newest first; an inbox's older ones may sit a few pages in.
+const APPROVAL_PAGES = 5;
+
+/** The pending approval requests behind the inbox's approval handoffs, by handoff id. */
+async function pendingApprovals(ctx: Ctx, handoffs: Row[]): Promise<Map<string, Row>> {
+  const wanted = new Set(handoffs.filter((h) => h.kind === "approval").map((h) => String(h.id)));
+  const found = new Map<string, Row>();
+  let cursor: string | undefined;
+  for (let page = 0; page < APPROVAL_PAGES && found.size < wanted.size; page++) {
+    const listed = await read<{ items: Row[]; next_cursor?: string }>(ctx, "list_approvals", { status: "pending", limit: 100, cursor });
+    for (const a of listed.items) if (wanted.has(String(a.handoff_id))) found.set(String(a.handoff_id), a);
+    cursor = listed.next_cursor;
+    if (!cursor) break;
+  }
+  return found;
+}
+
 async function inboxData(ctx: Ctx): Promise<InboxData> {
-  const [box, approvals, notices, actors] = await Promise.all([
+  const [box, notices, actors] = await Promise.all([
     read<{ items: Row[]; total: number }>(ctx, "inbox", { limit: 50 }),
-    read<{ items: Row[] }>(ctx, "list_approvals", { status: "pending", limit: 100 }),
     read<{ items: Row[]; unread_count: number }>(ctx, "notification_query", { limit: 50 }),
     read<{ items: Row[] }>(ctx, "actor_query", { limit: LIST_MAX }),
   ]);
@@ -132,7 +148,7 @@ async function inboxData(ctx: Ctx): Promise<InboxData> {
     me: ctx.actorId,
     handoffs: box.items,
     total: box.total,
-    approvals: new Map(approvals.items.map((a) => [String(a.handoff_id), a])),
+    approvals: await pendingApprovals(ctx, box.items),
     notifications: notices.items,
     unread: notices.unread_count,
     actors: actors.items,

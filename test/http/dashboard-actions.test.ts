@@ -191,7 +191,8 @@ describe("dashboard task actions", () => {
     await call(t.bob.key, "task_claim", { task_id: task, lease_seconds: 1800 });
     const browser = await signedIn(t.ada.key);
     const held = await landed(browser, await post(browser, `/app/tasks/${task}/release`, { back: "/app/inbox" }), "/app/inbox");
-    expect(held).toContain(`${task} is leased to bob until`);
+    expect(held).toContain(`${task} is leased to bob (${t.bob.actorId}) until`);
+    expect(held).toContain("only the holder may change it until then");
     expect(held).not.toContain("back in the pool");
     expect((await call(t.bob.key, "task_get", { task_id: task })).task as Row).toMatchObject({ status: "in_progress", assignee_actor_id: t.bob.actorId });
 
@@ -230,6 +231,10 @@ describe("dashboard overseer message", () => {
     expect(page).toContain("Overseer message delivered to 1 agent(s)");
     const told = (await call(t.bob.key, "notification_query", {})).items as Row[];
     expect(told[0]).toMatchObject({ kind: "overseer", summary: "Stop and rebase on main", from_actor_id: boss.actorId });
+    // The inbox offers the same message to any agent of the tenant.
+    const inbox = await (await browser.fetch(`${BASE}/app/inbox`)).text();
+    expect(textOf(inbox)).toContain("Interrupt an agent");
+    expect(inbox).toContain(`<option value="${t.bob.actorId}">bob</option>`);
   });
 
   it("a person without an operator key gets no overseer form, and the tool refuses their post", async () => {
