@@ -21,6 +21,8 @@ import { AppSignInPage } from "../web/app/signin";
 import { csrfOk, issueCsrf, pageHeaders } from "../web/security";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
 import { registerLedger } from "./dashboard-ledger";
+import { takeFlash } from "./dashboard-flash";
+import { registerActions } from "./dashboard-actions";
 
 export const DASHBOARD_PATH = "/app";
 
@@ -97,7 +99,7 @@ dashboardRoutes.use("*", async (c, next) => {
 export async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
   const session = c.get("session");
   const me = await read<{ tenant: { slug: string } }>(c.get("ctx"), "whoami");
-  return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c) };
+  return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c), operator: session.operator, flash: takeFlash(c) };
 }
 
 /** Live reservations of the tenant's first repositories (a dashboard shows a glance, not every row). */
@@ -143,3 +145,4 @@ dashboardRoutes.get("/live/feed", async (c) => {
 dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewerOf(c), data: await overview(c.get("ctx")) })));
 
 registerLedger(dashboardRoutes);
+registerActions(dashboardRoutes);

@@ -79,6 +79,30 @@ describe("the dashboard in chromium", () => {
     await page.close();
   });
 
+  it("answers a handoff from the inbox: the outcome is shown, and the tools see the answer", async () => {
+    const key = inject("dashKey");
+    const asked = (await call(key, "handoff_create", { to_actor_ids: ["me"], kind: "question", title: "Which cookie name?", options: ["ledger", "session"] })).handoff as { id: string };
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.getByRole("link", { name: "Inbox" }).click();
+    await page.waitForURL(`${base}/app/inbox`);
+    const card = page.getByRole("article", { name: /Which cookie name\?/ });
+    await card.getByLabel("ledger", { exact: true }).check();
+    await card.getByLabel("Answer", { exact: true }).fill("Keep the prefix");
+    await page.screenshot({ path: shot("inbox-light"), fullPage: true });
+    await card.getByRole("button", { name: "Answer" }).click();
+    await page.waitForURL(`${base}/app/inbox`);
+    expect(await page.getByRole("status").innerText()).toBe("Answered: Which cookie name?");
+    const mine = (await call(key, "handoff_query", { direction: "from_me", type: ["question"] })).items as Array<Record<string, unknown>>;
+    expect(mine.find((h) => h.id === asked.id)).toMatchObject({ status: "responded", response: { chosen_option: "ledger", text: "Keep the prefix" } });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.setViewportSize({ width: 390, height: 844 });
+    await page.screenshot({ path: shot("inbox-phone-dark"), fullPage: true });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.close();
+  });
+
   it("another tenant sees none of it; signing out ends the session", async () => {
     const page = await browser.newPage();
     await page.context().clearCookies();

@@ -1,4 +1,4 @@
-/** Dashboard tests' helpers: a browser signed in with a key, seeding through the MCP tools, a page's text. */
+/** The dashboard's workerd tests: a browser signed in with a key, and seeding through the MCP tools. */
 import { expect } from "vitest";
 import { connectClient, workerFetch } from "./helpers";
 import { Browser, hiddenField } from "./oauth-flow";
@@ -17,7 +17,7 @@ export async function signedIn(key: string, readonly = false): Promise<Browser> 
   return browser;
 }
 
-/** A tool's answer through MCP as `key`'s actor; the call must succeed. */
+/** A tool call through MCP as `key`, expected to succeed. */
 export async function call(key: string, name: string, args: Record<string, unknown>, path = "/mcp?toolsets=all") {
   const { client } = await connectClient(key, path);
   try {
@@ -29,5 +29,14 @@ export async function call(key: string, name: string, args: Record<string, unkno
   }
 }
 
-/** A page's text, tags dropped and space collapsed, for matching what a person reads. */
 export const textOf = (html: string) => html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ");
+
+/** A tool call through MCP as `key` that may fail: its structured answer, error envelope included. */
+export async function attempt(key: string, name: string, args: Record<string, unknown>, path = "/mcp?toolsets=all") {
+  const { client } = await connectClient(key, path);
+  try {
+    return (await client.callTool({ name, arguments: args })).structuredContent as Record<string, unknown>;
+  } finally {
+    await client.close();
+  }
+}

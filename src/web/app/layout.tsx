@@ -5,6 +5,7 @@
 import type { Child } from "hono/jsx";
 import { FAVICON_PATH, CSRF_FIELD } from "../security";
 import { LIVE_SCRIPT_PATH } from "./live";
+import { FlashNote, type Flash } from "./forms";
 
 export const APP_STYLESHEET_PATH = "/app/style.css";
 
@@ -13,12 +14,17 @@ export interface Viewer {
   tenant: string;
   access: "full" | "readonly";
   csrf: string;
+  /** An operator key's session: may send overseer messages and override leases. */
+  operator?: boolean;
+  /** The outcome of the form that led here, shown once. */
+  flash?: Flash;
 }
 
 const NAV: Array<[string, string]> = [
   ["/app", "Overview"],
   ["/app/decisions", "Decisions"],
   ["/app/changes", "Changes"],
+  ["/app/inbox", "Inbox"],
 ];
 
 export function AppLayout(props: { title: string; viewer?: Viewer; current?: string; children: Child }) {
@@ -60,7 +66,10 @@ export function AppLayout(props: { title: string; viewer?: Viewer; current?: str
             </form>
           </header>
         ) : null}
-        <main id="main">{props.children}</main>
+        <main id="main">
+          <FlashNote flash={props.viewer?.flash} />
+          {props.children}
+        </main>
       </body>
     </html>
   );
@@ -94,6 +103,9 @@ label { display: block; margin: .4rem 0; }
 input[type=password], input[type=text], select, textarea { width: 100%; box-sizing: border-box; padding: .45rem; font: inherit; color: inherit; background: var(--bg); border: 1px solid var(--line); border-radius: .3rem; }
 button { font: inherit; padding: .35rem .9rem; border-radius: .4rem; border: 1px solid var(--line); background: var(--card); color: inherit; cursor: pointer; }
 button.primary { background: #0969da; color: #fff; border-color: #0969da; }
+.flash { margin: 0 0 1rem; } article.card, .flash { overflow-wrap: anywhere; } .body { white-space: pre-line; } .flash p { margin: .2rem 0; }
+form.action { margin: .5rem 0; } form.inline { display: inline-block; margin: .25rem .5rem .25rem 0; }
+fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .4rem 0; min-width: 0; }
 .narrow { max-width: 30rem; margin: 2rem auto; }
 .filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: end; } .filters label { flex: 1 1 12rem; } .filters label.inline { flex: 0 1 auto; }
 .prose { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; } code { overflow-wrap: anywhere; }

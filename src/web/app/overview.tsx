@@ -3,6 +3,7 @@
  * holds (claims and path reservations, with the lease time left), the live activity feed, and what
  * waits for the signed-in person. Data comes from the tools; this only draws it.
  */
+import { OverseerForm } from "./forms";
 import { AppLayout, type Viewer } from "./layout";
 
 type Row = Record<string, unknown>;
@@ -141,6 +142,7 @@ export function OverviewPage(props: { viewer: Viewer; data: OverviewData }) {
                     Last: {text(a.lastActivity.verb)} {text(a.lastActivity.summary)} ({relative(text(a.lastActivity.at), data.now)})
                   </p>
                 ) : null}
+                <OverseerForm viewer={props.viewer} back="/app" to={{ id: text(a.actor.id), name: text(a.actor.display_name || a.actor.name) }} />
               </article>
             ))}
           </div>
