@@ -2,35 +2,9 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { revokeKeySql } from "../../src/auth/provision";
-import { connectClient, seedIdentity, workerFetch } from "../support/helpers";
+import { BASE, call, send, signedIn, textOf } from "../support/dashboard";
+import { seedIdentity } from "../support/helpers";
 import { Browser, hiddenField } from "../support/oauth-flow";
-
-const BASE = "https://ledger.test";
-const send = (url: string, init?: RequestInit) => workerFetch(url, init);
-
-/** A browser signed in to the dashboard with `key`. */
-async function signedIn(key: string, readonly = false): Promise<Browser> {
-  const browser = new Browser(send);
-  const page = await browser.fetch(`${BASE}/app/signin`);
-  const csrf = hiddenField(await page.text(), "csrf")!;
-  const res = await browser.postForm(`${BASE}/app/signin`, { csrf, api_key: key, ...(readonly ? { readonly: "1" } : {}) });
-  expect(res.status, await res.clone().text()).toBe(303);
-  expect(res.headers.get("Location")).toBe("/app");
-  return browser;
-}
-
-async function call(key: string, name: string, args: Record<string, unknown>, path = "/mcp?toolsets=all") {
-  const { client } = await connectClient(key, path);
-  try {
-    const r = await client.callTool({ name, arguments: args });
-    expect(r.isError, JSON.stringify(r.structuredContent)).toBeFalsy();
-    return r.structuredContent as Record<string, unknown>;
-  } finally {
-    await client.close();
-  }
-}
-
-const textOf = (html: string) => html.replace(/<[^>]*>/g, " ").replace(/\s+/g, " ");
 
 describe("dashboard sign-in", () => {
   it("sends a visitor without a session to the sign-in page, which sets a strict policy and a CSRF cookie", async () => {
