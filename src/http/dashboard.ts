@@ -19,6 +19,7 @@ import { OverviewPage, type OverviewData } from "../web/app/overview";
 import { AppSignInPage } from "../web/app/signin";
 import { csrfOk, issueCsrf, pageHeaders } from "../web/security";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
+import { registerBoard } from "./dashboard-board";
 
 export const DASHBOARD_PATH = "/app";
 
@@ -129,3 +130,5 @@ async function overview(ctx: Ctx): Promise<OverviewData> {
 }
 
 dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewerOf(c), data: await overview(c.get("ctx")) })));
+
+registerBoard(dashboardRoutes);

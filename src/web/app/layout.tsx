@@ -14,7 +14,10 @@ export interface Viewer {
   csrf: string;
 }
 
-const NAV: Array<[string, string]> = [["/app", "Overview"]];
+const NAV: Array<[string, string]> = [
+  ["/app", "Overview"],
+  ["/app/projects", "Projects"],
+];
 
 export function AppLayout(props: { title: string; viewer?: Viewer; current?: string; children: Child }) {
   return (
@@ -89,5 +92,12 @@ input[type=password], input[type=text], select, textarea { width: 100%; box-sizi
 button { font: inherit; padding: .35rem .9rem; border-radius: .4rem; border: 1px solid var(--line); background: var(--card); color: inherit; cursor: pointer; }
 button.primary { background: #0969da; color: #fff; border-color: #0969da; }
 .narrow { max-width: 30rem; margin: 2rem auto; }
+.filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(12rem, 100%), 1fr)); gap: 0 1rem; align-items: end; margin-bottom: 1rem; } .filter-actions { padding: .4rem 0; }
+.lanes { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(13rem, 100%), 1fr)); gap: .75rem; align-items: start; } .lane h2 { margin-top: 0; }
+.task-card { overflow-wrap: anywhere; } .task-body { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; }
+.graph-wrap { overflow-x: auto; } svg.graph { width: 100%; max-width: 50rem; height: auto; font-size: 12px; }
+.node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1.5; } .node text { fill: var(--fg); } .node .node-title { fill: var(--muted); }
+.node-done rect, .node-cancelled rect { stroke: var(--good); } .node-todo rect { stroke: var(--warn); } .node-in_progress rect, .node-in_review rect { stroke: var(--accent); } .node-current rect { stroke-width: 3; }
+.edge { fill: none; stroke: var(--muted); stroke-width: 1.5; } .edge-todo, .edge-in_progress, .edge-in_review { stroke: var(--warn); stroke-dasharray: 5 3; } .arrowhead { fill: var(--muted); }
 @media (max-width: 40rem) { header { padding: .5rem; } nav ul { margin-left: 0; } main { padding: .5rem; } }
 `;
