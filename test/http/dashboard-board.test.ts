@@ -66,6 +66,10 @@ describe("dashboard board", () => {
     expect(lane(html, "in_progress")).toMatch(/In progress 1 .*WEB-3 Rotate the signing key P2 bob · lease in (29|30) min/);
     expect(lane(html, "in_review")).toMatch(/In review 1 .*WEB-4 Audit log page/);
     expect(lane(html, "done")).toMatch(/Done 1 .*WEB-5 Sign-in form/);
+    // A read-only session reads the same board; its only post form is signing out.
+    const readonly = await (await signedIn(ada.key, true)).fetch(`${BASE}/app/projects/WEB`);
+    expect(readonly.status).toBe(200);
+    expect([...(await readonly.text()).matchAll(/method="post" action="([^"]*)"/g)].map((m) => m[1])).toEqual(["/app/signout"]);
   });
 
   it("filters by label, assignee, repository and plan, with a GET form that keeps the choice", async () => {

@@ -94,7 +94,7 @@ button.primary { background: #0969da; color: #fff; border-color: #0969da; }
 .narrow { max-width: 30rem; margin: 2rem auto; }
 .filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(12rem, 100%), 1fr)); gap: 0 1rem; align-items: end; margin-bottom: 1rem; } .filter-actions { padding: .4rem 0; }
 .lanes { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(13rem, 100%), 1fr)); gap: .75rem; align-items: start; } .lane h2 { margin-top: 0; }
-.task-card { overflow-wrap: anywhere; } .task-body { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; }
+.stack { display: grid; gap: 1rem; } .task-card { overflow-wrap: anywhere; } .task-body { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; }
 .graph-wrap { overflow-x: auto; } svg.graph { width: 100%; max-width: 50rem; height: auto; font-size: 12px; }
 .node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1.5; } .node text { fill: var(--fg); } .node .node-title { fill: var(--muted); }
 .node-done rect, .node-cancelled rect { stroke: var(--good); } .node-todo rect { stroke: var(--warn); } .node-in_progress rect, .node-in_review rect { stroke: var(--accent); } .node-current rect { stroke-width: 3; }

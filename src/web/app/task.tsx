@@ -141,138 +141,139 @@ export function TaskPage(props: { viewer: Viewer; data: TaskData }) {
         ))}
       </p>
       {t.body ? <div class="task-body">{text(t.body)}</div> : null}
+      <div class="stack">
+        <Section id="graph" title="Dependencies">
+          <div class="graph-wrap">
+            <TaskGraph task={t} dependencies={data.dependencies} dependents={data.dependents} />
+          </div>
+          <h3>Waits on</h3>
+          <TaskList label="Waits on" items={data.dependencies} />
+          <h3>Waited on by</h3>
+          <TaskList label="Waited on by" items={data.dependents} />
+        </Section>
 
-      <Section id="graph" title="Dependencies">
-        <div class="graph-wrap">
-          <TaskGraph task={t} dependencies={data.dependencies} dependents={data.dependents} />
+        <div class="grid">
+          <Section id="gates" title="Gates">
+            <ul class="plain">
+              <li class={blockers.length ? "warn" : "good"}>
+                {blockers.length ? `Open dependencies: ${blockers.map((b) => `${text(b.ref)} (${statusWord(b.status)})`).join(", ")}` : "No open dependencies"}
+              </li>
+              {t.requires_evidence ? (
+                <li class={Number(evidence.code_refs) + Number(evidence.attachments) > 0 ? "good" : "warn"}>
+                  Evidence required: {text(evidence.code_refs)} code ref(s), {text(evidence.attachments)} attachment(s)
+                </li>
+              ) : null}
+              {t.reviewer_actor_id ? (
+                <li class={review?.approved ? "good" : "warn"}>
+                  Review by {name(t.reviewer_actor_id)}:{" "}
+                  {review ? `${text(review.status)}${review.verdict ? `, ${text(review.verdict)}` : ""}${review.reason ? ` (${text(review.reason)})` : ""}` : "not asked yet"}
+                </li>
+              ) : null}
+            </ul>
+            <h3>Acceptance criteria</h3>
+            {criteria.length ? (
+              <ul class="plain" aria-label="Acceptance criteria">
+                {criteria.map((c) => (
+                  <li class={c.met ? "good" : ""}>
+                    {c.met ? "✓ met: " : "☐ open: "}
+                    {text(c.text)}
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p class="muted">None.</p>
+            )}
+          </Section>
+          <Section id="claim" title="Claim">
+            {t.claimed_at ? (
+              <p>
+                Held by {name(t.assignee_actor_id)} since {relative(text(t.claimed_at), data.now)}, lease {t.lease_expires_at ? relative(text(t.lease_expires_at), data.now) : "none"}.
+              </p>
+            ) : (
+              <p class="muted">Not claimed.</p>
+            )}
+            <h3>Subtasks</h3>
+            <TaskList label="Subtasks" items={rows(d.subtasks)} />
+          </Section>
         </div>
-        <h3>Waits on</h3>
-        <TaskList label="Waits on" items={data.dependencies} />
-        <h3>Waited on by</h3>
-        <TaskList label="Waited on by" items={data.dependents} />
-      </Section>
 
-      <div class="grid">
-        <Section id="gates" title="Gates">
-          <ul class="plain">
-            <li class={blockers.length ? "warn" : "good"}>
-              {blockers.length ? `Open dependencies: ${blockers.map((b) => `${text(b.ref)} (${statusWord(b.status)})`).join(", ")}` : "No open dependencies"}
-            </li>
-            {t.requires_evidence ? (
-              <li class={Number(evidence.code_refs) + Number(evidence.attachments) > 0 ? "good" : "warn"}>
-                Evidence required: {text(evidence.code_refs)} code ref(s), {text(evidence.attachments)} attachment(s)
-              </li>
-            ) : null}
-            {t.reviewer_actor_id ? (
-              <li class={review?.approved ? "good" : "warn"}>
-                Review by {name(t.reviewer_actor_id)}:{" "}
-                {review ? `${text(review.status)}${review.verdict ? `, ${text(review.verdict)}` : ""}${review.reason ? ` (${text(review.reason)})` : ""}` : "not asked yet"}
-              </li>
-            ) : null}
-          </ul>
-          <h3>Acceptance criteria</h3>
-          {criteria.length ? (
-            <ul class="plain" aria-label="Acceptance criteria">
-              {criteria.map((c) => (
-                <li class={c.met ? "good" : ""}>
-                  {c.met ? "✓ met: " : "☐ open: "}
-                  {text(c.text)}
+        <Section id="reviews" title="Reviews">
+          {data.reviews.length ? (
+            <ul class="plain">
+              {data.reviews.map((h) => (
+                <li>
+                  <strong>{text(h.title)}</strong> <span class="pill">{text(h.status)}</span>
+                  {h.verdict ? <span class={h.verdict === "approved" ? "pill good" : "pill bad"}>{text(h.verdict)}</span> : null}
+                  <div class="muted">
+                    asked by {name(h.from_actor_id)} of {(Array.isArray(h.to_actor_ids) ? (h.to_actor_ids as string[]) : []).map(name).join(", ")} · {relative(text(h.created_at), data.now)}
+                    {h.responded_by ? ` · answered by ${name(h.responded_by)}` : ""}
+                  </div>
+                  {h.response ? <div class="task-body">{text((h.response as Row).text ?? JSON.stringify(h.response))}</div> : null}
                 </li>
               ))}
             </ul>
           ) : (
-            <p class="muted">None.</p>
+            <p class="muted">No reviews.</p>
           )}
         </Section>
-        <Section id="claim" title="Claim">
-          {t.claimed_at ? (
-            <p>
-              Held by {name(t.assignee_actor_id)} since {relative(text(t.claimed_at), data.now)}, lease {t.lease_expires_at ? relative(text(t.lease_expires_at), data.now) : "none"}.
-            </p>
-          ) : (
-            <p class="muted">Not claimed.</p>
-          )}
-          <h3>Subtasks</h3>
-          <TaskList label="Subtasks" items={rows(d.subtasks)} />
-        </Section>
-      </div>
 
-      <Section id="reviews" title="Reviews">
-        {data.reviews.length ? (
+        <div class="grid">
+          <Section id="code-refs" title="Code refs">
+            {data.codeRefs.length ? (
+              <ul class="plain">
+                {data.codeRefs.map((r) => (
+                  <li>
+                    <span class="pill">{text(r.ref_type)}</span> {r.href ? <a href={r.href}>{text(r.title) || text(r.sha || r.branch || r.pr_number)}</a> : text(r.title)}
+                    {r.pr_state ? <span class="pill">{text(r.pr_state)}</span> : null} <span class="muted">{relative(text(r.created_at), data.now)}</span>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p class="muted">None.</p>
+            )}
+          </Section>
+          <Section id="attachments" title="Attachments">
+            {data.attachments.length ? (
+              <ul class="plain">
+                {data.attachments.map((a) => (
+                  <li>
+                    {a.kind === "link" && /^https?:\/\//i.test(text(a.url)) ? <a href={text(a.url)}>{text(a.title)}</a> : text(a.title)}{" "}
+                    <span class="muted">{a.kind === "file" ? `${text(a.filename)} · ${text(a.mime_type)} · ${text(a.size_bytes)} bytes` : text(a.url)}</span>
+                  </li>
+                ))}
+              </ul>
+            ) : (
+              <p class="muted">None.</p>
+            )}
+          </Section>
+        </div>
+
+        <Section id="comments" title="Comments">
+          {rows(d.comments).length ? (
+            <ul class="plain">
+              {rows(d.comments).map((c) => (
+                <li>
+                  <strong>{name(c.author_actor_id)}</strong> <span class="muted">{relative(text(c.created_at), data.now)}</span>
+                  <div class="task-body">{text(c.body)}</div>
+                </li>
+              ))}
+            </ul>
+          ) : (
+            <p class="muted">No comments.</p>
+          )}
+        </Section>
+
+        <Section id="activity" title="Activity">
           <ul class="plain">
-            {data.reviews.map((h) => (
+            {data.activity.map((a) => (
               <li>
-                <strong>{text(h.title)}</strong> <span class="pill">{text(h.status)}</span>
-                {h.verdict ? <span class={h.verdict === "approved" ? "pill good" : "pill bad"}>{text(h.verdict)}</span> : null}
-                <div class="muted">
-                  asked by {name(h.from_actor_id)} of {(Array.isArray(h.to_actor_ids) ? (h.to_actor_ids as string[]) : []).map(name).join(", ")} · {relative(text(h.created_at), data.now)}
-                  {h.responded_by ? ` · answered by ${name(h.responded_by)}` : ""}
-                </div>
-                {h.response ? <div class="task-body">{text((h.response as Row).text ?? JSON.stringify(h.response))}</div> : null}
+                <span class="muted">{relative(text(a.at), data.now)}</span> <strong>{text(a.actor_name)}</strong> {text(a.verb)}{" "}
+                <span class={a.severity && a.severity !== "info" ? "warn" : ""}>{text(a.summary)}</span>
               </li>
             ))}
           </ul>
-        ) : (
-          <p class="muted">No reviews.</p>
-        )}
-      </Section>
-
-      <div class="grid">
-        <Section id="code-refs" title="Code refs">
-          {data.codeRefs.length ? (
-            <ul class="plain">
-              {data.codeRefs.map((r) => (
-                <li>
-                  <span class="pill">{text(r.ref_type)}</span> {r.href ? <a href={r.href}>{text(r.title) || text(r.sha || r.branch || r.pr_number)}</a> : text(r.title)}
-                  {r.pr_state ? <span class="pill">{text(r.pr_state)}</span> : null} <span class="muted">{relative(text(r.created_at), data.now)}</span>
-                </li>
-              ))}
-            </ul>
-          ) : (
-            <p class="muted">None.</p>
-          )}
-        </Section>
-        <Section id="attachments" title="Attachments">
-          {data.attachments.length ? (
-            <ul class="plain">
-              {data.attachments.map((a) => (
-                <li>
-                  {a.kind === "link" && /^https?:\/\//i.test(text(a.url)) ? <a href={text(a.url)}>{text(a.title)}</a> : text(a.title)}{" "}
-                  <span class="muted">{a.kind === "file" ? `${text(a.filename)} · ${text(a.mime_type)} · ${text(a.size_bytes)} bytes` : text(a.url)}</span>
-                </li>
-              ))}
-            </ul>
-          ) : (
-            <p class="muted">None.</p>
-          )}
         </Section>
       </div>
-
-      <Section id="comments" title="Comments">
-        {rows(d.comments).length ? (
-          <ul class="plain">
-            {rows(d.comments).map((c) => (
-              <li>
-                <strong>{name(c.author_actor_id)}</strong> <span class="muted">{relative(text(c.created_at), data.now)}</span>
-                <div class="task-body">{text(c.body)}</div>
-              </li>
-            ))}
-          </ul>
-        ) : (
-          <p class="muted">No comments.</p>
-        )}
-      </Section>
-
-      <Section id="activity" title="Activity">
-        <ul class="plain">
-          {data.activity.map((a) => (
-            <li>
-              <span class="muted">{relative(text(a.at), data.now)}</span> <strong>{text(a.actor_name)}</strong> {text(a.verb)}{" "}
-              <span class={a.severity && a.severity !== "info" ? "warn" : ""}>{text(a.summary)}</span>
-            </li>
-          ))}
-        </ul>
-      </Section>
     </AppLayout>
   );
 }
