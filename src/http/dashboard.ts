@@ -23,6 +23,7 @@ import { callerBuckets, charge, requestMeter } from "./rate-limit";
 import { registerLedger } from "./dashboard-ledger";
 import { takeFlash } from "./dashboard-flash";
 import { registerActions } from "./dashboard-actions";
+import { registerBoard } from "./dashboard-board";
 
 export const DASHBOARD_PATH = "/app";
 
@@ -146,3 +147,4 @@ dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewe
 
 registerLedger(dashboardRoutes);
 registerActions(dashboardRoutes);
+registerBoard(dashboardRoutes);

@@ -103,6 +103,45 @@ describe("the dashboard in chromium", () => {
     await page.close();
   });
 
+  it("shows a project's board with lanes and filters, and a task page with its dependency graph, narrow and wide", async () => {
+    const key = inject("dashKey");
+    await call(key, "project_create", { key: "BRD", title: "Board seed" });
+    const first = (await call(key, "task_create", { project_id: "BRD", title: "Pick the session store", labels: ["auth"] })).task as { id: string };
+    const second = (await call(key, "task_create", { project_id: "BRD", title: "Expire idle sessions", labels: ["auth"], depends_on: [first.id] })).task as { id: string };
+    await call(key, "task_create", { project_id: "BRD", title: "Write the launch post" });
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.getByRole("link", { name: "Projects" }).click();
+    await page.getByRole("link", { name: "BRD" }).click();
+    await page.waitForURL(`${base}/app/projects/BRD`);
+    const blocked = page.getByRole("region", { name: /Blocked/ });
+    expect((await blocked.innerText()).replace(/\s+/g, " ")).toMatch(/BRD-2 Expire idle sessions .*blocked by BRD-1 \(to do\)/);
+    await page.getByLabel("Label").fill("auth");
+    await page.getByRole("button", { name: "Filter" }).click();
+    await page.waitForURL(/label=auth/);
+    expect(await page.getByRole("region", { name: /Ready/ }).innerText()).not.toContain("Write the launch post");
+    await page.screenshot({ path: shot("board-light"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: shot("board-phone"), fullPage: true });
+    await page.getByRole("link", { name: /BRD-2 Expire idle sessions/ }).click();
+    await page.waitForURL(`${base}/app/tasks/${second.id}`);
+    expect(await page.getByRole("img", { name: /waits on 1 task/ }).count()).toBe(1);
+    expect(await page.getByRole("region", { name: "Gates" }).innerText()).toContain("Open dependencies: BRD-1 (to do)");
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: shot("task-phone"), fullPage: true });
+    await page.setViewportSize({ width: 1280, height: 900 });
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: shot("task-dark"), fullPage: true });
+    // Another tenant's task: the tools say not_found, the page says 404.
+    await call(inject("keyB"), "project_create", { key: "BRDX", title: "Another tenant" });
+    const theirs = (await call(inject("keyB"), "task_create", { project_id: "BRDX", title: "Not yours" })).task as { id: string };
+    const foreign = await page.goto(`${base}/app/tasks/${theirs.id}`);
+    expect(foreign?.status()).toBe(404);
+    await page.close();
+  });
+
   it("another tenant sees none of it; signing out ends the session", async () => {
     const page = await browser.newPage();
     await page.context().clearCookies();

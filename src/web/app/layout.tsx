@@ -22,6 +22,7 @@ export interface Viewer {
 
 const NAV: Array<[string, string]> = [
   ["/app", "Overview"],
+  ["/app/projects", "Projects"],
   ["/app/decisions", "Decisions"],
   ["/app/changes", "Changes"],
   ["/app/inbox", "Inbox"],
@@ -107,9 +108,15 @@ button.primary { background: #0969da; color: #fff; border-color: #0969da; }
 form.action { margin: .5rem 0; } form.inline { display: inline-block; margin: .25rem .5rem .25rem 0; }
 fieldset { border: 1px solid var(--line); border-radius: .4rem; margin: .4rem 0; min-width: 0; }
 .narrow { max-width: 30rem; margin: 2rem auto; }
-.filters { display: flex; flex-wrap: wrap; gap: 0 1rem; align-items: end; } .filters label { flex: 1 1 12rem; } .filters label.inline { flex: 0 1 auto; }
 .prose { white-space: pre-wrap; overflow-wrap: anywhere; margin: .25rem 0; } code { overflow-wrap: anywhere; }
 pre { max-width: 100%; overflow-x: auto; font-size: .85rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
+.filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(12rem, 100%), 1fr)); gap: 0 1rem; align-items: end; margin-bottom: 1rem; } .filter-actions { padding: .4rem 0; }
+.lanes { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(13rem, 100%), 1fr)); gap: .75rem; align-items: start; } .lane h2 { margin-top: 0; }
+.stack { display: grid; gap: 1rem; } .task-card { overflow-wrap: anywhere; } .task-body { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; }
+.graph-wrap { overflow-x: auto; } svg.graph { width: 100%; max-width: 50rem; height: auto; font-size: 12px; }
+.node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1.5; } .node text { fill: var(--fg); } .node .node-title { fill: var(--muted); }
+.node-done rect, .node-cancelled rect { stroke: var(--good); } .node-todo rect { stroke: var(--warn); } .node-in_progress rect, .node-in_review rect { stroke: var(--accent); } .node-current rect { stroke-width: 3; }
+.edge { fill: none; stroke: var(--muted); stroke-width: 1.5; } .edge-todo, .edge-in_progress, .edge-in_review { stroke: var(--warn); stroke-dasharray: 5 3; } .arrowhead { fill: var(--muted); }
 @media (max-width: 40rem) { header { padding: .5rem; } nav ul { margin-left: 0; } main { padding: .5rem; } }
 `;

@@ -7,8 +7,8 @@ import { OverseerForm } from "./forms";
 import { AppLayout, type Viewer } from "./layout";
 
 type Row = Record<string, unknown>;
-const rows = (v: unknown): Row[] => (Array.isArray(v) ? (v as Row[]) : []);
-const text = (v: unknown): string => (v === null || v === undefined ? "" : String(v));
+export const rows = (v: unknown): Row[] => (Array.isArray(v) ? (v as Row[]) : []);
+export const text = (v: unknown): string => (v === null || v === undefined ? "" : String(v));
 
 /** "in 14 min", "3 h ago": a lease or heartbeat as a person reads it. */
 export function relative(at: string, now: Date): string {
