@@ -1,5 +1,5 @@
 /**
- * The dashboard's projects, project board and task page (docs/dashboard.md: Board), read through
+ * The dashboard's projects, project board and task page (docs/dashboard.md: Projects and the board), read through
  * the tools as the signed-in person. Filters the tools lack (repository, plan) are applied here, to
  * a bounded page of tasks.
  */

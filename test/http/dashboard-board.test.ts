@@ -163,6 +163,6 @@ describe("dashboard task page", () => {
     }
     const long = await browser.fetch(`${BASE}/app/tasks/${"x".repeat(150)}`);
     expect(long.status).toBe(400);
-    expect(textOf(await long.text())).toContain("Bad request");
+    expect(textOf(await long.text())).toContain("That request is not valid");
   });
 });
