@@ -9,10 +9,9 @@
 import type { Context, Hono } from "hono";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
-import { ErrorPage } from "../web/app/errors";
 import { INBOX_PATH, InboxPage, type InboxData } from "../web/app/inbox";
 import { csrfOk } from "../web/security";
-import { DASHBOARD_PATH, html, read, viewerOf, type AppEnv } from "./dashboard";
+import { DASHBOARD_PATH, errorPage, html, read, viewerOf, type AppEnv } from "./dashboard-pages";
 import { setFlash } from "./dashboard-flash";
 
 type Row = Record<string, unknown>;
@@ -63,10 +62,6 @@ export function mentionsIn(body: string): string[] {
 function leaseOverride(form: FormData): Row {
   if (field(form, "force") !== "1") return {};
   return { force: true, reason: field(form, "reason").trim() || undefined };
-}
-
-async function errorPage(c: C, status: 400 | 403 | 404, message: string, hint?: string) {
-  return html(c, ErrorPage({ viewer: await viewerOf(c), error: { status, message, hint } }), status);
 }
 
 /** A tool's refusal of the id in the path: not found (another tenant's id among them) or malformed. */

@@ -7,9 +7,8 @@ import type { Context, Hono } from "hono";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { BoardPage, LANES, ProjectsPage, type BoardData, type BoardFilters, type Card, type LaneId } from "../web/app/board";
-import { ErrorPage } from "../web/app/errors";
 import { TaskPage, type TaskData } from "../web/app/task";
-import { html, read, viewerOf, type AppEnv } from "./dashboard";
+import { read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 type Row = Record<string, unknown>;
 type Page = { items: Row[]; next_cursor?: string };
@@ -22,19 +21,6 @@ const BLOCKER_READS = 24;
 /** Code refs read for the repository filter. */
 const REPO_REFS_MAX = 600;
 const FILTER_MAX = 200;
-
-const CODE_STATUS: Record<string, number> = { not_found: 404, invalid_input: 400, rate_limited: 429 };
-
-/** A page, or the error page with the tool's message and hint when a tool refused. */
-async function page(c: Context<AppEnv>, render: () => Promise<unknown>) {
-  try {
-    return html(c, await render());
-  } catch (e) {
-    if (!(e instanceof ToolError)) throw e;
-    const status = CODE_STATUS[e.code] ?? 500;
-    return html(c, ErrorPage({ viewer: await viewerOf(c), error: { status, message: e.message, hint: e.hint } }), status);
-  }
-}
 
 /** A filter value the tools do not know is the caller's bad input, not a missing page. */
 async function asFilter<T>(what: string, p: Promise<T>): Promise<T> {
@@ -139,7 +125,9 @@ async function taskData(ctx: Ctx, id: string): Promise<TaskData> {
 }
 
 export function registerBoard(routes: Hono<AppEnv>): void {
-  routes.get("/projects", (c) => page(c, async () => ProjectsPage({ viewer: await viewerOf(c), projects: (await read<Page>(c.get("ctx"), "project_query", { detail: "full", limit: 200 })).items })));
-  routes.get("/projects/:key", (c) => page(c, async () => BoardPage({ viewer: await viewerOf(c), data: await board(c.get("ctx"), c.req.param("key"), filtersOf(c)) })));
-  routes.get("/tasks/:id", (c) => page(c, async () => TaskPage({ viewer: await viewerOf(c), data: await taskData(c.get("ctx"), c.req.param("id")) })));
+  routes.get("/projects", (c) =>
+    toolPage(c, async () => ProjectsPage({ viewer: await viewerOf(c), projects: (await read<Page>(c.get("ctx"), "project_query", { detail: "full", limit: 200 })).items })),
+  );
+  routes.get("/projects/:key", (c) => toolPage(c, async () => BoardPage({ viewer: await viewerOf(c), data: await board(c.get("ctx"), c.req.param("key"), filtersOf(c)) })));
+  routes.get("/tasks/:id", (c) => toolPage(c, async () => TaskPage({ viewer: await viewerOf(c), data: await taskData(c.get("ctx"), c.req.param("id")) })));
 }

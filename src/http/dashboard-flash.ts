@@ -6,7 +6,7 @@
  */
 import type { Context } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import type { Flash } from "../web/app/forms";
+import type { Flash } from "../web/app/layout";
 
 const FLASH_COOKIE = "__Host-ledger-flash";
 // A cookie holds about 4 KB; the message and hint are cut well inside it.

@@ -9,25 +9,10 @@ import { notFound, ToolError } from "../core/errors";
 import { DECISION_STATUSES, type Decision } from "../work/decisions/model";
 import { CHANGES_PATH, ChangesetPage, ChangesPage, type Attempt, type Blame, type ChainCheck, type ChangesData } from "../web/app/changes";
 import { DECISIONS_PATH, DecisionPage, DecisionsPage, type DecisionsData } from "../web/app/decisions";
-import { ErrorPage } from "../web/app/errors";
-import { html, read, viewerOf, type AppEnv } from "./dashboard";
+import { read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 type Page<T> = { items: T[]; next_cursor?: string };
 type Project = { id: string; key: string; title: string };
-
-/** How a tool's refusal reads on a page: what a person's input can cause (invalid_input, invalid_since, …). */
-const statusOf = (code: string): number | undefined => (code === "not_found" ? 404 : code.startsWith("invalid_") ? 400 : undefined);
-
-/** Renders a page, or the error page when a tool refuses the person's input. */
-async function answer(c: Context<AppEnv>, back: [string, string], render: () => Promise<unknown>) {
-  try {
-    return html(c, await render());
-  } catch (e) {
-    const status = e instanceof ToolError ? statusOf(e.code) : undefined;
-    if (!status || !(e instanceof ToolError)) throw e;
-    return html(c, ErrorPage({ viewer: await viewerOf(c), error: { status, message: e.message, hint: e.hint }, back }), status);
-  }
-}
 
 /** A query parameter, bounded before any tool sees it (the tools bound it again). */
 function param(c: Context, name: string, max: number): string {
@@ -157,8 +142,8 @@ async function changesetPage(c: Context<AppEnv>) {
 }
 
 export function registerLedger(routes: Hono<AppEnv>): void {
-  routes.get("/decisions", (c) => answer(c, [DECISIONS_PATH, "All decisions"], async () => DecisionsPage({ viewer: await viewerOf(c), data: await decisionsData(c) })));
-  routes.get("/decisions/:id", (c) => answer(c, [DECISIONS_PATH, "All decisions"], () => decisionPage(c)));
-  routes.get("/changes", (c) => answer(c, [CHANGES_PATH, "All changes"], async () => ChangesPage({ viewer: await viewerOf(c), data: await changesData(c) })));
-  routes.get("/changes/changesets/:id", (c) => answer(c, [CHANGES_PATH, "All changes"], () => changesetPage(c)));
+  routes.get("/decisions", (c) => toolPage(c, async () => DecisionsPage({ viewer: await viewerOf(c), data: await decisionsData(c) }), [DECISIONS_PATH, "All decisions"]));
+  routes.get("/decisions/:id", (c) => toolPage(c, () => decisionPage(c), [DECISIONS_PATH, "All decisions"]));
+  routes.get("/changes", (c) => toolPage(c, async () => ChangesPage({ viewer: await viewerOf(c), data: await changesData(c) }), [CHANGES_PATH, "All changes"]));
+  routes.get("/changes/changesets/:id", (c) => toolPage(c, () => changesetPage(c), [CHANGES_PATH, "All changes"]));
 }

@@ -4,46 +4,28 @@
  * for the signed-in person's tenant. Sign-in exchanges an API key for an `HttpOnly` session cookie;
  * every form carries a CSRF token; the pages run no script they did not ship themselves.
  */
-import { Hono, type Context } from "hono";
+import { Hono } from "hono";
 import { deleteCookie, getCookie, setCookie } from "hono/cookie";
-import { appSessionOf, APP_SESSION_COOKIE, APP_SESSION_HOURS, endAppSession, startAppSession, type AppSession } from "../auth/app-session";
+import { appSessionOf, APP_SESSION_COOKIE, APP_SESSION_HOURS, endAppSession, startAppSession } from "../auth/app-session";
 import { identityForApiKey } from "../auth/identity";
-import { runTool } from "../core/call";
 import type { Ctx } from "../core/context";
 import { systemClock } from "../core/time";
 import { dbOf } from "../db/client";
-import type { Env } from "../env";
-import { findTool } from "../server/registry";
-import { APP_STYLESHEET, type Viewer } from "../web/app/layout";
+import { APP_STYLESHEET } from "../web/app/layout";
 import { ActivityItems, OverviewPage, type OverviewData } from "../web/app/overview";
 import { LIVE_SCRIPT } from "../web/app/live";
 import { AppSignInPage } from "../web/app/signin";
-import { csrfOk, issueCsrf, pageHeaders } from "../web/security";
+import { csrfOk, issueCsrf } from "../web/security";
 import { callerBuckets, charge, requestMeter } from "./rate-limit";
+import { DASHBOARD_PATH, html, read, viewerOf, type AppEnv } from "./dashboard-pages";
 import { registerLedger } from "./dashboard-ledger";
-import { takeFlash } from "./dashboard-flash";
 import { registerActions } from "./dashboard-actions";
 import { registerBoard } from "./dashboard-board";
 
-export const DASHBOARD_PATH = "/app";
-
-export type AppEnv = { Bindings: Env; Variables: { session: AppSession; ctx: Ctx } };
+export { DASHBOARD_PATH };
 export const dashboardRoutes = new Hono<AppEnv>();
 
 type Row = Record<string, unknown>;
-
-/** The pages' own headers: the sign-in pages' strict policy, plus the dashboard's own script. */
-function headers(): Record<string, string> {
-  const base = pageHeaders();
-  return { ...base, "Content-Security-Policy": base["Content-Security-Policy"]!.replace("default-src 'none'", "default-src 'none'; script-src 'self'; connect-src 'self'") };
-}
-
-export const html = (c: Context, body: unknown, status = 200) => c.html(body as string, status as 200, headers());
-
-/** A tool's answer for a page, run as the signed-in person through the registry. */
-export async function read<T = Row>(ctx: Ctx, name: string, args: Record<string, unknown> = {}): Promise<T> {
-  return runTool<T>(findTool(name)!, ctx, args);
-}
 
 dashboardRoutes.get("/live.js", (c) => c.body(LIVE_SCRIPT, 200, { "Content-Type": "text/javascript; charset=utf-8", "Cache-Control": "public, max-age=300", "X-Content-Type-Options": "nosniff" }));
 
@@ -96,12 +78,6 @@ dashboardRoutes.use("*", async (c, next) => {
   });
   await next();
 });
-
-export async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
-  const session = c.get("session");
-  const me = await read<{ tenant: { slug: string } }>(c.get("ctx"), "whoami");
-  return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c), operator: session.operator, flash: takeFlash(c) };
-}
 
 /** Live reservations of the tenant's first repositories (a dashboard shows a glance, not every row). */
 async function reservations(ctx: Ctx): Promise<Row[]> {

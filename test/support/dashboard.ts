@@ -1,7 +1,10 @@
 /** The dashboard's workerd tests: a browser signed in with a key, and seeding through the MCP tools. */
-import { expect } from "vitest";
+import { expect, vi } from "vitest";
 import { connectClient, workerFetch } from "./helpers";
 import { Browser, hiddenField } from "./oauth-flow";
+
+// A dashboard page runs several tools and each test seeds through MCP clients: more than the default 5 s on a busy machine.
+vi.setConfig({ testTimeout: 20_000 });
 
 export const BASE = "https://ledger.test";
 export const send = (url: string, init?: RequestInit) => workerFetch(url, init);

@@ -13,26 +13,6 @@ const text = (v: unknown): string => (v === null || v === undefined ? "" : Strin
 const path = (...parts: string[]) => `/app/${parts.map(encodeURIComponent).join("/")}`;
 
 /** What a form did, shown once on the page it returned to. */
-export interface Flash {
-  ok: boolean;
-  message: string;
-  hint?: string;
-}
-
-export function FlashNote(props: { flash?: Flash }) {
-  const f = props.flash;
-  if (!f) return null;
-  return f.ok ? (
-    <p class="card flash good" role="status">
-      {f.message}
-    </p>
-  ) : (
-    <div class="card flash error" role="alert">
-      <p>{f.message}</p>
-      {f.hint ? <p class="muted">{f.hint}</p> : null}
-    </div>
-  );
-}
 
 /** Whether this viewer may be shown forms that change data. */
 export const canWrite = (viewer: Viewer) => viewer.access === "full";

@@ -5,7 +5,28 @@
 import type { Child } from "hono/jsx";
 import { FAVICON_PATH, CSRF_FIELD } from "../security";
 import { LIVE_SCRIPT_PATH } from "./live";
-import { FlashNote, type Flash } from "./forms";
+
+/** The outcome of the last form, shown once on the page the form returned to. */
+export interface Flash {
+  ok: boolean;
+  message: string;
+  hint?: string;
+}
+
+export function FlashNote(props: { flash?: Flash }) {
+  const f = props.flash;
+  if (!f) return null;
+  return f.ok ? (
+    <p class="card flash good" role="status">
+      {f.message}
+    </p>
+  ) : (
+    <div class="card flash error" role="alert">
+      <p>{f.message}</p>
+      {f.hint ? <p class="muted">{f.hint}</p> : null}
+    </div>
+  );
+}
 
 export const APP_STYLESHEET_PATH = "/app/style.css";
 
