@@ -16,10 +16,10 @@ type Page<T> = { items: T[]; next_cursor?: string };
 type Project = { id: string; key: string; title: string };
 
 /** How a tool's refusal reads on a page: what a person's input can cause (invalid_input, invalid_since, …). */
-const statusOf = (code: string): number | undefined => (code === "not_found" ? 404 : code.startsWith("invalid_") ? 400 : undefined);
+const statusOf = (code: string): number | undefined => (code.endsWith("not_found") ? 404 : code.startsWith("invalid_") ? 400 : undefined);
 
 /** Renders a page, or the error page when a tool refuses the person's input. */
-async function answer(c: Context<AppEnv>, back: [string, string], render: () => Promise<unknown>) {
+export async function answer(c: Context<AppEnv>, back: [string, string], render: () => Promise<unknown>) {
   try {
     return html(c, await render());
   } catch (e) {
@@ -30,14 +30,14 @@ async function answer(c: Context<AppEnv>, back: [string, string], render: () => 
 }
 
 /** A query parameter, bounded before any tool sees it (the tools bound it again). */
-function param(c: Context, name: string, max: number): string {
+export function param(c: Context, name: string, max: number): string {
   const v = (c.req.query(name) ?? "").trim();
   if (v.length > max) throw new ToolError("invalid_input", `${name} is longer than ${max} characters.`, { hint: "Shorten it." });
   return v;
 }
 
 /** The query string of the page after this one: the same filters, plus the tool's cursor. */
-function nextQuery(filters: Record<string, string>, cursor: string | undefined): string | undefined {
+export function nextQuery(filters: Record<string, string>, cursor: string | undefined): string | undefined {
   if (!cursor) return undefined;
   const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
   q.set("cursor", cursor);
