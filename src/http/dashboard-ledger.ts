@@ -9,25 +9,10 @@ import { notFound, ToolError } from "../core/errors";
 import { DECISION_STATUSES, type Decision } from "../work/decisions/model";
 import { CHANGES_PATH, ChangesetPage, ChangesPage, type Attempt, type Blame, type ChainCheck, type ChangesData } from "../web/app/changes";
 import { DECISIONS_PATH, DecisionPage, DecisionsPage, type DecisionsData } from "../web/app/decisions";
-import { read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
+import { nextQuery, param, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 type Page<T> = { items: T[]; next_cursor?: string };
 type Project = { id: string; key: string; title: string };
-
-/** A query parameter, bounded before any tool sees it (the tools bound it again). */
-function param(c: Context, name: string, max: number): string {
-  const v = (c.req.query(name) ?? "").trim();
-  if (v.length > max) throw new ToolError("invalid_input", `${name} is longer than ${max} characters.`, { hint: "Shorten it." });
-  return v;
-}
-
-/** The query string of the page after this one: the same filters, plus the tool's cursor. */
-function nextQuery(filters: Record<string, string>, cursor: string | undefined): string | undefined {
-  if (!cursor) return undefined;
-  const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
-  q.set("cursor", cursor);
-  return q.toString();
-}
 
 const projectsOf = async (ctx: Ctx) => (await read<Page<Project>>(ctx, "project_query", { limit: 200 })).items;
 

@@ -35,7 +35,7 @@ export async function read<T = Row>(ctx: Ctx, name: string, args: Record<string,
 }
 
 /** How a tool's refusal reads as a page: what the person's input (an id, a filter) can cause. */
-const REFUSAL_STATUS = (code: string): 400 | 404 | 429 | undefined => (code === "not_found" ? 404 : code === "rate_limited" ? 429 : code.startsWith("invalid_") ? 400 : undefined);
+const REFUSAL_STATUS = (code: string): 400 | 404 | 429 | undefined => (code.endsWith("not_found") ? 404 : code === "rate_limited" ? 429 : code.startsWith("invalid_") ? 400 : undefined);
 
 /** The error page, with the way back when there is one. */
 export async function errorPage(c: Context<AppEnv>, status: 400 | 403 | 404 | 429, message: string, hint?: string, back?: [string, string]) {
@@ -57,4 +57,19 @@ export async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
   const session = c.get("session");
   const me = await read<{ tenant: { slug: string } }>(c.get("ctx"), "whoami");
   return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c), operator: session.operator, flash: takeFlash(c) };
+}
+
+/** A query parameter, bounded before any tool sees it (the tools bound it again). */
+export function param(c: Context, name: string, max: number): string {
+  const v = (c.req.query(name) ?? "").trim();
+  if (v.length > max) throw new ToolError("invalid_input", `${name} is longer than ${max} characters.`, { hint: "Shorten it." });
+  return v;
+}
+
+/** The query string of the page after this one: the same filters, plus the tool's cursor. */
+export function nextQuery(filters: Record<string, string>, cursor: string | undefined): string | undefined {
+  if (!cursor) return undefined;
+  const q = new URLSearchParams(Object.entries(filters).filter(([, v]) => v));
+  q.set("cursor", cursor);
+  return q.toString();
 }

@@ -21,6 +21,7 @@ import { DASHBOARD_PATH, html, read, viewerOf, type AppEnv } from "./dashboard-p
 import { registerLedger } from "./dashboard-ledger";
 import { registerActions } from "./dashboard-actions";
 import { registerBoard } from "./dashboard-board";
+import { registerWork } from "./dashboard-work";
 
 export { DASHBOARD_PATH };
 export const dashboardRoutes = new Hono<AppEnv>();
@@ -124,3 +125,4 @@ dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewe
 registerLedger(dashboardRoutes);
 registerActions(dashboardRoutes);
 registerBoard(dashboardRoutes);
+registerWork(dashboardRoutes);

@@ -289,3 +289,34 @@ describe("the decision log and the change ledger in chromium", () => {
     await page.close();
   });
 });
+
+describe("runs and code in chromium", () => {
+  it("draws the run tree, opens a subagent's run, and shows the code page, narrow and dark", async () => {
+    const key = inject("dashKey");
+    const child = (await call(key, "run_fork", { label: "e2e reviewer subagent", goal: "Review the dashboard", agent_role: "reviewer" })).run as { run_key: string };
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.getByRole("link", { name: "Runs" }).click();
+    await page.waitForURL(`${base}/app/runs`);
+    expect((await page.locator("main").innerText()).replace(/\s+/g, " ")).toMatch(/e2e reviewer subagent subagent .*reviewer · heartbeat/);
+    await page.screenshot({ path: shot("runs-light"), fullPage: true });
+    await page.getByRole("link", { name: "e2e reviewer subagent" }).click();
+    await page.waitForURL(`${base}/app/runs/${child.run_key}`);
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("e2e reviewer subagent");
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.screenshot({ path: shot("run-phone"), fullPage: true });
+    await page.getByRole("link", { name: "Code" }).click();
+    await page.waitForURL(`${base}/app/code`);
+    expect(await page.getByRole("heading", { name: "Indexes" }).count()).toBe(1);
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: shot("code-phone-dark"), fullPage: true });
+    // Another tenant's run: the tools say not_found, the page says 404.
+    await page.context().clearCookies();
+    await signIn(page, inject("keyB"));
+    expect((await page.goto(`${base}/app/runs/${child.run_key}`))?.status()).toBe(404);
+    await page.close();
+  });
+});

@@ -47,6 +47,8 @@ const NAV: Array<[string, string]> = [
   ["/app/decisions", "Decisions"],
   ["/app/changes", "Changes"],
   ["/app/inbox", "Inbox"],
+  ["/app/runs", "Runs"],
+  ["/app/code", "Code"],
 ];
 
 export function AppLayout(props: { title: string; viewer?: Viewer; current?: string; children: Child }) {
