@@ -19,7 +19,7 @@ type Project = { id: string; key: string; title: string };
 const statusOf = (code: string): number | undefined => (code === "not_found" ? 404 : code.startsWith("invalid_") ? 400 : undefined);
 
 /** Renders a page, or the error page when a tool refuses the person's input. */
-async function answer(c: Context<AppEnv>, back: [string, string], render: () => Promise<unknown>) {
+export async function answer(c: Context<AppEnv>, back: [string, string], render: () => Promise<unknown>) {
   try {
     return html(c, await render());
   } catch (e) {
@@ -30,7 +30,7 @@ async function answer(c: Context<AppEnv>, back: [string, string], render: () => 
 }
 
 /** A query parameter, bounded before any tool sees it (the tools bound it again). */
-function param(c: Context, name: string, max: number): string {
+export function param(c: Context, name: string, max: number): string {
   const v = (c.req.query(name) ?? "").trim();
   if (v.length > max) throw new ToolError("invalid_input", `${name} is longer than ${max} characters.`, { hint: "Shorten it." });
   return v;

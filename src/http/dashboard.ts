@@ -24,6 +24,7 @@ import { registerLedger } from "./dashboard-ledger";
 import { takeFlash } from "./dashboard-flash";
 import { registerActions } from "./dashboard-actions";
 import { registerBoard } from "./dashboard-board";
+import { registerKnowledge } from "./dashboard-knowledge";
 
 export const DASHBOARD_PATH = "/app";
 
@@ -148,3 +149,4 @@ dashboardRoutes.get("/", async (c) => html(c, OverviewPage({ viewer: await viewe
 registerLedger(dashboardRoutes);
 registerActions(dashboardRoutes);
 registerBoard(dashboardRoutes);
+registerKnowledge(dashboardRoutes);

@@ -25,6 +25,7 @@ const NAV: Array<[string, string]> = [
   ["/app/projects", "Projects"],
   ["/app/decisions", "Decisions"],
   ["/app/changes", "Changes"],
+  ["/app/knowledge", "Knowledge"],
   ["/app/inbox", "Inbox"],
 ];
 
