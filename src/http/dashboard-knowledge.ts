@@ -30,12 +30,13 @@ async function knowledgeData(c: Context<AppEnv>): Promise<KnowledgeData> {
   const kind = param(c, "kind", 20);
   const lexical = c.req.query("lexical") === "1";
   if (kind && !(NOTE_KINDS as readonly string[]).includes(kind)) throw new ToolError("invalid_input", `Unknown note kind '${kind}'.`, { hint: `Note kinds: ${NOTE_KINDS.join(", ")}.` });
-  const [notes, skills, docs] = await Promise.all([
+  const [notes, skills, docs, actors] = await Promise.all([
     q ? read<NonNullable<KnowledgeData["notes"]>>(ctx, "knowledge_search", { q, kind: kind || undefined, lexical_only: lexical, top_k: NOTES_SHOWN }) : undefined,
     read<{ items: Skill[] }>(ctx, "skill_list", { q: q ? q.slice(0, 200) : undefined, limit: SKILLS_SHOWN }),
     q
       ? docsStep<Docs>(c, "search", { query: q, type: lexical ? "keyword" : "hybrid", limit: DOCUMENTS_SHOWN, use_session: false })
       : docsStep<Docs>(c, "list", { limit: DOCUMENTS_SHOWN, use_session: false }),
+    read<{ items: Array<{ id: string; display_name: string; external_ref: string }> }>(ctx, "actor_query", { limit: 200 }),
   ]);
   return {
     now: ctx.clock.now(),
@@ -45,6 +46,7 @@ async function knowledgeData(c: Context<AppEnv>): Promise<KnowledgeData> {
     lexical,
     notes: notes && { ...notes, items: notes.items as FoundNote[] },
     skills: skills.items,
+    names: new Map(actors.items.map((a) => [a.id, a.display_name || a.external_ref])),
     documents: { items: docs.results ?? docs.documents ?? [], total: docs.total, searched: Boolean(q), warnings: docs.warnings ?? [] },
   };
 }

@@ -40,7 +40,7 @@ describe("dashboard knowledge", () => {
     const found = await (await browser.fetch(`${BASE}/app/knowledge?q=signing+key`)).text();
     const text = textOf(found);
     expect(text).toMatch(/1 note\(s\), best match first \((hybrid|lexical), words\)/);
-    expect(text).toMatch(/runbook Rotating the signing key security .*Rotate the webhook signing key/);
+    expect(text).toMatch(/runbook Rotating the signing key security .*Rotate the webhook signing key.* v1 · updated \d+ s ago by ada/);
     expect(text).not.toContain("Flaky queue test");
     // The same words narrow the skills and documents.
     expect(text).toContain("No skills match.");

@@ -33,6 +33,8 @@ export interface KnowledgeData {
   /** knowledge_search's answer; absent without words to search for (the tools list notes only by search). */
   notes?: { items: FoundNote[]; mode: string; match: string; note: string };
   skills: Skill[];
+  /** Actors' names by id, where the page knows them. */
+  names: Map<string, string>;
   documents: { items: DocView[]; total: number; searched: boolean; warnings: string[] };
 }
 
@@ -68,7 +70,7 @@ function Notes(props: { data: KnowledgeData }) {
               {n.stale ? <span class="pill warn"> stale since {relative(n.stale.at, now)}</span> : null}
               <p class="prose">{n.snippet}</p>
               <span class="muted">
-                v{n.version} · updated {relative(n.updated_at, now)} by {n.updated_by}
+                v{n.version} · updated {relative(n.updated_at, now)} by {props.data.names.get(n.updated_by) ?? n.updated_by}
               </span>
             </li>
           ))}
@@ -144,7 +146,7 @@ export function KnowledgePage(props: { viewer: Viewer; data: KnowledgeData }) {
           </select>
         </label>
         <label class="inline">
-          <input type="checkbox" name="lexical" value="1" checked={data.lexical} /> Words only (no meaning)
+          <input type="checkbox" name="lexical" value="1" checked={data.lexical} /> Skip ranking by meaning (words alone)
         </label>
         <div class="filter-actions">
           <button type="submit">Search</button>
