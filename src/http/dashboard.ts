@@ -22,6 +22,7 @@ import { registerLedger } from "./dashboard-ledger";
 import { registerActions } from "./dashboard-actions";
 import { registerBoard } from "./dashboard-board";
 import { registerWork } from "./dashboard-work";
+import { registerKnowledge } from "./dashboard-knowledge";
 
 export { DASHBOARD_PATH };
 export const dashboardRoutes = new Hono<AppEnv>();
@@ -126,3 +127,4 @@ registerLedger(dashboardRoutes);
 registerActions(dashboardRoutes);
 registerBoard(dashboardRoutes);
 registerWork(dashboardRoutes);
+registerKnowledge(dashboardRoutes);

@@ -288,6 +288,31 @@ describe("the decision log and the change ledger in chromium", () => {
     expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("Not found");
     await page.close();
   });
+
+  it("searches knowledge, skills and documents, and opens a document's text", async () => {
+    const key = inject("dashKey");
+    await call(key, "knowledge_write", { title: "Warming the embedding cache", body: "Warm the embedding cache before a bulk import; cold lookups time out.", kind: "runbook" });
+    await call(key, "skill_upsert", { slug: "bulk-import", name: "Bulk import", description: "Import a backlog of embedding jobs in batches.", body: "# Steps" });
+    await call(key, "docs_execute", { operations: [{ op: "add", params: { name: "runbooks/embedding.md", content: "# Embedding backfill\n\nThe embedding backfill runs every ten minutes.\n" } }] });
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.getByRole("link", { name: "Knowledge" }).click();
+    await page.getByLabel("Words", { exact: true }).fill("embedding");
+    await page.getByRole("button", { name: "Search" }).click();
+    expect(await page.locator("#notes").innerText()).toContain("Warming the embedding cache");
+    expect(await page.locator("#skills").innerText()).toContain("Import a backlog of embedding jobs in batches.");
+    await page.screenshot({ path: shot("knowledge-light"), fullPage: true });
+    await fitsPhone(page, "knowledge");
+    await page.locator("#documents").getByRole("link", { name: "Embedding backfill" }).click();
+    expect(new URL(page.url()).pathname).toMatch(/^\/app\/documents\/[0-9a-f]{64}$/);
+    expect(await page.locator("#document-text").innerText()).toContain("The embedding backfill runs every ten minutes.");
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: shot("document-dark"), fullPage: true });
+    await page.goto(`${base}/app/documents/${"0".repeat(64)}`);
+    expect(await page.getByRole("heading", { level: 1 }).innerText()).toBe("Not found");
+    await page.close();
+  });
 });
 
 describe("runs and code in chromium", () => {

@@ -46,6 +46,7 @@ const NAV: Array<[string, string]> = [
   ["/app/projects", "Projects"],
   ["/app/decisions", "Decisions"],
   ["/app/changes", "Changes"],
+  ["/app/knowledge", "Knowledge"],
   ["/app/inbox", "Inbox"],
   ["/app/runs", "Runs"],
   ["/app/code", "Code"],
