@@ -10,7 +10,7 @@
  * Anything else answers `{}`.
  */
 import type { Ctx } from "../../core/context";
-import { digestText, judgeEdit, noteEdits, obj, repoRelativePath, sessionIdOf, str, unloggedReminder, type HookAnswer, type HookOptions, type Json, contextAnswer } from "./findings";
+import { digestText, judgeEdit, noteEdits, obj, repoRelativePath, sessionIdOf, str, reminderAnswer, type HookAnswer, type HookOptions, type Json, contextAnswer } from "./findings";
 
 /** The tools whose input names a file they write. */
 const EDIT_TOOLS = new Set(["Edit", "Write", "MultiEdit", "NotebookEdit"]);
@@ -36,14 +36,8 @@ export async function answerClaudeCode(ctx: Ctx, event: Json, options: HookOptio
     const logged = await noteEdits(ctx, sessionIdOf(event), [{ path, tool, changeType: tool === "Write" ? "add" : "modify" }], options);
     return contextAnswer(name, logged);
   }
-  if (name === "PreCompact" || name === "Stop") {
-    // A Stop hook that already made the agent go on once does not hold it again.
-    if (event.stop_hook_active === true) return {};
-    const reminder = await unloggedReminder(ctx, sessionIdOf(event));
-    if (!reminder) return {};
-    // Stop can be held once so the agent logs; compaction is only told (it cannot be held).
-    return name === "Stop" && options.holdAtStop ? { decision: "block", reason: reminder } : { systemMessage: reminder };
-  }
+  // Stop can be held once so the agent logs; compaction is only told (it cannot be held).
+  if (name === "PreCompact" || name === "Stop") return reminderAnswer(ctx, event, name === "Stop" && options.holdAtStop, "block");
   return {};
 }
 

@@ -20,11 +20,11 @@ import {
   MAX_EDIT_PATHS,
   noteEdits,
   obj,
-  priorAttempts,
+  afterEditAnswer,
   repoRelativePath,
   sessionIdOf,
   str,
-  unloggedReminder,
+  reminderAnswer,
   type EditedFile,
   type HookAnswer,
   type HookOptions,
@@ -47,25 +47,19 @@ export async function answerCodex(ctx: Ctx, event: Json, options: HookOptions): 
     const files = patchedFiles(event);
     if (files.length === 0) return {};
     const logged = await noteEdits(ctx, sessionIdOf(event), files, options);
-    const history = options.repository
-      ? await priorAttempts(
-          ctx,
-          files.map((f) => f.path),
-        )
-      : null;
-    const context = [history, logged].filter(Boolean).join("\n");
-    return contextAnswer(name, context);
+    return afterEditAnswer(
+      ctx,
+      name,
+      files.map((f) => f.path),
+      logged,
+      options,
+    );
   }
   if (name === "SessionStart") {
     const text = await digestText(ctx);
     return contextAnswer(name, text);
   }
-  if (name === "Stop" || name === "PreCompact") {
-    if (event.stop_hook_active === true) return {};
-    const reminder = await unloggedReminder(ctx, sessionIdOf(event));
-    if (!reminder) return {};
-    return name === "Stop" && options.holdAtStop ? { decision: "block", reason: reminder } : { systemMessage: reminder };
-  }
+  if (name === "Stop" || name === "PreCompact") return reminderAnswer(ctx, event, name === "Stop" && options.holdAtStop, "block");
   return {};
 }
 

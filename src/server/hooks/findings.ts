@@ -53,6 +53,23 @@ export interface HookOptions {
 /** A hook's answer in the client's own output format; `{}` lets the agent go on as usual. */
 export type HookAnswer = Json;
 
+/** After an edit: the prior attempts on the files (when the repository is known) and what was logged, as context. */
+export async function afterEditAnswer(ctx: Ctx, name: string, paths: readonly string[], logged: string | null, options: HookOptions): Promise<HookAnswer> {
+  const history = options.repository ? await priorAttempts(ctx, paths) : null;
+  return contextAnswer(name, [history, logged].filter(Boolean).join("\n"));
+}
+
+/**
+ * At a turn's end or before compaction: the reminder of unlogged edits, holding the agent once
+ * (`hold`, with the client's own word for it) or only telling it; a hook already re-run after a hold says nothing.
+ */
+export async function reminderAnswer(ctx: Ctx, event: Json, hold: boolean, holdWord: "block" | "deny"): Promise<HookAnswer> {
+  if (event.stop_hook_active === true) return {};
+  const reminder = await unloggedReminder(ctx, sessionIdOf(event));
+  if (!reminder) return {};
+  return hold ? { decision: holdWord, reason: reminder } : { systemMessage: reminder };
+}
+
 /** Context for the model in the shape Claude Code, Codex and Gemini CLI share; nothing to say is `{}`. */
 export const contextAnswer = (hookEventName: string, text: string | null | undefined): HookAnswer => (text ? { hookSpecificOutput: { hookEventName, additionalContext: text } } : {});
 

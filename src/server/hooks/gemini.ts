@@ -19,11 +19,11 @@ import {
   judgeEdit,
   noteEdits,
   obj,
-  priorAttempts,
+  afterEditAnswer,
   repoRelativePath,
   sessionIdOf,
   str,
-  unloggedReminder,
+  reminderAnswer,
   type HookAnswer,
   type HookOptions,
   type Json,
@@ -46,21 +46,14 @@ export async function answerGemini(ctx: Ctx, event: Json, options: HookOptions):
     if (!path) return {};
     const tool = str(event.tool_name, 100);
     const logged = await noteEdits(ctx, sessionIdOf(event), [{ path, tool, changeType: tool === "write_file" ? "add" : "modify" }], options);
-    const history = options.repository ? await priorAttempts(ctx, [path]) : null;
-    const context = [history, logged].filter(Boolean).join("\n");
-    return contextAnswer(name, context);
+    return afterEditAnswer(ctx, name, [path], logged, options);
   }
   if (name === "SessionStart") {
     const text = await digestText(ctx);
     return contextAnswer(name, text);
   }
-  if (name === "AfterAgent" || name === "PreCompress") {
-    // An AfterAgent already running as part of a retry does not hold the agent again.
-    if (event.stop_hook_active === true) return {};
-    const reminder = await unloggedReminder(ctx, sessionIdOf(event));
-    if (!reminder) return {};
-    return name === "AfterAgent" && options.holdAtStop ? { decision: "deny", reason: reminder } : { systemMessage: reminder };
-  }
+  // An AfterAgent already running as part of a retry does not hold the agent again.
+  if (name === "AfterAgent" || name === "PreCompress") return reminderAnswer(ctx, event, name === "AfterAgent" && options.holdAtStop, "deny");
   return {};
 }
 

@@ -3,6 +3,7 @@
  * their counts, a GET form of filters, and cards that show their dependencies' status and their
  * lease. Data comes from the tools; this only draws it.
  */
+import { Choice } from "./fields";
 import { AppLayout, type Viewer } from "./layout";
 import { relative, text } from "./overview";
 
@@ -88,22 +89,6 @@ export function ProjectsPage(props: { viewer: Viewer; projects: Row[] }) {
         <p class="muted">No projects yet.</p>
       )}
     </AppLayout>
-  );
-}
-
-function Choice(props: { name: keyof BoardFilters; label: string; value: string; options: Array<[string, string]> }) {
-  return (
-    <label>
-      {props.label}
-      <select name={props.name}>
-        <option value="">any</option>
-        {props.options.map(([value, label]) => (
-          <option value={value} selected={value === props.value}>
-            {label}
-          </option>
-        ))}
-      </select>
-    </label>
   );
 }
 

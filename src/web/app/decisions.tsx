@@ -2,6 +2,7 @@
  * The decision log: search and filters (a GET form, so it works without script), each decision's
  * status and its place in a supersede chain; and one decision in full. Data comes from the tools.
  */
+import { Choice, plainOptions } from "./fields";
 import type { Decision } from "../../work/decisions/model";
 import { AppLayout, type Viewer } from "./layout";
 import { relative } from "./overview";
@@ -58,28 +59,14 @@ export function DecisionsPage(props: { viewer: Viewer; data: DecisionsData }) {
           Words
           <input type="text" name="q" value={data.q} maxlength={500} />
         </label>
-        <label>
-          Project
-          <select name="project">
-            <option value="">All projects</option>
-            {data.projects.map((p) => (
-              <option value={p.key} selected={p.key === data.project || p.id === data.project}>
-                {p.key} · {p.title}
-              </option>
-            ))}
-          </select>
-        </label>
-        <label>
-          Status
-          <select name="status">
-            <option value="">Any status</option>
-            {data.statuses.map((s) => (
-              <option value={s} selected={s === data.status}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice
+          name="project"
+          label="Project"
+          any="All projects"
+          value={data.projects.find((p) => p.key === data.project || p.id === data.project)?.key ?? ""}
+          options={data.projects.map((p) => [p.key, `${p.key} · ${p.title}`] as const)}
+        />
+        <Choice name="status" label="Status" any="Any status" value={data.status} options={plainOptions(data.statuses)} />
         <label class="inline">
           <input type="checkbox" name="semantic" value="1" checked={data.semantic} /> Rank by meaning too
         </label>

@@ -3,6 +3,7 @@
  * (knowledge_search, skill_list, docs_query), and one document's text. Rendering only; data comes
  * from the tools.
  */
+import { Choice, plainOptions } from "./fields";
 import type { Note } from "../../work/knowledge/model";
 import type { Skill } from "../../work/skills/model";
 import { AppLayout, type Viewer } from "./layout";
@@ -134,17 +135,7 @@ export function KnowledgePage(props: { viewer: Viewer; data: KnowledgeData }) {
           Words
           <input type="text" name="q" value={data.q} maxlength={500} />
         </label>
-        <label>
-          Note kind
-          <select name="kind">
-            <option value="">Any kind</option>
-            {data.kinds.map((k) => (
-              <option value={k} selected={k === data.kind}>
-                {k}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice name="kind" label="Note kind" any="Any kind" value={data.kind} options={plainOptions(data.kinds)} />
         <label class="inline">
           <input type="checkbox" name="lexical" value="1" checked={data.lexical} /> Skip ranking by meaning (words alone)
         </label>

@@ -2,6 +2,7 @@
  * Runs: the tree of sessions and the subagents forked from them, with what each produced (the
  * run_summary rollup); and one run with its subtree and its activity. Data comes from the tools.
  */
+import { Choice, plainOptions } from "./fields";
 import type { Run } from "../../work/runs/model";
 import { AppLayout, type Viewer } from "./layout";
 import { ActivityItems, relative } from "./overview";
@@ -92,17 +93,7 @@ export function RunsPage(props: { viewer: Viewer; data: RunsData }) {
     <AppLayout title="Runs" viewer={props.viewer} current={RUNS_PATH}>
       <h1>Runs</h1>
       <form method="get" action={RUNS_PATH} class="card filters" role="search" aria-label="Filter runs">
-        <label>
-          Status
-          <select name="status">
-            <option value="">Any status</option>
-            {data.statuses.map((s) => (
-              <option value={s} selected={s === data.status}>
-                {s}
-              </option>
-            ))}
-          </select>
-        </label>
+        <Choice name="status" label="Status" any="Any status" value={data.status} options={plainOptions(data.statuses)} />
         <div class="filter-actions">
           <button type="submit">Show</button>
         </div>
