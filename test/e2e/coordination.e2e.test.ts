@@ -189,6 +189,66 @@ describe("coordination over HTTP (wrangler dev)", () => {
     expect(start.hookSpecificOutput!.additionalContext).toContain("you are claude-code");
   });
 
+  it("answers Codex's, Gemini CLI's and Cursor's hooks in their own formats: a reserved file's edit denied, the digest at session start", async () => {
+    const holder = await connect(inject("raceKeys")[2]!, "coordination,repos");
+    const repo = "acme/e2e-client-hooks";
+    expect((await holder("repo_register", { slug: repo })).ok).toBe(true);
+    expect((await holder("path_reserve", { repository_id: repo, paths: ["src/billing/"], reason: "invoice rewrite" })).reserved).toBe(true);
+    const post = async (client: string, event: unknown) => {
+      const res = await fetch(`${inject("baseUrl")}/mcp/hooks/${client}?repository=${repo}`, {
+        method: "POST",
+        headers: { "Content-Type": "application/json", Authorization: `Bearer ${inject("keyA")}` },
+        body: JSON.stringify(event),
+      });
+      expect(res.status).toBe(200);
+      return (await res.json()) as Record<string, unknown> & { hookSpecificOutput?: Record<string, string> };
+    };
+    const cwd = "/work/billing";
+    // Codex: apply_patch's own patch text names the files.
+    const patch = ["*** Begin Patch", "*** Update File: src/billing/invoice.ts", "@@", "-a", "+b", "*** End Patch"].join("\n");
+    const codex = await post("codex", {
+      session_id: "thr_e2e",
+      transcript_path: null,
+      cwd,
+      hook_event_name: "PreToolUse",
+      model: "gpt-5",
+      permission_mode: "default",
+      turn_id: "turn_1",
+      tool_name: "apply_patch",
+      tool_use_id: "call_1",
+      tool_input: { command: patch },
+    });
+    expect(codex.hookSpecificOutput).toMatchObject({ hookEventName: "PreToolUse", permissionDecision: "deny" });
+    expect(codex.hookSpecificOutput!.permissionDecisionReason).toContain("src/billing/invoice.ts is reserved by racer-3");
+    // Gemini CLI: BeforeTool on replace, a path relative to the cwd.
+    const gemini = await post("gemini", {
+      session_id: "g_e2e",
+      transcript_path: "/t.json",
+      cwd,
+      hook_event_name: "BeforeTool",
+      timestamp: new Date().toISOString(),
+      tool_name: "replace",
+      tool_input: { file_path: "src/billing/invoice.ts", old_string: "a", new_string: "b" },
+    });
+    expect(gemini).toMatchObject({ decision: "deny" });
+    expect(String(gemini.reason)).toContain("src/billing/invoice.ts is reserved by racer-3");
+    // Cursor: the digest at sessionStart.
+    const cursor = await post("cursor", {
+      conversation_id: "c_e2e",
+      session_id: "c_e2e",
+      generation_id: "gen-1",
+      model: "auto",
+      hook_event_name: "sessionStart",
+      cursor_version: "2.4.0",
+      workspace_roots: [cwd],
+      user_email: null,
+      transcript_path: null,
+      is_background_agent: false,
+      composer_mode: "agent",
+    });
+    expect(String(cursor.additional_context)).toContain("you are claude-code");
+  });
+
   it("puts a hook's logged edit on the run of the MCP session that sent the same client session id", async () => {
     const key = inject("raceKeys")[3]!;
     const client = `e2e-${crypto.randomUUID()}`;
