@@ -68,7 +68,7 @@ export const logChangeTool = defineTool({
     project: label("Project name (default: your run's repository's project, else the repository's name)."),
     changeset_id: label("Slug grouping the changes of one feature or task."),
     rename_from: z.string().max(PATH_MAX).optional().describe("With change_type 'rename': the previous path (entity_path is the new one)."),
-    revisit_after: z.string().max(64).optional().describe("When to revisit this decision: a date (2026-12-01) or an offset (90d, 6mo, 1y)."),
+    revisit_after: z.string().max(64).optional().describe("Revisit on a date (2026-12-01) or after an offset (90d, 6mo)."),
     expires_when: z
       .string()
       .max(PATH_MAX + 32)
@@ -134,7 +134,7 @@ export const changeHistoryTool = defineTool({
   toolset: "changes",
   description: "Filtered history across all entities, newest first. (Seed name: history.)",
   input: z.object({
-    since: z.string().max(64).optional().describe("Only events since: a window (15m, 24h, 7d, 5mo, 1y) or an ISO-8601 time."),
+    since: z.string().max(64).optional().describe("Only since: 24h, 7d, … or ISO-8601."),
     entity_path: z.string().max(PATH_MAX).optional().describe("Exact entity or dotted prefix."),
     project: label("Exact project name."),
     changeset_id: label("Exact changeset slug."),
@@ -200,7 +200,7 @@ export const priorAttemptsTool = defineTool({
   name: "prior_attempts",
   title: "Prior attempts on an entity",
   toolset: "changes",
-  description: "Call before editing an entity: earlier attempts and how they ended, so you do not repeat an undone change. Usually empty.",
+  description: "Call before editing an entity: earlier attempts and how they ended, not to repeat one undone. Usually empty.",
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("The entity you will change (exact or dotted prefix)."),
     description: z.string().max(4096).optional().describe("Free text when you have no path; a substring of reasoning, diffs and paths."),
@@ -233,7 +233,7 @@ export const staleDecisionsTool = defineTool({
   name: "stale_decisions",
   title: "Stale decisions due for revisit",
   toolset: "changes",
-  description: "Decisions due for a revisit (date, expires_when or stale_when) whose entity is still in use, most overdue first.",
+  description: "Decisions due for a revisit whose entity is still in use, most overdue first.",
   input: z.object({
     entity_path: z.string().max(PATH_MAX).optional().describe("Only this entity (exact or dotted prefix)."),
     project: label("Exact project name."),

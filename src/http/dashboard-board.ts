@@ -8,7 +8,7 @@ import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { BoardPage, LANES, ProjectsPage, type BoardData, type BoardFilters, type Card, type LaneId } from "../web/app/board";
 import { TaskPage, type TaskData } from "../web/app/task";
-import { read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
+import { actorNames, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 type Row = Record<string, unknown>;
 type Page = { items: Row[]; next_cursor?: string };
@@ -100,14 +100,14 @@ function codeRefHref(r: Row, repos: Map<string, Row>): string | null {
 async function taskData(ctx: Ctx, id: string): Promise<TaskData> {
   const detail = await read<Row & { task: Row }>(ctx, "task_get", { task_id: id });
   const taskId = detail.task.id;
-  const [deps, dependents, refs, attachments, reviews, activity, actors, repos] = await Promise.all([
+  const [deps, dependents, refs, attachments, reviews, activity, names, repos] = await Promise.all([
     read<Page>(ctx, "task_query", { dependencies_of: taskId, limit: 100 }),
     read<Page>(ctx, "task_query", { dependents_of: taskId, limit: 100 }),
     read<Page>(ctx, "code_ref_query", { object_type: "task", object_id: taskId, limit: 100 }),
     read<Page>(ctx, "attachment_query", { object_type: "task", object_id: taskId, limit: 100 }),
     read<Page>(ctx, "handoff_query", { direction: "any", type: ["review"], related_task_id: taskId, limit: 50 }),
     read<Page>(ctx, "activity_query", { object_type: "task", object_id: taskId, limit: 50 }),
-    read<Page>(ctx, "actor_query", { limit: 200 }),
+    actorNames(ctx),
     read<Page>(ctx, "repo_query", { limit: 200 }),
   ]);
   const repoById = new Map(repos.items.map((r) => [String(r.id), r]));
@@ -120,7 +120,7 @@ async function taskData(ctx: Ctx, id: string): Promise<TaskData> {
     attachments: attachments.items,
     reviews: reviews.items,
     activity: activity.items,
-    names: new Map(actors.items.map((a) => [String(a.id), String(a.display_name || a.external_ref || a.id)])),
+    names,
   };
 }
 

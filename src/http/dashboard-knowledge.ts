@@ -5,10 +5,10 @@
  */
 import type { Context, Hono } from "hono";
 import { ToolError } from "../core/errors";
-import { NOTE_KINDS } from "../work/knowledge/model";
+import { NOTE_KINDS, type Note } from "../work/knowledge/model";
 import type { Skill } from "../work/skills/model";
-import { DocumentPage, KNOWLEDGE_PATH, KnowledgePage, type DocView, type FoundNote, type KnowledgeData } from "../web/app/knowledge";
-import { param, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
+import { DocumentPage, KNOWLEDGE_PATH, KnowledgePage, NotePage, type DocView, type FoundNote, type KnowledgeData } from "../web/app/knowledge";
+import { actorNames, param, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 const NOTES_SHOWN = 20;
 const SKILLS_SHOWN = 100;
@@ -29,13 +29,13 @@ async function knowledgeData(c: Context<AppEnv>): Promise<KnowledgeData> {
   const kind = param(c, "kind", 20);
   const lexical = c.req.query("lexical") === "1";
   if (kind && !(NOTE_KINDS as readonly string[]).includes(kind)) throw new ToolError("invalid_input", `Unknown note kind '${kind}'.`, { hint: `Note kinds: ${NOTE_KINDS.join(", ")}.` });
-  const [notes, skills, docs, actors] = await Promise.all([
-    q ? read<NonNullable<KnowledgeData["notes"]>>(ctx, "knowledge_search", { q, kind: kind || undefined, lexical_only: lexical, top_k: NOTES_SHOWN }) : undefined,
+  const [notes, skills, docs, names] = await Promise.all([
+    read<KnowledgeData["notes"]>(ctx, "knowledge_search", { q: q || undefined, kind: kind || undefined, lexical_only: lexical, top_k: NOTES_SHOWN }),
     read<{ items: Skill[] }>(ctx, "skill_list", { q: q ? q.slice(0, 200) : undefined, limit: SKILLS_SHOWN }),
     q
       ? docsStep<Docs>(c, "search", { query: q, type: lexical ? "keyword" : "hybrid", limit: DOCUMENTS_SHOWN, use_session: false })
       : docsStep<Docs>(c, "list", { limit: DOCUMENTS_SHOWN, use_session: false }),
-    read<{ items: Array<{ id: string; display_name: string; external_ref: string }> }>(ctx, "actor_query", { limit: 200 }),
+    actorNames(ctx),
   ]);
   return {
     now: ctx.clock.now(),
@@ -43,9 +43,9 @@ async function knowledgeData(c: Context<AppEnv>): Promise<KnowledgeData> {
     kind,
     kinds: NOTE_KINDS,
     lexical,
-    notes: notes && { ...notes, items: notes.items as FoundNote[] },
+    notes: { ...notes, items: notes.items as FoundNote[] },
     skills: skills.items,
-    names: new Map(actors.items.map((a) => [a.id, a.display_name || a.external_ref])),
+    names,
     documents: { items: docs.results ?? docs.documents ?? [], total: docs.total, searched: Boolean(q), warnings: docs.warnings ?? [] },
   };
 }
@@ -62,8 +62,19 @@ async function documentPage(c: Context<AppEnv>) {
   });
 }
 
+async function notePage(c: Context<AppEnv>) {
+  const ctx = c.get("ctx");
+  const id = c.req.param("id") ?? "";
+  const [found, names] = await Promise.all([read<{ items: Note[] }>(ctx, "knowledge_search", { ids: [id] }), actorNames(ctx)]);
+  const note = found.items[0];
+  if (!note) throw new ToolError("not_found", `No note ${id}.`, { hint: "Search or browse the notes on the knowledge page." });
+  const project = note.project_id ? (await read<{ items: Array<{ id: string; key: string; title: string }> }>(ctx, "project_query", { project_id: note.project_id })).items[0] : undefined;
+  return NotePage({ viewer: await viewerOf(c), data: { now: ctx.clock.now(), note, names, project } });
+}
+
 export function registerKnowledge(routes: Hono<AppEnv>): void {
   const back: [string, string] = [KNOWLEDGE_PATH, "Knowledge, skills and documents"];
   routes.get("/knowledge", (c) => toolPage(c, async () => KnowledgePage({ viewer: await viewerOf(c), data: await knowledgeData(c) }), back));
   routes.get("/documents/:id", (c) => toolPage(c, () => documentPage(c), back));
+  routes.get("/knowledge/notes/:id", (c) => toolPage(c, () => notePage(c), back));
 }

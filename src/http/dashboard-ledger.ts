@@ -52,37 +52,32 @@ async function decisionsData(c: Context<AppEnv>): Promise<DecisionsData> {
 }
 
 const DECISION_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-// decision_query reads decisions by listing only: a decision and the older ones it supersedes are
-// found by walking the listing back from the newest, up to this many pages of 200.
-const SCAN_PAGES = 25;
+// A supersede chain longer than this many hops either way is shown cut at the bound.
+const CHAIN_MAX = 50;
 
-/** A decision and its supersede chain (oldest first), read from decision_query's own listing. */
+/** A decision and its supersede chain (oldest first), one decision_query lookup by id per hop. */
 async function decisionChain(ctx: Ctx, id: string): Promise<{ decision: Decision; chain: Decision[] }> {
   if (!DECISION_ID.test(id)) throw new ToolError("invalid_input", "That is not a decision id.", { hint: "Decision ids are UUIDs; pick one from the decision log." });
-  const seen = new Map<string, Decision>();
-  const oldestMissing = (): string | undefined => {
-    let at = id;
-    for (let d = seen.get(at); d; d = seen.get(at)) {
-      if (!d.supersedes_decision_id) return undefined;
-      at = d.supersedes_decision_id;
-    }
-    return at;
-  };
-  let cursor: string | undefined;
-  for (let i = 0; i < SCAN_PAGES && oldestMissing(); i++) {
-    const page = await read<Page<Decision>>(ctx, "decision_query", { limit: 200, cursor });
-    for (const d of page.items) seen.set(d.id, d);
-    cursor = page.next_cursor;
-    if (!cursor) break;
-  }
-  const decision = seen.get(id);
-  if (!decision) throw notFound("decision", id, cursor ? `It is not among the newest ${SCAN_PAGES * 200} decisions; decision_query lists them all.` : "The decision log lists them.");
+  const one = async (at: string) => (await read<Page<Decision>>(ctx, "decision_query", { ids: [at], limit: 1 })).items[0];
+  const decision = await one(id);
+  if (!decision) throw notFound("decision", id, "The decision log lists them.");
   const older: Decision[] = [];
-  for (let d = decision.supersedes_decision_id ? seen.get(decision.supersedes_decision_id) : undefined; d; d = d.supersedes_decision_id ? seen.get(d.supersedes_decision_id) : undefined)
-    older.unshift(d);
   const newer: Decision[] = [];
-  // Everything newer than the decision was read before it; the bound guards against a malformed chain.
-  for (let d = decision.superseded_by ? seen.get(decision.superseded_by) : undefined; d && newer.length < seen.size; d = d.superseded_by ? seen.get(d.superseded_by) : undefined) newer.push(d);
+  const seen = new Set([decision.id]);
+  for (let at = decision.supersedes_decision_id; at && !seen.has(at) && older.length < CHAIN_MAX;) {
+    const d = await one(at);
+    if (!d) break;
+    seen.add(d.id);
+    older.unshift(d);
+    at = d.supersedes_decision_id;
+  }
+  for (let at = decision.superseded_by; at && !seen.has(at) && newer.length < CHAIN_MAX;) {
+    const d = await one(at);
+    if (!d) break;
+    seen.add(d.id);
+    newer.push(d);
+    at = d.superseded_by;
+  }
   return { decision, chain: [...older, decision, ...newer] };
 }
 

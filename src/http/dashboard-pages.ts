@@ -59,6 +59,18 @@ export async function viewerOf(c: Context<AppEnv>): Promise<Viewer> {
   return { name: session.actorName, tenant: me.tenant.slug, access: session.access, csrf: issueCsrf(c), operator: session.operator, flash: takeFlash(c) };
 }
 
+/** Actor id → the name a person reads (the directory's first 200; one it lacks shows by id). */
+export async function actorNames(ctx: Ctx): Promise<Map<string, string>> {
+  const actors = await read<{ items: Row[] }>(ctx, "actor_query", { limit: 200 });
+  return new Map(actors.items.map((a) => [String(a.id), String(a.display_name || a.external_ref || a.id)]));
+}
+
+/** actorNames as a function, for pages that name many people. */
+export async function namer(ctx: Ctx): Promise<(id: string) => string> {
+  const names = await actorNames(ctx);
+  return (id) => names.get(id) ?? id;
+}
+
 /** A query parameter, bounded before any tool sees it (the tools bound it again). */
 export function param(c: Context, name: string, max: number): string {
   const v = (c.req.query(name) ?? "").trim();

@@ -7,7 +7,7 @@ import type { Ctx } from "../core/context";
 import { RUN_STATUSES, type Run } from "../work/runs/model";
 import { CODE_PATH, CodePage, type CodeData } from "../web/app/code";
 import { RUNS_PATH, RunPage, RunsPage, type Produced, type RunsData } from "../web/app/runs";
-import { nextQuery, param, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
+import { namer, nextQuery, param, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 type Row = Record<string, unknown>;
 type Page<T> = { items: T[]; next_cursor?: string };
@@ -19,13 +19,6 @@ async function produced(ctx: Ctx, runs: Run[]): Promise<Map<string, Produced>> {
   const shown = runs.slice(0, SUMMARY_READS);
   const sums = await Promise.all(shown.map((r) => read<Produced>(ctx, "run_summary", { run_id: r.id })));
   return new Map(shown.map((r, i) => [r.id, sums[i]!]));
-}
-
-/** Actor names for the page, by id; an actor the listing lacks shows by id. */
-async function namer(ctx: Ctx): Promise<(id: string) => string> {
-  const actors = await read<Page<Row>>(ctx, "actor_query", { limit: 200 });
-  const names = new Map(actors.items.map((a) => [String(a.id), String(a.display_name || a.external_ref || a.id)]));
-  return (id) => names.get(id) ?? id;
 }
 
 async function runsData(c: Context<AppEnv>): Promise<RunsData> {

@@ -9,7 +9,7 @@ const GUIDE = "# Deploy guide\n\nRun the migrations, then <b>deploy</b> the work
 async function seed(tenant: string) {
   const ada = await seedIdentity(tenant, "ada");
   const ctx = makeCtx(ada, systemClock);
-  await ok(ctx, "knowledge_write", {
+  const rotate = await ok(ctx, "knowledge_write", {
     title: "Rotating the signing key",
     body: "Rotate the webhook signing key every quarter; the old key stays valid for a day.",
     kind: "runbook",
@@ -19,7 +19,7 @@ async function seed(tenant: string) {
   await ok(ctx, "skill_upsert", { slug: "release-notes", name: "Release notes", description: "Write the release notes from merged pull requests.", body: "# Steps\n1. List merged PRs." });
   const added = await ok(ctx, "docs_execute", { operations: [{ op: "add", params: { name: "guides/deploy.md", content: GUIDE } }] });
   const get = await ok(ctx, "docs_query", { steps: [{ op: "get", params: { name: "guides/deploy.md" } }] });
-  return { ada, ctx, hash: String(get.hash), added };
+  return { ada, ctx, hash: String(get.hash), added, note: String((rotate.note as { id: string }).id) };
 }
 
 describe("dashboard knowledge", () => {
@@ -32,7 +32,9 @@ describe("dashboard knowledge", () => {
     const homeHtml = await home.text();
     const body = textOf(homeHtml);
     expect(homeHtml).toContain('aria-current="page">Knowledge');
-    expect(body).toContain("Type words above to search the notes");
+    // Without words: the newest notes, each linked to its own page.
+    expect(body).toMatch(/The 2 newest note\(s\)\. Type words above to search them all/);
+    expect(body.indexOf("Flaky queue test")).toBeLessThan(body.indexOf("Rotating the signing key"));
     expect(body).toMatch(/Skills Release notes release-notes v1 .*Write the release notes from merged pull requests\./);
     expect(body).toMatch(/Documents 1 of 1 document\(s\), newest first\./);
     expect(homeHtml).toContain(`href="/app/documents/${hash}"`);
@@ -55,6 +57,25 @@ describe("dashboard knowledge", () => {
     expect(docs).toMatch(/1 of 1 matching document\(s\), best match first\. .*guides\/deploy\.md/);
   });
 
+  it("shows one note whole on its own page, and another tenant's note or a malformed id as 404 or 400", async () => {
+    const { ada, note } = await seed("dash-know-note");
+    const browser = await signedIn(ada.key);
+    const home = await (await browser.fetch(`${BASE}/app/knowledge`)).text();
+    expect(home).toContain(`href="/app/knowledge/notes/${note}"`);
+    const page = await browser.fetch(`${BASE}/app/knowledge/notes/${note}`);
+    expect(page.status).toBe(200);
+    const text = textOf(await page.text());
+    expect(text).toMatch(/Rotating the signing key runbook security Project Tenant-wide Version v1 Written \d+ s ago by ada/);
+    expect(text).toContain("Rotate the webhook signing key every quarter; the old key stays valid for a day.");
+
+    const eve = await seedIdentity("dash-know-note-other", "eve");
+    const other = await signedIn(eve.key);
+    const foreign = await other.fetch(`${BASE}/app/knowledge/notes/${note}`);
+    expect(foreign.status).toBe(404);
+    expect(textOf(await foreign.text())).not.toContain("Rotate the webhook");
+    expect((await other.fetch(`${BASE}/app/knowledge/notes/${"x".repeat(101)}`)).status).toBe(400);
+  });
+
   it("shows one document's text, escaped, in a pre", async () => {
     const { ada, hash } = await seed("dash-know-doc");
     const browser = await signedIn(ada.key);
@@ -75,6 +96,7 @@ describe("dashboard knowledge", () => {
     expect(list).toContain("0 note(s)");
     expect(list).not.toContain("Rotating");
     const home = textOf(await (await browser.fetch(`${BASE}/app/knowledge`)).text());
+    expect(home).toContain("No notes yet.");
     expect(home).toContain("No skills yet.");
     expect(home).toContain("No documents yet.");
     expect(home).not.toContain("deploy.md");

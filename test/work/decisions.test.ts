@@ -277,6 +277,30 @@ describe("decision_query", () => {
     await rejects(w.ctx, "decision_query", { q: "postgres", top_k: 0 }, "invalid_input");
   });
 
+  it("ids looks decisions up, newest first, within the other filters; another tenant's ids find nothing; q or cursor with ids is refused", async () => {
+    const w = await world("query-ids");
+    const other = await world("query-ids-other");
+    const a = await decide(w.ctx, { title: "Queue", choice: "Queues" });
+    const b = await decide(w.ctx, { title: "Queue again", choice: "Workflows", supersedesDecisionId: a.id });
+    const c = await decide(w.ctx, { title: "Unrelated", choice: "Nothing", status: "proposed" });
+    const theirs = await decide(other.ctx, { title: "Theirs", choice: "Secret" });
+    const found = async (args: Record<string, unknown>) => {
+      const r = await ok(w.ctx, "decision_query", args);
+      expect(r.mode).toBe("list");
+      return r.items as Structured[];
+    };
+    const both = await found({ ids: [a.id, b.id, a.id] });
+    expect(ids(both)).toEqual([b.id, a.id]);
+    expect(both[1]).toMatchObject({ id: a.id, superseded_by: b.id });
+    expect(ids(await found({ ids: [a.id, c.id], status: ["proposed"] }))).toEqual([c.id]);
+    expect(ids(await found({ ids: [a.id, b.id, c.id], limit: 2 }))).toEqual([c.id, b.id]);
+    expect(await found({ ids: [theirs.id] })).toEqual([]);
+    expect(await found({ ids: ["no-such-id"] })).toEqual([]);
+    await rejects(w.ctx, "decision_query", { ids: [a.id], q: "queue" }, "invalid_input");
+    await rejects(w.ctx, "decision_query", { ids: [] }, "invalid_input");
+    await rejects(w.ctx, "decision_query", { ids: Array.from({ length: 101 }, (_, i) => `d${i}`) }, "invalid_input");
+  });
+
   it("text that looks like FTS syntax (quotes, *, NEAR, AND, parentheses, column filters, unicode) never errors", async () => {
     const w = await world("query-syntax");
     const pg = await decide(w.ctx, { title: "Postgres upgrade", choice: "Go to version 16" });

@@ -219,6 +219,26 @@ describe("knowledge_search", () => {
     expect(r.note).toMatch(/1 note\(s\) still waiting/);
   });
 
+  it("without q lists the newest notes (filters and top_k apply); ids reads those notes whole; another tenant's ids read nothing", async () => {
+    const w = await world("list");
+    const n = await library(w);
+    const listed = await ok(w.ctx, "knowledge_search", {});
+    expect(listed).toMatchObject({ mode: "list", match: "none", embedder: "", note: "" });
+    expect(ids(listed.items)).toEqual([n.flaky, n.cache, n.deploy]);
+    expect(listed.items[0]).not.toHaveProperty("body");
+    expect(listed.items[0]).toMatchObject({ title: "Flaky claims test", score: 0, similarity: null, lexical_rank: null });
+    expect(listed.items[0].snippet).toMatch(/^The race suite was flaky/);
+    expect(ids((await ok(w.ctx, "knowledge_search", { kind: "finding", top_k: 1 })).items)).toEqual([n.flaky]);
+    expect(ids((await ok(w.ctx, "knowledge_search", { project_id: "API", tags: ["ci"] })).items)).toEqual([n.deploy]);
+    const read = await ok(w.ctx, "knowledge_search", { ids: [n.deploy, n.cache, n.deploy, "no-such-note"] });
+    expect(read.mode).toBe("list");
+    expect(ids(read.items)).toEqual([n.cache, n.deploy]);
+    expect(read.items[1].body).toBe("Deploy the worker with wrangler from CI after every merge.");
+    const b = await world("list-other");
+    expect((await ok(b.ctx, "knowledge_search", { ids: [n.deploy] })).items).toEqual([]);
+    expect((await ok(b.ctx, "knowledge_search", {})).items).toEqual([]);
+  });
+
   it("never returns another tenant's notes, by words or by meaning", async () => {
     const a = await world("iso-a");
     await library(a);
@@ -248,8 +268,10 @@ describe("knowledge_search", () => {
   it("refuses bad input", async () => {
     const w = await world("search-bad");
     for (const args of [
-      {},
       { q: "" },
+      { ids: [] },
+      { ids: ["a"], q: "deploy" },
+      { ids: Array.from({ length: 51 }, (_, i) => `n${i}`) },
       { q: "x".repeat(501) },
       { q: "a", top_k: 0 },
       { q: "a", top_k: 51 },

@@ -12,6 +12,7 @@ import { relative } from "./overview";
 export const KNOWLEDGE_PATH = "/app/knowledge";
 export const DOCUMENTS_PATH = "/app/documents";
 export const documentHref = (hash: string) => `${DOCUMENTS_PATH}/${encodeURIComponent(hash)}`;
+export const noteHref = (id: string) => `${KNOWLEDGE_PATH}/notes/${encodeURIComponent(id)}`;
 
 export type FoundNote = Note & { snippet: string; similarity: number | null };
 
@@ -31,8 +32,8 @@ export interface KnowledgeData {
   kind: string;
   kinds: readonly string[];
   lexical: boolean;
-  /** knowledge_search's answer; absent without words to search for (the tools list notes only by search). */
-  notes?: { items: FoundNote[]; mode: string; match: string; note: string };
+  /** knowledge_search's answer: ranked with words, the newest notes without. */
+  notes: { items: FoundNote[]; mode: string; match: string; note: string };
   skills: Skill[];
   /** Actors' names by id, where the page knows them. */
   names: Map<string, string>;
@@ -55,18 +56,24 @@ function Tags(props: { tags?: string[] }) {
 
 function Notes(props: { data: KnowledgeData }) {
   const { notes, now } = props.data;
-  if (!notes) return <p class="muted">Type words above to search the notes; they are ranked by words and meaning, as knowledge_search ranks them.</p>;
+  const listed = notes.mode === "list";
   return (
     <>
       <p class="muted" aria-live="polite">
-        {notes.items.length} note(s), best match first ({notes.mode}
-        {notes.match !== "none" ? `, ${notes.match}` : ""}).{notes.note ? ` ${notes.note}` : ""}
+        {listed ? (
+          `The ${notes.items.length} newest note(s). Type words above to search them all, ranked by words and meaning as knowledge_search ranks them.`
+        ) : (
+          <>
+            {notes.items.length} note(s), best match first ({notes.mode}
+            {notes.match !== "none" ? `, ${notes.match}` : ""}).{notes.note ? ` ${notes.note}` : ""}
+          </>
+        )}
       </p>
       {notes.items.length ? (
         <ul class="plain" id="notes">
           {notes.items.map((n) => (
             <li>
-              <span class="pill">{n.kind}</span> <strong>{n.title}</strong>
+              <span class="pill">{n.kind}</span> <a href={noteHref(n.id)}>{n.title}</a>
               <Tags tags={n.tags} />
               {n.stale ? <span class="pill warn"> stale since {relative(n.stale.at, now)}</span> : null}
               <p class="prose">{n.snippet}</p>
@@ -77,7 +84,7 @@ function Notes(props: { data: KnowledgeData }) {
           ))}
         </ul>
       ) : (
-        <p>No notes match.</p>
+        <p>{listed ? "No notes yet." : "No notes match."}</p>
       )}
     </>
   );
@@ -210,6 +217,65 @@ export function DocumentPage(props: { viewer: Viewer; data: DocumentData }) {
           <pre id="document-text">{d.content}</pre>
         </>
       )}
+    </AppLayout>
+  );
+}
+
+export interface NoteData {
+  now: Date;
+  note: Note;
+  names: Map<string, string>;
+  project?: { key: string; title: string };
+}
+
+/** One note, whole: its body, kind, tags, versions and whether a push made it stale. */
+export function NotePage(props: { viewer: Viewer; data: NoteData }) {
+  const { note: n, now, names, project } = props.data;
+  const who = (id: string) => names.get(id) ?? id;
+  return (
+    <AppLayout title={n.title} viewer={props.viewer} current={KNOWLEDGE_PATH}>
+      <p>
+        <a href={KNOWLEDGE_PATH}>Knowledge, skills and documents</a>
+      </p>
+      <h1>{n.title}</h1>
+      <p>
+        <span class="pill">{n.kind}</span>
+        <Tags tags={n.tags} />
+        {n.stale ? (
+          <span class="pill warn" title={`${n.stale.path} changed in ${n.stale.commit}`}>
+            {" "}
+            stale since {relative(n.stale.at, now)}
+          </span>
+        ) : null}
+      </p>
+      <dl class="facts">
+        <dt>Project</dt>
+        <dd>{project ? <a href={`/app/projects/${encodeURIComponent(project.key)}`}>{project.key}</a> : "Tenant-wide"}</dd>
+        <dt>Version</dt>
+        <dd>v{n.version}</dd>
+        <dt>Written</dt>
+        <dd>
+          {relative(n.created_at, now)} by {who(n.created_by)}
+        </dd>
+        <dt>Updated</dt>
+        <dd>
+          {relative(n.updated_at, now)} by {who(n.updated_by)}
+        </dd>
+        <dt>Id</dt>
+        <dd>
+          <code>{n.id}</code>
+        </dd>
+      </dl>
+      {n.stale ? (
+        <p class="card warn">
+          A push changed <code>{n.stale.path}</code> ({n.stale.commit.slice(0, 12)}) after this note was written or confirmed; knowledge_update confirms or corrects it.
+        </p>
+      ) : null}
+      <article class="card">
+        <p class="prose" id="note-body">
+          {n.body}
+        </p>
+      </article>
     </AppLayout>
   );
 }

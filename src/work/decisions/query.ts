@@ -22,6 +22,7 @@ export const decisionQueryTool = defineTool({
     since: z.string().max(64).optional().describe("Only since (24h, 7d, … or ISO-8601)."),
     top_k: z.number().int().min(1).max(100).optional().describe("With q: at most this many results (default 20)."),
     min_similarity: z.number().min(-1).max(1).optional().describe("Semantic: drop matches below this cosine similarity."),
+    ids: z.array(z.string().min(1).max(100)).min(1).max(100).optional().describe("Only these ids."),
     limit: limitField(50, 200),
     cursor: cursorField,
   }),
@@ -48,6 +49,12 @@ export const decisionQueryTool = defineTool({
       if (since) filter.since = since;
     }
     const q = input.q?.trim() ?? "";
+    if (input.ids) {
+      if (q || input.cursor) throw invalidInput("ids looks decisions up; it takes no q or cursor.", "Drop q and cursor, or drop ids to search or page the log.");
+      const rows = await listDecisionsByIds(ctx, filter, [...new Set(input.ids)]);
+      rows.sort((a, b) => b.seq - a.seq);
+      return { items: rows.slice(0, input.limit).map(toDecision), mode: "list" as const, note: "" };
+    }
     if (q) {
       const match = ftsQuery(q, "Use letters or digits in q, or omit it to list decisions.");
       if (input.cursor) throw invalidInput("cursor pages listings only, not searches.", "Drop cursor, or raise top_k for more search results.");

@@ -10,7 +10,7 @@ export const handoffCreateTool = defineTool({
   name: "handoff_create",
   title: "Create a handoff",
   toolset: "handoffs",
-  description: "Send a work request to one or more actors; a live one with the same fingerprint is returned instead. A review on a task with an open review is refused (review_already_open).",
+  description: "Send a work request to actors; a live one with the same fingerprint is returned instead; a second open review of a task is refused.",
   input: z.object({
     to_actor_ids: z.array(actorRefField("A recipient.")).min(1).max(20).describe("Recipients."),
     title: z.string().trim().min(1).max(300).describe("What is asked, in a line."),

@@ -191,6 +191,14 @@ export async function listNotesByIds(ctx: Ctx, ids: string[], f: SearchFilters):
   return (await selectNotes(ctx, and(eq(n.tenantId, ctx.tenantId), inArray(n.id, jsonValues(ids)), ...noteFilters(f))!).all()) as NoteRow[];
 }
 
+/** The newest notes that pass the filters, newest written first. */
+export async function listNewestNotes(ctx: Ctx, f: SearchFilters, limit: number): Promise<NoteRow[]> {
+  return (await selectNotes(ctx, and(eq(n.tenantId, ctx.tenantId), ...noteFilters(f))!)
+    .orderBy(desc(n.seq))
+    .limit(limit)
+    .all()) as NoteRow[];
+}
+
 export interface NoteInsert {
   id: string;
   projectId: string | null;

@@ -21,7 +21,7 @@ export const taskClaimTool = defineTool({
   name: "task_claim",
   title: "Claim a task",
   toolset: "tasks",
-  description: "Claim a task under a lease (re-claiming extends it), or without task_id the next ready task in scope. claimed: false says why not.",
+  description: "Claim a task under a lease (re-claiming extends it), or without task_id the next ready one. claimed: false says why not.",
   input: z.object({
     task_id: taskRefField("The task; omit for the next ready one.").optional(),
     project_id: z.string().min(1).max(100).optional().describe("Only claim from this project (id or key)."),
