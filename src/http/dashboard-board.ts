@@ -6,9 +6,9 @@
 import type { Context, Hono } from "hono";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
-import { BoardPage, LANES, ProjectsPage, type BoardData, type BoardFilters, type Card, type LaneId } from "../web/app/board";
+import { BoardPage, LANES, Lanes, ProjectsPage, type BoardData, type BoardFilters, type Card, type LaneId } from "../web/app/board";
 import { TaskPage, type TaskData } from "../web/app/task";
-import { actorNames, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
+import { actorNames, html, read, toolPage, viewerOf, type AppEnv } from "./dashboard-pages";
 
 type Row = Record<string, unknown>;
 type Page = { items: Row[]; next_cursor?: string };
@@ -129,5 +129,14 @@ export function registerBoard(routes: Hono<AppEnv>): void {
     toolPage(c, async () => ProjectsPage({ viewer: await viewerOf(c), projects: (await read<Page>(c.get("ctx"), "project_query", { detail: "full", limit: 200 })).items })),
   );
   routes.get("/projects/:key", (c) => toolPage(c, async () => BoardPage({ viewer: await viewerOf(c), data: await board(c.get("ctx"), c.req.param("key"), filtersOf(c)) })));
+  // The live script's refresh of the lanes: the same read, the lanes alone; a refusal is a status the script skips.
+  routes.get("/live/board/:key", async (c) => {
+    try {
+      return html(c, Lanes({ data: await board(c.get("ctx"), c.req.param("key"), filtersOf(c)) }));
+    } catch (e) {
+      if (e instanceof ToolError) return c.text(e.message, e.code === "not_found" ? 404 : 400);
+      throw e;
+    }
+  });
   routes.get("/tasks/:id", (c) => toolPage(c, async () => TaskPage({ viewer: await viewerOf(c), data: await taskData(c.get("ctx"), c.req.param("id")) })));
 }

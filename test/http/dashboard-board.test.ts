@@ -1,6 +1,6 @@
 /** The dashboard's projects, project board and task page: lanes, filters, cards, the task's graph and evidence, tenancy, bad input. */
 import { describe, expect, it } from "vitest";
-import { BASE, call, signedIn, textOf } from "../support/dashboard";
+import { BASE, call, send, signedIn, textOf } from "../support/dashboard";
 import { seedIdentity } from "../support/helpers";
 
 const SHA = "a".repeat(40);
@@ -90,6 +90,26 @@ describe("dashboard board", () => {
     expect(refs(planned)).toEqual(["WEB-6"]);
     expect(planned).toMatch(/<option value="launch" selected="">/);
     expect(await board("label=nothing-has-this")).toContain("None.");
+  });
+
+  it("marks the lanes live: their fragment, with the page's filters, shows a task created after the page was drawn", async () => {
+    const { ada } = await seeded("dash-board-live");
+    const browser = await signedIn(ada.key);
+    const page = await (await browser.fetch(`${BASE}/app/projects/WEB?label=auth`)).text();
+    expect(page).toContain('<div class="lanes" id="lanes" data-live="/app/live/board/WEB?label=auth">');
+    await newTask(ada.key, { title: "Log out everywhere", labels: ["auth"] });
+    await newTask(ada.key, { title: "Unlabelled chore" });
+    const fragment = await browser.fetch(`${BASE}/app/live/board/WEB?label=auth`);
+    expect(fragment.status).toBe(200);
+    const html = await fragment.text();
+    expect(html).not.toContain("<html");
+    expect(lane(html, "ready")).toMatch(/Ready 2 .*Session store.*Log out everywhere/);
+    expect(html).not.toContain("Unlabelled chore");
+    // Another tenant's board, a bad filter, and a signed-out fetch are statuses the script skips.
+    const eve = await signedIn((await seedIdentity("dash-board-live-other", "eve")).key);
+    expect((await eve.fetch(`${BASE}/app/live/board/WEB`)).status).toBe(404);
+    expect((await browser.fetch(`${BASE}/app/live/board/WEB?plan=no-such-plan`)).status).toBe(400);
+    expect((await send(`${BASE}/app/live/board/WEB`)).status).toBe(401);
   });
 
   it("answers 404 for another tenant's project and 400 for a filter value it does not know", async () => {

@@ -121,6 +121,44 @@ function BoardCard(props: { card: Card; now: Date }) {
   );
 }
 
+/** The five lanes with their counts: the board's part the live script refreshes. */
+export function Lanes(props: { data: BoardData }) {
+  const { data } = props;
+  return (
+    <>
+      {LANES.map((lane) => {
+        const l = data.lanes[lane.id];
+        return (
+          <section class="lane card" aria-labelledby={`lane-${lane.id}`}>
+            <h2 id={`lane-${lane.id}`}>
+              {lane.label}{" "}
+              <span class="pill">
+                {l.cards.length}
+                {l.more ? "+" : ""}
+              </span>
+            </h2>
+            {l.cards.length ? (
+              <ul class="plain">
+                {l.cards.map((card) => (
+                  <BoardCard card={card} now={data.now} />
+                ))}
+              </ul>
+            ) : (
+              <p class="muted">None.</p>
+            )}
+          </section>
+        );
+      })}
+    </>
+  );
+}
+
+/** The board's lanes alone, with the same filters, for the live script. */
+export const liveBoardHref = (key: string, f: BoardFilters) => {
+  const q = new URLSearchParams(Object.entries(f).filter(([, v]) => v));
+  return `/app/live/board/${encodeURIComponent(key)}${q.size ? `?${q.toString()}` : ""}`;
+};
+
 export function BoardPage(props: { viewer: Viewer; data: BoardData }) {
   const { data } = props;
   const key = text(data.project.key);
@@ -149,30 +187,8 @@ export function BoardPage(props: { viewer: Viewer; data: BoardData }) {
         </div>
       </form>
       {data.truncated ? <p class="warn">This project has more open tasks than the board shows; narrow it with the filters.</p> : null}
-      <div class="lanes">
-        {LANES.map((lane) => {
-          const l = data.lanes[lane.id];
-          return (
-            <section class="lane card" aria-labelledby={`lane-${lane.id}`}>
-              <h2 id={`lane-${lane.id}`}>
-                {lane.label}{" "}
-                <span class="pill">
-                  {l.cards.length}
-                  {l.more ? "+" : ""}
-                </span>
-              </h2>
-              {l.cards.length ? (
-                <ul class="plain">
-                  {l.cards.map((card) => (
-                    <BoardCard card={card} now={data.now} />
-                  ))}
-                </ul>
-              ) : (
-                <p class="muted">None.</p>
-              )}
-            </section>
-          );
-        })}
+      <div class="lanes" id="lanes" data-live={liveBoardHref(key, f)}>
+        <Lanes data={data} />
       </div>
     </AppLayout>
   );
