@@ -142,5 +142,11 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1re
 .node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1.5; } .node text { fill: var(--fg); } .node .node-title { fill: var(--muted); }
 .node-done rect, .node-cancelled rect { stroke: var(--good); } .node-todo rect { stroke: var(--warn); } .node-in_progress rect, .node-in_review rect { stroke: var(--accent); } .node-current rect { stroke-width: 3; }
 .edge { fill: none; stroke: var(--muted); stroke-width: 1.5; } .edge-todo, .edge-in_progress, .edge-in_review { stroke: var(--warn); stroke-dasharray: 5 3; } .arrowhead { fill: var(--muted); }
+figure.diagram { margin: .5rem 0 1rem; max-width: 100%; overflow-x: auto; } .diagram .mm-svg { display: block; max-width: none; font: 12px system-ui, sans-serif; } .diagram details { margin-top: .5rem; }
+/* Plan diagrams (mermaid/): themed colours for what a classDef leaves unset; text on a classDef's fill stays dark (or light) in both themes, as the fill does. */
+.mm-fill { fill: var(--bg); } .mm-stroke { stroke: var(--line); stroke-width: 1.5; } .mm-ink { fill: var(--fg); } .mm-ink-dark { fill: #1f2328; } .mm-ink-light { fill: #fff; }
+.mm-edge { fill: none; stroke: var(--muted); stroke-width: 1.5; } .mm-edge.edge-critical { stroke: var(--bad); stroke-width: 3; } .mm-arrowhead { fill: var(--muted); } .mm-arrowhead-critical { fill: var(--bad); }
+.mm-group { fill: var(--card); stroke: var(--line); } .mm-group-label rect { fill: var(--card); } .mm-group-label text, .mm-legend text, .mm-axis text { fill: var(--muted); } .mm-heading, .mm-section text { fill: var(--fg); font-weight: 600; }
+.mm-section rect { fill: var(--card); } .mm-grid { stroke: var(--line); } .mm-bar { fill: var(--accent); } .mm-bar-crit { fill: var(--bad); }
 @media (max-width: 40rem) { header { padding: .5rem; } nav ul { margin-left: 0; } main { padding: .5rem; } }
 `;
