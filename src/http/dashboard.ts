@@ -23,6 +23,7 @@ import { registerActions } from "./dashboard-actions";
 import { registerBoard } from "./dashboard-board";
 import { registerWork } from "./dashboard-work";
 import { registerKnowledge } from "./dashboard-knowledge";
+import { registerPlans } from "./dashboard-plans";
 
 export { DASHBOARD_PATH };
 export const dashboardRoutes = new Hono<AppEnv>();
@@ -128,3 +129,4 @@ registerActions(dashboardRoutes);
 registerBoard(dashboardRoutes);
 registerWork(dashboardRoutes);
 registerKnowledge(dashboardRoutes);
+registerPlans(dashboardRoutes);

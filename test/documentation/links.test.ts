@@ -5,6 +5,9 @@ import { anchors, links, PAGES } from "../support/docs-pages";
 /** Code that points readers at the docs: comments and hints in the Worker, the scripts and the tests. */
 const CODE = import.meta.glob<string>(["../../src/**/*.ts", "../../scripts/*.ts", "../**/*.ts"], { query: "?raw", import: "default", eager: true });
 
+/** The images the docs show (screenshots), by repository path. */
+const IMAGES = new Set(Object.keys(import.meta.glob(["../../docs/img/**/*.png"])).map((k) => k.replace("../../", "")));
+
 /** `docs/x.md` + `../README.md#a` → `README.md`, `a`. */
 function resolve(from: string, target: string): { path: string; anchor: string | undefined } {
   const [file, anchor] = target.split("#", 2) as [string, string | undefined];
@@ -31,6 +34,10 @@ describe("the docs' links", () => {
         if (/^[a-z][a-z0-9+.-]*:/i.test(target)) continue; // https:, mailto:
         checked++;
         const { path, anchor } = resolve(page, target);
+        if (path.endsWith(".png")) {
+          if (!IMAGES.has(path)) broken.push(`${page}:${n} → ${target}: no such image`);
+          continue;
+        }
         const to = PAGES[path];
         if (to === undefined) broken.push(`${page}:${n} → ${target}: no such page`);
         else if (anchor !== undefined && !anchors(to).has(anchor)) broken.push(`${page}:${n} → ${target}: no heading #${anchor} on ${path}`);

@@ -1,11 +1,13 @@
 /**
  * The dashboard in a real browser (Debian's chromium, driven by playwright-core, script off):
  * sign-in with an API key, the overview on data seeded through the MCP tools, another tenant's
- * view, sign-out. Screenshots (light, dark, a phone's width) land in the temp folder for a person.
+ * view, sign-out. Screenshots (light, dark, a phone's width) land in test-results/dashboard (or
+ * DASHBOARD_SCREENSHOTS), kept by CI beside the run; `npm run docs:screenshots` copies the ones
+ * docs/dashboard.md shows.
  */
 import { Client } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
-import { mkdtemp, rm } from "node:fs/promises";
+import { mkdir, mkdtemp, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { readFile } from "node:fs/promises";
@@ -13,7 +15,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, inject, it } from "vitest";
 
 const base = inject("baseUrl").replace("//127.0.0.1:", "//localhost:");
-const shot = (name: string) => path.join(tmpdir(), `agent-ledger-dashboard-${name}.png`);
+const SHOTS = process.env.DASHBOARD_SCREENSHOTS || path.join(import.meta.dirname, "../../test-results/dashboard");
+const shot = (name: string) => path.join(SHOTS, `${name}.png`);
 let browser: BrowserContext;
 let profile = "";
 
@@ -40,6 +43,7 @@ async function signIn(page: Page, key: string): Promise<void> {
 }
 
 beforeAll(async () => {
+  await mkdir(SHOTS, { recursive: true });
   profile = await mkdtemp(path.join(tmpdir(), "agent-ledger-chromium-dash-"));
   browser = await chromium.launchPersistentContext(profile, {
     executablePath: "/usr/bin/chromium",
@@ -203,6 +207,73 @@ describe("the dashboard with script on", () => {
     await page.locator("#activity-feed").getByText("add src/live/feed.ts").waitFor({ timeout: 15_000 });
     expect(refused).toEqual([]);
     await page.close();
+  });
+
+  it("the board's lanes take in a new card without a reload", async () => {
+    const key = inject("dashKey");
+    const page = await scripted.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.goto(`${base}/app/projects/DASH`);
+    await call(key, "task_create", { project_id: "DASH", title: "Appears on the board by itself" });
+    await page.locator("#lane-ready").locator("..").getByText("Appears on the board by itself").waitFor({ timeout: 15_000 });
+    await page.close();
+  });
+
+  it("lists a plan with its progress, and draws its steps and three diagrams, narrow and dark, with no serious accessibility violation", async () => {
+    const key = inject("dashKey");
+    await call(key, "save_plan", {
+      plan: {
+        id: "e2e-launch",
+        goal: "Launch the dashboard",
+        steps: [
+          { step_number: 1, title: "Seed a tenant", estimated_effort: "1 hour", files_to_create: [{ path: "scripts/seed.ts" }] },
+          { step_number: 2, title: "Draw the pages", depends_on: [1], estimated_effort: "2 days", files_to_modify: [{ path: "src/web/app/layout.tsx" }] },
+          { step_number: 3, title: "Write the docs", depends_on: [1], estimated_effort: "3 hours", files_to_modify: [{ path: "docs/dashboard.md" }] },
+          { step_number: 4, title: "Ship", depends_on: [2, 3], estimated_effort: "1 hour" },
+        ],
+        milestones: [{ name: "Build", steps_included: [1, 2, 3] }],
+      },
+    });
+    await call(key, "start_step", { plan_id: "e2e-launch", step_number: 1 });
+    await call(key, "complete_step", { plan_id: "e2e-launch", step_number: 1, notes: "Seeded through the MCP tools" });
+    // Script off: the plan's diagrams are drawn by the server.
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.getByRole("link", { name: "Plans" }).click();
+    await page.waitForURL(`${base}/app/plans`);
+    expect((await page.locator("main").innerText()).replace(/\s+/g, " ")).toMatch(/Launch The Dashboard e2e-launch v1 Launch the dashboard executing 25% · 1\/4 done, 2 ready/);
+    await page.getByRole("link", { name: "Launch The Dashboard" }).click();
+    await page.waitForURL(`${base}/app/plans/e2e-launch`);
+    for (const name of ["Dependencies", "Schedule (Gantt)", "Files by directory"]) expect(await page.getByRole("heading", { name, level: 2 }).count(), name).toBe(1);
+    expect(await page.locator("svg[role=img]").count()).toBeGreaterThanOrEqual(3);
+    await page.screenshot({ path: shot("plan-light"), fullPage: true });
+    await page.setViewportSize({ width: 390, height: 844 });
+    expect(await page.evaluate<number>("document.documentElement.scrollWidth")).toBeLessThanOrEqual(390);
+    await page.emulateMedia({ colorScheme: "dark" });
+    await page.screenshot({ path: shot("plan-phone-dark"), fullPage: true });
+    await page.close();
+
+    const axe = await readFile(path.join(import.meta.dirname, "../../node_modules/axe-core/axe.min.js"), "utf8");
+    const scan = await scanner.newPage();
+    await scan.context().clearCookies();
+    await signIn(scan, key);
+    for (const scheme of ["light", "dark"] as const) {
+      await scan.emulateMedia({ colorScheme: scheme });
+      for (const at of ["/app/plans", "/app/plans/e2e-launch"]) {
+        await scan.goto(`${base}${at}`);
+        await scan.addScriptTag({ content: axe });
+        const result = await scan.evaluate<{ violations: Array<{ id: string; impact: string; nodes: unknown[] }> }>("axe.run(document, { resultTypes: ['violations'] })");
+        expect(
+          result.violations.filter((v) => v.impact === "serious" || v.impact === "critical").map((v) => `${v.id} (${v.nodes.length})`),
+          `${at} ${scheme}`,
+        ).toEqual([]);
+      }
+    }
+    // The scanner's next test starts signed out.
+    await scan.context().clearCookies();
+    await scan.close();
   });
 
   it("has no serious or critical accessibility violations (axe-core), signed out and signed in", async () => {

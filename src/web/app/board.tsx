@@ -3,7 +3,7 @@
  * their counts, a GET form of filters, and cards that show their dependencies' status and their
  * lease. Data comes from the tools; this only draws it.
  */
-import { Choice } from "./fields";
+import { Choice, HeadRow } from "./fields";
 import { AppLayout, type Viewer } from "./layout";
 import { relative, text } from "./overview";
 
@@ -53,17 +53,7 @@ export function ProjectsPage(props: { viewer: Viewer; projects: Row[] }) {
       {props.projects.length ? (
         <div class="scroll">
           <table>
-            <thead>
-              <tr>
-                <th scope="col">Project</th>
-                <th scope="col">Status</th>
-                <th scope="col">To do</th>
-                <th scope="col">Blocked</th>
-                <th scope="col">In progress</th>
-                <th scope="col">In review</th>
-                <th scope="col">Done</th>
-              </tr>
-            </thead>
+            <HeadRow cols={["Project", "Status", "To do", "Blocked", "In progress", "In review", "Done"]} />
             <tbody>
               {props.projects.map((p) => {
                 const counts = (p.task_counts ?? {}) as Row;

@@ -4,6 +4,7 @@
  * history across everything; changesets; and whether the tenant's hash chain verifies.
  */
 import type { ChangeEvent } from "../../changes/events";
+import { FilterForm, OlderLink } from "./fields";
 import { AppLayout, type Viewer } from "./layout";
 import { relative } from "./overview";
 
@@ -135,7 +136,7 @@ export function ChangesPage(props: { viewer: Viewer; data: ChangesData }) {
   return (
     <AppLayout title={data.path ? `Changes: ${data.path}` : "Changes"} viewer={props.viewer} current={CHANGES_PATH}>
       <h1>{data.path ? `Changes to ${data.path}` : "Changes"}</h1>
-      <form method="get" action={CHANGES_PATH} class="card filters" role="search" aria-label="Changes on a path">
+      <FilterForm action={CHANGES_PATH} label="Changes on a path" button="Show">
         <label>
           Path or dotted prefix
           <input type="text" name="path" value={data.path} maxlength={1024} placeholder="users.email, src/auth.ts::login, deps/" />
@@ -146,8 +147,7 @@ export function ChangesPage(props: { viewer: Viewer; data: ChangesData }) {
             <input type="text" name="since" value={data.since} maxlength={64} />
           </label>
         )}
-        <button type="submit">Show</button>
-      </form>
+      </FilterForm>
       {data.attempts ? <Attempts attempts={data.attempts} now={data.now} /> : null}
       {data.blame ? (
         <section aria-labelledby="blame-h" id="blame">
@@ -167,22 +167,14 @@ export function ChangesPage(props: { viewer: Viewer; data: ChangesData }) {
         <section aria-labelledby="timeline-h" id="timeline">
           <h2 id="timeline-h">Timeline, newest first</h2>
           {data.timeline.items.length ? <EventList items={data.timeline.items} now={data.now} showPath={true} /> : <p>Nothing was logged on this path.</p>}
-          {data.timeline.older ? (
-            <a href={`${CHANGES_PATH}?${data.timeline.older}`} rel="next">
-              Older changes
-            </a>
-          ) : null}
+          <OlderLink path={CHANGES_PATH} query={data.timeline.older} label="Older changes" bare />
         </section>
       ) : null}
       {data.history ? (
         <section aria-labelledby="history-h" id="history">
           <h2 id="history-h">Recent history since {data.since}</h2>
           {data.history.items.length ? <EventList items={data.history.items} now={data.now} showPath={true} /> : <p>Nothing was logged in this window.</p>}
-          {data.history.older ? (
-            <a href={`${CHANGES_PATH}?${data.history.older}`} rel="next">
-              Older changes
-            </a>
-          ) : null}
+          <OlderLink path={CHANGES_PATH} query={data.history.older} label="Older changes" bare />
           <Changesets items={data.history.items} />
         </section>
       ) : null}

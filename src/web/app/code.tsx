@@ -2,6 +2,7 @@
  * Code: each repository's index (phase, progress, indexed commit, freshness as last checked), and a
  * reactive review session looked up by its id, with its findings. Data comes from the tools.
  */
+import { FilterForm, HeadRow } from "./fields";
 import { AppLayout, type Viewer } from "./layout";
 import { relative } from "./overview";
 
@@ -51,13 +52,7 @@ function Review(props: { review: NonNullable<CodeData["review"]>; now: Date }) {
           </p>
           <div class="scroll">
             <table>
-              <thead>
-                <tr>
-                  <th scope="col">Severity</th>
-                  <th scope="col">Finding</th>
-                  <th scope="col">Where</th>
-                </tr>
-              </thead>
+              <HeadRow cols={["Severity", "Finding", "Where"]} />
               <tbody>
                 {result.findings.map((f) => {
                   const at = (f.location ?? {}) as Row;
@@ -96,15 +91,7 @@ export function CodePage(props: { viewer: Viewer; data: CodeData }) {
       {data.indexes.length ? (
         <div class="scroll">
           <table id="indexes">
-            <thead>
-              <tr>
-                <th scope="col">Repository</th>
-                <th scope="col">Phase</th>
-                <th scope="col">Files</th>
-                <th scope="col">Indexed commit</th>
-                <th scope="col">Fresh</th>
-              </tr>
-            </thead>
+            <HeadRow cols={["Repository", "Phase", "Files", "Indexed commit", "Fresh"]} />
             <tbody>
               {data.indexes.map((i) => (
                 <tr>
@@ -132,15 +119,12 @@ export function CodePage(props: { viewer: Viewer; data: CodeData }) {
         <p>No repository is indexed yet (index_workspace starts one).</p>
       )}
       <h2>Reactive reviews</h2>
-      <form method="get" action={CODE_PATH} class="card filters" role="search" aria-label="Find a review session">
+      <FilterForm action={CODE_PATH} label="Find a review session" button="Show">
         <label>
           Review session id
           <input type="text" name="session" value={data.session} maxlength={128} />
         </label>
-        <div class="filter-actions">
-          <button type="submit">Show</button>
-        </div>
-      </form>
+      </FilterForm>
       {data.review ? (
         <Review review={data.review} now={data.now} />
       ) : (

@@ -2,7 +2,7 @@
  * The decision log: search and filters (a GET form, so it works without script), each decision's
  * status and its place in a supersede chain; and one decision in full. Data comes from the tools.
  */
-import { Choice, plainOptions } from "./fields";
+import { Choice, FilterForm, OlderLink, plainOptions } from "./fields";
 import type { Decision } from "../../work/decisions/model";
 import { AppLayout, type Viewer } from "./layout";
 import { relative } from "./overview";
@@ -54,7 +54,7 @@ export function DecisionsPage(props: { viewer: Viewer; data: DecisionsData }) {
   return (
     <AppLayout title="Decisions" viewer={props.viewer} current={DECISIONS_PATH}>
       <h1>Decisions</h1>
-      <form method="get" action={DECISIONS_PATH} class="card filters" role="search" aria-label="Find decisions">
+      <FilterForm action={DECISIONS_PATH} label="Find decisions" button="Find">
         <label>
           Words
           <input type="text" name="q" value={data.q} maxlength={500} />
@@ -70,8 +70,7 @@ export function DecisionsPage(props: { viewer: Viewer; data: DecisionsData }) {
         <label class="inline">
           <input type="checkbox" name="semantic" value="1" checked={data.semantic} /> Rank by meaning too
         </label>
-        <button type="submit">Find</button>
-      </form>
+      </FilterForm>
       <p class="muted" aria-live="polite">
         {data.items.length} decision(s){data.mode === "list" ? ", newest first" : `, best match first (${data.mode})`}.{data.note ? ` ${data.note}.` : ""}
       </p>
@@ -102,13 +101,7 @@ export function DecisionsPage(props: { viewer: Viewer; data: DecisionsData }) {
       ) : (
         <p>No decisions match.</p>
       )}
-      {data.older ? (
-        <p>
-          <a href={`${DECISIONS_PATH}?${data.older}`} rel="next">
-            Older decisions
-          </a>
-        </p>
-      ) : null}
+      <OlderLink path={DECISIONS_PATH} query={data.older} label="Older decisions" />
     </AppLayout>
   );
 }

@@ -3,7 +3,7 @@
  * (knowledge_search, skill_list, docs_query), and one document's text. Rendering only; data comes
  * from the tools.
  */
-import { Choice, plainOptions } from "./fields";
+import { Choice, FilterForm, plainOptions } from "./fields";
 import type { Note } from "../../work/knowledge/model";
 import type { Skill } from "../../work/skills/model";
 import { AppLayout, type Viewer } from "./layout";
@@ -137,7 +137,7 @@ export function KnowledgePage(props: { viewer: Viewer; data: KnowledgeData }) {
   return (
     <AppLayout title="Knowledge" viewer={props.viewer} current={KNOWLEDGE_PATH}>
       <h1>Knowledge, skills and documents</h1>
-      <form method="get" action={KNOWLEDGE_PATH} class="card filters" role="search" aria-label="Search knowledge, skills and documents">
+      <FilterForm action={KNOWLEDGE_PATH} label="Search knowledge, skills and documents" button="Search">
         <label>
           Words
           <input type="text" name="q" value={data.q} maxlength={500} />
@@ -146,10 +146,7 @@ export function KnowledgePage(props: { viewer: Viewer; data: KnowledgeData }) {
         <label class="inline">
           <input type="checkbox" name="lexical" value="1" checked={data.lexical} /> Skip ranking by meaning (words alone)
         </label>
-        <div class="filter-actions">
-          <button type="submit">Search</button>
-        </div>
-      </form>
+      </FilterForm>
       <section aria-labelledby="notes-h">
         <h2 id="notes-h">Notes</h2>
         <Notes data={data} />

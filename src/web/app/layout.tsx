@@ -44,6 +44,7 @@ export interface Viewer {
 const NAV: Array<[string, string]> = [
   ["/app", "Overview"],
   ["/app/projects", "Projects"],
+  ["/app/plans", "Plans"],
   ["/app/decisions", "Decisions"],
   ["/app/changes", "Changes"],
   ["/app/knowledge", "Knowledge"],
@@ -148,5 +149,6 @@ figure.diagram { margin: .5rem 0 1rem; max-width: 100%; overflow-x: auto; } .dia
 .mm-edge { fill: none; stroke: var(--muted); stroke-width: 1.5; } .mm-edge.edge-critical { stroke: var(--bad); stroke-width: 3; } .mm-arrowhead { fill: var(--muted); } .mm-arrowhead-critical { fill: var(--bad); }
 .mm-group { fill: var(--card); stroke: var(--line); } .mm-group-label rect { fill: var(--card); } .mm-group-label text, .mm-legend text, .mm-axis text { fill: var(--muted); } .mm-heading, .mm-section text { fill: var(--fg); font-weight: 600; }
 .mm-section rect { fill: var(--card); } .mm-grid { stroke: var(--line); } .mm-bar { fill: var(--accent); } .mm-bar-crit { fill: var(--bad); }
+.progress-line { display: flex; flex-wrap: wrap; gap: .25rem .5rem; align-items: center; } progress { width: 10rem; max-width: 100%; accent-color: var(--good); }
 @media (max-width: 40rem) { header { padding: .5rem; } nav ul { margin-left: 0; } main { padding: .5rem; } }
 `;

@@ -2,7 +2,7 @@
  * Runs: the tree of sessions and the subagents forked from them, with what each produced (the
  * run_summary rollup); and one run with its subtree and its activity. Data comes from the tools.
  */
-import { Choice, plainOptions } from "./fields";
+import { Choice, FilterForm, OlderLink, plainOptions } from "./fields";
 import type { Run } from "../../work/runs/model";
 import { AppLayout, type Viewer } from "./layout";
 import { ActivityItems, relative } from "./overview";
@@ -92,21 +92,12 @@ export function RunsPage(props: { viewer: Viewer; data: RunsData }) {
   return (
     <AppLayout title="Runs" viewer={props.viewer} current={RUNS_PATH}>
       <h1>Runs</h1>
-      <form method="get" action={RUNS_PATH} class="card filters" role="search" aria-label="Filter runs">
+      <FilterForm action={RUNS_PATH} label="Filter runs" button="Show">
         <Choice name="status" label="Status" any="Any status" value={data.status} options={plainOptions(data.statuses)} />
-        <div class="filter-actions">
-          <button type="submit">Show</button>
-        </div>
-      </form>
+      </FilterForm>
       <p class="muted">{data.runs.length} run(s), newest first; subagents under the run that forked them.</p>
       {data.runs.length ? <RunTree runs={data.runs} now={data.now} who={data.who} produced={data.produced} /> : <p>No runs match.</p>}
-      {data.older ? (
-        <p>
-          <a href={`${RUNS_PATH}?${data.older}`} rel="next">
-            Older runs
-          </a>
-        </p>
-      ) : null}
+      <OlderLink path={RUNS_PATH} query={data.older} label="Older runs" />
     </AppLayout>
   );
 }
