@@ -10,7 +10,23 @@ import { reviewSessions } from "../../db/schema";
 import { type ReviewResult, SESSION_STATUSES, type SessionState, TERMINAL } from "../reactive-sessions/plan";
 
 export const sessionIdField = z.string().trim().min(1).max(128).describe("The session_id reactive_review_pr returned.");
+/** A pull request number as GitHub issues them (a 32-bit positive integer). */
+export const pullNumberField = z.number().int().min(1).max(2_147_483_647);
 export const statusField = z.enum(SESSION_STATUSES).describe("executing, paused, completed, failed or cancelled (replaced by a review of a newer head).");
+
+/** Fields of a session that get_review_status and list_review_sessions both answer, worded once. */
+export const sessionFields = {
+  session_id: z.string().describe("The session."),
+  pull_number: z.number().int().nullable().describe("The pull request reviewed and published to, or null for a commit range."),
+  commit_hash: z.string().describe("The full head sha reviewed."),
+  base_ref: z.string().describe("The base the change is compared with."),
+  source: z.enum(["tool", "webhook"]).describe("tool (reactive_review_pr) or webhook (a pull_request delivery)."),
+  created_at: z.string().describe("When it started."),
+  updated_at: z.string().describe("When it last changed."),
+  error: z.string().nullable().describe("Why it failed or was cancelled."),
+  review_url: z.string().nullable().describe("The published pull-request review, once posted."),
+  findings_count: z.number().int().describe("Findings so far (after merging, once the merge step has run)."),
+};
 
 export const progressSchema = z.object({
   completed_steps: z.number().int().describe("Steps done (completed or skipped)."),
