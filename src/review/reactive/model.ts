@@ -7,7 +7,8 @@ import { z } from "zod";
 import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { dbOf } from "../../db/client";
 import { reviewSessions } from "../../db/schema";
-import { type ReviewResult, SESSION_STATUSES, type SessionState, TERMINAL } from "../reactive-sessions/plan";
+import { afterTimeAndId } from "../../core/cursor";
+import { type ReviewResult, SESSION_STATUSES, type SessionState, type SessionStatus, TERMINAL } from "../reactive-sessions/plan";
 
 export const sessionIdField = z.string().trim().min(1).max(128).describe("The session_id reactive_review_pr returned.");
 /** A pull request number as GitHub issues them (a 32-bit positive integer). */
@@ -123,4 +124,53 @@ export async function sessionOfHead(d1: D1Database, tenantId: string, repo: stri
     .limit(1)
     .get();
   return row ?? null;
+}
+
+export interface SessionFilter {
+  /** owner/name lowercased, as repoKey gives it. */
+  repo?: string;
+  pullNumber?: number;
+  statuses?: readonly SessionStatus[];
+  /** next_cursor of the previous page. */
+  cursor?: string;
+}
+
+/**
+ * The tenant's sessions, newest first (created_at, then id), up to `limit`: the query
+ * list_review_sessions runs. Two indexes in that order (migrations/0053), the tenant's and one
+ * repository's, keep a page from sorting every session.
+ */
+export function sessionListQuery(d1: D1Database, tenantId: string, f: SessionFilter, limit: number) {
+  const s = reviewSessions;
+  return dbOf({ d1 })
+    .select({
+      id: s.id,
+      repo: s.repo,
+      pullNumber: s.pullNumber,
+      commitHash: s.commitHash,
+      baseRef: s.baseRef,
+      source: s.source,
+      status: s.status,
+      totalSteps: s.totalSteps,
+      completedSteps: s.completedSteps,
+      findingsCount: s.findingsCount,
+      error: s.error,
+      reviewUrl: s.reviewUrl,
+      createdBy: s.createdBy,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+      finishedAt: s.finishedAt,
+    })
+    .from(s)
+    .where(
+      and(
+        eq(s.tenantId, tenantId),
+        f.repo !== undefined ? eq(s.repo, f.repo) : undefined,
+        f.pullNumber !== undefined ? eq(s.pullNumber, f.pullNumber) : undefined,
+        f.statuses !== undefined ? inArray(s.status, [...f.statuses]) : undefined,
+        afterTimeAndId(f.cursor, s.createdAt, s.id),
+      ),
+    )
+    .orderBy(desc(s.createdAt), desc(s.id))
+    .limit(limit);
 }
