@@ -179,6 +179,7 @@ describe("agent-ledger over HTTP (wrangler dev)", () => {
         "review_git_diff",
         "get_review_status",
         "get_review_telemetry",
+        "list_review_sessions",
         "load_plan",
         "list_plans",
         "view_history",

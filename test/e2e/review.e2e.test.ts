@@ -36,6 +36,7 @@ describe("review toolset over HTTP (wrangler dev)", () => {
       "check_invariants",
       "get_review_status",
       "get_review_telemetry",
+      "list_review_sessions",
       "mcp.echo",
       "pause_review",
       "reactive_review_pr",

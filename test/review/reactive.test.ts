@@ -18,13 +18,14 @@ import { commentableLines, publishReview } from "../../src/review/reactive-sessi
 import { type BatchReviewer, reviewSessionStub, sessionGitHub } from "../../src/review/reactive-sessions/runner";
 import { type BatchResult, mergeBatches, parseChangedFiles, retryDelayMs } from "../../src/review/reactive-sessions/plan";
 import { updateReviewSettings } from "../../src/review/settings/model";
+import { sessionListQuery } from "../../src/review/reactive/model";
 import type { Finding } from "../../src/review/pipeline/types";
 import { reviewDiffBatchReviewer, useBatchReviewer } from "../../src/review/reactive-sessions/batch-reviewer";
 import { isSafeRepoPath } from "../../src/git/tokens";
 import { diffEntries, type DiffEntry } from "../support/github/diff-entries";
 import { errorBody, example, exampleItem, FAKE_API, FakeGitHub, type FakeReply, type FakeRequest } from "../support/github/fake";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "../support/github/tenant";
-import { call, count, fails, newWorld, ok, refusedWithoutWrites, type Structured } from "../support/helpers";
+import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type TestClock } from "../support/helpers";
 import jsxDiff from "../fixtures/review/reactive/hono-3feb3551.diff?raw";
 import requestDiff from "../fixtures/review/reactive/hono-79677607.diff?raw";
 
@@ -122,6 +123,7 @@ interface Rig {
   ctx: Ctx;
   gh: FakeGitHub;
   slug: string;
+  clock: TestClock;
 }
 
 async function rig(prefix: string): Promise<Rig> {
@@ -137,7 +139,7 @@ async function rig(prefix: string): Promise<Rig> {
     const files = head === JSX_SHA ? JSX_FILES : REQ_FILES;
     return { body: example("GET /repos/{owner}/{repo}/compare/{basehead}", { files: files.map((f) => apiFile(f, head!)) }) };
   });
-  return { ctx: await connectGitHub(w.ctx, gh), gh, slug: w.slug };
+  return { ctx: await connectGitHub(w.ctx, gh), gh, slug: w.slug, clock: w.clock };
 }
 
 /** A pull request #7 whose head is `sha` and whose files are `files`, 100 a page as GitHub pages them. */
@@ -166,6 +168,11 @@ const telemetry = (r: Rig, id: string) => ok(r.ctx, "get_review_telemetry", { se
 const stubOf = (r: Rig, id: string) => reviewSessionStub(env, r.ctx.tenantId, id);
 const alarmAt = (r: Rig, id: string) => runInDurableObject(stubOf(r, id), (_o, state) => state.storage.getAlarm());
 const row = (tenantId: string, id: string) => env.DB.prepare(`SELECT * FROM review_sessions WHERE tenant_id = ? AND id = ?`).bind(tenantId, id).first<Structured>();
+const sessionsOf = (tenantId: string) =>
+  env.DB.prepare(`SELECT id, status, commit_hash, pull_number, source, created_by, error FROM review_sessions WHERE tenant_id = ? ORDER BY created_at, id`)
+    .bind(tenantId)
+    .all<Structured>()
+    .then((x) => x.results);
 
 /** Runs the session's alarms until it is no longer executing. */
 async function drive(r: Rig, id: string, max = 20): Promise<Structured> {
@@ -449,12 +456,6 @@ describe("reactive_review_pr", () => {
     servePull(r.gh, REQ_SHA, REQ_FILES);
     return r;
   }
-
-  const sessionsOf = (tenantId: string) =>
-    env.DB.prepare(`SELECT id, status, commit_hash, pull_number, source, created_by, error FROM review_sessions WHERE tenant_id = ? ORDER BY created_at, id`)
-      .bind(tenantId)
-      .all<Structured>()
-      .then((x) => x.results);
 
   describe("pull_request webhooks", () => {
     it("starts a session for an opted-in repository: files listed from the pull request, reviewed, merged", async () => {
@@ -843,5 +844,149 @@ describe("resume_review", () => {
     const e = await fails(r.ctx, "resume_review", { session_id: id });
     expect(e).toMatchObject({ code: "session_not_paused", message: "Session is not paused (current status: completed)" });
     expect((await fails(r.ctx, "pause_review", { session_id: id })).message).toBe("Session is not executing (current status: completed)");
+  });
+});
+
+describe("list_review_sessions", () => {
+  const list = (r: Rig, args: Record<string, unknown> = {}) => ok(r.ctx, "list_review_sessions", args);
+  const ids = async (r: Rig, args: Record<string, unknown> = {}) => (await list(r, args)).items.map((s: Structured) => s.session_id);
+  const startOn = (r: Rig, repo: string) => ok(r.ctx, "reactive_review_pr", { repo, commit_hash: JSX_SHA, base_ref: JSX_PARENT, changed_files: "src/jsx/base.ts" });
+  const startPull = (r: Rig) => ok(r.ctx, "reactive_review_pr", { repo: REPO, commit_hash: REQ_SHA, base_ref: "main", changed_files: "src/request.ts", pull_number: 7 });
+
+  it("lists the tenant's sessions newest first, as get_review_status names them, by repo, pull request and status", async () => {
+    const r = await rig("rv-list");
+    servePull(r.gh, REQ_SHA, REQ_FILES);
+    const done = (await startJsx(r)).session_id as string;
+    await drive(r, done);
+    r.clock.advance(MINUTE);
+    const paused = (await startOn(r, "Other/Thing")).session_id as string;
+    await ok(r.ctx, "pause_review", { session_id: paused });
+    r.clock.advance(MINUTE);
+    const replaced = (await startPull(r)).session_id as string;
+    r.clock.advance(MINUTE);
+    const running = await startPull(r);
+    expect(running.replaced_sessions).toEqual([replaced]);
+
+    const all = await list(r);
+    expect(all.items.map((s: Structured) => s.session_id)).toEqual([running.session_id, replaced, paused, done]);
+    expect(all.items.map((s: Structured) => s.status)).toEqual(["executing", "cancelled", "paused", "completed"]);
+    expect(all.next_cursor).toBeUndefined();
+    // Each item says what get_review_status says of the session, under the same names.
+    for (const item of all.items) {
+      const s = await status(r, item.session_id);
+      const { session_id, pull_number, commit_hash, base_ref, source, created_at, updated_at, error, review_url } = s.session;
+      expect(item).toMatchObject({ session_id, pull_number, commit_hash, base_ref, source, created_at, updated_at, error, review_url });
+      expect(item).toMatchObject({ repo: s.session.repo.toLowerCase(), progress: s.progress, findings_count: s.findings_count, created_by: r.ctx.actorId });
+      expect(item.finished_at === null).toBe(["executing", "paused"].includes(item.status));
+    }
+    expect(all.items[3]).toMatchObject({ repo: "honojs/hono", pull_number: null, progress: { completed_steps: 3, total_steps: 3, percentage: 100 } });
+    expect(all.items[3].findings_count).toBeGreaterThan(0);
+    expect(all.items[1]).toMatchObject({ pull_number: 7, error: `Superseded by session ${running.session_id} (head ${REQ_SHA.slice(0, 12)})` });
+
+    // Repositories match as review_settings keys them: owner/name in any case.
+    expect(await ids(r, { repo: "HonoJS/HONO" })).toEqual([running.session_id, replaced, done]);
+    expect(await ids(r, { repo: "other/thing" })).toEqual([paused]);
+    expect(await ids(r, { repo: "someone/else" })).toEqual([]);
+    expect(await ids(r, { repo: REPO, pull_number: 7 })).toEqual([running.session_id, replaced]);
+    expect(await ids(r, { repo: REPO, pull_number: 8 })).toEqual([]);
+    expect(await ids(r, { status: ["completed", "cancelled"] })).toEqual([replaced, done]);
+    expect(await ids(r, { status: ["paused"], repo: REPO })).toEqual([]);
+    expect(await ids(r, { status: ["executing"], repo: REPO, pull_number: 7 })).toEqual([running.session_id]);
+  });
+
+  it("pages with the cursor: each session once, in order, ties on created_at broken by id, a newer session not shifting the pages", async () => {
+    const r = await rig("rv-list-page");
+    const started: string[] = [];
+    // Three sessions share one millisecond: only the id orders them.
+    for (const step of [0, MINUTE, 0, 0, MINUTE, MINUTE]) {
+      r.clock.advance(step);
+      started.push((await startOn(r, REPO)).session_id);
+    }
+    const [t0, t1a, t1b, t1c, t2, t3] = started as [string, string, string, string, string, string];
+    const whole = await ids(r, { limit: 100 });
+    expect(whole).toEqual([t3, t2, ...[t1a, t1b, t1c].sort().reverse(), t0]);
+
+    const first = await list(r, { limit: 4 });
+    expect(first.items.map((s: Structured) => s.session_id)).toEqual(whole.slice(0, 4));
+    expect(typeof first.next_cursor).toBe("string");
+    // A session started after the first page is not on the later ones, and moves nothing.
+    r.clock.advance(MINUTE);
+    const newer = (await startOn(r, REPO)).session_id as string;
+    const pages = [first.items.map((s: Structured) => s.session_id)];
+    let cursor = first.next_cursor as string | undefined;
+    while (cursor !== undefined) {
+      const page = await list(r, { limit: 1, cursor });
+      pages.push(page.items.map((s: Structured) => s.session_id));
+      cursor = page.next_cursor;
+    }
+    // The first page ends inside the three that share a millisecond.
+    expect(pages.map((p) => p.length)).toEqual([4, 1, 1]);
+    expect(pages.flat()).toEqual(whole);
+    expect((await ids(r, { limit: 1 }))[0]).toBe(newer);
+
+    // The cursor pages a filtered listing too.
+    const a = await list(r, { repo: REPO, status: ["executing"], limit: 4 });
+    const b = await list(r, { repo: REPO, status: ["executing"], limit: 4, cursor: a.next_cursor });
+    expect([...a.items, ...b.items].map((s: Structured) => s.session_id)).toEqual([newer, ...whole]);
+    expect(b.next_cursor).toBeUndefined();
+  });
+
+  it("refuses bad input with a hint, recording nothing", async () => {
+    const r = await rig("rv-list-bad");
+    await startJsx(r);
+    const state = () => sessionsOf(r.ctx.tenantId);
+    const cases: [Record<string, unknown>, string][] = [
+      [{ pull_number: 7 }, "invalid_input"],
+      [{ pull_number: 0, repo: REPO }, "invalid_input"],
+      [{ status: ["running"] }, "invalid_input"],
+      [{ status: [] }, "invalid_input"],
+      [{ status: "completed" }, "invalid_input"],
+      [{ limit: 0 }, "invalid_input"],
+      [{ limit: 101 }, "invalid_input"],
+      [{ cursor: "not-a-cursor" }, "invalid_input"],
+      [{ cursor: btoa(JSON.stringify({ k: ["2026-01-01T00:00:00.000Z"] })) }, "invalid_input"],
+      [{ cursor: "x".repeat(501) }, "invalid_input"],
+      [{ repo: "not a repo" }, "invalid_repo"],
+      [{ session_id: "x" }, "invalid_input"],
+    ];
+    for (const [args, code] of cases) await refusedWithoutWrites(r.ctx, "list_review_sessions", args, code, state);
+    const e = await fails(r.ctx, "list_review_sessions", { pull_number: 7 });
+    expect(e.hint).toMatch(/Name the repository too/);
+    expect(r.gh.count("GET /repos/{owner}/{repo}/commits/{ref}")).toBe(1);
+  });
+
+  it("never lists another tenant's sessions, whatever the filter or cursor", async () => {
+    const a = await rig("rv-list-a");
+    const b = await rig("rv-list-b");
+    const mine = [(await startJsx(a)).session_id, (await startOn(a, REPO)).session_id];
+    // B's session is older than all of A's, so A's cursor, were it to carry A's tenant, would page past it.
+    b.clock.set("2020-01-01T00:00:00.000Z");
+    const theirs = (await startJsx(b)).session_id as string;
+    expect(new Set(await ids(a))).toEqual(new Set(mine));
+    expect(await ids(b)).toEqual([theirs]);
+    expect(await ids(b, { repo: REPO, status: ["executing"] })).toEqual([theirs]);
+    // A's cursor in B's hands pages B's sessions only.
+    const page = await list(a, { limit: 1 });
+    expect(page.next_cursor).toBeDefined();
+    expect(await ids(b, { cursor: page.next_cursor })).toEqual([theirs]);
+  });
+
+  it("pages from an index in created_at, id order, all sessions or one repository's, without sorting them", async () => {
+    const plan = async (filter: Parameters<typeof sessionListQuery>[2]) => {
+      const q = sessionListQuery(env.DB, "tenant", filter, 21).toSQL();
+      const rows = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+        .bind(...q.params)
+        .all<{ detail: string }>();
+      return rows.results.map((x) => x.detail).join(" | ");
+    };
+    for (const [filter, index] of [
+      [{ statuses: ["executing", "paused"] }, "review_sessions_created_idx"],
+      [{ repo: "honojs/hono" }, "review_sessions_repo_created_idx"],
+      [{ repo: "honojs/hono", pullNumber: 7 }, "review_sessions_repo_created_idx"],
+    ] as const) {
+      const details = await plan(filter);
+      expect(details).toContain(`USING INDEX ${index}`);
+      expect(details).not.toContain("TEMP B-TREE");
+    }
   });
 });

@@ -374,6 +374,7 @@ const SAMPLE_ARGS: Record<string, Record<string, unknown>> = {
   get_review_telemetry: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
   pause_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
   resume_review: { session_id: "0190a1b2-c3d4-7e5f-8a9b-0c1d2e3f4a5b" },
+  list_review_sessions: { repo: "acme/api", pull_number: 12, status: ["executing", "paused"], limit: 5 },
   save_plan: {
     plan: {
       id: "contract-plan",

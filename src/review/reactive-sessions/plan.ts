@@ -309,11 +309,14 @@ export function mergeBatches(results: BatchResult[], commit: string, warnings: s
 
 const doneSteps = (state: SessionState) => state.steps.filter((s) => s.status === "completed" || s.status === "skipped").length;
 
-export function progressOf(state: SessionState) {
-  const total = state.steps.length;
-  const completed = doneSteps(state);
-  return { completed_steps: completed, total_steps: total, percentage: total === 0 ? 0 : Math.round((completed / total) * 100) };
-}
+/** Progress from the step counts, as the session's object holds them or as its D1 row keeps them. */
+export const progressFrom = (completed: number, total: number) => ({
+  completed_steps: completed,
+  total_steps: total,
+  percentage: total === 0 ? 0 : Math.round((completed / total) * 100),
+});
+
+export const progressOf = (state: SessionState) => progressFrom(doneSteps(state), state.steps.length);
 
 function timing(state: SessionState, now: number) {
   const start = Date.parse(state.spec.createdAt);

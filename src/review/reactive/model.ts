@@ -7,10 +7,27 @@ import { z } from "zod";
 import { and, desc, eq, inArray, ne, sql } from "drizzle-orm";
 import { dbOf } from "../../db/client";
 import { reviewSessions } from "../../db/schema";
-import { type ReviewResult, SESSION_STATUSES, type SessionState, TERMINAL } from "../reactive-sessions/plan";
+import { afterTimeAndId } from "../../core/cursor";
+import { type ReviewResult, SESSION_STATUSES, type SessionState, type SessionStatus, TERMINAL } from "../reactive-sessions/plan";
 
 export const sessionIdField = z.string().trim().min(1).max(128).describe("The session_id reactive_review_pr returned.");
+/** A pull request number as GitHub issues them (a 32-bit positive integer). */
+export const pullNumberField = z.number().int().min(1).max(2_147_483_647);
 export const statusField = z.enum(SESSION_STATUSES).describe("executing, paused, completed, failed or cancelled (replaced by a review of a newer head).");
+
+/** Fields of a session that get_review_status and list_review_sessions both answer, worded once. */
+export const sessionFields = {
+  session_id: z.string().describe("The session."),
+  pull_number: z.number().int().nullable().describe("The pull request reviewed and published to, or null for a commit range."),
+  commit_hash: z.string().describe("The full head sha reviewed."),
+  base_ref: z.string().describe("The base the change is compared with."),
+  source: z.enum(["tool", "webhook"]).describe("tool (reactive_review_pr) or webhook (a pull_request delivery)."),
+  created_at: z.string().describe("When it started."),
+  updated_at: z.string().describe("When it last changed."),
+  error: z.string().nullable().describe("Why it failed or was cancelled."),
+  review_url: z.string().nullable().describe("The published pull-request review, once posted."),
+  findings_count: z.number().int().describe("Findings so far (after merging, once the merge step has run)."),
+};
 
 export const progressSchema = z.object({
   completed_steps: z.number().int().describe("Steps done (completed or skipped)."),
@@ -107,4 +124,53 @@ export async function sessionOfHead(d1: D1Database, tenantId: string, repo: stri
     .limit(1)
     .get();
   return row ?? null;
+}
+
+export interface SessionFilter {
+  /** owner/name lowercased, as repoKey gives it. */
+  repo?: string;
+  pullNumber?: number;
+  statuses?: readonly SessionStatus[];
+  /** next_cursor of the previous page. */
+  cursor?: string;
+}
+
+/**
+ * The tenant's sessions, newest first (created_at, then id), up to `limit`: the query
+ * list_review_sessions runs. Two indexes in that order (migrations/0053), the tenant's and one
+ * repository's, keep a page from sorting every session.
+ */
+export function sessionListQuery(d1: D1Database, tenantId: string, f: SessionFilter, limit: number) {
+  const s = reviewSessions;
+  return dbOf({ d1 })
+    .select({
+      id: s.id,
+      repo: s.repo,
+      pullNumber: s.pullNumber,
+      commitHash: s.commitHash,
+      baseRef: s.baseRef,
+      source: s.source,
+      status: s.status,
+      totalSteps: s.totalSteps,
+      completedSteps: s.completedSteps,
+      findingsCount: s.findingsCount,
+      error: s.error,
+      reviewUrl: s.reviewUrl,
+      createdBy: s.createdBy,
+      createdAt: s.createdAt,
+      updatedAt: s.updatedAt,
+      finishedAt: s.finishedAt,
+    })
+    .from(s)
+    .where(
+      and(
+        eq(s.tenantId, tenantId),
+        f.repo !== undefined ? eq(s.repo, f.repo) : undefined,
+        f.pullNumber !== undefined ? eq(s.pullNumber, f.pullNumber) : undefined,
+        f.statuses !== undefined ? inArray(s.status, [...f.statuses]) : undefined,
+        afterTimeAndId(f.cursor, s.createdAt, s.id),
+      ),
+    )
+    .orderBy(desc(s.createdAt), desc(s.id))
+    .limit(limit);
 }

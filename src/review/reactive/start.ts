@@ -9,7 +9,7 @@ import { defineTool } from "../../core/define-tool";
 import { DEFAULT_REPO_NOTE, repoOrDefault } from "../target/repo-default";
 import { startReview } from "../reactive-sessions/runner";
 import { MAX_CHANGED_FILES } from "../reactive-sessions/plan";
-import { statusField } from "./model";
+import { pullNumberField, statusField } from "./model";
 
 export const reactiveReviewPrTool = defineTool({
   name: "reactive_review_pr",
@@ -36,7 +36,7 @@ export const reactiveReviewPrTool = defineTool({
     deletions: z.number().int().min(0).max(10_000_000).optional().describe("Lines deleted."),
     parallel: z.boolean().default(false).describe("Review several batches side by side in one step (up to max_workers)."),
     max_workers: z.number().int().min(1).max(64).optional().describe("Batches side by side when parallel (default 3; this server runs at most 4)."),
-    pull_number: z.number().int().min(1).max(2_147_483_647).optional().describe("The pull request whose head commit_hash is: reviewed from its files and published to."),
+    pull_number: pullNumberField.optional().describe("The pull request whose head commit_hash is: reviewed from its files and published to."),
   }),
   output: z.object({
     session_id: z.string().describe("The session (UUIDv7)."),

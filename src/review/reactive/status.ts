@@ -5,7 +5,7 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { snapshot, stepGapMs } from "../reactive-sessions/runner";
 import { STEP_KINDS, STEP_STATUSES, statusView, telemetryView } from "../reactive-sessions/plan";
 import { CHANGE_TYPES, findingSchema } from "../pipeline/types";
-import { progressSchema, sessionIdField, statusField } from "./model";
+import { progressSchema, sessionFields, sessionIdField, statusField } from "./model";
 
 const timingShape = {
   start_time: z.string().describe("When the session started (ISO-8601)."),
@@ -28,29 +28,31 @@ const resultSchema = z.object({
   warnings: z.array(z.string()).describe("Files that could not be reviewed, and why."),
 });
 
+const { session_id, pull_number, commit_hash, base_ref, source, created_at, updated_at, error, review_url } = sessionFields;
+
 const statusOutput = z.object({
   session: z
     .object({
-      session_id: z.string().describe("The session."),
+      session_id,
       status: statusField,
       repo: z.string().describe("owner/name."),
-      pull_number: z.number().int().nullable().describe("The pull request reviewed and published to, or null for a commit range."),
-      commit_hash: z.string().describe("The full head sha reviewed."),
-      base_ref: z.string().describe("The base the change is compared with."),
+      pull_number,
+      commit_hash,
+      base_ref,
       title: z.string().describe("The pull request's title, as given."),
       author: z.string().describe("Its author, as given."),
-      source: z.enum(["tool", "webhook"]).describe("tool (reactive_review_pr) or webhook (a pull_request delivery)."),
-      created_at: z.string().describe("When it started."),
-      updated_at: z.string().describe("When it last changed."),
+      source,
+      created_at,
+      updated_at,
       current_step: z.number().int().nullable().describe("The step running or next (the failed one for a failed session); null once done."),
       total_steps: z.number().int().describe("Steps in the plan."),
-      error: z.string().nullable().describe("Why it failed or was cancelled."),
-      review_url: z.string().nullable().describe("The published pull-request review, once posted."),
+      error,
+      review_url,
     })
     .describe("The session."),
   progress: progressSchema.describe("Steps done."),
   telemetry: z.object(timingShape).describe("Timing (get_review_telemetry has every step)."),
-  findings_count: z.number().int().describe("Findings so far (after merging, once the merge step has run)."),
+  findings_count: sessionFields.findings_count,
   result: resultSchema.optional().describe("The merged review, once the merge step has run."),
 });
 
