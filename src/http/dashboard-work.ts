@@ -51,12 +51,14 @@ async function runPage(c: Context<AppEnv>) {
 async function codeData(c: Context<AppEnv>): Promise<CodeData> {
   const ctx = c.get("ctx");
   const session = param(c, "session", 128);
+  const cursor = param(c, "cursor", 200);
   // The freshness last checked: a page view does not ask GitHub for every repository's head.
-  const [indexes, review] = await Promise.all([
+  const [indexes, sessions, review] = await Promise.all([
     read<{ items: Row[] }>(ctx, "index_status", { check_head: false }),
+    read<Page<Row>>(ctx, "list_review_sessions", { limit: 20, cursor: cursor || undefined }),
     session ? read<NonNullable<CodeData["review"]>>(ctx, "get_review_status", { session_id: session }) : undefined,
   ]);
-  return { now: ctx.clock.now(), indexes: indexes.items, session, review };
+  return { now: ctx.clock.now(), indexes: indexes.items, sessions: sessions.items, olderSessions: nextQuery({}, sessions.next_cursor), session, review };
 }
 
 export function registerWork(routes: Hono<AppEnv>): void {

@@ -104,6 +104,32 @@ describe("dashboard code", () => {
     expect(body).toContain("Review session id");
   });
 
+  it("lists the tenant's reactive review sessions newest first, each linking to its detail, and none of another tenant's", async () => {
+    const ada = await seedIdentity("dash-code-sessions", "ada");
+    const eve = await seedIdentity("dash-code-sessions-other", "eve");
+    // Rows as the session runner leaves them (reactive_review_pr needs GitHub; test/review/reactive.test.ts drives it).
+    const row = env.DB.prepare(
+      `INSERT INTO review_sessions (tenant_id, id, repo, pull_number, commit_hash, base_ref, source, status, total_steps, completed_steps, findings_count, error, created_by, created_at, updated_at)
+       VALUES (?, ?, ?, ?, ?, 'main', ?, ?, 4, ?, ?, ?, ?, ?, ?)`,
+    );
+    const at = (s: number) => new Date(Date.now() - s * 1000).toISOString();
+    const older = crypto.randomUUID();
+    const newer = crypto.randomUUID();
+    await env.DB.batch([
+      row.bind(ada.tenantId, older, "acme/shop", 7, "1111111111111111", "tool", "completed", 4, 3, null, ada.actorId, at(120), at(60)),
+      row.bind(ada.tenantId, newer, "acme/shop", 8, "2222222222222222", "webhook", "failed", 1, 0, "GitHub answered 502", ada.actorId, at(30), at(20)),
+      row.bind(eve.tenantId, crypto.randomUUID(), "secret/vault", 1, "3333333333333333", "tool", "executing", 0, 0, null, eve.actorId, at(10), at(10)),
+    ]);
+    const html = await (await (await signedIn(ada.key)).fetch(`${BASE}/app/code`)).text();
+    const table = textOf(html.slice(html.indexOf('id="review-sessions"'), html.indexOf("</table>", html.indexOf('id="review-sessions"'))));
+    expect(table).toMatch(/acme\/shop #8 222222222222 failed GitHub answered 502 1\/4 0 \d+ s ago \(webhook\) acme\/shop #7 111111111111 completed 4\/4 3 \d+ min ago \(tool\)/);
+    expect(html).toContain(`href="/app/code?session=${newer}#review-heading"`);
+    expect(html).not.toContain("secret/vault");
+    const theirs = textOf(await (await (await signedIn(eve.key)).fetch(`${BASE}/app/code`)).text());
+    expect(theirs).toContain("secret/vault");
+    expect(theirs).not.toContain("acme/shop");
+  });
+
   it("answers a review session of no one (or another tenant's) with 404, and an over-long id with 400", async () => {
     const ada = await seedIdentity("dash-code-rev", "ada");
     const browser = await signedIn(ada.key);

@@ -1,8 +1,8 @@
 /**
- * Code: each repository's index (phase, progress, indexed commit, freshness as last checked), and a
- * reactive review session looked up by its id, with its findings. Data comes from the tools.
+ * Code: each repository's index (phase, progress, indexed commit, freshness as last checked), the
+ * reactive review sessions newest first, and one session with its findings. Data comes from the tools.
  */
-import { FilterForm, HeadRow } from "./fields";
+import { FilterForm, HeadRow, OlderLink } from "./fields";
 import { AppLayout, type Viewer } from "./layout";
 import { relative } from "./overview";
 
@@ -15,6 +15,9 @@ export interface CodeData {
   now: Date;
   indexes: Row[];
   session: string;
+  /** list_review_sessions' page, newest first, and the query string of the next (older) one. */
+  sessions: Row[];
+  olderSessions?: string;
   /** get_review_status's answer for the session asked about. */
   review?: { session: Row; progress: Row; findings_count: number; result?: { summary: string; risk_score: number; findings: Row[] } };
 }
@@ -25,6 +28,49 @@ function Fresh(props: { fresh: unknown }) {
   if (props.fresh === true) return <span class="good">at the head</span>;
   if (props.fresh === false) return <span class="warn">behind the head</span>;
   return <span class="muted">not checked</span>;
+}
+
+const sessionHref = (id: unknown) => `${CODE_PATH}?session=${encodeURIComponent(text(id))}#review-heading`;
+
+function Sessions(props: { sessions: Row[]; older?: string; now: Date }) {
+  if (!props.sessions.length) return <p class="muted">No review session yet: reactive_review_pr, or a pull-request webhook, starts one.</p>;
+  return (
+    <>
+      <div class="scroll">
+        <table id="review-sessions">
+          <HeadRow cols={["Pull request", "Status", "Steps", "Findings", "Started"]} />
+          <tbody>
+            {props.sessions.map((s) => {
+              const p = (s.progress ?? {}) as Row;
+              return (
+                <tr>
+                  <th scope="row">
+                    <a href={sessionHref(s.session_id)}>
+                      {text(s.repo)}
+                      {s.pull_number ? ` #${text(s.pull_number)}` : ""}
+                    </a>{" "}
+                    <code>{text(s.commit_hash).slice(0, 12)}</code>
+                  </th>
+                  <td>
+                    <span class={s.status === "failed" ? "pill bad" : s.status === "completed" ? "pill good" : "pill"}>{text(s.status)}</span>
+                    {s.error ? <span class="bad"> {text(s.error)}</span> : null}
+                  </td>
+                  <td>
+                    {text(p.completed_steps)}/{text(p.total_steps)}
+                  </td>
+                  <td>{text(s.findings_count)}</td>
+                  <td>
+                    {relative(text(s.created_at), props.now)} <span class="muted">({text(s.source)})</span>
+                  </td>
+                </tr>
+              );
+            })}
+          </tbody>
+        </table>
+      </div>
+      <OlderLink path={CODE_PATH} query={props.older} label="Older review sessions" />
+    </>
+  );
 }
 
 function Review(props: { review: NonNullable<CodeData["review"]>; now: Date }) {
@@ -119,17 +165,14 @@ export function CodePage(props: { viewer: Viewer; data: CodeData }) {
         <p>No repository is indexed yet (index_workspace starts one).</p>
       )}
       <h2>Reactive reviews</h2>
+      <Sessions sessions={data.sessions} older={data.olderSessions} now={data.now} />
       <FilterForm action={CODE_PATH} label="Find a review session" button="Show">
         <label>
           Review session id
           <input type="text" name="session" value={data.session} maxlength={128} />
         </label>
       </FilterForm>
-      {data.review ? (
-        <Review review={data.review} now={data.now} />
-      ) : (
-        <p class="muted">reactive_review_pr and pull-request webhooks answer with a session id; enter one to see its progress and findings.</p>
-      )}
+      {data.review ? <Review review={data.review} now={data.now} /> : <p class="muted">Pick a session above, or enter its id, to see its progress and findings.</p>}
     </AppLayout>
   );
 }
