@@ -138,7 +138,7 @@ pre { max-width: 100%; overflow-x: auto; font-size: .85rem; }
 dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: .2rem 1rem; } dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 .filters { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(12rem, 100%), 1fr)); gap: 0 1rem; align-items: end; margin-bottom: 1rem; } .filter-actions { padding: .4rem 0; }
 .lanes { display: grid; grid-template-columns: repeat(auto-fit, minmax(min(13rem, 100%), 1fr)); gap: .75rem; align-items: start; } .lane h2 { margin-top: 0; }
-.stack { display: grid; gap: 1rem; } .task-card { overflow-wrap: anywhere; } .task-body { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; }
+.stack { display: grid; gap: 1rem; } .stack > * { min-width: 0; } .task-card { overflow-wrap: anywhere; } .task-body { white-space: pre-wrap; overflow-wrap: anywhere; margin: .5rem 0; }
 .graph-wrap { overflow-x: auto; } svg.graph { width: 100%; max-width: 50rem; height: auto; font-size: 12px; }
 .node rect { fill: var(--bg); stroke: var(--line); stroke-width: 1.5; } .node text { fill: var(--fg); } .node .node-title { fill: var(--muted); }
 .node-done rect, .node-cancelled rect { stroke: var(--good); } .node-todo rect { stroke: var(--warn); } .node-in_progress rect, .node-in_review rect { stroke: var(--accent); } .node-current rect { stroke-width: 3; }
