@@ -375,6 +375,11 @@ describe("the decision log and the change ledger in chromium", () => {
     expect(await page.locator("#skills").innerText()).toContain("Import a backlog of embedding jobs in batches.");
     await page.screenshot({ path: shot("knowledge-light"), fullPage: true });
     await fitsPhone(page, "knowledge");
+    // A note's own page has its whole body; then back to the list for the documents.
+    await page.locator("#notes").getByRole("link", { name: "Warming the embedding cache" }).click();
+    expect(new URL(page.url()).pathname).toMatch(/^\/app\/knowledge\/notes\/.+/);
+    expect(await page.locator("#note-body").innerText()).toBe("Warm the embedding cache before a bulk import; cold lookups time out.");
+    await page.goBack();
     await page.locator("#documents").getByRole("link", { name: "Embedding backfill" }).click();
     expect(new URL(page.url()).pathname).toMatch(/^\/app\/documents\/[0-9a-f]{64}$/);
     expect(await page.locator("#document-text").innerText()).toContain("The embedding backfill runs every ten minutes.");
