@@ -158,6 +158,29 @@ describe("the dashboard in chromium", () => {
     await page.close();
   });
 
+  it("refuses a form posted without its CSRF token or from another site, and changes nothing", async () => {
+    const key = inject("dashKey");
+    const task = (await call(key, "task_create", { project_id: "DASH", title: "Guarded by the CSRF check" })).task as { id: string };
+    const page = await browser.newPage();
+    await page.context().clearCookies();
+    await signIn(page, key);
+    await page.goto(`${base}/app/tasks/${task.id}`);
+    const csrf = await page.locator('form[action$="/comment"] input[name=csrf]').getAttribute("value");
+    expect(csrf).toBeTruthy();
+    // The browser's own cookie goes with each post (page.request shares the context's cookies).
+    const post = (form: Record<string, string>, headers: Record<string, string> = {}) =>
+      page.request.post(`${base}/app/tasks/${task.id}/comment`, { form, headers: { Origin: base, ...headers }, maxRedirects: 0 });
+    expect((await post({ body: "no token" })).status()).toBe(403);
+    expect((await post({ body: "wrong token", csrf: "x".repeat(csrf!.length) })).status()).toBe(403);
+    expect((await post({ body: "from elsewhere", csrf: csrf! }, { Origin: "https://elsewhere.example" })).status()).toBe(403);
+    const comments = await call(key, "comment_query", { object_type: "task", object_id: task.id });
+    expect(comments.items).toEqual([]);
+    // The same post from the page itself lands.
+    expect((await post({ body: "from the page", csrf: csrf! })).status()).toBe(303);
+    expect(((await call(key, "comment_query", { object_type: "task", object_id: task.id })).items as Array<{ body: string }>).map((c) => c.body)).toEqual(["from the page"]);
+    await page.close();
+  });
+
   it("a wrong key is refused on the page, with the reason", async () => {
     const page = await browser.newPage();
     await page.context().clearCookies();
