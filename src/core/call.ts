@@ -11,6 +11,7 @@ import { unitsOf } from "./meter";
 import { checkFields, project } from "./fields";
 import { capResponse, MAX_RESPONSE_CHARS } from "./response-cap";
 import { compile, masksSecrets } from "./listing";
+import { addTiming, timed } from "./timing";
 
 // The one call pipeline every tool call goes through, from a surface or from another tool. It takes
 // the definition it runs: it never imports the catalog, so a tool module may be loaded first.
@@ -67,20 +68,35 @@ export async function runTool<T>(def: AnyToolDef, ctx: Ctx, args: Record<string,
  */
 export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Promise<CallToolResult> {
   try {
+    const validating = performance.now();
     const { input } = compile(def);
     checkArgShape(rawArgs);
     const args = normalizeArgs(rawArgs, input);
     const parsed = parseArgs(input, args, def.name) as Record<string, unknown>;
     const { allow_secrets: allowSecrets, fields, confirm, ...toolArgs } = parsed as Record<string, unknown> & { fields?: string[] };
     if (fields) checkFields(def, fields);
+    addTiming("validate", performance.now() - validating);
     // Before anything that writes (a derived key mints the session's run): a refused call does nothing.
-    const charged = await pay(def, ctx, toolArgs);
+    const charged = await timed("pay", () => pay(def, ctx, toolArgs));
+    const keying = performance.now();
     const rule = def.idempotency === "derived" ? {} : def.idempotency;
     const derive = parsed.idempotency_key === undefined && rule !== undefined && !def.annotations.readOnly && (rule.when?.(parsed) ?? true);
     const key = derive ? await derivedKey(ctx, args) : (parsed.idempotency_key as string | undefined);
     const masked = masksSecrets(def) && allowSecrets !== true ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])])) : { value: toolArgs, found: [] };
-    const run = async () => def.run(await attributed(def, confirm === true ? { ...charged, confirmed: true } : charged), masked.value);
+    let ran = 0;
+    const run = async () => {
+      const t0 = performance.now();
+      try {
+        return await def.run(await attributed(def, confirm === true ? { ...charged, confirmed: true } : charged), masked.value);
+      } finally {
+        ran += performance.now() - t0;
+      }
+    };
     const { result, replay } = key && !def.annotations.readOnly ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined) : { result: await run(), replay: false };
+    // The idempotency record's reads and writes are what the keyed section cost beyond the tool's own run.
+    addTiming("run", ran);
+    addTiming("idempotency", performance.now() - keying - ran);
+    const answering = performance.now();
     const parsedResult = def.output.parse(result) as Record<string, unknown>;
     const { value: payload, truncation } = capResponse(fields ? project(parsedResult, fields) : parsedResult);
     const structured: Record<string, unknown> = { ok: true, ...payload, ...(replay ? { idempotent_replay: true } : {}), ...(truncation ? { truncation } : {}), ...metered(def, ctx) };
@@ -92,9 +108,12 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
       const text = def.text(payload, parsed);
       // The text of a capped payload is about its size; this holds it to the cap whatever the rendering.
       const bounded = text.length > MAX_RESPONSE_CHARS ? `${text.slice(0, MAX_RESPONSE_CHARS)}\n…[cut at ${MAX_RESPONSE_CHARS} characters]` : text;
+      addTiming("envelope", performance.now() - answering);
       return { content: [{ type: "text", text: bounded }], structuredContent: structured };
     }
-    return render(structured, def.summarize ? def.summarize(payload) : "");
+    const rendered = render(structured, def.summarize ? def.summarize(payload) : "");
+    addTiming("envelope", performance.now() - answering);
+    return rendered;
   } catch (err) {
     // A question for the person is not a failure: the server answers it as input_required.
     if (err instanceof InputNeeded) throw err;

@@ -12,6 +12,7 @@ import { Hono, type Context } from "hono";
 import { accessOfRequest, type Caller, callerOf } from "../auth/caller";
 import { bearerChallenge } from "../auth/oauth";
 import { systemClock } from "../core/time";
+import { addTiming, sinceStart, timed } from "../core/timing";
 import { sessionStub, type SessionRecord } from "../durable/session";
 import type { Env } from "../env";
 import type { Ctx, Surface } from "../core/context";
@@ -210,15 +211,15 @@ function runSeriesOf(c: Context<AppEnv>): string | null | undefined {
  */
 async function resolveCaller(c: Context<AppEnv>, sessionId: string): Promise<{ ok: true; identity: Caller; session: SessionRecord | null; meter: Meter } | { ok: false; response: Response }> {
   // The OAuth provider has already checked the credential (token or API key); an OAuth grant's revocation is checked here.
-  const lookup = callerOf(c);
+  const lookup = timed("caller", () => callerOf(c));
   const [identity, session, counted] = await Promise.all([
     lookup,
-    sessionId ? sessionStub(c.env, sessionId).touch() : Promise.resolve(null),
+    sessionId ? timed("session", () => sessionStub(c.env, sessionId).touch()) : Promise.resolve(null),
     // The request's own unit fails open: an unreachable counter must not take the API down.
     lookup.then(async (id) => {
       if (!id) return null;
       const buckets = callerBuckets(c.env, id);
-      return { buckets, edge: await charge(c.env, buckets) };
+      return { buckets, edge: await timed("limit", () => charge(c.env, buckets)) };
     }),
   ]);
   if (!identity || !counted) return { ok: false, response: unauthorized(c, "this access grant was revoked; sign in again") };
@@ -255,12 +256,14 @@ async function chargeBatch(c: Context<AppEnv>, body: unknown, meter: Meter): Pro
 export const mcpRoutes = new Hono<AppEnv>();
 
 mcpRoutes.post("/", async (c) => {
+  addTiming("edge", sinceStart());
   // A declared size needs no reading and no lookup to refuse.
   if (declaredTooLarge(c.req.raw, MAX_MCP_BODY_BYTES)) return tooLarge(c);
   const sessionId = c.req.header("Mcp-Session-Id") ?? "";
   const caller = await resolveCaller(c, sessionId);
   if (!caller.ok) return caller.response;
 
+  const parseStart = performance.now();
   const raw = await readCapped(c.req.raw, MAX_MCP_BODY_BYTES);
   if (raw === null) return tooLarge(c);
   let body: unknown;
@@ -269,6 +272,7 @@ mcpRoutes.post("/", async (c) => {
   } catch {
     return c.json(jsonRpcError(-32700, "Parse error: the body must be a JSON-RPC message"), 400);
   }
+  addTiming("parse", performance.now() - parseStart);
   const id = idOf(body);
   if (caller.session && isAnswerBody(body)) {
     // The client answering a question a call of this session asked (a confirmation).
@@ -333,7 +337,7 @@ mcpRoutes.post("/", async (c) => {
     origin: new URL(c.req.url).origin,
     stateKey: await requestStateKey(c.env),
   };
-  if (!legacy) return serveModern(c, body, () => buildServer(ctx, tools, options), inboxBus(c.env, ctx.tenantId, ctx.actorId));
+  if (!legacy) return timed("dispatch", () => serveModern(c, body, () => timed("build", () => buildServer(ctx, tools, options)), inboxBus(c.env, ctx.tenantId, ctx.actorId)));
 
   // The client's own session id, so its hook events find this session (a stateless request has none to map to).
   const clientSession = clientSessionOf((name) => c.req.header(name));
@@ -347,14 +351,14 @@ mcpRoutes.post("/", async (c) => {
     options.sessionElicits = caller.session.elicits === true && isToolCall(body);
   }
 
-  const server = await buildServer(ctx, tools, options);
+  const server = await timed("build", () => buildServer(ctx, tools, options));
   if (options.sessionElicits) await replayInitialize(server, caller.session!.protocolVersion, { elicitation: { form: {} } });
   // Notifications (progress, log messages) and questions ride an SSE response; a plain call keeps plain JSON.
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body, options) });
   if (options.sessionElicits) relayQuestions(transport, c.env, sessionId);
   await server.connect(transport);
   guardToolCalls(transport);
-  const response = await transport.handleRequest(c.req.raw, { parsedBody: body });
+  const response = await timed("dispatch", () => transport.handleRequest(c.req.raw, { parsedBody: body }));
   if (!initializing || !response.ok) return response;
 
   const params = (
