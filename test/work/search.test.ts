@@ -2,6 +2,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { uuidv7 } from "../../src/db/ids";
+import { SEARCH_CANDIDATES } from "../../src/work/search/model";
 import { call, count, newWorld, ok, refusedWithoutWrites, type Structured, type World } from "../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -241,6 +242,56 @@ describe("search", () => {
       expect(await count("SELECT COUNT(*) AS n FROM search_docs WHERE object_id = ?", t.id)).toBe(1);
       await env.DB.prepare("INSERT INTO search_fts (search_fts) VALUES ('integrity-check')").run();
       await env.DB.prepare("INSERT INTO search_fts_trgm (search_fts_trgm) VALUES ('integrity-check')").run();
+    });
+  });
+
+  describe("a word that matches more than SEARCH_CANDIDATES rows", () => {
+    /** Index rows as the source tables' triggers write them, oldest first (seq grows). */
+    async function index(w: World, rows: Array<{ type?: string; title: string; body: string }>): Promise<string[]> {
+      const ids = rows.map(() => uuidv7());
+      const insert = env.DB.prepare("INSERT INTO search_docs (tenant_id, object_type, object_id, project_id, title, body) VALUES (?, ?, ?, NULL, ?, ?)");
+      for (let i = 0; i < rows.length; i += 500) {
+        await env.DB.batch(rows.slice(i, i + 500).map((r, j) => insert.bind(w.id.tenantId, r.type ?? "event", ids[i + j], r.title, r.body)));
+      }
+      return ids;
+    }
+    /** The ranking over every match, as search ranked before the bound: what a selective query must still give. */
+    const exhaustive = async (w: World, match: string, limit = 20) =>
+      (
+        await env.DB.prepare(
+          `SELECT d.object_id FROM search_fts f JOIN search_docs d ON d.seq = f.rowid WHERE search_fts MATCH ?1 AND d.tenant_id = ?2 ORDER BY bm25(search_fts, 10, 1.0), d.seq DESC LIMIT ?3`,
+        )
+          .bind(match, w.id.tenantId, limit)
+          .all<{ object_id: string }>()
+      ).results.map((r) => r.object_id);
+
+    it("ranks a selective word over all its matches, as before, and a common word among its newest matches only", async () => {
+      const w = await world("bound");
+      const old = 50;
+      const rows = [
+        // The oldest rows carry the common word in their titles too: over every match they would rank first.
+        ...Array.from({ length: old }, (_, i) => ({ title: `nightly report ${i}`, body: `nightly import of batch ${i}${i % 10 === 0 ? " with a rarelabel" : ""}` })),
+        ...Array.from({ length: SEARCH_CANDIDATES + 100 }, (_, i) => ({ title: `event ${i}`, body: `nightly import of batch ${i}${i % 500 === 0 ? " with a rarelabel" : ""}` })),
+      ];
+      const seeded = await index(w, rows);
+      await index(w, [{ type: "project", title: "Newest nightly project", body: "" }]);
+
+      // A selective word: the same first page as the exhaustive ranking, old rows included.
+      const rare = await search(w, { q: "rarelabel", limit: 20 });
+      expect(ids(rare)).toEqual(await exhaustive(w, "rarelabel"));
+      expect(ids(rare)).toEqual(expect.arrayContaining([seeded[0], seeded[10]]));
+
+      // A common word: ranked among its newest SEARCH_CANDIDATES matches, so the old title hits are out of it.
+      const oldRows = new Set(seeded.slice(0, old));
+      expect((await exhaustive(w, "nightly", 6)).filter((id) => oldRows.has(id)).length).toBeGreaterThanOrEqual(5);
+      const common = await search(w, { q: "nightly", limit: 20 });
+      expect(common.items).toHaveLength(20);
+      const newest = new Set(seeded.slice(-SEARCH_CANDIDATES));
+      expect(common.items.filter((i) => i.object_type === "event").every((i) => newest.has(i.object_id))).toBe(true);
+      expect(common.items.some((i) => i.title.startsWith("nightly report"))).toBe(false);
+      // The filters bound their own matches: the old reports alone are fewer than the bound, so all are ranked.
+      const projects = await search(w, { q: "nightly", object_types: ["project"] });
+      expect(projects.items.map((i) => i.title)).toEqual(["Newest nightly project"]);
     });
   });
 });

@@ -49,21 +49,34 @@ export interface HitRow {
 }
 
 /**
+ * The most matches one search ranks. A word that matches more of a tenant than this (a project's
+ * name on every event) is ranked among its newest matches only: bm25 must score every candidate
+ * before the first page is known, so an unbounded common word costs time linear in the tenant's
+ * history. A query with fewer matches is ranked over all of them, exactly as before.
+ */
+export const SEARCH_CANDIDATES = 2000;
+
+/**
  * One ranked page of matches from either index, tenant-filtered. Objects of a soft-deleted project
- * are hidden here rather than unindexed, so restoring the project brings them back. Ranking runs
- * first on rowids alone and snippet() only for the page: a common word matches most of a tenant,
- * and building a snippet per match before the sort cost three times the ranking itself.
+ * are hidden here rather than unindexed, so restoring the project brings them back. `bound` finds
+ * the SEARCH_CANDIDATES-th newest match (walking the index newest first, which stops there), and
+ * ranking then scores only the matches from it on. Ranking runs first on rowids alone and snippet()
+ * only for the page: building a snippet per match before the sort cost three times the ranking.
  * Parameters: ?1 the FTS5 query, ?2 the tenant, ?3 the page size, then the filters'.
  */
 function hitsSql(fts: "search_fts" | "search_fts_trgm", filters: string): string {
   // snippet() counts tokens, and a trigram token is about one character.
   const tokens = fts === "search_fts" ? 24 : 64;
-  return `WITH top AS (
-      SELECT d.seq, bm25(${fts}, ${TITLE_WEIGHT}, 1.0) AS bm
-      FROM ${fts} f
+  const matches = `FROM ${fts} f
         JOIN search_docs d ON d.seq = f.rowid
         LEFT JOIN projects p ON p.id = d.project_id
-      WHERE ${fts} MATCH ?1 AND d.tenant_id = ?2 AND p.deleted_at IS NULL${filters}
+      WHERE ${fts} MATCH ?1 AND d.tenant_id = ?2 AND p.deleted_at IS NULL${filters}`;
+  return `WITH bound AS (
+      SELECT f.rowid AS seq ${matches}
+      ORDER BY f.rowid DESC LIMIT 1 OFFSET ${SEARCH_CANDIDATES - 1}),
+    top AS (
+      SELECT d.seq, bm25(${fts}, ${TITLE_WEIGHT}, 1.0) AS bm
+      ${matches} AND f.rowid >= coalesce((SELECT seq FROM bound), 0)
       ORDER BY bm, d.seq DESC LIMIT ?3)
     SELECT top.seq, top.bm, d.object_type, d.object_id, d.project_id, d.title, substr(d.body, 1, 200) AS lead,
       snippet(${fts}, 1, '**', '**', '…', ${tokens}) AS snippet, c.object_type AS on_type, c.object_id AS on_id
