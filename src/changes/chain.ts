@@ -59,7 +59,23 @@ export function linkHash(previous: string, link: ChainLink): Promise<string> {
 
 /** Writers racing for the same head: one wins, the others retry on the new head. */
 const APPEND_ATTEMPTS = 30;
-const isHeadTaken = (err: unknown) => /UNIQUE constraint failed: ledger_chain\.tenant_id, ledger_chain\.pos/.test(String(err));
+const isHeadTaken = (err: unknown) => /UNIQUE constraint failed: ledger_chain\.tenant_id, ledger_chain\.pos|integer overflow/.test(String(err));
+
+/**
+ * The batch's first statement: it fails the whole batch (SQLite's abs() of the smallest integer is
+ * an "integer overflow" error) unless the head it builds on is still there, with its hash; for an
+ * empty chain, unless the tenant has no entry. With the primary key refusing a taken position,
+ * that makes the append a compare-and-swap on the head even when the head it started from was
+ * remembered rather than read (a restored database can move a head back).
+ */
+const headStillThere = (d1: D1Database, tenantId: string, head: { pos: number; hash: string }) =>
+  d1
+    .prepare(
+      head.pos === 0
+        ? "SELECT abs(CASE WHEN EXISTS (SELECT 1 FROM ledger_chain WHERE tenant_id = ?1) THEN -9223372036854775808 ELSE 0 END)"
+        : "SELECT abs(CASE WHEN EXISTS (SELECT 1 FROM ledger_chain WHERE tenant_id = ?1 AND pos = ?2 AND hash = ?3) THEN 0 ELSE -9223372036854775808 END)",
+    )
+    .bind(...(head.pos === 0 ? [tenantId] : [tenantId, head.pos, head.hash]));
 
 // Compiled once: every chained write reads the head and appends.
 const chainHead = compiled(["tenant"], (db, v) =>
@@ -67,34 +83,71 @@ const chainHead = compiled(["tenant"], (db, v) =>
 );
 const insertLink = compiledInsert(ledgerChain);
 
+/** The head this isolate last read or wrote, per tenant: the next append starts from it without a read. */
+const knownHeads = new Map<string, { pos: number; hash: string }>();
+/** Tenants whose heads this isolate keeps; past it the oldest is forgotten (and read again when next used). */
+const KNOWN_HEADS_MAX = 1000;
+/** The tail of each tenant's queue of appends in this isolate. */
+const appendQueues = new Map<string, Promise<unknown>>();
+
 /**
- * Runs `writes` and appends one chain entry per link, atomically. The head is read first and the
- * entries claim the next positions; (tenant_id, pos) is the primary key, so a writer that read a
- * head another writer has since moved fails its whole batch (its rows included) and tries again:
- * a compare-and-swap on the head, which keeps concurrent writers from forking the chain.
+ * Runs `fn` after every earlier append of this tenant in this isolate has finished. Writers in one
+ * isolate then never race for the head (a lost race costs a whole batch and its retry); writers in
+ * other isolates still can, and the compare-and-swap below keeps the chain whole against them.
  */
-export async function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
-  for (let attempt = 1; ; attempt++) {
-    const head = await chainHead(d1, { tenant: tenantId }).first<{ pos: number; hash: string }>();
-    let pos = head?.pos ?? 0;
-    let hash = head?.hash ?? "";
-    const appends: D1PreparedStatement[] = [];
-    for (const link of links) {
-      pos++;
-      hash = await linkHash(hash, link);
-      // Plain statements, not db.batch: `writes` come from callers that build theirs without drizzle.
-      appends.push(insertLink(d1, { tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: at }));
-    }
-    try {
-      return (await d1.batch([...writes, ...appends])).slice(0, writes.length);
-    } catch (err) {
-      if (!isHeadTaken(err)) throw err;
-      if (attempt >= APPEND_ATTEMPTS) {
-        throw new ToolError("conflict", "Too many concurrent writes to this tenant's ledger; nothing was written.", { hint: "Retry the call.", retryable: true });
+function inTurn<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
+  const before = appendQueues.get(tenantId) ?? Promise.resolve();
+  const mine = before.then(fn, fn);
+  const tail = mine.catch(() => undefined);
+  appendQueues.set(tenantId, tail);
+  // The last in line leaves no queue behind.
+  void tail.then(() => {
+    if (appendQueues.get(tenantId) === tail) appendQueues.delete(tenantId);
+  });
+  return mine;
+}
+
+function rememberHead(tenantId: string, head: { pos: number; hash: string }): void {
+  knownHeads.delete(tenantId);
+  knownHeads.set(tenantId, head);
+  if (knownHeads.size > KNOWN_HEADS_MAX) knownHeads.delete(knownHeads.keys().next().value!);
+}
+
+/**
+ * Runs `writes` and appends one chain entry per link, atomically. The entries claim the positions
+ * after the head; (tenant_id, pos) is the primary key, so a writer whose head another writer has
+ * since moved fails its whole batch (its rows included) and tries again from the head it then
+ * reads: a compare-and-swap on the head, which keeps concurrent writers from forking the chain.
+ * Appends of one tenant take turns within an isolate and start from the head it last wrote, so
+ * a write there costs one D1 batch and no head read.
+ */
+export function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
+  return inTurn(tenantId, async () => {
+    for (let attempt = 1; ; attempt++) {
+      const head = knownHeads.get(tenantId) ?? (await chainHead(d1, { tenant: tenantId }).first<{ pos: number; hash: string }>()) ?? { pos: 0, hash: "" };
+      let { pos, hash } = head;
+      const appends: D1PreparedStatement[] = [];
+      for (const link of links) {
+        pos++;
+        hash = await linkHash(hash, link);
+        // Plain statements, not db.batch: `writes` come from callers that build theirs without drizzle.
+        appends.push(insertLink(d1, { tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: at }));
       }
-      await new Promise((r) => setTimeout(r, Math.random() * 3 * attempt));
+      try {
+        const results = (await d1.batch([headStillThere(d1, tenantId, head), ...writes, ...appends])).slice(1, writes.length + 1);
+        rememberHead(tenantId, { pos, hash });
+        return results;
+      } catch (err) {
+        // Another isolate moved the head, or this one's memory of it is gone stale: read it again.
+        knownHeads.delete(tenantId);
+        if (!isHeadTaken(err)) throw err;
+        if (attempt >= APPEND_ATTEMPTS) {
+          throw new ToolError("conflict", "Too many concurrent writes to this tenant's ledger; nothing was written.", { hint: "Retry the call.", retryable: true });
+        }
+        await new Promise((r) => setTimeout(r, Math.random() * 3 * attempt));
+      }
     }
-  }
+  });
 }
 
 /**

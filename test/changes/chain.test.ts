@@ -115,6 +115,24 @@ describe("change_verify", () => {
     expect(await verify(w)).toMatchObject({ intact: true, checked: 12 });
   });
 
+  it("appends after the real head when the one this isolate remembers was taken by another writer, or went back", async () => {
+    const w = await newWorld("chain-remembered", { start: T0 });
+    await logSome(w, 2);
+    const chain = async () => (await env.DB.prepare(`SELECT pos, row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(w.id.tenantId).all<{ pos: number; row_id: string }>()).results;
+    // Another isolate appended position 3: this one's remembered head (2) is stale, and its append is refused, re-read and retried.
+    await env.DB.prepare(`INSERT INTO ledger_chain (tenant_id, pos, kind, row_id, hash, created_at) VALUES (?, 3, 'event', 'elsewhere', ?, ?)`).bind(w.id.tenantId, "f".repeat(64), T0).run();
+    const [third] = await logSome(w, 1, "after.other");
+    expect((await chain()).map((r) => [r.pos, r.row_id]).slice(2)).toEqual([
+      [3, "elsewhere"],
+      [4, third],
+    ]);
+    // The head went back (a restored database): the remembered head is gone, so the append builds on the one there is, leaving no gap.
+    await env.DB.prepare(`DELETE FROM ledger_chain WHERE tenant_id = ? AND pos >= 3`).bind(w.id.tenantId).run();
+    const [after] = await logSome(w, 1, "after.restore");
+    expect((await chain()).map((r) => r.pos)).toEqual([1, 2, 3]);
+    expect((await chain())[2]!.row_id).toBe(after);
+  });
+
   it("pages with a cursor and reports a break on a later page", async () => {
     const w = await newWorld("chain-page", { start: T0 });
     const ids = await logSome(w, 5);
