@@ -26,12 +26,23 @@ async function main(): Promise<void> {
         : { entity_path: `src/mod${i % 40}/file${i}.ts`, change_type: i % 3 === 0 ? "create" : "modify", entity_type: "file", diff: `+ value_${i} `, reasoning: `change ${i} for the nightly import` };
 
     await load(AGENTS, AGENTS, async (i) => void (await agents[i]!("log_change", { entity_path: `warmup/${i}`, change_type: "create" })));
+    const stats = async () => (await (await fetch(`${server.base}/bench/chain-stats`)).json()) as { appends: number; retries: number };
+    const before = await stats();
     const write = await load(total, AGENTS, async (i) => void (await agents[i % AGENTS]!("log_change", args(i))));
+    const after = await stats();
+    // The read the writes are compared with, at the same concurrency, on the same server.
+    const blame = await load(total, AGENTS, async (i) => void (await agents[i % AGENTS]!("blame", { entity_path: `src/mod${i % 40}/file${i}.ts` })));
+    const verified = (await agents[0]!("change_verify", { limit: 5000 })) as { intact: boolean; checked: number };
     const rows = total + Math.floor((total + 1) / 7);
     console.log(`\n## log_change: ${AGENTS} agents, ${total} calls (${rows} event rows), through /mcp\n`);
     console.log("| operation | clients | calls/s | rows/s | p50 ms | p99 ms |");
     console.log("|---|---|---|---|---|---|");
     console.log(`| log_change | ${AGENTS} | ${write.rps.toFixed(1)} | ${((write.rps * rows) / total).toFixed(1)} | ${write.p50.toFixed(2)} | ${write.p99.toFixed(2)} |`);
+    console.log(`| blame (the read beside it) | ${AGENTS} | ${blame.rps.toFixed(1)} | | ${blame.p50.toFixed(2)} | ${blame.p99.toFixed(2)} |`);
+    const appended = after.appends - before.appends;
+    console.log(
+      `\nlog_change ÷ blame req/s ${(write.rps / blame.rps).toFixed(2)}; chain retries per write ${(appended ? (after.retries - before.retries) / appended : 0).toFixed(3)} (${after.retries - before.retries} over ${appended} appends); change_verify intact=${verified.intact} checked=${verified.checked}`,
+    );
 
     console.log(`\n## change_search over those ${rows} events (${SEARCHES} sequential calls each)\n`);
     console.log("| query | p50 ms | p99 ms | rows/s |");

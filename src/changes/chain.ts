@@ -83,6 +83,9 @@ const chainHead = compiled(["tenant"], (db, v) =>
 );
 const insertLink = compiledInsert(ledgerChain);
 
+/** This isolate's appends, and the batches of them lost to another writer and run again (the benchmarks read them). */
+export const appendStats = { appends: 0, retries: 0 };
+
 /** The head this isolate last read or wrote, per tenant: the next append starts from it without a read. */
 const knownHeads = new Map<string, { pos: number; hash: string }>();
 /** Tenants whose heads this isolate keeps; past it the oldest is forgotten (and read again when next used). */
@@ -136,11 +139,13 @@ export function appendChained(d1: D1Database, tenantId: string, at: string, writ
       try {
         const results = (await d1.batch([headStillThere(d1, tenantId, head), ...writes, ...appends])).slice(1, writes.length + 1);
         rememberHead(tenantId, { pos, hash });
+        appendStats.appends++;
         return results;
       } catch (err) {
         // Another isolate moved the head, or this one's memory of it is gone stale: read it again.
         knownHeads.delete(tenantId);
         if (!isHeadTaken(err)) throw err;
+        appendStats.retries++;
         if (attempt >= APPEND_ATTEMPTS) {
           throw new ToolError("conflict", "Too many concurrent writes to this tenant's ledger; nothing was written.", { hint: "Retry the call.", retryable: true });
         }

@@ -7,6 +7,7 @@
 import { Hono } from "hono";
 import { bearerKey, identityForApiKey } from "../auth/identity";
 import { blameStatement } from "../changes/queries";
+import { appendStats } from "../changes/chain";
 import { searchCode } from "../code/retrieval";
 import { listIndexes } from "../code/store";
 import { createDb } from "../db/client";
@@ -20,6 +21,9 @@ benchRoutes.use(async (c, next) => {
   if (c.env.BENCH_ROUTES !== "1") return c.notFound();
   await next();
 });
+
+/** This isolate's chain appends and their retries so far (bench/changes.ts prints retries per write). */
+benchRoutes.get("/chain-stats", (c) => c.json({ ok: true, ...appendStats }));
 
 benchRoutes.get("/blame", async (c) => {
   const row = await blameStatement(c.env.DB, c.req.query("tenant") ?? "", c.req.query("path") ?? "").first();
