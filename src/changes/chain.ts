@@ -90,6 +90,8 @@ export const appendStats = { appends: 0, retries: 0 };
 const knownHeads = new Map<string, { pos: number; hash: string }>();
 /** Tenants whose heads this isolate keeps; past it the oldest is forgotten (and read again when next used). */
 const KNOWN_HEADS_MAX = 1000;
+/** The longest an append waits for the ones ahead of it in this isolate before it races them instead. */
+export const TURN_WAIT_MS = 2000;
 /** The tail of each tenant's queue of appends in this isolate. */
 const appendQueues = new Map<string, Promise<unknown>>();
 
@@ -98,9 +100,13 @@ const appendQueues = new Map<string, Promise<unknown>>();
  * isolate then never race for the head (a lost race costs a whole batch and its retry); writers in
  * other isolates still can, and the compare-and-swap below keeps the chain whole against them.
  */
-function inTurn<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
+export function inTurn<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
   const before = appendQueues.get(tenantId) ?? Promise.resolve();
-  const mine = before.then(fn, fn);
+  // A turn waited for longer than TURN_WAIT_MS (a request ahead of it stalled or was cut off) is
+  // taken anyway: the compare-and-swap keeps the chain whole, the queue only spares lost races.
+  let waited: ReturnType<typeof setTimeout> | undefined;
+  const turn = Promise.race([before, new Promise<void>((r) => (waited = setTimeout(r, TURN_WAIT_MS)))]).finally(() => clearTimeout(waited));
+  const mine = turn.then(fn, fn);
   const tail = mine.catch(() => undefined);
   appendQueues.set(tenantId, tail);
   // The last in line leaves no queue behind.

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { chainLegacyRows } from "../../src/changes/chain";
+import { chainLegacyRows, inTurn, TURN_WAIT_MS } from "../../src/changes/chain";
 import { CHAIN_SWEEP_JOB, sweepChains } from "../../src/cron/chain-sweep";
 import { count, newWorld, ok, type Structured, type World } from "../support/helpers";
 
@@ -131,6 +131,22 @@ describe("change_verify", () => {
     const [after] = await logSome(w, 1, "after.restore");
     expect((await chain()).map((r) => r.pos)).toEqual([1, 2, 3]);
     expect((await chain())[2]!.row_id).toBe(after);
+  });
+
+  it("takes its turn after the appends ahead of it, and after TURN_WAIT_MS even when one of them never ends", async () => {
+    const order: string[] = [];
+    const slow = inTurn("turn-tenant", async () => {
+      await new Promise((r) => setTimeout(r, 50));
+      order.push("first");
+    });
+    const next = inTurn("turn-tenant", async () => void order.push("second"));
+    await Promise.all([slow, next]);
+    expect(order).toEqual(["first", "second"]);
+
+    void inTurn("stuck-tenant", () => new Promise<void>(() => {}));
+    const started = Date.now();
+    expect(await inTurn("stuck-tenant", async () => "went ahead")).toBe("went ahead");
+    expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_WAIT_MS - 50);
   });
 
   it("pages with a cursor and reports a break on a later page", async () => {
