@@ -61,23 +61,21 @@ async function decisionChain(ctx: Ctx, id: string): Promise<{ decision: Decision
   const one = async (at: string) => (await read<Page<Decision>>(ctx, "decision_query", { ids: [at], limit: 1 })).items[0];
   const decision = await one(id);
   if (!decision) throw notFound("decision", id, "The decision log lists them.");
-  const older: Decision[] = [];
-  const newer: Decision[] = [];
   const seen = new Set([decision.id]);
-  for (let at = decision.supersedes_decision_id; at && !seen.has(at) && older.length < CHAIN_MAX;) {
-    const d = await one(at);
-    if (!d) break;
-    seen.add(d.id);
-    older.unshift(d);
-    at = d.supersedes_decision_id;
-  }
-  for (let at = decision.superseded_by; at && !seen.has(at) && newer.length < CHAIN_MAX;) {
-    const d = await one(at);
-    if (!d) break;
-    seen.add(d.id);
-    newer.push(d);
-    at = d.superseded_by;
-  }
+  /** The decisions one way along the chain from `decision`, nearest first. */
+  const walk = async (next: (d: Decision) => string | null | undefined): Promise<Decision[]> => {
+    const out: Decision[] = [];
+    for (let at = next(decision); at && !seen.has(at) && out.length < CHAIN_MAX;) {
+      const d = await one(at);
+      if (!d) break;
+      seen.add(d.id);
+      out.push(d);
+      at = next(d);
+    }
+    return out;
+  };
+  const older = (await walk((d) => d.supersedes_decision_id)).reverse();
+  const newer = await walk((d) => d.superseded_by);
   return { decision, chain: [...older, decision, ...newer] };
 }
 
