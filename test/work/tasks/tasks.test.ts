@@ -1240,7 +1240,7 @@ describe("task_claim", () => {
     expect(await count("SELECT COUNT(*) AS n FROM activity WHERE tenant_id = ? AND verb = 'task.claimed' AND object_id = ?", w.id.tenantId, blocked.id)).toBe(0);
   });
 
-  async function race(name: string, tasksPerProject: number[], scoped: boolean) {
+  async function race(name: string, tasksPerProject: number[], scoped: boolean, racers = 12) {
     const w = await world(name);
     const projects: Structured[] = [];
     const taskIds: string[] = [];
@@ -1257,12 +1257,12 @@ describe("task_claim", () => {
         ).task_ids as string[]),
       );
     }
-    const agents = await Promise.all(Array.from({ length: 12 }, (_, i) => w.other(`racer-${i}`)));
+    const agents = await Promise.all(Array.from({ length: racers }, (_, i) => w.other(`racer-${i}`)));
     const results = await Promise.all(agents.map((a) => claim(a.ctx, scoped ? { project_id: projects[0]!.id } : {})));
     const won = results.filter((r) => r.claimed);
     const lost = results.filter((r) => !r.claimed);
     expect(won).toHaveLength(taskIds.length);
-    expect(lost).toHaveLength(12 - taskIds.length);
+    expect(lost).toHaveLength(racers - taskIds.length);
     expect(lost.every((r) => r.reason === "pool_empty")).toBe(true);
     const claimedIds = won.map((r) => r.task.id as string);
     expect(new Set(claimedIds).size).toBe(claimedIds.length);
@@ -1286,6 +1286,10 @@ describe("task_claim", () => {
   it("THE RACE, tenant-wide: 12 concurrent claim-next calls over 8 ready tasks in two projects, no project scope", async () => {
     await race("race-tenant", [5, 3], false);
   });
+
+  it("THE RACE, wide: 64 concurrent claim-next calls over 50 ready tasks never double-claim and leave none behind", async () => {
+    await race("race-wide", [50], true, 64);
+  }, 60_000);
 
   it("12 concurrent claims of one task by id: exactly one wins, the others see it held", async () => {
     const w = await world("race-cas");
