@@ -5,18 +5,13 @@
 import type { ConsentDescription } from "@cloudflare/workers-oauth-provider";
 import type { Child } from "hono/jsx";
 import { SCOPE_READ, SCOPE_WRITE } from "../auth/caller";
-import { FAVICON_PATH, STYLESHEET_PATH, CSRF_FIELD } from "./security";
+import { PageHead } from "./head";
+import { STYLESHEET_PATH, CSRF_FIELD } from "./security";
 
 function Layout(props: { title: string; children: Child }) {
   return (
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{props.title} · agent-ledger</title>
-        <link rel="stylesheet" href={STYLESHEET_PATH} />
-        <link rel="icon" type="image/svg+xml" href={FAVICON_PATH} />
-      </head>
+      <PageHead title={props.title} stylesheet={STYLESHEET_PATH} />
       <body>
         <main>{props.children}</main>
       </body>

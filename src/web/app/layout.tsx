@@ -3,7 +3,8 @@
  * work without script, light and dark from the system's preference, down to a phone's width.
  */
 import type { Child } from "hono/jsx";
-import { FAVICON_PATH, CSRF_FIELD } from "../security";
+import { PageHead } from "../head";
+import { CSRF_FIELD } from "../security";
 import { LIVE_SCRIPT_PATH } from "./live";
 
 /** The outcome of the last form, shown once on the page the form returned to. */
@@ -56,14 +57,9 @@ const NAV: Array<[string, string]> = [
 export function AppLayout(props: { title: string; viewer?: Viewer; current?: string; children: Child }) {
   return (
     <html lang="en">
-      <head>
-        <meta charset="utf-8" />
-        <meta name="viewport" content="width=device-width, initial-scale=1" />
-        <title>{props.title} · agent-ledger</title>
-        <link rel="stylesheet" href={APP_STYLESHEET_PATH} />
-        <link rel="icon" type="image/svg+xml" href={FAVICON_PATH} />
+      <PageHead title={props.title} stylesheet={APP_STYLESHEET_PATH}>
         {props.viewer ? <script src={LIVE_SCRIPT_PATH} defer /> : null}
-      </head>
+      </PageHead>
       <body>
         <a class="skip" href="#main">
           Skip to content
