@@ -71,21 +71,16 @@ function claudeHandler(o: PlanOptions): Json {
   };
 }
 
+/** One entry per `[event, matcher?]`, all with the client's one handler. */
+const each = (handler: Json, events: ReadonlyArray<readonly [event: string, matcher?: string]>) => events.map(([event, matcher]) => ({ event, ...(matcher ? { matcher } : {}), handler }));
+
 const SPECS: Record<HookClient, ClientSpec> = {
   "claude-code": {
     layout: "grouped",
     file: [".claude", "settings.json"],
     skeleton: {},
     entries: (o) => {
-      const h = claudeHandler(o);
-      return [
-        { event: "PreToolUse", matcher: CLAUDE_EDITS, handler: h },
-        { event: "PostToolUse", matcher: CLAUDE_EDITS, handler: h },
-        { event: "SessionStart", handler: h },
-        { event: "PostCompact", handler: h },
-        { event: "PreCompact", handler: h },
-        { event: "Stop", handler: h },
-      ];
+      return each(claudeHandler(o), [["PreToolUse", CLAUDE_EDITS], ["PostToolUse", CLAUDE_EDITS], ["SessionStart"], ["PostCompact"], ["PreCompact"], ["Stop"]]);
     },
   },
   codex: {
@@ -94,13 +89,7 @@ const SPECS: Record<HookClient, ClientSpec> = {
     skeleton: {},
     entries: (o) => {
       const h = { type: "command", command: relayCommand("codex", o.repository), timeout: TIMEOUT_S };
-      return [
-        { event: "SessionStart", handler: h },
-        { event: "PreToolUse", matcher: "apply_patch", handler: h },
-        { event: "PostToolUse", matcher: "apply_patch", handler: h },
-        { event: "PreCompact", handler: h },
-        { event: "Stop", handler: h },
-      ];
+      return each(h, [["SessionStart"], ["PreToolUse", "apply_patch"], ["PostToolUse", "apply_patch"], ["PreCompact"], ["Stop"]]);
     },
   },
   gemini: {
@@ -109,13 +98,7 @@ const SPECS: Record<HookClient, ClientSpec> = {
     skeleton: {},
     entries: (o) => {
       const h = { name: "agent-ledger", type: "command", command: relayCommand("gemini", o.repository), timeout: TIMEOUT_S * 1000 };
-      return [
-        { event: "SessionStart", handler: h },
-        { event: "BeforeTool", matcher: "write_file|replace", handler: h },
-        { event: "AfterTool", matcher: "write_file|replace", handler: h },
-        { event: "AfterAgent", handler: h },
-        { event: "PreCompress", handler: h },
-      ];
+      return each(h, [["SessionStart"], ["BeforeTool", "write_file|replace"], ["AfterTool", "write_file|replace"], ["AfterAgent"], ["PreCompress"]]);
     },
   },
   cursor: {
@@ -123,13 +106,7 @@ const SPECS: Record<HookClient, ClientSpec> = {
     file: [".cursor", "hooks.json"],
     skeleton: { version: 1 },
     entries: (o) => {
-      const h = { command: relayCommand("cursor", o.repository), timeout: TIMEOUT_S };
-      return [
-        { event: "sessionStart", handler: h },
-        { event: "afterFileEdit", handler: h },
-        { event: "preCompact", handler: h },
-        { event: "stop", handler: h },
-      ];
+      return each({ command: relayCommand("cursor", o.repository), timeout: TIMEOUT_S }, [["sessionStart"], ["afterFileEdit"], ["preCompact"], ["stop"]]);
     },
   },
 };
