@@ -26,7 +26,7 @@ async function main(): Promise<void> {
         : { entity_path: `src/mod${i % 40}/file${i}.ts`, change_type: i % 3 === 0 ? "create" : "modify", entity_type: "file", diff: `+ value_${i} `, reasoning: `change ${i} for the nightly import` };
 
     await load(AGENTS, AGENTS, async (i) => void (await agents[i]!("log_change", { entity_path: `warmup/${i}`, change_type: "create" })));
-    const stats = async () => (await (await fetch(`${server.base}/bench/chain-stats`)).json()) as { appends: number; retries: number };
+    const stats = async () => (await (await fetch(`${server.base}/bench/chain-stats`)).json()) as { appends: number; batches: number; retries: number };
     const before = await stats();
     const write = await load(total, AGENTS, async (i) => void (await agents[i % AGENTS]!("log_change", args(i))));
     const after = await stats();
@@ -41,7 +41,7 @@ async function main(): Promise<void> {
     console.log(`| blame (the read beside it) | ${AGENTS} | ${blame.rps.toFixed(1)} | | ${blame.p50.toFixed(2)} | ${blame.p99.toFixed(2)} |`);
     const appended = after.appends - before.appends;
     console.log(
-      `\nlog_change ÷ blame req/s ${(write.rps / blame.rps).toFixed(2)}; chain retries per write ${(appended ? (after.retries - before.retries) / appended : 0).toFixed(3)} (${after.retries - before.retries} over ${appended} appends); change_verify intact=${verified.intact} checked=${verified.checked}`,
+      `\nlog_change ÷ blame req/s ${(write.rps / blame.rps).toFixed(2)}; chain retries per write ${(appended ? (after.retries - before.retries) / appended : 0).toFixed(3)} (${after.retries - before.retries} over ${appended} appends); appends per D1 batch ${(appended / Math.max(1, after.batches - before.batches)).toFixed(2)}; change_verify intact=${verified.intact} checked=${verified.checked}`,
     );
 
     console.log(`\n## change_search over those ${rows} events (${SEARCHES} sequential calls each)\n`);

@@ -83,38 +83,35 @@ const chainHead = compiled(["tenant"], (db, v) =>
 );
 const insertLink = compiledInsert(ledgerChain);
 
-/** This isolate's appends, and the batches of them lost to another writer and run again (the benchmarks read them). */
-export const appendStats = { appends: 0, retries: 0 };
+/**
+ * This isolate's appends, the D1 batches that carried them (several appends share one when they
+ * arrive together), and the batches lost to another writer and run again. The benchmarks read them.
+ */
+export const appendStats = { appends: 0, batches: 0, retries: 0 };
 
 /** The head this isolate last read or wrote, per tenant: the next append starts from it without a read. */
 const knownHeads = new Map<string, { pos: number; hash: string }>();
 /** Tenants whose heads this isolate keeps; past it the oldest is forgotten (and read again when next used). */
 const KNOWN_HEADS_MAX = 1000;
-/** The longest an append waits for the ones ahead of it in this isolate before it races them instead. */
+/** The longest the appends waiting in an isolate wait for the batch ahead of them before they go ahead anyway. */
 export const TURN_WAIT_MS = 2000;
-/** The tail of each tenant's queue of appends in this isolate. */
-const appendQueues = new Map<string, Promise<unknown>>();
-
 /**
- * Runs `fn` after every earlier append of this tenant in this isolate has finished. Writers in one
- * isolate then never race for the head (a lost race costs a whole batch and its retry); writers in
- * other isolates still can, and the compare-and-swap below keeps the chain whole against them.
+ * At most this many statements in one group's batch; an append larger than that goes alone. D1
+ * takes a batch as one request, but a smaller batch keeps one slow group from holding up the next.
  */
-export function inTurn<T>(tenantId: string, fn: () => Promise<T>): Promise<T> {
-  const before = appendQueues.get(tenantId) ?? Promise.resolve();
-  // A turn waited for longer than TURN_WAIT_MS (a request ahead of it stalled or was cut off) is
-  // taken anyway: the compare-and-swap keeps the chain whole, the queue only spares lost races.
-  let waited: ReturnType<typeof setTimeout> | undefined;
-  const turn = Promise.race([before, new Promise<void>((r) => (waited = setTimeout(r, TURN_WAIT_MS)))]).finally(() => clearTimeout(waited));
-  const mine = turn.then(fn, fn);
-  const tail = mine.catch(() => undefined);
-  appendQueues.set(tenantId, tail);
-  // The last in line leaves no queue behind.
-  void tail.then(() => {
-    if (appendQueues.get(tenantId) === tail) appendQueues.delete(tenantId);
-  });
-  return mine;
+export const GROUP_STATEMENTS_MAX = 400;
+
+interface Append {
+  d1: D1Database;
+  at: string;
+  writes: D1PreparedStatement[];
+  links: ChainLink[];
+  resolve(results: D1Result[]): void;
+  reject(err: unknown): void;
 }
+
+/** Per tenant, the appends waiting for the batch in flight to finish. */
+const lanes = new Map<string, Append[]>();
 
 function rememberHead(tenantId: string, head: { pos: number; hash: string }): void {
   knownHeads.delete(tenantId);
@@ -127,38 +124,105 @@ function rememberHead(tenantId: string, head: { pos: number; hash: string }): vo
  * after the head; (tenant_id, pos) is the primary key, so a writer whose head another writer has
  * since moved fails its whole batch (its rows included) and tries again from the head it then
  * reads: a compare-and-swap on the head, which keeps concurrent writers from forking the chain.
- * Appends of one tenant take turns within an isolate and start from the head it last wrote, so
- * a write there costs one D1 batch and no head read.
+ *
+ * Within an isolate a tenant's appends never race each other: they queue, and the appends that
+ * arrived while a batch was in flight go together in the next one (group commit), each with its
+ * own chain entries in arrival order, starting from the head the isolate last wrote. So many
+ * writers cost one D1 batch per group rather than one each, and no head read.
  */
 export function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
-  return inTurn(tenantId, async () => {
-    for (let attempt = 1; ; attempt++) {
-      const head = knownHeads.get(tenantId) ?? (await chainHead(d1, { tenant: tenantId }).first<{ pos: number; hash: string }>()) ?? { pos: 0, hash: "" };
-      let { pos, hash } = head;
-      const appends: D1PreparedStatement[] = [];
-      for (const link of links) {
-        pos++;
-        hash = await linkHash(hash, link);
-        // Plain statements, not db.batch: `writes` come from callers that build theirs without drizzle.
-        appends.push(insertLink(d1, { tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: at }));
-      }
-      try {
-        const results = (await d1.batch([headStillThere(d1, tenantId, head), ...writes, ...appends])).slice(1, writes.length + 1);
-        rememberHead(tenantId, { pos, hash });
-        appendStats.appends++;
-        return results;
-      } catch (err) {
-        // Another isolate moved the head, or this one's memory of it is gone stale: read it again.
-        knownHeads.delete(tenantId);
-        if (!isHeadTaken(err)) throw err;
-        appendStats.retries++;
-        if (attempt >= APPEND_ATTEMPTS) {
-          throw new ToolError("conflict", "Too many concurrent writes to this tenant's ledger; nothing was written.", { hint: "Retry the call.", retryable: true });
-        }
-        await new Promise((r) => setTimeout(r, Math.random() * 3 * attempt));
-      }
+  return new Promise((resolve, reject) => {
+    const waiting = lanes.get(tenantId);
+    const append = { d1, at, writes, links, resolve, reject };
+    if (waiting) waiting.push(append);
+    else {
+      lanes.set(tenantId, [append]);
+      void drain(tenantId);
     }
   });
+}
+
+/** Commits the tenant's waiting appends group by group until none is left. */
+async function drain(tenantId: string): Promise<void> {
+  for (;;) {
+    const waiting = lanes.get(tenantId)!;
+    if (waiting.length === 0) {
+      lanes.delete(tenantId);
+      return;
+    }
+    const group = takeGroup(waiting);
+    // A group whose batch has not answered within TURN_WAIT_MS (D1 stalled, or the request was
+    // cut off) keeps running, and the next one goes ahead: the compare-and-swap keeps the chain
+    // whole, the queue only spares lost races.
+    let waited: ReturnType<typeof setTimeout> | undefined;
+    const committed = commitGroup(tenantId, group).catch((err: unknown) => {
+      // A failure outside the batch (the head's read): every append of the group hears it.
+      for (const a of group) a.reject(err);
+    });
+    await Promise.race([committed, new Promise<void>((r) => (waited = setTimeout(r, TURN_WAIT_MS)))]);
+    clearTimeout(waited);
+  }
+}
+
+/** The next group off the front of the queue: appends over one binding, within the statement budget. */
+function takeGroup(waiting: Append[]): Append[] {
+  let statements = 1;
+  let n = 0;
+  for (const a of waiting) {
+    const size = a.writes.length + a.links.length;
+    if (n > 0 && (a.d1 !== waiting[0]!.d1 || statements + size > GROUP_STATEMENTS_MAX)) break;
+    statements += size;
+    n++;
+  }
+  return waiting.splice(0, n);
+}
+
+/**
+ * Writes a group in one batch: the head guard, then each append's writes and chain entries in
+ * turn. A batch is all or nothing, so when one append's own statement fails, the others must not
+ * pay for it: the group is then written append by append, and only that one fails.
+ */
+async function commitGroup(tenantId: string, group: Append[]): Promise<void> {
+  const d1 = group[0]!.d1;
+  for (let attempt = 1; ; attempt++) {
+    const head = knownHeads.get(tenantId) ?? (await chainHead(d1, { tenant: tenantId }).first<{ pos: number; hash: string }>()) ?? { pos: 0, hash: "" };
+    let { pos, hash } = head;
+    const statements: D1PreparedStatement[] = [headStillThere(d1, tenantId, head)];
+    const starts: number[] = [];
+    for (const a of group) {
+      starts.push(statements.length);
+      // Plain statements, not db.batch: `writes` come from callers that build theirs without drizzle.
+      statements.push(...a.writes);
+      for (const link of a.links) {
+        pos++;
+        hash = await linkHash(hash, link);
+        statements.push(insertLink(d1, { tenantId, pos, kind: link.kind, rowId: String(link.row.id), hash, createdAt: a.at }));
+      }
+    }
+    try {
+      const results = await d1.batch(statements);
+      rememberHead(tenantId, { pos, hash });
+      appendStats.appends += group.length;
+      appendStats.batches++;
+      group.forEach((a, i) => a.resolve(results.slice(starts[i], starts[i]! + a.writes.length)));
+      return;
+    } catch (err) {
+      // Another isolate moved the head, or this one's memory of it is gone stale: read it again.
+      knownHeads.delete(tenantId);
+      if (!isHeadTaken(err)) {
+        if (group.length === 1) group[0]!.reject(err);
+        else for (const a of group) await commitGroup(tenantId, [a]);
+        return;
+      }
+      appendStats.retries++;
+      if (attempt >= APPEND_ATTEMPTS) {
+        const conflict = new ToolError("conflict", "Too many concurrent writes to this tenant's ledger; nothing was written.", { hint: "Retry the call.", retryable: true });
+        for (const a of group) a.reject(conflict);
+        return;
+      }
+      await new Promise((r) => setTimeout(r, Math.random() * 3 * attempt));
+    }
+  }
 }
 
 /**

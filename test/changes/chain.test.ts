@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
-import { chainLegacyRows, inTurn, TURN_WAIT_MS } from "../../src/changes/chain";
+import { appendChained, CHAINED_COLUMNS, chainLegacyRows, TURN_WAIT_MS } from "../../src/changes/chain";
 import { CHAIN_SWEEP_JOB, sweepChains } from "../../src/cron/chain-sweep";
 import { count, newWorld, ok, type Structured, type World } from "../support/helpers";
 
@@ -133,20 +133,98 @@ describe("change_verify", () => {
     expect((await chain())[2]!.row_id).toBe(after);
   });
 
-  it("takes its turn after the appends ahead of it, and after TURN_WAIT_MS even when one of them never ends", async () => {
-    const order: string[] = [];
-    const slow = inTurn("turn-tenant", async () => {
-      await new Promise((r) => setTimeout(r, 50));
-      order.push("first");
-    });
-    const next = inTurn("turn-tenant", async () => void order.push("second"));
-    await Promise.all([slow, next]);
-    expect(order).toEqual(["first", "second"]);
+  describe("group commit", () => {
+    /** The test database, with its batches counted and, while `hold` is set, held until released. */
+    function watched() {
+      const sizes: number[] = [];
+      let release: (() => void) | undefined;
+      const d1 = Object.create(env.DB) as D1Database;
+      d1.batch = async (statements: D1PreparedStatement[]) => {
+        sizes.push(statements.length);
+        if (release === undefined) return env.DB.batch(statements);
+        const held = new Promise<void>((r) => (release = r));
+        await held;
+        return env.DB.batch(statements);
+      };
+      return {
+        d1,
+        sizes,
+        hold: () => void (release = () => {}),
+        free: () => {
+          const r = release;
+          release = undefined;
+          r?.();
+        },
+      };
+    }
+    // A whole event row, as the chain's entry covers it, and the insert that stores exactly that row.
+    const rowOf = (id: string) =>
+      Object.fromEntries(CHAINED_COLUMNS.event.map((c) => [c, ({ id, timestamp: T0, entity_path: "grouped.path", change_type: "add" } as Record<string, string>)[c] ?? ""]));
+    const eventRow = (tenantId: string, id: string) => {
+      const row = rowOf(id);
+      const columns = Object.keys(row).map((c) => `"${c}"`);
+      return env.DB.prepare(`INSERT INTO events (tenant_id, git_commit, ${columns.join(", ")}) VALUES (?, '', ${columns.map(() => "?").join(", ")}) RETURNING id`).bind(
+        tenantId,
+        ...Object.values(row),
+      );
+    };
+    const link = (id: string) => ({ kind: "event" as const, row: rowOf(id) });
 
-    void inTurn("stuck-tenant", () => new Promise<void>(() => {}));
-    const started = Date.now();
-    expect(await inTurn("stuck-tenant", async () => "went ahead")).toBe("went ahead");
-    expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_WAIT_MS - 50);
+    it("writes the appends that arrive while a batch is in flight together, in arrival order, each with its own results", async () => {
+      const w = await newWorld("chain-group", { start: T0 });
+      const t = w.id.tenantId;
+      const db = watched();
+      db.hold();
+      const first = appendChained(db.d1, t, T0, [eventRow(t, "g-1")], [link("g-1")]);
+      await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
+      // Three more arrive while the first batch is held in flight.
+      const rest = ["g-2", "g-3", "g-4"].map((id) => appendChained(db.d1, t, T0, [eventRow(t, id)], [link(id)]));
+      db.free();
+      const results = await Promise.all([first, ...rest]);
+      // The guard and one write and one entry each: the first alone, the other three in one batch.
+      expect(db.sizes).toEqual([3, 1 + 3 * 2]);
+      expect(results.map((r) => r.map((x) => x.results))).toEqual([[[{ id: "g-1" }]], [[{ id: "g-2" }]], [[{ id: "g-3" }]], [[{ id: "g-4" }]]]);
+      const chain = await env.DB.prepare(`SELECT pos, row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(t).all<{ pos: number; row_id: string }>();
+      expect(chain.results.map((r) => [r.pos, r.row_id])).toEqual([
+        [1, "g-1"],
+        [2, "g-2"],
+        [3, "g-3"],
+        [4, "g-4"],
+      ]);
+      expect(await verify(w)).toMatchObject({ intact: true, checked: 4 });
+    });
+
+    it("lets only the append whose own statement fails fail, and writes the rest of its group", async () => {
+      const w = await newWorld("chain-group-fail", { start: T0 });
+      const t = w.id.tenantId;
+      const db = watched();
+      db.hold();
+      const first = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")]);
+      await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
+      const good = appendChained(db.d1, t, T0, [eventRow(t, "f-2")], [link("f-2")]);
+      // Its event id is taken by the first append: its insert fails, and with it the group's batch.
+      const bad = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")]);
+      const last = appendChained(db.d1, t, T0, [eventRow(t, "f-3")], [link("f-3")]);
+      db.free();
+      await first;
+      await expect(bad).rejects.toThrow(/UNIQUE constraint failed: events\.id/);
+      await Promise.all([good, last]);
+      const chain = await env.DB.prepare(`SELECT row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(t).all<{ row_id: string }>();
+      expect(chain.results.map((r) => r.row_id)).toEqual(["f-1", "f-2", "f-3"]);
+      expect(await verify(w)).toMatchObject({ intact: true, checked: 3 });
+    });
+
+    it("lets the appends behind a batch that never answers go ahead after TURN_WAIT_MS", async () => {
+      const w = await newWorld("chain-group-stuck", { start: T0 });
+      const t = w.id.tenantId;
+      const stuck = Object.create(env.DB) as D1Database;
+      stuck.batch = () => new Promise<never>(() => {});
+      void appendChained(stuck, t, T0, [eventRow(t, "s-1")], [link("s-1")]);
+      const started = Date.now();
+      await appendChained(env.DB, t, T0, [eventRow(t, "s-2")], [link("s-2")]);
+      expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_WAIT_MS - 50);
+      expect(await verify(w)).toMatchObject({ intact: true, checked: 1 });
+    });
   });
 
   it("pages with a cursor and reports a break on a later page", async () => {
