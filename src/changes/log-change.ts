@@ -302,8 +302,10 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
     summary: changeSummary(c.changeType, c.path, c.renameFrom, c.reasoning),
     metadata: { change_type: c.changeType, entity_path: c.path, agent: base.agent, ...(base.changesetId ? { changeset_id: base.changesetId } : {}) },
   });
-  await appendEvents(ctx, c.rows, [activity], { embedNow: true });
-  return { id: c.id, timestamp: c.timestamp, status: "ok", error: "", warnings: c.warnings, supersedes: c.supersedes };
+  const result: LogChangeResult = { id: c.id, timestamp: c.timestamp, status: "ok", error: "", warnings: c.warnings, supersedes: c.supersedes };
+  // The answer is known before the write: the call's idempotency record completes in the same batch.
+  await appendEvents(ctx, c.rows, ctx.keyed ? [activity, ctx.keyed.done(result)] : [activity], { embedNow: true });
+  return result;
 }
 
 /**

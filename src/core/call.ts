@@ -4,7 +4,7 @@ import type { AnyToolDef } from "./define-tool";
 import { checkArgShape } from "./bounds";
 import { InputNeeded } from "./confirm";
 import { type ErrorBody, toErrorBody, ToolError } from "./errors";
-import { derivedKey, runIdempotent } from "./idempotency";
+import { derivedKey, type KeyedWrite, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 import { maskSecrets } from "./secrets";
 import { unitsOf } from "./meter";
@@ -84,10 +84,11 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
     const key = derive ? await derivedKey(ctx, args) : (parsed.idempotency_key as string | undefined);
     const masked = masksSecrets(def) && allowSecrets !== true ? maskSecrets(toolArgs, "", new Set(["idempotency_key", ...(def.verbatim ?? [])])) : { value: toolArgs, found: [] };
     let ran = 0;
-    const run = async () => {
+    // Only this call's own key is handed on: a tool run inside this one must not complete this call's record.
+    const run = async (keyed?: KeyedWrite) => {
       const t0 = performance.now();
       try {
-        return await def.run(await attributed(def, confirm === true ? { ...charged, confirmed: true } : charged), masked.value);
+        return await def.run({ ...(await attributed(def, confirm === true ? { ...charged, confirmed: true } : charged)), keyed }, masked.value);
       } finally {
         ran += performance.now() - t0;
       }

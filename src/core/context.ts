@@ -1,3 +1,4 @@
+import type { KeyedWrite } from "./idempotency";
 import type { Clock } from "./time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirmer";
@@ -54,6 +55,12 @@ export interface Ctx {
    * describe the caller's surface (tool_manifest); absent outside /mcp.
    */
   surface?: Surface;
+  /**
+   * Present while a keyed write runs (src/core/idempotency.ts): a handler that knows its answer
+   * before its last batch puts `keyed.done(answer)` in that batch, and the call's idempotency
+   * record is completed with the write instead of in a round trip after it.
+   */
+  keyed?: KeyedWrite;
   /** Work that may finish after the response (e.g. telemetry); never needed for correctness. */
   waitUntil(promise: Promise<unknown>): void;
 }

@@ -1,5 +1,5 @@
 import { and, eq, sql, type SQLWrapper } from "drizzle-orm";
-import { compiled, dbOf } from "../db/client";
+import { compiled, dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { idempotencyKeys } from "../db/schema";
 import { iso } from "./time";
@@ -109,6 +109,23 @@ const markDone = compiled([...SCOPE, "result"], (db, v) =>
     .where(ofScope(v)),
 );
 
+/** A keyed write's hold on its idempotency record, handed to its handler as ctx.keyed. */
+export interface KeyedWrite {
+  /**
+   * The statement that records `answer` as this call's result. The handler runs it in the same
+   * batch as its write (after the write's activity rows, which the record's retry window reads)
+   * and then returns exactly `answer`; the record is then complete when the write is.
+   */
+  done(answer: unknown): D1PreparedStatement;
+}
+
+/** Completes a record: the answer kept, or the key let go where a derived key's rule keeps no answer. */
+function completion<T>(ctx: Ctx, named: Scope, result: T, derived?: DerivedRule<unknown, T>): D1PreparedStatement {
+  // Only a derived key lets go of an answer its tool will not replay; a caller's own key keeps any.
+  if (derived?.keep?.(result) === false) return statementOf(ctx.d1, dbOf(ctx).delete(idempotencyKeys).where(ofScope(named)));
+  return markDone(ctx.d1, { ...named, result: JSON.stringify(result) });
+}
+
 /**
  * Runs a write at most once per (tenant, actor, tool, key). The key is reserved with a
  * single-statement insert before the write runs, so two racing calls cannot both write;
@@ -120,7 +137,7 @@ export async function runIdempotent<T>(
   tool: string,
   key: string,
   args: Record<string, unknown>,
-  run: () => Promise<T>,
+  run: (keyed: KeyedWrite) => Promise<T>,
   derived?: DerivedRule<unknown, T>,
 ): Promise<{ result: T; replay: boolean }> {
   const requestHash = await sha256Hex(stableStringify(args));
@@ -168,8 +185,15 @@ export async function runIdempotent<T>(
   }
 
   let result: T;
+  let folded: string | undefined;
+  const keyed: KeyedWrite = {
+    done: (answer) => {
+      folded = stableStringify(answer);
+      return completion(ctx, named, answer as T, derived);
+    },
+  };
   try {
-    result = await run();
+    result = await run(keyed);
   } catch (err) {
     await db
       .delete(idempotencyKeys)
@@ -177,7 +201,7 @@ export async function runIdempotent<T>(
       .run();
     throw err;
   }
-  // Only a derived key lets go of an answer its tool will not replay; a caller's own key keeps any.
-  await (derived?.keep?.(result) === false ? db.delete(idempotencyKeys).where(ofScope(named)) : markDone(ctx.d1, { ...named, result: JSON.stringify(result) })).run();
+  // Completed in the write's own batch unless the handler did not, or returned another answer than it recorded.
+  if (folded === undefined || folded !== stableStringify(result)) await completion(ctx, named, result, derived).run();
   return { result, replay: false };
 }
