@@ -3,20 +3,25 @@
  * each with its own key, log BENCH_CHANGES_PER_AGENT changes each through /mcp at once (every
  * log_change is a chained, atomic D1 batch, so agents race for the tenant's chain head); then
  * change_search runs BENCH_CHANGES_SEARCHES sequential calls per query over the ledger they wrote.
- * Prints p50/p99 and rows/s. Loopback only; every loop is bounded by a count.
+ * Prints p50/p99 and rows/s. Then a mixed soak: BENCH_SOAK_CLIENTS clients at once (a third of them
+ * writing with log_change, the others reading with blame and change_history), BENCH_SOAK_CALLS
+ * calls in all, beside GET /healthz at the same concurrency. Loopback only; every loop is bounded
+ * by a count.
  */
 import { load, mcpSession, startBenchServer } from "./lib";
 
 const AGENTS = Number(process.env.BENCH_CHANGES_AGENTS ?? 8);
 const PER_AGENT = Number(process.env.BENCH_CHANGES_PER_AGENT ?? 40);
 const SEARCHES = Number(process.env.BENCH_CHANGES_SEARCHES ?? 100);
+const SOAK_CLIENTS = Number(process.env.BENCH_SOAK_CLIENTS ?? 32);
+const SOAK_CALLS = Number(process.env.BENCH_SOAK_CALLS ?? 1600);
 
 async function main(): Promise<void> {
   const server = await startBenchServer();
   try {
     const keys: string[] = [];
     // One keys command at a time: concurrent writers to the local database get SQLITE_BUSY.
-    for (let i = 0; i < AGENTS; i++) keys.push(await server.key("ledger", `agent-${i}`));
+    for (let i = 0; i < Math.max(AGENTS, SOAK_CLIENTS); i++) keys.push(await server.key("ledger", `agent-${i}`));
     const agents = await Promise.all(keys.map((k) => mcpSession(server.base, k)));
     const total = AGENTS * PER_AGENT;
     // Every seventh change is a rename: two rows and two chain entries in one batch.
@@ -63,6 +68,28 @@ async function main(): Promise<void> {
       });
       console.log(`| ${label} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} | ${((f.rps * found) / SEARCHES).toFixed(1)} |`);
     }
+
+    // Every third client writes; the others read what is there. Each call is the client's next, in turn.
+    const soakCall = (i: number) => {
+      const client = i % SOAK_CLIENTS;
+      const call = agents[client]!;
+      if (client % 3 === 0) return call("log_change", args(total + i));
+      return client % 3 === 1 ? call("blame", { entity_path: `src/mod${i % 40}/file${i % total}.ts` }) : call("change_history", { limit: 20 });
+    };
+    const floor = await load(SOAK_CALLS, SOAK_CLIENTS, async () => void (await (await fetch(`${server.base}/healthz`)).text()));
+    const soakBefore = await stats();
+    const soak = await load(SOAK_CALLS, SOAK_CLIENTS, async (i) => void (await soakCall(i)));
+    const soakAfter = await stats();
+    const soakVerified = (await lead("change_verify", { limit: 5000 })) as { intact: boolean; checked: number };
+    console.log(`\n## Mixed soak: ${SOAK_CLIENTS} clients (a third writing), ${SOAK_CALLS} calls\n`);
+    console.log("| operation | clients | calls/s | p50 ms | p99 ms |");
+    console.log("|---|---|---|---|---|");
+    console.log(`| GET /healthz (floor) | ${SOAK_CLIENTS} | ${floor.rps.toFixed(1)} | ${floor.p50.toFixed(2)} | ${floor.p99.toFixed(2)} |`);
+    console.log(`| log_change, blame, change_history | ${SOAK_CLIENTS} | ${soak.rps.toFixed(1)} | ${soak.p50.toFixed(2)} | ${soak.p99.toFixed(2)} |`);
+    const soakAppends = soakAfter.appends - soakBefore.appends;
+    console.log(
+      `\nchain retries per write ${(soakAppends ? (soakAfter.retries - soakBefore.retries) / soakAppends : 0).toFixed(3)}; appends per D1 batch ${(soakAppends / Math.max(1, soakAfter.batches - soakBefore.batches)).toFixed(2)}; change_verify intact=${soakVerified.intact} checked=${soakVerified.checked}`,
+    );
   } finally {
     await server.close();
   }
