@@ -11,6 +11,7 @@ import { compiled, compiledInsert, dbOf, jsonValues, statementOf } from "../db/c
 import { sha256Hex } from "../db/ids";
 import { decisions, events, ledgerChain, ledgerChainStart } from "../db/schema";
 import { ToolError } from "../core/errors";
+import { fitting, GroupCommit } from "../core/group-commit";
 import { stableStringify } from "../core/idempotency";
 
 export type ChainKind = "event" | "decision";
@@ -110,9 +111,6 @@ interface Append {
   reject(err: unknown): void;
 }
 
-/** Per tenant, the appends waiting for the batch in flight to finish. */
-const lanes = new Map<string, Append[]>();
-
 function rememberHead(tenantId: string, head: { pos: number; hash: string }): void {
   knownHeads.delete(tenantId);
   knownHeads.set(tenantId, head);
@@ -128,53 +126,18 @@ function rememberHead(tenantId: string, head: { pos: number; hash: string }): vo
  * Within an isolate a tenant's appends never race each other: they queue, and the appends that
  * arrived while a batch was in flight go together in the next one (group commit), each with its
  * own chain entries in arrival order, starting from the head the isolate last wrote. So many
- * writers cost one D1 batch per group rather than one each, and no head read.
+ * writers cost one D1 batch per group rather than one each, and no head read. `keepAlive` (the
+ * request's waitUntil) keeps the queue's drain alive when this append started it; an append
+ * without one is committed on its own.
  */
-export function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[]): Promise<D1Result[]> {
+export function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[], keepAlive?: (drain: Promise<void>) => void): Promise<D1Result[]> {
   return new Promise((resolve, reject) => {
-    const waiting = lanes.get(tenantId);
     const append = { d1, at, writes, links, resolve, reject };
-    if (waiting) waiting.push(append);
-    else {
-      lanes.set(tenantId, [append]);
-      void drain(tenantId);
-    }
+    // A caller that cannot keep a drain alive for others commits alone (the compare-and-swap orders it).
+    if (!keepAlive) return void commitGroup(tenantId, [append]).catch(reject);
+    const drain = appends.put(tenantId, append);
+    if (drain) keepAlive(drain);
   });
-}
-
-/** Commits the tenant's waiting appends group by group until none is left. */
-async function drain(tenantId: string): Promise<void> {
-  for (;;) {
-    const waiting = lanes.get(tenantId)!;
-    if (waiting.length === 0) {
-      lanes.delete(tenantId);
-      return;
-    }
-    const group = takeGroup(waiting);
-    // A group whose batch has not answered within TURN_WAIT_MS (D1 stalled, or the request was
-    // cut off) keeps running, and the next one goes ahead: the compare-and-swap keeps the chain
-    // whole, the queue only spares lost races.
-    let waited: ReturnType<typeof setTimeout> | undefined;
-    const committed = commitGroup(tenantId, group).catch((err: unknown) => {
-      // A failure outside the batch (the head's read): every append of the group hears it.
-      for (const a of group) a.reject(err);
-    });
-    await Promise.race([committed, new Promise<void>((r) => (waited = setTimeout(r, TURN_WAIT_MS)))]);
-    clearTimeout(waited);
-  }
-}
-
-/** The next group off the front of the queue: appends over one binding, within the statement budget. */
-function takeGroup(waiting: Append[]): Append[] {
-  let statements = 1;
-  let n = 0;
-  for (const a of waiting) {
-    const size = a.writes.length + a.links.length;
-    if (n > 0 && (a.d1 !== waiting[0]!.d1 || statements + size > GROUP_STATEMENTS_MAX)) break;
-    statements += size;
-    n++;
-  }
-  return waiting.splice(0, n);
 }
 
 /**
@@ -224,6 +187,22 @@ async function commitGroup(tenantId: string, group: Append[]): Promise<void> {
     }
   }
 }
+
+/** Each tenant's appends in this isolate, committed group by group. */
+const appends = new GroupCommit<Append>({
+  // Appends over one binding, within the statement budget (the batch's guard is one more).
+  take: (waiting) =>
+    fitting(
+      waiting,
+      (a) => a.writes.length + a.links.length,
+      GROUP_STATEMENTS_MAX - 1,
+      (a, first) => a.d1 === first.d1,
+    ),
+  commit: commitGroup,
+  // A failure outside the batch (the head's read): every append of the group hears it.
+  fail: (group, err) => group.forEach((a) => a.reject(err)),
+  stallMs: TURN_WAIT_MS,
+});
 
 /**
  * Reads for verify, over a Worker's D1 binding or the operator command's wrangler. Wrangler takes

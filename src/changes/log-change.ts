@@ -324,6 +324,7 @@ export async function appendEvents(ctx: Ctx, rows: NewEvent[], extra: D1Prepared
     iso(now),
     [...rows.map((r) => insertEvent(ctx.d1, r)), ...queued, ...extra],
     rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })),
+    (drain) => ctx.waitUntil(drain),
   );
   if (opts.embedNow) embedAfterResponse(ctx, embedRefs);
 }

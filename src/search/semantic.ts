@@ -3,8 +3,9 @@
  * queuing an object for embedding in the same batch as its write, embedding what is pending
  * (after the response, and from the scheduled backfill), and nearest-neighbour queries.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
-import { compiled, dbOf, statementOf } from "../db/client";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { compiled, dbOf, jsonValues, statementOf } from "../db/client";
+import { fitting, GroupCommit } from "../core/group-commit";
 import { sha256Hex } from "../db/ids";
 import { embeddings } from "../db/schema";
 import { iso } from "../core/time";
@@ -94,18 +95,23 @@ export interface EmbedReport {
   error?: string;
 }
 
+/** Items grouped by tenant and object type, in order of first appearance. */
+function byTenantAndType<T>(items: readonly T[], keyOf: (item: T) => [string, string]): T[][] {
+  const groups = new Map<string, T[]>();
+  for (const item of items) {
+    const key = keyOf(item).join("\u0000");
+    groups.set(key, [...(groups.get(key) ?? []), item]);
+  }
+  return [...groups.values()];
+}
+
 /**
  * Embeds the given pending rows; on failure the rows stay pending with the error recorded, for
  * the backfill. Never throws: it runs after the response.
  */
 export async function embedRows(d1: D1Database, layer: SemanticLayer, rows: PendingRow[], now: Date): Promise<EmbedReport> {
   const report: EmbedReport = { embedded: 0, failed: 0, gone: 0 };
-  const groups = new Map<string, PendingRow[]>();
-  for (const r of rows) {
-    const key = `${r.tenant_id}\u0000${r.object_type}`;
-    groups.set(key, [...(groups.get(key) ?? []), r]);
-  }
-  for (const group of groups.values()) await embedGroup(d1, layer, group, now, report);
+  for (const group of byTenantAndType(rows, (r) => [r.tenant_id, r.object_type])) await embedGroup(d1, layer, group, now, report);
   return report;
 }
 
@@ -185,22 +191,63 @@ export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<E
   const { layer } = selectSemantic(env);
   if (!layer || refs.length === 0) return null;
   const rows: PendingRow[] = [];
-  for (const ref of refs) {
-    const row = (await dbOf({ d1: env.DB })
+  for (const kind of byTenantAndType(refs, (r) => [r.tenantId, r.type])) {
+    const { tenantId, type } = kind[0]!;
+    const e = embeddings;
+    const pending = await dbOf({ d1: env.DB })
       .select(pendingFields)
-      .from(embeddings)
-      .where(and(eq(embeddings.tenantId, ref.tenantId), eq(embeddings.objectType, ref.type), eq(embeddings.objectId, ref.id), isPending))
-      .get()) as PendingRow | undefined;
-    if (row) rows.push(row);
+      .from(e)
+      .where(and(eq(e.tenantId, tenantId), eq(e.objectType, type), inArray(e.objectId, jsonValues(kind.map((r) => r.id))), isPending));
+    rows.push(...(pending as PendingRow[]));
   }
   const report = await embedRows(env.DB, layer, rows, now);
   if (report.error) console.warn(`[embed] ${report.failed} object(s) left pending: ${report.error}`);
   return report;
 }
 
+interface Embedding {
+  env: Env;
+  refs: EmbedRef[];
+  now: Date;
+  resolve(): void;
+  reject(err: unknown): void;
+}
+
+/** Objects embedded together at most: one embedder call and one index write per tenant and type among them. */
+const EMBED_GROUP_REFS = 100;
+
+/**
+ * The isolate's writes waiting to be embedded after their responses. Writes that land while a
+ * group is being embedded go together in the next group: one read of what is pending, one embedder
+ * call and one index write for all of them, instead of each its own (group commit, as the chain's).
+ */
+const embedding = new GroupCommit<Embedding>({
+  take: (waiting) =>
+    fitting(
+      waiting,
+      (e) => e.refs.length,
+      EMBED_GROUP_REFS,
+      (e, first) => e.env === first.env,
+    ),
+  commit: async (_, group) => {
+    await embedNow(
+      group[0]!.env,
+      group.flatMap((e) => e.refs),
+      group[0]!.now,
+    );
+    for (const e of group) e.resolve();
+  },
+  fail: (group, err) => group.forEach((e) => e.reject(err)),
+  stallMs: 10_000,
+});
+
 /** Embeds the refs after the response; call once the write's batch has committed. */
 export function embedAfterResponse(ctx: { env: Env; waitUntil(p: Promise<unknown>): void; clock: { now(): Date } }, refs: EmbedRef[]): void {
-  ctx.waitUntil(embedNow(ctx.env, refs, ctx.clock.now()).catch((err) => console.error(`[embed] ${refs.map((r) => `${r.type} ${r.id}`).join(", ")}: ${String(err)}`)));
+  const done = new Promise<void>((resolve, reject) => {
+    const drain = embedding.put("embeddings", { env: ctx.env, refs, now: ctx.clock.now(), resolve, reject });
+    if (drain) ctx.waitUntil(drain);
+  });
+  ctx.waitUntil(done.catch((err) => console.error(`[embed] ${refs.map((r) => `${r.type} ${r.id}`).join(", ")}: ${String(err)}`)));
 }
 
 /** Rows per backfill run; the cron runs every five minutes, so a large backlog drains over several runs. */

@@ -169,18 +169,24 @@ describe("change_verify", () => {
       );
     };
     const link = (id: string) => ({ kind: "event" as const, row: rowOf(id) });
+    // What a request's waitUntil would keep alive: nothing to do in a test, which outlives it.
+    const keep = (drain: Promise<void>) => void drain;
 
     it("writes the appends that arrive while a batch is in flight together, in arrival order, each with its own results", async () => {
       const w = await newWorld("chain-group", { start: T0 });
       const t = w.id.tenantId;
       const db = watched();
       db.hold();
-      const first = appendChained(db.d1, t, T0, [eventRow(t, "g-1")], [link("g-1")]);
+      const drains: Promise<void>[] = [];
+      const first = appendChained(db.d1, t, T0, [eventRow(t, "g-1")], [link("g-1")], (d) => drains.push(d));
       await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
       // Three more arrive while the first batch is held in flight.
-      const rest = ["g-2", "g-3", "g-4"].map((id) => appendChained(db.d1, t, T0, [eventRow(t, id)], [link(id)]));
+      const rest = ["g-2", "g-3", "g-4"].map((id) => appendChained(db.d1, t, T0, [eventRow(t, id)], [link(id)], (d) => drains.push(d)));
       db.free();
       const results = await Promise.all([first, ...rest]);
+      // Only the append that started the queue's drain is asked to keep it alive.
+      expect(drains).toHaveLength(1);
+      await drains[0];
       // The guard and one write and one entry each: the first alone, the other three in one batch.
       expect(db.sizes).toEqual([3, 1 + 3 * 2]);
       expect(results.map((r) => r.map((x) => x.results))).toEqual([[[{ id: "g-1" }]], [[{ id: "g-2" }]], [[{ id: "g-3" }]], [[{ id: "g-4" }]]]);
@@ -199,12 +205,12 @@ describe("change_verify", () => {
       const t = w.id.tenantId;
       const db = watched();
       db.hold();
-      const first = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")]);
+      const first = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")], keep);
       await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
-      const good = appendChained(db.d1, t, T0, [eventRow(t, "f-2")], [link("f-2")]);
+      const good = appendChained(db.d1, t, T0, [eventRow(t, "f-2")], [link("f-2")], keep);
       // Its event id is taken by the first append: its insert fails, and with it the group's batch.
-      const bad = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")]);
-      const last = appendChained(db.d1, t, T0, [eventRow(t, "f-3")], [link("f-3")]);
+      const bad = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")], keep);
+      const last = appendChained(db.d1, t, T0, [eventRow(t, "f-3")], [link("f-3")], keep);
       db.free();
       await first;
       await expect(bad).rejects.toThrow(/UNIQUE constraint failed: events\.id/);
@@ -214,14 +220,30 @@ describe("change_verify", () => {
       expect(await verify(w)).toMatchObject({ intact: true, checked: 3 });
     });
 
+    it("commits an append whose caller cannot keep a drain alive on its own, beside the queue", async () => {
+      const w = await newWorld("chain-group-alone", { start: T0 });
+      const t = w.id.tenantId;
+      const db = watched();
+      db.hold();
+      const queued = appendChained(db.d1, t, T0, [eventRow(t, "a-1")], [link("a-1")], keep);
+      await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
+      // Not queued behind the held batch: it lands first, and the held batch then finds the head moved and builds on it.
+      await appendChained(env.DB, t, T0, [eventRow(t, "a-2")], [link("a-2")]);
+      db.free();
+      await queued;
+      const chain = await env.DB.prepare(`SELECT row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(t).all<{ row_id: string }>();
+      expect(chain.results.map((r) => r.row_id)).toEqual(["a-2", "a-1"]);
+      expect(await verify(w)).toMatchObject({ intact: true, checked: 2 });
+    });
+
     it("lets the appends behind a batch that never answers go ahead after TURN_WAIT_MS", async () => {
       const w = await newWorld("chain-group-stuck", { start: T0 });
       const t = w.id.tenantId;
       const stuck = Object.create(env.DB) as D1Database;
       stuck.batch = () => new Promise<never>(() => {});
-      void appendChained(stuck, t, T0, [eventRow(t, "s-1")], [link("s-1")]);
+      void appendChained(stuck, t, T0, [eventRow(t, "s-1")], [link("s-1")], keep);
       const started = Date.now();
-      await appendChained(env.DB, t, T0, [eventRow(t, "s-2")], [link("s-2")]);
+      await appendChained(env.DB, t, T0, [eventRow(t, "s-2")], [link("s-2")], keep);
       expect(Date.now() - started).toBeGreaterThanOrEqual(TURN_WAIT_MS - 50);
       expect(await verify(w)).toMatchObject({ intact: true, checked: 1 });
     });

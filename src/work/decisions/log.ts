@@ -73,6 +73,7 @@ export const decisionLogTool = defineTool({
         ...linkStatements(ctx, "decision", id, links, now, { replace: false }),
       ],
       [{ kind: "decision", row }],
+      (drain) => ctx.waitUntil(drain),
     );
     embedAfterResponse(ctx, [embedRef]);
     return { decision: await findDecision(ctx, id), paths: links.length > 0 ? await linkedPaths(ctx, "decision", id) : [] };
