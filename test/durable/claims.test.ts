@@ -92,15 +92,15 @@ const claimedActivity = async (tenantId: string) =>
 describe("ClaimsDO group commit", () => {
   it("claim-next calls queued together are decided in ONE D1 batch, each taking the best task the ones before it left", async () => {
     const w = await world("prio");
-    // Created in this order; the best is priority 0 first, ties by creation.
-    const { projectId, taskIds } = await projectWith(w, "PRI", [3, 0, 2, 1, 4, 0]);
+    // Distinct priorities: tasks made in one call share their creation time, so ties would fall to random id bits.
+    const { projectId, taskIds } = await projectWith(w, "PRI", [3, 0, 2, 1, 4]);
     const agents = await Promise.all(["a1", "a2", "a3", "a4"].map((n) => w.other(n)));
     const stub = stubOf(w.id.tenantId, projectId);
     const leases = [7200, 600, 3600, 1800];
     const { value: outcomes, counted } = await withCountedDb(stub, (o) => Promise.all(agents.map((a, i) => o.claim(scopeOf(a, { projectId, leaseSeconds: leases[i] })))));
 
     expect(counted.batches).toEqual([{ statements: 8, failed: false }]);
-    const best = [taskIds[1], taskIds[5], taskIds[3], taskIds[2]];
+    const best = [taskIds[1], taskIds[3], taskIds[2], taskIds[0]];
     expect(outcomes.map(claimedTask)).toEqual(best);
     for (const [i, o] of outcomes.entries()) {
       expect(o).toEqual({ claimed: true, taskId: best[i], projectId, leaseExpiresAt: lease(leases[i]!), extended: false, fencingToken: 1 });
@@ -111,12 +111,15 @@ describe("ClaimsDO group commit", () => {
     expect(await stub.tracked()).toEqual(best.map((id, i) => ({ task_id: id, expires_at: lease(leases[i]!) })).sort((x, y) => x.expires_at.localeCompare(y.expires_at)));
     expect(await runInDurableObject(stub, (_o, state) => state.storage.getAlarm())).toBe(Date.parse(lease(600)));
 
-    // The pool has two tasks left: a group of three gets them and one pool_empty, still one batch.
+    // One task is left: a group of three gets it and two pool_empty answers, still one batch.
     const more = await Promise.all(["b1", "b2", "b3"].map((n) => w.other(n)));
     const second = await withCountedDb(stub, (o) => Promise.all(more.map((a) => o.claim(scopeOf(a, { projectId })))));
     expect(second.counted.batches).toEqual([{ statements: 6, failed: false }]);
-    expect(second.value.map(claimedTask)).toEqual([taskIds[0], taskIds[4], null]);
-    expect(second.value[2]).toEqual({ claimed: false, reason: "pool_empty" });
+    expect(second.value.map(claimedTask)).toEqual([taskIds[4], null, null]);
+    expect(second.value.slice(1)).toEqual([
+      { claimed: false, reason: "pool_empty" },
+      { claimed: false, reason: "pool_empty" },
+    ]);
   });
 
   it("claims by id and claim-next share a group in arrival order: a claim by id takes its task before a later claim-next can, and loses it to an earlier one", async () => {
@@ -150,11 +153,14 @@ describe("ClaimsDO group commit", () => {
       { object_id: taskIds[0], actor_id: b!.id.actorId },
     ]);
     // The extension moved the tracked lease of taskIds[0]; the others are tracked as handed out.
-    expect((await stub.tracked()).sort((x, y) => x.expires_at.localeCompare(y.expires_at) || x.task_id.localeCompare(y.task_id))).toEqual([
-      { task_id: taskIds[1], expires_at: lease(3600) },
-      { task_id: taskIds[2], expires_at: lease(3600) },
-      { task_id: taskIds[0], expires_at: lease(60 + 7200) },
-    ]);
+    const byExpiry = (ls: Array<{ task_id: string; expires_at: string }>) => ls.sort((x, y) => x.expires_at.localeCompare(y.expires_at) || x.task_id.localeCompare(y.task_id));
+    expect(byExpiry(await stub.tracked())).toEqual(
+      byExpiry([
+        { task_id: taskIds[1]!, expires_at: lease(3600) },
+        { task_id: taskIds[2]!, expires_at: lease(3600) },
+        { task_id: taskIds[0]!, expires_at: lease(60 + 7200) },
+      ]),
+    );
   });
 
   it("a group whose batch fails is run again member by member: only the faulty claim fails, the others get distinct tasks, nothing of the faulty one is written", async () => {
