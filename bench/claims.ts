@@ -1,14 +1,18 @@
 /**
  * Claim contention (not a test): `npm run bench:claims`. 32 agents, each with its own key, race
  * claim-next over 1,000 ready tasks through /mcp until the pool is empty. Prints claims per
- * second, p50/p99 latency, and the proof line `double_claims=0 unclaimed=0`; then task_query p50
- * with 10,000 tasks in the project. Loopback only; every loop ends when the pool is empty.
+ * second, p50/p99 latency, the proof line `double_claims=0 unclaimed=0`, and beside them the floor:
+ * `GET /healthz` from as many clients in the same run, and claims/s as a share of its req/s; for
+ * both, workerd's CPU per request (all its threads, which include local D1 and the objects). Then
+ * task_query p50 with 10,000 tasks in the project. Loopback only; every loop is bounded.
  */
 import { load, mcpSession, pct, startBenchServer } from "./lib";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 32);
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 const QUERY_TASKS = Number(process.env.BENCH_QUERY_TASKS ?? 10_000);
+/** healthz requests for the floor, from AGENTS clients at once. */
+const FLOOR_REQUESTS = Number(process.env.BENCH_FLOOR_REQUESTS ?? 2000);
 
 async function main(): Promise<void> {
   const server = await startBenchServer();
@@ -26,9 +30,17 @@ async function main(): Promise<void> {
       });
     }
 
+    // The floor, at the same concurrency and on the same server, just before the race.
+    const healthz = async () => void (await (await fetch(`${server.base}/healthz`)).text());
+    await load(100, AGENTS, healthz);
+    const floorCpu0 = await server.workerdCpuMs();
+    const floor = await load(FLOOR_REQUESTS, AGENTS, healthz);
+    const floorCpu = (await server.workerdCpuMs()) - floorCpu0;
+
     const claimedBy = new Map<string, number>();
     let doubleClaims = 0;
     const latencies: number[] = [];
+    const cpu0 = await server.workerdCpuMs();
     const started = performance.now();
     await Promise.all(
       agents.map(async (call, agent) => {
@@ -44,10 +56,18 @@ async function main(): Promise<void> {
       }),
     );
     const seconds = (performance.now() - started) / 1000;
+    const raceCpu = (await server.workerdCpuMs()) - cpu0;
     latencies.sort((a, b) => a - b);
     const remaining = (await lead("task_query", { project_id: "RACE", status: ["todo"], limit: 1 })) as { items: unknown[] };
     console.log(`\n## Claim contention: ${AGENTS} agents, ${TASKS} ready tasks, claim-next through /mcp\n`);
-    console.log(`claims/s ${(claimedBy.size / seconds).toFixed(1)}  calls ${latencies.length}  p50 ${pct(latencies, 50).toFixed(2)} ms  p99 ${pct(latencies, 99).toFixed(2)} ms`);
+    const claimsPerSecond = claimedBy.size / seconds;
+    console.log(
+      `GET /healthz (floor, ${AGENTS} clients)  req/s ${floor.rps.toFixed(1)}  p50 ${floor.p50.toFixed(2)} ms  p99 ${floor.p99.toFixed(2)} ms  workerd CPU ${(floorCpu / FLOOR_REQUESTS).toFixed(2)} ms/request`,
+    );
+    console.log(
+      `claims/s ${claimsPerSecond.toFixed(1)}  calls ${latencies.length}  p50 ${pct(latencies, 50).toFixed(2)} ms  p99 ${pct(latencies, 99).toFixed(2)} ms  workerd CPU ${(raceCpu / latencies.length).toFixed(2)} ms/call (${(raceCpu / 1000 / seconds).toFixed(2)} cores)`,
+    );
+    console.log(`claims/s ÷ healthz req/s ${(claimsPerSecond / floor.rps).toFixed(3)}`);
     console.log(`double_claims=${doubleClaims} unclaimed=${TASKS - claimedBy.size + remaining.items.length}`);
 
     await lead("project_create", { title: "Query Scale", key: "QS" });

@@ -2,7 +2,8 @@
  * Leased claims on tasks. D1 stays the system of record and every claim is a single
  * compare-and-swap statement, so no task is ever handed to two actors whatever the
  * interleaving. ClaimsDO (one per project scope) serializes claim-next calls so racing
- * agents queue instead of losing CAS races, and keeps an alarm at the earliest lease expiry.
+ * agents queue instead of losing CAS races, commits the claims that queued meanwhile in one
+ * D1 batch (./group.ts), and keeps an alarm at the earliest lease expiry.
  *
  * A lease also guards writes: while it is live only its holder changes the task (an operator may
  * force, with a reason), and every new claim raises the task's fencing token, so a write carrying
@@ -18,6 +19,7 @@ import { and, eq, inArray, isNotNull, lte, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, jsonValues } from "../../db/client";
 import { actors, handoffs, tasks } from "../../db/schema";
+import { type BatchMember, commitAlone } from "./group";
 
 export const DEFAULT_LEASE_SECONDS = 3600;
 
@@ -73,10 +75,28 @@ function claimActivity(d1: D1Database, s: ClaimScope, lease: string): D1Prepared
     .bind(uuidv7(s.now.getTime()), iso(s.now), s.actorId, s.sessionId, s.runId ?? null, s.tenantId, s.actorId, lease, iso(s.now), ...(s.taskId ? [s.taskId] : []));
 }
 
-/** Claims the best ready task in scope, or reports the pool empty. */
-export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOutcome> {
+const leaseEnd = (s: ClaimScope) => iso(new Date(s.now.getTime() + s.leaseSeconds * 1000));
+
+/** What the claims object tracks of a claim's answer: the lease it handed out. */
+const leaseOf = (o: ClaimOutcome) => (o.claimed ? { taskId: o.taskId, expiresAt: o.leaseExpiresAt } : null);
+
+/** A task claim as a member of a group commit: claim-next, or by id when the scope names a task. */
+export function taskClaim(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutcome> {
+  if (s.taskId) return claimByIdMember(d1, { ...s, taskId: s.taskId });
+  const attempt = claimNextAttempt(d1, s);
+  // A candidate picked but not taken is a race lost to a writer outside this batch: retry alone.
+  return { statements: attempt.statements, settle: async (results) => (await attempt.settle(results)) ?? claimNext(d1, s), leaseOf };
+}
+
+/**
+ * One claim-next attempt: the task.claimed row picks the candidate and the claim takes exactly the
+ * task it names, in one atomic batch. (Finding the task after the claim by assignee, lease and time
+ * could not tell apart two tasks the same actor claimed at the same instant.) Settles to null when a
+ * candidate was picked but the claim lost it.
+ */
+function claimNextAttempt(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutcome | null> {
   const now = iso(s.now);
-  const lease = iso(new Date(s.now.getTime() + s.leaseSeconds * 1000));
+  const lease = leaseEnd(s);
   const scope: string[] = ["t.tenant_id = ?"];
   const params: unknown[] = [s.tenantId];
   if (s.projectId) {
@@ -92,41 +112,46 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
                  AND pr.repository_id IN (SELECT value FROM json_each(?)))`);
     params.push(JSON.stringify(s.repositoryIds));
   }
+  return {
+    statements: () => {
+      const activityId = uuidv7(s.now.getTime());
+      // Hand SQL: the activity row is an INSERT…SELECT picking the candidate, the claim a compare-and-swap on it.
+      return [
+        d1
+          .prepare(
+            `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+             SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || ?, 'info', ?, ?, '{}'
+             FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
+             WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED}
+             ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1`,
+          )
+          .bind(activityId, now, s.actorId, lease, s.sessionId, s.runId ?? null, ...params, now),
+        d1
+          .prepare(
+            `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?, lease_token = lease_token + 1
+             WHERE id = (SELECT object_id FROM activity WHERE id = ?)
+               AND ((status = 'todo' AND assignee_actor_id IS NULL) OR (status = 'in_progress' AND lease_expires_at <= ?))
+             RETURNING id, project_id, lease_token`,
+          )
+          .bind(s.actorId, lease, now, now, activityId, now),
+      ];
+    },
+    settle: async ([picked, claimed]) => {
+      const row = claimed!.results[0] as { id: string; project_id: string; lease_token: number } | undefined;
+      if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false, fencingToken: row.lease_token };
+      // Nothing picked: no claimable task in scope as the batch saw it.
+      return picked!.meta.changes === 0 ? { claimed: false, reason: "pool_empty" } : null;
+    },
+  };
+}
+
+/** Claims the best ready task in scope, or reports the pool empty. */
+export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOutcome> {
   // Several attempts only matter without the Durable Object in front (tests, direct calls):
   // a lost race finds the next candidate.
   for (let attempt = 0; attempt < 5; attempt++) {
-    // The task.claimed row picks the candidate and the claim takes exactly the task it names,
-    // in one atomic batch. (Finding the task after the claim by assignee, lease and time could
-    // not tell apart two tasks the same actor claimed at the same instant.)
-    const activityId = uuidv7(s.now.getTime());
-    // Hand SQL: the activity row is an INSERT…SELECT picking the candidate, the claim a compare-and-swap on it.
-    const [, claimed] = await d1.batch<{ id: string; project_id: string }>([
-      d1
-        .prepare(
-          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
-           SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || ?, 'info', ?, ?, '{}'
-           FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
-           WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED}
-           ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1`,
-        )
-        .bind(activityId, now, s.actorId, lease, s.sessionId, s.runId ?? null, ...params, now),
-      d1
-        .prepare(
-          `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?, lease_token = lease_token + 1
-           WHERE id = (SELECT object_id FROM activity WHERE id = ?)
-             AND ((status = 'todo' AND assignee_actor_id IS NULL) OR (status = 'in_progress' AND lease_expires_at <= ?))
-           RETURNING id, project_id, lease_token`,
-        )
-        .bind(s.actorId, lease, now, now, activityId, now),
-    ]);
-    const row = claimed!.results[0] as { id: string; project_id: string; lease_token: number } | undefined;
-    if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false, fencingToken: row.lease_token };
-    // Hand SQL: the same scope text as the claim above, so the probe sees the pool the claim saw.
-    const any = await d1
-      .prepare(`SELECT 1 FROM tasks t WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED} LIMIT 1`)
-      .bind(...params, now)
-      .first();
-    if (!any) return { claimed: false, reason: "pool_empty" };
+    const outcome = await commitAlone(d1, claimNextAttempt(d1, s));
+    if (outcome) return outcome;
   }
   return { claimed: false, reason: "pool_empty" };
 }
@@ -136,30 +161,42 @@ export async function claimNext(d1: D1Database, s: ClaimScope): Promise<ClaimOut
  * fencing token. Any other claim (a new one, or yours after your lease ran out) is a new lease
  * with the next token, so writes made under the old one can be told apart.
  */
-export async function claimTask(d1: D1Database, s: ClaimScope & { taskId: string }): Promise<ClaimOutcome> {
+function claimByIdMember(d1: D1Database, s: ClaimScope & { taskId: string }): BatchMember<ClaimOutcome> {
   const now = iso(s.now);
-  const lease = iso(new Date(s.now.getTime() + s.leaseSeconds * 1000));
+  const lease = leaseEnd(s);
   // ?1 lease, ?2 now, ?3 actor, ?4 tenant, ?5 task.
   const liveOwn = `(t.status = 'in_progress' AND t.assignee_actor_id = ?3 AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at > ?2)`;
-  // Hand SQL: the claim is a compare-and-swap whose SET and WHERE reuse the lease conditions' text.
-  const [claimed] = await d1.batch<{ id: string; project_id: string; claimed_at: string; lease_token: number }>([
-    d1
-      .prepare(
-        `UPDATE tasks AS t SET status = 'in_progress', lease_expires_at = ?1, updated_at = ?2,
-           claimed_at = CASE WHEN ${liveOwn} THEN COALESCE(t.claimed_at, ?2) ELSE ?2 END,
-           lease_token = CASE WHEN ${liveOwn} THEN t.lease_token ELSE t.lease_token + 1 END,
-           assignee_actor_id = ?3
-         WHERE t.tenant_id = ?4 AND t.id = ?5 AND ${UNBLOCKED}
-           AND (${claimable("?2")} OR (t.status = 'todo' AND t.assignee_actor_id = ?3) OR (t.status = 'in_progress' AND t.assignee_actor_id = ?3))
-         RETURNING id, project_id, claimed_at, lease_token`,
-      )
-      .bind(lease, now, s.actorId, s.tenantId, s.taskId),
-    claimActivity(d1, s, lease),
-  ]);
-  const row = claimed!.results[0];
-  // An extension keeps the original claimed_at, which is how it shows.
-  if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: row.claimed_at !== now, fencingToken: row.lease_token };
-  // Say why, from the task as it is now.
+  return {
+    // Hand SQL: the claim is a compare-and-swap whose SET and WHERE reuse the lease conditions' text.
+    statements: () => [
+      d1
+        .prepare(
+          `UPDATE tasks AS t SET status = 'in_progress', lease_expires_at = ?1, updated_at = ?2,
+             claimed_at = CASE WHEN ${liveOwn} THEN COALESCE(t.claimed_at, ?2) ELSE ?2 END,
+             lease_token = CASE WHEN ${liveOwn} THEN t.lease_token ELSE t.lease_token + 1 END,
+             assignee_actor_id = ?3
+           WHERE t.tenant_id = ?4 AND t.id = ?5 AND ${UNBLOCKED}
+             AND (${claimable("?2")} OR (t.status = 'todo' AND t.assignee_actor_id = ?3) OR (t.status = 'in_progress' AND t.assignee_actor_id = ?3))
+           RETURNING id, project_id, claimed_at, lease_token`,
+        )
+        .bind(lease, now, s.actorId, s.tenantId, s.taskId),
+      claimActivity(d1, s, lease),
+    ],
+    settle: async ([claimed]) => {
+      const row = claimed!.results[0] as { id: string; project_id: string; claimed_at: string; lease_token: number } | undefined;
+      // An extension keeps the original claimed_at, which is how it shows.
+      if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: row.claimed_at !== now, fencingToken: row.lease_token };
+      return whyNotClaimed(d1, s);
+    },
+    leaseOf,
+  };
+}
+
+/**
+ * Why a claim by id was refused, from the task as it is now (in a group commit: after the whole
+ * group, which only ever moves a task further from claimable by someone else).
+ */
+async function whyNotClaimed(d1: D1Database, s: ClaimScope & { taskId: string }): Promise<ClaimOutcome> {
   const task = (await dbOf({ d1 })
     .select({
       status: t.status,
@@ -217,45 +254,64 @@ export async function reapExpiredLeases(d1: D1Database, now: Date, taskIds?: str
 
 export type HandoffClaimOutcome = { claimed: true; already: boolean } | { claimed: false; reason: "not_recipient" | "taken" | "closed"; holder: string | null };
 
+/** What a handoff claim needs to know. */
+export interface HandoffClaim {
+  tenantId: string;
+  actorId: string;
+  sessionId: string;
+  runId?: string | null;
+  handoffId: string;
+  now: Date;
+}
+
 /**
  * Claims an open handoff for one of its recipients: a single compare-and-swap, so on a
  * multi-recipient request exactly one recipient wins. Claiming one you already hold is a no-op.
  */
-export async function claimHandoff(d1: D1Database, s: { tenantId: string; actorId: string; sessionId: string; runId?: string | null; handoffId: string; now: Date }): Promise<HandoffClaimOutcome> {
+export async function claimHandoff(d1: D1Database, s: HandoffClaim): Promise<HandoffClaimOutcome> {
+  return commitAlone(d1, handoffClaim(d1, s));
+}
+
+/** A handoff claim as a member of a group commit. */
+export function handoffClaim(d1: D1Database, s: HandoffClaim): BatchMember<HandoffClaimOutcome> {
   const now = iso(s.now);
-  // Hand SQL: a compare-and-swap, and its activity row only if it changed a row (changes() > 0).
-  const [claimed] = await d1.batch<{ id: string }>([
-    d1
-      .prepare(
-        `UPDATE handoffs SET status = 'claimed', claimed_by = ?, updated_at = ?
-         WHERE tenant_id = ? AND id = ? AND status = 'open'
-           AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = handoffs.tenant_id AND r.handoff_id = handoffs.id AND r.actor_id = ?)
-         RETURNING id`,
-      )
-      .bind(s.actorId, now, s.tenantId, s.handoffId, s.actorId),
-    d1
-      .prepare(
-        `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
-         SELECT ?, tenant_id, ?, ?, 'handoff.claimed', 'work_request', id, related_project_id, 'claimed: ' || title, 'info', ?, ?, '{}'
-         FROM handoffs WHERE changes() > 0 AND tenant_id = ? AND id = ?`,
-      )
-      .bind(uuidv7(s.now.getTime()), now, s.actorId, s.sessionId, s.runId ?? null, s.tenantId, s.handoffId),
-  ]);
-  if (claimed!.results.length > 0) return { claimed: true, already: false };
-  const handoff = (await dbOf({ d1 })
-    .select({
-      status: h.status,
-      claimed_by: h.claimedBy,
-      // Written out: the subquery correlates with `h.`, which drizzle drops inside fields of a single-table select.
-      recipient: sql<number>`EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ${s.actorId})`.as("recipient"),
-    })
-    .from(h)
-    .where(and(eq(h.tenantId, s.tenantId), eq(h.id, s.handoffId)))
-    .get()) as { status: string; claimed_by: string | null; recipient: number } | undefined;
-  if (!handoff || !handoff.recipient) return { claimed: false, reason: "not_recipient", holder: null };
-  if (handoff.status === "claimed" && handoff.claimed_by === s.actorId) return { claimed: true, already: true };
-  if (handoff.status === "claimed") return { claimed: false, reason: "taken", holder: handoff.claimed_by };
-  return { claimed: false, reason: "closed", holder: handoff.claimed_by };
+  return {
+    // Hand SQL: a compare-and-swap, and its activity row only if it changed a row (changes() > 0).
+    statements: () => [
+      d1
+        .prepare(
+          `UPDATE handoffs SET status = 'claimed', claimed_by = ?, updated_at = ?
+           WHERE tenant_id = ? AND id = ? AND status = 'open'
+             AND EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = handoffs.tenant_id AND r.handoff_id = handoffs.id AND r.actor_id = ?)
+           RETURNING id`,
+        )
+        .bind(s.actorId, now, s.tenantId, s.handoffId, s.actorId),
+      d1
+        .prepare(
+          `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
+           SELECT ?, tenant_id, ?, ?, 'handoff.claimed', 'work_request', id, related_project_id, 'claimed: ' || title, 'info', ?, ?, '{}'
+           FROM handoffs WHERE changes() > 0 AND tenant_id = ? AND id = ?`,
+        )
+        .bind(uuidv7(s.now.getTime()), now, s.actorId, s.sessionId, s.runId ?? null, s.tenantId, s.handoffId),
+    ],
+    settle: async ([claimed]) => {
+      if (claimed!.results.length > 0) return { claimed: true, already: false };
+      const handoff = (await dbOf({ d1 })
+        .select({
+          status: h.status,
+          claimed_by: h.claimedBy,
+          // Written out: the subquery correlates with `h.`, which drizzle drops inside fields of a single-table select.
+          recipient: sql<number>`EXISTS (SELECT 1 FROM handoff_recipients r WHERE r.tenant_id = h.tenant_id AND r.handoff_id = h.id AND r.actor_id = ${s.actorId})`.as("recipient"),
+        })
+        .from(h)
+        .where(and(eq(h.tenantId, s.tenantId), eq(h.id, s.handoffId)))
+        .get()) as { status: string; claimed_by: string | null; recipient: number } | undefined;
+      if (!handoff || !handoff.recipient) return { claimed: false, reason: "not_recipient", holder: null };
+      if (handoff.status === "claimed" && handoff.claimed_by === s.actorId) return { claimed: true, already: true };
+      if (handoff.status === "claimed") return { claimed: false, reason: "taken", holder: handoff.claimed_by };
+      return { claimed: false, reason: "closed", holder: handoff.claimed_by };
+    },
+  };
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -88,9 +88,12 @@ export const taskClaimTool = defineTool({
         prior_attempts: [],
       };
     }
-    if (!outcome.extended) await taskStatusChanged(ctx, outcome.taskId);
-    const task = await findTask(ctx, outcome.taskId);
-    const p = await findProject(ctx, task.project_id);
+    // The claim is written: its followers run while the task, its project and its prior attempts are read.
+    const [, [task, prior], p] = await Promise.all([
+      outcome.extended ? undefined : taskStatusChanged(ctx, outcome.taskId),
+      findTask(ctx, outcome.taskId).then(async (task) => [task, await priorAttemptsForTask(ctx, task)] as const),
+      findProject(ctx, outcome.projectId),
+    ]);
     return {
       claimed: true,
       reason: "" as const,
@@ -100,7 +103,7 @@ export const taskClaimTool = defineTool({
       fencing_token: outcome.fencingToken,
       extended: outcome.extended,
       holder_actor_id: ctx.actorId,
-      prior_attempts: await priorAttemptsForTask(ctx, task),
+      prior_attempts: prior,
     };
   },
   summarize: (r) =>
