@@ -127,16 +127,15 @@ function rememberHead(tenantId: string, head: { pos: number; hash: string }): vo
  * arrived while a batch was in flight go together in the next one (group commit), each with its
  * own chain entries in arrival order, starting from the head the isolate last wrote. So many
  * writers cost one D1 batch per group rather than one each, and no head read. `keepAlive` (the
- * request's waitUntil) keeps the queue's drain alive when this append started it; an append
- * without one is committed on its own.
+ * request's waitUntil) keeps the queue going while this request leads it (src/core/group-commit.ts);
+ * an append without one is committed on its own.
  */
 export function appendChained(d1: D1Database, tenantId: string, at: string, writes: D1PreparedStatement[], links: ChainLink[], keepAlive?: (drain: Promise<void>) => void): Promise<D1Result[]> {
   return new Promise((resolve, reject) => {
     const append = { d1, at, writes, links, resolve, reject };
     // A caller that cannot keep a drain alive for others commits alone (the compare-and-swap orders it).
     if (!keepAlive) return void commitGroup(tenantId, [append]).catch(reject);
-    const drain = appends.put(tenantId, append);
-    if (drain) keepAlive(drain);
+    keepAlive(appends.put(tenantId, append));
   });
 }
 
@@ -202,6 +201,7 @@ const appends = new GroupCommit<Append>({
   // A failure outside the batch (the head's read): every append of the group hears it.
   fail: (group, err) => group.forEach((a) => a.reject(err)),
   stallMs: TURN_WAIT_MS,
+  groupsPerLeader: 20,
 });
 
 /**

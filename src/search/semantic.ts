@@ -239,14 +239,12 @@ const embedding = new GroupCommit<Embedding>({
   },
   fail: (group, err) => group.forEach((e) => e.reject(err)),
   stallMs: 10_000,
+  groupsPerLeader: 10,
 });
 
 /** Embeds the refs after the response; call once the write's batch has committed. */
 export function embedAfterResponse(ctx: { env: Env; waitUntil(p: Promise<unknown>): void; clock: { now(): Date } }, refs: EmbedRef[]): void {
-  const done = new Promise<void>((resolve, reject) => {
-    const drain = embedding.put("embeddings", { env: ctx.env, refs, now: ctx.clock.now(), resolve, reject });
-    if (drain) ctx.waitUntil(drain);
-  });
+  const done = new Promise<void>((resolve, reject) => ctx.waitUntil(embedding.put("embeddings", { env: ctx.env, refs, now: ctx.clock.now(), resolve, reject })));
   ctx.waitUntil(done.catch((err) => console.error(`[embed] ${refs.map((r) => `${r.type} ${r.id}`).join(", ")}: ${String(err)}`)));
 }
 

@@ -184,9 +184,9 @@ describe("change_verify", () => {
       const rest = ["g-2", "g-3", "g-4"].map((id) => appendChained(db.d1, t, T0, [eventRow(t, id)], [link(id)], (d) => drains.push(d)));
       db.free();
       const results = await Promise.all([first, ...rest]);
-      // Only the append that started the queue's drain is asked to keep it alive.
-      expect(drains).toHaveLength(1);
-      await drains[0];
+      // Each request is asked to keep the queue going while it may lead it; none is left hanging.
+      expect(drains).toHaveLength(4);
+      await Promise.all(drains);
       // The guard and one write and one entry each: the first alone, the other three in one batch.
       expect(db.sizes).toEqual([3, 1 + 3 * 2]);
       expect(results.map((r) => r.map((x) => x.results))).toEqual([[[{ id: "g-1" }]], [[{ id: "g-2" }]], [[{ id: "g-3" }]], [[{ id: "g-4" }]]]);
