@@ -59,15 +59,17 @@ interface FileRow {
   text: string;
 }
 
+/** The files named, keyed generation NUL path: one statement per generation, not one per file. */
 async function loadFiles(d1: D1Database, tenantId: string, keys: { generation: string; path: string }[]): Promise<Map<string, FileRow>> {
+  const byGeneration = new Map<string, string[]>();
+  for (const k of keys) byGeneration.set(k.generation, [...(byGeneration.get(k.generation) ?? []), k.path]);
   const out = new Map<string, FileRow>();
-  for (const k of keys) {
-    const row = await dbOf({ d1 })
+  for (const [generation, paths] of byGeneration) {
+    const rows = await dbOf({ d1 })
       .select({ generation: codeFiles.generation, path: codeFiles.path, language: codeFiles.language, text: codeFiles.text })
       .from(codeFiles)
-      .where(and(eq(codeFiles.tenantId, tenantId), eq(codeFiles.generation, k.generation), eq(codeFiles.path, k.path)))
-      .get();
-    if (row) out.set(`${row.generation}\u0000${row.path}`, row);
+      .where(and(eq(codeFiles.tenantId, tenantId), eq(codeFiles.generation, generation), inArray(codeFiles.path, jsonValues(paths))));
+    for (const row of rows) out.set(`${row.generation}\u0000${row.path}`, row);
   }
   return out;
 }
@@ -181,7 +183,9 @@ export async function packContext(env: Env, tenantId: string, indexes: IndexRow[
         tenantId,
         related.map((path) => ({ generation: index.generation, path })),
       );
-      for (const file of loaded.values()) {
+      for (const path of related) {
+        const file = loaded.get(`${index.generation}\u0000${path}`);
+        if (!file) continue;
         const tokens = estimateTokens(file.text);
         if (tokens > WHOLE_FILE_TOKENS) continue; // a big dependency would crowd out the matches
         const lineCount = file.text.split("\n").length;

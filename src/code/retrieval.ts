@@ -69,14 +69,20 @@ export async function keywordChunks(d1: D1Database, tenantId: string, generation
   const terms = queryTerms(query).slice(0, MAX_QUERY_TERMS);
   if (terms.length === 0 || generations.length === 0) return [];
   const match = `scope : (${generations.map(scopeToken).join(" OR ")}) AND {path symbol terms} : (${terms.map(ftsPhrase).join(" OR ")})`;
-  // Hand SQL: drizzle cannot say `code_chunks_fts MATCH` nor order by bm25().
+  // Hand SQL: drizzle cannot say `code_chunks_fts MATCH` nor order by bm25(). The ranking picks
+  // its rows from the full-text index alone and only those are joined to their chunks: joined
+  // first, every match's row (text and all) was read before the limit applied, a common word's
+  // thousands of them. The scope tokens are this tenant's generations, and the join still checks
+  // the tenant. Ties keep the index's row order, as the sort over the join did.
   const rows = await d1
     .prepare(
-      `SELECT ${CHUNK_COLUMNS} FROM code_chunks_fts f JOIN code_chunks c ON c.seq = f.rowid
-       WHERE code_chunks_fts MATCH ? AND c.tenant_id = ?
-       ORDER BY bm25(code_chunks_fts, 0.0, 3.0, 4.0, 1.0) LIMIT ?`,
+      `SELECT ${CHUNK_COLUMNS} FROM (
+         SELECT rowid, bm25(code_chunks_fts, 0.0, 3.0, 4.0, 1.0) AS score FROM code_chunks_fts
+         WHERE code_chunks_fts MATCH ? ORDER BY score, rowid LIMIT ?
+       ) f JOIN code_chunks c ON c.seq = f.rowid
+       WHERE c.tenant_id = ? ORDER BY f.score, f.rowid`,
     )
-    .bind(match, tenantId, limit)
+    .bind(match, limit, tenantId)
     .all<Chunk>();
   return rows.results;
 }

@@ -7,6 +7,7 @@
 import { and, eq, sql } from "drizzle-orm";
 import { dbOf, statementOf } from "../db/client";
 import { localVectorGenerations, localVectors } from "../db/schema";
+import { TopK } from "./top-k";
 
 /** Metadata kept with a vector and usable as an equality filter. */
 export type VectorMetadata = Record<string, string>;
@@ -108,6 +109,8 @@ interface LoadedNamespace {
   offsets: Int32Array;
   lengths: Int32Array;
   values: Int8Array;
+  /** Rows a filter keeps at a query length, found once per generation (a code search asks for one scope on every query). */
+  candidates: Map<string, Int32Array>;
   bytes: number;
 }
 
@@ -130,11 +133,59 @@ function remember(namespace: string, entry: LoadedNamespace): void {
   if (entry.bytes > LOCAL_VECTOR_CACHE_BYTES) return;
   loaded.set(namespace, entry);
   loadedBytes += entry.bytes;
+  evictOverBudget();
+}
+
+/** Drops least recently used namespaces until the cache is within its budget. */
+function evictOverBudget(): void {
   for (const [key, value] of loaded) {
     if (loadedBytes <= LOCAL_VECTOR_CACHE_BYTES) break;
     loaded.delete(key);
     loadedBytes -= value.bytes;
   }
+}
+
+/** Candidate lists kept per namespace; past this the oldest goes (each is 4 bytes a matching row). */
+const MAX_CANDIDATE_LISTS = 16;
+
+/** The rows of `ns` of this length whose metadata has every key of `filter`, in row order. */
+function candidatesOf(namespace: string, ns: LoadedNamespace, filter: [string, string][], length: number): Int32Array {
+  const key = JSON.stringify([length, [...filter].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))]);
+  const kept = ns.candidates.get(key);
+  if (kept) return kept;
+  const rows: number[] = [];
+  for (let i = 0; i < ns.ids.length; i++) {
+    // A vector of another length was made by another embedder; the backfill replaces it.
+    if (ns.lengths[i] !== length) continue;
+    const metadata = ns.metadata[i]!;
+    if (filter.every(([k, v]) => metadata[k] === v)) rows.push(i);
+  }
+  const list = Int32Array.from(rows);
+  for (const [oldKey, old] of ns.candidates) {
+    if (ns.candidates.size < MAX_CANDIDATE_LISTS) break;
+    ns.candidates.delete(oldKey);
+    ns.bytes -= old.byteLength;
+    if (loaded.get(namespace) === ns) loadedBytes -= old.byteLength;
+  }
+  ns.candidates.set(key, list);
+  ns.bytes += list.byteLength;
+  if (loaded.get(namespace) === ns) {
+    loadedBytes += list.byteLength;
+    evictOverBudget();
+  }
+  return list;
+}
+
+/**
+ * The query's nonzero components (dimension, value). The local embedder's vectors are mostly
+ * zeros (a question hashes to a hundred or two of 512 dimensions), so the scan multiplies only
+ * these. Every sum comes out exactly as the dense loop makes it: the skipped products are ±0, and
+ * adding ±0 to a sum that starts at +0 changes nothing.
+ */
+function sparse(query: Float32Array): { dims: Int32Array; weights: Float64Array } {
+  const dims: number[] = [];
+  for (let j = 0; j < query.length; j++) if (query[j] !== 0) dims.push(j);
+  return { dims: Int32Array.from(dims), weights: Float64Array.from(dims, (j) => query[j]!) };
 }
 
 /** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors, cached per isolate. */
@@ -187,6 +238,7 @@ export class D1VectorIndex implements VectorIndex {
       offsets: new Int32Array(list.length),
       lengths: new Int32Array(list.length),
       values: new Int8Array(total),
+      candidates: new Map(),
       bytes: 0,
     };
     let at = 0;
@@ -214,19 +266,20 @@ export class D1VectorIndex implements VectorIndex {
     } else {
       ns = await this.load(namespace);
     }
+    // Stored scores were always of the float32 query: rounding it keeps every score as it was.
     const query = Float32Array.from(values);
-    const scored: VectorMatch[] = [];
-    for (let i = 0; i < ns.ids.length; i++) {
-      // A vector of another length was made by another embedder; the backfill replaces it.
-      if (ns.lengths[i] !== query.length) continue;
-      if (filter.length > 0 && !filter.every(([k, v]) => ns.metadata[i]![k] === v)) continue;
-      const off = ns.offsets[i]!;
+    const rows = candidatesOf(namespace, ns, filter, query.length);
+    const { dims, weights } = sparse(query);
+    const { ids, offsets, scales, values: stored } = ns;
+    const best = new TopK(Math.min(q.topK, VECTORIZE_LIMITS.maxTopK), (row) => ids[row]!);
+    for (let r = 0; r < rows.length; r++) {
+      const row = rows[r]!;
+      const off = offsets[row]!;
       let dot = 0;
-      for (let j = 0; j < query.length; j++) dot += ns.values[off + j]! * query[j]!;
-      scored.push({ id: ns.ids[i]!, score: dot * ns.scales[i]! });
+      for (let k = 0; k < dims.length; k++) dot += stored[off + dims[k]!]! * weights[k]!;
+      best.offer(row, dot * scales[row]!);
     }
-    scored.sort((a, b) => b.score - a.score || (a.id < b.id ? -1 : 1));
-    return scored.slice(0, Math.min(q.topK, VECTORIZE_LIMITS.maxTopK));
+    return best.take().map((m) => ({ id: ids[m.ref]!, score: m.score }));
   }
 
   async deleteByIds(namespace: string, ids: string[]): Promise<void> {

@@ -8,6 +8,9 @@ import { env } from "cloudflare:workers";
 import { introspectWorkflow, introspectWorkflowInstance } from "cloudflare:test";
 import { describe, expect, it, vi } from "vitest";
 import { applyCodePush } from "../../src/code/push";
+import { keywordChunks } from "../../src/code/retrieval";
+import { listIndexes } from "../../src/code/store";
+import { ftsPhrase, queryTerms, scopeToken } from "../../src/code/terms";
 import { FREQUENT_CRON, runMaintenance } from "../../src/cron/maintenance";
 import { indexed, type Rig, rig, workflowsUseFakeGitHub } from "../support/code-rig";
 import { NAME, OWNER, REPO, SHOP_TREE as TREE } from "../fixtures/code/shop";
@@ -159,6 +162,39 @@ describe("semantic_search", () => {
     const aHits = await ok(a.ctx, "semantic_search", { query: "password", top_k: 50 });
     const bHits = await ok(b.ctx, "semantic_search", { query: "password", top_k: 50 });
     expect(aHits.results.length).toBe(bHits.results.length);
+  });
+});
+
+describe("the keyword pass", () => {
+  it("returns the rows, in the order, of the join-first form it replaced, at every pool size", async () => {
+    const { r } = await search();
+    const generations = (await listIndexes(env.DB, r.ctx.tenantId)).map((i) => i.generation).filter(Boolean);
+    expect(generations).toHaveLength(1);
+    // The form the pass ran before ranking inside the full-text index (kept here as the reference).
+    const joinFirst = async (query: string, limit: number) => {
+      const match = `scope : (${generations.map(scopeToken).join(" OR ")}) AND {path symbol terms} : (${queryTerms(query).slice(0, 24).map(ftsPhrase).join(" OR ")})`;
+      const rows = await env.DB.prepare(
+        `SELECT c.id FROM code_chunks_fts f JOIN code_chunks c ON c.seq = f.rowid
+         WHERE code_chunks_fts MATCH ? AND c.tenant_id = ? ORDER BY bm25(code_chunks_fts, 0.0, 3.0, 4.0, 1.0) LIMIT ?`,
+      )
+        .bind(match, r.ctx.tenantId, limit)
+        .all<{ id: string }>();
+      return rows.results.map((c) => c.id);
+    };
+    let compared = 0;
+    for (const query of ["how are passwords hashed at sign in", "shopping cart total price", "login test", "export function"]) {
+      for (const limit of [1, 3, 30, 500]) {
+        const expected = await joinFirst(query, limit);
+        compared += expected.length;
+        expect(
+          (await keywordChunks(env.DB, r.ctx.tenantId, generations, query, limit)).map((c) => c.id),
+          `${query} / ${limit}`,
+        ).toEqual(expected);
+      }
+    }
+    expect(compared).toBeGreaterThan(20);
+    // Another tenant's key asking for these generations gets nothing.
+    expect(await keywordChunks(env.DB, `${r.ctx.tenantId}-other`, generations, "password", 30)).toEqual([]);
   });
 });
 
