@@ -3,8 +3,8 @@
  * queuing an object for embedding in the same batch as its write, embedding what is pending
  * (after the response, and from the scheduled backfill), and nearest-neighbour queries.
  */
-import { and, asc, eq, sql } from "drizzle-orm";
-import { compiled, dbOf, statementOf } from "../db/client";
+import { and, asc, eq, inArray, sql } from "drizzle-orm";
+import { compiled, dbOf, jsonValues, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { embeddings } from "../db/schema";
 import { iso } from "../core/time";
@@ -184,15 +184,23 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
 export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<EmbedReport | null> {
   const { layer } = selectSemantic(env);
   if (!layer || refs.length === 0) return null;
-  const rows: PendingRow[] = [];
+  // One read per tenant and type (a write batch's refs share both), in the refs' order.
+  const byKind = new Map<string, EmbedRef[]>();
   for (const ref of refs) {
-    const row = (await dbOf({ d1: env.DB })
+    const key = JSON.stringify([ref.tenantId, ref.type]);
+    byKind.set(key, [...(byKind.get(key) ?? []), ref]);
+  }
+  const found = new Map<string, PendingRow>();
+  for (const group of byKind.values()) {
+    const { tenantId, type } = group[0]!;
+    const pending = (await dbOf({ d1: env.DB })
       .select(pendingFields)
       .from(embeddings)
-      .where(and(eq(embeddings.tenantId, ref.tenantId), eq(embeddings.objectType, ref.type), eq(embeddings.objectId, ref.id), isPending))
-      .get()) as PendingRow | undefined;
-    if (row) rows.push(row);
+      .where(and(eq(embeddings.tenantId, tenantId), eq(embeddings.objectType, type), inArray(embeddings.objectId, jsonValues(group.map((r) => r.id))), isPending))
+      .all()) as PendingRow[];
+    for (const row of pending) found.set(JSON.stringify([row.tenant_id, row.object_type, row.object_id]), row);
   }
+  const rows = refs.flatMap((ref) => found.get(JSON.stringify([ref.tenantId, ref.type, ref.id])) ?? []);
   const report = await embedRows(env.DB, layer, rows, now);
   if (report.error) console.warn(`[embed] ${report.failed} object(s) left pending: ${report.error}`);
   return report;
