@@ -212,6 +212,11 @@ interface KeywordQuery {
   want: number;
   /** Needles to compute snippet windows in the same statement (the page is final), or null. */
   windows: string[] | null;
+  /**
+   * Set when `match` is the every-word expression: its rows are all of the first tier, and
+   * total counts the matches of this (any-word) expression instead, without ranking them.
+   */
+  countOf?: string;
 }
 
 /**
@@ -226,7 +231,9 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   const tenant = bind(ctx.tenantId);
   const limit = bind(filters.inJs ? FILTER_CANDIDATES : q.want);
   const windows = q.windows !== null && !filters.inJs;
-  const everyCol = q.every ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))` : "0";
+  const everyCol =
+    q.countOf !== undefined ? "1" : q.every ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))` : "0";
+  const counted = q.countOf !== undefined ? bind(tenantMatch(ctx.tenantId, q.countOf)) : null;
   const page = windows
     ? `, page AS MATERIALIZED (SELECT top.seq, top.bm, top.every, ${positionOf(bind(JSON.stringify(q.windows!.slice(0, SNIPPET_NEEDLES))))} AS pos
          FROM top JOIN doc_search s ON s.seq = top.seq WHERE s.tenant_id = ${tenant})`
@@ -236,6 +243,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   // Filters on documents' own columns (path prefix, tags) must apply before the LIMIT.
   const from = f.text ? `doc_search_fts JOIN doc_search s ON s.seq = doc_search_fts.rowid` : `doc_search_fts`;
   const where = f.text ? ` AND s.tenant_id = ${tenant}${f.text}` : "";
+  const totalCol = counted ? `(SELECT COUNT(*) FROM ${from} WHERE doc_search_fts MATCH ${counted}${where})` : `(SELECT COUNT(*) FROM hits)`;
   // Hand SQL: FTS5 MATCH ranked by bm25(), in materialized CTEs, with the filters' shared SQL text.
   const res = await ctx.d1
     .prepare(
@@ -243,7 +251,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
          SELECT doc_search_fts.rowid AS seq, bm25(doc_search_fts, 0.0, ${BM25_WEIGHTS}) AS bm, ${everyCol} AS every
          FROM ${from} WHERE doc_search_fts MATCH ${match}${where}),
        top AS (SELECT seq, bm, every FROM hits ORDER BY every DESC, bm, seq LIMIT ${limit})${page}
-       SELECT page.seq, page.bm, page.every, s.doc_id, s.path, s.hash, (SELECT COUNT(*) FROM hits) AS total${windows ? `, ${WINDOW_COLUMNS}` : ""}
+       SELECT page.seq, page.bm, page.every, s.doc_id, s.path, s.hash, ${totalCol} AS total${windows ? `, ${WINDOW_COLUMNS}` : ""}
        FROM page JOIN doc_search s ON s.seq = page.seq
        WHERE s.tenant_id = ${tenant}
        ORDER BY page.every DESC, page.bm, page.seq`,
@@ -301,7 +309,13 @@ async function keywordSearch(ctx: Ctx, queryWords: string[], want: number, param
   };
   const phrases = words.map(ftsPhrase);
   const multi = words.length > 1;
-  const first = await keywordQuery(ctx, { match: phrases.join(" OR "), every: multi ? phrases.join(" AND ") : null, want, windows: windows ? words : null }, filters);
+  const any = phrases.join(" OR ");
+  const every = multi ? phrases.join(" AND ") : null;
+  // When the documents holding every word fill the page, the page is theirs: rank only them
+  // (bm25 scores a row the same under either expression, over the same phrases) and count the
+  // any-word matches for total, rather than score every any-word match to sort them below.
+  let first = every !== null && !filters.inJs ? await keywordQuery(ctx, { match: every, every: null, want, windows: windows ? words : null, countOf: any }, filters) : null;
+  if (first === null || first.rows.length < want) first = await keywordQuery(ctx, { match: any, every, want, windows: windows ? words : null }, filters);
   let total = first.total;
   let capped = first.capped;
   add(first.rows, (row) => (!multi || row.every ? { kind: "words", base: 0.5, span: 0.5 } : { kind: "any_word", base: 0.25, span: 0.25 }));

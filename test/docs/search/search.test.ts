@@ -479,6 +479,24 @@ describe("docs_query", () => {
       const scores = r.results!.map((x) => x.score);
       expect([...scores].sort((a, b) => b - a)).toEqual(scores);
     });
+
+    it("ranks a page that documents with every word fill as the whole ranking does, and counts every match in total", async () => {
+      const ctx = await freshCtx();
+      // Every word at different frequencies and lengths (two identical, a bm25 tie), then one word only.
+      for (let i = 0; i < 6; i++) await add(ctx, `every/${i}.txt`, `${"quince ".repeat(1 + (i % 3))}medlar ${"filler ".repeat(i * 5)}`);
+      await add(ctx, "every/twin.txt", "quince medlar filler");
+      await add(ctx, "every/twin-2.txt", "quince medlar filler");
+      for (let i = 0; i < 5; i++) await add(ctx, `some/${i}.txt`, `${i % 2 ? "quince" : "medlar"} alone ${"filler ".repeat(i)}`);
+      // Limit 3: the eight every-word documents fill the page; limit 20 ranks every match.
+      const page = await search(ctx, { query: "quince medlar", type: "keyword", limit: 3 });
+      const whole = await search(ctx, { query: "quince medlar", type: "keyword", limit: 20 });
+      expect(whole.total).toBe(13);
+      expect(whole.results!.slice(0, 8).every((x) => x.path.startsWith("every/"))).toBe(true);
+      expect(page.total).toBe(13);
+      expect(page.results).toEqual(whole.results!.slice(0, 3));
+      const hybridPage = await search(ctx, { query: "quince medlar", type: "hybrid", limit: 5 });
+      expect(hybridPage.total).toBe(13);
+    });
   });
 
   describe("search: stopwords", () => {
