@@ -517,6 +517,9 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
     needles = words;
     const want = params.type === "hybrid" ? Math.max(params.limit, LEXICAL_CANDIDATES) : params.limit;
     let keyword: KeywordOutcome | null = null;
+    // The vector side does not depend on the keyword side: both are under way at once.
+    const semantic = params.type === "keyword" ? null : semanticCandidates(ctx, q, filters);
+    semantic?.catch(() => {}); // awaited below; a keyword failure must not leave it unhandled
     if (params.type !== "semantic") {
       // A keyword-only page is final as ranked, so its snippets come in the ranking statement.
       keyword = await keywordSearch(ctx, words, want, params, filters, params.type === "keyword" && !params.paths_only);
@@ -532,7 +535,7 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
       candidates = keyword!.candidates;
       total = keyword!.total;
     } else {
-      const sem = await semanticCandidates(ctx, q, filters);
+      const sem = await semantic!;
       if ("unavailable" in sem) {
         if (params.type === "semantic") {
           throw new ToolError("semantic_unavailable", `Semantic search is not available: ${sem.unavailable}.`, {
