@@ -204,6 +204,18 @@ const WINDOW_COLUMNS = `s.title, page.pos, max(1, page.pos - ${WINDOW_BEFORE}) A
 /** A MATCH over the tenant's rows: its key token AND the caller's phrases in path, title or body. */
 const tenantMatch = (tenantId: string, expr: string) => `tenant_key : ${ftsPhrase(tenantKey(tenantId))} AND {path title body} : (${expr})`;
 
+/**
+ * The MATCH that counts a tenant's rows holding any of the phrases. The content columns need not
+ * be named (naming them costs FTS5 a look at every match's positions): the tenant's rows hold
+ * no other token in tenant_key than its key, which a query word can only match by holding it.
+ */
+function countMatch(tenantId: string, expr: string, words: string[]): string {
+  const key = tenantKey(tenantId).slice(0, 16);
+  // As unicode61 folds them: lower case, without diacritics.
+  const mayHoldKey = words.some((w) => w.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase().includes(key));
+  return mayHoldKey ? tenantMatch(tenantId, expr) : `tenant_key : ${ftsPhrase(tenantKey(tenantId))} AND (${expr})`;
+}
+
 interface KeywordQuery {
   /** FTS expression over the content columns. */
   match: string;
@@ -216,7 +228,7 @@ interface KeywordQuery {
    * Set when `match` is the every-word expression: its rows are all of the first tier, and
    * total counts the matches of this (any-word) expression instead, without ranking them.
    */
-  countOf?: string;
+  countOf?: { match: string; words: string[] };
 }
 
 /**
@@ -233,7 +245,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   const windows = q.windows !== null && !filters.inJs;
   const everyCol =
     q.countOf !== undefined ? "1" : q.every ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))` : "0";
-  const counted = q.countOf !== undefined ? bind(tenantMatch(ctx.tenantId, q.countOf)) : null;
+  const counted = q.countOf !== undefined ? bind(countMatch(ctx.tenantId, q.countOf.match, q.countOf.words)) : null;
   const page = windows
     ? `, page AS MATERIALIZED (SELECT top.seq, top.bm, top.every, ${positionOf(bind(JSON.stringify(q.windows!.slice(0, SNIPPET_NEEDLES))))} AS pos
          FROM top JOIN doc_search s ON s.seq = top.seq WHERE s.tenant_id = ${tenant})`
@@ -314,7 +326,7 @@ async function keywordSearch(ctx: Ctx, queryWords: string[], want: number, param
   // When the documents holding every word fill the page, the page is theirs: rank only them
   // (bm25 scores a row the same under either expression, over the same phrases) and count the
   // any-word matches for total, rather than score every any-word match to sort them below.
-  let first = every !== null && !filters.inJs ? await keywordQuery(ctx, { match: every, every: null, want, windows: windows ? words : null, countOf: any }, filters) : null;
+  let first = every !== null && !filters.inJs ? await keywordQuery(ctx, { match: every, every: null, want, windows: windows ? words : null, countOf: { match: any, words } }, filters) : null;
   if (first === null || first.rows.length < want) first = await keywordQuery(ctx, { match: any, every, want, windows: windows ? words : null }, filters);
   let total = first.total;
   let capped = first.capped;

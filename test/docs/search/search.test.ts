@@ -5,7 +5,7 @@ import { capText, extractText, htmlToText, MAX_INDEXED_TEXT_BYTES } from "../../
 import { MISSING_QUERY_MESSAGE, searchDocuments, type SearchResponse, trigramSimilarity } from "../../../src/docs/search/model";
 import { searchOp } from "../../../src/docs/search/search";
 import { deleteDocument, putDocument } from "../../../src/docs/store/store";
-import { documentTitle, indexText, vocabulary } from "../../../src/docs/store/text-index";
+import { documentTitle, indexText, tenantKey, vocabulary } from "../../../src/docs/store/text-index";
 import type { Ctx } from "../../../src/core/context";
 import { ToolError } from "../../../src/core/errors";
 import { buildPdf as buildPdfOf, textContent } from "../../fixtures/pdf";
@@ -496,6 +496,16 @@ describe("docs_query", () => {
       expect(page.results).toEqual(whole.results!.slice(0, 3));
       const hybridPage = await search(ctx, { query: "quince medlar", type: "hybrid", limit: 5 });
       expect(hybridPage.total).toBe(13);
+    });
+
+    it("counts in total only documents whose text holds a word, even a word that is the tenant's index key", async () => {
+      const ctx = await freshCtx();
+      const key = tenantKey(ctx.tenantId);
+      for (let i = 0; i < 3; i++) await add(ctx, `k/${i}.txt`, `quince ${key} ${"filler ".repeat(i)}`);
+      for (let i = 0; i < 2; i++) await add(ctx, `other/${i}.txt`, `nothing to see ${i}`);
+      const r = await search(ctx, { query: `quince ${key}`, type: "keyword", limit: 2 });
+      expect(r.results!.map((x) => x.path)).toEqual(["k/0.txt", "k/1.txt"]);
+      expect(r.total).toBe(3);
     });
   });
 

@@ -9,9 +9,17 @@ import { INGEST_BATCH_STATEMENTS } from "../../../src/docs/store/ingest";
 import type { Ctx } from "../../../src/core/context";
 import { call, count, makeCtx, ok, seedIdentity, settle, TestClock } from "../../support/helpers";
 
+/** A clock a millisecond later at every reading, so a version's created and modified times tell a first version from a later one. */
+class TickingClock extends TestClock {
+  override now(): Date {
+    this.advance(1);
+    return super.now();
+  }
+}
+
 async function freshCtx(): Promise<Ctx> {
   const id = await seedIdentity(`docs-run-${crypto.randomUUID().slice(0, 8)}`, "writer");
-  return makeCtx(id, new TestClock());
+  return makeCtx(id, new TickingClock());
 }
 
 const x = (...operations: unknown[]) => ({ operations });
