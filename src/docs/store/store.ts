@@ -180,7 +180,9 @@ export async function preparePut(input: PutDocumentInput): Promise<PreparedPut> 
   const hash = await sha256Hex(bytes);
   const pieces: Piece[] = [];
   for (const span of chunkSpans(bytes)) {
-    pieces.push({ hash: await sha256Hex(bytes.subarray(span.offset, span.offset + span.length)), ...span });
+    // A document of one chunk (most under 16 KiB) is its own chunk: its hash is the chunk's.
+    const whole = span.offset === 0 && span.length === bytes.byteLength;
+    pieces.push({ hash: whole ? hash : await sha256Hex(bytes.subarray(span.offset, span.offset + span.length)), ...span });
   }
   const unique = new Map<string, Piece>();
   for (const p of pieces) if (!unique.has(p.hash)) unique.set(p.hash, p);
