@@ -22,6 +22,13 @@ export interface PipelineOp {
   invoke(ctx: Ctx, params: Record<string, unknown>, stepIndex: number): Promise<StepOutcome>;
   /** Rate-limit units one call of the op costs, from its params (src/core/meter.ts); absent: 1. */
   units?(params: Record<string, unknown>): number;
+  /**
+   * Runs consecutive steps of this op in one go (a write batch's run of adds), with the same
+   * effects and outcomes as invoking them one after another. The engine hands it only steps
+   * without `$prev` references, each costing one unit. One outcome per step run, in order; with
+   * `stopAtFailure` the outcomes end at the first failure and nothing after it was applied.
+   */
+  invokeRun?(ctx: Ctx, steps: { params: Record<string, unknown>; stepIndex: number }[], stopAtFailure: boolean): Promise<StepOutcome[]>;
 }
 
 /** How the engine names things back to the caller: the tools of this surface and their ops. */
@@ -56,10 +63,15 @@ export async function outcome(fn: () => Promise<Record<string, unknown>>): Promi
   try {
     return { ok: true, data: await fn() };
   } catch (err) {
-    const error = toErrorBody(err);
-    if (error.code === "internal_error") console.error("pipeline op failed", err);
-    return { ok: false, error };
+    return failed(err);
   }
+}
+
+/** What a step that threw `err` answers. */
+export function failed(err: unknown): StepOutcome {
+  const error = toErrorBody(err);
+  if (error.code === "internal_error") console.error("pipeline op failed", err);
+  return { ok: false, error };
 }
 
 const PREV = /^\$prev((?:\.[A-Za-z_][A-Za-z0-9_]*|\[\d{1,6}\])*)$/;
@@ -241,19 +253,41 @@ export async function runExecute(ctx: Ctx, surface: PipelineSurface, operations:
   const results: ExecuteOpResult[] = [];
   let prev: unknown = {};
   let firstError: ErrorBody | null = null;
-  for (let i = 0; i < operations.length; i++) {
-    const o = await runStep(ctx, surface, ops[i]!, stepParams(operations[i]!), prev, i, shares[i]!);
+  const record = (i: number, o: StepOutcome): boolean => {
     results.push(
       o.ok ? { stepIndex: i, op: ops[i]!.name, success: true, ...(surface.headlineFields ? headline(o.data) : {}), data: o.data } : { stepIndex: i, op: ops[i]!.name, success: false, error: o.error },
     );
     prev = o.ok ? o.data : { error: o.error };
-    if (!o.ok) {
-      firstError ??= o.error;
-      if (!continueOnError) break;
+    if (o.ok) return true;
+    firstError ??= o.error;
+    return continueOnError;
+  };
+  for (let i = 0; i < operations.length;) {
+    const end = runEnd(ops, operations, shares, i);
+    if (end > i + 1) {
+      const steps = operations.slice(i, end).map((step, k) => ({ params: stepParams(step), stepIndex: i + k }));
+      const outcomes = await ops[i]!.invokeRun!({ ...ctx, paid: 1 }, steps, !continueOnError);
+      let go = true;
+      for (let k = 0; k < outcomes.length && go; k++) go = record(i + k, outcomes[k]!);
+      if (!go) break;
+      i = end;
+      continue;
     }
+    if (!record(i, await runStep(ctx, surface, ops[i]!, stepParams(operations[i]!), prev, i, shares[i]!))) break;
+    i++;
   }
   const failed = results.filter((r) => !r.success).length;
   return { results, totalOps: operations.length, succeeded: results.length - failed, failed, skipped: operations.length - results.length, firstError };
+}
+
+/** Where the run of steps from `start` that its op may take in one go (invokeRun) ends: same op, no `$prev`, one unit each. */
+function runEnd(ops: readonly PipelineOp[], steps: readonly RawStep[], shares: readonly number[], start: number): number {
+  const op = ops[start]!;
+  if (!op.invokeRun) return start + 1;
+  const plain = (i: number) => shares[i] === 1 && !Object.values(stepParams(steps[i]!)).some((v) => typeof v === "string" && v.startsWith("$prev"));
+  let end = start;
+  while (end < steps.length && ops[end] === op && plain(end)) end++;
+  return Math.max(end, start + 1);
 }
 
 /** The seed's one-line summaries, put before the JSON in the text content. */

@@ -26,6 +26,12 @@ export interface OpDef<P extends z.ZodObject = z.ZodObject> {
   /** A batch op's array of items, each beyond the allowance a rate-limit unit (src/core/meter.ts). */
   cost?: Exclude<CallCost, "ops">;
   run(ctx: Ctx, params: z.output<P>): Promise<Record<string, unknown>>;
+  /**
+   * Runs consecutive calls of the op together (docs_execute's run of adds; see PipelineOp.invokeRun),
+   * with the same effects and answers as `run` on each in turn. One outcome per call, in order;
+   * with `stopAtFailure` they end at the first failure and nothing after it was written.
+   */
+  runMany?(ctx: Ctx, params: z.output<P>[], stopAtFailure: boolean): Promise<({ ok: true; data: Record<string, unknown> } | { ok: false; error: unknown })[]>;
 }
 
 /** Identity function that ties an op's params type to its handler. */

@@ -1,7 +1,7 @@
 import { z } from "zod";
 import { normalizeArgs, parseArgs } from "../../core/inputs";
 import { notFound } from "../../core/errors";
-import { outcome, type OpKind, type PipelineOp, type PipelineSurface } from "../../core/pipeline";
+import { failed, outcome, type OpKind, type PipelineOp, type PipelineSurface, type StepOutcome } from "../../core/pipeline";
 import { jsonSchema } from "../../core/json-schema";
 import { unitsOf } from "../../core/meter";
 import { type AnyOpDef, defineOp } from "../shared";
@@ -74,16 +74,43 @@ function names(kind: OpKind): string[] {
 
 /** Runs an op the way every tool runs: the seed's renames, the generic input rules, its zod schema, then its handler. */
 function asPipelineOp(op: AnyOpDef): PipelineOp {
+  const parse = (raw: Record<string, unknown>) => {
+    const renamed = op.normalize ? op.normalize(raw) : raw;
+    return parseArgs(op.params, normalizeArgs(renamed, op.params, "params"), op.name);
+  };
+  const runMany = op.runMany?.bind(op);
   return {
     name: op.name,
     kind: op.category,
     units: (params) => unitsOf(op.cost, params),
-    invoke: (ctx, raw) =>
-      outcome(async () => {
-        const renamed = op.normalize ? op.normalize(raw) : raw;
-        const args = normalizeArgs(renamed, op.params, "params");
-        return op.run(ctx, parseArgs(op.params, args, op.name));
-      }),
+    invoke: (ctx, raw) => outcome(async () => op.run(ctx, parse(raw))),
+    ...(runMany
+      ? {
+          // Steps that do not parse fail on their own; the rest run together, in order.
+          invokeRun: async (ctx, steps, stopAtFailure) => {
+            const out: (StepOutcome | null)[] = [];
+            const parsed: { at: number; params: unknown }[] = [];
+            for (const step of steps) {
+              try {
+                parsed.push({ at: out.length, params: parse(step.params) });
+                out.push(null);
+              } catch (err) {
+                out.push(failed(err));
+                if (stopAtFailure) break;
+              }
+            }
+            const ran = await runMany(
+              ctx,
+              parsed.map((p) => p.params),
+              stopAtFailure,
+            );
+            ran.forEach((r, k) => (out[parsed[k]!.at] = r.ok ? r : failed(r.error)));
+            // A stopping run ends at its first failure, wherever it came from.
+            const end = out.findIndex((o) => o === null || !o.ok);
+            return (stopAtFailure && end >= 0 ? out.slice(0, out[end] === null ? end : end + 1) : out).filter((o): o is StepOutcome => o !== null);
+          },
+        }
+      : {}),
   };
 }
 

@@ -2,11 +2,12 @@ import { z } from "zod";
 import { invalidInput } from "../../core/errors";
 import { secretKinds } from "../../core/secrets";
 import { githubImportParams, importFromGitHub } from "../github/import";
-import { ingestDocument } from "../store/ingest";
+import { ingestDocument, ingestDocuments, type IngestResult } from "../store/ingest";
+import type { Ctx } from "../../core/context";
 import { noLocalFilesystem, quotedPath } from "../store/local-paths";
 import { mimeFromName } from "../extract/mime";
 import { defineOp } from "../shared";
-import { MAX_PATH_CHARS } from "../store/store";
+import { MAX_PATH_CHARS, type PutDocumentInput } from "../store/store";
 import { collectionField, labelField, metadataObjectField, metadataOf, mimeField, pathField, tagsField } from "./model";
 
 /** Inline content is capped by what one MCP call may carry (2 MiB of arguments). */
@@ -92,35 +93,87 @@ export const addOp = defineOp({
     return p;
   },
   async run(ctx, p) {
-    if (p.repo !== undefined) {
-      const { repo, path, ref, include, exclude, recursive, prefix, tags, metadata, collection, snapshot_label } = p;
-      return { ...(await importFromGitHub(ctx, { repo, path: path ?? "", ref, include, exclude, recursive, prefix, tags, metadata: metadataOf(metadata), collection, snapshot_label })) };
-    }
-    if (p.content !== undefined && p.content_base64 !== undefined) throw invalidInput("Pass either 'content' or 'content_base64', not both.", "Use content for text and content_base64 for binary.");
-    if (p.content === undefined && p.content_base64 === undefined) {
-      throw invalidInput("add needs inline 'content' (or 'content_base64') with 'name'.", 'Pass e.g. {"name": "notes/meeting.md", "content": "# Meeting"}.');
-    }
-    const bytes = p.content !== undefined ? new TextEncoder().encode(p.content) : decodeBase64(p.content_base64!);
-    const mime = p.mime_type ?? (p.disable_auto_mime ? undefined : mimeFromName(p.name!));
-    const result = await ingestDocument(ctx, {
-      path: p.name!,
-      bytes,
-      mimeType: mime,
-      tags: p.tags,
-      metadata: metadataOf(p.metadata),
-      collection: p.collection,
-      snapshotLabel: p.snapshot_label,
-    });
-    // Documents are stored byte for byte (their hash is their identity), so secrets are not
-    // masked here as they are in notes: the caller is told instead.
-    const kinds = p.content !== undefined ? secretKinds(p.content) : [];
-    return {
-      ...result,
-      mime_type: mime ?? "application/octet-stream",
-      ...(kinds.length > 0 ? { warnings: [`The content looks like it holds secrets (${kinds.join(", ")}); it was stored as given. Delete it and rotate them if they are real.`] } : {}),
+    if (p.repo !== undefined) return importRepo(ctx, p);
+    const input = inlineInput(p);
+    return answer(p, input, await ingestDocument(ctx, input));
+  },
+  // A run of inline adds is stored and indexed together (ingestDocuments); an import runs on its own, in its place.
+  async runMany(ctx, all, stopAtFailure) {
+    const answers: ({ ok: true; data: Record<string, unknown> } | { ok: false; error: unknown })[] = [];
+    let pending: { p: AddParams; input: PutDocumentInput }[] = [];
+    const flush = async (): Promise<boolean> => {
+      if (pending.length === 0) return true;
+      const ingested = await ingestDocuments(
+        ctx,
+        pending.map((x) => x.input),
+        stopAtFailure,
+      );
+      ingested.forEach((r, k) => answers.push(r.ok ? { ok: true, data: answer(pending[k]!.p, pending[k]!.input, r.result) } : r));
+      const stopped = stopAtFailure && ingested.some((r) => !r.ok);
+      pending = [];
+      return !stopped;
     };
+    for (const p of all) {
+      if (p.repo === undefined) {
+        try {
+          pending.push({ p, input: inlineInput(p) });
+          continue;
+        } catch (error) {
+          if (!(await flush())) return answers;
+          answers.push({ ok: false, error });
+          if (stopAtFailure) return answers;
+          continue;
+        }
+      }
+      if (!(await flush())) return answers;
+      try {
+        answers.push({ ok: true, data: await importRepo(ctx, p) });
+      } catch (error) {
+        answers.push({ ok: false, error });
+        if (stopAtFailure) return answers;
+      }
+    }
+    await flush();
+    return answers;
   },
 });
+
+type AddParams = z.output<typeof params>;
+
+async function importRepo(ctx: Ctx, p: AddParams): Promise<Record<string, unknown>> {
+  const { repo, path, ref, include, exclude, recursive, prefix, tags, metadata, collection, snapshot_label } = p;
+  return { ...(await importFromGitHub(ctx, { repo: repo!, path: path ?? "", ref, include, exclude, recursive, prefix, tags, metadata: metadataOf(metadata), collection, snapshot_label })) };
+}
+
+/** An inline add's document, or the refusal of its content fields. */
+function inlineInput(p: AddParams): PutDocumentInput {
+  if (p.content !== undefined && p.content_base64 !== undefined) throw invalidInput("Pass either 'content' or 'content_base64', not both.", "Use content for text and content_base64 for binary.");
+  if (p.content === undefined && p.content_base64 === undefined) {
+    throw invalidInput("add needs inline 'content' (or 'content_base64') with 'name'.", 'Pass e.g. {"name": "notes/meeting.md", "content": "# Meeting"}.');
+  }
+  const bytes = p.content !== undefined ? new TextEncoder().encode(p.content) : decodeBase64(p.content_base64!);
+  return {
+    path: p.name!,
+    bytes,
+    mimeType: p.mime_type ?? (p.disable_auto_mime ? undefined : mimeFromName(p.name!)),
+    tags: p.tags,
+    metadata: metadataOf(p.metadata),
+    collection: p.collection,
+    snapshotLabel: p.snapshot_label,
+  };
+}
+
+/** What an inline add answers once its document is stored. */
+function answer(p: AddParams, input: PutDocumentInput, result: IngestResult): Record<string, unknown> {
+  // Documents are stored byte for byte (their hash is their identity), so secrets are not
+  // masked here as they are in notes: the caller is told instead.
+  const kinds = p.content !== undefined ? secretKinds(p.content) : [];
+  return {
+    ...result,
+    mime_type: input.mimeType ?? "application/octet-stream",
+    ...(kinds.length > 0 ? { warnings: [`The content looks like it holds secrets (${kinds.join(", ")}); it was stored as given. Delete it and rotate them if they are real.`] } : {}),
+  };
+}
 
 function decodeBase64(b64: string): Uint8Array {
   const clean = b64.replace(/\s+/g, "");

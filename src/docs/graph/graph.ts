@@ -578,7 +578,22 @@ const ROWS_PER_INSERT = 400;
  * Records the graph edges of a document version; called by ingest after text extraction. Replaces
  * the out-edges recorded for this path's content and drops those of versions no longer live.
  */
-export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash: string; mime: string; text: string | null }): Promise<{ edges: number; note: string | null }> {
+export async function indexGraph(ctx: Ctx, doc: GraphSource): Promise<{ edges: number; note: string | null }> {
+  const { statements, edges, note } = await graphStatements(ctx, doc);
+  await ctx.d1.batch(statements);
+  return { edges, note };
+}
+
+interface GraphSource {
+  id: string;
+  path: string;
+  hash: string;
+  mime: string;
+  text: string | null;
+}
+
+/** The statements indexGraph commits, for a caller that commits them in a larger batch. */
+export async function graphStatements(ctx: Ctx, doc: GraphSource): Promise<{ statements: D1PreparedStatement[]; edges: number; note: string | null }> {
   if (doc.text !== null) await loadGraphGrammar(doc.path, doc.mime);
   const { edges, note } = doc.text === null ? { edges: [], note: null } : extractGraph(doc.path, doc.mime, doc.text);
   const rows: unknown[][] = [];
@@ -609,8 +624,7 @@ export async function indexGraph(ctx: Ctx, doc: { id: string; path: string; hash
         .bind(ctx.tenantId, doc.path, doc.hash, JSON.stringify(rows.slice(i, i + ROWS_PER_INSERT))),
     );
   }
-  await ctx.d1.batch(statements);
-  return { edges: edges.length, note };
+  return { statements, edges: edges.length, note };
 }
 
 /** Deletes the edges of a path whose recorded content is no longer live there (e.g. after delete). */

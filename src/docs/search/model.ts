@@ -204,6 +204,18 @@ const WINDOW_COLUMNS = `s.title, page.pos, max(1, page.pos - ${WINDOW_BEFORE}) A
 /** A MATCH over the tenant's rows: its key token AND the caller's phrases in path, title or body. */
 const tenantMatch = (tenantId: string, expr: string) => `tenant_key : ${ftsPhrase(tenantKey(tenantId))} AND {path title body} : (${expr})`;
 
+/**
+ * The MATCH that counts a tenant's rows holding any of the phrases. The content columns need not
+ * be named (naming them costs FTS5 a look at every match's positions): the tenant's rows hold
+ * no other token in tenant_key than its key, which a query word can only match by holding it.
+ */
+function countMatch(tenantId: string, expr: string, words: string[]): string {
+  const key = tenantKey(tenantId).slice(0, 16);
+  // As unicode61 folds them: lower case, without diacritics.
+  const mayHoldKey = words.some((w) => w.normalize("NFD").replace(/\p{M}/gu, "").toLowerCase().includes(key));
+  return mayHoldKey ? tenantMatch(tenantId, expr) : `tenant_key : ${ftsPhrase(tenantKey(tenantId))} AND (${expr})`;
+}
+
 interface KeywordQuery {
   /** FTS expression over the content columns. */
   match: string;
@@ -212,6 +224,11 @@ interface KeywordQuery {
   want: number;
   /** Needles to compute snippet windows in the same statement (the page is final), or null. */
   windows: string[] | null;
+  /**
+   * Set when `match` is the every-word expression: its rows are all of the first tier, and
+   * total counts the matches of this (any-word) expression instead, without ranking them.
+   */
+  countOf?: { match: string; words: string[] };
 }
 
 /**
@@ -226,7 +243,9 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   const tenant = bind(ctx.tenantId);
   const limit = bind(filters.inJs ? FILTER_CANDIDATES : q.want);
   const windows = q.windows !== null && !filters.inJs;
-  const everyCol = q.every ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))` : "0";
+  const everyCol =
+    q.countOf !== undefined ? "1" : q.every ? `(doc_search_fts.rowid IN (SELECT rowid FROM doc_search_fts WHERE doc_search_fts MATCH ${bind(tenantMatch(ctx.tenantId, q.every))}))` : "0";
+  const counted = q.countOf !== undefined ? bind(countMatch(ctx.tenantId, q.countOf.match, q.countOf.words)) : null;
   const page = windows
     ? `, page AS MATERIALIZED (SELECT top.seq, top.bm, top.every, ${positionOf(bind(JSON.stringify(q.windows!.slice(0, SNIPPET_NEEDLES))))} AS pos
          FROM top JOIN doc_search s ON s.seq = top.seq WHERE s.tenant_id = ${tenant})`
@@ -236,6 +255,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
   // Filters on documents' own columns (path prefix, tags) must apply before the LIMIT.
   const from = f.text ? `doc_search_fts JOIN doc_search s ON s.seq = doc_search_fts.rowid` : `doc_search_fts`;
   const where = f.text ? ` AND s.tenant_id = ${tenant}${f.text}` : "";
+  const totalCol = counted ? `(SELECT COUNT(*) FROM ${from} WHERE doc_search_fts MATCH ${counted}${where})` : `(SELECT COUNT(*) FROM hits)`;
   // Hand SQL: FTS5 MATCH ranked by bm25(), in materialized CTEs, with the filters' shared SQL text.
   const res = await ctx.d1
     .prepare(
@@ -243,7 +263,7 @@ async function keywordQuery(ctx: Ctx, q: KeywordQuery, filters: Filters): Promis
          SELECT doc_search_fts.rowid AS seq, bm25(doc_search_fts, 0.0, ${BM25_WEIGHTS}) AS bm, ${everyCol} AS every
          FROM ${from} WHERE doc_search_fts MATCH ${match}${where}),
        top AS (SELECT seq, bm, every FROM hits ORDER BY every DESC, bm, seq LIMIT ${limit})${page}
-       SELECT page.seq, page.bm, page.every, s.doc_id, s.path, s.hash, (SELECT COUNT(*) FROM hits) AS total${windows ? `, ${WINDOW_COLUMNS}` : ""}
+       SELECT page.seq, page.bm, page.every, s.doc_id, s.path, s.hash, ${totalCol} AS total${windows ? `, ${WINDOW_COLUMNS}` : ""}
        FROM page JOIN doc_search s ON s.seq = page.seq
        WHERE s.tenant_id = ${tenant}
        ORDER BY page.every DESC, page.bm, page.seq`,
@@ -301,7 +321,13 @@ async function keywordSearch(ctx: Ctx, queryWords: string[], want: number, param
   };
   const phrases = words.map(ftsPhrase);
   const multi = words.length > 1;
-  const first = await keywordQuery(ctx, { match: phrases.join(" OR "), every: multi ? phrases.join(" AND ") : null, want, windows: windows ? words : null }, filters);
+  const any = phrases.join(" OR ");
+  const every = multi ? phrases.join(" AND ") : null;
+  // When the documents holding every word fill the page, the page is theirs: rank only them
+  // (bm25 scores a row the same under either expression, over the same phrases) and count the
+  // any-word matches for total, rather than score every any-word match to sort them below.
+  let first = every !== null && !filters.inJs ? await keywordQuery(ctx, { match: every, every: null, want, windows: windows ? words : null, countOf: { match: any, words } }, filters) : null;
+  if (first === null || first.rows.length < want) first = await keywordQuery(ctx, { match: any, every, want, windows: windows ? words : null }, filters);
   let total = first.total;
   let capped = first.capped;
   add(first.rows, (row) => (!multi || row.every ? { kind: "words", base: 0.5, span: 0.5 } : { kind: "any_word", base: 0.25, span: 0.25 }));
@@ -503,6 +529,9 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
     needles = words;
     const want = params.type === "hybrid" ? Math.max(params.limit, LEXICAL_CANDIDATES) : params.limit;
     let keyword: KeywordOutcome | null = null;
+    // The vector side does not depend on the keyword side: both are under way at once.
+    const semantic = params.type === "keyword" ? null : semanticCandidates(ctx, q, filters);
+    semantic?.catch(() => {}); // awaited below; a keyword failure must not leave it unhandled
     if (params.type !== "semantic") {
       // A keyword-only page is final as ranked, so its snippets come in the ranking statement.
       keyword = await keywordSearch(ctx, words, want, params, filters, params.type === "keyword" && !params.paths_only);
@@ -518,7 +547,7 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
       candidates = keyword!.candidates;
       total = keyword!.total;
     } else {
-      const sem = await semanticCandidates(ctx, q, filters);
+      const sem = await semantic!;
       if ("unavailable" in sem) {
         if (params.type === "semantic") {
           throw new ToolError("semantic_unavailable", `Semantic search is not available: ${sem.unavailable}.`, {

@@ -3,9 +3,9 @@
  * content-defined chunks, deduplicated within a tenant and never across tenants, with metadata,
  * versions, collections and snapshots in D1. No tools here yet; the docs toolset builds on it.
  */
-import { and, asc, count, eq, inArray, isNull, sql } from "drizzle-orm";
+import { and, asc, count, eq, inArray, isNotNull, isNull, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { dbOf, statementOf } from "../../db/client";
+import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { sha256Hex, uuidv7 } from "../../db/ids";
 import { docChunks, docCollections, docSnapshotEntries, docSnapshots, documentChunks, documents } from "../../db/schema";
 import { iso } from "../../core/time";
@@ -150,8 +150,23 @@ function groups<T>(items: T[], size = IN_GROUP): T[][] {
   return out;
 }
 
-export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<PutDocumentResult> {
-  // Everything the caller gave is checked before anything is written: a refused put stores nothing.
+/** A put's input, checked, hashed and cut into chunks; nothing written yet. */
+export interface PreparedPut {
+  path: string;
+  bytes: Uint8Array;
+  hash: string;
+  pieces: Piece[];
+  /** The distinct chunks, each at its first offset. */
+  unique: Piece[];
+  mime: string;
+  tags: string[];
+  metadata: string;
+  collection: string | null;
+  snapshotLabel: string | null;
+}
+
+/** Everything the caller gave is checked before anything is written: a refused put stores nothing. */
+export async function preparePut(input: PutDocumentInput): Promise<PreparedPut> {
   const path = normalizePath(input.path);
   if (!(input.bytes instanceof Uint8Array)) throw invalidInput("bytes must be binary content", "Pass the document's bytes.");
   if (input.bytes.byteLength > MAX_DOCUMENT_BYTES) throw tooLarge(input.bytes.byteLength);
@@ -165,55 +180,115 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
   const hash = await sha256Hex(bytes);
   const pieces: Piece[] = [];
   for (const span of chunkSpans(bytes)) {
-    pieces.push({ hash: await sha256Hex(bytes.subarray(span.offset, span.offset + span.length)), ...span });
+    // A document of one chunk (most under 16 KiB) is its own chunk: its hash is the chunk's.
+    const whole = span.offset === 0 && span.length === bytes.byteLength;
+    pieces.push({ hash: whole ? hash : await sha256Hex(bytes.subarray(span.offset, span.offset + span.length)), ...span });
   }
   const unique = new Map<string, Piece>();
   for (const p of pieces) if (!unique.has(p.hash)) unique.set(p.hash, p);
-  const now = iso(ctx.clock.now());
+  return { path, bytes, hash, pieces, unique: [...unique.values()], mime, tags, metadata, collection, snapshotLabel };
+}
 
-  // Marking a chunk touched is what makes relying on it safe: the collector only claims chunks
-  // untouched for the grace period, and never one a put has just touched. A chunk already
-  // claimed is being deleted, so it is neither relied on nor re-uploaded under the collector.
+/** A put whose chunks are in R2: its D1 statements (one atomic group) and what it answers once they commit. */
+export interface StagedPut {
+  result: PutDocumentResult;
+  statements: D1PreparedStatement[];
+}
+
+/** One outcome per put of a run, in order: staged, or refused with what it threw. */
+export type Staged = { ok: true; put: StagedPut } | { ok: false; error: unknown };
+
+const conflictWithCollector = () =>
+  new ToolError("conflict", "Part of this document's content is being removed by the orphan collector right now.", {
+    hint: "Retry in a minute; the content will then be stored afresh.",
+    retryable: true,
+  });
+
+/**
+ * Stages a run of puts as if they were made one after another: the chunks a put relies on are
+ * touched, those the tenant lacks are uploaded once for the whole run, and each put gets the D1
+ * statements that commit it. What the store already holds (touched chunks, chunks the collector
+ * has claimed, the live versions' created_at) is read in one batch for the whole run, and each
+ * put then sees what the puts before it in the run will have written (a chunk one of them
+ * uploads, a path one of them replaces). With `stopAtFailure`, the run ends at the first refused
+ * put and nothing after it is uploaded. Commit each put's statements in run order, each group in
+ * one batch, before answering for it.
+ *
+ * Marking a chunk touched is what makes relying on it safe: the collector only claims chunks
+ * untouched for the grace period, and never one a put has just touched. A chunk already claimed
+ * is being deleted, so it is neither relied on nor re-uploaded under the collector.
+ */
+export async function stagePuts(ctx: Ctx, preps: readonly PreparedPut[], stopAtFailure: boolean): Promise<Staged[]> {
+  if (preps.length === 0) return [];
   const db = dbOf(ctx);
-  const present = new Set<string>();
-  for (const group of groups([...unique.keys()])) {
-    const touched = await db
-      .update(docChunks)
-      .set({ touchedAt: now })
-      .where(and(eq(docChunks.tenantId, ctx.tenantId), isNull(docChunks.gcClaimedAt), inArray(docChunks.hash, group)))
-      .returning({ hash: docChunks.hash })
-      .all();
-    for (const r of touched) present.add(r.hash);
-  }
-  const missing = [...unique.values()].filter((p) => !present.has(p.hash));
-  for (const group of groups(missing.map((p) => p.hash))) {
-    const claimed = await db
-      .select({ hash: docChunks.hash })
-      .from(docChunks)
-      .where(and(eq(docChunks.tenantId, ctx.tenantId), inArray(docChunks.hash, group)))
-      .all();
-    if (claimed.length > 0) {
-      throw new ToolError("conflict", "Part of this document's content is being removed by the orphan collector right now.", {
-        hint: "Retry in a minute; the content will then be stored afresh.",
-        retryable: true,
-      });
+  const hashes = [...new Set(preps.flatMap((p) => p.unique.map((u) => u.hash)))];
+  const paths = [...new Set(preps.map((p) => p.path))];
+  const touchNow = iso(ctx.clock.now());
+  const touches = groups(hashes).map((group) =>
+    statementOf(
+      ctx.d1,
+      db
+        .update(docChunks)
+        .set({ touchedAt: touchNow })
+        .where(and(eq(docChunks.tenantId, ctx.tenantId), isNull(docChunks.gcClaimedAt), inArray(docChunks.hash, group)))
+        .returning({ hash: docChunks.hash }),
+    ),
+  );
+  // After the touch in the same batch: a row it did not touch is claimed (or absent).
+  const claims = groups(hashes).map((group) =>
+    statementOf(
+      ctx.d1,
+      db
+        .select({ hash: docChunks.hash })
+        .from(docChunks)
+        .where(and(eq(docChunks.tenantId, ctx.tenantId), isNotNull(docChunks.gcClaimedAt), inArray(docChunks.hash, group))),
+    ),
+  );
+  const previous = statementOf(
+    ctx.d1,
+    db
+      .select({ path: documents.path, created_at: documents.createdAt })
+      .from(documents)
+      .where(and(eq(documents.tenantId, ctx.tenantId), inArray(documents.path, jsonValues(paths)), isNull(documents.deletedAt))),
+  );
+  const read = await ctx.d1.batch<Record<string, string>>([...touches, ...claims, previous]);
+  const present = new Set(read.slice(0, touches.length).flatMap((r) => r.results.map((row) => row.hash!)));
+  const claimed = new Set(read.slice(touches.length, touches.length + claims.length).flatMap((r) => r.results.map((row) => row.hash!)));
+  const createdAt = new Map(read[read.length - 1]!.results.map((row) => [row.path!, row.created_at!]));
+
+  // Which put uploads which chunk: the first in the run that needs it.
+  const decided: ({ ok: true; prep: PreparedPut; missing: Piece[] } | { ok: false; error: unknown })[] = [];
+  for (const prep of preps) {
+    const missing = prep.unique.filter((p) => !present.has(p.hash));
+    if (missing.some((p) => claimed.has(p.hash))) {
+      decided.push({ ok: false, error: conflictWithCollector() });
+      if (stopAtFailure) break;
+      continue;
     }
+    for (const p of missing) present.add(p.hash);
+    decided.push({ ok: true, prep, missing });
   }
-
-  let bytesStored = 0;
-  for (const group of groups(missing, 8)) {
-    await Promise.all(group.map((p) => ctx.env.BLOBS.put(chunkKey(ctx.tenantId, p.hash), bytes.subarray(p.offset, p.offset + p.length), { sha256: p.hash })));
-    for (const p of group) bytesStored += p.length;
+  const uploads = decided.flatMap((d) => (d.ok ? d.missing.map((piece) => ({ bytes: d.prep.bytes, piece })) : []));
+  for (const group of groups(uploads, 8)) {
+    await Promise.all(group.map(({ bytes, piece: p }) => ctx.env.BLOBS.put(chunkKey(ctx.tenantId, p.hash), bytes.subarray(p.offset, p.offset + p.length), { sha256: p.hash })));
   }
+  return decided.map((d) => {
+    if (!d.ok) return d;
+    const staged = putStatements(ctx, d.prep, d.missing, createdAt.get(d.prep.path));
+    createdAt.set(d.prep.path, staged.createdAt);
+    return { ok: true, put: staged };
+  });
+}
 
-  const previous = await db
-    .select({ created_at: documents.createdAt })
-    .from(documents)
-    .where(and(eq(documents.tenantId, ctx.tenantId), eq(documents.path, path), isNull(documents.deletedAt)))
-    .get();
+/** The statements that commit one put whose missing chunks are uploaded; `previousCreatedAt` is the live version's at its path. */
+function putStatements(ctx: Ctx, prep: PreparedPut, missing: Piece[], previousCreatedAt: string | undefined): StagedPut & { createdAt: string } {
+  const db = dbOf(ctx);
+  const { path, bytes, hash, pieces, mime, collection, snapshotLabel } = prep;
+  const now = iso(ctx.clock.now());
   const id = uuidv7(ctx.clock.now().getTime());
   const snapshotId = snapshotLabel !== null ? uuidv7(ctx.clock.now().getTime()) : null;
   const name = path.slice(path.lastIndexOf("/") + 1);
+  const createdAt = previousCreatedAt ?? now;
 
   const statements: D1PreparedStatement[] = [];
   // A chunk row appears only now that its object is in R2; a racing put of the same chunk just
@@ -268,9 +343,9 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
         size: bytes.byteLength,
         mimeType: mime,
         collection,
-        tags: JSON.stringify(tags),
-        metadata,
-        createdAt: previous?.created_at ?? now,
+        tags: JSON.stringify(prep.tags),
+        metadata: prep.metadata,
+        createdAt,
         modifiedAt: now,
       }),
     ),
@@ -281,18 +356,29 @@ export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<Pu
       statementOf(ctx.d1, db.insert(docSnapshotEntries).values({ tenantId: ctx.tenantId, snapshotId, path, docHash: hash, size: bytes.byteLength, mimeType: mime })),
     );
   }
-  await ctx.d1.batch(statements);
-
+  const bytesStored = missing.reduce((n, p) => n + p.length, 0);
   return {
-    id,
-    path,
-    hash,
-    size: bytes.byteLength,
-    bytes_stored: bytesStored,
-    bytes_deduped: bytes.byteLength - bytesStored,
-    chunks: pieces.length,
-    snapshot_id: snapshotId,
+    createdAt,
+    statements,
+    result: {
+      id,
+      path,
+      hash,
+      size: bytes.byteLength,
+      bytes_stored: bytesStored,
+      bytes_deduped: bytes.byteLength - bytesStored,
+      chunks: pieces.length,
+      snapshot_id: snapshotId,
+    },
   };
+}
+
+/** Stores one document (its bytes and version; not its index: see ingestDocument). */
+export async function putDocument(ctx: Ctx, input: PutDocumentInput): Promise<PutDocumentResult> {
+  const [staged] = await stagePuts(ctx, [await preparePut(input)], true);
+  if (!staged!.ok) throw staged!.error;
+  await ctx.d1.batch(staged!.put.statements);
+  return staged!.put.result;
 }
 
 export interface StoredDocument {

@@ -10,10 +10,10 @@ import { dbOf, jsonValues, statementOf } from "../../db/client";
 import { docTexts, documents, embeddings } from "../../db/schema";
 import { iso } from "../../core/time";
 import type { Ctx } from "../../core/context";
-import { embedAfterResponse, queueEmbedding, selectSemantic } from "../../search/semantic";
+import { embedAfterResponse, type EmbedRef, queueEmbedding, selectSemantic } from "../../search/semantic";
 import { documentEmbedText, vectorId } from "../../search/sources";
 import { extractText, type Extraction, type ExtractStatus } from "../extract/extract";
-import { indexGraph } from "../graph/graph";
+import { graphStatements } from "../graph/graph";
 
 export interface IndexableDocument {
   /** documents.id of the version just stored. */
@@ -120,36 +120,52 @@ export async function extractOnce(ctx: Ctx, doc: IndexableDocument): Promise<Sto
 
 /** Records an extraction for a content hash; the first one recorded stands. */
 export async function storeExtraction(ctx: Ctx, hash: string, x: Extraction): Promise<void> {
+  await extractionStatement(ctx, hash, x).run();
+}
+
+/** The statement storeExtraction runs, for a caller that commits it in a batch. */
+export function extractionStatement(ctx: Ctx, hash: string, x: Extraction): D1PreparedStatement {
   const textBytes = x.text === null ? 0 : new TextEncoder().encode(x.text).byteLength;
-  await dbOf(ctx)
-    .insert(docTexts)
-    .values({
-      tenantId: ctx.tenantId,
-      hash,
-      status: x.status,
-      extractor: x.extractor,
-      text: x.text,
-      textBytes,
-      truncated: x.truncated ? 1 : 0,
-      note: x.note,
-      createdAt: iso(ctx.clock.now()),
-    })
-    .onConflictDoNothing()
-    .run();
+  return statementOf(
+    ctx.d1,
+    dbOf(ctx)
+      .insert(docTexts)
+      .values({
+        tenantId: ctx.tenantId,
+        hash,
+        status: x.status,
+        extractor: x.extractor,
+        text: x.text,
+        textBytes,
+        truncated: x.truncated ? 1 : 0,
+        note: x.note,
+        createdAt: iso(ctx.clock.now()),
+      })
+      .onConflictDoNothing(),
+  );
+}
+
+/** The stored extractions of these content hashes, by hash (extractOnce's read, for many at once). */
+export async function storedExtractions(ctx: Ctx, hashes: string[]): Promise<Map<string, StoredExtraction>> {
+  if (hashes.length === 0) return new Map();
+  const rows = await dbOf(ctx)
+    .select({ hash: docTexts.hash, status: sql<StoredExtraction["status"]>`${docTexts.status}`, text: docTexts.text, note: docTexts.note })
+    .from(docTexts)
+    .where(and(eq(docTexts.tenantId, ctx.tenantId), inArray(docTexts.hash, jsonValues([...new Set(hashes)]))))
+    .all();
+  return new Map(rows.map(({ hash, ...x }) => [hash, x]));
 }
 
 /**
- * Indexes a stored version: its text, its graph edges, then its search rows and indexed_at. The
- * version counts as indexed only after the last step, so a crash anywhere before it leaves the
- * document pending for the sweep; every step is idempotent for the same (version, content).
+ * Indexes a stored version: its text, then in one batch its graph edges, its search rows and
+ * indexed_at. The version counts as indexed only once that batch commits, so a crash before it
+ * leaves the document pending for the sweep; every step is idempotent for the same (version, content).
  */
 export async function indexDocument(ctx: Ctx, doc: IndexableDocument): Promise<IndexResult> {
-  const extraction = await extractOnce(ctx, doc);
-  const graph = await indexGraph(ctx, { id: doc.id, path: doc.path, hash: doc.hash, mime: doc.mime, text: extraction.status === "text" ? extraction.text : null });
-  const indexed = await recordIndex(ctx, doc, extraction);
-  // What the graph's budget cut is said beside what extraction cut.
-  const note = [indexed.note, graph.note].filter(Boolean).join("; ");
-  return note ? { ...indexed, note } : indexed;
+  const indexed = await indexStatements(ctx, doc, await extractOnce(ctx, doc));
+  await ctx.d1.batch(indexed.statements);
+  afterIndex(ctx, indexed.embed ? [indexed.embed] : [], [doc.path]);
+  return indexed.result;
 }
 
 /**
@@ -160,6 +176,29 @@ export async function indexText(ctx: Ctx, doc: IndexableDocument): Promise<Index
   return recordIndex(ctx, doc, await extractOnce(ctx, doc));
 }
 
+/** A version's index statements, to commit in one batch (after its put's), then afterIndex. */
+export interface IndexStatements {
+  statements: D1PreparedStatement[];
+  /** The embedding the statements queue, made after the response. */
+  embed: EmbedRef | null;
+  result: IndexResult;
+}
+
+/** The statements that index a version from its extraction: its graph edges, then recordIndex's. */
+export async function indexStatements(ctx: Ctx, doc: Omit<IndexableDocument, "bytes">, extraction: StoredExtraction): Promise<IndexStatements> {
+  const graph = await graphStatements(ctx, { id: doc.id, path: doc.path, hash: doc.hash, mime: doc.mime, text: extraction.status === "text" ? extraction.text : null });
+  const record = await recordStatements(ctx, doc, extraction);
+  // What the graph's budget cut is said beside what extraction cut.
+  const note = [record.result.note, graph.note].filter(Boolean).join("; ");
+  return { statements: [...graph.statements, ...record.statements], embed: record.embed, result: note ? { ...record.result, note } : record.result };
+}
+
+/** What follows committed index statements, after the response: the embeddings, and dropping those of the paths' closed versions. */
+export function afterIndex(ctx: Ctx, embed: EmbedRef[], paths: string[]): void {
+  if (embed.length > 0) embedAfterResponse(ctx, embed);
+  if (paths.length > 0) ctx.waitUntil(forgetClosedVersions(ctx, paths).catch((err) => console.error(`[docs] forgetting closed versions of a path: ${String(err)}`)));
+}
+
 /**
  * Writes a version's search rows from its extraction and marks it indexed (indexed_at), in one
  * batch: the keyword row only if the version is still live, so a version closed meanwhile (by a
@@ -167,6 +206,13 @@ export async function indexText(ctx: Ctx, doc: IndexableDocument): Promise<Index
  * the batch and made after the response.
  */
 export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes">, extraction: StoredExtraction): Promise<IndexResult> {
+  const record = await recordStatements(ctx, doc, extraction);
+  await ctx.d1.batch(record.statements);
+  afterIndex(ctx, record.embed ? [record.embed] : [], [doc.path]);
+  return record.result;
+}
+
+async function recordStatements(ctx: Ctx, doc: Omit<IndexableDocument, "bytes">, extraction: StoredExtraction): Promise<IndexStatements> {
   const statements: D1PreparedStatement[] = [];
   const now = iso(ctx.clock.now());
   const text = extraction.status === "text" ? extraction.text : null;
@@ -204,11 +250,7 @@ export async function recordIndex(ctx: Ctx, doc: Omit<IndexableDocument, "bytes"
   );
   const ref = { tenantId: ctx.tenantId, type: "document" as const, id: doc.id };
   if (text !== null) statements.push(await queueEmbedding(ctx.d1, ref, documentEmbedText(title, doc.path, text), ctx.clock.now()));
-  await ctx.d1.batch(statements);
-
-  if (text !== null) embedAfterResponse(ctx, [ref]);
-  ctx.waitUntil(forgetClosedVersions(ctx, doc.path).catch((err) => console.error(`[docs] forgetting closed versions of a path: ${String(err)}`)));
-  return { status: extraction.status, note: extraction.note, text };
+  return { statements, embed: text !== null ? ref : null, result: { status: extraction.status, note: extraction.note, text } };
 }
 
 /**
@@ -240,16 +282,16 @@ export async function forgetDocumentEmbeddings(ctx: Ctx, docIds: string[]): Prom
   }
 }
 
-/** Closed versions of a path that still hold an embedding (a re-added path leaves its old one behind). */
-async function forgetClosedVersions(ctx: Ctx, path: string): Promise<void> {
+/** Closed versions of these paths that still hold an embedding (a re-added path leaves its old one behind). */
+async function forgetClosedVersions(ctx: Ctx, paths: string[]): Promise<void> {
   const e = alias(embeddings, "e");
   const d = alias(documents, "d");
   const closed = await dbOf(ctx)
     .select({ object_id: e.objectId })
     .from(e)
     .innerJoin(d, and(eq(d.tenantId, e.tenantId), eq(d.id, e.objectId)))
-    .where(and(eq(e.tenantId, ctx.tenantId), eq(e.objectType, "document"), eq(d.path, path), isNotNull(d.deletedAt)))
-    .limit(100)
+    .where(and(eq(e.tenantId, ctx.tenantId), eq(e.objectType, "document"), inArray(d.path, jsonValues([...new Set(paths)])), isNotNull(d.deletedAt)))
+    .limit(100 * paths.length)
     .all();
   await forgetDocumentEmbeddings(
     ctx,

@@ -5,7 +5,7 @@ import { capText, extractText, htmlToText, MAX_INDEXED_TEXT_BYTES } from "../../
 import { MISSING_QUERY_MESSAGE, searchDocuments, type SearchResponse, trigramSimilarity } from "../../../src/docs/search/model";
 import { searchOp } from "../../../src/docs/search/search";
 import { deleteDocument, putDocument } from "../../../src/docs/store/store";
-import { documentTitle, indexText, vocabulary } from "../../../src/docs/store/text-index";
+import { documentTitle, indexText, tenantKey, vocabulary } from "../../../src/docs/store/text-index";
 import type { Ctx } from "../../../src/core/context";
 import { ToolError } from "../../../src/core/errors";
 import { buildPdf as buildPdfOf, textContent } from "../../fixtures/pdf";
@@ -478,6 +478,34 @@ describe("docs_query", () => {
       expect(r.total).toBe(7);
       const scores = r.results!.map((x) => x.score);
       expect([...scores].sort((a, b) => b - a)).toEqual(scores);
+    });
+
+    it("ranks a page that documents with every word fill as the whole ranking does, and counts every match in total", async () => {
+      const ctx = await freshCtx();
+      // Every word at different frequencies and lengths (two identical, a bm25 tie), then one word only.
+      for (let i = 0; i < 6; i++) await add(ctx, `every/${i}.txt`, `${"quince ".repeat(1 + (i % 3))}medlar ${"filler ".repeat(i * 5)}`);
+      await add(ctx, "every/twin.txt", "quince medlar filler");
+      await add(ctx, "every/twin-2.txt", "quince medlar filler");
+      for (let i = 0; i < 5; i++) await add(ctx, `some/${i}.txt`, `${i % 2 ? "quince" : "medlar"} alone ${"filler ".repeat(i)}`);
+      // Limit 3: the eight every-word documents fill the page; limit 20 ranks every match.
+      const page = await search(ctx, { query: "quince medlar", type: "keyword", limit: 3 });
+      const whole = await search(ctx, { query: "quince medlar", type: "keyword", limit: 20 });
+      expect(whole.total).toBe(13);
+      expect(whole.results!.slice(0, 8).every((x) => x.path.startsWith("every/"))).toBe(true);
+      expect(page.total).toBe(13);
+      expect(page.results).toEqual(whole.results!.slice(0, 3));
+      const hybridPage = await search(ctx, { query: "quince medlar", type: "hybrid", limit: 5 });
+      expect(hybridPage.total).toBe(13);
+    });
+
+    it("counts in total only documents whose text holds a word, even a word that is the tenant's index key", async () => {
+      const ctx = await freshCtx();
+      const key = tenantKey(ctx.tenantId);
+      for (let i = 0; i < 3; i++) await add(ctx, `k/${i}.txt`, `quince ${key} ${"filler ".repeat(i)}`);
+      for (let i = 0; i < 2; i++) await add(ctx, `other/${i}.txt`, `nothing to see ${i}`);
+      const r = await search(ctx, { query: `quince ${key}`, type: "keyword", limit: 2 });
+      expect(r.results!.map((x) => x.path)).toEqual(["k/0.txt", "k/1.txt"]);
+      expect(r.total).toBe(3);
     });
   });
 
