@@ -1,10 +1,10 @@
 import type { CallToolResult } from "@modelcontextprotocol/server";
-import type { Ctx } from "./context";
+import type { Ctx, KeyedWrite } from "./context";
 import type { AnyToolDef } from "./define-tool";
 import { checkArgShape } from "./bounds";
 import { InputNeeded } from "./confirm";
 import { type ErrorBody, toErrorBody, ToolError } from "./errors";
-import { derivedKey, type KeyedWrite, runIdempotent } from "./idempotency";
+import { derivedKey, runIdempotent } from "./idempotency";
 import { normalizeArgs, parseArgs } from "./inputs";
 import { maskSecrets } from "./secrets";
 import { unitsOf } from "./meter";

@@ -1,4 +1,3 @@
-import type { KeyedWrite } from "./idempotency";
 import type { Clock } from "./time";
 import type { Env } from "../env";
 import type { Confirmer } from "./confirmer";
@@ -70,4 +69,14 @@ export interface Surface {
   /** Toolset ids, or `all`; empty means the default toolsets. */
   toolsets: readonly string[];
   readonly: boolean;
+}
+
+/** A keyed write's hold on its idempotency record (src/core/idempotency.ts), handed to its handler as ctx.keyed. */
+export interface KeyedWrite {
+  /**
+   * The statement that records `answer` as this call's result. The handler runs it in the same
+   * batch as its write (after the write's activity rows, which the record's retry window reads)
+   * and then returns exactly `answer`; the record is then complete when the write is.
+   */
+  done(answer: unknown): D1PreparedStatement;
 }

@@ -3,7 +3,7 @@ import { compiled, dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { idempotencyKeys } from "../db/schema";
 import { iso } from "./time";
-import type { Ctx } from "./context";
+import type { Ctx, KeyedWrite } from "./context";
 import type { DerivedRule } from "./define-tool";
 import { ToolError } from "./errors";
 
@@ -108,16 +108,6 @@ const markDone = compiled([...SCOPE, "result"], (db, v) =>
     .set({ status: "done", result: sql`${v.result}`, activityTo: activityHead(v.tenant) })
     .where(ofScope(v)),
 );
-
-/** A keyed write's hold on its idempotency record, handed to its handler as ctx.keyed. */
-export interface KeyedWrite {
-  /**
-   * The statement that records `answer` as this call's result. The handler runs it in the same
-   * batch as its write (after the write's activity rows, which the record's retry window reads)
-   * and then returns exactly `answer`; the record is then complete when the write is.
-   */
-  done(answer: unknown): D1PreparedStatement;
-}
 
 /** Completes a record: the answer kept, or the key let go where a derived key's rule keeps no answer. */
 function completion<T>(ctx: Ctx, named: Scope, result: T, derived?: DerivedRule<unknown, T>): D1PreparedStatement {

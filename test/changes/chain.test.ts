@@ -171,15 +171,23 @@ describe("change_verify", () => {
     const link = (id: string) => ({ kind: "event" as const, row: rowOf(id) });
     // What a request's waitUntil would keep alive: nothing to do in a test, which outlives it.
     const keep = (drain: Promise<void>) => void drain;
-
-    it("writes the appends that arrive while a batch is in flight together, in arrival order, each with its own results", async () => {
-      const w = await newWorld("chain-group", { start: T0 });
+    /** The tenant's chain entries' rows, in chain order. */
+    const chainRows = async (tenantId: string) =>
+      (await env.DB.prepare(`SELECT row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(tenantId).all<{ row_id: string }>()).results.map((r) => r.row_id);
+    /** A fresh tenant whose first append's batch is held in flight (until `db.free()`). */
+    async function heldFirst(slug: string, id: string, keepAlive: (drain: Promise<void>) => void = keep) {
+      const w = await newWorld(slug, { start: T0 });
       const t = w.id.tenantId;
       const db = watched();
       db.hold();
-      const drains: Promise<void>[] = [];
-      const first = appendChained(db.d1, t, T0, [eventRow(t, "g-1")], [link("g-1")], (d) => drains.push(d));
+      const first = appendChained(db.d1, t, T0, [eventRow(t, id)], [link(id)], keepAlive);
       await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
+      return { w, t, db, first };
+    }
+
+    it("writes the appends that arrive while a batch is in flight together, in arrival order, each with its own results", async () => {
+      const drains: Promise<void>[] = [];
+      const { w, t, db, first } = await heldFirst("chain-group", "g-1", (d) => drains.push(d));
       // Three more arrive while the first batch is held in flight.
       const rest = ["g-2", "g-3", "g-4"].map((id) => appendChained(db.d1, t, T0, [eventRow(t, id)], [link(id)], (d) => drains.push(d)));
       db.free();
@@ -190,23 +198,12 @@ describe("change_verify", () => {
       // The guard and one write and one entry each: the first alone, the other three in one batch.
       expect(db.sizes).toEqual([3, 1 + 3 * 2]);
       expect(results.map((r) => r.map((x) => x.results))).toEqual([[[{ id: "g-1" }]], [[{ id: "g-2" }]], [[{ id: "g-3" }]], [[{ id: "g-4" }]]]);
-      const chain = await env.DB.prepare(`SELECT pos, row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(t).all<{ pos: number; row_id: string }>();
-      expect(chain.results.map((r) => [r.pos, r.row_id])).toEqual([
-        [1, "g-1"],
-        [2, "g-2"],
-        [3, "g-3"],
-        [4, "g-4"],
-      ]);
+      expect(await chainRows(t)).toEqual(["g-1", "g-2", "g-3", "g-4"]);
       expect(await verify(w)).toMatchObject({ intact: true, checked: 4 });
     });
 
     it("lets only the append whose own statement fails fail, and writes the rest of its group", async () => {
-      const w = await newWorld("chain-group-fail", { start: T0 });
-      const t = w.id.tenantId;
-      const db = watched();
-      db.hold();
-      const first = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")], keep);
-      await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
+      const { w, t, db, first } = await heldFirst("chain-group-fail", "f-1");
       const good = appendChained(db.d1, t, T0, [eventRow(t, "f-2")], [link("f-2")], keep);
       // Its event id is taken by the first append: its insert fails, and with it the group's batch.
       const bad = appendChained(db.d1, t, T0, [eventRow(t, "f-1")], [link("f-1")], keep);
@@ -215,24 +212,17 @@ describe("change_verify", () => {
       await first;
       await expect(bad).rejects.toThrow(/UNIQUE constraint failed: events\.id/);
       await Promise.all([good, last]);
-      const chain = await env.DB.prepare(`SELECT row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(t).all<{ row_id: string }>();
-      expect(chain.results.map((r) => r.row_id)).toEqual(["f-1", "f-2", "f-3"]);
+      expect(await chainRows(t)).toEqual(["f-1", "f-2", "f-3"]);
       expect(await verify(w)).toMatchObject({ intact: true, checked: 3 });
     });
 
     it("commits an append whose caller cannot keep a drain alive on its own, beside the queue", async () => {
-      const w = await newWorld("chain-group-alone", { start: T0 });
-      const t = w.id.tenantId;
-      const db = watched();
-      db.hold();
-      const queued = appendChained(db.d1, t, T0, [eventRow(t, "a-1")], [link("a-1")], keep);
-      await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
+      const { w, t, db, first: queued } = await heldFirst("chain-group-alone", "a-1");
       // Not queued behind the held batch: it lands first, and the held batch then finds the head moved and builds on it.
       await appendChained(env.DB, t, T0, [eventRow(t, "a-2")], [link("a-2")]);
       db.free();
       await queued;
-      const chain = await env.DB.prepare(`SELECT row_id FROM ledger_chain WHERE tenant_id = ? ORDER BY pos`).bind(t).all<{ row_id: string }>();
-      expect(chain.results.map((r) => r.row_id)).toEqual(["a-2", "a-1"]);
+      expect(await chainRows(t)).toEqual(["a-2", "a-1"]);
       expect(await verify(w)).toMatchObject({ intact: true, checked: 2 });
     });
 
