@@ -8,6 +8,7 @@
  * latency and the floors (`GET /healthz`, and `mcp.echo` through /mcp). Sequential calls from one
  * client, so each phase is the call's own and not a queue's.
  */
+import { TIMINGS_HEADER } from "../src/core/timing";
 import { cpuPhases } from "./cpu-phases";
 import { pct, startBenchServer } from "./lib";
 
@@ -52,7 +53,7 @@ async function main(): Promise<void> {
   const server = await startBenchServer();
   try {
     const key = await server.key("breakdown", "agent");
-    const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream" };
+    const headers = { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", [TIMINGS_HEADER]: "1" };
     const init = await fetch(`${server.base}/mcp`, {
       method: "POST",
       headers,

@@ -51,11 +51,16 @@ export interface BenchServer {
  * off (0): the benchmarks measure the server, and 32 clients at full speed are a load test, not abuse.
  * `vars` adds Worker variables (a benchmark that needs GitHub points GITHUB_API_URL at a loopback fake).
  */
-export async function startBenchServer(vars: Record<string, string> = {}): Promise<BenchServer> {
+export async function startBenchServer(vars: Record<string, string> = {}, inspectorPort?: number): Promise<BenchServer> {
   const dir = await mkdtemp(path.join(tmpdir(), "agent-ledger-bench-"));
   const target: Target = { persistTo: path.join(dir, "state"), env: { XDG_CONFIG_HOME: path.join(dir, "config") } };
   await applyMigrations(target);
-  const server = await startDevServer({ persistTo: target.persistTo!, env: target.env, vars: { ...vars, BENCH_ROUTES: "1", RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0" } });
+  const server = await startDevServer({
+    persistTo: target.persistTo!,
+    env: target.env,
+    vars: { ...vars, BENCH_ROUTES: "1", RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0" },
+    inspectorPort,
+  });
   return {
     base: server.baseUrl,
     workerdCpuMs: () => groupCpuMs(server.pgid, "workerd"),

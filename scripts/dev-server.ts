@@ -24,9 +24,11 @@ export function freePort(): Promise<number> {
   });
 }
 
-export async function startDevServer(opts: { persistTo: string; env?: EnvOverlay; vars?: Record<string, string> }): Promise<DevServer> {
+/** `inspectorPort` opens wrangler's devtools inspector there (a benchmark takes CPU profiles through it). */
+export async function startDevServer(opts: { persistTo: string; env?: EnvOverlay; vars?: Record<string, string>; inspectorPort?: number }): Promise<DevServer> {
   const port = await freePort();
   const vars = Object.entries(opts.vars ?? {}).flatMap(([k, v]) => ["--var", `${k}:${v}`]);
+  if (opts.inspectorPort !== undefined) vars.push("--inspector-port", String(opts.inspectorPort));
   const child = spawn(
     process.execPath,
     [WRANGLER, "dev", "--ip", "127.0.0.1", "--port", String(port), "--persist-to", opts.persistTo, "--show-interactive-dev-session=false", "--test-scheduled", ...vars],

@@ -5,7 +5,7 @@
  * scopes, the redirect-URI rule, API keys as a second credential, and the D1 grant mirror.
  */
 import { getOAuthApi, OAuthError, type OAuthHelpers, type OAuthProviderOptions } from "@cloudflare/workers-oauth-provider";
-import { createDb } from "../db/client";
+import { dbOf } from "../db/client";
 import type { Env } from "../env";
 import { accessOf, apiKeyProps, type CallerProps, SCOPES } from "./caller";
 import { clientMetadataProblem } from "./client-metadata";
@@ -119,7 +119,7 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
     },
     // API keys keep working on /mcp: the key's identity becomes the caller, bound to this resource by policy.
     resolveExternalToken: async ({ token, env: e }) => {
-      const identity = await identityForApiKey(createDb(e.DB), token);
+      const identity = await identityForApiKey(dbOf({ d1: e.DB }), token);
       return identity ? { props: apiKeyProps(identity), audience: resource } : null;
     },
     tokenExchangeCallback: async (o) => {

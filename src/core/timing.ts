@@ -1,6 +1,6 @@
 /**
- * Where one request's time goes, for the benchmarks only (bench/breakdown.ts): with BENCH_ROUTES=1
- * the edge opens a per-request record, the phases of an MCP call (auth, session, rate limit,
+ * Where one request's time goes, for the benchmarks only (bench/breakdown.ts): with BENCH_ROUTES=1,
+ * for a request carrying the TIMINGS_HEADER, the edge opens a per-request record, the phases of an MCP call (auth, session, rate limit,
  * parsing, the server's set-up, validation, idempotency, the tool's own work, the envelope) add their
  * durations to it, and the response carries them as a `Server-Timing` header. Anywhere else no
  * record is open and `timed` only runs its function: production answers carry no timings. A tool
@@ -14,6 +14,9 @@ interface Record_ {
 }
 
 const current = new AsyncLocalStorage<Record_>();
+
+/** The request header that asks for Server-Timing (honoured only with BENCH_ROUTES=1). */
+export const TIMINGS_HEADER = "X-Bench-Timings";
 
 /** Runs `fn` with a timing record open when `on`, and returns its response with the record as `Server-Timing`. */
 export async function withTimings(on: boolean, fn: () => Promise<Response>): Promise<Response> {

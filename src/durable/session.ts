@@ -63,6 +63,24 @@ export class SessionDO extends DurableObject<Env> {
    */
   private readonly questions = new Map<string, OpenQuestion>();
 
+  /**
+   * The record as last read or written: every request of a session reads it (touch), and reading
+   * it from storage costs more CPU than the rest of the touch. The object is the only writer of its
+   * storage, so the copy cannot go stale; undefined until first read, null once the session ended.
+   */
+  private cached: SessionRecord | null | undefined;
+
+  private async load(): Promise<SessionRecord | null> {
+    if (this.cached === undefined) this.cached = (await this.ctx.storage.get<SessionRecord>("session")) ?? null;
+    // A copy: callers change what they get before saving it, and a failed save must leave the cache as storage is.
+    return this.cached && structuredClone(this.cached);
+  }
+
+  private async save(record: SessionRecord): Promise<void> {
+    await this.ctx.storage.put("session", record);
+    this.cached = structuredClone(record);
+  }
+
   /** Registers a question before it is sent, so an answer that outruns the wait is not refused. False when too many are open. */
   async expectAnswer(id: string, waitMs: number): Promise<boolean> {
     const now = Date.now();
@@ -106,18 +124,18 @@ export class SessionDO extends DurableObject<Env> {
   }
 
   async open(record: Omit<SessionRecord, "lastSeenAt">): Promise<void> {
-    await this.ctx.storage.put("session", { ...record, lastSeenAt: record.createdAt });
+    await this.save({ ...record, lastSeenAt: record.createdAt });
     await this.ctx.storage.setAlarm(Date.now() + SESSION_IDLE_MS);
   }
 
   /** The session, refreshed, or null when it never existed or has ended. */
   async touch(): Promise<SessionRecord | null> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (!record) return null;
     const now = Date.now();
     if (now - Date.parse(record.lastSeenAt) >= TOUCH_EVERY_MS) {
       record.lastSeenAt = new Date(now).toISOString();
-      await this.ctx.storage.put("session", record);
+      await this.save(record);
       await this.ctx.storage.setAlarm(now + SESSION_IDLE_MS);
     }
     return record;
@@ -129,79 +147,81 @@ export class SessionDO extends DurableObject<Env> {
    * so racing first writes agree on one run.
    */
   async claimRun(candidate: SessionRun): Promise<SessionRun | null> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (!record) return null;
     if (record.run) return record.run;
     record.run = candidate;
-    await this.ctx.storage.put("session", record);
+    await this.save(record);
     return candidate;
   }
 
   /** Records a heartbeat refresh of the session's run, if it is still the session's run. */
   async markRunHeartbeat(run: SessionRun): Promise<void> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (record?.run?.id !== run.id) return;
     record.run = run;
-    await this.ctx.storage.put("session", record);
+    await this.save(record);
   }
 
   /** Forgets the session's run if it is still `runId`, so the next write mints a fresh one. */
   async releaseRun(runId: string): Promise<boolean> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (record?.run?.id !== runId) return false;
     delete record.run;
-    await this.ctx.storage.put("session", record);
+    await this.save(record);
     return true;
   }
 
   /** Adds or removes a resource subscription; false when the session is gone. */
   async subscribe(uri: string, on: boolean): Promise<boolean> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (!record) return false;
     const rest = (record.subscriptions ?? []).filter((u) => u !== uri);
     record.subscriptions = on ? [...rest, uri] : rest;
-    await this.ctx.storage.put("session", record);
+    await this.save(record);
     return true;
   }
 
   /** Whether the session (still) subscribes to `uri`. */
   async subscribes(uri: string): Promise<boolean> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     return record?.subscriptions?.includes(uri) ?? false;
   }
 
   /** Records the client's own session id; false when the session is gone. */
   async setClientSession(clientSessionId: string): Promise<boolean> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (!record) return false;
     record.clientSessionId = clientSessionId;
-    await this.ctx.storage.put("session", record);
+    await this.save(record);
     return true;
   }
 
   async setLogLevel(level: string): Promise<void> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (!record) return;
     record.logLevel = level;
-    await this.ctx.storage.put("session", record);
+    await this.save(record);
   }
 
   async end(): Promise<boolean> {
     // A call still waiting for an answer learns at once that none will come.
     for (const q of this.questions.values()) q.resolve?.(null);
     this.questions.clear();
-    const existed = (await this.ctx.storage.get("session")) !== undefined;
+    const existed = (await this.load()) !== null;
     await this.ctx.storage.deleteAll();
+    this.cached = null;
     await this.ctx.storage.deleteAlarm();
     return existed;
   }
 
   override async alarm(): Promise<void> {
-    const record = await this.ctx.storage.get<SessionRecord>("session");
+    const record = await this.load();
     if (record && Date.now() - Date.parse(record.lastSeenAt) < SESSION_IDLE_MS) {
       await this.ctx.storage.setAlarm(Date.parse(record.lastSeenAt) + SESSION_IDLE_MS);
       return;
     }
     await this.ctx.storage.deleteAll();
+    this.cached = null;
   }
 }

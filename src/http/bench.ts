@@ -10,7 +10,7 @@ import { blameStatement } from "../changes/queries";
 import { appendStats } from "../changes/chain";
 import { searchCode } from "../code/retrieval";
 import { listIndexes } from "../code/store";
-import { createDb } from "../db/client";
+import { dbOf } from "../db/client";
 import type { Env } from "../env";
 import { selectSemantic } from "../search/semantic";
 import { noteEmbedText, vectorId } from "../search/sources";
@@ -118,7 +118,7 @@ const CODE_MODES = new Set(["keyword", "semantic", "hybrid"]);
  */
 benchRoutes.get("/code-search", async (c) => {
   const key = bearerKey(c.req.header("Authorization"));
-  const identity = key ? await identityForApiKey(createDb(c.env.DB), key) : null;
+  const identity = key ? await identityForApiKey(dbOf({ d1: c.env.DB }), key) : null;
   if (!identity) return c.json({ ok: false, error: "unknown key" }, 401);
   const mode = c.req.query("mode") ?? "hybrid";
   if (!CODE_MODES.has(mode)) return c.json({ ok: false, error: "mode is keyword, semantic or hybrid" }, 400);

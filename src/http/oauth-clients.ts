@@ -13,7 +13,7 @@ import { z } from "zod";
 import { MAX_CLIENT_NAME_CHARS, MAX_REDIRECT_URIS, MAX_URI_CHARS } from "../auth/client-metadata";
 import { bearerKey, identityForApiKey } from "../auth/identity";
 import { redirectUrisProblem } from "../auth/oauth";
-import { createDb } from "../db/client";
+import { dbOf } from "../db/client";
 import type { Env } from "../env";
 
 const body = z
@@ -32,7 +32,7 @@ export const oauthClientRoutes = new Hono<{ Bindings: Env }>();
 
 oauthClientRoutes.post("/oauth/clients", async (c) => {
   const key = bearerKey(c.req.header("Authorization"));
-  const identity = key ? await identityForApiKey(createDb(c.env.DB), key) : null;
+  const identity = key ? await identityForApiKey(dbOf({ d1: c.env.DB }), key) : null;
   if (!identity) return refuse("unauthorized", "An operator API key is required (Authorization: Bearer …).", 401);
   if (!identity.operator) return refuse("forbidden", "Only an operator key may register OAuth clients.", 403);
   if (!c.env.OAUTH_PROVIDER) throw new Error("the OAuth provider did not hand this request on");

@@ -12,7 +12,7 @@ import { cimdRefusal } from "../auth/cimd-guard";
 import { MAX_CLIENT_NAME_CHARS } from "../auth/client-metadata";
 import { canonicalOrigin, redirectUrisProblem, type PendingGrantProps } from "../auth/oauth";
 import { githubActor } from "../auth/oauth-grants";
-import { createDb } from "../db/client";
+import { dbOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import type { Env } from "../env";
 import { excerpt } from "../core/errors";
@@ -174,7 +174,7 @@ oauthRoutes.post("/authorize", async (c) => {
   }
 
   const key = String(form.get("api_key") ?? "").trim();
-  const identity = await identityForApiKey(createDb(c.env.DB), key);
+  const identity = await identityForApiKey(dbOf({ d1: c.env.DB }), key);
   if (!identity) return showSignIn(c, request, 401, "That is not a live API key. Check it was pasted whole, or ask an operator for a new one.");
   return showConsent(c, request, {
     tenantId: identity.tenantId,

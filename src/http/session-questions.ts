@@ -18,7 +18,9 @@ export function declaresFormElicitation(capabilities: unknown): boolean {
   return isObject(elicitation) && (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
 }
 
-const isResponse = (m: unknown): m is JSONRPCResponse => isObject(m) && (isJSONRPCResultResponse(m as JSONRPCMessage) || isJSONRPCErrorResponse(m as JSONRPCMessage));
+// A message with a method is a request or notification: answering that first spares every call the
+// SDK's schema checks, which build a whole validation error for each message they reject.
+const isResponse = (m: unknown): m is JSONRPCResponse => isObject(m) && !("method" in m) && (isJSONRPCResultResponse(m as JSONRPCMessage) || isJSONRPCErrorResponse(m as JSONRPCMessage));
 
 /** A body made only of JSON-RPC responses: a client answering the server's questions. */
 export const isAnswerBody = (body: unknown): body is JSONRPCResponse | JSONRPCResponse[] => (Array.isArray(body) ? body.length > 0 && body.every(isResponse) : isResponse(body));

@@ -17,7 +17,7 @@ export const SEED_004_VERSION = "1.9.0";
 
 export interface ManifestSource {
   toolsets: readonly ToolsetMeta[];
-  select(surface: Surface): AnyToolDef[];
+  select(surface: Surface): readonly AnyToolDef[];
   /** A tool's listing as tools/list gives it by default. */
   listing(def: AnyToolDef): Tool;
 }

@@ -143,8 +143,22 @@ const TOOLS_BY_SEED_NAME = new Map(ALL_TOOLS.filter((t) => t.seedName).map((t) =
 /** The tool a seed's name means when no tool has that name (seed 003's `query` is docs_query). */
 export const findBySeedName = (name: string): AnyToolDef | undefined => (TOOLS_BY_NAME.has(name) ? undefined : TOOLS_BY_SEED_NAME.get(name));
 
-/** The tools a surface exposes. Unknown toolset names are an error the route reports. */
-export function selectTools(surface: Surface): AnyToolDef[] {
+/** Surfaces already resolved, by their toolsets and mode: every request resolves its surface. Callers name toolsets, so the map is bounded. */
+const selections = new Map<string, readonly AnyToolDef[]>();
+const SELECTIONS_MAX = 64;
+
+/** The tools a surface exposes (one shared array per surface: read it, do not change it). Unknown toolset names are an error the route reports. */
+export function selectTools(surface: Surface): readonly AnyToolDef[] {
+  const key = `${surface.readonly ? "r" : "w"}:${surface.toolsets.join(",")}`;
+  const hit = selections.get(key);
+  if (hit) return hit;
+  const tools = resolveSurface(surface);
+  if (selections.size >= SELECTIONS_MAX) selections.delete(selections.keys().next().value!);
+  selections.set(key, tools);
+  return tools;
+}
+
+function resolveSurface(surface: Surface): readonly AnyToolDef[] {
   const known = new Set<string>(TOOLSETS.map((t) => t.id));
   const unknown = surface.toolsets.filter((t) => t !== "all" && t !== "default" && !known.has(t));
   if (unknown.length > 0) {
@@ -176,7 +190,18 @@ export interface SurfaceNaming {
  * surface without the work ledger lists the seed's names. Either way a tool keeps one definition:
  * its canonical name always answers, and its seed name answers wherever no listed tool has it.
  */
+const namings = new WeakMap<readonly AnyToolDef[], SurfaceNaming>();
+
 export function surfaceNaming(tools: readonly AnyToolDef[]): SurfaceNaming {
+  let naming = namings.get(tools);
+  if (!naming) {
+    naming = nameSurface(tools);
+    namings.set(tools, naming);
+  }
+  return naming;
+}
+
+function nameSurface(tools: readonly AnyToolDef[]): SurfaceNaming {
   const seedNames = !tools.some((t) => WORK_LEDGER_TOOLSETS.has(t.toolset));
   const listedName = (def: AnyToolDef) => (seedNames && def.seedName ? def.seedName : def.name);
   const byName = new Map<string, AnyToolDef>();

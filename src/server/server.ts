@@ -303,37 +303,32 @@ const MARKDOWN = "text/markdown";
 
 const JSON_TYPE = "application/json";
 
+// The templates hold nothing of a caller, and parsing one costs CPU every request would pay.
+const GUIDE_TOPIC = new ResourceTemplate("ledger://guide/{topic}", {
+  list: () => ({ resources: GUIDE_TOPICS.map((t) => ({ uri: `ledger://guide/${t.id}`, name: `guide/${t.id}`, title: t.title, mimeType: MARKDOWN })) }),
+});
+const PROJECT_BRIEF = new ResourceTemplate("ledger://project/{key}/brief", { list: undefined });
+const GIT_PRESETS = new ResourceTemplate("ledger://repos/{owner}/{name}/presets", { list: undefined });
+
 /** ledger://guide, ledger://guide/{topic} (the guide tool's text), a project's brief and a repository's git presets (the caller's view). */
 function registerResources(mcp: McpServer, ctx: Ctx): void {
   registerInboxResource(mcp, ctx);
   const notFound = (uri: URL) => new ResourceNotFoundError(uri.href, `Resource not found: ${excerpt(uri.href)}`);
   mcp.registerResource("guide", "ledger://guide", { title: "agent-ledger guide", mimeType: MARKDOWN }, (uri) => ({ contents: [{ uri: uri.href, mimeType: MARKDOWN, text: GUIDE_INDEX }] }));
-  mcp.registerResource(
-    "guide topic",
-    new ResourceTemplate("ledger://guide/{topic}", {
-      list: () => ({ resources: GUIDE_TOPICS.map((t) => ({ uri: `ledger://guide/${t.id}`, name: `guide/${t.id}`, title: t.title, mimeType: MARKDOWN })) }),
-    }),
-    { mimeType: MARKDOWN },
-    (uri, vars) => {
-      const t = findTopic(String(vars.topic));
-      if (!t) throw notFound(uri);
-      return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: renderTopic(t) }] };
-    },
-  );
-  mcp.registerResource(
-    "project brief",
-    new ResourceTemplate("ledger://project/{key}/brief", { list: undefined }),
-    { description: "A project's brief, as project_brief returns it to you.", mimeType: JSON_TYPE },
-    async (uri, vars) => {
-      // Through the registry, so the brief is exactly what this caller may see.
-      const result = await callTool(projectBriefTool, ctx, { project: decodeURIComponent(String(vars.key)) });
-      if (result.isError) throw notFound(uri);
-      return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(result.structuredContent) }] };
-    },
-  );
+  mcp.registerResource("guide topic", GUIDE_TOPIC, { mimeType: MARKDOWN }, (uri, vars) => {
+    const t = findTopic(String(vars.topic));
+    if (!t) throw notFound(uri);
+    return { contents: [{ uri: uri.href, mimeType: MARKDOWN, text: renderTopic(t) }] };
+  });
+  mcp.registerResource("project brief", PROJECT_BRIEF, { description: "A project's brief, as project_brief returns it to you.", mimeType: JSON_TYPE }, async (uri, vars) => {
+    // Through the registry, so the brief is exactly what this caller may see.
+    const result = await callTool(projectBriefTool, ctx, { project: decodeURIComponent(String(vars.key)) });
+    if (result.isError) throw notFound(uri);
+    return { contents: [{ uri: uri.href, mimeType: JSON_TYPE, text: JSON.stringify(result.structuredContent) }] };
+  });
   mcp.registerResource(
     "git presets",
-    new ResourceTemplate("ledger://repos/{owner}/{name}/presets", { list: undefined }),
+    GIT_PRESETS,
     { description: "The git presets for a repository on GitHub: the tenant's stored presets and its .rethunk/git-mcp-presets.json, as list_presets returns them.", mimeType: JSON_TYPE },
     async (uri, vars) => {
       const repo = `${decodeURIComponent(String(vars.owner))}/${decodeURIComponent(String(vars.name))}`;

@@ -1,19 +1,25 @@
 /**
- * Server-Timing for the benchmarks (src/core/timing.ts): with BENCH_ROUTES=1 an MCP call's answer
- * names its phases; without it (every real deployment) no answer carries timings, and the answer
+ * Server-Timing for the benchmarks (src/core/timing.ts): with BENCH_ROUTES=1 an MCP call that asks
+ * gets an answer naming its phases; without it (every real deployment) no answer carries timings, and the answer
  * itself is the same either way.
  */
 import { env } from "cloudflare:workers";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { addTiming, timed, withTimings } from "../../src/core/timing";
+import { addTiming, TIMINGS_HEADER, timed, withTimings } from "../../src/core/timing";
 import { seedIdentity } from "../support/helpers";
 
-const call = (key: string, id: number, name: string, args: Record<string, unknown>) =>
+const call = (key: string, id: number, name: string, args: Record<string, unknown>, asks = true) =>
   new Request("https://ledger.test/mcp", {
     method: "POST",
-    headers: { Authorization: `Bearer ${key}`, "Content-Type": "application/json", Accept: "application/json, text/event-stream", "MCP-Protocol-Version": "2025-06-18" },
+    headers: {
+      Authorization: `Bearer ${key}`,
+      "Content-Type": "application/json",
+      Accept: "application/json, text/event-stream",
+      "MCP-Protocol-Version": "2025-06-18",
+      ...(asks ? { [TIMINGS_HEADER]: "1" } : {}),
+    },
     body: JSON.stringify({ jsonrpc: "2.0", id, method: "tools/call", params: { name, arguments: args } }),
   });
 
@@ -36,6 +42,10 @@ describe("Server-Timing", () => {
     for (const part of header!.split(",")) expect(part.trim()).toMatch(/^[a-z]+;dur=\d+\.\d{3}$/);
     const plain = await send(call(me.key, 2, "log_change", { entity_path: "timing.b", change_type: "add", reasoning: "Not timed" }), {});
     expect(plain.headers.get("Server-Timing")).toBeNull();
+    // The benchmark routes on, but the request does not ask: no record is kept.
+    const unasked = await send(call(me.key, 3, "log_change", { entity_path: "timing.c", change_type: "add", reasoning: "Not asked" }, false), { BENCH_ROUTES: "1" });
+    expect(unasked.status).toBe(200);
+    expect(unasked.headers.get("Server-Timing")).toBeNull();
     const [a, b] = [(await timedAnswer.json()) as { result: { structuredContent: Record<string, unknown> } }, (await plain.json()) as { result: { structuredContent: Record<string, unknown> } }];
     expect(Object.keys(a.result.structuredContent).sort()).toEqual(Object.keys(b.result.structuredContent).sort());
     expect(a.result.structuredContent.ok).toBe(true);

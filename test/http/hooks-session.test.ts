@@ -231,10 +231,10 @@ describe("hooks: one run per session", () => {
     const old = "2000-01-01T00:00:00.000Z";
     const age = async () => {
       await env.DB.prepare("UPDATE runs SET last_heartbeat_at = ? WHERE tenant_id = ?").bind(old, alice.tenantId).run();
-      await runInDurableObject(sessionStub(env, session) as unknown as DurableObjectStub<SessionDO>, async (_o, state) => {
+      // Through the object, which keeps its record in memory as well as in storage.
+      await runInDurableObject(sessionStub(env, session) as unknown as DurableObjectStub<SessionDO>, async (o, state) => {
         const record = (await state.storage.get<SessionRecord>("session"))!;
-        record.run = { ...record.run!, heartbeatAt: old };
-        await state.storage.put("session", record);
+        await o.markRunHeartbeat({ ...record.run!, heartbeatAt: old });
       });
     };
     const heartbeat = () => env.DB.prepare("SELECT last_heartbeat_at AS at FROM runs WHERE tenant_id = ?").bind(alice.tenantId).first<{ at: string }>();
