@@ -16,6 +16,8 @@ const SIZES = (process.env.BENCH_GROWTH_SIZES ?? "1000,10000,100000").split(",")
 const DOC_SIZES = (process.env.BENCH_GROWTH_DOC_SIZES ?? "1000,10000").split(",").map(Number);
 const AGENTS = (process.env.BENCH_GROWTH_AGENTS ?? "4,32,128").split(",").map(Number);
 const REQUESTS = Number(process.env.BENCH_GROWTH_REQUESTS ?? 100);
+/** The parts after events and tasks that run: documents, agents at once (both by default; `none` for neither). */
+const PARTS = new Set((process.env.BENCH_GROWTH_PARTS ?? "docs,agents").split(","));
 /** Distinct keys the agents share (each agent has its own MCP session): minting a key per agent would take minutes. */
 const KEYS = 8;
 const DOC_BATCH = 50;
@@ -110,54 +112,58 @@ async function main(): Promise<void> {
     table(`Events and tasks in one tenant (${REQUESTS} sequential calls per cell)`, SIZES, rows);
 
     // Documents, through the document store's own surface.
-    const docsCall = await mcpSession(base, keys[0]!, "/mcp?toolsets=docs");
-    const docs = await corpus(Math.max(...DOC_SIZES));
-    const docRows: Row[] = [];
-    let stored = 0;
-    for (const size of DOC_SIZES.filter((s) => s <= docs.length)) {
-      for (; stored < size; stored += DOC_BATCH) {
-        const part = docs.slice(stored, Math.min(size, stored + DOC_BATCH));
-        const r = await docsCall("docs_execute", { operations: part.map((d) => ({ op: "add", params: { name: d.name, content: d.content } })) });
-        if (r.failed) throw new Error(`seeding failed: ${JSON.stringify(r).slice(0, 500)}`);
+    if (PARTS.has("docs")) {
+      const docsCall = await mcpSession(base, keys[0]!, "/mcp?toolsets=docs");
+      const docs = await corpus(Math.max(...DOC_SIZES));
+      const docRows: Row[] = [];
+      let stored = 0;
+      for (const size of DOC_SIZES.filter((s) => s <= docs.length)) {
+        for (; stored < size; stored += DOC_BATCH) {
+          const part = docs.slice(stored, Math.min(size, stored + DOC_BATCH));
+          const r = await docsCall("docs_execute", { operations: part.map((d) => ({ op: "add", params: { name: d.name, content: d.content } })) });
+          if (r.failed) throw new Error(`seeding failed: ${JSON.stringify(r).slice(0, 500)}`);
+        }
+        // Measured once every embedding has landed, as the docs benchmark does.
+        for (let waited = 0; waited < 600; waited += 5) {
+          const [row] = await querySql<{ n: number }>(`SELECT COUNT(*) AS n FROM embeddings WHERE status = 'pending'`, server.target);
+          if (!row || row.n === 0) break;
+          await new Promise((r) => setTimeout(r, 5000));
+        }
+        const search = (type: string) => () => docsCall("docs_query", { steps: [{ op: "search", params: { query: "parse options and return the default value", type } }] });
+        await measure(docRows, [
+          ...floor,
+          ["docs keyword search", search("keyword")],
+          ["docs hybrid search", search("hybrid")],
+          ["docs add (one document)", () => docsCall("docs_execute", { operations: [{ op: "add", params: { name: `grow/${crypto.randomUUID()}.md`, content: docs[0]!.content } }] })],
+        ]);
       }
-      // Measured once every embedding has landed, as the docs benchmark does.
-      for (let waited = 0; waited < 600; waited += 5) {
-        const [row] = await querySql<{ n: number }>(`SELECT COUNT(*) AS n FROM embeddings WHERE status = 'pending'`, server.target);
-        if (!row || row.n === 0) break;
-        await new Promise((r) => setTimeout(r, 5000));
-      }
-      const search = (type: string) => () => docsCall("docs_query", { steps: [{ op: "search", params: { query: "parse options and return the default value", type } }] });
-      await measure(docRows, [
-        ...floor,
-        ["docs keyword search", search("keyword")],
-        ["docs hybrid search", search("hybrid")],
-        ["docs add (one document)", () => docsCall("docs_execute", { operations: [{ op: "add", params: { name: `grow/${crypto.randomUUID()}.md`, content: docs[0]!.content } }] })],
-      ]);
+      console.log(`with documents: database ${((await databaseBytes(server.target)) / 2 ** 20).toFixed(1)} MiB`);
+      table(`Documents in one tenant (${REQUESTS} sequential calls per cell)`, DOC_SIZES, docRows);
     }
-    console.log(`with documents: database ${((await databaseBytes(server.target)) / 2 ** 20).toFixed(1)} MiB`);
-    table(`Documents in one tenant (${REQUESTS} sequential calls per cell)`, DOC_SIZES, docRows);
 
     // Agents at once: each its own session, a mixed day's calls.
-    const agentRows: Row[] = [];
-    const sessions: ToolCaller[] = [];
-    for (const n of AGENTS) {
-      while (sessions.length < n) sessions.push(await mcpSession(base, keys[sessions.length % KEYS]!));
-      const calls = n * 10;
-      const mixed = async (i: number) => {
-        const call = sessions[i % n]!;
-        const kind = i % 4;
-        if (kind === 0) await call("log_change", { entity_path: `agents/a${i % n}.ts`, change_type: "modify", reasoning: "A write among many agents" });
-        else if (kind === 1) await call("task_claim", { project_id: "GROW", idempotency_key: crypto.randomUUID() });
-        else if (kind === 2) await call("blame", { entity_path: `table${i % 500}.col${i % 7}` });
-        else await call("task_query", { project_id: "GROW", limit: 20 });
-      };
-      const healthz = await load(calls, n, async () => void (await (await fetch(`${base}/healthz`)).text()));
-      const f = await load(calls, n, mixed);
-      record(agentRows, "GET /healthz (floor), at once", healthz);
-      record(agentRows, "mixed calls (log_change, task_claim, blame, task_query), at once", f);
-      console.log(`${n} agents: mixed ${f.rps.toFixed(1)} calls/s, healthz ${healthz.rps.toFixed(1)} req/s`);
+    if (PARTS.has("agents")) {
+      const agentRows: Row[] = [];
+      const sessions: ToolCaller[] = [];
+      for (const n of AGENTS) {
+        while (sessions.length < n) sessions.push(await mcpSession(base, keys[sessions.length % KEYS]!));
+        const calls = n * 10;
+        const mixed = async (i: number) => {
+          const call = sessions[i % n]!;
+          const kind = i % 4;
+          if (kind === 0) await call("log_change", { entity_path: `agents/a${i % n}.ts`, change_type: "modify", reasoning: "A write among many agents" });
+          else if (kind === 1) await call("task_claim", { project_id: "GROW", idempotency_key: crypto.randomUUID() });
+          else if (kind === 2) await call("blame", { entity_path: `table${i % 500}.col${i % 7}` });
+          else await call("task_query", { project_id: "GROW", limit: 20 });
+        };
+        const healthz = await load(calls, n, async () => void (await (await fetch(`${base}/healthz`)).text()));
+        const f = await load(calls, n, mixed);
+        record(agentRows, "GET /healthz (floor), at once", healthz);
+        record(agentRows, "mixed calls (log_change, task_claim, blame, task_query), at once", f);
+        console.log(`${n} agents: mixed ${f.rps.toFixed(1)} calls/s, healthz ${healthz.rps.toFixed(1)} req/s`);
+      }
+      table(`Agents at once (10 calls each, over ${SIZES.at(-1)!.toLocaleString("en")} events and tasks)`, AGENTS, agentRows);
     }
-    table(`Agents at once (10 calls each, over ${SIZES.at(-1)!.toLocaleString("en")} events and tasks)`, AGENTS, agentRows);
   } finally {
     await server.close().catch((err: Error) => console.error(`cleanup: ${err.message}`));
   }

@@ -47,10 +47,10 @@ export type ClaimOutcome =
 const UNBLOCKED = `NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks b ON b.id = d.depends_on_task_id
   WHERE d.tenant_id = t.tenant_id AND d.task_id = t.id AND b.status NOT IN ('done', 'cancelled'))`;
 
-/** Open to a new claimant: unassigned todo, or in progress under a lease that has run out (`now` names the parameter). */
-const claimable = (now = "?") => `((t.status = 'todo' AND t.assignee_actor_id IS NULL)
-  OR (t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}))`;
-const CLAIMABLE = claimable();
+/** The two ways a task is open to a new claimant: unassigned todo, or in progress under a lease that has run out (`now` names the parameter). */
+const OPEN_TODO = `t.status = 'todo' AND t.assignee_actor_id IS NULL`;
+const leaseRanOut = (now = "?") => `t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}`;
+const claimable = (now = "?") => `((${OPEN_TODO}) OR (${leaseRanOut(now)}))`;
 
 /** Tasks as the claim reads name them: `t`, which UNBLOCKED correlates with. */
 const t = alias(tasks, "t");
@@ -89,14 +89,12 @@ export function taskClaim(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutco
 }
 
 /**
- * One claim-next attempt: the task.claimed row picks the candidate and the claim takes exactly the
- * task it names, in one atomic batch. (Finding the task after the claim by assignee, lease and time
- * could not tell apart two tasks the same actor claimed at the same instant.) Settles to null when a
- * candidate was picked but the claim lost it.
+ * The best claimable, unblocked task in scope (its id, tenant_id, project_id), by priority, then
+ * oldest, then id: the better of the best task in each claimable state. Each state's pick walks an
+ * index in that order (migrations/0054) and stops at its first unblocked task, where one pick over
+ * both states would sort every claimable task in scope first.
  */
-function claimNextAttempt(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutcome | null> {
-  const now = iso(s.now);
-  const lease = leaseEnd(s);
+export function claimCandidate(s: ClaimScope): { sql: string; params: unknown[] } {
   const scope: string[] = ["t.tenant_id = ?"];
   const params: unknown[] = [s.tenantId];
   if (s.projectId) {
@@ -112,6 +110,28 @@ function claimNextAttempt(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutco
                  AND pr.repository_id IN (SELECT value FROM json_each(?)))`);
     params.push(JSON.stringify(s.repositoryIds));
   }
+  // Hand SQL: a compound of ordered LIMIT-1 subqueries, which drizzle's query builder cannot nest.
+  const best = (state: string) => `SELECT * FROM (SELECT t.id, t.tenant_id, t.project_id, t.priority, t.created_at
+    FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
+    WHERE ${scope.join(" AND ")} AND ${state} AND ${UNBLOCKED}
+    ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1)`;
+  return {
+    sql: `SELECT c.id, c.tenant_id, c.project_id FROM (${best(OPEN_TODO)} UNION ALL ${best(leaseRanOut())}) c
+      ORDER BY c.priority ASC, c.created_at ASC, c.id ASC LIMIT 1`,
+    params: [...params, ...params, iso(s.now)],
+  };
+}
+
+/**
+ * One claim-next attempt: the task.claimed row picks the candidate and the claim takes exactly the
+ * task it names, in one atomic batch. (Finding the task after the claim by assignee, lease and time
+ * could not tell apart two tasks the same actor claimed at the same instant.) Settles to null when a
+ * candidate was picked but the claim lost it.
+ */
+function claimNextAttempt(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutcome | null> {
+  const now = iso(s.now);
+  const lease = leaseEnd(s);
+  const candidate = claimCandidate(s);
   return {
     statements: () => {
       const activityId = uuidv7(s.now.getTime());
@@ -120,12 +140,10 @@ function claimNextAttempt(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutco
         d1
           .prepare(
             `INSERT INTO activity (id, tenant_id, at, actor_id, verb, object_type, object_id, project_id, summary, severity, session_id, run_id, metadata)
-             SELECT ?, t.tenant_id, ?, ?, 'task.claimed', 'task', t.id, t.project_id, 'claimed until ' || ?, 'info', ?, ?, '{}'
-             FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
-             WHERE ${scope.join(" AND ")} AND ${CLAIMABLE} AND ${UNBLOCKED}
-             ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1`,
+             SELECT ?, c.tenant_id, ?, ?, 'task.claimed', 'task', c.id, c.project_id, 'claimed until ' || ?, 'info', ?, ?, '{}'
+             FROM (${candidate.sql}) c`,
           )
-          .bind(activityId, now, s.actorId, lease, s.sessionId, s.runId ?? null, ...params, now),
+          .bind(activityId, now, s.actorId, lease, s.sessionId, s.runId ?? null, ...candidate.params),
         d1
           .prepare(
             `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?, lease_token = lease_token + 1

@@ -2,7 +2,7 @@
  * Negative knowledge at claim time: what was tried on a task's paths and undone, and the decisions
  * about those paths that were rejected or superseded. task_claim answers it beside the claim.
  */
-import { and, desc, eq, gte, inArray, isNull, lt, or } from "drizzle-orm";
+import { and, desc, eq, gte, inArray, isNull, lt, or, sql } from "drizzle-orm";
 import { z } from "zod";
 import type { Ctx } from "../../core/context";
 import { clip } from "../../core/text";
@@ -70,7 +70,9 @@ async function taskPaths(ctx: Ctx, task: { id: string; ref: string }): Promise<{
     statementOf(
       ctx.d1,
       db
-        .selectDistinct({ entity_path: events.entityPath })
+        // `+` keeps SQLite from walking the tenant's whole path index in order to skip the DISTINCT's
+        // sort: the changeset index seeks the task's few events instead.
+        .selectDistinct({ entity_path: sql<string>`+${events.entityPath}`.as("entity_path") })
         .from(events)
         .where(and(eq(events.tenantId, ctx.tenantId), inArray(events.changesetId, [task.ref, task.id])))
         .limit(MAX_PATHS),

@@ -4,9 +4,10 @@
  * that were rejected or superseded. The task's paths come from its code refs' linked paths, its
  * path reservations and the entities of its changeset.
  */
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../../src/core/context";
-import { MAX_PRIOR_ENTRIES } from "../../../src/work/memory/prior";
+import { MAX_PRIOR_ENTRIES, priorAttemptsForTask } from "../../../src/work/memory/prior";
 import { MINUTE, newWorld, ok, type Structured, type World } from "../../support/helpers";
 
 const REPO = "acme/api";
@@ -102,6 +103,26 @@ describe("task_claim", () => {
     // Not claimed: nothing to answer either.
     const held = await w.other("carol");
     expect(await ok(held.ctx, "task_claim", { task_id: quiet.id })).toMatchObject({ claimed: false, reason: "held", prior_attempts: [] });
+  });
+
+  it("reads the changeset's entities through the changeset index, not a walk of every event's path", async () => {
+    const w = await world("prior-plan");
+    const task = await newTask(w.ctx, "Speed up login");
+    // The statements the answer runs, as they are bound, to explain the changeset's afterwards.
+    const bound: Array<{ sql: string; params: unknown[] }> = [];
+    const recording = {
+      prepare: (q: string) => ({ bind: (...params: unknown[]) => (bound.push({ sql: q, params }), env.DB.prepare(q).bind(...params)) }),
+      batch: (statements: D1PreparedStatement[]) => env.DB.batch(statements),
+    } as unknown as D1Database;
+    await priorAttemptsForTask({ ...w.ctx, d1: recording }, { id: task.id, ref: task.ref });
+    const changeset = bound.find((b) => b.sql.includes('"changeset_id" in'));
+    expect(changeset, bound.map((b) => b.sql).join("\n")).toBeDefined();
+    const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${changeset!.sql}`)
+      .bind(...changeset!.params)
+      .all<{ detail: string }>();
+    const details = plan.results.map((p) => p.detail).join(" | ");
+    expect(details).toContain("USING INDEX events_tenant_changeset_idx");
+    expect(details).not.toContain("events_tenant_path");
   });
 
   it(`answers at most ${MAX_PRIOR_ENTRIES}, and never another tenant's`, async () => {

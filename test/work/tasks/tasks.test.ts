@@ -17,6 +17,8 @@ import type { Env } from "../../../src/env";
 import worker from "../../../src/index";
 import type { Ctx } from "../../../src/core/context";
 import { DERIVED_WINDOW_MS } from "../../../src/core/idempotency";
+import { claimCandidate, type ClaimScope } from "../../../src/work/claims/model";
+import { listTaskSummaries, type TaskFilter } from "../../../src/work/tasks/model";
 import { count, DAY, MINUTE, ok, type Structured, refusedWithoutWrites, newWorld, type World } from "../../support/helpers";
 
 const T0 = "2030-01-01T00:00:00.000Z";
@@ -98,6 +100,10 @@ async function tenantState(tenantId: string) {
 
 /** Asserts a failed call with `code`, a full error body, and nothing written anywhere in the tenant. */
 const rejects = (ctx: Ctx, tool: string, args: unknown, code: string): Promise<Structured> => refusedWithoutWrites(ctx, tool, args, code, () => tenantState(ctx.tenantId));
+
+/** A D1 that answers every statement with its query plan (EXPLAIN QUERY PLAN) instead of running it. */
+const explaining = { prepare: (q: string) => env.DB.prepare(`EXPLAIN QUERY PLAN ${q}`) } as unknown as D1Database;
+const steps = (plan: unknown[]) => (plan as Array<{ detail: string }>).map((r) => r.detail);
 
 const claimsStub = (tenantId: string, projectId: string | null) => env.CLAIMS.get(env.CLAIMS.idFromName(`${tenantId}:${projectId ?? "*"}`));
 
@@ -855,6 +861,18 @@ describe("task_query", () => {
     expect(due.slice(2)).toEqual(["d", "a", "b"]);
   });
 
+  it("pages a project's tasks in priority order from an index, without sorting them", async () => {
+    const ctx = { tenantId: "t", d1: explaining } as Ctx;
+    const filters: TaskFilter[] = [{ projectId: "p" }, { projectId: "p", label: "db" }, { projectId: "p", state: "ready" }];
+    for (const f of filters) {
+      for (const after of [null, [1, T0, "x"]]) {
+        const plan = steps(await listTaskSummaries(ctx, f, "priority", after, 51)).join(" | ");
+        expect(plan).toContain("USING INDEX tasks_project_order_idx (tenant_id=? AND project_id=?)");
+        expect(plan).not.toContain("TEMP B-TREE");
+      }
+    }
+  });
+
   it("pages 120 tasks with a keyset cursor under every order_by, each task exactly once, in order", async () => {
     const w = await world("q-pages");
     await project(w.ctx, "PG");
@@ -1174,6 +1192,75 @@ describe("task_claim", () => {
     // Once the blocker is done, the blocked task is claimable.
     await update(bob.ctx, bobs.id as string, { status: "done" });
     expect((await claim(bob.ctx, { project_id: "CN" })).task).toMatchObject({ title: "blocked", assignee_actor_id: bob.id.actorId });
+  });
+
+  it("claim-next orders both claimable states together: priority, then oldest, then id; blocked tasks are skipped", async () => {
+    const w = await world("claim-order");
+    const bob = await w.other("bob");
+    await project(w.ctx, "CO");
+    const mk = async (title: string, args: Record<string, unknown> = {}) => {
+      const t = await create(w.ctx, "CO", { title, ...args });
+      w.clock.advance(MINUTE);
+      return t;
+    };
+    // Bob takes these by id on short leases that have run out by the time the agent claims.
+    const expiring = async (title: string, priority: number) => {
+      const t = await mk(title, { priority });
+      expect(await claim(bob.ctx, { task_id: t.id, lease_seconds: 60 })).toMatchObject({ claimed: true });
+      return t;
+    };
+    const blocker = await mk("assigned blocker", { priority: 4, assignee_actor_id: "bob" });
+    await mk("blocked, oldest of the best", { priority: 0, depends_on: [blocker.id] });
+    const lapsedLow = await expiring("lapsed, low", 3);
+    const lapsedBest = await expiring("lapsed, best", 0);
+    const twins = (
+      await many(w.ctx, "CO", [
+        { title: "twin", priority: 0 },
+        { title: "twin", priority: 0 },
+      ])
+    ).task_ids as string[];
+    w.clock.advance(MINUTE);
+    const todoP1 = await mk("todo, p1", { priority: 1 });
+    w.clock.advance(MINUTE);
+
+    const got: unknown[] = [];
+    for (let i = 0; i < 5; i++) got.push((await claim(w.ctx, { project_id: "CO", idempotency_key: `order-${i}` })).task?.id);
+    // The lapsed lease of the best priority beats the todo tasks of that priority (it is older); twins
+    // created at the same instant go by id; a lapsed lease of a worse priority waits its turn.
+    expect(got).toEqual([lapsedBest.id, ...twins.sort(), todoP1.id, lapsedLow.id]);
+    expect((await claim(w.ctx, { project_id: "CO", idempotency_key: "order-last" })).reason).toBe("pool_empty");
+  });
+
+  it("claim-next walks an index in claim order for each claimable state instead of sorting the tasks in scope", async () => {
+    const scope = { tenantId: "t", actorId: "a", sessionId: "s", leaseSeconds: 60, now: new Date(T0) };
+    const perProject = "USING INDEX tasks_project_status_order_idx (tenant_id=? AND project_id=? AND status=?)";
+    const perTenant = "USING INDEX tasks_status_order_idx (tenant_id=? AND status=?)";
+    const cases: Array<[Partial<ClaimScope>, string]> = [
+      [{ projectId: "p" }, perProject],
+      [{ projectId: "p", label: "db" }, perProject],
+      [{}, perTenant],
+      [{ label: "db", repositoryIds: ["r"] }, perTenant],
+    ];
+    for (const [narrow, index] of cases) {
+      const c = claimCandidate({ ...scope, ...narrow });
+      const plan = steps(
+        (
+          await explaining
+            .prepare(c.sql)
+            .bind(...c.params)
+            .all()
+        ).results,
+      );
+      expect(
+        plan.filter((d) => d.includes(index)),
+        plan.join(" | "),
+      ).toHaveLength(2);
+      // Only the two states' picks are sorted, against each other.
+      expect(
+        plan.filter((d) => d.includes("TEMP B-TREE")),
+        plan.join(" | "),
+      ).toEqual(["USE TEMP B-TREE FOR ORDER BY"]);
+    }
   });
 
   it("checks lease_seconds (60–86400) and leases from the caller's clock", async () => {
