@@ -70,8 +70,8 @@ export interface HitRow {
  * (a LIMIT of 0 skips a loop before it starts; a WHERE term on the bound would still walk every
  * match), and the common side's `f.rowid >= bound` lets FTS5 seek to the candidates and stop
  * after the page's newest. Ranking runs on rowids alone and snippet() only for the page, read in
- * one range scan of the page's rowids: a lookup per row costs a seek into each word's whole
- * posting list.
+ * one range scan of the page's rowids: a lookup per row reopens every word's posting list, which
+ * for a common word cost as much as the ranking.
  * Parameters: ?1 the FTS5 query, ?2 the tenant, ?3 the page size, then the filters'.
  */
 function hitsSql(fts: "search_fts" | "search_fts_trgm", filters: string): string {
