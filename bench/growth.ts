@@ -12,12 +12,18 @@ import { querySql, type Target } from "../scripts/wrangler";
 import { corpus } from "./corpus";
 import { type Figures, load, mcpSession, startBenchServer, type ToolCaller } from "./lib";
 
-const SIZES = (process.env.BENCH_GROWTH_SIZES ?? "1000,10000,100000").split(",").map(Number);
-const DOC_SIZES = (process.env.BENCH_GROWTH_DOC_SIZES ?? "1000,10000").split(",").map(Number);
-const AGENTS = (process.env.BENCH_GROWTH_AGENTS ?? "4,32,128").split(",").map(Number);
+/** A comma-separated list of sizes; empty skips that part. */
+const sizes = (v: string) =>
+  v
+    .split(",")
+    .filter((s) => s.trim() !== "")
+    .map(Number);
+const SIZES = sizes(process.env.BENCH_GROWTH_SIZES ?? "1000,10000,100000");
+const DOC_SIZES = sizes(process.env.BENCH_GROWTH_DOC_SIZES ?? "1000,10000");
+const AGENTS = sizes(process.env.BENCH_GROWTH_AGENTS ?? "4,32,128");
 const REQUESTS = Number(process.env.BENCH_GROWTH_REQUESTS ?? 100);
-/** The parts after events and tasks that run: documents, agents at once (both by default; `none` for neither). */
-const PARTS = new Set((process.env.BENCH_GROWTH_PARTS ?? "docs,agents").split(","));
+/** Times only the costs whose names contain this text (the floors always), to rerun one part quickly. */
+const ONLY = process.env.BENCH_GROWTH_ONLY ?? "";
 /** Distinct keys the agents share (each agent has its own MCP session): minting a key per agent would take minutes. */
 const KEYS = 8;
 const DOC_BATCH = 50;
@@ -60,6 +66,7 @@ function record(rows: Row[], cost: string, f: Figures): void {
 /** Times each cost sequentially at one size. */
 async function measure(rows: Row[], costs: Array<[string, () => Promise<unknown>]>): Promise<void> {
   for (const [cost, once] of costs) {
+    if (!cost.includes(ONLY) && !cost.includes("floor")) continue;
     await load(10, 1, async () => void (await once()));
     record(rows, cost, await load(REQUESTS, 1, async () => void (await once())));
   }
@@ -101,6 +108,8 @@ async function main(): Promise<void> {
         ["change_search, one event matches", () => lead("change_search", { query: "value_777 " })],
         ["change_search, every event matches", () => lead("change_search", { query: "nightly import" })],
         ["search (global), every event matches", () => lead("search", { q: "nightly import" })],
+        ["search (global), a common and a rare word", () => lead("search", { q: "nightly table42" })],
+        ["search (global), a fragment every event holds (trigram)", () => lead("search", { q: "ightly impor" })],
         ["log_change", () => lead("log_change", { entity_path: "grow.path", change_type: "modify", reasoning: "A write at this size" })],
         ["task_query, first page", () => lead("task_query", { project_id: "GROW" })],
         ["task_query, label", () => lead("task_query", { project_id: "GROW", label: "l3" })],
@@ -110,9 +119,10 @@ async function main(): Promise<void> {
       console.log(`${size.toLocaleString("en")} events and tasks: database ${((await databaseBytes(server.target)) / 2 ** 20).toFixed(1)} MiB`);
     }
     table(`Events and tasks in one tenant (${REQUESTS} sequential calls per cell)`, SIZES, rows);
+    if (DOC_SIZES.length === 0 && AGENTS.length === 0) return;
 
     // Documents, through the document store's own surface.
-    if (PARTS.has("docs")) {
+    if (DOC_SIZES.length > 0) {
       const docsCall = await mcpSession(base, keys[0]!, "/mcp?toolsets=docs");
       const docs = await corpus(Math.max(...DOC_SIZES));
       const docRows: Row[] = [];
@@ -142,7 +152,7 @@ async function main(): Promise<void> {
     }
 
     // Agents at once: each its own session, a mixed day's calls.
-    if (PARTS.has("agents")) {
+    if (AGENTS.length > 0) {
       const agentRows: Row[] = [];
       const sessions: ToolCaller[] = [];
       for (const n of AGENTS) {

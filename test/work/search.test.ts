@@ -247,51 +247,108 @@ describe("search", () => {
 
   describe("a word that matches more than SEARCH_CANDIDATES rows", () => {
     /** Index rows as the source tables' triggers write them, oldest first (seq grows). */
-    async function index(w: World, rows: Array<{ type?: string; title: string; body: string }>): Promise<string[]> {
+    async function index(w: World, rows: Array<{ type?: string; title: string; body: string; project?: string }>): Promise<string[]> {
       const ids = rows.map(() => uuidv7());
-      const insert = env.DB.prepare("INSERT INTO search_docs (tenant_id, object_type, object_id, project_id, title, body) VALUES (?, ?, ?, NULL, ?, ?)");
+      const insert = env.DB.prepare("INSERT INTO search_docs (tenant_id, object_type, object_id, project_id, title, body) VALUES (?, ?, ?, ?, ?, ?)");
       for (let i = 0; i < rows.length; i += 500) {
-        await env.DB.batch(rows.slice(i, i + 500).map((r, j) => insert.bind(w.id.tenantId, r.type ?? "event", ids[i + j], r.title, r.body)));
+        await env.DB.batch(rows.slice(i, i + 500).map((r, j) => insert.bind(w.id.tenantId, r.type ?? "event", ids[i + j], r.project ?? null, r.title, r.body)));
       }
       return ids;
     }
-    /** The ranking over every match, as search ranked before the bound: what a selective query must still give. */
-    const exhaustive = async (w: World, match: string, limit = 20) =>
+    /** The bm25 ranking over every match, as search ranked before the bound: what a selective query must still give. */
+    const exhaustive = async (w: World, match: string, limit = 20, fts = "search_fts") =>
       (
-        await env.DB.prepare(
-          `SELECT d.object_id FROM search_fts f JOIN search_docs d ON d.seq = f.rowid WHERE search_fts MATCH ?1 AND d.tenant_id = ?2 ORDER BY bm25(search_fts, 10, 1.0), d.seq DESC LIMIT ?3`,
-        )
+        await env.DB.prepare(`SELECT d.object_id FROM ${fts} f JOIN search_docs d ON d.seq = f.rowid WHERE ${fts} MATCH ?1 AND d.tenant_id = ?2 ORDER BY bm25(${fts}, 10, 1.0), d.seq DESC LIMIT ?3`)
           .bind(match, w.id.tenantId, limit)
           .all<{ object_id: string }>()
       ).results.map((r) => r.object_id);
 
-    it("ranks a selective word over all its matches, as before, and a common word among its newest matches only", async () => {
+    /**
+     * One tenant with more than SEARCH_CANDIDATES rows holding "nightly": old title hits, then
+     * body hits with a few title hits among the newest, whose bodies grow longer as they get newer
+     * (so bm25, which favours short rows, would put them oldest first); a rare word here and there.
+     * Newer still: a soft-deleted project's title hits, and another tenant's.
+     */
+    const OLD = 50;
+    const build = async () => {
       const w = await world("bound");
-      const old = 50;
+      const other = await world("bound-other");
       const rows = [
-        // The oldest rows carry the common word in their titles too: over every match they would rank first.
-        ...Array.from({ length: old }, (_, i) => ({ title: `nightly report ${i}`, body: `nightly import of batch ${i}${i % 10 === 0 ? " with a rarelabel" : ""}` })),
-        ...Array.from({ length: SEARCH_CANDIDATES + 100 }, (_, i) => ({ title: `event ${i}`, body: `nightly import of batch ${i}${i % 500 === 0 ? " with a rarelabel" : ""}` })),
+        ...Array.from({ length: OLD }, (_, i) => ({ title: `nightly report ${i}`, body: `nightly import of batch ${i}${i % 10 === 0 ? " with a rarelabel" : ""}` })),
+        ...Array.from({ length: SEARCH_CANDIDATES + 100 }, (_, i) =>
+          i % 400 === 7
+            ? { title: `nightly run ${i}`, body: `nightly import of batch ${i}${" and more".repeat(i / 100)}` }
+            : { title: `event ${i}`, body: `nightly import of batch ${i}${i % 500 === 0 ? " with a rarelabel" : ""}` },
+        ),
       ];
       const seeded = await index(w, rows);
-      await index(w, [{ type: "project", title: "Newest nightly project", body: "" }]);
+      const gone = (await ok(w.ctx, "project_create", { title: "Gone", key: "GONE" })).project.id as string;
+      await index(
+        w,
+        Array.from({ length: 5 }, (_, i) => ({ type: "task", title: `nightly hidden ${i}`, body: "", project: gone })),
+      );
+      await env.DB.prepare("UPDATE projects SET deleted_at = ? WHERE id = ?").bind(T0, gone).run();
+      const others = await index(
+        other,
+        Array.from({ length: 5 }, (_, i) => ({ title: `nightly elsewhere ${i}`, body: "nightly import" })),
+      );
+      // The documented order over the newest SEARCH_CANDIDATES visible matches: title matches, then the rest, newest first.
+      const window = seeded
+        .map((id, i) => ({ id, title: rows[i]!.title }))
+        .slice(-SEARCH_CANDIDATES)
+        .reverse();
+      const expected = [...window.filter((r) => r.title.startsWith("nightly")), ...window.filter((r) => !r.title.startsWith("nightly"))].map((r) => r.id);
+      return { w, other, seeded, others, expected, newest: window.map((r) => r.id) };
+    };
+    let built: ReturnType<typeof build> | undefined;
+    const fixture = () => (built ??= build());
 
-      // A selective word: the same first page as the exhaustive ranking, old rows included.
+    it("ranks a selective query over all its matches by bm25, as before, even when one of its words is common", async () => {
+      const { w, seeded } = await fixture();
       const rare = await search(w, { q: "rarelabel", limit: 20 });
-      expect(ids(rare)).toEqual(await exhaustive(w, "rarelabel"));
+      expect(ids(rare)).toEqual(await exhaustive(w, '"rarelabel"'));
       expect(ids(rare)).toEqual(expect.arrayContaining([seeded[0], seeded[10]]));
+      expect(rare.items[0]!.score).not.toBe(1);
+      const mixed = await search(w, { q: "nightly rarelabel", limit: 20 });
+      expect(ids(mixed)).toEqual(await exhaustive(w, '"nightly" "rarelabel"'));
+      expect(ids(mixed)).toEqual(expect.arrayContaining([seeded[0], seeded[10]]));
+      // The filters bound their own matches: five rows of kind task are ranked by bm25 (and the deleted project's stay hidden).
+      expect((await search(w, { q: "nightly", object_types: ["task"] })).items).toEqual([]);
+    });
 
-      // A common word: ranked among its newest SEARCH_CANDIDATES matches, so the old title hits are out of it.
-      const oldRows = new Set(seeded.slice(0, old));
-      expect((await exhaustive(w, "nightly", 6)).filter((id) => oldRows.has(id)).length).toBeGreaterThanOrEqual(5);
+    it("ranks a common word among its newest matches: title matches first, then the rest, each newest first", async () => {
+      const { w, seeded, expected, newest } = await fixture();
       const common = await search(w, { q: "nightly", limit: 20 });
-      expect(common.items).toHaveLength(20);
-      const newest = new Set(seeded.slice(-SEARCH_CANDIDATES));
-      expect(common.items.filter((i) => i.object_type === "event").every((i) => newest.has(i.object_id))).toBe(true);
+      expect(common.mode).toBe("words");
+      expect(ids(common)).toEqual(expected.slice(0, 20));
+      const titled = common.items.filter((i) => i.title.startsWith("nightly"));
+      expect(titled.length).toBeGreaterThanOrEqual(5);
+      expect(common.items.map((i) => i.score)).toEqual(common.items.map((i) => (i.title.startsWith("nightly") ? 1 : 0)));
+      // The old title hits are past the bound.
       expect(common.items.some((i) => i.title.startsWith("nightly report"))).toBe(false);
-      // The filters bound their own matches: the old reports alone are fewer than the bound, so all are ranked.
-      const projects = await search(w, { q: "nightly", object_types: ["project"] });
-      expect(projects.items.map((i) => i.title)).toEqual(["Newest nightly project"]);
+      expect(ids(common)).not.toEqual(expect.arrayContaining([seeded[0]]));
+      // A title match holds every word of q in the title: none holds "import", so two words rank newest first.
+      expect(ids(await search(w, { q: "nightly import", limit: 100 }))).toEqual(newest.slice(0, 100));
+    });
+
+    it("keeps tenants apart and a soft-deleted project hidden on the common path", async () => {
+      const { w, other, others, expected } = await fixture();
+      const common = await search(w, { q: "nightly", limit: 100 });
+      expect(common.items.some((i) => /hidden|elsewhere/.test(i.title))).toBe(false);
+      expect(ids(common)).toEqual(expected.slice(0, 100));
+      // The other tenant's five matches are its own, ranked by bm25 (equal rows: newest first).
+      expect(ids(await search(other, { q: "nightly" }))).toEqual([...others].reverse());
+    });
+
+    it("ranks a common fragment on the trigram index the same way, and a rare one by bm25", async () => {
+      const { w, expected } = await fixture();
+      const frag = await search(w, { q: "ightl", limit: 20 });
+      expect(frag.items.every((i) => i.match === "trigram")).toBe(true);
+      expect(ids(frag)).toEqual(expected.slice(0, 20));
+      expect(frag.items[0]!.snippet).toContain("**");
+      const rare = await search(w, { q: "relabe", limit: 20 });
+      expect(rare.items.every((i) => i.match === "trigram")).toBe(true);
+      expect(ids(rare)).toEqual(await exhaustive(w, '"relabe"', 20, "search_fts_trgm"));
     });
   });
 });
