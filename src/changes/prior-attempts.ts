@@ -2,14 +2,14 @@
  * prior_attempts: earlier attempts on an entity, each with an inferred outcome, so an agent
  * does not repeat a change that was already tried and undone. Deterministic and read-only.
  */
-import { and, count, desc, eq, inArray, sql } from "drizzle-orm";
+import { and, desc, eq, inArray } from "drizzle-orm";
 import { dbOf, jsonValues, statementOf } from "../db/client";
-import { embeddings, events } from "../db/schema";
+import { events } from "../db/schema";
 import type { Ctx } from "../core/context";
 import { failureText, ToolError } from "../core/errors";
 import { byHistory, e, eventFields, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, type EventWithSeq } from "./events";
 import { LocalHashEmbedder } from "../search/embedder";
-import { nearest, selectSemantic } from "../search/semantic";
+import { nearest, pendingEmbeddings, selectSemantic } from "../search/semantic";
 import { VECTORIZE_LIMITS } from "../search/vector-index";
 import { nameKeySql, pathMatch } from "./paths";
 import { queryPath, statusOf, type DecisionStatus } from "./queries";
@@ -292,12 +292,7 @@ async function fuzzyAttempts(ctx: Ctx, text: string, input: PriorAttemptsInput, 
       best.set(path, Math.round(n.similarity * 1000) / 1000);
     }
   }
-  const pending = await dbOf(ctx)
-    .select({ n: count() })
-    .from(embeddings)
-    // `status = 'pending'` stays a literal: embeddings_pending_idx is partial (WHERE status = 'pending').
-    .where(and(eq(embeddings.tenantId, ctx.tenantId), eq(embeddings.objectType, "change_event"), sql`${embeddings.status} = 'pending'`))
-    .get();
+  const pending = await pendingEmbeddings(ctx.d1, ctx.tenantId, "change_event").get();
   const note = pending && pending.n > 0 ? `${pending.n} change event(s) still waiting for an embedding are not matched by fuzzy until the backfill runs` : "";
   // The local embedder knows shared words, not meaning: nothing near is no proof that nothing is related.
   if (best.size === 0 && layer.embedder instanceof LocalHashEmbedder) return { rows: null, note: LOCAL_NO_MATCH + (note ? `; ${note}` : ""), unmatched: true };

@@ -3,13 +3,10 @@
  * similarity, fused by reciprocal rank. Falls back to the full-text ranking, and says why, when
  * semantic search is off, misconfigured or its embedder is failing: search keeps working.
  */
-import { and, count, eq, sql } from "drizzle-orm";
-import { dbOf } from "../db/client";
-import { embeddings } from "../db/schema";
 import type { Env } from "../env";
 import { reciprocalRankFusion } from "./hybrid";
 import { failureText } from "../core/errors";
-import { nearest, selectSemantic } from "./semantic";
+import { nearest, pendingEmbeddings, selectSemantic } from "./semantic";
 import type { EmbedObjectType } from "./sources";
 
 export interface RankRequest {
@@ -69,12 +66,7 @@ export async function rankHybrid(req: RankRequest): Promise<RankResult> {
   const lexical = await lexicalIds;
   const similarity = new Map(near.map((n) => [n.id, n.similarity]));
   const fused = reciprocalRankFusion([lexical, near.map((n) => n.id)]);
-  const pending = await dbOf({ d1: req.env.DB })
-    .select({ n: count() })
-    .from(embeddings)
-    // `status = 'pending'` stays a literal: embeddings_pending_idx is partial (WHERE status = 'pending').
-    .where(and(eq(embeddings.tenantId, req.tenantId), eq(embeddings.objectType, req.type), sql`${embeddings.status} = 'pending'`))
-    .get();
+  const pending = await pendingEmbeddings(req.env.DB, req.tenantId, req.type).get();
   const note = pending && pending.n > 0 ? `${pending.n} ${req.type}(s) still waiting for an embedding are matched by words only until the backfill runs` : "";
   return {
     mode: "hybrid",

@@ -12,7 +12,7 @@ import { iso } from "../core/time";
 import type { Env } from "../env";
 import { DEFAULT_AI_MODEL, EmbeddingError, LocalHashEmbedder, WorkersAiEmbedder, type Embedder } from "./embedder";
 import { EMBED_SOURCES, parseVectorId, vectorId, type EmbedObjectType } from "./sources";
-import { D1VectorIndex, VectorizeVectorIndex, type VectorIndex } from "./vector-index";
+import { type CachedAnswer, D1VectorIndex, type VectorIndex, type VectorMatch, VectorizeVectorIndex } from "./vector-index";
 
 export interface SemanticLayer {
   embedder: Embedder;
@@ -78,8 +78,17 @@ const pendingFields = {
   content_hash: embeddings.contentHash,
 };
 
-/** `status = 'pending'` as a literal: embeddings_pending_idx is partial (WHERE status = 'pending'). */
+/** `status = 'pending'` as a literal: embeddings_pending_idx and embeddings_tenant_pending_idx are partial (WHERE status = 'pending'). */
 const isPending = sql`${embeddings.status} = 'pending'`;
+
+/** How many of a tenant's objects of one type still wait for an embedding, as `n` (read through embeddings_tenant_pending_idx). */
+export function pendingEmbeddings(d1: D1Database, tenantId: string, type: EmbedObjectType) {
+  const e = embeddings;
+  return dbOf({ d1 })
+    .select({ n: sql<number>`COUNT(*)`.as("n") })
+    .from(e)
+    .where(and(eq(e.tenantId, tenantId), eq(e.objectType, type), isPending));
+}
 
 interface PendingRow {
   tenant_id: string;
@@ -281,10 +290,39 @@ export interface NearestOptions {
 }
 
 /** The tenant's objects of one type nearest to `q`, best first, at or above minSimilarity. */
-export async function nearest(layer: SemanticLayer, tenantId: string, q: string, opts: NearestOptions): Promise<{ id: string; similarity: number }[]> {
+export async function nearest(layer: SemanticLayer, tenantId: string, q: string, opts: NearestOptions): Promise<Near[]> {
+  return nearestTo(layer, tenantId, await embedQuery(layer, q), opts);
+}
+
+export interface Near {
+  id: string;
+  similarity: number;
+}
+
+/** The query's vector, made once whether the cached vectors or the index answer it. */
+export async function embedQuery(layer: SemanticLayer, q: string): Promise<number[]> {
   const [values] = await layer.embedder.embed([q]);
-  const matches = await layer.index.query(tenantId, values!, { topK: opts.topK, filter: { object_type: opts.type, ...opts.filter } });
-  const out: { id: string; similarity: number }[] = [];
+  return values!;
+}
+
+/** `nearest` for a query already embedded. */
+export async function nearestTo(layer: SemanticLayer, tenantId: string, values: number[], opts: NearestOptions): Promise<Near[]> {
+  return nearOf(await layer.index.query(tenantId, values, queryOf(opts)), opts);
+}
+
+/**
+ * `nearestTo` answered from the vectors this isolate holds, without I/O: null when the index holds
+ * none here. The answer stands only when `check`, run in the caller's D1 batch, is `confirmed`.
+ */
+export function cachedNearest(layer: SemanticLayer, tenantId: string, values: number[], opts: NearestOptions): ({ near: Near[] } & Omit<CachedAnswer, "matches">) | null {
+  const answer = layer.index.cached?.(tenantId, values, queryOf(opts));
+  return answer ? { near: nearOf(answer.matches, opts), check: answer.check, confirmed: answer.confirmed } : null;
+}
+
+const queryOf = (opts: NearestOptions) => ({ topK: opts.topK, filter: { object_type: opts.type, ...opts.filter } });
+
+function nearOf(matches: VectorMatch[], opts: NearestOptions): Near[] {
+  const out: Near[] = [];
   for (const m of matches) {
     const parsed = parseVectorId(m.id);
     if (parsed?.type === opts.type && m.score >= opts.minSimilarity) out.push({ id: parsed.objectId, similarity: m.score });

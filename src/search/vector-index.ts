@@ -34,7 +34,19 @@ export interface VectorIndex {
   readonly kind: "local" | "vectorize";
   upsert(namespace: string, vectors: VectorRecord[]): Promise<void>;
   query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]>;
+  /**
+   * The answer `query` would give from vectors this isolate already holds, without any I/O, or
+   * null when none are held. It stands only if `check`, run in the caller's own D1 batch, shows
+   * the vectors unchanged (`confirmed` on its result); otherwise `query` gives the answer.
+   */
+  cached?(namespace: string, values: number[], q: VectorQuery): CachedAnswer | null;
   deleteByIds(namespace: string, ids: string[]): Promise<void>;
+}
+
+export interface CachedAnswer {
+  matches: VectorMatch[];
+  check: D1PreparedStatement;
+  confirmed(result: D1Result): boolean;
 }
 
 /** Vectorize limits (Cloudflare's published limits), enforced before a call so errors are ours. */
@@ -256,30 +268,23 @@ export class D1VectorIndex implements VectorIndex {
 
   async query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]> {
     checkFilter(q.filter);
-    const filter = Object.entries(q.filter ?? {});
     const gen = await this.generationQuery(namespace).get();
     let ns = loaded.get(namespace);
-    if (ns && ns.generation === (gen?.generation ?? 0)) {
-      // Most recently used goes to the back of the eviction order.
-      loaded.delete(namespace);
-      loaded.set(namespace, ns);
-    } else {
-      ns = await this.load(namespace);
-    }
-    // Stored scores were always of the float32 query: rounding it keeps every score as it was.
-    const query = Float32Array.from(values);
-    const rows = candidatesOf(namespace, ns, filter, query.length);
-    const { dims, weights } = sparse(query);
-    const { ids, offsets, scales, values: stored } = ns;
-    const best = new TopK(Math.min(q.topK, VECTORIZE_LIMITS.maxTopK), (row) => ids[row]!);
-    for (let r = 0; r < rows.length; r++) {
-      const row = rows[r]!;
-      const off = offsets[row]!;
-      let dot = 0;
-      for (let k = 0; k < dims.length; k++) dot += stored[off + dims[k]!]! * weights[k]!;
-      best.offer(row, dot * scales[row]!);
-    }
-    return best.take().map((m) => ({ id: ids[m.ref]!, score: m.score }));
+    if (ns && ns.generation === (gen?.generation ?? 0)) touch(namespace, ns);
+    else ns = await this.load(namespace);
+    return scan(namespace, ns, values, q);
+  }
+
+  cached(namespace: string, values: number[], q: VectorQuery): CachedAnswer | null {
+    checkFilter(q.filter);
+    const ns = loaded.get(namespace);
+    if (!ns) return null;
+    touch(namespace, ns);
+    return {
+      matches: scan(namespace, ns, values, q),
+      check: statementOf(this.d1, this.generationQuery(namespace)),
+      confirmed: (result) => Number((result.results[0] as { generation?: number } | undefined)?.generation ?? 0) === ns.generation,
+    };
   }
 
   async deleteByIds(namespace: string, ids: string[]): Promise<void> {
@@ -288,6 +293,30 @@ export class D1VectorIndex implements VectorIndex {
       await this.d1.batch([...batch.map((id) => statementOf(this.d1, db.delete(localVectors).where(and(eq(localVectors.namespace, namespace), eq(localVectors.id, id))))), this.bump(namespace)]);
     }
   }
+}
+
+/** Most recently used goes to the back of the eviction order. */
+function touch(namespace: string, ns: LoadedNamespace): void {
+  loaded.delete(namespace);
+  loaded.set(namespace, ns);
+}
+
+/** The best `q.topK` of a loaded namespace's vectors for the query, by dot product. */
+function scan(namespace: string, ns: LoadedNamespace, values: number[], q: VectorQuery): VectorMatch[] {
+  // Stored scores were always of the float32 query: rounding it keeps every score as it was.
+  const query = Float32Array.from(values);
+  const rows = candidatesOf(namespace, ns, Object.entries(q.filter ?? {}), query.length);
+  const { dims, weights } = sparse(query);
+  const { ids, offsets, scales, values: stored } = ns;
+  const best = new TopK(Math.min(q.topK, VECTORIZE_LIMITS.maxTopK), (row) => ids[row]!);
+  for (let r = 0; r < rows.length; r++) {
+    const row = rows[r]!;
+    const off = offsets[row]!;
+    let dot = 0;
+    for (let k = 0; k < dims.length; k++) dot += stored[off + dims[k]!]! * weights[k]!;
+    best.offer(row, dot * scales[row]!);
+  }
+  return best.take().map((m) => ({ id: ids[m.ref]!, score: m.score }));
 }
 
 /** The slice of the Vectorize (V2) binding this adapter uses. */

@@ -15,12 +15,12 @@ import { and, eq, isNull, sql } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
 import { dbOf, statementOf } from "../../db/client";
 import { ftsPhrase, ftsWords } from "../../core/fts";
-import { docTexts, documents, embeddings } from "../../db/schema";
+import { docTexts, documents } from "../../db/schema";
 import type { Ctx } from "../../core/context";
 import { invalidInput, ToolError } from "../../core/errors";
 import { clip } from "../../core/text";
 import { reciprocalRankFusion } from "../../search/hybrid";
-import { nearest, selectSemantic } from "../../search/semantic";
+import { cachedNearest, embedQuery, type Near, nearestTo, pendingEmbeddings, selectSemantic, type SemanticLayer } from "../../search/semantic";
 import { snippetAround } from "../../search/snippet";
 import { globMatcher } from "../../core/glob";
 import { scopeMatcher } from "../sessions/model";
@@ -354,59 +354,111 @@ interface LiveRow {
   hash: string;
 }
 
-/** Vector neighbours, mapped to live, in-scope documents, best first. */
-async function semanticCandidates(ctx: Ctx, q: string, filters: Filters): Promise<{ candidates: Candidate[]; pending: number } | { unavailable: string }> {
+/**
+ * The vector side's first half: the query's neighbours, from the vectors this isolate holds when
+ * it holds them (no I/O: `cached` is confirmed in the batch that maps them to documents), else
+ * from the index.
+ */
+type Neighbours = { layer: SemanticLayer; values: number[]; near: Near[]; cached?: { check: D1PreparedStatement; confirmed(result: D1Result): boolean } } | { unavailable: string };
+
+const VECTOR_OPTIONS = (layer: SemanticLayer) => ({ type: "document" as const, topK: VECTOR_CANDIDATES, minSimilarity: layer.embedder.minSimilarity });
+
+async function neighbours(ctx: Ctx, q: string): Promise<Neighbours> {
   const { layer, reason } = selectSemantic(ctx.env);
   if (!layer) return { unavailable: reason };
-  let near: { id: string; similarity: number }[];
   try {
-    near = await nearest(layer, ctx.tenantId, q, { type: "document", topK: VECTOR_CANDIDATES, minSimilarity: layer.embedder.minSimilarity });
+    const values = await embedQuery(layer, q);
+    const cached = cachedNearest(layer, ctx.tenantId, values, VECTOR_OPTIONS(layer));
+    if (cached) return { layer, values, near: cached.near, cached: { check: cached.check, confirmed: cached.confirmed } };
+    return { layer, values, near: await nearestTo(layer, ctx.tenantId, values, VECTOR_OPTIONS(layer)) };
   } catch (err) {
-    const message = err instanceof Error ? err.message : String(err);
-    console.warn(`[docs search] vector query failed: ${message}`);
-    return { unavailable: `the embedder is unavailable (${message.slice(0, 200)})` };
+    return vectorFailure(err);
   }
+}
+
+function vectorFailure(err: unknown): { unavailable: string } {
+  const message = err instanceof Error ? err.message : String(err);
+  console.warn(`[docs search] vector query failed: ${message}`);
+  return { unavailable: `the embedder is unavailable (${message.slice(0, 200)})` };
+}
+
+interface SemanticOutcome {
+  candidates: Candidate[];
+  pending: number;
+  /** Snippet columns already read for some of the documents (by doc_search seq). */
+  windows: Map<number, PageRow>;
+}
+
+/**
+ * The vector side's second half, one D1 batch: the neighbours mapped to live, in-scope documents
+ * (best first), the count still waiting for an embedding, the cached neighbours' confirmation and
+ * the snippet columns of the documents `guess` expects on the page (from the neighbours' ids), so
+ * the page usually needs no read of its own.
+ */
+async function semanticCandidates(
+  ctx: Ctx,
+  side: Exclude<Neighbours, { unavailable: string }>,
+  filters: Filters,
+  guess: (nearIds: string[]) => string[],
+  needles: string[],
+): Promise<SemanticOutcome | { unavailable: string }> {
   const f = filters.sql(3);
-  const [live, pending] = await ctx.d1.batch<Record<string, unknown>>([
-    // Hand SQL: the filter's SQL text (filters.sql) is shared with the keyword and hash reads.
-    ctx.d1
-      .prepare(`SELECT s.seq, s.doc_id, s.path, s.hash FROM doc_search s WHERE s.tenant_id = ?1 AND s.doc_id IN (SELECT value FROM json_each(?2))${f.text}`)
-      .bind(ctx.tenantId, JSON.stringify(near.map((n) => n.id)), ...f.params),
-    statementOf(
-      ctx.d1,
-      dbOf(ctx)
-        .select({ n: sql<number>`COUNT(*)`.as("n") })
-        .from(embeddings)
-        // The status literal stays in the SQL text: the partial index embeddings_pending_idx is declared WHERE status = 'pending'.
-        .where(and(eq(embeddings.tenantId, ctx.tenantId), eq(embeddings.objectType, "document"), sql`${embeddings.status} = 'pending'`)),
-    ),
-  ]);
-  const byId = new Map((live!.results as unknown as LiveRow[]).map((r) => [r.doc_id, r]));
+  const read = async (near: Near[], check: D1PreparedStatement | null) => {
+    const ids = guess(near.map((n) => n.id));
+    const statements = [
+      // Hand SQL: the filter's SQL text (filters.sql) is shared with the keyword and hash reads.
+      ctx.d1
+        .prepare(`SELECT s.seq, s.doc_id, s.path, s.hash FROM doc_search s WHERE s.tenant_id = ?1 AND s.doc_id IN (SELECT value FROM json_each(?2))${f.text}`)
+        .bind(ctx.tenantId, JSON.stringify(near.map((n) => n.id)), ...f.params),
+      statementOf(ctx.d1, pendingEmbeddings(ctx.d1, ctx.tenantId, "document")),
+    ];
+    const windowsAt = ids.length > 0 ? statements.push(windowsStatement(ctx, "doc_id", ids, needles)) - 1 : -1;
+    const checkAt = check ? statements.push(check) - 1 : -1;
+    const results = await ctx.d1.batch<Record<string, unknown>>(statements);
+    return { live: results[0]!, pending: results[1]!, windows: windowsAt >= 0 ? results[windowsAt]! : null, checked: checkAt >= 0 ? results[checkAt]! : null };
+  };
+  let near = side.near;
+  let got = await read(near, side.cached?.check ?? null);
+  if (side.cached && !side.cached.confirmed(got.checked!)) {
+    // The vectors changed since this isolate read them: the index answers, and the batch is read again.
+    try {
+      near = await nearestTo(side.layer, ctx.tenantId, side.values, VECTOR_OPTIONS(side.layer));
+    } catch (err) {
+      return vectorFailure(err);
+    }
+    got = await read(near, null);
+  }
+  const byId = new Map((got.live.results as unknown as LiveRow[]).map((r) => [r.doc_id, r]));
   const candidates: Candidate[] = [];
   for (const n of near) {
     const row = byId.get(n.id); // absent: a replaced or deleted version, or filtered out
     if (!row || !filters.keep(row.path, row.hash)) continue;
     candidates.push({ ...row, score: round(n.similarity), match: "semantic", vector_score: round(n.similarity) });
   }
-  return { candidates, pending: Number((pending!.results[0] as { n: number } | undefined)?.n ?? 0) };
+  const windows = new Map(((got.windows?.results ?? []) as unknown as PageRow[]).map((r) => [r.seq, r]));
+  return { candidates, pending: Number((got.pending.results[0] as { n: number } | undefined)?.n ?? 0), windows };
 }
 
 interface PageRow extends WindowCols {
   seq: number;
 }
 
-/** Snippet columns for the page's documents that the ranking statement did not compute. */
-async function pageRows(ctx: Ctx, seqs: number[], needles: string[]): Promise<Map<number, PageRow>> {
-  if (seqs.length === 0) return new Map();
+/** Snippet columns for the documents of doc_search whose `column` is one of `keys`. */
+function windowsStatement(ctx: Ctx, column: "seq" | "doc_id", keys: (number | string)[], needles: string[]): D1PreparedStatement {
   // Hand SQL: a materialized CTE whose snippet columns (WINDOW_COLUMNS) are shared with the ranking statement.
-  const res = await ctx.d1
+  return ctx.d1
     .prepare(
       `WITH page AS MATERIALIZED (
-         SELECT s.seq, ${positionOf("?2")} AS pos FROM doc_search s WHERE s.tenant_id = ?3 AND s.seq IN (SELECT value FROM json_each(?1)))
+         SELECT s.seq, ${positionOf("?2")} AS pos FROM doc_search s WHERE s.tenant_id = ?3 AND s.${column} IN (SELECT value FROM json_each(?1)))
        SELECT page.seq, ${WINDOW_COLUMNS} FROM page JOIN doc_search s ON s.seq = page.seq`,
     )
-    .bind(JSON.stringify(seqs), JSON.stringify(needles.slice(0, SNIPPET_NEEDLES)), ctx.tenantId)
-    .all<PageRow>();
+    .bind(JSON.stringify(keys), JSON.stringify(needles.slice(0, SNIPPET_NEEDLES)), ctx.tenantId);
+}
+
+/** Snippet columns for the page's documents that no earlier statement computed. */
+async function pageRows(ctx: Ctx, seqs: number[], needles: string[]): Promise<Map<number, PageRow>> {
+  if (seqs.length === 0) return new Map();
+  const res = await windowsStatement(ctx, "seq", seqs, needles).all<PageRow>();
   return new Map(res.results.map((r) => [r.seq, r]));
 }
 
@@ -474,12 +526,13 @@ async function hashLookup(ctx: Ctx, hash: string, params: SearchParams, filters:
 }
 
 /** The document ids a page of candidates names, with titles and snippets; a document gone meanwhile drops out. */
-async function present(ctx: Ctx, page: Candidate[], needles: string[], params: SearchParams, kind: Kind): Promise<SearchResult[]> {
+async function present(ctx: Ctx, page: Candidate[], needles: string[], params: SearchParams, kind: Kind, read: Map<number, PageRow>): Promise<SearchResult[]> {
   const rows = await pageRows(
     ctx,
-    page.flatMap((c) => (c.seq === null || c.window ? [] : [c.seq])),
+    page.flatMap((c) => (c.seq === null || c.window || read.has(c.seq) ? [] : [c.seq])),
     needles,
   );
+  for (const [seq, row] of read) rows.set(seq, row);
   const withLines = params.line_numbers || params.context > 0;
   const out: SearchResult[] = [];
   for (const c of page) {
@@ -512,6 +565,7 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
   let candidates: Candidate[];
   let total: number;
   let needles: string[] = [];
+  let read = new Map<number, PageRow>();
 
   if (params.hash !== undefined && params.hash.trim() !== "") {
     if (params.query) warnings.push("'hash' was given, so this is a direct hash lookup; 'query' was not used.");
@@ -530,8 +584,8 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
     const want = params.type === "hybrid" ? Math.max(params.limit, LEXICAL_CANDIDATES) : params.limit;
     let keyword: KeywordOutcome | null = null;
     // The vector side does not depend on the keyword side: both are under way at once.
-    const semantic = params.type === "keyword" ? null : semanticCandidates(ctx, q, filters);
-    semantic?.catch(() => {}); // awaited below; a keyword failure must not leave it unhandled
+    // The vector side's neighbours do not depend on the keyword side: both are under way at once.
+    const vector = params.type === "keyword" ? null : neighbours(ctx, q);
     if (params.type !== "semantic") {
       // A keyword-only page is final as ranked, so its snippets come in the ranking statement.
       keyword = await keywordSearch(ctx, words, want, params, filters, params.type === "keyword" && !params.paths_only);
@@ -547,7 +601,11 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
       candidates = keyword!.candidates;
       total = keyword!.total;
     } else {
-      const sem = await semantic!;
+      const side = await vector!;
+      // The page's snippets are read with the neighbours' documents, for the page fusion will likely make.
+      const lexicalIds = keyword?.candidates.map((c) => c.doc_id) ?? [];
+      const guess = (nearIds: string[]) => (params.paths_only ? [] : params.type === "semantic" ? nearIds : reciprocalRankFusion([lexicalIds, nearIds]).map((f) => f.id)).slice(0, params.limit);
+      const sem = "unavailable" in side ? side : await semanticCandidates(ctx, side, filters, guess, needles);
       if ("unavailable" in sem) {
         if (params.type === "semantic") {
           throw new ToolError("semantic_unavailable", `Semantic search is not available: ${sem.unavailable}.`, {
@@ -560,6 +618,7 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
         candidates = keyword!.candidates.slice(0, params.limit);
         total = keyword!.total;
       } else {
+        read = sem.windows;
         if (sem.pending > 0) warnings.push(`${sem.pending} document(s) still waiting for an embedding are matched by words only until the backfill runs.`);
         if (params.type === "semantic") {
           kind = "semantic";
@@ -598,7 +657,7 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
     ...(warnings.length > 0 ? { warnings } : {}),
   });
   if (params.paths_only) return base({ paths: page.map((c) => c.path) });
-  const results = await present(ctx, page, needles, params, kind);
+  const results = await present(ctx, page, needles, params, kind, read);
   return base({ results });
 }
 

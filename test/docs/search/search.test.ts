@@ -4,6 +4,9 @@ import { ZodError } from "zod";
 import { capText, extractText, htmlToText, MAX_INDEXED_TEXT_BYTES } from "../../../src/docs/extract/extract";
 import { MISSING_QUERY_MESSAGE, searchDocuments, type SearchResponse, trigramSimilarity } from "../../../src/docs/search/model";
 import { searchOp } from "../../../src/docs/search/search";
+import { pinOp, startOp, stopOp } from "../../../src/docs/sessions/session";
+import { pendingEmbeddings } from "../../../src/search/semantic";
+import type { AnyOpDef } from "../../../src/docs/shared";
 import { deleteDocument, putDocument } from "../../../src/docs/store/store";
 import { documentTitle, indexText, tenantKey, vocabulary } from "../../../src/docs/store/text-index";
 import type { Ctx } from "../../../src/core/context";
@@ -35,6 +38,9 @@ async function search(ctx: Ctx, raw: Record<string, unknown>): Promise<SearchRes
   const params = searchOp.params.parse(searchOp.normalize!(raw));
   return (await searchOp.run(ctx, params)) as unknown as SearchResponse;
 }
+
+/** A session op as the composite tools run it. */
+const runOp = (op: AnyOpDef, ctx: Ctx, raw: Record<string, unknown>) => op.run(ctx, op.params.parse(op.normalize ? op.normalize(raw) : raw));
 
 const offCtx = (ctx: Ctx): Ctx => ({ ...ctx, env: { ...ctx.env, SEMANTIC_SEARCH: "off" } });
 
@@ -350,6 +356,51 @@ describe("docs_query", () => {
       const err = await refusal(search(off, { query: "fallback", type: "semantic" }));
       expect(err.code).toBe("semantic_unavailable");
     });
+    it("counts a tenant's embeddings still pending through its partial index, not through every row it has", async () => {
+      const q = pendingEmbeddings(env.DB, "t", "document").toSQL();
+      const plan = await env.DB.prepare(`EXPLAIN QUERY PLAN ${q.sql}`)
+        .bind(...q.params)
+        .all<{ detail: string }>();
+      expect(plan.results.map((p) => p.detail).join("\n")).toContain("INDEX embeddings_tenant_pending_idx (tenant_id=? AND object_type=?)");
+    });
+
+    it("answers from the vectors an isolate holds only while they are current: a document embedded since is found", async () => {
+      const ctx = await freshCtx();
+      await add(ctx, "log/a.md", "lighthouse keeper logbook entries");
+      await settle(ctx);
+      expect((await search(ctx, { query: "lighthouse keeper logbook", type: "semantic" })).results!.map((x) => x.path)).toEqual(["log/a.md"]);
+      const b = await add(ctx, "log/b.md", "lighthouse keeper logbook notes");
+      await settle(ctx);
+      const sem = await search(ctx, { query: "lighthouse keeper logbook", type: "semantic" });
+      expect(sem.results!.map((x) => x.path).sort()).toEqual(["log/a.md", "log/b.md"]);
+      const hyb = await search(ctx, { query: "lighthouse keeper logbook", type: "hybrid" });
+      expect(hyb.results!.find((x) => x.id === b.id)?.score_breakdown?.vector_score).not.toBeNull();
+    });
+
+    it("gives a document the same snippet and lines in every mode", async () => {
+      const ctx = await freshCtx();
+      // The match lies past the first 4,000 characters: a snippet read around the wrong place would miss it.
+      const filler = Array.from({ length: 200 }, (_, i) => `filler line ${i + 1} with nothing in it`);
+      const deep = [...filler.slice(0, 150), "the harbour tide report for the northern quay", ...filler.slice(150)].join("\n");
+      await add(ctx, "tides/deep.txt", deep);
+      await add(ctx, "tides/short.txt", "harbour tide report");
+      await add(ctx, "tides/other.txt", `${filler.slice(0, 30).join("\n")}\nthe harbour master's tide table\n${filler.slice(30).join("\n")}`);
+      await settle(ctx);
+      for (const extra of [{}, { line_numbers: true, context: 2 }, { context: 1 }]) {
+        const byMode = new Map<string, Map<string, unknown>>();
+        for (const type of ["keyword", "semantic", "hybrid"]) {
+          const r = await search(ctx, { query: "harbour tide report", type, ...extra });
+          expect(r.type, type).toBe(type);
+          byMode.set(type, new Map(r.results!.map((x) => [x.path, { snippet: x.snippet, line_start: x.line_start, line_end: x.line_end }])));
+        }
+        const keyword = byMode.get("keyword")!;
+        expect([...keyword.keys()].sort()).toEqual(["tides/deep.txt", "tides/other.txt", "tides/short.txt"]);
+        expect((keyword.get("tides/deep.txt") as { snippet: string }).snippet).toContain("harbour tide report");
+        for (const type of ["semantic", "hybrid"]) {
+          for (const [path, shown] of byMode.get(type)!) expect(shown, `${type} ${path} ${JSON.stringify(extra)}`).toEqual(keyword.get(path));
+        }
+      }
+    });
   });
 
   describe("search: live versions only", () => {
@@ -405,6 +456,35 @@ describe("docs_query", () => {
       await settle(ctx);
       const sem = await searchDocuments(ctx, searchOp.params.parse({ query: "papaya smoothie recipe", type: "semantic" }), { patterns: ["pinned/**"], hashes: [] });
       expect(sem.results!.map((x) => x.id)).toEqual([a.id]);
+    });
+
+    it("keeps to the current session's pins through the op, and to the whole store without pins or with use_session false", async () => {
+      const ctx = await freshCtx();
+      const a = await add(ctx, "pinned/a.md", "walrus tusk measurements from the survey");
+      const b = await add(ctx, "loose/b.md", "walrus tusk measurements from the survey again");
+      await settle(ctx);
+      const ids = async (extra: Record<string, unknown> = {}) => {
+        const out: Record<string, string[]> = {};
+        for (const type of ["keyword", "semantic", "hybrid"]) {
+          out[type] = (await search(ctx, { query: "walrus tusk measurements", type, ...extra })).results!.map((x) => x.id).sort();
+        }
+        return out;
+      };
+      const all = [a.id, b.id].sort();
+      const everywhere = (list: string[]) => ({ keyword: list, semantic: list, hybrid: list });
+      expect(await ids()).toEqual(everywhere(all));
+      await runOp(startOp, ctx, { name: "survey" });
+      expect(await ids(), "a session without pins").toEqual(everywhere(all));
+      await runOp(pinOp, ctx, { path: "pinned/**" });
+      expect(await ids(), "pinned").toEqual(everywhere([a.id]));
+      expect(await ids({ use_session: false }), "use_session false").toEqual(everywhere(all));
+      await runOp(pinOp, ctx, { hash: b.hash });
+      expect(await ids(), "pinned by hash too").toEqual(everywhere(all));
+      await runOp(stopOp, ctx, {});
+      expect(await ids(), "stopped").toEqual(everywhere(all));
+      await runOp(startOp, ctx, { name: "survey-2" });
+      await runOp(pinOp, ctx, { hash: b.hash });
+      expect(await ids(), "a new session's pins").toEqual(everywhere([b.id]));
     });
 
     it("shows a tenant nothing of another tenant's documents", async () => {
