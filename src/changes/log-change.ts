@@ -1,7 +1,7 @@
 /** log_change: the change ledger's only writer. */
 import { and, desc, eq, inArray, isNull, sql, type SQL } from "drizzle-orm";
 import { alias } from "drizzle-orm/sqlite-core";
-import { byColumnName, compiledInsert, dbOf } from "../db/client";
+import { byColumnName, compiled, compiledInsert, dbOf, type Db } from "../db/client";
 import { uuidv7 } from "../db/ids";
 import { events, type NewEvent, projectRepositories, projects, repositories, runs } from "../db/schema";
 import { iso, parseIsoInstant, parseOffset } from "../core/time";
@@ -97,29 +97,37 @@ async function resolveSupersede(ctx: Ctx, path: string, explicitId: string): Pro
  */
 export async function defaultProject(ctx: Ctx, repositoryId?: string): Promise<string> {
   if (!ctx.runId && !repositoryId) return "";
-  const db = dbOf(ctx);
-  const [u, r, pr, p] = [alias(runs, "u"), alias(repositories, "r"), alias(projectRepositories, "pr"), alias(projects, "p")];
-  // The one live project the repository is the primary repository of; null when it is none or several's.
+  const statement = repositoryId ? projectOfRepository(ctx.d1, { tenant: ctx.tenantId, id: repositoryId }) : projectOfRun(ctx.d1, { tenant: ctx.tenantId, id: ctx.runId! });
+  const row = await statement.first<{ repository: string; project: string | null }>();
+  return row?.project ?? row?.repository ?? "";
+}
+
+const [u, r, pr, p] = [alias(runs, "u"), alias(repositories, "r"), alias(projectRepositories, "pr"), alias(projects, "p")];
+
+/** A repository's name and the one live project it is the primary repository of (null when it is none or several's). */
+const defaultProjectFields = (db: Db) => {
   const primaryProject = db
     .select({ key: sql<string | null>`CASE WHEN COUNT(*) = 1 THEN MAX(${p.key}) END` })
     .from(pr)
     .innerJoin(p, and(eq(p.tenantId, pr.tenantId), eq(p.id, pr.projectId)))
     .where(and(eq(pr.tenantId, r.tenantId), eq(pr.repositoryId, r.id), eq(pr.role, "primary"), isNull(p.deletedAt)));
-  const fields = { repository: r.name, project: sql<string | null>`(${primaryProject})` };
-  const row = repositoryId
-    ? await db
-        .select(fields)
-        .from(r)
-        .where(and(eq(r.tenantId, ctx.tenantId), eq(r.id, repositoryId)))
-        .get()
-    : await db
-        .select(fields)
-        .from(u)
-        .innerJoin(r, and(eq(r.tenantId, u.tenantId), eq(r.id, u.repositoryId)))
-        .where(and(eq(u.tenantId, ctx.tenantId), eq(u.id, ctx.runId!)))
-        .get();
-  return row?.project ?? row?.repository ?? "";
-}
+  return { repository: sql<string>`${r.name}`.as("repository"), project: sql<string | null>`(${primaryProject})`.as("project") };
+};
+
+// Compiled once: every change attributed to a run or a repository reads its default project.
+const projectOfRepository = compiled(["tenant", "id"], (db, v) =>
+  db
+    .select(defaultProjectFields(db))
+    .from(r)
+    .where(and(eq(r.tenantId, v.tenant), eq(r.id, v.id))),
+);
+const projectOfRun = compiled(["tenant", "id"], (db, v) =>
+  db
+    .select(defaultProjectFields(db))
+    .from(u)
+    .innerJoin(r, and(eq(r.tenantId, u.tenantId), eq(r.id, u.repositoryId)))
+    .where(and(eq(u.tenantId, v.tenant), eq(u.id, v.id))),
+);
 
 // Compiled once: every change inserts its rows.
 const insertEvent = compiledInsert(events);
