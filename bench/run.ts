@@ -72,7 +72,7 @@ async function main(): Promise<void> {
         ["change_search 'value_777 ' (one event)", "change_search", { query: "value_777 " }],
         ["change_search 'zzqx' (no match)", "change_search", { query: "zzqx" }],
         ["change_diff 'table42' (prefix, 1 in 500)", "change_diff", { entity_path: "table42" }],
-        ["search 'nightly import' (every event matches, bm25 over all)", "search", { q: "nightly import" }],
+        ["search 'nightly import' (every event matches; past 2,000 matches, newest with title matches first)", "search", { q: "nightly import" }],
         ["search 'table42' (title words, 1 in 500)", "search", { q: "table42" }],
         ["search 'zzqx' (no word, no substring)", "search", { q: "zzqx" }],
       ];
