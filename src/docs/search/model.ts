@@ -583,7 +583,6 @@ export async function searchDocuments(ctx: Ctx, rawParams: SearchParams, scope?:
     needles = words;
     const want = params.type === "hybrid" ? Math.max(params.limit, LEXICAL_CANDIDATES) : params.limit;
     let keyword: KeywordOutcome | null = null;
-    // The vector side does not depend on the keyword side: both are under way at once.
     // The vector side's neighbours do not depend on the keyword side: both are under way at once.
     const vector = params.type === "keyword" ? null : neighbours(ctx, q);
     if (params.type !== "semantic") {
