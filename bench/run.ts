@@ -54,6 +54,8 @@ async function main(): Promise<void> {
       console.log(`  ${c} client(s): ${(p50s["tools/call blame"]![c]! / p50s["plain route, blame's query"]![c]!).toFixed(2)}x`);
     }
 
+    // BENCH_SCALE_REQUESTS=0 stops after the MCP layer's table (no seeding).
+    if (SCALE_REQUESTS === 0) return;
     const scaleCall = await mcpSession(base, scaleKey);
     const scaleTenant = await server.tenantId("scale");
     console.log(`\n## Scale: change_search, change_diff and search (${SCALE_REQUESTS} sequential requests per cell)\n`);

@@ -4,9 +4,13 @@
  * every /mcp request (OAuth token or API key), and hands everything else to the app unchanged.
  */
 import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
-import { Hono } from "hono";
+import { type Context, Hono } from "hono";
 import { app } from "./app";
+import { apiKeyProps } from "./auth/caller";
+import { identityForApiKey } from "./auth/identity";
+import { KEY_PREFIX } from "./auth/provision";
 import { canonicalOrigin, MCP_PATH, providerOptions, REGISTER_PATH, TOKEN_PATH } from "./auth/oauth";
+import { dbOf } from "./db/client";
 import type { Env } from "./env";
 import { cimdTokenGuard, registrationGuard } from "./http/oauth-guards";
 import { originGuard } from "./http/origin";
@@ -37,9 +41,38 @@ edge.use(`${MCP_PATH}/*`, originGuard());
 edge.use(REGISTER_PATH, registrationGuard);
 edge.use(TOKEN_PATH, cimdTokenGuard);
 
-edge.all("*", (c) => {
+/** The API key a request to /mcp or below it bears in the form the provider accepts, or null. */
+function apiKeyBearer(request: Request, url: URL): string | null {
+  if (url.pathname !== MCP_PATH && !url.pathname.startsWith(`${MCP_PATH}/`)) return null;
+  const header = request.headers.get("Authorization");
+  const scheme = "Bearer ";
+  if (!header?.startsWith(scheme + KEY_PREFIX)) return null;
+  const token = header.slice(scheme.length);
+  return /[\s,]/.test(token) ? null : token;
+}
+
+/**
+ * An agent's call with a known API key, answered as the provider would answer it (the same props
+ * and auth on the context, the same handler) without its per-request routing, which costs more CPU
+ * than the rest of the edge. Anything else (a browser's request, which gets CORS headers; a token;
+ * an unknown key, whose refusal the provider words; another origin) goes through the provider.
+ */
+async function apiKeyCall(c: Context<{ Bindings: Env }>, url: URL, origin: string): Promise<Response | null> {
+  if (origin !== url.origin || c.req.method === "OPTIONS" || c.req.raw.headers.has("Origin")) return null;
+  const token = apiKeyBearer(c.req.raw, url);
+  const identity = token ? await identityForApiKey(dbOf({ d1: c.env.DB }), token) : null;
+  if (!token || !identity) return null;
+  const ctx = c.executionCtx as ExecutionContext & { props?: unknown; auth?: unknown };
+  ctx.props = apiKeyProps(identity);
+  ctx.auth = { token, audience: `${origin}${MCP_PATH}`, scope: [] };
+  return app.fetch(c.req.raw, { ...c.env }, ctx);
+}
+
+edge.all("*", async (c) => {
   const url = new URL(c.req.url);
   const origin = canonicalOrigin(url);
+  const fast = await apiKeyCall(c, url, origin);
+  if (fast) return fast;
   const request = origin === url.origin ? c.req.raw : new Request(`${origin}${url.pathname}${url.search}`, c.req.raw);
   // A copy: the provider caches its helpers on env as OAUTH_PROVIDER, and they belong to one origin.
   const env = { ...c.env };
