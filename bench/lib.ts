@@ -122,6 +122,33 @@ export async function mcpSession(base: string, key: string, path = "/mcp"): Prom
 }
 
 /**
+ * A tools/call function on MCP 2026-07-28, which has no session: each call carries the revision's
+ * `_meta` envelope and headers, and no session object is consulted.
+ */
+export function statelessCaller(base: string, key: string, path = "/mcp"): ToolCaller {
+  const revision = "2026-07-28";
+  const envelope = { "io.modelcontextprotocol/protocolVersion": revision, "io.modelcontextprotocol/clientInfo": { name: "bench", version: "1" }, "io.modelcontextprotocol/clientCapabilities": {} };
+  let id = 1;
+  return async (name, args) => {
+    const res = await fetch(`${base}${path}`, {
+      method: "POST",
+      headers: {
+        Authorization: `Bearer ${key}`,
+        "Content-Type": "application/json",
+        Accept: "application/json, text/event-stream",
+        "MCP-Protocol-Version": revision,
+        "Mcp-Method": "tools/call",
+        "Mcp-Name": name,
+      },
+      body: JSON.stringify({ jsonrpc: "2.0", id: id++, method: "tools/call", params: { name, arguments: args, _meta: envelope } }),
+    });
+    const body = (await res.json()) as { result?: { isError?: boolean; structuredContent?: Record<string, unknown> } };
+    if (!res.ok || !body.result || body.result.isError) throw new Error(`${name} failed: ${JSON.stringify(body)}`);
+    return body.result.structuredContent ?? {};
+  };
+}
+
+/**
  * A tools/call function over the MCP SDK's own client (Streamable HTTP), as an agent connects:
  * the envelope's structuredContent of a call that succeeded, or an error naming the tool.
  * `timeoutMs` is how long one call may take (the SDK's own default is 60 s).

@@ -8,7 +8,7 @@
  *      with no MCP, auth or session.
  *   2. change_search, change_diff and the global search p50/p99 with 1k, 10k and 100k events.
  */
-import { load, mcpSession, startBenchServer } from "./lib";
+import { load, mcpSession, startBenchServer, statelessCaller } from "./lib";
 
 const REQUESTS = Number(process.env.BENCH_REQUESTS ?? 2000);
 const SCALE_REQUESTS = Number(process.env.BENCH_SCALE_REQUESTS ?? 300);
@@ -21,6 +21,7 @@ async function main(): Promise<void> {
     const key = await server.key("bench", "bench-agent");
     const scaleKey = await server.key("scale", "bench-agent");
     const callTool = await mcpSession(base, key);
+    const callStateless = statelessCaller(base, key);
 
     // A realistic ledger to read from: 2,000 events over 200 entities.
     for (let i = 0; i < 2000; i++) {
@@ -31,6 +32,7 @@ async function main(): Promise<void> {
       ["GET /healthz (floor)", async () => void (await (await fetch(`${base}/healthz`)).text())],
       ["plain route, blame's query", async () => void (await (await fetch(plain)).text())],
       ["tools/call blame", async () => void (await callTool("blame", { entity_path: "table7.col2" }))],
+      ["tools/call blame, 2026-07-28 (no session)", async () => void (await callStateless("blame", { entity_path: "table7.col2" }))],
       ["tools/call change_history", async () => void (await callTool("change_history", { limit: 20 }))],
       [
         "tools/call log_change",
@@ -51,7 +53,9 @@ async function main(): Promise<void> {
     }
     console.log("\nMCP layer cost (p50 of tools/call blame ÷ p50 of the plain route):");
     for (const c of CONCURRENCY) {
-      console.log(`  ${c} client(s): ${(p50s["tools/call blame"]![c]! / p50s["plain route, blame's query"]![c]!).toFixed(2)}x`);
+      const plainP50 = p50s["plain route, blame's query"]![c]!;
+      const ratio = (op: string) => (p50s[op]![c]! / plainP50).toFixed(2);
+      console.log(`  ${c} client(s): ${ratio("tools/call blame")}x in a 2025-06-18 session, ${ratio("tools/call blame, 2026-07-28 (no session)")}x on 2026-07-28`);
     }
 
     // BENCH_SCALE_REQUESTS=0 stops after the MCP layer's table (no seeding).
