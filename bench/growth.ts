@@ -115,6 +115,7 @@ async function main(): Promise<void> {
         ["task_query, label", () => lead("task_query", { project_id: "GROW", label: "l3" })],
         // A key per call: an identical claim-next is a retry of the first.
         ["task_claim (claim-next)", () => lead("task_claim", { project_id: "GROW", idempotency_key: crypto.randomUUID() })],
+        ["task_claim (claim-next), label", () => lead("task_claim", { project_id: "GROW", label: "l3", idempotency_key: crypto.randomUUID() })],
       ]);
       console.log(`${size.toLocaleString("en")} events and tasks: database ${((await databaseBytes(server.target)) / 2 ** 20).toFixed(1)} MiB`);
     }

@@ -182,6 +182,20 @@ export const taskDeps = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.taskId, t.dependsOnTaskId] })],
 );
 
+/** Each (task, label) pair at the task's place in the claim order; kept by triggers on tasks (migration 0056). */
+export const taskLabels = sqliteTable(
+  "task_labels",
+  {
+    tenantId: text("tenant_id").notNull(),
+    projectId: text("project_id").notNull(),
+    label: text("label").notNull(),
+    priority: integer("priority").notNull(),
+    createdAt: text("created_at").notNull(),
+    taskId: text("task_id").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.taskId, t.label] })],
+);
+
 export const activity = sqliteTable("activity", {
   seq: integer("seq").primaryKey({ autoIncrement: true }),
   id: text("id").notNull(),

@@ -95,14 +95,18 @@ export function taskClaim(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutco
  * both states would sort every claimable task in scope first.
  */
 export function claimCandidate(s: ClaimScope): { sql: string; params: unknown[] } {
-  const scope: string[] = ["t.tenant_id = ?"];
+  // With a label, the walk is the label's own range of task_labels (migrations/0056), in the same
+  // order, so tasks without it are never visited.
+  const o = s.label ? "tl" : "t";
+  const from = s.label ? "task_labels tl JOIN tasks t ON t.id = tl.task_id" : "tasks t";
+  const scope: string[] = [`${o}.tenant_id = ?`];
   const params: unknown[] = [s.tenantId];
   if (s.projectId) {
-    scope.push("t.project_id = ?");
+    scope.push(`${o}.project_id = ?`);
     params.push(s.projectId);
   }
   if (s.label) {
-    scope.push("EXISTS (SELECT 1 FROM json_each(t.labels) l WHERE l.value = ?)");
+    scope.push("tl.label = ?");
     params.push(s.label);
   }
   if (s.repositoryIds?.length) {
@@ -112,9 +116,9 @@ export function claimCandidate(s: ClaimScope): { sql: string; params: unknown[] 
   }
   // Hand SQL: a compound of ordered LIMIT-1 subqueries, which drizzle's query builder cannot nest.
   const best = (state: string) => `SELECT * FROM (SELECT t.id, t.tenant_id, t.project_id, t.priority, t.created_at
-    FROM tasks t JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
+    FROM ${from} JOIN projects p ON p.id = t.project_id AND p.deleted_at IS NULL
     WHERE ${scope.join(" AND ")} AND ${state} AND ${UNBLOCKED}
-    ORDER BY t.priority ASC, t.created_at ASC, t.id ASC LIMIT 1)`;
+    ORDER BY ${o}.priority ASC, ${o}.created_at ASC, ${s.label ? "tl.task_id" : "t.id"} ASC LIMIT 1)`;
   return {
     sql: `SELECT c.id, c.tenant_id, c.project_id FROM (${best(OPEN_TODO)} UNION ALL ${best(leaseRanOut())}) c
       ORDER BY c.priority ASC, c.created_at ASC, c.id ASC LIMIT 1`,

@@ -1,9 +1,10 @@
 /** Tasks as stored and as returned, the state machine, the one creation path (task_create, task_create_many, plan_to_tasks), and the reads the task tools share. */
 import { z } from "zod";
+import { alias } from "drizzle-orm/sqlite-core";
 import { and, asc, count, desc, eq, inArray, isNotNull, isNull, lt, notInArray, type Placeholder, sql, type SQL } from "drizzle-orm";
 import type { Ctx } from "../../core/context";
 import { compiled, CompiledShapes, type Db, dbOf, jsonValues, statementOf } from "../../db/client";
-import { activity, comments, projects, taskDeps, tasks } from "../../db/schema";
+import { activity, comments, projects, taskDeps, taskLabels, tasks } from "../../db/schema";
 import { invalidInput, notFound } from "../../core/errors";
 import { activityItemFields, activityStatement, actorRefField, type Condition, dateField, jsonArray, resolveActor } from "../shared";
 import { projectP, selectTaskSummaries, TASK_STATE_SQL, taskSummariesIn, taskSummaryFields, taskSummarySchema, taskT, type TaskStatus, type TaskSummaryRow, toTaskSummary } from "./summary";
@@ -58,6 +59,8 @@ export const REOPEN: Record<TaskStatus, readonly TaskStatus[]> = {
 
 /** Tasks and projects as the room's reads name them: `t` and `p`, which the state expression (SQL text) correlates with. */
 const t = taskT;
+/** A task's labels at its place in the claim order (migration 0056): a label's tasks in that order are one index range. */
+const tl = alias(taskLabels, "tl");
 const p = projectP;
 
 /**
@@ -448,11 +451,16 @@ function pageValues(tenantId: string, f: TaskFilter, after: ReadonlyArray<string
   return v;
 }
 
-/** task_query's filter over `p`, the placeholders pageValues names. */
+/**
+ * task_query's filter over `p`, the placeholders pageValues names. With a label the page is read
+ * from `tl`, whose rows carry the tenant and project too, so they are matched there: the label's
+ * index range is then the whole scope, walked in order.
+ */
 function taskWhere(p: Record<string, Placeholder>, f: TaskFilter): SQL {
+  const byLabel = f.label !== undefined;
   return and(
-    eq(t.tenantId, p.tenant!),
-    f.projectId !== undefined ? eq(t.projectId, p.project!) : undefined,
+    byLabel ? and(eq(tl.tenantId, p.tenant!), eq(tl.label, p.label!)) : eq(t.tenantId, p.tenant!),
+    f.projectId !== undefined ? eq(byLabel ? tl.projectId : t.projectId, p.project!) : undefined,
     f.assigneeActorId === null ? isNull(t.assigneeActorId) : f.assigneeActorId !== undefined ? eq(t.assigneeActorId, p.assignee!) : undefined,
     f.statuses?.length
       ? inArray(
@@ -460,7 +468,6 @@ function taskWhere(p: Record<string, Placeholder>, f: TaskFilter): SQL {
           f.statuses.map((_, i) => p[`status${i}`]!),
         )
       : undefined,
-    f.label !== undefined ? sql`EXISTS (SELECT 1 FROM json_each(${t.labels}) l WHERE l.value = ${p.label})` : undefined,
     f.dueBefore !== undefined ? and(isNotNull(t.dueOn), lt(t.dueOn, p.dueBefore!)) : undefined,
     f.q !== undefined ? sql`(instr(lower(${t.title}), lower(${p.q})) > 0 OR instr(lower(${t.body}), lower(${p.q})) > 0)` : undefined,
     f.parentTaskId !== undefined ? eq(t.parentTaskId, p.parent!) : undefined,
@@ -491,9 +498,17 @@ export async function listTaskSummaries(
   const order = TASK_ORDERS[orderBy];
   const values = pageValues(ctx.tenantId, f, after, limit);
   const statement = taskPages.statement(ctx.d1, `${orderBy}:${Object.keys(values).join(",")}`, values, (db, p) => {
-    const page = taskSummariesIn(db, { ...taskSummaryFields, created_at: t.createdAt, due_key: sql<string>`COALESCE(${t.dueOn}, '9999-12-31')`.as("due_key") })
-      .where(taskWhere(p, f))
-      .as("page");
+    const fields = { ...taskSummaryFields, created_at: t.createdAt, due_key: sql<string>`COALESCE(${t.dueOn}, '9999-12-31')`.as("due_key") };
+    // With a label, the claim order's columns come from the label's rows, so its index serves the order.
+    const source =
+      f.label === undefined
+        ? taskSummariesIn(db, fields)
+        : db
+            .select({ ...fields, id: sql<string>`${tl.taskId}`.as("id"), priority: tl.priority, created_at: tl.createdAt })
+            .from(tl)
+            .innerJoin(t, eq(t.id, tl.taskId))
+            .innerJoin(projectP, eq(projectP.id, t.projectId));
+    const page = source.where(taskWhere(p, f)).as("page");
     // The state and the keyset read the derived columns, so they filter the selection, not the tasks.
     const resume = after
       ? keysetAfter(

@@ -863,11 +863,75 @@ describe("task_query", () => {
 
   it("pages a project's tasks in priority order from an index, without sorting them", async () => {
     const ctx = { tenantId: "t", d1: explaining } as Ctx;
-    const filters: TaskFilter[] = [{ projectId: "p" }, { projectId: "p", label: "db" }, { projectId: "p", state: "ready" }];
+    const filters: TaskFilter[] = [{ projectId: "p" }, { projectId: "p", state: "ready" }, { projectId: "p", statuses: ["todo", "in_progress"] }];
     for (const f of filters) {
       for (const after of [null, [1, T0, "x"]]) {
         const plan = steps(await listTaskSummaries(ctx, f, "priority", after, 51)).join(" | ");
         expect(plan).toContain("USING INDEX tasks_project_order_idx (tenant_id=? AND project_id=?)");
+        expect(plan).not.toContain("TEMP B-TREE");
+      }
+    }
+  });
+
+  it("keeps the label index in step with every write of labels, priority and tasks, and queries by label the same", async () => {
+    const w = await world("q-label-index");
+    const lb = await project(w.ctx, "LB");
+    await project(w.ctx, "LC");
+    const made = await many(w.ctx, lb.id as string, [
+      { title: "a", labels: ["db", "ops"], priority: 3 },
+      { title: "b", labels: ["db"], priority: 0 },
+      { title: "c" },
+      { title: "d", labels: ["ops", "ops"], priority: 1 },
+    ]);
+    const [a, b, c, d] = made.refs as string[];
+    const other = await create(w.ctx, "LC", { title: "e", labels: ["db"], priority: 2 });
+    await update(w.ctx, a!, { labels: ["ui"] });
+    await update(w.ctx, c!, { labels: ["db"] });
+    await update(w.ctx, d!, { priority: 4 });
+    // A direct write too: the index follows the table, not the tools.
+    await env.DB.prepare("UPDATE tasks SET priority = 1 WHERE id = ?")
+      .bind((await get(w.ctx, b!)).id)
+      .run();
+    const indexed = await env.DB.prepare("SELECT task_id, label, project_id, priority, created_at FROM task_labels WHERE tenant_id = ? ORDER BY task_id, label").bind(w.id.tenantId).all();
+    const derived = await env.DB.prepare(
+      "SELECT t.id AS task_id, l.value AS label, t.project_id, t.priority, t.created_at FROM tasks t, json_each(t.labels) l WHERE t.tenant_id = ? ORDER BY t.id, l.value",
+    )
+      .bind(w.id.tenantId)
+      .all();
+    expect(indexed.results).toEqual(derived.results);
+    expect(indexed.results.map((r) => r.label)).toEqual(expect.arrayContaining(["db", "ui", "ops"]));
+    expect(indexed.results).toHaveLength(5);
+
+    expect(refs(await query(w.ctx, { project_id: "LB", label: "db" }))).toEqual([b, c]);
+    expect(refs(await query(w.ctx, { label: "db" }))).toEqual([b, other.ref, c]);
+    // Under every order, a label's page is the unfiltered page's tasks that carry the label.
+    for (const order_by of ["priority", "created", "updated", "due"]) {
+      for (const scope of [{}, { project_id: "LB" }]) {
+        const all = await query(w.ctx, { ...scope, order_by });
+        for (const label of ["db", "ops", "ui"]) {
+          expect(refs(await query(w.ctx, { ...scope, order_by, label }))).toEqual(refs(all.filter((t) => (t.labels as string[]).includes(label))));
+        }
+      }
+    }
+    expect(refs(await query(w.ctx, { project_id: "LB", label: "ops" }))).toEqual([d]);
+    expect(refs(await query(w.ctx, { project_id: "LB", label: "ui", state: "ready" }))).toEqual([a]);
+    expect(await query(w.ctx, { project_id: "LB", label: "none" })).toEqual([]);
+
+    await env.DB.prepare("DELETE FROM tasks WHERE tenant_id = ?").bind(w.id.tenantId).run();
+    expect(await count("SELECT COUNT(*) AS n FROM task_labels WHERE tenant_id = ?", w.id.tenantId)).toBe(0);
+  });
+
+  it("pages a label's tasks in priority order from the label index, in a project or across the tenant, without sorting them", async () => {
+    const ctx = { tenantId: "t", d1: explaining } as Ctx;
+    const cases: Array<[TaskFilter, string]> = [
+      [{ projectId: "p", label: "db" }, "COVERING INDEX task_labels_project_order_idx (tenant_id=? AND project_id=? AND label=?)"],
+      [{ projectId: "p", label: "db", state: "ready" }, "COVERING INDEX task_labels_project_order_idx (tenant_id=? AND project_id=? AND label=?)"],
+      [{ label: "db" }, "COVERING INDEX task_labels_tenant_order_idx (tenant_id=? AND label=?)"],
+    ];
+    for (const [f, index] of cases) {
+      for (const after of [null, [1, T0, "x"]]) {
+        const plan = steps(await listTaskSummaries(ctx, f, "priority", after, 51)).join(" | ");
+        expect(plan).toContain(index);
         expect(plan).not.toContain("TEMP B-TREE");
       }
     }
@@ -1237,9 +1301,9 @@ describe("task_claim", () => {
     const perTenant = "USING INDEX tasks_status_order_idx (tenant_id=? AND status=?)";
     const cases: Array<[Partial<ClaimScope>, string]> = [
       [{ projectId: "p" }, perProject],
-      [{ projectId: "p", label: "db" }, perProject],
+      [{ projectId: "p", label: "db" }, "INDEX task_labels_project_order_idx (tenant_id=? AND project_id=? AND label=?)"],
       [{}, perTenant],
-      [{ label: "db", repositoryIds: ["r"] }, perTenant],
+      [{ label: "db", repositoryIds: ["r"] }, "INDEX task_labels_tenant_order_idx (tenant_id=? AND label=?)"],
     ];
     for (const [narrow, index] of cases) {
       const c = claimCandidate({ ...scope, ...narrow });
