@@ -31,6 +31,8 @@ async function main(): Promise<void> {
     const ops: Array<[string, (i: number) => Promise<void>]> = [
       ["GET /healthz (floor)", async () => void (await (await fetch(`${base}/healthz`)).text())],
       ["plain route, blame's query", async () => void (await (await fetch(plain)).text())],
+      // The MCP floor: a call that does no work of its own, so no tool call can be cheaper.
+      ["tools/call mcp.echo (MCP floor)", async () => void (await callTool("mcp.echo", { message: "x" }))],
       ["tools/call blame", async () => void (await callTool("blame", { entity_path: "table7.col2" }))],
       ["tools/call blame, 2026-07-28 (no session)", async () => void (await callStateless("blame", { entity_path: "table7.col2" }))],
       ["tools/call change_history", async () => void (await callTool("change_history", { limit: 20 }))],
@@ -43,11 +45,13 @@ async function main(): Promise<void> {
     console.log("| operation | clients | req/s | p50 ms | p99 ms |");
     console.log("|---|---|---|---|---|");
     const p50s: Record<string, Record<number, number>> = {};
+    const rates: Record<string, Record<number, number>> = {};
     for (const [name, op] of ops) {
       await load(100, 8, op);
       for (const c of CONCURRENCY) {
         const f = await load(REQUESTS, c, op);
         (p50s[name] ??= {})[c] = f.p50;
+        (rates[name] ??= {})[c] = f.rps;
         console.log(`| ${name} | ${c} | ${f.rps.toFixed(0)} | ${f.p50.toFixed(2)} | ${f.p99.toFixed(2)} |`);
       }
     }
@@ -56,6 +60,13 @@ async function main(): Promise<void> {
       const plainP50 = p50s["plain route, blame's query"]![c]!;
       const ratio = (op: string) => (p50s[op]![c]! / plainP50).toFixed(2);
       console.log(`  ${c} client(s): ${ratio("tools/call blame")}x in a 2025-06-18 session, ${ratio("tools/call blame, 2026-07-28 (no session)")}x on 2026-07-28`);
+    }
+
+    console.log("\nAgainst the healthz floor (p50 ÷ healthz p50; req/s ÷ healthz req/s):");
+    for (const c of CONCURRENCY) {
+      const floor = "GET /healthz (floor)";
+      const against = (op: string) => `${(p50s[op]![c]! / p50s[floor]![c]!).toFixed(2)}x, ${(rates[op]![c]! / rates[floor]![c]!).toFixed(2)}x`;
+      console.log(`  ${c} client(s): mcp.echo ${against("tools/call mcp.echo (MCP floor)")}; blame ${against("tools/call blame")}`);
     }
 
     // BENCH_SCALE_REQUESTS=0 stops after the MCP layer's table (no seeding).

@@ -182,13 +182,14 @@ export const taskDeps = sqliteTable(
   (t) => [primaryKey({ columns: [t.tenantId, t.taskId, t.dependsOnTaskId] })],
 );
 
-/** Each (task, label) pair at the task's place in the claim order; kept by triggers on tasks (migration 0056). */
+/** Each (task, label) pair with the task's status and place in the claim order; kept by triggers on tasks (migration 0056). */
 export const taskLabels = sqliteTable(
   "task_labels",
   {
     tenantId: text("tenant_id").notNull(),
     projectId: text("project_id").notNull(),
     label: text("label").notNull(),
+    status: text("status").notNull(),
     priority: integer("priority").notNull(),
     createdAt: text("created_at").notNull(),
     taskId: text("task_id").notNull(),

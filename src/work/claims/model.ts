@@ -47,10 +47,14 @@ export type ClaimOutcome =
 const UNBLOCKED = `NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks b ON b.id = d.depends_on_task_id
   WHERE d.tenant_id = t.tenant_id AND d.task_id = t.id AND b.status NOT IN ('done', 'cancelled'))`;
 
-/** The two ways a task is open to a new claimant: unassigned todo, or in progress under a lease that has run out (`now` names the parameter). */
-const OPEN_TODO = `t.status = 'todo' AND t.assignee_actor_id IS NULL`;
-const leaseRanOut = (now = "?") => `t.status = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}`;
-const claimable = (now = "?") => `((${OPEN_TODO}) OR (${leaseRanOut(now)}))`;
+/**
+ * The two ways a task is open to a new claimant: unassigned todo, or in progress under a lease
+ * that has run out (`now` names the parameter). `status` is the column the status is read from:
+ * the task's, or the copy a label's row keeps of it.
+ */
+const openTodo = (status = "t.status") => `${status} = 'todo' AND t.assignee_actor_id IS NULL`;
+const leaseRanOut = (now = "?", status = "t.status") => `${status} = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}`;
+const claimable = (now = "?") => `((${openTodo()}) OR (${leaseRanOut(now)}))`;
 
 /** Tasks as the claim reads name them: `t`, which UNBLOCKED correlates with. */
 const t = alias(tasks, "t");
@@ -95,8 +99,8 @@ export function taskClaim(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutco
  * both states would sort every claimable task in scope first.
  */
 export function claimCandidate(s: ClaimScope): { sql: string; params: unknown[] } {
-  // With a label, the walk is the label's own range of task_labels (migrations/0056), in the same
-  // order, so tasks without it are never visited.
+  // With a label, the walk is the label's own range of task_labels (migrations/0056) in the state's
+  // status, in the same order, so tasks without the label or in another status are never visited.
   const o = s.label ? "tl" : "t";
   const from = s.label ? "task_labels tl JOIN tasks t ON t.id = tl.task_id" : "tasks t";
   const scope: string[] = [`${o}.tenant_id = ?`];
@@ -120,7 +124,7 @@ export function claimCandidate(s: ClaimScope): { sql: string; params: unknown[] 
     WHERE ${scope.join(" AND ")} AND ${state} AND ${UNBLOCKED}
     ORDER BY ${o}.priority ASC, ${o}.created_at ASC, ${s.label ? "tl.task_id" : "t.id"} ASC LIMIT 1)`;
   return {
-    sql: `SELECT c.id, c.tenant_id, c.project_id FROM (${best(OPEN_TODO)} UNION ALL ${best(leaseRanOut())}) c
+    sql: `SELECT c.id, c.tenant_id, c.project_id FROM (${best(openTodo(o + ".status"))} UNION ALL ${best(leaseRanOut("?", o + ".status"))}) c
       ORDER BY c.priority ASC, c.created_at ASC, c.id ASC LIMIT 1`,
     params: [...params, ...params, iso(s.now)],
   };
