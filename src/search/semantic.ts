@@ -124,8 +124,17 @@ export async function embedRows(d1: D1Database, layer: SemanticLayer, rows: Pend
   return report;
 }
 
-/** One tenant's rows of one type, embedded in one call. */
-async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRow[], now: Date, report: EmbedReport): Promise<void> {
+/** The source rows of `ids` (one tenant, one type), from which their texts and metadata are made. */
+function sourceRead(d1: D1Database, tenantId: string, type: EmbedObjectType, ids: readonly string[]): D1PreparedStatement {
+  // Hand SQL: each source's select is SQL text its module keeps for every object type.
+  return d1.prepare(EMBED_SOURCES[type].select()).bind(tenantId, JSON.stringify(ids));
+}
+
+/**
+ * One tenant's rows of one type, embedded in one call. `read` is their source rows when the
+ * caller already has them (read with the pending rows, in one batch).
+ */
+async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRow[], now: Date, report: EmbedReport, read?: Array<Record<string, unknown>>): Promise<void> {
   const { tenant_id: tenantId, object_type: type } = group[0]!;
   const source = EMBED_SOURCES[type];
   let live: PendingRow[] = group;
@@ -133,12 +142,18 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
   const e = embeddings;
   const rowOf = (objectId: string) => and(eq(e.tenantId, tenantId), eq(e.objectType, type), eq(e.objectId, objectId));
   try {
-    // Hand SQL: each source's select is SQL text its module keeps for every object type.
-    const found = await d1
-      .prepare(source.select())
-      .bind(tenantId, JSON.stringify(group.map((r) => r.object_id)))
-      .all<Record<string, unknown>>();
-    const byId = new Map(found.results.map((r) => [String(r.id), r]));
+    const found =
+      read ??
+      (
+        await sourceRead(
+          d1,
+          tenantId,
+          type,
+          group.map((r) => r.object_id),
+        ).all<Record<string, unknown>>()
+      ).results;
+    const wanted = new Set(group.map((r) => r.object_id));
+    const byId = new Map(found.filter((r) => wanted.has(String(r.id))).map((r) => [String(r.id), r]));
     const gone = group.filter((r) => !byId.has(r.object_id));
     if (gone.length > 0) {
       await d1.batch(gone.map((r) => statementOf(d1, db.delete(e).where(rowOf(r.object_id)))));
@@ -199,17 +214,25 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
 export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<EmbedReport | null> {
   const { layer } = selectSemantic(env);
   if (!layer || refs.length === 0) return null;
-  const rows: PendingRow[] = [];
+  const report: EmbedReport = { embedded: 0, failed: 0, gone: 0 };
+  const d1 = env.DB;
   for (const kind of byTenantAndType(refs, (r) => [r.tenantId, r.type])) {
     const { tenantId, type } = kind[0]!;
     const e = embeddings;
-    const pending = await dbOf({ d1: env.DB })
-      .select(pendingFields)
-      .from(e)
-      .where(and(eq(e.tenantId, tenantId), eq(e.objectType, type), inArray(e.objectId, jsonValues(kind.map((r) => r.id))), isPending));
-    rows.push(...(pending as PendingRow[]));
+    const ids = kind.map((r) => r.id);
+    // Which of them are pending, and their sources, in one round trip: the sources of any that are
+    // not pending any more (embedded meanwhile) are read for nothing, which costs less than a second trip.
+    const pendingRead = statementOf(
+      d1,
+      dbOf({ d1 })
+        .select(pendingFields)
+        .from(e)
+        .where(and(eq(e.tenantId, tenantId), eq(e.objectType, type), inArray(e.objectId, jsonValues(ids)), isPending)),
+    );
+    const [pending, sources] = await d1.batch<Record<string, unknown>>([pendingRead, sourceRead(d1, tenantId, type, ids)]);
+    const rows = pending!.results as unknown as PendingRow[];
+    if (rows.length > 0) await embedGroup(d1, layer, rows, now, report, sources!.results);
   }
-  const report = await embedRows(env.DB, layer, rows, now);
   if (report.error) console.warn(`[embed] ${report.failed} object(s) left pending: ${report.error}`);
   return report;
 }

@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { embedAfterResponse } from "../../src/search/semantic";
+import { embedAfterResponse, embedNow } from "../../src/search/semantic";
 import { count, newWorld, ok, settle, sqlOf } from "../support/helpers";
 
 const T0 = "2030-04-01T00:00:00.000Z";
@@ -34,5 +34,41 @@ describe("embedding after the response", () => {
     // Each call's own completion, and its share of leading the queue.
     expect(kept).toHaveLength(10);
     expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND status = 'ready'", w.id.tenantId)).toBe(5);
+  });
+
+  it("reads which objects are pending and their sources in one round trip, and skips what is no longer pending", async () => {
+    const w = await newWorld("embed-reads", { start: T0 });
+    const off = { ...w.ctx, env: { ...env, SEMANTIC_SEARCH: "off" } };
+    const write = async (body: string) => ((await ok(off, "knowledge_write", { title: body, body })).note as { id: string }).id;
+    const queued = await write("Rotate the signing key");
+    const done = await write("Pin the toolchain");
+    await settle(off);
+    await env.DB.prepare("UPDATE embeddings SET status = 'ready' WHERE tenant_id = ? AND object_id = ?").bind(w.id.tenantId, done).run();
+
+    const trips: string[][] = [];
+    const d1 = Object.create(env.DB) as D1Database;
+    d1.batch = (statements: D1PreparedStatement[]) => {
+      trips.push(statements.map(sqlOf));
+      return env.DB.batch(statements);
+    };
+    // Every statement run alone is a round trip of its own, bound or not.
+    const track = (statement: D1PreparedStatement, query: string): D1PreparedStatement => {
+      const own = statement as unknown as Record<string, (...a: unknown[]) => unknown>;
+      for (const run of ["all", "first", "run", "raw"]) {
+        const original = own[run]!.bind(statement);
+        own[run] = (...a: unknown[]) => (trips.push([query]), original(...a));
+      }
+      const bind = own.bind!.bind(statement);
+      own.bind = (...a: unknown[]) => track(bind(...a) as D1PreparedStatement, query);
+      return statement;
+    };
+    d1.prepare = (query: string) => track(env.DB.prepare(query), query);
+    const refs = [queued, done].map((id) => ({ tenantId: w.id.tenantId, type: "note" as const, id }));
+    const report = await embedNow({ ...env, DB: d1 }, refs, new Date(T0));
+    expect(report).toMatchObject({ embedded: 1, failed: 0, gone: 0 });
+    const reads = trips.filter((t) => t.some((q) => /from "embeddings"/i.test(q) && /^select/i.test(q)) || t.some((q) => /FROM knowledge_notes/.test(q)));
+    expect(reads).toHaveLength(1);
+    expect(reads[0]).toHaveLength(2);
+    expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND status = 'ready'", w.id.tenantId)).toBe(2);
   });
 });

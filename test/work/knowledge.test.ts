@@ -43,7 +43,9 @@ describe("knowledge_write", () => {
       updated_at: T0,
     });
     expect(r.note.project_id).toMatch(/^[0-9a-f-]{36}$/);
-    expect((await embeddingRow(w, r.note.id))?.status).toBe("pending");
+    // The write queued the embedding (its answer says pending); the work after the response may
+    // already have run by now, so only the queue row is certain here.
+    expect(await embeddingRow(w, r.note.id)).not.toBeNull();
     await settle(w.ctx);
     expect(await embeddingRow(w, r.note.id)).toMatchObject({ status: "ready", model: "local-hash-512", attempts: 0 });
     expect(await count("SELECT COUNT(*) AS n FROM local_vectors WHERE namespace = ? AND id = ?", w.id.tenantId, `note:${r.note.id}`)).toBe(1);
@@ -98,8 +100,8 @@ describe("knowledge_update", () => {
     w.clock.advance(60_000);
     const body = await ok(w.ctx, "knowledge_update", { note_id: note.id, patch: { body: "Caching GitHub responses with ETags and If-None-Match" } });
     expect(body).toMatchObject({ changed: ["body"], reembedding: true, note: { version: 3, embedding_status: "pending", updated_at: "2030-01-01T00:01:00.000Z" } });
+    // Re-queued with the new text's hash (embedded after the response, perhaps already by now).
     const queued = await embeddingRow(w, note.id);
-    expect(queued?.status).toBe("pending");
     expect(queued?.content_hash).not.toBe(ready?.content_hash);
     await settle(w.ctx);
     expect((await embeddingRow(w, note.id))?.status).toBe("ready");
