@@ -6,11 +6,8 @@
 import { OAuthProvider } from "@cloudflare/workers-oauth-provider";
 import { type Context, Hono } from "hono";
 import { app } from "./app";
-import { apiKeyProps } from "./auth/caller";
-import { identityForApiKey } from "./auth/identity";
 import { KEY_PREFIX } from "./auth/provision";
-import { canonicalOrigin, MCP_PATH, providerOptions, REGISTER_PATH, TOKEN_PATH } from "./auth/oauth";
-import { dbOf } from "./db/client";
+import { apiKeyGrant, canonicalOrigin, MCP_PATH, providerOptions, REGISTER_PATH, TOKEN_PATH } from "./auth/oauth";
 import type { Env } from "./env";
 import { cimdTokenGuard, registrationGuard } from "./http/oauth-guards";
 import { originGuard } from "./http/origin";
@@ -60,11 +57,12 @@ function apiKeyBearer(request: Request, url: URL): string | null {
 async function apiKeyCall(c: Context<{ Bindings: Env }>, url: URL, origin: string): Promise<Response | null> {
   if (origin !== url.origin || c.req.method === "OPTIONS" || c.req.raw.headers.has("Origin")) return null;
   const token = apiKeyBearer(c.req.raw, url);
-  const identity = token ? await identityForApiKey(dbOf({ d1: c.env.DB }), token) : null;
-  if (!token || !identity) return null;
+  const grant = token ? await apiKeyGrant(c.env, token, origin) : null;
+  if (!token || !grant) return null;
+  // What the provider sets for an external token: its props, and auth with no scope of its own.
   const ctx = c.executionCtx as ExecutionContext & { props?: unknown; auth?: unknown };
-  ctx.props = apiKeyProps(identity);
-  ctx.auth = { token, audience: `${origin}${MCP_PATH}`, scope: [] };
+  ctx.props = grant.props;
+  ctx.auth = { token, audience: grant.audience, scope: [] };
   return app.fetch(c.req.raw, { ...c.env }, ctx);
 }
 

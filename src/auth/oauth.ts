@@ -89,6 +89,16 @@ const jsonRpcUnauthorized = (status: number, headers: Record<string, string>, de
     headers: { ...headers, "Content-Type": "application/json" },
   });
 
+/**
+ * What an API key on /mcp stands for: API keys keep working there beside OAuth, the key's identity
+ * becoming the caller, bound by policy to `origin`'s resource. Null for an unknown or revoked key.
+ * The provider asks this of every key it sees; the edge asks it first for an agent's plain call.
+ */
+export async function apiKeyGrant(env: Env, token: string, origin: string): Promise<{ props: CallerProps; audience: string } | null> {
+  const identity = await identityForApiKey(dbOf({ d1: env.DB }), token);
+  return identity ? { props: apiKeyProps(identity), audience: `${origin}${MCP_PATH}` } : null;
+}
+
 /** The provider's options for one canonical origin; `handler` serves /mcp (with props) and every other route. */
 export function providerOptions(origin: string, handler: ExportedHandler<Env>, env: Env): OAuthProviderOptions<Env> {
   const resource = `${origin}${MCP_PATH}`;
@@ -117,11 +127,7 @@ export function providerOptions(origin: string, handler: ExportedHandler<Env>, e
       const problem = redirectUrisProblem(clientMetadata.redirect_uris);
       return problem ? { code: "invalid_redirect_uri", description: `Refused: ${problem}.` } : undefined;
     },
-    // API keys keep working on /mcp: the key's identity becomes the caller, bound to this resource by policy.
-    resolveExternalToken: async ({ token, env: e }) => {
-      const identity = await identityForApiKey(dbOf({ d1: e.DB }), token);
-      return identity ? { props: apiKeyProps(identity), audience: resource } : null;
-    },
+    resolveExternalToken: ({ token, env: e }) => apiKeyGrant(e, token, origin),
     tokenExchangeCallback: async (o) => {
       if (o.grantType === "authorization_code") {
         const { pending, ...props } = o.props as PendingGrantProps;

@@ -97,7 +97,8 @@ describe("an API-key call on /mcp", () => {
       headers: { "Content-Type": "application/json", Authorization: `Bearer ${agent.key}` },
       body: JSON.stringify({ hook_event_name: "SessionStart", session_id: "s-edge-fast", cwd: "/repo" }),
     });
-    expect(hook.status).toBeLessThan(500);
+    expect(hook.status).toBe(200);
+    expect(((await hook.json()) as { hookSpecificOutput?: { hookEventName?: string } }).hookSpecificOutput?.hookEventName).toBe("SessionStart");
     expect(provider).not.toHaveBeenCalled();
     const other = await workerFetch("https://ledger.test/mcpx", { method: "POST", headers: { Authorization: `Bearer ${agent.key}` } });
     expect(provider).toHaveBeenCalledTimes(1);
