@@ -34,15 +34,17 @@ const cache = new Map<string, { identity: Identity; until: number }>();
 
 /** The tenant and actor a bearer key belongs to, or null for an unknown or revoked key. */
 export async function identityForKey(db: Db, key: string, now: number = Date.now()): Promise<Identity | null> {
-  const hash = await hashApiKey(key);
-  const hit = cache.get(hash);
+  // Keyed by the key itself, which the request already holds in this isolate's memory: a hit
+  // then costs no digest (about half a millisecond of the isolate's CPU each, a twentieth of a
+  // whole read call). Only the hash ever leaves the isolate.
+  const hit = cache.get(key);
   if (hit && hit.until > now) return hit.identity;
-  const identity = await lookup(db, hash);
-  cache.delete(hash);
+  const identity = await lookup(db, await hashApiKey(key));
+  cache.delete(key);
   if (identity) {
     // Map keeps insertion order, so the first key is the oldest entry.
     if (cache.size >= IDENTITY_CACHE_MAX) cache.delete(cache.keys().next().value!);
-    cache.set(hash, { identity, until: now + IDENTITY_CACHE_MS });
+    cache.set(key, { identity, until: now + IDENTITY_CACHE_MS });
   }
   return identity;
 }

@@ -3,7 +3,7 @@ import { resolveSince } from "../core/time";
 import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { and, desc, eq, gte, type SQL } from "drizzle-orm";
-import { dbOf, statementOf } from "../db/client";
+import { compiled } from "../db/client";
 import { e, eventFields, eventPageStatement, historyPage, pageFrom, publicEvent, recordToolCall, toEvent, type ChangeEvent, type EventRowRaw, decodeCursor, eventFilters } from "./events";
 import { canonicalPath, pathMatch } from "./paths";
 import { walkContaining } from "./substring-walk";
@@ -70,16 +70,17 @@ const EMPTY_EVENT: ChangeEvent = {
  * The latest event on an exact path by time (shared with the benchmark's plain route): an imported
  * event keeps its original time, so it is not the latest over a newer one logged before the import.
  */
-export const blameStatement = (d1: D1Database, tenantId: string, path: string): D1PreparedStatement =>
-  statementOf(
-    d1,
-    dbOf({ d1 })
-      .select(eventFields)
-      .from(e)
-      .where(and(eq(e.tenantId, tenantId), eq(e.entityPath, path)))
-      .orderBy(desc(e.timestamp), desc(e.seq))
-      .limit(1),
-  );
+export const blameStatement = (d1: D1Database, tenantId: string, path: string): D1PreparedStatement => latestOnPath(d1, { tenantId, path });
+
+// Compiled once: blame is the read agents call most.
+const latestOnPath = compiled(["tenantId", "path"], (db, p) =>
+  db
+    .select(eventFields)
+    .from(e)
+    .where(and(eq(e.tenantId, p.tenantId), eq(e.entityPath, p.path)))
+    .orderBy(desc(e.timestamp), desc(e.seq))
+    .limit(1),
+);
 
 export async function blame(ctx: Ctx, input: { entity_path: string }): Promise<BlameResult> {
   const path = queryPath(input.entity_path);

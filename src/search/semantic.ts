@@ -163,23 +163,22 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
     if (live.length === 0) return;
     const texts = live.map((r) => source.text(byId.get(r.object_id)!));
     const vectors = await layer.embedder.embed(texts);
-    await layer.index.upsert(
-      tenantId,
-      live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })),
-    );
     const hashes = await Promise.all(texts.map((t) => sha256Hex(t)));
     // The vector is of the object's current text, so that text's hash is recorded. The compare
     // on the hash read above leaves a row re-queued meanwhile pending for the next pass.
-    await d1.batch(
-      live.map((r, i) =>
-        statementOf(
-          d1,
-          db
-            .update(e)
-            .set({ status: "ready", contentHash: hashes[i], model: layer.embedder.model, lastError: "", updatedAt: iso(now) })
-            .where(and(rowOf(r.object_id), eq(e.contentHash, r.content_hash))),
-        ),
+    const ready = live.map((r, i) =>
+      statementOf(
+        d1,
+        db
+          .update(e)
+          .set({ status: "ready", contentHash: hashes[i], model: layer.embedder.model, lastError: "", updatedAt: iso(now) })
+          .where(and(rowOf(r.object_id), eq(e.contentHash, r.content_hash))),
       ),
+    );
+    await layer.index.upsert(
+      tenantId,
+      live.map((r, i) => ({ id: vectorId(type, r.object_id), values: vectors[i]!, metadata: source.metadata(byId.get(r.object_id)!) })),
+      { d1, statements: ready },
     );
     report.embedded += live.length;
   } catch (err) {

@@ -32,7 +32,12 @@ export interface VectorQuery {
 
 export interface VectorIndex {
   readonly kind: "local" | "vectorize";
-  upsert(namespace: string, vectors: VectorRecord[]): Promise<void>;
+  /**
+   * Writes the vectors, then `then`'s statements: the local index sends those in the batch of its
+   * last rows (one round trip, and the rows and the statements land together); Vectorize, whose
+   * writes are not D1's, runs them once its upserts are accepted.
+   */
+  upsert(namespace: string, vectors: VectorRecord[], then?: AfterUpsert): Promise<void>;
   query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]>;
   /**
    * The answer `query` would give from vectors this isolate already holds, without any I/O, or
@@ -41,6 +46,12 @@ export interface VectorIndex {
    */
   cached?(namespace: string, values: number[], q: VectorQuery): CachedAnswer | null;
   deleteByIds(namespace: string, ids: string[]): Promise<void>;
+}
+
+/** D1 statements a caller runs once its vectors are written (the embeddings' status rows). */
+export interface AfterUpsert {
+  d1: D1Database;
+  statements: D1PreparedStatement[];
 }
 
 export interface CachedAnswer {
@@ -200,6 +211,10 @@ function sparse(query: Float32Array): { dims: Int32Array; weights: Float64Array 
   return { dims: Int32Array.from(dims), weights: Float64Array.from(dims, (j) => query[j]!) };
 }
 
+const runAfter = async ({ d1, statements }: AfterUpsert): Promise<void> => {
+  if (statements.length > 0) await d1.batch(statements);
+};
+
 /** Vectors in D1, scored in the Worker: exact search, linear in the tenant's filtered vectors, cached per isolate. */
 export class D1VectorIndex implements VectorIndex {
   readonly kind = "local" as const;
@@ -217,13 +232,17 @@ export class D1VectorIndex implements VectorIndex {
     );
   }
 
-  async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {
+  async upsert(namespace: string, vectors: VectorRecord[], then?: AfterUpsert): Promise<void> {
     vectors.forEach((v) => checkRecord(namespace, v));
     // Hand SQL: INSERT OR REPLACE, which drizzle cannot say.
     const stmt = this.d1.prepare(`INSERT OR REPLACE INTO local_vectors (namespace, id, vector, metadata) VALUES (?, ?, ?, ?)`);
-    for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
-      await this.d1.batch([...batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))), this.bump(namespace)]);
+    const batches = chunks(vectors, VECTORIZE_LIMITS.upsertBatch);
+    const joined = then !== undefined && then.d1 === this.d1;
+    for (const [i, batch] of batches.entries()) {
+      const last = i === batches.length - 1;
+      await this.d1.batch([...batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))), this.bump(namespace), ...(last && joined ? then.statements : [])]);
     }
+    if (then && (!joined || batches.length === 0)) await runAfter(then);
   }
 
   private generationQuery(namespace: string) {
@@ -338,11 +357,12 @@ export class VectorizeVectorIndex implements VectorIndex {
   readonly kind = "vectorize" as const;
   constructor(private readonly index: VectorizeBinding) {}
 
-  async upsert(namespace: string, vectors: VectorRecord[]): Promise<void> {
+  async upsert(namespace: string, vectors: VectorRecord[], then?: AfterUpsert): Promise<void> {
     vectors.forEach((v) => checkRecord(namespace, v));
     for (const batch of chunks(vectors, VECTORIZE_LIMITS.upsertBatch)) {
       await this.index.upsert(batch.map((v) => ({ id: v.id, values: v.values, namespace, metadata: v.metadata })));
     }
+    if (then) await runAfter(then);
   }
 
   async query(namespace: string, values: number[], q: VectorQuery): Promise<VectorMatch[]> {

@@ -1,6 +1,6 @@
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { IDENTITY_CACHE_MS, identityForKey } from "../../src/auth/identity";
 import { provisionKey, revokeKeySql } from "../../src/auth/provision";
 import { createDb } from "../../src/db/client";
@@ -48,6 +48,23 @@ describe("HTTP surface", () => {
     await env.DB.prepare("UPDATE api_keys SET revoked_at = '2026-01-01T00:00:00.000Z' WHERE actor_id = ?").bind(id.actorId).run();
     expect(await identityForKey(db, id.key, t0 + 1000)).not.toBeNull();
     expect(await identityForKey(db, id.key, t0 + IDENTITY_CACHE_MS + 1)).toBeNull();
+  });
+
+  it("answers a cached key without hashing it again", async () => {
+    const id = await seedIdentity("http-cache-digest", "agent");
+    const db = createDb(env.DB);
+    const digest = vi.spyOn(crypto.subtle, "digest");
+    try {
+      expect(await identityForKey(db, id.key)).toMatchObject({ tenantId: id.tenantId });
+      expect(digest).toHaveBeenCalledTimes(1);
+      expect(await identityForKey(db, id.key)).toMatchObject({ tenantId: id.tenantId });
+      expect(digest).toHaveBeenCalledTimes(1);
+      // Another key is its own entry: hashed and looked up, never answered from the first.
+      expect(await identityForKey(db, `${id.key}x`)).toBeNull();
+      expect(digest).toHaveBeenCalledTimes(2);
+    } finally {
+      digest.mockRestore();
+    }
   });
 
   it("stores only the SHA-256 of a key", async () => {

@@ -387,6 +387,25 @@ describe("D1VectorIndex (local D1)", () => {
     expect((await index.query(n, unit(1, 0, 0), { topK: 10 })).map((m) => m.id)).toEqual(["b", "d"]);
   });
 
+  it("writes what the caller runs after the vectors in the same batch: both land, or neither", async () => {
+    const n = ns();
+    const mark = (id: string) => env.DB.prepare("INSERT INTO local_vector_generations (namespace, generation) VALUES (?, 0)").bind(`${n}-${id}`);
+    const trips: number[] = [];
+    const d1 = Object.create(env.DB) as D1Database;
+    d1.batch = (statements: D1PreparedStatement[]) => (trips.push(statements.length), env.DB.batch(statements));
+    const counted = new D1VectorIndex(d1);
+    await counted.upsert(n, [rec("a", unit(1, 0, 0))], { d1, statements: [mark("a")] });
+    // Its row, the generation and the caller's statement: one round trip.
+    expect(trips).toEqual([3]);
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vector_generations WHERE namespace = ?").bind(`${n}-a`).first("n")).toBe(1);
+    // A failing statement of the caller's takes the vector with it.
+    await expect(counted.upsert(n, [rec("b", unit(0, 1, 0))], { d1, statements: [mark("a")] })).rejects.toThrow();
+    expect(await stored(n)).toBe(1);
+    // Nothing to write: the caller's statements still run.
+    await counted.upsert(n, [], { d1, statements: [mark("c")] });
+    expect(await env.DB.prepare("SELECT COUNT(*) AS n FROM local_vector_generations WHERE namespace = ?").bind(`${n}-c`).first("n")).toBe(1);
+  });
+
   it("caps topK at 100", async () => {
     const n = ns();
     await index.upsert(
@@ -491,6 +510,18 @@ describe("VectorizeVectorIndex (against a Vectorize stand-in)", () => {
     await expect(binding.upsert([{ id: "b", values: unit(1, 0, 0) }])).rejects.toThrow(/dimensions/);
     await expect(binding.upsert(Array.from({ length: 1001 }, (_, i) => ({ id: `v${i}`, values: unit(1, 0, 0, 0) })))).rejects.toThrow(/at most 1000/);
     expect((await binding.query(unit(1, 0, 0, 0), { topK: 100, namespace: "t", returnValues: false, returnMetadata: "none" })).count).toBe(1);
+  });
+
+  it("runs the caller's D1 statements once the upserts are accepted, and not when they are refused", async () => {
+    const { binding, index } = setup();
+    const namespace = `after-${crypto.randomUUID()}`;
+    const mark = () => env.DB.prepare("INSERT INTO local_vector_generations (namespace, generation) VALUES (?, 0)").bind(namespace);
+    const marked = () => env.DB.prepare("SELECT COUNT(*) AS n FROM local_vector_generations WHERE namespace = ?").bind(namespace).first("n");
+    await expect(index.upsert("t", [rec("bad", unit(1, 0, 0))], { d1: env.DB, statements: [mark()] })).rejects.toThrow(/dimensions/);
+    expect(await marked()).toBe(0);
+    await index.upsert("t", [rec("good", unit(1, 0, 0, 0))], { d1: env.DB, statements: [mark()] });
+    expect(binding.upserts).toHaveLength(1);
+    expect(await marked()).toBe(1);
   });
 
   it("passes the tenant as the namespace on every upsert and query", async () => {

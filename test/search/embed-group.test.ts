@@ -22,7 +22,8 @@ describe("embedding after the response", () => {
     const readyBatches: number[] = [];
     const d1 = Object.create(env.DB) as D1Database;
     d1.batch = (statements: D1PreparedStatement[]) => {
-      if (statements.some((s) => /^update "embeddings" set .*"model"/i.test(sqlOf(s)))) readyBatches.push(statements.length);
+      const ready = statements.filter((s) => /^update "embeddings" set .*"model"/i.test(sqlOf(s))).length;
+      if (ready > 0) readyBatches.push(ready);
       return env.DB.batch(statements);
     };
     const kept: Promise<unknown>[] = [];
@@ -69,6 +70,9 @@ describe("embedding after the response", () => {
     const reads = trips.filter((t) => t.some((q) => /from "embeddings"/i.test(q) && /^select/i.test(q)) || t.some((q) => /FROM knowledge_notes/.test(q)));
     expect(reads).toHaveLength(1);
     expect(reads[0]).toHaveLength(2);
+    // The rest is one more: the vector, and the status that says it is there, written together.
+    expect(trips).toHaveLength(2);
+    expect(trips[1]!.some((q) => /INTO local_vectors/.test(q)) && trips[1]!.some((q) => /^update "embeddings" set/i.test(q))).toBe(true);
     expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND status = 'ready'", w.id.tenantId)).toBe(2);
   });
 });
