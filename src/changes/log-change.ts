@@ -9,7 +9,7 @@ import type { Ctx } from "../core/context";
 import { ToolError } from "../core/errors";
 import { activityStatement } from "../work/shared";
 import { lookupProject } from "../work/projects/model";
-import { embedAfterResponse, queueEmbedding, type EmbedRef } from "../search/semantic";
+import { embedAfterResponse, embedReads, queueEmbedding, type EmbedRef } from "../search/semantic";
 import { changeEventEmbedText } from "../search/sources";
 import { appendChained } from "./chain";
 import { formatExpiresWhen, parseExpiresWhen } from "./expires";
@@ -326,15 +326,17 @@ export async function appendEvents(ctx: Ctx, rows: NewEvent[], extra: D1Prepared
   // Embedded for prior_attempts' fuzzy recall, as decisions are: queued in the write's batch.
   const embedRefs: EmbedRef[] = rows.map((r) => ({ tenantId: ctx.tenantId, type: "change_event", id: r.id }));
   const queued = await Promise.all(rows.map((r, i) => queueEmbedding(ctx.d1, embedRefs[i]!, changeEventEmbedText(r.entityPath, r.changeType, r.reasoning), now)));
-  await appendChained(
+  // What the embedding after the response reads first, read at the end of the write's own batch.
+  const reads = opts.embedNow ? embedReads(ctx.d1, embedRefs) : null;
+  const results = await appendChained(
     ctx.d1,
     ctx.tenantId,
     iso(now),
-    [...rows.map((r) => insertEvent(ctx.d1, r)), ...queued, ...extra],
+    [...rows.map((r) => insertEvent(ctx.d1, r)), ...queued, ...extra, ...(reads?.statements ?? [])],
     rows.map((r) => ({ kind: "event", row: byColumnName(events, r) })),
     (drain) => ctx.waitUntil(drain),
   );
-  if (opts.embedNow) embedAfterResponse(ctx, embedRefs);
+  if (reads) embedAfterResponse(ctx, embedRefs, reads.take(results.slice(results.length - reads.statements.length)));
 }
 
 const SUMMARY_REASONING_CHARS = 160;

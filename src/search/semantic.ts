@@ -209,28 +209,90 @@ async function embedGroup(d1: D1Database, layer: SemanticLayer, group: PendingRo
   }
 }
 
-/** Embeds the named objects if they are pending: the after-response half of a write. */
-export async function embedNow(env: Env, refs: EmbedRef[], now: Date): Promise<EmbedReport | null> {
+/**
+ * Which of some objects (one tenant, one type) are pending, and their sources: two statements,
+ * sent as one round trip. The sources of any no longer pending (embedded meanwhile) are read for
+ * nothing, which costs less than a second trip.
+ */
+function pendingReads(d1: D1Database, tenantId: string, type: EmbedObjectType, ids: readonly string[]): [D1PreparedStatement, D1PreparedStatement] {
+  const e = embeddings;
+  const pending = statementOf(
+    d1,
+    dbOf({ d1 })
+      .select(pendingFields)
+      .from(e)
+      .where(and(eq(e.tenantId, tenantId), eq(e.objectType, type), inArray(e.objectId, jsonValues(ids)), isPending)),
+  );
+  return [pending, sourceRead(d1, tenantId, type, ids)];
+}
+
+/** What pendingReads found for objects of one tenant and type, keyed as byTenantAndType groups them. */
+interface KnownReads {
+  ids: Set<string>;
+  pending: PendingRow[];
+  sources: Array<Record<string, unknown>>;
+}
+
+export type PrefetchedReads = Map<string, KnownReads>;
+
+const kindKey = (tenantId: string, type: string) => `${tenantId}\u0000${type}`;
+
+/**
+ * The reads embedding `refs` starts with, as statements for the end of the write's own batch: they
+ * then see exactly what it committed, and the embedding after the response skips a round trip.
+ * `take` turns those statements' results (in order) into what embedAfterResponse accepts.
+ */
+export function embedReads(d1: D1Database, refs: readonly EmbedRef[]): { statements: D1PreparedStatement[]; take(results: D1Result[]): PrefetchedReads } {
+  const kinds = byTenantAndType(refs, (r) => [r.tenantId, r.type]);
+  return {
+    statements: kinds.flatMap((kind) => pendingReads(d1, kind[0]!.tenantId, kind[0]!.type, [...new Set(kind.map((r) => r.id))])),
+    take: (results) =>
+      new Map(
+        kinds.map((kind, i) => [
+          kindKey(kind[0]!.tenantId, kind[0]!.type),
+          { ids: new Set(kind.map((r) => r.id)), pending: results[2 * i]!.results as unknown as PendingRow[], sources: results[2 * i + 1]!.results as Array<Record<string, unknown>> },
+        ]),
+      ),
+  };
+}
+
+/** Reads several writes prefetched, as one: a kind is known only where every write that named it read it. */
+function mergeReads(parts: ReadonlyArray<PrefetchedReads | undefined>): PrefetchedReads {
+  const merged: PrefetchedReads = new Map();
+  for (const part of parts) {
+    for (const [key, known] of part ?? []) {
+      const into = merged.get(key) ?? { ids: new Set<string>(), pending: [], sources: [] };
+      known.ids.forEach((id) => into.ids.add(id));
+      into.pending.push(...known.pending);
+      into.sources.push(...known.sources);
+      merged.set(key, into);
+    }
+  }
+  return merged;
+}
+
+/**
+ * Embeds the named objects if they are pending: the after-response half of a write. `known` holds
+ * what the write's own batch already read (embedReads); any other objects are read here.
+ */
+export async function embedNow(env: Env, refs: EmbedRef[], now: Date, known?: PrefetchedReads): Promise<EmbedReport | null> {
   const { layer } = selectSemantic(env);
   if (!layer || refs.length === 0) return null;
   const report: EmbedReport = { embedded: 0, failed: 0, gone: 0 };
   const d1 = env.DB;
   for (const kind of byTenantAndType(refs, (r) => [r.tenantId, r.type])) {
     const { tenantId, type } = kind[0]!;
-    const e = embeddings;
     const ids = kind.map((r) => r.id);
-    // Which of them are pending, and their sources, in one round trip: the sources of any that are
-    // not pending any more (embedded meanwhile) are read for nothing, which costs less than a second trip.
-    const pendingRead = statementOf(
-      d1,
-      dbOf({ d1 })
-        .select(pendingFields)
-        .from(e)
-        .where(and(eq(e.tenantId, tenantId), eq(e.objectType, type), inArray(e.objectId, jsonValues(ids)), isPending)),
-    );
-    const [pending, sources] = await d1.batch<Record<string, unknown>>([pendingRead, sourceRead(d1, tenantId, type, ids)]);
-    const rows = pending!.results as unknown as PendingRow[];
-    if (rows.length > 0) await embedGroup(d1, layer, rows, now, report, sources!.results);
+    const read = known?.get(kindKey(tenantId, type));
+    let rows: PendingRow[];
+    let sources: Array<Record<string, unknown>>;
+    if (read && ids.every((id) => read.ids.has(id))) ({ pending: rows, sources } = read);
+    else {
+      const [pending, found] = await d1.batch<Record<string, unknown>>(pendingReads(d1, tenantId, type, ids));
+      rows = pending!.results as unknown as PendingRow[];
+      sources = found!.results;
+    }
+    if (rows.length > 0) await embedGroup(d1, layer, rows, now, report, sources);
   }
   if (report.error) console.warn(`[embed] ${report.failed} object(s) left pending: ${report.error}`);
   return report;
@@ -240,6 +302,7 @@ interface Embedding {
   env: Env;
   refs: EmbedRef[];
   now: Date;
+  known?: PrefetchedReads;
   resolve(): void;
   reject(err: unknown): void;
 }
@@ -265,6 +328,7 @@ const embedding = new GroupCommit<Embedding>({
       group[0]!.env,
       group.flatMap((e) => e.refs),
       group[0]!.now,
+      mergeReads(group.map((e) => e.known)),
     );
     for (const e of group) e.resolve();
   },
@@ -273,9 +337,12 @@ const embedding = new GroupCommit<Embedding>({
   groupsPerLeader: 10,
 });
 
-/** Embeds the refs after the response; call once the write's batch has committed. */
-export function embedAfterResponse(ctx: { env: Env; waitUntil(p: Promise<unknown>): void; clock: { now(): Date } }, refs: EmbedRef[]): void {
-  const done = new Promise<void>((resolve, reject) => ctx.waitUntil(embedding.put("embeddings", { env: ctx.env, refs, now: ctx.clock.now(), resolve, reject })));
+/**
+ * Embeds the refs after the response; call once the write's batch has committed. `known` is what
+ * that batch read for them (embedReads), if it did.
+ */
+export function embedAfterResponse(ctx: { env: Env; waitUntil(p: Promise<unknown>): void; clock: { now(): Date } }, refs: EmbedRef[], known?: PrefetchedReads): void {
+  const done = new Promise<void>((resolve, reject) => ctx.waitUntil(embedding.put("embeddings", { env: ctx.env, refs, now: ctx.clock.now(), known, resolve, reject })));
   ctx.waitUntil(done.catch((err) => console.error(`[embed] ${refs.map((r) => `${r.type} ${r.id}`).join(", ")}: ${String(err)}`)));
 }
 

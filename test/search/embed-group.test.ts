@@ -4,7 +4,7 @@
  */
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
-import { embedAfterResponse, embedNow } from "../../src/search/semantic";
+import { embedAfterResponse, embedNow, embedReads, type EmbedRef } from "../../src/search/semantic";
 import { count, newWorld, ok, settle, sqlOf } from "../support/helpers";
 
 const T0 = "2030-04-01T00:00:00.000Z";
@@ -35,6 +35,50 @@ describe("embedding after the response", () => {
     // Each call's own completion, and its share of leading the queue.
     expect(kept).toHaveLength(10);
     expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND status = 'ready'", w.id.tenantId)).toBe(5);
+  });
+
+  it("a logged change's write reads what its embedding needs, so the embedding after the response reads nothing more", async () => {
+    const w = await newWorld("embed-prefetch", { start: T0 });
+    const trips: string[][] = [];
+    const d1 = Object.create(env.DB) as D1Database;
+    d1.batch = (statements: D1PreparedStatement[]) => {
+      trips.push(statements.map(sqlOf));
+      return env.DB.batch(statements);
+    };
+    const ctx = { ...w.ctx, d1, env: { ...env, DB: d1 } };
+    const { id } = await ok(ctx, "log_change", { entity_path: "src/a.ts", change_type: "modify", reasoning: "guard the nightly import" });
+    await settle(ctx);
+    const write = trips.findIndex((t) => t.some((q) => /^insert into "events"/i.test(q)));
+    expect(write).toBeGreaterThanOrEqual(0);
+    // The pending row and the event's source are read in the write's own batch.
+    expect(trips[write]!.filter((q) => /^select .* from "embeddings"/i.test(q) || /^SELECT .* FROM events/.test(q))).toHaveLength(2);
+    // After it, one round trip: the vector and its status, and no read.
+    expect(trips.slice(write + 1)).toHaveLength(1);
+    expect(trips[write + 1]!.some((q) => /INTO local_vectors/.test(q))).toBe(true);
+    expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND object_id = ? AND status = 'ready'", w.id.tenantId, id)).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM local_vectors WHERE namespace = ?", w.id.tenantId)).toBe(1);
+  });
+
+  it("trusts reads made beforehand only for the objects they cover", async () => {
+    const w = await newWorld("embed-known", { start: T0 });
+    const off = { ...w.ctx, env: { ...env, SEMANTIC_SEARCH: "off" } };
+    const note = async (body: string) => ({ tenantId: w.id.tenantId, type: "note" as const, id: ((await ok(off, "knowledge_write", { title: body, body })).note as { id: string }).id });
+    const [a, b, c] = [await note("Rotate the signing key"), await note("Pin the toolchain"), await note("Drain the queue first")];
+    await settle(off);
+    const readBefore = async (refs: EmbedRef[]) => {
+      const reads = embedReads(env.DB, refs);
+      return reads.take(await env.DB.batch(reads.statements));
+    };
+    const trips: string[][] = [];
+    const d1 = Object.create(env.DB) as D1Database;
+    d1.batch = (statements: D1PreparedStatement[]) => (trips.push(statements.map(sqlOf)), env.DB.batch(statements));
+    const readTrips = () => trips.filter((t) => t.some((q) => /^select .* from "embeddings"/i.test(q))).length;
+    // b was not read beforehand: both are read here.
+    expect(await embedNow({ ...env, DB: d1 }, [a, b], new Date(T0), await readBefore([a]))).toMatchObject({ embedded: 2 });
+    expect(readTrips()).toBe(1);
+    expect(await embedNow({ ...env, DB: d1 }, [c], new Date(T0), await readBefore([c]))).toMatchObject({ embedded: 1 });
+    expect(readTrips()).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM embeddings WHERE tenant_id = ? AND status = 'ready'", w.id.tenantId)).toBe(3);
   });
 
   it("reads which objects are pending and their sources in one round trip, and skips what is no longer pending", async () => {
