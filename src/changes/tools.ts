@@ -90,6 +90,7 @@ export const logChangeTool = defineTool({
   // Each call is a new event, except a retry: the identical call resent at once (no other
   // log_change in between) replays the first instead of putting the event in the ledger twice.
   idempotency: "derived",
+  keyedBatch: true,
   run: (ctx, input) => logChange(ctx, input),
   summarize: (r) => `Logged ${r.id}${r.warnings.length ? ` with ${r.warnings.length} warning(s)` : ""}.`,
 });

@@ -93,7 +93,8 @@ export async function callTool(def: AnyToolDef, ctx: Ctx, rawArgs: unknown): Pro
         ran += performance.now() - t0;
       }
     };
-    const { result, replay } = key && !def.annotations.readOnly ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined) : { result: await run(), replay: false };
+    const { result, replay } =
+      key && !def.annotations.readOnly ? await runIdempotent(ctx, def.name, key, args, run, derive ? rule : undefined, def.keyedBatch === true) : { result: await run(), replay: false };
     // The idempotency record's reads and writes are what the keyed section cost beyond the tool's own run.
     addTiming("run", ran);
     addTiming("idempotency", performance.now() - keying - ran);

@@ -74,6 +74,12 @@ export interface Surface {
 /** A keyed write's hold on its idempotency record (src/core/idempotency.ts), handed to its handler as ctx.keyed. */
 export interface KeyedWrite {
   /**
+   * What the handler's batch starts with, before its activity rows: for a tool whose key is taken
+   * in its own write (ToolDef.keyedBatch), the statements that free an expired key and take it,
+   * failing the whole batch when the key is held; empty when the key was reserved before the run.
+   */
+  open: D1PreparedStatement[];
+  /**
    * The statement that records `answer` as this call's result. The handler runs it in the same
    * batch as its write (after the write's activity rows, which the record's retry window reads)
    * and then returns exactly `answer`; the record is then complete when the write is.

@@ -92,6 +92,13 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    */
   idempotency?: "derived" | DerivedRule<z.infer<I>, z.infer<O>>;
   /**
+   * The handler's only write is one batch that starts with ctx.keyed.open and carries
+   * ctx.keyed.done(answer): a keyed call then takes its key in that batch instead of in a round
+   * trip before the run. A call that finds the key held loses its batch whole and is answered as a
+   * reserved key is (the first call's result, or a refusal).
+   */
+  keyedBatch?: true;
+  /**
    * Secret-shaped text in what a write stores is masked by the registry (a write that stays in
    * this server: not read-only, not open-world) unless the caller passes allow_secrets: true.
    * "handler": the tool deals with secrets itself (feedback refuses them outright).

@@ -1,5 +1,5 @@
-import { and, eq, sql, type SQLWrapper } from "drizzle-orm";
-import { compiled, dbOf, statementOf } from "../db/client";
+import { and, eq, type Placeholder, sql, type SQLWrapper } from "drizzle-orm";
+import { compiled, type Db, dbOf, statementOf } from "../db/client";
 import { sha256Hex } from "../db/ids";
 import { idempotencyKeys } from "../db/schema";
 import { iso } from "./time";
@@ -69,25 +69,32 @@ const ofScope = (v: { [N in (typeof SCOPE)[number]]: SQLWrapper | string }) =>
   and(eq(idempotencyKeys.tenantId, v.tenant), eq(idempotencyKeys.actorId, v.actor), eq(idempotencyKeys.tool, v.tool), eq(idempotencyKeys.key, v.key));
 
 // The reservation, the stored read and the done update are compiled once: every write runs them.
-const reserve = compiled([...SCOPE, "hash", "created", "expires", "run"], (db, v) =>
-  db
-    .insert(idempotencyKeys)
-    .values({
-      tenantId: v.tenant,
-      actorId: v.actor,
-      tool: v.tool,
-      key: v.key,
-      requestHash: v.hash,
-      status: "pending",
-      result: null,
-      createdAt: v.created,
-      expiresAt: v.expires,
-      run: v.run,
-      activityFrom: activityHead(v.tenant),
-    })
+const KEY_ROW = [...SCOPE, "hash", "created", "expires", "run"] as const;
+type KeyRow = Record<(typeof KEY_ROW)[number], string>;
+const insertKey = (db: Db, v: { [N in (typeof KEY_ROW)[number]]: Placeholder<N> }) =>
+  db.insert(idempotencyKeys).values({
+    tenantId: v.tenant,
+    actorId: v.actor,
+    tool: v.tool,
+    key: v.key,
+    requestHash: v.hash,
+    status: "pending",
+    result: null,
+    createdAt: v.created,
+    expiresAt: v.expires,
+    run: v.run,
+    activityFrom: activityHead(v.tenant),
+  });
+/** Takes the key if it is free, answering the key when it did. */
+const reserve = compiled(KEY_ROW, (db, v) =>
+  insertKey(db, v)
     .onConflictDoNothing({ target: [idempotencyKeys.tenantId, idempotencyKeys.actorId, idempotencyKeys.tool, idempotencyKeys.key] })
     .returning({ key: idempotencyKeys.key }),
 );
+/** Takes the key or fails (the primary key refuses it): in a write's own batch, a held key fails the write. */
+const take = compiled(KEY_ROW, insertKey);
+/** What take's failure says, as D1 reports it. */
+const isKeyHeld = (err: unknown) => /UNIQUE constraint failed: idempotency_keys\./.test(String(err));
 
 const storedKey = compiled(SCOPE, (db, v) =>
   db
@@ -117,10 +124,27 @@ function completion<T>(ctx: Ctx, named: Scope, result: T, derived?: DerivedRule<
 }
 
 /**
+ * Frees the key if it expired or its call died; a derived key also once a repeat is no longer a
+ * retry. Deleted and inserted again rather than updated in place: the new row's rowid then orders
+ * it after everything the actor wrote before.
+ */
+function freeKey(ctx: Ctx, named: Scope, now: Date, derived: boolean): D1PreparedStatement {
+  // Hand SQL: the retry test is a correlated EXISTS over the row's own rowid and activity window.
+  return ctx.d1
+    .prepare(
+      `DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND actor_id = ?2 AND tool = ?3 AND key = ?4
+       AND (expires_at <= ?5 OR (status = 'pending' AND created_at <= ?6)${derived ? ` OR (status = 'done' AND (${NO_LONGER_A_RETRY}))` : ""})`,
+    )
+    .bind(named.tenant, named.actor, named.tool, named.key, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS)));
+}
+
+/**
  * Runs a write at most once per (tenant, actor, tool, key). The key is reserved with a
- * single-statement insert before the write runs, so two racing calls cannot both write;
- * only a successful result is kept, so a call that failed may be retried with its key.
- * `derived` is the tool's rule when the key was derived from the call's content (derivedKey).
+ * single-statement insert before the write runs, so two racing calls cannot both write; or, for a
+ * tool whose one write batch carries the key (`inBatch`, ToolDef.keyedBatch), taken in that batch,
+ * where a held key fails the whole write and the call is then answered as a reservation that
+ * found it held. Only a successful result is kept, so a call that failed may be retried with its
+ * key. `derived` is the tool's rule when the key was derived from the call's content (derivedKey).
  */
 export async function runIdempotent<T>(
   ctx: Ctx,
@@ -129,35 +153,31 @@ export async function runIdempotent<T>(
   args: Record<string, unknown>,
   run: (keyed: KeyedWrite) => Promise<T>,
   derived?: DerivedRule<unknown, T>,
+  inBatch = false,
 ): Promise<{ result: T; replay: boolean }> {
   const requestHash = await sha256Hex(stableStringify(args));
   const now = ctx.clock.now();
-  const scope = [ctx.tenantId, ctx.actorId, tool, key] as const;
   const named: Scope = { tenant: ctx.tenantId, actor: ctx.actorId, tool, key };
-  const db = dbOf(ctx);
+  const row: KeyRow = {
+    ...named,
+    hash: requestHash,
+    created: iso(now),
+    expires: iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))),
+    run: await runOf(ctx),
+  };
+  const free = freeKey(ctx, named, now, derived !== undefined);
 
-  // A key is free again once it expired or its call died; a derived key also once a repeat is no
-  // longer a retry. Delete and insert in one batch rather than update in place: the new row's rowid
-  // then orders it after everything the actor wrote before.
-  const [, inserted] = await ctx.d1.batch<{ key: string }>([
-    // Hand SQL: the retry test is a correlated EXISTS over the row's own rowid and activity window.
-    ctx.d1
-      .prepare(
-        `DELETE FROM idempotency_keys WHERE tenant_id = ?1 AND actor_id = ?2 AND tool = ?3 AND key = ?4
-         AND (expires_at <= ?5 OR (status = 'pending' AND created_at <= ?6)${derived ? ` OR (status = 'done' AND (${NO_LONGER_A_RETRY}))` : ""})`,
-      )
-      .bind(...scope, iso(now), iso(new Date(now.getTime() - ABANDONED_AFTER_MS))),
-    reserve(ctx.d1, {
-      ...named,
-      hash: requestHash,
-      created: iso(now),
-      expires: iso(new Date(now.getTime() + (derived ? DERIVED_WINDOW_MS : IDEMPOTENCY_TTL_MS))),
-      run: await runOf(ctx),
-    }),
-  ]);
-  const reserved = inserted!.results[0];
+  if (inBatch) {
+    try {
+      return { result: await runKeyed(ctx, named, run, derived, [free, take(ctx.d1, row)]), replay: false };
+    } catch (err) {
+      // Nothing of the call was written (its one batch failed whole); a held key is answered below.
+      if (!isKeyHeld(err)) throw err;
+    }
+  }
 
-  if (!reserved) {
+  const [, inserted] = await ctx.d1.batch<{ key: string }>([free, reserve(ctx.d1, row)]);
+  if (!inserted!.results[0]) {
     const stored = await storedKey(ctx.d1, named).first<{ request_hash: string; status: string; result: string | null; created_at: string; expires_at: string }>();
     if (!stored) throw new ToolError("idempotency_in_progress", "The idempotency key changed hands while this call ran.", { hint: "Retry the call.", retryable: true });
     if (stored.request_hash !== requestHash) {
@@ -173,25 +193,30 @@ export async function runIdempotent<T>(
     }
     return { result: JSON.parse(stored.result) as T, replay: true };
   }
-
-  let result: T;
-  let folded: string | undefined;
-  const keyed: KeyedWrite = {
-    done: (answer) => {
-      folded = stableStringify(answer);
-      return completion(ctx, named, answer as T, derived);
-    },
-  };
   try {
-    result = await run(keyed);
+    return { result: await runKeyed(ctx, named, run, derived, []), replay: false };
   } catch (err) {
-    await db
+    await dbOf(ctx)
       .delete(idempotencyKeys)
       .where(and(ofScope(named), eq(idempotencyKeys.status, "pending")))
       .run();
     throw err;
   }
+}
+
+/** Runs the write with its hold on the key (`open`: what takes it in the write's batch, if the key is not reserved yet). */
+async function runKeyed<T>(ctx: Ctx, named: Scope, run: (keyed: KeyedWrite) => Promise<T>, derived: DerivedRule<unknown, T> | undefined, open: D1PreparedStatement[]): Promise<T> {
+  let folded: string | undefined;
+  const keyed: KeyedWrite = {
+    open,
+    done: (answer) => {
+      folded = stableStringify(answer);
+      return completion(ctx, named, answer as T, derived);
+    },
+  };
+  const result = await run(keyed);
   // Completed in the write's own batch unless the handler did not, or returned another answer than it recorded.
-  if (folded === undefined || folded !== stableStringify(result)) await completion(ctx, named, result, derived).run();
-  return { result, replay: false };
+  if (folded === undefined && open.length > 0) await ctx.d1.batch([...open, completion(ctx, named, result, derived)]);
+  else if (folded === undefined || folded !== stableStringify(result)) await completion(ctx, named, result, derived).run();
+  return result;
 }

@@ -10,7 +10,7 @@ import { callTool } from "../../src/core/call";
 import type { Ctx } from "../../src/core/context";
 import { defineTool } from "../../src/core/define-tool";
 import { runIdempotent } from "../../src/core/idempotency";
-import { makeCtx, newWorld, ok, seedIdentity, sqlOf } from "../support/helpers";
+import { call, count, makeCtx, newWorld, ok, seedIdentity, sqlOf } from "../support/helpers";
 
 const T0 = "2030-03-01T00:00:00.000Z";
 
@@ -34,14 +34,58 @@ describe("a keyed write's idempotency record", () => {
     const { ctx, batches } = recorded(w.ctx);
     const answer = await ok(ctx, "log_change", { entity_path: "svc.keyed", change_type: "add", reasoning: "Keyed write", idempotency_key: "k-1" });
     const write = batches.find((b) => b.some((s) => /INSERT INTO "events"/i.test(s)))!;
+    // The key is taken and completed in the write's own batch (log_change is keyedBatch): no
+    // reservation before it, nothing after it.
+    expect(write.some((s) => /^insert into "idempotency_keys"/i.test(s))).toBe(true);
     expect(write.some((s) => /^update "idempotency_keys"/i.test(s))).toBe(true);
-    // Nothing after the write's batch: the reservation before it is the record's only other batch.
-    expect(batches.at(-1)).toBe(write);
+    expect(batches.filter((b) => b.some((s) => /idempotency_keys/i.test(s)))).toEqual([write]);
     const row = await stored(w.id.tenantId, "k-1");
     expect(row?.status).toBe("done");
     expect(JSON.parse(row!.result)).toMatchObject({ id: answer.id, timestamp: answer.timestamp });
     const replay = await ok(w.ctx, "log_change", { entity_path: "svc.keyed", change_type: "add", reasoning: "Keyed write", idempotency_key: "k-1" });
     expect(replay).toMatchObject({ id: answer.id, idempotent_replay: true });
+  });
+
+  it("taken in the write's batch: identical calls at once write one event and answer alike", async () => {
+    const w = await newWorld("keyed-race", { start: T0 });
+    const args = { entity_path: "svc.race", change_type: "add", reasoning: "Raced", idempotency_key: "k-race" };
+    const answers = await Promise.all(Array.from({ length: 6 }, () => ok(w.ctx, "log_change", args)));
+    expect(new Set(answers.map((a) => a.id)).size).toBe(1);
+    expect(answers.filter((a) => a.idempotent_replay === true)).toHaveLength(5);
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ? AND entity_path = 'svc.race'", w.id.tenantId)).toBe(1);
+    expect((await ok(w.ctx, "change_verify", {})).intact).toBe(true);
+  });
+
+  it("taken in the write's batch: a held key fails only its own write, the calls beside it land", async () => {
+    const w = await newWorld("keyed-held", { start: T0 });
+    await ok(w.ctx, "log_change", { entity_path: "svc.held", change_type: "add", reasoning: "First", idempotency_key: "k-held" });
+    // The same key for other arguments, in the same group as calls with keys of their own.
+    const calls = await Promise.all([
+      call(w.ctx, "log_change", { entity_path: "svc.held", change_type: "modify", reasoning: "Other", idempotency_key: "k-held" }),
+      ...[1, 2, 3].map((i) => call(w.ctx, "log_change", { entity_path: `svc.beside${i}`, change_type: "add", reasoning: "Beside", idempotency_key: `k-beside${i}` })),
+    ]);
+    expect(calls[0]).toMatchObject({ isError: true, error: { code: "idempotency_key_reused" } });
+    expect(calls.slice(1).every((c) => c.ok === true)).toBe(true);
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ? AND entity_path = 'svc.held'", w.id.tenantId)).toBe(1);
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ? AND entity_path LIKE 'svc.beside%'", w.id.tenantId)).toBe(3);
+    // The identical call while the first still holds its key (its record pending): refused as in
+    // progress, and nothing written.
+    const args = { entity_path: "svc.pending", change_type: "add", reasoning: "Waits", idempotency_key: "k-pending" };
+    await ok(w.ctx, "log_change", args);
+    await env.DB.prepare("UPDATE idempotency_keys SET status = 'pending', result = NULL WHERE tenant_id = ? AND key = 'k-pending'").bind(w.id.tenantId).run();
+    expect(await call(w.ctx, "log_change", args)).toMatchObject({ isError: true, error: { code: "idempotency_in_progress" } });
+    expect(await count("SELECT COUNT(*) AS n FROM events WHERE tenant_id = ? AND entity_path = 'svc.pending'", w.id.tenantId)).toBe(1);
+    expect((await ok(w.ctx, "change_verify", {})).intact).toBe(true);
+  });
+
+  it("taken in the write's batch: an expired key is freed in that batch and written again", async () => {
+    const w = await newWorld("keyed-expired", { start: T0 });
+    const first = await ok(w.ctx, "log_change", { entity_path: "svc.old", change_type: "add", reasoning: "Old", idempotency_key: "k-old" });
+    w.clock.advance(25 * 60 * 60 * 1000);
+    const again = await ok(w.ctx, "log_change", { entity_path: "svc.new", change_type: "add", reasoning: "New", idempotency_key: "k-old" });
+    expect(again.id).not.toBe(first.id);
+    expect(again.idempotent_replay).toBeUndefined();
+    expect(JSON.parse((await stored(w.id.tenantId, "k-old"))!.result)).toMatchObject({ id: again.id });
   });
 
   it("keeps the answer a handler returned when it recorded another", async () => {
@@ -72,7 +116,7 @@ describe("a keyed write's idempotency record", () => {
         return {};
       },
     });
-    const outer = { ...makeCtx(id), keyed: { done: () => env.DB.prepare("SELECT 1") } };
+    const outer = { ...makeCtx(id), keyed: { open: [], done: () => env.DB.prepare("SELECT 1") } };
     await callTool(probe, outer, {});
     await callTool(probe, outer, { idempotency_key: "k-3" });
     expect(seen).toEqual([false, true]);
