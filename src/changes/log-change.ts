@@ -313,7 +313,7 @@ export async function logChange(ctx: Ctx, input: LogChangeInput): Promise<LogCha
   const result: LogChangeResult = { id: c.id, timestamp: c.timestamp, status: "ok", error: "", warnings: c.warnings, supersedes: c.supersedes };
   // The answer is known before the write: the call's idempotency record completes in the same batch.
   // The call's key is taken in the same batch (keyedBatch): a held key fails the write whole.
-  await appendEvents(ctx, c.rows, ctx.keyed ? [...ctx.keyed.open, activity, ctx.keyed.done(result)] : [activity], { embedNow: true });
+  await appendEvents(ctx, c.rows, ctx.keyed ? [...ctx.keyed.open(), activity, ctx.keyed.done(result)] : [activity], { embedNow: true });
   return result;
 }
 

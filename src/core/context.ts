@@ -76,9 +76,9 @@ export interface KeyedWrite {
   /**
    * What the handler's batch starts with, before its activity rows: for a tool whose key is taken
    * in its own write (ToolDef.keyedBatch), the statements that free an expired key and take it,
-   * failing the whole batch when the key is held; empty when the key was reserved before the run.
+   * failing the whole batch when the key is held; none when the key was reserved before the run.
    */
-  open: D1PreparedStatement[];
+  open(): D1PreparedStatement[];
   /**
    * The statement that records `answer` as this call's result. The handler runs it in the same
    * batch as its write (after the write's activity rows, which the record's retry window reads)

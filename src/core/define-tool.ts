@@ -92,10 +92,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    */
   idempotency?: "derived" | DerivedRule<z.infer<I>, z.infer<O>>;
   /**
-   * The handler's only write is one batch that starts with ctx.keyed.open and carries
-   * ctx.keyed.done(answer): a keyed call then takes its key in that batch instead of in a round
+   * The handler's only write is one batch that starts with ctx.keyed.open() (and may carry
+   * ctx.keyed.done(answer)): a keyed call then takes its key in that batch instead of in a round
    * trip before the run. A call that finds the key held loses its batch whole and is answered as a
-   * reserved key is (the first call's result, or a refusal).
+   * reserved key is (the first call's result, or a refusal). The handler runs before the key is
+   * known to be held, so every path of it that writes must open; a path that writes nothing may
+   * return without, and its answer is kept with the key afterwards.
    */
   keyedBatch?: true;
   /**

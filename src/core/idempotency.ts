@@ -207,16 +207,18 @@ export async function runIdempotent<T>(
 /** Runs the write with its hold on the key (`open`: what takes it in the write's batch, if the key is not reserved yet). */
 async function runKeyed<T>(ctx: Ctx, named: Scope, run: (keyed: KeyedWrite) => Promise<T>, derived: DerivedRule<unknown, T> | undefined, open: D1PreparedStatement[]): Promise<T> {
   let folded: string | undefined;
+  let opened = false;
   const keyed: KeyedWrite = {
-    open,
+    open: () => ((opened = true), open),
     done: (answer) => {
       folded = stableStringify(answer);
       return completion(ctx, named, answer as T, derived);
     },
   };
   const result = await run(keyed);
+  // A handler that never took the key in its batch: it is taken now, with the answer.
+  if (open.length > 0 && !opened) await ctx.d1.batch([...open, completion(ctx, named, result, derived)]);
   // Completed in the write's own batch unless the handler did not, or returned another answer than it recorded.
-  if (folded === undefined && open.length > 0) await ctx.d1.batch([...open, completion(ctx, named, result, derived)]);
   else if (folded === undefined || folded !== stableStringify(result)) await completion(ctx, named, result, derived).run();
   return result;
 }

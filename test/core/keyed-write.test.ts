@@ -88,6 +88,31 @@ describe("a keyed write's idempotency record", () => {
     expect(JSON.parse((await stored(w.id.tenantId, "k-old"))!.result)).toMatchObject({ id: again.id });
   });
 
+  it("taken in decision_log's batch and completed after its read: one batch fewer, and a retry replays", async () => {
+    const w = await newWorld("keyed-decision", { start: T0 });
+    const { ctx, batches } = recorded(w.ctx);
+    const args = { title: "Queue", choice: "Use the outbox", rationale: "Exactly once" };
+    const first = await ok(ctx, "decision_log", args);
+    const write = batches.find((b) => b.some((s) => /insert into "decisions"/i.test(s)))!;
+    // Taken before the activity row, in the write's batch; no reservation batch before it.
+    expect(write.findIndex((s) => /^insert into "idempotency_keys"/i.test(s))).toBeLessThan(write.findIndex((s) => /INSERT INTO activity/i.test(s)));
+    expect(batches.filter((b) => b.some((s) => /idempotency_keys/i.test(s)))).toEqual([write]);
+    const again = await ok(w.ctx, "decision_log", args);
+    expect(again).toMatchObject({ idempotent_replay: true, decision: { id: first.decision.id } });
+    expect(await count("SELECT COUNT(*) AS n FROM decisions WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
+  });
+
+  it("takes the key with the answer when a keyedBatch handler wrote nothing", async () => {
+    const id = await seedIdentity("keyed-unopened", "agent");
+    const ctx = makeCtx(id);
+    const first = await runIdempotent(ctx, "test_tool", "k-4", { a: 1 }, async () => ({ answer: "late" }), undefined, true);
+    expect(first).toEqual({ result: { answer: "late" }, replay: false });
+    expect(await stored(id.tenantId, "k-4")).toMatchObject({ status: "done" });
+    // The handler runs before its key is known to be held (that is what taking it in the batch
+    // means), and a path that writes nothing has nothing to lose: the first call's answer stands.
+    expect(await runIdempotent(ctx, "test_tool", "k-4", { a: 1 }, async () => ({ answer: "second" }), undefined, true)).toEqual({ result: { answer: "late" }, replay: true });
+  });
+
   it("keeps the answer a handler returned when it recorded another", async () => {
     const id = await seedIdentity("keyed-other", "agent");
     const ctx = makeCtx(id);
@@ -116,7 +141,7 @@ describe("a keyed write's idempotency record", () => {
         return {};
       },
     });
-    const outer = { ...makeCtx(id), keyed: { open: [], done: () => env.DB.prepare("SELECT 1") } };
+    const outer = { ...makeCtx(id), keyed: { open: () => [], done: () => env.DB.prepare("SELECT 1") } };
     await callTool(probe, outer, {});
     await callTool(probe, outer, { idempotency_key: "k-3" });
     expect(seen).toEqual([false, true]);

@@ -29,6 +29,7 @@ export const decisionLogTool = defineTool({
   output: z.object({ decision: decisionSchema.describe("The logged decision."), paths: z.array(z.string()).describe("Its linked paths, as owner/name:pattern.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
+  keyedBatch: true,
   run: async (ctx, input) => {
     const project = input.project_id ? await findProject(ctx, input.project_id) : null;
     const superseded = input.supersedes_decision_id ? await findDecision(ctx, input.supersedes_decision_id) : null;
@@ -54,12 +55,14 @@ export const decisionLogTool = defineTool({
       created_at: now,
       status_changed_at: now,
     };
-    // The decision and its link in the tenant's tamper-evident chain are written together.
+    // The decision and its link in the tenant's tamper-evident chain are written together, with
+    // the call's idempotency key taken first (before the activity row its retry window reads).
     await appendChained(
       ctx.d1,
       ctx.tenantId,
       now,
       [
+        ...(ctx.keyed?.open() ?? []),
         insertDecisionStatement(ctx, row),
         activityStatement(ctx, {
           verb: superseded ? "decision.superseded" : "decision.logged",
