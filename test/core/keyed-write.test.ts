@@ -102,6 +102,34 @@ describe("a keyed write's idempotency record", () => {
     expect(await count("SELECT COUNT(*) AS n FROM decisions WHERE tenant_id = ?", w.id.tenantId)).toBe(1);
   });
 
+  describe("the work-ledger writes that take their key in their one batch", () => {
+    const cases = [
+      { tool: "task_create", table: "tasks", args: { project_id: "KB", title: "Write the outbox" } },
+      { tool: "task_create_many", table: "tasks", args: { project_id: "KB", tasks: [{ title: "One" }, { title: "Two" }] } },
+      { tool: "comment_add", table: "comments", args: { object_type: "project", object_id: "KB", body: "Looks right" } },
+    ];
+    for (const c of cases) {
+      it(`${c.tool}: the key rides in the write's batch, and the identical retry replays without writing`, async () => {
+        const w = await newWorld(`keyed-${c.tool}`, { start: T0 });
+        await ok(w.ctx, "project_create", { title: "Keyed batch", key: "KB" });
+        const before = await count(`SELECT COUNT(*) AS n FROM ${c.table} WHERE tenant_id = ?`, w.id.tenantId);
+        const { ctx, batches } = recorded(w.ctx);
+        const first = await ok(ctx, c.tool, c.args);
+        const keyed = batches.filter((b) => b.some((q) => /idempotency_keys/i.test(q)));
+        // Taken in the write itself (the batch with its activity row), never in a batch of its own.
+        expect(keyed.length).toBeGreaterThan(0);
+        expect(keyed[0]!.some((q) => /^insert into "idempotency_keys"/i.test(q)) && keyed[0]!.some((q) => /INSERT INTO activity/i.test(q))).toBe(true);
+        const written = (await count(`SELECT COUNT(*) AS n FROM ${c.table} WHERE tenant_id = ?`, w.id.tenantId)) - before;
+        expect(written).toBeGreaterThan(0);
+        const again = await ok(w.ctx, c.tool, c.args);
+        expect(again.idempotent_replay).toBe(true);
+        const { ok: _a, idempotent_replay: _b, rate_limit: _c, ...firstPayload } = first;
+        expect(again).toMatchObject(firstPayload);
+        expect(await count(`SELECT COUNT(*) AS n FROM ${c.table} WHERE tenant_id = ?`, w.id.tenantId)).toBe(before + written);
+      });
+    }
+  });
+
   it("takes the key with the answer when a keyedBatch handler wrote nothing", async () => {
     const id = await seedIdentity("keyed-unopened", "agent");
     const ctx = makeCtx(id);

@@ -21,6 +21,7 @@ export const commentAddTool = defineTool({
   output: z.object({ comment: commentSchema.describe("The new comment."), notified: z.array(z.string()).describe("Actor ids notified.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
+  keyedBatch: true,
   run: async (ctx, input) => {
     const { id: objectId, projectId } = await findObject(ctx, input.object_type, input.object_id);
     if (input.parent_comment_id) {
@@ -34,6 +35,7 @@ export const commentAddTool = defineTool({
     const id = uuidv7();
     const now = iso(ctx.clock.now());
     await ctx.d1.batch([
+      ...(ctx.keyed?.open() ?? []),
       insertCommentStatement(ctx, {
         id,
         objectType: input.object_type,

@@ -13,6 +13,8 @@ export const taskCreateTool = defineTool({
   output: z.object({ task: taskSchema.describe("The new task.") }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
+  // createTasks takes the key in its one batch.
+  keyedBatch: true,
   run: async (ctx, { project_id, ...item }) => {
     const { ids } = await createTasks(ctx, project_id, [item]);
     const row = await selectTask(ctx, ids[0]!).first<TaskRow>();
@@ -39,6 +41,8 @@ export const taskCreateManyTool = defineTool({
   cost: { items: "tasks" },
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
+  // createTasks takes the key in its one batch.
+  keyedBatch: true,
   run: async (ctx, input) => {
     const { ids, refs } = await createTasks(ctx, input.project_id, input.tasks);
     return { count: ids.length, task_ids: ids, refs };

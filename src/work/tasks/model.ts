@@ -239,6 +239,8 @@ export async function createTasks(
   const n = items.length;
   const db = dbOf(ctx);
   const statements: D1PreparedStatement[] = [
+    // A keyedBatch caller's idempotency key, taken in this batch (before its activity rows).
+    ...(ctx.keyed?.open() ?? []),
     // Numbers come from the project's counter, bumped once for the batch inside the same atomic batch.
     statementOf(
       ctx.d1,
