@@ -107,6 +107,7 @@ describe("a keyed write's idempotency record", () => {
       { tool: "task_create", table: "tasks", args: { project_id: "KB", title: "Write the outbox" } },
       { tool: "task_create_many", table: "tasks", args: { project_id: "KB", tasks: [{ title: "One" }, { title: "Two" }] } },
       { tool: "comment_add", table: "comments", args: { object_type: "project", object_id: "KB", body: "Looks right" } },
+      { tool: "knowledge_write", table: "knowledge_notes", args: { project_id: "KB", title: "Runbook", body: "Rotate the signing key first." } },
     ];
     for (const c of cases) {
       it(`${c.tool}: the key rides in the write's batch, and the identical retry replays without writing`, async () => {

@@ -28,6 +28,7 @@ export const knowledgeWriteTool = defineTool({
   }),
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: false },
   idempotency: "derived",
+  keyedBatch: true,
   run: async (ctx, input) => {
     const project = input.project_id ? await findProject(ctx, input.project_id) : null;
     const id = uuidv7(ctx.clock.now().getTime());
@@ -36,6 +37,7 @@ export const knowledgeWriteTool = defineTool({
     const links = input.paths?.length ? await resolveLinks(ctx, input.paths, () => defaultRepository(ctx, project?.id ?? null)) : [];
     const embedding = await queueNoteEmbedding(ctx, id, title, input.body);
     await ctx.d1.batch([
+      ...(ctx.keyed?.open() ?? []),
       insertNoteStatement(ctx, { id, projectId: project?.id ?? null, kind: input.kind, title, body: input.body, tags: JSON.stringify(normalizeTags(input.tags ?? [])), now }),
       embedding.stmt,
       activityStatement(ctx, { verb: "knowledge.written", objectType: "note", objectId: id, projectId: project?.id ?? null, summary: `${input.kind}: ${title}`.slice(0, 300) }),
