@@ -256,7 +256,10 @@ export function embedReads(d1: D1Database, refs: readonly EmbedRef[]): { stateme
   };
 }
 
-/** Reads several writes prefetched, as one: a kind is known only where every write that named it read it. */
+/**
+ * Several writes' prefetched reads as one. embedNow uses a kind's merged reads only when they cover
+ * every object of that kind it embeds; otherwise it reads them all again.
+ */
 function mergeReads(parts: ReadonlyArray<PrefetchedReads | undefined>): PrefetchedReads {
   const merged: PrefetchedReads = new Map();
   for (const part of parts) {
