@@ -1,7 +1,8 @@
 /**
  * Where one tool call's CPU goes in the Worker's isolate (not a test): `npm run bench:profile`.
  * Starts `wrangler dev` with its devtools inspector on a loopback port, runs sequential calls of
- * each tool (BENCH_PROFILE_TOOLS, default `mcp.echo,blame,log_change`) under V8's sampling
+ * each tool (BENCH_PROFILE_TOOLS, default `mcp.echo,blame,log_change`; `task_claim` claims the next
+ * of as many tasks as there are calls) under V8's sampling
  * profiler, and prints per tool the self time per call of the hottest functions and of each
  * package or source folder. Only the Worker's isolate is sampled (its Durable Objects included);
  * workerd's own HTTP, and local D1 and KV, run outside it, so compare with `bench:breakdown`'s
@@ -119,12 +120,25 @@ async function main(): Promise<void> {
   try {
     const call = await mcpSession(server.base, await server.key("profile", "agent"), "/mcp?toolsets=all");
     for (let i = 0; i < 200; i++) await call("log_change", { entity_path: `users.col${i % 20}`, change_type: "add", reasoning: `Seed ${i}` });
+    if (TOOLS.includes("task_claim")) {
+      // One task per claim-next call, warm-up included, so no release runs among the sampled calls.
+      await call("project_create", { title: "Profile", key: "PRF" });
+      for (let left = CALLS + 30; left > 0; left -= 100) {
+        await call("task_create_many", { project_id: "PRF", tasks: Array.from({ length: Math.min(100, left) }, (_, i) => ({ title: `Task ${left}-${i}` })) });
+      }
+    }
     let n = 0;
     const args: Record<string, () => Record<string, unknown>> = {
       "mcp.echo": () => ({ message: "ping" }),
       blame: () => ({ entity_path: "users.col3" }),
       log_change: () => ({ entity_path: `bench.path${n++ % 50}`, change_type: "modify", reasoning: "Measured write" }),
+      task_claim: () => ({ project_id: "PRF" }),
     };
+    // The floor beside the calls: workerd's CPU for a bare GET /healthz (not profiled).
+    for (let i = 0; i < 30; i++) await (await fetch(`${server.base}/healthz`)).text();
+    const floor0 = await server.workerdCpuMs();
+    for (let i = 0; i < CALLS; i++) await (await fetch(`${server.base}/healthz`)).text();
+    console.log(`## GET /healthz: ${CALLS} sequential requests; all of workerd ${(((await server.workerdCpuMs()) - floor0) / CALLS).toFixed(2)} ms per request`);
     await inspector.send("Profiler.enable");
     await inspector.send("Profiler.setSamplingInterval", { interval: 100 });
     for (const tool of TOOLS) {

@@ -103,7 +103,8 @@ describe("ClaimsDO group commit", () => {
     const best = [taskIds[1], taskIds[3], taskIds[2], taskIds[0]];
     expect(outcomes.map(claimedTask)).toEqual(best);
     for (const [i, o] of outcomes.entries()) {
-      expect(o).toEqual({ claimed: true, taskId: best[i], projectId, leaseExpiresAt: lease(leases[i]!), extended: false, fencingToken: 1 });
+      // The claim returns the task's reference: tasks are numbered in the order projectWith made them.
+      expect(o).toEqual({ claimed: true, taskId: best[i], projectId, ref: `PRI-${taskIds.indexOf(best[i]!) + 1}`, leaseExpiresAt: lease(leases[i]!), extended: false, fencingToken: 1 });
       expect(await taskRow(best[i]!)).toMatchObject({ status: "in_progress", assignee_actor_id: agents[i]!.id.actorId, lease_expires_at: lease(leases[i]!), lease_token: 1 });
     }
     expect(await claimedActivity(w.id.tenantId)).toEqual(best.map((id, i) => ({ object_id: id, actor_id: agents[i]!.id.actorId })));
@@ -139,10 +140,10 @@ describe("ClaimsDO group commit", () => {
       ]),
     );
     expect(counted.batches).toEqual([{ statements: 10, failed: false }]);
-    expect(outcomes[0]).toEqual({ claimed: true, taskId: taskIds[0], projectId, leaseExpiresAt: lease(3600), extended: false, fencingToken: 1 });
+    expect(outcomes[0]).toEqual({ claimed: true, taskId: taskIds[0], projectId, ref: "MIX-1", leaseExpiresAt: lease(3600), extended: false, fencingToken: 1 });
     expect(outcomes.slice(1, 3).map(claimedTask)).toEqual([taskIds[1], taskIds[2]]);
     expect(outcomes[3]).toEqual({ claimed: false, reason: "held", holder: a!.id.actorId, leaseExpiresAt: lease(3600) });
-    expect(outcomes[4]).toEqual({ claimed: true, taskId: taskIds[0], projectId, leaseExpiresAt: lease(60 + 7200), extended: true, fencingToken: 1 });
+    expect(outcomes[4]).toEqual({ claimed: true, taskId: taskIds[0], projectId, ref: "MIX-1", leaseExpiresAt: lease(60 + 7200), extended: true, fencingToken: 1 });
     expect(await taskRow(taskIds[0]!)).toMatchObject({ assignee_actor_id: b!.id.actorId, lease_expires_at: lease(60 + 7200), lease_token: 1 });
     expect(await taskRow(taskIds[3]!)).toMatchObject({ status: "todo", assignee_actor_id: null });
     // One task.claimed per claim that took or extended a task; none for the refused one.

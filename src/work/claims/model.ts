@@ -40,7 +40,7 @@ export interface ClaimScope {
 }
 
 export type ClaimOutcome =
-  | { claimed: true; taskId: string; projectId: string; leaseExpiresAt: string; extended: boolean; fencingToken: number }
+  | { claimed: true; taskId: string; projectId: string; ref: string; leaseExpiresAt: string; extended: boolean; fencingToken: number }
   | { claimed: false; reason: "pool_empty" | "held" | "blocked" | "closed" | "assigned_elsewhere" | "in_review"; holder?: string | null; leaseExpiresAt?: string | null };
 
 /** A task in `t` that nothing blocks (every dependency done or cancelled). */
@@ -55,6 +55,13 @@ const UNBLOCKED = `NOT EXISTS (SELECT 1 FROM task_deps d JOIN tasks b ON b.id = 
 const openTodo = (status = "t.status") => `${status} = 'todo' AND t.assignee_actor_id IS NULL`;
 const leaseRanOut = (now = "?", status = "t.status") => `${status} = 'in_progress' AND t.lease_expires_at IS NOT NULL AND t.lease_expires_at <= ${now}`;
 const claimable = (now = "?") => `((${openTodo()}) OR (${leaseRanOut(now)}))`;
+
+/**
+ * The claimed task's reference (KEY-seq), returned by the claim itself, so what the answer reads
+ * by reference (its prior attempts) need not wait for the task to be read first. The updated row's
+ * columns are named bare: SQLite does not see a table alias inside a RETURNING subquery.
+ */
+const RETURNED_REF = `(SELECT p.key FROM projects p WHERE p.id = project_id) || '-' || seq AS ref`;
 
 /** Tasks as the claim reads name them: `t`, which UNBLOCKED correlates with. */
 const t = alias(tasks, "t");
@@ -157,14 +164,14 @@ function claimNextAttempt(d1: D1Database, s: ClaimScope): BatchMember<ClaimOutco
             `UPDATE tasks SET status = 'in_progress', assignee_actor_id = ?, lease_expires_at = ?, claimed_at = ?, updated_at = ?, lease_token = lease_token + 1
              WHERE id = (SELECT object_id FROM activity WHERE id = ?)
                AND ((status = 'todo' AND assignee_actor_id IS NULL) OR (status = 'in_progress' AND lease_expires_at <= ?))
-             RETURNING id, project_id, lease_token`,
+             RETURNING id, project_id, lease_token, ${RETURNED_REF}`,
           )
           .bind(s.actorId, lease, now, now, activityId, now),
       ];
     },
     settle: async ([picked, claimed]) => {
-      const row = claimed!.results[0] as { id: string; project_id: string; lease_token: number } | undefined;
-      if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: false, fencingToken: row.lease_token };
+      const row = claimed!.results[0] as { id: string; project_id: string; lease_token: number; ref: string } | undefined;
+      if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, ref: row.ref, leaseExpiresAt: lease, extended: false, fencingToken: row.lease_token };
       // Nothing picked: no claimable task in scope as the batch saw it.
       return picked!.meta.changes === 0 ? { claimed: false, reason: "pool_empty" } : null;
     },
@@ -203,15 +210,15 @@ function claimByIdMember(d1: D1Database, s: ClaimScope & { taskId: string }): Ba
              assignee_actor_id = ?3
            WHERE t.tenant_id = ?4 AND t.id = ?5 AND ${UNBLOCKED}
              AND (${claimable("?2")} OR (t.status = 'todo' AND t.assignee_actor_id = ?3) OR (t.status = 'in_progress' AND t.assignee_actor_id = ?3))
-           RETURNING id, project_id, claimed_at, lease_token`,
+           RETURNING id, project_id, claimed_at, lease_token, ${RETURNED_REF}`,
         )
         .bind(lease, now, s.actorId, s.tenantId, s.taskId),
       claimActivity(d1, s, lease),
     ],
     settle: async ([claimed]) => {
-      const row = claimed!.results[0] as { id: string; project_id: string; claimed_at: string; lease_token: number } | undefined;
+      const row = claimed!.results[0] as { id: string; project_id: string; claimed_at: string; lease_token: number; ref: string } | undefined;
       // An extension keeps the original claimed_at, which is how it shows.
-      if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, leaseExpiresAt: lease, extended: row.claimed_at !== now, fencingToken: row.lease_token };
+      if (row) return { claimed: true, taskId: row.id, projectId: row.project_id, ref: row.ref, leaseExpiresAt: lease, extended: row.claimed_at !== now, fencingToken: row.lease_token };
       return whyNotClaimed(d1, s);
     },
     leaseOf,

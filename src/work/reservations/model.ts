@@ -14,6 +14,7 @@ import { uuidv7 } from "../../db/ids";
 import { pathReservations, tasks } from "../../db/schema";
 import { deliverNotices, type Notice } from "../collab/inbox";
 import { activityStatement } from "../shared";
+import type { KnownStatus } from "../tasks/model";
 import { patternMatches, patternsOverlap } from "./globs";
 
 export interface Reservation {
@@ -296,12 +297,14 @@ export const reservationsStub = (ctx: Pick<Ctx, "env" | "tenantId">, repositoryI
  * A task's reservations end with its work: the catalog calls this after a task's status changed,
  * and a task finished, cancelled or given back to the pool lets its paths go.
  */
-export async function followTaskReservations(ctx: Pick<Ctx, "d1" | "tenantId" | "clock">, taskId: string): Promise<void> {
-  const task = await dbOf(ctx)
-    .select({ status: tasks.status, assignee: tasks.assigneeActorId })
-    .from(tasks)
-    .where(and(eq(tasks.tenantId, ctx.tenantId), eq(tasks.id, taskId)))
-    .get();
+export async function followTaskReservations(ctx: Pick<Ctx, "d1" | "tenantId" | "clock">, taskId: string, known?: KnownStatus): Promise<void> {
+  const task =
+    known ??
+    (await dbOf(ctx)
+      .select({ status: tasks.status, assignee: tasks.assigneeActorId })
+      .from(tasks)
+      .where(and(eq(tasks.tenantId, ctx.tenantId), eq(tasks.id, taskId)))
+      .get());
   if (!task) return;
   if (task.status === "done" || task.status === "cancelled" || (task.status === "todo" && task.assignee === null)) {
     await releaseTaskReservations(ctx.d1, ctx.tenantId, taskId, ctx.clock.now().getTime());

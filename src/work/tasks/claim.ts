@@ -88,11 +88,13 @@ export const taskClaimTool = defineTool({
         prior_attempts: [],
       };
     }
-    // The claim is written: its followers run while the task, its project and its prior attempts are read.
-    const [, [task, prior], p] = await Promise.all([
-      outcome.extended ? undefined : taskStatusChanged(ctx, outcome.taskId),
-      findTask(ctx, outcome.taskId).then(async (task) => [task, await priorAttemptsForTask(ctx, task)] as const),
-      findProject(ctx, outcome.projectId),
+    // The claim is written: its followers run while the task, its project and its prior attempts
+    // are read (the claim returned the task's reference, and the project is often already known).
+    const [, task, prior, p] = await Promise.all([
+      outcome.extended ? undefined : taskStatusChanged(ctx, outcome.taskId, { status: "in_progress", assignee: ctx.actorId }),
+      findTask(ctx, outcome.taskId),
+      priorAttemptsForTask(ctx, { id: outcome.taskId, ref: outcome.ref }),
+      project?.id === outcome.projectId ? project : findProject(ctx, outcome.projectId),
     ]);
     return {
       claimed: true,
@@ -163,9 +165,10 @@ export const taskReleaseTool = defineTool({
       );
     }
     if (overridden) await announceNotices(ctx, [overridden.actorId]);
-    // Back in the pool is a status change its followers hear of (a plan step; the task's reserved paths go).
-    await taskStatusChanged(ctx, task.id);
-    return { task: await findTask(ctx, task.id) };
+    // Back in the pool is a status change its followers hear of (a plan step; the task's reserved
+    // paths go); they leave the task's own row as it is, so it is read beside them.
+    const [, back] = await Promise.all([taskStatusChanged(ctx, task.id, { status: "todo", assignee: null }), findTask(ctx, task.id)]);
+    return { task: back };
   },
   summarize: (r) => `${r.task.ref} is back in the pool.`,
 });

@@ -153,15 +153,21 @@ export const taskRefField = (description: string) => z.string().min(1).max(100).
  * tools call out through this without knowing who listens. Listeners swallow their own errors: a
  * follower's failure never fails the task write that already landed.
  */
-export type TaskStatusListener = (ctx: Ctx, taskId: string) => Promise<void>;
+export type TaskStatusListener = (ctx: Ctx, taskId: string, known?: KnownStatus) => Promise<void>;
+/** The status and assignee the write just gave the task, when its caller knows them: a listener need not read them back. */
+export interface KnownStatus {
+  status: string;
+  assignee: string | null;
+}
 const taskStatusListeners: TaskStatusListener[] = [];
 
 export function onTaskStatusChange(listener: TaskStatusListener): void {
   if (!taskStatusListeners.includes(listener)) taskStatusListeners.push(listener);
 }
 
-export async function taskStatusChanged(ctx: Ctx, taskId: string): Promise<void> {
-  for (const listener of taskStatusListeners) await listener(ctx, taskId);
+export async function taskStatusChanged(ctx: Ctx, taskId: string, known?: KnownStatus): Promise<void> {
+  // The followers are independent of each other (a plan step; the task's reservations).
+  await Promise.all(taskStatusListeners.map((listener) => listener(ctx, taskId, known)));
 }
 
 export const LABEL = z

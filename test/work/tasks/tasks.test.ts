@@ -1180,6 +1180,34 @@ describe("task_link", () => {
 });
 
 describe("task_claim", () => {
+  it("answers from what the claim already knows: the project it was scoped to and the status it set are not read again", async () => {
+    const w = await world("claim-reads");
+    await project(w.ctx, "CR", { summary: "reads" });
+    const first = await create(w.ctx, "CR", { title: "first", priority: 0 });
+    await create(w.ctx, "CR", { title: "second", priority: 1 });
+    // Every statement the call prepares, in the Worker (the claims object has its own binding).
+    const sent: string[] = [];
+    const d1 = new Proxy(w.ctx.d1, {
+      get(target, prop) {
+        if (prop === "prepare") return (query: string) => (sent.push(query.replace(/\s+/g, " ")), target.prepare(query));
+        const value = Reflect.get(target, prop) as unknown;
+        return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+      },
+    });
+    const r = await claim({ ...w.ctx, d1 }, { project_id: "CR" });
+    expect(r).toMatchObject({ claimed: true, task: { id: first.id, ref: first.ref, status: "in_progress", assignee_actor_id: w.id.actorId }, project_context: { key: "CR", summary: "reads" } });
+    const projectReads = sent.filter((q) => /^select .* from "projects"/i.test(q));
+    expect(projectReads).toHaveLength(1);
+    // The reservations' follower is told the status (in progress, its holder's) instead of reading it.
+    expect(sent.filter((q) => /^select "status", "assignee_actor_id" from "tasks"/i.test(q))).toEqual([]);
+    // Its prior attempts are looked up by the reference the claim returned, on the task's changeset.
+    expect(sent.some((q) => /from "events"/.test(q))).toBe(true);
+
+    // A release still lets the task's reserved paths go, told the status rather than reading it.
+    const released = await ok(w.ctx, "task_release", { task_id: first.ref });
+    expect(released.task).toMatchObject({ id: first.id, status: "todo", assignee_actor_id: null });
+  });
+
   it("scopes claim-next to projects linked to the given repositories, and the brief lists the links", async () => {
     const w = await world("claim-repos");
     const api = await project(w.ctx, "API");
