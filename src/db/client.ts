@@ -1,6 +1,7 @@
 import { fillPlaceholders, getTableColumns, type Placeholder, sql, type SQL, type Table } from "drizzle-orm";
 import { drizzle, type DrizzleD1Database } from "drizzle-orm/d1";
 import type { SQLiteTable } from "drizzle-orm/sqlite-core";
+import { bindingOf } from "./coalesce";
 import * as schema from "./schema";
 
 export type Db = DrizzleD1Database<typeof schema>;
@@ -13,10 +14,13 @@ const instances = new WeakMap<D1Database, Db>();
 
 /** The drizzle instance over a request's D1 binding. */
 export function dbOf(ctx: { d1: D1Database }): Db {
-  let db = instances.get(ctx.d1);
+  // A request's coalescing binding (./coalesce.ts) lives only as long as the request: drizzle runs
+  // on the binding under it, and its queries go straight to D1.
+  const binding = bindingOf(ctx.d1);
+  let db = instances.get(binding);
   if (!db) {
-    db = createDb(ctx.d1);
-    instances.set(ctx.d1, db);
+    db = createDb(binding);
+    instances.set(binding, db);
   }
   return db;
 }

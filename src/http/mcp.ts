@@ -31,6 +31,7 @@ import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./b
 import { callerBuckets, charge, requestMeter, type Throttle, throttleError } from "./rate-limit";
 import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
 import type { Meter } from "../core/meter";
+import { coalescingReads } from "../db/coalesce";
 
 type AppEnv = { Bindings: Env };
 
@@ -320,7 +321,8 @@ mcpRoutes.post("/", async (c) => {
   const newSessionId = initializing ? crypto.randomUUID() : "";
   const ctx: Ctx = {
     env: c.env,
-    d1: c.env.DB,
+    // Reads a tool makes side by side reach D1 in one batch.
+    d1: coalescingReads(c.env.DB),
     tenantId: caller.identity.tenantId,
     actorId: caller.identity.actorId,
     actorName: caller.identity.actorName,

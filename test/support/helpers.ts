@@ -11,6 +11,7 @@ import type { Ctx } from "../../src/core/context";
 import { ToolError } from "../../src/core/errors";
 import { findTool } from "../../src/server/registry";
 import { callTool } from "../../src/core/call";
+import { coalescingReads } from "../../src/db/coalesce";
 
 export interface TestIdentity {
   key: string;
@@ -65,7 +66,8 @@ export function makeCtx(id: TestIdentity, clock: Clock = new TestClock(), sessio
   const pending: Promise<unknown>[] = [];
   const ctx: Ctx & { waitUntilKey?: object } = {
     env,
-    d1: env.DB,
+    // As a request's context has it (src/http/mcp.ts): reads made side by side share a batch.
+    d1: coalescingReads(env.DB),
     tenantId: id.tenantId,
     actorId: id.actorId,
     actorName: id.actorName,
