@@ -8,6 +8,7 @@
 import { and, asc, desc, eq, getTableColumns, gt, inArray, lte, notExists, sql, type SQL } from "drizzle-orm";
 import { alias, QueryBuilder, type SQLiteColumn } from "drizzle-orm/sqlite-core";
 import { compiled, compiledInsert, dbOf, jsonValues, statementOf } from "../db/client";
+import { bindingOf } from "../db/coalesce";
 import { sha256Hex } from "../db/ids";
 import { decisions, events, ledgerChain, ledgerChainStart } from "../db/schema";
 import { ToolError } from "../core/errors";
@@ -195,7 +196,8 @@ const appends = new GroupCommit<Append>({
       waiting,
       (a) => a.writes.length + a.links.length,
       GROUP_STATEMENTS_MAX - 1,
-      (a, first) => a.d1 === first.d1,
+      // The same database, whichever request's binding (./db/coalesce) carried each append.
+      (a, first) => bindingOf(a.d1) === bindingOf(first.d1),
     ),
   commit: commitGroup,
   // A failure outside the batch (the head's read): every append of the group hears it.

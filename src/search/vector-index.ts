@@ -6,6 +6,7 @@
  */
 import { and, eq, sql } from "drizzle-orm";
 import { dbOf, statementOf } from "../db/client";
+import { bindingOf } from "../db/coalesce";
 import { localVectorGenerations, localVectors } from "../db/schema";
 import { TopK } from "./top-k";
 
@@ -237,7 +238,7 @@ export class D1VectorIndex implements VectorIndex {
     // Hand SQL: INSERT OR REPLACE, which drizzle cannot say.
     const stmt = this.d1.prepare(`INSERT OR REPLACE INTO local_vectors (namespace, id, vector, metadata) VALUES (?, ?, ?, ?)`);
     const batches = chunks(vectors, VECTORIZE_LIMITS.upsertBatch);
-    const joined = then !== undefined && then.d1 === this.d1;
+    const joined = then !== undefined && bindingOf(then.d1) === bindingOf(this.d1);
     for (const [i, batch] of batches.entries()) {
       const last = i === batches.length - 1;
       await this.d1.batch([...batch.map((v) => stmt.bind(namespace, v.id, encodeVector(v.values), JSON.stringify(v.metadata))), this.bump(namespace), ...(last && joined ? then.statements : [])]);

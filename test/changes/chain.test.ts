@@ -5,6 +5,7 @@
 import { env } from "cloudflare:workers";
 import { describe, expect, it, vi } from "vitest";
 import { appendChained, CHAINED_COLUMNS, chainLegacyRows, TURN_WAIT_MS } from "../../src/changes/chain";
+import { coalescingReads } from "../../src/db/coalesce";
 import { CHAIN_SWEEP_JOB, sweepChains } from "../../src/cron/chain-sweep";
 import { count, newWorld, ok, type Structured, type World } from "../support/helpers";
 
@@ -184,6 +185,16 @@ describe("change_verify", () => {
       await vi.waitFor(() => expect(db.sizes).toHaveLength(1));
       return { w, t, db, first };
     }
+
+    it("groups appends that came through different requests' bindings over the same database", async () => {
+      const { t, db, first } = await heldFirst("chain-group-requests", "r-1");
+      // Each request wraps the binding its own way (src/db/coalesce.ts); the database is one.
+      const rest = ["r-2", "r-3"].map((id) => appendChained(coalescingReads(db.d1), t, T0, [eventRow(t, id)], [link(id)], keep));
+      db.free();
+      await Promise.all([first, ...rest]);
+      expect(db.sizes).toEqual([3, 1 + 2 * 2]);
+      expect(await chainRows(t)).toEqual(["r-1", "r-2", "r-3"]);
+    });
 
     it("writes the appends that arrive while a batch is in flight together, in arrival order, each with its own results", async () => {
       const drains: Promise<void>[] = [];
