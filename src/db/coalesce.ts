@@ -27,7 +27,7 @@ interface Held {
 }
 
 export function coalescingReads(d1: D1Database): D1Database {
-  let held: Held[] = [];
+  const held: Held[] = [];
   const reads = new WeakSet<object>();
 
   const flush = async () => {
