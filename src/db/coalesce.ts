@@ -28,7 +28,8 @@ interface Held {
 
 export function coalescingReads(d1: D1Database): D1Database {
   const held: Held[] = [];
-  const reads = new WeakSet<object>();
+  // Each read statement handed out, to the statement under it.
+  const reads = new WeakMap<object, D1PreparedStatement>();
 
   const flush = async () => {
     const now = held.splice(0, MAX_HELD);
@@ -68,7 +69,7 @@ export function coalescingReads(d1: D1Database): D1Database {
         return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;
       },
     });
-    reads.add(proxy);
+    reads.set(proxy, statement);
     return proxy;
   };
 
@@ -77,7 +78,7 @@ export function coalescingReads(d1: D1Database): D1Database {
       if (prop === UNDERLYING) return target;
       if (prop === "prepare") return (query: string) => (isRead(query) ? wrap(target.prepare(query)) : target.prepare(query));
       if (prop === "batch") {
-        return (statements: D1PreparedStatement[]) => (statements.length > 0 && statements.every((s) => reads.has(s)) ? hold(statements) : target.batch(statements));
+        return (statements: D1PreparedStatement[]) => (statements.length > 0 && statements.every((s) => reads.has(s)) ? hold(statements.map((s) => reads.get(s)!)) : target.batch(statements));
       }
       const value = Reflect.get(target, prop) as unknown;
       return typeof value === "function" ? (value as (...a: unknown[]) => unknown).bind(target) : value;

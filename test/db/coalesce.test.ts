@@ -78,7 +78,9 @@ describe("coalescingReads", () => {
     const co = coalescingReads(d1);
     expect(await onePath(co, t, "a.ts").first()).toEqual({ entity_path: "a.ts", success: 1 });
     expect((await pathsOf(co, t).all()).results).toEqual([{ entity_path: "a.ts" }]);
-    expect(calls).toEqual(["all", "all"]);
+    const [alone] = await co.batch([pathsOf(co, t)]);
+    expect(alone!.results).toEqual([{ entity_path: "a.ts" }]);
+    expect(calls).toEqual(["all", "all", "all"]);
   });
 
   it("never holds a write: it goes first, and a read made beside it sees it", async () => {
