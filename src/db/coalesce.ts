@@ -2,8 +2,9 @@
  * A request's D1 binding whose reads, issued together, reach D1 together. Each D1 call costs a
  * round trip (and, in local mode, as much CPU as a small query itself), and a tool's answer is
  * often read by several modules side by side (`Promise.all`): the claimed task, the plan step that
- * follows it, the paths of its prior attempts. Those reads are queued for the rest of the current
- * turn and then sent as one `batch`: one round trip, and one consistent snapshot.
+ * follows it, the paths of its prior attempts. Each read is held until the code running now yields
+ * (one microtask; the branches of a `Promise.all` all start before that), and the reads held by then
+ * are sent as one `batch`: one round trip, and one consistent snapshot.
  *
  * Only reads are held: `first()` and `all()` of a statement whose text is a SELECT, and `batch`es
  * made only of such statements. Writes, `raw()` and `run()` go straight through, in the order they
