@@ -6,13 +6,15 @@
  * both, workerd's CPU per request (all its threads, which include local D1 and the objects). Then
  * task_query p50 with 10,000 tasks in the project. Loopback only; every loop is bounded.
  */
-import { load, mcpSession, pct, startBenchServer } from "./lib";
+import { load, mcpSession, pct, startBenchServer, statelessCaller } from "./lib";
 
 const AGENTS = Number(process.env.BENCH_AGENTS ?? 32);
 const TASKS = Number(process.env.BENCH_TASKS ?? 1000);
 const QUERY_TASKS = Number(process.env.BENCH_QUERY_TASKS ?? 10_000);
 /** healthz requests for the floor, from AGENTS clients at once. */
 const FLOOR_REQUESTS = Number(process.env.BENCH_FLOOR_REQUESTS ?? 2000);
+/** The agents' protocol: a 2025-06-18 session each (the default), or 2026-07-28, which has none. */
+const STATELESS = process.env.BENCH_REVISION === "2026-07-28";
 
 async function main(): Promise<void> {
   const server = await startBenchServer();
@@ -20,7 +22,7 @@ async function main(): Promise<void> {
     const keys: string[] = [];
     // One keys command at a time: concurrent writers to the local database get SQLITE_BUSY.
     for (let i = 0; i < AGENTS; i++) keys.push(await server.key("race", `agent-${i}`));
-    const agents = await Promise.all(keys.map((k) => mcpSession(server.base, k)));
+    const agents = await Promise.all(keys.map((k) => (STATELESS ? statelessCaller(server.base, k) : mcpSession(server.base, k))));
     const lead = agents[0]!;
     await lead("project_create", { title: "Claim Race", key: "RACE" });
     for (let i = 0; i < TASKS; i += 100) {
@@ -59,7 +61,7 @@ async function main(): Promise<void> {
     const raceCpu = (await server.workerdCpuMs()) - cpu0;
     latencies.sort((a, b) => a - b);
     const remaining = (await lead("task_query", { project_id: "RACE", status: ["todo"], limit: 1 })) as { items: unknown[] };
-    console.log(`\n## Claim contention: ${AGENTS} agents, ${TASKS} ready tasks, claim-next through /mcp\n`);
+    console.log(`\n## Claim contention: ${AGENTS} agents, ${TASKS} ready tasks, claim-next through /mcp (${STATELESS ? "2026-07-28" : "2025-06-18 sessions"})\n`);
     const claimsPerSecond = claimedBy.size / seconds;
     console.log(
       `GET /healthz (floor, ${AGENTS} clients)  req/s ${floor.rps.toFixed(1)}  p50 ${floor.p50.toFixed(2)} ms  p99 ${floor.p99.toFixed(2)} ms  workerd CPU ${(floorCpu / FLOOR_REQUESTS).toFixed(2)} ms/request`,
