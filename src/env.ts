@@ -11,6 +11,12 @@ export interface Settings {
   REVIEW_STEP_GAP_MS?: string;
   /** "1" mounts the benchmark-only routes (bench/ sets it on wrangler dev; never in production). */
   BENCH_ROUTES?: string;
+  /**
+   * "1" serves the MCP conformance suite's reference tools, prompts and resources beside the real
+   * ones, for `npm run test:conformance` only. Set anywhere but a loopback `wrangler dev`, the Worker
+   * refuses every request (src/server/conformance/setting.ts). Never in production.
+   */
+  CONFORMANCE_FIXTURES?: string;
   /** "off" disables semantic ranking: searches are lexical and nothing is embedded. */
   SEMANTIC_SEARCH?: string;
   /**

@@ -4,6 +4,7 @@ import { edge } from "./edge";
 import { TIMINGS_HEADER, withTimings } from "./core/timing";
 import { handleOutboundBatch, OUTBOUND_HOOKS_QUEUE } from "./work/outhooks/send";
 import type { Env } from "./env";
+import { refuseMisplacedFixtures } from "./server/conformance/setting";
 
 export { ClaimsDO } from "./durable/claims";
 export { DocSessionDO } from "./durable/doc-sessions";
@@ -16,7 +17,8 @@ export { CodeIndexWorkflow } from "./code/workflow";
 export default {
   // With BENCH_ROUTES=1 (benchmarks only), a request that asks is answered with Server-Timing:
   // where its time went. Only when asked, because keeping the record costs every request CPU.
-  fetch: (request: Request, env: Env, ctx: ExecutionContext) => withTimings(env.BENCH_ROUTES === "1" && request.headers.has(TIMINGS_HEADER), async () => edge.fetch(request, env, ctx)),
+  fetch: (request: Request, env: Env, ctx: ExecutionContext) =>
+    refuseMisplacedFixtures(request, env) ?? withTimings(env.BENCH_ROUTES === "1" && request.headers.has(TIMINGS_HEADER), async () => edge.fetch(request, env, ctx)),
   async scheduled(controller, env, ctx) {
     ctx.waitUntil(runMaintenance(env, new Date(controller.scheduledTime), controller.cron));
   },

@@ -25,6 +25,8 @@ import { inboxBus, inboxSessionStream } from "../server/inbox-resource";
 import type { SurfaceView } from "../server/surface-help";
 import { replayInitialize } from "../server/handshake";
 import { requestStateKey } from "../server/request-state-key";
+import { fixturesServed } from "../server/conformance/setting";
+import { findFixtureTool } from "../server/conformance/fixtures";
 import { bindSessionRun, RUN_SERIES_KEY } from "../work/runs/model";
 import { clientSessionOf, rememberClientSession } from "../work/runs/client-sessions";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
@@ -338,6 +340,7 @@ mcpRoutes.post("/", async (c) => {
     surface,
     origin: new URL(c.req.url).origin,
     stateKey: await requestStateKey(c.env),
+    fixtures: fixturesServed(c.env, c.req.raw),
   };
   if (!legacy) return timed("dispatch", () => serveModern(c, body, () => timed("build", () => buildServer(ctx, tools, options)), inboxBus(c.env, ctx.tenantId, ctx.actorId)));
 
@@ -407,6 +410,8 @@ const isToolCall = (body: unknown): boolean => (Array.isArray(body) ? body : [bo
 /** A 2025-era request that may produce notifications or questions: it asked for progress, its session for log messages or answers questions. */
 function wantsStream(body: unknown, options: ServeOptions): boolean {
   if (options.sessionElicits) return true;
+  if (options.fixtures && (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && m.method === "tools/call" && isObject(m.params) && findFixtureTool(String(m.params.name))?.streams))
+    return true;
   const progress = (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && isObject(m.params) && isObject(m.params._meta) && m.params._meta.progressToken !== undefined);
   return progress || (options.logLevel != null && (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && m.method === "tools/call"));
 }

@@ -32,6 +32,8 @@ import { listedTool, type SchemaListing } from "../core/listing";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
 import { INBOX_URI, registerInboxResource } from "./inbox-resource";
+import { findFixtureTool, fixturePrompts, fixtureTools, getFixturePrompt, registerFixtureResources, WATCHED_URI } from "./conformance/fixtures";
+import type { FixtureState } from "./conformance/fixture";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
 
@@ -59,6 +61,8 @@ export interface ServeOptions {
    * with elicitation/create on the call's stream (the server must know the client's capabilities).
    */
   sessionElicits?: boolean;
+  /** The conformance suite's reference tools, prompts and resources are served too (src/server/conformance). */
+  fixtures?: boolean;
 }
 
 /** Lists change only with the surface (the URL) or a deploy; prompts also with the tenant's documents. */
@@ -79,14 +83,17 @@ interface PendingConfirmation {
   key: string;
 }
 
-const codecs = new Map<string, RequestStateCodec<PendingConfirmation>>();
+/** What this server seals: a confirmation's question, or a conformance fixture's own state. */
+type SealedState = PendingConfirmation | FixtureState;
 
-function stateCodec(key: string, ctx: Ctx): RequestStateCodec<PendingConfirmation> {
+const codecs = new Map<string, RequestStateCodec<SealedState>>();
+
+function stateCodec(key: string, ctx: Ctx): RequestStateCodec<SealedState> {
   const id = `${key}\u0000${ctx.tenantId}\u0000${ctx.actorId}`;
   let codec = codecs.get(id);
   if (!codec) {
     // Bound to the caller: state minted for one actor is refused for any other.
-    codec = createRequestStateCodec<PendingConfirmation>({ key, ttlSeconds: 600, bind: () => `${ctx.tenantId}\u0000${ctx.actorId}` });
+    codec = createRequestStateCodec<SealedState>({ key, ttlSeconds: 600, bind: () => `${ctx.tenantId}\u0000${ctx.actorId}` });
     if (codecs.size > 1000) codecs.clear();
     codecs.set(id, codec);
   }
@@ -127,17 +134,23 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     },
   );
   registerResources(mcp, ctx);
+  if (options.fixtures) registerFixtureResources(mcp);
   await attachGuideSkills(mcp);
   const server = mcp.server;
   const naming = surfaceNaming(tools);
   server.setRequestHandler("tools/list", async () => ({
-    tools: tools.map((t) => {
-      const listed = options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing);
-      const name = naming.listedName(t);
-      return name === listed.name ? listed : { ...listed, name };
-    }),
+    tools: [
+      ...tools.map((t) => {
+        const listed = options.listing === "full" ? { ...listedTool(t, "full"), icons: toolIcons(options.origin, t.toolset) } : listedTool(t, options.listing);
+        const name = naming.listedName(t);
+        return name === listed.name ? listed : { ...listed, name };
+      }),
+      ...(options.fixtures ? fixtureTools() : []),
+    ],
   }));
   server.setRequestHandler("tools/call", async (request, sctx) => {
+    const fixture = options.fixtures ? findFixtureTool(request.params.name) : undefined;
+    if (fixture) return fixture.call({ args: request.params.arguments ?? {}, sctx, mint: (state) => codec.mint(state, sctx) });
     const def = naming.resolve(request.params.name);
     if (!def) {
       // A tool elsewhere in the registry gets the envelope saying how to reach it; an unknown name, the protocol's error.
@@ -182,7 +195,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   });
   registerLogging(server, options);
   registerSubscriptions(server, options);
-  registerPrompts(server, ctx);
+  registerPrompts(server, ctx, options.fixtures === true);
   return mcp;
 }
 
@@ -267,6 +280,8 @@ async function logWarnings(sctx: ServerContext, options: ServeOptions, tool: str
  */
 function registerSubscriptions(server: McpServer["server"], options: ServeOptions): void {
   const handle = async (uri: string, on: boolean) => {
+    // The fixture never changes, so there is nothing to record or send.
+    if (options.fixtures && uri === WATCHED_URI) return {};
     if (uri !== INBOX_URI) throw new ResourceNotFoundError(uri, `Resource not found: ${excerpt(uri)} cannot be subscribed to; ${INBOX_URI} can.`);
     if (!options.saveSubscription) {
       throw new ProtocolError(
@@ -289,9 +304,12 @@ function registerLogging(server: McpServer["server"], options: ServeOptions): vo
 }
 
 /** The workflow prompts and the document store's (src/server/prompts.ts), on every surface: they are not tools. */
-function registerPrompts(server: McpServer["server"], ctx: Ctx): void {
-  server.setRequestHandler("prompts/list", async () => ({ prompts: await listAllPrompts(ctx) }));
-  server.setRequestHandler("prompts/get", async (request) => getAnyPrompt(ctx, request.params.name, request.params.arguments ?? {}));
+function registerPrompts(server: McpServer["server"], ctx: Ctx, fixtures: boolean): void {
+  server.setRequestHandler("prompts/list", async () => ({ prompts: [...(await listAllPrompts(ctx)), ...(fixtures ? fixturePrompts() : [])] }));
+  server.setRequestHandler("prompts/get", async (request, sctx) => {
+    const args = request.params.arguments ?? {};
+    return (fixtures ? getFixturePrompt(request.params.name, args, sctx) : undefined) ?? getAnyPrompt(ctx, request.params.name, args);
+  });
   server.setRequestHandler("completion/complete", async (request) => {
     const { ref, argument, context } = request.params;
     const completion = await complete(ctx, ref.type === "ref/prompt" ? { type: "ref/prompt", name: ref.name } : { type: "ref/resource", uri: ref.uri }, argument.name, argument.value, context);

@@ -28,35 +28,34 @@ const PARALLEL = 4;
 
 const CURRENT = "2026-07-28";
 const PREVIOUS = "2025-11-25";
-const LISTS = ["tools-list", "resources-list", "prompts-list", "completion-complete"];
 /** The authorization-server scenarios run in one suite process: the code grant reads the metadata the first one fetched. */
 const AUTHORIZATION = ["authorization-server-metadata-endpoint", "authorization-code-grant"];
 
-/** revision → the server scenarios run at it. input-required-result-* come from the suite's own list. */
+/**
+ * revision → the server scenarios run at it, as the suite lists them: every scenario the revision
+ * requires and, at the current one, the pending and extension scenarios it ships (skills, tasks).
+ */
+/** Extension scenarios are off the spec's timeline, so the suite runs them only when forced. */
+const EXTENSIONS = new Set<string>();
+
 async function plan(): Promise<Map<string, string[]>> {
-  const listed = await suiteOutput(["list", "--server", "--spec-version", CURRENT]);
-  const inputRequired = [...listed.matchAll(/^\s*- (input-required-result-[a-z0-9-]+)/gm)].map((m) => m[1]!);
-  if (inputRequired.length === 0) throw new Error(`the suite listed no input-required-result scenarios:\n${listed}`);
-  return new Map([
-    [
-      CURRENT,
-      [
-        "server-stateless",
-        ...LISTS,
-        "dns-rebinding-protection",
-        "caching",
-        "http-header-validation",
-        "http-custom-header-server-validation",
-        "sep-2164-resource-not-found",
-        "json-schema-2020-12",
-        "server-sse-multiple-streams",
-        ...inputRequired,
-        ...AUTHORIZATION,
-      ],
-    ],
-    // dns-rebinding-protection is also run here: on this revision its probe is an initialize the server accepts.
-    [PREVIOUS, ["server-initialize", "ping", "logging-set-level", ...LISTS, "dns-rebinding-protection"]],
-  ]);
+  const planned = new Map<string, string[]>();
+  for (const revision of [CURRENT, PREVIOUS]) {
+    const listed = await suiteOutput(["list", "--server", "--requirements", revision]);
+    const serverPart = listed.slice(listed.indexOf("Server scenarios"), listed.indexOf("Client scenarios"));
+    const required = [...serverPart.matchAll(/^ {2}- ([a-z0-9-]+)$/gm)].map((m) => m[1]!);
+    if (required.length === 0) throw new Error(`the suite listed no server scenarios for ${revision}:\n${listed}`);
+    if (revision !== CURRENT) {
+      planned.set(revision, required);
+      continue;
+    }
+    // "Run and reported, but never scored": the pending scenarios and the tasks extension's.
+    const unscored = [...listed.matchAll(/^ {4}- ([a-z0-9-]+) \[server\]$/gm)].map((m) => m[1]!);
+    const extensions = [...(await suiteOutput(["list", "--server"])).matchAll(/^ {2}- ([a-z0-9-]+) \[extension\]$/gm)].map((m) => m[1]!);
+    for (const e of extensions) EXTENSIONS.add(e);
+    planned.set(revision, [...new Set([...required, ...unscored, ...extensions]), ...AUTHORIZATION]);
+  }
+  return planned;
 }
 
 /** Runs a suite command that must succeed (`list`) and returns what it printed. */
@@ -116,7 +115,7 @@ function errorResult(scenario: string, revision: string, run: SuiteRun, seconds:
 async function runServerScenario(mcpUrl: string, revision: string, scenario: string, work: string): Promise<ScenarioResult> {
   const dir = await mkdtemp(path.join(work, "s-"));
   const started = Date.now();
-  const run = await runSuite(["server", "--url", mcpUrl, "--scenario", scenario, "--spec-version", revision, "-o", dir]);
+  const run = await runSuite(["server", "--url", mcpUrl, "--scenario", scenario, "--spec-version", revision, "-o", dir, ...(EXTENSIONS.has(scenario) ? ["--force"] : [])]);
   const seconds = (Date.now() - started) / 1000;
   await writeFile(path.join(dir, "output.txt"), run.output);
   // An inapplicable scenario is skipped with exit 0 and no results; the plan must not ask for one.
@@ -197,7 +196,8 @@ async function main(): Promise<void> {
     state = await createLocalState("conformance");
     const key = await createKeyWithCommand("conformance", "conformance-suite", state.target);
     // Limits off: several suite processes at once are a test run, not abuse, and a 429 would read as a failure.
-    server = await startDevServer({ persistTo: state.target.persistTo, env: state.target.env, vars: { RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0" } });
+    // The fixtures are the suite's reference tools, prompts and resources, served on loopback only.
+    server = await startDevServer({ persistTo: state.target.persistTo, env: state.target.env, vars: { RATE_LIMIT_KEY_PER_MIN: "0", RATE_LIMIT_TENANT_PER_MIN: "0", CONFORMANCE_FIXTURES: "1" } });
     proxy = await startBearerProxy(server.baseUrl, key);
     const mcpUrl = `${proxy.url}/mcp`;
     console.log(`conformance suite on Node ${process.version} against ${mcpUrl} (wrangler dev at ${server.baseUrl})`);

@@ -1,0 +1,28 @@
+/** What every conformance fixture is: a listed tool and its answer from the request alone. */
+import type { CallToolResult, InputRequiredResult, ServerContext, Tool } from "@modelcontextprotocol/server";
+
+/** What a fixture seals into its request state: its own name first, so state cannot move between fixtures. */
+export interface FixtureState {
+  tool: string;
+  kind: string;
+  round?: number;
+  name?: string;
+}
+
+/** What a fixture tool's call can use of the request beyond its arguments. */
+export interface FixtureCall {
+  args: Record<string, unknown>;
+  sctx: ServerContext;
+  /** Seals state with this server's request-state codec (bound to the caller, expiring). */
+  mint(state: FixtureState): Promise<string>;
+}
+
+export interface FixtureTool {
+  tool: Tool;
+  call(call: FixtureCall): Promise<CallToolResult | InputRequiredResult>;
+  /** On the 2025 revisions its notifications need the call's stream even when no progress was asked for. */
+  streams?: boolean;
+}
+
+export const NO_ARGS = { type: "object", properties: {} } as const;
+export const text = (t: string) => ({ type: "text" as const, text: t });
