@@ -26,6 +26,8 @@ export interface SessionRecord {
   logLevel?: string;
   /** The client declared form elicitation at initialize, so a confirmation can be asked on a call's stream. */
   elicits?: boolean;
+  /** The client declared sampling at initialize (only the conformance fixtures ask for it). */
+  samples?: boolean;
   /** Resources the client subscribed to (resources/subscribe); their updates ride the session's GET stream. */
   subscriptions?: string[];
   /**

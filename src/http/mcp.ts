@@ -31,7 +31,7 @@ import { bindSessionRun, RUN_SERIES_KEY } from "../work/runs/model";
 import { clientSessionOf, rememberClientSession } from "../work/runs/client-sessions";
 import { declaredTooLarge, MAX_MCP_BODY_BYTES, mebibytes, readCapped } from "./body";
 import { callerBuckets, charge, requestMeter, type Throttle, throttleError } from "./rate-limit";
-import { declaresFormElicitation, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
+import { declaresFormElicitation, declaresSampling, deliverAnswers, isAnswerBody, relayQuestions } from "./session-questions";
 import type { Meter } from "../core/meter";
 import { coalescingReads } from "../db/coalesce";
 
@@ -354,13 +354,18 @@ mcpRoutes.post("/", async (c) => {
     options.saveLogLevel = (level) => sessionStub(c.env, sessionId).setLogLevel(level);
     options.saveSubscription = async (uri, on) => void (await sessionStub(c.env, sessionId).subscribe(uri, on));
     options.sessionElicits = caller.session.elicits === true && isToolCall(body);
+    // No real tool samples: only the conformance fixtures ask a session's client for a completion.
+    options.sessionSamples = options.fixtures === true && caller.session.samples === true && isToolCall(body);
   }
 
   const server = await timed("build", () => buildServer(ctx, tools, options));
-  if (options.sessionElicits) await replayInitialize(server, caller.session!.protocolVersion, { elicitation: { form: {} } });
+  const asks = options.sessionElicits || options.sessionSamples;
+  if (asks) {
+    await replayInitialize(server, caller.session!.protocolVersion, { ...(options.sessionElicits ? { elicitation: { form: {} } } : {}), ...(options.sessionSamples ? { sampling: {} } : {}) });
+  }
   // Notifications (progress, log messages) and questions ride an SSE response; a plain call keeps plain JSON.
   const transport = new BoundedTransport({ sessionIdGenerator: undefined, enableJsonResponse: !wantsStream(body, options) });
-  if (options.sessionElicits) relayQuestions(transport, c.env, sessionId);
+  if (asks) relayQuestions(transport, c.env, sessionId);
   await server.connect(transport);
   guardToolCalls(transport);
   const response = await timed("dispatch", () => transport.handleRequest(c.req.raw, { parsedBody: body }));
@@ -379,6 +384,7 @@ mcpRoutes.post("/", async (c) => {
     clientName: params?.clientInfo?.name ?? "",
     clientVersion: params?.clientInfo?.version ?? "",
     elicits: declaresFormElicitation(params?.capabilities),
+    samples: declaresSampling(params?.capabilities),
   });
   if (clientSession) await rememberClientSession(ctx, clientSession);
   const withSession = new Response(response.body, response);
@@ -409,7 +415,7 @@ const isToolCall = (body: unknown): boolean => (Array.isArray(body) ? body : [bo
 
 /** A 2025-era request that may produce notifications or questions: it asked for progress, its session for log messages or answers questions. */
 function wantsStream(body: unknown, options: ServeOptions): boolean {
-  if (options.sessionElicits) return true;
+  if (options.sessionElicits || options.sessionSamples) return true;
   if (options.fixtures && (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && m.method === "tools/call" && isObject(m.params) && findFixtureTool(String(m.params.name))?.streams))
     return true;
   const progress = (Array.isArray(body) ? body : [body]).some((m) => isObject(m) && isObject(m.params) && isObject(m.params._meta) && m.params._meta.progressToken !== undefined);

@@ -18,6 +18,9 @@ export function declaresFormElicitation(capabilities: unknown): boolean {
   return isObject(elicitation) && (elicitation.form !== undefined || Object.keys(elicitation).length === 0);
 }
 
+/** Whether an initialize's capabilities declare sampling (sampling/createMessage). */
+export const declaresSampling = (capabilities: unknown): boolean => isObject(capabilities) && isObject(capabilities.sampling);
+
 // A message with a method is a request or notification: answering that first spares every call the
 // SDK's schema checks, which build a whole validation error for each message they reject.
 const isResponse = (m: unknown): m is JSONRPCResponse => isObject(m) && !("method" in m) && (isJSONRPCResultResponse(m as JSONRPCMessage) || isJSONRPCErrorResponse(m as JSONRPCMessage));

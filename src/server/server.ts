@@ -61,6 +61,8 @@ export interface ServeOptions {
    * with elicitation/create on the call's stream (the server must know the client's capabilities).
    */
   sessionElicits?: boolean;
+  /** A 2025-era session whose client declared sampling, on a fixtures-serving server. */
+  sessionSamples?: boolean;
   /** The conformance suite's reference tools, prompts and resources are served too (src/server/conformance). */
   fixtures?: boolean;
 }
@@ -150,7 +152,10 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   }));
   server.setRequestHandler("tools/call", async (request, sctx) => {
     const fixture = options.fixtures ? findFixtureTool(request.params.name) : undefined;
-    if (fixture) return fixture.call({ args: request.params.arguments ?? {}, sctx, mint: (state) => codec.mint(state, sctx) });
+    if (fixture) {
+      const asks = { elicitation: options.sessionElicits === true, sampling: options.sessionSamples === true };
+      return fixture.call({ args: request.params.arguments ?? {}, sctx, mint: (state) => codec.mint(state, sctx), asks });
+    }
     const def = naming.resolve(request.params.name);
     if (!def) {
       // A tool elsewhere in the registry gets the envelope saying how to reach it; an unknown name, the protocol's error.

@@ -7,6 +7,7 @@
 import { Client as SessionClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport as SessionTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { CfWorkerJsonSchemaValidator as SessionValidator } from "@modelcontextprotocol/sdk/validation/cfworker";
+import { type ClientCapabilities, CreateMessageRequestSchema, ElicitRequestSchema } from "@modelcontextprotocol/sdk/types.js";
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test";
@@ -36,9 +37,10 @@ async function fetchAs(setting: Setting, ip: string | null, input: RequestInfo |
 
 const fixtureFetch = (input: RequestInfo | URL, init?: RequestInit) => fetchAs("1", LOOPBACK, input, init);
 
-async function sessionClient(key: string) {
+async function sessionClient(key: string, capabilities: ClientCapabilities = {}, prepare: (client: SessionClient) => void = () => {}) {
   const transport = new SessionTransport(new URL("http://ledger.test/mcp"), { requestInit: { headers: { Authorization: `Bearer ${key}` } }, fetch: fixtureFetch });
-  const client = new SessionClient({ name: "vitest", version: "1.0.0" }, { jsonSchemaValidator: new SessionValidator() });
+  const client = new SessionClient({ name: "vitest", version: "1.0.0" }, { jsonSchemaValidator: new SessionValidator(), capabilities });
+  prepare(client);
   await client.connect(transport);
   expect(transport.sessionId).toBeTruthy();
   expect(transport.protocolVersion).toMatch(/^2025-/);
@@ -274,5 +276,84 @@ describe("progress from a fixture tool", () => {
     expect(seen).toEqual([0, 50, 100]);
     expect(result.content).toEqual([{ type: "text", text: expect.stringMatching(/^\d+$/) }]);
     await client.close();
+  });
+});
+
+describe("fixtures that ask the client", () => {
+  it("asks a 2025 session's client for a completion and a form on the call's stream, through the session", async () => {
+    const me = await seedIdentity("fixtures-asks", "agent");
+    const prompts: string[] = [];
+    const forms: string[] = [];
+    const { client } = await sessionClient(me.key, { sampling: {}, elicitation: { form: {} } }, (c) => {
+      c.setRequestHandler(CreateMessageRequestSchema, async (request) => {
+        prompts.push(JSON.stringify(request.params.messages[0]!.content));
+        return { role: "assistant", model: "stand-in", content: { type: "text", text: "Paris" } };
+      });
+      c.setRequestHandler(ElicitRequestSchema, async (request) => {
+        forms.push(request.params.message);
+        return { action: "accept", content: { response: "yes please" } };
+      });
+    });
+    const sampled = await client.callTool({ name: "test_sampling", arguments: { prompt: "Capital of France?" } });
+    expect(sampled.content).toEqual([{ type: "text", text: "LLM response: Paris" }]);
+    const elicited = await client.callTool({ name: "test_elicitation", arguments: { message: "Go ahead?" } });
+    expect(elicited.content).toEqual([{ type: "text", text: 'User response: action=accept, content={"response":"yes please"}' }]);
+    expect(prompts.map((p) => JSON.parse(p) as unknown)).toEqual([{ type: "text", text: "Capital of France?" }]);
+    expect(forms).toEqual(["Go ahead?"]);
+    await client.close();
+  });
+
+  it("says so, without asking, when the 2025 session's client declared neither capability", async () => {
+    const me = await seedIdentity("fixtures-asks", "agent");
+    const { client } = await sessionClient(me.key);
+    const sampled = await client.callTool({ name: "test_sampling", arguments: { prompt: "Capital of France?" } });
+    expect((sampled.content as Array<{ text: string }>)[0]!.text).toMatch(/^Sampling not supported or error: /);
+    const elicited = await client.callTool({ name: "test_elicitation", arguments: { message: "Go ahead?" } });
+    expect((elicited.content as Array<{ text: string }>)[0]!.text).toMatch(/^Elicitation not supported or error: /);
+    await client.close();
+  });
+
+  it("runs a multi-round input_required on 2026-07-28 with state sealed by the server, and refuses tampered state", async () => {
+    const me = await seedIdentity("fixtures-mrtr", "agent");
+    const call = async (params: Record<string, unknown>) => {
+      const res = await fixtureFetch("http://ledger.test/mcp", {
+        method: "POST",
+        headers: {
+          Authorization: `Bearer ${me.key}`,
+          "Content-Type": "application/json",
+          Accept: "application/json, text/event-stream",
+          "MCP-Protocol-Version": MODERN,
+          "Mcp-Method": "tools/call",
+          "Mcp-Name": "test_input_required_result_multi_round",
+        },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: {
+            name: "test_input_required_result_multi_round",
+            arguments: {},
+            ...params,
+            _meta: {
+              "io.modelcontextprotocol/protocolVersion": MODERN,
+              "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
+              "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
+            },
+          },
+        }),
+      });
+      return (await res.json()) as { result?: Structured; error?: { code: number; message: string } };
+    };
+    const first = await call({});
+    expect(first.result).toMatchObject({ resultType: "input_required", inputRequests: { step1: { method: "elicitation/create" } } });
+    const state1 = first.result!.requestState as string;
+    expect(state1).not.toContain("round");
+    const second = await call({ requestState: state1, inputResponses: { step1: { action: "accept", content: { name: "Ada" } } } });
+    expect(second.result).toMatchObject({ resultType: "input_required", inputRequests: { step2: { method: "elicitation/create" } } });
+    const done = await call({ requestState: second.result!.requestState, inputResponses: { step2: { action: "accept", content: { color: "green" } } } });
+    expect(done.result).toMatchObject({ content: [{ type: "text", text: "Multi-round complete for Ada who likes green" }] });
+    const tampered = await call({ requestState: `${state1}x`, inputResponses: { step1: { action: "accept", content: { name: "Eve" } } } });
+    expect(tampered.result).toBeUndefined();
+    expect(tampered.error?.code).toBe(-32602);
   });
 });

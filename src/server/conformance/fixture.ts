@@ -15,6 +15,8 @@ export interface FixtureCall {
   sctx: ServerContext;
   /** Seals state with this server's request-state codec (bound to the caller, expiring). */
   mint(state: FixtureState): Promise<string>;
+  /** What this call may ask its client mid-call: a 2025 session's declared capabilities, relayed on the call's stream. */
+  asks: { elicitation: boolean; sampling: boolean };
 }
 
 export interface FixtureTool {

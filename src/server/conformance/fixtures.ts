@@ -8,10 +8,11 @@ import { invalidInput } from "../../core/errors";
 import { CONTENT_PROMPTS, CONTENT_TOOLS } from "./content";
 import type { FixtureTool } from "./fixture";
 import { getInputRequiredPrompt, INPUT_REQUIRED_PROMPT, INPUT_REQUIRED_TOOLS } from "./input-required";
+import { SESSION_ASK_TOOLS } from "./session-asks";
 
 export { registerFixtureResources, WATCHED_URI } from "./content";
 
-const byName = new Map<string, FixtureTool>([...CONTENT_TOOLS, ...INPUT_REQUIRED_TOOLS].map((t) => [t.tool.name, t]));
+const byName = new Map<string, FixtureTool>([...CONTENT_TOOLS, ...INPUT_REQUIRED_TOOLS, ...SESSION_ASK_TOOLS].map((t) => [t.tool.name, t]));
 const TOOLS: Tool[] = [...byName.values()].map((t) => t.tool);
 
 export const fixtureTools = (): Tool[] => TOOLS;
