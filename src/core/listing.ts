@@ -3,6 +3,7 @@ import { z } from "zod";
 import type { AnyToolDef } from "./define-tool";
 import { confirmField } from "./confirm";
 import { jsonSchema } from "./json-schema";
+import { withParamHeaders } from "./param-headers";
 import { rateLimitField } from "./meter";
 import { fieldsField, itemSchema } from "./fields";
 import { truncationField } from "./response-cap";
@@ -10,7 +11,7 @@ import { truncationField } from "./response-cap";
 // A tool's schemas as every surface lists them and the call pipeline (./call.ts) enforces them: one
 // compilation per definition, whichever catalog the definition is listed in.
 
-const idempotencyKeyField = z.string().min(1).max(200).optional().describe("Retry key (24 h): replays the first result.");
+const idempotencyKeyField = z.string().min(1).max(200).optional().describe("Replays the first result for 24 h.");
 
 const allowSecretsField = z.boolean().optional().describe("Keep secrets unmasked.");
 
@@ -90,7 +91,7 @@ export function compile(def: AnyToolDef): Compiled {
       name: def.name,
       title: def.title,
       description: def.description,
-      inputSchema: jsonSchema(input, "input") as Tool["inputSchema"],
+      inputSchema: withParamHeaders(jsonSchema(input, "input"), !def.annotations.readOnly) as Tool["inputSchema"],
       ...(def.listOutput === false
         ? {}
         : {

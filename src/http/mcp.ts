@@ -18,8 +18,10 @@ import type { Env } from "../env";
 import type { Ctx, Surface } from "../core/context";
 import { excerpt, failureText, ToolError, type ErrorBody } from "../core/errors";
 import { compactSurface, isCompactMode } from "../server/compact";
-import { findTool, selectTools } from "../server/registry";
-import type { SchemaListing } from "../core/listing";
+import { findTool, selectTools, surfaceNaming } from "../server/registry";
+import { paramHeaderMismatch, paramHeadersOf } from "../core/param-headers";
+import type { AnyToolDef } from "../core/define-tool";
+import { type SchemaListing, toolListing } from "../core/listing";
 import { buildServer, type ServeOptions } from "../server/server";
 import { inboxBus, inboxSessionStream } from "../server/inbox-resource";
 import type { SurfaceView } from "../server/surface-help";
@@ -342,6 +344,10 @@ mcpRoutes.post("/", async (c) => {
     stateKey: await requestStateKey(c.env),
     fixtures: fixturesServed(c.env, c.req.raw),
   };
+  if (!legacy) {
+    const mismatch = paramHeadersRefused(c, body, tools);
+    if (mismatch) return c.json(jsonRpcError(-32020, `Header mismatch: ${mismatch}`, id), 400);
+  }
   if (!legacy) return timed("dispatch", () => serveModern(c, body, () => timed("build", () => buildServer(ctx, tools, options)), inboxBus(c.env, ctx.tenantId, ctx.actorId)));
 
   // The client's own session id, so its hook events find this session (a stateless request has none to map to).
@@ -398,6 +404,16 @@ function writeWithReadOnlyGrant(c: Context<AppEnv>, body: unknown): string | nul
   const def = findTool(body.params.name);
   if (!def || def.annotations.readOnly || accessOfRequest(c) !== "readonly") return null;
   return `${def.name} writes, and this access was granted read-only; sign in again and allow write access (scope ledger:write).`;
+}
+
+/** Why a 2026-07-28 tools/call's Mcp-Param-* headers do not match its arguments (SEP-2243), or null. */
+function paramHeadersRefused(c: Context<AppEnv>, body: unknown, tools: readonly AnyToolDef[]): string | null {
+  if (!isObject(body) || body.method !== "tools/call" || !isObject(body.params) || typeof body.params.name !== "string") return null;
+  const def = surfaceNaming(tools).resolve(body.params.name);
+  if (!def) return null;
+  const bound = paramHeadersOf(toolListing(def).inputSchema);
+  if (bound.length === 0) return null;
+  return paramHeaderMismatch(bound, isObject(body.params.arguments) ? body.params.arguments : {}, (name) => c.req.header(name) ?? null);
 }
 
 /** No resource URI of this server comes near it; longer ones are refused before any lookup quotes them. */

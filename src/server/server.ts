@@ -32,7 +32,7 @@ import { listedTool, type SchemaListing } from "../core/listing";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
 import { attachGuideSkills } from "./skills";
 import { INBOX_URI, registerInboxResource } from "./inbox-resource";
-import { findFixtureTool, fixturePrompts, fixtureTools, getFixturePrompt, registerFixtureResources, WATCHED_URI } from "./conformance/fixtures";
+import { findFixtureTool, fixturePrompts, fixtureToolListing, getFixturePrompt, registerFixtureResources, WATCHED_URI } from "./conformance/fixtures";
 import type { FixtureState } from "./conformance/fixture";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
@@ -147,7 +147,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
         const name = naming.listedName(t);
         return name === listed.name ? listed : { ...listed, name };
       }),
-      ...(options.fixtures ? fixtureTools() : []),
+      ...(options.fixtures ? fixtureToolListing() : []),
     ],
   }));
   server.setRequestHandler("tools/call", async (request, sctx) => {

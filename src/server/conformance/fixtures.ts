@@ -15,7 +15,7 @@ export { registerFixtureResources, WATCHED_URI } from "./content";
 const byName = new Map<string, FixtureTool>([...CONTENT_TOOLS, ...INPUT_REQUIRED_TOOLS, ...SESSION_ASK_TOOLS].map((t) => [t.tool.name, t]));
 const TOOLS: Tool[] = [...byName.values()].map((t) => t.tool);
 
-export const fixtureTools = (): Tool[] => TOOLS;
+export const fixtureToolListing = (): Tool[] => TOOLS;
 export const findFixtureTool = (name: string): FixtureTool | undefined => byName.get(name);
 
 const promptsByName = new Map(CONTENT_PROMPTS.map((p) => [p.prompt.name, p]));
