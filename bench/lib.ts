@@ -139,6 +139,9 @@ export function statelessCaller(base: string, key: string, path = "/mcp"): ToolC
         "MCP-Protocol-Version": revision,
         "Mcp-Method": "tools/call",
         "Mcp-Name": name,
+        // A write's project and repository ride in headers too (x-mcp-header); a read ignores them.
+        ...(typeof args.project_id === "string" ? { "Mcp-Param-Project": args.project_id } : {}),
+        ...(typeof args.repo === "string" ? { "Mcp-Param-Repository": args.repo } : {}),
       },
       body: JSON.stringify({ jsonrpc: "2.0", id: id++, method: "tools/call", params: { name, arguments: args, _meta: envelope } }),
     });

@@ -12,6 +12,7 @@ import type { Env } from "./env";
 import { cimdTokenGuard, registrationGuard } from "./http/oauth-guards";
 import { originGuard } from "./http/origin";
 import { tokenEndpoint } from "./http/token-endpoint";
+import { AI_CATALOG_PATH, aiCatalogRoute, SERVER_CARD_PATH, serverCardRoute } from "./http/server-card";
 
 // The resource and issuer are fixed per provider, so each origin the Worker is reached on (a
 // custom domain, workers.dev, a loopback port) gets its own; a handful at most in practice.
@@ -29,6 +30,11 @@ function providerFor(origin: string, env: Env): OAuthProvider<Env> {
 }
 
 export const edge = new Hono<{ Bindings: Env }>();
+
+// Discovery before connecting: public documents that hold nothing of a tenant, so they come before
+// the DNS-rebinding guard and the credential check, and any page may read them.
+edge.get(SERVER_CARD_PATH, serverCardRoute);
+edge.get(AI_CATALOG_PATH, aiCatalogRoute);
 
 // DNS-rebinding protection comes before the credential check, as it did before OAuth.
 edge.use(MCP_PATH, originGuard());

@@ -17,6 +17,11 @@ export interface Settings {
    * refuses every request (src/server/conformance/setting.ts). Never in production.
    */
   CONFORMANCE_FIXTURES?: string;
+  /**
+   * "on" serves the server's card at GET /mcp/server-card and an AI Catalog pointing to it at
+   * GET /.well-known/ai-catalog.json (the experimental Server Card extension; src/http/server-card.ts).
+   */
+  SERVER_CARD?: string;
   /** "off" disables semantic ranking: searches are lexical and nothing is embedded. */
   SEMANTIC_SEARCH?: string;
   /**

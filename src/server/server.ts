@@ -30,7 +30,7 @@ import { surfaceNaming } from "./registry";
 import { callTool, failureResult } from "../core/call";
 import { listedTool, type SchemaListing } from "../core/listing";
 import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-help";
-import { attachGuideSkills } from "./skills";
+import { attachSkills } from "./skills";
 import { INBOX_URI, registerInboxResource } from "./inbox-resource";
 import { findFixtureTool, fixturePrompts, fixtureToolListing, getFixturePrompt, registerFixtureResources, WATCHED_URI } from "./conformance/fixtures";
 import type { FixtureState } from "./conformance/fixture";
@@ -137,7 +137,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   );
   registerResources(mcp, ctx);
   if (options.fixtures) registerFixtureResources(mcp);
-  await attachGuideSkills(mcp);
+  await attachSkills(mcp, ctx);
   const server = mcp.server;
   const naming = surfaceNaming(tools);
   server.setRequestHandler("tools/list", async () => ({

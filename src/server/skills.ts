@@ -1,8 +1,10 @@
 /**
- * The guide topics (src/guide/topics.ts) as skills, through the SDK's Skills extension
- * (SEP-2640, `@modelcontextprotocol/server/ext/skills`): one skill per topic at
- * `skill://agent-ledger/<topic>/SKILL.md`, named by the topic id, and, where the topic names
- * tools, `references/tools.md` with those tools' parameters as tools/list describes them.
+ * Skills through the SDK's Skills extension (SEP-2640, `@modelcontextprotocol/server/ext/skills`):
+ * - the guide topics (src/guide/topics.ts): one skill per topic at
+ *   `skill://agent-ledger/<topic>/SKILL.md`, named by the topic id, and, where the topic names tools,
+ *   `references/tools.md` with those tools' parameters as tools/list describes them;
+ * - the team's playbooks (the skills toolset's active tenant-wide skills) at
+ *   `skill://agent-ledger/team/<slug>/SKILL.md`, read from D1 only when a skills method asks.
  *
  * Only the extension's portable entry is used: `memorySkillFiles` over strings built here, so
  * nothing reads a file system (the `ext/skills/node` entry, which imports node:fs, is not
@@ -13,8 +15,10 @@
  * `registerResource` as well: a hand-set `resources/list` handler on the low-level `Server` makes
  * `attach` throw.
  */
-import type { McpServer } from "@modelcontextprotocol/server";
-import { memorySkillFiles, type SkillCatalog, SkillsExtension } from "@modelcontextprotocol/server/ext/skills";
+import type { McpServer, Resource } from "@modelcontextprotocol/server";
+import { DIRECTORY_MIME_TYPE, memorySkillFiles, type Skill, type SkillCatalog, skillEntry, type SkillSource, SkillsExtension } from "@modelcontextprotocol/server/ext/skills";
+import type { Ctx } from "../core/context";
+import { currentSkill, listSkills, type SkillRow } from "../work/skills/model";
 import { GUIDE_TOPICS, type GuideTopic, renderTopic } from "../guide/topics";
 import type { AnyToolDef } from "../core/define-tool";
 import { ALL_TOOLS } from "./registry";
@@ -25,6 +29,15 @@ export const SKILLS_PREFIX = "agent-ledger";
 
 /** The guide changes only with a deploy, and reads the same for every caller. */
 const CACHE_HINT = { ttlMs: 60 * 60 * 1000, cacheScope: "public" } as const;
+
+/** With the team's playbooks beside the guide, answers are the tenant's and change when a skill does. */
+const TEAM_CACHE_HINT = { ttlMs: 60 * 1000, cacheScope: "private" } as const;
+
+const BASE = `skill://${SKILLS_PREFIX}/`;
+const TEAM = "team";
+/** Team skills served in skills/list (the newest first past it are left to skill_list). */
+const MAX_TEAM_SKILLS = 500;
+const MARKDOWN = "text/markdown";
 
 /** The Agent Skills limit on a description. */
 const MAX_DESCRIPTION_CHARS = 1024;
@@ -111,3 +124,95 @@ export function guideSkills(): Promise<SkillCatalog> {
 export async function attachGuideSkills(mcp: McpServer): Promise<void> {
   (await guideSkills()).attach(mcp);
 }
+
+/** The guide skills and the caller's team's, on a server built for one request. */
+export async function attachSkills(mcp: McpServer, ctx: Ctx): Promise<void> {
+  const source = new LedgerSkills(await guideSkills(), guideSkillFiles(), ctx);
+  new SkillsExtension({ source, baseUri: BASE, cacheHint: TEAM_CACHE_HINT }).attach(mcp);
+}
+
+/** A team skill's one file: its name and description as frontmatter, then the playbook. */
+export function teamSkillFile(row: Pick<SkillRow, "slug" | "name" | "description" | "body">): string {
+  return `---\nname: ${row.slug}\ndescription: ${JSON.stringify(row.description.slice(0, MAX_DESCRIPTION_CHARS) || row.name)}\n---\n\n# ${row.name}\n\n${row.body}\n`;
+}
+
+/**
+ * One request's catalog: the guide's entries (built once per isolate) and the team's, whose files
+ * live in D1 and are read, and hashed, only when a skills method asks for them.
+ */
+class LedgerSkills implements SkillSource {
+  #team: Promise<Array<{ entry: Skill; text: string }>> | undefined;
+
+  constructor(
+    private readonly guide: SkillCatalog,
+    private readonly files: Record<string, string>,
+    private readonly ctx: Ctx,
+  ) {}
+
+  private team(): Promise<Array<{ entry: Skill; text: string }>> {
+    this.#team ??= listSkills(this.ctx, { projectId: "", status: "active" }, MAX_TEAM_SKILLS).then((rows) => Promise.all(rows.map((row) => this.teamSkill(row))));
+    return this.#team;
+  }
+
+  private async teamSkill(row: SkillRow): Promise<{ entry: Skill; text: string }> {
+    const text = teamSkillFile(row);
+    return { entry: await skillEntry(`${TEAM}/${row.slug}`, { "SKILL.md": text }, { baseUri: BASE }), text };
+  }
+
+  /** The team skill a path under the catalog names (`team/<slug>/…`), read alone. */
+  private async teamSkillAt(path: string): Promise<{ entry: Skill; text: string } | undefined> {
+    const [top, slug] = path.split("/");
+    if (top !== TEAM || !slug) return undefined;
+    const row = await currentSkill(this.ctx, "", slug);
+    return row && row.status === "active" ? this.teamSkill(row) : undefined;
+  }
+
+  async list(): Promise<{ skills: Skill[] }> {
+    return { skills: [...this.guide.entries, ...(await this.team()).map((t) => t.entry)] };
+  }
+
+  async get(uri: string): Promise<Skill | undefined> {
+    const guide = this.guide.entries.find((e) => e.uri === uri);
+    if (guide) return guide;
+    const path = pathOf(uri);
+    const team = path === undefined ? undefined : await this.teamSkillAt(path);
+    return team && team.entry.uri === uri ? team.entry : undefined;
+  }
+
+  async read(uri: string): Promise<{ text: string; mimeType: string } | undefined> {
+    const path = pathOf(uri);
+    if (path === undefined) return undefined;
+    const guide = this.files[path];
+    if (guide !== undefined) return { text: guide, mimeType: MARKDOWN };
+    const team = await this.teamSkillAt(path);
+    return team && path === `${TEAM}/${team.entry.frontmatter.name}/SKILL.md` ? { text: team.text, mimeType: MARKDOWN } : undefined;
+  }
+
+  async readDirectory(uri: string): Promise<{ resources: Resource[] } | undefined> {
+    const dir = pathOf(uri.endsWith("/") ? uri : `${uri}/`);
+    if (dir === undefined) return undefined;
+    const files: Record<string, string> = { ...this.files };
+    if (dir === "" || dir === `${TEAM}/` || dir.startsWith(`${TEAM}/`)) {
+      const team = dir.startsWith(`${TEAM}/`) && dir !== `${TEAM}/` ? [await this.teamSkillAt(dir)].filter((t) => t !== undefined) : await this.team();
+      for (const t of team) files[`${TEAM}/${t.entry.frontmatter.name}/SKILL.md`] = t.text;
+    }
+    const children = new Map<string, Resource>();
+    for (const [path, text] of Object.entries(files)) {
+      if (!path.startsWith(dir)) continue;
+      const [name, ...rest] = path.slice(dir.length).split("/");
+      const child = `${BASE}${dir}${name}`;
+      children.set(
+        child,
+        rest.length > 0 ? { uri: child, name: name!, mimeType: DIRECTORY_MIME_TYPE } : { uri: child, name: name!, mimeType: MARKDOWN, size: new TextEncoder().encode(text).byteLength },
+      );
+    }
+    return children.size > 0 ? { resources: [...children.values()].sort((a, b) => a.uri.localeCompare(b.uri)) } : undefined;
+  }
+
+  async listResources(): Promise<Resource[]> {
+    return (await this.list()).skills.map((s) => ({ uri: s.uri, name: s.frontmatter.name, description: s.frontmatter.description, mimeType: MARKDOWN }));
+  }
+}
+
+/** The path under the catalog's base (`decisions/SKILL.md`), or undefined for a URI outside it. */
+const pathOf = (uri: string): string | undefined => (uri.startsWith(BASE) ? uri.slice(BASE.length) : undefined);

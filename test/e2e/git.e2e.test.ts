@@ -137,6 +137,8 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
         "MCP-Protocol-Version": "2026-07-28",
         "Mcp-Method": "tools/call",
         "Mcp-Name": "batch_commit",
+        // The listing marks a write's repository as a header (x-mcp-header): a raw client mirrors it.
+        "Mcp-Param-Repository": REPO,
       },
       body: JSON.stringify({
         jsonrpc: "2.0",

@@ -89,7 +89,7 @@ describe("Mcp-Param-* headers on 2026-07-28", () => {
     expect(await tasksIn(tenant)).toBe(0);
   });
 
-  it("is what the SDK's own client sends: it mirrors the project into the header and is served", async () => {
+  it("is what the SDK's own client sends: it mirrors the project it has listed, and lists and retries once when it had not", async () => {
     const me = await setUp("hdr-sdk");
     const sent: Array<string | null> = [];
     const transport = new StreamableHTTPClientTransport(new URL(`http://ledger.test${PATH}`), {
@@ -102,10 +102,13 @@ describe("Mcp-Param-* headers on 2026-07-28", () => {
     });
     const client = new Client({ name: "vitest-modern", version: "1.0.0" }, { versionNegotiation: { mode: { pin: MODERN } }, jsonSchemaValidator: new CfWorkerJsonSchemaValidator() });
     await client.connect(transport);
-    await client.listTools();
-    const result = await client.callTool({ name: "task_create", arguments: { project_id: "HDR", title: "From the SDK" } });
-    expect((result.structuredContent as { ok: boolean }).ok).toBe(true);
-    expect(sent).toEqual(["HDR"]);
+    const first = await client.callTool({ name: "task_create", arguments: { project_id: "HDR", title: "Before listing" } });
+    expect((first.structuredContent as { ok: boolean }).ok).toBe(true);
+    expect(sent).toEqual([null, "HDR"]);
+    const second = await client.callTool({ name: "task_create", arguments: { project_id: "HDR", title: "After listing" } });
+    expect((second.structuredContent as { ok: boolean }).ok).toBe(true);
+    expect(sent).toEqual([null, "HDR", "HDR"]);
+    expect(await tasksIn("hdr-sdk")).toBe(2);
     await client.close();
   });
 
