@@ -11,7 +11,7 @@ import { toolListing } from "../../src/core/listing";
 import { DOC_OPS } from "../../src/docs/composite/surface";
 import { jsonSchema } from "../../src/core/json-schema";
 import { CONTROL_TEXT, DEEP, fuzzCases } from "../fuzz/cases";
-import { call, makeCtx, ok, seedIdentity } from "../support/helpers";
+import { call, makeCtx, ok, seedIdentity, tableRowCounts } from "../support/helpers";
 
 type Schema = Record<string, unknown>;
 
@@ -29,18 +29,6 @@ function unbounded(tool: string, s: Schema, path: string, out: string[]): void {
   if (s.items) unbounded(tool, s.items as Schema, `${path}[]`, out);
   if (s.additionalProperties && typeof s.additionalProperties === "object") unbounded(tool, s.additionalProperties as Schema, `${path}{}`, out);
   for (const k of ["anyOf", "oneOf", "allOf"]) for (const x of (s[k] ?? []) as Schema[]) unbounded(tool, x, path, out);
-}
-
-/** Row counts of every ordinary table: the fuzz walk must leave all of them unchanged. */
-async function rowCounts(): Promise<Record<string, number>> {
-  const tables = await env.DB.prepare(
-    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' AND sql NOT LIKE '%VIRTUAL TABLE%' AND name NOT LIKE '%fts%'`,
-  ).all<{ name: string }>();
-  const out: Record<string, number> = {};
-  for (const { name } of tables.results) {
-    out[name] = (await env.DB.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).first<{ n: number }>())!.n;
-  }
-  return out;
 }
 
 const MAX_ERROR_RESPONSE = 4096;
@@ -69,7 +57,7 @@ describe("fuzz walk over every tool in the registry", () => {
   it("refuses oversized, deep, wrong-typed and control-character arguments with invalid_input naming the field, a small answer and no writes", async () => {
     const id = await seedIdentity(`fuzz-${crypto.randomUUID().slice(0, 8)}`, "fuzzer");
     const ctx = makeCtx(id, undefined, "fuzz-session");
-    const before = await rowCounts();
+    const before = await tableRowCounts();
     const huge = "a".repeat(1_000_000);
     const failures: string[] = [];
     let cases = 0;
@@ -98,13 +86,13 @@ describe("fuzz walk over every tool in the registry", () => {
     expect(failures).toEqual([]);
     expect(kinds).toEqual(new Set(["oversized", "deep", "wrong_type", "control"]));
     expect(cases).toBeGreaterThan(ALL_TOOLS.length * 8);
-    expect(await rowCounts()).toEqual(before);
+    expect(await tableRowCounts()).toEqual(before);
   }, 300_000);
 
   it("does the same for every document-store op inside its composite tool", async () => {
     const id = await seedIdentity(`fuzz-ops-${crypto.randomUUID().slice(0, 8)}`, "fuzzer");
     const ctx = makeCtx(id, undefined, "fuzz-ops-session");
-    const before = await rowCounts();
+    const before = await tableRowCounts();
     const huge = "a".repeat(1_000_000);
     const failures: string[] = [];
     let cases = 0;
@@ -134,7 +122,7 @@ describe("fuzz walk over every tool in the registry", () => {
     }
     expect(failures).toEqual([]);
     expect(cases).toBeGreaterThan(DOC_OPS.length * 4);
-    expect(await rowCounts()).toEqual(before);
+    expect(await tableRowCounts()).toEqual(before);
   }, 300_000);
 });
 

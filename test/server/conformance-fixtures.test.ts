@@ -14,9 +14,9 @@ import { createExecutionContext, waitOnExecutionContext } from "cloudflare:test"
 import { env } from "cloudflare:workers";
 import { afterEach, describe, expect, it } from "vitest";
 import worker from "../../src/index";
-import { connectClient, seedIdentity, type Structured } from "../support/helpers";
+import { connectClient, seedIdentity, tableRowCounts, type Structured } from "../support/helpers";
+import { framesOf, MODERN, modernRequest } from "../support/modern";
 
-const MODERN = "2026-07-28";
 const LOOPBACK = "127.0.0.1";
 
 type Setting = string | undefined;
@@ -53,17 +53,6 @@ async function modernClient(key: string, fetch = fixtureFetch) {
   await client.connect(transport);
   expect(client.getNegotiatedProtocolVersion()).toBe(MODERN);
   return client;
-}
-
-async function rowCounts(): Promise<Record<string, number>> {
-  const tables = await env.DB.prepare(
-    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' AND sql NOT LIKE '%VIRTUAL TABLE%' AND name NOT LIKE '%fts%'`,
-  ).all<{ name: string }>();
-  const out: Record<string, number> = {};
-  for (const { name } of tables.results) {
-    out[name] = (await env.DB.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).first<{ n: number }>())!.n;
-  }
-  return out;
 }
 
 async function refusal(res: Response) {
@@ -190,7 +179,7 @@ describe.each([
     expect(good.isError).toBeFalsy();
     expect(good.content[0].text).toContain("JSON Schema 2020-12 tool called with");
     expect(good.content[0].text).toContain(`"phone":"1"`);
-    const before = await rowCounts();
+    const before = await tableRowCounts();
     for (const args of [
       { contactMethod: "phone", email: "a@b.c" },
       { name: "x", email: "a@b.c", extra: 1 },
@@ -201,7 +190,7 @@ describe.each([
       expect(bad.structuredContent.error.hint).toContain("phone");
     }
     for (const ctx of contexts.splice(0)) await waitOnExecutionContext(ctx);
-    expect(await rowCounts()).toEqual(before);
+    expect(await tableRowCounts()).toEqual(before);
     await client.close();
   });
 
@@ -230,39 +219,14 @@ describe.each([
 describe("progress from a fixture tool", () => {
   it("streams three progress notifications on 2026-07-28, then the token as the result", async () => {
     const me = await seedIdentity("fixtures-progress", "agent");
-    const res = await fixtureFetch("http://ledger.test/mcp", {
-      method: "POST",
-      headers: {
-        Authorization: `Bearer ${me.key}`,
-        "Content-Type": "application/json",
-        Accept: "application/json, text/event-stream",
-        "MCP-Protocol-Version": MODERN,
-        "Mcp-Method": "tools/call",
-        "Mcp-Name": "test_tool_with_progress",
-      },
-      body: JSON.stringify({
-        jsonrpc: "2.0",
-        id: 1,
-        method: "tools/call",
-        params: {
-          name: "test_tool_with_progress",
-          arguments: {},
-          _meta: {
-            progressToken: "p1",
-            "io.modelcontextprotocol/protocolVersion": MODERN,
-            "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-            "io.modelcontextprotocol/clientCapabilities": {},
-          },
-        },
-      }),
-    });
+    const res = await fixtureFetch(
+      "http://ledger.test/mcp",
+      modernRequest(me.key, "tools/call", { name: "test_tool_with_progress", arguments: {}, _meta: { progressToken: "p1" } }, { name: "test_tool_with_progress", capabilities: {} }),
+    );
     expect(res.status).toBe(200);
     expect(res.headers.get("content-type")).toContain("text/event-stream");
-    const frames = (await res.text())
-      .split("\n")
-      .filter((l) => l.startsWith("data: "))
-      .map((l) => JSON.parse(l.slice(6)) as Structured);
-    const progress = frames.filter((f) => f.method === "notifications/progress").map((f) => f.params);
+    const frames = await framesOf(res);
+    const progress = frames.filter((f) => f.method === "notifications/progress").map((f) => f.params!);
     expect(progress.map((p) => p.progress)).toEqual([0, 50, 100]);
     expect(progress.every((p) => p.progressToken === "p1" && p.total === 100)).toBe(true);
     expect(frames.at(-1)).toMatchObject({ id: 1, result: { content: [{ type: "text", text: "p1" }] } });
@@ -316,32 +280,8 @@ describe("fixtures that ask the client", () => {
   it("runs a multi-round input_required on 2026-07-28 with state sealed by the server, and refuses tampered state", async () => {
     const me = await seedIdentity("fixtures-mrtr", "agent");
     const call = async (params: Record<string, unknown>) => {
-      const res = await fixtureFetch("http://ledger.test/mcp", {
-        method: "POST",
-        headers: {
-          Authorization: `Bearer ${me.key}`,
-          "Content-Type": "application/json",
-          Accept: "application/json, text/event-stream",
-          "MCP-Protocol-Version": MODERN,
-          "Mcp-Method": "tools/call",
-          "Mcp-Name": "test_input_required_result_multi_round",
-        },
-        body: JSON.stringify({
-          jsonrpc: "2.0",
-          id: 1,
-          method: "tools/call",
-          params: {
-            name: "test_input_required_result_multi_round",
-            arguments: {},
-            ...params,
-            _meta: {
-              "io.modelcontextprotocol/protocolVersion": MODERN,
-              "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-              "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
-            },
-          },
-        }),
-      });
+      const name = "test_input_required_result_multi_round";
+      const res = await fixtureFetch("http://ledger.test/mcp", modernRequest(me.key, "tools/call", { name, arguments: {}, ...params }, { name }));
       return (await res.json()) as { result?: Structured; error?: { code: number; message: string } };
     };
     const first = await call({});

@@ -8,6 +8,7 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/valida
 import { describe, expect, it } from "vitest";
 import { live, othersAttachment } from "../support/confirm-rig";
 import { connectClient, makeCtx, ok, seedIdentity, workerFetch } from "../support/helpers";
+import { framesOf, type Frame, modernRequest } from "../support/modern";
 
 const MODERN = "2026-07-28";
 
@@ -38,42 +39,9 @@ async function modernClient(key: string, path: string, answer?: Answer) {
   return { client, asked };
 }
 
-/** A raw 2026-07-28 request: the envelope in _meta and the headers the revision requires. */
-type Frame = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
-
 async function rawModern(key: string, method: string, params: Record<string, unknown> = {}, id: number | string = 1, name?: string, path = "/mcp?toolsets=collab") {
-  const res = await workerFetch(`http://ledger.test${path}`, {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${key}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": MODERN,
-      "Mcp-Method": method,
-      ...(name ? { "Mcp-Name": name } : {}),
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id,
-      method,
-      params: {
-        ...params,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN,
-          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-          "io.modelcontextprotocol/clientCapabilities": { elicitation: { form: {} } },
-          ...((params._meta as object | undefined) ?? {}),
-        },
-      },
-    }),
-  });
-  // A response that carried notifications is an SSE stream; its last frame is the answer.
-  const frames: Frame[] = (res.headers.get("content-type") ?? "").includes("text/event-stream")
-    ? (await res.text())
-        .split("\n")
-        .filter((l) => l.startsWith("data: "))
-        .map((l) => JSON.parse(l.slice(6)) as Frame)
-    : [(await res.json()) as Frame];
+  const res = await workerFetch(`http://ledger.test${path}`, modernRequest(key, method, params, { id, name }));
+  const frames = await framesOf(res);
   return { status: res.status, body: frames.at(-1)! as Frame & { id: unknown }, frames };
 }
 

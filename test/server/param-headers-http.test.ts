@@ -8,8 +8,8 @@ import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/valida
 import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
 import { connectClient, seedIdentity, workerFetch } from "../support/helpers";
+import { MODERN, modernRequest } from "../support/modern";
 
-const MODERN = "2026-07-28";
 const PATH = "/mcp?toolsets=tasks,projects";
 
 async function setUp(tenant: string) {
@@ -24,32 +24,7 @@ async function setUp(tenant: string) {
 const tasksIn = async (tenant: string) => (await env.DB.prepare(`SELECT COUNT(*) AS n FROM tasks t JOIN tenants te ON te.id = t.tenant_id WHERE te.slug = ?`).bind(tenant).first<{ n: number }>())!.n;
 
 async function createTask(key: string, args: Record<string, unknown>, headers: Record<string, string>) {
-  const res = await workerFetch(`http://ledger.test${PATH}`, {
-    method: "POST",
-    headers: {
-      Authorization: `Bearer ${key}`,
-      "Content-Type": "application/json",
-      Accept: "application/json, text/event-stream",
-      "MCP-Protocol-Version": MODERN,
-      "Mcp-Method": "tools/call",
-      "Mcp-Name": "task_create",
-      ...headers,
-    },
-    body: JSON.stringify({
-      jsonrpc: "2.0",
-      id: 7,
-      method: "tools/call",
-      params: {
-        name: "task_create",
-        arguments: args,
-        _meta: {
-          "io.modelcontextprotocol/protocolVersion": MODERN,
-          "io.modelcontextprotocol/clientInfo": { name: "raw", version: "1" },
-          "io.modelcontextprotocol/clientCapabilities": {},
-        },
-      },
-    }),
-  });
+  const res = await workerFetch(`http://ledger.test${PATH}`, modernRequest(key, "tools/call", { name: "task_create", arguments: args }, { id: 7, name: "task_create", headers, capabilities: {} }));
   return { status: res.status, body: (await res.json()) as { id?: unknown; result?: { isError?: boolean; structuredContent?: { ok: boolean } }; error?: { code: number; message: string } } };
 }
 

@@ -232,3 +232,15 @@ export function interleaved(ctx: Ctx, meanwhile: () => Promise<unknown>, isWrite
   });
   return { ...ctx, d1 };
 }
+
+/** Row counts of every ordinary table: what a refused call must leave unchanged. */
+export async function tableRowCounts(): Promise<Record<string, number>> {
+  const tables = await env.DB.prepare(
+    `SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%' AND name NOT LIKE '_cf_%' AND name NOT LIKE 'd1_%' AND sql NOT LIKE '%VIRTUAL TABLE%' AND name NOT LIKE '%fts%'`,
+  ).all<{ name: string }>();
+  const out: Record<string, number> = {};
+  for (const { name } of tables.results) {
+    out[name] = (await env.DB.prepare(`SELECT COUNT(*) AS n FROM "${name}"`).first<{ n: number }>())!.n;
+  }
+  return out;
+}
