@@ -27,7 +27,7 @@ export const REFRESH_TOKEN_TTL = 30 * 24 * 3600;
 // String tests rather than a regular expression: the host is the caller's, and every call to /mcp
 // asks. (The profile put 0.25 ms a call on the regex and 0.1–0.2 ms on this; little of either is
 // the test itself.)
-const isLoopbackHost = (host: string) => host === "localhost" || host === "[::1]" || isLoopbackV4(host);
+export const isLoopbackHost = (host: string) => host === "localhost" || host === "[::1]" || isLoopbackV4(host);
 
 function isLoopbackV4(host: string): boolean {
   const parts = host.split(".");

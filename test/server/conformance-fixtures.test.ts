@@ -79,6 +79,11 @@ describe("a Worker whose setting is on where it may not be", () => {
     await refusal(await fetchAs("1", ip, "http://ledger.test/mcp", initialize(me.key)));
   });
 
+  it("counts only a loopback address as this machine: IPv4, IPv6 and IPv4 mapped into IPv6", async () => {
+    for (const ip of ["127.0.0.1", "127.8.9.10", "::1", "::ffff:127.0.0.1"]) expect((await fetchAs("1", ip, "http://ledger.test/healthz")).status, ip).toBe(200);
+    for (const ip of ["127.0.0.1.example.com", "::ffff:10.0.0.1", "1127.0.0.1", "localhost6"]) await refusal(await fetchAs("1", ip, "http://ledger.test/healthz"));
+  });
+
   it("refuses a value other than 1 even from loopback", async () => {
     const me = await seedIdentity("fixtures-refuse", "agent");
     await refusal(await fetchAs("yes", LOOPBACK, "http://ledger.test/healthz"));

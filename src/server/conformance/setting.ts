@@ -8,13 +8,15 @@
  * request from anywhere else (a deployment), or with a value other than "1", answers nothing but the
  * refusal: fixtures that echo, elicit and sample on request have no place beside a team's data.
  */
+import { isLoopbackHost } from "../../auth/oauth";
 import type { Env } from "../../env";
 
 type Setting = Pick<Env, "CONFORMANCE_FIXTURES">;
 
 const isSet = (env: Setting) => env.CONFORMANCE_FIXTURES !== undefined && env.CONFORMANCE_FIXTURES !== "" && env.CONFORMANCE_FIXTURES !== "0";
 
-const isLoopbackAddress = (ip: string | null) => ip !== null && (ip === "::1" || /^(::ffff:)?127\.\d{1,3}\.\d{1,3}\.\d{1,3}$/.test(ip));
+/** A loopback address as the runtime writes it: 127.x.x.x, ::1, or 127.x.x.x mapped into IPv6. */
+const isLoopbackAddress = (ip: string | null) => ip !== null && (ip === "::1" || isLoopbackHost(ip.startsWith("::ffff:") ? ip.slice("::ffff:".length) : ip));
 
 /** Whether this request is served the fixtures: the setting is "1" and the caller is on this machine. */
 export const fixturesServed = (env: Setting, request: Request): boolean => env.CONFORMANCE_FIXTURES === "1" && isLoopbackAddress(request.headers.get("CF-Connecting-IP"));
