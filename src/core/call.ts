@@ -16,7 +16,7 @@ import { addTiming, timed } from "./timing";
 // The one call pipeline every tool call goes through, from a surface or from another tool. It takes
 // the definition it runs: it never imports the catalog, so a tool module may be loaded first.
 
-function render(structured: Record<string, unknown>, summary: string): CallToolResult {
+export function render(structured: Record<string, unknown>, summary: string): CallToolResult {
   const json = JSON.stringify(structured);
   return {
     content: [{ type: "text", text: summary ? `${summary}\n${json}` : json }],

@@ -2,6 +2,7 @@ import type { z } from "zod";
 import type { Ctx } from "./context";
 import type { ErrorBody } from "./errors";
 import type { CallCost } from "./meter";
+import type { ToolTask } from "./task-driver";
 
 export type ToolsetId =
   | "changes"
@@ -121,6 +122,12 @@ export interface ToolDef<I extends z.ZodObject = z.ZodObject, O extends z.ZodObj
    * its array of items, a composite tool says "ops". Such a tool's answer carries `rate_limit`.
    */
   cost?: CallCost;
+  /**
+   * The call starts long work and answers with its handle (a job id, a session id). To a client
+   * that declares the tasks extension on 2026-07-28 the answer is an MCP task instead, which the
+   * named driver settles from what `link` takes of the answer (src/server/tasks).
+   */
+  task?: ToolTask<z.output<O>>;
   /** Top-level parameters that are content, not text, and are never masked (a file's bytes). */
   verbatim?: readonly string[];
   run(ctx: Ctx, input: z.output<I>): Promise<z.input<O>>;

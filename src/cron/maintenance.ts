@@ -1,7 +1,7 @@
 /** Scheduled maintenance. Each job is bounded and idempotent; one failing does not stop the others. */
 import { inArray, lte, sql } from "drizzle-orm";
 import { dbOf } from "../db/client";
-import { clientSessions, hookEdits, idempotencyKeys, appSessions } from "../db/schema";
+import { clientSessions, hookEdits, idempotencyKeys, appSessions, mcpTasks } from "../db/schema";
 import type { SQLiteColumn, SQLiteTable } from "drizzle-orm/sqlite-core";
 import { iso } from "../core/time";
 import type { Env } from "../env";
@@ -63,6 +63,8 @@ const FREQUENT_JOBS: Record<string, Job> = {
     `${await dropRowsUpTo(env, clientSessions, clientSessions.seenAt, iso(new Date(now.getTime() - HOOK_EDITS_KEPT_MS)))} old client session mapping(s) removed`,
   /** The dashboard's sessions (src/auth/app-session.ts) past their expiry. */
   app_sessions_retention: async (env, now) => `${await dropRowsUpTo(env, appSessions, appSessions.expiresAt, iso(now))} expired dashboard session(s) removed`,
+  /** MCP tasks past their ttlMs (src/server/tasks): a client had that long to read the result. */
+  mcp_tasks_retention: async (env, now) => `${await dropRowsUpTo(env, mcpTasks, mcpTasks.expiresAt, iso(now))} expired MCP task(s) removed`,
   /** Objects whose embedding failed or never ran after the write (durable-row-before-embed). */
   embedding_backfill: (env, now) => backfillEmbeddings(env, now),
   /** Webhook deliveries whose processing failed or was cut off after the response. */

@@ -1240,3 +1240,27 @@ export const appSessions = sqliteTable("app_sessions", {
   createdAt: text("created_at").notNull(),
   expiresAt: text("expires_at").notNull(),
 });
+
+/** MCP tasks: a long call's handle, polled with tasks/get (migrations/0057, src/server/tasks). */
+export const mcpTasks = sqliteTable(
+  "mcp_tasks",
+  {
+    tenantId: text("tenant_id").notNull(),
+    id: text("id").notNull(),
+    actorId: text("actor_id").notNull(),
+    tool: text("tool").notNull(),
+    driver: text("driver").notNull(),
+    link: text("link").notNull(),
+    status: text("status", { enum: ["working", "input_required", "completed", "failed", "cancelled"] }).notNull(),
+    statusMessage: text("status_message").notNull().default(""),
+    inputRequests: text("input_requests").notNull().default("{}"),
+    result: text("result"),
+    error: text("error"),
+    createdAt: text("created_at").notNull(),
+    updatedAt: text("updated_at").notNull(),
+    ttlMs: integer("ttl_ms").notNull(),
+    pollMs: integer("poll_ms").notNull(),
+    expiresAt: text("expires_at").notNull(),
+  },
+  (t) => [primaryKey({ columns: [t.tenantId, t.id] })],
+);

@@ -3,6 +3,7 @@ import {
   createRequestStateCodec,
   inputRequired,
   inputResponse,
+  isInputRequiredResult,
   LOG_LEVEL_META_KEY,
   McpServer,
   ProtocolError,
@@ -33,7 +34,11 @@ import { instructionsFor, offSurfaceError, type SurfaceView } from "./surface-he
 import { attachSkills } from "./skills";
 import { INBOX_URI, registerInboxResource } from "./inbox-resource";
 import { findFixtureTool, fixturePrompts, fixtureToolListing, getFixturePrompt, registerFixtureResources, WATCHED_URI } from "./conformance/fixtures";
-import type { FixtureState } from "./conformance/fixture";
+import type { FixtureCall, FixtureState, FixtureTool } from "./conformance/fixture";
+import { registerTaskMethods } from "./tasks/methods";
+import { taskDrivers } from "./tasks/drivers";
+import { startTask, startToolTask } from "./tasks/start";
+import { declaresTasks, TASKS_EXTENSION, tasksCapabilityMissing } from "./tasks/wire";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
 
@@ -127,6 +132,8 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
         prompts: { listChanged: false },
         completions: {},
         logging: {},
+        // Tasks (SEP-2663) are an extension of the 2026-07-28 wire; 2025 sessions keep their job ids.
+        ...(options.era === "modern" ? { extensions: { [TASKS_EXTENSION]: {} } } : {}),
       },
       instructions: instructionsFor(options.surface),
       // The SDK's default validator on Node (Ajv) generates code, which production Workers forbid.
@@ -154,7 +161,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     const fixture = options.fixtures ? findFixtureTool(request.params.name) : undefined;
     if (fixture) {
       const asks = { elicitation: options.sessionElicits === true, sampling: options.sessionSamples === true };
-      return fixture.call({ args: request.params.arguments ?? {}, sctx, mint: (state) => codec.mint(state, sctx), asks });
+      return callFixture(ctx, fixture, { args: request.params.arguments ?? {}, sctx, mint: (state) => codec.mint(state, sctx), asks }, options.era);
     }
     const def = naming.resolve(request.params.name);
     if (!def) {
@@ -196,12 +203,27 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
       });
     }
     await logWarnings(sctx, options, def.name, result);
+    // Long work the call started becomes a task the client polls, where it declared the extension.
+    if (def.task && options.era === "modern" && !result.isError && declaresTasks(sctx)) return startToolTask(callCtx, def, result);
     return result;
   });
   registerLogging(server, options);
   registerSubscriptions(server, options);
   registerPrompts(server, ctx, options.fixtures === true);
+  if (options.era === "modern") registerTaskMethods(server, ctx, taskDrivers(options.fixtures === true));
   return mcp;
+}
+
+/** A conformance fixture's call: as a task where it runs as one and the client declared the extension. */
+async function callFixture(ctx: Ctx, fixture: FixtureTool, call: FixtureCall, era: Era) {
+  const task = era === "modern" ? fixture.task : undefined;
+  if (!task) return fixture.call(call);
+  if (!declaresTasks(call.sctx)) {
+    if (task.support === "required") throw tasksCapabilityMissing(`The tool '${fixture.tool.name}'`);
+    return fixture.call(call);
+  }
+  const plan = await task.plan(call);
+  return isInputRequiredResult(plan) ? plan : startTask(ctx, fixture.tool.name, plan);
 }
 
 /** How this call's confirmations reach the person: a round trip, a question on the session's stream, or nobody. */

@@ -60,6 +60,7 @@ describe("cron triggers", () => {
       "hook_edits_retention",
       "client_sessions_retention",
       "app_sessions_retention",
+      "mcp_tasks_retention",
       "embedding_backfill",
       "webhook_retry",
       "webhook_backlog",
@@ -105,6 +106,7 @@ describe("cron triggers", () => {
       ["hook_edits_retention", true],
       ["client_sessions_retention", true],
       ["app_sessions_retention", true],
+      ["mcp_tasks_retention", true],
       ["embedding_backfill", true],
       ["webhook_retry", true],
       ["webhook_backlog", true],
@@ -229,5 +231,23 @@ describe("app_sessions_retention", () => {
     expect(lines.find((l) => l.job === "app_sessions_retention")).toMatchObject({ ok: true, detail: expect.stringMatching(/^\d+ expired dashboard session\(s\) removed$/) });
     const left = await env.DB.prepare("SELECT token_hash AS h FROM app_sessions WHERE tenant_id = ?").bind(w.id.tenantId).all<{ h: string }>();
     expect(left.results.map((r) => r.h)).toEqual(["live"]);
+  });
+});
+
+describe("mcp_tasks_retention", () => {
+  it("drops MCP tasks past their expiry and keeps the live ones", async () => {
+    const w = await newWorld("cron-mcp-tasks", { start: T0 });
+    const task = (id: string, expires: string) =>
+      env.DB.prepare(
+        `INSERT INTO mcp_tasks (tenant_id, id, actor_id, tool, driver, link, status, created_at, updated_at, ttl_ms, poll_ms, expires_at) VALUES (?, ?, ?, 'index_workspace', 'code.index', '{}', 'working', ?, ?, 1, 1, ?)`,
+      )
+        .bind(w.id.tenantId, id, w.id.actorId, T0, T0, expires)
+        .run();
+    await task("gone", "2030-01-01T12:00:00.000Z");
+    await task("live", "2030-01-02T12:00:00.000Z");
+    const lines = await fire(FREQUENT_CRON, "2030-01-02T00:00:00.000Z");
+    expect(lines.find((l) => l.job === "mcp_tasks_retention")).toMatchObject({ ok: true, detail: expect.stringMatching(/^\d+ expired MCP task\(s\) removed$/) });
+    const left = await env.DB.prepare("SELECT id FROM mcp_tasks WHERE tenant_id = ?").bind(w.id.tenantId).all<{ id: string }>();
+    expect(left.results.map((r) => r.id)).toEqual(["live"]);
   });
 });

@@ -8,8 +8,10 @@ import { defineTool, READ_ONLY } from "../../core/define-tool";
 import { invalidInput, ToolError } from "../../core/errors";
 import { cacheStats } from "../cache";
 import { dropGeneration } from "../indexer";
-import { effectiveLimits, limitsField, limitsOut, type LimitsInput } from "../limits";
+import { limitsField, type LimitsInput } from "../limits";
 import { startIndexJob } from "../jobs";
+import { INDEX_TASK } from "../index-task";
+import { statusItem, statusOf } from "../index-status";
 import { deleteIndex, ensureIndex, findIndex, isRunning, listIndexes, repoKey, setLimits, type IndexRow } from "../store";
 import { checkHead, codeRepoField, optionalRepoField, refField, repoOf } from "./common";
 
@@ -79,6 +81,7 @@ export const indexWorkspaceTool = defineTool({
   output: jobOutput,
   annotations: GITHUB,
   run: (ctx, input) => start(ctx, input.repo, input.ref, false, input.limits),
+  task: INDEX_TASK,
   summarize: (r) => `Index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
 });
 
@@ -96,64 +99,9 @@ export const reindexWorkspaceTool = defineTool({
     await confirmFirst(ctx, { key: "confirm_reindex", message: `Re-index all of ${input.repo}${input.ref ? `@${input.ref}` : ""} from scratch?` });
     return start(ctx, input.repo, input.ref, true, input.limits);
   },
+  task: INDEX_TASK,
   summarize: (r) => `Re-index job ${r.job_id} ${r.status} for ${r.repo}@${r.ref}.`,
 });
-
-const statusItem = z.object({
-  index_id: z.string().describe("The index."),
-  repo: z.string().describe("owner/name."),
-  ref: z.string().describe("The ref indexed."),
-  phase: z.string().describe("idle, queued, fetching, parsing, embedding, switching, complete, failed or cleared."),
-  complete: z.boolean().describe("True when the index is complete and searchable at indexed_commit, with no job running."),
-  indexed_commit: z.string().describe("The commit searches reflect ('' before the first index completes)."),
-  job_id: z.string().describe("The running or last job."),
-  target_commit: z.string().describe("The commit the running (or last) job indexes."),
-  files_done: z.number().int().describe("Files parsed by the running (or last) job."),
-  files_total: z.number().int().describe("Files it has to parse."),
-  chunks: z.number().int().describe("Chunks indexed."),
-  symbols: z.number().int().describe("Symbol definitions indexed."),
-  skipped: z.record(z.string(), z.number().int()).describe("Files left out, by reason (binary, vendored, generated, lockfile, too_large, over_limit, not_text)."),
-  truncated: z.boolean().describe("A size limit stopped the read early."),
-  limits: z
-    .object({
-      max_files: z.number().int().describe("Most files read."),
-      max_file_bytes: z.number().int().describe("Larger files are skipped."),
-      max_total_bytes: z.number().int().describe("Most bytes read in all."),
-    })
-    .describe("The read limits in force for this repository."),
-  errors: z.array(z.string()).describe("The last errors (up to 20)."),
-  head_commit: z.string().describe("The ref's head on GitHub when last checked."),
-  fresh: z.boolean().nullable().describe("True when the indexed commit is the head; null when unknown."),
-  started_at: z.string().describe("When the last job started."),
-  finished_at: z.string().describe("When it finished, or ''."),
-  last_indexed_at: z.string().describe("When the index last became current."),
-});
-
-function statusOf(r: IndexRow): z.infer<typeof statusItem> {
-  return {
-    index_id: r.id,
-    repo: `${r.owner}/${r.name}`,
-    ref: r.ref,
-    phase: r.phase,
-    complete: r.phase === "complete" && r.generation !== "",
-    indexed_commit: r.commit_sha,
-    job_id: r.job_id,
-    target_commit: r.target_commit,
-    files_done: r.files_done,
-    files_total: r.files_total,
-    chunks: r.chunks_total,
-    symbols: r.symbols_total,
-    skipped: JSON.parse(r.skipped) as Record<string, number>,
-    truncated: r.truncated === 1,
-    limits: limitsOut(effectiveLimits(r.limits)),
-    errors: JSON.parse(r.errors) as string[],
-    head_commit: r.head_sha,
-    fresh: r.head_sha && r.commit_sha ? r.head_sha === r.commit_sha : null,
-    started_at: r.started_at,
-    finished_at: r.finished_at,
-    last_indexed_at: r.last_indexed_at,
-  };
-}
 
 export const indexStatusTool = defineTool({
   name: "index_status",

@@ -1,5 +1,6 @@
 /** What every conformance fixture is: a listed tool and its answer from the request alone. */
 import type { CallToolResult, InputRequiredResult, ServerContext, Tool } from "@modelcontextprotocol/server";
+import type { TaskPlan } from "../tasks/start";
 
 /** What a fixture seals into its request state: its own name first, so state cannot move between fixtures. */
 export interface FixtureState {
@@ -19,8 +20,17 @@ export interface FixtureCall {
   asks: { elicitation: boolean; sampling: boolean };
 }
 
+/** A fixture that is answered as an MCP task when the client declares the tasks extension (../tasks). */
+export interface FixtureTask {
+  /** required: a call without the extension is refused with -32021 before the fixture runs. */
+  support: "optional" | "required";
+  /** The task this call starts, or (a fixture that gathers input first) its input_required answer. */
+  plan(call: FixtureCall): Promise<TaskPlan | InputRequiredResult>;
+}
+
 export interface FixtureTool {
   tool: Tool;
+  task?: FixtureTask;
   call(call: FixtureCall): Promise<CallToolResult | InputRequiredResult>;
   /** On the 2025 revisions its notifications need the call's stream even when no progress was asked for. */
   streams?: boolean;

@@ -19,13 +19,13 @@ import { type FixtureCall, type FixtureState, type FixtureTool, NO_ARGS, text as
 
 const text = (t: string) => ({ content: [textItem(t)] });
 
-const ask = (message: string, field: string, type: "string" | "boolean" = "string"): InputRequest =>
+export const ask = (message: string, field: string, type: "string" | "boolean" = "string"): InputRequest =>
   inputRequired.elicit({ message, requestedSchema: { type: "object", properties: { [field]: type === "string" ? { type: "string" as const } : { type: "boolean" as const } }, required: [field] } });
 
 const sample = (prompt: string, maxTokens: number): InputRequest => inputRequired.createMessage({ messages: [{ role: "user", content: { type: "text", text: prompt } }], maxTokens });
 
 /** The accepted answer's field, or undefined when the response is missing, declined or not a form answer. */
-function answered(call: Pick<FixtureCall, "sctx">, key: string, field: string): unknown {
+export function answered(call: Pick<FixtureCall, "sctx">, key: string, field: string): unknown {
   const view = inputResponse(call.sctx.mcpReq.inputResponses, key);
   return view.kind === "elicit" && view.action === "accept" ? view.content?.[field] : undefined;
 }
