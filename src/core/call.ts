@@ -61,6 +61,19 @@ export async function runTool<T>(def: AnyToolDef, ctx: Ctx, args: Record<string,
   return data as T;
 }
 
+/** The refusal a call's arguments earn before anything runs (the answer callTool would give), or undefined when they are valid. */
+export function argumentsRefusal(def: AnyToolDef, rawArgs: unknown): CallToolResult | undefined {
+  try {
+    const { input } = compile(def);
+    checkArgShape(rawArgs);
+    const parsed = parseArgs(input, normalizeArgs(rawArgs, input), def.name) as { fields?: string[] };
+    if (parsed.fields) checkFields(def, parsed.fields);
+    return undefined;
+  } catch (err) {
+    return failureResult(err, {}, (error) => def.errorText?.(error, rawArgs));
+  }
+}
+
 /**
  * Runs one tool call through the shared contract. Every failure becomes an `isError` result
  * carrying the envelope, and unexpected errors are logged, not leaked; it throws only InputNeeded

@@ -40,6 +40,8 @@ export interface TaskDriver {
    * the change they make. A driver whose tasks never ask has no answer().
    */
   answer?(ctx: Ctx, task: TaskView, link: Record<string, unknown>, responses: Record<string, unknown>): Promise<TaskChange | undefined>;
+  /** After an answer's change is stored: picks the work up again (a background run is queued anew). */
+  resume?(ctx: Ctx, task: TaskView): Promise<void>;
   /** Stops the work the task follows, where it can be stopped; the task is cancelled whatever this does. */
   cancel?(ctx: Ctx, task: TaskView, link: Record<string, unknown>): Promise<void>;
 }
@@ -47,11 +49,22 @@ export interface TaskDriver {
 /** The drivers a server knows, by the name a task row records. */
 export type TaskDrivers = ReadonlyMap<string, TaskDriver>;
 
-/** How a tool that starts long work is answered as a task: the driver that settles it, and what it follows. */
-export interface ToolTask<Out> {
-  driver: string;
-  /** What the task follows, from the call's answer (its job id, its session id). */
-  link(output: Out): Record<string, unknown>;
-  /** How often a client should poll. */
-  pollMs: number;
-}
+/**
+ * How a tool is answered as a task. A tool that starts long work elsewhere names the driver that
+ * follows it and what it follows; a tool whose call is itself the long work runs in the background
+ * (the tool-tasks queue, src/server/tasks/background.ts) and its answer is the task's result.
+ */
+export type ToolTask<Out> =
+  | {
+      driver: string;
+      /** What the task follows, from the call's answer (its job id, its session id). */
+      link(output: Out): Record<string, unknown>;
+      /** How often a client should poll. */
+      pollMs: number;
+    }
+  | {
+      background: true;
+      pollMs: number;
+      /** Which calls are long enough to be tasks (the raw arguments); absent: every call. Others are answered at once. */
+      when?(args: Record<string, unknown>): boolean;
+    };

@@ -38,6 +38,7 @@ import type { FixtureCall, FixtureState, FixtureTool } from "./conformance/fixtu
 import { registerTaskMethods } from "./tasks/methods";
 import { taskDrivers } from "./tasks/drivers";
 import { startTask, startToolTask } from "./tasks/start";
+import { startBackgroundTask } from "./tasks/background";
 import { declaresTasks, TASKS_EXTENSION, tasksCapabilityMissing } from "./tasks/wire";
 
 export const SERVER_INFO = { name: "agent-ledger", title: "agent-ledger", version: "0.1.0" } as const;
@@ -186,6 +187,8 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
       confirmer: confirmerFor(sctx, options, pending),
       ...progressReporter(sctx),
     };
+    const task = def.task && options.era === "modern" && declaresTasks(sctx) ? def.task : undefined;
+    if (task && "background" in task && (task.when?.(args) ?? true)) return startBackgroundTask(callCtx, def, args, canElicit(sctx), task.pollMs);
     let result: CallToolResult;
     try {
       result = await callTool(def, callCtx, args);
@@ -204,7 +207,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
     }
     await logWarnings(sctx, options, def.name, result);
     // Long work the call started becomes a task the client polls, where it declared the extension.
-    if (def.task && options.era === "modern" && !result.isError && declaresTasks(sctx)) return startToolTask(callCtx, def, result);
+    if (task && "driver" in task && !result.isError) return startToolTask(callCtx, def, task, result);
     return result;
   });
   registerLogging(server, options);

@@ -15,6 +15,8 @@ import { sign } from "@octokit/webhooks-methods";
 import { diffEntries } from "../support/github/diff-entries";
 import { errorBody, example, exampleItem } from "../support/github/fake";
 import { readFileSync } from "node:fs";
+import { z } from "zod";
+import { framesOf, modernRequest } from "../support/modern";
 import { serveFetch, type LoopbackServer } from "./support/github-server";
 
 type S = Record<string, unknown> & { ok: boolean };
@@ -41,16 +43,62 @@ async function connectModern(key: string, answer: boolean): Promise<{ client: Mo
   return { client, asked };
 }
 
+const TASKS_EXTENSION = "io.modelcontextprotocol/tasks";
+/** Task answers are the extension's shapes, which the SDK's own result schemas do not know. */
+const Loose = z.looseObject({});
+
+/** A 2026-07-28 client that declares the tasks extension (or, with declare false, does not). */
+async function connectTasks(key: string, toolsets: string, declare = true): Promise<ModernClient> {
+  const transport = new ModernTransport(new URL(`${inject("baseUrl")}/mcp?toolsets=${toolsets}`), { requestInit: { headers: { Authorization: `Bearer ${key}` } } });
+  const client = new ModernClient(
+    { name: "e2e-tasks", version: "1.0.0" },
+    { versionNegotiation: { mode: { pin: "2026-07-28" } }, capabilities: declare ? { extensions: { [TASKS_EXTENSION]: {} } } : {} },
+  );
+  await client.connect(transport);
+  // The listing declares which arguments travel as Mcp-Param-* headers; the client mirrors them once it has it.
+  await client.listTools();
+  return client;
+}
+
+/**
+ * tools/call answered as a task. The SDK's v2 client (2.4) has no call that accepts a
+ * CreateTaskResult, so this one request is sent as the client would send it; tasks/* then go
+ * through the SDK's client.
+ */
+async function startTask(key: string, toolsets: string, tool: string, args: Record<string, unknown>): Promise<Record<string, unknown>> {
+  const res = await fetch(
+    `${inject("baseUrl")}/mcp?toolsets=${toolsets}`,
+    modernRequest(key, "tools/call", { name: tool, arguments: args }, { name: tool, headers: { "Mcp-Param-Repository": REPO }, capabilities: { extensions: { [TASKS_EXTENSION]: {} } } }),
+  );
+  const frames = await framesOf(res);
+  const answer = frames.at(-1)!;
+  if (!answer.result) throw new Error(`${tool} was refused: ${JSON.stringify(answer.error)}`);
+  return answer.result;
+}
+
+/** Polls tasks/get until the task ends. */
+async function untilDone(client: ModernClient, taskId: string): Promise<Record<string, unknown>> {
+  for (let i = 0; i < 240; i++) {
+    const task = await client.request({ method: "tasks/get", params: { taskId } }, Loose);
+    if (["completed", "failed", "cancelled"].includes(String(task.status))) return task;
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`task ${taskId} did not end`);
+}
+
 describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () => {
   let github: LoopbackServer;
   let gh: FakeGitHub;
   let repo: FakeRepo;
+  let archives: FakeArchives;
   let client: Client;
 
   beforeAll(async () => {
     const port = inject("githubPort");
     gh = new FakeGitHub(`http://127.0.0.1:${port}`);
     repo = new FakeRepo(gh);
+    // One tarball server for every index job of the file: a second would answer before it.
+    archives = new FakeArchives(gh);
     repo.write("main", { "README.md": "hello\n", "src/a.ts": "a1\n" }, "initial");
     github = await serveFetch(gh.fetch, port);
     client = await connect(inject("keyA"));
@@ -196,7 +244,6 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
   });
 
   it("indexes the repository on the platform's workflow and answers code questions from it (tree-sitter in the bundle)", async () => {
-    const archives = new FakeArchives(gh);
     const head = repo.refs.get("main")!;
     archives.add("octocat", "Hello-World", head, {
       "src/cart.ts": "export interface Item { price: number; qty: number }\n\nexport function cartTotal(items: Item[]): number {\n  return items.reduce((sum, i) => sum + i.price * i.qty, 0);\n}\n",
@@ -265,6 +312,47 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
       await review.close();
     }
   }, 60_000);
+
+  it("runs index and review jobs as MCP tasks for the SDK's v2 client that declares the tasks extension: polled with tasks/get to their results, cancelled with tasks/cancel", async () => {
+    const head = repo.write("tasks", { "src/tax.ts": "export function withTax(total: number): number {\n  return total * 1.2;\n}\n" }, "add tax", repo.refs.get("main"));
+    archives.add("octocat", "Hello-World", head, { "src/tax.ts": "export function withTax(total: number): number {\n  return total * 1.2;\n}\n" });
+    const client = await connectTasks(inject("keyA"), "code,review");
+    try {
+      expect(client.getServerCapabilities()?.extensions).toHaveProperty([TASKS_EXTENSION]);
+      const created = await startTask(inject("keyA"), "code,review", "index_workspace", { repo: REPO, ref: "tasks" });
+      expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 86_400_000, pollIntervalMs: 5000 });
+      expect(created).not.toHaveProperty("structuredContent");
+      // The SDK's own callTool refuses an answer whose resultType is "task" (it knows only complete and input_required).
+      await expect(client.callTool({ name: "index_workspace", arguments: { repo: REPO, ref: "tasks" } })).rejects.toThrow(/Unsupported result type 'task'/);
+      const indexed = await untilDone(client, String(created.taskId));
+      expect(indexed).toMatchObject({ status: "completed", result: { structuredContent: { ok: true, phase: "complete", ref: "tasks", indexed_commit: head, files_total: 1 } } });
+      expect((indexed.result as { content: { text: string }[] }).content[0]!.text).toMatch(/^Index of octocat\/Hello-World@tasks complete/);
+
+      // The pull request #9 set up by the review test above, reviewed again as a task.
+      const pr = repo.refs.get("fix/params")!;
+      const changed = "src/request.ts";
+      const review = await startTask(inject("keyA"), "code,review", "reactive_review_pr", { repo: REPO, commit_hash: pr, base_ref: "main", changed_files: changed, pull_number: 9 });
+      expect(review).toMatchObject({ resultType: "task", status: "working" });
+      const reviewed = await untilDone(client, String(review.taskId));
+      expect(reviewed).toMatchObject({ status: "completed", result: { structuredContent: { ok: true, session: { status: "completed", pull_number: 9 } } } });
+
+      // A second review, cancelled: the session stops and the task says so; a second cancel is answered the same.
+      const doomed = await startTask(inject("keyA"), "code,review", "reactive_review_pr", { repo: REPO, commit_hash: pr, base_ref: "main", changed_files: changed });
+      const ack = await client.request({ method: "tasks/cancel", params: { taskId: String(doomed.taskId) } }, Loose);
+      // The SDK reads resultType "complete" off the ack; nothing of the task comes with it.
+      expect(Object.keys(ack).filter((k) => k !== "_meta")).toEqual([]);
+      await client.request({ method: "tasks/cancel", params: { taskId: String(doomed.taskId) } }, Loose);
+      expect(await client.request({ method: "tasks/get", params: { taskId: String(doomed.taskId) } }, Loose)).toMatchObject({ status: "cancelled" });
+
+      // Without the extension the same call answers the job id, as it always did.
+      const plain = await connectTasks(inject("keyA"), "code", false);
+      const old = await plain.callTool({ name: "index_workspace", arguments: { repo: REPO, ref: "tasks" } });
+      expect(old.structuredContent).toMatchObject({ ok: true, job_id: expect.any(String) });
+      await plain.close();
+    } finally {
+      await client.close();
+    }
+  }, 90_000);
 
   it("keeps two agents apart where the write happens: a reserved path blocks another actor's batch_commit and leaves the branch unchanged", async () => {
     const holder = await connect(inject("keyA"), "git,repos,coordination");

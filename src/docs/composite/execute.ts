@@ -4,6 +4,12 @@ import { defineTool } from "../../core/define-tool";
 import { batchResult, batchSummary, executeTool, MAX_OPERATIONS, stepSchemaOf } from "../../core/composite";
 import { DOCS_SURFACE } from "./surface";
 
+/** A batch with a GitHub import or a URL download: the long kind of write. */
+function fetchesFromElsewhere(args: Record<string, unknown>): boolean {
+  const ops = Array.isArray(args.operations) ? (args.operations as { op?: unknown; params?: { repo?: unknown } }[]) : [];
+  return ops.some((o) => o?.op === "download" || (o?.op === "add" && o.params?.repo !== undefined));
+}
+
 export const docsExecute = defineTool({
   name: "docs_execute",
   seedName: "execute",
@@ -25,6 +31,8 @@ export const docsExecute = defineTool({
   cost: "ops",
   // Documents are stored byte for byte; the add op warns about secret-shaped content instead.
   secrets: "handler",
+  // Imports (add with repo) and downloads fetch from elsewhere, up to hundreds of files: to a client that declares the tasks extension they are a task to poll.
+  task: { background: true, pollMs: 3000, when: fetchesFromElsewhere },
   run: (ctx, input) => executeTool(ctx, DOCS_SURFACE, input.operations, input.continue_on_error),
   summarize: batchSummary,
 });

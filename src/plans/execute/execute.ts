@@ -177,6 +177,8 @@ export const executePlanTool = defineTool({
   annotations: { readOnly: false, destructive: false, idempotent: false, openWorld: true },
   idempotency: "derived",
   confirms: true,
+  // A whole plan is minutes of model calls: a client that declares the tasks extension gets a task to poll.
+  task: { background: true, pollMs: 5000 },
   run: (ctx, args) => executePlan(ctx, args),
   text: (r) => executionReport(r),
 });

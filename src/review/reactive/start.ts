@@ -10,6 +10,7 @@ import { DEFAULT_REPO_NOTE, repoOrDefault } from "../target/repo-default";
 import { startReview } from "../reactive-sessions/runner";
 import { MAX_CHANGED_FILES } from "../reactive-sessions/plan";
 import { pullNumberField, statusField } from "./model";
+import { REVIEW_TASK } from "./task";
 
 export const reactiveReviewPrTool = defineTool({
   name: "reactive_review_pr",
@@ -61,5 +62,6 @@ export const reactiveReviewPrTool = defineTool({
       message: `Review session started with ${steps} steps. Execution running in background. Use get_review_status to monitor progress.`,
     };
   },
+  task: REVIEW_TASK,
   summarize: (r) => `Review session ${r.session_id} started (${r.total_steps} steps).`,
 });

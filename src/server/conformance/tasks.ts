@@ -137,7 +137,11 @@ export const fixtureTaskDriver: TaskDriver = {
       const yes = accepted(answers.confirm)?.confirm === true;
       return { ...done({ content: [text(yes ? `Deleted ${link.filename}.` : `Kept ${link.filename}.`)] }), inputRequests: {} };
     }
-    const names = Object.values(answers).map((a) => String(accepted(a)?.name ?? "(declined)"));
+    const names = Object.values(answers).map((a) => {
+      const content = accepted(a);
+      if (!content) return "(declined)";
+      return typeof content.name === "string" ? content.name : `confirm=${String(content.confirm)}`;
+    });
     return { ...done({ content: [text(`Got: ${names.join(", ")}.`)] }), inputRequests: {} };
   },
 };

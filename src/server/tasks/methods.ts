@@ -55,7 +55,10 @@ export function registerTaskMethods(server: McpServer["server"], ctx: Ctx, drive
     const answered = Object.fromEntries(Object.entries(sctx.mcpReq.inputResponses ?? {}).filter(([key]) => Object.hasOwn(pending, key)));
     if (Object.keys(answered).length === 0) return {};
     const change = await driver.answer(ctx, row, JSON.parse(row.link) as Record<string, unknown>, answered);
-    if (change) await changeTask(ctx, row, change);
+    if (change) {
+      const stored = await changeTask(ctx, row, change);
+      if (stored.status === "working") await driver.resume?.(ctx, stored);
+    }
     return {};
   });
 

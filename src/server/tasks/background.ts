@@ -1,0 +1,122 @@
+/**
+ * Tools whose call is itself the long work (execute_plan) run as background tasks: tools/call
+ * validates the arguments, writes the task and queues it; the tool-tasks queue's consumer runs the
+ * call through the same pipeline as a request would (with the caller's identity and surface) and
+ * stores its answer as the task's result. A confirmation the tool asks for parks the task in
+ * input_required; the client's answer (tasks/update) queues the run again, which finds it.
+ */
+import { inputRequired, type CallToolResult } from "@modelcontextprotocol/server";
+import type { Ctx, Surface } from "../../core/context";
+import { argumentsRefusal, callTool } from "../../core/call";
+import { answerOfForm, CANNOT_ASK, confirmationForm, InputNeeded } from "../../core/confirm";
+import type { Confirmer } from "../../core/confirmer";
+import type { AnyToolDef } from "../../core/define-tool";
+import { ProtocolErrorCode } from "@modelcontextprotocol/server";
+import type { TaskDriver, TaskView } from "../../core/task-driver";
+import { systemClock } from "../../core/time";
+import type { Env } from "../../env";
+import { changeTask, createTask, findTask } from "./store";
+import { createTaskResult, TASK_TTL_MS } from "./wire";
+
+export const TOOL_TASKS_QUEUE = "agent-ledger-tool-tasks";
+export const BACKGROUND_TASK_DRIVER = "tool.background";
+
+export interface ToolTaskMessage {
+  tenantId: string;
+  actorId: string;
+  taskId: string;
+}
+
+/** What a background run needs of the call that queued it. */
+interface Link {
+  args: Record<string, unknown>;
+  actorName: string;
+  operator: boolean;
+  surface?: Surface;
+  /** The client declared form elicitation: a confirmation is asked through the task, else `confirm: true` stands for it. */
+  canAsk: boolean;
+  /** Confirmations answered so far, by key. */
+  answers: Record<string, "accepted" | "declined">;
+}
+
+const queued = (ctx: Pick<Ctx, "env" | "tenantId" | "actorId">, taskId: string) => ctx.env.TOOL_TASKS.send({ tenantId: ctx.tenantId, actorId: ctx.actorId, taskId } satisfies ToolTaskMessage);
+
+/** tools/call's answer for a background tool: bad arguments are refused now; otherwise the queued task. */
+export async function startBackgroundTask(ctx: Ctx, def: AnyToolDef, args: Record<string, unknown>, canAsk: boolean, pollMs: number): Promise<CallToolResult> {
+  const refusal = argumentsRefusal(def, args);
+  if (refusal) return refusal;
+  const link: Link = { args, actorName: ctx.actorName, operator: ctx.operator, ...(ctx.surface ? { surface: ctx.surface } : {}), canAsk, answers: {} };
+  const row = await createTask(ctx, { tool: def.name, driver: BACKGROUND_TASK_DRIVER, link: { ...link }, pollMs, ttlMs: TASK_TTL_MS });
+  try {
+    await queued(ctx, row.id);
+  } catch (err) {
+    console.error(`could not queue task ${row.id}`, err);
+    await changeTask(ctx, row, { status: "failed", error: { code: ProtocolErrorCode.InternalError, message: "The task could not be queued; nothing ran. Call the tool again." } });
+  }
+  return createTaskResult(row) as unknown as CallToolResult;
+}
+
+function confirmerOf(link: Link): Confirmer {
+  if (!link.canAsk) return CANNOT_ASK;
+  return { answer: (key) => link.answers[key] ?? "unanswered" };
+}
+
+/** Runs one queued task's call, if the task still waits for it. */
+async function runQueued(env: Env, waitUntil: (p: Promise<unknown>) => void, message: ToolTaskMessage, findToolDef: (name: string) => AnyToolDef | undefined): Promise<void> {
+  const base = { env, d1: env.DB, tenantId: message.tenantId, actorId: message.actorId, clock: systemClock, waitUntil };
+  const row = await findTask({ ...base, actorName: "", operator: false, sessionId: "" }, message.taskId);
+  // Cancelled, expired, already run (a redelivered message), or waiting for an answer: nothing to do.
+  if (!row || row.status !== "working") return;
+  const link = JSON.parse(row.link) as Link;
+  const ctx: Ctx = { ...base, actorName: link.actorName, operator: link.operator, sessionId: "", ...(link.surface ? { surface: link.surface } : {}), confirmer: confirmerOf(link) };
+  const def = findToolDef(row.tool);
+  if (!def) {
+    await changeTask(ctx, row, { status: "failed", error: { code: ProtocolErrorCode.InternalError, message: `This server has no tool '${row.tool}' any more.` } });
+    return;
+  }
+  try {
+    const result = await callTool(def, ctx, link.args);
+    // The guard in changeTask drops the answer of a run cancelled meanwhile.
+    await changeTask(ctx, row, { status: "completed", statusMessage: "", result });
+  } catch (err) {
+    if (!(err instanceof InputNeeded)) throw err;
+    const { key, message: question } = err.confirmation;
+    await changeTask(ctx, row, {
+      status: "input_required",
+      statusMessage: question,
+      inputRequests: { [key]: inputRequired.elicit({ message: question, requestedSchema: confirmationForm(question) }) },
+    });
+  }
+}
+
+/** The tool-tasks queue's consumer: a message that fails is retried by the queue (its run is idempotent where its tool's writes are). */
+export async function handleToolTaskBatch(batch: MessageBatch<ToolTaskMessage>, env: Env, ectx: ExecutionContext, findToolDef: (name: string) => AnyToolDef | undefined): Promise<void> {
+  for (const message of batch.messages) {
+    try {
+      await runQueued(env, (p) => ectx.waitUntil(p), message.body, findToolDef);
+      message.ack();
+    } catch (err) {
+      console.error(`background task ${message.body.taskId} failed; retried`, err);
+      message.retry();
+    }
+  }
+}
+
+/** The driver of background tasks: their runs write their own state; an answer is recorded and the run queued again. */
+export const backgroundTaskDriver: TaskDriver = {
+  async settle() {
+    return undefined;
+  },
+  async answer(_ctx, _task, raw, responses) {
+    const link = raw as unknown as Link;
+    const answers = { ...link.answers };
+    for (const [key, response] of Object.entries(responses)) {
+      const r = response as { action?: unknown; content?: unknown } | null;
+      answers[key] = answerOfForm(typeof r?.action === "string" ? r.action : "decline", (r?.content ?? undefined) as Record<string, unknown> | undefined);
+    }
+    return { status: "working", statusMessage: "", inputRequests: {}, link: { ...link, answers } };
+  },
+  async resume(ctx, task: TaskView) {
+    await queued(ctx, task.id);
+  },
+};
