@@ -77,6 +77,8 @@ describe("index_workspace over HTTP on 2026-07-28", () => {
     expect(rows).toHaveLength(1);
     expect(rows[0]).toMatchObject({ id: created.taskId, actor_id: r.ctx.actorId, tool: "index_workspace", driver: "code.index", status: "working", poll_ms: 5000 });
     expect(JSON.parse(rows[0]!.link)).toEqual({ index_id: index.id, job_id: index.job_id });
+    // The answer a client without the extension gets rides along, job id included.
+    expect(created._meta).toMatchObject({ "agent-ledger/started": { job_id: index.job_id, index_id: index.id, status: "started", repo: REPO } });
 
     await waitFor(index.job_id, "complete");
     const done = await taskRpc(fetch, me.key, "tasks/get", created.taskId, {}, { path: PATH });

@@ -322,6 +322,7 @@ describe("git tools over HTTP (wrangler dev → fake GitHub on loopback)", () =>
       const created = await startTask(inject("keyA"), "code,review", "index_workspace", { repo: REPO, ref: "tasks" });
       expect(created).toMatchObject({ resultType: "task", status: "working", ttlMs: 86_400_000, pollIntervalMs: 5000 });
       expect(created).not.toHaveProperty("structuredContent");
+      expect(created._meta).toMatchObject({ "agent-ledger/started": { job_id: expect.any(String), ref: "tasks" } });
       // The SDK's own callTool refuses an answer whose resultType is "task" (it knows only complete and input_required).
       await expect(client.callTool({ name: "index_workspace", arguments: { repo: REPO, ref: "tasks" } })).rejects.toThrow(/Unsupported result type 'task'/);
       const indexed = await untilDone(client, String(created.taskId));

@@ -18,8 +18,15 @@ export async function startTask(ctx: Ctx, tool: string, plan: TaskPlan): Promise
   return createTaskResult(await createTask(ctx, { ...plan, tool, ttlMs: TASK_TTL_MS })) as unknown as CallToolResult;
 }
 
-/** A registry tool's successful answer turned into the task that follows the work it started. */
-export function startToolTask(ctx: Ctx, def: AnyToolDef, task: LinkedTask, result: CallToolResult) {
+/** Where a task's CreateTaskResult carries the answer the call gave without the extension (its job id, its session id). */
+export const STARTED_META_KEY = "agent-ledger/started";
+
+/**
+ * A registry tool's successful answer turned into the task that follows the work it started. The
+ * answer itself rides along in `_meta`, so a client can still use the job id with the job's tools.
+ */
+export async function startToolTask(ctx: Ctx, def: AnyToolDef, task: LinkedTask, result: CallToolResult): Promise<CallToolResult> {
   const { ok: _ok, ...output } = (result.structuredContent ?? {}) as Record<string, unknown>;
-  return startTask(ctx, def.name, { driver: task.driver, link: task.link(output), pollMs: task.pollMs });
+  const created = await startTask(ctx, def.name, { driver: task.driver, link: task.link(output), pollMs: task.pollMs });
+  return { ...created, _meta: { [STARTED_META_KEY]: output } };
 }
