@@ -9,6 +9,8 @@ import type { Env } from "../env";
 import { failureText } from "../core/errors";
 import { commitsStep, dropGeneration, embedBatch, failJob, fetchFiles, parseBatch, resolveTarget, SUPERSEDED, switchGeneration, type IndexJob } from "./indexer";
 import { applyIncremental, finishIncrementalJob } from "./incremental";
+import { INDEX_TASK_DRIVER } from "./index-task";
+import { ringTaskFollowers } from "../durable/inbox";
 
 const STEP: WorkflowStepConfig = { retries: { limit: 4, delay: "2 seconds", backoff: "exponential" }, timeout: "5 minutes" };
 /** More batches than any repository within the limits needs; a loop past it is a bug, not work. */
@@ -19,13 +21,15 @@ const MAX_BATCHES = 2_000;
  * bench/code.ts, which reads wrangler dev's output) sees what each step cost. It is wall time: a
  * Worker's clock moves only across I/O, and every step ends on a D1 round trip, so the figure
  * covers the step's CPU and its waits alike. A step the engine replays from its stored result
- * runs no callback and logs nothing. Logging changes nothing the step does or returns.
+ * runs no callback and logs nothing. Logging changes nothing the step does or returns. After the
+ * step, the owners of MCP tasks following the index hear it moved (the task's resource is rung).
  */
-function timed<T>(jobId: string, name: string, callback: () => Promise<T>): () => Promise<T> {
+function timed<T>(env: Env, job: IndexJob, name: string, callback: () => Promise<T>): () => Promise<T> {
   return async () => {
     const started = Date.now();
     const result = await callback();
-    console.info(`[code-index] ${jobId} ${name} ${Date.now() - started}`);
+    console.info(`[code-index] ${job.jobId} ${name} ${Date.now() - started}`);
+    await ringTaskFollowers(env, job.tenantId, INDEX_TASK_DRIVER, "index_id", job.indexId);
     return result;
   };
 }
@@ -37,7 +41,7 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
       const target = await step.do(
         "resolve",
         STEP,
-        timed(job.jobId, "resolve", () => resolveTarget(this.env, job)),
+        timed(this.env, job, "resolve", () => resolveTarget(this.env, job)),
       );
       let files: number;
       if (job.kind === "incremental") {
@@ -45,7 +49,7 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
           await step.do(
             "fetch changed",
             STEP,
-            timed(job.jobId, "fetch changed", () => applyIncremental(this.env, job, target)),
+            timed(this.env, job, "fetch changed", () => applyIncremental(this.env, job, target)),
           )
         ).files;
       } else {
@@ -53,20 +57,20 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
           await step.do(
             "fetch",
             STEP,
-            timed(job.jobId, "fetch", () => fetchFiles(this.env, job, target)),
+            timed(this.env, job, "fetch", () => fetchFiles(this.env, job, target)),
           )
         ).files;
         await step.do(
           "commits",
           STEP,
-          timed(job.jobId, "commits", () => commitsStep(this.env, job)),
+          timed(this.env, job, "commits", () => commitsStep(this.env, job)),
         );
       }
       for (let i = 0; i < MAX_BATCHES; i++) {
         const r = await step.do(
           `parse ${i}`,
           STEP,
-          timed(job.jobId, `parse ${i}`, () => parseBatch(this.env, job, target)),
+          timed(this.env, job, `parse ${i}`, () => parseBatch(this.env, job, target)),
         );
         if (r.remaining === 0) break;
       }
@@ -74,7 +78,7 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
         const r = await step.do(
           `embed ${i}`,
           STEP,
-          timed(job.jobId, `embed ${i}`, () => embedBatch(this.env, job, target)),
+          timed(this.env, job, `embed ${i}`, () => embedBatch(this.env, job, target)),
         );
         // Chunks whose embedding keeps failing stay pending for the scheduled backfill.
         if (r.remaining === 0 || r.stalled) break;
@@ -83,14 +87,14 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
         const { old } = await step.do(
           "switch",
           STEP,
-          timed(job.jobId, "switch", () => switchGeneration(this.env, job, target)),
+          timed(this.env, job, "switch", () => switchGeneration(this.env, job, target)),
         );
         for (let i = 0; i < MAX_BATCHES; i++) {
           if (
             await step.do(
               `drop ${i}`,
               STEP,
-              timed(job.jobId, `drop ${i}`, () => dropGeneration(this.env, job.tenantId, old)),
+              timed(this.env, job, `drop ${i}`, () => dropGeneration(this.env, job.tenantId, old)),
             )
           )
             break;
@@ -99,7 +103,7 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
         await step.do(
           "advance",
           STEP,
-          timed(job.jobId, "advance", () => finishIncrementalJob(this.env, job, target.commit)),
+          timed(this.env, job, "advance", () => finishIncrementalJob(this.env, job, target.commit)),
         );
       }
       return { commit: target.commit, files };
@@ -107,7 +111,10 @@ export class CodeIndexWorkflow extends WorkflowEntrypoint<Env, IndexJob> {
       // A job that lost its lock (the index was cleared or taken over) just stops.
       if (err instanceof Error && err.message.startsWith(SUPERSEDED)) return { commit: "", files: 0 };
       const message = failureText(err, "code index job");
-      await step.do("record failure", () => failJob(this.env, job, message));
+      await step.do(
+        "record failure",
+        timed(this.env, job, "record failure", () => failJob(this.env, job, message)),
+      );
       throw err;
     }
   }

@@ -6,6 +6,9 @@
  */
 import type { Ctx } from "./context";
 
+/** A task as a resource: read it for the task as tasks/get answers it, subscribe to hear it move. */
+export const taskResourceUri = (taskId: string) => `ledger://tasks/${taskId}`;
+
 export type TaskStatus = "working" | "input_required" | "completed" | "failed" | "cancelled";
 
 /** What a driver sees of a task. */

@@ -1,5 +1,7 @@
 import { DurableObject } from "cloudflare:workers";
 import type { Env } from "../env";
+import { ringTaskFollowers } from "./inbox";
+import { REVIEW_TASK_DRIVER } from "../review/reactive/task";
 import { syncRow } from "../review/reactive/model";
 import { RESULT_KEY, runStep, type Snapshot, type SteerOutcome, type StepEnv, stepGapMs } from "../review/reactive-sessions/runner";
 import { applyOutcome, nextSteps, type ReviewResult, type SessionState, settle, TERMINAL } from "../review/reactive-sessions/plan";
@@ -119,5 +121,7 @@ export class ReviewSessionDO extends DurableObject<Env> {
     await this.save(fresh);
     await this.schedule(fresh, retryInMs);
     await syncRow(this.env.DB, fresh, await this.result());
+    // Owners of MCP tasks following this session hear it moved.
+    await ringTaskFollowers(this.env, fresh.spec.tenantId, REVIEW_TASK_DRIVER, "session_id", fresh.spec.sessionId);
   }
 }

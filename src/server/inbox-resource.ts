@@ -40,7 +40,8 @@ export function registerInboxResource(mcp: McpServer, ctx: Ctx): void {
 export function inboxBus(env: Env, tenantId: string, actorId: string): ServerEventBus {
   return {
     publish: () => undefined,
-    subscribe: (listener: (event: ServerEvent) => void) => listenToInbox(env, tenantId, actorId, () => listener({ kind: "resource_updated", uri: INBOX_URI })),
+    // The router sends each update only to the streams subscribed to its uri (the inbox, a task).
+    subscribe: (listener: (event: ServerEvent) => void) => listenToInbox(env, tenantId, actorId, (uri) => listener({ kind: "resource_updated", uri: uri ?? INBOX_URI })),
   };
 }
 
@@ -88,7 +89,9 @@ export function inboxSessionStream(env: Env, sessionId: string, tenantId: string
       };
       // An SSE comment first, so the client sees the stream open before any news.
       write(": inbox\n\n");
-      stop = listenToInbox(env, tenantId, actorId, () => {
+      stop = listenToInbox(env, tenantId, actorId, (uri) => {
+        // Tasks are a 2026-07-28 extension: a session's stream carries the inbox only.
+        if (uri !== undefined) return;
         void sessionStub(env, sessionId)
           .subscribes(INBOX_URI)
           .then((on) => {

@@ -35,7 +35,7 @@ import { attachSkills } from "./skills";
 import { INBOX_URI, registerInboxResource } from "./inbox-resource";
 import { findFixtureTool, fixturePrompts, fixtureToolListing, getFixturePrompt, registerFixtureResources, WATCHED_URI } from "./conformance/fixtures";
 import type { FixtureCall, FixtureState, FixtureTool } from "./conformance/fixture";
-import { registerTaskMethods } from "./tasks/methods";
+import { registerTasks } from "./tasks/methods";
 import { taskDrivers } from "./tasks/drivers";
 import { startTask, startToolTask } from "./tasks/start";
 import { startBackgroundTask } from "./tasks/background";
@@ -213,7 +213,7 @@ export async function buildServer(ctx: Ctx, tools: readonly AnyToolDef[], option
   registerLogging(server, options);
   registerSubscriptions(server, options);
   registerPrompts(server, ctx, options.fixtures === true);
-  if (options.era === "modern") registerTaskMethods(server, ctx, taskDrivers(options.fixtures === true));
+  if (options.era === "modern") registerTasks(mcp, ctx, taskDrivers(options.fixtures === true));
   return mcp;
 }
 

@@ -7,6 +7,8 @@ import { env } from "cloudflare:workers";
 import { introspectWorkflowInstance } from "cloudflare:test";
 import { describe, expect, it } from "vitest";
 import type { Ctx } from "../../src/core/context";
+import { taskResourceUri } from "../../src/core/task-driver";
+import { listenToInbox } from "../../src/durable/inbox";
 import { taskDrivers } from "../../src/server/tasks/drivers";
 import { settleTask } from "../../src/server/tasks/methods";
 import { createTask, type TaskRow } from "../../src/server/tasks/store";
@@ -96,6 +98,24 @@ describe("index_workspace over HTTP on 2026-07-28", () => {
 });
 
 describe("the code.index driver", () => {
+  it("rings the task's resource on its owner's bell as the job's steps run", async () => {
+    const r = await rig("itask-ring");
+    const release = holdDownloads(r);
+    const started = await ok(r.ctx, "index_workspace", { repo: REPO });
+    const row = await followJob(r.ctx, started);
+    const heard: (string | undefined)[] = [];
+    let ready!: () => void;
+    const open = new Promise<void>((resolve) => (ready = resolve));
+    const stop = listenToInbox(env, r.ctx.tenantId, r.ctx.actorId, (uri) => heard.push(uri), ready);
+    await open;
+    release();
+    await waitFor(started.job_id as string, "complete");
+    stop();
+    // resolve, fetch, commits, the parse and embed batches, switch: each step rang the task's resource, and nothing else.
+    expect(heard.length).toBeGreaterThanOrEqual(5);
+    expect(new Set(heard)).toEqual(new Set([taskResourceUri(row.id)]));
+  });
+
   it("keeps the task working with the phase while the job runs, and completes it with the index's status", async () => {
     const r = await rig("itask-run");
     const release = holdDownloads(r);

@@ -6,7 +6,12 @@
 import { Client, StreamableHTTPClientTransport } from "@modelcontextprotocol/client";
 import { CfWorkerJsonSchemaValidator } from "@modelcontextprotocol/client/validators/cf-worker";
 import { ResourceUpdatedNotificationSchema } from "@modelcontextprotocol/sdk/types.js";
+import { env } from "cloudflare:workers";
 import { describe, expect, it } from "vitest";
+import { taskResourceUri } from "../../src/core/task-driver";
+import { systemClock } from "../../src/core/time";
+import { ringTaskFollowers } from "../../src/durable/inbox";
+import { createTask } from "../../src/server/tasks/store";
 import { connectClient, makeCtx, ok, seedIdentity, workerFetch } from "../support/helpers";
 
 let n = 0;
@@ -99,5 +104,43 @@ describe("ledger://inbox", () => {
     await client.close();
     const get = await workerFetch("http://ledger.test/mcp", { method: "GET", headers: { Authorization: `Bearer ${agent.key}`, Accept: "text/event-stream" } });
     expect(get.status).toBe(405);
+  });
+
+  it("rings a task's resource on a listen stream subscribed to it when the work it follows moves, and reads the task", async () => {
+    const { agent, peer } = await team();
+    const mine = await createTask(makeCtx(agent, systemClock), { tool: "index_workspace", driver: "code.index", link: { index_id: "ix-1", job_id: "job-1" }, ttlMs: 60_000, pollMs: 5000 });
+    const theirs = await createTask(makeCtx(peer, systemClock), { tool: "index_workspace", driver: "code.index", link: { index_id: "ix-2", job_id: "job-2" }, ttlMs: 60_000, pollMs: 5000 });
+    const client = await modernClient(agent.key);
+    const heard: string[] = [];
+    client.setNotificationHandler("notifications/resources/updated", (n) => void heard.push(n.params.uri));
+    const sub = await client.listen({ resourceSubscriptions: ["ledger://inbox", taskResourceUri(mine.id)] });
+    await untilHeard(heard, () => ringTaskFollowers(env, agent.tenantId, "code.index", "index_id", "ix-1"));
+    expect(new Set(heard)).toEqual(new Set([taskResourceUri(mine.id)]));
+    // Another index's work, and another actor's task, ring nothing here.
+    const count = heard.length;
+    await ringTaskFollowers(env, agent.tenantId, "code.index", "index_id", "ix-2");
+    await ringTaskFollowers(env, agent.tenantId, "review.session", "index_id", "ix-1");
+    await sleep(300);
+    expect(heard.length).toBe(count);
+    // Read, the resource is the task as tasks/get answers it: its index is gone, so the task ended.
+    const read = await client.readResource({ uri: taskResourceUri(mine.id) });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({ taskId: mine.id, status: "cancelled" });
+    await expect(client.readResource({ uri: taskResourceUri(theirs.id) })).rejects.toThrow(/no such task of yours/);
+    await sub.close();
+    await client.close();
+  });
+
+  it("keeps a 2025 session's GET stream to the inbox: a task's ring is not sent there", async () => {
+    const { boss, agent } = await team();
+    await createTask(makeCtx(agent, systemClock), { tool: "index_workspace", driver: "code.index", link: { index_id: "ix-9", job_id: "job-9" }, ttlMs: 60_000, pollMs: 5000 });
+    const heard: string[] = [];
+    const { client } = await connectClient(agent.key, "/mcp", {}, (c) => c.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => void heard.push(n.params.uri)));
+    await client.subscribeResource({ uri: "ledger://inbox" });
+    await untilHeard(heard, tell(boss, "agent-7", "Ready?"));
+    const count = heard.length;
+    await ringTaskFollowers(env, agent.tenantId, "code.index", "index_id", "ix-9");
+    await sleep(300);
+    expect(heard.length).toBe(count);
+    await client.close();
   });
 });

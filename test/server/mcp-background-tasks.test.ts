@@ -8,6 +8,8 @@
  */
 import { runDurableObjectAlarm } from "cloudflare:test";
 import { env } from "cloudflare:workers";
+import { taskResourceUri } from "../../src/core/task-driver";
+import { listenToInbox } from "../../src/durable/inbox";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
 import { sha256Hex } from "../../src/db/ids";
 import type { AiChatInput } from "../../src/llm/workers-ai";
@@ -464,8 +466,17 @@ describe("reactive_review_pr as a task", () => {
     expect(working.statusMessage).toMatch(/^reviewing:/);
     expect(working.result).toBeUndefined();
 
+    // Each step the session runs rings the task's resource on its owner's bell.
+    const rung: (string | undefined)[] = [];
+    let ready!: () => void;
+    const open = new Promise<void>((resolve) => (ready = resolve));
+    const stop = listenToInbox(env, w.id.tenantId, w.id.actorId, (uri) => rung.push(uri), ready);
+    await open;
     const stub = reviewSessionStub(env, w.id.tenantId, sessionId);
     expect(await runDurableObjectAlarm(stub)).toBe(true);
+    for (let i = 0; i < 50 && rung.length === 0; i++) await sleep(20);
+    stop();
+    expect(rung).toEqual([taskResourceUri(taskId)]);
     expect(resultOf(await caller.task(w.id.key, "tasks/get", taskId))).toMatchObject({ status: "working", statusMessage: "reviewing: step 2 of 3" });
     expect(await runDurableObjectAlarm(stub)).toBe(true);
     expect(await runDurableObjectAlarm(stub)).toBe(true);

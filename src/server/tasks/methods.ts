@@ -3,10 +3,10 @@
  * methods v2 removed (tasks/result, tasks/list) are left unregistered, so they answer -32601.
  */
 import { z } from "zod";
-import { ProtocolError, ProtocolErrorCode, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
+import { ProtocolError, ProtocolErrorCode, ResourceNotFoundError, ResourceTemplate, type McpServer, type ServerContext } from "@modelcontextprotocol/server";
 import type { Ctx } from "../../core/context";
 import { excerpt } from "../../core/errors";
-import type { TaskDrivers } from "../../core/task-driver";
+import { taskResourceUri, type TaskDrivers } from "../../core/task-driver";
 import { cancelTask, changeTask, findTask, TERMINAL, type TaskRow } from "./store";
 import { declaresTasks, detailedTask, tasksCapabilityMissing } from "./wire";
 
@@ -40,7 +40,33 @@ export async function settleTask(ctx: Ctx, drivers: TaskDrivers, row: TaskRow): 
   }
 }
 
-export function registerTaskMethods(server: McpServer["server"], ctx: Ctx, drivers: TaskDrivers): void {
+const TASK_RESOURCE = new ResourceTemplate(taskResourceUri("{taskId}"), { list: undefined });
+
+/**
+ * The caller's tasks as resources (ledger://tasks/{taskId}, read as tasks/get answers): subscribed
+ * to with subscriptions/listen, a task's resource is updated as its work moves (an index job's
+ * steps, a review's steps), so a client need not poll to hear of progress.
+ */
+function registerTaskResource(mcp: McpServer, ctx: Ctx, drivers: TaskDrivers): void {
+  mcp.registerResource(
+    "task",
+    TASK_RESOURCE,
+    { description: "One of your MCP tasks, as tasks/get answers it. Subscribe (subscriptions/listen) to hear its work move.", mimeType: "application/json" },
+    async (uri, vars) => {
+      const row = await findTask(ctx, String(vars.taskId));
+      if (!row) throw new ResourceNotFoundError(uri.href, `Resource not found: ${excerpt(uri.href)} (no such task of yours, or it expired).`);
+      return { contents: [{ uri: uri.href, mimeType: "application/json", text: JSON.stringify(detailedTask(await settleTask(ctx, drivers, row))) }] };
+    },
+  );
+}
+
+/** The task methods and the tasks' resources, on a 2026-07-28 server. */
+export function registerTasks(mcp: McpServer, ctx: Ctx, drivers: TaskDrivers): void {
+  registerTaskResource(mcp, ctx, drivers);
+  registerTaskMethods(mcp.server, ctx, drivers);
+}
+
+function registerTaskMethods(server: McpServer["server"], ctx: Ctx, drivers: TaskDrivers): void {
   server.setRequestHandler("tasks/get", { params: GetParams }, async (params, sctx) => {
     const row = await settleTask(ctx, drivers, await taskOf(ctx, sctx, "tasks/get", params.taskId));
     return detailedTask(row);

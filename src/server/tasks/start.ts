@@ -19,7 +19,7 @@ export async function startTask(ctx: Ctx, tool: string, plan: TaskPlan): Promise
 }
 
 /** Where a task's CreateTaskResult carries the answer the call gave without the extension (its job id, its session id). */
-export const STARTED_META_KEY = "agent-ledger/started";
+const STARTED_META_KEY = "agent-ledger/started";
 
 /**
  * A registry tool's successful answer turned into the task that follows the work it started. The
