@@ -7,6 +7,7 @@ import type { Env } from "./env";
 import { refuseMisplacedFixtures } from "./server/conformance/setting";
 import { handleToolTaskBatch, TOOL_TASKS_QUEUE, type ToolTaskMessage } from "./server/tasks/background";
 import { findTool } from "./server/registry";
+import { queuedMeter } from "./http/rate-limit";
 
 export { ClaimsDO } from "./durable/claims";
 export { DocSessionDO } from "./durable/doc-sessions";
@@ -27,7 +28,7 @@ export default {
   async queue(batch, env, ctx) {
     if (batch.queue === DOC_INDEX_QUEUE) return handleIndexBatch(batch, env, ctx);
     if (batch.queue === OUTBOUND_HOOKS_QUEUE) return handleOutboundBatch(batch, env);
-    if (batch.queue === TOOL_TASKS_QUEUE) return handleToolTaskBatch(batch as MessageBatch<ToolTaskMessage>, env, ctx, findTool);
+    if (batch.queue === TOOL_TASKS_QUEUE) return handleToolTaskBatch(batch as MessageBatch<ToolTaskMessage>, env, ctx, { findTool, meterOf: queuedMeter });
     console.error(`[queue] no consumer for queue ${batch.queue}; its ${batch.messages.length} message(s) are retried`);
     batch.retryAll();
   },

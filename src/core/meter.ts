@@ -42,6 +42,17 @@ export interface Meter {
    */
   charge(extra: number, call: { what: string; units: number }): Promise<void>;
   report(): RateLimitReport;
+  /**
+   * What work this request hands to later (an MCP task run from a queue) needs to charge the same
+   * counters: plain JSON, turned back into a meter by the code that runs it. Absent: a meter whose
+   * counts cannot follow the work (the work then runs uncounted, as every call outside /mcp does).
+   */
+  seed?(): MeterSeed;
+}
+
+/** A meter's counters, as JSON a queued run carries. */
+export interface MeterSeed {
+  buckets: { scope: string; name: string; perMinute: number }[];
 }
 
 /** The units of one call of a tool or op with this cost, from its (raw or parsed) parameters. */

@@ -8,7 +8,7 @@ import type { Identity } from "../auth/identity";
 import { limitsFor } from "../auth/rate-limits";
 import type { Env } from "../env";
 import { type ErrorBody, excerpt, ToolError } from "../core/errors";
-import { BATCH_ALLOWANCE, type Meter } from "../core/meter";
+import { BATCH_ALLOWANCE, type Meter, type MeterSeed } from "../core/meter";
 
 export { limitsFor, perMinute } from "../auth/rate-limits";
 
@@ -168,5 +168,14 @@ export function requestMeter(env: Env, buckets: Bucket[], edge: Charge): Meter {
       remaining = c.remaining;
     },
     report: () => ({ counted, remaining }),
+    seed: () => ({ buckets: buckets.map((b) => ({ scope: b.scope, name: b.name, perMinute: b.perMinute })) }),
   };
+}
+
+/**
+ * The meter of work a request queued (an MCP task's run): it charges the request's own counters,
+ * its one unit already counted when the request came in.
+ */
+export function queuedMeter(env: Env, seed: MeterSeed): Meter {
+  return requestMeter(env, seed.buckets as Bucket[], { throttle: null, remaining: null, unreachable: [] });
 }

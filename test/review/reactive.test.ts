@@ -22,7 +22,7 @@ import { sessionListQuery } from "../../src/review/reactive/model";
 import type { Finding } from "../../src/review/pipeline/types";
 import { reviewDiffBatchReviewer, useBatchReviewer } from "../../src/review/reactive-sessions/batch-reviewer";
 import { isSafeRepoPath } from "../../src/git/tokens";
-import { diffEntries, type DiffEntry } from "../support/github/diff-entries";
+import { diffEntries, type DiffEntry, pullRequestFile } from "../support/github/diff-entries";
 import { errorBody, example, exampleItem, FAKE_API, FakeGitHub, type FakeReply, type FakeRequest } from "../support/github/fake";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "../support/github/tenant";
 import { call, count, fails, MINUTE, newWorld, ok, refusedWithoutWrites, type Structured, type TestClock } from "../support/helpers";
@@ -43,15 +43,7 @@ const HOUR = 3_600_000;
 const JSX_FILES = diffEntries(jsxDiff);
 const REQ_FILES = diffEntries(requestDiff);
 
-/** GitHub's own diff entry example, carrying a fixture file. */
-const apiFile = (f: DiffEntry, sha: string) =>
-  exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", {
-    ...f,
-    changes: f.additions + f.deletions,
-    blob_url: `https://github.com/${REPO}/blob/${sha}/${f.filename}`,
-    raw_url: `https://github.com/${REPO}/raw/${sha}/${f.filename}`,
-    contents_url: `https://api.github.com/repos/${REPO}/contents/${f.filename}?ref=${sha}`,
-  });
+const apiFile = (f: DiffEntry, sha: string) => pullRequestFile(REPO, f, sha);
 
 // ---------------------------------------------------------------------------------------------
 // A reviewer that reads the diff it is given: a LOW finding on every added line that uses

@@ -11,15 +11,15 @@ import { env } from "cloudflare:workers";
 import { taskResourceUri } from "../../src/core/task-driver";
 import { listenToInbox } from "../../src/durable/inbox";
 import { afterEach, beforeEach, describe, expect, it, vi } from "vitest";
-import { sha256Hex } from "../../src/db/ids";
 import type { AiChatInput } from "../../src/llm/workers-ai";
 import { reviewSessionStub, type BatchReviewer } from "../../src/review/reactive-sessions/runner";
 import { useBatchReviewer } from "../../src/review/reactive-sessions/batch-reviewer";
 import jsxDiff from "../fixtures/review/reactive/hono-3feb3551.diff?raw";
 import requestDiff from "../fixtures/review/reactive/hono-79677607.diff?raw";
-import { diffEntries, type DiffEntry } from "../support/github/diff-entries";
-import { errorBody, example, exampleItem, FakeGitHub } from "../support/github/fake";
+import { diffEntries, type DiffEntry, pullRequestFile } from "../support/github/diff-entries";
+import { errorBody, example, FakeGitHub } from "../support/github/fake";
 import { FakeRepo } from "../support/github/fake-repo";
+import { serveTreesAndBlobs } from "../support/github/trees";
 import { connectGitHub, TEST_CREDENTIALS_KEY } from "../support/github/tenant";
 import { ScriptedAi } from "../support/llm-stand-in";
 import { count, newWorld, ok, seedIdentity, type World } from "../support/helpers";
@@ -31,12 +31,12 @@ const BACKGROUND = "tool.background";
 
 // The queue's consumer and the review sessions' objects read the Worker's env: point it at the fake
 // GitHub, and space review steps an hour apart so no alarm fires by itself while a test drives them.
-const saved = { api: env.GITHUB_API_URL, key: env.GITHUB_CREDENTIALS_KEY, gap: env.REVIEW_STEP_GAP_MS, ai: env.AI };
+const saved = { api: env.GITHUB_API_URL, key: env.GITHUB_CREDENTIALS_KEY, gap: env.REVIEW_STEP_GAP_MS, ai: env.AI, perMin: env.RATE_LIMIT_KEY_PER_MIN };
 beforeEach(() => {
   Object.assign(env, { GITHUB_API_URL: "https://api.github.test", GITHUB_CREDENTIALS_KEY: TEST_CREDENTIALS_KEY, REVIEW_STEP_GAP_MS: String(HOUR) });
 });
 afterEach(() => {
-  Object.assign(env, { GITHUB_API_URL: saved.api, GITHUB_CREDENTIALS_KEY: saved.key, REVIEW_STEP_GAP_MS: saved.gap, AI: saved.ai });
+  Object.assign(env, { GITHUB_API_URL: saved.api, GITHUB_CREDENTIALS_KEY: saved.key, REVIEW_STEP_GAP_MS: saved.gap, AI: saved.ai, RATE_LIMIT_KEY_PER_MIN: saved.perMin });
 });
 
 /** The error of an answer that must have failed with `code`. */
@@ -77,48 +77,6 @@ const writes = (gh: FakeGitHub) => gh.requests.filter((r) => r.method !== "GET")
 // docs_execute: a repository behind the fake GitHub, served as trees and blobs
 
 const DOCS_REPO = "octocat/docs";
-const enc = (s: string) => new TextEncoder().encode(s);
-
-function b64(text: string): string {
-  let bin = "";
-  for (const b of enc(text)) bin += String.fromCharCode(b);
-  return btoa(bin);
-}
-
-/** Trees (whole commits' and their folders', recursive or not) and blobs of `repo`, as GitHub lists them. */
-function serveTreesAndBlobs(gh: FakeGitHub, repo: FakeRepo): void {
-  const dirs = new Map<string, { root: string; dir: string }>();
-  gh.on("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", async (req) => {
-    const sha = req.path.tree_sha!;
-    const at = repo.trees.has(sha) ? { root: sha, dir: "" } : dirs.get(sha);
-    if (!at) return { status: 404, body: errorBody("Not Found") };
-    const recursive = req.query.recursive !== undefined;
-    const entries = new Map<string, Record<string, unknown>>();
-    for (const [path, blob] of repo.trees.get(at.root)!) {
-      if (at.dir !== "" && !path.startsWith(`${at.dir}/`)) continue;
-      const rel = at.dir === "" ? path : path.slice(at.dir.length + 1);
-      const parts = rel.split("/");
-      const folders = recursive ? parts.length - 1 : Math.min(1, parts.length - 1);
-      for (let i = 1; i <= folders; i++) {
-        const d = parts.slice(0, i).join("/");
-        const full = at.dir === "" ? d : `${at.dir}/${d}`;
-        const dsha = (await sha256Hex(`${at.root}:${full}`)).slice(0, 40);
-        dirs.set(dsha, { root: at.root, dir: full });
-        entries.set(d, { path: d, mode: "040000", type: "tree", sha: dsha, url: `https://api.github.test/t/${dsha}` });
-      }
-      if (recursive || parts.length === 1) {
-        entries.set(rel, { path: rel, mode: "100644", type: "blob", sha: blob, size: enc(repo.blobs.get(blob)!).length, url: `https://api.github.test/b/${blob}` });
-      }
-    }
-    return { body: example("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { sha, tree: [...entries.values()], truncated: false }) };
-  });
-  gh.on("GET /repos/{owner}/{repo}/git/blobs/{file_sha}", (req) => {
-    const content = repo.blobs.get(req.path.file_sha!);
-    if (content === undefined) return { status: 404, body: errorBody("Not Found") };
-    return { body: example("GET /repos/{owner}/{repo}/git/blobs/{file_sha}", { sha: req.path.file_sha, content: b64(content), encoding: "base64", size: enc(content).length }) };
-  });
-}
-
 const DOCS = { "docs/a.md": "# Alpha\nalpha\n", "docs/sub/b.md": "# Bravo\nbravo\n", "other/x.md": "x-ray\n" };
 
 interface DocsRig {
@@ -221,6 +179,19 @@ describe("docs_execute as a background task", () => {
     expect(found.paths).toEqual(["docs/sub/b.md"]);
     expect(gh.count("GET /repos/{owner}/{repo}/git/blobs/{file_sha}")).toBe(2);
     expect((await taskRowsOf(w.id.tenantId))[0]!.status).toBe("completed");
+  });
+
+  it("charges the run's ops against the caller's rate limits when it runs: over the limit, the task's result is rate_limited and nothing is imported", async () => {
+    const { w, gh } = await docsRig("bgt-limited");
+    // Five units a minute for the key: the request is one, its eight ops need seven more.
+    Object.assign(env, { RATE_LIMIT_KEY_PER_MIN: "5" });
+    const inline = Array.from({ length: 7 }, (_, i) => ({ op: "add", params: { name: `notes/n${i}.md`, content: `note ${i}\n` } }));
+    const created = createdTask(await caller.call(w.id.key, "docs_execute", { operations: [...IMPORT.operations, ...inline] }));
+    const done = await untilSettled(caller, w.id.key, created.taskId);
+    expect(done, JSON.stringify(done)).toMatchObject({ status: "completed", result: { isError: true, structuredContent: { ok: false, error: { code: "rate_limited" } } } });
+    expect(done.result.structuredContent.error.message).toContain("8 units");
+    expect(await livePaths(w.id.tenantId)).toEqual([]);
+    expect(gh.requests).toEqual([]);
   });
 
   it("answers a batch that fetches nothing from elsewhere at once, writing no task", async () => {
@@ -407,14 +378,7 @@ const REQ_SHA = "7967760748503b50de7c315fe3aa76666a8e6cab";
 const JSX_FILES = diffEntries(jsxDiff);
 const REQ_FILES = diffEntries(requestDiff);
 
-const apiFile = (f: DiffEntry, sha: string) =>
-  exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", {
-    ...f,
-    changes: f.additions + f.deletions,
-    blob_url: `https://github.com/${HONO}/blob/${sha}/${f.filename}`,
-    raw_url: `https://github.com/${HONO}/raw/${sha}/${f.filename}`,
-    contents_url: `https://api.github.com/repos/${HONO}/contents/${f.filename}?ref=${sha}`,
-  });
+const apiFile = (f: DiffEntry, sha: string) => pullRequestFile(HONO, f, sha);
 
 /** A reviewer that finds nothing and names the batch's files. */
 const quietReviewer: BatchReviewer = async (_ctx, input) => ({ findings: [], risk_score: 1, classification: "bugfix", summary: `${input.changedFiles.length} file(s)` });

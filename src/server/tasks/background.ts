@@ -11,6 +11,7 @@ import { argumentsRefusal, callTool } from "../../core/call";
 import { answerOfForm, CANNOT_ASK, confirmationForm, InputNeeded } from "../../core/confirm";
 import type { Confirmer } from "../../core/confirmer";
 import type { AnyToolDef } from "../../core/define-tool";
+import type { Meter, MeterSeed } from "../../core/meter";
 import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { TaskDriver, TaskView } from "../../core/task-driver";
 import { systemClock } from "../../core/time";
@@ -37,6 +38,14 @@ interface Link {
   canAsk: boolean;
   /** Confirmations answered so far, by key. */
   answers: Record<string, "accepted" | "declined">;
+  /** The request's rate-limit counters: the run charges what its call costs beyond the request's unit. */
+  meter?: MeterSeed;
+}
+
+/** What the consumer needs from the layers above: the tools, and a meter for the request's counters. */
+export interface BackgroundRunner {
+  findTool(name: string): AnyToolDef | undefined;
+  meterOf(env: Env, seed: MeterSeed): Meter;
 }
 
 const queued = (ctx: Pick<Ctx, "env" | "tenantId" | "actorId">, taskId: string) => ctx.env.TOOL_TASKS.send({ tenantId: ctx.tenantId, actorId: ctx.actorId, taskId } satisfies ToolTaskMessage);
@@ -45,7 +54,8 @@ const queued = (ctx: Pick<Ctx, "env" | "tenantId" | "actorId">, taskId: string) 
 export async function startBackgroundTask(ctx: Ctx, def: AnyToolDef, args: Record<string, unknown>, canAsk: boolean, pollMs: number): Promise<CallToolResult> {
   const refusal = argumentsRefusal(def, args);
   if (refusal) return refusal;
-  const link: Link = { args, actorName: ctx.actorName, operator: ctx.operator, ...(ctx.surface ? { surface: ctx.surface } : {}), canAsk, answers: {} };
+  const meter = ctx.meter?.seed?.();
+  const link: Link = { args, actorName: ctx.actorName, operator: ctx.operator, ...(ctx.surface ? { surface: ctx.surface } : {}), canAsk, answers: {}, ...(meter ? { meter } : {}) };
   const row = await createTask(ctx, { tool: def.name, driver: BACKGROUND_TASK_DRIVER, link: { ...link }, pollMs, ttlMs: TASK_TTL_MS });
   try {
     await queued(ctx, row.id);
@@ -61,15 +71,36 @@ function confirmerOf(link: Link): Confirmer {
   return { answer: (key) => link.answers[key] ?? "unanswered" };
 }
 
+/** The task owner's context, before the task's link says more of the caller. */
+const ownerCtx = (env: Env, message: ToolTaskMessage, waitUntil: (p: Promise<unknown>) => void): Ctx => ({
+  env,
+  d1: env.DB,
+  tenantId: message.tenantId,
+  actorId: message.actorId,
+  actorName: "",
+  operator: false,
+  sessionId: "",
+  clock: systemClock,
+  waitUntil,
+});
+
 /** Runs one queued task's call, if the task still waits for it. */
-async function runQueued(env: Env, waitUntil: (p: Promise<unknown>) => void, message: ToolTaskMessage, findToolDef: (name: string) => AnyToolDef | undefined): Promise<void> {
-  const base = { env, d1: env.DB, tenantId: message.tenantId, actorId: message.actorId, clock: systemClock, waitUntil };
-  const row = await findTask({ ...base, actorName: "", operator: false, sessionId: "" }, message.taskId);
+async function runQueued(env: Env, waitUntil: (p: Promise<unknown>) => void, message: ToolTaskMessage, runner: BackgroundRunner): Promise<void> {
+  const base = ownerCtx(env, message, waitUntil);
+  const row = await findTask(base, message.taskId);
   // Cancelled, expired, already run (a redelivered message), or waiting for an answer: nothing to do.
   if (!row || row.status !== "working") return;
   const link = JSON.parse(row.link) as Link;
-  const ctx: Ctx = { ...base, actorName: link.actorName, operator: link.operator, sessionId: "", ...(link.surface ? { surface: link.surface } : {}), confirmer: confirmerOf(link) };
-  const def = findToolDef(row.tool);
+  const ctx: Ctx = {
+    ...base,
+    actorName: link.actorName,
+    operator: link.operator,
+    sessionId: "",
+    ...(link.surface ? { surface: link.surface } : {}),
+    ...(link.meter ? { meter: runner.meterOf(env, link.meter) } : {}),
+    confirmer: confirmerOf(link),
+  };
+  const def = runner.findTool(row.tool);
   if (!def) {
     await changeTask(ctx, row, { status: "failed", error: { code: ProtocolErrorCode.InternalError, message: `This server has no tool '${row.tool}' any more.` } });
     return;
@@ -89,17 +120,36 @@ async function runQueued(env: Env, waitUntil: (p: Promise<unknown>) => void, mes
   }
 }
 
-/** The tool-tasks queue's consumer: a message that fails is retried by the queue (its run is idempotent where its tool's writes are). */
-export async function handleToolTaskBatch(batch: MessageBatch<ToolTaskMessage>, env: Env, ectx: ExecutionContext, findToolDef: (name: string) => AnyToolDef | undefined): Promise<void> {
+/** Runs of a message before its task is given up as failed: the consumer's max_retries in wrangler.toml, plus the first. */
+const MAX_ATTEMPTS = 4;
+
+/**
+ * The tool-tasks queue's consumer. A run that throws (the tool's own failures are results, so this
+ * is the platform failing) is retried by the queue; the last attempt ends its task as failed, so a
+ * client polling it is told rather than left waiting for the task's whole ttl.
+ */
+export async function handleToolTaskBatch(batch: MessageBatch<ToolTaskMessage>, env: Env, ectx: ExecutionContext, runner: BackgroundRunner): Promise<void> {
   for (const message of batch.messages) {
     try {
-      await runQueued(env, (p) => ectx.waitUntil(p), message.body, findToolDef);
+      await runQueued(env, (p) => ectx.waitUntil(p), message.body, runner);
       message.ack();
     } catch (err) {
-      console.error(`background task ${message.body.taskId} failed; retried`, err);
-      message.retry();
+      console.error(`background task ${message.body.taskId} failed (attempt ${message.attempts})`, err);
+      if (message.attempts < MAX_ATTEMPTS) {
+        message.retry();
+        continue;
+      }
+      await giveUp(env, message.body).catch((e) => console.error(`could not mark task ${message.body.taskId} failed`, e));
+      message.ack();
     }
   }
+}
+
+async function giveUp(env: Env, message: ToolTaskMessage): Promise<void> {
+  const ctx = ownerCtx(env, message, () => undefined);
+  const row = await findTask(ctx, message.taskId);
+  if (row?.status !== "working") return;
+  await changeTask(ctx, row, { status: "failed", error: { code: ProtocolErrorCode.InternalError, message: `The run failed ${MAX_ATTEMPTS} times; nothing more will be tried. Call the tool again.` } });
 }
 
 /** The driver of background tasks: their runs write their own state; an answer is recorded and the run queued again. */

@@ -13,61 +13,15 @@ import { getDocument, MAX_DOCUMENT_BYTES } from "../../../src/docs/store/store";
 import { dropWatchesForSession, listWatches } from "../../../src/docs/github/watch";
 import { processDelivery, recordDelivery } from "../../../src/server/webhooks";
 import type { Ctx } from "../../../src/core/context";
-import { errorBody, example, FakeGitHub } from "../../support/github/fake";
+import { errorBody, FakeGitHub } from "../../support/github/fake";
 import { FakeRepo } from "../../support/github/fake-repo";
+import { serveTreesAndBlobs } from "../../support/github/trees";
 import { connectGitHub } from "../../support/github/tenant";
 import { count, makeCtx, ok, refusal, seedIdentity, TestClock } from "../../support/helpers";
 
 const REPO = "octocat/docs";
 const enc = (s: string) => new TextEncoder().encode(s);
 const dec = (b: Uint8Array) => new TextDecoder().decode(b);
-
-function b64(text: string): string {
-  const bytes = enc(text);
-  let bin = "";
-  for (const b of bytes) bin += String.fromCharCode(b);
-  return btoa(bin);
-}
-
-const hex40 = async (text: string) => (await sha256Hex(text)).slice(0, 40);
-
-/**
- * FakeRepo answers tree listings of whole commits only; GitHub also lists subtrees by their own
- * sha, and only recurses when asked. This serves both, and blobs, from the same repository.
- */
-function serveTreesAndBlobs(gh: FakeGitHub, repo: FakeRepo): void {
-  const dirs = new Map<string, { root: string; dir: string }>();
-  gh.on("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", async (req) => {
-    const sha = req.path.tree_sha!;
-    const at = repo.trees.has(sha) ? { root: sha, dir: "" } : dirs.get(sha);
-    if (!at) return { status: 404, body: errorBody("Not Found") };
-    const recursive = req.query.recursive !== undefined;
-    const entries = new Map<string, Record<string, unknown>>();
-    for (const [path, blob] of repo.trees.get(at.root)!) {
-      if (at.dir !== "" && !path.startsWith(`${at.dir}/`)) continue;
-      const rel = at.dir === "" ? path : path.slice(at.dir.length + 1);
-      const parts = rel.split("/");
-      const folders = recursive ? parts.length - 1 : Math.min(1, parts.length - 1);
-      for (let i = 1; i <= folders; i++) {
-        const d = parts.slice(0, i).join("/");
-        const full = at.dir === "" ? d : `${at.dir}/${d}`;
-        const dsha = await hex40(`${at.root}:${full}`);
-        dirs.set(dsha, { root: at.root, dir: full });
-        entries.set(d, { path: d, mode: "040000", type: "tree", sha: dsha, url: `https://api.github.test/t/${dsha}` });
-      }
-      if (recursive || parts.length === 1) {
-        const mode = repo.modeOf(at.root, path);
-        entries.set(rel, { path: rel, mode, type: mode === "160000" ? "commit" : "blob", sha: blob, size: enc(repo.blobs.get(blob)!).length, url: `https://api.github.test/b/${blob}` });
-      }
-    }
-    return { body: example("GET /repos/{owner}/{repo}/git/trees/{tree_sha}", { sha, tree: [...entries.values()], truncated: false }) };
-  });
-  gh.on("GET /repos/{owner}/{repo}/git/blobs/{file_sha}", (req) => {
-    const content = repo.blobs.get(req.path.file_sha!);
-    if (content === undefined) return { status: 404, body: errorBody("Not Found") };
-    return { body: example("GET /repos/{owner}/{repo}/git/blobs/{file_sha}", { sha: req.path.file_sha, content: b64(content), encoding: "base64", size: enc(content).length }) };
-  });
-}
 
 /** A commit on `branch` whose files have the given modes (symlinks, submodules). */
 function writeWithModes(repo: FakeRepo, branch: string, files: Record<string, string>, modes: Record<string, string>): string {

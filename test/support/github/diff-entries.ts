@@ -1,4 +1,5 @@
 /** A real `git show` diff as the per-file entries GitHub's pull request files and compare APIs answer with. */
+import { exampleItem } from "./fake";
 
 export interface DiffEntry {
   filename: string;
@@ -26,3 +27,13 @@ export function diffEntries(diff: string): DiffEntry[] {
       };
     });
 }
+
+/** GitHub's own diff entry example for `repo` at `sha`, carrying a fixture file. */
+export const pullRequestFile = (repo: string, f: DiffEntry, sha: string) =>
+  exampleItem("GET /repos/{owner}/{repo}/pulls/{pull_number}/files", {
+    ...f,
+    changes: f.additions + f.deletions,
+    blob_url: `https://github.com/${repo}/blob/${sha}/${f.filename}`,
+    raw_url: `https://github.com/${repo}/raw/${sha}/${f.filename}`,
+    contents_url: `https://api.github.com/repos/${repo}/contents/${f.filename}?ref=${sha}`,
+  });
