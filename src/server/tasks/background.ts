@@ -5,14 +5,13 @@
  * stores its answer as the task's result. A confirmation the tool asks for parks the task in
  * input_required; the client's answer (tasks/update) queues the run again, which finds it.
  */
-import { inputRequired, type CallToolResult } from "@modelcontextprotocol/server";
+import { inputRequired, ProtocolErrorCode, type CallToolResult } from "@modelcontextprotocol/server";
 import type { Ctx, Surface } from "../../core/context";
 import { argumentsRefusal, callTool } from "../../core/call";
 import { answerOfForm, CANNOT_ASK, confirmationForm, InputNeeded } from "../../core/confirm";
 import type { Confirmer } from "../../core/confirmer";
 import type { AnyToolDef } from "../../core/define-tool";
 import type { Meter, MeterSeed } from "../../core/meter";
-import { ProtocolErrorCode } from "@modelcontextprotocol/server";
 import type { TaskDriver, TaskView } from "../../core/task-driver";
 import { systemClock } from "../../core/time";
 import type { Env } from "../../env";
@@ -56,12 +55,12 @@ export async function startBackgroundTask(ctx: Ctx, def: AnyToolDef, args: Recor
   if (refusal) return refusal;
   const meter = ctx.meter?.seed?.();
   const link: Link = { args, actorName: ctx.actorName, operator: ctx.operator, ...(ctx.surface ? { surface: ctx.surface } : {}), canAsk, answers: {}, ...(meter ? { meter } : {}) };
-  const row = await createTask(ctx, { tool: def.name, driver: BACKGROUND_TASK_DRIVER, link: { ...link }, pollMs, ttlMs: TASK_TTL_MS });
+  let row = await createTask(ctx, { tool: def.name, driver: BACKGROUND_TASK_DRIVER, link: { ...link }, pollMs, ttlMs: TASK_TTL_MS });
   try {
     await queued(ctx, row.id);
   } catch (err) {
     console.error(`could not queue task ${row.id}`, err);
-    await changeTask(ctx, row, { status: "failed", error: { code: ProtocolErrorCode.InternalError, message: "The task could not be queued; nothing ran. Call the tool again." } });
+    row = await changeTask(ctx, row, { status: "failed", error: { code: ProtocolErrorCode.InternalError, message: "The task could not be queued; nothing ran. Call the tool again." } });
   }
   return createTaskResult(row) as unknown as CallToolResult;
 }
